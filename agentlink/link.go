@@ -1,0 +1,449 @@
+// Package agentlink is the agent's half of the link to the board: it dials
+// out, says hello, pings, and redials with exponential backoff and jitter
+// whenever the board goes away. The board never dials an agent.
+package agentlink
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+)
+
+// Protocol is the link protocol this agent speaks.
+const Protocol = "1"
+
+// Capabilities are the six every agent of this protocol has.
+var Capabilities = []string{"runs", "live-runs", "delegation", "delegation-cycle", "users", "pairing"}
+
+// OptionalCapabilities are the ones an agent claims only when it has them.
+var OptionalCapabilities = []string{"health", "pause"}
+
+// Identity is who the agent says it is in its hello.
+type Identity struct {
+	Name        string
+	Description string
+	// Build: "sha256:" and the hex SHA-256 of the flow's canonical JSON.
+	Build string
+	// Tools: the declared MCP tools, as "<server>.<tool>".
+	Tools []string
+}
+
+// Config configures a Link.
+type Config struct {
+	// BoardURL: required; http:// (HTTP/2 without TLS) or https://.
+	BoardURL string
+	// Token: required; an agent token minted for Identity.Name.
+	Token string
+	// Identity: required; Name must be set.
+	Identity Identity
+	// Capabilities: optional ones to claim beside the six; each must be one
+	// of OptionalCapabilities.
+	Capabilities []string
+	// PingInterval and PingTimeout: zero means what the board says in its
+	// welcome. The HTTP/2 connection uses them too (15 s and 10 s before a
+	// welcome has said otherwise).
+	PingInterval time.Duration
+	PingTimeout  time.Duration
+	// MinBackoff and MaxBackoff bound the wait between dials: zero means
+	// 250 ms and 30 s.
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+	// TLS: nil means the system roots, for https:// URLs.
+	TLS *tls.Config
+	// Logger: nil discards logs.
+	Logger *slog.Logger
+	// OnState: nil means none. Called with up=true and the session when the
+	// board welcomes the agent, and up=false (and why) when the link ends.
+	// It must not block.
+	OnState func(State)
+}
+
+// State is the link coming up or going down.
+type State struct {
+	Up      bool
+	Session string
+	// Err: why the link went down.
+	Err error
+}
+
+// Link is one agent's link to the board.
+type Link struct {
+	cfg  Config
+	base *url.URL
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	session string
+}
+
+// New checks cfg.
+func New(cfg Config) (*Link, error) {
+	if cfg.BoardURL == "" {
+		return nil, errors.New("agentlink: BoardURL is required")
+	}
+	u, err := url.Parse(cfg.BoardURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("agentlink: BoardURL %q: want http://HOST:PORT or https://HOST:PORT", cfg.BoardURL)
+	}
+	if cfg.Token == "" {
+		return nil, errors.New("agentlink: Token is required")
+	}
+	if cfg.Identity.Name == "" {
+		return nil, errors.New("agentlink: Identity.Name is required")
+	}
+	for _, c := range cfg.Capabilities {
+		if !contains(OptionalCapabilities, c) {
+			return nil, fmt.Errorf("agentlink: capability %q: want one of %v", c, OptionalCapabilities)
+		}
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = 250 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 30 * time.Second
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = cfg.MinBackoff
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Link{cfg: cfg, base: u, log: cfg.Logger}, nil
+}
+
+// Session is the session of the link that is up now, or "".
+func (l *Link) Session() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.session
+}
+
+// Run keeps the link up until ctx ends: it dials, and whenever the link
+// ends it waits a backoff with jitter and dials again. A board that refuses
+// the agent (a bad token, a name that is not the token's, a protocol it does
+// not speak) is retried too, at the longest backoff, because an operator can
+// fix each of those without touching the agent. Run returns nil when ctx ends.
+func (l *Link) Run(ctx context.Context) error {
+	attempt := 0
+	for {
+		wasUp, err := l.once(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if wasUp {
+			attempt = 0
+		}
+		wait := Backoff(attempt, l.cfg.MinBackoff, l.cfg.MaxBackoff, rand.Float64())
+		if refused(err) {
+			wait = l.cfg.MaxBackoff
+			l.log.ErrorContext(ctx, "board refused the link", "error", err, "retry_in", wait)
+		} else {
+			l.log.WarnContext(ctx, "link down", "error", err, "retry_in", wait)
+		}
+		attempt++
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// refused reports whether the board said no, as opposed to going away.
+func refused(err error) bool {
+	switch connect.CodeOf(err) {
+	case connect.CodeUnauthenticated, connect.CodePermissionDenied, connect.CodeFailedPrecondition, connect.CodeInvalidArgument:
+		var ce *connect.Error
+		return errors.As(err, &ce) && ce.IsRemote()
+	}
+	return false
+}
+
+// Backoff is how long to wait before dial number attempt+1: exponential from
+// min, capped at max, with the upper half jittered by r in [0, 1) so a fleet
+// that lost its board does not come back in one wave.
+func Backoff(attempt int, min, max time.Duration, r float64) time.Duration {
+	d := min
+	for i := 0; i < attempt && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	half := d / 2
+	return half + time.Duration(r*float64(d-half))
+}
+
+// errSilent: a ping went unanswered for the ping timeout.
+var errSilent = errors.New("no pong within the ping timeout")
+
+// once dials one link and serves it until it ends. wasUp reports whether
+// the board welcomed it.
+func (l *Link) once(parent context.Context) (wasUp bool, err error) {
+	// The stream outlives parent by a moment, so that an agent leaving on
+	// purpose can say goodbye (close its side) rather than vanish.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	defer cancel()
+	stop := context.AfterFunc(parent, func() {
+		time.AfterFunc(goodbyeWithin, cancel)
+	})
+	defer stop()
+
+	interval, timeout := l.cfg.PingInterval, l.cfg.PingTimeout
+	if interval == 0 {
+		interval = 15 * time.Second
+	}
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	conns := &connTracker{}
+	defer conns.closeAll()
+	client := boardv1connect.NewAgentLinkServiceClient(connect.NewClient(
+		connecthttp.NewTransport(l.httpClient(conns, interval, timeout), l.base.String(), connecthttp.WithReadMaxBytes(1<<20)),
+	))
+	ctx, info := connect.NewClientContext(ctx)
+	info.RequestHeader().Set("Authorization", "Bearer "+l.cfg.Token)
+	stream, err := client.Link(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer stream.Close()
+
+	caps := append(append([]string(nil), Capabilities...), l.cfg.Capabilities...)
+	err = stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
+		Name:         l.cfg.Identity.Name,
+		Protocol:     Protocol,
+		Capabilities: caps,
+		Build:        l.cfg.Identity.Build,
+		Tools:        l.cfg.Identity.Tools,
+		Description:  l.cfg.Identity.Description,
+	}}})
+	if err != nil {
+		return false, receiveErr(stream, err)
+	}
+
+	in := make(chan received, 1)
+	go func() {
+		defer close(in)
+		for {
+			msg, err := stream.Receive()
+			select {
+			case in <- received{msg, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	welcomeWait := time.NewTimer(timeout)
+	var welcome *boardv1.Welcome
+	select {
+	case <-parent.Done():
+		welcomeWait.Stop()
+		return false, parent.Err()
+	case <-welcomeWait.C:
+		return false, errors.New("no welcome within the ping timeout")
+	case r, ok := <-in:
+		welcomeWait.Stop()
+		if !ok {
+			return false, ctx.Err()
+		}
+		if r.err != nil {
+			return false, r.err
+		}
+		if welcome = r.msg.GetWelcome(); welcome == nil {
+			return false, errors.New("board sent something other than a welcome first")
+		}
+	}
+	if l.cfg.PingInterval == 0 && welcome.GetPingInterval().AsDuration() > 0 {
+		interval = welcome.GetPingInterval().AsDuration()
+	}
+	if l.cfg.PingTimeout == 0 && welcome.GetPingTimeout().AsDuration() > 0 {
+		timeout = welcome.GetPingTimeout().AsDuration()
+	}
+	l.setSession(welcome.GetSession())
+	l.log.InfoContext(ctx, "linked to board", "board", l.base.Redacted(), "session", welcome.GetSession())
+	l.state(State{Up: true, Session: welcome.GetSession()})
+	err = l.serve(parent, stream, in, interval, timeout)
+	if parent.Err() != nil {
+		// Leaving on purpose: say goodbye, so the board records us offline
+		// at once rather than after its grace, and wait for it to hang up.
+		_ = stream.CloseSend()
+		for r := range in {
+			if r.err != nil {
+				break
+			}
+		}
+	}
+	l.setSession("")
+	l.state(State{Up: false, Session: welcome.GetSession(), Err: err})
+	return true, err
+}
+
+// goodbyeWithin is how long an agent leaving on purpose waits for the board
+// to hang up after it closed its side.
+const goodbyeWithin = 2 * time.Second
+
+type received struct {
+	msg *boardv1.LinkResponse
+	err error
+}
+
+// serve pings every interval and gives the link up when a ping is not
+// answered within timeout or the stream ends.
+func (l *Link) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkClientStream, in <-chan received, interval, timeout time.Duration) error {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var (
+		seq      uint64
+		awaiting uint64 // the seq of the unanswered ping, or 0
+		deadline = time.NewTimer(timeout)
+	)
+	deadline.Stop()
+	defer deadline.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return errSilent
+		case <-tick.C:
+			if awaiting != 0 {
+				continue // the deadline of the one in flight decides
+			}
+			seq++
+			awaiting = seq
+			deadline.Reset(timeout)
+			err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
+				Seq: seq, SentAt: timestamppb.Now(),
+			}}})
+			if err != nil {
+				return receiveErr(stream, err)
+			}
+		case r, ok := <-in:
+			if !ok {
+				return errors.New("link closed")
+			}
+			if r.err != nil {
+				return r.err
+			}
+			switch k := r.msg.GetKind().(type) {
+			case *boardv1.LinkResponse_Pong:
+				if k.Pong.GetSeq() == awaiting {
+					awaiting = 0
+					deadline.Stop()
+				}
+			case *boardv1.LinkResponse_Ping:
+				err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{
+					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+				}}})
+				if err != nil {
+					return receiveErr(stream, err)
+				}
+			default:
+				// Kinds this agent does not know: ignored.
+			}
+		}
+	}
+}
+
+// receiveErr turns a failed Send into the board's reason, which a Receive
+// returns (a Send only sees that the stream is gone).
+func receiveErr(stream boardv1connect.AgentLinkServiceLinkClientStream, sendErr error) error {
+	if !errors.Is(sendErr, io.EOF) {
+		return sendErr
+	}
+	_, err := stream.Receive()
+	if err == nil {
+		return sendErr
+	}
+	return err
+}
+
+func (l *Link) setSession(s string) {
+	l.mu.Lock()
+	l.session = s
+	l.mu.Unlock()
+}
+
+func (l *Link) state(s State) {
+	if l.cfg.OnState != nil {
+		l.cfg.OnState(s)
+	}
+}
+
+// httpClient is a client whose connections this link owns: a fresh TCP
+// connection for every dial (a half-open one is never reused), HTTP/2 with
+// PINGs after interval of silence and timeout to answer them.
+func (l *Link) httpClient(conns *connTracker, interval, timeout time.Duration) *http.Client {
+	p := new(http.Protocols)
+	if l.base.Scheme == "https" {
+		p.SetHTTP2(true)
+	} else {
+		p.SetUnencryptedHTTP2(true)
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second}
+	return &http.Client{Transport: &http.Transport{
+		Protocols:       p,
+		TLSClientConfig: l.cfg.TLS,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err == nil {
+				conns.add(c)
+			}
+			return c, err
+		},
+		HTTP2: &http.HTTP2Config{SendPingTimeout: interval, PingTimeout: timeout},
+	}}
+}
+
+// connTracker closes the connections one dial made when the dial ends.
+type connTracker struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (t *connTracker) add(c net.Conn) {
+	t.mu.Lock()
+	t.conns = append(t.conns, c)
+	t.mu.Unlock()
+}
+
+func (t *connTracker) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.conns {
+		c.Close()
+	}
+	t.conns = nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

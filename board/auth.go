@@ -1,0 +1,117 @@
+package board
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
+
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+)
+
+// access is what a procedure needs of its caller.
+type access struct {
+	kind Kind
+	role Role // for operators: the lowest role allowed
+	// anyKind lets either kind call (the health service).
+	anyKind bool
+}
+
+// policy maps every procedure the board serves to what it needs. A procedure
+// missing here is refused to everybody: nothing is open by accident.
+var policy = map[string]access{
+	boardv1connect.AgentLinkServiceLinkProcedure:         {kind: KindAgent},
+	boardv1connect.AgentServiceListAgentsProcedure:       {kind: KindOperator, role: RoleViewer},
+	boardv1connect.AgentServiceGetAgentProcedure:         {kind: KindOperator, role: RoleViewer},
+	boardv1connect.AgentServiceWatchAgentsProcedure:      {kind: KindOperator, role: RoleViewer},
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {kind: KindOperator, role: RoleViewer},
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {kind: KindOperator, role: RoleViewer},
+	"/grpc.health.v1.Health/Check": {anyKind: true},
+	"/grpc.health.v1.Health/Watch": {anyKind: true},
+}
+
+// authenticate checks the bearer token in header against what procedure
+// needs and returns the caller, or a connect error that says no more than
+// unauthenticated or permission_denied.
+func (b *Board) authenticate(ctx context.Context, procedure, header string) (Caller, error) {
+	need, ok := policy[procedure]
+	if !ok {
+		return Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied")
+	}
+	raw := bearer(header)
+	now := b.now()
+	var (
+		c   Caller
+		err error
+	)
+	if need.anyKind {
+		c, err = b.tokens.Verify(ctx, raw, KindOperator, now)
+		if err != nil {
+			c, err = b.tokens.Verify(ctx, raw, KindAgent, now)
+		}
+	} else {
+		c, err = b.tokens.Verify(ctx, raw, need.kind, now)
+	}
+	if err != nil {
+		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", err.Error()))
+		return Caller{}, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
+	}
+	if c.Kind == KindOperator && c.Role < need.role {
+		return Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
+	}
+	return c, nil
+}
+
+// interceptor authenticates every RPC, puts the caller in its context, and
+// writes one log line when it ends.
+func (b *Board) interceptor() connect.ServerInterceptor {
+	return func(next connect.ServerFunc) connect.ServerFunc {
+		return func(ctx context.Context, spec connect.Spec, stream connect.ServerStream) error {
+			start := time.Now()
+			info, _ := connect.CallInfoForServerContext(ctx)
+			var header string
+			if info != nil {
+				header = info.RequestHeader().Get("Authorization")
+			}
+			c, err := b.authenticate(ctx, spec.Procedure, header)
+			if err == nil {
+				err = next(withCaller(ctx, c), spec, stream)
+			}
+			err = b.toConnectError(ctx, err)
+			level := slog.LevelInfo
+			if connect.CodeOf(err) == connect.CodeInternal {
+				level = slog.LevelError
+			}
+			b.log.LogAttrs(ctx, level, "rpc",
+				slog.String("procedure", spec.Procedure),
+				slog.String("caller", c.Name),
+				slog.String("code", codeString(err)),
+				slog.Duration("took", time.Since(start)),
+			)
+			return err
+		}
+	}
+}
+
+func codeString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return connect.CodeOf(err).String()
+}
+
+// requireToken guards a plain http.Handler that serves an RPC outside the
+// connect server (the v1 health handler) with the same policy.
+func (b *Board) requireToken(h http.Handler) http.Handler {
+	ew := connecthttp.NewErrorWriter()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := b.authenticate(r.Context(), r.URL.Path, r.Header.Get("Authorization")); err != nil {
+			_ = ew.Write(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

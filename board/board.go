@@ -1,0 +1,194 @@
+// Package board is the Symphonix board: the server agents dial out to and
+// operators work. It serves the agent link, the operator API, gRPC
+// reflection and health, and the web board, on one HTTP handler, and keeps
+// everything it knows in the ent store.
+package board
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect/v2"
+
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ui"
+)
+
+// Config configures a Board. Zero values take the documented defaults.
+type Config struct {
+	// Store: required. The board does not close it.
+	Store *ent.Client
+	// Logger: nil discards logs.
+	Logger *slog.Logger
+	// PingInterval: how often agents ping, told to them in the welcome, and
+	// how long an HTTP/2 connection may be silent before the board sends a
+	// PING. Zero means 15 s.
+	PingInterval time.Duration
+	// PingTimeout: how long the board waits for a ping's answer (and the
+	// agent for a pong) before giving the link up. Zero means 10 s.
+	PingTimeout time.Duration
+	// OfflineGrace: how long an agent whose link dropped stays online,
+	// waiting for it to redial. Zero means 1 s; negative means none.
+	OfflineGrace time.Duration
+	// RevocationPoll: how often the board looks for tokens revoked by
+	// another process (board token revoke) to close their links. Zero means 1 s.
+	RevocationPoll time.Duration
+	// Now: nil means time.Now.
+	Now func() time.Time
+}
+
+// Board is one running board.
+type Board struct {
+	cfg      Config
+	db       *ent.Client
+	tokens   *Tokens
+	log      *slog.Logger
+	hub      *hub
+	presence *presence
+	handler  http.Handler
+
+	done     chan struct{} // closed by Close
+	closeMu  sync.Once
+	loopDone chan struct{}
+}
+
+// New checks cfg, loads the signing key, records every agent left online
+// by a previous run as offline (they come back when they redial), and
+// starts the board's background loop. Close stops it.
+func New(ctx context.Context, cfg Config) (*Board, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("board: Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.PingInterval == 0 {
+		cfg.PingInterval = 15 * time.Second
+	}
+	if cfg.PingTimeout == 0 {
+		cfg.PingTimeout = 10 * time.Second
+	}
+	if cfg.OfflineGrace == 0 {
+		cfg.OfflineGrace = time.Second
+	}
+	if cfg.RevocationPoll == 0 {
+		cfg.RevocationPoll = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 {
+		return nil, errors.New("board: PingInterval, PingTimeout and RevocationPoll must not be negative")
+	}
+	tokens, err := OpenTokens(ctx, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	b := &Board{
+		cfg:      cfg,
+		db:       cfg.Store,
+		tokens:   tokens,
+		log:      cfg.Logger,
+		hub:      newHub(),
+		done:     make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+	b.presence = newPresence(b)
+	// A board that stopped without saying goodbye (kill -9) left its agents
+	// online in the store; none has a link here yet.
+	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
+		return nil, err
+	}
+	b.handler = b.routes()
+	go b.loop()
+	return b, nil
+}
+
+// Tokens is the board's token minter and verifier.
+func (b *Board) Tokens() *Tokens { return b.tokens }
+
+// Handler serves everything: the RPCs, /.well-known/jwks.json and the web board.
+func (b *Board) Handler() http.Handler { return b.handler }
+
+// Close ends every link, records their agents offline and stops the
+// background loop. It does not close the store.
+func (b *Board) Close() {
+	b.closeMu.Do(func() {
+		close(b.done)
+		<-b.loopDone
+		b.presence.closeAll()
+	})
+}
+
+func (b *Board) now() time.Time { return b.cfg.Now() }
+
+// MaxMessageBytes is the largest message the board reads on any RPC.
+const MaxMessageBytes = 1 << 20
+
+func (b *Board) routes() http.Handler {
+	srv := connect.NewServer(b.interceptor())
+	boardv1connect.RegisterAgentLinkServiceHandler(srv, linkService{b})
+	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
+	grpcreflect.Register(srv)
+
+	mux := http.NewServeMux()
+	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes))
+	healthPath, health := grpchealth.NewHandler(grpchealth.NewStaticChecker(
+		boardv1connect.AgentLinkServiceName,
+		boardv1connect.AgentServiceName,
+	))
+	mux.Handle(healthPath, b.requireToken(health))
+	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=300")
+		_ = json.NewEncoder(w).Encode(b.tokens.JWKS())
+	})
+	mux.Handle("/", ui.Handler())
+	return mux
+}
+
+// loop closes links whose tokens were revoked (possibly by another process)
+// and keeps last_seen fresh for agents linked here.
+func (b *Board) loop() {
+	defer close(b.loopDone)
+	tick := time.NewTicker(b.cfg.RevocationPoll)
+	defer tick.Stop()
+	since := b.now().Add(-time.Minute)
+	lastTouch := b.now()
+	for {
+		select {
+		case <-b.done:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		now := b.now()
+		ids, err := b.tokens.RevokedSince(ctx, since.Add(-5*time.Second))
+		if err != nil {
+			b.log.ErrorContext(ctx, "look for revoked tokens", "error", err)
+		} else {
+			b.presence.revoke(ids)
+			since = now
+		}
+		if now.Sub(lastTouch) >= 30*time.Second {
+			if names := b.presence.names(); len(names) > 0 {
+				if err := b.db.Agent.Update().Where(agent.NameIn(names...), agent.Online(true)).SetLastSeen(now).Exec(ctx); err != nil {
+					b.log.ErrorContext(ctx, "touch last seen", "error", err)
+				}
+			}
+			lastTouch = now
+		}
+		cancel()
+	}
+}

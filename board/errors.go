@@ -1,0 +1,32 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"connectrpc.com/connect/v2"
+
+	"github.com/symphonix/symphonix/ent"
+)
+
+// toConnectError is the one place a handler's error becomes what a client
+// sees. Connect errors made on purpose pass through; known conditions get
+// their code; anything else is logged and sent as a bare internal error.
+func (b *Board) toConnectError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return connect.NewError(connect.CodeCanceled, "canceled").WithCause(err)
+	case ent.IsNotFound(err):
+		return connect.NewError(connect.CodeNotFound, "not found").WithCause(err)
+	}
+	b.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("error", err.Error()))
+	return connect.NewError(connect.CodeInternal, "internal error").WithCause(err)
+}

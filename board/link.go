@@ -1,0 +1,276 @@
+package board
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/agent"
+)
+
+// Protocol is the link protocol this board speaks.
+const Protocol = "1"
+
+// Limits on what a hello may carry.
+const (
+	maxDescription  = 4096
+	maxCapabilities = 64
+	maxCapability   = 64
+	maxTools        = 1024
+	maxTool         = 256
+	helloWithin     = 10 * time.Second
+)
+
+var (
+	capabilityShape = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	buildShape      = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+// linkService is symphonix.board.v1.AgentLinkService.
+type linkService struct {
+	b *Board
+}
+
+var _ boardv1connect.AgentLinkServiceHandler = linkService{}
+
+// received is one message, or the error that ended the receiving.
+type received struct {
+	msg *boardv1.LinkRequest
+	err error
+}
+
+func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkServerStream) error {
+	b := l.b
+	caller, ok := callerFrom(ctx)
+	if !ok || caller.Kind != KindAgent {
+		return connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	// One goroutine receives; this one decides. When this one returns, the
+	// stream's request body is closed and the receiver's Receive fails, so
+	// the receiver always ends.
+	in := make(chan received, 1)
+	go func() {
+		for {
+			msg, err := stream.Receive()
+			select {
+			case in <- received{msg, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	hello, err := l.awaitHello(ctx, in)
+	if err != nil {
+		return err
+	}
+	if err := validHello(hello, caller); err != nil {
+		return err
+	}
+
+	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel}
+	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
+		return b.recordHello(ctx, hello, s.id)
+	})
+	if err != nil {
+		b.presence.leave(s, false)
+		return err
+	}
+	b.hub.publish(agentProto(row))
+	b.log.InfoContext(ctx, "agent linked", "agent", s.name, "session", s.id)
+
+	err = stream.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
+		Session:      s.id,
+		Protocol:     Protocol,
+		PingInterval: durationpb.New(b.cfg.PingInterval),
+		PingTimeout:  durationpb.New(b.cfg.PingTimeout),
+	}}})
+	if err != nil {
+		b.presence.leave(s, true)
+		return nil
+	}
+
+	err = l.serve(ctx, stream, in)
+	// A link the agent closed itself is a goodbye; anything else may be a
+	// blip, and the agent gets the grace to come back.
+	b.presence.leave(s, !errors.Is(err, io.EOF))
+	b.log.InfoContext(ctx, "agent unlinked", "agent", s.name, "session", s.id, "why", linkEnd(err))
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, errSuperseded), errors.Is(err, errShutdown), errors.Is(err, context.Canceled):
+		return nil
+	case errors.Is(err, ErrRevoked):
+		return connect.NewError(connect.CodeUnauthenticated, "token revoked")
+	case errors.Is(err, errSilent):
+		return connect.NewError(connect.CodeDeadlineExceeded, "no ping within the ping timeout")
+	}
+	return err
+}
+
+func linkEnd(err error) string {
+	if errors.Is(err, io.EOF) {
+		return "agent closed the link"
+	}
+	return err.Error()
+}
+
+// awaitHello waits for the first message, which must be a hello.
+func (l linkService) awaitHello(ctx context.Context, in <-chan received) (*boardv1.Hello, error) {
+	t := time.NewTimer(helloWithin)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-t.C:
+		return nil, connect.Errorf(connect.CodeDeadlineExceeded, "hello: not sent within %s", helloWithin)
+	case r := <-in:
+		if r.err != nil {
+			if errors.Is(r.err, io.EOF) {
+				return nil, connect.NewError(connect.CodeInvalidArgument, "hello: link closed before hello")
+			}
+			return nil, r.err
+		}
+		h := r.msg.GetHello()
+		if h == nil {
+			return nil, connect.NewError(connect.CodeInvalidArgument, "hello: the first message must be a hello")
+		}
+		return h, nil
+	}
+}
+
+// serve handles the link after the welcome until it ends, and returns why.
+func (l linkService) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkServerStream, in <-chan received) error {
+	b := l.b
+	silence := b.cfg.PingInterval + b.cfg.PingTimeout
+	watchdog := time.NewTimer(silence)
+	defer watchdog.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-watchdog.C:
+			return errSilent
+		case r := <-in:
+			if r.err != nil {
+				return r.err
+			}
+			watchdog.Reset(silence)
+			switch k := r.msg.GetKind().(type) {
+			case *boardv1.LinkRequest_Hello:
+				return connect.NewError(connect.CodeInvalidArgument, "hello: sent twice")
+			case *boardv1.LinkRequest_Ping:
+				err := stream.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
+					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+				}}})
+				if err != nil {
+					return err
+				}
+			default:
+				// Pongs, and kinds this board does not know: ignored.
+			}
+		}
+	}
+}
+
+// validHello refuses a hello the board cannot accept, naming the field.
+func validHello(h *boardv1.Hello, caller Caller) error {
+	bad := func(format string, a ...any) error {
+		return connect.NewError(connect.CodeInvalidArgument, "hello: "+fmt.Sprintf(format, a...))
+	}
+	if h.GetProtocol() != Protocol {
+		return connect.Errorf(connect.CodeFailedPrecondition,
+			"hello: protocol %q is not supported: this board speaks protocol %q", h.GetProtocol(), Protocol)
+	}
+	if err := validName(h.GetName()); err != nil {
+		return bad("%v", err)
+	}
+	if h.GetName() != caller.Name {
+		return connect.Errorf(connect.CodePermissionDenied,
+			"hello: name %q is not the name this token was issued for", h.GetName())
+	}
+	if n := len(h.GetDescription()); n > maxDescription {
+		return bad("description: %d bytes, at most %d", n, maxDescription)
+	}
+	if n := len(h.GetCapabilities()); n > maxCapabilities {
+		return bad("capabilities: %d, at most %d", n, maxCapabilities)
+	}
+	for i, c := range h.GetCapabilities() {
+		if len(c) > maxCapability || !capabilityShape.MatchString(c) {
+			return bad("capabilities[%d]: want lower-case letters, digits and dashes, at most %d bytes", i, maxCapability)
+		}
+	}
+	if b := h.GetBuild(); b != "" && !buildShape.MatchString(b) {
+		return bad("build: want sha256: and 64 lower-case hex digits")
+	}
+	if n := len(h.GetTools()); n > maxTools {
+		return bad("tools: %d, at most %d", n, maxTools)
+	}
+	for i, t := range h.GetTools() {
+		if t == "" || len(t) > maxTool {
+			return bad("tools[%d]: want 1 to %d bytes", i, maxTool)
+		}
+	}
+	return nil
+}
+
+// recordHello upserts the agent as online under session.
+func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session string) (*ent.Agent, error) {
+	now := b.now()
+	caps := slices.Clone(h.GetCapabilities())
+	slices.Sort(caps)
+	caps = slices.Compact(caps)
+	err := b.db.Agent.Create().
+		SetName(h.GetName()).
+		SetDescription(h.GetDescription()).
+		SetOnline(true).
+		SetSession(session).
+		SetCapabilities(caps).
+		SetProtocol(h.GetProtocol()).
+		SetBuild(h.GetBuild()).
+		SetTools(h.GetTools()).
+		SetFirstSeen(now).
+		SetLastSeen(now).
+		OnConflictColumns(agent.FieldName).
+		Update(func(u *ent.AgentUpsert) {
+			u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
+				UpdateProtocol().UpdateBuild().UpdateTools().UpdateLastSeen()
+		}).
+		Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record agent: %w", err)
+	}
+	return b.db.Agent.Query().Where(agent.Name(h.GetName())).Only(ctx)
+}
+
+// publishAgent sends the stored agent to watchers.
+func (b *Board) publishAgent(ctx context.Context, name string) {
+	row, err := b.db.Agent.Query().Where(agent.Name(name)).Only(ctx)
+	if err != nil {
+		return
+	}
+	b.hub.publish(agentProto(row))
+}
+
+func newSessionID() string {
+	var p [12]byte
+	_, _ = rand.Read(p[:])
+	return hex.EncodeToString(p[:])
+}
+

@@ -1,0 +1,58 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+)
+
+// NewHTTPServer is the http.Server for a board: HTTP/1 and HTTP/2 (h2c
+// without TLS), HTTP/2 PINGs after PingInterval of silence and a
+// PingTimeout to answer them, and no read or write deadline, because links
+// and watches are long-lived streams.
+func (b *Board) NewHTTPServer() *http.Server {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           b.handler,
+		Protocols:         p,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		HTTP2: &http.HTTP2Config{
+			SendPingTimeout: b.cfg.PingInterval,
+			PingTimeout:     b.cfg.PingTimeout,
+		},
+	}
+}
+
+// Serve serves the board on ln until ctx ends, then ends every link,
+// shuts the server down and closes the board.
+func (b *Board) Serve(ctx context.Context, ln net.Listener) error {
+	srv := b.NewHTTPServer()
+	srv.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		b.Close()
+		return err
+	case <-ctx.Done():
+	}
+	// Streams never go idle, so end them first; then let unary calls finish.
+	b.Close()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return err
+}

@@ -1,0 +1,73 @@
+package board
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"entgo.io/ent/dialect"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+
+	"github.com/symphonix/symphonix/ent"
+)
+
+// SQLiteDSN is the DSN of the embedded store in dir: WAL, foreign keys,
+// a busy timeout instead of "database is locked", and synchronous=FULL so
+// that what an operator was told is saved survives a power cut.
+func SQLiteDSN(dir string) string {
+	u := url.URL{Scheme: "file", Opaque: filepath.ToSlash(filepath.Join(dir, "board.db"))}
+	q := url.Values{}
+	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(FULL)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// OpenStore opens the store a DSN names and brings its schema up to date:
+// PostgreSQL for postgres:// and postgresql:// URLs, embedded SQLite for
+// everything else (a file: URL or a path). For a path, its folder is created.
+func OpenStore(ctx context.Context, dsn string) (*ent.Client, error) {
+	var drv *entsql.Driver
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		drv = entsql.OpenDB(dialect.Postgres, db)
+	default:
+		if !strings.HasPrefix(dsn, "file:") {
+			if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
+				return nil, fmt.Errorf("create store folder: %w", err)
+			}
+		} else if path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?"); path != "" && !strings.HasPrefix(path, ":memory:") {
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				return nil, fmt.Errorf("create store folder: %w", err)
+			}
+		}
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		drv = entsql.OpenDB(dialect.SQLite, db)
+	}
+	client := ent.NewClient(ent.Driver(drv))
+	if err := drv.DB().PingContext(ctx); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("reach store: %w", err)
+	}
+	if err := client.Schema.Create(ctx); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("migrate store: %w", err)
+	}
+	return client, nil
+}

@@ -1,0 +1,338 @@
+package board
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/signingkey"
+	"github.com/symphonix/symphonix/ent/token"
+)
+
+// Kind is what a token is for. A token of one kind is never accepted as the
+// other: the kind is in the signed header's typ and in the store's row.
+type Kind string
+
+const (
+	// KindOperator is a person or a script working the board.
+	KindOperator Kind = "operator"
+	// KindAgent is a running agent dialling its link.
+	KindAgent Kind = "agent"
+)
+
+// typ is the JWT header "typ" each kind carries (RFC 8725 explicit typing).
+func (k Kind) typ() string { return string(k) + "+jwt" }
+
+// Role is what an operator may do. Higher roles include the lower ones.
+type Role int
+
+const (
+	// RoleNone is no role: an agent, or a token without one.
+	RoleNone Role = iota
+	// RoleViewer may read.
+	RoleViewer
+	// RoleApprover may also decide approvals.
+	RoleApprover
+	// RoleAdmin may do anything.
+	RoleAdmin
+)
+
+// ParseRole reads "viewer", "approver" or "admin".
+func ParseRole(s string) (Role, error) {
+	switch s {
+	case "viewer":
+		return RoleViewer, nil
+	case "approver":
+		return RoleApprover, nil
+	case "admin":
+		return RoleAdmin, nil
+	}
+	return RoleNone, fmt.Errorf("role %q: want admin, approver or viewer", s)
+}
+
+func (r Role) String() string {
+	switch r {
+	case RoleViewer:
+		return "viewer"
+	case RoleApprover:
+		return "approver"
+	case RoleAdmin:
+		return "admin"
+	}
+	return "none"
+}
+
+const (
+	// Issuer is the iss every board token carries.
+	Issuer = "symphonix"
+	// Audience is the aud every board token carries.
+	Audience = "symphonix-board"
+)
+
+// Errors a caller may branch on. Every one of them means "unauthenticated"
+// to a client; the distinction is for logs and tests.
+var (
+	ErrNoToken      = errors.New("no token")
+	ErrBadToken     = errors.New("token not valid")
+	ErrRevoked      = errors.New("token revoked")
+	ErrWrongKind    = errors.New("token of another kind")
+	ErrUnknownToken = errors.New("token not issued by this board")
+)
+
+// Caller is who an authenticated request comes from.
+type Caller struct {
+	Kind    Kind
+	Name    string
+	Role    Role
+	TokenID string
+}
+
+// Minted is a freshly signed token and the row that allows it.
+type Minted struct {
+	ID        string
+	Token     string
+	ExpiresAt time.Time
+}
+
+type claims struct {
+	jwt.RegisteredClaims
+	Role string `json:"role,omitempty"`
+}
+
+// Tokens mints and verifies the board's tokens. The signing key lives in the
+// store; the token table is the allow-list, so a token is good only while its
+// row exists and is not revoked.
+type Tokens struct {
+	db  *ent.Client
+	kid string
+	key ed25519.PrivateKey
+}
+
+// OpenTokens loads the store's signing key, creating it on first use.
+func OpenTokens(ctx context.Context, db *ent.Client) (*Tokens, error) {
+	k, err := db.SigningKey.Query().Order(ent.Asc(signingkey.FieldCreatedAt)).First(ctx)
+	if ent.IsNotFound(err) {
+		_, priv, gerr := ed25519.GenerateKey(rand.Reader)
+		if gerr != nil {
+			return nil, fmt.Errorf("generate signing key: %w", gerr)
+		}
+		id := make([]byte, 8)
+		if _, gerr := rand.Read(id); gerr != nil {
+			return nil, fmt.Errorf("generate key id: %w", gerr)
+		}
+		_, err = db.SigningKey.Create().
+			SetID(hex.EncodeToString(id)).
+			SetPrivateKey(priv.Seed()).
+			SetCreatedAt(time.Now()).
+			Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("save signing key: %w", err)
+		}
+		// Another board on the same database may have created one at the
+		// same moment: whichever is oldest is the key.
+		k, err = db.SigningKey.Query().Order(ent.Asc(signingkey.FieldCreatedAt), ent.Asc(signingkey.FieldID)).First(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load signing key: %w", err)
+	}
+	if len(k.PrivateKey) != ed25519.SeedSize {
+		return nil, fmt.Errorf("signing key %s: bad length %d", k.ID, len(k.PrivateKey))
+	}
+	return &Tokens{db: db, kid: k.ID, key: ed25519.NewKeyFromSeed(k.PrivateKey)}, nil
+}
+
+// MintOptions says what to mint.
+type MintOptions struct {
+	Kind Kind
+	Name string
+	// Role: required for operators, must be RoleNone for agents.
+	Role Role
+	// TTL: how long the token is good for; zero means a year.
+	TTL time.Duration
+	// Now: the time of issue; zero means time.Now.
+	Now time.Time
+}
+
+// Mint signs a token and records it in the allow-list.
+func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
+	switch o.Kind {
+	case KindOperator:
+		if o.Role == RoleNone {
+			return Minted{}, errors.New("operator token: role is required")
+		}
+	case KindAgent:
+		if o.Role != RoleNone {
+			return Minted{}, errors.New("agent token: no role")
+		}
+	default:
+		return Minted{}, fmt.Errorf("kind %q: want operator or agent", o.Kind)
+	}
+	if err := validName(o.Name); err != nil {
+		return Minted{}, err
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	now = now.Truncate(time.Second)
+	ttl := o.TTL
+	if ttl == 0 {
+		ttl = 365 * 24 * time.Hour
+	}
+	if ttl < 0 {
+		return Minted{}, errors.New("ttl: must be positive")
+	}
+	idb := make([]byte, 16)
+	if _, err := rand.Read(idb); err != nil {
+		return Minted{}, fmt.Errorf("token id: %w", err)
+	}
+	id := hex.EncodeToString(idb)
+	exp := now.Add(ttl)
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    Issuer,
+			Subject:   o.Name,
+			Audience:  jwt.ClaimStrings{Audience},
+			ExpiresAt: jwt.NewNumericDate(exp),
+			NotBefore: jwt.NewNumericDate(now),
+			IssuedAt:  jwt.NewNumericDate(now),
+			ID:        id,
+		},
+	}
+	if o.Kind == KindOperator {
+		c.Role = o.Role.String()
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
+	tok.Header["typ"] = o.Kind.typ()
+	tok.Header["kid"] = t.kid
+	signed, err := tok.SignedString(t.key)
+	if err != nil {
+		return Minted{}, fmt.Errorf("sign token: %w", err)
+	}
+	create := t.db.Token.Create().
+		SetID(id).
+		SetKind(token.Kind(o.Kind)).
+		SetName(o.Name).
+		SetIssuedAt(now).
+		SetExpiresAt(exp)
+	if o.Kind == KindOperator {
+		create.SetRole(o.Role.String())
+	}
+	if err := create.Exec(ctx); err != nil {
+		return Minted{}, fmt.Errorf("record token: %w", err)
+	}
+	return Minted{ID: id, Token: signed, ExpiresAt: exp}, nil
+}
+
+// Revoke revokes a token by its id. Revoking twice is not an error.
+func (t *Tokens) Revoke(ctx context.Context, id string, now time.Time) error {
+	n, err := t.db.Token.Update().
+		Where(token.ID(id), token.RevokedAtIsNil()).
+		SetRevokedAt(now).
+		Save(ctx)
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	if n == 0 {
+		exists, err := t.db.Token.Query().Where(token.ID(id)).Exist(ctx)
+		if err != nil {
+			return fmt.Errorf("revoke token: %w", err)
+		}
+		if !exists {
+			return fmt.Errorf("token %s: %w", id, ErrUnknownToken)
+		}
+	}
+	return nil
+}
+
+// Verify checks a token's signature, header, claims and its row in the
+// allow-list, and that it is of the kind wanted. Every failure wraps one of
+// the sentinel errors above.
+func (t *Tokens) Verify(ctx context.Context, raw string, want Kind, now time.Time) (Caller, error) {
+	if raw == "" {
+		return Caller{}, ErrNoToken
+	}
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+		jwt.WithIssuer(Issuer),
+		jwt.WithAudience(Audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(func() time.Time { return now }),
+	)
+	var c claims
+	tok, err := parser.ParseWithClaims(raw, &c, func(tok *jwt.Token) (any, error) {
+		if kid, _ := tok.Header["kid"].(string); kid != t.kid {
+			return nil, errors.New("unknown key id")
+		}
+		return t.key.Public(), nil
+	})
+	if err != nil {
+		return Caller{}, fmt.Errorf("%w: %w", ErrBadToken, err)
+	}
+	typ, _ := tok.Header["typ"].(string)
+	if typ != want.typ() {
+		return Caller{}, fmt.Errorf("%w: typ %q, want %q", ErrWrongKind, typ, want.typ())
+	}
+	if c.ID == "" || c.Subject == "" || c.NotBefore == nil {
+		return Caller{}, fmt.Errorf("%w: jti, sub and nbf are required", ErrBadToken)
+	}
+	row, err := t.db.Token.Get(ctx, c.ID)
+	if ent.IsNotFound(err) {
+		return Caller{}, ErrUnknownToken
+	}
+	if err != nil {
+		return Caller{}, fmt.Errorf("look up token: %w", err)
+	}
+	if row.RevokedAt != nil {
+		return Caller{}, ErrRevoked
+	}
+	if Kind(row.Kind) != want || row.Name != c.Subject {
+		return Caller{}, fmt.Errorf("%w: token row does not match its claims", ErrWrongKind)
+	}
+	caller := Caller{Kind: want, Name: c.Subject, TokenID: c.ID}
+	if want == KindOperator {
+		r, err := ParseRole(row.Role)
+		if err != nil || row.Role != c.Role {
+			return Caller{}, fmt.Errorf("%w: role", ErrBadToken)
+		}
+		caller.Role = r
+	}
+	return caller, nil
+}
+
+// JWKS is the public half of the signing key as a JSON Web Key Set.
+func (t *Tokens) JWKS() map[string]any {
+	pub := t.key.Public().(ed25519.PublicKey)
+	return map[string]any{"keys": []map[string]any{{
+		"kty": "OKP",
+		"crv": "Ed25519",
+		"alg": "EdDSA",
+		"use": "sig",
+		"kid": t.kid,
+		"x":   base64.RawURLEncoding.EncodeToString(pub),
+	}}}
+}
+
+// RevokedSince returns the ids of tokens revoked after since.
+func (t *Tokens) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
+	return t.db.Token.Query().Where(token.RevokedAtGT(since)).IDs(ctx)
+}
+
+// bearer reads "Bearer TOKEN" from an Authorization header value.
+func bearer(h string) string {
+	const prefix = "bearer "
+	if len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
+		return strings.TrimSpace(h[len(prefix):])
+	}
+	return ""
+}

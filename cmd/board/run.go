@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/ent"
+)
+
+// run is the whole command, so tests can run it in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "token" {
+		return runToken(ctx, args[1:], getenv, stdout, stderr)
+	}
+	fs := flag.NewFlagSet("board", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:7777", "address to listen on (127.0.0.1:0 picks a free port)")
+	store := storeFlags(fs, getenv)
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	db, err := store.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, err := board.New(ctx, board.Config{Store: db, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		b.Close()
+		return err
+	}
+	fmt.Fprintf(stdout, "board: store %s; listening on http://%s\n", store.describe(), ln.Addr())
+	err = b.Serve(ctx, ln)
+	log.Info("board stopped")
+	return err
+}
+
+// storeOptions are the flags that say where the store is.
+type storeOptions struct {
+	data     *string
+	database *string
+}
+
+func storeFlags(fs *flag.FlagSet, getenv func(string) string) storeOptions {
+	dataDefault := getenv("SYMPHONIX_DATA")
+	if dataDefault == "" {
+		dataDefault = ".symphonix"
+	}
+	return storeOptions{
+		data:     fs.String("data", dataDefault, "folder of the embedded store (board.db) (env SYMPHONIX_DATA)"),
+		database: fs.String("database", getenv("SYMPHONIX_DATABASE"), "store DSN: postgres://… or a SQLite file: URL; overrides --data (env SYMPHONIX_DATABASE)"),
+	}
+}
+
+func (o storeOptions) dsn() string {
+	if *o.database != "" {
+		return *o.database
+	}
+	return board.SQLiteDSN(*o.data)
+}
+
+// describe names the store without any credentials in it.
+func (o storeOptions) describe() string {
+	if *o.database != "" {
+		if i := strings.IndexAny(*o.database, ":"); i > 0 && strings.HasPrefix(*o.database, "postgres") {
+			return "postgres"
+		}
+		return "sqlite (--database)"
+	}
+	return "sqlite " + filepath.Join(*o.data, "board.db")
+}
+
+func (o storeOptions) open(ctx context.Context) (*ent.Client, error) {
+	db, err := board.OpenStore(ctx, o.dsn())
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return db, nil
+}
+
+var errUsage = errors.New("usage: board token operator|agent|revoke|list [flags]")

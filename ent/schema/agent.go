@@ -1,0 +1,34 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Agent is one agent the board has seen, by name. Presence (online, session,
+// last seen) is updated as links come and go.
+type Agent struct {
+	ent.Schema
+}
+
+// Fields of the Agent.
+func (Agent) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty().Unique().Immutable(),
+		field.String("description").Default(""),
+		field.Bool("online").Default(false),
+		field.String("session").Default(""),
+		field.Strings("capabilities").Optional(),
+		field.String("protocol").Default(""),
+		field.String("build").Default(""),
+		field.Strings("tools").Optional(),
+		field.Time("first_seen").Immutable(),
+		field.Time("last_seen"),
+	}
+}
+
+// Indexes of the Agent.
+func (Agent) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("online")}
+}
