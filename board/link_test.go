@@ -1,0 +1,360 @@
+package board_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// runAgent links an agent named name to bt until the returned stop is
+// called; states receives every up and down.
+func runAgent(t *testing.T, url, token string, id agentlink.Identity, tune func(*agentlink.Config)) (states <-chan agentlink.State, stop func()) {
+	t.Helper()
+	ch := make(chan agentlink.State, 64)
+	cfg := agentlink.Config{
+		BoardURL:   url,
+		Token:      token,
+		Identity:   id,
+		MinBackoff: 20 * time.Millisecond,
+		MaxBackoff: 200 * time.Millisecond,
+		OnState:    func(s agentlink.State) { ch <- s },
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	link, err := agentlink.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = link.Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	t.Cleanup(stop)
+	return ch, stop
+}
+
+// await returns the next state, failing the test after within.
+func await(t *testing.T, states <-chan agentlink.State, within time.Duration) agentlink.State {
+	t.Helper()
+	select {
+	case s := <-states:
+		return s
+	case <-time.After(within):
+		t.Fatalf("no link state within %s", within)
+		return agentlink.State{}
+	}
+}
+
+func getAgent(t *testing.T, agents boardv1connect.AgentServiceClient, name string) *boardv1.Agent {
+	t.Helper()
+	res, err := agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: name})
+	if err != nil {
+		t.Fatalf("GetAgent(%s): %v", name, err)
+	}
+	return res.GetAgent()
+}
+
+func TestAgentAppearsAndLeaves(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	id := agentlink.Identity{
+		Name:        "refund-desk",
+		Description: "Refunds what it is asked to.",
+		Build:       "sha256:" + strings.Repeat("ab", 32),
+		Tools:       []string{"payments.refund"},
+	}
+	states, stop := runAgent(t, bt.URL, bt.AgentToken(id.Name), id, func(c *agentlink.Config) {
+		c.Capabilities = []string{"health"}
+	})
+	up := await(t, states, 5*time.Second)
+	if !up.Up || up.Session == "" {
+		t.Fatalf("first state = %+v, want up with a session", up)
+	}
+	for proto, opts := range boardtest.Protocols {
+		agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer), opts...)
+		a := getAgent(t, agents, id.Name)
+		want := &boardv1.Agent{
+			Name:         id.Name,
+			Description:  id.Description,
+			Online:       true,
+			Capabilities: []string{"delegation", "delegation-cycle", "health", "live-runs", "pairing", "runs", "users"},
+			Protocol:     board.Protocol,
+			Build:        id.Build,
+			Tools:        id.Tools,
+			Session:      up.Session,
+		}
+		got := &boardv1.Agent{Name: a.Name, Description: a.Description, Online: a.Online, Capabilities: a.Capabilities,
+			Protocol: a.Protocol, Build: a.Build, Tools: a.Tools, Session: a.Session}
+		if diff := cmp.Diff(want, got, cmpProto); diff != "" {
+			t.Errorf("%s: GetAgent mismatch (-want +got):\n%s", proto, diff)
+		}
+		if a.GetFirstSeen().AsTime().IsZero() || a.GetLastSeen().AsTime().Before(a.GetFirstSeen().AsTime()) {
+			t.Errorf("%s: first seen %v, last seen %v", proto, a.GetFirstSeen().AsTime(), a.GetLastSeen().AsTime())
+		}
+	}
+
+	// Leaving on purpose is a goodbye: offline at once, without the grace.
+	agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+	left := time.Now()
+	stop()
+	boardtest.Eventually(t, 2*time.Second, "agent offline", func() bool {
+		return !getAgent(t, agents, id.Name).GetOnline()
+	})
+	t.Logf("offline %s after leaving", time.Since(left))
+
+	res, err := agents.ListAgents(t.Context(), &boardv1.ListAgentsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GetAgents()) != 1 || res.GetAgents()[0].GetName() != id.Name || res.GetAgents()[0].GetOnline() {
+		t.Errorf("ListAgents = %v, want refund-desk offline", res.GetAgents())
+	}
+	if _, err := agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "nobody"}); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("GetAgent(nobody) = %v, want not_found", err)
+	}
+	if _, err := agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{}); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("GetAgent() = %v, want invalid_argument", err)
+	}
+}
+
+var cmpProto = cmp.Comparer(func(a, b *boardv1.Agent) bool {
+	return a.String() == b.String()
+})
+
+func TestWatchAgents(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for proto, opts := range boardtest.Protocols {
+		t.Run(proto, func(t *testing.T) {
+			name := "watched-" + proto
+			w, err := bt.Agents(bt.OperatorToken("ops", board.RoleViewer), opts...).WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			changes := make(chan *boardv1.Agent, 16)
+			go func() {
+				for {
+					m, err := w.Receive()
+					if err != nil {
+						close(changes)
+						return
+					}
+					changes <- m.GetAgent()
+				}
+			}()
+			waitFor := func(online bool) {
+				t.Helper()
+				for {
+					select {
+					case a, ok := <-changes:
+						if !ok {
+							t.Fatal("watch ended")
+						}
+						if a.GetName() == name && a.GetOnline() == online {
+							return
+						}
+					case <-time.After(time.Second):
+						t.Fatalf("%s online=%v not seen within 1s", name, online)
+					}
+				}
+			}
+			states, stop := runAgent(t, bt.URL, bt.AgentToken(name), agentlink.Identity{Name: name}, nil)
+			await(t, states, 5*time.Second)
+			waitFor(true)
+			stop()
+			waitFor(false)
+		})
+	}
+}
+
+func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 3 * time.Second})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	w, err := bt.Agents(bt.OperatorToken("ops", board.RoleViewer)).WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var mu sync.Mutex
+	var seen []bool
+	go func() {
+		for {
+			m, err := w.Receive()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			seen = append(seen, m.GetAgent().GetOnline())
+			mu.Unlock()
+		}
+	}()
+	states, _ := runAgent(t, bt.URL, bt.AgentToken("flappy"), agentlink.Identity{Name: "flappy"}, nil)
+	first := await(t, states, 5*time.Second)
+	// Drop every link on the board side without a goodbye, as a crash of
+	// the network would: the agent redials within the grace.
+	bt.Board.DropLinksForTest()
+	if s := await(t, states, 5*time.Second); s.Up {
+		t.Fatalf("state after drop = %+v, want down", s)
+	}
+	second := await(t, states, 5*time.Second)
+	if !second.Up || second.Session == first.Session {
+		t.Fatalf("after redial: %+v, want up with a new session (first %s)", second, first.Session)
+	}
+	time.Sleep(200 * time.Millisecond) // let any stray change arrive
+	mu.Lock()
+	defer mu.Unlock()
+	for i, online := range seen {
+		if !online {
+			t.Fatalf("change %d of %v: offline, want no flap within the grace", i, seen)
+		}
+	}
+}
+
+func TestRevokedTokenClosesLiveLink(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{RevocationPoll: 50 * time.Millisecond})
+	m := bt.Mint(board.MintOptions{Kind: board.KindAgent, Name: "revokee"})
+	states, _ := runAgent(t, bt.URL, m.Token, agentlink.Identity{Name: "revokee"}, nil)
+	if s := await(t, states, 5*time.Second); !s.Up {
+		t.Fatalf("state = %+v, want up", s)
+	}
+	if err := bt.Board.Tokens().Revoke(t.Context(), m.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	down := await(t, states, 2*time.Second)
+	if down.Up || connect.CodeOf(down.Err) != connect.CodeUnauthenticated {
+		t.Fatalf("state after revoke = %+v, want down with unauthenticated", down)
+	}
+	// And it stays out: the redial is refused.
+	select {
+	case s := <-states:
+		if s.Up {
+			t.Fatalf("a revoked token linked again: %+v", s)
+		}
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// TestBadHello: each bad hello is refused with a clear error, and only that
+// link closes: a good agent linked beside it keeps its session.
+func TestBadHello(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	states, _ := runAgent(t, bt.URL, bt.AgentToken("steady"), agentlink.Identity{Name: "steady"}, nil)
+	good := await(t, states, 5*time.Second)
+
+	long := strings.Repeat("x", 5000)
+	cases := []struct {
+		name  string
+		token string
+		first *boardv1.LinkRequest
+		twice bool
+		code  connect.Code
+		says  string
+	}{
+		{name: "no name", token: "bad", first: hello(&boardv1.Hello{Protocol: board.Protocol}), code: connect.CodeInvalidArgument, says: "hello: name: required"},
+		{name: "name not the token's", token: "bad", first: hello(&boardv1.Hello{Name: "steady", Protocol: board.Protocol}), code: connect.CodePermissionDenied, says: "not the name this token was issued for"},
+		{name: "unknown protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: "0.6"}), code: connect.CodeFailedPrecondition, says: `protocol "0.6" is not supported: this board speaks protocol "1"`},
+		{name: "no protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad"}), code: connect.CodeFailedPrecondition, says: `protocol "" is not supported`},
+		{name: "oversized description", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Description: long}), code: connect.CodeInvalidArgument, says: "hello: description: 5000 bytes, at most 4096"},
+		{name: "oversized capability", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Capabilities: []string{"runs", long}}), code: connect.CodeInvalidArgument, says: "hello: capabilities[1]"},
+		{name: "too many tools", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Tools: make([]string, 2000)}), code: connect.CodeInvalidArgument, says: "hello: tools: 2000, at most 1024"},
+		{name: "bad build", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Build: "md5:abc"}), code: connect.CodeInvalidArgument, says: "hello: build"},
+		{name: "oversized message", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Description: strings.Repeat("y", 2<<20)}), code: connect.CodeResourceExhausted},
+		{name: "first message not a hello", token: "bad", first: &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: 1}}}, code: connect.CodeInvalidArgument, says: "hello: the first message must be a hello"},
+		{name: "second hello", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol}), twice: true, code: connect.CodeInvalidArgument, says: "hello: sent twice"},
+	}
+	for _, tc := range cases {
+		for proto, opts := range boardtest.Protocols {
+			t.Run(tc.name+"/"+proto, func(t *testing.T) {
+				link := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.AgentToken(tc.token), opts...))
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer cancel()
+				s, err := link.Link(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				_ = s.Send(tc.first)
+				if tc.twice {
+					if m, err := s.Receive(); err != nil || m.GetWelcome() == nil {
+						t.Fatalf("first hello: %v %v, want a welcome", m, err)
+					}
+					_ = s.Send(tc.first)
+				}
+				var got error
+				for got == nil {
+					_, got = s.Receive()
+				}
+				if connect.CodeOf(got) != tc.code {
+					t.Fatalf("code %v (%v), want %v", connect.CodeOf(got), got, tc.code)
+				}
+				if !strings.Contains(got.Error(), tc.says) {
+					t.Errorf("error %q does not say %q", got, tc.says)
+				}
+			})
+		}
+	}
+	// The good agent never noticed.
+	select {
+	case s := <-states:
+		t.Fatalf("the good agent's link changed: %+v", s)
+	default:
+	}
+	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "steady")
+	if !a.GetOnline() || a.GetSession() != good.Session {
+		t.Errorf("steady = online %v session %s, want online in session %s", a.GetOnline(), a.GetSession(), good.Session)
+	}
+}
+
+func hello(h *boardv1.Hello) *boardv1.LinkRequest {
+	return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: h}}
+}
+
+// TestRestartBringsAgentsBack: the board restarts on the same store and
+// port; the agent, untouched, is back online under the same name.
+func TestRestartBringsAgentsBack(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	states, _ := runAgent(t, bt.URL, bt.AgentToken("survivor"), agentlink.Identity{Name: "survivor"}, nil)
+	first := await(t, states, 5*time.Second)
+	firstSeen := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "survivor").GetFirstSeen().AsTime()
+	bt.Restart()
+	if s := await(t, states, 5*time.Second); s.Up {
+		t.Fatalf("state = %+v, want down", s)
+	}
+	back := await(t, states, 10*time.Second)
+	if !back.Up || back.Session == first.Session {
+		t.Fatalf("after restart: %+v, want up in a new session", back)
+	}
+	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "survivor")
+	if !a.GetOnline() || a.GetSession() != back.Session || !a.GetFirstSeen().AsTime().Equal(firstSeen) {
+		t.Errorf("after restart: online %v session %s first seen %v; want online, %s, %v", a.GetOnline(), a.GetSession(), a.GetFirstSeen().AsTime(), back.Session, firstSeen)
+	}
+}

@@ -1,0 +1,201 @@
+// Package boardtest runs a real board for tests: the board package on a
+// real HTTP/2 (h2c) server over loopback, on an embedded SQLite store in a
+// temporary folder, called through the generated clients.
+package boardtest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
+
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/ent"
+)
+
+// Options tune the board under test; zero values take board's defaults,
+// except where noted.
+type Options struct {
+	PingInterval   time.Duration
+	PingTimeout    time.Duration
+	OfflineGrace   time.Duration
+	RevocationPoll time.Duration
+	// Dir: the store's folder; empty means a new t.TempDir().
+	Dir string
+	// Addr: where to listen; empty means 127.0.0.1:0.
+	Addr string
+}
+
+// Board is a running board under test.
+type Board struct {
+	t     testing.TB
+	opts  Options
+	Dir   string
+	URL   string
+	Addr  string
+	Store *ent.Client
+	Board *board.Board
+
+	stop context.CancelFunc
+	done chan error
+}
+
+// Start runs a board until the test ends.
+func Start(t testing.TB, opts Options) *Board {
+	t.Helper()
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	b := &Board{t: t, opts: opts, Dir: opts.Dir}
+	b.start()
+	t.Cleanup(b.Stop)
+	return b
+}
+
+func (b *Board) start() {
+	b.t.Helper()
+	ctx := context.Background()
+	store, err := board.OpenStore(ctx, board.SQLiteDSN(b.Dir))
+	if err != nil {
+		b.t.Fatalf("open store: %v", err)
+	}
+	bd, err := board.New(ctx, board.Config{
+		Store:          store,
+		PingInterval:   b.opts.PingInterval,
+		PingTimeout:    b.opts.PingTimeout,
+		OfflineGrace:   b.opts.OfflineGrace,
+		RevocationPoll: b.opts.RevocationPoll,
+	})
+	if err != nil {
+		store.Close()
+		b.t.Fatalf("new board: %v", err)
+	}
+	var ln net.Listener
+	for i := 0; ; i++ {
+		ln, err = net.Listen("tcp", b.opts.Addr)
+		if err == nil || i == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the port of a board just stopped
+	}
+	if err != nil {
+		bd.Close()
+		store.Close()
+		b.t.Fatalf("listen: %v", err)
+	}
+	b.Addr = ln.Addr().String()
+	b.opts.Addr = b.Addr // a restart comes back on the same port
+	b.URL = "http://" + b.Addr
+	b.Store, b.Board = store, bd
+	ctx, b.stop = context.WithCancel(ctx)
+	b.done = make(chan error, 1)
+	go func() { b.done <- bd.Serve(ctx, ln) }()
+}
+
+// Stop shuts the board down gracefully. Stopping twice is harmless.
+func (b *Board) Stop() {
+	if b.stop == nil {
+		return
+	}
+	b.stop()
+	if err := <-b.done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		b.t.Errorf("board stopped with: %v", err)
+	}
+	b.Store.Close()
+	b.stop = nil
+}
+
+// Restart stops the board and starts it again on the same store and port.
+func (b *Board) Restart() {
+	b.t.Helper()
+	b.Stop()
+	b.start()
+}
+
+// OperatorToken mints an operator token.
+func (b *Board) OperatorToken(name string, role board.Role) string {
+	b.t.Helper()
+	return b.mint(board.MintOptions{Kind: board.KindOperator, Name: name, Role: role}).Token
+}
+
+// AgentToken mints an agent token for an agent name.
+func (b *Board) AgentToken(name string) string {
+	b.t.Helper()
+	return b.mint(board.MintOptions{Kind: board.KindAgent, Name: name}).Token
+}
+
+// Mint mints any token and returns it with its id.
+func (b *Board) Mint(o board.MintOptions) board.Minted {
+	b.t.Helper()
+	return b.mint(o)
+}
+
+func (b *Board) mint(o board.MintOptions) board.Minted {
+	m, err := b.Board.Tokens().Mint(context.Background(), o)
+	if err != nil {
+		b.t.Fatalf("mint: %v", err)
+	}
+	return m
+}
+
+// Protocols are the wire protocols RPC tests run over.
+var Protocols = map[string][]connecthttp.Option{
+	"connect": nil,
+	"grpc":    {connecthttp.WithGRPC()},
+}
+
+// Client is a connect client for the board over HTTP/2, sending token.
+func (b *Board) Client(token string, opts ...connecthttp.Option) *connect.Client {
+	return NewClient(b.URL, token, opts...)
+}
+
+// NewClient is a connect client for a board at url over h2c, sending token.
+func NewClient(url, token string, opts ...connecthttp.Option) *connect.Client {
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	hc := &http.Client{Transport: &http.Transport{Protocols: p}}
+	var ics []connect.ClientInterceptor
+	if token != "" {
+		ics = append(ics, bearer(token))
+	}
+	return connect.NewClient(connecthttp.NewTransport(hc, url, opts...), ics...)
+}
+
+func bearer(token string) connect.ClientInterceptor {
+	return func(next connect.ClientFunc) connect.ClientFunc {
+		return func(ctx context.Context, spec connect.Spec) (connect.ClientStream, error) {
+			info, ok := connect.CallInfoForClientContext(ctx)
+			if !ok {
+				ctx, info = connect.NewClientContext(ctx)
+			}
+			info.RequestHeader().Set("Authorization", "Bearer "+token)
+			return next(ctx, spec)
+		}
+	}
+}
+
+// Agents is an AgentService client.
+func (b *Board) Agents(token string, opts ...connecthttp.Option) boardv1connect.AgentServiceClient {
+	return boardv1connect.NewAgentServiceClient(b.Client(token, opts...))
+}
+
+// Eventually polls cond every 10 ms until it is true or within passes.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
