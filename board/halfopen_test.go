@@ -1,0 +1,57 @@
+package board_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// TestHalfOpenDrill: a proxy between agent and board stops forwarding
+// without closing anything. Both sides must notice within twice the ping
+// timeout and hang up, and the agent must redial through a healthy path.
+func TestHalfOpenDrill(t *testing.T) {
+	t.Parallel()
+	const (
+		interval = 250 * time.Millisecond
+		timeout  = time.Second
+	)
+	bt := boardtest.Start(t, boardtest.Options{PingInterval: interval, PingTimeout: timeout})
+	proxy := boardtest.NewProxy(t, bt.Addr)
+	states, _ := runAgent(t, proxy.URL(), bt.AgentToken("drilled"), agentlink.Identity{Name: "drilled"}, nil)
+	first := await(t, states, 5*time.Second)
+	if !first.Up {
+		t.Fatalf("state = %+v, want up", first)
+	}
+	time.Sleep(2 * interval) // a few pings through the healthy path first
+
+	frozenAt := time.Now()
+	pairs := proxy.Freeze()
+	if len(pairs) != 1 {
+		t.Fatalf("proxy held %d connections, want 1", len(pairs))
+	}
+	limit := 2 * timeout
+	for side, gone := range map[string]chan struct{}{"agent": pairs[0].ClientGone, "board": pairs[0].ServerGone} {
+		select {
+		case <-gone:
+		case <-time.After(limit - time.Since(frozenAt)):
+			t.Fatalf("%s did not hang up within %s of the freeze", side, limit)
+		}
+	}
+	t.Logf("agent hung up %s, board %s after the freeze",
+		pairs[0].ClientGoneAt.Sub(frozenAt).Round(time.Millisecond), pairs[0].ServerGoneAt.Sub(frozenAt).Round(time.Millisecond))
+	down := await(t, states, limit)
+	if down.Up {
+		t.Fatalf("state = %+v, want down", down)
+	}
+	back := await(t, states, 5*time.Second)
+	if !back.Up || back.Session == first.Session {
+		t.Fatalf("state = %+v, want up again in a new session", back)
+	}
+	boardtest.Eventually(t, 2*time.Second, "board sees the new session", func() bool {
+		a := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "drilled")
+		return a.GetOnline() && a.GetSession() == back.Session
+	})
+}

@@ -1,0 +1,313 @@
+package linkload
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// Options say how big a load to put on the board. Zero values take the
+// documented defaults.
+type Options struct {
+	// Agents: required; how many agents to link.
+	Agents int
+	// Probes: how many of Agents time their pings; zero means a tenth of
+	// Agents, at least 1 and at most 50.
+	Probes int
+	// PingInterval: the board's, which agents follow; zero means 1 s.
+	PingInterval time.Duration
+	// DialRate: agents dialled per second; zero means 1000.
+	DialRate int
+	// Settle: how long to wait once every agent is online before measuring;
+	// zero means two ping intervals.
+	Settle time.Duration
+	// ProbeEvery: how often a probe pings; zero means 100 ms.
+	ProbeEvery time.Duration
+	// Window: how long the probes record round trips; zero means 10 s.
+	Window time.Duration
+	// ProfileDir: if set, the board's heap profile (heap.pprof) and its
+	// goroutines (goroutines.txt) are written there while every agent is linked.
+	ProfileDir string
+}
+
+// Result is what a Run measured.
+type Result struct {
+	Agents int
+	Probes int
+	// Minting: how long minting the agents' tokens took.
+	Minting time.Duration
+	// Linking: from the child's first dial until every agent was online in
+	// the store.
+	Linking time.Duration
+	// Before and After: the board's process, without agents and with them.
+	Before, After Snapshot
+	// Board: what each agent cost the board.
+	Board PerAgent
+	// Child: the agents' process with every agent linked.
+	Child Snapshot
+	RTT   RTT
+	// Up: agents the child had linked at the end of the window.
+	Up            int
+	ProbeFailures int64
+}
+
+// Run starts a board in this process and o.Agents agents in a child
+// process, measures, and stops both. It fails t if the agents do not all
+// come online or the child does not answer. The test binary must have a
+// test named ChildTest that calls Child.
+func Run(t testing.TB, o Options) Result {
+	t.Helper()
+	if o.Agents <= 0 {
+		t.Fatalf("linkload: Agents = %d, want at least 1", o.Agents)
+	}
+	if o.Probes == 0 {
+		o.Probes = min(50, max(1, o.Agents/10))
+	}
+	o.Probes = min(o.Probes, o.Agents)
+	if o.PingInterval == 0 {
+		o.PingInterval = time.Second
+	}
+	if o.DialRate == 0 {
+		o.DialRate = 1000
+	}
+	if o.Settle == 0 {
+		o.Settle = 2 * o.PingInterval
+	}
+	if o.ProbeEvery == 0 {
+		o.ProbeEvery = 100 * time.Millisecond
+	}
+	if o.Window == 0 {
+		o.Window = 10 * time.Second
+	}
+	res := Result{Agents: o.Agents, Probes: o.Probes}
+
+	bt := boardtest.Start(t, boardtest.Options{PingInterval: o.PingInterval})
+	start := time.Now()
+	plan := Plan{
+		Agents:     mint(t, bt.Board.Tokens(), o.Agents),
+		Probes:     o.Probes,
+		DialRate:   o.DialRate,
+		ProbeEvery: o.ProbeEvery,
+		Window:     o.Window,
+	}
+	res.Minting = time.Since(start)
+	planPath := filepath.Join(t.TempDir(), "plan.json")
+	raw, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(planPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plan, raw = Plan{}, nil // the board's figures should not count the tokens
+
+	res.Before = Measure()
+
+	c := startChild(t, bt.URL, planPath)
+	start = time.Now()
+	linkWithin := 30*time.Second + time.Duration(o.Agents)*10*time.Millisecond
+	ev := c.await(t, "up", linkWithin)
+	online := func() int {
+		n, err := bt.Store.Agent.Query().Where(agent.Online(true)).Count(context.Background())
+		if err != nil {
+			t.Fatalf("count online agents: %v", err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(linkWithin)
+	for n := online(); n != o.Agents; n = online() {
+		if time.Now().After(deadline) {
+			t.Fatalf("online in the store: %d agents, want %d (the child says %d up)", n, o.Agents, ev.Up)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.Linking = time.Since(start)
+
+	time.Sleep(o.Settle)
+	res.After = Measure()
+	res.Board = res.After.Per(res.Before, o.Agents)
+	if o.ProfileDir != "" {
+		writeProfiles(t, o.ProfileDir)
+	}
+
+	c.send(t, cmdMeasure)
+	ev = c.await(t, "report", o.Window+time.Minute)
+	res.Child, res.RTT, res.Up, res.ProbeFailures = *ev.Memory, *ev.RTT, ev.Up, ev.ProbeFailures
+	if n := online(); n != o.Agents {
+		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
+	}
+	c.stop()
+	return res
+}
+
+// mint mints n agent tokens, agent-00001 and on, a few at a time.
+func mint(t testing.TB, tokens *board.Tokens, n int) []Credential {
+	t.Helper()
+	out := make([]Credential, n)
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i := range next {
+				name := fmt.Sprintf("agent-%05d", i+1)
+				m, err := tokens.Mint(context.Background(), board.MintOptions{Kind: board.KindAgent, Name: name})
+				out[i], errs[i] = Credential{Name: name, Token: m.Token}, err
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("mint %s: %v", out[i].Name, err)
+		}
+	}
+	return out
+}
+
+func writeProfiles(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		name, file string
+		debug      int
+	}{{"heap", "heap.pprof", 0}, {"goroutine", "goroutines.txt", 1}} {
+		var buf bytes.Buffer
+		if err := pprof.Lookup(p.name).WriteTo(&buf, p.debug); err != nil {
+			t.Fatalf("%s profile: %v", p.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.file), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// child is the agents' process.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	events chan Event
+	done   chan struct{} // closed when stdout ends
+	stderr *tail
+}
+
+// startChild runs the test binary again as the agents' process. It is
+// killed when the test ends, whatever happened.
+func startChild(t testing.TB, url, planPath string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+ChildTest+"$", "-test.count=1", "-test.timeout=0")
+	cmd.Env = append(os.Environ(), EnvChild+"=1", EnvURL+"="+url, EnvPlan+"="+planPath)
+	c := &child{cmd: cmd, events: make(chan Event, 16), done: make(chan struct{}), stderr: &tail{max: 8 << 10}}
+	cmd.Stderr = c.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the agents' process: %v", err)
+	}
+	t.Cleanup(c.stop)
+	go func() {
+		defer close(c.done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if !bytes.HasPrefix(line, []byte("{")) {
+				continue // the test binary's own PASS and FAIL
+			}
+			var ev Event
+			if err := json.Unmarshal(line, &ev); err != nil {
+				continue
+			}
+			c.events <- ev
+		}
+	}()
+	return c
+}
+
+// await returns the child's next event of kind, and fails t if the child
+// reports an error, ends, or says nothing within d.
+func (c *child) await(t testing.TB, kind string, d time.Duration) Event {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-c.events:
+			switch ev.Kind {
+			case kind:
+				return ev
+			case "error":
+				t.Fatalf("agents' process: %s", ev.Error)
+			}
+		case <-c.done:
+			t.Fatalf("agents' process ended before %q; its stderr:\n%s", kind, c.stderr)
+		case <-timer.C:
+			t.Fatalf("agents' process: no %q within %s; its stderr:\n%s", kind, d, c.stderr)
+		}
+	}
+}
+
+func (c *child) send(t testing.TB, cmd string) {
+	t.Helper()
+	if _, err := io.WriteString(c.stdin, cmd+"\n"); err != nil {
+		t.Fatalf("agents' process: %v", err)
+	}
+}
+
+// stop kills the child and waits for it. Stopping twice is harmless.
+func (c *child) stop() {
+	if c.cmd.ProcessState != nil {
+		return
+	}
+	c.stdin.Close()
+	_ = c.cmd.Process.Kill()
+	_ = c.cmd.Wait()
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (w *tail) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if over := len(w.b) - w.max; over > 0 {
+		w.b = append(w.b[:0], w.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tail) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.TrimSpace(string(w.b))
+}

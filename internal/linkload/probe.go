@@ -1,0 +1,161 @@
+package linkload
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/agentlink"
+)
+
+// probeTimeout is how long a probe waits for a welcome or a pong.
+const probeTimeout = 10 * time.Second
+
+// probe is an agent that is a raw client of the generated API rather than
+// an agentlink.Link, because agentlink does not say how long its pings
+// took. It says the same hello as agentlink, pings every interval with one
+// ping in flight, and times each ping until its pong with the monotonic
+// clock.
+type probe struct {
+	url   string
+	cred  Credential
+	every time.Duration
+	rec   *recorder
+	up    *atomic.Int64
+}
+
+// run keeps the probe linked until ctx ends, and counts each link that ended
+// early in failures.
+func (p *probe) run(ctx context.Context, failures *atomic.Int64) {
+	for {
+		_ = p.once(ctx) // that it ended matters here, not why
+		if ctx.Err() != nil {
+			return
+		}
+		failures.Add(1)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (p *probe) once(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h2 := new(http.Protocols)
+	h2.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: h2}
+	defer tr.CloseIdleConnections()
+	client := boardv1connect.NewAgentLinkServiceClient(connect.NewClient(
+		connecthttp.NewTransport(&http.Client{Transport: tr}, p.url),
+	))
+	ctx, info := connect.NewClientContext(ctx)
+	info.RequestHeader().Set("Authorization", "Bearer "+p.cred.Token)
+	stream, err := client.Link(ctx)
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	err = stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
+		Name:         p.cred.Name,
+		Protocol:     agentlink.Protocol,
+		Capabilities: agentlink.Capabilities,
+	}}})
+	if err != nil {
+		return err
+	}
+
+	type received struct {
+		msg *boardv1.LinkResponse
+		err error
+	}
+	in := make(chan received, 1)
+	go func() {
+		for {
+			msg, err := stream.Receive()
+			select {
+			case in <- received{msg, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	wait := time.NewTimer(probeTimeout)
+	defer wait.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-wait.C:
+		return errors.New("no welcome")
+	case r := <-in:
+		if r.err != nil {
+			return r.err
+		}
+		if r.msg.GetWelcome() == nil {
+			return errors.New("first message is not a welcome")
+		}
+	}
+	p.up.Add(1)
+	defer p.up.Add(-1)
+
+	tick := time.NewTicker(p.every)
+	defer tick.Stop()
+	var (
+		seq      uint64
+		awaiting uint64 // the seq of the ping in flight, or 0
+		sent     time.Time
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if awaiting != 0 {
+				if time.Since(sent) > probeTimeout {
+					return errors.New("no pong")
+				}
+				continue
+			}
+			seq++
+			awaiting, sent = seq, time.Now()
+			err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
+				Seq: seq, SentAt: timestamppb.New(sent),
+			}}})
+			if err != nil {
+				return err
+			}
+		case r := <-in:
+			if r.err != nil {
+				return r.err
+			}
+			switch k := r.msg.GetKind().(type) {
+			case *boardv1.LinkResponse_Pong:
+				if k.Pong.GetSeq() == awaiting && awaiting != 0 {
+					p.rec.add(time.Since(sent))
+					awaiting = 0
+				}
+			case *boardv1.LinkResponse_Ping:
+				err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{
+					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+				}}})
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
