@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -50,8 +51,8 @@ func TestHandler(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer res.Body.Close()
-			body := new(strings.Builder)
-			if _, err := body.ReadFrom(res.Body); err != nil {
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if res.StatusCode != tt.status {
@@ -69,7 +70,7 @@ func TestHandler(t *testing.T) {
 			if ct := res.Header.Get("Content-Type"); tt.contentType != "" && !strings.HasPrefix(ct, tt.contentType) {
 				t.Errorf("%s %s: Content-Type %q, want %s", tt.method, tt.path, ct, tt.contentType)
 			}
-			if !strings.Contains(body.String(), tt.body) {
+			if !strings.Contains(string(body), tt.body) {
 				t.Errorf("%s %s: body does not contain %q", tt.method, tt.path, tt.body)
 			}
 		})

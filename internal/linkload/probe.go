@@ -11,9 +11,9 @@ import (
 	"connectrpc.com/connect/v2/connecthttp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/agentlink"
 )
 
 // probeTimeout is how long a probe waits for a welcome or a pong.

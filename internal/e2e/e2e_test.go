@@ -1,0 +1,250 @@
+// Package e2e runs the real commands as processes: a board that is killed
+// with SIGKILL and started again, agents that die, tokens minted and revoked
+// from the command line while the board runs.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+var bin string // folder with the built board and agent commands
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "symphonix-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = dir
+	for _, cmd := range []string{"board", "agent"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "github.com/symphonix/symphonix/cmd/"+cmd).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", cmd, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running command whose output lines the test can wait for.
+type proc struct {
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	lines []string
+	added chan struct{}
+}
+
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, name), args...)
+	cmd.Env = append(os.Environ(), "MONITOR_URL=", "MONITOR_TOKEN=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	p := &proc{cmd: cmd, added: make(chan struct{}, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go p.read(stdout)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, strings.Join(p.output(), "\n"))
+		}
+	})
+	return p
+}
+
+func (p *proc) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		p.mu.Lock()
+		p.lines = append(p.lines, sc.Text())
+		p.mu.Unlock()
+		select {
+		case p.added <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *proc) output() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.lines...)
+}
+
+// waitLine waits for a line matching re and returns its submatches.
+func (p *proc) waitLine(t *testing.T, re *regexp.Regexp, within time.Duration) []string {
+	t.Helper()
+	deadline := time.After(within)
+	seen := 0
+	for {
+		lines := p.output()
+		for ; seen < len(lines); seen++ {
+			if m := re.FindStringSubmatch(lines[seen]); m != nil {
+				return m
+			}
+		}
+		select {
+		case <-p.added:
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("no line matching %s within %s; output:\n%s", re, within, strings.Join(lines, "\n"))
+		}
+	}
+}
+
+func runCmd(t *testing.T, name string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, name), args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+
+func startBoard(t *testing.T, data, listen string) (p *proc, url string) {
+	t.Helper()
+	p = start(t, "board", "--data", data, "--listen", listen)
+	return p, p.waitLine(t, listening, 20*time.Second)[1]
+}
+
+// helloDir writes a flow folder for an agent named name.
+func helloDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	flow := fmt.Sprintf(`{"version":"0.17","name":%q,"description":"An agent for the end-to-end tests.","start":"greet","nodes":[{"id":"greet","handler":"greet"}],"edges":[{"from":"greet","to":"END"}]}`, name)
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), []byte(flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func agentsClient(url, token string) boardv1connect.AgentServiceClient {
+	return boardv1connect.NewAgentServiceClient(boardtest.NewClient(url, token))
+}
+
+func agentState(t *testing.T, agents boardv1connect.AgentServiceClient, name string) *boardv1.Agent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	res, err := agents.GetAgent(ctx, &boardv1.GetAgentRequest{Name: name})
+	if err != nil {
+		return nil
+	}
+	return res.GetAgent()
+}
+
+// TestAgentProcessDies: an agent process killed with SIGKILL (no goodbye)
+// is offline on the board within 2 seconds.
+func TestAgentProcessDies(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	agent := start(t, "agent", "--monitor", bt.URL, "--token", bt.AgentToken("mortal"), helloDir(t, "mortal"))
+	agent.waitLine(t, regexp.MustCompile(`agent mortal: linked to`), 10*time.Second)
+	agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+	a := agentState(t, agents, "mortal")
+	if !a.GetOnline() || len(a.GetCapabilities()) != 6 {
+		t.Fatalf("mortal = %v, want online with the six capabilities", a)
+	}
+	if err := agent.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	died := time.Now()
+	boardtest.Eventually(t, 2*time.Second, "mortal offline after SIGKILL", func() bool {
+		return !agentState(t, agents, "mortal").GetOnline()
+	})
+	t.Logf("offline %s after SIGKILL", time.Since(died).Round(time.Millisecond))
+}
+
+// TestAgentWithoutBoard: no monitor URL, no link, and it says so.
+func TestAgentWithoutBoard(t *testing.T) {
+	t.Parallel()
+	agent := start(t, "agent", helloDir(t, "alone"))
+	agent.waitLine(t, regexp.MustCompile(`agent alone: no board configured .*running without a board`), 10*time.Second)
+}
+
+// TestBoardKilledAndRestarted: the board process is killed with SIGKILL and
+// started again on the same store; the agent process, untouched, is back
+// online under the same name. A token revoked from the command line while
+// the board runs closes the agent's live link.
+func TestBoardKilledAndRestarted(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	boardProc, url := startBoard(t, data, "127.0.0.1:0")
+	listen := strings.TrimPrefix(url, "http://")
+
+	opTok, _ := runCmd(t, "board", "token", "operator", "--data", data, "--name", "ops", "--role", "viewer")
+	agentTok, agentErr := runCmd(t, "board", "token", "agent", "--data", data, "--name", "phoenix")
+	opTok, agentTok = strings.TrimSpace(opTok), strings.TrimSpace(agentTok)
+	if strings.Count(opTok, ".") != 2 || strings.Count(agentTok, ".") != 2 || strings.ContainsAny(agentTok, " \n") {
+		t.Fatalf("board token printed %q and %q, want one JWT each on stdout", opTok, agentTok)
+	}
+	tokenID := regexp.MustCompile(`token id ([0-9a-f]+)`).FindStringSubmatch(agentErr)
+	if tokenID == nil {
+		t.Fatalf("board token agent said %q on stderr, want the token id", agentErr)
+	}
+
+	agent := start(t, "agent", "--monitor", url, "--token", agentTok, helloDir(t, "phoenix"))
+	first := agent.waitLine(t, regexp.MustCompile(`agent phoenix: linked to .* \(session (\w+)\)`), 10*time.Second)[1]
+	agents := agentsClient(url, opTok)
+	a := agentState(t, agents, "phoenix")
+	if !a.GetOnline() || a.GetSession() != first {
+		t.Fatalf("phoenix = %v, want online in session %s", a, first)
+	}
+	firstSeen := a.GetFirstSeen().AsTime()
+
+	if err := boardProc.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = boardProc.cmd.Wait()
+	agent.waitLine(t, regexp.MustCompile(`agent phoenix: link down`), 10*time.Second)
+
+	_, url2 := startBoard(t, data, listen)
+	if url2 != url {
+		t.Fatalf("restarted board at %s, want %s", url2, url)
+	}
+	boardtest.Eventually(t, 15*time.Second, "phoenix back online in a new session", func() bool {
+		a := agentState(t, agents, "phoenix")
+		return a.GetOnline() && a.GetSession() != first && a.GetSession() != ""
+	})
+	if got := agentState(t, agents, "phoenix").GetFirstSeen().AsTime(); !got.Equal(firstSeen) {
+		t.Errorf("first seen after restart = %v, want %v (the same agent)", got, firstSeen)
+	}
+
+	runCmd(t, "board", "token", "revoke", "--data", data, tokenID[1])
+	boardtest.Eventually(t, 5*time.Second, "phoenix offline after its token was revoked", func() bool {
+		return !agentState(t, agents, "phoenix").GetOnline()
+	})
+	agent.waitLine(t, regexp.MustCompile(`board refused the link.*unauthenticated`), 10*time.Second)
+}
