@@ -23,14 +23,14 @@ type access struct {
 // policy maps every procedure the board serves to what it needs. A procedure
 // missing here is refused to everybody: nothing is open by accident.
 var policy = map[string]access{
-	boardv1connect.AgentLinkServiceLinkProcedure:         {kind: KindAgent},
-	boardv1connect.AgentServiceListAgentsProcedure:       {kind: KindOperator, role: RoleViewer},
-	boardv1connect.AgentServiceGetAgentProcedure:         {kind: KindOperator, role: RoleViewer},
-	boardv1connect.AgentServiceWatchAgentsProcedure:      {kind: KindOperator, role: RoleViewer},
+	boardv1connect.AgentLinkServiceLinkProcedure:                     {kind: KindAgent},
+	boardv1connect.AgentServiceListAgentsProcedure:                   {kind: KindOperator, role: RoleViewer},
+	boardv1connect.AgentServiceGetAgentProcedure:                     {kind: KindOperator, role: RoleViewer},
+	boardv1connect.AgentServiceWatchAgentsProcedure:                  {kind: KindOperator, role: RoleViewer},
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {kind: KindOperator, role: RoleViewer},
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {kind: KindOperator, role: RoleViewer},
-	"/grpc.health.v1.Health/Check": {anyKind: true},
-	"/grpc.health.v1.Health/Watch": {anyKind: true},
+	"/grpc.health.v1.Health/Check":                                   {anyKind: true},
+	"/grpc.health.v1.Health/Watch":                                   {anyKind: true},
 }
 
 // authenticate checks the bearer token in header against what procedure

@@ -273,4 +273,3 @@ func newSessionID() string {
 	_, _ = rand.Read(p[:])
 	return hex.EncodeToString(p[:])
 }
-

@@ -33,8 +33,8 @@ type presence struct {
 	b *Board
 
 	mu       sync.Mutex
-	sessions map[string]*session    // by agent name
-	leaving  map[string]leaving     // agents whose link dropped, by name
+	sessions map[string]*session // by agent name
+	leaving  map[string]leaving  // agents whose link dropped, by name
 }
 
 // leaving is an agent held online for the grace after its link dropped.

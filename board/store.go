@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -31,6 +32,8 @@ func SQLiteDSN(dir string) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+var migrateMu sync.Mutex
 
 // OpenStore opens the store a DSN names and brings its schema up to date:
 // PostgreSQL for postgres:// and postgresql:// URLs, embedded SQLite for
@@ -65,7 +68,12 @@ func OpenStore(ctx context.Context, dsn string) (*ent.Client, error) {
 		client.Close()
 		return nil, fmt.Errorf("reach store: %w", err)
 	}
-	if err := client.Schema.Create(ctx); err != nil {
+	// ent's migration writes to its package-level table descriptions, so two
+	// stores migrating at once in one process would race.
+	migrateMu.Lock()
+	err := client.Schema.Create(ctx)
+	migrateMu.Unlock()
+	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("migrate store: %w", err)
 	}
