@@ -87,14 +87,17 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 	}
 
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel}
-	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
+	_, err = b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
 	})
 	if err != nil {
-		b.presence.leave(s, false)
 		return err
 	}
-	b.hub.publish(agentProto(row))
+	if !caller.ExpiresAt.IsZero() {
+		// A link lives no longer than the token that opened it.
+		expiry := time.AfterFunc(caller.ExpiresAt.Sub(b.now()), func() { cancel(errExpired) })
+		defer expiry.Stop()
+	}
 	b.log.InfoContext(ctx, "agent linked", "agent", s.name, "session", s.id)
 
 	err = stream.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
@@ -118,6 +121,8 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 		return nil
 	case errors.Is(err, ErrRevoked):
 		return connect.NewError(connect.CodeUnauthenticated, "token revoked")
+	case errors.Is(err, errExpired):
+		return connect.NewError(connect.CodeUnauthenticated, "token expired")
 	case errors.Is(err, errSilent):
 		return connect.NewError(connect.CodeDeadlineExceeded, "no ping within the ping timeout")
 	}

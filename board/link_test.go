@@ -358,3 +358,57 @@ func TestRestartBringsAgentsBack(t *testing.T) {
 		t.Errorf("after restart: online %v session %s first seen %v; want online, %s, %v", a.GetOnline(), a.GetSession(), a.GetFirstSeen().AsTime(), back.Session, firstSeen)
 	}
 }
+
+// TestExpiredTokenClosesLiveLink: a link lives no longer than its token.
+func TestExpiredTokenClosesLiveLink(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	m := bt.Mint(board.MintOptions{Kind: board.KindAgent, Name: "ephemeral", TTL: 2 * time.Second})
+	states, _ := runAgent(t, bt.URL, m.Token, agentlink.Identity{Name: "ephemeral"}, nil)
+	if s := await(t, states, 5*time.Second); !s.Up {
+		t.Fatalf("state = %+v, want up", s)
+	}
+	down := await(t, states, time.Until(m.ExpiresAt)+time.Second)
+	if down.Up || connect.CodeOf(down.Err) != connect.CodeUnauthenticated || time.Now().Before(m.ExpiresAt) {
+		t.Fatalf("state = %+v at %v, want down with unauthenticated at or after %v", down, time.Now(), m.ExpiresAt)
+	}
+}
+
+// TestNewerLinkTakesOver: a second link under one name takes over; the
+// first is closed; the agent goes offline only when the newer one leaves.
+func TestNewerLinkTakesOver(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: -1})
+	tok := bt.AgentToken("twin")
+	agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+
+	link := boardv1connect.NewAgentLinkServiceClient(bt.Client(tok))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	old, err := link.Link(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := old.Send(hello(&boardv1.Hello{Name: "twin", Protocol: board.Protocol})); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := old.Receive(); err != nil || m.GetWelcome() == nil {
+		t.Fatalf("old link: %v %v, want a welcome", m, err)
+	}
+
+	states, stop := runAgent(t, bt.URL, tok, agentlink.Identity{Name: "twin"}, nil)
+	newer := await(t, states, 5*time.Second)
+	for {
+		if _, err := old.Receive(); err != nil {
+			break // closed by the board
+		}
+	}
+	if a := getAgent(t, agents, "twin"); !a.GetOnline() || a.GetSession() != newer.Session {
+		t.Fatalf("twin = online %v session %s, want online in %s", a.GetOnline(), a.GetSession(), newer.Session)
+	}
+	stop()
+	boardtest.Eventually(t, 2*time.Second, "twin offline after the newer link left", func() bool {
+		return !getAgent(t, agents, "twin").GetOnline()
+	})
+}

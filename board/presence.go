@@ -16,6 +16,7 @@ var (
 	errSuperseded = errors.New("a newer link from the same agent took over")
 	errSilent     = errors.New("no ping within the ping timeout")
 	errShutdown   = errors.New("board shutting down")
+	errExpired    = errors.New("the link's token expired")
 )
 
 // session is one live link.
@@ -47,20 +48,35 @@ func newPresence(b *Board) *presence {
 	return &presence{b: b, sessions: make(map[string]*session), leaving: make(map[string]leaving)}
 }
 
-// arrive makes s the agent's live session, ending any older one, and
-// returns the stored agent after recording it online.
+// arrive makes s the agent's live session, ending any older one, records it
+// online and tells watchers. It holds the presence lock throughout, so the
+// store and the watchers see arrivals and departures of one agent in the
+// order they happened.
 func (p *presence) arrive(ctx context.Context, s *session, write func(context.Context) (*ent.Agent, error)) (*ent.Agent, error) {
 	p.mu.Lock()
-	if old := p.sessions[s.name]; old != nil {
+	defer p.mu.Unlock()
+	old := p.sessions[s.name]
+	if old != nil {
 		old.cancel(errSuperseded)
 	}
 	p.sessions[s.name] = s
 	if l, ok := p.leaving[s.name]; ok {
 		l.timer.Stop()
 		delete(p.leaving, s.name)
+		if old == nil {
+			old = &session{id: l.session}
+		}
 	}
-	p.mu.Unlock()
-	return write(ctx)
+	row, err := write(ctx)
+	if err != nil {
+		delete(p.sessions, s.name)
+		if old != nil {
+			p.offline(s.name, old.id)
+		}
+		return nil, err
+	}
+	p.b.hub.publish(agentProto(row))
+	return row, nil
 }
 
 // leave ends s. With grace, the agent stays online for the board's grace and

@@ -94,6 +94,8 @@ type Caller struct {
 	Name    string
 	Role    Role
 	TokenID string
+	// ExpiresAt is when the token stops being good.
+	ExpiresAt time.Time
 }
 
 // Minted is a freshly signed token and the row that allows it.
@@ -299,7 +301,7 @@ func (t *Tokens) Verify(ctx context.Context, raw string, want Kind, now time.Tim
 	if Kind(row.Kind) != want || row.Name != c.Subject {
 		return Caller{}, fmt.Errorf("%w: token row does not match its claims", ErrWrongKind)
 	}
-	caller := Caller{Kind: want, Name: c.Subject, TokenID: c.ID}
+	caller := Caller{Kind: want, Name: c.Subject, TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time}
 	if want == KindOperator {
 		r, err := ParseRole(row.Role)
 		if err != nil || row.Role != c.Role {
