@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,10 +140,10 @@ func startAgent(t *testing.T, bt *boardtest.Board, id agentlink.Identity) *agent
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- link.Run(ctx) }()
-	a := &agent{stop: func() {
+	a := &agent{stop: sync.OnceFunc(func() {
 		cancel()
 		<-done
-	}}
+	})}
 	t.Cleanup(a.stop)
 	select {
 	case <-up:
@@ -188,7 +189,7 @@ func TestBrowser(t *testing.T) {
 		}
 		return s
 	}
-	// within waits until the predicate, a JavaScript function of name, holds.
+	// within waits until predicate, a JavaScript function of args, returns true.
 	within := func(d time.Duration, what, predicate string, args ...any) {
 		t.Helper()
 		_, err := chromedp.Run(ctx, chromedp.PollFunction[bool](predicate,
@@ -291,6 +292,20 @@ func TestBrowser(t *testing.T) {
 	}
 	beta.stop()
 	within(time.Second, "beta offline", rowOnline, "beta", "false")
+
+	// The board restarts: the page says so, comes back by itself, and is
+	// live again.
+	eval(`window.connStates = [];
+		new MutationObserver((records) => {
+			for (const r of records) window.connStates.push(r.target.dataset.state);
+		}).observe(document.getElementById("conn"), {attributes: true, attributeFilter: ["data-state"]});
+		"observing"`)
+	bt.Restart()
+	within(5*time.Second, "connection indicator reconnecting, then live",
+		`() => window.connStates.includes("reconnecting") && document.getElementById("conn").dataset.state === "live"`)
+	startAgent(t, bt, agentlink.Identity{Name: "gamma"})
+	within(time.Second, "gamma online after the restart", rowOnline, "gamma", "true")
+	within(time.Second, "alpha still listed after the restart", rowOnline, "alpha", "false")
 
 	if got := eval(`window.sameDocument || "reloaded"`); got != "yes" {
 		t.Errorf("page: %s, want the same document throughout", got)

@@ -25,7 +25,7 @@
     signInError: $("sign-in-error"),
     agents: $("agents"),
     agentsTitle: $("agents-title"),
-    agentsError: $("agents-error"),
+    stale: $("stale"),
     empty: $("empty"),
     connectHint: $("connect-hint"),
     tableWrap: $("table-wrap"),
@@ -321,6 +321,9 @@
     ui.conn.dataset.state = state;
     ui.conn.textContent = state;
     ui.conn.title = why ? "last error: " + why : "";
+    const stale = state === "reconnecting";
+    ui.stale.hidden = !stale;
+    ui.tableWrap.classList.toggle("stale", stale);
   }
 
   function sleep(ms) {
@@ -361,7 +364,6 @@
           () => {
             if (gen !== generation) return;
             attempt = 0;
-            ui.agentsError.hidden = true;
             setConn("live");
           },
           (msg) => {
