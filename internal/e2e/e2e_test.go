@@ -248,3 +248,44 @@ func TestBoardKilledAndRestarted(t *testing.T) {
 	})
 	agent.waitLine(t, regexp.MustCompile(`board refused the link.*unauthenticated`), 10*time.Second)
 }
+
+// TestBoardStopsGracefully: SIGTERM ends the board with status 0, its
+// agents recorded offline in the store (seen by the next board).
+func TestBoardStopsGracefully(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	boardProc, url := startBoard(t, data, "127.0.0.1:0")
+	agentTok, _ := runCmd(t, "board", "token", "agent", "--data", data, "--name", "polite")
+	agent := start(t, "agent", "--monitor", url, "--token", strings.TrimSpace(agentTok), helloDir(t, "polite"))
+	agent.waitLine(t, regexp.MustCompile(`agent polite: linked to`), 10*time.Second)
+
+	if err := boardProc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- boardProc.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("board after SIGTERM: %v, want exit status 0", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("board did not stop within 10s of SIGTERM")
+	}
+	boardProc.waitLine(t, regexp.MustCompile(`board stopped`), time.Second)
+
+	// Read what the stopped board left, before the agent can redial.
+	out, _ := runCmd(t, "board", "token", "list", "--data", data)
+	if !strings.Contains(out, "polite") {
+		t.Errorf("token list = %q, want the agent's token in it", out)
+	}
+	store, err := board.OpenStore(context.Background(), board.SQLiteDSN(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	a, err := store.Agent.Query().Only(context.Background())
+	if err != nil || a.Name != "polite" || a.Online {
+		t.Errorf("stored agent after SIGTERM = %+v, %v; want polite, offline", a, err)
+	}
+}
