@@ -30,6 +30,8 @@ type Options struct {
 	Dir string
 	// Addr: where to listen; empty means 127.0.0.1:0.
 	Addr string
+	// DSN: the store; empty means SQLite in Dir.
+	DSN string
 }
 
 // Board is a running board under test.
@@ -64,7 +66,11 @@ func Start(t testing.TB, opts Options) *Board {
 func (b *Board) start() {
 	b.t.Helper()
 	ctx := context.Background()
-	store, err := board.OpenStore(ctx, board.SQLiteDSN(b.Dir))
+	dsn := b.opts.DSN
+	if dsn == "" {
+		dsn = board.SQLiteDSN(b.Dir)
+	}
+	store, err := board.OpenStore(ctx, dsn)
 	if err != nil {
 		b.t.Fatalf("open store: %v", err)
 	}

@@ -34,7 +34,10 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	if len(plan.Agents) == 0 || plan.Probes < 0 || plan.Probes > len(plan.Agents) || plan.DialRate <= 0 || plan.ProbeEvery <= 0 {
 		return errors.New("plan: want agents, 0 <= probes <= agents, a dial rate and a probe interval")
 	}
-	raw = nil
+	tlsConf, err := clientTLS(plan.CA)
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -55,21 +58,22 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	}()
 
 	var (
-		up       atomic.Int64
-		failures atomic.Int64
-		rec      recorder
-		wg       sync.WaitGroup
+		up    atomic.Int64
+		drops atomic.Int64
+		rec   recorder
+		wg    sync.WaitGroup
 	)
 	start := time.Now()
 	wg.Go(func() {
 		dial(ctx, plan, func(i int, c Credential) {
 			if i < plan.Probes {
-				p := &probe{url: url, cred: c, every: plan.ProbeEvery, rec: &rec, up: &up}
-				wg.Go(func() { p.run(ctx, &failures) })
+				p := &probe{url: url, tls: tlsConf, cred: c, every: plan.ProbeEvery, rec: &rec, up: &up}
+				wg.Go(func() { p.run(ctx, &drops) })
 				return
 			}
 			link, err := agentlink.New(agentlink.Config{
 				BoardURL:   url,
+				TLS:        tlsConf,
 				Token:      c.Token,
 				Identity:   agentlink.Identity{Name: c.Name},
 				MinBackoff: 50 * time.Millisecond,
@@ -77,8 +81,11 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				OnState: func(s agentlink.State) {
 					if s.Up {
 						up.Add(1)
-					} else {
-						up.Add(-1)
+						return
+					}
+					up.Add(-1)
+					if ctx.Err() == nil {
+						drops.Add(1)
 					}
 				},
 			})
@@ -104,7 +111,7 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		}
 	}
 	tick.Stop()
-	out.send(Event{Kind: "up", Up: int(up.Load()), Took: time.Since(start)})
+	out.send(Event{Kind: "up", Up: int(up.Load()), Took: time.Since(start), Drops: drops.Load()})
 
 	for {
 		select {
@@ -121,7 +128,7 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				case <-time.After(plan.Window):
 				}
 				rtt := Summarize(rec.stop())
-				out.send(Event{Kind: "report", Up: int(up.Load()), Memory: &mem, RTT: &rtt, ProbeFailures: failures.Load()})
+				out.send(Event{Kind: "report", Up: int(up.Load()), Memory: &mem, RTT: &rtt, Drops: drops.Load()})
 			default:
 				out.send(Event{Kind: "error", Error: fmt.Sprintf("unknown command %q", cmd)})
 			}

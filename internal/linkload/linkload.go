@@ -44,6 +44,8 @@ type Plan struct {
 	ProbeEvery time.Duration `json:"probe_every"`
 	// Window: how long the probes record round trips after cmdMeasure.
 	Window time.Duration `json:"window"`
+	// CA: the PEM certificate to trust when the board serves TLS.
+	CA string `json:"ca,omitempty"`
 }
 
 // Credential is one agent's name and token.
@@ -65,7 +67,8 @@ type Event struct {
 	Memory *Snapshot `json:"memory,omitempty"`
 	// RTT: the probes' round trips during the window ("report").
 	RTT *RTT `json:"rtt,omitempty"`
-	// ProbeFailures: probe links that ended before the child was told to stop.
-	ProbeFailures int64  `json:"probe_failures,omitempty"`
-	Error         string `json:"error,omitempty"`
+	// Drops: links, agents' and probes', that ended before the child was
+	// told to stop; each was dialled again.
+	Drops int64  `json:"drops"`
+	Error string `json:"error,omitempty"`
 }

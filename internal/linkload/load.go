@@ -18,7 +18,6 @@ import (
 
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/agent"
-	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
 // Options say how big a load to put on the board. Zero values take the
@@ -29,9 +28,10 @@ type Options struct {
 	// Probes: how many of Agents time their pings; zero means a tenth of
 	// Agents, at least 1 and at most 50.
 	Probes int
-	// PingInterval: the board's, which agents follow; zero means 1 s.
+	// PingInterval: the board's, which agents follow; zero means the
+	// board's default, 15 s.
 	PingInterval time.Duration
-	// DialRate: agents dialled per second; zero means 1000.
+	// DialRate: agents dialled per second; zero means 500.
 	DialRate int
 	// Settle: how long to wait once every agent is online before measuring;
 	// zero means two ping intervals.
@@ -40,6 +40,8 @@ type Options struct {
 	ProbeEvery time.Duration
 	// Window: how long the probes record round trips; zero means 10 s.
 	Window time.Duration
+	// TLS: serve HTTP/2 over TLS (h2 by ALPN) rather than h2c.
+	TLS bool
 	// ProfileDir: if set, the board's heap profile (heap.pprof) and its
 	// goroutines (goroutines.txt) are written there while every agent is linked.
 	ProfileDir string
@@ -62,8 +64,10 @@ type Result struct {
 	Child Snapshot
 	RTT   RTT
 	// Up: agents the child had linked at the end of the window.
-	Up            int
-	ProbeFailures int64
+	Up int
+	// DropsLinking: links that ended while the agents were linking, and
+	// were dialled again; Drops: all that ended, up to the end of the window.
+	DropsLinking, Drops int64
 }
 
 // Run starts a board in this process and o.Agents agents in a child
@@ -80,10 +84,10 @@ func Run(t testing.TB, o Options) Result {
 	}
 	o.Probes = min(o.Probes, o.Agents)
 	if o.PingInterval == 0 {
-		o.PingInterval = time.Second
+		o.PingInterval = 15 * time.Second
 	}
 	if o.DialRate == 0 {
-		o.DialRate = 1000
+		o.DialRate = 500
 	}
 	if o.Settle == 0 {
 		o.Settle = 2 * o.PingInterval
@@ -96,9 +100,10 @@ func Run(t testing.TB, o Options) Result {
 	}
 	res := Result{Agents: o.Agents, Probes: o.Probes}
 
-	bt := boardtest.Start(t, boardtest.Options{PingInterval: o.PingInterval})
+	bt := startBoard(t, o.PingInterval, o.TLS)
 	start := time.Now()
 	plan := Plan{
+		CA:         bt.CA,
 		Agents:     mint(t, bt.Board.Tokens(), o.Agents),
 		Probes:     o.Probes,
 		DialRate:   o.DialRate,
@@ -121,6 +126,7 @@ func Run(t testing.TB, o Options) Result {
 	start = time.Now()
 	linkWithin := 30*time.Second + time.Duration(o.Agents)*10*time.Millisecond
 	ev := c.await(t, "up", linkWithin)
+	res.DropsLinking = ev.Drops
 	online := func() int {
 		n, err := bt.Store.Agent.Query().Where(agent.Online(true)).Count(context.Background())
 		if err != nil {
@@ -146,7 +152,7 @@ func Run(t testing.TB, o Options) Result {
 
 	c.send(t, cmdMeasure)
 	ev = c.await(t, "report", o.Window+time.Minute)
-	res.Child, res.RTT, res.Up, res.ProbeFailures = *ev.Memory, *ev.RTT, ev.Up, ev.ProbeFailures
+	res.Child, res.RTT, res.Up, res.Drops = *ev.Memory, *ev.RTT, ev.Up, ev.Drops
 	if n := online(); n != o.Agents {
 		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
 	}

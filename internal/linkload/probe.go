@@ -2,6 +2,7 @@ package linkload
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"sync/atomic"
@@ -26,21 +27,24 @@ const probeTimeout = 10 * time.Second
 // clock.
 type probe struct {
 	url   string
+	tls   *tls.Config // nil for h2c
 	cred  Credential
 	every time.Duration
 	rec   *recorder
 	up    *atomic.Int64
 }
 
-// run keeps the probe linked until ctx ends, and counts each link that ended
-// early in failures.
-func (p *probe) run(ctx context.Context, failures *atomic.Int64) {
+// run keeps the probe linked until ctx ends, and counts in drops each link
+// that ended after its welcome.
+func (p *probe) run(ctx context.Context, drops *atomic.Int64) {
 	for {
-		_ = p.once(ctx) // that it ended matters here, not why
+		wasUp, _ := p.once(ctx) // that it ended matters here, not why
 		if ctx.Err() != nil {
 			return
 		}
-		failures.Add(1)
+		if wasUp {
+			drops.Add(1)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -49,12 +53,18 @@ func (p *probe) run(ctx context.Context, failures *atomic.Int64) {
 	}
 }
 
-func (p *probe) once(ctx context.Context) error {
+// once links the probe once and pings until the link ends. wasUp reports
+// whether the board welcomed it.
+func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h2 := new(http.Protocols)
-	h2.SetUnencryptedHTTP2(true)
-	tr := &http.Transport{Protocols: h2}
+	if p.tls != nil {
+		h2.SetHTTP2(true)
+	} else {
+		h2.SetUnencryptedHTTP2(true)
+	}
+	tr := &http.Transport{Protocols: h2, TLSClientConfig: p.tls}
 	defer tr.CloseIdleConnections()
 	client := boardv1connect.NewAgentLinkServiceClient(connect.NewClient(
 		connecthttp.NewTransport(&http.Client{Transport: tr}, p.url),
@@ -63,7 +73,7 @@ func (p *probe) once(ctx context.Context) error {
 	info.RequestHeader().Set("Authorization", "Bearer "+p.cred.Token)
 	stream, err := client.Link(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer stream.Close()
 	err = stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
@@ -72,7 +82,7 @@ func (p *probe) once(ctx context.Context) error {
 		Capabilities: agentlink.Capabilities,
 	}}})
 	if err != nil {
-		return err
+		return false, err
 	}
 
 	type received struct {
@@ -98,15 +108,15 @@ func (p *probe) once(ctx context.Context) error {
 	defer wait.Stop()
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	case <-wait.C:
-		return errors.New("no welcome")
+		return false, errors.New("no welcome")
 	case r := <-in:
 		if r.err != nil {
-			return r.err
+			return false, r.err
 		}
 		if r.msg.GetWelcome() == nil {
-			return errors.New("first message is not a welcome")
+			return false, errors.New("first message is not a welcome")
 		}
 	}
 	p.up.Add(1)
@@ -122,11 +132,11 @@ func (p *probe) once(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, ctx.Err()
 		case <-tick.C:
 			if awaiting != 0 {
 				if time.Since(sent) > probeTimeout {
-					return errors.New("no pong")
+					return true, errors.New("no pong")
 				}
 				continue
 			}
@@ -136,11 +146,11 @@ func (p *probe) once(ctx context.Context) error {
 				Seq: seq, SentAt: timestamppb.New(sent),
 			}}})
 			if err != nil {
-				return err
+				return true, err
 			}
 		case r := <-in:
 			if r.err != nil {
-				return r.err
+				return true, r.err
 			}
 			switch k := r.msg.GetKind().(type) {
 			case *boardv1.LinkResponse_Pong:
@@ -153,7 +163,7 @@ func (p *probe) once(ctx context.Context) error {
 					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
 				}}})
 				if err != nil {
-					return err
+					return true, err
 				}
 			}
 		}
