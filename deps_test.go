@@ -22,8 +22,9 @@ func TestDeps(t *testing.T) {
 	}{
 		{pkg: "approvals", stdlib: true, forbid: []string{"log", "log/slog"}},
 		{pkg: "ui", stdlib: true},
-		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},
-		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal"}},
+		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
+		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal/boardtest"}},
+		{pkg: "internal/pump", stdlib: true},
 		{pkg: "api/symphonix/board/v1/boardv1connect", forbid: []string{module + "/board", module + "/ent", module + "/agentlink"}},
 	}
 	for _, r := range rules {

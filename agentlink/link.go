@@ -23,6 +23,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/internal/pump"
 )
 
 // Protocol is the link protocol this agent speaks.
@@ -240,21 +241,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		return false, receiveErr(stream, err)
 	}
 
-	in := make(chan received, 1)
-	go func() {
-		defer close(in)
-		for {
-			msg, err := stream.Receive()
-			select {
-			case in <- received{msg, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	in := pump.Receive(ctx, stream.Receive)
 
 	welcomeWait := time.NewTimer(timeout)
 	var welcome *boardv1.Welcome
@@ -269,10 +256,10 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		if !ok {
 			return false, ctx.Err()
 		}
-		if r.err != nil {
-			return false, r.err
+		if r.Err != nil {
+			return false, r.Err
 		}
-		if welcome = r.msg.GetWelcome(); welcome == nil {
+		if welcome = r.Msg.GetWelcome(); welcome == nil {
 			return false, errors.New("board sent something other than a welcome first")
 		}
 	}
@@ -291,7 +278,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		// at once rather than after its grace, and wait for it to hang up.
 		_ = stream.CloseSend()
 		for r := range in {
-			if r.err != nil {
+			if r.Err != nil {
 				break
 			}
 		}
@@ -305,14 +292,9 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 // to hang up after it closed its side.
 const goodbyeWithin = 2 * time.Second
 
-type received struct {
-	msg *boardv1.LinkResponse
-	err error
-}
-
 // serve pings every interval and gives the link up when a ping is not
 // answered within timeout or the stream ends.
-func (l *Link) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkClientStream, in <-chan received, interval, timeout time.Duration) error {
+func (l *Link) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkClientStream, in <-chan pump.Received[*boardv1.LinkResponse], interval, timeout time.Duration) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var (
@@ -345,10 +327,10 @@ func (l *Link) serve(ctx context.Context, stream boardv1connect.AgentLinkService
 			if !ok {
 				return errors.New("link closed")
 			}
-			if r.err != nil {
-				return r.err
+			if r.Err != nil {
+				return r.Err
 			}
-			switch k := r.msg.GetKind().(type) {
+			switch k := r.Msg.GetKind().(type) {
 			case *boardv1.LinkResponse_Pong:
 				if k.Pong.GetSeq() == awaiting {
 					awaiting = 0

@@ -18,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/internal/pump"
 )
 
 // Protocol is the link protocol this board speaks.
@@ -45,12 +46,6 @@ type linkService struct {
 
 var _ boardv1connect.AgentLinkServiceHandler = linkService{}
 
-// received is one message, or the error that ended the receiving.
-type received struct {
-	msg *boardv1.LinkRequest
-	err error
-}
-
 func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkServerStream) error {
 	b := l.b
 	caller, ok := callerFrom(ctx)
@@ -63,20 +58,10 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 	// One goroutine receives; this one decides. When this one returns, the
 	// stream's request body is closed and the receiver's Receive fails, so
 	// the receiver always ends.
-	in := make(chan received, 1)
-	go func() {
-		for {
-			msg, err := stream.Receive()
-			select {
-			case in <- received{msg, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	// One goroutine receives; this one decides. When this one returns, the
+	// stream's request body is closed and the receiver's Receive fails, so
+	// the receiver always ends.
+	in := pump.Receive(ctx, stream.Receive)
 
 	hello, err := l.awaitHello(ctx, in)
 	if err != nil {
@@ -137,7 +122,7 @@ func linkEnd(err error) string {
 }
 
 // awaitHello waits for the first message, which must be a hello.
-func (l linkService) awaitHello(ctx context.Context, in <-chan received) (*boardv1.Hello, error) {
+func (l linkService) awaitHello(ctx context.Context, in <-chan pump.Received[*boardv1.LinkRequest]) (*boardv1.Hello, error) {
 	t := time.NewTimer(helloWithin)
 	defer t.Stop()
 	select {
@@ -145,14 +130,17 @@ func (l linkService) awaitHello(ctx context.Context, in <-chan received) (*board
 		return nil, context.Cause(ctx)
 	case <-t.C:
 		return nil, connect.Errorf(connect.CodeDeadlineExceeded, "hello: not sent within %s", helloWithin)
-	case r := <-in:
-		if r.err != nil {
-			if errors.Is(r.err, io.EOF) {
+	case r, ok := <-in:
+		if !ok {
+			return nil, context.Cause(ctx)
+		}
+		if r.Err != nil {
+			if errors.Is(r.Err, io.EOF) {
 				return nil, connect.NewError(connect.CodeInvalidArgument, "hello: link closed before hello")
 			}
-			return nil, r.err
+			return nil, r.Err
 		}
-		h := r.msg.GetHello()
+		h := r.Msg.GetHello()
 		if h == nil {
 			return nil, connect.NewError(connect.CodeInvalidArgument, "hello: the first message must be a hello")
 		}
@@ -161,7 +149,7 @@ func (l linkService) awaitHello(ctx context.Context, in <-chan received) (*board
 }
 
 // serve handles the link after the welcome until it ends, and returns why.
-func (l linkService) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkServerStream, in <-chan received) error {
+func (l linkService) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkServerStream, in <-chan pump.Received[*boardv1.LinkRequest]) error {
 	b := l.b
 	silence := b.cfg.PingInterval + b.cfg.PingTimeout
 	watchdog := time.NewTimer(silence)
@@ -172,12 +160,15 @@ func (l linkService) serve(ctx context.Context, stream boardv1connect.AgentLinkS
 			return context.Cause(ctx)
 		case <-watchdog.C:
 			return errSilent
-		case r := <-in:
-			if r.err != nil {
-				return r.err
+		case r, ok := <-in:
+			if !ok {
+				return context.Cause(ctx)
+			}
+			if r.Err != nil {
+				return r.Err
 			}
 			watchdog.Reset(silence)
-			switch k := r.msg.GetKind().(type) {
+			switch k := r.Msg.GetKind().(type) {
 			case *boardv1.LinkRequest_Hello:
 				return connect.NewError(connect.CodeInvalidArgument, "hello: sent twice")
 			case *boardv1.LinkRequest_Ping:
