@@ -63,7 +63,6 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		rec   recorder
 		wg    sync.WaitGroup
 	)
-	start := time.Now()
 	wg.Go(func() {
 		dial(ctx, plan, func(i int, c Credential) {
 			if i < plan.Probes {
@@ -111,7 +110,7 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		}
 	}
 	tick.Stop()
-	out.send(Event{Kind: "up", Up: int(up.Load()), Took: time.Since(start), Drops: drops.Load()})
+	out.send(Event{Kind: "up", Up: int(up.Load()), Drops: drops.Load()})
 
 	for {
 		select {
@@ -122,18 +121,30 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			case cmdMeasure:
 				mem := Measure()
 				rec.start()
+				cpu, wall := cpuTime(), time.Now()
 				select {
 				case <-ctx.Done():
 					return nil
 				case <-time.After(plan.Window):
 				}
 				rtt := Summarize(rec.stop())
-				out.send(Event{Kind: "report", Up: int(up.Load()), Memory: &mem, RTT: &rtt, Drops: drops.Load()})
+				out.send(Event{
+					Kind: "report", Up: int(up.Load()), Memory: &mem, RTT: &rtt, Drops: drops.Load(),
+					CPU: cores(cpuTime()-cpu, time.Since(wall)),
+				})
 			default:
 				out.send(Event{Kind: "error", Error: fmt.Sprintf("unknown command %q", cmd)})
 			}
 		}
 	}
+}
+
+// cores is how many cores cpu time used over wall time.
+func cores(cpu, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / wall.Seconds()
 }
 
 // dial calls start for every agent of the plan, probes first, at the plan's

@@ -61,12 +61,12 @@ type Event struct {
 	Kind string `json:"kind"`
 	// Up: agents linked now.
 	Up int `json:"up"`
-	// Took: from the first dial until every agent was linked ("up").
-	Took time.Duration `json:"took,omitempty"`
 	// Memory: the child's own memory before the window ("report").
 	Memory *Snapshot `json:"memory,omitempty"`
 	// RTT: the probes' round trips during the window ("report").
 	RTT *RTT `json:"rtt,omitempty"`
+	// CPU: the child's CPU time during the window, in cores ("report").
+	CPU float64 `json:"cpu,omitempty"`
 	// Drops: links, agents' and probes', that ended before the child was
 	// told to stop; each was dialled again.
 	Drops int64  `json:"drops"`

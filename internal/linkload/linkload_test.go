@@ -86,6 +86,7 @@ func BenchmarkLinks(b *testing.B) {
 	b.ReportMetric(r.Board.Goroutines, "goroutines/agent")
 	b.ReportMetric(float64(r.RTT.P50.Microseconds()), "rtt-p50-µs")
 	b.ReportMetric(float64(r.RTT.P99.Microseconds()), "rtt-p99-µs")
+	b.ReportMetric(r.BoardCPU, "board-cpu-cores")
 }
 
 func logResult(t testing.TB, r linkload.Result) {
@@ -102,6 +103,6 @@ func logResult(t testing.TB, r linkload.Result) {
 		kib(r.Board.Bytes), kib(r.Board.LiveBytes), kib(r.Board.RSS), r.Board.Goroutines)
 	t.Logf("agents' process: heap %.1f MiB, stack %.1f MiB, rss %.1f MiB, %d goroutines",
 		mib(r.Child.HeapInuse), mib(r.Child.StackInuse), mib(r.Child.RSS), r.Child.Goroutines)
-	t.Logf("ping round trip: %d samples, p50 %s, p99 %s, max %s",
-		r.RTT.Samples, r.RTT.P50, r.RTT.P99, r.RTT.Max)
+	t.Logf("ping round trip: %d samples, p50 %s, p99 %s, max %s; cpu during the window: board %.2f cores, agents %.2f cores",
+		r.RTT.Samples, r.RTT.P50, r.RTT.P99, r.RTT.Max, r.BoardCPU, r.ChildCPU)
 }

@@ -53,8 +53,8 @@ type Result struct {
 	Probes int
 	// Minting: how long minting the agents' tokens took.
 	Minting time.Duration
-	// Linking: from the child's first dial until every agent was online in
-	// the store.
+	// Linking: from starting the agents' process until every agent was
+	// online in the store.
 	Linking time.Duration
 	// Before and After: the board's process, without agents and with them.
 	Before, After Snapshot
@@ -63,6 +63,9 @@ type Result struct {
 	// Child: the agents' process with every agent linked.
 	Child Snapshot
 	RTT   RTT
+	// BoardCPU and ChildCPU: the CPU each process used during the window,
+	// in cores.
+	BoardCPU, ChildCPU float64
 	// Up: agents the child had linked at the end of the window.
 	Up int
 	// DropsLinking: links that ended while the agents were linking, and
@@ -151,8 +154,10 @@ func Run(t testing.TB, o Options) Result {
 	}
 
 	c.send(t, cmdMeasure)
+	cpu, wall := cpuTime(), time.Now()
 	ev = c.await(t, "report", o.Window+time.Minute)
-	res.Child, res.RTT, res.Up, res.Drops = *ev.Memory, *ev.RTT, ev.Up, ev.Drops
+	res.BoardCPU = cores(cpuTime()-cpu, time.Since(wall))
+	res.Child, res.RTT, res.Up, res.Drops, res.ChildCPU = *ev.Memory, *ev.RTT, ev.Up, ev.Drops, ev.CPU
 	if n := online(); n != o.Agents {
 		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
 	}

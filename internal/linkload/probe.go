@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/internal/pump"
 )
 
 // probeTimeout is how long a probe waits for a welcome or a pong.
@@ -85,24 +86,9 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 		return false, err
 	}
 
-	type received struct {
-		msg *boardv1.LinkResponse
-		err error
-	}
-	in := make(chan received, 1)
-	go func() {
-		for {
-			msg, err := stream.Receive()
-			select {
-			case in <- received{msg, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	// The receiver ends when the stream fails, at the latest when once
+	// returns and cancels ctx.
+	in := pump.Receive(ctx, stream.Receive)
 
 	wait := time.NewTimer(probeTimeout)
 	defer wait.Stop()
@@ -111,11 +97,14 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 		return false, ctx.Err()
 	case <-wait.C:
 		return false, errors.New("no welcome")
-	case r := <-in:
-		if r.err != nil {
-			return false, r.err
+	case r, ok := <-in:
+		if !ok {
+			return false, ctx.Err()
 		}
-		if r.msg.GetWelcome() == nil {
+		if r.Err != nil {
+			return false, r.Err
+		}
+		if r.Msg.GetWelcome() == nil {
 			return false, errors.New("first message is not a welcome")
 		}
 	}
@@ -148,11 +137,14 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 			if err != nil {
 				return true, err
 			}
-		case r := <-in:
-			if r.err != nil {
-				return true, r.err
+		case r, ok := <-in:
+			if !ok {
+				return true, ctx.Err()
 			}
-			switch k := r.msg.GetKind().(type) {
+			if r.Err != nil {
+				return true, r.Err
+			}
+			switch k := r.Msg.GetKind().(type) {
 			case *boardv1.LinkResponse_Pong:
 				if k.Pong.GetSeq() == awaiting && awaiting != 0 {
 					p.rec.add(time.Since(sent))
