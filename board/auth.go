@@ -66,34 +66,58 @@ func (b *Board) authenticate(ctx context.Context, procedure, header string) (Cal
 }
 
 // interceptor authenticates every RPC, puts the caller in its context, and
-// writes one log line when it ends.
+// writes one log line when it ends. The closure stays small, because a link
+// waits inside it for as long as it lives: the work is in begin and end.
 func (b *Board) interceptor() connect.ServerInterceptor {
 	return func(next connect.ServerFunc) connect.ServerFunc {
 		return func(ctx context.Context, spec connect.Spec, stream connect.ServerStream) error {
-			start := time.Now()
-			info, _ := connect.CallInfoForServerContext(ctx)
-			var header string
-			if info != nil {
-				header = info.RequestHeader().Get("Authorization")
-			}
-			c, err := b.authenticate(ctx, spec.Procedure, header)
+			call, err := b.begin(ctx, spec.Procedure)
 			if err == nil {
-				err = next(withCaller(ctx, c), spec, stream)
+				err = next(call.ctx, spec, stream)
 			}
-			err = b.toConnectError(ctx, err)
-			level := slog.LevelInfo
-			if connect.CodeOf(err) == connect.CodeInternal {
-				level = slog.LevelError
-			}
-			b.log.LogAttrs(ctx, level, "rpc",
-				slog.String("procedure", spec.Procedure),
-				slog.String("caller", c.Name),
-				slog.String("code", codeString(err)),
-				slog.Duration("took", time.Since(start)),
-			)
-			return err
+			return b.end(call, err)
 		}
 	}
+}
+
+// call is one RPC in flight, for its log line.
+type call struct {
+	ctx       context.Context
+	procedure string
+	caller    Caller
+	start     time.Time
+}
+
+// begin authenticates a call.
+func (b *Board) begin(ctx context.Context, procedure string) (*call, error) {
+	c := &call{ctx: ctx, procedure: procedure, start: time.Now()}
+	var header string
+	if info, ok := connect.CallInfoForServerContext(ctx); ok {
+		header = info.RequestHeader().Get("Authorization")
+	}
+	caller, err := b.authenticate(ctx, procedure, header)
+	if err != nil {
+		return c, err
+	}
+	c.caller = caller
+	c.ctx = withCaller(ctx, caller)
+	return c, nil
+}
+
+// end maps the call's error for the client and logs the call.
+func (b *Board) end(c *call, err error) error {
+	err = b.toConnectError(c.ctx, err)
+	level := slog.LevelInfo
+	if connect.CodeOf(err) == connect.CodeInternal {
+		level = slog.LevelError
+	}
+	b.log.LogAttrs(c.ctx, level, "rpc",
+		slog.String("procedure", c.procedure),
+		slog.String("caller", c.caller.Name),
+		slog.String("code", codeString(err)),
+		slog.Duration("took", time.Since(c.start)),
+	)
+	return err
 }
 
 func codeString(err error) string {

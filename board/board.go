@@ -143,7 +143,9 @@ func (b *Board) routes() http.Handler {
 	grpcreflect.Register(srv)
 
 	mux := http.NewServeMux()
-	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes))
+	// Small messages (pings, pongs) are not worth compressing: gzip for a
+	// 20-byte pong costs the board more CPU than the link itself.
+	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10))
 	healthPath, health := grpchealth.NewHandler(grpchealth.NewStaticChecker(
 		boardv1connect.AgentLinkServiceName,
 		boardv1connect.AgentServiceName,

@@ -47,44 +47,49 @@ type linkService struct {
 var _ boardv1connect.AgentLinkServiceHandler = linkService{}
 
 func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkServerStream) error {
-	b := l.b
-	caller, ok := callerFrom(ctx)
-	if !ok || caller.Kind != KindAgent {
-		return connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-
-	// One goroutine receives; this one decides. When this one returns, the
-	// stream's request body is closed and the receiver's Receive fails, so
-	// the receiver always ends.
-	// One goroutine receives; this one decides. When this one returns, the
-	// stream's request body is closed and the receiver's Receive fails, so
-	// the receiver always ends.
-	in := pump.Receive(ctx, stream.Receive)
-
-	hello, err := l.awaitHello(ctx, in)
+	// This goroutine waits for the whole life of a link, ten thousand of them
+	// at once, so its frames are kept small: the work before and after the
+	// wait is in functions of their own (docs/benchmarks.md).
+	s, in, err := l.open(ctx, cancel, stream)
 	if err != nil {
 		return err
 	}
-	if err := validHello(hello, caller); err != nil {
-		return err
-	}
+	defer s.stopExpiry()
+	return l.close(ctx, s, l.serve(ctx, stream, in))
+}
 
+// open receives and checks the hello, records the agent online and
+// welcomes it. One goroutine receives; the handler's decides. When the
+// handler returns, the stream's request body is closed and the receiver's
+// Receive fails, so the receiver always ends.
+func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, stream boardv1connect.AgentLinkServiceLinkServerStream) (*session, <-chan pump.Received[*boardv1.LinkRequest], error) {
+	b := l.b
+	caller, ok := callerFrom(ctx)
+	if !ok || caller.Kind != KindAgent {
+		return nil, nil, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
+	}
+	in := pump.Receive(ctx, stream.Receive)
+	hello, err := l.awaitHello(ctx, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := validHello(hello, caller); err != nil {
+		return nil, nil, err
+	}
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel}
 	_, err = b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if !caller.ExpiresAt.IsZero() {
 		// A link lives no longer than the token that opened it.
-		expiry := time.AfterFunc(caller.ExpiresAt.Sub(b.now()), func() { cancel(errExpired) })
-		defer expiry.Stop()
+		s.expiry = time.AfterFunc(caller.ExpiresAt.Sub(b.now()), func() { cancel(errExpired) })
 	}
 	b.log.InfoContext(ctx, "agent linked", "agent", s.name, "session", s.id)
-
 	err = stream.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
 		Session:      s.id,
 		Protocol:     Protocol,
@@ -92,15 +97,19 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 		PingTimeout:  durationpb.New(b.cfg.PingTimeout),
 	}}})
 	if err != nil {
+		s.stopExpiry()
 		b.presence.leave(s, true)
-		return nil
+		return nil, nil, context.Canceled
 	}
+	return s, in, nil
+}
 
-	err = l.serve(ctx, stream, in)
+// close records why the link ended and what the agent is told.
+func (l linkService) close(ctx context.Context, s *session, err error) error {
 	// A link the agent closed itself is a goodbye; anything else may be a
 	// blip, and the agent gets the grace to come back.
-	b.presence.leave(s, !errors.Is(err, io.EOF))
-	b.log.InfoContext(ctx, "agent unlinked", "agent", s.name, "session", s.id, "why", linkEnd(err))
+	l.b.presence.leave(s, !errors.Is(err, io.EOF))
+	l.b.log.InfoContext(ctx, "agent unlinked", "agent", s.name, "session", s.id, "why", linkEnd(err))
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, errSuperseded), errors.Is(err, errShutdown), errors.Is(err, context.Canceled):
 		return nil

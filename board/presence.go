@@ -25,6 +25,13 @@ type session struct {
 	name    string
 	tokenID string
 	cancel  context.CancelCauseFunc
+	expiry  *time.Timer // ends the link when its token expires; nil if never
+}
+
+func (s *session) stopExpiry() {
+	if s.expiry != nil {
+		s.expiry.Stop()
+	}
 }
 
 // presence knows which agents have a live link on this board, keeps the

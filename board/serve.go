@@ -26,6 +26,11 @@ func (b *Board) NewHTTPServer() *http.Server {
 		HTTP2: &http.HTTP2Config{
 			SendPingTimeout: b.cfg.PingInterval,
 			PingTimeout:     b.cfg.PingTimeout,
+			// Small HPACK tables: a link sends few headers once, and a table
+			// big enough to hold a bearer token keeps it in memory for the
+			// life of the connection, ten thousand times over.
+			MaxDecoderHeaderTableSize: 256,
+			MaxEncoderHeaderTableSize: 256,
 		},
 	}
 }
