@@ -39,11 +39,14 @@ func (b *Board) NewHTTPServer() *http.Server {
 // shuts the server down and closes the board.
 func (b *Board) Serve(ctx context.Context, ln net.Listener) error {
 	srv := b.NewHTTPServer()
-	srv.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
+	base := context.WithoutCancel(ctx)
+	srv.BaseContext = func(net.Listener) context.Context { return base }
+	hl := newH2CListener(base, ln, srv)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(hl) }()
 	select {
 	case err := <-errc:
+		hl.Close()
 		b.Close()
 		return err
 	case <-ctx.Done():
@@ -56,6 +59,7 @@ func (b *Board) Serve(ctx context.Context, ln net.Listener) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = srv.Close()
 	}
+	hl.Close()
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
