@@ -243,14 +243,14 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 
 	in := pump.Receive(ctx, stream.Receive)
 
-	welcomeWait := time.NewTimer(timeout)
+	welcomeWait := time.NewTimer(max(timeout, welcomeWithin))
 	var welcome *boardv1.Welcome
 	select {
 	case <-parent.Done():
 		welcomeWait.Stop()
 		return false, parent.Err()
 	case <-welcomeWait.C:
-		return false, errors.New("no welcome within the ping timeout")
+		return false, errors.New("no welcome in time")
 	case r, ok := <-in:
 		welcomeWait.Stop()
 		if !ok {
@@ -287,6 +287,10 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	l.state(State{Up: false, Session: welcome.GetSession(), Err: err})
 	return true, err
 }
+
+// welcomeWithin is the least time an agent waits for its welcome: a board
+// that has just restarted admits a fleet one store write at a time.
+const welcomeWithin = 30 * time.Second
 
 // goodbyeWithin is how long an agent leaving on purpose waits for the board
 // to hang up after it closed its side.
