@@ -31,8 +31,8 @@ type Pair struct {
 	// ClientGoneAt and ServerGoneAt are when; read them after the channel closes.
 	ClientGoneAt time.Time
 	ServerGoneAt time.Time
-	client     net.Conn
-	server     net.Conn
+	client       net.Conn
+	server       net.Conn
 }
 
 // NewProxy listens on loopback and forwards to target until the test ends.
