@@ -35,6 +35,12 @@ var Capabilities = []string{"runs", "live-runs", "delegation", "delegation-cycle
 // OptionalCapabilities are the ones an agent claims only when it has them.
 var OptionalCapabilities = []string{"health", "pause"}
 
+// The default bounds of the wait between dials.
+const (
+	DefaultMinBackoff = 250 * time.Millisecond
+	DefaultMaxBackoff = 30 * time.Second
+)
+
 // Identity is who the agent says it is in its hello.
 type Identity struct {
 	Name        string
@@ -114,10 +120,10 @@ func New(cfg Config) (*Link, error) {
 		}
 	}
 	if cfg.MinBackoff <= 0 {
-		cfg.MinBackoff = 250 * time.Millisecond
+		cfg.MinBackoff = DefaultMinBackoff
 	}
 	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = 30 * time.Second
+		cfg.MaxBackoff = DefaultMaxBackoff
 	}
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = cfg.MinBackoff
