@@ -38,12 +38,34 @@ func (b *Board) NewHTTPServer() *http.Server {
 // Serve serves the board on ln until ctx ends, then ends every link,
 // shuts the server down and closes the board.
 func (b *Board) Serve(ctx context.Context, ln net.Listener) error {
+	return b.serve(ctx, ln, "", "")
+}
+
+// ServeTLS is Serve over TLS (HTTP/2 and HTTP/1.1), with a certificate
+// and key in PEM files.
+func (b *Board) ServeTLS(ctx context.Context, ln net.Listener, certFile, keyFile string) error {
+	if certFile == "" || keyFile == "" {
+		return errors.New("board: ServeTLS needs a certificate and a key")
+	}
+	return b.serve(ctx, ln, certFile, keyFile)
+}
+
+func (b *Board) serve(ctx context.Context, ln net.Listener, certFile, keyFile string) error {
 	srv := b.NewHTTPServer()
 	base := context.WithoutCancel(ctx)
 	srv.BaseContext = func(net.Listener) context.Context { return base }
-	hl := newH2CListener(base, ln, srv)
+	var hl net.Listener = ln
+	if certFile == "" {
+		hl = newH2CListener(base, ln, srv)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(hl) }()
+	go func() {
+		if certFile != "" {
+			errc <- srv.ServeTLS(ln, certFile, keyFile)
+			return
+		}
+		errc <- srv.Serve(hl)
+	}()
 	select {
 	case err := <-errc:
 		hl.Close()

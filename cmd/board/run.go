@@ -25,11 +25,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	listen := fs.String("listen", "127.0.0.1:7777", "address to listen on (127.0.0.1:0 picks a free port)")
 	store := storeFlags(fs, getenv)
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate: serve HTTPS (HTTP/2 and HTTP/1.1) instead of plain HTTP")
+	tlsKey := fs.String("tls-key", "", "PEM private key for --tls-cert")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fmt.Errorf("--tls-cert and --tls-key go together")
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -51,8 +56,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		b.Close()
 		return err
 	}
-	fmt.Fprintf(stdout, "board: store %s; listening on http://%s\n", store.describe(), ln.Addr())
-	err = b.Serve(ctx, ln)
+	if *tlsCert != "" {
+		fmt.Fprintf(stdout, "board: store %s; listening on https://%s\n", store.describe(), ln.Addr())
+		err = b.ServeTLS(ctx, ln, *tlsCert, *tlsKey)
+	} else {
+		fmt.Fprintf(stdout, "board: store %s; listening on http://%s\n", store.describe(), ln.Addr())
+		err = b.Serve(ctx, ln)
+	}
 	log.Info("board stopped")
 	return err
 }

@@ -5,6 +5,8 @@ package boardtest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
@@ -32,6 +34,8 @@ type Options struct {
 	Addr string
 	// DSN: the store; empty means SQLite in Dir.
 	DSN string
+	// TLS: serve HTTPS with a self-signed certificate (see TLSConfig).
+	TLS bool
 }
 
 // Board is a running board under test.
@@ -44,8 +48,11 @@ type Board struct {
 	Store *ent.Client
 	Board *board.Board
 
-	stop context.CancelFunc
-	done chan error
+	stop  context.CancelFunc
+	done  chan error
+	roots *x509.CertPool
+	cert  string
+	key   string
 }
 
 // Start runs a board until the test ends.
@@ -101,10 +108,22 @@ func (b *Board) start() {
 	b.Addr = ln.Addr().String()
 	b.opts.Addr = b.Addr // a restart comes back on the same port
 	b.URL = "http://" + b.Addr
+	if b.opts.TLS && b.cert == "" {
+		b.cert, b.key, b.roots = selfSigned(b.t, b.t.TempDir())
+	}
+	if b.opts.TLS {
+		b.URL = "https://" + b.Addr
+	}
 	b.Store, b.Board = store, bd
 	ctx, b.stop = context.WithCancel(ctx)
 	b.done = make(chan error, 1)
-	go func() { b.done <- bd.Serve(ctx, ln) }()
+	go func() {
+		if b.opts.TLS {
+			b.done <- bd.ServeTLS(ctx, ln, b.cert, b.key)
+			return
+		}
+		b.done <- bd.Serve(ctx, ln)
+	}()
 }
 
 // Stop shuts the board down gracefully. Stopping twice is harmless.
@@ -161,14 +180,22 @@ var Protocols = map[string][]connecthttp.Option{
 
 // Client is a connect client for the board over HTTP/2, sending token.
 func (b *Board) Client(token string, opts ...connecthttp.Option) *connect.Client {
-	return NewClient(b.URL, token, opts...)
+	return newClient(b.URL, b.TLSConfig(), token, opts...)
 }
 
 // NewClient is a connect client for a board at url over h2c, sending token.
 func NewClient(url, token string, opts ...connecthttp.Option) *connect.Client {
+	return newClient(url, nil, token, opts...)
+}
+
+func newClient(url string, tlsConfig *tls.Config, token string, opts ...connecthttp.Option) *connect.Client {
 	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	hc := &http.Client{Transport: &http.Transport{Protocols: p}}
+	if tlsConfig != nil {
+		p.SetHTTP2(true)
+	} else {
+		p.SetUnencryptedHTTP2(true)
+	}
+	hc := &http.Client{Transport: &http.Transport{Protocols: p, TLSClientConfig: tlsConfig}}
 	var ics []connect.ClientInterceptor
 	if token != "" {
 		ics = append(ics, bearer(token))
