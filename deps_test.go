@@ -22,6 +22,7 @@ func TestDeps(t *testing.T) {
 	}{
 		{pkg: "approvals", stdlib: true, forbid: []string{"log", "log/slog"}},
 		{pkg: "ui", stdlib: true},
+		{pkg: "flow", stdlib: true, allow: []string{module + "/approvals", module + "/subscription"}, forbid: []string{"log", "log/slog"}},
 		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal/boardtest"}},
 		{pkg: "internal/pump", stdlib: true},

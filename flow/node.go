@@ -1,0 +1,164 @@
+package flow
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Kind is what a node is. A node either names a handler (KindHandler, the
+// v0.1 node) or declares a type, and the compiler writes the handler for it.
+type Kind string
+
+// The node kinds.
+const (
+	KindHandler Kind = "handler" // never written as a type: a node with a handler
+	KindLLM     Kind = "llm"     // v0.3: a prompt to the model, the reply to output
+	KindTool    Kind = "tool"    // v0.4: one tool call the flow decides
+	KindTools   Kind = "tools"   // v0.4: the calls something else queued
+	KindFanout  Kind = "fanout"  // v0.6: one copy of a node per item of a list
+	KindAsk     Kind = "ask"     // v0.8: a question to the person, the reply to output
+)
+
+// NodeTypes lists every value a node's type may take.
+var NodeTypes = []Kind{KindLLM, KindTool, KindTools, KindFanout, KindAsk}
+
+// Node is one step of the graph. Which fields apply depends on its kind;
+// Validate refuses a field on a node of a kind it does not belong to.
+type Node struct {
+	// ID names the step. Unique; START and END are reserved.
+	ID string
+	// Handler names the function that implements the step. A node has a
+	// handler or a type, never both.
+	Handler string
+	// Type is the kind of a typed node (v0.3 on); empty for a handler node.
+	Type Kind
+	// Description says what the step does (v0.7). For a handler it is the
+	// whole specification its code is written from.
+	Description string
+
+	// Retry gives the node more goes before a failure counts (v0.3).
+	Retry *Retry
+	// OnError names where the run goes when the node still fails: a node
+	// id, or END (v0.3). The failure is in the __error channel.
+	OnError string
+	// Approval stops the run before the node does anything until a person
+	// answers (v0.5). It needs a checkpointer.
+	Approval *Approval
+
+	// Prompt is an llm node's prompt; {{channel}} reads state.
+	Prompt string
+	// Output is the channel an llm, tool, tools or ask node writes.
+	Output string
+	// Schema is the shape an llm node's answer must have (v0.15).
+	Schema *Schema
+
+	// Tool is the tool a tool node calls: a name in the flow's tools, or
+	// "<server>.<tool>" declared in requires.mcp.
+	Tool string
+	// Args are a tool node's arguments, templated like prompts, as given.
+	Args json.RawMessage
+
+	// Calls is the channel of queued { name, args, id } calls a tools node
+	// runs.
+	Calls string
+
+	// Over is the list channel a fanout node spreads, To the node each
+	// item goes to, and As the channel each copy reads its item from.
+	Over string
+	To   string
+	As   string
+
+	// Ask is an ask node's question; {{channel}} reads state.
+	Ask string
+
+	keys []string // the keys Load saw, in order
+}
+
+// Kind returns the node's kind: its type, or KindHandler for a node that
+// declares none.
+func (n *Node) Kind() Kind {
+	if n.Type == "" {
+		return KindHandler
+	}
+	return n.Type
+}
+
+// Retry is how many goes a node gets.
+type Retry struct {
+	// MaxAttempts counts every go, the first one too. At least 1.
+	MaxAttempts int
+}
+
+// Approval is the question put to a person before a node runs.
+type Approval struct {
+	// Ask is the question. Required.
+	Ask string
+	// Show names the channels the person is shown: never the whole state.
+	Show []string
+	// OnReject names where a refused run goes: a node id, or END. Empty:
+	// a refusal ends the run.
+	OnReject string
+	// Why names the channel holding the case for saying yes: the account
+	// shown beside the question.
+	Why string
+}
+
+// nodeKeys are the keys a node may have in JSON, whatever its kind.
+var nodeKeys = []string{
+	"id", "handler", "type", "description", "retry", "onError", "approval",
+	"prompt", "output", "schema", "tool", "args", "calls", "over", "to", "as", "ask",
+}
+
+// kindKeys are the keys that belong to only some kinds of node.
+var kindKeys = map[Kind][]string{
+	KindHandler: {"handler"},
+	KindLLM:     {"prompt", "output", "schema"},
+	KindTool:    {"tool", "args", "output"},
+	KindTools:   {"calls", "output"},
+	KindFanout:  {"over", "to", "as"},
+	KindAsk:     {"ask", "output"},
+}
+
+// belongs reports whether key may appear on a node of kind k.
+func belongs(k Kind, key string) bool {
+	switch key {
+	case "id", "type", "description", "retry", "onError", "approval":
+		return true
+	}
+	return slices.Contains(kindKeys[k], key)
+}
+
+// present returns the kind-specific keys the node uses: the keys Load saw,
+// or for a node built in Go, the fields that are set.
+func (n *Node) present() []string {
+	if n.keys != nil {
+		return n.keys
+	}
+	var ks []string
+	add := func(set bool, key string) {
+		if set {
+			ks = append(ks, key)
+		}
+	}
+	add(n.Handler != "", "handler")
+	add(n.Prompt != "", "prompt")
+	add(n.Output != "", "output")
+	add(n.Schema != nil, "schema")
+	add(n.Tool != "", "tool")
+	add(n.Args != nil, "args")
+	add(n.Calls != "", "calls")
+	add(n.Over != "", "over")
+	add(n.To != "", "to")
+	add(n.As != "", "as")
+	add(n.Ask != "", "ask")
+	return ks
+}
+
+// writes returns the channel a typed node writes, if the compiler knows it.
+func (n *Node) writes() string {
+	switch n.Type {
+	case KindLLM, KindTool, KindTools, KindAsk:
+		return n.Output
+	}
+	return ""
+}
