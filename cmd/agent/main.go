@@ -1,6 +1,7 @@
 // Command agent serves a flow folder and links it to a board.
 //
 //	agent [--monitor URL] [--token TOKEN] [--capability NAME]... DIR
+//	agent validate DIR
 //
 // The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
 // Without a monitor URL the agent runs without a board and says so.
@@ -8,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -19,7 +21,9 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "agent:", err)
+		if !errors.Is(err, errReported) {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+		}
 		os.Exit(1)
 	}
 }

@@ -289,3 +289,31 @@ func TestBoardStopsGracefully(t *testing.T) {
 		t.Errorf("stored agent after SIGTERM = %+v, %v; want polite, offline", a, err)
 	}
 }
+
+// TestAgentValidate: exit 0 for a valid flow; 1 for an invalid one, with
+// every problem, its code and its path.
+func TestAgentValidate(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(filepath.Join(bin, "agent"), "validate", "../../examples/hello")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "valid") {
+		t.Errorf("agent validate examples/hello: %v\n%s", err, out)
+	}
+
+	dir := t.TempDir()
+	bad := `{"version":"0.1","start":"x","state":{"a":{}},"nodes":[{"id":"x","handler":"h"},{"id":"y","handler":"h"}],"edges":[{"from":"x","to":"END"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bin, "agent"), "validate", dir).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("agent validate of an invalid flow: %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{
+		`state: FEATURE_TOO_NEW: Declaring state requires version "0.2" or later`,
+		`nodes[1]: UNREACHABLE_NODE:`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("agent validate output lacks %q:\n%s", want, out)
+		}
+	}
+}
