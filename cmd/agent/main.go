@@ -2,6 +2,7 @@
 //
 //	agent [--monitor URL] [--token TOKEN] [--capability NAME]... DIR
 //	agent validate DIR
+//	agent check DIR
 //
 // The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
 // Without a monitor URL the agent runs without a board and says so.

@@ -13,8 +13,13 @@ import (
 
 // run is the whole command, so tests can run it in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "validate" {
-		return runValidate(args[1:], stdout)
+	if len(args) > 0 {
+		switch args[0] {
+		case "validate":
+			return runValidate(args[1:], stdout)
+		case "check":
+			return runCheck(args[1:], stdout)
+		}
 	}
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -317,3 +317,26 @@ func TestAgentValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentCheck: readiness findings and the plan; exit 1 when not ready.
+func TestAgentCheck(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(filepath.Join(bin, "agent"), "check", "../../examples/hello").CombinedOutput()
+	if err != nil {
+		t.Fatalf("agent check examples/hello: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Would write:", "handlers: greet", "From the declaration: -", "flow.json: ready"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("agent check output lacks %q:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	undescribed := `{"version":"0.7","start":"a","nodes":[{"id":"a","handler":"h"}],"edges":[{"from":"a","to":"END"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), []byte(undescribed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(filepath.Join(bin, "agent"), "check", dir).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "NO_DESCRIPTION (problem)") || !strings.Contains(string(out), "not ready") {
+		t.Errorf("agent check of an undescribed flow: %v\n%s", err, out)
+	}
+}
