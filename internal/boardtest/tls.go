@@ -64,3 +64,15 @@ func (b *Board) TLSConfig() *tls.Config {
 	}
 	return &tls.Config{RootCAs: b.roots, MinVersion: tls.VersionTLS12}
 }
+
+// CertPEM is the board's certificate in PEM when it serves TLS, or "".
+func (b *Board) CertPEM() string {
+	if b.cert == "" {
+		return ""
+	}
+	data, err := os.ReadFile(b.cert)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return string(data)
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
 // Options say how big a load to put on the board. Zero values take the
@@ -103,10 +104,10 @@ func Run(t testing.TB, o Options) Result {
 	}
 	res := Result{Agents: o.Agents, Probes: o.Probes}
 
-	bt := startBoard(t, o.PingInterval, o.TLS)
+	bt := boardtest.Start(t, boardtest.Options{PingInterval: o.PingInterval, TLS: o.TLS})
 	start := time.Now()
 	plan := Plan{
-		CA:         bt.CA,
+		CA:         bt.CertPEM(),
 		Agents:     mint(t, bt.Board.Tokens(), o.Agents),
 		Probes:     o.Probes,
 		DialRate:   o.DialRate,
