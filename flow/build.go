@@ -1,0 +1,362 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Handler is the function behind a handler node: it reads the state and
+// returns what to write. An error fails the node (see retry and onError).
+type Handler func(ctx context.Context, state State) (Update, error)
+
+// Router picks a conditional edge's route by name. It reads the state the
+// node it leaves saw, with that node's own writes applied, and cannot write.
+type Router func(ctx context.Context, state State) (string, error)
+
+// Gate is asked before every tool call the engine makes — a tool node's
+// call and each call a tools node runs — and refuses one by returning an
+// error, which becomes the call's failure. It is where the board's tool
+// switches plug in.
+type Gate func(ctx context.Context, name string, args map[string]any) error
+
+// Registry holds the functions a flow names, because a flow file cannot
+// hold a function. Typed nodes need no entry.
+type Registry struct {
+	Handlers map[string]Handler
+	Routers  map[string]Router
+	// Reducers holds the reducers a channel names other than "append" and
+	// "merge".
+	Reducers map[string]Reducer
+}
+
+// DefaultStepLimit is how many steps one call of Invoke or Resume may take
+// when BuildOptions.StepLimit is zero: LangGraph's recursion limit.
+const DefaultStepLimit = 25
+
+// BuildOptions is what a graph is built with besides the flow.
+type BuildOptions struct {
+	// Registry: the handlers, routers and reducers the flow names. Every
+	// one it names must be there.
+	Registry Registry
+	// Model: asked by llm nodes. nil: a flow with an llm node is refused.
+	Model Model
+	// Tools: calls tools for tool and tools nodes. nil: a flow with either
+	// is refused.
+	Tools ToolCaller
+	// Gate: asked before every tool call. nil allows every call.
+	Gate Gate
+	// Checkpointer: where a run that stops for a person (ask, approval)
+	// waits. nil: a flow that can stop is refused, with the seed's words.
+	Checkpointer Checkpointer
+	// Memory: where a thread's remembered channels and a conversation's
+	// history are kept between runs (see docs/flow.md). Any Checkpointer
+	// will do, but not the same one as Checkpointer. nil: a store in this
+	// Graph's memory, lost with it.
+	Memory Checkpointer
+	// StepLimit: how many steps one call of Invoke or Resume may take
+	// before it fails with ErrStepLimit. 0: DefaultStepLimit.
+	StepLimit int
+	// Now: the clock for the times a run records. nil: time.Now.
+	Now func() time.Time
+}
+
+// Graph is a flow built to run: Invoke starts a run on a thread, Resume
+// answers one that waits. A Graph is safe for concurrent use; runs on one
+// thread are taken one at a time.
+type Graph struct {
+	flow     *Flow
+	nodes    []*gnode // in flow order
+	byID     map[string]*gnode
+	start    *gnode
+	declared map[string]bool // nil: the flow declares no state
+	reducers map[string]Reducer
+	defaults map[string]any
+	remember []string // channels carried between runs of a thread, sorted
+	waits    bool     // the flow can stop for a person
+
+	model        Model
+	tools        ToolCaller
+	gate         Gate
+	checkpointer Checkpointer
+	memory       Checkpointer
+	stepLimit    int
+	now          func() time.Time
+
+	mu    sync.Mutex
+	locks map[string]*threadLock
+}
+
+// gnode is one node, built.
+type gnode struct {
+	*Node
+	index    int
+	handler  Handler
+	args     map[string]any // a tool node's arguments, decoded
+	edges    []string       // normal edges' destinations, END included
+	conds    []*gcond
+	to       *gnode // a fanout's target
+	output   string // the type of the channel an llm node writes
+	attempts int
+	resets   []string // limit counters this node's visit puts back to zero
+	counts   []string // limit counters this node's visit counts in
+}
+
+// gcond is one conditional edge, built.
+type gcond struct {
+	from   string
+	name   string // the router's name
+	router Router
+	routes map[string]string
+	sorted []string
+	limits map[string]glimit // by route
+}
+
+type glimit struct {
+	key  string // the counter
+	max  int
+	then string
+}
+
+// Build checks the flow and builds it to run. Every validation problem is
+// returned at once, as a *ValidationError; then every handler, router and
+// reducer missing from the registry (ErrNotRegistered), an llm node with no
+// Model (ErrNoModel), a tool or tools node with no ToolCaller
+// (ErrNoToolCaller), and a flow that waits for a person with no
+// Checkpointer (ErrApprovalNeedsCheckpointer, ErrAskNeedsCheckpointer).
+//
+// The Graph keeps f: do not change it afterwards. The functions it is given
+// are called from many goroutines at once — the nodes of one step run at the
+// same time, and so do the calls of a tools node — and must be safe for
+// that. A Reducer is called more than once for one write (once for the
+// router's view of its node, once when the step ends) and must not have
+// effects.
+func Build(f *Flow, opts BuildOptions) (*Graph, error) {
+	if err := Check(f); err != nil {
+		return nil, err
+	}
+	if opts.Checkpointer == nil {
+		if err := CheckpointerRequired(f); err != nil {
+			return nil, err
+		}
+	}
+	g := &Graph{
+		flow:         f,
+		byID:         map[string]*gnode{},
+		reducers:     map[string]Reducer{},
+		defaults:     map[string]any{},
+		model:        opts.Model,
+		tools:        opts.Tools,
+		gate:         opts.Gate,
+		checkpointer: opts.Checkpointer,
+		memory:       opts.Memory,
+		stepLimit:    opts.StepLimit,
+		now:          opts.Now,
+		locks:        map[string]*threadLock{},
+		waits:        CheckpointerRequired(f) != nil,
+	}
+	if g.stepLimit <= 0 {
+		g.stepLimit = DefaultStepLimit
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	var errs []error
+	reg := opts.Registry
+
+	if f.State != nil {
+		g.declared = map[string]bool{}
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.State)) {
+		c := f.State[name]
+		g.declared[name] = true
+		if c == nil {
+			continue
+		}
+		switch c.Reducer {
+		case "":
+		case ReducerAppend:
+			g.reducers[name] = appendReducer
+		case ReducerMerge:
+			g.reducers[name] = mergeReducer
+		default:
+			r := reg.Reducers[c.Reducer]
+			if r == nil {
+				errs = append(errs, unregistered(fmt.Sprintf("channel %q", name), "reducer", c.Reducer, hasKey(reg.Reducers, c.Reducer)))
+				continue
+			}
+			g.reducers[name] = func(old, new any) (any, error) {
+				v, err := r(old, new)
+				if err != nil {
+					return nil, err
+				}
+				return jsonValue(v)
+			}
+		}
+		if c.Default != nil {
+			var v any
+			if err := json.Unmarshal(c.Default, &v); err != nil {
+				errs = append(errs, fmt.Errorf("flow: channel %q: default is not JSON: %w", name, err))
+			}
+			g.defaults[name] = v
+		}
+		if c.Remembers {
+			g.remember = append(g.remember, name)
+		}
+	}
+	if f.Conversation {
+		g.reducers[HistoryChannel] = addTurns
+	}
+
+	for i, n := range f.Nodes {
+		gn := &gnode{Node: n, index: i, attempts: 1}
+		if n.Retry != nil && n.Retry.MaxAttempts > 1 {
+			gn.attempts = n.Retry.MaxAttempts
+		}
+		g.nodes = append(g.nodes, gn)
+		g.byID[n.ID] = gn
+		switch n.Kind() {
+		case KindHandler:
+			gn.handler = reg.Handlers[n.Handler]
+			if gn.handler == nil {
+				errs = append(errs, unregistered(fmt.Sprintf("node %q", n.ID), "handler", n.Handler, hasKey(reg.Handlers, n.Handler)))
+			}
+		case KindLLM:
+			if opts.Model == nil {
+				errs = append(errs, fmt.Errorf("node %q: %w", n.ID, ErrNoModel))
+			}
+			if c := f.State[n.Output]; c != nil {
+				gn.output = c.Type
+			}
+		case KindTool:
+			if opts.Tools == nil {
+				errs = append(errs, fmt.Errorf("node %q: %w", n.ID, ErrNoToolCaller))
+			}
+			gn.args = map[string]any{}
+			if n.Args != nil {
+				if err := json.Unmarshal(n.Args, &gn.args); err != nil || gn.args == nil {
+					errs = append(errs, fmt.Errorf("flow: node %q: args must be an object of arguments", n.ID))
+				}
+			}
+		case KindTools:
+			if opts.Tools == nil {
+				errs = append(errs, fmt.Errorf("node %q: %w", n.ID, ErrNoToolCaller))
+			}
+		}
+	}
+	g.start = g.byID[f.Start]
+	for _, gn := range g.nodes {
+		if gn.Type == KindFanout {
+			gn.to = g.byID[gn.To]
+		}
+	}
+
+	for i, e := range f.Edges {
+		src := g.byID[e.From]
+		if !e.conditional() {
+			src.edges = append(src.edges, e.To)
+			continue
+		}
+		c := &gcond{from: e.From, name: e.Router, routes: e.Routes, sorted: slices.Sorted(maps.Keys(e.Routes))}
+		c.router = reg.Routers[e.Router]
+		if c.router == nil {
+			errs = append(errs, unregistered(fmt.Sprintf("edge from %q", e.From), "router", e.Router, hasKey(reg.Routers, e.Router)))
+		}
+		for _, route := range slices.Sorted(maps.Keys(e.Limits)) {
+			l := e.Limits[route]
+			key := fmt.Sprintf("%d:%s", i, route)
+			if c.limits == nil {
+				c.limits = map[string]glimit{}
+			}
+			c.limits[route] = glimit{key: key, max: l.Max, then: l.Then}
+			src.counts = append(src.counts, key)
+			if l.Per != "" {
+				per := g.byID[l.Per]
+				per.resets = append(per.resets, key)
+			}
+		}
+		src.conds = append(src.conds, c)
+	}
+
+	if f.Conversation || len(g.remember) > 0 {
+		switch {
+		case g.memory == nil:
+			g.memory = &MemoryCheckpointer{}
+		case sameStore(g.memory, g.checkpointer):
+			errs = append(errs, errors.New("flow: BuildOptions.Memory must not be the Checkpointer: a thread's memory and its waiting run are kept by the same key"))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return g, nil
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func unregistered(what, kind, name string, nilValue bool) error {
+	if nilValue {
+		return fmt.Errorf("%s: %s %q is registered but is not a function: %w", what, kind, name, ErrNotRegistered)
+	}
+	return fmt.Errorf("%s: %s %q is not in the registry: %w", what, kind, name, ErrNotRegistered)
+}
+
+// sameStore reports whether two stores are one value.
+func sameStore(a, b Checkpointer) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}
+
+// needsThread reports whether a run of this graph can wait or remember.
+func (g *Graph) needsThread() bool {
+	return g.waits || g.remembers()
+}
+
+func (g *Graph) remembers() bool {
+	return g.flow.Conversation || len(g.remember) > 0
+}
+
+// engineChannel reports whether a channel is the engine's own, which no
+// node may write: names beginning "__", and a conversation's history.
+func (g *Graph) engineChannel(ch string) bool {
+	return strings.HasPrefix(ch, "__") || (ch == HistoryChannel && g.flow.Conversation)
+}
+
+// threadLock takes the runs of one thread one at a time.
+type threadLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (g *Graph) lock(thread string) (unlock func()) {
+	g.mu.Lock()
+	l := g.locks[thread]
+	if l == nil {
+		l = &threadLock{}
+		g.locks[thread] = l
+	}
+	l.refs++
+	g.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		g.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(g.locks, thread)
+		}
+		g.mu.Unlock()
+	}
+}
