@@ -266,6 +266,9 @@ func Build(f *Flow, opts BuildOptions) (*Graph, error) {
 		}
 		c := &gcond{from: e.From, name: e.Router, routes: e.Routes, sorted: slices.Sorted(maps.Keys(e.Routes))}
 		c.router = reg.Routers[e.Router]
+		if c.router == nil && strings.HasPrefix(e.Router, ChannelRouterPrefix) {
+			c.router = channelRouter(e.Router[len(ChannelRouterPrefix):])
+		}
 		if c.router == nil {
 			errs = append(errs, unregistered(fmt.Sprintf("edge from %q", e.From), "router", e.Router, hasKey(reg.Routers, e.Router)))
 		}
@@ -358,5 +361,26 @@ func (g *Graph) lock(thread string) (unlock func()) {
 			delete(g.locks, thread)
 		}
 		g.mu.Unlock()
+	}
+}
+
+// ChannelRouterPrefix marks a router a flow folder with no Go code can
+// name: "=decision" routes by the value of channel decision, and
+// "=decision.action" by a field of it, so an llm node with an enum schema
+// can choose the way. A registered router of the same name wins.
+const ChannelRouterPrefix = "="
+
+// channelRouter routes by the string at path in state.
+func channelRouter(path string) Router {
+	return func(_ context.Context, s State) (string, error) {
+		v, ok := lookup(s, path)
+		if !ok {
+			return "", fmt.Errorf("router %q: %s holds nothing", ChannelRouterPrefix+path, path)
+		}
+		route, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("router %q: %s holds %s, not a route name", ChannelRouterPrefix+path, path, text(v))
+		}
+		return route, nil
 	}
 }
