@@ -26,6 +26,7 @@ func TestDeps(t *testing.T) {
 		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal/boardtest"}},
 		{pkg: "internal/pump", stdlib: true},
+		{pkg: "llm", stdlib: true, allow: []string{module + "/flow", module + "/approvals", module + "/subscription"}},
 		{pkg: "api/symphonix/board/v1/boardv1connect", forbid: []string{module + "/board", module + "/ent", module + "/agentlink"}},
 	}
 	for _, r := range rules {

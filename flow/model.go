@@ -4,7 +4,7 @@ import "context"
 
 // Model is what an llm node asks. The engine templates the prompt, asks,
 // and (for a node with a schema) parses and checks the reply; a Model only
-// talks to the provider. Implementations: package models (a deterministic
+// talks to the provider. Implementations: package llm (a deterministic
 // stand-in and an OpenAI-compatible client).
 type Model interface {
 	Complete(ctx context.Context, req ModelRequest) (ModelReply, error)
