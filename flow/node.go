@@ -93,7 +93,8 @@ type Retry struct {
 type Approval struct {
 	// Ask is the question. Required.
 	Ask string
-	// Show names the channels the person is shown: never the whole state.
+	// Show names the channels the person is shown, or fields of them
+	// ("order.amount"): never the whole state.
 	Show []string
 	// OnReject names where a refused run goes: a node id, or END. Empty:
 	// a refusal ends the run.

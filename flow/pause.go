@@ -54,7 +54,9 @@ func (r *run) approvalPending(v State, n *gnode) (*Pending, error) {
 	a := n.Approval
 	show := make(map[string]any, len(a.Show))
 	for _, ch := range a.Show {
-		show[ch] = clone(v[ch])
+		// A channel, or a field of one ("order.amount").
+		val, _ := lookup(v, ch)
+		show[ch] = clone(val)
 	}
 	var account string
 	if a.Why != "" {

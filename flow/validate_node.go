@@ -184,7 +184,12 @@ func (v *validator) approvalCheck(n *Node, name, path string) {
 			v.missing(CodeMissingField, p, "approval.show must name a channel")
 			continue
 		}
-		v.reads(ch, p)
+		// A field of a channel may be shown: "order.amount" reads order.
+		base := ch
+		if i := strings.IndexAny(ch, ".["); i > 0 {
+			base = ch[:i]
+		}
+		v.reads(base, p)
 	}
 	if a.OnReject != "" && !v.isTarget(a.OnReject) {
 		v.add(CodeUnknownNodeRef, join(path, "onReject"), fmt.Sprintf("onReject names %q, which is not a node or END", a.OnReject))
