@@ -60,7 +60,8 @@ func (r *run) approvalPending(v State, n *gnode) (*Pending, error) {
 	}
 	var account string
 	if a.Why != "" {
-		account = accountOf(v[a.Why])
+		why, _ := lookup(v, a.Why) // a channel, or a field of one
+		account = accountOf(why)
 	}
 	digest, err := approvalDigest(show, account)
 	if err != nil {

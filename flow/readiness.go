@@ -82,7 +82,9 @@ var (
 	endpointWord = regexp.MustCompile(`(?i)(https?://|\bendpoint\b|\bAPI\b|/[a-z0-9_-]+/|\bMCP\b)`)
 	// writesWords: a tool whose name or description says it changes
 	// something outside the run.
-	writesWords = regexp.MustCompile(`(?i)(^|[^a-z])(create|update|delete|remove|write|send|post|pay|charge|refund|cancel|transfer|insert|book|order|publish|approve|submit)`)
+	writesWords = regexp.MustCompile(`(?i)^(create|creates|update|updates|delete|deletes|remove|removes|write|writes|send|sends|post|posts|pay|pays|charge|charges|refund|refunds|cancel|cancels|transfer|transfers|insert|inserts|book|books|order|orders|publish|publishes|approve|approves|submit|submits)$`)
+	// wordStart splits a tool name into words: snake, kebab and camel case.
+	wordStart = regexp.MustCompile(`[_\-.]+|([a-z])([A-Z])`)
 	// countedWords: a number channel described as adding up across turns.
 	countedWords = regexp.MustCompile(`(?i)(so far|in total|running|across|every message|each message|per conversation|spent|count)`)
 )
@@ -127,7 +129,8 @@ func PlanOf(f *Flow) Plan {
 		}
 	}
 	for _, e := range f.Edges {
-		if e != nil && e.Router != "" {
+		// A channel router ("=decision") is the engine's, not a unit.
+		if e != nil && e.Router != "" && !strings.HasPrefix(e.Router, ChannelRouterPrefix) {
 			p.Routers = append(p.Routers, e.Router)
 		}
 	}
@@ -303,14 +306,17 @@ func (r *readiness) toolDescription(name string) (desc string, declared bool) {
 	return "", false
 }
 
+// writes reports whether a tool's name, or its description, starts with a
+// verb that changes something outside the run.
 func (r *readiness) writes(tool string) bool {
 	desc, _ := r.toolDescription(tool)
 	_, name, ok := strings.Cut(tool, ".")
 	if !ok {
 		name = tool
 	}
-	firstVerb := strings.Fields(desc + " x")[0]
-	return writesWords.MatchString(name) || writesWords.MatchString(firstVerb)
+	nameVerb := strings.Fields(wordStart.ReplaceAllString(name, "$1 $2") + " x")[0]
+	descVerb := strings.Fields(desc + " x")[0]
+	return writesWords.MatchString(nameVerb) || writesWords.MatchString(descVerb)
 }
 
 func (r *readiness) tools() {

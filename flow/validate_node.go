@@ -195,7 +195,11 @@ func (v *validator) approvalCheck(n *Node, name, path string) {
 		v.add(CodeUnknownNodeRef, join(path, "onReject"), fmt.Sprintf("onReject names %q, which is not a node or END", a.OnReject))
 	}
 	if a.Why != "" {
-		v.reads(a.Why, join(path, "why"))
+		base := a.Why
+		if i := strings.IndexAny(base, ".["); i > 0 {
+			base = base[:i]
+		}
+		v.reads(base, join(path, "why"))
 	}
 }
 

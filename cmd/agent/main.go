@@ -3,6 +3,7 @@
 //	agent [--monitor URL] [--token TOKEN] [--capability NAME]... DIR
 //	agent validate DIR
 //	agent check DIR
+//	agent run [--input NAME=VALUE]... [--json] [--thread T] DIR
 //
 // The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
 // Without a monitor URL the agent runs without a board and says so.
@@ -19,7 +20,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		if !errors.Is(err, errReported) {

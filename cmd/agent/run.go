@@ -12,13 +12,15 @@ import (
 )
 
 // run is the whole command, so tests can run it in-process.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "validate":
 			return runValidate(args[1:], stdout)
 		case "check":
 			return runCheck(args[1:], stdout)
+		case "run":
+			return runFlow(ctx, args[1:], getenv, stdin, stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)

@@ -6,6 +6,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -338,5 +339,83 @@ func TestAgentCheck(t *testing.T) {
 	out, err = exec.Command(filepath.Join(bin, "agent"), "check", dir).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "NO_DESCRIPTION (problem)") || !strings.Contains(string(out), "not ready") {
 		t.Errorf("agent check of an undescribed flow: %v\n%s", err, out)
+	}
+}
+
+// refundDesk runs `agent run --json` on the refund desk with answers on
+// stdin, and returns the final state, or the exit error and stderr.
+func refundDesk(t *testing.T, thread, order, answers string) (state map[string]any, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "agent"), "run", "--json", "--thread", thread,
+		"--input", "order_id="+order, "--input", "request=The mug arrived broken; I want my money back.",
+		"../../examples/refund-desk")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "MONITOR_URL=")
+	cmd.Stdin = strings.NewReader(answers)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, errb.String(), err
+	}
+	if err := json.Unmarshal([]byte(out.String()), &state); err != nil {
+		t.Fatalf("agent run --json printed %q: %v", out.String(), err)
+	}
+	return state, errb.String(), nil
+}
+
+func threadName(t *testing.T) string {
+	return strings.ReplaceAll(t.Name(), "/", "-") + fmt.Sprint(time.Now().UnixNano())
+}
+
+// TestRefundDeskApproved: the example runs end to end on the stand-in
+// model with no key: it looks the order up through its MCP server, asks
+// for approval showing the amount and the order, refunds, and answers.
+func TestRefundDeskApproved(t *testing.T) {
+	t.Parallel()
+	state, stderr, err := refundDesk(t, threadName(t), "A-1001", "yes\n")
+	if err != nil {
+		t.Fatalf("agent run: %v\n%s", err, stderr)
+	}
+	refund, _ := state["refund"].(map[string]any)
+	if refund["status"] != "refunded" || refund["amount"] != 49.9 || state["reply"] == "" {
+		t.Errorf("final state = %v, want a refund of 49.9 and a reply", state)
+	}
+	for _, want := range []string{"model: stand-in", "waiting runs are kept in", "approval needed at pay: Refund 49.9 EUR on order A-1001", "order.amount     49.9"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestRefundDeskRejected: a no goes to onReject; the refund never ran.
+func TestRefundDeskRejected(t *testing.T) {
+	t.Parallel()
+	state, stderr, err := refundDesk(t, threadName(t), "A-1002", "no\n")
+	if err != nil {
+		t.Fatalf("agent run: %v\n%s", err, stderr)
+	}
+	if _, refunded := state["refund"]; refunded || state["reply"] == "" {
+		t.Errorf("final state = %v, want no refund and a reply", state)
+	}
+}
+
+// TestRefundDeskResumesAfterRestart: a run paused at its approval is kept
+// in the folder's waiting store; the process ends; a new process answers
+// it and the run completes.
+func TestRefundDeskResumesAfterRestart(t *testing.T) {
+	t.Parallel()
+	thread := threadName(t)
+	_, stderr, err := refundDesk(t, thread, "A-1001", "")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr, "the run waits on thread") {
+		t.Fatalf("first process: %v, want exit 1 with the run waiting\n%s", err, stderr)
+	}
+	state, stderr, err := refundDesk(t, thread, "A-1001", "yes\n")
+	if err != nil {
+		t.Fatalf("second process: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "resuming the run waiting on thread") {
+		t.Errorf("second process did not say it resumed:\n%s", stderr)
+	}
+	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" {
+		t.Errorf("final state = %v, want the refund made", state)
 	}
 }

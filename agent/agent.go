@@ -1,0 +1,121 @@
+// Package agent assembles a flow folder into something that runs: the flow,
+// its MCP tools, a model, and a store for the runs that wait for a person.
+// The agent command runs and serves what it assembles.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/llm"
+	"github.com/symphonix/symphonix/mcptools"
+	"github.com/symphonix/symphonix/waiting"
+)
+
+// Options configures Open.
+type Options struct {
+	// Getenv: where the model's settings come from (OPENAI_API_KEY, …);
+	// nil means no environment, so the stand-in model.
+	Getenv func(string) string
+	// Logger: nil discards logs.
+	Logger *slog.Logger
+	// Stderr: where MCP servers' standard error goes; nil discards it.
+	Stderr io.Writer
+	// Gate: every tool call passes through it; nil allows every call the
+	// flow declares.
+	Gate func(ctx context.Context, name string, args map[string]any) error
+}
+
+// Agent is a flow folder, assembled.
+type Agent struct {
+	Dir   string
+	Flow  *flow.Flow
+	Graph *flow.Graph
+	// Model and Waiting say which model and which store the agent uses, in
+	// words to print at start.
+	Model   string
+	Waiting string
+
+	tools   *mcptools.Set
+	waiting flow.Checkpointer
+}
+
+// Open loads DIR/flow.json, and builds it with the MCP servers its
+// requires.mcp declares, the model the environment names (the stand-in
+// without a key), and the waiting store in the folder (memory when the
+// folder cannot hold one, said in Waiting). Close releases them.
+func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	f, err := flow.LoadFile(filepath.Join(dir, "flow.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := flow.Check(f); err != nil {
+		return nil, err
+	}
+	a := &Agent{Dir: dir, Flow: f}
+	bo := flow.BuildOptions{Gate: opts.Gate}
+	if f.Requires != nil && len(f.Requires.MCP) > 0 {
+		servers := make(map[string]mcptools.Server, len(f.Requires.MCP))
+		for name, s := range f.Requires.MCP {
+			if s == nil {
+				continue
+			}
+			srv := mcptools.Server{Command: s.Command, Args: s.Args, Env: s.Env}
+			for _, t := range s.Tools {
+				srv.Tools = append(srv.Tools, mcptools.Tool{Name: t.Name, Description: t.Description})
+			}
+			servers[name] = srv
+		}
+		a.tools, err = mcptools.Open(ctx, dir, servers, mcptools.Options{Logger: opts.Logger, Stderr: opts.Stderr})
+		if err != nil {
+			return nil, err
+		}
+		bo.Tools = a.tools.Call
+	}
+	bo.Model, a.Model = llm.FromEnv(opts.Getenv)
+	if flow.CheckpointerRequired(f) != nil {
+		// Only a flow that waits needs somewhere to wait.
+		a.waiting, a.Waiting = waiting.OpenOrMemory(ctx, dir, waiting.Options{})
+		bo.Checkpointer = a.waiting
+	}
+	a.Graph, err = flow.Build(f, bo)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close stops the MCP servers and closes the waiting store.
+func (a *Agent) Close() error {
+	var errs []error
+	if a.tools != nil {
+		errs = append(errs, a.tools.Close())
+	}
+	if c, ok := a.waiting.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Input turns NAME=VALUE text into a run's input, by each channel's type: a
+// string channel takes the text as it is, a number must parse, and any
+// other channel takes JSON when the text is JSON and the text otherwise.
+func (a *Agent) Input(name, value string) (any, error) {
+	ch := a.Flow.State[name]
+	if a.Flow.State != nil && ch == nil {
+		return nil, fmt.Errorf("input %q: the flow declares no such channel", name)
+	}
+	return parseInput(ch, value)
+}
