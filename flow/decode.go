@@ -129,9 +129,9 @@ func (d *decoder) flow(v *jvalue) *Flow {
 		case "conversation":
 			f.Conversation = d.boolean(m.val, path)
 		case "nodes":
-			f.Nodes = d.nodes(m.val, path)
+			f.Nodes = list(d, m.val, path, "a list of nodes", d.node)
 		case "edges":
-			f.Edges = d.edges(m.val, path)
+			f.Edges = list(d, m.val, path, "a list of edges", d.edge)
 		case "views":
 			f.Views = raw(m.val)
 		case "shell":
@@ -295,14 +295,15 @@ func (d *decoder) channel(v *jvalue, path string) *Channel {
 	return c
 }
 
-func (d *decoder) nodes(v *jvalue, path string) []*Node {
+// list decodes a JSON array with one, or says it wanted what.
+func list[T any](d *decoder, v *jvalue, path, what string, one func(*jvalue, string) T) []T {
 	if v.kind != jArray {
-		d.wrong(path, "a list of nodes")
+		d.wrong(path, what)
 		return nil
 	}
-	out := make([]*Node, 0, len(v.arr))
+	out := make([]T, 0, len(v.arr))
 	for i, e := range v.arr {
-		out = append(out, d.node(e, index(path, i)))
+		out = append(out, one(e, index(path, i)))
 	}
 	return out
 }
@@ -456,18 +457,6 @@ func (d *decoder) schema(v *jvalue, path string) *Schema {
 		}
 	}
 	return s
-}
-
-func (d *decoder) edges(v *jvalue, path string) []*Edge {
-	if v.kind != jArray {
-		d.wrong(path, "a list of edges")
-		return nil
-	}
-	out := make([]*Edge, 0, len(v.arr))
-	for i, e := range v.arr {
-		out = append(out, d.edge(e, index(path, i)))
-	}
-	return out
 }
 
 func (d *decoder) edge(v *jvalue, path string) *Edge {
