@@ -61,7 +61,7 @@ func (r *run) approvalPending(v State, n *gnode) (*Pending, error) {
 	var account string
 	if a.Why != "" {
 		why, _ := lookup(v, a.Why) // a channel, or a field of one
-		account = accountOf(why)
+		account = approvals.AccountOf(why)
 	}
 	digest, err := approvalDigest(show, account)
 	if err != nil {
@@ -86,27 +86,6 @@ func approvalDigest(show map[string]any, account string) (string, error) {
 		acc = account
 	}
 	return approvals.DigestOf(map[string]any{"show": show, "account": acc})
-}
-
-// accountOf reads the channel an approval's why names as one string: a
-// string trimmed, a list of strings joined with newlines. Anything that is
-// not words, and anything empty, is "".
-func accountOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return strings.TrimSpace(v)
-	case []any:
-		lines := make([]string, 0, len(v))
-		for _, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return ""
-			}
-			lines = append(lines, s)
-		}
-		return strings.TrimSpace(strings.Join(lines, "\n"))
-	}
-	return ""
 }
 
 // askPending is an ask node's question.

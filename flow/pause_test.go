@@ -32,24 +32,3 @@ func TestEmptyAnswer(t *testing.T) {
 	}
 }
 
-func TestAccountOf(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		v    any
-		want string
-	}{
-		{"  because it is due \n", "because it is due"},
-		{[]any{"checked the stock", "checked the price"}, "checked the stock\nchecked the price"},
-		{[]any{"one", float64(2)}, ""},
-		{"   ", ""},
-		{[]any{}, ""},
-		{float64(3), ""},
-		{map[string]any{"why": "x"}, ""},
-		{nil, ""},
-	}
-	for _, tt := range tests {
-		if got := accountOf(tt.v); got != tt.want {
-			t.Errorf("accountOf(%#v) = %q, want %q", tt.v, got, tt.want)
-		}
-	}
-}
