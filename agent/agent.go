@@ -29,6 +29,15 @@ type Options struct {
 	// Gate: every tool call passes through it; nil allows every call the
 	// flow declares.
 	Gate func(ctx context.Context, name string, args map[string]any) error
+	// WrapModel: when set, the flow's llm nodes ask WrapModel(m), where m is
+	// the model the environment names — how a journal sees every model
+	// call. nil asks m itself.
+	WrapModel func(m flow.Model) flow.Model
+	// WrapTools: when set, the flow's tool calls that pass the Gate go to
+	// WrapTools(call), where call reaches the MCP servers — how a journal
+	// sees every tool call. nil calls them directly. Not called for a flow
+	// with no MCP servers.
+	WrapTools func(call flow.ToolCaller) flow.ToolCaller
 }
 
 // Agent is a flow folder, assembled.
@@ -82,8 +91,14 @@ func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
 			return nil, err
 		}
 		bo.Tools = a.tools.Call
+		if opts.WrapTools != nil {
+			bo.Tools = opts.WrapTools(bo.Tools)
+		}
 	}
 	bo.Model, a.Model = llm.FromEnv(opts.Getenv)
+	if opts.WrapModel != nil {
+		bo.Model = opts.WrapModel(bo.Model)
+	}
 	if flow.CheckpointerRequired(f) != nil {
 		// Only a flow that waits needs somewhere to wait.
 		a.waiting, a.Waiting = waiting.OpenOrMemory(ctx, dir, waiting.Options{})
@@ -107,6 +122,15 @@ func (a *Agent) Close() error {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// WaitingThreads lists the threads whose runs wait for a person in the
+// agent's waiting store; nil for a flow that never waits.
+func (a *Agent) WaitingThreads(ctx context.Context) ([]string, error) {
+	if a.waiting == nil {
+		return nil, nil
+	}
+	return a.waiting.Threads(ctx)
 }
 
 // Input turns NAME=VALUE text into a run's input, by each channel's type: a

@@ -31,4 +31,3 @@ func TestEmptyAnswer(t *testing.T) {
 		}
 	}
 }
-

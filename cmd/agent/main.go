@@ -1,12 +1,19 @@
 // Command agent serves a flow folder and links it to a board.
 //
-//	agent [--monitor URL] [--token TOKEN] [--capability NAME]... DIR
+//	agent [serve] [--listen ADDR] [--public] [--journal-detail metadata|full]
+//	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN] [--capability NAME]... DIR
 //	agent validate DIR
 //	agent check DIR
 //	agent run [--input NAME=VALUE]... [--json] [--thread T] DIR
 //
 // The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
 // Without a monitor URL the agent runs without a board and says so.
+//
+// `agent serve DIR` serves the flow on loopback — a chat page and a JSON API
+// (docs/serve.md) — with its journal and lock in DIR/.symphonix, and prints
+// "serving DIR on http://HOST:PORT". Plain `agent DIR` does the same, and
+// when this binary cannot run the flow (its handlers live in a generated
+// program) says it is not served and only links, as it always did.
 package main
 
 import (

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -417,5 +418,168 @@ func TestRefundDeskResumesAfterRestart(t *testing.T) {
 	}
 	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" {
 		t.Errorf("final state = %v, want the refund made", state)
+	}
+}
+
+// startWithEnv is start with more of the environment set.
+func startWithEnv(t *testing.T, env []string, name string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, name), args...)
+	cmd.Env = append(append(os.Environ(), "MONITOR_URL=", "MONITOR_TOKEN="), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	p := &proc{cmd: cmd, added: make(chan struct{}, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go p.read(stdout)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, strings.Join(p.output(), "\n"))
+		}
+	})
+	return p
+}
+
+// callAgent sends one request to a served agent's API and decodes the
+// answer into out.
+func callAgent(t *testing.T, method, url, body string, out any) int {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s %s = %d %s: %v", method, url, res.StatusCode, b, err)
+	}
+	return res.StatusCode
+}
+
+// TestAgentServe: `agent serve` on the refund desk says where it serves;
+// a second `agent serve` on the same folder fails naming the first; the
+// HTTP API takes a message to its approval and a yes to the refund, and
+// the journal has the calls without their payloads; SIGTERM stops it with
+// status 0 and the lock released.
+func TestAgentServe(t *testing.T) {
+	t.Parallel()
+	const desk = "../../examples/refund-desk"
+	agent := startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "serve", desk)
+	url := agent.waitLine(t, regexp.MustCompile(`^serving \.\./\.\./examples/refund-desk on (http://127\.0\.0\.1:\d+)$`), 60*time.Second)[1]
+
+	second := exec.Command(filepath.Join(bin, "agent"), "serve", desk)
+	second.Env = append(os.Environ(), "MONITOR_URL=", "MONITOR_TOKEN=", "OPENAI_API_KEY=")
+	out, err := second.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("a second agent serve on the folder: %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{fmt.Sprintf("pid %d", agent.cmd.Process.Pid), url} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("a second agent serve said %q, want the first named (%s)", out, want)
+		}
+	}
+
+	thread := threadName(t)
+	type pending struct {
+		Kind, Node, Question, Digest string
+		Show                         map[string]any
+	}
+	var first struct {
+		Thread  string
+		State   map[string]any
+		Pending *pending
+	}
+	status := callAgent(t, "POST", url+"/api/threads/"+thread+"/messages",
+		`{"input": {"order_id": "A-1001", "request": "The mug arrived broken; I want my money back."}}`, &first)
+	if status != 200 || first.Pending == nil || first.Pending.Kind != "approval" || first.Pending.Node != "pay" ||
+		first.Pending.Show["order.amount"] != 49.9 || !strings.HasPrefix(first.Pending.Digest, "sha256:") {
+		t.Fatalf("message = %d %+v, want the refund's approval showing 49.9 with a digest", status, first)
+	}
+	var conflict struct{ Error string }
+	if status := callAgent(t, "POST", url+"/api/threads/"+thread+"/messages", `{"text": "A-1001"}`, &conflict); status != 409 || conflict.Error == "" {
+		t.Errorf("a message to the waiting thread = %d %+v, want 409", status, conflict)
+	}
+	var done struct {
+		State   map[string]any
+		Reply   string
+		Pending *pending
+	}
+	status = callAgent(t, "POST", url+"/api/threads/"+thread+"/answer", `{"answer": "yes"}`, &done)
+	refund, _ := done.State["refund"].(map[string]any)
+	if status != 200 || done.Pending != nil || refund["status"] != "refunded" || done.Reply == "" {
+		t.Fatalf("answer yes = %d %+v, want the refund made and a reply", status, done)
+	}
+	var convs struct {
+		Conversations []struct {
+			Thread  string
+			Waiting bool
+		}
+	}
+	callAgent(t, "GET", url+"/api/conversations", "", &convs)
+	found := false
+	for _, c := range convs.Conversations {
+		found = found || (c.Thread == thread && !c.Waiting)
+	}
+	if !found {
+		t.Errorf("conversations = %+v, want %s, not waiting", convs, thread)
+	}
+
+	if err := agent.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- agent.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("agent serve after SIGTERM: %v, want exit status 0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("agent serve did not stop within 15s of SIGTERM")
+	}
+	if _, err := os.Stat(filepath.Join(desk, ".symphonix", "agent.lock")); !os.IsNotExist(err) {
+		t.Errorf("the lock after SIGTERM: %v, want it gone", err)
+	}
+
+	journal, err := os.ReadFile(filepath.Join(desk, ".symphonix", "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, line := range strings.Split(strings.TrimSpace(string(journal)), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("journal line %q: %v", line, err)
+		}
+		if e["thread"] != thread {
+			continue
+		}
+		calls = append(calls, fmt.Sprint(e["kind"], " ", e["name"]))
+		if _, ok := e["withheld"]; !ok || e["prompt"] != nil || e["args"] != nil || e["result"] != nil || e["reply"] != nil {
+			t.Errorf("journal line %v, want its payloads withheld", e)
+		}
+	}
+	if want := "tool orders.lookup_order,model decide,tool orders.refund,model answer"; strings.Join(calls, ",") != want {
+		t.Errorf("journal calls = %q, want %s", calls, want)
 	}
 }

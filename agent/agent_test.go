@@ -1,0 +1,127 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/flow"
+)
+
+const refundDesk = "../examples/refund-desk"
+
+// seen records the calls that passed through the wrappers.
+type seen struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *seen) add(c string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, c)
+}
+
+func (s *seen) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+type countingModel struct {
+	m    flow.Model
+	seen *seen
+}
+
+func (c countingModel) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
+	c.seen.add("model " + req.Node)
+	return c.m.Complete(ctx, req)
+}
+
+// TestWrapHooks: WrapModel and WrapTools see every model and tool call of
+// a run, and the run goes on as without them; the paused run is among
+// WaitingThreads.
+func TestWrapHooks(t *testing.T) {
+	t.Parallel()
+	var s seen
+	a, err := agent.Open(t.Context(), refundDesk, agent.Options{
+		WrapModel: func(m flow.Model) flow.Model { return countingModel{m: m, seen: &s} },
+		WrapTools: func(call flow.ToolCaller) flow.ToolCaller {
+			return func(ctx context.Context, name string, args map[string]any) (any, error) {
+				s.add("tool " + name)
+				return call(ctx, name, args)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	thread := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	res, err := a.Graph.Invoke(t.Context(), thread, map[string]any{"order_id": "A-1001", "request": "broken"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Graph.Cancel(context.Background(), thread)
+	if res.Pending == nil || res.Pending.Node != "pay" {
+		t.Fatalf("Invoke = %+v, want the approval at pay", res)
+	}
+	if got, want := s.list(), []string{"tool orders.lookup_order", "model decide"}; !slices.Equal(got, want) {
+		t.Errorf("wrapped calls = %q, want %q", got, want)
+	}
+	threads, err := a.WaitingThreads(t.Context())
+	if err != nil || !slices.Contains(threads, thread) {
+		t.Errorf("WaitingThreads = %q, %v; want %s among them", threads, err, thread)
+	}
+	res, err = a.Graph.Resume(t.Context(), thread, "yes")
+	if err != nil || res.Pending != nil {
+		t.Fatalf("Resume = %+v, %v; want the run ended", res, err)
+	}
+	if got, want := s.list(), []string{"tool orders.lookup_order", "model decide", "tool orders.refund", "model answer"}; !slices.Equal(got, want) {
+		t.Errorf("wrapped calls = %q, want %q", got, want)
+	}
+}
+
+// TestWaitingThreadsOfAFlowThatNeverWaits: none, and no error; with no
+// MCP servers WrapTools is not called, and WrapModel still is.
+func TestWaitingThreadsOfAFlowThatNeverWaits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	echo := `{"version": "0.17", "name": "echo", "description": "Answers once.",
+	  "inputs": ["q"], "outputs": ["a"],
+	  "state": {"q": {"type": "string", "description": "The question."}, "a": {"type": "string", "description": "The answer."}},
+	  "start": "ask",
+	  "nodes": [{"id": "ask", "type": "llm", "prompt": "Answer: {{q}}", "output": "a"}],
+	  "edges": [{"from": "ask", "to": "END"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), []byte(echo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var s seen
+	a, err := agent.Open(t.Context(), dir, agent.Options{
+		WrapModel: func(m flow.Model) flow.Model { return countingModel{m: m, seen: &s} },
+		WrapTools: func(flow.ToolCaller) flow.ToolCaller {
+			t.Error("WrapTools called for a flow with no tools")
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if threads, err := a.WaitingThreads(t.Context()); threads != nil || err != nil {
+		t.Errorf("WaitingThreads = %q, %v; want none", threads, err)
+	}
+	res, err := a.Graph.Invoke(t.Context(), "", map[string]any{"q": "why?"})
+	if err != nil || res.State["a"] == "" {
+		t.Fatalf("Invoke = %+v, %v; want an answer", res, err)
+	}
+	if got := s.list(); !slices.Equal(got, []string{"model ask"}) {
+		t.Errorf("wrapped calls = %q, want the one model call", got)
+	}
+}

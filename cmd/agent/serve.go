@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/serve"
+)
+
+// shutdownGrace is how long a stopping agent waits for the runs in flight.
+const shutdownGrace = 10 * time.Second
+
+// runServe is `agent serve DIR` and plain `agent DIR`: the agent served on
+// loopback (the chat page and its API, docs/serve.md), with its journal and
+// its lock in DIR/.symphonix, linked to the board when a monitor URL is
+// given. Plain `agent DIR` serves what it can: a flow this binary cannot
+// run (one whose handlers a generated program provides) is said so and
+// only linked, as before; `agent serve` fails on it.
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, plain bool) error {
+	name := "agent serve"
+	if plain {
+		name = "agent"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	monitor := fs.String("monitor", getenv("MONITOR_URL"), "the board's URL (env MONITOR_URL)")
+	token := fs.String("token", getenv("MONITOR_TOKEN"), "an agent token for this flow's name (env MONITOR_TOKEN)")
+	var caps listFlag
+	fs.Var(&caps, "capability", "an optional capability to claim (health, pause); repeatable")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	listen := fs.String("listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
+	public := fs.Bool("public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
+	detail := fs.String("journal-detail", string(serve.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
+	maxBytes := fs.Int64("journal-max-bytes", serve.DefaultJournalMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("usage: %s [--listen ADDR] [--monitor URL] [--token TOKEN] DIR", name)
+	}
+	dir := fs.Arg(0)
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	jd, err := serve.ParseDetail(*detail)
+	if err != nil {
+		return fmt.Errorf("--journal-detail: %w", err)
+	}
+	if *maxBytes <= 0 {
+		return fmt.Errorf("--journal-max-bytes: %d: want more than 0", *maxBytes)
+	}
+	if err := serve.CheckListen(*listen, *public); err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	if *monitor != "" && *token == "" {
+		return fmt.Errorf("--token or MONITOR_TOKEN: required with a monitor URL")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	id, err := agentlink.ReadIdentity(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "agent %s: build %s\n", id.Name, id.Build)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var tasks []func() error
+
+	s, err := startServing(ctx, servingOptions{
+		dir: dir, listen: *listen, public: *public, detail: jd, maxBytes: *maxBytes,
+		getenv: getenv, log: log, stdout: stdout, stderr: stderr,
+	})
+	var cannot *cannotRun
+	var ve *flow.ValidationError
+	switch {
+	case err == nil:
+		defer s.close()
+		tasks = append(tasks, func() error { return s.run(ctx) })
+	case plain && errors.As(err, &cannot):
+		fmt.Fprintf(stdout, "agent %s: not served: %v\n", id.Name, cannot.err)
+	case errors.As(err, &ve):
+		fmt.Fprint(stderr, ve.Format())
+		return errReported
+	default:
+		return err
+	}
+
+	if *monitor == "" {
+		fmt.Fprintf(stdout, "agent %s: no board configured (--monitor or MONITOR_URL): running without a board\n", id.Name)
+	} else {
+		link, err := agentlink.New(agentlink.Config{
+			BoardURL:     *monitor,
+			Token:        *token,
+			Identity:     id,
+			Capabilities: caps,
+			Logger:       log,
+			OnState: func(s agentlink.State) {
+				if s.Up {
+					fmt.Fprintf(stdout, "agent %s: linked to %s (session %s)\n", id.Name, *monitor, s.Session)
+				} else {
+					fmt.Fprintf(stdout, "agent %s: link down: %v\n", id.Name, s.Err)
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		tasks = append(tasks, func() error { return link.Run(ctx) })
+	}
+	if len(tasks) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	// The first task to end ends the others: the signal, or a server
+	// that stopped.
+	errs := make(chan error, len(tasks))
+	for _, task := range tasks {
+		go func() { errs <- task() }()
+	}
+	first := <-errs
+	cancel()
+	for range len(tasks) - 1 {
+		if err := <-errs; first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// cannotRun is a flow this binary cannot assemble: invalid, or naming
+// handlers only a generated program has.
+type cannotRun struct{ err error }
+
+func (e *cannotRun) Error() string { return e.err.Error() }
+func (e *cannotRun) Unwrap() error { return e.err }
+
+type servingOptions struct {
+	dir, listen    string
+	public         bool
+	detail         serve.Detail
+	maxBytes       int64
+	getenv         func(string) string
+	log            *slog.Logger
+	stdout, stderr io.Writer
+}
+
+// serving is an agent being served: the listener, the lock, the journal
+// and the agent, released in the opposite order by close.
+type serving struct {
+	ln      net.Listener
+	srv     *http.Server
+	lock    *serve.Lock
+	journal *serve.Journal
+	agent   *agent.Agent
+	log     *slog.Logger
+}
+
+// startServing listens, takes the folder's lock naming the address, opens
+// the journal and the agent, and says where it serves. Nothing is served
+// until run.
+func startServing(ctx context.Context, o servingOptions) (_ *serving, err error) {
+	s := &serving{log: o.log}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.ln, err = net.Listen("tcp", o.listen); err != nil {
+		return nil, fmt.Errorf("--listen: %w", err)
+	}
+	url := "http://" + s.ln.Addr().String()
+	if s.lock, err = serve.TakeLock(o.dir, serve.Me(url, time.Now())); err != nil {
+		return nil, err
+	}
+	s.journal, err = serve.OpenJournal(serve.JournalConfig{
+		Path: serve.JournalPath(o.dir), MaxBytes: o.maxBytes, Detail: o.detail, Logger: o.log,
+	})
+	journalLine := ""
+	if err != nil {
+		journalLine = fmt.Sprintf("journal: not kept: %v", err)
+		s.journal = nil
+	} else {
+		what := "without payloads"
+		if o.detail == serve.DetailFull {
+			what = "with payloads (full detail)"
+		}
+		journalLine = fmt.Sprintf("journal: %s, %s, rotated past %d bytes", s.journal.Path(), what, o.maxBytes)
+	}
+	s.agent, err = agent.Open(ctx, o.dir, agent.Options{
+		Getenv:    o.getenv,
+		Logger:    o.log,
+		Stderr:    o.stderr,
+		WrapModel: s.journal.WrapModel,
+		WrapTools: s.journal.WrapTools,
+	})
+	if err != nil {
+		return nil, &cannotRun{err}
+	}
+	h, err := serve.New(ctx, serve.Config{Agent: s.agent, Public: o.public, Logger: o.log})
+	if err != nil {
+		return nil, err
+	}
+	s.srv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(o.log.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintln(o.stdout, s.agent.Model)
+	if s.agent.Waiting != "" {
+		fmt.Fprintln(o.stdout, s.agent.Waiting)
+	}
+	fmt.Fprintln(o.stdout, journalLine)
+	fmt.Fprintf(o.stdout, "serving %s on %s\n", o.dir, url)
+	return s, nil
+}
+
+// run serves until ctx ends, then stops taking requests and waits for the
+// runs in flight, up to shutdownGrace.
+func (s *serving) run(ctx context.Context) error {
+	served := make(chan error, 1)
+	go func() { served <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		s.log.WarnContext(sctx, "runs still in flight at shutdown", "err", err)
+		s.srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// close releases what startServing took, in the opposite order.
+func (s *serving) close() {
+	if s.agent != nil {
+		if err := s.agent.Close(); err != nil {
+			s.log.Warn("closing the agent", "err", err)
+		}
+	}
+	if err := s.journal.Close(); err != nil {
+		s.log.Warn("closing the journal", "err", err)
+	}
+	if err := s.lock.Release(); err != nil {
+		s.log.Warn("releasing the lock", "err", err)
+	}
+	if s.ln != nil {
+		s.ln.Close() // already closed when it was served
+	}
+}

@@ -1,0 +1,273 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/symphonix/symphonix/flow"
+)
+
+// Turn is what a message or an answer comes to: a run that finished, with
+// its state and reply, or one that stopped to wait, with what it waits
+// for.
+type Turn struct {
+	Thread string `json:"thread"`
+	// State is the final state of a run that finished. A run that waits
+	// shows only its Pending: an approval shows the channels it names,
+	// never the whole state.
+	State flow.State `json:"state,omitempty"`
+	// Reply is the flow's first output channel as text: a string as it
+	// is, anything else as JSON. Empty when the flow names no output.
+	Reply string `json:"reply,omitempty"`
+	// Pending is what a stopped run waits for: answer it at
+	// POST /api/threads/{thread}/answer.
+	Pending *flow.Pending `json:"pending,omitempty"`
+}
+
+// Thread is where a thread stands.
+type Thread struct {
+	Thread  string        `json:"thread"`
+	Waiting bool          `json:"waiting"`
+	Pending *flow.Pending `json:"pending,omitempty"`
+}
+
+// Description is what the chat page needs to know about the flow.
+type Description struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	Inputs      []Channel `json:"inputs"`
+	Outputs     []Channel `json:"outputs"`
+}
+
+// Channel is one of the flow's inputs or outputs.
+type Channel struct {
+	Name        string `json:"name"`
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// getAgent is GET /api/agent.
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	f := s.agent.Flow
+	d := Description{Name: f.Name, Description: f.Description, Inputs: []Channel{}, Outputs: []Channel{}}
+	channel := func(name string) Channel {
+		c := Channel{Name: name}
+		if ch := f.State[name]; ch != nil {
+			c.Type, c.Description = ch.Type, ch.Description
+		}
+		return c
+	}
+	for _, n := range f.Inputs {
+		d.Inputs = append(d.Inputs, channel(n))
+	}
+	for _, n := range f.Outputs {
+		d.Outputs = append(d.Outputs, channel(n))
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// getConversations is GET /api/conversations: pointers only.
+func (s *Server) getConversations(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.convs.list(r.Context(), s.agent)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": list})
+	return nil
+}
+
+// getThread is GET /api/threads/{thread}: what it waits for, if anything.
+func (s *Server) getThread(w http.ResponseWriter, r *http.Request) error {
+	thread, err := threadOf(r)
+	if err != nil {
+		return err
+	}
+	p, err := s.agent.Graph.Pending(r.Context(), thread)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, Thread{Thread: thread, Waiting: p != nil, Pending: p})
+	return nil
+}
+
+// postMessage is POST /api/threads/{thread}/messages: {"input": {...}} or
+// {"text": "..."} starts a run.
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
+	thread, err := threadOf(r)
+	if err != nil {
+		return err
+	}
+	body, err := readObject(w, r, "input", "text")
+	if err != nil {
+		return err
+	}
+	in, err := s.input(body)
+	if err != nil {
+		return err
+	}
+	res, err := s.agent.Graph.Invoke(s.runContext(r, thread), thread, in)
+	if err != nil {
+		return err
+	}
+	s.convs.touch(r.Context(), thread, s.now())
+	writeJSON(w, http.StatusOK, s.turn(thread, res))
+	return nil
+}
+
+// postAnswer is POST /api/threads/{thread}/answer: {"answer": ...} answers
+// what the thread's run waits for.
+func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
+	thread, err := threadOf(r)
+	if err != nil {
+		return err
+	}
+	body, err := readObject(w, r, "answer")
+	if err != nil {
+		return err
+	}
+	raw, ok := body["answer"]
+	if !ok {
+		return badRequest("answer", `required: "yes" or "no" for an approval, the answer for a question`)
+	}
+	var answer any
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return badRequest("answer", "not JSON: %v", err)
+	}
+	res, err := s.agent.Graph.Resume(s.runContext(r, thread), thread, answer)
+	if err != nil {
+		return err
+	}
+	s.convs.touch(r.Context(), thread, s.now())
+	writeJSON(w, http.StatusOK, s.turn(thread, res))
+	return nil
+}
+
+// runContext is the context a run is made in: the request's values but
+// not its end, so a run outlives a client that goes away, and the thread,
+// for the journal.
+func (s *Server) runContext(r *http.Request, thread string) context.Context {
+	return withThread(context.WithoutCancel(r.Context()), thread)
+}
+
+// input reads a message's body into a run's input: input as it is, after
+// checking its channels, or text written to the flow's first input
+// channel, read by that channel's type.
+func (s *Server) input(body map[string]json.RawMessage) (map[string]any, error) {
+	rawIn, hasIn := body["input"]
+	rawText, hasText := body["text"]
+	switch {
+	case hasIn && hasText:
+		return nil, badRequest("input", "sent with text: send one of them")
+	case hasText:
+		var text string
+		if err := json.Unmarshal(rawText, &text); err != nil {
+			return nil, badRequest("text", "want a string")
+		}
+		if strings.TrimSpace(text) == "" {
+			return nil, badRequest("text", "empty")
+		}
+		ins := s.agent.Flow.Inputs
+		if len(ins) == 0 {
+			return nil, badRequest("text", "the flow names no inputs to write it to: send input")
+		}
+		v, err := s.agent.Input(ins[0], text)
+		if err != nil {
+			return nil, badRequest("text", "for input %s: %v", ins[0], err)
+		}
+		return map[string]any{ins[0]: v}, nil
+	case hasIn:
+		var in map[string]any
+		if err := json.Unmarshal(rawIn, &in); err != nil || in == nil {
+			return nil, badRequest("input", "want an object of channel names and values")
+		}
+		return in, s.checkInput(in)
+	}
+	return nil, badRequest("input", `required: {"input": {...}} or {"text": "..."}`)
+}
+
+// checkInput refuses a channel the flow does not declare, one of the
+// engine's own, and a value that is not of its channel's type.
+func (s *Server) checkInput(in map[string]any) error {
+	f := s.agent.Flow
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		field := "input." + k
+		switch {
+		case k == flow.HistoryChannel && f.Conversation:
+			continue // earlier turns a caller hands a conversation
+		case strings.HasPrefix(k, "__"):
+			return badRequest(field, "the engine's own channel")
+		case f.State == nil:
+			continue // a flow that declares no state is not checked
+		}
+		ch := f.State[k]
+		if ch == nil {
+			return badRequest(field, "the flow declares no such channel")
+		}
+		if v := in[k]; v != nil && !fits(ch.Type, v) {
+			return badRequest(field, "want %s for a %s channel, got %s", article(ch.Type), ch.Type, kindOf(v))
+		}
+	}
+	return nil
+}
+
+// fits reports whether v is of channel type typ; a type not said, and a
+// file, take anything.
+func fits(typ string, v any) bool {
+	var ok bool
+	switch typ {
+	case flow.ChannelString:
+		_, ok = v.(string)
+	case flow.ChannelNumber:
+		_, ok = v.(float64)
+	case flow.ChannelBoolean:
+		_, ok = v.(bool)
+	case flow.ChannelList:
+		_, ok = v.([]any)
+	case flow.ChannelObject:
+		_, ok = v.(map[string]any)
+	default:
+		ok = true
+	}
+	return ok
+}
+
+func article(typ string) string {
+	if typ == flow.ChannelObject {
+		return "an object"
+	}
+	return "a " + typ
+}
+
+// turn is a run's result as the API sends it.
+func (s *Server) turn(thread string, res flow.Result) Turn {
+	t := Turn{Thread: thread, Pending: res.Pending}
+	if res.Finished() {
+		t.State = res.State
+		if outs := s.agent.Flow.Outputs; len(outs) > 0 {
+			t.Reply = text(res.State[outs[0]])
+		}
+	}
+	return t
+}
+
+// text is a value as a person reads it: a string as it is, nothing as
+// nothing, anything else as JSON.
+func text(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,167 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/waiting"
+)
+
+// ConversationsPath is where the threads a served agent in dir has run are
+// remembered: pointers only (a name and a time), never a word of what was
+// said.
+func ConversationsPath(dir string) string {
+	return filepath.Join(dir, ".symphonix", "conversations.json")
+}
+
+// ConversationsMax is how many threads the index remembers; past it the
+// least recently touched are forgotten. A thread that waits is listed
+// from the waiting store whatever the index says.
+const ConversationsMax = 10000
+
+// conversationsKeep is how long the index remembers a thread nobody has
+// touched: as long as the waiting store keeps a run nobody has answered.
+const conversationsKeep = waiting.KeepDays * 24 * time.Hour
+
+// Conversation is the pointer to one conversation the agent holds.
+type Conversation struct {
+	Thread string `json:"thread"`
+	// Updated is when a run on the thread last ended or stopped.
+	Updated time.Time `json:"updated"`
+	// Waiting is whether a run on the thread waits for an answer.
+	Waiting bool `json:"waiting"`
+}
+
+// conversations is the index of the threads the server has run. It is
+// written through on every turn, replacing the file whole; a write that
+// fails is logged and the index carries on in memory. One served agent per
+// folder (the lock) means one writer.
+type conversations struct {
+	path string
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	updated map[string]time.Time
+}
+
+// indexFile is the index's file.
+type indexFile struct {
+	Threads map[string]time.Time `json:"threads"`
+}
+
+// openConversations reads the index at path, forgetting what is older than
+// conversationsKeep. A missing file is an empty index; an unreadable one is
+// logged and started again.
+func openConversations(ctx context.Context, path string, now time.Time, log *slog.Logger) *conversations {
+	c := &conversations{path: path, log: log, updated: map[string]time.Time{}}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return c
+	case err != nil:
+		log.WarnContext(ctx, "conversations index not read", "path", path, "err", err)
+		return c
+	}
+	var f indexFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		log.WarnContext(ctx, "conversations index not read; starting a new one", "path", path, "err", err)
+		return c
+	}
+	for t, at := range f.Threads {
+		if validThread(t) == nil && now.Sub(at) <= conversationsKeep {
+			c.updated[t] = at
+		}
+	}
+	return c
+}
+
+// touch records that a run on thread ended or stopped at now.
+func (c *conversations) touch(ctx context.Context, thread string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.updated[thread] = now.UTC()
+	for len(c.updated) > ConversationsMax {
+		oldest := ""
+		for t, at := range c.updated {
+			if oldest == "" || at.Before(c.updated[oldest]) {
+				oldest = t
+			}
+		}
+		delete(c.updated, oldest)
+	}
+	if err := c.save(); err != nil {
+		c.log.WarnContext(ctx, "conversations index not written", "path", c.path, "err", err)
+	}
+}
+
+// save replaces the file with the index. The caller holds c.mu.
+func (c *conversations) save() error {
+	data, err := json.Marshal(indexFile{Threads: c.updated})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".conversations-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), c.path)
+}
+
+// list is every thread the index remembers and every thread that waits in
+// the agent's store, most recently updated first. A waiting thread the
+// index does not know (one `agent run` left) is dated by when it paused.
+func (c *conversations) list(ctx context.Context, a *agent.Agent) ([]Conversation, error) {
+	c.mu.Lock()
+	byThread := make(map[string]*Conversation, len(c.updated))
+	for t, at := range c.updated {
+		byThread[t] = &Conversation{Thread: t, Updated: at}
+	}
+	c.mu.Unlock()
+	waits, err := a.WaitingThreads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range waits {
+		if _, ok := byThread[t]; !ok {
+			byThread[t] = &Conversation{Thread: t}
+		}
+	}
+	out := make([]Conversation, 0, len(byThread))
+	for _, t := range slices.Sorted(maps.Keys(byThread)) {
+		conv := byThread[t]
+		p, err := a.Graph.Pending(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			conv.Waiting = true
+			if p.At.After(conv.Updated) {
+				conv.Updated = p.At
+			}
+		}
+		out = append(out, *conv)
+	}
+	slices.SortStableFunc(out, func(a, b Conversation) int { return b.Updated.Compare(a.Updated) })
+	return out, nil
+}

@@ -1,0 +1,218 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/flow"
+)
+
+// Config configures New.
+type Config struct {
+	// Agent: required. The server runs its Graph and reads its Flow; it
+	// does not close it.
+	Agent *agent.Agent
+	// Conversations: the file the threads the server has run are
+	// remembered in, so the list outlives a restart. "":
+	// ConversationsPath(Agent.Dir).
+	Conversations string
+	// Public: the server is reachable beyond loopback (--public), so a
+	// request's Host need not name a loopback address. false refuses any
+	// other Host, which is what keeps a web page that rebinds its own name
+	// to 127.0.0.1 out.
+	Public bool
+	// Logger: nil discards logs.
+	Logger *slog.Logger
+	// Now: the clock for the conversations' times; nil is time.Now.
+	Now func() time.Time
+}
+
+// Server serves one agent: the chat page at / and the JSON API under /api/
+// (see docs/serve.md). It is an http.Handler; runs it starts are not tied
+// to the request that started them, so a person closing the tab does not
+// stop a refund half-way, and an http.Server's Shutdown waits for them.
+type Server struct {
+	agent *agent.Agent
+	log   *slog.Logger
+	now   func() time.Time
+	convs *conversations
+	mux   *http.ServeMux
+	h     http.Handler
+}
+
+// New checks cfg and builds the server. It reads the conversations index
+// (ctx is for that).
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Agent == nil || cfg.Agent.Graph == nil || cfg.Agent.Flow == nil {
+		return nil, errors.New("serve: Config.Agent is required (an opened agent)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Conversations == "" {
+		cfg.Conversations = ConversationsPath(cfg.Agent.Dir)
+	}
+	s := &Server{
+		agent: cfg.Agent,
+		log:   cfg.Logger,
+		now:   cfg.Now,
+		convs: openConversations(ctx, cfg.Conversations, cfg.Now(), cfg.Logger),
+		mux:   http.NewServeMux(),
+	}
+	s.mux.Handle("/", page())
+	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {
+		return &requestError{status: http.StatusNotFound, field: "path", msg: "no such API"}
+	}))
+	s.mux.Handle("/api/agent", s.api([]string{http.MethodGet}, s.getAgent))
+	s.mux.Handle("/api/conversations", s.api([]string{http.MethodGet}, s.getConversations))
+	s.mux.Handle("/api/threads/{thread}", s.api([]string{http.MethodGet}, s.getThread))
+	s.mux.Handle("/api/threads/{thread}/messages", s.api([]string{http.MethodPost}, s.postMessage))
+	s.mux.Handle("/api/threads/{thread}/answer", s.api([]string{http.MethodPost}, s.postAnswer))
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, &requestError{status: http.StatusForbidden, field: "Origin",
+			msg: "a request from another site: the served agent takes requests from its own page only"})
+	}))
+	var h http.Handler = cop.Handler(s.mux)
+	if !cfg.Public {
+		h = s.loopbackOnly(h)
+	}
+	s.h = h
+	return s, nil
+}
+
+// ServeHTTP serves the page and the API, with a strict
+// Content-Security-Policy on every response.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	s.h.ServeHTTP(w, r)
+}
+
+// loopbackOnly refuses a request whose Host is not a loopback address or
+// localhost: a page on another site that points its own name at 127.0.0.1
+// (DNS rebinding) sends its own name as Host.
+func (s *Server) loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !LoopbackHost(r.Host) {
+			s.fail(w, r, &requestError{status: http.StatusForbidden, field: "Host",
+				msg: fmt.Sprintf("%q is not a loopback address: this agent is served on loopback only", r.Host)})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoopbackHost reports whether hostport (a Host header, or a --listen
+// address) names this machine's loopback: localhost, or a loopback IP.
+// An empty host (":8080", every interface) is not loopback.
+func LoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ErrNotLoopback: a listen address beyond loopback without --public.
+var ErrNotLoopback = errors.New("serve: not a loopback address, and there is no authentication on a served agent yet")
+
+// CheckListen refuses a listen address that is not loopback unless public
+// is set.
+func CheckListen(addr string, public bool) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("serve: listen address %q: %w", addr, err)
+	}
+	if !public && !LoopbackHost(addr) {
+		return fmt.Errorf("%q: %w: bind 127.0.0.1, or say --public", addr, ErrNotLoopback)
+	}
+	return nil
+}
+
+// api is one API endpoint: the methods it takes (nil: any, for the
+// catch-all), and the function that answers it, whose error fail maps.
+func (s *Server) api(methods []string, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if methods != nil && !slices.Contains(methods, r.Method) &&
+			!(r.Method == http.MethodHead && slices.Contains(methods, http.MethodGet)) {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			s.fail(w, r, &requestError{status: http.StatusMethodNotAllowed, field: "method",
+				msg: fmt.Sprintf("%s: want %s", r.Method, strings.Join(methods, " or "))})
+			return
+		}
+		if err := fn(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	})
+}
+
+// errorBody is what every refusal sends.
+type errorBody struct {
+	Error string `json:"error"`
+	// Field is the field or header the request was wrong about, when the
+	// refusal is about one.
+	Field string `json:"field,omitempty"`
+}
+
+// fail is the one place errors become statuses: a request's mistake is
+// sent as it is, with its field; a thread that waits, or has nothing
+// waiting, is a conflict; a failed node is named; anything else is logged
+// and sent as a bare internal error.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		re *requestError
+		ne *flow.NodeError
+	)
+	thread := r.PathValue("thread")
+	switch {
+	case errors.As(err, &re):
+		writeJSON(w, re.status, errorBody{Error: re.Error(), Field: re.field})
+	case errors.Is(err, flow.ErrWaiting):
+		writeJSON(w, http.StatusConflict, errorBody{
+			Error: fmt.Sprintf("thread %s waits for an answer: POST /api/threads/%s/answer", thread, thread)})
+	case errors.Is(err, flow.ErrNothingPending):
+		writeJSON(w, http.StatusConflict, errorBody{Error: fmt.Sprintf("thread %s has nothing waiting for an answer", thread)})
+	case errors.Is(err, flow.ErrEmptyAnswer):
+		writeJSON(w, http.StatusBadRequest, errorBody{
+			Error: `answer: empty; a refusal needs a word: "no" or {"approved": false}`, Field: "answer"})
+	case errors.As(err, &ne):
+		s.log.ErrorContext(r.Context(), "run failed", "thread", thread, "node", ne.Node, "err", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{
+			Error: fmt.Sprintf("the run failed at node %s; the agent's log says why", ne.Node)})
+	default:
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal error"})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

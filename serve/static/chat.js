@@ -1,0 +1,294 @@
+// The chat page of a served agent. It talks to the agent's JSON API on the
+// same origin (docs/serve.md): pick or start a conversation, send a message,
+// read the reply, answer the question or the approval a run stops for.
+// No framework and no build step. Everything that comes from the agent
+// reaches the page through textContent, never as HTML.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    name: $("agent-name"),
+    description: $("agent-description"),
+    newThread: $("new-thread"),
+    threads: $("threads"),
+    noThreads: $("no-threads"),
+    title: $("thread-title"),
+    log: $("log"),
+    pending: $("pending"),
+    question: $("pending-question"),
+    show: $("pending-show"),
+    rows: $("pending-rows"),
+    account: $("pending-account"),
+    digest: $("pending-digest"),
+    approval: $("approval-buttons"),
+    approve: $("approve"),
+    reject: $("reject"),
+    askForm: $("ask-form"),
+    askAnswer: $("ask-answer"),
+    form: $("message-form"),
+    fields: $("fields"),
+    send: $("send"),
+    error: $("error"),
+  };
+
+  let agent = { name: "Agent", inputs: [], outputs: [] };
+  let thread = null; // the conversation on screen
+  let busy = false;
+  const said = new Map(); // thread -> what was said on this visit
+
+  async function api(method, path, body) {
+    const init = { method, headers: {} };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, init);
+    let data = {};
+    try {
+      data = await res.json();
+    } catch (e) {
+      data = {};
+    }
+    if (!res.ok) {
+      throw new Error(data.error || res.status + " " + res.statusText);
+    }
+    return data;
+  }
+
+  function showError(err) {
+    ui.error.textContent = err ? String(err.message || err) : "";
+    ui.error.hidden = !err;
+  }
+
+  function newThreadName() {
+    const bytes = new Uint8Array(6);
+    crypto.getRandomValues(bytes);
+    const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    return "chat-" + Date.now().toString(36) + "-" + hex;
+  }
+
+  function display(v) {
+    if (v === null || v === undefined) return "";
+    if (typeof v === "string") return v;
+    return JSON.stringify(v);
+  }
+
+  // The message form: one field per input the flow names.
+  function drawFields() {
+    ui.fields.replaceChildren();
+    const inputs = agent.inputs.length ? agent.inputs : [{ name: "", type: "string", description: "" }];
+    inputs.forEach((input, i) => {
+      const id = "field-" + i;
+      const label = document.createElement("label");
+      label.htmlFor = id;
+      label.textContent = input.name ? input.name + (input.description ? " — " + input.description : "") : "Message";
+      const area = document.createElement("textarea");
+      area.id = id;
+      area.rows = input.type === "string" || !input.type ? 2 : 1;
+      area.dataset.name = input.name;
+      area.dataset.type = input.type || "";
+      ui.fields.append(label, area);
+    });
+  }
+
+  function typed(value, type) {
+    switch (type) {
+      case "number":
+        return Number(value);
+      case "boolean":
+        return value.trim().toLowerCase() === "true";
+      case "object":
+      case "list":
+        try {
+          return JSON.parse(value);
+        } catch (e) {
+          return value;
+        }
+      default:
+        return value;
+    }
+  }
+
+  function messageBody() {
+    const areas = Array.from(ui.fields.querySelectorAll("textarea"));
+    if (areas.length === 1) {
+      return { text: areas[0].value };
+    }
+    const input = {};
+    for (const a of areas) {
+      if (a.value.trim() !== "") input[a.dataset.name] = typed(a.value, a.dataset.type);
+    }
+    return { input };
+  }
+
+  function describeMessage(body) {
+    if (body.text !== undefined) return body.text;
+    return Object.entries(body.input).map(([k, v]) => k + ": " + display(v)).join("\n");
+  }
+
+  function note(kind, text, state) {
+    const entries = said.get(thread) || [];
+    entries.push({ kind, text, state });
+    said.set(thread, entries);
+    drawLog();
+  }
+
+  function drawLog() {
+    ui.log.replaceChildren();
+    for (const e of said.get(thread) || []) {
+      const li = document.createElement("li");
+      li.className = e.kind;
+      li.textContent = e.text;
+      if (e.state) {
+        const details = document.createElement("details");
+        const summary = document.createElement("summary");
+        summary.textContent = "State";
+        const pre = document.createElement("pre");
+        pre.textContent = JSON.stringify(e.state, null, 2);
+        details.append(summary, pre);
+        li.append(details);
+      }
+      ui.log.append(li);
+    }
+  }
+
+  function drawPending(p) {
+    ui.pending.hidden = !p;
+    if (!p) return;
+    ui.question.textContent = p.question || (p.kind === "approval" ? "Approve?" : "Question");
+    ui.rows.replaceChildren();
+    const keys = p.show ? Object.keys(p.show).sort() : [];
+    for (const k of keys) {
+      const tr = document.createElement("tr");
+      const th = document.createElement("th");
+      th.scope = "row";
+      th.textContent = k;
+      const td = document.createElement("td");
+      td.textContent = display(p.show[k]);
+      tr.append(th, td);
+      ui.rows.append(tr);
+    }
+    ui.show.hidden = keys.length === 0;
+    ui.account.textContent = p.account ? "Why: " + p.account : "";
+    ui.account.hidden = !p.account;
+    ui.digest.textContent = p.digest || "";
+    ui.digest.hidden = !p.digest;
+    ui.approval.hidden = p.kind !== "approval";
+    ui.askForm.hidden = p.kind === "approval";
+    ui.askAnswer.value = "";
+    ui.form.hidden = true;
+  }
+
+  function drawTurn(t) {
+    if (t.pending) {
+      note("note", t.pending.kind === "approval" ? "Waiting for approval." : "The agent asks a question.");
+    } else {
+      note("agent", t.reply || "(done)", t.state);
+    }
+    drawPending(t.pending);
+    ui.form.hidden = !!t.pending;
+  }
+
+  async function withBusy(fn) {
+    if (busy) return;
+    busy = true;
+    ui.send.disabled = ui.approve.disabled = ui.reject.disabled = true;
+    showError(null);
+    try {
+      await fn();
+    } catch (err) {
+      showError(err);
+    } finally {
+      busy = false;
+      ui.send.disabled = ui.approve.disabled = ui.reject.disabled = false;
+    }
+  }
+
+  async function select(name) {
+    thread = name;
+    ui.title.textContent = name;
+    drawLog();
+    drawPending(null);
+    ui.form.hidden = false;
+    const t = await api("GET", "/api/threads/" + encodeURIComponent(name));
+    if (thread !== name) return;
+    drawPending(t.pending);
+    ui.form.hidden = !!t.pending;
+    await loadThreads();
+  }
+
+  async function loadThreads() {
+    const data = await api("GET", "/api/conversations");
+    const list = data.conversations || [];
+    if (thread && !list.some((c) => c.thread === thread)) {
+      list.unshift({ thread, updated: "", waiting: false });
+    }
+    ui.threads.replaceChildren();
+    for (const c of list) {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = c.thread;
+      b.dataset.thread = c.thread;
+      b.title = c.updated ? "updated " + c.updated : "new";
+      if (c.thread === thread) b.setAttribute("aria-current", "true");
+      if (c.waiting) {
+        const w = document.createElement("span");
+        w.className = "waiting";
+        w.textContent = "waiting";
+        b.append(w);
+      }
+      b.addEventListener("click", () => withBusy(() => select(c.thread)));
+      li.append(b);
+      ui.threads.append(li);
+    }
+    ui.noThreads.hidden = list.length > 0;
+  }
+
+  ui.newThread.addEventListener("click", () => withBusy(() => select(newThreadName())));
+
+  ui.form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    withBusy(async () => {
+      if (!thread) await select(newThreadName());
+      const name = thread;
+      const body = messageBody();
+      note("you", describeMessage(body));
+      const t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/messages", body);
+      if (thread !== name) return;
+      drawTurn(t);
+      for (const a of ui.fields.querySelectorAll("textarea")) a.value = "";
+      await loadThreads();
+    });
+  });
+
+  async function answer(value, words) {
+    const name = thread;
+    note("you", words);
+    const t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/answer", { answer: value });
+    if (thread !== name) return;
+    drawTurn(t);
+    await loadThreads();
+  }
+
+  ui.approve.addEventListener("click", () => withBusy(() => answer("yes", "Yes.")));
+  ui.reject.addEventListener("click", () => withBusy(() => answer("no", "No.")));
+  ui.askForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const v = ui.askAnswer.value;
+    withBusy(() => answer(v, v));
+  });
+
+  drawFields();
+  withBusy(async () => {
+    agent = await api("GET", "/api/agent");
+    document.title = agent.name || "Agent";
+    ui.name.textContent = agent.name || "Agent";
+    ui.description.textContent = agent.description || "";
+    drawFields();
+    await loadThreads();
+    const first = ui.threads.querySelector("button");
+    if (first) await select(first.dataset.thread);
+  });
+})();
