@@ -114,9 +114,10 @@ type claims struct {
 // store; the token table is the allow-list, so a token is good only while its
 // row exists and is not revoked.
 type Tokens struct {
-	db  *ent.Client
-	kid string
-	key ed25519.PrivateKey
+	db    *ent.Client
+	kid   string
+	key   ed25519.PrivateKey
+	audit *Audit
 }
 
 // OpenTokens loads the store's signing key, creating it on first use.
@@ -149,7 +150,7 @@ func OpenTokens(ctx context.Context, db *ent.Client) (*Tokens, error) {
 	if len(k.PrivateKey) != ed25519.SeedSize {
 		return nil, fmt.Errorf("signing key %s: bad length %d", k.ID, len(k.PrivateKey))
 	}
-	return &Tokens{db: db, kid: k.ID, key: ed25519.NewKeyFromSeed(k.PrivateKey)}, nil
+	return &Tokens{db: db, kid: k.ID, key: ed25519.NewKeyFromSeed(k.PrivateKey), audit: NewAudit(db)}, nil
 }
 
 // MintOptions says what to mint.
@@ -162,6 +163,9 @@ type MintOptions struct {
 	TTL time.Duration
 	// Now: the time of issue; zero means time.Now.
 	Now time.Time
+	// Actor: who mints, for the audit log; empty means the caller in ctx,
+	// or else "board".
+	Actor string
 }
 
 // Mint signs a token and records it in the allow-list.
@@ -220,40 +224,96 @@ func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
 	if err != nil {
 		return Minted{}, fmt.Errorf("sign token: %w", err)
 	}
-	create := t.db.Token.Create().
-		SetID(id).
-		SetKind(token.Kind(o.Kind)).
-		SetName(o.Name).
-		SetIssuedAt(now).
-		SetExpiresAt(exp)
-	if o.Kind == KindOperator {
-		create.SetRole(o.Role.String())
-	}
-	if err := create.Exec(ctx); err != nil {
-		return Minted{}, fmt.Errorf("record token: %w", err)
+	// The row and its audit entry commit together: a token the log does
+	// not show is never allowed.
+	err = inTx(ctx, t.db, func(tx *ent.Tx) error {
+		create := tx.Token.Create().
+			SetID(id).
+			SetKind(token.Kind(o.Kind)).
+			SetName(o.Name).
+			SetIssuedAt(now).
+			SetExpiresAt(exp)
+		if o.Kind == KindOperator {
+			create.SetRole(o.Role.String())
+		}
+		if err := create.Exec(ctx); err != nil {
+			return fmt.Errorf("record token: %w", err)
+		}
+		_, err := t.audit.Append(ctx, tx, AuditRecord{
+			Actor:   actorOf(ctx, o.Actor),
+			Action:  "token.mint",
+			Subject: id,
+			Detail:  tokenDetail(o.Kind, o.Name, o.Role.String(), exp),
+		})
+		return err
+	})
+	if err != nil {
+		return Minted{}, err
 	}
 	return Minted{ID: id, Token: signed, ExpiresAt: exp}, nil
 }
 
 // Revoke revokes a token by its id. Revoking twice is not an error.
 func (t *Tokens) Revoke(ctx context.Context, id string, now time.Time) error {
-	n, err := t.db.Token.Update().
-		Where(token.ID(id), token.RevokedAtIsNil()).
-		SetRevokedAt(now).
-		Save(ctx)
-	if err != nil {
-		return fmt.Errorf("revoke token: %w", err)
-	}
-	if n == 0 {
-		exists, err := t.db.Token.Query().Where(token.ID(id)).Exist(ctx)
+	return t.RevokeBy(ctx, id, "", now)
+}
+
+// RevokeBy is Revoke recording actor as who revoked the token in the
+// audit log; an empty actor means the caller in ctx, or else "board".
+// Revoking a revoked token changes nothing and writes no entry.
+func (t *Tokens) RevokeBy(ctx context.Context, id, actor string, now time.Time) error {
+	return inTx(ctx, t.db, func(tx *ent.Tx) error {
+		n, err := tx.Token.Update().
+			Where(token.ID(id), token.RevokedAtIsNil()).
+			SetRevokedAt(now).
+			Save(ctx)
 		if err != nil {
 			return fmt.Errorf("revoke token: %w", err)
 		}
-		if !exists {
+		row, err := tx.Token.Get(ctx, id)
+		if ent.IsNotFound(err) {
 			return fmt.Errorf("token %s: %w", id, ErrUnknownToken)
 		}
+		if err != nil {
+			return fmt.Errorf("revoke token: %w", err)
+		}
+		if n == 0 {
+			return nil // revoked already
+		}
+		_, err = t.audit.Append(ctx, tx, AuditRecord{
+			Actor:   actorOf(ctx, actor),
+			Action:  "token.revoke",
+			Subject: id,
+			Detail:  tokenDetail(Kind(row.Kind), row.Name, row.Role, row.ExpiresAt),
+		})
+		return err
+	})
+}
+
+// actorOf is who does something, for the audit log: given, else the
+// caller in ctx, else the board itself.
+func actorOf(ctx context.Context, given string) string {
+	if given != "" {
+		return given
 	}
-	return nil
+	if c, ok := callerFrom(ctx); ok && c.Name != "" {
+		return c.Name
+	}
+	return "board"
+}
+
+// tokenDetail is what the audit log keeps about a token: never the token.
+// The role is kept for operator tokens only.
+func tokenDetail(k Kind, name, role string, expires time.Time) map[string]any {
+	d := map[string]any{
+		"kind":    string(k),
+		"name":    name,
+		"expires": expires.UTC().Format(time.RFC3339),
+	}
+	if k == KindOperator {
+		d["role"] = role
+	}
+	return d
 }
 
 // Verify checks a token's signature, header, claims and its row in the

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/schema"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
@@ -39,6 +40,36 @@ func init() {
 	agentDescBuild := agentFields[6].Descriptor()
 	// agent.DefaultBuild holds the default value on creation for the build field.
 	agent.DefaultBuild = agentDescBuild.Default.(string)
+	auditentryFields := schema.AuditEntry{}.Fields()
+	_ = auditentryFields
+	// auditentryDescSeq is the schema descriptor for seq field.
+	auditentryDescSeq := auditentryFields[0].Descriptor()
+	// auditentry.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	auditentry.SeqValidator = auditentryDescSeq.Validators[0].(func(int64) error)
+	// auditentryDescActor is the schema descriptor for actor field.
+	auditentryDescActor := auditentryFields[2].Descriptor()
+	// auditentry.ActorValidator is a validator for the "actor" field. It is called by the builders before save.
+	auditentry.ActorValidator = auditentryDescActor.Validators[0].(func(string) error)
+	// auditentryDescAction is the schema descriptor for action field.
+	auditentryDescAction := auditentryFields[3].Descriptor()
+	// auditentry.ActionValidator is a validator for the "action" field. It is called by the builders before save.
+	auditentry.ActionValidator = auditentryDescAction.Validators[0].(func(string) error)
+	// auditentryDescSubject is the schema descriptor for subject field.
+	auditentryDescSubject := auditentryFields[4].Descriptor()
+	// auditentry.DefaultSubject holds the default value on creation for the subject field.
+	auditentry.DefaultSubject = auditentryDescSubject.Default.(string)
+	// auditentryDescDetail is the schema descriptor for detail field.
+	auditentryDescDetail := auditentryFields[5].Descriptor()
+	// auditentry.DefaultDetail holds the default value on creation for the detail field.
+	auditentry.DefaultDetail = auditentryDescDetail.Default.(string)
+	// auditentryDescPrev is the schema descriptor for prev field.
+	auditentryDescPrev := auditentryFields[6].Descriptor()
+	// auditentry.DefaultPrev holds the default value on creation for the prev field.
+	auditentry.DefaultPrev = auditentryDescPrev.Default.(string)
+	// auditentryDescHash is the schema descriptor for hash field.
+	auditentryDescHash := auditentryFields[7].Descriptor()
+	// auditentry.HashValidator is a validator for the "hash" field. It is called by the builders before save.
+	auditentry.HashValidator = auditentryDescHash.Validators[0].(func(string) error)
 	signingkeyFields := schema.SigningKey{}.Fields()
 	_ = signingkeyFields
 	// signingkeyDescID is the schema descriptor for id field.

@@ -5,6 +5,8 @@
 //	board token agent --name NAME [--ttl D] [--data DIR]
 //	board token revoke [--data DIR] ID
 //	board token list [--data DIR]
+//	board audit verify [--data DIR]
+//	board audit list [--data DIR] [--after N] [--limit N]
 package main
 
 import (

@@ -20,6 +20,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "audit" {
+		return runAudit(ctx, args[1:], getenv, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("board", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:7777", "address to listen on (127.0.0.1:0 picks a free port)")

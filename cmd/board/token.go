@@ -52,7 +52,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 		if fs.NArg() > 0 {
 			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 		}
-		o := board.MintOptions{Kind: board.Kind(verb), Name: *name, TTL: *ttl}
+		o := board.MintOptions{Kind: board.Kind(verb), Name: *name, TTL: *ttl, Actor: "cli"}
 		if role != nil {
 			r, err := board.ParseRole(*role)
 			if err != nil {
@@ -74,7 +74,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 		if fs.NArg() != 1 {
 			return fmt.Errorf("usage: board token revoke [--data DIR] ID")
 		}
-		if err := tokens.Revoke(ctx, fs.Arg(0), time.Now()); err != nil {
+		if err := tokens.RevokeBy(ctx, fs.Arg(0), "cli", time.Now()); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "token %s revoked\n", fs.Arg(0))

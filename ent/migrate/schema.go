@@ -35,6 +35,24 @@ var (
 			},
 		},
 	}
+	// AuditEntriesColumns holds the columns for the "audit_entries" table.
+	AuditEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "seq", Type: field.TypeInt64, Unique: true},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "actor", Type: field.TypeString},
+		{Name: "action", Type: field.TypeString},
+		{Name: "subject", Type: field.TypeString, Default: ""},
+		{Name: "detail", Type: field.TypeString, Size: 2147483647, Default: "{}"},
+		{Name: "prev", Type: field.TypeString, Default: ""},
+		{Name: "hash", Type: field.TypeString},
+	}
+	// AuditEntriesTable holds the schema information for the "audit_entries" table.
+	AuditEntriesTable = &schema.Table{
+		Name:       "audit_entries",
+		Columns:    AuditEntriesColumns,
+		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
+	}
 	// SigningKeysColumns holds the columns for the "signing_keys" table.
 	SigningKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -73,6 +91,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AgentsTable,
+		AuditEntriesTable,
 		SigningKeysTable,
 		TokensTable,
 	}

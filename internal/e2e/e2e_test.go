@@ -6,6 +6,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -581,5 +582,59 @@ func TestAgentServe(t *testing.T) {
 	}
 	if want := "tool orders.lookup_order,model decide,tool orders.refund,model answer"; strings.Join(calls, ",") != want {
 		t.Errorf("journal calls = %q, want %s", calls, want)
+	}
+}
+
+// TestAuditVerify: tokens minted and revoked from the command line are in
+// the audit log, without the tokens themselves; board audit verify passes,
+// and once the SQLite file is changed behind the board's back it exits 1
+// and names the changed entry.
+func TestAuditVerify(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	opsTok, _ := runCmd(t, "board", "token", "operator", "--data", data, "--name", "ops", "--role", "admin")
+	agentTok, idLine := runCmd(t, "board", "token", "agent", "--data", data, "--name", "refunds")
+	id := regexp.MustCompile(`token id ([0-9a-f]+)`).FindStringSubmatch(idLine)
+	if id == nil {
+		t.Fatalf("no token id in %q", idLine)
+	}
+	runCmd(t, "board", "token", "revoke", "--data", data, id[1])
+
+	out, _ := runCmd(t, "board", "audit", "verify", "--data", data)
+	if !strings.HasPrefix(out, "audit: 3 entries, chain intact\n") {
+		t.Fatalf("board audit verify = %q, want 3 entries, chain intact", out)
+	}
+	list, _ := runCmd(t, "board", "audit", "list", "--data", data)
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "token.mint") || !strings.Contains(lines[2], "token.revoke\t"+id[1]) {
+		t.Fatalf("board audit list = %q, want two mints and a revoke", list)
+	}
+	for _, tok := range []string{opsTok, agentTok} {
+		if strings.Contains(list, strings.TrimSpace(tok)) {
+			t.Errorf("board audit list shows a token: %q", list)
+		}
+	}
+	if page, _ := runCmd(t, "board", "audit", "list", "--data", data, "--after", "1", "--limit", "1"); !strings.HasPrefix(page, "2\t") || strings.Count(page, "\n") != 1 {
+		t.Errorf("board audit list --after 1 --limit 1 = %q, want entry 2 alone", page)
+	}
+
+	db, err := sql.Open("sqlite", board.SQLiteDSN(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(t.Context(), `UPDATE audit_entries SET detail = '{"kind":"agent","name":"someone-else"}' WHERE seq = 2`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "board"), "audit", "verify", "--data", data)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 {
+		t.Fatalf("board audit verify after tampering: %v (exit %d), want exit status 1", err, code)
+	}
+	if want := "audit: entry 2: hash does not match its contents\n"; stdout.String() != want {
+		t.Errorf("board audit verify after tampering = %q (stderr %q), want %q", stdout.String(), stderr.String(), want)
 	}
 }
