@@ -68,7 +68,7 @@ func goneProcess(t *testing.T) int {
 	t.Helper()
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
-		t.Skipf("cannot run true: %v", err)
+		t.Fatalf("cannot run true: %v", err)
 	}
 	return cmd.Process.Pid
 }

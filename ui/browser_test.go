@@ -108,7 +108,7 @@ func browser(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("no chromium, chromium-browser or google-chrome on PATH; CI must have one (apt-get install chromium)")
 	}
-	t.Skip("no chromium, chromium-browser or google-chrome on PATH; install one (apt-get install chromium) to run the browser test")
+	t.Skip("no chromium, chromium-browser or google-chrome on PATH (outside CI): install one (apt-get install chromium) to run the browser test")
 	return ""
 }
 

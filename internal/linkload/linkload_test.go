@@ -32,7 +32,7 @@ func TestLoadChild(t *testing.T) {
 // TestLoadSmall runs the benchmark's machinery on a few agents.
 func TestLoadSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a second process")
+		t.Skip("starts a second process; not with -short")
 	}
 	const n = 50
 	r := linkload.Run(t, linkload.Options{
