@@ -140,6 +140,7 @@ func (b *Board) routes() http.Handler {
 	srv := connect.NewServer(b.interceptor())
 	boardv1connect.RegisterAgentLinkServiceHandler(srv, linkService{b})
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
+	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
 	grpcreflect.Register(srv)
 
 	mux := http.NewServeMux()
@@ -149,6 +150,7 @@ func (b *Board) routes() http.Handler {
 	healthPath, health := grpchealth.NewHandler(grpchealth.NewStaticChecker(
 		boardv1connect.AgentLinkServiceName,
 		boardv1connect.AgentServiceName,
+		boardv1connect.ApprovalServiceName,
 	))
 	mux.Handle(healthPath, b.requireToken(health))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,7 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/predicate"
+	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
 )
@@ -29,6 +30,7 @@ const (
 	// Node types.
 	TypeAgent      = "Agent"
 	TypeAuditEntry = "AuditEntry"
+	TypeRule       = "Rule"
 	TypeSigningKey = "SigningKey"
 	TypeToken      = "Token"
 )
@@ -1658,6 +1660,986 @@ func (m *AuditEntryMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AuditEntryMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AuditEntry edge %s", name)
+}
+
+// RuleMutation represents an operation that mutates the Rule nodes in the graph.
+type RuleMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	agent          *string
+	node           *string
+	role           *string
+	people         *[]string
+	appendpeople   []string
+	quorum         *int
+	addquorum      *int
+	time_limit     *int64
+	addtime_limit  *int64
+	require_reason *bool
+	description    *string
+	created_at     *time.Time
+	updated_at     *time.Time
+	updated_by     *string
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*Rule, error)
+	predicates     []predicate.Rule
+}
+
+var _ ent.Mutation = (*RuleMutation)(nil)
+
+// ruleOption allows management of the mutation configuration using functional options.
+type ruleOption func(*RuleMutation)
+
+// newRuleMutation creates new mutation for the Rule entity.
+func newRuleMutation(c config, op Op, opts ...ruleOption) *RuleMutation {
+	m := &RuleMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRule,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRuleID sets the ID field of the mutation.
+func withRuleID(id string) ruleOption {
+	return func(m *RuleMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Rule
+		)
+		m.oldValue = func(ctx context.Context) (*Rule, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Rule.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRule sets the old Rule of the mutation.
+func withRule(node *Rule) ruleOption {
+	return func(m *RuleMutation) {
+		m.oldValue = func(context.Context) (*Rule, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RuleMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RuleMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Rule entities.
+func (m *RuleMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RuleMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RuleMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Rule.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *RuleMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *RuleMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *RuleMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetNode sets the "node" field.
+func (m *RuleMutation) SetNode(s string) {
+	m.node = &s
+}
+
+// Node returns the value of the "node" field in the mutation.
+func (m *RuleMutation) Node() (r string, exists bool) {
+	v := m.node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNode returns the old "node" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldNode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNode: %w", err)
+	}
+	return oldValue.Node, nil
+}
+
+// ResetNode resets all changes to the "node" field.
+func (m *RuleMutation) ResetNode() {
+	m.node = nil
+}
+
+// SetRole sets the "role" field.
+func (m *RuleMutation) SetRole(s string) {
+	m.role = &s
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *RuleMutation) Role() (r string, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldRole(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *RuleMutation) ResetRole() {
+	m.role = nil
+}
+
+// SetPeople sets the "people" field.
+func (m *RuleMutation) SetPeople(s []string) {
+	m.people = &s
+	m.appendpeople = nil
+}
+
+// People returns the value of the "people" field in the mutation.
+func (m *RuleMutation) People() (r []string, exists bool) {
+	v := m.people
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPeople returns the old "people" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldPeople(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPeople is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPeople requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPeople: %w", err)
+	}
+	return oldValue.People, nil
+}
+
+// AppendPeople adds s to the "people" field.
+func (m *RuleMutation) AppendPeople(s []string) {
+	m.appendpeople = append(m.appendpeople, s...)
+}
+
+// AppendedPeople returns the list of values that were appended to the "people" field in this mutation.
+func (m *RuleMutation) AppendedPeople() ([]string, bool) {
+	if len(m.appendpeople) == 0 {
+		return nil, false
+	}
+	return m.appendpeople, true
+}
+
+// ClearPeople clears the value of the "people" field.
+func (m *RuleMutation) ClearPeople() {
+	m.people = nil
+	m.appendpeople = nil
+	m.clearedFields[rule.FieldPeople] = struct{}{}
+}
+
+// PeopleCleared returns if the "people" field was cleared in this mutation.
+func (m *RuleMutation) PeopleCleared() bool {
+	_, ok := m.clearedFields[rule.FieldPeople]
+	return ok
+}
+
+// ResetPeople resets all changes to the "people" field.
+func (m *RuleMutation) ResetPeople() {
+	m.people = nil
+	m.appendpeople = nil
+	delete(m.clearedFields, rule.FieldPeople)
+}
+
+// SetQuorum sets the "quorum" field.
+func (m *RuleMutation) SetQuorum(i int) {
+	m.quorum = &i
+	m.addquorum = nil
+}
+
+// Quorum returns the value of the "quorum" field in the mutation.
+func (m *RuleMutation) Quorum() (r int, exists bool) {
+	v := m.quorum
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuorum returns the old "quorum" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldQuorum(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuorum is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuorum requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuorum: %w", err)
+	}
+	return oldValue.Quorum, nil
+}
+
+// AddQuorum adds i to the "quorum" field.
+func (m *RuleMutation) AddQuorum(i int) {
+	if m.addquorum != nil {
+		*m.addquorum += i
+	} else {
+		m.addquorum = &i
+	}
+}
+
+// AddedQuorum returns the value that was added to the "quorum" field in this mutation.
+func (m *RuleMutation) AddedQuorum() (r int, exists bool) {
+	v := m.addquorum
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetQuorum resets all changes to the "quorum" field.
+func (m *RuleMutation) ResetQuorum() {
+	m.quorum = nil
+	m.addquorum = nil
+}
+
+// SetTimeLimit sets the "time_limit" field.
+func (m *RuleMutation) SetTimeLimit(i int64) {
+	m.time_limit = &i
+	m.addtime_limit = nil
+}
+
+// TimeLimit returns the value of the "time_limit" field in the mutation.
+func (m *RuleMutation) TimeLimit() (r int64, exists bool) {
+	v := m.time_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeLimit returns the old "time_limit" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldTimeLimit(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeLimit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeLimit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeLimit: %w", err)
+	}
+	return oldValue.TimeLimit, nil
+}
+
+// AddTimeLimit adds i to the "time_limit" field.
+func (m *RuleMutation) AddTimeLimit(i int64) {
+	if m.addtime_limit != nil {
+		*m.addtime_limit += i
+	} else {
+		m.addtime_limit = &i
+	}
+}
+
+// AddedTimeLimit returns the value that was added to the "time_limit" field in this mutation.
+func (m *RuleMutation) AddedTimeLimit() (r int64, exists bool) {
+	v := m.addtime_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTimeLimit resets all changes to the "time_limit" field.
+func (m *RuleMutation) ResetTimeLimit() {
+	m.time_limit = nil
+	m.addtime_limit = nil
+}
+
+// SetRequireReason sets the "require_reason" field.
+func (m *RuleMutation) SetRequireReason(b bool) {
+	m.require_reason = &b
+}
+
+// RequireReason returns the value of the "require_reason" field in the mutation.
+func (m *RuleMutation) RequireReason() (r bool, exists bool) {
+	v := m.require_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequireReason returns the old "require_reason" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldRequireReason(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequireReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequireReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequireReason: %w", err)
+	}
+	return oldValue.RequireReason, nil
+}
+
+// ResetRequireReason resets all changes to the "require_reason" field.
+func (m *RuleMutation) ResetRequireReason() {
+	m.require_reason = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *RuleMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *RuleMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *RuleMutation) ResetDescription() {
+	m.description = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *RuleMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *RuleMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *RuleMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *RuleMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *RuleMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *RuleMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetUpdatedBy sets the "updated_by" field.
+func (m *RuleMutation) SetUpdatedBy(s string) {
+	m.updated_by = &s
+}
+
+// UpdatedBy returns the value of the "updated_by" field in the mutation.
+func (m *RuleMutation) UpdatedBy() (r string, exists bool) {
+	v := m.updated_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedBy returns the old "updated_by" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldUpdatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedBy: %w", err)
+	}
+	return oldValue.UpdatedBy, nil
+}
+
+// ResetUpdatedBy resets all changes to the "updated_by" field.
+func (m *RuleMutation) ResetUpdatedBy() {
+	m.updated_by = nil
+}
+
+// Where appends a list predicates to the RuleMutation builder.
+func (m *RuleMutation) Where(ps ...predicate.Rule) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RuleMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RuleMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Rule, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RuleMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RuleMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Rule).
+func (m *RuleMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RuleMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.agent != nil {
+		fields = append(fields, rule.FieldAgent)
+	}
+	if m.node != nil {
+		fields = append(fields, rule.FieldNode)
+	}
+	if m.role != nil {
+		fields = append(fields, rule.FieldRole)
+	}
+	if m.people != nil {
+		fields = append(fields, rule.FieldPeople)
+	}
+	if m.quorum != nil {
+		fields = append(fields, rule.FieldQuorum)
+	}
+	if m.time_limit != nil {
+		fields = append(fields, rule.FieldTimeLimit)
+	}
+	if m.require_reason != nil {
+		fields = append(fields, rule.FieldRequireReason)
+	}
+	if m.description != nil {
+		fields = append(fields, rule.FieldDescription)
+	}
+	if m.created_at != nil {
+		fields = append(fields, rule.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, rule.FieldUpdatedAt)
+	}
+	if m.updated_by != nil {
+		fields = append(fields, rule.FieldUpdatedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RuleMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case rule.FieldAgent:
+		return m.Agent()
+	case rule.FieldNode:
+		return m.Node()
+	case rule.FieldRole:
+		return m.Role()
+	case rule.FieldPeople:
+		return m.People()
+	case rule.FieldQuorum:
+		return m.Quorum()
+	case rule.FieldTimeLimit:
+		return m.TimeLimit()
+	case rule.FieldRequireReason:
+		return m.RequireReason()
+	case rule.FieldDescription:
+		return m.Description()
+	case rule.FieldCreatedAt:
+		return m.CreatedAt()
+	case rule.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case rule.FieldUpdatedBy:
+		return m.UpdatedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RuleMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case rule.FieldAgent:
+		return m.OldAgent(ctx)
+	case rule.FieldNode:
+		return m.OldNode(ctx)
+	case rule.FieldRole:
+		return m.OldRole(ctx)
+	case rule.FieldPeople:
+		return m.OldPeople(ctx)
+	case rule.FieldQuorum:
+		return m.OldQuorum(ctx)
+	case rule.FieldTimeLimit:
+		return m.OldTimeLimit(ctx)
+	case rule.FieldRequireReason:
+		return m.OldRequireReason(ctx)
+	case rule.FieldDescription:
+		return m.OldDescription(ctx)
+	case rule.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case rule.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case rule.FieldUpdatedBy:
+		return m.OldUpdatedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown Rule field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RuleMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case rule.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case rule.FieldNode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNode(v)
+		return nil
+	case rule.FieldRole:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case rule.FieldPeople:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPeople(v)
+		return nil
+	case rule.FieldQuorum:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuorum(v)
+		return nil
+	case rule.FieldTimeLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeLimit(v)
+		return nil
+	case rule.FieldRequireReason:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequireReason(v)
+		return nil
+	case rule.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case rule.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case rule.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case rule.FieldUpdatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Rule field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RuleMutation) AddedFields() []string {
+	var fields []string
+	if m.addquorum != nil {
+		fields = append(fields, rule.FieldQuorum)
+	}
+	if m.addtime_limit != nil {
+		fields = append(fields, rule.FieldTimeLimit)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RuleMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case rule.FieldQuorum:
+		return m.AddedQuorum()
+	case rule.FieldTimeLimit:
+		return m.AddedTimeLimit()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RuleMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case rule.FieldQuorum:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddQuorum(v)
+		return nil
+	case rule.FieldTimeLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTimeLimit(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Rule numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RuleMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(rule.FieldPeople) {
+		fields = append(fields, rule.FieldPeople)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RuleMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RuleMutation) ClearField(name string) error {
+	switch name {
+	case rule.FieldPeople:
+		m.ClearPeople()
+		return nil
+	}
+	return fmt.Errorf("unknown Rule nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RuleMutation) ResetField(name string) error {
+	switch name {
+	case rule.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case rule.FieldNode:
+		m.ResetNode()
+		return nil
+	case rule.FieldRole:
+		m.ResetRole()
+		return nil
+	case rule.FieldPeople:
+		m.ResetPeople()
+		return nil
+	case rule.FieldQuorum:
+		m.ResetQuorum()
+		return nil
+	case rule.FieldTimeLimit:
+		m.ResetTimeLimit()
+		return nil
+	case rule.FieldRequireReason:
+		m.ResetRequireReason()
+		return nil
+	case rule.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case rule.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case rule.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case rule.FieldUpdatedBy:
+		m.ResetUpdatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown Rule field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RuleMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RuleMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RuleMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RuleMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RuleMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RuleMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RuleMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Rule unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RuleMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Rule edge %s", name)
 }
 
 // SigningKeyMutation represents an operation that mutates the SigningKey nodes in the graph.

@@ -5,6 +5,7 @@ package ent
 import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/schema"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
@@ -70,6 +71,48 @@ func init() {
 	auditentryDescHash := auditentryFields[7].Descriptor()
 	// auditentry.HashValidator is a validator for the "hash" field. It is called by the builders before save.
 	auditentry.HashValidator = auditentryDescHash.Validators[0].(func(string) error)
+	ruleFields := schema.Rule{}.Fields()
+	_ = ruleFields
+	// ruleDescAgent is the schema descriptor for agent field.
+	ruleDescAgent := ruleFields[1].Descriptor()
+	// rule.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	rule.AgentValidator = ruleDescAgent.Validators[0].(func(string) error)
+	// ruleDescNode is the schema descriptor for node field.
+	ruleDescNode := ruleFields[2].Descriptor()
+	// rule.NodeValidator is a validator for the "node" field. It is called by the builders before save.
+	rule.NodeValidator = ruleDescNode.Validators[0].(func(string) error)
+	// ruleDescRole is the schema descriptor for role field.
+	ruleDescRole := ruleFields[3].Descriptor()
+	// rule.DefaultRole holds the default value on creation for the role field.
+	rule.DefaultRole = ruleDescRole.Default.(string)
+	// ruleDescQuorum is the schema descriptor for quorum field.
+	ruleDescQuorum := ruleFields[5].Descriptor()
+	// rule.DefaultQuorum holds the default value on creation for the quorum field.
+	rule.DefaultQuorum = ruleDescQuorum.Default.(int)
+	// rule.QuorumValidator is a validator for the "quorum" field. It is called by the builders before save.
+	rule.QuorumValidator = ruleDescQuorum.Validators[0].(func(int) error)
+	// ruleDescTimeLimit is the schema descriptor for time_limit field.
+	ruleDescTimeLimit := ruleFields[6].Descriptor()
+	// rule.DefaultTimeLimit holds the default value on creation for the time_limit field.
+	rule.DefaultTimeLimit = ruleDescTimeLimit.Default.(int64)
+	// rule.TimeLimitValidator is a validator for the "time_limit" field. It is called by the builders before save.
+	rule.TimeLimitValidator = ruleDescTimeLimit.Validators[0].(func(int64) error)
+	// ruleDescRequireReason is the schema descriptor for require_reason field.
+	ruleDescRequireReason := ruleFields[7].Descriptor()
+	// rule.DefaultRequireReason holds the default value on creation for the require_reason field.
+	rule.DefaultRequireReason = ruleDescRequireReason.Default.(bool)
+	// ruleDescDescription is the schema descriptor for description field.
+	ruleDescDescription := ruleFields[8].Descriptor()
+	// rule.DefaultDescription holds the default value on creation for the description field.
+	rule.DefaultDescription = ruleDescDescription.Default.(string)
+	// ruleDescUpdatedBy is the schema descriptor for updated_by field.
+	ruleDescUpdatedBy := ruleFields[11].Descriptor()
+	// rule.UpdatedByValidator is a validator for the "updated_by" field. It is called by the builders before save.
+	rule.UpdatedByValidator = ruleDescUpdatedBy.Validators[0].(func(string) error)
+	// ruleDescID is the schema descriptor for id field.
+	ruleDescID := ruleFields[0].Descriptor()
+	// rule.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	rule.IDValidator = ruleDescID.Validators[0].(func(string) error)
 	signingkeyFields := schema.SigningKey{}.Fields()
 	_ = signingkeyFields
 	// signingkeyDescID is the schema descriptor for id field.

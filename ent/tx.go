@@ -16,6 +16,8 @@ type Tx struct {
 	Agent *AgentClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// Rule is the client for interacting with the Rule builders.
+	Rule *RuleClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// Token is the client for interacting with the Token builders.
@@ -153,6 +155,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.Agent = NewAgentClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
+	tx.Rule = NewRuleClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)
 }

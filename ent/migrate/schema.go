@@ -53,6 +53,34 @@ var (
 		Columns:    AuditEntriesColumns,
 		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
 	}
+	// RulesColumns holds the columns for the "rules" table.
+	RulesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "node", Type: field.TypeString},
+		{Name: "role", Type: field.TypeString, Default: ""},
+		{Name: "people", Type: field.TypeJSON, Nullable: true},
+		{Name: "quorum", Type: field.TypeInt, Default: 1},
+		{Name: "time_limit", Type: field.TypeInt64, Default: 0},
+		{Name: "require_reason", Type: field.TypeBool, Default: false},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "updated_by", Type: field.TypeString},
+	}
+	// RulesTable holds the schema information for the "rules" table.
+	RulesTable = &schema.Table{
+		Name:       "rules",
+		Columns:    RulesColumns,
+		PrimaryKey: []*schema.Column{RulesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "rule_agent_node",
+				Unique:  true,
+				Columns: []*schema.Column{RulesColumns[1], RulesColumns[2]},
+			},
+		},
+	}
 	// SigningKeysColumns holds the columns for the "signing_keys" table.
 	SigningKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -92,6 +120,7 @@ var (
 	Tables = []*schema.Table{
 		AgentsTable,
 		AuditEntriesTable,
+		RulesTable,
 		SigningKeysTable,
 		TokensTable,
 	}

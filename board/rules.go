@@ -1,0 +1,434 @@
+package board
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/rule"
+)
+
+// Limits on a rule, so a rule stays something a person can read.
+const (
+	// maxRuleIDLen is the longest rule id, in bytes.
+	maxRuleIDLen = 64
+	// maxRulePatternLen is the longest agent or node pattern, in bytes.
+	maxRulePatternLen = 256
+	// maxRulePeople is how many people a rule may name.
+	maxRulePeople = 100
+	// maxRuleDescriptionLen is the longest description, in bytes.
+	maxRuleDescriptionLen = 1000
+	// maxRuleTimeLimit is the longest time limit a rule may set.
+	maxRuleTimeLimit = 366 * 24 * time.Hour
+)
+
+// approvalService is symphonix.board.v1.ApprovalService. For now it
+// serves the rules; docs/approvals.md describes them.
+type approvalService struct {
+	b *Board
+}
+
+var _ boardv1connect.ApprovalServiceHandler = approvalService{}
+
+func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleRequest) (*boardv1.PutRuleResponse, error) {
+	in, err := ruleFromProto(req.GetRule())
+	if err != nil {
+		return nil, err
+	}
+	if in.ID == "" {
+		if in.ID, err = newRuleID(); err != nil {
+			return nil, err
+		}
+	}
+	actor := actorOf(ctx, "")
+	now := s.b.now().UTC().Truncate(time.Microsecond)
+	var out *ent.Rule
+	err = inTx(ctx, s.b.db, func(tx *ent.Tx) error {
+		other, err := tx.Rule.Query().
+			Where(rule.Agent(in.Agent), rule.Node(in.Node), rule.IDNEQ(in.ID)).
+			First(ctx)
+		switch {
+		case err == nil:
+			return connect.Errorf(connect.CodeAlreadyExists,
+				"rule: rule %q already governs agent %q at node %q; put that one instead", other.ID, in.Agent, in.Node)
+		case !ent.IsNotFound(err):
+			return err
+		}
+		old, err := tx.Rule.Get(ctx, in.ID)
+		switch {
+		case ent.IsNotFound(err):
+			out, err = tx.Rule.Create().
+				SetID(in.ID).
+				SetAgent(in.Agent).
+				SetNode(in.Node).
+				SetRole(in.Role).
+				SetPeople(in.People).
+				SetQuorum(in.Quorum).
+				SetTimeLimit(in.TimeLimit).
+				SetRequireReason(in.RequireReason).
+				SetDescription(in.Description).
+				SetCreatedAt(now).
+				SetUpdatedAt(now).
+				SetUpdatedBy(actor).
+				Save(ctx)
+		case err == nil:
+			out, err = old.Update().
+				SetAgent(in.Agent).
+				SetNode(in.Node).
+				SetRole(in.Role).
+				SetPeople(in.People).
+				SetQuorum(in.Quorum).
+				SetTimeLimit(in.TimeLimit).
+				SetRequireReason(in.RequireReason).
+				SetDescription(in.Description).
+				SetUpdatedAt(now).
+				SetUpdatedBy(actor).
+				Save(ctx)
+		}
+		if ent.IsConstraintError(err) {
+			// Another board put the same id or pattern at the same moment.
+			return connect.Errorf(connect.CodeAlreadyExists, "rule: a rule for agent %q at node %q was put at the same moment", in.Agent, in.Node)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = s.b.tokens.audit.Append(ctx, tx, AuditRecord{
+			Actor:   actor,
+			Action:  "rule.put",
+			Subject: out.ID,
+			Detail:  ruleDetail(out),
+			At:      now,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.PutRuleResponse{Rule: ruleProto(out)}, nil
+}
+
+func (s approvalService) ListRules(ctx context.Context, _ *boardv1.ListRulesRequest) (*boardv1.ListRulesResponse, error) {
+	rows, err := s.b.db.Rule.Query().All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sortRules(rows)
+	res := &boardv1.ListRulesResponse{Rules: make([]*boardv1.Rule, len(rows))}
+	for i, r := range rows {
+		res.Rules[i] = ruleProto(r)
+	}
+	return res, nil
+}
+
+func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRuleRequest) (*boardv1.DeleteRuleResponse, error) {
+	id := req.GetId()
+	if id == "" {
+		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
+	}
+	err := inTx(ctx, s.b.db, func(tx *ent.Tx) error {
+		old, err := tx.Rule.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return connect.Errorf(connect.CodeNotFound, "rule %q: not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.Rule.DeleteOne(old).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = s.b.tokens.audit.Append(ctx, tx, AuditRecord{
+			Actor:   actorOf(ctx, ""),
+			Action:  "rule.delete",
+			Subject: id,
+			Detail:  ruleDetail(old),
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.DeleteRuleResponse{}, nil
+}
+
+// RuleFor returns the rule that governs an approval the agent named
+// agentName raises at node, or nil when no rule matches: the approval is
+// not governed and the agent's chat decides it. When several rules match,
+// the most specific wins (see sortRules).
+func (b *Board) RuleFor(ctx context.Context, agentName, node string) (*ent.Rule, error) {
+	rows, err := b.db.Rule.Query().All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	return matchRule(rows, agentName, node), nil
+}
+
+// matchRule is the first of rules, in sortRules order, that matches agent
+// and node; nil when none does.
+func matchRule(rules []*ent.Rule, agentName, node string) *ent.Rule {
+	rules = slices.Clone(rules)
+	sortRules(rules)
+	for _, r := range rules {
+		if patternMatches(r.Agent, agentName) && patternMatches(r.Node, node) {
+			return r
+		}
+	}
+	return nil
+}
+
+// patternMatches reports whether name matches a rule's pattern: "*" matches
+// everything (even a name with a "/", which a path.Match "*" would not); a
+// pattern with no glob characters matches only itself; anything else is a
+// path.Match glob. A pattern that is not a valid glob matches nothing
+// (PutRule refuses them, so none is stored).
+func patternMatches(pattern, name string) bool {
+	if pattern == "*" {
+		return true
+	}
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
+}
+
+// Pattern kinds, from the least to the most specific.
+const (
+	patternAll   = iota // "*"
+	patternGlob         // "refund-*"
+	patternExact        // "refund-desk"
+)
+
+func patternKind(p string) int {
+	switch {
+	case p == "*":
+		return patternAll
+	case strings.ContainsAny(p, `*?[\`):
+		return patternGlob
+	}
+	return patternExact
+}
+
+// literalLen is how many characters of a glob are not glob syntax: with
+// two globs of one kind, the one with more literal characters is the more
+// specific ("refund-desk-*" before "refund-*").
+func literalLen(p string) int {
+	return len(p) - strings.Count(p, "*") - strings.Count(p, "?")
+}
+
+// sortRules puts rules in the order they are matched, the most specific
+// first: by the agent pattern's kind (exact, then glob, then "*"), then the
+// node pattern's kind, then the agent glob's literal length, then the node
+// glob's, then the oldest, then the id. So an exact agent and exact node
+// beats everything, a rule naming the agent beats every rule for all
+// agents whatever their node, and the rule for "*" and "*" comes last.
+func sortRules(rules []*ent.Rule) {
+	slices.SortStableFunc(rules, func(a, b *ent.Rule) int {
+		return cmp.Or(
+			-cmp.Compare(patternKind(a.Agent), patternKind(b.Agent)),
+			-cmp.Compare(patternKind(a.Node), patternKind(b.Node)),
+			-cmp.Compare(literalLen(a.Agent), literalLen(b.Agent)),
+			-cmp.Compare(literalLen(a.Node), literalLen(b.Node)),
+			a.CreatedAt.Compare(b.CreatedAt),
+			strings.Compare(a.ID, b.ID),
+		)
+	})
+}
+
+// ruleInput is a rule as PutRule received it, checked.
+type ruleInput struct {
+	ID            string
+	Agent         string
+	Node          string
+	Role          string
+	People        []string
+	Quorum        int
+	TimeLimit     int64 // nanoseconds; 0 is none
+	RequireReason bool
+	Description   string
+}
+
+// ruleFromProto checks a rule from the wire. Its error is an
+// invalid_argument naming the field.
+func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
+	bad := func(format string, args ...any) (ruleInput, error) {
+		return ruleInput{}, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf(format, args...).Error())
+	}
+	if r == nil {
+		return bad("rule: required")
+	}
+	in := ruleInput{
+		ID:            r.GetId(),
+		Agent:         r.GetAgent(),
+		Node:          r.GetNode(),
+		Role:          r.GetRole(),
+		People:        r.GetPeople(),
+		Quorum:        1,
+		RequireReason: r.GetRequireReason(),
+		Description:   r.GetDescription(),
+	}
+	if in.ID != "" {
+		if err := validRuleID(in.ID); err != nil {
+			return bad("rule.id: %w", err)
+		}
+	}
+	if err := validPattern(in.Agent); err != nil {
+		return bad("rule.agent: %w", err)
+	}
+	if err := validPattern(in.Node); err != nil {
+		return bad("rule.node: %w", err)
+	}
+	switch {
+	case in.Role != "" && len(in.People) > 0:
+		return bad("rule: give a role or people, not both")
+	case in.Role == "" && len(in.People) == 0:
+		return bad("rule: give a role or people to decide")
+	case in.Role != "" && in.Role != RoleApprover.String() && in.Role != RoleAdmin.String():
+		// A viewer reads the board and never decides.
+		return bad("rule.role: want admin or approver, not %q", in.Role)
+	case len(in.People) > maxRulePeople:
+		return bad("rule.people: %d people, at most %d", len(in.People), maxRulePeople)
+	}
+	seen := make(map[string]bool, len(in.People))
+	for i, p := range in.People {
+		if p == "" {
+			return bad("rule.people[%d]: empty", i)
+		}
+		if err := validName(p); err != nil {
+			return bad("rule.people[%d]: %w", i, err)
+		}
+		if seen[p] {
+			return bad("rule.people[%d]: %q named twice", i, p)
+		}
+		seen[p] = true
+	}
+	if r.Quorum != nil {
+		in.Quorum = int(r.GetQuorum())
+		if in.Quorum < 1 {
+			return bad("rule.quorum: must be at least 1")
+		}
+	}
+	if len(in.People) > 0 && in.Quorum > len(in.People) {
+		return bad("rule.quorum: %d, more than the %d named in rule.people", in.Quorum, len(in.People))
+	}
+	if tl := r.GetTimeLimit(); tl != nil {
+		if err := tl.CheckValid(); err != nil {
+			return bad("rule.time_limit: %w", err)
+		}
+		d := tl.AsDuration()
+		switch {
+		case d <= 0:
+			return bad("rule.time_limit: must be positive")
+		case d > maxRuleTimeLimit:
+			return bad("rule.time_limit: at most %s", durationString(maxRuleTimeLimit))
+		}
+		in.TimeLimit = int64(d)
+	}
+	if len(in.Description) > maxRuleDescriptionLen {
+		return bad("rule.description: %d bytes, at most %d", len(in.Description), maxRuleDescriptionLen)
+	}
+	return in, nil
+}
+
+// validPattern checks an agent or node pattern.
+func validPattern(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf(`required ("*" for all)`)
+	case len(p) > maxRulePatternLen:
+		return fmt.Errorf("%d bytes, at most %d", len(p), maxRulePatternLen)
+	case strings.TrimSpace(p) != p:
+		return fmt.Errorf("leading or trailing space")
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return fmt.Errorf("not a valid glob")
+	}
+	return nil
+}
+
+// validRuleID checks an id given to PutRule: letters, digits, '.', '_'
+// and '-', so it reads well in a URL, a log line and the audit log.
+func validRuleID(id string) error {
+	if len(id) > maxRuleIDLen {
+		return fmt.Errorf("%d bytes, at most %d", len(id), maxRuleIDLen)
+	}
+	for _, c := range id {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return fmt.Errorf("want letters, digits, '.', '_' or '-'")
+		}
+	}
+	return nil
+}
+
+// newRuleID is an id for a rule put without one.
+func newRuleID() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("rule id: %w", err)
+	}
+	return "rule-" + hex.EncodeToString(b), nil
+}
+
+// ruleProto is the API's view of a stored rule.
+func ruleProto(r *ent.Rule) *boardv1.Rule {
+	q := int32(r.Quorum)
+	p := &boardv1.Rule{
+		Id:            r.ID,
+		Agent:         r.Agent,
+		Node:          r.Node,
+		Role:          r.Role,
+		People:        r.People,
+		Quorum:        &q,
+		RequireReason: r.RequireReason,
+		Description:   r.Description,
+		CreatedAt:     timestamppb.New(r.CreatedAt),
+		UpdatedAt:     timestamppb.New(r.UpdatedAt),
+		UpdatedBy:     r.UpdatedBy,
+	}
+	if r.TimeLimit > 0 {
+		p.TimeLimit = durationpb.New(time.Duration(r.TimeLimit))
+	}
+	return p
+}
+
+// ruleDetail is what the audit log keeps about a rule: everything that
+// says what it governs and who decides.
+func ruleDetail(r *ent.Rule) map[string]any {
+	d := map[string]any{
+		"agent":          r.Agent,
+		"node":           r.Node,
+		"quorum":         r.Quorum,
+		"require_reason": r.RequireReason,
+	}
+	if r.Role != "" {
+		d["role"] = r.Role
+	}
+	if len(r.People) > 0 {
+		d["people"] = r.People
+	}
+	if r.TimeLimit > 0 {
+		d["time_limit"] = durationString(time.Duration(r.TimeLimit))
+	}
+	if r.Description != "" {
+		d["description"] = r.Description
+	}
+	return d
+}
+
+// durationString is d as the JSON form of a google.protobuf.Duration:
+// seconds with a trailing "s" ("3600s", "1.5s").
+func durationString(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}

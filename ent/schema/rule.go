@@ -1,0 +1,46 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Rule says which approvals the organisation governs (by agent and node)
+// and who decides them. board/rules.go validates and matches them;
+// docs/approvals.md says how.
+type Rule struct {
+	ent.Schema
+}
+
+// Fields of the Rule.
+func (Rule) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").NotEmpty().Unique().Immutable(),
+		// agent is "*", an agent name, or a path.Match glob.
+		field.String("agent").NotEmpty(),
+		// node is "*", a node id, or a path.Match glob.
+		field.String("node").NotEmpty(),
+		// role is "approver" or "admin"; "" when people are named instead.
+		field.String("role").Default(""),
+		// people are operator names; empty when a role decides instead.
+		field.Strings("people").Optional(),
+		// quorum is how many distinct people must say yes.
+		field.Int("quorum").Positive().Default(1),
+		// time_limit is how long, in nanoseconds, a request may wait
+		// before it expires; 0 means no limit.
+		field.Int64("time_limit").NonNegative().Default(0),
+		field.Bool("require_reason").Default(false),
+		field.String("description").Default(""),
+		field.Time("created_at").Immutable(),
+		field.Time("updated_at"),
+		// updated_by is the operator who last put the rule.
+		field.String("updated_by").NotEmpty(),
+	}
+}
+
+// Indexes of the Rule: one rule per agent and node pattern, so which rule
+// governs is never a coin toss between equals.
+func (Rule) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("agent", "node").Unique()}
+}
