@@ -57,7 +57,8 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 		return err
 	}
 	defer s.stopExpiry()
-	return l.close(ctx, s, l.serve(ctx, stream, in))
+	defer s.out.close()
+	return l.close(ctx, s, l.serve(ctx, s, in))
 }
 
 // open receives and checks the hello, records the agent online and
@@ -78,7 +79,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	if err := validHello(hello, caller); err != nil {
 		return nil, nil, err
 	}
-	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel}
+	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream)}
 	_, err = b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
 	})
@@ -90,7 +91,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		s.expiry = time.AfterFunc(caller.ExpiresAt.Sub(b.now()), func() { cancel(errExpired) })
 	}
 	b.log.InfoContext(ctx, "agent linked", "agent", s.name, "session", s.id)
-	err = stream.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
+	err = s.out.welcome(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
 		Session:      s.id,
 		Protocol:     Protocol,
 		PingInterval: durationpb.New(b.cfg.PingInterval),
@@ -98,6 +99,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	}}})
 	if err != nil {
 		s.stopExpiry()
+		s.out.close()
 		b.presence.leave(s, true)
 		return nil, nil, context.Canceled
 	}
@@ -158,7 +160,7 @@ func (l linkService) awaitHello(ctx context.Context, in <-chan pump.Received[*bo
 }
 
 // serve handles the link after the welcome until it ends, and returns why.
-func (l linkService) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkServerStream, in <-chan pump.Received[*boardv1.LinkRequest]) error {
+func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Received[*boardv1.LinkRequest]) error {
 	b := l.b
 	silence := b.cfg.PingInterval + b.cfg.PingTimeout
 	watchdog := time.NewTimer(silence)
@@ -181,10 +183,18 @@ func (l linkService) serve(ctx context.Context, stream boardv1connect.AgentLinkS
 			case *boardv1.LinkRequest_Hello:
 				return connect.NewError(connect.CodeInvalidArgument, "hello: sent twice")
 			case *boardv1.LinkRequest_Ping:
-				err := stream.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
+				err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
 					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
 				}}})
 				if err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_WhoDecides:
+				if err := l.whoDecides(ctx, s, k.WhoDecides); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_Raise:
+				if err := l.raise(ctx, s, k.Raise); err != nil {
 					return err
 				}
 			default:

@@ -26,6 +26,7 @@ type session struct {
 	tokenID string
 	cancel  context.CancelCauseFunc
 	expiry  *time.Timer // ends the link when its token expires; nil if never
+	out     *linkOut    // every send on the link goes through it (approvals.go)
 }
 
 func (s *session) stopExpiry() {

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/signingkey"
@@ -78,6 +79,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			agent.Table:      agent.ValidColumn,
+			approval.Table:   approval.ValidColumn,
 			auditentry.Table: auditentry.ValidColumn,
 			rule.Table:       rule.ValidColumn,
 			signingkey.Table: signingkey.ValidColumn,

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/ent/rule"
@@ -29,6 +30,7 @@ const (
 
 	// Node types.
 	TypeAgent      = "Agent"
+	TypeApproval   = "Approval"
 	TypeAuditEntry = "AuditEntry"
 	TypeRule       = "Rule"
 	TypeSigningKey = "SigningKey"
@@ -920,6 +922,1369 @@ func (m *AgentMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AgentMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Agent edge %s", name)
+}
+
+// ApprovalMutation represents an operation that mutates the Approval nodes in the graph.
+type ApprovalMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *string
+	agent            *string
+	run              *string
+	thread           *string
+	node             *string
+	ask              *string
+	show             *string
+	account          *string
+	digest           *string
+	rule_id          *string
+	state            *string
+	created_at       *time.Time
+	decided_at       *time.Time
+	expires_at       *time.Time
+	say              *string
+	decision_digest  *string
+	decided_by       *[]string
+	appenddecided_by []string
+	reason           *string
+	votes            *[]string
+	appendvotes      []string
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*Approval, error)
+	predicates       []predicate.Approval
+}
+
+var _ ent.Mutation = (*ApprovalMutation)(nil)
+
+// approvalOption allows management of the mutation configuration using functional options.
+type approvalOption func(*ApprovalMutation)
+
+// newApprovalMutation creates new mutation for the Approval entity.
+func newApprovalMutation(c config, op Op, opts ...approvalOption) *ApprovalMutation {
+	m := &ApprovalMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeApproval,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withApprovalID sets the ID field of the mutation.
+func withApprovalID(id string) approvalOption {
+	return func(m *ApprovalMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Approval
+		)
+		m.oldValue = func(ctx context.Context) (*Approval, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Approval.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withApproval sets the old Approval of the mutation.
+func withApproval(node *Approval) approvalOption {
+	return func(m *ApprovalMutation) {
+		m.oldValue = func(context.Context) (*Approval, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ApprovalMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ApprovalMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Approval entities.
+func (m *ApprovalMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ApprovalMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ApprovalMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Approval.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *ApprovalMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *ApprovalMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *ApprovalMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetRun sets the "run" field.
+func (m *ApprovalMutation) SetRun(s string) {
+	m.run = &s
+}
+
+// Run returns the value of the "run" field in the mutation.
+func (m *ApprovalMutation) Run() (r string, exists bool) {
+	v := m.run
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRun returns the old "run" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldRun(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRun is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRun requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRun: %w", err)
+	}
+	return oldValue.Run, nil
+}
+
+// ResetRun resets all changes to the "run" field.
+func (m *ApprovalMutation) ResetRun() {
+	m.run = nil
+}
+
+// SetThread sets the "thread" field.
+func (m *ApprovalMutation) SetThread(s string) {
+	m.thread = &s
+}
+
+// Thread returns the value of the "thread" field in the mutation.
+func (m *ApprovalMutation) Thread() (r string, exists bool) {
+	v := m.thread
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldThread returns the old "thread" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldThread(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldThread is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldThread requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldThread: %w", err)
+	}
+	return oldValue.Thread, nil
+}
+
+// ResetThread resets all changes to the "thread" field.
+func (m *ApprovalMutation) ResetThread() {
+	m.thread = nil
+}
+
+// SetNode sets the "node" field.
+func (m *ApprovalMutation) SetNode(s string) {
+	m.node = &s
+}
+
+// Node returns the value of the "node" field in the mutation.
+func (m *ApprovalMutation) Node() (r string, exists bool) {
+	v := m.node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNode returns the old "node" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldNode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNode: %w", err)
+	}
+	return oldValue.Node, nil
+}
+
+// ResetNode resets all changes to the "node" field.
+func (m *ApprovalMutation) ResetNode() {
+	m.node = nil
+}
+
+// SetAsk sets the "ask" field.
+func (m *ApprovalMutation) SetAsk(s string) {
+	m.ask = &s
+}
+
+// Ask returns the value of the "ask" field in the mutation.
+func (m *ApprovalMutation) Ask() (r string, exists bool) {
+	v := m.ask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAsk returns the old "ask" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldAsk(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAsk is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAsk requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAsk: %w", err)
+	}
+	return oldValue.Ask, nil
+}
+
+// ResetAsk resets all changes to the "ask" field.
+func (m *ApprovalMutation) ResetAsk() {
+	m.ask = nil
+}
+
+// SetShow sets the "show" field.
+func (m *ApprovalMutation) SetShow(s string) {
+	m.show = &s
+}
+
+// Show returns the value of the "show" field in the mutation.
+func (m *ApprovalMutation) Show() (r string, exists bool) {
+	v := m.show
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShow returns the old "show" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldShow(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShow is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShow requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShow: %w", err)
+	}
+	return oldValue.Show, nil
+}
+
+// ResetShow resets all changes to the "show" field.
+func (m *ApprovalMutation) ResetShow() {
+	m.show = nil
+}
+
+// SetAccount sets the "account" field.
+func (m *ApprovalMutation) SetAccount(s string) {
+	m.account = &s
+}
+
+// Account returns the value of the "account" field in the mutation.
+func (m *ApprovalMutation) Account() (r string, exists bool) {
+	v := m.account
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccount returns the old "account" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldAccount(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccount: %w", err)
+	}
+	return oldValue.Account, nil
+}
+
+// ResetAccount resets all changes to the "account" field.
+func (m *ApprovalMutation) ResetAccount() {
+	m.account = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *ApprovalMutation) SetDigest(s string) {
+	m.digest = &s
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *ApprovalMutation) Digest() (r string, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *ApprovalMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetRuleID sets the "rule_id" field.
+func (m *ApprovalMutation) SetRuleID(s string) {
+	m.rule_id = &s
+}
+
+// RuleID returns the value of the "rule_id" field in the mutation.
+func (m *ApprovalMutation) RuleID() (r string, exists bool) {
+	v := m.rule_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRuleID returns the old "rule_id" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldRuleID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRuleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRuleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRuleID: %w", err)
+	}
+	return oldValue.RuleID, nil
+}
+
+// ResetRuleID resets all changes to the "rule_id" field.
+func (m *ApprovalMutation) ResetRuleID() {
+	m.rule_id = nil
+}
+
+// SetState sets the "state" field.
+func (m *ApprovalMutation) SetState(s string) {
+	m.state = &s
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *ApprovalMutation) State() (r string, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldState(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *ApprovalMutation) ResetState() {
+	m.state = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ApprovalMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ApprovalMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ApprovalMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetDecidedAt sets the "decided_at" field.
+func (m *ApprovalMutation) SetDecidedAt(t time.Time) {
+	m.decided_at = &t
+}
+
+// DecidedAt returns the value of the "decided_at" field in the mutation.
+func (m *ApprovalMutation) DecidedAt() (r time.Time, exists bool) {
+	v := m.decided_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDecidedAt returns the old "decided_at" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldDecidedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDecidedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDecidedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDecidedAt: %w", err)
+	}
+	return oldValue.DecidedAt, nil
+}
+
+// ClearDecidedAt clears the value of the "decided_at" field.
+func (m *ApprovalMutation) ClearDecidedAt() {
+	m.decided_at = nil
+	m.clearedFields[approval.FieldDecidedAt] = struct{}{}
+}
+
+// DecidedAtCleared returns if the "decided_at" field was cleared in this mutation.
+func (m *ApprovalMutation) DecidedAtCleared() bool {
+	_, ok := m.clearedFields[approval.FieldDecidedAt]
+	return ok
+}
+
+// ResetDecidedAt resets all changes to the "decided_at" field.
+func (m *ApprovalMutation) ResetDecidedAt() {
+	m.decided_at = nil
+	delete(m.clearedFields, approval.FieldDecidedAt)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *ApprovalMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *ApprovalMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *ApprovalMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[approval.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *ApprovalMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[approval.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *ApprovalMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, approval.FieldExpiresAt)
+}
+
+// SetSay sets the "say" field.
+func (m *ApprovalMutation) SetSay(s string) {
+	m.say = &s
+}
+
+// Say returns the value of the "say" field in the mutation.
+func (m *ApprovalMutation) Say() (r string, exists bool) {
+	v := m.say
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSay returns the old "say" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldSay(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSay is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSay requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSay: %w", err)
+	}
+	return oldValue.Say, nil
+}
+
+// ResetSay resets all changes to the "say" field.
+func (m *ApprovalMutation) ResetSay() {
+	m.say = nil
+}
+
+// SetDecisionDigest sets the "decision_digest" field.
+func (m *ApprovalMutation) SetDecisionDigest(s string) {
+	m.decision_digest = &s
+}
+
+// DecisionDigest returns the value of the "decision_digest" field in the mutation.
+func (m *ApprovalMutation) DecisionDigest() (r string, exists bool) {
+	v := m.decision_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDecisionDigest returns the old "decision_digest" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldDecisionDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDecisionDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDecisionDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDecisionDigest: %w", err)
+	}
+	return oldValue.DecisionDigest, nil
+}
+
+// ResetDecisionDigest resets all changes to the "decision_digest" field.
+func (m *ApprovalMutation) ResetDecisionDigest() {
+	m.decision_digest = nil
+}
+
+// SetDecidedBy sets the "decided_by" field.
+func (m *ApprovalMutation) SetDecidedBy(s []string) {
+	m.decided_by = &s
+	m.appenddecided_by = nil
+}
+
+// DecidedBy returns the value of the "decided_by" field in the mutation.
+func (m *ApprovalMutation) DecidedBy() (r []string, exists bool) {
+	v := m.decided_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDecidedBy returns the old "decided_by" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldDecidedBy(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDecidedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDecidedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDecidedBy: %w", err)
+	}
+	return oldValue.DecidedBy, nil
+}
+
+// AppendDecidedBy adds s to the "decided_by" field.
+func (m *ApprovalMutation) AppendDecidedBy(s []string) {
+	m.appenddecided_by = append(m.appenddecided_by, s...)
+}
+
+// AppendedDecidedBy returns the list of values that were appended to the "decided_by" field in this mutation.
+func (m *ApprovalMutation) AppendedDecidedBy() ([]string, bool) {
+	if len(m.appenddecided_by) == 0 {
+		return nil, false
+	}
+	return m.appenddecided_by, true
+}
+
+// ClearDecidedBy clears the value of the "decided_by" field.
+func (m *ApprovalMutation) ClearDecidedBy() {
+	m.decided_by = nil
+	m.appenddecided_by = nil
+	m.clearedFields[approval.FieldDecidedBy] = struct{}{}
+}
+
+// DecidedByCleared returns if the "decided_by" field was cleared in this mutation.
+func (m *ApprovalMutation) DecidedByCleared() bool {
+	_, ok := m.clearedFields[approval.FieldDecidedBy]
+	return ok
+}
+
+// ResetDecidedBy resets all changes to the "decided_by" field.
+func (m *ApprovalMutation) ResetDecidedBy() {
+	m.decided_by = nil
+	m.appenddecided_by = nil
+	delete(m.clearedFields, approval.FieldDecidedBy)
+}
+
+// SetReason sets the "reason" field.
+func (m *ApprovalMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *ApprovalMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *ApprovalMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetVotes sets the "votes" field.
+func (m *ApprovalMutation) SetVotes(s []string) {
+	m.votes = &s
+	m.appendvotes = nil
+}
+
+// Votes returns the value of the "votes" field in the mutation.
+func (m *ApprovalMutation) Votes() (r []string, exists bool) {
+	v := m.votes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVotes returns the old "votes" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldVotes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVotes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVotes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVotes: %w", err)
+	}
+	return oldValue.Votes, nil
+}
+
+// AppendVotes adds s to the "votes" field.
+func (m *ApprovalMutation) AppendVotes(s []string) {
+	m.appendvotes = append(m.appendvotes, s...)
+}
+
+// AppendedVotes returns the list of values that were appended to the "votes" field in this mutation.
+func (m *ApprovalMutation) AppendedVotes() ([]string, bool) {
+	if len(m.appendvotes) == 0 {
+		return nil, false
+	}
+	return m.appendvotes, true
+}
+
+// ClearVotes clears the value of the "votes" field.
+func (m *ApprovalMutation) ClearVotes() {
+	m.votes = nil
+	m.appendvotes = nil
+	m.clearedFields[approval.FieldVotes] = struct{}{}
+}
+
+// VotesCleared returns if the "votes" field was cleared in this mutation.
+func (m *ApprovalMutation) VotesCleared() bool {
+	_, ok := m.clearedFields[approval.FieldVotes]
+	return ok
+}
+
+// ResetVotes resets all changes to the "votes" field.
+func (m *ApprovalMutation) ResetVotes() {
+	m.votes = nil
+	m.appendvotes = nil
+	delete(m.clearedFields, approval.FieldVotes)
+}
+
+// Where appends a list predicates to the ApprovalMutation builder.
+func (m *ApprovalMutation) Where(ps ...predicate.Approval) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ApprovalMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ApprovalMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Approval, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ApprovalMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ApprovalMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Approval).
+func (m *ApprovalMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ApprovalMutation) Fields() []string {
+	fields := make([]string, 0, 18)
+	if m.agent != nil {
+		fields = append(fields, approval.FieldAgent)
+	}
+	if m.run != nil {
+		fields = append(fields, approval.FieldRun)
+	}
+	if m.thread != nil {
+		fields = append(fields, approval.FieldThread)
+	}
+	if m.node != nil {
+		fields = append(fields, approval.FieldNode)
+	}
+	if m.ask != nil {
+		fields = append(fields, approval.FieldAsk)
+	}
+	if m.show != nil {
+		fields = append(fields, approval.FieldShow)
+	}
+	if m.account != nil {
+		fields = append(fields, approval.FieldAccount)
+	}
+	if m.digest != nil {
+		fields = append(fields, approval.FieldDigest)
+	}
+	if m.rule_id != nil {
+		fields = append(fields, approval.FieldRuleID)
+	}
+	if m.state != nil {
+		fields = append(fields, approval.FieldState)
+	}
+	if m.created_at != nil {
+		fields = append(fields, approval.FieldCreatedAt)
+	}
+	if m.decided_at != nil {
+		fields = append(fields, approval.FieldDecidedAt)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, approval.FieldExpiresAt)
+	}
+	if m.say != nil {
+		fields = append(fields, approval.FieldSay)
+	}
+	if m.decision_digest != nil {
+		fields = append(fields, approval.FieldDecisionDigest)
+	}
+	if m.decided_by != nil {
+		fields = append(fields, approval.FieldDecidedBy)
+	}
+	if m.reason != nil {
+		fields = append(fields, approval.FieldReason)
+	}
+	if m.votes != nil {
+		fields = append(fields, approval.FieldVotes)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ApprovalMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case approval.FieldAgent:
+		return m.Agent()
+	case approval.FieldRun:
+		return m.Run()
+	case approval.FieldThread:
+		return m.Thread()
+	case approval.FieldNode:
+		return m.Node()
+	case approval.FieldAsk:
+		return m.Ask()
+	case approval.FieldShow:
+		return m.Show()
+	case approval.FieldAccount:
+		return m.Account()
+	case approval.FieldDigest:
+		return m.Digest()
+	case approval.FieldRuleID:
+		return m.RuleID()
+	case approval.FieldState:
+		return m.State()
+	case approval.FieldCreatedAt:
+		return m.CreatedAt()
+	case approval.FieldDecidedAt:
+		return m.DecidedAt()
+	case approval.FieldExpiresAt:
+		return m.ExpiresAt()
+	case approval.FieldSay:
+		return m.Say()
+	case approval.FieldDecisionDigest:
+		return m.DecisionDigest()
+	case approval.FieldDecidedBy:
+		return m.DecidedBy()
+	case approval.FieldReason:
+		return m.Reason()
+	case approval.FieldVotes:
+		return m.Votes()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ApprovalMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case approval.FieldAgent:
+		return m.OldAgent(ctx)
+	case approval.FieldRun:
+		return m.OldRun(ctx)
+	case approval.FieldThread:
+		return m.OldThread(ctx)
+	case approval.FieldNode:
+		return m.OldNode(ctx)
+	case approval.FieldAsk:
+		return m.OldAsk(ctx)
+	case approval.FieldShow:
+		return m.OldShow(ctx)
+	case approval.FieldAccount:
+		return m.OldAccount(ctx)
+	case approval.FieldDigest:
+		return m.OldDigest(ctx)
+	case approval.FieldRuleID:
+		return m.OldRuleID(ctx)
+	case approval.FieldState:
+		return m.OldState(ctx)
+	case approval.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case approval.FieldDecidedAt:
+		return m.OldDecidedAt(ctx)
+	case approval.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case approval.FieldSay:
+		return m.OldSay(ctx)
+	case approval.FieldDecisionDigest:
+		return m.OldDecisionDigest(ctx)
+	case approval.FieldDecidedBy:
+		return m.OldDecidedBy(ctx)
+	case approval.FieldReason:
+		return m.OldReason(ctx)
+	case approval.FieldVotes:
+		return m.OldVotes(ctx)
+	}
+	return nil, fmt.Errorf("unknown Approval field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApprovalMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case approval.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case approval.FieldRun:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRun(v)
+		return nil
+	case approval.FieldThread:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetThread(v)
+		return nil
+	case approval.FieldNode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNode(v)
+		return nil
+	case approval.FieldAsk:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAsk(v)
+		return nil
+	case approval.FieldShow:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShow(v)
+		return nil
+	case approval.FieldAccount:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccount(v)
+		return nil
+	case approval.FieldDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case approval.FieldRuleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRuleID(v)
+		return nil
+	case approval.FieldState:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case approval.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case approval.FieldDecidedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDecidedAt(v)
+		return nil
+	case approval.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case approval.FieldSay:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSay(v)
+		return nil
+	case approval.FieldDecisionDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDecisionDigest(v)
+		return nil
+	case approval.FieldDecidedBy:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDecidedBy(v)
+		return nil
+	case approval.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case approval.FieldVotes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVotes(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Approval field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ApprovalMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ApprovalMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApprovalMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Approval numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ApprovalMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(approval.FieldDecidedAt) {
+		fields = append(fields, approval.FieldDecidedAt)
+	}
+	if m.FieldCleared(approval.FieldExpiresAt) {
+		fields = append(fields, approval.FieldExpiresAt)
+	}
+	if m.FieldCleared(approval.FieldDecidedBy) {
+		fields = append(fields, approval.FieldDecidedBy)
+	}
+	if m.FieldCleared(approval.FieldVotes) {
+		fields = append(fields, approval.FieldVotes)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ApprovalMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ApprovalMutation) ClearField(name string) error {
+	switch name {
+	case approval.FieldDecidedAt:
+		m.ClearDecidedAt()
+		return nil
+	case approval.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	case approval.FieldDecidedBy:
+		m.ClearDecidedBy()
+		return nil
+	case approval.FieldVotes:
+		m.ClearVotes()
+		return nil
+	}
+	return fmt.Errorf("unknown Approval nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ApprovalMutation) ResetField(name string) error {
+	switch name {
+	case approval.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case approval.FieldRun:
+		m.ResetRun()
+		return nil
+	case approval.FieldThread:
+		m.ResetThread()
+		return nil
+	case approval.FieldNode:
+		m.ResetNode()
+		return nil
+	case approval.FieldAsk:
+		m.ResetAsk()
+		return nil
+	case approval.FieldShow:
+		m.ResetShow()
+		return nil
+	case approval.FieldAccount:
+		m.ResetAccount()
+		return nil
+	case approval.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case approval.FieldRuleID:
+		m.ResetRuleID()
+		return nil
+	case approval.FieldState:
+		m.ResetState()
+		return nil
+	case approval.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case approval.FieldDecidedAt:
+		m.ResetDecidedAt()
+		return nil
+	case approval.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case approval.FieldSay:
+		m.ResetSay()
+		return nil
+	case approval.FieldDecisionDigest:
+		m.ResetDecisionDigest()
+		return nil
+	case approval.FieldDecidedBy:
+		m.ResetDecidedBy()
+		return nil
+	case approval.FieldReason:
+		m.ResetReason()
+		return nil
+	case approval.FieldVotes:
+		m.ResetVotes()
+		return nil
+	}
+	return fmt.Errorf("unknown Approval field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ApprovalMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ApprovalMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ApprovalMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ApprovalMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ApprovalMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ApprovalMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ApprovalMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Approval unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ApprovalMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Approval edge %s", name)
 }
 
 // AuditEntryMutation represents an operation that mutates the AuditEntry nodes in the graph.

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/schema"
@@ -41,6 +42,60 @@ func init() {
 	agentDescBuild := agentFields[6].Descriptor()
 	// agent.DefaultBuild holds the default value on creation for the build field.
 	agent.DefaultBuild = agentDescBuild.Default.(string)
+	approvalFields := schema.Approval{}.Fields()
+	_ = approvalFields
+	// approvalDescAgent is the schema descriptor for agent field.
+	approvalDescAgent := approvalFields[1].Descriptor()
+	// approval.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	approval.AgentValidator = approvalDescAgent.Validators[0].(func(string) error)
+	// approvalDescRun is the schema descriptor for run field.
+	approvalDescRun := approvalFields[2].Descriptor()
+	// approval.RunValidator is a validator for the "run" field. It is called by the builders before save.
+	approval.RunValidator = approvalDescRun.Validators[0].(func(string) error)
+	// approvalDescThread is the schema descriptor for thread field.
+	approvalDescThread := approvalFields[3].Descriptor()
+	// approval.DefaultThread holds the default value on creation for the thread field.
+	approval.DefaultThread = approvalDescThread.Default.(string)
+	// approvalDescNode is the schema descriptor for node field.
+	approvalDescNode := approvalFields[4].Descriptor()
+	// approval.NodeValidator is a validator for the "node" field. It is called by the builders before save.
+	approval.NodeValidator = approvalDescNode.Validators[0].(func(string) error)
+	// approvalDescAsk is the schema descriptor for ask field.
+	approvalDescAsk := approvalFields[5].Descriptor()
+	// approval.DefaultAsk holds the default value on creation for the ask field.
+	approval.DefaultAsk = approvalDescAsk.Default.(string)
+	// approvalDescAccount is the schema descriptor for account field.
+	approvalDescAccount := approvalFields[7].Descriptor()
+	// approval.DefaultAccount holds the default value on creation for the account field.
+	approval.DefaultAccount = approvalDescAccount.Default.(string)
+	// approvalDescDigest is the schema descriptor for digest field.
+	approvalDescDigest := approvalFields[8].Descriptor()
+	// approval.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	approval.DigestValidator = approvalDescDigest.Validators[0].(func(string) error)
+	// approvalDescRuleID is the schema descriptor for rule_id field.
+	approvalDescRuleID := approvalFields[9].Descriptor()
+	// approval.DefaultRuleID holds the default value on creation for the rule_id field.
+	approval.DefaultRuleID = approvalDescRuleID.Default.(string)
+	// approvalDescState is the schema descriptor for state field.
+	approvalDescState := approvalFields[10].Descriptor()
+	// approval.StateValidator is a validator for the "state" field. It is called by the builders before save.
+	approval.StateValidator = approvalDescState.Validators[0].(func(string) error)
+	// approvalDescSay is the schema descriptor for say field.
+	approvalDescSay := approvalFields[14].Descriptor()
+	// approval.DefaultSay holds the default value on creation for the say field.
+	approval.DefaultSay = approvalDescSay.Default.(string)
+	// approvalDescDecisionDigest is the schema descriptor for decision_digest field.
+	approvalDescDecisionDigest := approvalFields[15].Descriptor()
+	// approval.DefaultDecisionDigest holds the default value on creation for the decision_digest field.
+	approval.DefaultDecisionDigest = approvalDescDecisionDigest.Default.(string)
+	// approvalDescReason is the schema descriptor for reason field.
+	approvalDescReason := approvalFields[17].Descriptor()
+	// approval.DefaultReason holds the default value on creation for the reason field.
+	approval.DefaultReason = approvalDescReason.Default.(string)
+	// approvalDescID is the schema descriptor for id field.
+	approvalDescID := approvalFields[0].Descriptor()
+	// approval.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	approval.IDValidator = approvalDescID.Validators[0].(func(string) error)
 	auditentryFields := schema.AuditEntry{}.Fields()
 	_ = auditentryFields
 	// auditentryDescSeq is the schema descriptor for seq field.

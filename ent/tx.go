@@ -14,6 +14,8 @@ type Tx struct {
 	config
 	// Agent is the client for interacting with the Agent builders.
 	Agent *AgentClient
+	// Approval is the client for interacting with the Approval builders.
+	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
 	// Rule is the client for interacting with the Rule builders.
@@ -154,6 +156,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Agent = NewAgentClient(tx.config)
+	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)

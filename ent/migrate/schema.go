@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -32,6 +33,54 @@ var (
 				Name:    "agent_online",
 				Unique:  false,
 				Columns: []*schema.Column{AgentsColumns[3]},
+			},
+		},
+	}
+	// ApprovalsColumns holds the columns for the "approvals" table.
+	ApprovalsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "run", Type: field.TypeString},
+		{Name: "thread", Type: field.TypeString, Default: ""},
+		{Name: "node", Type: field.TypeString},
+		{Name: "ask", Type: field.TypeString, Default: ""},
+		{Name: "show", Type: field.TypeString, Size: 2147483647},
+		{Name: "account", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "digest", Type: field.TypeString},
+		{Name: "rule_id", Type: field.TypeString, Default: ""},
+		{Name: "state", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "decided_at", Type: field.TypeTime, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "say", Type: field.TypeString, Default: ""},
+		{Name: "decision_digest", Type: field.TypeString, Default: ""},
+		{Name: "decided_by", Type: field.TypeJSON, Nullable: true},
+		{Name: "reason", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "votes", Type: field.TypeJSON, Nullable: true},
+	}
+	// ApprovalsTable holds the schema information for the "approvals" table.
+	ApprovalsTable = &schema.Table{
+		Name:       "approvals",
+		Columns:    ApprovalsColumns,
+		PrimaryKey: []*schema.Column{ApprovalsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "approval_one_pending",
+				Unique:  true,
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[2], ApprovalsColumns[4]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "state = 'pending'",
+				},
+			},
+			{
+				Name:    "approval_agent_run_node_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[2], ApprovalsColumns[4], ApprovalsColumns[11]},
+			},
+			{
+				Name:    "approval_state",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[10]},
 			},
 		},
 	}
@@ -119,6 +168,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AgentsTable,
+		ApprovalsTable,
 		AuditEntriesTable,
 		RulesTable,
 		SigningKeysTable,

@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -424,11 +425,442 @@ func (*DeleteRuleResponse) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{6}
 }
 
+// Approval is one operation an agent asked the organisation to approve.
+type Approval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The agent that raised it.
+	Agent  string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	Run    string `protobuf:"bytes,3,opt,name=run,proto3" json:"run,omitempty"`
+	Thread string `protobuf:"bytes,4,opt,name=thread,proto3" json:"thread,omitempty"`
+	Node   string `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
+	Ask    string `protobuf:"bytes,6,opt,name=ask,proto3" json:"ask,omitempty"`
+	// What the agent shows a person.
+	Show *structpb.Struct `protobuf:"bytes,7,opt,name=show,proto3" json:"show,omitempty"`
+	// The case for it.
+	Account string `protobuf:"bytes,8,opt,name=account,proto3" json:"account,omitempty"`
+	// The digest the agent sent; a decision must be made for this digest.
+	Digest string `protobuf:"bytes,9,opt,name=digest,proto3" json:"digest,omitempty"`
+	// pending, approved, rejected, cancelled, expired or superseded.
+	State string `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
+	// The rule that governed it when raised; empty when not governed.
+	RuleId    string                 `protobuf:"bytes,11,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When a pending approval becomes expired; absent when never.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// Set once decided.
+	Decision      *ApprovalDecision `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Approval) Reset() {
+	*x = Approval{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Approval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Approval) ProtoMessage() {}
+
+func (x *Approval) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Approval.ProtoReflect.Descriptor instead.
+func (*Approval) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Approval) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Approval) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Approval) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+func (x *Approval) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+func (x *Approval) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *Approval) GetAsk() string {
+	if x != nil {
+		return x.Ask
+	}
+	return ""
+}
+
+func (x *Approval) GetShow() *structpb.Struct {
+	if x != nil {
+		return x.Show
+	}
+	return nil
+}
+
+func (x *Approval) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *Approval) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *Approval) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Approval) GetRuleId() string {
+	if x != nil {
+		return x.RuleId
+	}
+	return ""
+}
+
+func (x *Approval) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Approval) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *Approval) GetDecision() *ApprovalDecision {
+	if x != nil {
+		return x.Decision
+	}
+	return nil
+}
+
+type ListApprovalsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only approvals in this state, when given.
+	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// Only approvals raised by this agent, when given.
+	Agent         string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsRequest) Reset() {
+	*x = ListApprovalsRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsRequest) ProtoMessage() {}
+
+func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListApprovalsRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ListApprovalsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+type ListApprovalsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approvals     []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsResponse) Reset() {
+	*x = ListApprovalsResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsResponse) ProtoMessage() {}
+
+func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListApprovalsResponse) GetApprovals() []*Approval {
+	if x != nil {
+		return x.Approvals
+	}
+	return nil
+}
+
+type GetApprovalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetApprovalRequest) Reset() {
+	*x = GetApprovalRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetApprovalRequest) ProtoMessage() {}
+
+func (x *GetApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetApprovalRequest.ProtoReflect.Descriptor instead.
+func (*GetApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetApprovalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type GetApprovalResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approval      *Approval              `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetApprovalResponse) Reset() {
+	*x = GetApprovalResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetApprovalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetApprovalResponse) ProtoMessage() {}
+
+func (x *GetApprovalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetApprovalResponse.ProtoReflect.Descriptor instead.
+func (*GetApprovalResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *GetApprovalResponse) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+// ApprovalDecision is how an approval was decided.
+type ApprovalDecision struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ApprovalId string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// "yes", "no" or "cancelled". Anything else the agent reads as no.
+	Say string `protobuf:"bytes,2,opt,name=say,proto3" json:"say,omitempty"`
+	// The digest the decision was made for.
+	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	// Who decided.
+	Who           []string               `protobuf:"bytes,4,rep,name=who,proto3" json:"who,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	Reason        string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalDecision) Reset() {
+	*x = ApprovalDecision{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalDecision) ProtoMessage() {}
+
+func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
+func (*ApprovalDecision) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ApprovalDecision) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetSay() string {
+	if x != nil {
+		return x.Say
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetWho() []string {
+	if x != nil {
+		return x.Who
+	}
+	return nil
+}
+
+func (x *ApprovalDecision) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *ApprovalDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x03\n" +
+	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x03\n" +
 	"\x04Rule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -457,12 +889,49 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteRuleResponse2\x9c\x02\n" +
+	"\x12DeleteRuleResponse\"\xc6\x03\n" +
+	"\bApproval\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x10\n" +
+	"\x03run\x18\x03 \x01(\tR\x03run\x12\x16\n" +
+	"\x06thread\x18\x04 \x01(\tR\x06thread\x12\x12\n" +
+	"\x04node\x18\x05 \x01(\tR\x04node\x12\x10\n" +
+	"\x03ask\x18\x06 \x01(\tR\x03ask\x12+\n" +
+	"\x04show\x18\a \x01(\v2\x17.google.protobuf.StructR\x04show\x12\x18\n" +
+	"\aaccount\x18\b \x01(\tR\aaccount\x12\x16\n" +
+	"\x06digest\x18\t \x01(\tR\x06digest\x12\x14\n" +
+	"\x05state\x18\n" +
+	" \x01(\tR\x05state\x12\x17\n" +
+	"\arule_id\x18\v \x01(\tR\x06ruleId\x129\n" +
+	"\n" +
+	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12@\n" +
+	"\bdecision\x18\x0e \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\"B\n" +
+	"\x14ListApprovalsRequest\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\"S\n" +
+	"\x15ListApprovalsResponse\x12:\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\"$\n" +
+	"\x12GetApprovalRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
+	"\x13GetApprovalResponse\x128\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xb3\x01\n" +
+	"\x10ApprovalDecision\x12\x1f\n" +
+	"\vapproval_id\x18\x01 \x01(\tR\n" +
+	"approvalId\x12\x10\n" +
+	"\x03say\x18\x02 \x01(\tR\x03say\x12\x16\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x10\n" +
+	"\x03who\x18\x04 \x03(\tR\x03who\x12*\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason2\xe2\x03\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
 	"\n" +
-	"DeleteRule\x12%.symphonix.board.v1.DeleteRuleRequest\x1a&.symphonix.board.v1.DeleteRuleResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"DeleteRule\x12%.symphonix.board.v1.DeleteRuleRequest\x1a&.symphonix.board.v1.DeleteRuleResponse\x12d\n" +
+	"\rListApprovals\x12(.symphonix.board.v1.ListApprovalsRequest\x1a).symphonix.board.v1.ListApprovalsResponse\x12^\n" +
+	"\vGetApproval\x12&.symphonix.board.v1.GetApprovalRequest\x1a'.symphonix.board.v1.GetApprovalResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_approval_proto_rawDescOnce sync.Once
@@ -476,7 +945,7 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_approval_proto_rawDescData
 }
 
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*Rule)(nil),                  // 0: symphonix.board.v1.Rule
 	(*PutRuleRequest)(nil),        // 1: symphonix.board.v1.PutRuleRequest
@@ -485,27 +954,45 @@ var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*ListRulesResponse)(nil),     // 4: symphonix.board.v1.ListRulesResponse
 	(*DeleteRuleRequest)(nil),     // 5: symphonix.board.v1.DeleteRuleRequest
 	(*DeleteRuleResponse)(nil),    // 6: symphonix.board.v1.DeleteRuleResponse
-	(*durationpb.Duration)(nil),   // 7: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*Approval)(nil),              // 7: symphonix.board.v1.Approval
+	(*ListApprovalsRequest)(nil),  // 8: symphonix.board.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil), // 9: symphonix.board.v1.ListApprovalsResponse
+	(*GetApprovalRequest)(nil),    // 10: symphonix.board.v1.GetApprovalRequest
+	(*GetApprovalResponse)(nil),   // 11: symphonix.board.v1.GetApprovalResponse
+	(*ApprovalDecision)(nil),      // 12: symphonix.board.v1.ApprovalDecision
+	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	7, // 0: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	8, // 1: symphonix.board.v1.Rule.created_at:type_name -> google.protobuf.Timestamp
-	8, // 2: symphonix.board.v1.Rule.updated_at:type_name -> google.protobuf.Timestamp
-	0, // 3: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
-	0, // 4: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
-	0, // 5: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	1, // 6: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	3, // 7: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	5, // 8: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	2, // 9: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	4, // 10: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	6, // 11: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	13, // 0: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	14, // 1: symphonix.board.v1.Rule.created_at:type_name -> google.protobuf.Timestamp
+	14, // 2: symphonix.board.v1.Rule.updated_at:type_name -> google.protobuf.Timestamp
+	0,  // 3: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	0,  // 4: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
+	0,  // 5: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
+	15, // 6: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	14, // 7: symphonix.board.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	14, // 8: symphonix.board.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	12, // 9: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	7,  // 10: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
+	7,  // 11: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
+	14, // 12: symphonix.board.v1.ApprovalDecision.at:type_name -> google.protobuf.Timestamp
+	1,  // 13: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	3,  // 14: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	5,  // 15: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	8,  // 16: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	10, // 17: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	2,  // 18: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	4,  // 19: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	6,  // 20: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	9,  // 21: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	11, // 22: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	18, // [18:23] is the sub-list for method output_type
+	13, // [13:18] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -520,7 +1007,7 @@ func file_symphonix_board_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

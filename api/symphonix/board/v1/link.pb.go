@@ -32,6 +32,8 @@ type LinkRequest struct {
 	//	*LinkRequest_Hello
 	//	*LinkRequest_Ping
 	//	*LinkRequest_Pong
+	//	*LinkRequest_WhoDecides
+	//	*LinkRequest_Raise
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -101,6 +103,24 @@ func (x *LinkRequest) GetPong() *Pong {
 	return nil
 }
 
+func (x *LinkRequest) GetWhoDecides() *WhoDecides {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_WhoDecides); ok {
+			return x.WhoDecides
+		}
+	}
+	return nil
+}
+
+func (x *LinkRequest) GetRaise() *Raise {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Raise); ok {
+			return x.Raise
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -121,11 +141,27 @@ type LinkRequest_Pong struct {
 	Pong *Pong `protobuf:"bytes,3,opt,name=pong,proto3,oneof"`
 }
 
+type LinkRequest_WhoDecides struct {
+	// WhoDecides asks whether an approval at a node is governed, before the
+	// agent shows a card. Answered with a WhoDecidesAnswer or an Error.
+	WhoDecides *WhoDecides `protobuf:"bytes,4,opt,name=who_decides,json=whoDecides,proto3,oneof"`
+}
+
+type LinkRequest_Raise struct {
+	// Raise asks the organisation for an approval. Answered with Raised or
+	// an Error.
+	Raise *Raise `protobuf:"bytes,5,opt,name=raise,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Pong) isLinkRequest_Kind() {}
+
+func (*LinkRequest_WhoDecides) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Raise) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -136,6 +172,10 @@ type LinkResponse struct {
 	//	*LinkResponse_Welcome
 	//	*LinkResponse_Ping
 	//	*LinkResponse_Pong
+	//	*LinkResponse_WhoDecidesAnswer
+	//	*LinkResponse_Raised
+	//	*LinkResponse_Error
+	//	*LinkResponse_Decision
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -205,6 +245,42 @@ func (x *LinkResponse) GetPong() *Pong {
 	return nil
 }
 
+func (x *LinkResponse) GetWhoDecidesAnswer() *WhoDecidesAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_WhoDecidesAnswer); ok {
+			return x.WhoDecidesAnswer
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetRaised() *Raised {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Raised); ok {
+			return x.Raised
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetError() *LinkError {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetDecision() *ApprovalDecision {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Decision); ok {
+			return x.Decision
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -224,11 +300,40 @@ type LinkResponse_Pong struct {
 	Pong *Pong `protobuf:"bytes,3,opt,name=pong,proto3,oneof"`
 }
 
+type LinkResponse_WhoDecidesAnswer struct {
+	// WhoDecidesAnswer answers a WhoDecides.
+	WhoDecidesAnswer *WhoDecidesAnswer `protobuf:"bytes,4,opt,name=who_decides_answer,json=whoDecidesAnswer,proto3,oneof"`
+}
+
+type LinkResponse_Raised struct {
+	// Raised answers a Raise.
+	Raised *Raised `protobuf:"bytes,5,opt,name=raised,proto3,oneof"`
+}
+
+type LinkResponse_Error struct {
+	// Error answers a request the board could not do; only that request
+	// failed, and the link stays up.
+	Error *LinkError `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
+}
+
+type LinkResponse_Decision struct {
+	// Decision tells the agent an approval it raised was decided.
+	Decision *ApprovalDecision `protobuf:"bytes,7,opt,name=decision,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Pong) isLinkResponse_Kind() {}
+
+func (*LinkResponse_WhoDecidesAnswer) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Raised) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Error) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Decision) isLinkResponse_Kind() {}
 
 // Hello registers a running agent.
 type Hello struct {
@@ -503,20 +608,419 @@ func (x *Pong) GetSentAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// WhoDecides asks which rule, if any, governs an approval the agent would
+// raise at node.
+type WhoDecides struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The node of the agent's flow; required.
+	Node          string `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoDecides) Reset() {
+	*x = WhoDecides{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoDecides) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoDecides) ProtoMessage() {}
+
+func (x *WhoDecides) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoDecides.ProtoReflect.Descriptor instead.
+func (*WhoDecides) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WhoDecides) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *WhoDecides) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+// WhoDecidesAnswer says whether an approval is governed, and by what rule.
+type WhoDecidesAnswer struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// "governed" or "not-governed". Anything else the agent reads as wait.
+	Ruling string `protobuf:"bytes,2,opt,name=ruling,proto3" json:"ruling,omitempty"`
+	// The governing rule; empty when not governed.
+	RuleId string `protobuf:"bytes,3,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
+	// Who may decide: a role, or named people.
+	Role   string   `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	People []string `protobuf:"bytes,5,rep,name=people,proto3" json:"people,omitempty"`
+	// How many distinct people must say yes.
+	Quorum        int32 `protobuf:"varint,6,opt,name=quorum,proto3" json:"quorum,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoDecidesAnswer) Reset() {
+	*x = WhoDecidesAnswer{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoDecidesAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoDecidesAnswer) ProtoMessage() {}
+
+func (x *WhoDecidesAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoDecidesAnswer.ProtoReflect.Descriptor instead.
+func (*WhoDecidesAnswer) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *WhoDecidesAnswer) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *WhoDecidesAnswer) GetRuling() string {
+	if x != nil {
+		return x.Ruling
+	}
+	return ""
+}
+
+func (x *WhoDecidesAnswer) GetRuleId() string {
+	if x != nil {
+		return x.RuleId
+	}
+	return ""
+}
+
+func (x *WhoDecidesAnswer) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *WhoDecidesAnswer) GetPeople() []string {
+	if x != nil {
+		return x.People
+	}
+	return nil
+}
+
+func (x *WhoDecidesAnswer) GetQuorum() int32 {
+	if x != nil {
+		return x.Quorum
+	}
+	return 0
+}
+
+// Raise asks for an approval of one operation. Raising is idempotent per
+// (agent, run, node): the same digest again returns the same approval; a
+// different digest while one is pending supersedes it.
+type Raise struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The run waiting on the decision; required.
+	Run string `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	// The conversation the run belongs to.
+	Thread string `protobuf:"bytes,3,opt,name=thread,proto3" json:"thread,omitempty"`
+	// The node of the agent's flow that asks; required.
+	Node string `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
+	// The question put to a person.
+	Ask string `protobuf:"bytes,5,opt,name=ask,proto3" json:"ask,omitempty"`
+	// What is shown to the person: a JSON object, as text, at most 64 KiB.
+	Show string `protobuf:"bytes,6,opt,name=show,proto3" json:"show,omitempty"`
+	// The case for it, as the agent tells it.
+	Account string `protobuf:"bytes,7,opt,name=account,proto3" json:"account,omitempty"`
+	// "sha256:" and 64 lower-case hex digits: the digest of what is shown and
+	// the account, computed by the agent. Required; the board stores it and
+	// hands it back with the decision.
+	Digest        string `protobuf:"bytes,8,opt,name=digest,proto3" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Raise) Reset() {
+	*x = Raise{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Raise) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Raise) ProtoMessage() {}
+
+func (x *Raise) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Raise.ProtoReflect.Descriptor instead.
+func (*Raise) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Raise) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Raise) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+func (x *Raise) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+func (x *Raise) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *Raise) GetAsk() string {
+	if x != nil {
+		return x.Ask
+	}
+	return ""
+}
+
+func (x *Raise) GetShow() string {
+	if x != nil {
+		return x.Show
+	}
+	return ""
+}
+
+func (x *Raise) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *Raise) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+// Raised answers a Raise with the approval the board holds for it.
+type Raised struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	RequestId  string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ApprovalId string                 `protobuf:"bytes,2,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// pending, approved, rejected, cancelled, expired or superseded.
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// Set once the approval is decided.
+	Decision      *ApprovalDecision `protobuf:"bytes,4,opt,name=decision,proto3" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Raised) Reset() {
+	*x = Raised{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Raised) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Raised) ProtoMessage() {}
+
+func (x *Raised) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Raised.ProtoReflect.Descriptor instead.
+func (*Raised) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Raised) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Raised) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *Raised) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Raised) GetDecision() *ApprovalDecision {
+	if x != nil {
+		return x.Decision
+	}
+	return nil
+}
+
+// LinkError answers one request the board refused.
+type LinkError struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// A connect code name: "invalid_argument", "internal", ...
+	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// Names the field when a field is at fault.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkError) Reset() {
+	*x = LinkError{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkError) ProtoMessage() {}
+
+func (x *LinkError) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkError.ProtoReflect.Descriptor instead.
+func (*LinkError) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *LinkError) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *LinkError) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *LinkError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x01\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\"\x9e\x02\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
-	"\x04pong\x18\x03 \x01(\v2\x18.symphonix.board.v1.PongH\x00R\x04pongB\x06\n" +
-	"\x04kind\"\xaf\x01\n" +
+	"\x04pong\x18\x03 \x01(\v2\x18.symphonix.board.v1.PongH\x00R\x04pong\x12A\n" +
+	"\vwho_decides\x18\x04 \x01(\v2\x1e.symphonix.board.v1.WhoDecidesH\x00R\n" +
+	"whoDecides\x121\n" +
+	"\x05raise\x18\x05 \x01(\v2\x19.symphonix.board.v1.RaiseH\x00R\x05raiseB\x06\n" +
+	"\x04kind\"\xb6\x03\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
-	"\x04pong\x18\x03 \x01(\v2\x18.symphonix.board.v1.PongH\x00R\x04pongB\x06\n" +
+	"\x04pong\x18\x03 \x01(\v2\x18.symphonix.board.v1.PongH\x00R\x04pong\x12T\n" +
+	"\x12who_decides_answer\x18\x04 \x01(\v2$.symphonix.board.v1.WhoDecidesAnswerH\x00R\x10whoDecidesAnswer\x124\n" +
+	"\x06raised\x18\x05 \x01(\v2\x1a.symphonix.board.v1.RaisedH\x00R\x06raised\x125\n" +
+	"\x05error\x18\x06 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05error\x12B\n" +
+	"\bdecision\x18\a \x01(\v2$.symphonix.board.v1.ApprovalDecisionH\x00R\bdecisionB\x06\n" +
 	"\x04kind\"\xa9\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -535,7 +1039,42 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"M\n" +
 	"\x04Pong\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x123\n" +
-	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt2a\n" +
+	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"?\n" +
+	"\n" +
+	"WhoDecides\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\"\xa6\x01\n" +
+	"\x10WhoDecidesAnswer\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x16\n" +
+	"\x06ruling\x18\x02 \x01(\tR\x06ruling\x12\x17\n" +
+	"\arule_id\x18\x03 \x01(\tR\x06ruleId\x12\x12\n" +
+	"\x04role\x18\x04 \x01(\tR\x04role\x12\x16\n" +
+	"\x06people\x18\x05 \x03(\tR\x06people\x12\x16\n" +
+	"\x06quorum\x18\x06 \x01(\x05R\x06quorum\"\xbc\x01\n" +
+	"\x05Raise\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
+	"\x03run\x18\x02 \x01(\tR\x03run\x12\x16\n" +
+	"\x06thread\x18\x03 \x01(\tR\x06thread\x12\x12\n" +
+	"\x04node\x18\x04 \x01(\tR\x04node\x12\x10\n" +
+	"\x03ask\x18\x05 \x01(\tR\x03ask\x12\x12\n" +
+	"\x04show\x18\x06 \x01(\tR\x04show\x12\x18\n" +
+	"\aaccount\x18\a \x01(\tR\aaccount\x12\x16\n" +
+	"\x06digest\x18\b \x01(\tR\x06digest\"\xa0\x01\n" +
+	"\x06Raised\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
+	"\vapproval_id\x18\x02 \x01(\tR\n" +
+	"approvalId\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12@\n" +
+	"\bdecision\x18\x04 \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\"X\n" +
+	"\tLinkError\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage2a\n" +
 	"\x10AgentLinkService\x12M\n" +
 	"\x04Link\x12\x1f.symphonix.board.v1.LinkRequest\x1a .symphonix.board.v1.LinkResponse(\x010\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
@@ -551,7 +1090,7 @@ func file_symphonix_board_v1_link_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_link_proto_rawDescData
 }
 
-var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*LinkRequest)(nil),           // 0: symphonix.board.v1.LinkRequest
 	(*LinkResponse)(nil),          // 1: symphonix.board.v1.LinkResponse
@@ -559,27 +1098,40 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Welcome)(nil),               // 3: symphonix.board.v1.Welcome
 	(*Ping)(nil),                  // 4: symphonix.board.v1.Ping
 	(*Pong)(nil),                  // 5: symphonix.board.v1.Pong
-	(*durationpb.Duration)(nil),   // 6: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*WhoDecides)(nil),            // 6: symphonix.board.v1.WhoDecides
+	(*WhoDecidesAnswer)(nil),      // 7: symphonix.board.v1.WhoDecidesAnswer
+	(*Raise)(nil),                 // 8: symphonix.board.v1.Raise
+	(*Raised)(nil),                // 9: symphonix.board.v1.Raised
+	(*LinkError)(nil),             // 10: symphonix.board.v1.LinkError
+	(*ApprovalDecision)(nil),      // 11: symphonix.board.v1.ApprovalDecision
+	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	2,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
 	4,  // 1: symphonix.board.v1.LinkRequest.ping:type_name -> symphonix.board.v1.Ping
 	5,  // 2: symphonix.board.v1.LinkRequest.pong:type_name -> symphonix.board.v1.Pong
-	3,  // 3: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	4,  // 4: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	5,  // 5: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	6,  // 6: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	6,  // 7: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	7,  // 8: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
-	7,  // 9: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
-	0,  // 10: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	1,  // 11: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	11, // [11:12] is the sub-list for method output_type
-	10, // [10:11] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	6,  // 3: symphonix.board.v1.LinkRequest.who_decides:type_name -> symphonix.board.v1.WhoDecides
+	8,  // 4: symphonix.board.v1.LinkRequest.raise:type_name -> symphonix.board.v1.Raise
+	3,  // 5: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	4,  // 6: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	5,  // 7: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	7,  // 8: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	9,  // 9: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	10, // 10: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	11, // 11: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	12, // 12: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	12, // 13: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	13, // 14: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
+	13, // 15: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
+	11, // 16: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	0,  // 17: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	1,  // 18: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	18, // [18:19] is the sub-list for method output_type
+	17, // [17:18] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -587,15 +1139,22 @@ func file_symphonix_board_v1_link_proto_init() {
 	if File_symphonix_board_v1_link_proto != nil {
 		return
 	}
+	file_symphonix_board_v1_approval_proto_init()
 	file_symphonix_board_v1_link_proto_msgTypes[0].OneofWrappers = []any{
 		(*LinkRequest_Hello)(nil),
 		(*LinkRequest_Ping)(nil),
 		(*LinkRequest_Pong)(nil),
+		(*LinkRequest_WhoDecides)(nil),
+		(*LinkRequest_Raise)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
 		(*LinkResponse_Ping)(nil),
 		(*LinkResponse_Pong)(nil),
+		(*LinkResponse_WhoDecidesAnswer)(nil),
+		(*LinkResponse_Raised)(nil),
+		(*LinkResponse_Error)(nil),
+		(*LinkResponse_Decision)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -603,7 +1162,7 @@ func file_symphonix_board_v1_link_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_link_proto_rawDesc), len(file_symphonix_board_v1_link_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,12 @@ const (
 	ApprovalServiceListRulesProcedure = "/symphonix.board.v1.ApprovalService/ListRules"
 	// ApprovalServiceDeleteRuleProcedure is the procedure name of the ApprovalService's DeleteRule RPC.
 	ApprovalServiceDeleteRuleProcedure = "/symphonix.board.v1.ApprovalService/DeleteRule"
+	// ApprovalServiceListApprovalsProcedure is the procedure name of the ApprovalService's
+	// ListApprovals RPC.
+	ApprovalServiceListApprovalsProcedure = "/symphonix.board.v1.ApprovalService/ListApprovals"
+	// ApprovalServiceGetApprovalProcedure is the procedure name of the ApprovalService's GetApproval
+	// RPC.
+	ApprovalServiceGetApprovalProcedure = "/symphonix.board.v1.ApprovalService/GetApproval"
 )
 
 var (
@@ -54,6 +60,20 @@ var (
 			Procedure:  ApprovalServiceDeleteRuleProcedure,
 		}
 	})
+	approvalServiceListApprovalsSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("ListApprovals"),
+			Procedure:  ApprovalServiceListApprovalsProcedure,
+		}
+	})
+	approvalServiceGetApprovalSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("GetApproval"),
+			Procedure:  ApprovalServiceGetApprovalProcedure,
+		}
+	})
 )
 
 // ApprovalServiceClient is a client for the symphonix.board.v1.ApprovalService service.
@@ -68,6 +88,12 @@ type ApprovalServiceClient interface {
 	ListRules(context.Context, *v1.ListRulesRequest) (*v1.ListRulesResponse, error)
 	// DeleteRule deletes a rule by id; not_found when there is none.
 	DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error)
+	// ListApprovals returns approvals, newest first, optionally only those in
+	// one state or raised by one agent. Needs a viewer.
+	ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error)
+	// GetApproval returns one approval by id; not_found when there is none.
+	// Needs a viewer.
+	GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error)
 }
 
 // NewApprovalServiceClient constructs a client for the symphonix.board.v1.ApprovalService service.
@@ -88,6 +114,12 @@ type ApprovalServiceHandler interface {
 	ListRules(context.Context, *v1.ListRulesRequest) (*v1.ListRulesResponse, error)
 	// DeleteRule deletes a rule by id; not_found when there is none.
 	DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error)
+	// ListApprovals returns approvals, newest first, optionally only those in
+	// one state or raised by one agent. Needs a viewer.
+	ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error)
+	// GetApproval returns one approval by id; not_found when there is none.
+	// Needs a viewer.
+	GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error)
 }
 
 // RegisterApprovalServiceHandler registers svc as the symphonix.board.v1.ApprovalService
@@ -98,6 +130,8 @@ func RegisterApprovalServiceHandler(server *connect.Server, svc ApprovalServiceH
 		connect.Method{Spec: approvalServicePutRuleSpec(), Handler: adapter.putRule},
 		connect.Method{Spec: approvalServiceListRulesSpec(), Handler: adapter.listRules},
 		connect.Method{Spec: approvalServiceDeleteRuleSpec(), Handler: adapter.deleteRule},
+		connect.Method{Spec: approvalServiceListApprovalsSpec(), Handler: adapter.listApprovals},
+		connect.Method{Spec: approvalServiceGetApprovalSpec(), Handler: adapter.getApproval},
 	)
 }
 
@@ -114,6 +148,14 @@ func (UnimplementedApprovalServiceHandler) ListRules(context.Context, *v1.ListRu
 
 func (UnimplementedApprovalServiceHandler) DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.DeleteRule is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.ListApprovals is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.GetApproval is not implemented")
 }
 
 type approvalServiceClient struct {
@@ -139,6 +181,22 @@ func (c *approvalServiceClient) ListRules(ctx context.Context, req *v1.ListRules
 func (c *approvalServiceClient) DeleteRule(ctx context.Context, req *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error) {
 	var res v1.DeleteRuleResponse
 	if err := c.client.CallUnary(ctx, approvalServiceDeleteRuleSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) ListApprovals(ctx context.Context, req *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error) {
+	var res v1.ListApprovalsResponse
+	if err := c.client.CallUnary(ctx, approvalServiceListApprovalsSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) GetApproval(ctx context.Context, req *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error) {
+	var res v1.GetApprovalResponse
+	if err := c.client.CallUnary(ctx, approvalServiceGetApprovalSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -176,6 +234,30 @@ func (h approvalServiceHandler) deleteRule(ctx context.Context, _ connect.Spec, 
 		return err
 	}
 	res, err := h.svc.DeleteRule(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) listApprovals(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ListApprovalsRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.ListApprovals(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) getApproval(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.GetApprovalRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.GetApproval(ctx, &req)
 	if err != nil {
 		return err
 	}

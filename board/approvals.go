@@ -1,0 +1,492 @@
+package board
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/approval"
+)
+
+// Approval states.
+const (
+	StatePending    = "pending"
+	StateApproved   = "approved"
+	StateRejected   = "rejected"
+	StateCancelled  = "cancelled"
+	StateExpired    = "expired"
+	StateSuperseded = "superseded"
+)
+
+var approvalStates = []string{StatePending, StateApproved, StateRejected, StateCancelled, StateExpired, StateSuperseded}
+
+// Limits on what a link request may carry.
+const (
+	maxRequestID  = 128
+	maxRunLen     = 256
+	maxThreadLen  = 256
+	maxNodeLen    = 256
+	maxAskLen     = 16 << 10
+	maxShowLen    = 64 << 10
+	maxAccountLen = 64 << 10
+	// maxListApprovals is the most ListApprovals returns, newest first.
+	maxListApprovals = 1000
+	// raiseAttempts is how often a raise is tried when a concurrent raise
+	// for the same run and node won the race to the one pending row.
+	raiseAttempts = 3
+)
+
+// digestShape is the shape of an operation's digest; the board checks the
+// shape and never computes one.
+var digestShape = buildShape
+
+// linkOut is a session's one way of sending on its stream. Its lock lets
+// a goroutine other than the link handler (a decision being made) send on
+// the stream without interleaving with the handler's own answers. Nothing
+// is sent before the welcome or after the handler has returned.
+type linkOut struct {
+	mu     sync.Mutex
+	stream boardv1connect.AgentLinkServiceLinkServerStream
+	open   bool // the welcome has gone out
+	closed bool // the handler has returned; the stream is gone
+}
+
+func newLinkOut(stream boardv1connect.AgentLinkServiceLinkServerStream) *linkOut {
+	return &linkOut{stream: stream}
+}
+
+// welcome sends the welcome and opens the stream to everyone else.
+func (o *linkOut) welcome(m *boardv1.LinkResponse) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return context.Canceled
+	}
+	if err := o.stream.Send(m); err != nil {
+		return err
+	}
+	o.open = true
+	return nil
+}
+
+// send sends m, unless the link is not open (yet, or any more): then
+// errLinkNotOpen.
+func (o *linkOut) send(m *boardv1.LinkResponse) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.open || o.closed {
+		return errLinkNotOpen
+	}
+	return o.stream.Send(m)
+}
+
+// close stops all sending; the handler calls it as it returns.
+func (o *linkOut) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+}
+
+var errLinkNotOpen = errors.New("link not open")
+
+// PushDecision sends d to the agent's live link on this board, if it has
+// one, from whatever goroutine calls it. It reports whether the decision
+// went out; a decision that did not reaches the agent when it next links
+// and raises again.
+func (b *Board) PushDecision(agentName string, d *boardv1.ApprovalDecision) bool {
+	b.presence.mu.Lock()
+	s := b.presence.sessions[agentName]
+	b.presence.mu.Unlock()
+	if s == nil || s.out == nil {
+		return false
+	}
+	err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: d}})
+	return err == nil
+}
+
+// linkRequestError is a link request refused: only that request fails,
+// and the agent is told why in a LinkError.
+type linkRequestError struct {
+	code connect.Code
+	msg  string
+}
+
+func (e *linkRequestError) Error() string { return e.msg }
+
+func badRequest(format string, a ...any) error {
+	return &linkRequestError{code: connect.CodeInvalidArgument, msg: fmt.Sprintf(format, a...)}
+}
+
+// answerError sends the refusal of one request. A refusal that is not a
+// linkRequestError is logged and answered as internal.
+func (l linkService) answerError(ctx context.Context, s *session, requestID, what string, err error) error {
+	var le *linkRequestError
+	if !errors.As(err, &le) {
+		l.b.log.ErrorContext(ctx, "link request failed", "agent", s.name, "request", what, "error", err.Error())
+		le = &linkRequestError{code: connect.CodeInternal, msg: what + ": internal error"}
+	}
+	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Error{Error: &boardv1.LinkError{
+		RequestId: requestID, Code: le.code.String(), Message: le.msg,
+	}}})
+}
+
+// whoDecides answers a who_decides. Only a failure to send ends the link.
+func (l linkService) whoDecides(ctx context.Context, s *session, q *boardv1.WhoDecides) error {
+	ans, err := l.b.whoDecidesAnswer(ctx, s.name, q)
+	if err != nil {
+		return l.answerError(ctx, s, q.GetRequestId(), "who_decides", err)
+	}
+	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_WhoDecidesAnswer{WhoDecidesAnswer: ans}})
+}
+
+func (b *Board) whoDecidesAnswer(ctx context.Context, agentName string, q *boardv1.WhoDecides) (*boardv1.WhoDecidesAnswer, error) {
+	if err := validRequestID(q.GetRequestId()); err != nil {
+		return nil, badRequest("who_decides.request_id: %v", err)
+	}
+	if err := validText(q.GetNode(), maxNodeLen, true); err != nil {
+		return nil, badRequest("who_decides.node: %v", err)
+	}
+	r, err := b.RuleFor(ctx, agentName, q.GetNode())
+	if err != nil {
+		return nil, err
+	}
+	ans := &boardv1.WhoDecidesAnswer{RequestId: q.GetRequestId(), Ruling: string(approvals.NotGoverned)}
+	if r != nil {
+		ans.Ruling = string(approvals.Governed)
+		ans.RuleId = r.ID
+		ans.Role = r.Role
+		ans.People = r.People
+		ans.Quorum = int32(r.Quorum)
+	}
+	return ans, nil
+}
+
+// raise answers a raise. Only a failure to send ends the link.
+func (l linkService) raise(ctx context.Context, s *session, q *boardv1.Raise) error {
+	row, err := l.b.raise(ctx, s.name, q)
+	if err != nil {
+		return l.answerError(ctx, s, q.GetRequestId(), "raise", err)
+	}
+	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Raised{Raised: &boardv1.Raised{
+		RequestId:  q.GetRequestId(),
+		ApprovalId: row.ID,
+		State:      row.State,
+		Decision:   decisionProto(row),
+	}}})
+}
+
+// validRaise checks a raise, naming the field at fault.
+func validRaise(q *boardv1.Raise) error {
+	if err := validRequestID(q.GetRequestId()); err != nil {
+		return badRequest("raise.request_id: %v", err)
+	}
+	for _, f := range []struct {
+		name     string
+		v        string
+		max      int
+		required bool
+	}{
+		{"run", q.GetRun(), maxRunLen, true},
+		{"node", q.GetNode(), maxNodeLen, true},
+		{"thread", q.GetThread(), maxThreadLen, false},
+	} {
+		if err := validText(f.v, f.max, f.required); err != nil {
+			return badRequest("raise.%s: %v", f.name, err)
+		}
+	}
+	if n := len(q.GetAsk()); n > maxAskLen {
+		return badRequest("raise.ask: %d bytes, at most %d", n, maxAskLen)
+	}
+	if n := len(q.GetAccount()); n > maxAccountLen {
+		return badRequest("raise.account: %d bytes, at most %d", n, maxAccountLen)
+	}
+	if err := validShow(q.GetShow()); err != nil {
+		return badRequest("raise.show: %v", err)
+	}
+	switch d := q.GetDigest(); {
+	case d == "":
+		return badRequest("raise.digest: required")
+	case !digestShape.MatchString(d):
+		return badRequest("raise.digest: want sha256: and 64 lower-case hex digits")
+	}
+	return nil
+}
+
+func validRequestID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("required")
+	case len(id) > maxRequestID:
+		return fmt.Errorf("%d bytes, at most %d", len(id), maxRequestID)
+	}
+	return nil
+}
+
+// validText checks an identifier-like field: UTF-8, no control characters,
+// at most max bytes.
+func validText(v string, max int, required bool) error {
+	switch {
+	case v == "" && required:
+		return fmt.Errorf("required")
+	case len(v) > max:
+		return fmt.Errorf("%d bytes, at most %d", len(v), max)
+	case !utf8.ValidString(v):
+		return fmt.Errorf("not UTF-8")
+	case strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Errorf("control characters")
+	}
+	return nil
+}
+
+// validShow checks what is shown: a JSON object, at most maxShowLen bytes.
+func validShow(show string) error {
+	switch {
+	case show == "":
+		return fmt.Errorf("required: a JSON object")
+	case len(show) > maxShowLen:
+		return fmt.Errorf("%d bytes, at most %d", len(show), maxShowLen)
+	case !json.Valid([]byte(show)):
+		return fmt.Errorf("not valid JSON")
+	}
+	if t := strings.TrimLeft(show, " \t\r\n"); !strings.HasPrefix(t, "{") {
+		return fmt.Errorf("must be a JSON object")
+	}
+	if err := protojson.Unmarshal([]byte(show), &structpb.Struct{}); err != nil {
+		return fmt.Errorf("not a JSON object the board can show: %v", err)
+	}
+	return nil
+}
+
+// raise stores the approval an agent asks for, or returns the one it
+// already holds: raising is idempotent per agent, run and node. The same
+// digest again is the same approval (decided or not) and writes nothing; a
+// different digest while one is pending supersedes it, so the old one can
+// never be decided. The change and its audit entries are one transaction.
+func (b *Board) raise(ctx context.Context, agentName string, q *boardv1.Raise) (*ent.Approval, error) {
+	if err := validRaise(q); err != nil {
+		return nil, err
+	}
+	r, err := b.RuleFor(ctx, agentName, q.GetNode())
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		row, err := b.raiseOnce(ctx, agentName, q, r)
+		if ent.IsConstraintError(err) && attempt < raiseAttempts {
+			// A concurrent raise for the same run and node stored its
+			// pending approval first; look again.
+			continue
+		}
+		return row, err
+	}
+}
+
+func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Raise, r *ent.Rule) (*ent.Approval, error) {
+	now := b.now().UTC().Truncate(time.Microsecond)
+	actor := actorOf(ctx, agentName)
+	var out *ent.Approval
+	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+		latest, err := tx.Approval.Query().
+			Where(approval.Agent(agentName), approval.Run(q.GetRun()), approval.Node(q.GetNode()),
+				approval.StateNEQ(StateSuperseded)).
+			Order(ent.Desc(approval.FieldCreatedAt), ent.Desc(approval.FieldID)).
+			First(ctx)
+		switch {
+		case ent.IsNotFound(err):
+			latest = nil
+		case err != nil:
+			return err
+		}
+		if latest != nil && latest.Digest == q.GetDigest() {
+			out = latest
+			return nil
+		}
+		id, err := newApprovalID()
+		if err != nil {
+			return err
+		}
+		if latest != nil && latest.State == StatePending {
+			n, err := tx.Approval.Update().
+				Where(approval.ID(latest.ID), approval.State(StatePending)).
+				SetState(StateSuperseded).
+				SetDecidedAt(now).
+				Save(ctx)
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				return fmt.Errorf("approval %s: changed while superseding it", latest.ID)
+			}
+			_, err = b.tokens.audit.Append(ctx, tx, AuditRecord{
+				Actor:   actor,
+				Action:  "approval.supersede",
+				Subject: latest.ID,
+				Detail: map[string]any{
+					"agent": agentName, "run": latest.Run, "node": latest.Node,
+					"digest": latest.Digest, "by": id,
+				},
+				At: now,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		create := tx.Approval.Create().
+			SetID(id).
+			SetAgent(agentName).
+			SetRun(q.GetRun()).
+			SetThread(q.GetThread()).
+			SetNode(q.GetNode()).
+			SetAsk(q.GetAsk()).
+			SetShow(q.GetShow()).
+			SetAccount(q.GetAccount()).
+			SetDigest(q.GetDigest()).
+			SetState(StatePending).
+			SetCreatedAt(now)
+		detail := map[string]any{
+			"agent": agentName, "run": q.GetRun(), "node": q.GetNode(),
+			"digest": q.GetDigest(), "ruling": string(approvals.NotGoverned),
+		}
+		if r != nil {
+			create.SetRuleID(r.ID)
+			detail["ruling"] = string(approvals.Governed)
+			detail["rule_id"] = r.ID
+			if r.TimeLimit > 0 {
+				exp := now.Add(time.Duration(r.TimeLimit))
+				create.SetExpiresAt(exp)
+				detail["expires_at"] = exp.Format(time.RFC3339Nano)
+			}
+		}
+		if out, err = create.Save(ctx); err != nil {
+			return err
+		}
+		_, err = b.tokens.audit.Append(ctx, tx, AuditRecord{
+			Actor:   actor,
+			Action:  "approval.raise",
+			Subject: id,
+			Detail:  detail,
+			At:      now,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// newApprovalID is a fresh approval id.
+func newApprovalID() (string, error) {
+	p := make([]byte, 12)
+	if _, err := rand.Read(p); err != nil {
+		return "", fmt.Errorf("approval id: %w", err)
+	}
+	return "apr-" + hex.EncodeToString(p), nil
+}
+
+func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApprovalsRequest) (*boardv1.ListApprovalsResponse, error) {
+	q := s.b.db.Approval.Query()
+	if st := req.GetState(); st != "" {
+		if !validState(st) {
+			return nil, connect.Errorf(connect.CodeInvalidArgument,
+				"state: %q is not one of %s", st, strings.Join(approvalStates, ", "))
+		}
+		q.Where(approval.State(st))
+	}
+	if a := req.GetAgent(); a != "" {
+		q.Where(approval.Agent(a))
+	}
+	rows, err := q.Order(ent.Desc(approval.FieldCreatedAt), ent.Desc(approval.FieldID)).Limit(maxListApprovals).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &boardv1.ListApprovalsResponse{Approvals: make([]*boardv1.Approval, len(rows))}
+	for i, r := range rows {
+		res.Approvals[i] = approvalProto(r)
+	}
+	return res, nil
+}
+
+func (s approvalService) GetApproval(ctx context.Context, req *boardv1.GetApprovalRequest) (*boardv1.GetApprovalResponse, error) {
+	id := req.GetId()
+	if id == "" {
+		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
+	}
+	row, err := s.b.db.Approval.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, connect.Errorf(connect.CodeNotFound, "approval %q: not found", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.GetApprovalResponse{Approval: approvalProto(row)}, nil
+}
+
+func validState(st string) bool {
+	for _, s := range approvalStates {
+		if s == st {
+			return true
+		}
+	}
+	return false
+}
+
+// approvalProto is the API's view of a stored approval.
+func approvalProto(r *ent.Approval) *boardv1.Approval {
+	p := &boardv1.Approval{
+		Id:        r.ID,
+		Agent:     r.Agent,
+		Run:       r.Run,
+		Thread:    r.Thread,
+		Node:      r.Node,
+		Ask:       r.Ask,
+		Account:   r.Account,
+		Digest:    r.Digest,
+		State:     r.State,
+		RuleId:    r.RuleID,
+		CreatedAt: timestamppb.New(r.CreatedAt),
+		Decision:  decisionProto(r),
+	}
+	show := &structpb.Struct{}
+	if err := protojson.Unmarshal([]byte(r.Show), show); err == nil {
+		p.Show = show
+	}
+	if r.ExpiresAt != nil {
+		p.ExpiresAt = timestamppb.New(*r.ExpiresAt)
+	}
+	return p
+}
+
+// decisionProto is the decision on an approval; nil while it has none.
+func decisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
+	if r.Say == "" {
+		return nil
+	}
+	d := &boardv1.ApprovalDecision{
+		ApprovalId: r.ID,
+		Say:        r.Say,
+		Digest:     r.DecisionDigest,
+		Who:        r.DecidedBy,
+		Reason:     r.Reason,
+	}
+	if r.DecidedAt != nil {
+		d.At = timestamppb.New(*r.DecidedAt)
+	}
+	return d
+}

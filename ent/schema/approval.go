@@ -1,0 +1,61 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Approval is one operation an agent asked the organisation to approve.
+// board/approvals.go raises them; docs/approvals.md says how.
+type Approval struct {
+	ent.Schema
+}
+
+// Fields of the Approval.
+func (Approval) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").NotEmpty().Unique().Immutable(),
+		// agent is the name of the agent that raised it.
+		field.String("agent").NotEmpty().Immutable(),
+		field.String("run").NotEmpty().Immutable(),
+		field.String("thread").Default("").Immutable(),
+		field.String("node").NotEmpty().Immutable(),
+		field.String("ask").Default("").Immutable(),
+		// show is what the agent shows a person: a JSON object, as text.
+		field.Text("show").Immutable(),
+		field.Text("account").Default("").Immutable(),
+		// digest is the string the agent sent; the board never computes one.
+		field.String("digest").NotEmpty().Immutable(),
+		// rule_id is the rule that governed it when raised; "" when none did.
+		field.String("rule_id").Default("").Immutable(),
+		// state is pending, approved, rejected, cancelled, expired or superseded.
+		field.String("state").NotEmpty(),
+		field.Time("created_at").Immutable(),
+		field.Time("decided_at").Optional().Nillable(),
+		// expires_at is when a pending approval becomes expired; nil when never.
+		field.Time("expires_at").Optional().Nillable().Immutable(),
+		// The decision, once made: yes, no or cancelled; the digest it was
+		// made for; who made it; why.
+		field.String("say").Default(""),
+		field.String("decision_digest").Default(""),
+		field.Strings("decided_by").Optional(),
+		field.Text("reason").Default(""),
+		// votes are the people who said yes so far toward a quorum.
+		field.Strings("votes").Optional(),
+	}
+}
+
+// Indexes of the Approval: at most one pending approval per agent, run and
+// node, whatever raced to raise it.
+func (Approval) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("agent", "run", "node").
+			Unique().
+			Annotations(entsql.IndexWhere("state = 'pending'")).
+			StorageKey("approval_one_pending"),
+		index.Fields("agent", "run", "node", "created_at"),
+		index.Fields("state"),
+	}
+}
