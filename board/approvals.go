@@ -183,12 +183,22 @@ func (l linkService) raise(ctx context.Context, s *session, q *boardv1.Raise) er
 	if err != nil {
 		return l.answerError(ctx, s, q.GetRequestId(), "raise", err)
 	}
-	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Raised{Raised: &boardv1.Raised{
+	d := decisionProto(row)
+	if d != nil {
+		// The answer carries the decision: it counts as its delivery.
+		unlock := l.b.deliveries.lock(s.name)
+		defer unlock()
+	}
+	err = s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Raised{Raised: &boardv1.Raised{
 		RequestId:  q.GetRequestId(),
 		ApprovalId: row.ID,
 		State:      row.State,
-		Decision:   decisionProto(row),
+		Decision:   d,
 	}}})
+	if err == nil && d != nil && row.DeliveredAt == nil {
+		l.b.markDelivered(ctx, row.ID)
+	}
+	return err
 }
 
 // validRaise checks a raise, naming the field at fault.
@@ -462,6 +472,7 @@ func approvalProto(r *ent.Approval) *boardv1.Approval {
 		RuleId:    r.RuleID,
 		CreatedAt: timestamppb.New(r.CreatedAt),
 		Decision:  decisionProto(r),
+		Votes:     r.Votes,
 	}
 	show := &structpb.Struct{}
 	if err := protojson.Unmarshal([]byte(r.Show), show); err == nil {

@@ -32,6 +32,8 @@ var policy = map[string]access{
 	boardv1connect.ApprovalServiceDeleteRuleProcedure:                {kind: KindOperator, role: RoleAdmin},
 	boardv1connect.ApprovalServiceListApprovalsProcedure:             {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ApprovalServiceGetApprovalProcedure:               {kind: KindOperator, role: RoleViewer},
+	boardv1connect.ApprovalServiceDecideProcedure:                    {kind: KindOperator, role: RoleApprover},
+	boardv1connect.ApprovalServiceCancelProcedure:                    {kind: KindOperator, role: RoleApprover},
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {kind: KindOperator, role: RoleViewer},
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {kind: KindOperator, role: RoleViewer},
 	"/grpc.health.v1.Health/Check":                                   {anyKind: true},

@@ -57,6 +57,8 @@ type Board struct {
 	hub      *hub
 	presence *presence
 	handler  http.Handler
+	// deliveries serialises sending decisions to each agent (decide.go).
+	deliveries deliveries
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -162,8 +164,9 @@ func (b *Board) routes() http.Handler {
 	return mux
 }
 
-// loop closes links whose tokens were revoked (possibly by another process)
-// and keeps last_seen fresh for agents linked here.
+// loop closes links whose tokens were revoked (possibly by another process),
+// keeps last_seen fresh for agents linked here, and expires pending
+// approvals past their time limit (expireDue).
 func (b *Board) loop() {
 	defer close(b.loopDone)
 	tick := time.NewTicker(b.cfg.RevocationPoll)
@@ -193,6 +196,7 @@ func (b *Board) loop() {
 			}
 			lastTouch = now
 		}
+		b.expireDue(ctx)
 		cancel()
 	}
 }

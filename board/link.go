@@ -103,6 +103,8 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		b.presence.leave(s, true)
 		return nil, nil, context.Canceled
 	}
+	// Decisions made while the agent was away reach it now, exactly once.
+	b.deliverUndelivered(ctx, s)
 	return s, in, nil
 }
 

@@ -53,7 +53,9 @@ type Approval struct {
 	// Reason holds the value of the "reason" field.
 	Reason string `json:"reason,omitempty"`
 	// Votes holds the value of the "votes" field.
-	Votes        []string `json:"votes,omitempty"`
+	Votes []string `json:"votes,omitempty"`
+	// DeliveredAt holds the value of the "delivered_at" field.
+	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -66,7 +68,7 @@ func (*Approval) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason:
 			values[i] = new(sql.NullString)
-		case approval.FieldCreatedAt, approval.FieldDecidedAt, approval.FieldExpiresAt:
+		case approval.FieldCreatedAt, approval.FieldDecidedAt, approval.FieldExpiresAt, approval.FieldDeliveredAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -203,6 +205,13 @@ func (_m *Approval) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field votes: %w", err)
 				}
 			}
+		case approval.FieldDeliveredAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field delivered_at", values[i])
+			} else if value.Valid {
+				_m.DeliveredAt = new(time.Time)
+				*_m.DeliveredAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -296,6 +305,11 @@ func (_m *Approval) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("votes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Votes))
+	builder.WriteString(", ")
+	if v := _m.DeliveredAt; v != nil {
+		builder.WriteString("delivered_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

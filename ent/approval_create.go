@@ -203,6 +203,20 @@ func (_c *ApprovalCreate) SetVotes(v []string) *ApprovalCreate {
 	return _c
 }
 
+// SetDeliveredAt sets the "delivered_at" field.
+func (_c *ApprovalCreate) SetDeliveredAt(v time.Time) *ApprovalCreate {
+	_c.mutation.SetDeliveredAt(v)
+	return _c
+}
+
+// SetNillableDeliveredAt sets the "delivered_at" field if the given value is not nil.
+func (_c *ApprovalCreate) SetNillableDeliveredAt(v *time.Time) *ApprovalCreate {
+	if v != nil {
+		_c.SetDeliveredAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ApprovalCreate) SetID(v string) *ApprovalCreate {
 	_c.mutation.SetID(v)
@@ -456,6 +470,10 @@ func (_c *ApprovalCreate) createSpec() (*Approval, *sqlgraph.CreateSpec) {
 		_spec.SetField(approval.FieldVotes, field.TypeJSON, value)
 		_node.Votes = value
 	}
+	if value, ok := _c.mutation.DeliveredAt(); ok {
+		_spec.SetField(approval.FieldDeliveredAt, field.TypeTime, value)
+		_node.DeliveredAt = &value
+	}
 	return _node, _spec
 }
 
@@ -607,6 +625,24 @@ func (u *ApprovalUpsert) UpdateVotes() *ApprovalUpsert {
 // ClearVotes clears the value of the "votes" field.
 func (u *ApprovalUpsert) ClearVotes() *ApprovalUpsert {
 	u.SetNull(approval.FieldVotes)
+	return u
+}
+
+// SetDeliveredAt sets the "delivered_at" field.
+func (u *ApprovalUpsert) SetDeliveredAt(v time.Time) *ApprovalUpsert {
+	u.Set(approval.FieldDeliveredAt, v)
+	return u
+}
+
+// UpdateDeliveredAt sets the "delivered_at" field to the value that was provided on create.
+func (u *ApprovalUpsert) UpdateDeliveredAt() *ApprovalUpsert {
+	u.SetExcluded(approval.FieldDeliveredAt)
+	return u
+}
+
+// ClearDeliveredAt clears the value of the "delivered_at" field.
+func (u *ApprovalUpsert) ClearDeliveredAt() *ApprovalUpsert {
+	u.SetNull(approval.FieldDeliveredAt)
 	return u
 }
 
@@ -807,6 +843,27 @@ func (u *ApprovalUpsertOne) UpdateVotes() *ApprovalUpsertOne {
 func (u *ApprovalUpsertOne) ClearVotes() *ApprovalUpsertOne {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.ClearVotes()
+	})
+}
+
+// SetDeliveredAt sets the "delivered_at" field.
+func (u *ApprovalUpsertOne) SetDeliveredAt(v time.Time) *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetDeliveredAt(v)
+	})
+}
+
+// UpdateDeliveredAt sets the "delivered_at" field to the value that was provided on create.
+func (u *ApprovalUpsertOne) UpdateDeliveredAt() *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateDeliveredAt()
+	})
+}
+
+// ClearDeliveredAt clears the value of the "delivered_at" field.
+func (u *ApprovalUpsertOne) ClearDeliveredAt() *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.ClearDeliveredAt()
 	})
 }
 
@@ -1174,6 +1231,27 @@ func (u *ApprovalUpsertBulk) UpdateVotes() *ApprovalUpsertBulk {
 func (u *ApprovalUpsertBulk) ClearVotes() *ApprovalUpsertBulk {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.ClearVotes()
+	})
+}
+
+// SetDeliveredAt sets the "delivered_at" field.
+func (u *ApprovalUpsertBulk) SetDeliveredAt(v time.Time) *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetDeliveredAt(v)
+	})
+}
+
+// UpdateDeliveredAt sets the "delivered_at" field to the value that was provided on create.
+func (u *ApprovalUpsertBulk) UpdateDeliveredAt() *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateDeliveredAt()
+	})
+}
+
+// ClearDeliveredAt clears the value of the "delivered_at" field.
+func (u *ApprovalUpsertBulk) ClearDeliveredAt() *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.ClearDeliveredAt()
 	})
 }
 

@@ -141,6 +141,26 @@ func (_u *ApprovalUpdate) ClearVotes() *ApprovalUpdate {
 	return _u
 }
 
+// SetDeliveredAt sets the "delivered_at" field.
+func (_u *ApprovalUpdate) SetDeliveredAt(v time.Time) *ApprovalUpdate {
+	_u.mutation.SetDeliveredAt(v)
+	return _u
+}
+
+// SetNillableDeliveredAt sets the "delivered_at" field if the given value is not nil.
+func (_u *ApprovalUpdate) SetNillableDeliveredAt(v *time.Time) *ApprovalUpdate {
+	if v != nil {
+		_u.SetDeliveredAt(*v)
+	}
+	return _u
+}
+
+// ClearDeliveredAt clears the value of the "delivered_at" field.
+func (_u *ApprovalUpdate) ClearDeliveredAt() *ApprovalUpdate {
+	_u.mutation.ClearDeliveredAt()
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdate) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -237,6 +257,12 @@ func (_u *ApprovalUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.VotesCleared() {
 		_spec.ClearField(approval.FieldVotes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.DeliveredAt(); ok {
+		_spec.SetField(approval.FieldDeliveredAt, field.TypeTime, value)
+	}
+	if _u.mutation.DeliveredAtCleared() {
+		_spec.ClearField(approval.FieldDeliveredAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -370,6 +396,26 @@ func (_u *ApprovalUpdateOne) ClearVotes() *ApprovalUpdateOne {
 	return _u
 }
 
+// SetDeliveredAt sets the "delivered_at" field.
+func (_u *ApprovalUpdateOne) SetDeliveredAt(v time.Time) *ApprovalUpdateOne {
+	_u.mutation.SetDeliveredAt(v)
+	return _u
+}
+
+// SetNillableDeliveredAt sets the "delivered_at" field if the given value is not nil.
+func (_u *ApprovalUpdateOne) SetNillableDeliveredAt(v *time.Time) *ApprovalUpdateOne {
+	if v != nil {
+		_u.SetDeliveredAt(*v)
+	}
+	return _u
+}
+
+// ClearDeliveredAt clears the value of the "delivered_at" field.
+func (_u *ApprovalUpdateOne) ClearDeliveredAt() *ApprovalUpdateOne {
+	_u.mutation.ClearDeliveredAt()
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdateOne) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -496,6 +542,12 @@ func (_u *ApprovalUpdateOne) sqlSave(ctx context.Context) (_node *Approval, err 
 	}
 	if _u.mutation.VotesCleared() {
 		_spec.ClearField(approval.FieldVotes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.DeliveredAt(); ok {
+		_spec.SetField(approval.FieldDeliveredAt, field.TypeTime, value)
+	}
+	if _u.mutation.DeliveredAtCleared() {
+		_spec.ClearField(approval.FieldDeliveredAt, field.TypeTime)
 	}
 	_node = &Approval{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -18,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
+	"github.com/symphonix/symphonix/ent/vote"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -84,6 +85,7 @@ func checkColumn(t, c string) error {
 			rule.Table:       rule.ValidColumn,
 			signingkey.Table: signingkey.ValidColumn,
 			token.Table:      token.ValidColumn,
+			vote.Table:       vote.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -10,6 +10,7 @@ import (
 	"github.com/symphonix/symphonix/ent/schema"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
+	"github.com/symphonix/symphonix/ent/vote"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -188,4 +189,18 @@ func init() {
 	tokenDescID := tokenFields[0].Descriptor()
 	// token.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	token.IDValidator = tokenDescID.Validators[0].(func(string) error)
+	voteFields := schema.Vote{}.Fields()
+	_ = voteFields
+	// voteDescApprovalID is the schema descriptor for approval_id field.
+	voteDescApprovalID := voteFields[0].Descriptor()
+	// vote.ApprovalIDValidator is a validator for the "approval_id" field. It is called by the builders before save.
+	vote.ApprovalIDValidator = voteDescApprovalID.Validators[0].(func(string) error)
+	// voteDescPerson is the schema descriptor for person field.
+	voteDescPerson := voteFields[1].Descriptor()
+	// vote.PersonValidator is a validator for the "person" field. It is called by the builders before save.
+	vote.PersonValidator = voteDescPerson.Validators[0].(func(string) error)
+	// voteDescReason is the schema descriptor for reason field.
+	voteDescReason := voteFields[2].Descriptor()
+	// vote.DefaultReason holds the default value on creation for the reason field.
+	vote.DefaultReason = voteDescReason.Default.(string)
 }

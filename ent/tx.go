@@ -24,6 +24,8 @@ type Tx struct {
 	SigningKey *SigningKeyClient
 	// Token is the client for interacting with the Token builders.
 	Token *TokenClient
+	// Vote is the client for interacting with the Vote builders.
+	Vote *VoteClient
 
 	// lazily loaded.
 	client     *Client
@@ -161,6 +163,7 @@ func (tx *Tx) init() {
 	tx.Rule = NewRuleClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)
+	tx.Vote = NewVoteClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -47,6 +47,8 @@ const (
 	FieldReason = "reason"
 	// FieldVotes holds the string denoting the votes field in the database.
 	FieldVotes = "votes"
+	// FieldDeliveredAt holds the string denoting the delivered_at field in the database.
+	FieldDeliveredAt = "delivered_at"
 	// Table holds the table name of the approval in the database.
 	Table = "approvals"
 )
@@ -72,6 +74,7 @@ var Columns = []string{
 	FieldDecidedBy,
 	FieldReason,
 	FieldVotes,
+	FieldDeliveredAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -199,4 +202,9 @@ func ByDecisionDigest(opts ...sql.OrderTermOption) OrderOption {
 // ByReason orders the results by the reason field.
 func ByReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReason, opts...).ToFunc()
+}
+
+// ByDeliveredAt orders the results by the delivered_at field.
+func ByDeliveredAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDeliveredAt, opts...).ToFunc()
 }

@@ -144,6 +144,11 @@ func Reason(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldReason, v))
 }
 
+// DeliveredAt applies equality check predicate on the "delivered_at" field. It's identical to DeliveredAtEQ.
+func DeliveredAt(v time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldDeliveredAt, v))
+}
+
 // AgentEQ applies the EQ predicate on the "agent" field.
 func AgentEQ(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldAgent, v))
@@ -1147,6 +1152,56 @@ func VotesIsNil() predicate.Approval {
 // VotesNotNil applies the NotNil predicate on the "votes" field.
 func VotesNotNil() predicate.Approval {
 	return predicate.Approval(sql.FieldNotNull(FieldVotes))
+}
+
+// DeliveredAtEQ applies the EQ predicate on the "delivered_at" field.
+func DeliveredAtEQ(v time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldDeliveredAt, v))
+}
+
+// DeliveredAtNEQ applies the NEQ predicate on the "delivered_at" field.
+func DeliveredAtNEQ(v time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldNEQ(FieldDeliveredAt, v))
+}
+
+// DeliveredAtIn applies the In predicate on the "delivered_at" field.
+func DeliveredAtIn(vs ...time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldIn(FieldDeliveredAt, vs...))
+}
+
+// DeliveredAtNotIn applies the NotIn predicate on the "delivered_at" field.
+func DeliveredAtNotIn(vs ...time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldNotIn(FieldDeliveredAt, vs...))
+}
+
+// DeliveredAtGT applies the GT predicate on the "delivered_at" field.
+func DeliveredAtGT(v time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldGT(FieldDeliveredAt, v))
+}
+
+// DeliveredAtGTE applies the GTE predicate on the "delivered_at" field.
+func DeliveredAtGTE(v time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldGTE(FieldDeliveredAt, v))
+}
+
+// DeliveredAtLT applies the LT predicate on the "delivered_at" field.
+func DeliveredAtLT(v time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldLT(FieldDeliveredAt, v))
+}
+
+// DeliveredAtLTE applies the LTE predicate on the "delivered_at" field.
+func DeliveredAtLTE(v time.Time) predicate.Approval {
+	return predicate.Approval(sql.FieldLTE(FieldDeliveredAt, v))
+}
+
+// DeliveredAtIsNil applies the IsNil predicate on the "delivered_at" field.
+func DeliveredAtIsNil() predicate.Approval {
+	return predicate.Approval(sql.FieldIsNull(FieldDeliveredAt))
+}
+
+// DeliveredAtNotNil applies the NotNil predicate on the "delivered_at" field.
+func DeliveredAtNotNil() predicate.Approval {
+	return predicate.Approval(sql.FieldNotNull(FieldDeliveredAt))
 }
 
 // And groups predicates with the AND operator between them.

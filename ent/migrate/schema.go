@@ -57,6 +57,7 @@ var (
 		{Name: "decided_by", Type: field.TypeJSON, Nullable: true},
 		{Name: "reason", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "votes", Type: field.TypeJSON, Nullable: true},
+		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
 	}
 	// ApprovalsTable holds the schema information for the "approvals" table.
 	ApprovalsTable = &schema.Table{
@@ -81,6 +82,11 @@ var (
 				Name:    "approval_state",
 				Unique:  false,
 				Columns: []*schema.Column{ApprovalsColumns[10]},
+			},
+			{
+				Name:    "approval_agent_delivered_at",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[19]},
 			},
 		},
 	}
@@ -165,6 +171,27 @@ var (
 			},
 		},
 	}
+	// VotesColumns holds the columns for the "votes" table.
+	VotesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "approval_id", Type: field.TypeString},
+		{Name: "person", Type: field.TypeString},
+		{Name: "reason", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "at", Type: field.TypeTime},
+	}
+	// VotesTable holds the schema information for the "votes" table.
+	VotesTable = &schema.Table{
+		Name:       "votes",
+		Columns:    VotesColumns,
+		PrimaryKey: []*schema.Column{VotesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "vote_approval_id_person",
+				Unique:  true,
+				Columns: []*schema.Column{VotesColumns[1], VotesColumns[2]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AgentsTable,
@@ -173,6 +200,7 @@ var (
 		RulesTable,
 		SigningKeysTable,
 		TokensTable,
+		VotesTable,
 	}
 )
 

@@ -23,3 +23,6 @@ type SigningKey func(*sql.Selector)
 
 // Token is the predicate function for token builders.
 type Token func(*sql.Selector)
+
+// Vote is the predicate function for vote builders.
+type Vote func(*sql.Selector)

@@ -44,6 +44,9 @@ func (Approval) Fields() []ent.Field {
 		field.Text("reason").Default(""),
 		// votes are the people who said yes so far toward a quorum.
 		field.Strings("votes").Optional(),
+		// delivered_at is when the decision went out on the agent's link
+		// (or in the answer to a raise); nil while it has not.
+		field.Time("delivered_at").Optional().Nillable(),
 	}
 }
 
@@ -57,5 +60,6 @@ func (Approval) Indexes() []ent.Index {
 			StorageKey("approval_one_pending"),
 		index.Fields("agent", "run", "node", "created_at"),
 		index.Fields("state"),
+		index.Fields("agent", "delivered_at"),
 	}
 }

@@ -449,7 +449,9 @@ type Approval struct {
 	// When a pending approval becomes expired; absent when never.
 	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	// Set once decided.
-	Decision      *ApprovalDecision `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
+	Decision *ApprovalDecision `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
+	// Who has said yes so far toward the rule's quorum, in order.
+	Votes         []string `protobuf:"bytes,15,rep,name=votes,proto3" json:"votes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -578,6 +580,13 @@ func (x *Approval) GetExpiresAt() *timestamppb.Timestamp {
 func (x *Approval) GetDecision() *ApprovalDecision {
 	if x != nil {
 		return x.Decision
+	}
+	return nil
+}
+
+func (x *Approval) GetVotes() []string {
+	if x != nil {
+		return x.Votes
 	}
 	return nil
 }
@@ -768,6 +777,220 @@ func (x *GetApprovalResponse) GetApproval() *Approval {
 	return nil
 }
 
+type DecideRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// "yes" or "no".
+	Say string `protobuf:"bytes,2,opt,name=say,proto3" json:"say,omitempty"`
+	// The digest of the operation the operator was shown: the approval's.
+	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	// Why; required when the rule says so.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideRequest) Reset() {
+	*x = DecideRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideRequest) ProtoMessage() {}
+
+func (x *DecideRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
+func (*DecideRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DecideRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetSay() string {
+	if x != nil {
+		return x.Say
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type DecideResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval after the vote: approved, rejected, or still pending when
+	// the quorum is not reached yet.
+	Approval      *Approval `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideResponse) Reset() {
+	*x = DecideResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideResponse) ProtoMessage() {}
+
+func (x *DecideResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
+func (*DecideResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *DecideResponse) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+type CancelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Why; required when the rule says so.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRequest) Reset() {
+	*x = CancelRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRequest) ProtoMessage() {}
+
+func (x *CancelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
+func (*CancelRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CancelRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CancelRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type CancelResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approval      *Approval              `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelResponse) Reset() {
+	*x = CancelResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelResponse) ProtoMessage() {}
+
+func (x *CancelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
+func (*CancelResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CancelResponse) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
 // ApprovalDecision is how an approval was decided.
 type ApprovalDecision struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -786,7 +1009,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +1021,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +1034,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ApprovalDecision) GetApprovalId() string {
@@ -889,7 +1112,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteRuleResponse\"\xc6\x03\n" +
+	"\x12DeleteRuleResponse\"\xdc\x03\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x10\n" +
@@ -907,7 +1130,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"expires_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12@\n" +
-	"\bdecision\x18\x0e \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\"B\n" +
+	"\bdecision\x18\x0e \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\x12\x14\n" +
+	"\x05votes\x18\x0f \x03(\tR\x05votes\"B\n" +
 	"\x14ListApprovalsRequest\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\"S\n" +
@@ -916,6 +1140,18 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x12GetApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13GetApprovalResponse\x128\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"a\n" +
+	"\rDecideRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
+	"\x03say\x18\x02 \x01(\tR\x03say\x12\x16\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"J\n" +
+	"\x0eDecideResponse\x128\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"7\n" +
+	"\rCancelRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"J\n" +
+	"\x0eCancelResponse\x128\n" +
 	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xb3\x01\n" +
 	"\x10ApprovalDecision\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
@@ -924,14 +1160,16 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x10\n" +
 	"\x03who\x18\x04 \x03(\tR\x03who\x12*\n" +
 	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason2\xe2\x03\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason2\x84\x05\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
 	"\n" +
 	"DeleteRule\x12%.symphonix.board.v1.DeleteRuleRequest\x1a&.symphonix.board.v1.DeleteRuleResponse\x12d\n" +
 	"\rListApprovals\x12(.symphonix.board.v1.ListApprovalsRequest\x1a).symphonix.board.v1.ListApprovalsResponse\x12^\n" +
-	"\vGetApproval\x12&.symphonix.board.v1.GetApprovalRequest\x1a'.symphonix.board.v1.GetApprovalResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\vGetApproval\x12&.symphonix.board.v1.GetApprovalRequest\x1a'.symphonix.board.v1.GetApprovalResponse\x12O\n" +
+	"\x06Decide\x12!.symphonix.board.v1.DecideRequest\x1a\".symphonix.board.v1.DecideResponse\x12O\n" +
+	"\x06Cancel\x12!.symphonix.board.v1.CancelRequest\x1a\".symphonix.board.v1.CancelResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_approval_proto_rawDescOnce sync.Once
@@ -945,7 +1183,7 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_approval_proto_rawDescData
 }
 
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*Rule)(nil),                  // 0: symphonix.board.v1.Rule
 	(*PutRuleRequest)(nil),        // 1: symphonix.board.v1.PutRuleRequest
@@ -959,40 +1197,50 @@ var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*ListApprovalsResponse)(nil), // 9: symphonix.board.v1.ListApprovalsResponse
 	(*GetApprovalRequest)(nil),    // 10: symphonix.board.v1.GetApprovalRequest
 	(*GetApprovalResponse)(nil),   // 11: symphonix.board.v1.GetApprovalResponse
-	(*ApprovalDecision)(nil),      // 12: symphonix.board.v1.ApprovalDecision
-	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
+	(*DecideRequest)(nil),         // 12: symphonix.board.v1.DecideRequest
+	(*DecideResponse)(nil),        // 13: symphonix.board.v1.DecideResponse
+	(*CancelRequest)(nil),         // 14: symphonix.board.v1.CancelRequest
+	(*CancelResponse)(nil),        // 15: symphonix.board.v1.CancelResponse
+	(*ApprovalDecision)(nil),      // 16: symphonix.board.v1.ApprovalDecision
+	(*durationpb.Duration)(nil),   // 17: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	13, // 0: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	14, // 1: symphonix.board.v1.Rule.created_at:type_name -> google.protobuf.Timestamp
-	14, // 2: symphonix.board.v1.Rule.updated_at:type_name -> google.protobuf.Timestamp
+	17, // 0: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	18, // 1: symphonix.board.v1.Rule.created_at:type_name -> google.protobuf.Timestamp
+	18, // 2: symphonix.board.v1.Rule.updated_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
 	0,  // 4: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
 	0,  // 5: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	15, // 6: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
-	14, // 7: symphonix.board.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	14, // 8: symphonix.board.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	12, // 9: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	19, // 6: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	18, // 7: symphonix.board.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	18, // 8: symphonix.board.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	16, // 9: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
 	7,  // 10: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
 	7,  // 11: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
-	14, // 12: symphonix.board.v1.ApprovalDecision.at:type_name -> google.protobuf.Timestamp
-	1,  // 13: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	3,  // 14: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	5,  // 15: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	8,  // 16: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	10, // 17: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	2,  // 18: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	4,  // 19: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	6,  // 20: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	9,  // 21: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	11, // 22: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	18, // [18:23] is the sub-list for method output_type
-	13, // [13:18] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	7,  // 12: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	7,  // 13: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	18, // 14: symphonix.board.v1.ApprovalDecision.at:type_name -> google.protobuf.Timestamp
+	1,  // 15: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	3,  // 16: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	5,  // 17: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	8,  // 18: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	10, // 19: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	12, // 20: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	14, // 21: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	2,  // 22: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	4,  // 23: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	6,  // 24: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	9,  // 25: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	11, // 26: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	13, // 27: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	15, // 28: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	22, // [22:29] is the sub-list for method output_type
+	15, // [15:22] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -1007,7 +1255,7 @@ func file_symphonix_board_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

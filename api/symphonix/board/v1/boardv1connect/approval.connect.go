@@ -36,6 +36,10 @@ const (
 	// ApprovalServiceGetApprovalProcedure is the procedure name of the ApprovalService's GetApproval
 	// RPC.
 	ApprovalServiceGetApprovalProcedure = "/symphonix.board.v1.ApprovalService/GetApproval"
+	// ApprovalServiceDecideProcedure is the procedure name of the ApprovalService's Decide RPC.
+	ApprovalServiceDecideProcedure = "/symphonix.board.v1.ApprovalService/Decide"
+	// ApprovalServiceCancelProcedure is the procedure name of the ApprovalService's Cancel RPC.
+	ApprovalServiceCancelProcedure = "/symphonix.board.v1.ApprovalService/Cancel"
 )
 
 var (
@@ -74,6 +78,20 @@ var (
 			Procedure:  ApprovalServiceGetApprovalProcedure,
 		}
 	})
+	approvalServiceDecideSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("Decide"),
+			Procedure:  ApprovalServiceDecideProcedure,
+		}
+	})
+	approvalServiceCancelSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("Cancel"),
+			Procedure:  ApprovalServiceCancelProcedure,
+		}
+	})
 )
 
 // ApprovalServiceClient is a client for the symphonix.board.v1.ApprovalService service.
@@ -94,6 +112,18 @@ type ApprovalServiceClient interface {
 	// GetApproval returns one approval by id; not_found when there is none.
 	// Needs a viewer.
 	GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error)
+	// Decide says yes or no to a pending, governed approval, for the digest
+	// the operator was shown. Needs an approver; the approval's rule says who
+	// exactly. failed_precondition: another digest (the operator saw another
+	// operation), not pending, or not governed (the chat decides it).
+	// permission_denied: a person outside the rule. invalid_argument: a say
+	// other than yes or no, or no reason where the rule requires one. A yes
+	// counts once per person toward the rule's quorum; a no decides at once.
+	Decide(context.Context, *v1.DecideRequest) (*v1.DecideResponse, error)
+	// Cancel ends a pending approval: the agent's run ends, no onReject.
+	// Needs an admin, or an approver the approval's rule allows.
+	// failed_precondition when not pending.
+	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
 }
 
 // NewApprovalServiceClient constructs a client for the symphonix.board.v1.ApprovalService service.
@@ -120,6 +150,18 @@ type ApprovalServiceHandler interface {
 	// GetApproval returns one approval by id; not_found when there is none.
 	// Needs a viewer.
 	GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error)
+	// Decide says yes or no to a pending, governed approval, for the digest
+	// the operator was shown. Needs an approver; the approval's rule says who
+	// exactly. failed_precondition: another digest (the operator saw another
+	// operation), not pending, or not governed (the chat decides it).
+	// permission_denied: a person outside the rule. invalid_argument: a say
+	// other than yes or no, or no reason where the rule requires one. A yes
+	// counts once per person toward the rule's quorum; a no decides at once.
+	Decide(context.Context, *v1.DecideRequest) (*v1.DecideResponse, error)
+	// Cancel ends a pending approval: the agent's run ends, no onReject.
+	// Needs an admin, or an approver the approval's rule allows.
+	// failed_precondition when not pending.
+	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
 }
 
 // RegisterApprovalServiceHandler registers svc as the symphonix.board.v1.ApprovalService
@@ -132,6 +174,8 @@ func RegisterApprovalServiceHandler(server *connect.Server, svc ApprovalServiceH
 		connect.Method{Spec: approvalServiceDeleteRuleSpec(), Handler: adapter.deleteRule},
 		connect.Method{Spec: approvalServiceListApprovalsSpec(), Handler: adapter.listApprovals},
 		connect.Method{Spec: approvalServiceGetApprovalSpec(), Handler: adapter.getApproval},
+		connect.Method{Spec: approvalServiceDecideSpec(), Handler: adapter.decide},
+		connect.Method{Spec: approvalServiceCancelSpec(), Handler: adapter.cancel},
 	)
 }
 
@@ -156,6 +200,14 @@ func (UnimplementedApprovalServiceHandler) ListApprovals(context.Context, *v1.Li
 
 func (UnimplementedApprovalServiceHandler) GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.GetApproval is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) Decide(context.Context, *v1.DecideRequest) (*v1.DecideResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.Decide is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.Cancel is not implemented")
 }
 
 type approvalServiceClient struct {
@@ -197,6 +249,22 @@ func (c *approvalServiceClient) ListApprovals(ctx context.Context, req *v1.ListA
 func (c *approvalServiceClient) GetApproval(ctx context.Context, req *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error) {
 	var res v1.GetApprovalResponse
 	if err := c.client.CallUnary(ctx, approvalServiceGetApprovalSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) Decide(ctx context.Context, req *v1.DecideRequest) (*v1.DecideResponse, error) {
+	var res v1.DecideResponse
+	if err := c.client.CallUnary(ctx, approvalServiceDecideSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) Cancel(ctx context.Context, req *v1.CancelRequest) (*v1.CancelResponse, error) {
+	var res v1.CancelResponse
+	if err := c.client.CallUnary(ctx, approvalServiceCancelSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -258,6 +326,30 @@ func (h approvalServiceHandler) getApproval(ctx context.Context, _ connect.Spec,
 		return err
 	}
 	res, err := h.svc.GetApproval(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) decide(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.DecideRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.Decide(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) cancel(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.CancelRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.Cancel(ctx, &req)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,503 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect/v2"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/ent/vote"
+)
+
+// Limits on a decision.
+const (
+	maxReasonLen = 4096
+	// decideAttempts is how often a yes is tried when a concurrent vote by
+	// the same person won the race to the unique (approval, person) row.
+	decideAttempts = 3
+	// expireBatch is how many due approvals one pass of the loop expires.
+	expireBatch = 100
+)
+
+// Says a Decide may carry, and the say of a cancellation.
+const (
+	sayYes       = "yes"
+	sayNo        = "no"
+	sayCancelled = "cancelled"
+)
+
+// errLostRace: the approval stopped being pending between reading it and
+// the conditional update; someone else decided it first.
+var errLostRace = errors.New("approval decided at the same moment")
+
+// refusal is a Decide or Cancel refused: the caller gets the connect
+// error, and the audit log an "approval.refuse" entry of its own.
+func refusal(code connect.Code, format string, a ...any) error {
+	return connect.NewError(code, fmt.Sprintf(format, a...))
+}
+
+func (s approvalService) Decide(ctx context.Context, req *boardv1.DecideRequest) (*boardv1.DecideResponse, error) {
+	row, err := s.b.decide(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.DecideResponse{Approval: approvalProto(row)}, nil
+}
+
+func (s approvalService) Cancel(ctx context.Context, req *boardv1.CancelRequest) (*boardv1.CancelResponse, error) {
+	row, err := s.b.cancel(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.CancelResponse{Approval: approvalProto(row)}, nil
+}
+
+// decide records one operator's yes or no. A no from anyone the rule
+// allows decides no at once; a yes counts once per person, and the yes that
+// reaches the rule's quorum approves. The vote or decision and its audit
+// entry commit together or not at all; the state changes only through an
+// UPDATE … WHERE state = 'pending' whose row count is checked, so of two
+// decisions at the same moment exactly one wins.
+func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Approval, error) {
+	caller, _ := callerFrom(ctx)
+	detail := map[string]any{"op": "decide", "say": req.GetSay(), "digest": req.GetDigest()}
+	if req.GetReason() != "" {
+		detail["reason"] = req.GetReason()
+	}
+	var out *ent.Approval
+	var decided bool
+	var err error
+	switch {
+	case req.GetId() == "":
+		err = refusal(connect.CodeInvalidArgument, "id: required")
+	case req.GetSay() != sayYes && req.GetSay() != sayNo:
+		err = refusal(connect.CodeInvalidArgument, `say: want "yes" or "no", not %q`, req.GetSay())
+	case len(req.GetReason()) > maxReasonLen:
+		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
+	default:
+		for attempt := 1; ; attempt++ {
+			out, decided, err = b.decideOnce(ctx, caller, req)
+			if ent.IsConstraintError(err) && attempt < decideAttempts {
+				continue // the same person's concurrent yes stored first; look again
+			}
+			break
+		}
+	}
+	if errors.Is(err, errLostRace) || ent.IsConstraintError(err) {
+		err = refusal(connect.CodeFailedPrecondition, "approval %q: already decided", req.GetId())
+	}
+	if err != nil {
+		return nil, b.refused(ctx, caller, req.GetId(), detail, err)
+	}
+	if decided {
+		b.deliver(ctx, out.Agent, out.ID)
+	}
+	return out, nil
+}
+
+func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.DecideRequest) (*ent.Approval, bool, error) {
+	now := b.now().UTC().Truncate(time.Microsecond)
+	var out *ent.Approval
+	var decided bool
+	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, false)
+		if err != nil {
+			return err
+		}
+		if req.GetDigest() != row.Digest {
+			return refusal(connect.CodeFailedPrecondition,
+				"digest: %q is not the approval's %q: the operator saw another operation", req.GetDigest(), row.Digest)
+		}
+		if r.RequireReason && req.GetReason() == "" {
+			return refusal(connect.CodeInvalidArgument, "reason: required by rule %q", r.ID)
+		}
+		detail := map[string]any{
+			"agent": row.Agent, "run": row.Run, "node": row.Node,
+			"digest": row.Digest, "rule_id": r.ID, "say": req.GetSay(),
+		}
+		if req.GetReason() != "" {
+			detail["reason"] = req.GetReason()
+		}
+		if req.GetSay() == sayNo {
+			if err := setDecision(ctx, tx, row.ID, StateRejected, sayNo, row.Digest, []string{caller.Name}, req.GetReason(), now); err != nil {
+				return err
+			}
+			decided = true
+			detail["who"] = []string{caller.Name}
+			if _, err := b.tokens.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
+				return err
+			}
+			out, err = tx.Approval.Get(ctx, row.ID)
+			return err
+		}
+		// A yes: one vote per person, however often it is said.
+		voted, err := tx.Vote.Query().Where(vote.ApprovalID(row.ID), vote.Person(caller.Name)).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !voted {
+			if err := tx.Vote.Create().SetApprovalID(row.ID).SetPerson(caller.Name).SetReason(req.GetReason()).SetAt(now).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		votes, err := tx.Vote.Query().Where(vote.ApprovalID(row.ID)).Order(ent.Asc(vote.FieldAt), ent.Asc(vote.FieldID)).All(ctx)
+		if err != nil {
+			return err
+		}
+		voters := make([]string, len(votes))
+		for i, v := range votes {
+			voters[i] = v.Person
+		}
+		detail["votes"] = voters
+		detail["quorum"] = r.Quorum
+		action := "approval.vote"
+		if voted {
+			detail["counted"] = false // the same person again counts once
+		}
+		if len(voters) >= r.Quorum {
+			if err := setDecision(ctx, tx, row.ID, StateApproved, sayYes, row.Digest, voters, req.GetReason(), now, voters...); err != nil {
+				return err
+			}
+			decided = true
+			action = "approval.decide"
+			detail["who"] = voters
+		} else {
+			n, err := tx.Approval.Update().
+				Where(approval.ID(row.ID), approval.State(StatePending)).
+				SetVotes(voters).
+				Save(ctx)
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				return errLostRace
+			}
+		}
+		if _, err := b.tokens.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
+			return err
+		}
+		out, err = tx.Approval.Get(ctx, row.ID)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, decided, nil
+}
+
+// setDecision moves a pending approval to state with its decision, or
+// returns errLostRace when it is no longer pending.
+func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string, who []string, reason string, now time.Time, votes ...string) error {
+	u := tx.Approval.Update().
+		Where(approval.ID(id), approval.State(StatePending)).
+		SetState(state).
+		SetSay(say).
+		SetDecisionDigest(digest).
+		SetDecidedBy(who).
+		SetReason(reason).
+		SetDecidedAt(now)
+	if votes != nil {
+		u.SetVotes(votes)
+	}
+	n, err := u.Save(ctx)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return errLostRace
+	}
+	return nil
+}
+
+// decidable reads the approval id inside tx and checks that caller may
+// decide (or, with cancel, cancel) it now. It returns the approval and the
+// rule that governs it; the rule is nil only for an admin cancelling an
+// approval no rule governs.
+func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller Caller, id string, now time.Time, cancel bool) (*ent.Approval, *ent.Rule, error) {
+	row, err := tx.Approval.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, nil, refusal(connect.CodeNotFound, "approval %q: not found", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	admin := cancel && caller.Kind == KindOperator && caller.Role >= RoleAdmin
+	var r *ent.Rule
+	if row.RuleID == "" {
+		if !admin {
+			return nil, nil, refusal(connect.CodeFailedPrecondition,
+				"approval %q: not governed: no rule governed it when raised, so the agent's chat decides it", id)
+		}
+	} else {
+		r, err = tx.Rule.Get(ctx, row.RuleID)
+		switch {
+		case ent.IsNotFound(err) && admin:
+			r = nil
+		case ent.IsNotFound(err):
+			return nil, nil, refusal(connect.CodeFailedPrecondition,
+				"approval %q: its rule %q was deleted; nobody can decide it (an admin can cancel it)", id, row.RuleID)
+		case err != nil:
+			return nil, nil, err
+		}
+		if r != nil && !admin {
+			if err := allowedBy(r, caller); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if row.State != StatePending {
+		return nil, nil, refusal(connect.CodeFailedPrecondition, "approval %q: %s, not pending", id, row.State)
+	}
+	if row.ExpiresAt != nil && !now.Before(*row.ExpiresAt) {
+		// Past its time limit: the loop has not got to it yet.
+		return nil, nil, refusal(connect.CodeFailedPrecondition, "approval %q: expired at %s, not pending", id, row.ExpiresAt.Format(time.RFC3339))
+	}
+	return row, r, nil
+}
+
+// allowedBy refuses a caller the rule does not let decide.
+func allowedBy(r *ent.Rule, caller Caller) error {
+	if caller.Kind != KindOperator {
+		return refusal(connect.CodePermissionDenied, "permission denied: not an operator")
+	}
+	if len(r.People) > 0 {
+		if !slices.Contains(r.People, caller.Name) {
+			return refusal(connect.CodePermissionDenied, "permission denied: rule %q names who decides, and %q is not among them", r.ID, caller.Name)
+		}
+		return nil
+	}
+	need := RoleApprover
+	if r.Role == RoleAdmin.String() {
+		need = RoleAdmin
+	}
+	if caller.Role < need {
+		return refusal(connect.CodePermissionDenied, "permission denied: rule %q needs role %s", r.ID, need)
+	}
+	return nil
+}
+
+// refused appends an "approval.refuse" entry, in a transaction of its
+// own, for a refusal err, and returns err. An error that is not a
+// refusal (the store failed) is returned as it is, unaudited.
+func (b *Board) refused(ctx context.Context, caller Caller, id string, detail map[string]any, err error) error {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	d := make(map[string]any, len(detail)+2)
+	for k, v := range detail {
+		d[k] = v
+	}
+	d["code"] = ce.Code().String()
+	d["why"] = ce.Message()
+	if _, aerr := b.tokens.audit.AppendNow(ctx, AuditRecord{
+		Actor: actorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
+	}); aerr != nil {
+		b.log.ErrorContext(ctx, "audit a refusal", "approval", id, "error", aerr.Error())
+	}
+	return err
+}
+
+// cancel ends a pending approval with the say "cancelled".
+func (b *Board) cancel(ctx context.Context, req *boardv1.CancelRequest) (*ent.Approval, error) {
+	caller, _ := callerFrom(ctx)
+	detail := map[string]any{"op": "cancel"}
+	if req.GetReason() != "" {
+		detail["reason"] = req.GetReason()
+	}
+	var out *ent.Approval
+	var err error
+	switch {
+	case req.GetId() == "":
+		err = refusal(connect.CodeInvalidArgument, "id: required")
+	case len(req.GetReason()) > maxReasonLen:
+		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
+	default:
+		out, err = b.cancelOnce(ctx, caller, req)
+	}
+	if errors.Is(err, errLostRace) {
+		err = refusal(connect.CodeFailedPrecondition, "approval %q: already decided", req.GetId())
+	}
+	if err != nil {
+		return nil, b.refused(ctx, caller, req.GetId(), detail, err)
+	}
+	b.deliver(ctx, out.Agent, out.ID)
+	return out, nil
+}
+
+func (b *Board) cancelOnce(ctx context.Context, caller Caller, req *boardv1.CancelRequest) (*ent.Approval, error) {
+	now := b.now().UTC().Truncate(time.Microsecond)
+	var out *ent.Approval
+	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, true)
+		if err != nil {
+			return err
+		}
+		if r != nil && r.RequireReason && req.GetReason() == "" {
+			return refusal(connect.CodeInvalidArgument, "reason: required by rule %q", r.ID)
+		}
+		if err := setDecision(ctx, tx, row.ID, StateCancelled, sayCancelled, row.Digest, []string{caller.Name}, req.GetReason(), now); err != nil {
+			return err
+		}
+		detail := map[string]any{
+			"agent": row.Agent, "run": row.Run, "node": row.Node,
+			"digest": row.Digest, "rule_id": row.RuleID, "who": []string{caller.Name},
+		}
+		if req.GetReason() != "" {
+			detail["reason"] = req.GetReason()
+		}
+		if _, err := b.tokens.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
+			return err
+		}
+		out, err = tx.Approval.Get(ctx, row.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// deliveries serialises, per agent, sending decisions and marking them
+// delivered, so that a decision pushed the moment it is made and the
+// undelivered decisions sent when the agent links go out exactly once
+// between them (on this board).
+type deliveries struct {
+	mu    sync.Mutex
+	locks map[string]*deliveryLock
+}
+
+type deliveryLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (d *deliveries) lock(agentName string) func() {
+	d.mu.Lock()
+	if d.locks == nil {
+		d.locks = make(map[string]*deliveryLock)
+	}
+	l := d.locks[agentName]
+	if l == nil {
+		l = &deliveryLock{}
+		d.locks[agentName] = l
+	}
+	l.refs++
+	d.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		d.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(d.locks, agentName)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// deliver pushes the decision on approval id to the agent's live link, if
+// it has one and the decision has not gone out yet, and marks it delivered
+// when the send succeeded. A decision not delivered now goes out when the
+// agent next links (deliverUndelivered).
+func (b *Board) deliver(ctx context.Context, agentName, id string) {
+	unlock := b.deliveries.lock(agentName)
+	defer unlock()
+	ctx = context.WithoutCancel(ctx)
+	row, err := b.db.Approval.Get(ctx, id)
+	if err != nil {
+		b.log.ErrorContext(ctx, "read a decision to deliver", "approval", id, "error", err.Error())
+		return
+	}
+	d := decisionProto(row)
+	if d == nil || row.DeliveredAt != nil {
+		return
+	}
+	if b.PushDecision(agentName, d) {
+		b.markDelivered(ctx, id)
+	}
+}
+
+// deliverUndelivered sends every decision on the agent's approvals that
+// has not reached it, oldest first, on the session that has just been
+// welcomed, and marks each delivered as it goes out. It stops at the first
+// failed send: the rest go out on the next link.
+func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
+	unlock := b.deliveries.lock(s.name)
+	defer unlock()
+	rows, err := b.db.Approval.Query().
+		Where(approval.Agent(s.name), approval.SayNEQ(""), approval.DeliveredAtIsNil()).
+		Order(ent.Asc(approval.FieldDecidedAt), ent.Asc(approval.FieldID)).
+		All(ctx)
+	if err != nil {
+		b.log.ErrorContext(ctx, "read undelivered decisions", "agent", s.name, "error", err.Error())
+		return
+	}
+	for _, row := range rows {
+		err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: decisionProto(row)}})
+		if err != nil {
+			return
+		}
+		b.markDelivered(ctx, row.ID)
+	}
+}
+
+// markDelivered records that the decision on id reached its agent.
+func (b *Board) markDelivered(ctx context.Context, id string) {
+	err := b.db.Approval.Update().
+		Where(approval.ID(id), approval.DeliveredAtIsNil()).
+		SetDeliveredAt(b.now().UTC().Truncate(time.Microsecond)).
+		Exec(ctx)
+	if err != nil {
+		b.log.ErrorContext(ctx, "mark a decision delivered", "approval", id, "error", err.Error())
+	}
+}
+
+// expireDue turns pending approvals past their expires_at into expired,
+// each with its "approval.expire" audit entry in the same transaction.
+// The background loop calls it on every tick. An expiry is not pushed to
+// the agent as a decision (ApprovalDecision.say has no "expired", and an
+// agent reads an unknown say as no): the agent learns it when it raises
+// again, from the state "expired" in the answer.
+func (b *Board) expireDue(ctx context.Context) {
+	now := b.now().UTC().Truncate(time.Microsecond)
+	rows, err := b.db.Approval.Query().
+		Where(approval.State(StatePending), approval.ExpiresAtLTE(now)).
+		Order(ent.Asc(approval.FieldExpiresAt)).
+		Limit(expireBatch).
+		All(ctx)
+	if err != nil {
+		b.log.ErrorContext(ctx, "look for expired approvals", "error", err.Error())
+		return
+	}
+	for _, row := range rows {
+		err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+			n, err := tx.Approval.Update().
+				Where(approval.ID(row.ID), approval.State(StatePending)).
+				SetState(StateExpired).
+				SetDecidedAt(now).
+				Save(ctx)
+			if err != nil || n != 1 {
+				return err // n == 0: decided or expired by someone else first
+			}
+			_, err = b.tokens.audit.Append(ctx, tx, AuditRecord{
+				Actor: "board", Action: "approval.expire", Subject: row.ID,
+				Detail: map[string]any{
+					"agent": row.Agent, "run": row.Run, "node": row.Node, "digest": row.Digest,
+					"rule_id": row.RuleID, "expires_at": row.ExpiresAt.UTC().Format(time.RFC3339Nano),
+				},
+				At: now,
+			})
+			return err
+		})
+		if err != nil {
+			b.log.ErrorContext(ctx, "expire an approval", "approval", row.ID, "error", err.Error())
+		}
+	}
+}

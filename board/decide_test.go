@@ -1,0 +1,423 @@
+package board_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// decideBoard is a board with one rule, put by an admin.
+func decideBoard(t *testing.T, r *boardv1.Rule, opts boardtest.Options) (*boardtest.Board, boardv1connect.ApprovalServiceClient) {
+	t.Helper()
+	bt := boardtest.Start(t, opts)
+	admin := approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	if r != nil {
+		putRule(t, admin, r)
+	}
+	return bt, admin
+}
+
+func approver(bt *boardtest.Board, name string) boardv1connect.ApprovalServiceClient {
+	return approvalsClient(bt, bt.OperatorToken(name, board.RoleApprover))
+}
+
+// raisedAmid raises r, setting aside any decisions that arrive first.
+func (l *rawLink) raisedAmid(r *boardv1.Raise, decisions *[]*boardv1.ApprovalDecision) *boardv1.Raised {
+	l.t.Helper()
+	r.RequestId = l.requestID()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: r}})
+	for {
+		m := l.next()
+		if d := m.GetDecision(); d != nil {
+			*decisions = append(*decisions, d)
+			continue
+		}
+		if m.GetRaised() == nil || m.GetRaised().GetRequestId() != r.RequestId {
+			l.t.Fatalf("raise(%v) = %v, want raised", r, m)
+		}
+		return m.GetRaised()
+	}
+}
+
+// decisionsUntilPong pings and returns the decisions that arrive before
+// the pong.
+func (l *rawLink) decisionsUntilPong(seq uint64) []*boardv1.ApprovalDecision {
+	l.t.Helper()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: seq}}})
+	var out []*boardv1.ApprovalDecision
+	for {
+		m := l.next()
+		switch {
+		case m.GetDecision() != nil:
+			out = append(out, m.GetDecision())
+		case m.GetPong().GetSeq() == seq:
+			return out
+		default:
+			l.t.Fatalf("waiting for pong %d: got %v", seq, m)
+		}
+	}
+}
+
+func (l *rawLink) hangUp() {
+	l.t.Helper()
+	_ = l.s.CloseSend()
+	for {
+		if _, err := l.s.Receive(); err != nil {
+			break
+		}
+	}
+	_ = l.s.Close()
+}
+
+func decide(c boardv1connect.ApprovalServiceClient, t *testing.T, id, say, digest, reason string) (*boardv1.Approval, error) {
+	res, err := c.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: say, Digest: digest, Reason: reason})
+	return res.GetApproval(), err
+}
+
+func stateOf(t *testing.T, c boardv1connect.ApprovalServiceClient, id string) *boardv1.Approval {
+	t.Helper()
+	res, err := c.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
+	if err != nil {
+		t.Fatalf("GetApproval(%s): %v", id, err)
+	}
+	return res.GetApproval()
+}
+
+func countSubject(entries []string, id string) int {
+	n := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e, id+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestDecideYes(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	a := l.raised(refund("run-1", 1))
+	ann := approver(bt, "ann")
+
+	// Another digest: the operator saw another operation; nothing changes.
+	if _, err := decide(ann, t, a.GetApprovalId(), "yes", digestOf(2), ""); connect.CodeOf(err) != connect.CodeFailedPrecondition ||
+		!strings.Contains(err.Error(), "another operation") {
+		t.Fatalf("Decide with another digest = %v, want failed_precondition", err)
+	}
+	if got := stateOf(t, admin, a.GetApprovalId()); got.GetState() != "pending" || got.GetDecision() != nil || len(got.GetVotes()) != 0 {
+		t.Fatalf("after a refused decide: %v, want pending and untouched", got)
+	}
+	// A viewer may not decide.
+	if _, err := decide(approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("viewer Decide = %v, want permission_denied", err)
+	}
+	// A bad say.
+	if _, err := decide(ann, t, a.GetApprovalId(), "maybe", digestOf(1), ""); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("Decide say maybe = %v, want invalid_argument", err)
+	}
+	// An agent token.
+	if _, err := decide(approvalsClient(bt, bt.AgentToken("desk")), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Fatalf("agent Decide = %v, want unauthenticated", err)
+	}
+
+	got, err := decide(ann, t, a.GetApprovalId(), "yes", digestOf(1), "fine")
+	if err != nil || got.GetState() != "approved" || got.GetDecision().GetSay() != "yes" || got.GetDecision().GetDigest() != digestOf(1) {
+		t.Fatalf("Decide yes = %v, %v; want approved", got, err)
+	}
+	ds := l.decisionsUntilPong(1)
+	if len(ds) != 1 || ds[0].GetApprovalId() != a.GetApprovalId() || ds[0].GetSay() != "yes" || ds[0].GetDigest() != digestOf(1) ||
+		ds[0].GetReason() != "fine" || len(ds[0].GetWho()) != 1 || ds[0].GetWho()[0] != "ann" {
+		t.Fatalf("decisions on the link: %v, want the one yes for %s", ds, digestOf(1))
+	}
+	// Decided: a second decision is refused.
+	if _, err := decide(approver(bt, "bob"), t, a.GetApprovalId(), "no", digestOf(1), ""); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Fatalf("second Decide = %v, want failed_precondition", err)
+	}
+	// A raise of the decided approval returns the decision, and nothing
+	// more goes out on the link.
+	again := l.raised(refund("run-1", 1))
+	if again.GetState() != "approved" || again.GetDecision().GetSay() != "yes" {
+		t.Fatalf("re-raise = %v, want approved with its decision", again)
+	}
+	if ds := l.decisionsUntilPong(2); len(ds) != 0 {
+		t.Fatalf("decisions after re-raise: %v, want none", ds)
+	}
+	acts := auditActions(t, bt)
+	if n := countSubject(acts["approval.decide"], a.GetApprovalId()); n != 1 {
+		t.Errorf("approval.decide entries %v, want one", acts["approval.decide"])
+	}
+	// The viewer and the agent token are refused by the token policy,
+	// before the approval is looked at: logged, not in the audit log.
+	if n := countSubject(acts["approval.refuse"], a.GetApprovalId()); n != 3 {
+		t.Errorf("approval.refuse entries %v, want 3 (digest, say, decided)", acts["approval.refuse"])
+	}
+}
+
+func TestDecideNoAndReason(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver", Quorum: quorum(2), RequireReason: true}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	a := l.raised(refund("run-1", 1))
+	ann := approver(bt, "ann")
+	if _, err := decide(ann, t, a.GetApprovalId(), "no", digestOf(1), ""); connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "reason") {
+		t.Fatalf("Decide without a required reason = %v, want invalid_argument naming reason", err)
+	}
+	if _, err := decide(ann, t, a.GetApprovalId(), "yes", digestOf(1), "ok"); err != nil {
+		t.Fatal(err)
+	}
+	// A no from anyone allowed decides no at once, whatever the yeses.
+	got, err := decide(approver(bt, "bob"), t, a.GetApprovalId(), "no", digestOf(1), "too much")
+	if err != nil || got.GetState() != "rejected" || got.GetDecision().GetSay() != "no" {
+		t.Fatalf("Decide no = %v, %v; want rejected", got, err)
+	}
+	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetSay() != "no" || ds[0].GetReason() != "too much" {
+		t.Fatalf("decisions on the link: %v, want one no", ds)
+	}
+	if s := stateOf(t, admin, a.GetApprovalId()).GetState(); s != "rejected" {
+		t.Fatalf("state %s, want rejected", s)
+	}
+}
+
+func TestDecidePeopleAndQuorum(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", People: []string{"ann", "bob"}, Quorum: quorum(2)}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	a := l.raised(refund("run-1", 1))
+	id := a.GetApprovalId()
+	// Someone the rule does not name, even an admin.
+	if _, err := decide(approver(bt, "cat"), t, id, "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("cat Decide = %v, want permission_denied", err)
+	}
+	if _, err := decide(admin, t, id, "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("admin not named Decide = %v, want permission_denied", err)
+	}
+	ann := approver(bt, "ann")
+	for i := range 2 {
+		got, err := decide(ann, t, id, "yes", digestOf(1), "")
+		if err != nil || got.GetState() != "pending" || len(got.GetVotes()) != 1 || got.GetVotes()[0] != "ann" {
+			t.Fatalf("ann's yes #%d = %v, %v; want still pending with one vote", i+1, got, err)
+		}
+	}
+	if ds := l.decisionsUntilPong(1); len(ds) != 0 {
+		t.Fatalf("decisions before the quorum: %v", ds)
+	}
+	got, err := decide(approver(bt, "bob"), t, id, "yes", digestOf(1), "")
+	if err != nil || got.GetState() != "approved" || strings.Join(got.GetDecision().GetWho(), ",") != "ann,bob" {
+		t.Fatalf("bob's yes = %v, %v; want approved by ann and bob", got, err)
+	}
+	if ds := l.decisionsUntilPong(2); len(ds) != 1 || ds[0].GetSay() != "yes" {
+		t.Fatalf("decisions on the link: %v, want one yes", ds)
+	}
+	acts := auditActions(t, bt)
+	if len(acts["approval.vote"]) != 2 || len(acts["approval.decide"]) != 1 {
+		t.Errorf("votes %v, decisions %v; want 2 and 1", acts["approval.vote"], acts["approval.decide"])
+	}
+}
+
+func TestDecideNotGoverned(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, nil, boardtest.Options{})
+	a := openLink(t, bt, "desk").raised(refund("run-1", 1))
+	if _, err := decide(admin, t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "not governed") {
+		t.Fatalf("Decide not governed = %v, want failed_precondition", err)
+	}
+	if _, err := decide(admin, t, "apr-none", "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("Decide unknown = %v, want not_found", err)
+	}
+}
+
+// TestDecideRace: yes and no from two operators at the same moment,
+// repeated: exactly one wins each time, with exactly one decision entry.
+func TestDecideRace(t *testing.T) {
+	t.Parallel()
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	ann, bob := approver(bt, "ann"), approver(bt, "bob")
+	const rounds = 50
+	var pushed []*boardv1.ApprovalDecision
+	ids := make([]string, rounds)
+	for i := range rounds {
+		a := l.raisedAmid(refund(fmt.Sprint("run-", i), 1), &pushed)
+		ids[i] = a.GetApprovalId()
+		var wg sync.WaitGroup
+		var errs [2]error
+		var states [2]string
+		for j, c := range []boardv1connect.ApprovalServiceClient{ann, bob} {
+			wg.Go(func() {
+				got, err := decide(c, t, a.GetApprovalId(), []string{"yes", "no"}[j], digestOf(1), "")
+				errs[j], states[j] = err, got.GetState()
+			})
+		}
+		wg.Wait()
+		wins := 0
+		for j := range 2 {
+			switch {
+			case errs[j] == nil:
+				wins++
+			case connect.CodeOf(errs[j]) != connect.CodeFailedPrecondition:
+				t.Fatalf("round %d: %v, want failed_precondition for the loser", i, errs[j])
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("round %d: %d won (%v), want exactly one", i, wins, errs)
+		}
+	}
+	pushed = append(pushed, l.decisionsUntilPong(1)...)
+	if len(pushed) != rounds {
+		t.Errorf("%d decisions on the link, want %d", len(pushed), rounds)
+	}
+	acts := auditActions(t, bt)
+	for i, id := range ids {
+		if n := countSubject(acts["approval.decide"], id); n != 1 {
+			t.Fatalf("round %d: %d approval.decide entries, want 1", i, n)
+		}
+	}
+}
+
+// TestDecideSameTwice: the same Decide sent twice at once: one decision,
+// one audit entry, one delivery.
+func TestDecideSameTwice(t *testing.T) {
+	t.Parallel()
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	// Two clients for ann: concurrent calls on one h2c client connection
+	// met an HTTP/2 COMPRESSION_ERROR from the test transport (see report).
+	anns := []boardv1connect.ApprovalServiceClient{approver(bt, "ann"), approver(bt, "ann")}
+	const rounds = 10
+	var pushed []*boardv1.ApprovalDecision
+	for i := range rounds {
+		a := l.raisedAmid(refund(fmt.Sprint("run-", i), 1), &pushed)
+		var wg sync.WaitGroup
+		var errs [2]error
+		for j := range 2 {
+			wg.Go(func() { _, errs[j] = decide(anns[j], t, a.GetApprovalId(), "yes", digestOf(1), "") })
+		}
+		wg.Wait()
+		if (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("round %d: %v; want exactly one to succeed", i, errs)
+		}
+	}
+	pushed = append(pushed, l.decisionsUntilPong(1)...)
+	seen := map[string]int{}
+	for _, d := range pushed {
+		seen[d.GetApprovalId()]++
+	}
+	if len(pushed) != rounds || len(seen) != rounds {
+		t.Errorf("decisions on the link %v, want one each for %d approvals", seen, rounds)
+	}
+	acts := auditActions(t, bt)
+	if len(acts["approval.decide"]) != rounds || len(acts["approval.vote"]) != 0 {
+		t.Errorf("decide entries %d, vote entries %d; want %d and 0", len(acts["approval.decide"]), len(acts["approval.vote"]), rounds)
+	}
+}
+
+// TestDecisionWhileAway: a decision made while the agent is not linked
+// reaches it exactly once, on its next link.
+func TestDecisionWhileAway(t *testing.T) {
+	t.Parallel()
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	a1 := l.raised(refund("run-1", 1))
+	a2 := l.raised(refund("run-2", 2))
+	l.hangUp()
+	if _, err := decide(approver(bt, "ann"), t, a2.GetApprovalId(), "no", digestOf(2), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decide(approver(bt, "ann"), t, a1.GetApprovalId(), "yes", digestOf(1), ""); err != nil {
+		t.Fatal(err)
+	}
+	l = openLink(t, bt, "desk")
+	ds := l.decisionsUntilPong(1)
+	if len(ds) != 2 || ds[0].GetApprovalId() != a2.GetApprovalId() || ds[1].GetApprovalId() != a1.GetApprovalId() {
+		t.Fatalf("decisions on relink: %v, want %s then %s", ds, a2.GetApprovalId(), a1.GetApprovalId())
+	}
+	l.hangUp()
+	l = openLink(t, bt, "desk")
+	if ds := l.decisionsUntilPong(1); len(ds) != 0 {
+		t.Fatalf("decisions on the second relink: %v, want none", ds)
+	}
+	// And across a board restart.
+	a3 := l.raised(refund("run-3", 3))
+	l.hangUp()
+	if _, err := decide(approver(bt, "ann"), t, a3.GetApprovalId(), "yes", digestOf(3), ""); err != nil {
+		t.Fatal(err)
+	}
+	bt.Restart()
+	l = openLink(t, bt, "desk")
+	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetApprovalId() != a3.GetApprovalId() {
+		t.Fatalf("decisions after restart: %v, want %s", ds, a3.GetApprovalId())
+	}
+	auditActions(t, bt)
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", People: []string{"ann"}}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	a := l.raised(refund("run-1", 1))
+	if _, err := approver(bt, "bob").Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetApprovalId()}); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("bob Cancel = %v, want permission_denied", err)
+	}
+	res, err := approver(bt, "ann").Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetApprovalId(), Reason: "customer withdrew"})
+	if err != nil || res.GetApproval().GetState() != "cancelled" {
+		t.Fatalf("Cancel = %v, %v; want cancelled", res, err)
+	}
+	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetSay() != "cancelled" || ds[0].GetDigest() != digestOf(1) {
+		t.Fatalf("decisions on the link: %v, want one cancelled", ds)
+	}
+	if _, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetApprovalId()}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Fatalf("Cancel again = %v, want failed_precondition", err)
+	}
+	if _, err := decide(approver(bt, "ann"), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Fatalf("Decide cancelled = %v, want failed_precondition", err)
+	}
+	// An admin may cancel what the rule does not let them decide.
+	b := l.raised(refund("run-2", 2))
+	if res, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: b.GetApprovalId()}); err != nil || res.GetApproval().GetState() != "cancelled" {
+		t.Fatalf("admin Cancel = %v, %v", res, err)
+	}
+	acts := auditActions(t, bt)
+	if len(acts["approval.cancel"]) != 2 {
+		t.Errorf("approval.cancel entries %v, want 2", acts["approval.cancel"])
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver", TimeLimit: durationpb.New(100 * time.Millisecond)},
+		boardtest.Options{RevocationPoll: 20 * time.Millisecond})
+	l := openLink(t, bt, "desk")
+	a := l.raised(refund("run-1", 1))
+	deadline := time.Now().Add(10 * time.Second)
+	for stateOf(t, admin, a.GetApprovalId()).GetState() != "expired" {
+		if time.Now().After(deadline) {
+			t.Fatal("approval not expired 10 s after its 100 ms time limit")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := decide(approver(bt, "ann"), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Fatalf("Decide expired = %v, want failed_precondition", err)
+	}
+	// Not pushed as a decision; a re-ask says expired, with no decision.
+	if ds := l.decisionsUntilPong(1); len(ds) != 0 {
+		t.Fatalf("decisions on the link: %v, want none", ds)
+	}
+	if r := l.raised(refund("run-1", 1)); r.GetState() != "expired" || r.GetDecision() != nil {
+		t.Fatalf("re-raise = %v, want expired without a decision", r)
+	}
+	acts := auditActions(t, bt)
+	if len(acts["approval.expire"]) != 1 {
+		t.Errorf("approval.expire entries %v, want one", acts["approval.expire"])
+	}
+}
