@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -79,6 +80,24 @@ type Config struct {
 	// board welcomes the agent, and up=false (and why) when the link ends.
 	// It must not block.
 	OnState func(State)
+	// AnswerWithin: how long WhoDecides and Raise wait for the board's
+	// answer; zero means DefaultAnswerWithin.
+	AnswerWithin time.Duration
+	// OnDecision: nil means none. Called for every decision the board sends
+	// about an approval this agent raised — pushed the moment it is made, or
+	// found when the link re-asks about what it holds — at most once per
+	// approval and say for the life of this Link. Calls are serialised but
+	// may come from different goroutines; it must not block (hand the
+	// decision to the runtime and return).
+	OnDecision func(Decision)
+	// Holding: nil means nothing is held. Whenever the link comes up (the
+	// first welcome and every one after a redial) the link raises again
+	// everything Holding lists, and delivers any decision already made
+	// through OnDecision.
+	Holding Holding
+	// OnReAsk: nil means none. Called with the counts after each re-ask the
+	// link makes when it comes up. It must not block.
+	OnReAsk func(ReAskResult)
 }
 
 // State is the link coming up or going down.
@@ -97,6 +116,13 @@ type Link struct {
 
 	mu      sync.Mutex
 	session string
+	cur     *conn // the link that is up now, or nil
+
+	reqSeq atomic.Uint64
+	// deliverMu serialises OnDecision and guards delivered and where.
+	deliverMu sync.Mutex
+	delivered *recent[struct{}]
+	where     *recent[runNode]
 }
 
 // New checks cfg.
@@ -131,7 +157,14 @@ func New(cfg Config) (*Link, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Link{cfg: cfg, base: u, log: cfg.Logger}, nil
+	if cfg.AnswerWithin <= 0 {
+		cfg.AnswerWithin = DefaultAnswerWithin
+	}
+	return &Link{
+		cfg: cfg, base: u, log: cfg.Logger,
+		delivered: newRecent[struct{}](rememberDecisions),
+		where:     newRecent[runNode](rememberDecisions),
+	}, nil
 }
 
 // Session is the session of the link that is up now, or "".
@@ -275,10 +308,20 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	if l.cfg.PingTimeout == 0 && welcome.GetPingTimeout().AsDuration() > 0 {
 		timeout = welcome.GetPingTimeout().AsDuration()
 	}
-	l.setSession(welcome.GetSession())
+	c := newConn(stream)
+	l.attach(c, welcome.GetSession())
 	l.log.InfoContext(ctx, "linked to board", "board", l.base.Redacted(), "session", welcome.GetSession())
 	l.state(State{Up: true, Session: welcome.GetSession()})
-	err = l.serve(parent, stream, in, interval, timeout)
+	reAskCtx, stopReAsk := context.WithCancel(ctx)
+	reAsked := make(chan struct{})
+	go func() {
+		defer close(reAsked)
+		l.reAskOnUp(reAskCtx, c)
+	}()
+	err = l.serve(parent, c, in, interval, timeout)
+	l.detach(c, err)
+	stopReAsk()
+	<-reAsked
 	if parent.Err() != nil {
 		// Leaving on purpose: say goodbye, so the board records us offline
 		// at once rather than after its grace, and wait for it to hang up.
@@ -289,7 +332,6 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 			}
 		}
 	}
-	l.setSession("")
 	l.state(State{Up: false, Session: welcome.GetSession(), Err: err})
 	return true, err
 }
@@ -304,7 +346,7 @@ const goodbyeWithin = 2 * time.Second
 
 // serve pings every interval and gives the link up when a ping is not
 // answered within timeout or the stream ends.
-func (l *Link) serve(ctx context.Context, stream boardv1connect.AgentLinkServiceLinkClientStream, in <-chan pump.Received[*boardv1.LinkResponse], interval, timeout time.Duration) error {
+func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boardv1.LinkResponse], interval, timeout time.Duration) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var (
@@ -327,11 +369,11 @@ func (l *Link) serve(ctx context.Context, stream boardv1connect.AgentLinkService
 			seq++
 			awaiting = seq
 			deadline.Reset(timeout)
-			err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
+			err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
 				Seq: seq, SentAt: timestamppb.Now(),
 			}}})
 			if err != nil {
-				return receiveErr(stream, err)
+				return receiveErr(c.stream, err)
 			}
 		case r, ok := <-in:
 			if !ok {
@@ -347,12 +389,20 @@ func (l *Link) serve(ctx context.Context, stream boardv1connect.AgentLinkService
 					deadline.Stop()
 				}
 			case *boardv1.LinkResponse_Ping:
-				err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{
+				err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{
 					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
 				}}})
 				if err != nil {
-					return receiveErr(stream, err)
+					return receiveErr(c.stream, err)
 				}
+			case *boardv1.LinkResponse_WhoDecidesAnswer:
+				c.answer(k.WhoDecidesAnswer.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_Raised:
+				c.answer(k.Raised.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_Error:
+				c.answer(k.Error.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_Decision:
+				l.deliver(decisionOf(k.Decision))
 			default:
 				// Kinds this agent does not know: ignored.
 			}
@@ -373,10 +423,30 @@ func receiveErr(stream boardv1connect.AgentLinkServiceLinkClientStream, sendErr 
 	return err
 }
 
-func (l *Link) setSession(s string) {
+// attach makes c the link that is up now.
+func (l *Link) attach(c *conn, session string) {
 	l.mu.Lock()
-	l.session = s
+	l.session = session
+	l.cur = c
 	l.mu.Unlock()
+}
+
+// detach ends c: nothing more is sent on it, and every request waiting on
+// it fails with why.
+func (l *Link) detach(c *conn, why error) {
+	l.mu.Lock()
+	if l.cur == c {
+		l.cur = nil
+		l.session = ""
+	}
+	l.mu.Unlock()
+	c.finish(why)
+}
+
+func (l *Link) current() *conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cur
 }
 
 func (l *Link) state(s State) {

@@ -1,0 +1,454 @@
+package agentlink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/approvals"
+)
+
+// DefaultAnswerWithin is how long a request on the link waits for the
+// board's answer when Config.AnswerWithin is zero.
+const DefaultAnswerWithin = 10 * time.Second
+
+// rememberDecisions is how many delivered decisions (and approvals' runs
+// and nodes) a Link remembers, to deliver each decision once.
+const rememberDecisions = 8192
+
+// ErrNoLink is a request made while no link to the board is up.
+var ErrNoLink = errors.New("agentlink: no link to the board is up")
+
+// ErrNoAnswer is a request the board did not answer within the time limit.
+var ErrNoAnswer = errors.New("agentlink: the board did not answer in time")
+
+// ErrLinkDown is a request whose link went down before the answer came.
+var ErrLinkDown = errors.New("agentlink: the link went down before the board answered")
+
+// BoardError is the board refusing one request (a LinkError): only that
+// request failed, and the link stays up.
+type BoardError struct {
+	// Code: a connect code name, "invalid_argument", "internal", ...
+	Code    string
+	Message string
+}
+
+func (e *BoardError) Error() string {
+	return "agentlink: board refused the request: " + e.Code + ": " + e.Message
+}
+
+// RuleInfo is the rule the board says governs an approval; zero when not
+// governed.
+type RuleInfo struct {
+	ID string
+	// Who may decide: a role, or named people.
+	Role   string
+	People []string
+	// How many distinct people must say yes.
+	Quorum int
+}
+
+// Raise is one approval asked of the organisation. Raising is idempotent per
+// (agent, Run, Node) on the board: the same Digest again is the same
+// approval; a different one while it is pending supersedes it.
+type Raise struct {
+	// Run: the run waiting on the decision; required.
+	Run string
+	// Thread: the conversation the run belongs to.
+	Thread string
+	// Node: the node of the flow that asks; required.
+	Node string
+	// Ask: the question put to a person.
+	Ask string
+	// Show: what is shown to the person; nil is an empty object.
+	Show map[string]any
+	// Account: the case for it.
+	Account string
+	// Digest: approvals.Digest of what is shown and the account, taken once
+	// and kept in the holding note; required.
+	Digest string
+}
+
+// Raised is the approval the board holds for a Raise.
+type Raised struct {
+	ApprovalID string
+	// State: pending, approved, rejected, cancelled, expired or superseded.
+	State string
+	// Decision: set once the approval is decided.
+	Decision *Decision
+}
+
+// Decision is how an approval was decided.
+type Decision struct {
+	ApprovalID string
+	// Say: "yes", "no" or "cancelled". Anything else is a no.
+	Say string
+	// Digest: the digest the decision was made for; compare it with the
+	// held one with approvals.StillTheSameThing before acting.
+	Digest string
+	Who    []string
+	At     time.Time
+	Reason string
+	// Run and Node: the approval's, when this Link raised it (the board's
+	// decision carries only the approval id); "" otherwise.
+	Run  string
+	Node string
+}
+
+// Holding is what the agent's runtime holds: every approval it is waiting
+// on, so the link can ask about each again whenever it comes up.
+type Holding interface {
+	All(ctx context.Context) ([]Raise, error)
+}
+
+// ReAskResult counts one re-ask: Held approvals listed, Asked that the
+// board answered, Decided of those already decided, Failed that could not
+// be asked (no answer, refused, link down).
+type ReAskResult struct {
+	Held, Asked, Decided, Failed int
+}
+
+// WhoDecides asks the board whether an approval at node is governed, and by
+// what rule. With no link up, or no answer within Config.AnswerWithin, it
+// returns the Ruling "" and an error saying why: approvals.WhatToDo reads
+// "" as Wait, never as a pass.
+func (l *Link) WhoDecides(ctx context.Context, node string) (approvals.Ruling, RuleInfo, error) {
+	c := l.current()
+	if c == nil {
+		return "", RuleInfo{}, ErrNoLink
+	}
+	m, err := l.request(ctx, c, func(id string) *boardv1.LinkRequest {
+		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_WhoDecides{WhoDecides: &boardv1.WhoDecides{
+			RequestId: id, Node: node,
+		}}}
+	})
+	if err != nil {
+		return "", RuleInfo{}, fmt.Errorf("who_decides %q: %w", node, err)
+	}
+	a := m.GetWhoDecidesAnswer()
+	if a == nil {
+		return "", RuleInfo{}, fmt.Errorf("who_decides %q: the board answered with something else", node)
+	}
+	info := RuleInfo{ID: a.GetRuleId(), Role: a.GetRole(), People: a.GetPeople(), Quorum: int(a.GetQuorum())}
+	return approvals.Ruling(a.GetRuling()), info, nil
+}
+
+// Raise asks the board for an approval and returns the one it holds for it:
+// its id, its state, and its decision when already decided. A decision that
+// comes back here is also passed to OnDecision (once, like every other), so
+// the runtime may act on decisions in that one place.
+func (l *Link) Raise(ctx context.Context, r Raise) (Raised, error) {
+	c := l.current()
+	if c == nil {
+		return Raised{}, ErrNoLink
+	}
+	return l.raiseOn(ctx, c, r)
+}
+
+func (l *Link) raiseOn(ctx context.Context, c *conn, r Raise) (Raised, error) {
+	show := "{}"
+	if r.Show != nil {
+		b, err := json.Marshal(r.Show)
+		if err != nil {
+			return Raised{}, fmt.Errorf("raise %s/%s: show: %w", r.Run, r.Node, err)
+		}
+		show = string(b)
+	}
+	m, err := l.request(ctx, c, func(id string) *boardv1.LinkRequest {
+		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
+			RequestId: id, Run: r.Run, Thread: r.Thread, Node: r.Node,
+			Ask: r.Ask, Show: show, Account: r.Account, Digest: r.Digest,
+		}}}
+	})
+	if err != nil {
+		return Raised{}, fmt.Errorf("raise %s/%s: %w", r.Run, r.Node, err)
+	}
+	a := m.GetRaised()
+	if a == nil {
+		return Raised{}, fmt.Errorf("raise %s/%s: the board answered with something else", r.Run, r.Node)
+	}
+	l.deliverMu.Lock()
+	l.where.put(a.GetApprovalId(), runNode{r.Run, r.Node})
+	l.deliverMu.Unlock()
+	out := Raised{ApprovalID: a.GetApprovalId(), State: a.GetState()}
+	if d := a.GetDecision(); d != nil {
+		dec := decisionOf(d)
+		if dec.ApprovalID == "" {
+			dec.ApprovalID = a.GetApprovalId()
+		}
+		dec.Run, dec.Node = r.Run, r.Node
+		out.Decision = &dec
+		l.deliver(dec)
+	}
+	return out, nil
+}
+
+// ReAsk raises again everything Config.Holding lists, on the link that is
+// up now, and delivers every decision already made through OnDecision. The
+// link does this by itself whenever it comes up; an error is only for no
+// link or a Holding that could not list what it holds.
+func (l *Link) ReAsk(ctx context.Context) (ReAskResult, error) {
+	c := l.current()
+	if c == nil {
+		return ReAskResult{}, ErrNoLink
+	}
+	return l.reAsk(ctx, c)
+}
+
+func (l *Link) reAsk(ctx context.Context, c *conn) (ReAskResult, error) {
+	var res ReAskResult
+	if l.cfg.Holding == nil {
+		return res, nil
+	}
+	held, err := l.cfg.Holding.All(ctx)
+	if err != nil {
+		return res, fmt.Errorf("agentlink: list what is held: %w", err)
+	}
+	res.Held = len(held)
+	for _, h := range held {
+		r, err := l.raiseOn(ctx, c, h)
+		if err != nil {
+			res.Failed++
+			l.log.WarnContext(ctx, "re-ask failed", "run", h.Run, "node", h.Node, "error", err)
+			continue
+		}
+		res.Asked++
+		if r.Decision != nil {
+			res.Decided++ // delivered by raiseOn
+		}
+	}
+	return res, nil
+}
+
+// reAskOnUp is the re-ask the link makes when it comes up: it logs and
+// reports its counts, and never ends the link.
+func (l *Link) reAskOnUp(ctx context.Context, c *conn) {
+	if l.cfg.Holding == nil {
+		return
+	}
+	res, err := l.reAsk(ctx, c)
+	if err != nil {
+		l.log.ErrorContext(ctx, "re-ask", "error", err)
+	} else {
+		l.log.InfoContext(ctx, "re-asked held approvals", "held", res.Held, "asked", res.Asked,
+			"decided", res.Decided, "failed", res.Failed)
+	}
+	if l.cfg.OnReAsk != nil {
+		l.cfg.OnReAsk(res)
+	}
+}
+
+// deliver passes d to OnDecision, once per approval and say.
+func (l *Link) deliver(d Decision) {
+	l.deliverMu.Lock()
+	defer l.deliverMu.Unlock()
+	if d.Run == "" && d.Node == "" {
+		if w, ok := l.where.get(d.ApprovalID); ok {
+			d.Run, d.Node = w.run, w.node
+		}
+	}
+	key := d.ApprovalID + "\x00" + d.Say
+	if _, seen := l.delivered.get(key); seen {
+		return
+	}
+	l.delivered.put(key, struct{}{})
+	if l.cfg.OnDecision != nil {
+		l.cfg.OnDecision(d)
+	}
+}
+
+func decisionOf(d *boardv1.ApprovalDecision) Decision {
+	out := Decision{
+		ApprovalID: d.GetApprovalId(),
+		Say:        d.GetSay(),
+		Digest:     d.GetDigest(),
+		Who:        d.GetWho(),
+		Reason:     d.GetReason(),
+	}
+	if d.GetAt() != nil {
+		out.At = d.GetAt().AsTime()
+	}
+	return out
+}
+
+// request sends the request build makes with a fresh request id on c, and
+// waits for the answer with that id, for ctx, for c to go down, or for
+// Config.AnswerWithin. A LinkError answer is a *BoardError.
+func (l *Link) request(ctx context.Context, c *conn, build func(id string) *boardv1.LinkRequest) (*boardv1.LinkResponse, error) {
+	id := "q" + strconv.FormatUint(l.reqSeq.Add(1), 10)
+	ch, err := c.expect(id)
+	if err != nil {
+		return nil, err
+	}
+	defer c.forget(id)
+	if err := c.send(build(id)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLinkDown, err)
+	}
+	t := time.NewTimer(l.cfg.AnswerWithin)
+	defer t.Stop()
+	select {
+	case m := <-ch:
+		if e := m.GetError(); e != nil {
+			return nil, &BoardError{Code: e.GetCode(), Message: e.GetMessage()}
+		}
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.done:
+		return nil, ErrLinkDown
+	case <-t.C:
+		return nil, fmt.Errorf("%w (%s)", ErrNoAnswer, l.cfg.AnswerWithin)
+	}
+}
+
+// conn is one link that is up: its sends, serialised, and the requests
+// waiting for their answers.
+type conn struct {
+	stream linkStream
+	sendMu sync.Mutex
+	closed bool // guarded by sendMu
+
+	mu      sync.Mutex
+	pending map[string]chan *boardv1.LinkResponse
+	done    chan struct{}
+}
+
+type linkStream = boardv1connect.AgentLinkServiceLinkClientStream
+
+func newConn(stream linkStream) *conn {
+	return &conn{stream: stream, pending: map[string]chan *boardv1.LinkResponse{}, done: make(chan struct{})}
+}
+
+// send sends m unless the link has ended.
+func (c *conn) send(m *boardv1.LinkRequest) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if c.closed {
+		return ErrLinkDown
+	}
+	return c.stream.Send(m)
+}
+
+// expect registers a waiter for the answer with id.
+func (c *conn) expect(id string) (<-chan *boardv1.LinkResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.done:
+		return nil, ErrLinkDown
+	default:
+	}
+	ch := make(chan *boardv1.LinkResponse, 1)
+	c.pending[id] = ch
+	return ch, nil
+}
+
+func (c *conn) forget(id string) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// answer hands m to the request waiting for id; an answer nobody waits for
+// (the caller gave up) is dropped.
+func (c *conn) answer(id string, m *boardv1.LinkResponse) {
+	c.mu.Lock()
+	ch := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- m // buffered, and only ever one answer per id
+	}
+}
+
+// finish stops all sending and fails every waiting request.
+func (c *conn) finish(error) {
+	c.sendMu.Lock()
+	c.closed = true
+	c.sendMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+}
+
+type runNode struct{ run, node string }
+
+// recent is a map that remembers its newest n keys.
+type recent[V any] struct {
+	n     int
+	m     map[string]V
+	order []string
+}
+
+func newRecent[V any](n int) *recent[V] {
+	return &recent[V]{n: n, m: map[string]V{}}
+}
+
+func (r *recent[V]) get(k string) (V, bool) {
+	v, ok := r.m[k]
+	return v, ok
+}
+
+func (r *recent[V]) put(k string, v V) {
+	if _, ok := r.m[k]; !ok {
+		r.order = append(r.order, k)
+		if len(r.order) > r.n {
+			delete(r.m, r.order[0])
+			r.order = r.order[1:]
+		}
+	}
+	r.m[k] = v
+}
+
+// HeldInMemory is a Holding kept in memory, for tests and agents without a
+// folder: a restart forgets it. Keyed by run and node, as the board is. It
+// is safe for concurrent use.
+type HeldInMemory struct {
+	mu   sync.Mutex
+	held map[runNode]Raise
+}
+
+// Hold records r as held, replacing what was held for its run and node.
+func (h *HeldInMemory) Hold(r Raise) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		h.held = map[runNode]Raise{}
+	}
+	h.held[runNode{r.Run, r.Node}] = r
+}
+
+// Release forgets what is held for run and node.
+func (h *HeldInMemory) Release(run, node string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.held, runNode{run, node})
+}
+
+// All lists everything held, by run and node.
+func (h *HeldInMemory) All(context.Context) ([]Raise, error) {
+	h.mu.Lock()
+	out := make([]Raise, 0, len(h.held))
+	for _, r := range h.held {
+		out = append(out, r)
+	}
+	h.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Run != out[j].Run {
+			return out[i].Run < out[j].Run
+		}
+		return out[i].Node < out[j].Node
+	})
+	return out, nil
+}
