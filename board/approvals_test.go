@@ -28,7 +28,7 @@ type rawLink struct {
 func openLink(t *testing.T, bt *boardtest.Board, name string) *rawLink {
 	t.Helper()
 	link := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.AgentToken(name)))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	s, err := link.Link(ctx)
 	if err != nil {
@@ -137,9 +137,20 @@ func refund(run string, d int) *boardv1.Raise {
 func auditActions(t *testing.T, bt *boardtest.Board) map[string][]string {
 	t.Helper()
 	audit := board.NewAudit(bt.Store)
-	entries, err := audit.List(t.Context(), 0, 10000)
-	if err != nil {
-		t.Fatal(err)
+	var entries []board.AuditEntry
+	for {
+		var after int64
+		if len(entries) > 0 {
+			after = entries[len(entries)-1].Seq
+		}
+		page, err := audit.List(t.Context(), after, 1000) // List pages at most 1,000
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, page...)
+		if len(page) < 1000 {
+			break
+		}
 	}
 	out := map[string][]string{}
 	for _, e := range entries {

@@ -238,13 +238,17 @@ func TestDecideNotGoverned(t *testing.T) {
 }
 
 // TestDecideRace: yes and no from two operators at the same moment,
-// repeated: exactly one wins each time, with exactly one decision entry.
+// repeated 1,000 times (50 with -short): exactly one wins each time, with
+// exactly one decision entry.
 func TestDecideRace(t *testing.T) {
 	t.Parallel()
 	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	ann, bob := approver(bt, "ann"), approver(bt, "bob")
-	const rounds = 50
+	rounds := 1000
+	if testing.Short() {
+		rounds = 50
+	}
 	var pushed []*boardv1.ApprovalDecision
 	ids := make([]string, rounds)
 	for i := range rounds {
