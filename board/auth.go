@@ -26,6 +26,7 @@ var policy = map[string]access{
 	boardv1connect.AgentLinkServiceLinkProcedure:                     {kind: KindAgent},
 	boardv1connect.AgentServiceListAgentsProcedure:                   {kind: KindOperator, role: RoleViewer},
 	boardv1connect.AgentServiceGetAgentProcedure:                     {kind: KindOperator, role: RoleViewer},
+	boardv1connect.AuditServiceListAuditProcedure:                    {kind: KindOperator, role: RoleAdmin},
 	boardv1connect.AgentServiceWatchAgentsProcedure:                  {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ApprovalServicePutRuleProcedure:                   {kind: KindOperator, role: RoleAdmin},
 	boardv1connect.ApprovalServiceListRulesProcedure:                 {kind: KindOperator, role: RoleViewer},

@@ -143,6 +143,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterAgentLinkServiceHandler(srv, linkService{b})
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
+	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
 	grpcreflect.Register(srv)
 
 	mux := http.NewServeMux()
@@ -153,6 +154,7 @@ func (b *Board) routes() http.Handler {
 		boardv1connect.AgentLinkServiceName,
 		boardv1connect.AgentServiceName,
 		boardv1connect.ApprovalServiceName,
+		boardv1connect.AuditServiceName,
 	))
 	mux.Handle(healthPath, b.requireToken(health))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
