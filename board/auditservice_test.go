@@ -56,4 +56,3 @@ func TestListAudit(t *testing.T) {
 		}
 	}
 }
-
