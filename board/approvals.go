@@ -343,7 +343,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			if n != 1 {
 				return fmt.Errorf("approval %s: changed while superseding it", latest.ID)
 			}
-			_, err = b.tokens.audit.Append(ctx, tx, AuditRecord{
+			_, err = b.audit.Append(ctx, tx, AuditRecord{
 				Actor:   actor,
 				Action:  "approval.supersede",
 				Subject: latest.ID,
@@ -386,7 +386,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 		if out, err = create.Save(ctx); err != nil {
 			return err
 		}
-		_, err = b.tokens.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, AuditRecord{
 			Actor:   actor,
 			Action:  "approval.raise",
 			Subject: id,

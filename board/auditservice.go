@@ -26,7 +26,7 @@ func (s auditService) ListAudit(ctx context.Context, req *boardv1.ListAuditReque
 	if req.GetLimit() < 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, "limit: must not be negative")
 	}
-	entries, err := NewAudit(s.b.db).List(ctx, req.GetAfter(), int(req.GetLimit()))
+	entries, err := s.b.audit.List(ctx, req.GetAfter(), int(req.GetLimit()))
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ type Board struct {
 	cfg      Config
 	db       *ent.Client
 	tokens   *Tokens
+	audit    *Audit // the one log every change is appended to; shared with tokens
 	log      *slog.Logger
 	hub      *hub
 	presence *presence
@@ -101,6 +102,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		cfg:      cfg,
 		db:       cfg.Store,
 		tokens:   tokens,
+		audit:    tokens.audit,
 		log:      cfg.Logger,
 		hub:      newHub(),
 		done:     make(chan struct{}),

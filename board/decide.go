@@ -131,7 +131,7 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 			}
 			decided = true
 			detail["who"] = []string{caller.Name}
-			if _, err := b.tokens.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
+			if _, err := b.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
 				return err
 			}
 			out, err = tx.Approval.Get(ctx, row.ID)
@@ -180,7 +180,7 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 				return errLostRace
 			}
 		}
-		if _, err := b.tokens.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
+		if _, err := b.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
 		}
 		out, err = tx.Approval.Get(ctx, row.ID)
@@ -297,7 +297,7 @@ func (b *Board) refused(ctx context.Context, caller Caller, id string, detail ma
 	}
 	d["code"] = ce.Code().String()
 	d["why"] = ce.Message()
-	if _, aerr := b.tokens.audit.AppendNow(ctx, AuditRecord{
+	if _, aerr := b.audit.AppendNow(ctx, AuditRecord{
 		Actor: actorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {
 		b.log.ErrorContext(ctx, "audit a refusal", "approval", id, "error", aerr.Error())
@@ -353,7 +353,7 @@ func (b *Board) cancelOnce(ctx context.Context, caller Caller, req *boardv1.Canc
 		if req.GetReason() != "" {
 			detail["reason"] = req.GetReason()
 		}
-		if _, err := b.tokens.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
+		if _, err := b.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
 		}
 		out, err = tx.Approval.Get(ctx, row.ID)
@@ -486,7 +486,7 @@ func (b *Board) expireDue(ctx context.Context) {
 			if err != nil || n != 1 {
 				return err // n == 0: decided or expired by someone else first
 			}
-			_, err = b.tokens.audit.Append(ctx, tx, AuditRecord{
+			_, err = b.audit.Append(ctx, tx, AuditRecord{
 				Actor: "board", Action: "approval.expire", Subject: row.ID,
 				Detail: map[string]any{
 					"agent": row.Agent, "run": row.Run, "node": row.Node, "digest": row.Digest,

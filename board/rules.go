@@ -106,7 +106,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 		if err != nil {
 			return err
 		}
-		_, err = s.b.tokens.audit.Append(ctx, tx, AuditRecord{
+		_, err = s.b.audit.Append(ctx, tx, AuditRecord{
 			Actor:   actor,
 			Action:  "rule.put",
 			Subject: out.ID,
@@ -150,7 +150,7 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 		if err := tx.Rule.DeleteOne(old).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = s.b.tokens.audit.Append(ctx, tx, AuditRecord{
+		_, err = s.b.audit.Append(ctx, tx, AuditRecord{
 			Actor:   actorOf(ctx, ""),
 			Action:  "rule.delete",
 			Subject: id,
