@@ -379,7 +379,7 @@ func channelRouter(path string) Router {
 		}
 		route, ok := v.(string)
 		if !ok {
-			return "", fmt.Errorf("router %q: %s holds %s, not a route name", ChannelRouterPrefix+path, path, text(v))
+			return "", fmt.Errorf("router %q: %s holds %s, not a route name", ChannelRouterPrefix+path, path, Text(v))
 		}
 		return route, nil
 	}

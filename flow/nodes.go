@@ -116,7 +116,7 @@ func (g *Graph) call(ctx context.Context, name string, args map[string]any) (any
 func (g *Graph) runTools(ctx context.Context, n *gnode, v State) ([]write, error) {
 	calls, isList := v[n.Calls].([]any)
 	if !isList && v[n.Calls] != nil {
-		return nil, fmt.Errorf("channel %q holds %s, not a list of calls", n.Calls, kindOf(v[n.Calls]))
+		return nil, fmt.Errorf("channel %q holds %s, not a list of calls", n.Calls, KindOf(v[n.Calls]))
 	}
 	results := make([]any, len(calls))
 	var wg sync.WaitGroup
@@ -142,7 +142,7 @@ func (g *Graph) runCall(ctx context.Context, c any) (result map[string]any) {
 	args, err := callArgs(m["args"])
 	switch {
 	case m == nil:
-		result["error"] = "a call is an object: { name, args, id }, and this is " + kindOf(c)
+		result["error"] = "a call is an object: { name, args, id }, and this is " + KindOf(c)
 		return result
 	case name == "":
 		result["error"] = "a call needs a name"
@@ -179,7 +179,7 @@ func callArgs(a any) (map[string]any, error) {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("a call's args are an object, and these are %s", kindOf(a))
+	return nil, fmt.Errorf("a call's args are an object, and these are %s", KindOf(a))
 }
 
 // fanout sends one copy of the node's target per item of its list, each
@@ -192,7 +192,7 @@ func fanout(n *gnode, v State) ([]send, error) {
 	case []any:
 		items = l
 	default:
-		return nil, fmt.Errorf("fanout over %q: it holds %s, not a list", n.Over, kindOf(l))
+		return nil, fmt.Errorf("fanout over %q: it holds %s, not a list", n.Over, KindOf(l))
 	}
 	sends := make([]send, len(items))
 	for i, it := range items {

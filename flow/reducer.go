@@ -24,7 +24,7 @@ func appendReducer(old, new any) (any, error) {
 	case []any:
 		list = o
 	default:
-		return nil, fmt.Errorf("an append channel holds a list, and it holds %s", kindOf(old))
+		return nil, fmt.Errorf("an append channel holds a list, and it holds %s", KindOf(old))
 	}
 	switch n := new.(type) {
 	case nil:
@@ -49,7 +49,7 @@ func mergeReducer(old, new any) (any, error) {
 	case map[string]any:
 		obj = o
 	default:
-		return nil, fmt.Errorf("a merge channel holds an object, and it holds %s", kindOf(old))
+		return nil, fmt.Errorf("a merge channel holds an object, and it holds %s", KindOf(old))
 	}
 	switch n := new.(type) {
 	case nil:
@@ -63,7 +63,7 @@ func mergeReducer(old, new any) (any, error) {
 		maps.Copy(out, n)
 		return out, nil
 	default:
-		return nil, fmt.Errorf("a merge channel takes an object, and it was given %s", kindOf(new))
+		return nil, fmt.Errorf("a merge channel takes an object, and it was given %s", KindOf(new))
 	}
 }
 
@@ -82,7 +82,7 @@ func addTurns(old, new any) (any, error) {
 	case []any:
 		add = n
 	default:
-		return nil, fmt.Errorf("history holds a list of turns, and it was given %s", kindOf(new))
+		return nil, fmt.Errorf("history holds a list of turns, and it was given %s", KindOf(new))
 	}
 	out := slices.Clone(held)
 	for _, t := range add {
@@ -125,8 +125,8 @@ func sameTurn(a, b any) bool {
 	return ea == nil && eb == nil && ta.Equal(tb)
 }
 
-// kindOf names a JSON value's type with its article, for messages.
-func kindOf(v any) string {
+// KindOf names a JSON value's type with its article, for messages ("a number").
+func KindOf(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

@@ -45,7 +45,7 @@ func schemaWalk(s *Schema, v any, path string, ps *[]string) {
 	if s.Enum != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return sameScalar(e, v) }) {
 		allowed := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
-			allowed[i] = text(e)
+			allowed[i] = Text(e)
 		}
 		*ps = append(*ps, fmt.Sprintf("%s must be one of: %s", path, strings.Join(allowed, ", ")))
 	}
@@ -119,7 +119,7 @@ func describe(v any) string {
 	case bool:
 		return "a boolean, " + strconv.FormatBool(v)
 	}
-	return kindOf(v)
+	return KindOf(v)
 }
 
 func shorten(s string, n int) string {

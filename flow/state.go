@@ -122,9 +122,9 @@ func cloneState(s State) State {
 	return out
 }
 
-// text renders a value for a prompt: a string as it stands, nothing as a
+// Text renders a value for a prompt or a person: a string as it stands, nothing as a
 // gap, anything else as compact JSON.
-func text(v any) string {
+func Text(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""

@@ -16,7 +16,7 @@ func render(tmpl string, s State) string {
 	}
 	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
 		v, _ := lookup(s, strings.TrimSpace(m[2:len(m)-2]))
-		return text(v)
+		return Text(v)
 	})
 }
 

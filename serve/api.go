@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -210,7 +209,7 @@ func (s *Server) checkInput(in map[string]any) error {
 			return badRequest(field, "the flow declares no such channel")
 		}
 		if v := in[k]; v != nil && !fits(ch.Type, v) {
-			return badRequest(field, "want %s for a %s channel, got %s", article(ch.Type), ch.Type, kindOf(v))
+			return badRequest(field, "want %s for a %s channel, got %s", article(ch.Type), ch.Type, flow.KindOf(v))
 		}
 	}
 	return nil
@@ -250,24 +249,8 @@ func (s *Server) turn(thread string, res flow.Result) Turn {
 	if res.Finished() {
 		t.State = res.State
 		if outs := s.agent.Flow.Outputs; len(outs) > 0 {
-			t.Reply = text(res.State[outs[0]])
+			t.Reply = flow.Text(res.State[outs[0]])
 		}
 	}
 	return t
-}
-
-// text is a value as a person reads it: a string as it is, nothing as
-// nothing, anything else as JSON.
-func text(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

@@ -109,22 +109,3 @@ func readObject(w http.ResponseWriter, r *http.Request, allowed ...string) (map[
 	}
 	return m, nil
 }
-
-// kindOf names a JSON value's kind the way the flow's channel types do.
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
-}

@@ -111,7 +111,7 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 		})
 	}
 	for _, name := range outs {
-		fmt.Fprintf(stdout, "%s: %s\n", name, display(res.State[name]))
+		fmt.Fprintf(stdout, "%s: %s\n", name, flow.Text(res.State[name]))
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func showPending(w io.Writer, p *flow.Pending) {
 				}
 			}
 		}) {
-			fmt.Fprintf(w, "  %-16s %s\n", k, display(p.Show[k]))
+			fmt.Fprintf(w, "  %-16s %s\n", k, flow.Text(p.Show[k]))
 		}
 		if p.Account != "" {
 			fmt.Fprintf(w, "  why: %s\n", p.Account)
@@ -136,18 +136,6 @@ func showPending(w io.Writer, p *flow.Pending) {
 		return
 	}
 	fmt.Fprintf(w, "\n%s\n> ", p.Question)
-}
-
-// display is a value as a person reads it: text as it is, the rest as JSON.
-func display(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // linkInBackground dials the board for the length of the run.

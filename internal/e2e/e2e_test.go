@@ -58,26 +58,7 @@ type proc struct {
 
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(bin, name), args...)
-	cmd.Env = append(os.Environ(), "MONITOR_URL=", "MONITOR_TOKEN=")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	p := &proc{cmd: cmd, added: make(chan struct{}, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go p.read(stdout)
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, strings.Join(p.output(), "\n"))
-		}
-	})
-	return p
+	return startWithEnv(t, nil, name, args...)
 }
 
 func (p *proc) read(r io.Reader) {
