@@ -96,10 +96,10 @@ type Decision struct {
 	Who    []string
 	At     time.Time
 	Reason string
-	// Run and Node: the approval's, when this Link raised it (the board's
-	// decision carries only the approval id); "" otherwise.
-	Run  string
-	Node string
+	// Run, Node and Thread: the approval's, as it was raised.
+	Run    string
+	Node   string
+	Thread string
 }
 
 // Holding is what the agent's runtime holds: every approval it is waiting
@@ -183,7 +183,7 @@ func (l *Link) raiseOn(ctx context.Context, c *conn, r Raise) (Raised, error) {
 		if dec.ApprovalID == "" {
 			dec.ApprovalID = a.GetApprovalId()
 		}
-		dec.Run, dec.Node = r.Run, r.Node
+		dec.Run, dec.Node, dec.Thread = r.Run, r.Node, r.Thread
 		out.Decision = &dec
 		l.deliver(dec)
 	}
@@ -271,6 +271,9 @@ func decisionOf(d *boardv1.ApprovalDecision) Decision {
 		Digest:     d.GetDigest(),
 		Who:        d.GetWho(),
 		Reason:     d.GetReason(),
+		Run:        d.GetRun(),
+		Node:       d.GetNode(),
+		Thread:     d.GetThread(),
 	}
 	if d.GetAt() != nil {
 		out.At = d.GetAt().AsTime()

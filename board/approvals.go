@@ -495,6 +495,9 @@ func decisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
 		Digest:     r.DecisionDigest,
 		Who:        r.DecidedBy,
 		Reason:     r.Reason,
+		Run:        r.Run,
+		Node:       r.Node,
+		Thread:     r.Thread,
 	}
 	if r.DecidedAt != nil {
 		d.At = timestamppb.New(*r.DecidedAt)

@@ -1000,9 +1000,15 @@ type ApprovalDecision struct {
 	// The digest the decision was made for.
 	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
 	// Who decided.
-	Who           []string               `protobuf:"bytes,4,rep,name=who,proto3" json:"who,omitempty"`
-	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
-	Reason        string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Who    []string               `protobuf:"bytes,4,rep,name=who,proto3" json:"who,omitempty"`
+	At     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	Reason string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The approval's run, node and thread, as the agent raised them, so an
+	// agent that restarted can match a decision to what it holds before it
+	// has asked again.
+	Run           string `protobuf:"bytes,7,opt,name=run,proto3" json:"run,omitempty"`
+	Node          string `protobuf:"bytes,8,opt,name=node,proto3" json:"node,omitempty"`
+	Thread        string `protobuf:"bytes,9,opt,name=thread,proto3" json:"thread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1075,6 +1081,27 @@ func (x *ApprovalDecision) GetAt() *timestamppb.Timestamp {
 func (x *ApprovalDecision) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetThread() string {
+	if x != nil {
+		return x.Thread
 	}
 	return ""
 }
@@ -1152,7 +1179,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"J\n" +
 	"\x0eCancelResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xb3\x01\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xf1\x01\n" +
 	"\x10ApprovalDecision\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x10\n" +
@@ -1160,7 +1187,10 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x10\n" +
 	"\x03who\x18\x04 \x03(\tR\x03who\x12*\n" +
 	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason2\x84\x05\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x10\n" +
+	"\x03run\x18\a \x01(\tR\x03run\x12\x12\n" +
+	"\x04node\x18\b \x01(\tR\x04node\x12\x16\n" +
+	"\x06thread\x18\t \x01(\tR\x06thread2\x84\x05\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
