@@ -88,7 +88,8 @@ type Raised struct {
 // Decision is how an approval was decided.
 type Decision struct {
 	ApprovalID string
-	// Say: "yes", "no" or "cancelled". Anything else is a no.
+	// Say: "yes", "no", "cancelled", or "expired" (nobody decided in the
+	// rule's time limit: neither yes nor no). Anything else is a no.
 	Say string
 	// Digest: the digest the decision was made for; compare it with the
 	// held one with approvals.StillTheSameThing before acting.
@@ -186,6 +187,11 @@ func (l *Link) raiseOn(ctx context.Context, c *conn, r Raise) (Raised, error) {
 		dec.Run, dec.Node, dec.Thread = r.Run, r.Node, r.Thread
 		out.Decision = &dec
 		l.deliver(dec)
+	} else if a.GetState() == "expired" {
+		// Expired while this agent was away: passed on as the board would
+		// have pushed it, so OnDecision is the one place that hears it.
+		l.deliver(Decision{ApprovalID: a.GetApprovalId(), Say: "expired", Digest: r.Digest,
+			Run: r.Run, Node: r.Node, Thread: r.Thread})
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/ent"
@@ -477,6 +478,7 @@ func (b *Board) expireDue(ctx context.Context) {
 		return
 	}
 	for _, row := range rows {
+		expired := false
 		err := inTx(ctx, b.db, func(tx *ent.Tx) error {
 			n, err := tx.Approval.Update().
 				Where(approval.ID(row.ID), approval.State(StatePending)).
@@ -486,6 +488,7 @@ func (b *Board) expireDue(ctx context.Context) {
 			if err != nil || n != 1 {
 				return err // n == 0: decided or expired by someone else first
 			}
+			expired = true
 			_, err = b.audit.Append(ctx, tx, AuditRecord{
 				Actor: "board", Action: "approval.expire", Subject: row.ID,
 				Detail: map[string]any{
@@ -498,6 +501,15 @@ func (b *Board) expireDue(ctx context.Context) {
 		})
 		if err != nil {
 			b.log.ErrorContext(ctx, "expire an approval", "approval", row.ID, "error", err.Error())
+			continue
+		}
+		if expired {
+			// Told to a live agent now; one that is away learns it when it
+			// raises again. Not recorded as delivered: there is no decision.
+			b.PushDecision(row.Agent, &boardv1.ApprovalDecision{
+				ApprovalId: row.ID, Say: StateExpired, Digest: row.Digest, At: timestamppb.New(now),
+				Run: row.Run, Node: row.Node, Thread: row.Thread,
+			})
 		}
 	}
 }

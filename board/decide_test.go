@@ -413,9 +413,12 @@ func TestExpiry(t *testing.T) {
 	if _, err := decide(approver(bt, "ann"), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Fatalf("Decide expired = %v, want failed_precondition", err)
 	}
-	// Not pushed as a decision; a re-ask says expired, with no decision.
-	if ds := l.decisionsUntilPong(1); len(ds) != 0 {
-		t.Fatalf("decisions on the link: %v, want none", ds)
+	// Pushed to the live agent as "expired" (never a no), for the digest
+	// raised; a re-ask says expired, with no decision.
+	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetSay() != "expired" ||
+		ds[0].GetApprovalId() != a.GetApprovalId() || ds[0].GetDigest() != digestOf(1) ||
+		ds[0].GetRun() != "run-1" || ds[0].GetNode() != "pay" {
+		t.Fatalf("decisions on the link: %v, want one saying expired", ds)
 	}
 	if r := l.raised(refund("run-1", 1)); r.GetState() != "expired" || r.GetDecision() != nil {
 		t.Fatalf("re-raise = %v, want expired without a decision", r)

@@ -995,7 +995,9 @@ func (x *CancelResponse) GetApproval() *Approval {
 type ApprovalDecision struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	ApprovalId string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
-	// "yes", "no" or "cancelled". Anything else the agent reads as no.
+	// "yes", "no", "cancelled", or "expired": nobody decided within the
+	// rule's time limit, which is neither a yes nor a no. Anything else the
+	// agent reads as no.
 	Say string `protobuf:"bytes,2,opt,name=say,proto3" json:"say,omitempty"`
 	// The digest the decision was made for.
 	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
