@@ -29,6 +29,7 @@ func TestDeps(t *testing.T) {
 		{pkg: "agent", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},
 		{pkg: "mcptools", forbid: []string{module + "/board", module + "/ent", module + "/flow", module + "/agentlink"}},
 		{pkg: "serve", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},
+		{pkg: "governed", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "waiting", forbid: []string{module + "/board", module + "/ent", "entgo.io"}},
 		{pkg: "llm", stdlib: true, allow: []string{module + "/flow", module + "/approvals", module + "/subscription"}},
 		{pkg: "api/symphonix/board/v1/boardv1connect", forbid: []string{module + "/board", module + "/ent", module + "/agentlink"}},

@@ -21,7 +21,7 @@ const KeepDays = 30
 
 // schemaVersion is the layout this build writes, kept in PRAGMA user_version.
 // A database of a newer layout is refused rather than written over.
-const schemaVersion = 1
+const schemaVersion = 2
 
 var _ flow.Checkpointer = (*Store)(nil)
 
@@ -124,6 +124,28 @@ func (s *Store) prepare(ctx context.Context, now time.Time, keep time.Duration) 
 		)`); err != nil {
 			return err
 		}
+		// Layout 2 adds the holding notes (holding.go).
+		if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS holding (
+			run         TEXT NOT NULL,
+			node        TEXT NOT NULL,
+			thread      TEXT NOT NULL,
+			ask         TEXT NOT NULL,
+			show        BLOB NOT NULL,
+			account     TEXT NOT NULL,
+			digest      TEXT NOT NULL,
+			state       TEXT NOT NULL,
+			rule        TEXT NOT NULL,
+			approval_id TEXT NOT NULL,
+			why         TEXT NOT NULL,
+			at          INTEGER NOT NULL, -- unix milliseconds
+			updated_at  INTEGER NOT NULL, -- unix milliseconds
+			PRIMARY KEY (run, node)
+		)`); err != nil {
+			return err
+		}
+		if _, err := s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS holding_thread ON holding (thread)`); err != nil {
+			return err
+		}
 		if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 			return err
 		}
@@ -136,6 +158,12 @@ func (s *Store) prepare(ctx context.Context, now time.Time, keep time.Duration) 
 	n, err := res.RowsAffected()
 	if err != nil {
 		return fmt.Errorf("forget old threads: %w", err)
+	}
+	// A note follows its run; a tombstone is kept as long as a thread.
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM holding WHERE updated_at <= ?
+		OR (state != ? AND thread NOT IN (SELECT thread FROM waiting))`,
+		now.Add(-keep).UnixMilli(), string(Tombstone)); err != nil {
+		return fmt.Errorf("forget old notes: %w", err)
 	}
 	s.forgotten = int(n)
 	return nil

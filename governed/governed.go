@@ -1,0 +1,362 @@
+// Package governed is the agent's half of an approval its organisation
+// decides, while the agent runs. When a run pauses at an approval it asks
+// the board who decides: the chat (a card), or the organisation (the run
+// waits). It keeps the holding note beside the run, raises the question,
+// and acts on the decision once, and only for the operation that was
+// shown. A governed approval is never answered in the chat, before or
+// after a restart, and a board that cannot be reached means wait, never act.
+//
+// With no board configured, every approval is a card: the agent behaves as
+// it did before boards existed.
+package governed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/waiting"
+)
+
+// Board is what the agent asks of the board: an *agentlink.Link.
+type Board interface {
+	WhoDecides(ctx context.Context, node string) (approvals.Ruling, agentlink.RuleInfo, error)
+	Raise(ctx context.Context, r agentlink.Raise) (agentlink.Raised, error)
+}
+
+// ErrGoverned is an approval answered in the chat that the chat may not
+// answer: the organisation decides it on the board, or the board has not
+// yet said who decides.
+var ErrGoverned = errors.New("this approval is not the chat's to answer")
+
+// ErrCancelled ends a run that was cancelled on the board.
+var ErrCancelled = errors.New("the run was cancelled on the board")
+
+// ErrExpired ends a run whose approval nobody decided within the rule's
+// time limit: neither a yes nor a no.
+var ErrExpired = errors.New("nobody decided the approval within the rule's time limit")
+
+// Who answers an approval a run waits at.
+const (
+	// Chat: the person in the conversation decides (a card).
+	Chat = "chat"
+	// Organisation: the board decides; the run waits for it.
+	Organisation = "board"
+)
+
+// Verdict says who answers what a run waits for, in words for a person.
+// The zero Verdict: the run is not waiting at an approval.
+type Verdict struct {
+	// Who: Chat, Organisation, or "" when no approval waits.
+	Who string
+	// Why: one line for the person in the chat.
+	Why string
+	// Rule: the rule that governs it, when the board named one.
+	Rule agentlink.RuleInfo
+	// Run: the holding note's run id ("" for a card with no board).
+	Run string
+}
+
+// Config configures New.
+type Config struct {
+	// Graph runs the flow; required.
+	Graph *flow.Graph
+	// Holding keeps the notes: waiting.HoldingOf the graph's checkpointer,
+	// so a note is as durable as its run; required.
+	Holding waiting.Holding
+	// Monitored: a board is configured. Until Use gives it, and whenever
+	// it cannot be reached, every approval waits.
+	Monitored bool
+	// Threads lists the threads whose runs wait (to recover notes after a
+	// crash); nil means none.
+	Threads func(ctx context.Context) ([]string, error)
+	// OnResult hears every run a decision resumed or ended, with what it
+	// came to (err is ErrCancelled or ErrExpired for a run ended without
+	// an answer); nil means none. It must not block for long.
+	OnResult func(thread string, res flow.Result, v Verdict, err error)
+	// Logger: nil discards.
+	Logger *slog.Logger
+}
+
+// Approvals decides who answers each approval a run waits at, and acts on
+// the board's decisions. It is safe for concurrent use.
+type Approvals struct {
+	cfg Config
+	log *slog.Logger
+
+	boardMu sync.RWMutex
+	board   Board
+
+	// mu orders the note's changes in this process: the read and the
+	// write of each change happen under it (never a network call).
+	mu sync.Mutex
+
+	closeMu sync.Mutex
+	closed  bool
+	wg      sync.WaitGroup // runs a decision resumed
+}
+
+// New checks cfg and returns Approvals with no board given yet.
+func New(cfg Config) (*Approvals, error) {
+	if cfg.Graph == nil {
+		return nil, errors.New("governed: Config.Graph is required")
+	}
+	if cfg.Holding == nil {
+		return nil, errors.New("governed: Config.Holding is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Approvals{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// Use gives the board to ask (with Monitored set).
+func (a *Approvals) Use(b Board) {
+	a.boardMu.Lock()
+	a.board = b
+	a.boardMu.Unlock()
+}
+
+func (a *Approvals) theBoard() Board {
+	a.boardMu.RLock()
+	defer a.boardMu.RUnlock()
+	return a.board
+}
+
+// Close stops acting on decisions and waits for runs a decision resumed.
+func (a *Approvals) Close() {
+	a.closeMu.Lock()
+	a.closed = true
+	a.closeMu.Unlock()
+	a.wg.Wait()
+}
+
+// Invoke starts a run (flow.Graph.Invoke) and settles who answers it if it
+// pauses at an approval.
+func (a *Approvals) Invoke(ctx context.Context, thread string, input map[string]any) (flow.Result, Verdict, error) {
+	res, err := a.cfg.Graph.Invoke(ctx, thread, input)
+	if err != nil {
+		return res, Verdict{}, err
+	}
+	v, err := a.Settle(ctx, thread, res.Pending)
+	return res, v, err
+}
+
+// Answer answers, from the chat, what the run on thread waits for. An ask
+// is always the chat's. An approval is the chat's only with no board
+// configured, or when the board said it is not governed: anything else is
+// refused with ErrGoverned and the run keeps waiting.
+func (a *Approvals) Answer(ctx context.Context, thread string, answer any) (flow.Result, Verdict, error) {
+	p, err := a.cfg.Graph.Pending(ctx, thread)
+	if err != nil {
+		return flow.Result{}, Verdict{}, err
+	}
+	if p != nil && p.Kind == flow.PendingApproval && a.cfg.Monitored {
+		v, err := a.Settle(ctx, thread, p)
+		if err != nil {
+			return flow.Result{}, v, err
+		}
+		if v.Who != Chat {
+			return flow.Result{}, v, fmt.Errorf("%w: %s", ErrGoverned, v.Why)
+		}
+		// The card is used up by this answer.
+		a.mu.Lock()
+		_, err = a.cfg.Holding.Swap(ctx, v.Run, p.Node, waiting.Card, "", "")
+		a.mu.Unlock()
+		if err != nil {
+			return flow.Result{}, v, err
+		}
+	}
+	res, err := a.cfg.Graph.Resume(ctx, thread, answer)
+	if err != nil {
+		return res, Verdict{}, err
+	}
+	v, err := a.Settle(ctx, thread, res.Pending)
+	return res, v, err
+}
+
+// Settle decides who answers p, what the run on thread waits for: nobody
+// for an ask or nothing, the chat for a card, the organisation for a
+// governed approval — which is raised on the board, with its holding note
+// kept first. It is idempotent: settling the same pause again returns the
+// same answer and raises nothing new.
+func (a *Approvals) Settle(ctx context.Context, thread string, p *flow.Pending) (Verdict, error) {
+	if p == nil || p.Kind != flow.PendingApproval {
+		return Verdict{}, nil
+	}
+	if !a.cfg.Monitored {
+		return Verdict{Who: Chat, Why: "no board is configured: the chat decides"}, nil
+	}
+	a.mu.Lock()
+	n, ok, err := a.cfg.Holding.Note(ctx, thread)
+	if err == nil && ok && (n.Node != p.Node || n.Digest != p.Digest) {
+		// A note about another pause of this thread: its run moved on.
+		_, err = a.cfg.Holding.Swap(ctx, n.Run, n.Node, n.State, "", "")
+		ok = false
+	}
+	if err == nil && !ok {
+		n = waiting.Note{
+			Run: newRun(), Thread: thread, Node: p.Node, Ask: p.Question, Show: p.Show,
+			Account: p.Account, Digest: p.Digest, State: waiting.Asking, At: p.At,
+		}
+		err = a.cfg.Holding.Hold(ctx, n)
+	}
+	a.mu.Unlock()
+	if err != nil {
+		return Verdict{}, fmt.Errorf("governed: the holding note for thread %q: %w", thread, err)
+	}
+	return a.ask(ctx, n), nil
+}
+
+// ask moves a note on as far as the board lets it: Asking → Card or Held,
+// and raises a Held one. It never fails: what it could not do, it does
+// when the link is next up.
+func (a *Approvals) ask(ctx context.Context, n waiting.Note) Verdict {
+	switch n.State {
+	case waiting.Card:
+		return Verdict{Who: Chat, Why: "the board says no rule governs this approval: the chat decides", Run: n.Run}
+	case waiting.Held:
+		// Raised when it was held; the link asks again whenever it is up.
+		info := agentlink.RuleInfo{ID: n.Rule}
+		return Verdict{Who: Organisation, Rule: info, Run: n.Run, Why: "the organisation decides this on the board" + ruleWords(info)}
+	case waiting.Tombstone:
+		return Verdict{Who: Organisation, Why: "this run was ended on the board: " + n.Why, Run: n.Run}
+	}
+	b := a.theBoard()
+	if b == nil {
+		return waitForBoard(n, "no board is reachable")
+	}
+	ruling, info, err := b.WhoDecides(ctx, n.Node)
+	if err != nil {
+		a.log.WarnContext(ctx, "who decides: the board did not say; the run waits", "thread", n.Thread, "node", n.Node, "error", err)
+		return waitForBoard(n, "the board could not be asked who decides")
+	}
+	a.mu.Lock()
+	cur, ok, err := a.cfg.Holding.Find(ctx, n.Run, n.Node)
+	if err == nil && ok && cur.State == waiting.Asking {
+		if approvals.WhatToDo(ruling) == approvals.Card {
+			cur.State = waiting.Card
+		} else {
+			cur.State, cur.Rule = waiting.Held, info.ID
+		}
+		err = a.cfg.Holding.Hold(ctx, cur)
+	}
+	a.mu.Unlock()
+	switch {
+	case err != nil:
+		a.log.ErrorContext(ctx, "holding note", "thread", n.Thread, "node", n.Node, "error", err)
+		return waitForBoard(n, "the holding note could not be written")
+	case !ok:
+		return Verdict{Who: Organisation, Why: "this approval was acted on meanwhile", Run: n.Run}
+	case cur.State == waiting.Held:
+		return a.raise(ctx, cur, info)
+	}
+	return a.ask(ctx, cur)
+}
+
+func waitForBoard(n waiting.Note, why string) Verdict {
+	return Verdict{Who: Organisation, Run: n.Run,
+		Why: why + ": the run waits, and asks again when the link to the board is up. It is never answered here."}
+}
+
+// raise puts a held note's question to the board.
+func (a *Approvals) raise(ctx context.Context, n waiting.Note, info agentlink.RuleInfo) Verdict {
+	v := Verdict{Who: Organisation, Rule: info, Run: n.Run, Why: "the organisation decides this on the board" + ruleWords(info)}
+	b := a.theBoard()
+	if b == nil {
+		return v
+	}
+	if _, err := b.Raise(ctx, raiseOf(n)); err != nil {
+		a.log.WarnContext(ctx, "raise: asked again when the link is up", "thread", n.Thread, "node", n.Node, "error", err)
+	}
+	return v
+}
+
+func ruleWords(r agentlink.RuleInfo) string {
+	switch {
+	case r.Role != "":
+		return fmt.Sprintf(" (rule %s: %d with the role %s)", r.ID, max(r.Quorum, 1), r.Role)
+	case len(r.People) > 0:
+		return fmt.Sprintf(" (rule %s: %d of %v)", r.ID, max(r.Quorum, 1), r.People)
+	case r.ID != "":
+		return " (rule " + r.ID + ")"
+	}
+	return ""
+}
+
+func raiseOf(n waiting.Note) agentlink.Raise {
+	return agentlink.Raise{Run: n.Run, Thread: n.Thread, Node: n.Node, Ask: n.Ask, Show: n.Show,
+		Account: n.Account, Digest: n.Digest}
+}
+
+// All lists every held note as the question to ask again: the
+// agentlink.Holding the link re-asks whenever it comes up.
+func (a *Approvals) All(ctx context.Context) ([]agentlink.Raise, error) {
+	notes, err := a.cfg.Holding.Notes(ctx, waiting.Held)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agentlink.Raise, len(notes))
+	for i, n := range notes {
+		out[i] = raiseOf(n)
+	}
+	return out, nil
+}
+
+// Recover settles, after a start, every run that waits at an approval —
+// one that paused before its note was written is given one now — and
+// asks the board about every note it could not ask before. Call it when
+// the link comes up (the link itself asks again about held notes).
+func (a *Approvals) Recover(ctx context.Context) error {
+	if !a.cfg.Monitored {
+		return nil
+	}
+	var errs []error
+	if a.cfg.Threads != nil {
+		threads, err := a.cfg.Threads(ctx)
+		if err != nil {
+			return fmt.Errorf("governed: list the waiting runs: %w", err)
+		}
+		for _, t := range threads {
+			p, err := a.cfg.Graph.Pending(ctx, t)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if p == nil || p.Kind != flow.PendingApproval {
+				continue
+			}
+			if n, ok, err := a.cfg.Holding.Note(ctx, t); err == nil && ok && n.Node == p.Node && n.Digest == p.Digest {
+				continue // held: the link asks again; asking: below
+			}
+			if _, err := a.Settle(ctx, t, p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	asking, err := a.cfg.Holding.Notes(ctx, waiting.Asking)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, n := range asking {
+		a.ask(ctx, n)
+	}
+	return errors.Join(errs...)
+}
+
+// newRun names one pause: 16 random bytes, hex.
+func newRun() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return "run-" + hex.EncodeToString(b[:])
+}

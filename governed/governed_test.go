@@ -1,0 +1,522 @@
+package governed_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/waiting"
+)
+
+// bank is the pay tool: it records every payment it makes.
+type bank struct {
+	mu   sync.Mutex
+	paid []float64
+}
+
+func (b *bank) call(_ context.Context, name string, args map[string]any) (any, error) {
+	amount, _ := args["amount"].(float64)
+	b.mu.Lock()
+	b.paid = append(b.paid, amount)
+	b.mu.Unlock()
+	return map[string]any{"tool": name, "amount": amount}, nil
+}
+
+func (b *bank) payments() []float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]float64(nil), b.paid...)
+}
+
+// result is one run a decision resumed or ended.
+type result struct {
+	thread string
+	res    flow.Result
+	v      governed.Verdict
+	err    error
+}
+
+// desk is one agent process: its store, graph, governed approvals and
+// link. stop ends it as a crash would leave it: nothing but the folder.
+type desk struct {
+	t       *testing.T
+	dir     string
+	store   *waiting.Store
+	graph   *flow.Graph
+	gov     *governed.Approvals
+	link    *agentlink.Link
+	results chan result
+	up      chan struct{}
+	stopped bool
+	stop    func()
+}
+
+type deskOptions struct {
+	board     *boardtest.Board // nil: no board configured
+	unlinked  bool             // a board configured, but never reached
+	dir       string           // "": a new folder
+	bank      *bank
+	monitored *bool
+}
+
+func openDesk(t *testing.T, o deskOptions) *desk {
+	t.Helper()
+	if o.dir == "" {
+		o.dir = t.TempDir()
+	}
+	if o.bank == nil {
+		o.bank = &bank{}
+	}
+	store, err := waiting.Open(t.Context(), o.dir, waiting.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := flow.LoadFile(filepath.Join("testdata", "pay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := flow.Build(f, flow.BuildOptions{Tools: o.bank.call, Checkpointer: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &desk{t: t, dir: o.dir, store: store, graph: g, results: make(chan result, 16), up: make(chan struct{}, 16)}
+	monitored := o.board != nil || o.unlinked
+	d.gov, err = governed.New(governed.Config{
+		Graph:     g,
+		Holding:   waiting.HoldingOf(store),
+		Monitored: monitored,
+		Threads:   store.Threads,
+		OnResult: func(thread string, res flow.Result, v governed.Verdict, err error) {
+			d.results <- result{thread, res, v, err}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	if o.board != nil {
+		d.link, err = agentlink.New(agentlink.Config{
+			BoardURL:     o.board.URL,
+			Token:        o.board.AgentToken("pay-desk"),
+			Identity:     agentlink.Identity{Name: "pay-desk"},
+			MinBackoff:   20 * time.Millisecond,
+			MaxBackoff:   200 * time.Millisecond,
+			AnswerWithin: 5 * time.Second,
+			Holding:      d.gov,
+			OnDecision:   d.gov.Decided,
+			OnState: func(s agentlink.State) {
+				if s.Up {
+					go func() {
+						_ = d.gov.Recover(ctx)
+						d.up <- struct{}{}
+					}()
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.gov.Use(d.link)
+		go func() {
+			defer close(done)
+			_ = d.link.Run(ctx)
+		}()
+	} else {
+		close(done)
+	}
+	d.stop = func() {
+		if d.stopped {
+			return
+		}
+		d.stopped = true
+		cancel()
+		<-done
+		d.gov.Close()
+		store.Close()
+	}
+	t.Cleanup(d.stop)
+	if o.board != nil {
+		d.awaitUp()
+	}
+	return d
+}
+
+func (d *desk) awaitUp() {
+	d.t.Helper()
+	select {
+	case <-d.up:
+	case <-time.After(10 * time.Second):
+		d.t.Fatal("the link did not come up in 10 s")
+	}
+}
+
+func (d *desk) result() result {
+	d.t.Helper()
+	select {
+	case r := <-d.results:
+		return r
+	case <-time.After(10 * time.Second):
+		d.t.Fatal("no run resumed or ended in 10 s")
+	}
+	return result{}
+}
+
+func (d *desk) noResult(within time.Duration) {
+	d.t.Helper()
+	select {
+	case r := <-d.results:
+		d.t.Fatalf("a run was resumed or ended: %+v", r)
+	case <-time.After(within):
+	}
+}
+
+func (d *desk) invoke(thread string, amount float64) (flow.Result, governed.Verdict) {
+	d.t.Helper()
+	res, v, err := d.gov.Invoke(d.t.Context(), thread, map[string]any{"amount": amount, "why": "the parcel arrived broken"})
+	if err != nil {
+		d.t.Fatalf("Invoke: %v", err)
+	}
+	if res.Pending == nil || res.Pending.Kind != flow.PendingApproval {
+		d.t.Fatalf("Invoke did not pause at the approval: %+v", res)
+	}
+	return res, v
+}
+
+func (d *desk) note(thread string) (waiting.Note, bool) {
+	d.t.Helper()
+	n, ok, err := waiting.HoldingOf(d.store).Note(d.t.Context(), thread)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return n, ok
+}
+
+func governAll(t *testing.T, bt *boardtest.Board, limit time.Duration) {
+	t.Helper()
+	q := int32(1)
+	r := &boardv1.Rule{Agent: "*", Node: "*", Role: "approver", Quorum: &q}
+	if limit > 0 {
+		r.TimeLimit = durationpb.New(limit)
+	}
+	if _, err := admin(bt).PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: r}); err != nil {
+		t.Fatalf("PutRule: %v", err)
+	}
+}
+
+func admin(bt *boardtest.Board) boardv1connect.ApprovalServiceClient {
+	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+}
+
+func approver(bt *boardtest.Board, name string) boardv1connect.ApprovalServiceClient {
+	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken(name, board.RoleApprover)))
+}
+
+// pendingOnBoard waits for n pending approvals and returns them.
+func pendingOnBoard(t *testing.T, bt *boardtest.Board, n int) []*boardv1.Approval {
+	t.Helper()
+	var got []*boardv1.Approval
+	boardtest.Eventually(t, 10*time.Second, "pending approvals on the board", func() bool {
+		res, err := admin(bt).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: "pending"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = res.GetApprovals()
+		return len(got) == n
+	})
+	return got
+}
+
+func decide(t *testing.T, bt *boardtest.Board, a *boardv1.Approval, say string) {
+	t.Helper()
+	_, err := approver(bt, "ann").Decide(t.Context(), &boardv1.DecideRequest{
+		Id: a.GetId(), Say: say, Digest: a.GetDigest(), Reason: "checked the order"})
+	if err != nil {
+		t.Fatalf("Decide %s: %v", say, err)
+	}
+}
+
+func TestNoBoardConfiguredTheChatDecides(t *testing.T) {
+	t.Parallel()
+	b := &bank{}
+	d := openDesk(t, deskOptions{bank: b})
+	_, v := d.invoke("t1", 5000)
+	if v.Who != governed.Chat {
+		t.Fatalf("verdict %+v, want the chat", v)
+	}
+	res, v, err := d.gov.Answer(t.Context(), "t1", "yes")
+	if err != nil || !res.Finished() || v.Who != "" {
+		t.Fatalf("Answer yes = %+v, %+v, %v; want the run finished", res, v, err)
+	}
+	if got := b.payments(); len(got) != 1 || got[0] != 5000 {
+		t.Fatalf("payments %v, want [5000]", got)
+	}
+}
+
+func TestNotGovernedIsACard(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	b := &bank{}
+	d := openDesk(t, deskOptions{board: bt, bank: b})
+	_, v := d.invoke("t1", 70)
+	if v.Who != governed.Chat || !strings.Contains(v.Why, "no rule") {
+		t.Fatalf("verdict %+v, want the chat, because no rule governs it", v)
+	}
+	if n, ok := d.note("t1"); !ok || n.State != waiting.Card {
+		t.Fatalf("note %+v (%v), want a card", n, ok)
+	}
+	if _, _, err := d.gov.Answer(t.Context(), "t1", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.payments(); len(got) != 1 || got[0] != 70 {
+		t.Fatalf("payments %v, want [70]", got)
+	}
+	if _, ok := d.note("t1"); ok {
+		t.Error("the card's note outlived its answer")
+	}
+}
+
+func TestApprovedOnTheBoard(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	governAll(t, bt, 0)
+	b := &bank{}
+	d := openDesk(t, deskOptions{board: bt, bank: b})
+	res, v := d.invoke("t1", 5000)
+	if v.Who != governed.Organisation || v.Rule.ID == "" {
+		t.Fatalf("verdict %+v, want the organisation, naming the rule", v)
+	}
+	a := pendingOnBoard(t, bt, 1)[0]
+	if a.GetDigest() != res.Pending.Digest || a.GetRun() != v.Run || a.GetThread() != "t1" || a.GetNode() != "pay" ||
+		a.GetAccount() != "the parcel arrived broken" || a.GetShow().AsMap()["amount"] != 5000.0 {
+		t.Fatalf("raised %v; want the pause's digest %s, run %s", a, res.Pending.Digest, v.Run)
+	}
+	// The chat cannot answer it: not with yes, and not with no.
+	for _, say := range []string{"yes", "no"} {
+		if _, _, err := d.gov.Answer(t.Context(), "t1", say); !errors.Is(err, governed.ErrGoverned) {
+			t.Fatalf("Answer %q in the chat = %v, want ErrGoverned", say, err)
+		}
+	}
+	if got := b.payments(); len(got) != 0 {
+		t.Fatalf("paid %v before the board decided", got)
+	}
+
+	decide(t, bt, a, "yes")
+	r := d.result()
+	if r.err != nil || !r.res.Finished() || r.thread != "t1" {
+		t.Fatalf("after the decision: %+v", r)
+	}
+	if got := b.payments(); len(got) != 1 || got[0] != 5000 {
+		t.Fatalf("payments %v, want [5000]", got)
+	}
+	if _, ok := d.note("t1"); ok {
+		t.Error("the note outlived the decision acted on")
+	}
+	// The same decision delivered again acts on nothing.
+	bt.Board.PushDecision("pay-desk", &boardv1.ApprovalDecision{ApprovalId: a.GetId(), Say: "yes",
+		Digest: a.GetDigest(), Run: a.GetRun(), Node: "pay", Thread: "t1"})
+	d.noResult(300 * time.Millisecond)
+	if got := b.payments(); len(got) != 1 {
+		t.Fatalf("payments %v after a second delivery, want one", got)
+	}
+}
+
+func TestRejectedOnTheBoard(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	governAll(t, bt, 0)
+	b := &bank{}
+	d := openDesk(t, deskOptions{board: bt, bank: b})
+	d.invoke("t1", 5000)
+	decide(t, bt, pendingOnBoard(t, bt, 1)[0], "no")
+	if r := d.result(); r.err != nil || !r.res.Finished() {
+		t.Fatalf("after no: %+v", r)
+	}
+	if got := b.payments(); len(got) != 0 {
+		t.Fatalf("paid %v after a no", got)
+	}
+}
+
+func TestNoBoardReachableWaits(t *testing.T) {
+	t.Parallel()
+	b := &bank{}
+	dir := t.TempDir()
+	d := openDesk(t, deskOptions{unlinked: true, bank: b, dir: dir})
+	_, v := d.invoke("t1", 5000)
+	if v.Who != governed.Organisation || !strings.Contains(v.Why, "never answered here") && !strings.Contains(v.Why, "never") {
+		t.Fatalf("verdict %+v, want waiting for the board", v)
+	}
+	if n, ok := d.note("t1"); !ok || n.State != waiting.Asking {
+		t.Fatalf("note %+v, want asking", n)
+	}
+	if _, _, err := d.gov.Answer(t.Context(), "t1", "yes"); !errors.Is(err, governed.ErrGoverned) {
+		t.Fatalf("Answer with no board = %v, want ErrGoverned", err)
+	}
+	d.stop()
+
+	// The board comes: the run is asked about, and decided there.
+	bt := boardtest.Start(t, boardtest.Options{})
+	governAll(t, bt, 0)
+	d = openDesk(t, deskOptions{board: bt, bank: b, dir: dir})
+	a := pendingOnBoard(t, bt, 1)[0]
+	decide(t, bt, a, "yes")
+	if r := d.result(); r.err != nil || !r.res.Finished() {
+		t.Fatalf("after yes: %+v", r)
+	}
+	if got := b.payments(); len(got) != 1 || got[0] != 5000 {
+		t.Fatalf("payments %v, want [5000]", got)
+	}
+}
+
+func TestARestartDoesNotStepOverTheRule(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	governAll(t, bt, 0)
+	b := &bank{}
+	dir := t.TempDir()
+	d := openDesk(t, deskOptions{board: bt, bank: b, dir: dir})
+	d.invoke("t1", 5000)
+	pendingOnBoard(t, bt, 1)
+	d.stop()
+
+	// Restarted with the board configured but not reachable: still governed.
+	d = openDesk(t, deskOptions{unlinked: true, bank: b, dir: dir})
+	if _, _, err := d.gov.Answer(t.Context(), "t1", "yes"); !errors.Is(err, governed.ErrGoverned) {
+		t.Fatalf("Answer after a restart = %v, want ErrGoverned", err)
+	}
+	if got := b.payments(); len(got) != 0 {
+		t.Fatalf("paid %v", got)
+	}
+}
+
+func TestCancelledLeavesATombstone(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	governAll(t, bt, 0)
+	b := &bank{}
+	d := openDesk(t, deskOptions{board: bt, bank: b})
+	_, v := d.invoke("t1", 5000)
+	a := pendingOnBoard(t, bt, 1)[0]
+	if _, err := admin(bt).Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetId(), Reason: "customer withdrew"}); err != nil {
+		t.Fatal(err)
+	}
+	r := d.result()
+	if !errors.Is(r.err, governed.ErrCancelled) || !strings.Contains(r.v.Why, "customer withdrew") {
+		t.Fatalf("after cancel: %+v, want ErrCancelled with the reason", r)
+	}
+	if p, err := d.graph.Pending(t.Context(), "t1"); err != nil || p != nil {
+		t.Fatalf("Pending after cancel = %+v, %v; want nothing waiting", p, err)
+	}
+	n, ok, err := waiting.HoldingOf(d.store).Find(t.Context(), v.Run, "pay")
+	if err != nil || !ok || n.State != waiting.Tombstone {
+		t.Fatalf("note %+v, %v, %v; want a tombstone", n, ok, err)
+	}
+	// A yes for it afterwards answers nothing.
+	bt.Board.PushDecision("pay-desk", &boardv1.ApprovalDecision{ApprovalId: a.GetId(), Say: "yes",
+		Digest: a.GetDigest(), Run: v.Run, Node: "pay", Thread: "t1"})
+	d.noResult(300 * time.Millisecond)
+	if got := b.payments(); len(got) != 0 {
+		t.Fatalf("paid %v for a cancelled run", got)
+	}
+	// The thread is free for a new run, which is asked about afresh.
+	_, v2 := d.invoke("t1", 10)
+	if v2.Run == v.Run || v2.Who != governed.Organisation {
+		t.Fatalf("new run's verdict %+v", v2)
+	}
+}
+
+func TestExpiredIsNeitherYesNorNo(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{RevocationPoll: 20 * time.Millisecond})
+	governAll(t, bt, 200*time.Millisecond)
+	b := &bank{}
+	d := openDesk(t, deskOptions{board: bt, bank: b})
+	d.invoke("t1", 5000)
+	r := d.result()
+	if !errors.Is(r.err, governed.ErrExpired) {
+		t.Fatalf("after the time limit: %+v, want ErrExpired", r)
+	}
+	if got := b.payments(); len(got) != 0 {
+		t.Fatalf("paid %v", got)
+	}
+	if p, _ := d.graph.Pending(t.Context(), "t1"); p != nil {
+		t.Fatalf("still waiting at %+v", p)
+	}
+}
+
+// A decision for 5,000 presented to a run that now holds 50,000 is not
+// performed; what the run holds now is raised afresh.
+func TestDecisionForAnotherOperation(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	governAll(t, bt, 0)
+	b := &bank{}
+	d := openDesk(t, deskOptions{board: bt, bank: b})
+	d.invoke("t1", 5000)
+	a := pendingOnBoard(t, bt, 1)[0]
+
+	// Behind the note's back, the thread's run now holds 50,000.
+	if err := d.graph.Cancel(t.Context(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.graph.Invoke(t.Context(), "t1", map[string]any{"amount": 50000.0, "why": "the parcel arrived broken"})
+	if err != nil || res.Pending == nil {
+		t.Fatalf("Invoke 50000: %+v, %v", res, err)
+	}
+
+	decide(t, bt, a, "yes")
+	r := d.result()
+	if r.res.Pending == nil || r.res.Pending.Digest != res.Pending.Digest || r.v.Who != governed.Organisation {
+		t.Fatalf("after the decision for 5,000: %+v; want the run still waiting on 50,000, asked afresh", r)
+	}
+	if got := b.payments(); len(got) != 0 {
+		t.Fatalf("paid %v: a decision for 5,000 was performed on 50,000", got)
+	}
+	fresh := pendingOnBoard(t, bt, 1)[0]
+	if fresh.GetDigest() != res.Pending.Digest || fresh.GetId() == a.GetId() || fresh.GetShow().AsMap()["amount"] != 50000.0 {
+		t.Fatalf("pending now %v; want the 50,000 raised", fresh)
+	}
+}
+
+// The agent is killed while it waits; the decision is made while it is
+// down; when it comes back the decision is delivered once and the run
+// completes.
+func TestDecidedWhileTheAgentWasDown(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 50 * time.Millisecond})
+	governAll(t, bt, 0)
+	b := &bank{}
+	dir := t.TempDir()
+	d := openDesk(t, deskOptions{board: bt, bank: b, dir: dir})
+	d.invoke("t1", 5000)
+	a := pendingOnBoard(t, bt, 1)[0]
+	d.stop()
+
+	decide(t, bt, a, "yes")
+	d = openDesk(t, deskOptions{board: bt, bank: b, dir: dir})
+	r := d.result()
+	if r.err != nil || !r.res.Finished() {
+		t.Fatalf("after coming back: %+v", r)
+	}
+	d.noResult(300 * time.Millisecond)
+	if got := b.payments(); len(got) != 1 || got[0] != 5000 {
+		t.Fatalf("payments %v, want [5000] once", got)
+	}
+	got, err := admin(bt).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: a.GetId()})
+	if err != nil || got.GetApproval().GetState() != "approved" {
+		t.Fatalf("the approval on the board: %v, %v", got, err)
+	}
+}
