@@ -21,6 +21,7 @@ func TestDeps(t *testing.T) {
 		forbid []string // import path prefixes never allowed
 	}{
 		{pkg: "approvals", stdlib: true, forbid: []string{"log", "log/slog"}},
+		{pkg: "subscription", stdlib: true, forbid: []string{"log", "log/slog"}},
 		{pkg: "ui", stdlib: true},
 		{pkg: "flow", stdlib: true, allow: []string{module + "/approvals", module + "/subscription"}, forbid: []string{"log", "log/slog"}},
 		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
