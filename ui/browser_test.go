@@ -14,8 +14,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/ui"
@@ -114,17 +118,26 @@ func browser(t *testing.T) string {
 
 // agent is one agent linked to the board under test.
 type agent struct {
+	link *agentlink.Link
 	stop func() // makes it leave and waits until it has
 }
 
 // startAgent links an agent and waits until the board has welcomed it.
 func startAgent(t *testing.T, bt *boardtest.Board, id agentlink.Identity) *agent {
 	t.Helper()
+	return linkAgent(t, bt, id, nil)
+}
+
+// linkAgent links an agent that passes the decisions it receives to
+// onDecision (nil: none), and waits until the board has welcomed it.
+func linkAgent(t *testing.T, bt *boardtest.Board, id agentlink.Identity, onDecision func(agentlink.Decision)) *agent {
+	t.Helper()
 	up := make(chan struct{}, 1)
 	link, err := agentlink.New(agentlink.Config{
-		BoardURL: bt.URL,
-		Token:    bt.AgentToken(id.Name),
-		Identity: id,
+		BoardURL:   bt.URL,
+		Token:      bt.AgentToken(id.Name),
+		Identity:   id,
+		OnDecision: onDecision,
 		OnState: func(s agentlink.State) {
 			if s.Up {
 				select {
@@ -140,7 +153,7 @@ func startAgent(t *testing.T, bt *boardtest.Board, id agentlink.Identity) *agent
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- link.Run(ctx) }()
-	a := &agent{stop: sync.OnceFunc(func() {
+	a := &agent{link: link, stop: sync.OnceFunc(func() {
 		cancel()
 		<-done
 	})}
@@ -153,11 +166,18 @@ func startAgent(t *testing.T, bt *boardtest.Board, id agentlink.Identity) *agent
 	return a
 }
 
-func TestBrowser(t *testing.T) {
-	exe := browser(t)
-	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 100 * time.Millisecond})
+// tab is a page in a headless Chromium of its own, for one test.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
 
-	parent, cancelAll := context.WithTimeout(t.Context(), 30*time.Second)
+// newTab starts Chromium; everything the test does in it must end within
+// limit.
+func newTab(t *testing.T, limit time.Duration) *tab {
+	t.Helper()
+	exe := browser(t)
+	parent, cancelAll := context.WithTimeout(t.Context(), limit)
 	t.Cleanup(cancelAll)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
@@ -174,35 +194,46 @@ func TestBrowser(t *testing.T) {
 	t.Cleanup(cancelAlloc) // waits for the browser to exit, before the TempDir goes
 	ctx, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(cancelTab)
+	return &tab{t: t, ctx: ctx}
+}
 
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+// do runs steps, failing the test with what when one fails.
+func (b *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
 	}
-	eval := func(expr string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return s
+}
+
+// eval evaluates a JavaScript expression whose value is a string.
+func (b *tab) eval(expr string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
 	}
-	// within waits until predicate, a JavaScript function of args, returns true.
-	within := func(d time.Duration, what, predicate string, args ...any) {
-		t.Helper()
-		_, err := chromedp.Run(ctx, chromedp.PollFunction[bool](predicate,
-			chromedp.WithPollingInterval(10*time.Millisecond),
-			chromedp.WithPollingTimeout(d),
-			chromedp.WithPollingArgs(args...)))
-		if errors.Is(err, chromedp.ErrPollingTimeout) {
-			t.Fatalf("%s: not within %s", what, d)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+	return s
+}
+
+// within waits until predicate, a JavaScript function of args, returns true.
+func (b *tab) within(d time.Duration, what, predicate string, args ...any) {
+	b.t.Helper()
+	_, err := chromedp.Run(b.ctx, chromedp.PollFunction[bool](predicate,
+		chromedp.WithPollingInterval(10*time.Millisecond),
+		chromedp.WithPollingTimeout(d),
+		chromedp.WithPollingArgs(args...)))
+	if errors.Is(err, chromedp.ErrPollingTimeout) {
+		b.t.Fatalf("%s: not within %s", what, d)
 	}
+	if err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func TestBrowser(t *testing.T) {
+	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 100 * time.Millisecond})
+	b := newTab(t, 30*time.Second)
+	do, eval, within := b.do, b.eval, b.within
 	const rowOnline = `(name, online) => {
 		const row = Array.from(document.querySelectorAll("tr[data-agent]")).find((r) => r.dataset.agent === name);
 		return row !== undefined && row.dataset.online === online;
@@ -223,7 +254,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.ID("sign-in-button")),
 			chromedp.WaitVisible(chromedp.ID("sign-in-error")),
 		)
-		msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("sign-in-error")))
+		msg, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.ID("sign-in-error")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,4 +357,235 @@ func TestBrowser(t *testing.T) {
 func jsString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
+}
+
+// approvalBoard is a board with one rule, put by an admin from its JSON
+// form, and the agent "payer" linked to it; the decisions the agent
+// receives arrive on the channel.
+func approvalBoard(t *testing.T, ruleJSON string) (*boardtest.Board, *agent, <-chan agentlink.Decision) {
+	t.Helper()
+	bt := boardtest.Start(t, boardtest.Options{})
+	var req boardv1.PutRuleRequest
+	if err := protojson.Unmarshal([]byte(ruleJSON), &req); err != nil {
+		t.Fatalf("rule %s: %v", ruleJSON, err)
+	}
+	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	if _, err := admin.PutRule(t.Context(), &req); err != nil {
+		t.Fatalf("PutRule(%s): %v", ruleJSON, err)
+	}
+	decisions := make(chan agentlink.Decision, 16)
+	a := linkAgent(t, bt, agentlink.Identity{Name: "payer"}, func(d agentlink.Decision) { decisions <- d })
+	return bt, a, decisions
+}
+
+// raise has the agent raise an approval at node "pay" for run, digested
+// as the agent's runtime digests it, and returns its id and digest.
+func raise(t *testing.T, a *agent, run, ask string, show map[string]any, account string) (id, digest string) {
+	t.Helper()
+	digest, err := approvals.DigestOf(map[string]any{"show": show, "account": account})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.link.Raise(t.Context(), agentlink.Raise{
+		Run: run, Node: "pay", Ask: ask, Show: show, Account: account, Digest: digest,
+	})
+	if err != nil {
+		t.Fatalf("Raise(%s): %v", run, err)
+	}
+	if r.State != "pending" {
+		t.Fatalf("Raise(%s): state %q, want pending", run, r.State)
+	}
+	return r.ApprovalID, digest
+}
+
+// signInToApprovals signs in with token and opens the approvals view.
+func signInToApprovals(b *tab, bt *boardtest.Board, token string) {
+	b.t.Helper()
+	b.do("sign in and open the approvals",
+		chromedp.Navigate(bt.URL),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SetValue(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.ID("sign-in-button")),
+		chromedp.WaitVisible(chromedp.ID("tab-approvals")),
+		chromedp.Click(chromedp.ID("tab-approvals")),
+		chromedp.WaitVisible(chromedp.ID("approvals")),
+	)
+}
+
+// waitDecision waits for the agent to receive the decision on id.
+func waitDecision(t *testing.T, decisions <-chan agentlink.Decision, id string) agentlink.Decision {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case d := <-decisions:
+			if d.ApprovalID == id {
+				return d
+			}
+		case <-timeout:
+			t.Fatalf("decision on %s: not received within 5s", id)
+		}
+	}
+}
+
+// Predicates on the approvals view, JavaScript functions of an approval id.
+const (
+	queued    = `(id) => document.querySelector('#queue li[data-approval="' + id + '"]') !== null`
+	gone      = `(id) => document.querySelector('#queue li[data-approval="' + id + '"]') === null`
+	inHistory = `(id, state) => {
+		const row = document.querySelector('#history-rows tr[data-approval="' + id + '"]');
+		return row !== null && row.dataset.state === state;
+	}`
+)
+
+func card(id string) string {
+	return `document.querySelector('#queue li[data-approval="` + id + `"]')`
+}
+
+func TestBrowserApproveByClick(t *testing.T) {
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	b := newTab(t, 20*time.Second)
+	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	b.within(3*time.Second, "the empty queue", `() => !document.getElementById("queue-empty").hidden`)
+
+	const account = "Invoice A-17 matches purchase order PO-9; finance signed it off."
+	id, digest := raise(t, payer, "run-1", "Pay the supplier for order A-17?",
+		map[string]any{"amount": 5000, "order": "A-17"}, account)
+	b.within(3*time.Second, "the approval queued", queued, id)
+
+	text := b.eval(card(id) + `.textContent`)
+	for _, want := range []string{"payer", "pay", "run-1", "Pay the supplier for order A-17?", account, "approver", "1 yes needed", "none yet"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("card = %q, want it to contain %q", text, want)
+		}
+	}
+	if got := b.eval(`Array.from(` + card(id) + `.querySelectorAll("table.show tr")).map((tr) => tr.cells[0].textContent + "=" + tr.cells[1].textContent).join(", ")`); got != "amount=5000, order=A-17" {
+		t.Errorf("shown = %s, want amount=5000, order=A-17", got)
+	}
+	if got := b.eval(card(id) + `.querySelector(".age").textContent`); !strings.HasPrefix(got, "asked ") || !strings.HasSuffix(got, " s ago") {
+		t.Errorf("age = %q, want asked N s ago", got)
+	}
+	if got := b.eval(`document.getElementById("pending-count").textContent`); got != "1" {
+		t.Errorf("pending count = %q, want 1", got)
+	}
+
+	const reason = "matches the purchase order"
+	sel := `#queue li[data-approval="` + id + `"] `
+	b.do("approve with a reason",
+		chromedp.SetValue(chromedp.CSS(sel+"textarea.reason"), reason),
+		chromedp.Click(chromedp.CSS(sel+"button.approve")),
+	)
+	d := waitDecision(t, decisions, id)
+	if d.Say != "yes" || d.Digest != digest || d.Reason != reason || strings.Join(d.Who, ",") != "ada" {
+		t.Errorf("decision = %+v, want say yes, digest %s, reason %q, who ada", d, digest, reason)
+	}
+	b.within(3*time.Second, "the approval leaves the queue", gone, id)
+	b.within(3*time.Second, "the approval in the history, approved", inHistory, id, "approved")
+	row := b.eval(`document.querySelector('#history-rows tr[data-approval="` + id + `"]').textContent`)
+	for _, want := range []string{"approved", "ada", reason, "payer", "Pay the supplier for order A-17?", " s ago"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("history row = %q, want it to contain %q", row, want)
+		}
+	}
+	if got := b.eval(`document.getElementById("approvals-status").textContent`); !strings.Contains(got, "Approved") {
+		t.Errorf("status = %q, want it to say Approved", got)
+	}
+}
+
+func TestBrowserRejectByKeyboard(t *testing.T) {
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1,"requireReason":true}}`)
+	first, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000, "order": "A-17"}, "")
+	second, digest := raise(t, payer, "run-2", "Pay order B-2?", map[string]any{"amount": 70, "order": "B-2"}, "")
+
+	b := newTab(t, 20*time.Second)
+	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	b.within(3*time.Second, "both queued", `(a, b) => {
+		const ids = Array.from(document.querySelectorAll("#queue li")).map((li) => li.dataset.approval);
+		return ids.join(",") === a + "," + b;
+	}`, first, second)
+	if got := b.eval(`document.querySelector("#queue li").querySelector(".account") === null ? "none" : "drawn"`); got != "none" {
+		t.Errorf("empty account: %s, want none", got)
+	}
+	if got := b.eval(`document.getElementById("shortcuts").textContent`); !strings.Contains(got, "approve") || !strings.Contains(got, "reject") {
+		t.Errorf("legend = %q, want it to name approve and reject", got)
+	}
+	const selected = `(document.querySelector("#queue li.is-selected") || {dataset: {}}).dataset.approval || ""`
+	if got := b.eval(selected); got != first {
+		t.Errorf("selected = %q, want the oldest, %s", got, first)
+	}
+
+	// j selects the next; r without the reason the rule requires is refused,
+	// and the board's refusal is shown.
+	b.do("j, then r", chromedp.KeyEvent("j"), chromedp.KeyEvent("r"))
+	if got := b.eval(selected); got != second {
+		t.Errorf("selected after j = %q, want %s", got, second)
+	}
+	b.within(3*time.Second, "the refusal shown", `(id) => {
+		const e = document.querySelector('#queue li[data-approval="' + id + '"] .card-error');
+		return e !== null && !e.hidden && e.textContent.includes("invalid_argument") && e.textContent.includes("reason: required");
+	}`, second)
+
+	// While the reason has the focus, keys are typing, not shortcuts.
+	b.do("type a reason", chromedp.KeyEvent("wrong amount, r"))
+	if got := b.eval(`document.activeElement.classList.contains("reason") ? document.activeElement.value : "not in the reason"`); got != "wrong amount, r" {
+		t.Errorf("reason = %q, want what was typed", got)
+	}
+	if got := b.eval(card(second) + ` === null ? "gone" : "queued"`); got != "queued" {
+		t.Errorf("after typing r in the reason: %s, want still queued", got)
+	}
+
+	// Esc leaves the reason; r rejects the selected one.
+	b.do("Esc, then r", chromedp.KeyEvent("\x1b"), chromedp.KeyEvent("r"))
+	d := waitDecision(t, decisions, second)
+	if d.Say != "no" || d.Digest != digest || d.Reason != "wrong amount, r" {
+		t.Errorf("decision = %+v, want say no, digest %s, the reason typed", d, digest)
+	}
+	b.within(3*time.Second, "rejected, in the history", inHistory, second, "rejected")
+	b.within(3*time.Second, "gone from the queue", gone, second)
+	if got := b.eval(selected); got != first {
+		t.Errorf("selected after the reject = %q, want %s", got, first)
+	}
+	if got := b.eval(card(first) + ` === null ? "gone" : "queued"`); got != "queued" {
+		t.Errorf("the other approval: %s, want still queued", got)
+	}
+}
+
+func TestBrowserApprovalIsText(t *testing.T) {
+	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	const img = `<img src=x onerror="window.injected='yes'" id=injected>`
+	id, _ := raise(t, payer, "run-1", img, map[string]any{
+		"note":  img,
+		"lines": []any{map[string]any{"sku": "X-1", "qty": 2}, "loose"},
+		"ship":  map[string]any{"to": map[string]any{"city": "Oslo"}},
+		img:     true,
+	}, img)
+
+	// A viewer sees the queue, and is refused a decision.
+	b := newTab(t, 20*time.Second)
+	signInToApprovals(b, bt, bt.OperatorToken("vic", board.RoleViewer))
+	b.within(3*time.Second, "the approval queued", queued, id)
+	text := b.eval(card(id) + `.textContent`)
+	if n := strings.Count(text, img); n != 4 {
+		t.Errorf("card = %q: the markup appears as text %d times, want 4 (ask, value, key, account)", text, n)
+	}
+	for _, want := range []string{"X-1", "loose", "Oslo"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("card = %q, want it to contain %q", text, want)
+		}
+	}
+	if strings.Contains(text, "[object Object]") {
+		t.Errorf("card = %q, want nested values drawn, not [object Object]", text)
+	}
+	if got := b.eval(`(document.getElementById("injected") === null && document.querySelector("#approvals img") === null && window.injected === undefined) ? "escaped" : "injected"`); got != "escaped" {
+		t.Errorf("shown markup: %s, want escaped", got)
+	}
+
+	b.do("approve as a viewer", chromedp.Click(chromedp.CSS(`#queue li[data-approval="`+id+`"] button.approve`)))
+	b.within(3*time.Second, "the refusal shown", `(id) => {
+		const e = document.querySelector('#queue li[data-approval="' + id + '"] .card-error');
+		return e !== null && !e.hidden && e.textContent.includes("permission_denied");
+	}`, id)
+	if got := b.eval(card(id) + ` === null ? "gone" : "queued"`); got != "queued" {
+		t.Errorf("after a refusal: %s, want still queued", got)
+	}
 }
