@@ -52,6 +52,7 @@ type Agent struct {
 
 	tools   *mcptools.Set
 	waiting flow.Checkpointer
+	holding waiting.Holding
 }
 
 // Open loads DIR/flow.json, and builds it with the MCP servers its
@@ -104,6 +105,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
 		a.waiting, a.Waiting = waiting.OpenOrMemory(ctx, dir, waiting.Options{})
 		bo.Checkpointer = a.waiting
 	}
+	a.holding = waiting.HoldingOf(a.waiting)
 	a.Graph, err = flow.Build(f, bo)
 	if err != nil {
 		a.Close()
@@ -123,6 +125,11 @@ func (a *Agent) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Holding returns where the agent keeps its holding notes (the approvals
+// its runs wait on that are decided elsewhere): beside its waiting runs,
+// and exactly as durable.
+func (a *Agent) Holding() waiting.Holding { return a.holding }
 
 // WaitingThreads lists the threads whose runs wait for a person in the
 // agent's waiting store; nil for a flow that never waits.

@@ -216,6 +216,29 @@ func (a *Approvals) Settle(ctx context.Context, thread string, p *flow.Pending) 
 	return a.ask(ctx, n), nil
 }
 
+// Verdict says who answers p, what the run on thread waits for, from what
+// is known already: it writes nothing and asks nobody.
+func (a *Approvals) Verdict(ctx context.Context, thread string, p *flow.Pending) (Verdict, error) {
+	if p == nil || p.Kind != flow.PendingApproval {
+		return Verdict{}, nil
+	}
+	if !a.cfg.Monitored {
+		return Verdict{Who: Chat, Why: "no board is configured: the chat decides"}, nil
+	}
+	n, ok, err := a.cfg.Holding.Note(ctx, thread)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("governed: the holding note for thread %q: %w", thread, err)
+	}
+	if !ok || n.Node != p.Node || n.Digest != p.Digest {
+		return Verdict{Who: Organisation, Why: "the board has not yet been asked who decides: the run waits. It is never answered here."}, nil
+	}
+	switch n.State {
+	case waiting.Card, waiting.Held:
+		return a.ask(ctx, n), nil // neither asks nor writes
+	}
+	return waitForBoard(n, "the board has not yet said who decides"), nil
+}
+
 // ask moves a note on as far as the board lets it: Asking → Card or Held,
 // and raises a Held one. It never fails: what it could not do, it does
 // when the link is next up.

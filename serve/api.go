@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
 )
 
 // Turn is what a message or an answer comes to: a run that finished, with
@@ -24,8 +25,27 @@ type Turn struct {
 	// is, anything else as JSON. Empty when the flow names no output.
 	Reply string `json:"reply,omitempty"`
 	// Pending is what a stopped run waits for: answer it at
-	// POST /api/threads/{thread}/answer.
+	// POST /api/threads/{thread}/answer — unless Decides says the board
+	// decides it.
 	Pending *flow.Pending `json:"pending,omitempty"`
+	// Decides says, for an approval, who answers it.
+	Decides *Decides `json:"decides,omitempty"`
+}
+
+// Decides is who answers an approval a run waits at: "chat" (answer it
+// here), or "board" (the organisation decides; an answer here is refused
+// and the run goes on by itself when the board decides).
+type Decides struct {
+	Who  string `json:"who"`
+	Why  string `json:"why"`
+	Rule string `json:"rule,omitempty"`
+}
+
+func decidesOf(v governed.Verdict) *Decides {
+	if v.Who == "" {
+		return nil
+	}
+	return &Decides{Who: v.Who, Why: v.Why, Rule: v.Rule.ID}
 }
 
 // Thread is where a thread stands.
@@ -33,6 +53,7 @@ type Thread struct {
 	Thread  string        `json:"thread"`
 	Waiting bool          `json:"waiting"`
 	Pending *flow.Pending `json:"pending,omitempty"`
+	Decides *Decides      `json:"decides,omitempty"`
 }
 
 // Description is what the chat page needs to know about the flow.
@@ -91,7 +112,11 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, Thread{Thread: thread, Waiting: p != nil, Pending: p})
+	v, err := s.gov.Verdict(r.Context(), thread, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, Thread{Thread: thread, Waiting: p != nil, Pending: p, Decides: decidesOf(v)})
 	return nil
 }
 
@@ -110,12 +135,12 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.agent.Graph.Invoke(s.runContext(r, thread), thread, in)
+	res, v, err := s.gov.Invoke(s.runContext(r, thread), thread, in)
 	if err != nil {
 		return err
 	}
 	s.convs.touch(r.Context(), thread, s.now())
-	writeJSON(w, http.StatusOK, s.turn(thread, res))
+	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
 	return nil
 }
 
@@ -138,12 +163,12 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	if err := json.Unmarshal(raw, &answer); err != nil {
 		return badRequest("answer", "not JSON: %v", err)
 	}
-	res, err := s.agent.Graph.Resume(s.runContext(r, thread), thread, answer)
+	res, v, err := s.gov.Answer(s.runContext(r, thread), thread, answer)
 	if err != nil {
 		return err
 	}
 	s.convs.touch(r.Context(), thread, s.now())
-	writeJSON(w, http.StatusOK, s.turn(thread, res))
+	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
 	return nil
 }
 
@@ -244,8 +269,8 @@ func article(typ string) string {
 }
 
 // turn is a run's result as the API sends it.
-func (s *Server) turn(thread string, res flow.Result) Turn {
-	t := Turn{Thread: thread, Pending: res.Pending}
+func (s *Server) turn(thread string, res flow.Result, v governed.Verdict) Turn {
+	t := Turn{Thread: thread, Pending: res.Pending, Decides: decidesOf(v)}
 	if res.Finished() {
 		t.State = res.State
 		if outs := s.agent.Flow.Outputs; len(outs) > 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
 )
 
 // Config configures New.
@@ -31,6 +32,10 @@ type Config struct {
 	// other Host, which is what keeps a web page that rebinds its own name
 	// to 127.0.0.1 out.
 	Public bool
+	// Approvals: who answers the approvals runs wait at (the chat, or the
+	// organisation on a board), and the decisions the board sends. nil:
+	// no board is configured, and the chat answers every approval.
+	Approvals *governed.Approvals
 	// Logger: nil discards logs.
 	Logger *slog.Logger
 	// Now: the clock for the conversations' times; nil is time.Now.
@@ -43,6 +48,7 @@ type Config struct {
 // stop a refund half-way, and an http.Server's Shutdown waits for them.
 type Server struct {
 	agent *agent.Agent
+	gov   *governed.Approvals
 	log   *slog.Logger
 	now   func() time.Time
 	convs *conversations
@@ -65,8 +71,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Conversations == "" {
 		cfg.Conversations = ConversationsPath(cfg.Agent.Dir)
 	}
+	if cfg.Approvals == nil {
+		gov, err := governed.New(governed.Config{Graph: cfg.Agent.Graph, Holding: cfg.Agent.Holding()})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Approvals = gov
+	}
 	s := &Server{
 		agent: cfg.Agent,
+		gov:   cfg.Approvals,
 		log:   cfg.Logger,
 		now:   cfg.Now,
 		convs: openConversations(ctx, cfg.Conversations, cfg.Now(), cfg.Logger),
@@ -195,6 +209,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, flow.ErrWaiting):
 		writeJSON(w, http.StatusConflict, errorBody{
 			Error: fmt.Sprintf("thread %s waits for an answer: POST /api/threads/%s/answer", thread, thread)})
+	case errors.Is(err, governed.ErrGoverned):
+		writeJSON(w, http.StatusConflict, errorBody{Error: err.Error(), Field: "answer"})
 	case errors.Is(err, flow.ErrNothingPending):
 		writeJSON(w, http.StatusConflict, errorBody{Error: fmt.Sprintf("thread %s has nothing waiting for an answer", thread)})
 	case errors.Is(err, flow.ErrEmptyAnswer):

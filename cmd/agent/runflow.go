@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
 )
 
 // runFlow is `agent run DIR`: one run at a terminal. Questions (asks and
@@ -53,8 +54,31 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 	if a.Waiting != "" {
 		fmt.Fprintln(stderr, a.Waiting)
 	}
+	// Runs a decision on the board resumed or ended, on this run's thread.
+	decided := make(chan decision, 4)
+	gov, err := governed.New(governed.Config{
+		Graph:     a.Graph,
+		Holding:   a.Holding(),
+		Monitored: *monitor != "",
+		Threads:   a.WaitingThreads,
+		Logger:    log,
+		OnResult: func(th string, res flow.Result, v governed.Verdict, err error) {
+			if th != *thread {
+				return
+			}
+			select {
+			case decided <- decision{res, v, err}:
+			default: // never blocks the decision: the run's state is in the store
+				log.Warn("a decision's outcome not shown: one is waiting to be read", "thread", th)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer gov.Close()
 	if *monitor != "" {
-		stop, err := linkInBackground(ctx, dir, *monitor, *token, log)
+		stop, err := linkInBackground(ctx, dir, *monitor, *token, gov, log)
 		if err != nil {
 			return err
 		}
@@ -74,7 +98,10 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 		in[name] = v
 	}
 
-	var res flow.Result
+	var (
+		res flow.Result
+		v   governed.Verdict
+	)
 	pending, err := a.Graph.Pending(ctx, *thread)
 	switch {
 	case err != nil && !errors.Is(err, flow.ErrNothingPending):
@@ -82,18 +109,38 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 	case pending != nil:
 		fmt.Fprintf(stderr, "resuming the run waiting on thread %q\n", *thread)
 		res = flow.Result{Pending: pending}
+		if v, err = gov.Settle(ctx, *thread, pending); err != nil {
+			return err
+		}
 	default:
-		if res, err = a.Graph.Invoke(ctx, *thread, in); err != nil {
+		if res, v, err = gov.Invoke(ctx, *thread, in); err != nil {
 			return err
 		}
 	}
 	answers := bufio.NewScanner(stdin)
 	for !res.Finished() {
+		if v.Who == governed.Organisation {
+			// The board decides: the run goes on when it has.
+			fmt.Fprintf(stderr, "\napproval at %s: %s\n%s\n", res.Pending.Node, res.Pending.Question, v.Why)
+			select {
+			case d := <-decided:
+				if errors.Is(d.err, governed.ErrCancelled) || errors.Is(d.err, governed.ErrExpired) {
+					return fmt.Errorf("the run on thread %q ended without an answer: %s", *thread, d.v.Why)
+				}
+				if d.err != nil {
+					return d.err
+				}
+				res, v = d.res, d.v
+				continue
+			case <-ctx.Done():
+				return fmt.Errorf("stopped: the run waits on thread %q for the board's decision, which reaches it the next time this agent runs", *thread)
+			}
+		}
 		showPending(stderr, res.Pending)
 		if !answers.Scan() {
 			return fmt.Errorf("no answer (standard input ended): the run waits on thread %q", *thread)
 		}
-		if res, err = a.Graph.Resume(ctx, *thread, answers.Text()); err != nil {
+		if res, v, err = gov.Answer(ctx, *thread, answers.Text()); err != nil {
 			return err
 		}
 	}
@@ -138,8 +185,16 @@ func showPending(w io.Writer, p *flow.Pending) {
 	fmt.Fprintf(w, "\n%s\n> ", p.Question)
 }
 
-// linkInBackground dials the board for the length of the run.
-func linkInBackground(ctx context.Context, dir, url, token string, log *slog.Logger) (stop func(), err error) {
+// decision is what a decision on the board came to for a run.
+type decision struct {
+	res flow.Result
+	v   governed.Verdict
+	err error
+}
+
+// linkInBackground dials the board for the length of the run, asking it
+// about the approvals gov holds.
+func linkInBackground(ctx context.Context, dir, url, token string, gov *governed.Approvals, log *slog.Logger) (stop func(), err error) {
 	if token == "" {
 		return nil, fmt.Errorf("--token or MONITOR_TOKEN: required with a monitor URL")
 	}
@@ -147,11 +202,25 @@ func linkInBackground(ctx context.Context, dir, url, token string, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	link, err := agentlink.New(agentlink.Config{BoardURL: url, Token: token, Identity: id, Logger: log})
+	ctx, cancel := context.WithCancel(ctx)
+	link, err := agentlink.New(agentlink.Config{
+		BoardURL: url, Token: token, Identity: id, Logger: log,
+		Holding: gov, OnDecision: gov.Decided,
+		OnState: func(st agentlink.State) {
+			if st.Up {
+				go func() {
+					if err := gov.Recover(ctx); err != nil {
+						log.WarnContext(ctx, "asking the board about waiting runs", "err", err)
+					}
+				}()
+			}
+		},
+	})
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	gov.Use(link)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

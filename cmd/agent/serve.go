@@ -14,6 +14,7 @@ import (
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/serve"
 )
 
@@ -80,7 +81,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	s, err := startServing(ctx, servingOptions{
 		dir: dir, listen: *listen, public: *public, detail: jd, maxBytes: *maxBytes,
-		getenv: getenv, log: log, stdout: stdout, stderr: stderr,
+		getenv: getenv, log: log, stdout: stdout, stderr: stderr, monitored: *monitor != "",
 	})
 	var cannot *cannotRun
 	var ve *flow.ValidationError
@@ -100,22 +101,40 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *monitor == "" {
 		fmt.Fprintf(stdout, "agent %s: no board configured (--monitor or MONITOR_URL): running without a board\n", id.Name)
 	} else {
-		link, err := agentlink.New(agentlink.Config{
+		var gov *governed.Approvals
+		if s != nil {
+			gov = s.gov
+		}
+		cfg := agentlink.Config{
 			BoardURL:     *monitor,
 			Token:        *token,
 			Identity:     id,
 			Capabilities: caps,
 			Logger:       log,
-			OnState: func(s agentlink.State) {
-				if s.Up {
-					fmt.Fprintf(stdout, "agent %s: linked to %s (session %s)\n", id.Name, *monitor, s.Session)
-				} else {
-					fmt.Fprintf(stdout, "agent %s: link down: %v\n", id.Name, s.Err)
+			OnState: func(st agentlink.State) {
+				if !st.Up {
+					fmt.Fprintf(stdout, "agent %s: link down: %v\n", id.Name, st.Err)
+					return
+				}
+				fmt.Fprintf(stdout, "agent %s: linked to %s (session %s)\n", id.Name, *monitor, st.Session)
+				if gov != nil {
+					go func() {
+						if err := gov.Recover(ctx); err != nil {
+							log.WarnContext(ctx, "asking the board about waiting runs", "err", err)
+						}
+					}()
 				}
 			},
-		})
+		}
+		if gov != nil {
+			cfg.Holding, cfg.OnDecision = gov, gov.Decided
+		}
+		link, err := agentlink.New(cfg)
 		if err != nil {
 			return err
+		}
+		if gov != nil {
+			gov.Use(link)
 		}
 		tasks = append(tasks, func() error { return link.Run(ctx) })
 	}
@@ -149,6 +168,7 @@ func (e *cannotRun) Unwrap() error { return e.err }
 type servingOptions struct {
 	dir, listen    string
 	public         bool
+	monitored      bool // a board is configured
 	detail         serve.Detail
 	maxBytes       int64
 	getenv         func(string) string
@@ -164,6 +184,7 @@ type serving struct {
 	lock    *serve.Lock
 	journal *serve.Journal
 	agent   *agent.Agent
+	gov     *governed.Approvals
 	log     *slog.Logger
 }
 
@@ -208,7 +229,20 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 	if err != nil {
 		return nil, &cannotRun{err}
 	}
-	h, err := serve.New(ctx, serve.Config{Agent: s.agent, Public: o.public, Logger: o.log})
+	s.gov, err = governed.New(governed.Config{
+		Graph:     s.agent.Graph,
+		Holding:   s.agent.Holding(),
+		Monitored: o.monitored,
+		Threads:   s.agent.WaitingThreads,
+		Logger:    o.log,
+		OnResult: func(thread string, res flow.Result, v governed.Verdict, err error) {
+			fmt.Fprintln(o.stdout, decidedLine(thread, res, v, err))
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	h, err := serve.New(ctx, serve.Config{Agent: s.agent, Approvals: s.gov, Public: o.public, Logger: o.log})
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +286,9 @@ func (s *serving) run(ctx context.Context) error {
 
 // close releases what startServing took, in the opposite order.
 func (s *serving) close() {
+	if s.gov != nil {
+		s.gov.Close() // runs a decision resumed finish first
+	}
 	if s.agent != nil {
 		if err := s.agent.Close(); err != nil {
 			s.log.Warn("closing the agent", "err", err)
@@ -266,4 +303,17 @@ func (s *serving) close() {
 	if s.ln != nil {
 		s.ln.Close() // already closed when it was served
 	}
+}
+
+// decidedLine says what a decision made on the board came to, for stdout.
+func decidedLine(thread string, res flow.Result, v governed.Verdict, err error) string {
+	switch {
+	case errors.Is(err, governed.ErrCancelled), errors.Is(err, governed.ErrExpired):
+		return fmt.Sprintf("thread %s: the run ended without an answer: %s", thread, v.Why)
+	case err != nil:
+		return fmt.Sprintf("thread %s: after the board's decision: %v", thread, err)
+	case res.Pending != nil:
+		return fmt.Sprintf("thread %s: waits at %s: %s", thread, res.Pending.Node, v.Why)
+	}
+	return fmt.Sprintf("thread %s: the board decided; the run finished", thread)
 }
