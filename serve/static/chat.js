@@ -1,6 +1,8 @@
 // The chat page of a served agent. It talks to the agent's JSON API on the
 // same origin (docs/serve.md): pick or start a conversation, send a message,
 // read the reply, answer the question or the approval a run stops for.
+// An approval the organisation decides on its board has no buttons here: the
+// page says so and asks the agent every second until the run has moved on.
 // No framework and no build step. Everything that comes from the agent
 // reaches the page through textContent, never as HTML.
 "use strict";
@@ -22,6 +24,9 @@
     account: $("pending-account"),
     digest: $("pending-digest"),
     approval: $("approval-buttons"),
+    boardWait: $("board-wait"),
+    boardWhy: $("board-why"),
+    boardRule: $("board-rule"),
     approve: $("approve"),
     reject: $("reject"),
     askForm: $("ask-form"),
@@ -36,6 +41,8 @@
   let thread = null; // the conversation on screen
   let busy = false;
   const said = new Map(); // thread -> what was said on this visit
+  const pollMillis = 1000; // how often a run the board decides is asked after
+  let watching = null; // the board-decided approval being polled for, if any
 
   async function api(method, path, body) {
     const init = { method, headers: {} };
@@ -51,7 +58,10 @@
       data = {};
     }
     if (!res.ok) {
-      throw new Error(data.error || res.status + " " + res.statusText);
+      const err = new Error(data.error || res.status + " " + res.statusText);
+      err.status = res.status;
+      err.field = data.field || "";
+      throw err;
     }
     return data;
   }
@@ -153,8 +163,15 @@
     }
   }
 
-  function drawPending(p) {
+  // byBoard: the approval p is the organisation's to decide, on its board.
+  function byBoard(p, decides) {
+    return !!p && p.kind === "approval" && !!decides && decides.who === "board";
+  }
+
+  function drawPending(p, decides) {
     ui.pending.hidden = !p;
+    const board = byBoard(p, decides);
+    if (!board) stopWatching();
     if (!p) return;
     ui.question.textContent = p.question || (p.kind === "approval" ? "Approve?" : "Question");
     ui.rows.replaceChildren();
@@ -174,20 +191,95 @@
     ui.account.hidden = !p.account;
     ui.digest.textContent = p.digest || "";
     ui.digest.hidden = !p.digest;
-    ui.approval.hidden = p.kind !== "approval";
+    ui.approval.hidden = p.kind !== "approval" || board;
     ui.askForm.hidden = p.kind === "approval";
     ui.askAnswer.value = "";
     ui.form.hidden = true;
+    drawBoard(board ? decides : null);
+    if (board) watchBoard(p);
+  }
+
+  // drawBoard shows who decides an approval the board decides, and why;
+  // null hides it.
+  function drawBoard(decides) {
+    ui.boardWait.hidden = !decides;
+    ui.boardWhy.textContent = decides && decides.why ? decides.why : "";
+    ui.boardWhy.hidden = !ui.boardWhy.textContent;
+    ui.boardRule.textContent = decides && decides.rule ? "Rule: " + decides.rule : "";
+    ui.boardRule.hidden = !ui.boardRule.textContent;
+  }
+
+  function pendingNote(p, decides) {
+    if (byBoard(p, decides)) return "Waiting for the organisation's decision on the board.";
+    return p.kind === "approval" ? "Waiting for approval." : "The agent asks a question.";
   }
 
   function drawTurn(t) {
     if (t.pending) {
-      note("note", t.pending.kind === "approval" ? "Waiting for approval." : "The agent asks a question.");
+      note("note", pendingNote(t.pending, t.decides));
     } else {
       note("agent", t.reply || "(done)", t.state);
     }
-    drawPending(t.pending);
+    drawPending(t.pending, t.decides);
     ui.form.hidden = !!t.pending;
+  }
+
+  function stopWatching() {
+    if (watching) clearTimeout(watching.timer);
+    watching = null;
+  }
+
+  // watchBoard asks the agent about the thread on screen every pollMillis
+  // while its run waits for the board's decision on p, and draws what the
+  // run came to once it does not.
+  function watchBoard(p) {
+    if (watching && watching.thread === thread && watching.digest === p.digest) return;
+    stopWatching();
+    const w = { thread, digest: p.digest, timer: 0, failed: false };
+    watching = w;
+    const tick = async () => {
+      if (watching !== w) return;
+      let t;
+      try {
+        t = await api("GET", "/api/threads/" + encodeURIComponent(w.thread));
+      } catch (err) {
+        if (watching !== w) return;
+        w.failed = true;
+        showError(err);
+        w.timer = setTimeout(tick, pollMillis);
+        return;
+      }
+      if (watching !== w || thread !== w.thread) return;
+      if (w.failed) {
+        w.failed = false;
+        showError(null);
+      }
+      if (t.waiting && t.pending && t.pending.digest === w.digest && byBoard(t.pending, t.decides)) {
+        drawBoard(t.decides); // the why may change: a board that comes up
+        w.timer = setTimeout(tick, pollMillis);
+        return;
+      }
+      watching = null;
+      boardMovedOn(t, w.digest);
+    };
+    w.timer = setTimeout(tick, pollMillis);
+  }
+
+  // boardMovedOn draws a thread whose run no longer waits for the board's
+  // decision. The API says where a thread stands, not what a run that went
+  // on by itself replied: that reply is not shown here.
+  function boardMovedOn(t, digest) {
+    showError(null); // a refusal of an answer here is past
+    if (!t.waiting || !t.pending) {
+      note("note", "The board decided; the run went on.");
+    } else if (t.pending.digest === digest) {
+      note("note", "The chat decides this approval after all.");
+    } else {
+      note("note", "The board decided; the run went on. " + pendingNote(t.pending, t.decides));
+    }
+    drawPending(t.waiting ? t.pending : null, t.decides);
+    ui.form.hidden = !!(t.waiting && t.pending);
+    loadThreads().catch(showError);
   }
 
   async function withBusy(fn) {
@@ -213,7 +305,7 @@
     ui.form.hidden = false;
     const t = await api("GET", "/api/threads/" + encodeURIComponent(name));
     if (thread !== name) return;
-    drawPending(t.pending);
+    drawPending(t.pending, t.decides);
     ui.form.hidden = !!t.pending;
     await loadThreads();
   }
@@ -266,10 +358,35 @@
   async function answer(value, words) {
     const name = thread;
     note("you", words);
-    const t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/answer", { answer: value });
+    let t;
+    try {
+      t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/answer", { answer: value });
+    } catch (err) {
+      if (err.status === 409 && err.field === "answer" && thread === name) {
+        // Refused: the board decides this approval. Say so, and draw the
+        // thread as it stands (waiting for the board, without buttons).
+        note("note", "Not answered here: the organisation decides this approval on the board.");
+        await redraw(name);
+      }
+      throw err;
+    }
     if (thread !== name) return;
     drawTurn(t);
     await loadThreads();
+  }
+
+  // redraw draws what thread name waits for, as the agent says now; a
+  // failure to ask is left to the caller's error.
+  async function redraw(name) {
+    let t;
+    try {
+      t = await api("GET", "/api/threads/" + encodeURIComponent(name));
+    } catch (err) {
+      return;
+    }
+    if (thread !== name) return;
+    drawPending(t.waiting ? t.pending : null, t.decides);
+    ui.form.hidden = !!(t.waiting && t.pending);
   }
 
   ui.approve.addEventListener("click", () => withBusy(() => answer("yes", "Yes.")));
