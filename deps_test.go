@@ -29,7 +29,7 @@ func TestDeps(t *testing.T) {
 		{pkg: "internal/pump", stdlib: true},
 		{pkg: "agent", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},
 		{pkg: "mcptools", forbid: []string{module + "/board", module + "/ent", module + "/flow", module + "/agentlink"}},
-		{pkg: "serve", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},
+		{pkg: "serve", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", module + "/internal/e2e", "entgo.io"}},
 		{pkg: "governed", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "waiting", forbid: []string{module + "/board", module + "/ent", "entgo.io"}},
 		{pkg: "llm", stdlib: true, allow: []string{module + "/flow", module + "/approvals", module + "/subscription"}},

@@ -10,10 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/llm"
 	"github.com/symphonix/symphonix/mcptools"
+	"github.com/symphonix/symphonix/subscription"
 	"github.com/symphonix/symphonix/waiting"
 )
 
@@ -29,6 +31,11 @@ type Options struct {
 	// Gate: every tool call passes through it; nil allows every call the
 	// flow declares.
 	Gate func(ctx context.Context, name string, args map[string]any) error
+	// Monitored: a board is configured, so the board switches the tools
+	// on (Agent.Subscription): until it has spoken — or its last word is
+	// remembered in the folder — no tool may be called. false: every tool
+	// the flow declares may be.
+	Monitored bool
 	// WrapModel: when set, the flow's llm nodes ask WrapModel(m), where m is
 	// the model the environment names — how a journal sees every model
 	// call. nil asks m itself.
@@ -49,6 +56,12 @@ type Agent struct {
 	// words to print at start.
 	Model   string
 	Waiting string
+	// Subscription says which declared tools may be called now: every
+	// tool call asks it first. Give it the board's word (Set, NeverSpoke,
+	// Unreachable) when a board is configured.
+	Subscription *subscription.Subscription
+	// Tools says what the subscription started from, in words to print.
+	Tools string
 
 	tools   *mcptools.Set
 	waiting flow.Checkpointer
@@ -75,6 +88,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
 	}
 	a := &Agent{Dir: dir, Flow: f}
 	bo := flow.BuildOptions{Gate: opts.Gate}
+	if a.Subscription, a.Tools, err = subscribe(f, dir, opts.Monitored); err != nil {
+		return nil, err
+	}
 	if f.Requires != nil && len(f.Requires.MCP) > 0 {
 		servers := make(map[string]mcptools.Server, len(f.Requires.MCP))
 		for name, s := range f.Requires.MCP {
@@ -91,7 +107,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		bo.Tools = a.tools.Call
+		bo.Tools = gated(a.Subscription, a.tools.Call)
 		if opts.WrapTools != nil {
 			bo.Tools = opts.WrapTools(bo.Tools)
 		}
@@ -130,6 +146,27 @@ func (a *Agent) Close() error {
 // its runs wait on that are decided elsewhere): beside its waiting runs,
 // and exactly as durable.
 func (a *Agent) Holding() waiting.Holding { return a.holding }
+
+// ToolMismatches asks each MCP server the flow declares what tools it
+// has, within limit, and says, one line a server, where that differs from
+// the declaration — or that the server did not answer. The server is the
+// only authority on what it exposes.
+func (a *Agent) ToolMismatches(ctx context.Context, limit time.Duration) []string {
+	if a.tools == nil {
+		return nil
+	}
+	var lines []string
+	for _, server := range a.tools.Servers() {
+		m, err := a.tools.Mismatch(ctx, server, limit)
+		switch {
+		case err != nil:
+			lines = append(lines, fmt.Sprintf("mcp server %q: could not ask it for its tools: %v", server, err))
+		case !m.None():
+			lines = append(lines, m.String())
+		}
+	}
+	return lines
+}
 
 // WaitingThreads lists the threads whose runs wait for a person in the
 // agent's waiting store; nil for a flow that never waits.

@@ -2,16 +2,19 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/subscription"
 )
 
 const refundDesk = "../examples/refund-desk"
@@ -123,5 +126,63 @@ func TestWaitingThreadsOfAFlowThatNeverWaits(t *testing.T) {
 	}
 	if got := s.list(); !slices.Equal(got, []string{"model ask"}) {
 		t.Errorf("wrapped calls = %q, want the one model call", got)
+	}
+}
+
+// TestToolsSwitchedByTheBoard: with a board configured, a tool is called
+// only once the board has switched it on; a refused call is that call's
+// error, seen by WrapTools (so journaled), and never reaches the server.
+func TestToolsSwitchedByTheBoard(t *testing.T) {
+	t.Parallel()
+	var s seen
+	a, err := agent.Open(t.Context(), refundDesk, agent.Options{
+		Monitored: true,
+		WrapTools: func(call flow.ToolCaller) flow.ToolCaller {
+			return func(ctx context.Context, name string, args map[string]any) (any, error) {
+				res, err := call(ctx, name, args)
+				if errors.Is(err, subscription.ErrRefused) {
+					s.add("refused " + name)
+				} else {
+					s.add("tool " + name)
+				}
+				return res, err
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = a.Subscription.NeverSpoke() // forget the word kept in the example's folder
+		a.Close()
+	})
+	if on, src := a.Subscription.On(); len(on) != 0 || src != subscription.NobodyDecided {
+		t.Fatalf("before the board spoke: %v from %s, want nothing, nobody decided", on, src)
+	}
+	in := map[string]any{"order_id": "A-1001", "request": "broken"}
+	thread := fmt.Sprintf("switched-%d", time.Now().UnixNano())
+	_, err = a.Graph.Invoke(t.Context(), thread+"-a", in)
+	if !errors.Is(err, subscription.ErrRefused) {
+		t.Fatalf("Invoke before the board spoke = %v, want the lookup refused", err)
+	}
+	if got := s.list(); !slices.Equal(got, []string{"refused orders.lookup_order"}) {
+		t.Fatalf("calls %v, want only the refused lookup", got)
+	}
+
+	// The board switches lookup on, mid-life: the next call goes through.
+	if _, err := a.Subscription.Set([]string{"orders.lookup_order"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Graph.Invoke(t.Context(), thread+"-b", in)
+	if err != nil || res.Pending == nil || res.Pending.Node != "pay" {
+		t.Fatalf("Invoke after the switch = %+v, %v; want paused at pay", res, err)
+	}
+	_, err = a.Graph.Resume(t.Context(), thread+"-b", "yes")
+	if !errors.Is(err, subscription.ErrRefused) || !strings.Contains(err.Error(), "orders.refund") {
+		t.Fatalf("Resume yes with refund off = %v, want the refund refused, named", err)
+	}
+	want := []string{"refused orders.lookup_order", "tool orders.lookup_order", "refused orders.refund"}
+	if got := s.list(); !slices.Equal(got, want) {
+		t.Fatalf("calls %v, want %v", got, want)
 	}
 }

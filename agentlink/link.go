@@ -98,6 +98,12 @@ type Config struct {
 	// OnReAsk: nil means none. Called with the counts after each re-ask the
 	// link makes when it comes up. It must not block.
 	OnReAsk func(ReAskResult)
+	// OnSwitches: nil means none. Called with the tools ("<server>.<tool>")
+	// the board switches this agent on for: after every welcome, and the
+	// moment an operator changes them. spoken false means the board has
+	// never said, so nothing is on and any remembered word is to be
+	// forgotten. It must not block.
+	OnSwitches func(on []string, spoken bool)
 }
 
 // State is the link coming up or going down.
@@ -401,6 +407,10 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				c.answer(k.Raised.GetRequestId(), r.Msg)
 			case *boardv1.LinkResponse_Error:
 				c.answer(k.Error.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_Switches:
+				if l.cfg.OnSwitches != nil {
+					l.cfg.OnSwitches(k.Switches.GetOn(), k.Switches.GetSpoken())
+				}
 			case *boardv1.LinkResponse_Decision:
 				l.deliver(decisionOf(k.Decision))
 			default:

@@ -23,6 +23,8 @@ type rawLink struct {
 	t *testing.T
 	s boardv1connect.AgentLinkServiceLinkClientStream
 	n int
+	// switches: the tool switches the board sent, in order.
+	switches []*boardv1.ToolSwitches
 }
 
 func openLink(t *testing.T, bt *boardtest.Board, name string) *rawLink {
@@ -51,6 +53,10 @@ func (l *rawLink) next() *boardv1.LinkResponse {
 		m, err := l.s.Receive()
 		if err != nil {
 			l.t.Fatalf("receive: %v", err)
+		}
+		if sw := m.GetSwitches(); sw != nil {
+			l.switches = append(l.switches, sw) // read with switchesUntilPong
+			continue
 		}
 		if m.GetPing() == nil {
 			return m

@@ -60,6 +60,9 @@ type Board struct {
 	handler  http.Handler
 	// deliveries serialises sending decisions to each agent (decide.go).
 	deliveries deliveries
+	// switchLocks serialises, per agent, keeping and sending its tool
+	// switches (tools.go).
+	switchLocks deliveries
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -146,6 +149,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
 	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
+	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
 	grpcreflect.Register(srv)
 
 	mux := http.NewServeMux()
@@ -157,6 +161,7 @@ func (b *Board) routes() http.Handler {
 		boardv1connect.AgentServiceName,
 		boardv1connect.ApprovalServiceName,
 		boardv1connect.AuditServiceName,
+		boardv1connect.ToolServiceName,
 	))
 	mux.Handle(healthPath, b.requireToken(health))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {

@@ -103,8 +103,10 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		b.presence.leave(s, true)
 		return nil, nil, context.Canceled
 	}
-	// Decisions made while the agent was away reach it now, exactly once.
+	// Decisions made while the agent was away reach it now, exactly once;
+	// then what it is switched on for.
 	b.deliverUndelivered(ctx, s)
+	b.sendSwitches(ctx, s)
 	return s, in, nil
 }
 

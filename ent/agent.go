@@ -34,6 +34,14 @@ type Agent struct {
 	Build string `json:"build,omitempty"`
 	// Tools holds the value of the "tools" field.
 	Tools []string `json:"tools,omitempty"`
+	// ToolsOn holds the value of the "tools_on" field.
+	ToolsOn []string `json:"tools_on,omitempty"`
+	// ToolsSpoken holds the value of the "tools_spoken" field.
+	ToolsSpoken bool `json:"tools_spoken,omitempty"`
+	// ToolsSetAt holds the value of the "tools_set_at" field.
+	ToolsSetAt *time.Time `json:"tools_set_at,omitempty"`
+	// ToolsSetBy holds the value of the "tools_set_by" field.
+	ToolsSetBy string `json:"tools_set_by,omitempty"`
 	// FirstSeen holds the value of the "first_seen" field.
 	FirstSeen time.Time `json:"first_seen,omitempty"`
 	// LastSeen holds the value of the "last_seen" field.
@@ -46,15 +54,15 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case agent.FieldCapabilities, agent.FieldTools:
+		case agent.FieldCapabilities, agent.FieldTools, agent.FieldToolsOn:
 			values[i] = new([]byte)
-		case agent.FieldOnline:
+		case agent.FieldOnline, agent.FieldToolsSpoken:
 			values[i] = new(sql.NullBool)
 		case agent.FieldID:
 			values[i] = new(sql.NullInt64)
-		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild:
+		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy:
 			values[i] = new(sql.NullString)
-		case agent.FieldFirstSeen, agent.FieldLastSeen:
+		case agent.FieldToolsSetAt, agent.FieldFirstSeen, agent.FieldLastSeen:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -129,6 +137,33 @@ func (_m *Agent) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field tools: %w", err)
 				}
 			}
+		case agent.FieldToolsOn:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field tools_on", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.ToolsOn); err != nil {
+					return fmt.Errorf("unmarshal field tools_on: %w", err)
+				}
+			}
+		case agent.FieldToolsSpoken:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field tools_spoken", values[i])
+			} else if value.Valid {
+				_m.ToolsSpoken = value.Bool
+			}
+		case agent.FieldToolsSetAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field tools_set_at", values[i])
+			} else if value.Valid {
+				_m.ToolsSetAt = new(time.Time)
+				*_m.ToolsSetAt = value.Time
+			}
+		case agent.FieldToolsSetBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field tools_set_by", values[i])
+			} else if value.Valid {
+				_m.ToolsSetBy = value.String
+			}
 		case agent.FieldFirstSeen:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field first_seen", values[i])
@@ -200,6 +235,20 @@ func (_m *Agent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("tools=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Tools))
+	builder.WriteString(", ")
+	builder.WriteString("tools_on=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ToolsOn))
+	builder.WriteString(", ")
+	builder.WriteString("tools_spoken=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ToolsSpoken))
+	builder.WriteString(", ")
+	if v := _m.ToolsSetAt; v != nil {
+		builder.WriteString("tools_set_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("tools_set_by=")
+	builder.WriteString(_m.ToolsSetBy)
 	builder.WriteString(", ")
 	builder.WriteString("first_seen=")
 	builder.WriteString(_m.FirstSeen.Format(time.ANSIC))

@@ -110,6 +110,54 @@ func (_c *AgentCreate) SetTools(v []string) *AgentCreate {
 	return _c
 }
 
+// SetToolsOn sets the "tools_on" field.
+func (_c *AgentCreate) SetToolsOn(v []string) *AgentCreate {
+	_c.mutation.SetToolsOn(v)
+	return _c
+}
+
+// SetToolsSpoken sets the "tools_spoken" field.
+func (_c *AgentCreate) SetToolsSpoken(v bool) *AgentCreate {
+	_c.mutation.SetToolsSpoken(v)
+	return _c
+}
+
+// SetNillableToolsSpoken sets the "tools_spoken" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableToolsSpoken(v *bool) *AgentCreate {
+	if v != nil {
+		_c.SetToolsSpoken(*v)
+	}
+	return _c
+}
+
+// SetToolsSetAt sets the "tools_set_at" field.
+func (_c *AgentCreate) SetToolsSetAt(v time.Time) *AgentCreate {
+	_c.mutation.SetToolsSetAt(v)
+	return _c
+}
+
+// SetNillableToolsSetAt sets the "tools_set_at" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableToolsSetAt(v *time.Time) *AgentCreate {
+	if v != nil {
+		_c.SetToolsSetAt(*v)
+	}
+	return _c
+}
+
+// SetToolsSetBy sets the "tools_set_by" field.
+func (_c *AgentCreate) SetToolsSetBy(v string) *AgentCreate {
+	_c.mutation.SetToolsSetBy(v)
+	return _c
+}
+
+// SetNillableToolsSetBy sets the "tools_set_by" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableToolsSetBy(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetToolsSetBy(*v)
+	}
+	return _c
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (_c *AgentCreate) SetFirstSeen(v time.Time) *AgentCreate {
 	_c.mutation.SetFirstSeen(v)
@@ -177,6 +225,14 @@ func (_c *AgentCreate) defaults() {
 		v := agent.DefaultBuild
 		_c.mutation.SetBuild(v)
 	}
+	if _, ok := _c.mutation.ToolsSpoken(); !ok {
+		v := agent.DefaultToolsSpoken
+		_c.mutation.SetToolsSpoken(v)
+	}
+	if _, ok := _c.mutation.ToolsSetBy(); !ok {
+		v := agent.DefaultToolsSetBy
+		_c.mutation.SetToolsSetBy(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -203,6 +259,12 @@ func (_c *AgentCreate) check() error {
 	}
 	if _, ok := _c.mutation.Build(); !ok {
 		return &ValidationError{Name: "build", err: errors.New(`ent: missing required field "Agent.build"`)}
+	}
+	if _, ok := _c.mutation.ToolsSpoken(); !ok {
+		return &ValidationError{Name: "tools_spoken", err: errors.New(`ent: missing required field "Agent.tools_spoken"`)}
+	}
+	if _, ok := _c.mutation.ToolsSetBy(); !ok {
+		return &ValidationError{Name: "tools_set_by", err: errors.New(`ent: missing required field "Agent.tools_set_by"`)}
 	}
 	if _, ok := _c.mutation.FirstSeen(); !ok {
 		return &ValidationError{Name: "first_seen", err: errors.New(`ent: missing required field "Agent.first_seen"`)}
@@ -268,6 +330,22 @@ func (_c *AgentCreate) createSpec() (*Agent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Tools(); ok {
 		_spec.SetField(agent.FieldTools, field.TypeJSON, value)
 		_node.Tools = value
+	}
+	if value, ok := _c.mutation.ToolsOn(); ok {
+		_spec.SetField(agent.FieldToolsOn, field.TypeJSON, value)
+		_node.ToolsOn = value
+	}
+	if value, ok := _c.mutation.ToolsSpoken(); ok {
+		_spec.SetField(agent.FieldToolsSpoken, field.TypeBool, value)
+		_node.ToolsSpoken = value
+	}
+	if value, ok := _c.mutation.ToolsSetAt(); ok {
+		_spec.SetField(agent.FieldToolsSetAt, field.TypeTime, value)
+		_node.ToolsSetAt = &value
+	}
+	if value, ok := _c.mutation.ToolsSetBy(); ok {
+		_spec.SetField(agent.FieldToolsSetBy, field.TypeString, value)
+		_node.ToolsSetBy = value
 	}
 	if value, ok := _c.mutation.FirstSeen(); ok {
 		_spec.SetField(agent.FieldFirstSeen, field.TypeTime, value)
@@ -422,6 +500,66 @@ func (u *AgentUpsert) UpdateTools() *AgentUpsert {
 // ClearTools clears the value of the "tools" field.
 func (u *AgentUpsert) ClearTools() *AgentUpsert {
 	u.SetNull(agent.FieldTools)
+	return u
+}
+
+// SetToolsOn sets the "tools_on" field.
+func (u *AgentUpsert) SetToolsOn(v []string) *AgentUpsert {
+	u.Set(agent.FieldToolsOn, v)
+	return u
+}
+
+// UpdateToolsOn sets the "tools_on" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateToolsOn() *AgentUpsert {
+	u.SetExcluded(agent.FieldToolsOn)
+	return u
+}
+
+// ClearToolsOn clears the value of the "tools_on" field.
+func (u *AgentUpsert) ClearToolsOn() *AgentUpsert {
+	u.SetNull(agent.FieldToolsOn)
+	return u
+}
+
+// SetToolsSpoken sets the "tools_spoken" field.
+func (u *AgentUpsert) SetToolsSpoken(v bool) *AgentUpsert {
+	u.Set(agent.FieldToolsSpoken, v)
+	return u
+}
+
+// UpdateToolsSpoken sets the "tools_spoken" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateToolsSpoken() *AgentUpsert {
+	u.SetExcluded(agent.FieldToolsSpoken)
+	return u
+}
+
+// SetToolsSetAt sets the "tools_set_at" field.
+func (u *AgentUpsert) SetToolsSetAt(v time.Time) *AgentUpsert {
+	u.Set(agent.FieldToolsSetAt, v)
+	return u
+}
+
+// UpdateToolsSetAt sets the "tools_set_at" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateToolsSetAt() *AgentUpsert {
+	u.SetExcluded(agent.FieldToolsSetAt)
+	return u
+}
+
+// ClearToolsSetAt clears the value of the "tools_set_at" field.
+func (u *AgentUpsert) ClearToolsSetAt() *AgentUpsert {
+	u.SetNull(agent.FieldToolsSetAt)
+	return u
+}
+
+// SetToolsSetBy sets the "tools_set_by" field.
+func (u *AgentUpsert) SetToolsSetBy(v string) *AgentUpsert {
+	u.Set(agent.FieldToolsSetBy, v)
+	return u
+}
+
+// UpdateToolsSetBy sets the "tools_set_by" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateToolsSetBy() *AgentUpsert {
+	u.SetExcluded(agent.FieldToolsSetBy)
 	return u
 }
 
@@ -594,6 +732,76 @@ func (u *AgentUpsertOne) UpdateTools() *AgentUpsertOne {
 func (u *AgentUpsertOne) ClearTools() *AgentUpsertOne {
 	return u.Update(func(s *AgentUpsert) {
 		s.ClearTools()
+	})
+}
+
+// SetToolsOn sets the "tools_on" field.
+func (u *AgentUpsertOne) SetToolsOn(v []string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsOn(v)
+	})
+}
+
+// UpdateToolsOn sets the "tools_on" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateToolsOn() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsOn()
+	})
+}
+
+// ClearToolsOn clears the value of the "tools_on" field.
+func (u *AgentUpsertOne) ClearToolsOn() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearToolsOn()
+	})
+}
+
+// SetToolsSpoken sets the "tools_spoken" field.
+func (u *AgentUpsertOne) SetToolsSpoken(v bool) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsSpoken(v)
+	})
+}
+
+// UpdateToolsSpoken sets the "tools_spoken" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateToolsSpoken() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsSpoken()
+	})
+}
+
+// SetToolsSetAt sets the "tools_set_at" field.
+func (u *AgentUpsertOne) SetToolsSetAt(v time.Time) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsSetAt(v)
+	})
+}
+
+// UpdateToolsSetAt sets the "tools_set_at" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateToolsSetAt() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsSetAt()
+	})
+}
+
+// ClearToolsSetAt clears the value of the "tools_set_at" field.
+func (u *AgentUpsertOne) ClearToolsSetAt() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearToolsSetAt()
+	})
+}
+
+// SetToolsSetBy sets the "tools_set_by" field.
+func (u *AgentUpsertOne) SetToolsSetBy(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsSetBy(v)
+	})
+}
+
+// UpdateToolsSetBy sets the "tools_set_by" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateToolsSetBy() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsSetBy()
 	})
 }
 
@@ -934,6 +1142,76 @@ func (u *AgentUpsertBulk) UpdateTools() *AgentUpsertBulk {
 func (u *AgentUpsertBulk) ClearTools() *AgentUpsertBulk {
 	return u.Update(func(s *AgentUpsert) {
 		s.ClearTools()
+	})
+}
+
+// SetToolsOn sets the "tools_on" field.
+func (u *AgentUpsertBulk) SetToolsOn(v []string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsOn(v)
+	})
+}
+
+// UpdateToolsOn sets the "tools_on" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateToolsOn() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsOn()
+	})
+}
+
+// ClearToolsOn clears the value of the "tools_on" field.
+func (u *AgentUpsertBulk) ClearToolsOn() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearToolsOn()
+	})
+}
+
+// SetToolsSpoken sets the "tools_spoken" field.
+func (u *AgentUpsertBulk) SetToolsSpoken(v bool) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsSpoken(v)
+	})
+}
+
+// UpdateToolsSpoken sets the "tools_spoken" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateToolsSpoken() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsSpoken()
+	})
+}
+
+// SetToolsSetAt sets the "tools_set_at" field.
+func (u *AgentUpsertBulk) SetToolsSetAt(v time.Time) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsSetAt(v)
+	})
+}
+
+// UpdateToolsSetAt sets the "tools_set_at" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateToolsSetAt() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsSetAt()
+	})
+}
+
+// ClearToolsSetAt clears the value of the "tools_set_at" field.
+func (u *AgentUpsertBulk) ClearToolsSetAt() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearToolsSetAt()
+	})
+}
+
+// SetToolsSetBy sets the "tools_set_by" field.
+func (u *AgentUpsertBulk) SetToolsSetBy(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetToolsSetBy(v)
+	})
+}
+
+// UpdateToolsSetBy sets the "tools_set_by" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateToolsSetBy() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateToolsSetBy()
 	})
 }
 

@@ -135,6 +135,72 @@ func (_u *AgentUpdate) ClearTools() *AgentUpdate {
 	return _u
 }
 
+// SetToolsOn sets the "tools_on" field.
+func (_u *AgentUpdate) SetToolsOn(v []string) *AgentUpdate {
+	_u.mutation.SetToolsOn(v)
+	return _u
+}
+
+// AppendToolsOn appends value to the "tools_on" field.
+func (_u *AgentUpdate) AppendToolsOn(v []string) *AgentUpdate {
+	_u.mutation.AppendToolsOn(v)
+	return _u
+}
+
+// ClearToolsOn clears the value of the "tools_on" field.
+func (_u *AgentUpdate) ClearToolsOn() *AgentUpdate {
+	_u.mutation.ClearToolsOn()
+	return _u
+}
+
+// SetToolsSpoken sets the "tools_spoken" field.
+func (_u *AgentUpdate) SetToolsSpoken(v bool) *AgentUpdate {
+	_u.mutation.SetToolsSpoken(v)
+	return _u
+}
+
+// SetNillableToolsSpoken sets the "tools_spoken" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableToolsSpoken(v *bool) *AgentUpdate {
+	if v != nil {
+		_u.SetToolsSpoken(*v)
+	}
+	return _u
+}
+
+// SetToolsSetAt sets the "tools_set_at" field.
+func (_u *AgentUpdate) SetToolsSetAt(v time.Time) *AgentUpdate {
+	_u.mutation.SetToolsSetAt(v)
+	return _u
+}
+
+// SetNillableToolsSetAt sets the "tools_set_at" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableToolsSetAt(v *time.Time) *AgentUpdate {
+	if v != nil {
+		_u.SetToolsSetAt(*v)
+	}
+	return _u
+}
+
+// ClearToolsSetAt clears the value of the "tools_set_at" field.
+func (_u *AgentUpdate) ClearToolsSetAt() *AgentUpdate {
+	_u.mutation.ClearToolsSetAt()
+	return _u
+}
+
+// SetToolsSetBy sets the "tools_set_by" field.
+func (_u *AgentUpdate) SetToolsSetBy(v string) *AgentUpdate {
+	_u.mutation.SetToolsSetBy(v)
+	return _u
+}
+
+// SetNillableToolsSetBy sets the "tools_set_by" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableToolsSetBy(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetToolsSetBy(*v)
+	}
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdate) SetLastSeen(v time.Time) *AgentUpdate {
 	_u.mutation.SetLastSeen(v)
@@ -226,6 +292,29 @@ func (_u *AgentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ToolsCleared() {
 		_spec.ClearField(agent.FieldTools, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ToolsOn(); ok {
+		_spec.SetField(agent.FieldToolsOn, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedToolsOn(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, agent.FieldToolsOn, value)
+		})
+	}
+	if _u.mutation.ToolsOnCleared() {
+		_spec.ClearField(agent.FieldToolsOn, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ToolsSpoken(); ok {
+		_spec.SetField(agent.FieldToolsSpoken, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ToolsSetAt(); ok {
+		_spec.SetField(agent.FieldToolsSetAt, field.TypeTime, value)
+	}
+	if _u.mutation.ToolsSetAtCleared() {
+		_spec.ClearField(agent.FieldToolsSetAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ToolsSetBy(); ok {
+		_spec.SetField(agent.FieldToolsSetBy, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
@@ -356,6 +445,72 @@ func (_u *AgentUpdateOne) ClearTools() *AgentUpdateOne {
 	return _u
 }
 
+// SetToolsOn sets the "tools_on" field.
+func (_u *AgentUpdateOne) SetToolsOn(v []string) *AgentUpdateOne {
+	_u.mutation.SetToolsOn(v)
+	return _u
+}
+
+// AppendToolsOn appends value to the "tools_on" field.
+func (_u *AgentUpdateOne) AppendToolsOn(v []string) *AgentUpdateOne {
+	_u.mutation.AppendToolsOn(v)
+	return _u
+}
+
+// ClearToolsOn clears the value of the "tools_on" field.
+func (_u *AgentUpdateOne) ClearToolsOn() *AgentUpdateOne {
+	_u.mutation.ClearToolsOn()
+	return _u
+}
+
+// SetToolsSpoken sets the "tools_spoken" field.
+func (_u *AgentUpdateOne) SetToolsSpoken(v bool) *AgentUpdateOne {
+	_u.mutation.SetToolsSpoken(v)
+	return _u
+}
+
+// SetNillableToolsSpoken sets the "tools_spoken" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableToolsSpoken(v *bool) *AgentUpdateOne {
+	if v != nil {
+		_u.SetToolsSpoken(*v)
+	}
+	return _u
+}
+
+// SetToolsSetAt sets the "tools_set_at" field.
+func (_u *AgentUpdateOne) SetToolsSetAt(v time.Time) *AgentUpdateOne {
+	_u.mutation.SetToolsSetAt(v)
+	return _u
+}
+
+// SetNillableToolsSetAt sets the "tools_set_at" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableToolsSetAt(v *time.Time) *AgentUpdateOne {
+	if v != nil {
+		_u.SetToolsSetAt(*v)
+	}
+	return _u
+}
+
+// ClearToolsSetAt clears the value of the "tools_set_at" field.
+func (_u *AgentUpdateOne) ClearToolsSetAt() *AgentUpdateOne {
+	_u.mutation.ClearToolsSetAt()
+	return _u
+}
+
+// SetToolsSetBy sets the "tools_set_by" field.
+func (_u *AgentUpdateOne) SetToolsSetBy(v string) *AgentUpdateOne {
+	_u.mutation.SetToolsSetBy(v)
+	return _u
+}
+
+// SetNillableToolsSetBy sets the "tools_set_by" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableToolsSetBy(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetToolsSetBy(*v)
+	}
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdateOne) SetLastSeen(v time.Time) *AgentUpdateOne {
 	_u.mutation.SetLastSeen(v)
@@ -477,6 +632,29 @@ func (_u *AgentUpdateOne) sqlSave(ctx context.Context) (_node *Agent, err error)
 	}
 	if _u.mutation.ToolsCleared() {
 		_spec.ClearField(agent.FieldTools, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ToolsOn(); ok {
+		_spec.SetField(agent.FieldToolsOn, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedToolsOn(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, agent.FieldToolsOn, value)
+		})
+	}
+	if _u.mutation.ToolsOnCleared() {
+		_spec.ClearField(agent.FieldToolsOn, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ToolsSpoken(); ok {
+		_spec.SetField(agent.FieldToolsSpoken, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ToolsSetAt(); ok {
+		_spec.SetField(agent.FieldToolsSetAt, field.TypeTime, value)
+	}
+	if _u.mutation.ToolsSetAtCleared() {
+		_spec.ClearField(agent.FieldToolsSetAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ToolsSetBy(); ok {
+		_spec.SetField(agent.FieldToolsSetBy, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)

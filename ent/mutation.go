@@ -55,6 +55,11 @@ type AgentMutation struct {
 	build              *string
 	tools              *[]string
 	appendtools        []string
+	tools_on           *[]string
+	appendtools_on     []string
+	tools_spoken       *bool
+	tools_set_at       *time.Time
+	tools_set_by       *string
 	first_seen         *time.Time
 	last_seen          *time.Time
 	clearedFields      map[string]struct{}
@@ -507,6 +512,192 @@ func (m *AgentMutation) ResetTools() {
 	delete(m.clearedFields, agent.FieldTools)
 }
 
+// SetToolsOn sets the "tools_on" field.
+func (m *AgentMutation) SetToolsOn(s []string) {
+	m.tools_on = &s
+	m.appendtools_on = nil
+}
+
+// ToolsOn returns the value of the "tools_on" field in the mutation.
+func (m *AgentMutation) ToolsOn() (r []string, exists bool) {
+	v := m.tools_on
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToolsOn returns the old "tools_on" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldToolsOn(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToolsOn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToolsOn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToolsOn: %w", err)
+	}
+	return oldValue.ToolsOn, nil
+}
+
+// AppendToolsOn adds s to the "tools_on" field.
+func (m *AgentMutation) AppendToolsOn(s []string) {
+	m.appendtools_on = append(m.appendtools_on, s...)
+}
+
+// AppendedToolsOn returns the list of values that were appended to the "tools_on" field in this mutation.
+func (m *AgentMutation) AppendedToolsOn() ([]string, bool) {
+	if len(m.appendtools_on) == 0 {
+		return nil, false
+	}
+	return m.appendtools_on, true
+}
+
+// ClearToolsOn clears the value of the "tools_on" field.
+func (m *AgentMutation) ClearToolsOn() {
+	m.tools_on = nil
+	m.appendtools_on = nil
+	m.clearedFields[agent.FieldToolsOn] = struct{}{}
+}
+
+// ToolsOnCleared returns if the "tools_on" field was cleared in this mutation.
+func (m *AgentMutation) ToolsOnCleared() bool {
+	_, ok := m.clearedFields[agent.FieldToolsOn]
+	return ok
+}
+
+// ResetToolsOn resets all changes to the "tools_on" field.
+func (m *AgentMutation) ResetToolsOn() {
+	m.tools_on = nil
+	m.appendtools_on = nil
+	delete(m.clearedFields, agent.FieldToolsOn)
+}
+
+// SetToolsSpoken sets the "tools_spoken" field.
+func (m *AgentMutation) SetToolsSpoken(b bool) {
+	m.tools_spoken = &b
+}
+
+// ToolsSpoken returns the value of the "tools_spoken" field in the mutation.
+func (m *AgentMutation) ToolsSpoken() (r bool, exists bool) {
+	v := m.tools_spoken
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToolsSpoken returns the old "tools_spoken" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldToolsSpoken(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToolsSpoken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToolsSpoken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToolsSpoken: %w", err)
+	}
+	return oldValue.ToolsSpoken, nil
+}
+
+// ResetToolsSpoken resets all changes to the "tools_spoken" field.
+func (m *AgentMutation) ResetToolsSpoken() {
+	m.tools_spoken = nil
+}
+
+// SetToolsSetAt sets the "tools_set_at" field.
+func (m *AgentMutation) SetToolsSetAt(t time.Time) {
+	m.tools_set_at = &t
+}
+
+// ToolsSetAt returns the value of the "tools_set_at" field in the mutation.
+func (m *AgentMutation) ToolsSetAt() (r time.Time, exists bool) {
+	v := m.tools_set_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToolsSetAt returns the old "tools_set_at" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldToolsSetAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToolsSetAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToolsSetAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToolsSetAt: %w", err)
+	}
+	return oldValue.ToolsSetAt, nil
+}
+
+// ClearToolsSetAt clears the value of the "tools_set_at" field.
+func (m *AgentMutation) ClearToolsSetAt() {
+	m.tools_set_at = nil
+	m.clearedFields[agent.FieldToolsSetAt] = struct{}{}
+}
+
+// ToolsSetAtCleared returns if the "tools_set_at" field was cleared in this mutation.
+func (m *AgentMutation) ToolsSetAtCleared() bool {
+	_, ok := m.clearedFields[agent.FieldToolsSetAt]
+	return ok
+}
+
+// ResetToolsSetAt resets all changes to the "tools_set_at" field.
+func (m *AgentMutation) ResetToolsSetAt() {
+	m.tools_set_at = nil
+	delete(m.clearedFields, agent.FieldToolsSetAt)
+}
+
+// SetToolsSetBy sets the "tools_set_by" field.
+func (m *AgentMutation) SetToolsSetBy(s string) {
+	m.tools_set_by = &s
+}
+
+// ToolsSetBy returns the value of the "tools_set_by" field in the mutation.
+func (m *AgentMutation) ToolsSetBy() (r string, exists bool) {
+	v := m.tools_set_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToolsSetBy returns the old "tools_set_by" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldToolsSetBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToolsSetBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToolsSetBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToolsSetBy: %w", err)
+	}
+	return oldValue.ToolsSetBy, nil
+}
+
+// ResetToolsSetBy resets all changes to the "tools_set_by" field.
+func (m *AgentMutation) ResetToolsSetBy() {
+	m.tools_set_by = nil
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (m *AgentMutation) SetFirstSeen(t time.Time) {
 	m.first_seen = &t
@@ -613,7 +804,7 @@ func (m *AgentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 14)
 	if m.name != nil {
 		fields = append(fields, agent.FieldName)
 	}
@@ -637,6 +828,18 @@ func (m *AgentMutation) Fields() []string {
 	}
 	if m.tools != nil {
 		fields = append(fields, agent.FieldTools)
+	}
+	if m.tools_on != nil {
+		fields = append(fields, agent.FieldToolsOn)
+	}
+	if m.tools_spoken != nil {
+		fields = append(fields, agent.FieldToolsSpoken)
+	}
+	if m.tools_set_at != nil {
+		fields = append(fields, agent.FieldToolsSetAt)
+	}
+	if m.tools_set_by != nil {
+		fields = append(fields, agent.FieldToolsSetBy)
 	}
 	if m.first_seen != nil {
 		fields = append(fields, agent.FieldFirstSeen)
@@ -668,6 +871,14 @@ func (m *AgentMutation) Field(name string) (ent.Value, bool) {
 		return m.Build()
 	case agent.FieldTools:
 		return m.Tools()
+	case agent.FieldToolsOn:
+		return m.ToolsOn()
+	case agent.FieldToolsSpoken:
+		return m.ToolsSpoken()
+	case agent.FieldToolsSetAt:
+		return m.ToolsSetAt()
+	case agent.FieldToolsSetBy:
+		return m.ToolsSetBy()
 	case agent.FieldFirstSeen:
 		return m.FirstSeen()
 	case agent.FieldLastSeen:
@@ -697,6 +908,14 @@ func (m *AgentMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldBuild(ctx)
 	case agent.FieldTools:
 		return m.OldTools(ctx)
+	case agent.FieldToolsOn:
+		return m.OldToolsOn(ctx)
+	case agent.FieldToolsSpoken:
+		return m.OldToolsSpoken(ctx)
+	case agent.FieldToolsSetAt:
+		return m.OldToolsSetAt(ctx)
+	case agent.FieldToolsSetBy:
+		return m.OldToolsSetBy(ctx)
 	case agent.FieldFirstSeen:
 		return m.OldFirstSeen(ctx)
 	case agent.FieldLastSeen:
@@ -766,6 +985,34 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTools(v)
 		return nil
+	case agent.FieldToolsOn:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToolsOn(v)
+		return nil
+	case agent.FieldToolsSpoken:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToolsSpoken(v)
+		return nil
+	case agent.FieldToolsSetAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToolsSetAt(v)
+		return nil
+	case agent.FieldToolsSetBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToolsSetBy(v)
+		return nil
 	case agent.FieldFirstSeen:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -816,6 +1063,12 @@ func (m *AgentMutation) ClearedFields() []string {
 	if m.FieldCleared(agent.FieldTools) {
 		fields = append(fields, agent.FieldTools)
 	}
+	if m.FieldCleared(agent.FieldToolsOn) {
+		fields = append(fields, agent.FieldToolsOn)
+	}
+	if m.FieldCleared(agent.FieldToolsSetAt) {
+		fields = append(fields, agent.FieldToolsSetAt)
+	}
 	return fields
 }
 
@@ -835,6 +1088,12 @@ func (m *AgentMutation) ClearField(name string) error {
 		return nil
 	case agent.FieldTools:
 		m.ClearTools()
+		return nil
+	case agent.FieldToolsOn:
+		m.ClearToolsOn()
+		return nil
+	case agent.FieldToolsSetAt:
+		m.ClearToolsSetAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Agent nullable field %s", name)
@@ -867,6 +1126,18 @@ func (m *AgentMutation) ResetField(name string) error {
 		return nil
 	case agent.FieldTools:
 		m.ResetTools()
+		return nil
+	case agent.FieldToolsOn:
+		m.ResetToolsOn()
+		return nil
+	case agent.FieldToolsSpoken:
+		m.ResetToolsSpoken()
+		return nil
+	case agent.FieldToolsSetAt:
+		m.ResetToolsSetAt()
+		return nil
+	case agent.FieldToolsSetBy:
+		m.ResetToolsSetBy()
 		return nil
 	case agent.FieldFirstSeen:
 		m.ResetFirstSeen()

@@ -43,6 +43,14 @@ func init() {
 	agentDescBuild := agentFields[6].Descriptor()
 	// agent.DefaultBuild holds the default value on creation for the build field.
 	agent.DefaultBuild = agentDescBuild.Default.(string)
+	// agentDescToolsSpoken is the schema descriptor for tools_spoken field.
+	agentDescToolsSpoken := agentFields[9].Descriptor()
+	// agent.DefaultToolsSpoken holds the default value on creation for the tools_spoken field.
+	agent.DefaultToolsSpoken = agentDescToolsSpoken.Default.(bool)
+	// agentDescToolsSetBy is the schema descriptor for tools_set_by field.
+	agentDescToolsSetBy := agentFields[11].Descriptor()
+	// agent.DefaultToolsSetBy holds the default value on creation for the tools_set_by field.
+	agent.DefaultToolsSetBy = agentDescToolsSetBy.Default.(string)
 	approvalFields := schema.Approval{}.Fields()
 	_ = approvalFields
 	// approvalDescAgent is the schema descriptor for agent field.

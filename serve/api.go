@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
@@ -54,6 +55,20 @@ type Thread struct {
 	Waiting bool          `json:"waiting"`
 	Pending *flow.Pending `json:"pending,omitempty"`
 	Decides *Decides      `json:"decides,omitempty"`
+	// Decided is what the board's last decision on the thread came to,
+	// since this agent started: how the page learns the reply of a run
+	// the board resumed, or that the board ended it.
+	Decided *Decided `json:"decided,omitempty"`
+}
+
+// Decided is what a decision made on the board came to: the run went on
+// (Turn: finished, or waiting again), or it ended without an answer
+// (Ended: "cancelled" or "expired", or "failed", with Why).
+type Decided struct {
+	Turn
+	Ended string    `json:"ended,omitempty"`
+	Why   string    `json:"why,omitempty"`
+	At    time.Time `json:"at"`
 }
 
 // Description is what the chat page needs to know about the flow.
@@ -116,7 +131,8 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, Thread{Thread: thread, Waiting: p != nil, Pending: p, Decides: decidesOf(v)})
+	writeJSON(w, http.StatusOK, Thread{Thread: thread, Waiting: p != nil, Pending: p, Decides: decidesOf(v),
+		Decided: s.decided.get(thread)})
 	return nil
 }
 

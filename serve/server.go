@@ -52,8 +52,10 @@ type Server struct {
 	log   *slog.Logger
 	now   func() time.Time
 	convs *conversations
-	mux   *http.ServeMux
-	h     http.Handler
+	// decided: what the board's decisions came to, per thread.
+	decided outcomes
+	mux     *http.ServeMux
+	h       http.Handler
 }
 
 // New checks cfg and builds the server. It reads the conversations index

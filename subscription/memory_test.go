@@ -203,3 +203,31 @@ func TestRecallAfterBoardSpoke(t *testing.T) {
 		t.Errorf("On() = %q, %s, want the board's [orders.lookup_order], %s", on, src, FromBoard)
 	}
 }
+
+// TestNeverSpoke: a board that says it never decided takes everything off
+// and forgets the remembered word, so a restart does not bring it back.
+func TestNeverSpoke(t *testing.T) {
+	t.Parallel()
+	mem := MemoryPath(t.TempDir())
+	s := newSub(t, true, mem)
+	set(t, s, "orders.lookup_order")
+	if err := s.NeverSpoke(); err != nil {
+		t.Fatal(err)
+	}
+	if a := s.MayCallTool("orders.lookup_order"); a.Allowed || a.Source != NobodyDecided {
+		t.Errorf("after NeverSpoke: %+v, want refused, nobody decided", a)
+	}
+	if _, err := os.Stat(mem); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("memory file after NeverSpoke: %v, want gone", err)
+	}
+	restarted := newSub(t, true, mem)
+	if err := restarted.Recall(); err != nil {
+		t.Fatal(err)
+	}
+	if on, src := restarted.On(); len(on) != 0 || src != NobodyDecided {
+		t.Errorf("restarted: on %v from %s, want nothing, nobody decided", on, src)
+	}
+	if err := newSub(t, false, "").NeverSpoke(); !errors.Is(err, ErrNoBoard) {
+		t.Errorf("NeverSpoke without a board = %v, want ErrNoBoard", err)
+	}
+}

@@ -3,6 +3,8 @@ package subscription
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -123,6 +125,31 @@ func (s *Subscription) Set(on []string) (undeclared []string, err error) {
 		return undeclared, err
 	}
 	return undeclared, nil
+}
+
+// NeverSpoke applies a board saying it has never decided for this agent
+// (its store was replaced, say): nothing is switched on, [NobodyDecided],
+// and the word remembered from before is forgotten, on disk too, so a
+// restart cannot bring it back. err is the failure to forget it on disk;
+// nothing is on even then. Without a board it changes nothing and returns
+// [ErrNoBoard].
+func (s *Subscription) NeverSpoke() error {
+	if !s.board {
+		return fmt.Errorf("subscription: the board's word: %w", ErrNoBoard)
+	}
+	s.writing.Lock()
+	defer s.writing.Unlock()
+	s.mu.Lock()
+	s.on = map[string]struct{}{}
+	s.source = NobodyDecided
+	s.mu.Unlock()
+	if s.memory == "" {
+		return nil
+	}
+	if err := os.Remove(s.memory); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("subscription: forget the board's last word: %w", err)
+	}
+	return nil
 }
 
 // Unreachable notes that the board can no longer be reached (its link went

@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/subscription"
 )
 
 // runFlow is `agent run DIR`: one run at a terminal. Questions (asks and
@@ -40,7 +41,7 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	dir := fs.Arg(0)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := agent.Open(ctx, dir, agent.Options{Getenv: getenv, Logger: log, Stderr: stderr})
+	a, err := agent.Open(ctx, dir, agent.Options{Getenv: getenv, Logger: log, Stderr: stderr, Monitored: *monitor != ""})
 	if err != nil {
 		var ve *flow.ValidationError
 		if errors.As(err, &ve) {
@@ -54,6 +55,7 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 	if a.Waiting != "" {
 		fmt.Fprintln(stderr, a.Waiting)
 	}
+	fmt.Fprintln(stderr, a.Tools)
 	// Runs a decision on the board resumed or ended, on this run's thread.
 	decided := make(chan decision, 4)
 	gov, err := governed.New(governed.Config{
@@ -78,7 +80,7 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer gov.Close()
 	if *monitor != "" {
-		stop, err := linkInBackground(ctx, dir, *monitor, *token, gov, log)
+		stop, err := linkInBackground(ctx, dir, *monitor, *token, gov, a.Subscription, stderr, log)
 		if err != nil {
 			return err
 		}
@@ -194,7 +196,7 @@ type decision struct {
 
 // linkInBackground dials the board for the length of the run, asking it
 // about the approvals gov holds.
-func linkInBackground(ctx context.Context, dir, url, token string, gov *governed.Approvals, log *slog.Logger) (stop func(), err error) {
+func linkInBackground(ctx context.Context, dir, url, token string, gov *governed.Approvals, sub *subscription.Subscription, stderr io.Writer, log *slog.Logger) (stop func(), err error) {
 	if token == "" {
 		return nil, fmt.Errorf("--token or MONITOR_TOKEN: required with a monitor URL")
 	}
@@ -206,7 +208,13 @@ func linkInBackground(ctx context.Context, dir, url, token string, gov *governed
 	link, err := agentlink.New(agentlink.Config{
 		BoardURL: url, Token: token, Identity: id, Logger: log,
 		Holding: gov, OnDecision: gov.Decided,
+		OnSwitches: func(on []string, spoken bool) {
+			fmt.Fprintln(stderr, switchesLine(id.Name, sub, on, spoken))
+		},
 		OnState: func(st agentlink.State) {
+			if !st.Up {
+				sub.Unreachable()
+			}
 			if st.Up {
 				go func() {
 					if err := gov.Recover(ctx); err != nil {

@@ -9,13 +9,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/mcptools"
 	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/subscription"
 )
 
 // shutdownGrace is how long a stopping agent waits for the runs in flight.
@@ -89,6 +92,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	case err == nil:
 		defer s.close()
 		tasks = append(tasks, func() error { return s.run(ctx) })
+		go func() {
+			// The servers themselves say what they offer; a difference
+			// from the declaration is said, never acted on.
+			for _, line := range s.agent.ToolMismatches(ctx, mcptools.AskWithin) {
+				fmt.Fprintf(stdout, "agent %s: %s\n", id.Name, line)
+			}
+		}()
 	case plain && errors.As(err, &cannot):
 		fmt.Fprintf(stdout, "agent %s: not served: %v\n", id.Name, cannot.err)
 	case errors.As(err, &ve):
@@ -101,9 +111,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *monitor == "" {
 		fmt.Fprintf(stdout, "agent %s: no board configured (--monitor or MONITOR_URL): running without a board\n", id.Name)
 	} else {
-		var gov *governed.Approvals
+		var (
+			gov *governed.Approvals
+			sub *subscription.Subscription
+		)
 		if s != nil {
-			gov = s.gov
+			gov, sub = s.gov, s.agent.Subscription
 		}
 		cfg := agentlink.Config{
 			BoardURL:     *monitor,
@@ -114,6 +127,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			OnState: func(st agentlink.State) {
 				if !st.Up {
 					fmt.Fprintf(stdout, "agent %s: link down: %v\n", id.Name, st.Err)
+					if sub != nil {
+						sub.Unreachable()
+					}
 					return
 				}
 				fmt.Fprintf(stdout, "agent %s: linked to %s (session %s)\n", id.Name, *monitor, st.Session)
@@ -128,6 +144,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		if gov != nil {
 			cfg.Holding, cfg.OnDecision = gov, gov.Decided
+		}
+		if sub != nil {
+			cfg.OnSwitches = func(on []string, spoken bool) {
+				fmt.Fprintln(stdout, switchesLine(id.Name, sub, on, spoken))
+			}
 		}
 		link, err := agentlink.New(cfg)
 		if err != nil {
@@ -185,6 +206,7 @@ type serving struct {
 	journal *serve.Journal
 	agent   *agent.Agent
 	gov     *governed.Approvals
+	api     *serve.Server
 	log     *slog.Logger
 }
 
@@ -225,6 +247,7 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 		Stderr:    o.stderr,
 		WrapModel: s.journal.WrapModel,
 		WrapTools: s.journal.WrapTools,
+		Monitored: o.monitored,
 	})
 	if err != nil {
 		return nil, &cannotRun{err}
@@ -237,17 +260,18 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 		Logger:    o.log,
 		OnResult: func(thread string, res flow.Result, v governed.Verdict, err error) {
 			fmt.Fprintln(o.stdout, decidedLine(thread, res, v, err))
+			s.api.Decided(thread, res, v, err)
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	h, err := serve.New(ctx, serve.Config{Agent: s.agent, Approvals: s.gov, Public: o.public, Logger: o.log})
+	s.api, err = serve.New(ctx, serve.Config{Agent: s.agent, Approvals: s.gov, Public: o.public, Logger: o.log})
 	if err != nil {
 		return nil, err
 	}
 	s.srv = &http.Server{
-		Handler:           h,
+		Handler:           s.api,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -257,6 +281,7 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 	if s.agent.Waiting != "" {
 		fmt.Fprintln(o.stdout, s.agent.Waiting)
 	}
+	fmt.Fprintln(o.stdout, s.agent.Tools)
 	fmt.Fprintln(o.stdout, journalLine)
 	fmt.Fprintf(o.stdout, "serving %s on %s\n", o.dir, url)
 	return s, nil
@@ -316,4 +341,25 @@ func decidedLine(thread string, res flow.Result, v governed.Verdict, err error) 
 		return fmt.Sprintf("thread %s: waits at %s: %s", thread, res.Pending.Node, v.Why)
 	}
 	return fmt.Sprintf("thread %s: the board decided; the run finished", thread)
+}
+
+// switchesLine applies the board's word on the tools to sub and says what
+// it came to, for stdout.
+func switchesLine(name string, sub *subscription.Subscription, on []string, spoken bool) string {
+	if !spoken {
+		if err := sub.NeverSpoke(); err != nil {
+			return fmt.Sprintf("agent %s: tools: the board has not said which are on, so none are (%v)", name, err)
+		}
+		return fmt.Sprintf("agent %s: tools: the board has not said which are on, so none are", name)
+	}
+	undeclared, err := sub.Set(on)
+	now, _ := sub.On()
+	line := fmt.Sprintf("agent %s: tools: the board switched on %d: %s", name, len(now), strings.Join(now, ", "))
+	if len(undeclared) > 0 {
+		line += fmt.Sprintf(" (not declared by this flow, so left off: %s)", strings.Join(undeclared, ", "))
+	}
+	if err != nil {
+		line += fmt.Sprintf(" (not remembered for a restart: %v)", err)
+	}
+	return line
 }

@@ -27,6 +27,14 @@ const (
 	FieldBuild = "build"
 	// FieldTools holds the string denoting the tools field in the database.
 	FieldTools = "tools"
+	// FieldToolsOn holds the string denoting the tools_on field in the database.
+	FieldToolsOn = "tools_on"
+	// FieldToolsSpoken holds the string denoting the tools_spoken field in the database.
+	FieldToolsSpoken = "tools_spoken"
+	// FieldToolsSetAt holds the string denoting the tools_set_at field in the database.
+	FieldToolsSetAt = "tools_set_at"
+	// FieldToolsSetBy holds the string denoting the tools_set_by field in the database.
+	FieldToolsSetBy = "tools_set_by"
 	// FieldFirstSeen holds the string denoting the first_seen field in the database.
 	FieldFirstSeen = "first_seen"
 	// FieldLastSeen holds the string denoting the last_seen field in the database.
@@ -46,6 +54,10 @@ var Columns = []string{
 	FieldProtocol,
 	FieldBuild,
 	FieldTools,
+	FieldToolsOn,
+	FieldToolsSpoken,
+	FieldToolsSetAt,
+	FieldToolsSetBy,
 	FieldFirstSeen,
 	FieldLastSeen,
 }
@@ -73,6 +85,10 @@ var (
 	DefaultProtocol string
 	// DefaultBuild holds the default value on creation for the "build" field.
 	DefaultBuild string
+	// DefaultToolsSpoken holds the default value on creation for the "tools_spoken" field.
+	DefaultToolsSpoken bool
+	// DefaultToolsSetBy holds the default value on creation for the "tools_set_by" field.
+	DefaultToolsSetBy string
 )
 
 // OrderOption defines the ordering options for the Agent queries.
@@ -111,6 +127,21 @@ func ByProtocol(opts ...sql.OrderTermOption) OrderOption {
 // ByBuild orders the results by the build field.
 func ByBuild(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBuild, opts...).ToFunc()
+}
+
+// ByToolsSpoken orders the results by the tools_spoken field.
+func ByToolsSpoken(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldToolsSpoken, opts...).ToFunc()
+}
+
+// ByToolsSetAt orders the results by the tools_set_at field.
+func ByToolsSetAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldToolsSetAt, opts...).ToFunc()
+}
+
+// ByToolsSetBy orders the results by the tools_set_by field.
+func ByToolsSetBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldToolsSetBy, opts...).ToFunc()
 }
 
 // ByFirstSeen orders the results by the first_seen field.

@@ -84,6 +84,21 @@ func Build(v string) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldBuild, v))
 }
 
+// ToolsSpoken applies equality check predicate on the "tools_spoken" field. It's identical to ToolsSpokenEQ.
+func ToolsSpoken(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldToolsSpoken, v))
+}
+
+// ToolsSetAt applies equality check predicate on the "tools_set_at" field. It's identical to ToolsSetAtEQ.
+func ToolsSetAt(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldToolsSetAt, v))
+}
+
+// ToolsSetBy applies equality check predicate on the "tools_set_by" field. It's identical to ToolsSetByEQ.
+func ToolsSetBy(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldToolsSetBy, v))
+}
+
 // FirstSeen applies equality check predicate on the "first_seen" field. It's identical to FirstSeenEQ.
 func FirstSeen(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldFirstSeen, v))
@@ -447,6 +462,141 @@ func ToolsIsNil() predicate.Agent {
 // ToolsNotNil applies the NotNil predicate on the "tools" field.
 func ToolsNotNil() predicate.Agent {
 	return predicate.Agent(sql.FieldNotNull(FieldTools))
+}
+
+// ToolsOnIsNil applies the IsNil predicate on the "tools_on" field.
+func ToolsOnIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldToolsOn))
+}
+
+// ToolsOnNotNil applies the NotNil predicate on the "tools_on" field.
+func ToolsOnNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldToolsOn))
+}
+
+// ToolsSpokenEQ applies the EQ predicate on the "tools_spoken" field.
+func ToolsSpokenEQ(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldToolsSpoken, v))
+}
+
+// ToolsSpokenNEQ applies the NEQ predicate on the "tools_spoken" field.
+func ToolsSpokenNEQ(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldToolsSpoken, v))
+}
+
+// ToolsSetAtEQ applies the EQ predicate on the "tools_set_at" field.
+func ToolsSetAtEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldToolsSetAt, v))
+}
+
+// ToolsSetAtNEQ applies the NEQ predicate on the "tools_set_at" field.
+func ToolsSetAtNEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldToolsSetAt, v))
+}
+
+// ToolsSetAtIn applies the In predicate on the "tools_set_at" field.
+func ToolsSetAtIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldToolsSetAt, vs...))
+}
+
+// ToolsSetAtNotIn applies the NotIn predicate on the "tools_set_at" field.
+func ToolsSetAtNotIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldToolsSetAt, vs...))
+}
+
+// ToolsSetAtGT applies the GT predicate on the "tools_set_at" field.
+func ToolsSetAtGT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldToolsSetAt, v))
+}
+
+// ToolsSetAtGTE applies the GTE predicate on the "tools_set_at" field.
+func ToolsSetAtGTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldToolsSetAt, v))
+}
+
+// ToolsSetAtLT applies the LT predicate on the "tools_set_at" field.
+func ToolsSetAtLT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldToolsSetAt, v))
+}
+
+// ToolsSetAtLTE applies the LTE predicate on the "tools_set_at" field.
+func ToolsSetAtLTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldToolsSetAt, v))
+}
+
+// ToolsSetAtIsNil applies the IsNil predicate on the "tools_set_at" field.
+func ToolsSetAtIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldToolsSetAt))
+}
+
+// ToolsSetAtNotNil applies the NotNil predicate on the "tools_set_at" field.
+func ToolsSetAtNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldToolsSetAt))
+}
+
+// ToolsSetByEQ applies the EQ predicate on the "tools_set_by" field.
+func ToolsSetByEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldToolsSetBy, v))
+}
+
+// ToolsSetByNEQ applies the NEQ predicate on the "tools_set_by" field.
+func ToolsSetByNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldToolsSetBy, v))
+}
+
+// ToolsSetByIn applies the In predicate on the "tools_set_by" field.
+func ToolsSetByIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldToolsSetBy, vs...))
+}
+
+// ToolsSetByNotIn applies the NotIn predicate on the "tools_set_by" field.
+func ToolsSetByNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldToolsSetBy, vs...))
+}
+
+// ToolsSetByGT applies the GT predicate on the "tools_set_by" field.
+func ToolsSetByGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldToolsSetBy, v))
+}
+
+// ToolsSetByGTE applies the GTE predicate on the "tools_set_by" field.
+func ToolsSetByGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldToolsSetBy, v))
+}
+
+// ToolsSetByLT applies the LT predicate on the "tools_set_by" field.
+func ToolsSetByLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldToolsSetBy, v))
+}
+
+// ToolsSetByLTE applies the LTE predicate on the "tools_set_by" field.
+func ToolsSetByLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldToolsSetBy, v))
+}
+
+// ToolsSetByContains applies the Contains predicate on the "tools_set_by" field.
+func ToolsSetByContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldToolsSetBy, v))
+}
+
+// ToolsSetByHasPrefix applies the HasPrefix predicate on the "tools_set_by" field.
+func ToolsSetByHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldToolsSetBy, v))
+}
+
+// ToolsSetByHasSuffix applies the HasSuffix predicate on the "tools_set_by" field.
+func ToolsSetByHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldToolsSetBy, v))
+}
+
+// ToolsSetByEqualFold applies the EqualFold predicate on the "tools_set_by" field.
+func ToolsSetByEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldToolsSetBy, v))
+}
+
+// ToolsSetByContainsFold applies the ContainsFold predicate on the "tools_set_by" field.
+func ToolsSetByContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldToolsSetBy, v))
 }
 
 // FirstSeenEQ applies the EQ predicate on the "first_seen" field.

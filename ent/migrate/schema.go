@@ -20,6 +20,10 @@ var (
 		{Name: "protocol", Type: field.TypeString, Default: ""},
 		{Name: "build", Type: field.TypeString, Default: ""},
 		{Name: "tools", Type: field.TypeJSON, Nullable: true},
+		{Name: "tools_on", Type: field.TypeJSON, Nullable: true},
+		{Name: "tools_spoken", Type: field.TypeBool, Default: false},
+		{Name: "tools_set_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tools_set_by", Type: field.TypeString, Default: ""},
 		{Name: "first_seen", Type: field.TypeTime},
 		{Name: "last_seen", Type: field.TypeTime},
 	}

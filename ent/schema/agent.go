@@ -23,6 +23,12 @@ func (Agent) Fields() []ent.Field {
 		field.String("protocol").Default(""),
 		field.String("build").Default(""),
 		field.Strings("tools").Optional(),
+		// The tool switches: which declared tools it may call, and whether
+		// the board has ever said (never said: nothing is on).
+		field.Strings("tools_on").Optional(),
+		field.Bool("tools_spoken").Default(false),
+		field.Time("tools_set_at").Optional().Nillable(),
+		field.String("tools_set_by").Default(""),
 		field.Time("first_seen").Immutable(),
 		field.Time("last_seen"),
 	}

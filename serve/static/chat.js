@@ -266,12 +266,15 @@
   }
 
   // boardMovedOn draws a thread whose run no longer waits for the board's
-  // decision. The API says where a thread stands, not what a run that went
-  // on by itself replied: that reply is not shown here.
+  // decision: what the decision came to (t.decided), when the agent knows.
   function boardMovedOn(t, digest) {
     showError(null); // a refusal of an answer here is past
-    if (!t.waiting || !t.pending) {
+    const d = t.decided;
+    if (d && d.ended) {
+      note("note", "The run ended without an answer (" + d.ended + "): " + (d.why || ""));
+    } else if (!t.waiting || !t.pending) {
       note("note", "The board decided; the run went on.");
+      if (d && !d.pending) note("agent", d.reply || "(done)", d.state);
     } else if (t.pending.digest === digest) {
       note("note", "The chat decides this approval after all.");
     } else {

@@ -176,6 +176,7 @@ type LinkResponse struct {
 	//	*LinkResponse_Raised
 	//	*LinkResponse_Error
 	//	*LinkResponse_Decision
+	//	*LinkResponse_Switches
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -281,6 +282,15 @@ func (x *LinkResponse) GetDecision() *ApprovalDecision {
 	return nil
 }
 
+func (x *LinkResponse) GetSwitches() *ToolSwitches {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Switches); ok {
+			return x.Switches
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -321,6 +331,12 @@ type LinkResponse_Decision struct {
 	Decision *ApprovalDecision `protobuf:"bytes,7,opt,name=decision,proto3,oneof"`
 }
 
+type LinkResponse_Switches struct {
+	// Switches tells the agent which of its MCP tools it is switched on
+	// for: after every Welcome, and whenever they change.
+	Switches *ToolSwitches `protobuf:"bytes,8,opt,name=switches,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -334,6 +350,8 @@ func (*LinkResponse_Raised) isLinkResponse_Kind() {}
 func (*LinkResponse_Error) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Decision) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Switches) isLinkResponse_Kind() {}
 
 // Hello registers a running agent.
 type Hello struct {
@@ -1004,7 +1022,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\"\x9e\x02\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\x9e\x02\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1012,7 +1030,7 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\vwho_decides\x18\x04 \x01(\v2\x1e.symphonix.board.v1.WhoDecidesH\x00R\n" +
 	"whoDecides\x121\n" +
 	"\x05raise\x18\x05 \x01(\v2\x19.symphonix.board.v1.RaiseH\x00R\x05raiseB\x06\n" +
-	"\x04kind\"\xb6\x03\n" +
+	"\x04kind\"\xf6\x03\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1020,7 +1038,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x12who_decides_answer\x18\x04 \x01(\v2$.symphonix.board.v1.WhoDecidesAnswerH\x00R\x10whoDecidesAnswer\x124\n" +
 	"\x06raised\x18\x05 \x01(\v2\x1a.symphonix.board.v1.RaisedH\x00R\x06raised\x125\n" +
 	"\x05error\x18\x06 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05error\x12B\n" +
-	"\bdecision\x18\a \x01(\v2$.symphonix.board.v1.ApprovalDecisionH\x00R\bdecisionB\x06\n" +
+	"\bdecision\x18\a \x01(\v2$.symphonix.board.v1.ApprovalDecisionH\x00R\bdecision\x12>\n" +
+	"\bswitches\x18\b \x01(\v2 .symphonix.board.v1.ToolSwitchesH\x00R\bswitchesB\x06\n" +
 	"\x04kind\"\xa9\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -1104,8 +1123,9 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Raised)(nil),                // 9: symphonix.board.v1.Raised
 	(*LinkError)(nil),             // 10: symphonix.board.v1.LinkError
 	(*ApprovalDecision)(nil),      // 11: symphonix.board.v1.ApprovalDecision
-	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*ToolSwitches)(nil),          // 12: symphonix.board.v1.ToolSwitches
+	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	2,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -1120,18 +1140,19 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	9,  // 9: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
 	10, // 10: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
 	11, // 11: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	12, // 12: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	12, // 13: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	13, // 14: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
-	13, // 15: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
-	11, // 16: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	0,  // 17: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	1,  // 18: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	18, // [18:19] is the sub-list for method output_type
-	17, // [17:18] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	12, // 12: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	13, // 13: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	13, // 14: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	14, // 15: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
+	14, // 16: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
+	11, // 17: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	0,  // 18: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	1,  // 19: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	19, // [19:20] is the sub-list for method output_type
+	18, // [18:19] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -1140,6 +1161,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		return
 	}
 	file_symphonix_board_v1_approval_proto_init()
+	file_symphonix_board_v1_tool_proto_init()
 	file_symphonix_board_v1_link_proto_msgTypes[0].OneofWrappers = []any{
 		(*LinkRequest_Hello)(nil),
 		(*LinkRequest_Ping)(nil),
@@ -1155,6 +1177,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_Raised)(nil),
 		(*LinkResponse_Error)(nil),
 		(*LinkResponse_Decision)(nil),
+		(*LinkResponse_Switches)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

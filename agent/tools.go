@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/subscription"
+)
+
+// subscribe is the subscription of the flow in dir: its declaration, and,
+// with a board, the board's last word remembered in the folder.
+func subscribe(f *flow.Flow, dir string, monitored bool) (*subscription.Subscription, string, error) {
+	declared := map[string][]string{}
+	if f.Requires != nil {
+		for server, s := range f.Requires.MCP {
+			if s == nil {
+				continue
+			}
+			for _, t := range s.Tools {
+				declared[server] = append(declared[server], t.Name)
+			}
+		}
+	}
+	cfg := subscription.Config{Declared: declared, Board: monitored}
+	if monitored {
+		cfg.Memory = subscription.MemoryPath(dir)
+	}
+	sub, err := subscription.New(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("requires.mcp: %w", err)
+	}
+	if !monitored {
+		return sub, "tools: no board configured: every tool the flow declares may be called", nil
+	}
+	if err := sub.Recall(); err != nil {
+		// Unreadable memory is a board that never spoke: nothing is on.
+		return sub, fmt.Sprintf("tools: none until the board says (%v)", err), nil
+	}
+	on, src := sub.On()
+	if src == subscription.FromMemory {
+		return sub, fmt.Sprintf("tools: the board's last word, from %s: %d on, until the board speaks", cfg.Memory, len(on)), nil
+	}
+	return sub, "tools: none until the board says which are on", nil
+}
+
+// gated asks sub before every call: a refused call is that call's error,
+// with words a model can act on, and never reaches the server.
+func gated(sub *subscription.Subscription, call flow.ToolCaller) flow.ToolCaller {
+	return func(ctx context.Context, name string, args map[string]any) (any, error) {
+		if err := sub.MayCallTool(name).Err(); err != nil {
+			return nil, err
+		}
+		return call(ctx, name, args)
+	}
+}

@@ -1,0 +1,236 @@
+package board
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/agent"
+)
+
+// toolService is symphonix.board.v1.ToolService: which of its declared MCP
+// tools each agent may call. The flow's declaration is the upper bound;
+// the board is the switch (docs/tools.md).
+type toolService struct {
+	b *Board
+}
+
+var _ boardv1connect.ToolServiceHandler = toolService{}
+
+// maxSwitches is the most names one SetSwitches may carry: as many as a
+// hello may declare.
+const maxSwitches = maxTools
+
+func (s toolService) ListServers(ctx context.Context, _ *boardv1.ListServersRequest) (*boardv1.ListServersResponse, error) {
+	rows, err := s.b.db.Agent.Query().Order(ent.Asc(agent.FieldName)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type toolKey struct{ server, tool string }
+	servers := map[string]*boardv1.Server{}
+	tools := map[toolKey]*boardv1.ServerTool{}
+	for _, a := range rows {
+		on := onSet(a)
+		for _, name := range a.Tools {
+			server, tool, ok := strings.Cut(name, ".")
+			if !ok {
+				continue
+			}
+			srv := servers[server]
+			if srv == nil {
+				srv = &boardv1.Server{Name: server}
+				servers[server] = srv
+			}
+			if !slices.Contains(srv.Agents, a.Name) {
+				srv.Agents = append(srv.Agents, a.Name)
+			}
+			if !a.Online {
+				continue // what a server offers is what running agents declare
+			}
+			k := toolKey{server, tool}
+			t := tools[k]
+			if t == nil {
+				t = &boardv1.ServerTool{Name: tool}
+				tools[k] = t
+				srv.Tools = append(srv.Tools, t)
+			}
+			t.Agents = append(t.Agents, a.Name)
+			if on[name] {
+				t.On = append(t.On, a.Name)
+			}
+		}
+	}
+	out := &boardv1.ListServersResponse{}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range servers {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		srv := servers[name]
+		slices.SortFunc(srv.Tools, func(a, b *boardv1.ServerTool) int { return strings.Compare(a.Name, b.Name) })
+		out.Servers = append(out.Servers, srv)
+	}
+	return out, nil
+}
+
+func (s toolService) GetSwitches(ctx context.Context, req *boardv1.GetSwitchesRequest) (*boardv1.GetSwitchesResponse, error) {
+	if err := validName(req.GetAgent()); err != nil {
+		return nil, refusal(connect.CodeInvalidArgument, "agent: %v", err)
+	}
+	a, err := s.b.db.Agent.Query().Where(agent.Name(req.GetAgent())).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, refusal(connect.CodeNotFound, "agent: %q has never linked to this board", req.GetAgent())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.GetSwitchesResponse{Switches: switchesProto(a)}, nil
+}
+
+func (s toolService) SetSwitches(ctx context.Context, req *boardv1.SetSwitchesRequest) (*boardv1.SetSwitchesResponse, error) {
+	if err := validName(req.GetAgent()); err != nil {
+		return nil, refusal(connect.CodeInvalidArgument, "agent: %v", err)
+	}
+	if n := len(req.GetOn()); n > maxSwitches {
+		return nil, refusal(connect.CodeInvalidArgument, "on: %d names, at most %d", n, maxSwitches)
+	}
+	actor := actorOf(ctx, "")
+	now := s.b.now().UTC().Truncate(time.Microsecond)
+	// Kept and pushed under the agent's lock, so a link coming up at the
+	// same moment never gets an older word after this one.
+	unlock := s.b.switchLocks.lock(req.GetAgent())
+	defer unlock()
+	var out *ent.Agent
+	err := inTx(ctx, s.b.db, func(tx *ent.Tx) error {
+		a, err := tx.Agent.Query().Where(agent.Name(req.GetAgent())).Only(ctx)
+		if ent.IsNotFound(err) {
+			return refusal(connect.CodeNotFound, "agent: %q has never linked to this board, so what it declares is not known", req.GetAgent())
+		}
+		if err != nil {
+			return err
+		}
+		on, err := switchedOn(req.GetOn(), a.Tools)
+		if err != nil {
+			return err
+		}
+		if out, err = a.Update().SetToolsOn(on).SetToolsSpoken(true).SetToolsSetAt(now).SetToolsSetBy(actor).Save(ctx); err != nil {
+			return err
+		}
+		_, err = s.b.audit.Append(ctx, tx, AuditRecord{
+			Actor:   actor,
+			Action:  "tools.set",
+			Subject: a.Name,
+			Detail:  map[string]any{"agent": a.Name, "on": on, "was": onNames(a), "was_spoken": a.ToolsSpoken},
+			At:      now,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sw := switchesProto(out)
+	pushed := s.b.pushSwitches(out.Name, sw)
+	return &boardv1.SetSwitchesResponse{Switches: sw, Pushed: pushed}, nil
+}
+
+// switchedOn checks want against what the agent declares and returns it
+// sorted, without repeats.
+func switchedOn(want, declared []string) ([]string, error) {
+	on := make([]string, 0, len(want))
+	for i, name := range want {
+		switch {
+		case name == "":
+			return nil, refusal(connect.CodeInvalidArgument, "on[%d]: empty; want \"<server>.<tool>\"", i)
+		case !slices.Contains(declared, name):
+			return nil, refusal(connect.CodeInvalidArgument,
+				"on[%d]: %q: the agent does not declare it, so it cannot be switched on (it declares %s)",
+				i, name, declaredWords(declared))
+		}
+		if !slices.Contains(on, name) {
+			on = append(on, name)
+		}
+	}
+	slices.Sort(on)
+	return on, nil
+}
+
+func declaredWords(declared []string) string {
+	if len(declared) == 0 {
+		return "no tools"
+	}
+	return strings.Join(declared, ", ")
+}
+
+// onNames is what is switched on for a, within what it declares now: a
+// tool its new build no longer declares is not on.
+func onNames(a *ent.Agent) []string {
+	out := []string{}
+	for _, n := range a.ToolsOn {
+		if slices.Contains(a.Tools, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func onSet(a *ent.Agent) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range onNames(a) {
+		m[n] = true
+	}
+	return m
+}
+
+func switchesProto(a *ent.Agent) *boardv1.Switches {
+	sw := &boardv1.Switches{
+		Agent:    a.Name,
+		Declared: append([]string{}, a.Tools...),
+		On:       onNames(a),
+		Spoken:   a.ToolsSpoken,
+		SetBy:    a.ToolsSetBy,
+	}
+	if a.ToolsSetAt != nil {
+		sw.SetAt = timestamppb.New(*a.ToolsSetAt)
+	}
+	return sw
+}
+
+// pushSwitches tells the agent's live link, if it has one, what it is
+// switched on for.
+func (b *Board) pushSwitches(name string, sw *boardv1.Switches) bool {
+	b.presence.mu.Lock()
+	s := b.presence.sessions[name]
+	b.presence.mu.Unlock()
+	if s == nil || s.out == nil {
+		return false
+	}
+	return s.out.send(switchesMessage(sw)) == nil
+}
+
+func switchesMessage(sw *boardv1.Switches) *boardv1.LinkResponse {
+	return &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Switches{Switches: &boardv1.ToolSwitches{
+		On: sw.GetOn(), Spoken: sw.GetSpoken(),
+	}}}
+}
+
+// sendSwitches tells a session that has just been welcomed what it is
+// switched on for, as the store has it now.
+func (b *Board) sendSwitches(ctx context.Context, s *session) {
+	unlock := b.switchLocks.lock(s.name)
+	defer unlock()
+	a, err := b.db.Agent.Query().Where(agent.Name(s.name)).Only(ctx)
+	if err != nil {
+		b.log.ErrorContext(ctx, "read the tool switches", "agent", s.name, "error", err.Error())
+		return
+	}
+	_ = s.out.send(switchesMessage(switchesProto(a)))
+}
