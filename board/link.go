@@ -9,6 +9,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -245,8 +246,22 @@ func validHello(h *boardv1.Hello, caller Caller) error {
 		if t == "" || len(t) > maxTool {
 			return bad("tools[%d]: want 1 to %d bytes", i, maxTool)
 		}
+		if server, tool, ok := strings.Cut(t, "."); !ok || server == "" || tool == "" {
+			return bad("tools[%d]: %q: want \"<server>.<tool>\"", i, t)
+		}
 	}
 	return nil
+}
+
+// uniqueTools is tools without repeats, in the order first declared.
+func uniqueTools(tools []string) []string {
+	out := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // recordHello upserts the agent as online under session.
@@ -263,7 +278,7 @@ func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session strin
 		SetCapabilities(caps).
 		SetProtocol(h.GetProtocol()).
 		SetBuild(h.GetBuild()).
-		SetTools(h.GetTools()).
+		SetTools(uniqueTools(h.GetTools())).
 		SetFirstSeen(now).
 		SetLastSeen(now).
 		OnConflictColumns(agent.FieldName).
@@ -275,7 +290,11 @@ func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session strin
 	if err != nil {
 		return nil, fmt.Errorf("record agent: %w", err)
 	}
-	return b.db.Agent.Query().Where(agent.Name(h.GetName())).Only(ctx)
+	row, err := b.db.Agent.Query().Where(agent.Name(h.GetName())).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.pruneSwitches(ctx, row)
 }
 
 // publishAgent sends the stored agent to watchers.

@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -233,4 +234,35 @@ func (b *Board) sendSwitches(ctx context.Context, s *session) {
 		return
 	}
 	_ = s.out.send(switchesMessage(switchesProto(a)))
+}
+
+// pruneSwitches switches off, for good, the tools a's build no longer
+// declares: a tool an operator saw go off must not come back on by itself
+// when an older build links again. Audited as the board's own change.
+func (b *Board) pruneSwitches(ctx context.Context, a *ent.Agent) (*ent.Agent, error) {
+	on := onNames(a)
+	if len(on) == len(a.ToolsOn) {
+		return a, nil
+	}
+	unlock := b.switchLocks.lock(a.Name)
+	defer unlock()
+	now := b.now().UTC().Truncate(time.Microsecond)
+	var out *ent.Agent
+	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+		var err error
+		if out, err = tx.Agent.UpdateOne(a).SetToolsOn(on).Save(ctx); err != nil {
+			return err
+		}
+		_, err = b.audit.Append(ctx, tx, AuditRecord{
+			Actor: "board", Action: "tools.prune", Subject: a.Name,
+			Detail: map[string]any{"agent": a.Name, "on": on, "was": a.ToolsOn, "build": a.Build,
+				"why": "the build that linked no longer declares them"},
+			At: now,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("switch off undeclared tools: %w", err)
+	}
+	return out, nil
 }

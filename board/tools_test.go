@@ -1,0 +1,513 @@
+package board_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// deskTools is what the agent "desk" declares in most tests, in the order
+// its hello gives them.
+var deskTools = []string{"orders.lookup_order", "orders.refund", "mail.send"}
+
+func toolsClient(bt *boardtest.Board, token string, opts ...connecthttp.Option) boardv1connect.ToolServiceClient {
+	return boardv1connect.NewToolServiceClient(bt.Client(token, opts...))
+}
+
+// toolLink is openLink for an agent that declares tools.
+func toolLink(t *testing.T, bt *boardtest.Board, name string, tools ...string) *rawLink {
+	t.Helper()
+	link := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.AgentToken(name)))
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	s, err := link.Link(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Send(hello(&boardv1.Hello{Name: name, Protocol: board.Protocol, Tools: tools})); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.Receive(); err != nil || m.GetWelcome() == nil {
+		t.Fatalf("hello: %v %v, want a welcome", m, err)
+	}
+	return &rawLink{t: t, s: s}
+}
+
+// switchesUntilPong pings and returns the tool switches the board sent
+// before the pong, including any set aside earlier by next.
+func (l *rawLink) switchesUntilPong(seq uint64) []*boardv1.ToolSwitches {
+	l.t.Helper()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: seq}}})
+	if m := l.next(); m.GetPong().GetSeq() != seq {
+		l.t.Fatalf("waiting for pong %d: got %v", seq, m)
+	}
+	out := l.switches
+	l.switches = nil
+	return out
+}
+
+// wantSwitches fails unless got is exactly one ToolSwitches{on, spoken}.
+func wantSwitches(t *testing.T, what string, got []*boardv1.ToolSwitches, spoken bool, on ...string) {
+	t.Helper()
+	want := []*boardv1.ToolSwitches{{On: on, Spoken: spoken}}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("%s: switches sent (-want +got):\n%s", what, diff)
+	}
+}
+
+func getSwitches(t *testing.T, c boardv1connect.ToolServiceClient, agent string) *boardv1.Switches {
+	t.Helper()
+	res, err := c.GetSwitches(t.Context(), &boardv1.GetSwitchesRequest{Agent: agent})
+	if err != nil {
+		t.Fatalf("GetSwitches(%s): %v", agent, err)
+	}
+	return res.GetSwitches()
+}
+
+func setSwitches(t *testing.T, c boardv1connect.ToolServiceClient, agent string, on ...string) *boardv1.SetSwitchesResponse {
+	t.Helper()
+	res, err := c.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: agent, On: on})
+	if err != nil {
+		t.Fatalf("SetSwitches(%s, %q): %v", agent, on, err)
+	}
+	return res
+}
+
+// ignoreSetAt compares Switches without when they were set.
+var ignoreSetAt = protocmp.IgnoreFields(&boardv1.Switches{}, "set_at")
+
+// toolsSet is the detail of a "tools.set" audit entry.
+type toolsSet struct {
+	Actor, Subject string
+	Agent          string   `json:"agent"`
+	On             []string `json:"on"`
+	Was            []string `json:"was"`
+	WasSpoken      bool     `json:"was_spoken"`
+}
+
+// toolsAudit is every "tools.set" entry, in order; it checks the chain.
+func toolsAudit(t *testing.T, bt *boardtest.Board) []toolsSet {
+	t.Helper()
+	audit := board.NewAudit(bt.Store)
+	entries, err := audit.List(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []toolsSet
+	for _, e := range entries {
+		if e.Action != "tools.set" {
+			continue
+		}
+		var d toolsSet
+		if err := json.Unmarshal(e.Detail, &d); err != nil {
+			t.Fatalf("tools.set detail %s: %v", e.Detail, err)
+		}
+		d.Actor, d.Subject = e.Actor, e.Subject
+		out = append(out, d)
+	}
+	if v, err := audit.Verify(t.Context()); err != nil || !v.OK() {
+		t.Errorf("audit Verify = %+v, %v; want OK", v, err)
+	}
+	return out
+}
+
+func TestSwitchesAfterWelcome(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	l := toolLink(t, bt, "desk", deskTools...)
+	// Never spoken for: nothing is on, and the agent is told so.
+	wantSwitches(t, "after the welcome", l.switchesUntilPong(1), false)
+	got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), "desk")
+	want := &boardv1.Switches{Agent: "desk", Declared: deskTools}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("GetSwitches(desk) (-want +got):\n%s", diff)
+	}
+	// Nothing more is sent unasked.
+	if got := l.switchesUntilPong(2); len(got) != 0 {
+		t.Errorf("second ping: switches %v, want none", got)
+	}
+}
+
+func TestSetSwitches(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	viewer := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer))
+	l := toolLink(t, bt, "desk", deskTools...)
+	l.switchesUntilPong(1)
+
+	before := time.Now().Add(-time.Second)
+	res := setSwitches(t, admin, "desk", "orders.lookup_order")
+	want := &boardv1.Switches{Agent: "desk", Declared: deskTools, On: []string{"orders.lookup_order"}, Spoken: true, SetBy: "root"}
+	if diff := cmp.Diff(want, res.GetSwitches(), protocmp.Transform(), ignoreSetAt); diff != "" {
+		t.Errorf("SetSwitches (-want +got):\n%s", diff)
+	}
+	if !res.GetPushed() {
+		t.Error("SetSwitches to a linked agent: pushed false, want true")
+	}
+	if at := res.GetSwitches().GetSetAt(); at == nil || at.AsTime().Before(before) || at.AsTime().After(time.Now().Add(time.Second)) {
+		t.Errorf("SetSwitches set_at = %v, want about now", at)
+	}
+	wantSwitches(t, "after SetSwitches", l.switchesUntilPong(2), true, "orders.lookup_order")
+	if diff := cmp.Diff(res.GetSwitches(), getSwitches(t, viewer, "desk"), protocmp.Transform()); diff != "" {
+		t.Errorf("GetSwitches after SetSwitches (-set +get):\n%s", diff)
+	}
+
+	// Repeats are dropped and the names sorted.
+	res = setSwitches(t, admin, "desk", "orders.refund", "orders.lookup_order", "orders.refund")
+	if diff := cmp.Diff([]string{"orders.lookup_order", "orders.refund"}, res.GetSwitches().GetOn()); diff != "" {
+		t.Errorf("SetSwitches(refund, lookup_order, refund) on (-want +got):\n%s", diff)
+	}
+	wantSwitches(t, "after the second SetSwitches", l.switchesUntilPong(3), true, "orders.lookup_order", "orders.refund")
+
+	// Empty: everything off, and still spoken.
+	res = setSwitches(t, admin, "desk")
+	want = &boardv1.Switches{Agent: "desk", Declared: deskTools, Spoken: true, SetBy: "root"}
+	if diff := cmp.Diff(want, res.GetSwitches(), protocmp.Transform(), ignoreSetAt); diff != "" || !res.GetPushed() {
+		t.Errorf("SetSwitches(none) pushed %v (-want +got):\n%s", res.GetPushed(), diff)
+	}
+	wantSwitches(t, "after switching all off", l.switchesUntilPong(4), true)
+	if diff := cmp.Diff(want, getSwitches(t, viewer, "desk"), protocmp.Transform(), ignoreSetAt); diff != "" {
+		t.Errorf("GetSwitches after switching all off (-want +got):\n%s", diff)
+	}
+
+	wantAudit := []toolsSet{
+		{Actor: "root", Subject: "desk", Agent: "desk", On: []string{"orders.lookup_order"}, Was: []string{}, WasSpoken: false},
+		{Actor: "root", Subject: "desk", Agent: "desk", On: []string{"orders.lookup_order", "orders.refund"}, Was: []string{"orders.lookup_order"}, WasSpoken: true},
+		{Actor: "root", Subject: "desk", Agent: "desk", On: []string{}, Was: []string{"orders.lookup_order", "orders.refund"}, WasSpoken: true},
+	}
+	if diff := cmp.Diff(wantAudit, toolsAudit(t, bt)); diff != "" {
+		t.Errorf("tools.set audit entries (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetSwitchesRefused(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	l := toolLink(t, bt, "desk", deskTools...)
+	l.switchesUntilPong(1)
+	before := setSwitches(t, admin, "desk", "orders.lookup_order").GetSwitches()
+	l.switchesUntilPong(2)
+
+	tooMany := make([]string, 1025)
+	for i := range tooMany {
+		tooMany[i] = "orders.lookup_order"
+	}
+	for _, tc := range []struct {
+		name  string
+		agent string
+		on    []string
+		code  connect.Code
+		names []string // what the message must name
+	}{
+		{"undeclared tool", "desk", []string{"orders.delete_all"}, connect.CodeInvalidArgument, []string{"on[0]", `"orders.delete_all"`}},
+		{"undeclared after a declared one", "desk", []string{"orders.lookup_order", "orders.delete_all"}, connect.CodeInvalidArgument, []string{"on[1]", `"orders.delete_all"`}},
+		{"tool of another server", "desk", []string{"search.web"}, connect.CodeInvalidArgument, []string{"on[0]", `"search.web"`}},
+		{"empty name", "desk", []string{""}, connect.CodeInvalidArgument, []string{"on[0]"}},
+		{"empty name after a good one", "desk", []string{"mail.send", ""}, connect.CodeInvalidArgument, []string{"on[1]"}},
+		{"too many names", "desk", tooMany, connect.CodeInvalidArgument, []string{"on:"}},
+		{"no agent", "", []string{"orders.lookup_order"}, connect.CodeInvalidArgument, []string{"agent"}},
+		{"agent with a leading space", " desk", nil, connect.CodeInvalidArgument, []string{"agent"}},
+		{"unknown agent", "ghost", nil, connect.CodeNotFound, []string{`"ghost"`}},
+		{"unknown agent with a tool", "ghost", []string{"orders.lookup_order"}, connect.CodeNotFound, []string{`"ghost"`}},
+	} {
+		_, err := admin.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: tc.agent, On: tc.on})
+		if connect.CodeOf(err) != tc.code {
+			t.Errorf("%s: SetSwitches = %v, want %s", tc.name, err, tc.code)
+			continue
+		}
+		var ce *connect.Error
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: SetSwitches error %T is not a connect error", tc.name, err)
+			continue
+		}
+		for _, n := range tc.names {
+			if !strings.Contains(ce.Message(), n) {
+				t.Errorf("%s: SetSwitches message %q does not name %s", tc.name, ce.Message(), n)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		agent string
+		code  connect.Code
+	}{
+		{"no agent", "", connect.CodeInvalidArgument},
+		{"unknown agent", "ghost", connect.CodeNotFound},
+	} {
+		if _, err := admin.GetSwitches(t.Context(), &boardv1.GetSwitchesRequest{Agent: tc.agent}); connect.CodeOf(err) != tc.code {
+			t.Errorf("%s: GetSwitches = %v, want %s", tc.name, err, tc.code)
+		}
+	}
+
+	// Nothing changed, nothing was sent, nothing was audited.
+	if diff := cmp.Diff(before, getSwitches(t, admin, "desk"), protocmp.Transform()); diff != "" {
+		t.Errorf("GetSwitches after refusals (-before +after):\n%s", diff)
+	}
+	if got := l.switchesUntilPong(3); len(got) != 0 {
+		t.Errorf("after refusals the link got switches %v, want none", got)
+	}
+	if got := toolsAudit(t, bt); len(got) != 1 {
+		t.Errorf("tools.set audit entries %+v, want only the one that succeeded", got)
+	}
+}
+
+func TestToolsAccess(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	l := toolLink(t, bt, "desk", deskTools...)
+	l.switchesUntilPong(1)
+	set := &boardv1.SetSwitchesRequest{Agent: "desk", On: []string{"orders.lookup_order"}}
+	get := &boardv1.GetSwitchesRequest{Agent: "desk"}
+	list := &boardv1.ListServersRequest{}
+
+	for _, tc := range []struct {
+		name  string
+		token string
+	}{
+		{"no token", ""},
+		{"agent token", bt.AgentToken("desk")},
+		{"forged token", "not-a-token"},
+	} {
+		c := toolsClient(bt, tc.token)
+		if _, err := c.ListServers(t.Context(), list); connect.CodeOf(err) != connect.CodeUnauthenticated {
+			t.Errorf("%s: ListServers = %v, want unauthenticated", tc.name, err)
+		}
+		if _, err := c.GetSwitches(t.Context(), get); connect.CodeOf(err) != connect.CodeUnauthenticated {
+			t.Errorf("%s: GetSwitches = %v, want unauthenticated", tc.name, err)
+		}
+		if _, err := c.SetSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodeUnauthenticated {
+			t.Errorf("%s: SetSwitches = %v, want unauthenticated", tc.name, err)
+		}
+	}
+	for _, role := range []board.Role{board.RoleViewer, board.RoleApprover} {
+		for name, c := range map[string]boardv1connect.ToolServiceClient{
+			"connect": toolsClient(bt, bt.OperatorToken("op", role)),
+			"grpc":    toolsClient(bt, bt.OperatorToken("op", role), connecthttp.WithGRPC()),
+		} {
+			if _, err := c.SetSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodePermissionDenied {
+				t.Errorf("%s %s: SetSwitches = %v, want permission_denied", name, role, err)
+			}
+			if res, err := c.GetSwitches(t.Context(), get); err != nil || res.GetSwitches().GetAgent() != "desk" {
+				t.Errorf("%s %s: GetSwitches = %v, %v; want desk's switches", name, role, res, err)
+			}
+			if res, err := c.ListServers(t.Context(), list); err != nil || len(res.GetServers()) != 2 {
+				t.Errorf("%s %s: ListServers = %v, %v; want orders and mail", name, role, res, err)
+			}
+		}
+	}
+	// Refused calls changed nothing and told the agent nothing.
+	if got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), "desk"); got.GetSpoken() || len(got.GetOn()) != 0 {
+		t.Errorf("after refused SetSwitches: %v, want never spoken", got)
+	}
+	if got := l.switchesUntilPong(2); len(got) != 0 {
+		t.Errorf("after refused SetSwitches the link got %v", got)
+	}
+	if got := toolsAudit(t, bt); len(got) != 0 {
+		t.Errorf("refused SetSwitches audited %+v", got)
+	}
+	// An admin may, over either protocol.
+	for name, c := range map[string]boardv1connect.ToolServiceClient{
+		"connect": toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin)),
+		"grpc":    toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin), connecthttp.WithGRPC()),
+	} {
+		if res, err := c.SetSwitches(t.Context(), set); err != nil || !res.GetPushed() {
+			t.Errorf("%s admin: SetSwitches = %v, %v; want pushed", name, res, err)
+		}
+	}
+}
+
+func TestSwitchesSurviveRestart(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	l := toolLink(t, bt, "desk", deskTools...)
+	l.switchesUntilPong(1)
+	set := setSwitches(t, toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin)), "desk", "orders.lookup_order").GetSwitches()
+	bt.Restart()
+	got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), "desk")
+	if diff := cmp.Diff(set, got, protocmp.Transform()); diff != "" {
+		t.Errorf("GetSwitches after restart (-before +after):\n%s", diff)
+	}
+	l = toolLink(t, bt, "desk", deskTools...)
+	wantSwitches(t, "welcome after restart", l.switchesUntilPong(1), true, "orders.lookup_order")
+}
+
+func TestSetSwitchesOffline(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	l := toolLink(t, bt, "desk", deskTools...)
+	l.switchesUntilPong(1)
+	l.hangUp() // a goodbye: offline at once
+
+	res := setSwitches(t, admin, "desk", "mail.send", "orders.refund")
+	if res.GetPushed() {
+		t.Error("SetSwitches to an agent with no link: pushed true, want false")
+	}
+	if diff := cmp.Diff([]string{"mail.send", "orders.refund"}, res.GetSwitches().GetOn()); diff != "" || !res.GetSwitches().GetSpoken() {
+		t.Errorf("SetSwitches offline: spoken %v, on (-want +got):\n%s", res.GetSwitches().GetSpoken(), diff)
+	}
+	l = toolLink(t, bt, "desk", deskTools...)
+	wantSwitches(t, "welcome after being set offline", l.switchesUntilPong(1), true, "mail.send", "orders.refund")
+}
+
+func TestListServers(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	viewer := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer))
+
+	if res, err := viewer.ListServers(t.Context(), &boardv1.ListServersRequest{}); err != nil || len(res.GetServers()) != 0 {
+		t.Fatalf("ListServers with no agents = %v, %v; want none", res, err)
+	}
+	c := toolLink(t, bt, "c", "search.web")
+	c.switchesUntilPong(1)
+	setSwitches(t, admin, "c", "search.web")
+	c.hangUp()
+	a := toolLink(t, bt, "a", "orders.refund", "orders.lookup_order")
+	b := toolLink(t, bt, "b", "orders.lookup_order", "mail.send")
+	a.switchesUntilPong(1)
+	b.switchesUntilPong(1)
+	setSwitches(t, admin, "a", "orders.lookup_order")
+	setSwitches(t, admin, "b", "orders.lookup_order", "mail.send")
+
+	res, err := viewer.ListServers(t.Context(), &boardv1.ListServersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*boardv1.Server{
+		{Name: "mail", Agents: []string{"b"}, Tools: []*boardv1.ServerTool{
+			{Name: "send", Agents: []string{"b"}, On: []string{"b"}},
+		}},
+		{Name: "orders", Agents: []string{"a", "b"}, Tools: []*boardv1.ServerTool{
+			{Name: "lookup_order", Agents: []string{"a", "b"}, On: []string{"a", "b"}},
+			{Name: "refund", Agents: []string{"a"}},
+		}},
+		{Name: "search", Agents: []string{"c"}},
+	}
+	if diff := cmp.Diff(want, res.GetServers(), protocmp.Transform()); diff != "" {
+		t.Errorf("ListServers (-want +got):\n%s", diff)
+	}
+
+	// Switching b off is seen at once.
+	setSwitches(t, admin, "b")
+	res, err = viewer.ListServers(t.Context(), &boardv1.ListServersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[0].Tools[0].On = nil
+	want[1].Tools[0].On = []string{"a"}
+	if diff := cmp.Diff(want, res.GetServers(), protocmp.Transform()); diff != "" {
+		t.Errorf("ListServers after switching b off (-want +got):\n%s", diff)
+	}
+}
+
+func TestSwitchesNewBuild(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	l := toolLink(t, bt, "desk", deskTools...)
+	l.switchesUntilPong(1)
+	setSwitches(t, admin, "desk", "orders.lookup_order", "orders.refund")
+	l.hangUp()
+
+	// The new build no longer declares lookup_order.
+	l = toolLink(t, bt, "desk", "orders.refund", "mail.send")
+	wantSwitches(t, "welcome of the new build", l.switchesUntilPong(1), true, "orders.refund")
+	got := getSwitches(t, admin, "desk")
+	want := &boardv1.Switches{Agent: "desk", Declared: []string{"orders.refund", "mail.send"}, On: []string{"orders.refund"}, Spoken: true, SetBy: "root"}
+	if diff := cmp.Diff(want, got, protocmp.Transform(), ignoreSetAt); diff != "" {
+		t.Errorf("GetSwitches after a new build (-want +got):\n%s", diff)
+	}
+	res, err := admin.ListServers(t.Context(), &boardv1.ListServersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantServers := []*boardv1.Server{
+		{Name: "mail", Agents: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "send", Agents: []string{"desk"}}}},
+		{Name: "orders", Agents: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "refund", Agents: []string{"desk"}, On: []string{"desk"}}}},
+	}
+	if diff := cmp.Diff(wantServers, res.GetServers(), protocmp.Transform()); diff != "" {
+		t.Errorf("ListServers after a new build (-want +got):\n%s", diff)
+	}
+	// And it can no longer be switched on.
+	if _, err := admin.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "desk", On: []string{"orders.lookup_order"}}); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("SetSwitches(no longer declared) = %v, want invalid_argument", err)
+	}
+	// The old build linking again does not bring it back on by itself:
+	// the operator saw it go off.
+	l.hangUp()
+	l = toolLink(t, bt, "desk", deskTools...)
+	wantSwitches(t, "welcome of the old build again", l.switchesUntilPong(1), true, "orders.refund")
+	if got := getSwitches(t, admin, "desk").GetOn(); !slices.Equal(got, []string{"orders.refund"}) {
+		t.Errorf("GetSwitches after the old build came back: on %v, want only orders.refund", got)
+	}
+	entries, err := board.NewAudit(bt.Store).List(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pruned []string
+	for _, e := range entries {
+		if e.Action == "tools.prune" {
+			pruned = append(pruned, e.Subject+" by "+e.Actor+": "+string(e.Detail))
+		}
+	}
+	if len(pruned) != 1 || !strings.Contains(pruned[0], "desk by board") || !strings.Contains(pruned[0], `"on":["orders.refund"]`) {
+		t.Errorf("tools.prune entries %v, want one, by the board, leaving orders.refund on", pruned)
+	}
+}
+
+// TestHelloToolShape: a declared tool is "<server>.<tool>".
+func TestHelloToolShape(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	for _, bad := range []string{"plain", "orders.", ".refund"} {
+		link := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.AgentToken("desk")))
+		s, err := link.Link(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(hello(&boardv1.Hello{Name: "desk", Protocol: board.Protocol, Tools: []string{bad}})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Receive(); connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "tools[0]") {
+			t.Errorf("hello declaring %q = %v, want invalid_argument naming tools[0]", bad, err)
+		}
+		_ = s.Close()
+	}
+}
+
+// TestListServersRepeatedTool: a hello may name a tool twice; the agent
+// still declares it once.
+func TestListServersRepeatedTool(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	l := toolLink(t, bt, "desk", "orders.refund", "orders.refund")
+	l.switchesUntilPong(1)
+	res, err := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).ListServers(t.Context(), &boardv1.ListServersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*boardv1.Server{
+		{Name: "orders", Agents: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "refund", Agents: []string{"desk"}}}},
+	}
+	if diff := cmp.Diff(want, res.GetServers(), protocmp.Transform()); diff != "" {
+		t.Errorf("ListServers (-want +got):\n%s", diff)
+	}
+}
