@@ -17,9 +17,14 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/paircode"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/session"
+	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
+	"github.com/symphonix/symphonix/ent/user"
 	"github.com/symphonix/symphonix/ent/vote"
 )
 
@@ -34,12 +39,22 @@ type Client struct {
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// PairCode is the client for interacting with the PairCode builders.
+	PairCode *PairCodeClient
+	// Pairing is the client for interacting with the Pairing builders.
+	Pairing *PairingClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
+	// Session is the client for interacting with the Session builders.
+	Session *SessionClient
+	// Setting is the client for interacting with the Setting builders.
+	Setting *SettingClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// Token is the client for interacting with the Token builders.
 	Token *TokenClient
+	// User is the client for interacting with the User builders.
+	User *UserClient
 	// Vote is the client for interacting with the Vote builders.
 	Vote *VoteClient
 }
@@ -56,9 +71,14 @@ func (c *Client) init() {
 	c.Agent = NewAgentClient(c.config)
 	c.Approval = NewApprovalClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
+	c.PairCode = NewPairCodeClient(c.config)
+	c.Pairing = NewPairingClient(c.config)
 	c.Rule = NewRuleClient(c.config)
+	c.Session = NewSessionClient(c.config)
+	c.Setting = NewSettingClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Token = NewTokenClient(c.config)
+	c.User = NewUserClient(c.config)
 	c.Vote = NewVoteClient(c.config)
 }
 
@@ -155,9 +175,14 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Agent:      NewAgentClient(cfg),
 		Approval:   NewApprovalClient(cfg),
 		AuditEntry: NewAuditEntryClient(cfg),
+		PairCode:   NewPairCodeClient(cfg),
+		Pairing:    NewPairingClient(cfg),
 		Rule:       NewRuleClient(cfg),
+		Session:    NewSessionClient(cfg),
+		Setting:    NewSettingClient(cfg),
 		SigningKey: NewSigningKeyClient(cfg),
 		Token:      NewTokenClient(cfg),
+		User:       NewUserClient(cfg),
 		Vote:       NewVoteClient(cfg),
 	}, nil
 }
@@ -181,9 +206,14 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Agent:      NewAgentClient(cfg),
 		Approval:   NewApprovalClient(cfg),
 		AuditEntry: NewAuditEntryClient(cfg),
+		PairCode:   NewPairCodeClient(cfg),
+		Pairing:    NewPairingClient(cfg),
 		Rule:       NewRuleClient(cfg),
+		Session:    NewSessionClient(cfg),
+		Setting:    NewSettingClient(cfg),
 		SigningKey: NewSigningKeyClient(cfg),
 		Token:      NewTokenClient(cfg),
+		User:       NewUserClient(cfg),
 		Vote:       NewVoteClient(cfg),
 	}, nil
 }
@@ -214,7 +244,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Rule, c.SigningKey, c.Token, c.Vote,
+		c.Agent, c.Approval, c.AuditEntry, c.PairCode, c.Pairing, c.Rule, c.Session,
+		c.Setting, c.SigningKey, c.Token, c.User, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -224,7 +255,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Rule, c.SigningKey, c.Token, c.Vote,
+		c.Agent, c.Approval, c.AuditEntry, c.PairCode, c.Pairing, c.Rule, c.Session,
+		c.Setting, c.SigningKey, c.Token, c.User, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -239,12 +271,22 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Approval.mutate(ctx, m)
 	case *AuditEntryMutation:
 		return c.AuditEntry.mutate(ctx, m)
+	case *PairCodeMutation:
+		return c.PairCode.mutate(ctx, m)
+	case *PairingMutation:
+		return c.Pairing.mutate(ctx, m)
 	case *RuleMutation:
 		return c.Rule.mutate(ctx, m)
+	case *SessionMutation:
+		return c.Session.mutate(ctx, m)
+	case *SettingMutation:
+		return c.Setting.mutate(ctx, m)
 	case *SigningKeyMutation:
 		return c.SigningKey.mutate(ctx, m)
 	case *TokenMutation:
 		return c.Token.mutate(ctx, m)
+	case *UserMutation:
+		return c.User.mutate(ctx, m)
 	case *VoteMutation:
 		return c.Vote.mutate(ctx, m)
 	default:
@@ -651,6 +693,272 @@ func (c *AuditEntryClient) mutate(ctx context.Context, m *AuditEntryMutation) (V
 	}
 }
 
+// PairCodeClient is a client for the PairCode schema.
+type PairCodeClient struct {
+	config
+}
+
+// NewPairCodeClient returns a client for the PairCode from the given config.
+func NewPairCodeClient(c config) *PairCodeClient {
+	return &PairCodeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `paircode.Hooks(f(g(h())))`.
+func (c *PairCodeClient) Use(hooks ...Hook) {
+	c.hooks.PairCode = append(c.hooks.PairCode, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `paircode.Intercept(f(g(h())))`.
+func (c *PairCodeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PairCode = append(c.inters.PairCode, interceptors...)
+}
+
+// Create returns a builder for creating a PairCode entity.
+func (c *PairCodeClient) Create() *PairCodeCreate {
+	mutation := newPairCodeMutation(c.config, OpCreate)
+	return &PairCodeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PairCode entities.
+func (c *PairCodeClient) CreateBulk(builders ...*PairCodeCreate) *PairCodeCreateBulk {
+	return &PairCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PairCodeClient) MapCreateBulk(slice any, setFunc func(*PairCodeCreate, int)) *PairCodeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PairCodeCreateBulk{err: fmt.Errorf("calling to PairCodeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PairCodeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PairCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PairCode.
+func (c *PairCodeClient) Update() *PairCodeUpdate {
+	mutation := newPairCodeMutation(c.config, OpUpdate)
+	return &PairCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PairCodeClient) UpdateOne(_m *PairCode) *PairCodeUpdateOne {
+	mutation := newPairCodeMutation(c.config, OpUpdateOne, withPairCode(_m))
+	return &PairCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PairCodeClient) UpdateOneID(id string) *PairCodeUpdateOne {
+	mutation := newPairCodeMutation(c.config, OpUpdateOne, withPairCodeID(id))
+	return &PairCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PairCode.
+func (c *PairCodeClient) Delete() *PairCodeDelete {
+	mutation := newPairCodeMutation(c.config, OpDelete)
+	return &PairCodeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PairCodeClient) DeleteOne(_m *PairCode) *PairCodeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PairCodeClient) DeleteOneID(id string) *PairCodeDeleteOne {
+	builder := c.Delete().Where(paircode.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PairCodeDeleteOne{builder}
+}
+
+// Query returns a query builder for PairCode.
+func (c *PairCodeClient) Query() *PairCodeQuery {
+	return &PairCodeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePairCode},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PairCode entity by its id.
+func (c *PairCodeClient) Get(ctx context.Context, id string) (*PairCode, error) {
+	return c.Query().Where(paircode.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PairCodeClient) GetX(ctx context.Context, id string) *PairCode {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PairCodeClient) Hooks() []Hook {
+	return c.hooks.PairCode
+}
+
+// Interceptors returns the client interceptors.
+func (c *PairCodeClient) Interceptors() []Interceptor {
+	return c.inters.PairCode
+}
+
+func (c *PairCodeClient) mutate(ctx context.Context, m *PairCodeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PairCodeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PairCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PairCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PairCodeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PairCode mutation op: %q", m.Op())
+	}
+}
+
+// PairingClient is a client for the Pairing schema.
+type PairingClient struct {
+	config
+}
+
+// NewPairingClient returns a client for the Pairing from the given config.
+func NewPairingClient(c config) *PairingClient {
+	return &PairingClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `pairing.Hooks(f(g(h())))`.
+func (c *PairingClient) Use(hooks ...Hook) {
+	c.hooks.Pairing = append(c.hooks.Pairing, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `pairing.Intercept(f(g(h())))`.
+func (c *PairingClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Pairing = append(c.inters.Pairing, interceptors...)
+}
+
+// Create returns a builder for creating a Pairing entity.
+func (c *PairingClient) Create() *PairingCreate {
+	mutation := newPairingMutation(c.config, OpCreate)
+	return &PairingCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Pairing entities.
+func (c *PairingClient) CreateBulk(builders ...*PairingCreate) *PairingCreateBulk {
+	return &PairingCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PairingClient) MapCreateBulk(slice any, setFunc func(*PairingCreate, int)) *PairingCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PairingCreateBulk{err: fmt.Errorf("calling to PairingClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PairingCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PairingCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Pairing.
+func (c *PairingClient) Update() *PairingUpdate {
+	mutation := newPairingMutation(c.config, OpUpdate)
+	return &PairingUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PairingClient) UpdateOne(_m *Pairing) *PairingUpdateOne {
+	mutation := newPairingMutation(c.config, OpUpdateOne, withPairing(_m))
+	return &PairingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PairingClient) UpdateOneID(id string) *PairingUpdateOne {
+	mutation := newPairingMutation(c.config, OpUpdateOne, withPairingID(id))
+	return &PairingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Pairing.
+func (c *PairingClient) Delete() *PairingDelete {
+	mutation := newPairingMutation(c.config, OpDelete)
+	return &PairingDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PairingClient) DeleteOne(_m *Pairing) *PairingDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PairingClient) DeleteOneID(id string) *PairingDeleteOne {
+	builder := c.Delete().Where(pairing.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PairingDeleteOne{builder}
+}
+
+// Query returns a query builder for Pairing.
+func (c *PairingClient) Query() *PairingQuery {
+	return &PairingQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePairing},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Pairing entity by its id.
+func (c *PairingClient) Get(ctx context.Context, id string) (*Pairing, error) {
+	return c.Query().Where(pairing.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PairingClient) GetX(ctx context.Context, id string) *Pairing {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PairingClient) Hooks() []Hook {
+	return c.hooks.Pairing
+}
+
+// Interceptors returns the client interceptors.
+func (c *PairingClient) Interceptors() []Interceptor {
+	return c.inters.Pairing
+}
+
+func (c *PairingClient) mutate(ctx context.Context, m *PairingMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PairingCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PairingUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PairingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PairingDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Pairing mutation op: %q", m.Op())
+	}
+}
+
 // RuleClient is a client for the Rule schema.
 type RuleClient struct {
 	config
@@ -781,6 +1089,272 @@ func (c *RuleClient) mutate(ctx context.Context, m *RuleMutation) (Value, error)
 		return (&RuleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Rule mutation op: %q", m.Op())
+	}
+}
+
+// SessionClient is a client for the Session schema.
+type SessionClient struct {
+	config
+}
+
+// NewSessionClient returns a client for the Session from the given config.
+func NewSessionClient(c config) *SessionClient {
+	return &SessionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `session.Hooks(f(g(h())))`.
+func (c *SessionClient) Use(hooks ...Hook) {
+	c.hooks.Session = append(c.hooks.Session, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `session.Intercept(f(g(h())))`.
+func (c *SessionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Session = append(c.inters.Session, interceptors...)
+}
+
+// Create returns a builder for creating a Session entity.
+func (c *SessionClient) Create() *SessionCreate {
+	mutation := newSessionMutation(c.config, OpCreate)
+	return &SessionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Session entities.
+func (c *SessionClient) CreateBulk(builders ...*SessionCreate) *SessionCreateBulk {
+	return &SessionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SessionClient) MapCreateBulk(slice any, setFunc func(*SessionCreate, int)) *SessionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SessionCreateBulk{err: fmt.Errorf("calling to SessionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SessionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SessionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Session.
+func (c *SessionClient) Update() *SessionUpdate {
+	mutation := newSessionMutation(c.config, OpUpdate)
+	return &SessionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SessionClient) UpdateOne(_m *Session) *SessionUpdateOne {
+	mutation := newSessionMutation(c.config, OpUpdateOne, withSession(_m))
+	return &SessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SessionClient) UpdateOneID(id string) *SessionUpdateOne {
+	mutation := newSessionMutation(c.config, OpUpdateOne, withSessionID(id))
+	return &SessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Session.
+func (c *SessionClient) Delete() *SessionDelete {
+	mutation := newSessionMutation(c.config, OpDelete)
+	return &SessionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SessionClient) DeleteOne(_m *Session) *SessionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SessionClient) DeleteOneID(id string) *SessionDeleteOne {
+	builder := c.Delete().Where(session.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SessionDeleteOne{builder}
+}
+
+// Query returns a query builder for Session.
+func (c *SessionClient) Query() *SessionQuery {
+	return &SessionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSession},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Session entity by its id.
+func (c *SessionClient) Get(ctx context.Context, id string) (*Session, error) {
+	return c.Query().Where(session.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SessionClient) GetX(ctx context.Context, id string) *Session {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SessionClient) Hooks() []Hook {
+	return c.hooks.Session
+}
+
+// Interceptors returns the client interceptors.
+func (c *SessionClient) Interceptors() []Interceptor {
+	return c.inters.Session
+}
+
+func (c *SessionClient) mutate(ctx context.Context, m *SessionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SessionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SessionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Session mutation op: %q", m.Op())
+	}
+}
+
+// SettingClient is a client for the Setting schema.
+type SettingClient struct {
+	config
+}
+
+// NewSettingClient returns a client for the Setting from the given config.
+func NewSettingClient(c config) *SettingClient {
+	return &SettingClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `setting.Hooks(f(g(h())))`.
+func (c *SettingClient) Use(hooks ...Hook) {
+	c.hooks.Setting = append(c.hooks.Setting, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `setting.Intercept(f(g(h())))`.
+func (c *SettingClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Setting = append(c.inters.Setting, interceptors...)
+}
+
+// Create returns a builder for creating a Setting entity.
+func (c *SettingClient) Create() *SettingCreate {
+	mutation := newSettingMutation(c.config, OpCreate)
+	return &SettingCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Setting entities.
+func (c *SettingClient) CreateBulk(builders ...*SettingCreate) *SettingCreateBulk {
+	return &SettingCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SettingClient) MapCreateBulk(slice any, setFunc func(*SettingCreate, int)) *SettingCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SettingCreateBulk{err: fmt.Errorf("calling to SettingClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SettingCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SettingCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Setting.
+func (c *SettingClient) Update() *SettingUpdate {
+	mutation := newSettingMutation(c.config, OpUpdate)
+	return &SettingUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SettingClient) UpdateOne(_m *Setting) *SettingUpdateOne {
+	mutation := newSettingMutation(c.config, OpUpdateOne, withSetting(_m))
+	return &SettingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SettingClient) UpdateOneID(id string) *SettingUpdateOne {
+	mutation := newSettingMutation(c.config, OpUpdateOne, withSettingID(id))
+	return &SettingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Setting.
+func (c *SettingClient) Delete() *SettingDelete {
+	mutation := newSettingMutation(c.config, OpDelete)
+	return &SettingDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SettingClient) DeleteOne(_m *Setting) *SettingDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SettingClient) DeleteOneID(id string) *SettingDeleteOne {
+	builder := c.Delete().Where(setting.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SettingDeleteOne{builder}
+}
+
+// Query returns a query builder for Setting.
+func (c *SettingClient) Query() *SettingQuery {
+	return &SettingQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSetting},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Setting entity by its id.
+func (c *SettingClient) Get(ctx context.Context, id string) (*Setting, error) {
+	return c.Query().Where(setting.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SettingClient) GetX(ctx context.Context, id string) *Setting {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SettingClient) Hooks() []Hook {
+	return c.hooks.Setting
+}
+
+// Interceptors returns the client interceptors.
+func (c *SettingClient) Interceptors() []Interceptor {
+	return c.inters.Setting
+}
+
+func (c *SettingClient) mutate(ctx context.Context, m *SettingMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SettingCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SettingUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SettingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SettingDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Setting mutation op: %q", m.Op())
 	}
 }
 
@@ -1050,6 +1624,139 @@ func (c *TokenClient) mutate(ctx context.Context, m *TokenMutation) (Value, erro
 	}
 }
 
+// UserClient is a client for the User schema.
+type UserClient struct {
+	config
+}
+
+// NewUserClient returns a client for the User from the given config.
+func NewUserClient(c config) *UserClient {
+	return &UserClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `user.Hooks(f(g(h())))`.
+func (c *UserClient) Use(hooks ...Hook) {
+	c.hooks.User = append(c.hooks.User, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `user.Intercept(f(g(h())))`.
+func (c *UserClient) Intercept(interceptors ...Interceptor) {
+	c.inters.User = append(c.inters.User, interceptors...)
+}
+
+// Create returns a builder for creating a User entity.
+func (c *UserClient) Create() *UserCreate {
+	mutation := newUserMutation(c.config, OpCreate)
+	return &UserCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of User entities.
+func (c *UserClient) CreateBulk(builders ...*UserCreate) *UserCreateBulk {
+	return &UserCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *UserClient) MapCreateBulk(slice any, setFunc func(*UserCreate, int)) *UserCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &UserCreateBulk{err: fmt.Errorf("calling to UserClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*UserCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &UserCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for User.
+func (c *UserClient) Update() *UserUpdate {
+	mutation := newUserMutation(c.config, OpUpdate)
+	return &UserUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *UserClient) UpdateOne(_m *User) *UserUpdateOne {
+	mutation := newUserMutation(c.config, OpUpdateOne, withUser(_m))
+	return &UserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *UserClient) UpdateOneID(id string) *UserUpdateOne {
+	mutation := newUserMutation(c.config, OpUpdateOne, withUserID(id))
+	return &UserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for User.
+func (c *UserClient) Delete() *UserDelete {
+	mutation := newUserMutation(c.config, OpDelete)
+	return &UserDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *UserClient) DeleteOne(_m *User) *UserDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *UserClient) DeleteOneID(id string) *UserDeleteOne {
+	builder := c.Delete().Where(user.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &UserDeleteOne{builder}
+}
+
+// Query returns a query builder for User.
+func (c *UserClient) Query() *UserQuery {
+	return &UserQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeUser},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a User entity by its id.
+func (c *UserClient) Get(ctx context.Context, id string) (*User, error) {
+	return c.Query().Where(user.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *UserClient) GetX(ctx context.Context, id string) *User {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *UserClient) Hooks() []Hook {
+	return c.hooks.User
+}
+
+// Interceptors returns the client interceptors.
+func (c *UserClient) Interceptors() []Interceptor {
+	return c.inters.User
+}
+
+func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&UserCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&UserUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&UserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&UserDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown User mutation op: %q", m.Op())
+	}
+}
+
 // VoteClient is a client for the Vote schema.
 type VoteClient struct {
 	config
@@ -1186,9 +1893,11 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, Approval, AuditEntry, Rule, SigningKey, Token, Vote []ent.Hook
+		Agent, Approval, AuditEntry, PairCode, Pairing, Rule, Session, Setting,
+		SigningKey, Token, User, Vote []ent.Hook
 	}
 	inters struct {
-		Agent, Approval, AuditEntry, Rule, SigningKey, Token, Vote []ent.Interceptor
+		Agent, Approval, AuditEntry, PairCode, Pairing, Rule, Session, Setting,
+		SigningKey, Token, User, Vote []ent.Interceptor
 	}
 )

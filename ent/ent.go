@@ -15,9 +15,14 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/paircode"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/session"
+	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
+	"github.com/symphonix/symphonix/ent/user"
 	"github.com/symphonix/symphonix/ent/vote"
 )
 
@@ -82,9 +87,14 @@ func checkColumn(t, c string) error {
 			agent.Table:      agent.ValidColumn,
 			approval.Table:   approval.ValidColumn,
 			auditentry.Table: auditentry.ValidColumn,
+			paircode.Table:   paircode.ValidColumn,
+			pairing.Table:    pairing.ValidColumn,
 			rule.Table:       rule.ValidColumn,
+			session.Table:    session.ValidColumn,
+			setting.Table:    setting.ValidColumn,
 			signingkey.Table: signingkey.ValidColumn,
 			token.Table:      token.ValidColumn,
+			user.Table:       user.ValidColumn,
 			vote.Table:       vote.ValidColumn,
 		})
 	})

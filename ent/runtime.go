@@ -6,10 +6,15 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/paircode"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/schema"
+	"github.com/symphonix/symphonix/ent/session"
+	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
+	"github.com/symphonix/symphonix/ent/user"
 	"github.com/symphonix/symphonix/ent/vote"
 )
 
@@ -135,6 +140,54 @@ func init() {
 	auditentryDescHash := auditentryFields[7].Descriptor()
 	// auditentry.HashValidator is a validator for the "hash" field. It is called by the builders before save.
 	auditentry.HashValidator = auditentryDescHash.Validators[0].(func(string) error)
+	paircodeFields := schema.PairCode{}.Fields()
+	_ = paircodeFields
+	// paircodeDescCodeHash is the schema descriptor for code_hash field.
+	paircodeDescCodeHash := paircodeFields[1].Descriptor()
+	// paircode.CodeHashValidator is a validator for the "code_hash" field. It is called by the builders before save.
+	paircode.CodeHashValidator = paircodeDescCodeHash.Validators[0].(func(string) error)
+	// paircodeDescAgent is the schema descriptor for agent field.
+	paircodeDescAgent := paircodeFields[2].Descriptor()
+	// paircode.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	paircode.AgentValidator = paircodeDescAgent.Validators[0].(func(string) error)
+	// paircodeDescThread is the schema descriptor for thread field.
+	paircodeDescThread := paircodeFields[3].Descriptor()
+	// paircode.ThreadValidator is a validator for the "thread" field. It is called by the builders before save.
+	paircode.ThreadValidator = paircodeDescThread.Validators[0].(func(string) error)
+	// paircodeDescWrongTries is the schema descriptor for wrong_tries field.
+	paircodeDescWrongTries := paircodeFields[6].Descriptor()
+	// paircode.DefaultWrongTries holds the default value on creation for the wrong_tries field.
+	paircode.DefaultWrongTries = paircodeDescWrongTries.Default.(int)
+	// paircodeDescID is the schema descriptor for id field.
+	paircodeDescID := paircodeFields[0].Descriptor()
+	// paircode.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	paircode.IDValidator = paircodeDescID.Validators[0].(func(string) error)
+	pairingFields := schema.Pairing{}.Fields()
+	_ = pairingFields
+	// pairingDescAgent is the schema descriptor for agent field.
+	pairingDescAgent := pairingFields[1].Descriptor()
+	// pairing.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	pairing.AgentValidator = pairingDescAgent.Validators[0].(func(string) error)
+	// pairingDescThread is the schema descriptor for thread field.
+	pairingDescThread := pairingFields[2].Descriptor()
+	// pairing.ThreadValidator is a validator for the "thread" field. It is called by the builders before save.
+	pairing.ThreadValidator = pairingDescThread.Validators[0].(func(string) error)
+	// pairingDescUserID is the schema descriptor for user_id field.
+	pairingDescUserID := pairingFields[3].Descriptor()
+	// pairing.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	pairing.UserIDValidator = pairingDescUserID.Validators[0].(func(string) error)
+	// pairingDescEmail is the schema descriptor for email field.
+	pairingDescEmail := pairingFields[4].Descriptor()
+	// pairing.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	pairing.EmailValidator = pairingDescEmail.Validators[0].(func(string) error)
+	// pairingDescName is the schema descriptor for name field.
+	pairingDescName := pairingFields[5].Descriptor()
+	// pairing.DefaultName holds the default value on creation for the name field.
+	pairing.DefaultName = pairingDescName.Default.(string)
+	// pairingDescID is the schema descriptor for id field.
+	pairingDescID := pairingFields[0].Descriptor()
+	// pairing.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	pairing.IDValidator = pairingDescID.Validators[0].(func(string) error)
 	ruleFields := schema.Rule{}.Fields()
 	_ = ruleFields
 	// ruleDescAgent is the schema descriptor for agent field.
@@ -177,6 +230,38 @@ func init() {
 	ruleDescID := ruleFields[0].Descriptor()
 	// rule.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	rule.IDValidator = ruleDescID.Validators[0].(func(string) error)
+	sessionFields := schema.Session{}.Fields()
+	_ = sessionFields
+	// sessionDescUserID is the schema descriptor for user_id field.
+	sessionDescUserID := sessionFields[1].Descriptor()
+	// session.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	session.UserIDValidator = sessionDescUserID.Validators[0].(func(string) error)
+	// sessionDescCsrfHash is the schema descriptor for csrf_hash field.
+	sessionDescCsrfHash := sessionFields[2].Descriptor()
+	// session.CsrfHashValidator is a validator for the "csrf_hash" field. It is called by the builders before save.
+	session.CsrfHashValidator = sessionDescCsrfHash.Validators[0].(func(string) error)
+	// sessionDescSource is the schema descriptor for source field.
+	sessionDescSource := sessionFields[3].Descriptor()
+	// session.DefaultSource holds the default value on creation for the source field.
+	session.DefaultSource = sessionDescSource.Default.(string)
+	// sessionDescID is the schema descriptor for id field.
+	sessionDescID := sessionFields[0].Descriptor()
+	// session.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	session.IDValidator = sessionDescID.Validators[0].(func(string) error)
+	settingFields := schema.Setting{}.Fields()
+	_ = settingFields
+	// settingDescValue is the schema descriptor for value field.
+	settingDescValue := settingFields[1].Descriptor()
+	// setting.DefaultValue holds the default value on creation for the value field.
+	setting.DefaultValue = settingDescValue.Default.(string)
+	// settingDescUpdatedBy is the schema descriptor for updated_by field.
+	settingDescUpdatedBy := settingFields[3].Descriptor()
+	// setting.DefaultUpdatedBy holds the default value on creation for the updated_by field.
+	setting.DefaultUpdatedBy = settingDescUpdatedBy.Default.(string)
+	// settingDescID is the schema descriptor for id field.
+	settingDescID := settingFields[0].Descriptor()
+	// setting.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	setting.IDValidator = settingDescID.Validators[0].(func(string) error)
 	signingkeyFields := schema.SigningKey{}.Fields()
 	_ = signingkeyFields
 	// signingkeyDescID is the schema descriptor for id field.
@@ -197,6 +282,40 @@ func init() {
 	tokenDescID := tokenFields[0].Descriptor()
 	// token.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	token.IDValidator = tokenDescID.Validators[0].(func(string) error)
+	userFields := schema.User{}.Fields()
+	_ = userFields
+	// userDescEmail is the schema descriptor for email field.
+	userDescEmail := userFields[1].Descriptor()
+	// user.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	user.EmailValidator = userDescEmail.Validators[0].(func(string) error)
+	// userDescName is the schema descriptor for name field.
+	userDescName := userFields[2].Descriptor()
+	// user.DefaultName holds the default value on creation for the name field.
+	user.DefaultName = userDescName.Default.(string)
+	// userDescRole is the schema descriptor for role field.
+	userDescRole := userFields[3].Descriptor()
+	// user.RoleValidator is a validator for the "role" field. It is called by the builders before save.
+	user.RoleValidator = userDescRole.Validators[0].(func(string) error)
+	// userDescPasswordHash is the schema descriptor for password_hash field.
+	userDescPasswordHash := userFields[4].Descriptor()
+	// user.DefaultPasswordHash holds the default value on creation for the password_hash field.
+	user.DefaultPasswordHash = userDescPasswordHash.Default.(string)
+	// userDescVerifyHash is the schema descriptor for verify_hash field.
+	userDescVerifyHash := userFields[5].Descriptor()
+	// user.DefaultVerifyHash holds the default value on creation for the verify_hash field.
+	user.DefaultVerifyHash = userDescVerifyHash.Default.(string)
+	// userDescDisabled is the schema descriptor for disabled field.
+	userDescDisabled := userFields[6].Descriptor()
+	// user.DefaultDisabled holds the default value on creation for the disabled field.
+	user.DefaultDisabled = userDescDisabled.Default.(bool)
+	// userDescSetupHash is the schema descriptor for setup_hash field.
+	userDescSetupHash := userFields[7].Descriptor()
+	// user.DefaultSetupHash holds the default value on creation for the setup_hash field.
+	user.DefaultSetupHash = userDescSetupHash.Default.(string)
+	// userDescID is the schema descriptor for id field.
+	userDescID := userFields[0].Descriptor()
+	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	user.IDValidator = userDescID.Validators[0].(func(string) error)
 	voteFields := schema.Vote{}.Fields()
 	_ = voteFields
 	// voteDescApprovalID is the schema descriptor for approval_id field.

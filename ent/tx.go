@@ -18,12 +18,22 @@ type Tx struct {
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// PairCode is the client for interacting with the PairCode builders.
+	PairCode *PairCodeClient
+	// Pairing is the client for interacting with the Pairing builders.
+	Pairing *PairingClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
+	// Session is the client for interacting with the Session builders.
+	Session *SessionClient
+	// Setting is the client for interacting with the Setting builders.
+	Setting *SettingClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// Token is the client for interacting with the Token builders.
 	Token *TokenClient
+	// User is the client for interacting with the User builders.
+	User *UserClient
 	// Vote is the client for interacting with the Vote builders.
 	Vote *VoteClient
 
@@ -160,9 +170,14 @@ func (tx *Tx) init() {
 	tx.Agent = NewAgentClient(tx.config)
 	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
+	tx.PairCode = NewPairCodeClient(tx.config)
+	tx.Pairing = NewPairingClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
+	tx.Session = NewSessionClient(tx.config)
+	tx.Setting = NewSettingClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)
+	tx.User = NewUserClient(tx.config)
 	tx.Vote = NewVoteClient(tx.config)
 }
 

@@ -112,6 +112,59 @@ var (
 		Columns:    AuditEntriesColumns,
 		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
 	}
+	// PairCodesColumns holds the columns for the "pair_codes" table.
+	PairCodesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "code_hash", Type: field.TypeString, Unique: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "thread", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "wrong_tries", Type: field.TypeInt, Default: 0},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// PairCodesTable holds the schema information for the "pair_codes" table.
+	PairCodesTable = &schema.Table{
+		Name:       "pair_codes",
+		Columns:    PairCodesColumns,
+		PrimaryKey: []*schema.Column{PairCodesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "paircode_agent_thread",
+				Unique:  false,
+				Columns: []*schema.Column{PairCodesColumns[2], PairCodesColumns[3]},
+			},
+		},
+	}
+	// PairingsColumns holds the columns for the "pairings" table.
+	PairingsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "thread", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
+	}
+	// PairingsTable holds the schema information for the "pairings" table.
+	PairingsTable = &schema.Table{
+		Name:       "pairings",
+		Columns:    PairingsColumns,
+		PrimaryKey: []*schema.Column{PairingsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "pairing_agent_delivered_at",
+				Unique:  false,
+				Columns: []*schema.Column{PairingsColumns[1], PairingsColumns[7]},
+			},
+			{
+				Name:    "pairing_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{PairingsColumns[3]},
+			},
+		},
+	}
 	// RulesColumns holds the columns for the "rules" table.
 	RulesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -139,6 +192,42 @@ var (
 				Columns: []*schema.Column{RulesColumns[1], RulesColumns[2]},
 			},
 		},
+	}
+	// SessionsColumns holds the columns for the "sessions" table.
+	SessionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "csrf_hash", Type: field.TypeString},
+		{Name: "source", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "ended_at", Type: field.TypeTime, Nullable: true},
+	}
+	// SessionsTable holds the schema information for the "sessions" table.
+	SessionsTable = &schema.Table{
+		Name:       "sessions",
+		Columns:    SessionsColumns,
+		PrimaryKey: []*schema.Column{SessionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "session_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1]},
+			},
+		},
+	}
+	// SettingsColumns holds the columns for the "settings" table.
+	SettingsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "value", Type: field.TypeString, Default: ""},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "updated_by", Type: field.TypeString, Default: ""},
+	}
+	// SettingsTable holds the schema information for the "settings" table.
+	SettingsTable = &schema.Table{
+		Name:       "settings",
+		Columns:    SettingsColumns,
+		PrimaryKey: []*schema.Column{SettingsColumns[0]},
 	}
 	// SigningKeysColumns holds the columns for the "signing_keys" table.
 	SigningKeysColumns = []*schema.Column{
@@ -175,6 +264,26 @@ var (
 			},
 		},
 	}
+	// UsersColumns holds the columns for the "users" table.
+	UsersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "email", Type: field.TypeString, Unique: true},
+		{Name: "name", Type: field.TypeString, Default: ""},
+		{Name: "role", Type: field.TypeString},
+		{Name: "password_hash", Type: field.TypeString, Default: ""},
+		{Name: "verify_hash", Type: field.TypeString, Default: ""},
+		{Name: "disabled", Type: field.TypeBool, Default: false},
+		{Name: "setup_hash", Type: field.TypeString, Default: ""},
+		{Name: "setup_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// UsersTable holds the schema information for the "users" table.
+	UsersTable = &schema.Table{
+		Name:       "users",
+		Columns:    UsersColumns,
+		PrimaryKey: []*schema.Column{UsersColumns[0]},
+	}
 	// VotesColumns holds the columns for the "votes" table.
 	VotesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -201,9 +310,14 @@ var (
 		AgentsTable,
 		ApprovalsTable,
 		AuditEntriesTable,
+		PairCodesTable,
+		PairingsTable,
 		RulesTable,
+		SessionsTable,
+		SettingsTable,
 		SigningKeysTable,
 		TokensTable,
+		UsersTable,
 		VotesTable,
 	}
 )

@@ -15,14 +15,29 @@ type Approval func(*sql.Selector)
 // AuditEntry is the predicate function for auditentry builders.
 type AuditEntry func(*sql.Selector)
 
+// PairCode is the predicate function for paircode builders.
+type PairCode func(*sql.Selector)
+
+// Pairing is the predicate function for pairing builders.
+type Pairing func(*sql.Selector)
+
 // Rule is the predicate function for rule builders.
 type Rule func(*sql.Selector)
+
+// Session is the predicate function for session builders.
+type Session func(*sql.Selector)
+
+// Setting is the predicate function for setting builders.
+type Setting func(*sql.Selector)
 
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)
 
 // Token is the predicate function for token builders.
 type Token func(*sql.Selector)
+
+// User is the predicate function for user builders.
+type User func(*sql.Selector)
 
 // Vote is the predicate function for vote builders.
 type Vote func(*sql.Selector)

@@ -34,6 +34,9 @@ type LinkRequest struct {
 	//	*LinkRequest_Pong
 	//	*LinkRequest_WhoDecides
 	//	*LinkRequest_Raise
+	//	*LinkRequest_HowToIdentify
+	//	*LinkRequest_Pair
+	//	*LinkRequest_Verify
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -121,6 +124,33 @@ func (x *LinkRequest) GetRaise() *Raise {
 	return nil
 }
 
+func (x *LinkRequest) GetHowToIdentify() *HowToIdentify {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_HowToIdentify); ok {
+			return x.HowToIdentify
+		}
+	}
+	return nil
+}
+
+func (x *LinkRequest) GetPair() *Pair {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Pair); ok {
+			return x.Pair
+		}
+	}
+	return nil
+}
+
+func (x *LinkRequest) GetVerify() *Verify {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Verify); ok {
+			return x.Verify
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -153,6 +183,23 @@ type LinkRequest_Raise struct {
 	Raise *Raise `protobuf:"bytes,5,opt,name=raise,proto3,oneof"`
 }
 
+type LinkRequest_HowToIdentify struct {
+	// HowToIdentify asks which door the board wants people to come in by.
+	// Answered with a HowToIdentifyAnswer.
+	HowToIdentify *HowToIdentify `protobuf:"bytes,6,opt,name=how_to_identify,json=howToIdentify,proto3,oneof"`
+}
+
+type LinkRequest_Pair struct {
+	// Pair asks for a code to show in a conversation. Answered with a
+	// PairCode or an Error.
+	Pair *Pair `protobuf:"bytes,7,opt,name=pair,proto3,oneof"`
+}
+
+type LinkRequest_Verify struct {
+	// Verify asks the board who somebody is. Answered with Verified.
+	Verify *Verify `protobuf:"bytes,8,opt,name=verify,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -162,6 +209,12 @@ func (*LinkRequest_Pong) isLinkRequest_Kind() {}
 func (*LinkRequest_WhoDecides) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Raise) isLinkRequest_Kind() {}
+
+func (*LinkRequest_HowToIdentify) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Pair) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Verify) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -177,6 +230,10 @@ type LinkResponse struct {
 	//	*LinkResponse_Error
 	//	*LinkResponse_Decision
 	//	*LinkResponse_Switches
+	//	*LinkResponse_HowToIdentifyAnswer
+	//	*LinkResponse_PairCode
+	//	*LinkResponse_Verified
+	//	*LinkResponse_Paired
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -291,6 +348,42 @@ func (x *LinkResponse) GetSwitches() *ToolSwitches {
 	return nil
 }
 
+func (x *LinkResponse) GetHowToIdentifyAnswer() *HowToIdentifyAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_HowToIdentifyAnswer); ok {
+			return x.HowToIdentifyAnswer
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetPairCode() *PairCode {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_PairCode); ok {
+			return x.PairCode
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetVerified() *Verified {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Verified); ok {
+			return x.Verified
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetPaired() *Paired {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Paired); ok {
+			return x.Paired
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -337,6 +430,27 @@ type LinkResponse_Switches struct {
 	Switches *ToolSwitches `protobuf:"bytes,8,opt,name=switches,proto3,oneof"`
 }
 
+type LinkResponse_HowToIdentifyAnswer struct {
+	// HowToIdentifyAnswer answers a HowToIdentify.
+	HowToIdentifyAnswer *HowToIdentifyAnswer `protobuf:"bytes,9,opt,name=how_to_identify_answer,json=howToIdentifyAnswer,proto3,oneof"`
+}
+
+type LinkResponse_PairCode struct {
+	// PairCode answers a Pair.
+	PairCode *PairCode `protobuf:"bytes,10,opt,name=pair_code,json=pairCode,proto3,oneof"`
+}
+
+type LinkResponse_Verified struct {
+	// Verified answers a Verify.
+	Verified *Verified `protobuf:"bytes,11,opt,name=verified,proto3,oneof"`
+}
+
+type LinkResponse_Paired struct {
+	// Paired tells the agent a person entered the code a conversation
+	// showed: now, or on its next connection.
+	Paired *Paired `protobuf:"bytes,12,opt,name=paired,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -352,6 +466,14 @@ func (*LinkResponse_Error) isLinkResponse_Kind() {}
 func (*LinkResponse_Decision) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Switches) isLinkResponse_Kind() {}
+
+func (*LinkResponse_HowToIdentifyAnswer) isLinkResponse_Kind() {}
+
+func (*LinkResponse_PairCode) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Verified) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Paired) isLinkResponse_Kind() {}
 
 // Hello registers a running agent.
 type Hello struct {
@@ -1018,19 +1140,458 @@ func (x *LinkError) GetMessage() string {
 	return ""
 }
 
+// HowToIdentify asks which door the board wants.
+type HowToIdentify struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HowToIdentify) Reset() {
+	*x = HowToIdentify{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HowToIdentify) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HowToIdentify) ProtoMessage() {}
+
+func (x *HowToIdentify) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HowToIdentify.ProtoReflect.Descriptor instead.
+func (*HowToIdentify) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *HowToIdentify) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// HowToIdentifyAnswer names the door: "pairing" (show a code the person
+// enters on the board), "verify" (ask who they are and check it with the
+// board), or "none" (the board does not identify people).
+type HowToIdentifyAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Door          string                 `protobuf:"bytes,2,opt,name=door,proto3" json:"door,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HowToIdentifyAnswer) Reset() {
+	*x = HowToIdentifyAnswer{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HowToIdentifyAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HowToIdentifyAnswer) ProtoMessage() {}
+
+func (x *HowToIdentifyAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HowToIdentifyAnswer.ProtoReflect.Descriptor instead.
+func (*HowToIdentifyAnswer) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *HowToIdentifyAnswer) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *HowToIdentifyAnswer) GetDoor() string {
+	if x != nil {
+		return x.Door
+	}
+	return ""
+}
+
+// Pair asks for a pairing code for one conversation.
+type Pair struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The conversation; required.
+	Thread        string `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pair) Reset() {
+	*x = Pair{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pair) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pair) ProtoMessage() {}
+
+func (x *Pair) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pair.ProtoReflect.Descriptor instead.
+func (*Pair) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Pair) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Pair) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+// PairCode is a code to show in the conversation: 8 characters from an
+// alphabet without look-alikes, single use.
+type PairCode struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Code          string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PairCode) Reset() {
+	*x = PairCode{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PairCode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PairCode) ProtoMessage() {}
+
+func (x *PairCode) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PairCode.ProtoReflect.Descriptor instead.
+func (*PairCode) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PairCode) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *PairCode) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *PairCode) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// Verify asks who somebody is: the address they gave and the secret they
+// typed.
+type Verify struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Who           string                 `protobuf:"bytes,2,opt,name=who,proto3" json:"who,omitempty"`
+	Secret        string                 `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Verify) Reset() {
+	*x = Verify{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Verify) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Verify) ProtoMessage() {}
+
+func (x *Verify) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Verify.ProtoReflect.Descriptor instead.
+func (*Verify) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Verify) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Verify) GetWho() string {
+	if x != nil {
+		return x.Who
+	}
+	return ""
+}
+
+func (x *Verify) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+// Verified says who they are, or why not.
+type Verified struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Ok        bool                   `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
+	// The canonical address and name, when ok.
+	Address string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	Name    string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	// Why not, when not ok; the same words whatever was wrong about the
+	// person or the secret, so the answer tells an attacker nothing.
+	Why           string `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Verified) Reset() {
+	*x = Verified{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Verified) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Verified) ProtoMessage() {}
+
+func (x *Verified) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Verified.ProtoReflect.Descriptor instead.
+func (*Verified) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Verified) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Verified) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *Verified) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *Verified) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Verified) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+// Paired links a conversation to a person.
+type Paired struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Thread string                 `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
+	// The person's canonical address and name.
+	Who           string                 `protobuf:"bytes,3,opt,name=who,proto3" json:"who,omitempty"`
+	Name          string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Paired) Reset() {
+	*x = Paired{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Paired) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Paired) ProtoMessage() {}
+
+func (x *Paired) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Paired.ProtoReflect.Descriptor instead.
+func (*Paired) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Paired) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Paired) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+func (x *Paired) GetWho() string {
+	if x != nil {
+		return x.Who
+	}
+	return ""
+}
+
+func (x *Paired) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Paired) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\x9e\x02\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\xd1\x03\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
 	"\x04pong\x18\x03 \x01(\v2\x18.symphonix.board.v1.PongH\x00R\x04pong\x12A\n" +
 	"\vwho_decides\x18\x04 \x01(\v2\x1e.symphonix.board.v1.WhoDecidesH\x00R\n" +
 	"whoDecides\x121\n" +
-	"\x05raise\x18\x05 \x01(\v2\x19.symphonix.board.v1.RaiseH\x00R\x05raiseB\x06\n" +
-	"\x04kind\"\xf6\x03\n" +
+	"\x05raise\x18\x05 \x01(\v2\x19.symphonix.board.v1.RaiseH\x00R\x05raise\x12K\n" +
+	"\x0fhow_to_identify\x18\x06 \x01(\v2!.symphonix.board.v1.HowToIdentifyH\x00R\rhowToIdentify\x12.\n" +
+	"\x04pair\x18\a \x01(\v2\x18.symphonix.board.v1.PairH\x00R\x04pair\x124\n" +
+	"\x06verify\x18\b \x01(\v2\x1a.symphonix.board.v1.VerifyH\x00R\x06verifyB\x06\n" +
+	"\x04kind\"\x85\x06\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1039,7 +1600,12 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x06raised\x18\x05 \x01(\v2\x1a.symphonix.board.v1.RaisedH\x00R\x06raised\x125\n" +
 	"\x05error\x18\x06 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05error\x12B\n" +
 	"\bdecision\x18\a \x01(\v2$.symphonix.board.v1.ApprovalDecisionH\x00R\bdecision\x12>\n" +
-	"\bswitches\x18\b \x01(\v2 .symphonix.board.v1.ToolSwitchesH\x00R\bswitchesB\x06\n" +
+	"\bswitches\x18\b \x01(\v2 .symphonix.board.v1.ToolSwitchesH\x00R\bswitches\x12^\n" +
+	"\x16how_to_identify_answer\x18\t \x01(\v2'.symphonix.board.v1.HowToIdentifyAnswerH\x00R\x13howToIdentifyAnswer\x12;\n" +
+	"\tpair_code\x18\n" +
+	" \x01(\v2\x1c.symphonix.board.v1.PairCodeH\x00R\bpairCode\x12:\n" +
+	"\bverified\x18\v \x01(\v2\x1c.symphonix.board.v1.VerifiedH\x00R\bverified\x124\n" +
+	"\x06paired\x18\f \x01(\v2\x1a.symphonix.board.v1.PairedH\x00R\x06pairedB\x06\n" +
 	"\x04kind\"\xa9\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -1093,7 +1659,42 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage2a\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\".\n" +
+	"\rHowToIdentify\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\"H\n" +
+	"\x13HowToIdentifyAnswer\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
+	"\x04door\x18\x02 \x01(\tR\x04door\"=\n" +
+	"\x04Pair\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x16\n" +
+	"\x06thread\x18\x02 \x01(\tR\x06thread\"x\n" +
+	"\bPairCode\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x129\n" +
+	"\n" +
+	"expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"Q\n" +
+	"\x06Verify\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
+	"\x03who\x18\x02 \x01(\tR\x03who\x12\x16\n" +
+	"\x06secret\x18\x03 \x01(\tR\x06secret\"y\n" +
+	"\bVerified\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x0e\n" +
+	"\x02ok\x18\x02 \x01(\bR\x02ok\x12\x18\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12\x10\n" +
+	"\x03why\x18\x05 \x01(\tR\x03why\"\x82\x01\n" +
+	"\x06Paired\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06thread\x18\x02 \x01(\tR\x06thread\x12\x10\n" +
+	"\x03who\x18\x03 \x01(\tR\x03who\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12*\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at2a\n" +
 	"\x10AgentLinkService\x12M\n" +
 	"\x04Link\x12\x1f.symphonix.board.v1.LinkRequest\x1a .symphonix.board.v1.LinkResponse(\x010\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
@@ -1109,7 +1710,7 @@ func file_symphonix_board_v1_link_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_link_proto_rawDescData
 }
 
-var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*LinkRequest)(nil),           // 0: symphonix.board.v1.LinkRequest
 	(*LinkResponse)(nil),          // 1: symphonix.board.v1.LinkResponse
@@ -1122,10 +1723,17 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Raise)(nil),                 // 8: symphonix.board.v1.Raise
 	(*Raised)(nil),                // 9: symphonix.board.v1.Raised
 	(*LinkError)(nil),             // 10: symphonix.board.v1.LinkError
-	(*ApprovalDecision)(nil),      // 11: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 12: symphonix.board.v1.ToolSwitches
-	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*HowToIdentify)(nil),         // 11: symphonix.board.v1.HowToIdentify
+	(*HowToIdentifyAnswer)(nil),   // 12: symphonix.board.v1.HowToIdentifyAnswer
+	(*Pair)(nil),                  // 13: symphonix.board.v1.Pair
+	(*PairCode)(nil),              // 14: symphonix.board.v1.PairCode
+	(*Verify)(nil),                // 15: symphonix.board.v1.Verify
+	(*Verified)(nil),              // 16: symphonix.board.v1.Verified
+	(*Paired)(nil),                // 17: symphonix.board.v1.Paired
+	(*ApprovalDecision)(nil),      // 18: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 19: symphonix.board.v1.ToolSwitches
+	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	2,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -1133,26 +1741,35 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 2: symphonix.board.v1.LinkRequest.pong:type_name -> symphonix.board.v1.Pong
 	6,  // 3: symphonix.board.v1.LinkRequest.who_decides:type_name -> symphonix.board.v1.WhoDecides
 	8,  // 4: symphonix.board.v1.LinkRequest.raise:type_name -> symphonix.board.v1.Raise
-	3,  // 5: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	4,  // 6: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	5,  // 7: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	7,  // 8: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	9,  // 9: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	10, // 10: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	11, // 11: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	12, // 12: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	13, // 13: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	13, // 14: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	14, // 15: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
-	14, // 16: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
-	11, // 17: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	0,  // 18: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	1,  // 19: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	19, // [19:20] is the sub-list for method output_type
-	18, // [18:19] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	11, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
+	13, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
+	15, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
+	3,  // 8: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	4,  // 9: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	5,  // 10: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	7,  // 11: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	9,  // 12: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	10, // 13: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	18, // 14: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	19, // 15: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	12, // 16: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	14, // 17: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	16, // 18: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	17, // 19: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	20, // 20: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	20, // 21: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	21, // 22: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
+	21, // 23: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
+	18, // 24: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	21, // 25: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
+	21, // 26: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
+	0,  // 27: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	1,  // 28: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	28, // [28:29] is the sub-list for method output_type
+	27, // [27:28] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -1168,6 +1785,9 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_Pong)(nil),
 		(*LinkRequest_WhoDecides)(nil),
 		(*LinkRequest_Raise)(nil),
+		(*LinkRequest_HowToIdentify)(nil),
+		(*LinkRequest_Pair)(nil),
+		(*LinkRequest_Verify)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
@@ -1178,6 +1798,10 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_Error)(nil),
 		(*LinkResponse_Decision)(nil),
 		(*LinkResponse_Switches)(nil),
+		(*LinkResponse_HowToIdentifyAnswer)(nil),
+		(*LinkResponse_PairCode)(nil),
+		(*LinkResponse_Verified)(nil),
+		(*LinkResponse_Paired)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1185,7 +1809,7 @@ func file_symphonix_board_v1_link_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_link_proto_rawDesc), len(file_symphonix_board_v1_link_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
