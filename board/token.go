@@ -27,6 +27,9 @@ const (
 	KindOperator Kind = "operator"
 	// KindAgent is a running agent dialling its link.
 	KindAgent Kind = "agent"
+	// KindSession is a person signed in on the web (a session cookie). It
+	// is accepted wherever an operator is, with the person's role.
+	KindSession Kind = "session"
 )
 
 // typ is the JWT header "typ" each kind carries (RFC 8725 explicit typing).
@@ -90,8 +93,11 @@ var (
 
 // Caller is who an authenticated request comes from.
 type Caller struct {
-	Kind    Kind
-	Name    string
+	Kind Kind
+	// Name: the operator's or agent's name; a person's canonical email.
+	Name string
+	// UserID: the signed-in person (KindSession); "" otherwise.
+	UserID  string
 	Role    Role
 	TokenID string
 	// ExpiresAt is when the token stops being good.
