@@ -53,6 +53,9 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 		return
 	}
 	log = log.With("thread", n.Thread)
+	if a.cfg.RunContext != nil {
+		ctx = a.cfg.RunContext(n.Thread)
+	}
 
 	switch d.Say {
 	case "cancelled", "expired":

@@ -82,6 +82,10 @@ type Config struct {
 	// came to (err is ErrCancelled or ErrExpired for a run ended without
 	// an answer); nil means none. It must not block for long.
 	OnResult func(thread string, res flow.Result, v Verdict, err error)
+	// RunContext: the context a run a decision resumes is carried on, for
+	// thread (a journal reads the thread from it); nil is a plain
+	// background context. It must not be cancelled when a request ends.
+	RunContext func(thread string) context.Context
 	// Logger: nil discards.
 	Logger *slog.Logger
 }

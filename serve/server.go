@@ -234,3 +234,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// RunContext is the context a run on thread is carried on when nothing
+// asked for it (a decision made on the board resumed it): the thread is
+// in it, for the journal. Give it to governed.Config.RunContext.
+func RunContext(thread string) context.Context {
+	return withThread(context.Background(), thread)
+}

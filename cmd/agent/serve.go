@@ -258,9 +258,10 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 		Monitored: o.monitored,
 		Threads:   s.agent.WaitingThreads,
 		Logger:    o.log,
+		RunContext: serve.RunContext,
 		OnResult: func(thread string, res flow.Result, v governed.Verdict, err error) {
+			s.api.Decided(thread, res, v, err) // before the line: the line says it is there
 			fmt.Fprintln(o.stdout, decidedLine(thread, res, v, err))
-			s.api.Decided(thread, res, v, err)
 		},
 	})
 	if err != nil {

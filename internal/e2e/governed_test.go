@@ -1,0 +1,449 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect/v2"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// The orders server of the refund desk, built once for the tests that run
+// the desk with a refund they can read afterwards.
+var (
+	ordersOnce sync.Once
+	ordersBin  string
+	ordersErr  error
+)
+
+// governedDesk copies the refund desk into a folder of its own (so the
+// repository's example folder is neither written nor locked), with its
+// orders server built and keeping its state in orders.json in that folder:
+// a refund made is there to read, and survives a restart of the server.
+// The flow is otherwise the example's, as its mcp-orders documents.
+func governedDesk(t *testing.T) string {
+	t.Helper()
+	ordersOnce.Do(func() {
+		ordersBin = filepath.Join(bin, "mcp-orders")
+		out, err := exec.Command("go", "build", "-o", ordersBin, "github.com/symphonix/symphonix/examples/refund-desk/mcp-orders").CombinedOutput()
+		if err != nil {
+			ordersErr = fmt.Errorf("build mcp-orders: %v\n%s", err, out)
+		}
+	})
+	if ordersErr != nil {
+		t.Fatal(ordersErr)
+	}
+	b, err := os.ReadFile("../../examples/refund-desk/flow.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	orders := f["requires"].(map[string]any)["mcp"].(map[string]any)["orders"].(map[string]any)
+	orders["command"] = ordersBin
+	delete(orders, "args")
+	orders["env"] = map[string]any{"ORDERS_STATE": "orders.json"}
+	if b, err = json.MarshalIndent(f, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "refund-desk")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// refundsMade reads the refunds the desk's orders server recorded: none
+// before its first refund.
+func refundsMade(t *testing.T, desk string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(desk, "orders.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Refunds []map[string]any }
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("orders.json %s: %v", b, err)
+	}
+	return st.Refunds
+}
+
+// checkRefundedOnce fails t unless the orders server made exactly one
+// refund, of order A-1001's 49.9.
+func checkRefundedOnce(t *testing.T, desk string) {
+	t.Helper()
+	refunds := refundsMade(t, desk)
+	if len(refunds) != 1 || refunds[0]["order_id"] != "A-1001" || refunds[0]["amount"] != 49.9 || refunds[0]["status"] != "refunded" {
+		t.Errorf("refunds made = %v, want one, of 49.9 on A-1001", refunds)
+	}
+}
+
+// journalCalls lists the calls the desk's journal has for thread, as
+// "kind name".
+func journalCalls(t *testing.T, desk, thread string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(desk, ".symphonix", "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("journal line %q: %v", line, err)
+		}
+		if e["thread"] == thread || thread == "" && e["thread"] == nil {
+			calls = append(calls, fmt.Sprint(e["kind"], " ", e["name"]))
+		}
+	}
+	return calls
+}
+
+// governance is a board process with a catch-all rule (one yes from an
+// approver), an approver's client, and a token for the refund desk.
+type governance struct {
+	url, data string
+	rule      string // the rule's id
+	approver  boardv1connect.ApprovalServiceClient
+	tools     boardv1connect.ToolServiceClient // an admin's
+	deskToken string
+}
+
+func startGovernance(t *testing.T) *governance {
+	t.Helper()
+	data := t.TempDir()
+	_, url := startBoard(t, data, "127.0.0.1:0")
+	mint := func(args ...string) string {
+		out, _ := runCmd(t, "board", append([]string{"token"}, append(args, "--data", data)...)...)
+		return strings.TrimSpace(out)
+	}
+	adminTok := mint("operator", "--name", "root", "--role", "admin")
+	admin := boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, adminTok))
+	put, err := admin.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &governance{
+		url:       url,
+		data:      data,
+		rule:      put.GetRule().GetId(),
+		tools:     boardv1connect.NewToolServiceClient(boardtest.NewClient(url, adminTok)),
+		approver:  boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, mint("operator", "--name", "ada", "--role", "approver"))),
+		deskToken: mint("agent", "--name", "refund-desk"),
+	}
+}
+
+// operatorToken mints an operator token from the command line.
+func (g *governance) operatorToken(t *testing.T, name, role string) string {
+	t.Helper()
+	out, _ := runCmd(t, "board", "token", "operator", "--data", g.data, "--name", name, "--role", role)
+	return strings.TrimSpace(out)
+}
+
+// serveDesk runs `agent serve --monitor` on desk, waits until it serves
+// and is linked to the board, switches its two tools on (a board that
+// never spoke switches nothing on) and waits until the agent has heard;
+// it returns the process and the API's URL.
+func (g *governance) serveDesk(t *testing.T, desk string) (*proc, string) {
+	t.Helper()
+	agent := startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "serve", "--monitor", g.url, "--token", g.deskToken, desk)
+	url := agent.waitLine(t, regexp.MustCompile(`^serving .* on (http://127\.0\.0\.1:\d+)$`), 20*time.Second)[1]
+	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: linked to `), 10*time.Second)
+	on := []string{"orders.lookup_order", "orders.refund"}
+	if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
+		t.Fatalf("SetSwitches(refund-desk, %v): %v", on, err)
+	}
+	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`), 5*time.Second)
+	return agent, url
+}
+
+// approvalOf waits for the board's one approval on thread and returns it.
+func (g *governance) approvalOf(t *testing.T, thread string) *boardv1.Approval {
+	t.Helper()
+	var found *boardv1.Approval
+	boardtest.Eventually(t, 5*time.Second, "the approval of thread "+thread+" on the board", func() bool {
+		res, err := g.approver.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "refund-desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, a := range res.GetApprovals() {
+			if a.GetThread() == thread {
+				found, n = a, n+1
+			}
+		}
+		if n > 1 {
+			t.Fatalf("%d approvals on the board for thread %s, want one", n, thread)
+		}
+		return n == 1
+	})
+	return found
+}
+
+// deskTurn is a turn of the served API (serve.Turn), as far as the tests
+// read it.
+type deskTurn struct {
+	Thread  string
+	State   map[string]any
+	Reply   string
+	Waiting bool
+	Pending *struct {
+		Kind, Node, Question, Digest string
+		Show                         map[string]any
+	}
+	Decides *struct{ Who, Why, Rule string }
+	// Decided: GET /api/threads/{thread} only.
+	Decided *struct {
+		State             map[string]any
+		Reply, Ended, Why string
+	}
+	Error string
+}
+
+// checkFinishedByTheBoard fails t unless the thread, after the board's
+// decision, waits for nothing and says the decision finished the run with
+// the refund made and a reply. The agent prints its line about the
+// decision before the API has the outcome: it is waited for.
+func checkFinishedByTheBoard(t *testing.T, api, thread string) {
+	t.Helper()
+	var th deskTurn
+	boardtest.Eventually(t, 5*time.Second, "thread "+thread+" says what the decision came to", func() bool {
+		th = threadState(t, api, thread)
+		return th.Decided != nil
+	})
+	if th.Waiting || th.Pending != nil || th.Decides != nil {
+		t.Errorf("thread after the decision = %+v, want nothing waiting", th)
+	}
+	d := th.Decided
+	if d == nil {
+		t.Fatalf("thread after the decision = %+v, want what the decision came to", th)
+	}
+	refund, _ := d.State["refund"].(map[string]any)
+	if d.Ended != "" || refund["status"] != "refunded" || refund["amount"] != 49.9 || d.Reply == "" {
+		t.Errorf("decided = %+v, want the run finished with the refund of 49.9 and a reply", *d)
+	}
+}
+
+// askForRefund posts the customer's message about A-1001 on thread and
+// checks that the run waits at the refund's approval, decided on the board
+// under rule.
+func askForRefund(t *testing.T, api, thread, rule string) deskTurn {
+	t.Helper()
+	var turn deskTurn
+	status := callAgent(t, "POST", api+"/api/threads/"+thread+"/messages",
+		`{"input": {"order_id": "A-1001", "request": "The mug arrived broken; I want my money back."}}`, &turn)
+	if status != 200 || turn.Pending == nil || turn.Pending.Kind != "approval" || turn.Pending.Node != "pay" ||
+		turn.Pending.Show["order.amount"] != 49.9 || !strings.HasPrefix(turn.Pending.Digest, "sha256:") {
+		t.Fatalf("message = %d %+v, want the refund's approval showing 49.9 with a digest", status, turn)
+	}
+	if d := turn.Decides; d == nil || d.Who != "board" || d.Rule != rule || d.Why == "" {
+		t.Fatalf("message: decides = %+v, want the board, under rule %s, with why", d, rule)
+	}
+	return turn
+}
+
+// threadState is GET /api/threads/{thread}.
+func threadState(t *testing.T, api, thread string) deskTurn {
+	t.Helper()
+	var th deskTurn
+	if status := callAgent(t, "GET", api+"/api/threads/"+thread, "", &th); status != 200 {
+		t.Fatalf("GET thread %s = %d %+v", thread, status, th)
+	}
+	return th
+}
+
+// decidedLines counts the agent's lines saying the board's decision
+// finished the run on thread.
+func decidedLines(p *proc, thread string) int {
+	n := 0
+	for _, l := range p.output() {
+		if l == "thread "+thread+": the board decided; the run finished" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestGovernedRefundDecidedOnTheBoard: the refund desk served with a board
+// whose rule governs every approval: the refund's approval is the board's
+// (decides: board); a yes in the chat is refused with 409 and moves no
+// money; an approver's yes on the board resumes the run by itself, and the
+// orders server makes the refund, once.
+func TestGovernedRefundDecidedOnTheBoard(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	desk := governedDesk(t)
+	agent, api := g.serveDesk(t, desk)
+	thread := threadName(t)
+	turn := askForRefund(t, api, thread, g.rule)
+
+	var refused deskTurn
+	status := callAgent(t, "POST", api+"/api/threads/"+thread+"/answer", `{"answer": "yes"}`, &refused)
+	th := threadState(t, api, thread)
+	if !th.Waiting || th.Pending == nil || th.Decides == nil || th.Decides.Who != "board" || th.Decides.Rule != g.rule || th.Pending.Digest != turn.Pending.Digest {
+		t.Fatalf("thread after the refused answer = %+v, want waiting on the board under rule %s", th, g.rule)
+	}
+	if status != 409 || !strings.Contains(refused.Error, th.Decides.Why) || !strings.Contains(refused.Error, g.rule) {
+		t.Errorf("answer yes in the chat = %d %q, want 409 naming why: %q", status, refused.Error, th.Decides.Why)
+	}
+	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+		t.Fatalf("refunds made after the refused answer = %v, want none", refunds)
+	}
+
+	a := g.approvalOf(t, thread)
+	if a.GetState() != "pending" || a.GetDigest() != turn.Pending.Digest || a.GetNode() != "pay" || a.GetRuleId() != g.rule ||
+		a.GetShow().AsMap()["order.amount"] != 49.9 {
+		t.Fatalf("approval on the board = %v, want pending at pay, digest %s, rule %s, showing 49.9", a, turn.Pending.Digest, g.rule)
+	}
+	res, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest(), Reason: "the mug was broken"})
+	if err != nil || res.GetApproval().GetState() != "approved" {
+		t.Fatalf("Decide(yes) = %v, %v; want approved", res, err)
+	}
+	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`), 10*time.Second)
+	checkFinishedByTheBoard(t, api, thread)
+	checkRefundedOnce(t, desk)
+	// The calls of the run the board's decision resumed are the thread's
+	// too.
+	if got, want := strings.Join(journalCalls(t, desk, thread), ","), "tool orders.lookup_order,model decide,tool orders.refund,model answer"; got != want {
+		t.Errorf("journal calls for the thread = %s, want %s (calls with no thread: %s)", got, want, journalCalls(t, desk, ""))
+	}
+}
+
+// TestAgentKilledWhileWaiting: the agent process is killed with SIGKILL
+// while its run waits for the board; the approver decides while it is
+// down; `agent serve` started again on the same folder is given the
+// decision and acts on it exactly once: one refund, one "the board
+// decided" line, the run finished, and the approval approved on the board.
+func TestAgentKilledWhileWaiting(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	desk := governedDesk(t)
+	first, api := g.serveDesk(t, desk)
+	thread := threadName(t)
+	turn := askForRefund(t, api, thread, g.rule)
+	a := g.approvalOf(t, thread)
+	if a.GetState() != "pending" || a.GetDigest() != turn.Pending.Digest {
+		t.Fatalf("approval on the board = %v, want pending with digest %s", a, turn.Pending.Digest)
+	}
+
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.cmd.Wait()
+	agents := agentsClient(g.url, g.operatorToken(t, "vic", "viewer"))
+	boardtest.Eventually(t, 5*time.Second, "refund-desk offline after SIGKILL", func() bool {
+		return !agentState(t, agents, "refund-desk").GetOnline()
+	})
+	res, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()})
+	if err != nil || res.GetApproval().GetState() != "approved" {
+		t.Fatalf("Decide(yes) while the agent is down = %v, %v; want approved", res, err)
+	}
+	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+		t.Fatalf("refunds made while the agent was down = %v, want none", refunds)
+	}
+
+	second, api := g.serveDesk(t, desk)
+	second.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`), 10*time.Second)
+	time.Sleep(time.Second) // room for a second delivery, which must not act
+	if n := decidedLines(second, thread); n != 1 {
+		t.Errorf("%d lines saying the board decided, want 1:\n%s", n, strings.Join(second.output(), "\n"))
+	}
+	if n := decidedLines(first, thread); n != 0 {
+		t.Errorf("the killed agent said the board decided %d times, want 0", n)
+	}
+	for _, l := range second.output() {
+		if strings.Contains(l, "thread "+thread+": after the board's decision") {
+			t.Errorf("agent said %q, want the run finished without an error", l)
+		}
+	}
+	checkFinishedByTheBoard(t, api, thread)
+	checkRefundedOnce(t, desk)
+	// Counted with or without their thread: a resumed run's calls are
+	// journalled without it (TestGovernedRefundDecidedOnTheBoard).
+	calls := append(journalCalls(t, desk, thread), journalCalls(t, desk, "")...)
+	if n := strings.Count(strings.Join(calls, ","), "tool orders.refund"); n != 1 {
+		t.Errorf("the journal has %d refund calls, want 1: %s", n, calls)
+	}
+	got, err := g.approver.GetApproval(context.Background(), &boardv1.GetApprovalRequest{Id: a.GetId()})
+	if err != nil || got.GetApproval().GetState() != "approved" {
+		t.Errorf("approval after the restart = %v, %v; want approved", got, err)
+	}
+}
+
+// TestGovernedDecisionForAnotherOperationIsNotPerformed: an approver's yes
+// made for another operation than the one the refund desk raised (a
+// digest of the same order with another amount: what a stale screen
+// shows) is refused by the board as a failed precondition; the approval
+// stays pending, the run keeps waiting and no money moves. The yes for
+// the operation raised is then acted on as usual.
+//
+// The agent's own refusal of a decision whose digest is not the one it
+// holds cannot be reached through the real board, which refuses first; it
+// is tested in governed/governed_test.go.
+func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	desk := governedDesk(t)
+	agent, api := g.serveDesk(t, desk)
+	thread := threadName(t)
+	turn := askForRefund(t, api, thread, g.rule)
+	a := g.approvalOf(t, thread)
+
+	show := a.GetShow().AsMap()
+	show["order.amount"] = 5000.0
+	other, err := approvals.DigestOf(map[string]any{"show": show, "account": a.GetAccount()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == a.GetDigest() {
+		t.Fatalf("the other operation's digest is the raised one's, %s", other)
+	}
+	_, err = g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: other})
+	if connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Fatalf("Decide(yes) for another digest: %v, want failed_precondition", err)
+	}
+	time.Sleep(500 * time.Millisecond) // room for a decision to reach the agent, which must not come
+	got, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: a.GetId()})
+	if err != nil || got.GetApproval().GetState() != "pending" {
+		t.Errorf("approval after the refused decision = %v, %v; want pending", got, err)
+	}
+	if th := threadState(t, api, thread); !th.Waiting || th.Pending == nil || th.Pending.Digest != turn.Pending.Digest {
+		t.Errorf("thread after the refused decision = %+v, want waiting for %s", th, turn.Pending.Digest)
+	}
+	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+		t.Fatalf("refunds made after a decision for another operation = %v, want none", refunds)
+	}
+	if n := decidedLines(agent, thread); n != 0 {
+		t.Errorf("the agent said the board decided %d times, want 0", n)
+	}
+
+	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()}); err != nil {
+		t.Fatalf("Decide(yes) for the raised digest: %v", err)
+	}
+	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`), 10*time.Second)
+	checkRefundedOnce(t, desk)
+}
