@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,13 @@ import (
 	"github.com/symphonix/symphonix/ui"
 )
 
+// scripts is how index.html loads the scripts: deferred, the shared part
+// first, each view's after it.
+const scripts = `<script src="board.js" defer></script>
+<script src="agents.js" defer></script>
+<script src="approvals.js" defer></script>
+<script src="tools.js" defer></script>`
+
 func TestHandler(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(ui.Handler())
@@ -38,8 +46,12 @@ func TestHandler(t *testing.T) {
 		contentType string // a prefix
 		body        string // a substring
 	}{
-		{name: "index", method: http.MethodGet, path: "/", status: http.StatusOK, contentType: "text/html", body: `<script src="app.js" defer></script>`},
-		{name: "script", method: http.MethodGet, path: "/app.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
+		{name: "index", method: http.MethodGet, path: "/", status: http.StatusOK, contentType: "text/html", body: scripts},
+		{name: "board", method: http.MethodGet, path: "/board.js", status: http.StatusOK, contentType: "text/javascript", body: "Connect-Protocol-Version"},
+		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
+		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
+		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: "SetSwitches"},
+		{name: "old script", method: http.MethodGet, path: "/app.js", status: http.StatusNotFound},
 		{name: "style", method: http.MethodGet, path: "/style.css", status: http.StatusOK, contentType: "text/css"},
 		{name: "missing", method: http.MethodGet, path: "/nothing-here", status: http.StatusNotFound},
 		{name: "post", method: http.MethodPost, path: "/", status: http.StatusMethodNotAllowed},
@@ -86,7 +98,14 @@ func TestHandler(t *testing.T) {
 // script, no inline style, nothing loaded from another origin.
 func TestStaticHasNoInlineCode(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"static/index.html", "static/app.js", "static/style.css"} {
+	names, err := filepath.Glob("static/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 3 {
+		t.Fatalf("static files = %v, want the page, its style and its scripts", names)
+	}
+	for _, name := range names {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -125,28 +144,26 @@ type agent struct {
 // startAgent links an agent and waits until the board has welcomed it.
 func startAgent(t *testing.T, bt *boardtest.Board, id agentlink.Identity) *agent {
 	t.Helper()
-	return linkAgent(t, bt, id, nil)
+	return linkAgent(t, bt, agentlink.Config{Identity: id})
 }
 
-// linkAgent links an agent that passes the decisions it receives to
-// onDecision (nil: none), and waits until the board has welcomed it.
-func linkAgent(t *testing.T, bt *boardtest.Board, id agentlink.Identity, onDecision func(agentlink.Decision)) *agent {
+// linkAgent links the agent cfg.Identity names, with the board's URL and
+// an agent token filled in, and waits until the board has welcomed it.
+func linkAgent(t *testing.T, bt *boardtest.Board, cfg agentlink.Config) *agent {
 	t.Helper()
+	id := cfg.Identity
 	up := make(chan struct{}, 1)
-	link, err := agentlink.New(agentlink.Config{
-		BoardURL:   bt.URL,
-		Token:      bt.AgentToken(id.Name),
-		Identity:   id,
-		OnDecision: onDecision,
-		OnState: func(s agentlink.State) {
-			if s.Up {
-				select {
-				case up <- struct{}{}:
-				default:
-				}
+	cfg.BoardURL = bt.URL
+	cfg.Token = bt.AgentToken(id.Name)
+	cfg.OnState = func(s agentlink.State) {
+		if s.Up {
+			select {
+			case up <- struct{}{}:
+			default:
 			}
-		},
-	})
+		}
+	}
+	link, err := agentlink.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +391,10 @@ func approvalBoard(t *testing.T, ruleJSON string) (*boardtest.Board, *agent, <-c
 		t.Fatalf("PutRule(%s): %v", ruleJSON, err)
 	}
 	decisions := make(chan agentlink.Decision, 16)
-	a := linkAgent(t, bt, agentlink.Identity{Name: "payer"}, func(d agentlink.Decision) { decisions <- d })
+	a := linkAgent(t, bt, agentlink.Config{
+		Identity:   agentlink.Identity{Name: "payer"},
+		OnDecision: func(d agentlink.Decision) { decisions <- d },
+	})
 	return bt, a, decisions
 }
 
@@ -401,14 +421,20 @@ func raise(t *testing.T, a *agent, run, ask string, show map[string]any, account
 // signInToApprovals signs in with token and opens the approvals view.
 func signInToApprovals(b *tab, bt *boardtest.Board, token string) {
 	b.t.Helper()
-	b.do("sign in and open the approvals",
+	signInTo(b, bt, token, "approvals")
+}
+
+// signInTo opens the board, signs in with token and opens view.
+func signInTo(b *tab, bt *boardtest.Board, token, view string) {
+	b.t.Helper()
+	b.do("sign in and open the "+view,
 		chromedp.Navigate(bt.URL),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SetValue(chromedp.ID("token"), token),
 		chromedp.Click(chromedp.ID("sign-in-button")),
-		chromedp.WaitVisible(chromedp.ID("tab-approvals")),
-		chromedp.Click(chromedp.ID("tab-approvals")),
-		chromedp.WaitVisible(chromedp.ID("approvals")),
+		chromedp.WaitVisible(chromedp.ID("tab-"+view)),
+		chromedp.Click(chromedp.ID("tab-"+view)),
+		chromedp.WaitVisible(chromedp.ID(view)),
 	)
 }
 

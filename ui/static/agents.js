@@ -1,0 +1,201 @@
+// The agents view: the agents the board knows, kept live through
+// ListAgents and then the WatchAgents server stream, reconnecting whenever
+// the stream ends.
+"use strict";
+
+(function () {
+  const { $, unary, stream, node, none, tags, parseTime, ago, byName, sleep, retryDelay, refusal, signOut } = board;
+  const AGENTS = "/symphonix.board.v1.AgentService/";
+  const TICK_MS = 5000;
+
+  const ui = {
+    conn: $("conn"),
+    stale: $("stale"),
+    empty: $("empty"),
+    connectHint: $("connect-hint"),
+    tableWrap: $("table-wrap"),
+    rows: $("agent-rows"),
+  };
+
+  let controller = null; // aborts the requests of the running loop
+  const liveNap = { wake: null }; // a wait before a reconnect, while one runs
+  let loaded = false; // whether a first list has arrived
+  let renderQueued = false;
+  const agents = new Map(); // name -> Agent, as the board sent it
+
+  function upsert(agent) {
+    if (!agent || typeof agent.name !== "string" || agent.name === "") return;
+    agents.set(agent.name, agent);
+  }
+
+  function replaceAll(list) {
+    agents.clear();
+    for (const a of list || []) upsert(a);
+    loaded = true;
+    render();
+  }
+
+  function queueRender() {
+    if (renderQueued) return;
+    renderQueued = true;
+    setTimeout(render, 0);
+  }
+
+  function shortBuild(build) {
+    const hex = build.startsWith("sha256:") ? build.slice(7) : build;
+    return hex.length > 12 ? hex.slice(0, 12) + "…" : hex;
+  }
+
+  function lastSeenText(el, now) {
+    const ms = Number(el.dataset.ms);
+    el.textContent = el.dataset.online === "true" ? "now" : ago(ms, now);
+  }
+
+  function lastSeen(a, online) {
+    const ms = parseTime(a.lastSeen);
+    if (Number.isNaN(ms)) return none();
+    const t = node("time", "last-seen");
+    t.dateTime = new Date(ms).toISOString();
+    t.title = (online ? "connected; last heard from " : "last seen ") + new Date(ms).toLocaleString();
+    t.dataset.ms = String(ms);
+    t.dataset.online = String(online);
+    lastSeenText(t, Date.now());
+    return t;
+  }
+
+  function row(a) {
+    const online = a.online === true;
+    const tr = node("tr", online ? "is-online" : "is-offline");
+    tr.dataset.agent = a.name;
+    tr.dataset.online = String(online);
+
+    const name = node("th");
+    name.scope = "row";
+    name.append(node("span", "name", a.name));
+    if (a.description) name.append(node("span", "description", a.description));
+
+    const status = node("td");
+    const badge = node("span", "badge " + (online ? "online" : "offline"));
+    badge.append(node("span", "dot"), document.createTextNode(online ? "online" : "offline"));
+    status.append(badge);
+
+    const build = node("td");
+    if (a.build) {
+      const code = node("code", "build", shortBuild(a.build));
+      code.title = a.build;
+      build.append(code);
+    } else {
+      build.append(none());
+    }
+
+    const cell = (child) => {
+      const td = node("td");
+      td.append(child);
+      return td;
+    };
+    const seen = node("td");
+    seen.append(lastSeen(a, online));
+
+    tr.append(
+      name,
+      status,
+      cell(tags(a.capabilities, "capabilities")),
+      cell(a.protocol ? node("span", "protocol", a.protocol) : none()),
+      build,
+      cell(tags(a.tools, "tools")),
+      seen,
+    );
+    return tr;
+  }
+
+  function render() {
+    renderQueued = false;
+    const names = Array.from(agents.keys()).sort(byName);
+    ui.rows.replaceChildren(...names.map((n) => row(agents.get(n))));
+    ui.empty.hidden = !loaded || names.length > 0;
+    ui.tableWrap.hidden = names.length === 0;
+  }
+
+  function tick() {
+    const now = Date.now();
+    for (const t of ui.rows.querySelectorAll("time.last-seen")) lastSeenText(t, now);
+  }
+
+  // ---- the live loop ----
+
+  function setConn(state, why) {
+    ui.conn.dataset.state = state;
+    ui.conn.textContent = state;
+    ui.conn.title = why ? "last error: " + why : "";
+    const stale = state === "reconnecting";
+    ui.stale.hidden = !stale;
+    ui.tableWrap.classList.toggle("stale", stale);
+  }
+
+  // live keeps the table up to date until the generation changes: list,
+  // watch, and after the stream ends, wait a little and do both again.
+  async function live(gen, token, first) {
+    let attempt = 0;
+    while (board.current(gen)) {
+      const ctl = new AbortController();
+      controller = ctl;
+      let why = "";
+      try {
+        if (first) {
+          replaceAll(first.agents);
+          first = null;
+        } else {
+          const list = await unary(token, AGENTS + "ListAgents", {}, ctl.signal);
+          if (!board.current(gen)) return;
+          replaceAll(list.agents);
+        }
+        await stream(token, AGENTS + "WatchAgents", {}, ctl.signal,
+          () => {
+            if (!board.current(gen)) return;
+            attempt = 0;
+            setConn("live");
+          },
+          (msg) => {
+            if (!board.current(gen) || !msg) return;
+            upsert(msg.agent);
+            queueRender();
+          });
+      } catch (e) {
+        if (!board.current(gen)) return;
+        if (e.code === "unauthenticated" || e.code === "permission_denied") {
+          signOut(refusal(e));
+          return;
+        }
+        why = e.message;
+      }
+      if (!board.current(gen)) return;
+      ctl.abort();
+      setConn("reconnecting", why);
+      await sleep(retryDelay(attempt), liveNap);
+      attempt++;
+    }
+  }
+
+  board.part({
+    reset() {
+      agents.clear();
+      loaded = false;
+      render();
+    },
+    run(gen, token, first) {
+      setConn("connecting");
+      live(gen, token, first);
+    },
+    stop() {
+      if (controller) controller.abort();
+      controller = null;
+      if (liveNap.wake) liveNap.wake();
+    },
+    wake() {
+      if (liveNap.wake) liveNap.wake();
+    },
+  });
+
+  ui.connectHint.textContent = "go run ./cmd/agent --monitor " + location.origin + " --token TOKEN DIR";
+  setInterval(tick, TICK_MS);
+})();

@@ -1,0 +1,319 @@
+// The tools view: per MCP server, the tools the connected agents declare,
+// and for each agent a switch that says whether it may call the tool. It
+// reads ListServers, and GetSwitches for every agent listed (whether the
+// board has ever spoken for it), every POLL_MS while it is shown. Flipping
+// a switch reads the agent's switches afresh and sends SetSwitches with
+// the whole list, that one tool added or taken out: SetSwitches turns off
+// every tool it does not name. Flips for one agent run one after another.
+"use strict";
+
+(function () {
+  const { $, unary, node, tags, parseTime, byName, sleep, showError, signOut, refusal } = board;
+  const TOOLS = "/symphonix.board.v1.ToolService/";
+  const POLL_MS = 1000; // how often the servers are read while the view is shown
+  const POLL_MAX_MS = 10000; // the longest wait between reads after failures
+
+  const ui = {
+    tools: $("tools"),
+    readOnly: $("tools-readonly"),
+    error: $("tools-error"),
+    readError: $("tools-read-error"),
+    status: $("tools-status"),
+    loading: $("tools-loading"),
+    empty: $("tools-empty"),
+    servers: $("servers"),
+  };
+
+  const nap = { wake: null }; // between two reads
+  let controller = null; // aborts the reads of the running poll
+  let epoch = 0; // counts flips made here: a read begun before one is stale
+  let servers = null; // as ListServers said, or null before the first read
+  let switches = new Map(); // agent -> Switches, as GetSwitches or SetSwitches said
+  const pending = new Map(); // agent + "\n" + "server.tool" -> the state asked for
+  const queues = new Map(); // agent -> the promise of its last flip
+  let readOnly = false; // the board refused a flip as not allowed
+  let drawn = ""; // what the page shows, to redraw only on a change
+
+  function reset() {
+    epoch++;
+    servers = null;
+    switches = new Map();
+    pending.clear();
+    queues.clear();
+    readOnly = false;
+    drawn = "";
+    ui.servers.replaceChildren();
+    ui.loading.hidden = false;
+    ui.empty.hidden = true;
+    ui.readOnly.hidden = true;
+    showError(ui.error, "");
+    showError(ui.readError, "");
+    say("");
+  }
+
+  function say(message) {
+    ui.status.textContent = message;
+    ui.status.hidden = !message;
+  }
+
+  // agentsOf is every agent the servers name, sorted.
+  function agentsOf(list) {
+    const names = new Set();
+    for (const s of list) for (const a of s.agents || []) names.add(a);
+    return Array.from(names).sort(byName);
+  }
+
+  // read reads the servers and the switches of every agent they name.
+  async function read(token, signal) {
+    const res = await unary(token, TOOLS + "ListServers", {}, signal);
+    const list = (res.servers || []).filter((s) => s && typeof s.name === "string" && s.name !== "");
+    const names = agentsOf(list);
+    const got = await Promise.all(names.map((agent) =>
+      unary(token, TOOLS + "GetSwitches", { agent }, signal).catch((e) => {
+        if (e.code === "not_found") return null; // gone since the list was read
+        throw e;
+      })));
+    const sw = new Map();
+    names.forEach((agent, i) => {
+      if (got[i] && got[i].switches) sw.set(agent, got[i].switches);
+    });
+    return { list, sw };
+  }
+
+  // poll reads the servers every POLL_MS while the view is shown, until the
+  // generation changes, waiting longer after failures.
+  async function poll(gen, token) {
+    let failures = 0;
+    while (board.current(gen)) {
+      if (ui.tools.hidden) {
+        await sleep(POLL_MAX_MS, nap); // shown wakes it
+        continue;
+      }
+      const ctl = new AbortController();
+      controller = ctl;
+      const began = epoch;
+      try {
+        const { list, sw } = await read(token, ctl.signal);
+        if (!board.current(gen)) return;
+        failures = 0;
+        showError(ui.readError, "");
+        if (began === epoch) {
+          servers = list;
+          switches = sw;
+          render();
+        }
+      } catch (e) {
+        if (!board.current(gen)) return;
+        if (e.code === "unauthenticated") {
+          signOut(refusal(e));
+          return;
+        }
+        failures++;
+        showError(ui.readError, "Could not read the tools (" + e.code + "): " + e.message +
+          ". Trying again; until then the switches may be out of date.");
+      }
+      if (!board.current(gen)) return;
+      ctl.abort();
+      if (began !== epoch) continue; // a flip was made meanwhile: read again now
+      await sleep(failures === 0 ? POLL_MS : Math.min(POLL_MAX_MS, POLL_MS * Math.pow(2, failures)), nap);
+    }
+  }
+
+  function pollSoon() {
+    epoch++;
+    if (nap.wake) nap.wake();
+  }
+
+  // ---- drawing ----
+
+  function render() {
+    if (servers === null) return;
+    const key = JSON.stringify([servers, Array.from(switches), Array.from(pending), readOnly]);
+    if (key === drawn) return;
+    drawn = key;
+    const focused = document.activeElement;
+    const refocus = focused instanceof HTMLInputElement && ui.servers.contains(focused)
+      ? { agent: focused.dataset.agent, tool: focused.dataset.tool } : null;
+    ui.servers.replaceChildren(...servers.map(serverCard));
+    if (refocus) {
+      const again = Array.from(ui.servers.querySelectorAll("input.switch"))
+        .find((el) => el.dataset.agent === refocus.agent && el.dataset.tool === refocus.tool);
+      if (again) again.focus({ preventScroll: true });
+    }
+    ui.loading.hidden = true;
+    ui.empty.hidden = servers.length > 0;
+    ui.readOnly.hidden = !readOnly;
+  }
+
+  function serverCard(s) {
+    const el = node("article", "card server");
+    el.dataset.server = s.name;
+    const title = node("h3", "server-name");
+    title.append(node("code", "", s.name));
+    const who = node("p", "declared-by");
+    who.append(node("span", "field-name", "declared by "), tags(s.agents, "agents that declare " + s.name));
+    el.append(title, who);
+    const tools = (s.tools || []).filter((t) => t && typeof t.name === "string" && t.name !== "");
+    if (tools.length === 0) {
+      el.append(node("p", "notice no-tools",
+        "No connected agent runs it, so its tools are not known: they are listed when an agent that declares it connects."));
+      return el;
+    }
+    const table = node("table", "tools");
+    const head = node("thead");
+    const hr = node("tr");
+    for (const h of ["Tool", "Agents that declare it"]) {
+      const th = node("th", "", h);
+      th.scope = "col";
+      hr.append(th);
+    }
+    head.append(hr);
+    const body = node("tbody");
+    for (const t of tools) body.append(toolRow(s.name, t));
+    table.append(head, body);
+    const wrap = node("div", "table-wrap");
+    wrap.append(table);
+    el.append(wrap);
+    return el;
+  }
+
+  function toolRow(server, t) {
+    const full = server + "." + t.name;
+    const tr = node("tr");
+    tr.dataset.tool = full;
+    const name = node("th");
+    name.scope = "row";
+    name.append(node("code", "tool-name", t.name));
+    const td = node("td");
+    const agents = (t.agents || []).slice().sort(byName);
+    if (agents.length === 0) {
+      td.append(node("span", "none", "no connected agent declares it"));
+    } else {
+      const ul = node("ul", "switches");
+      ul.setAttribute("aria-label", "who may call " + full);
+      for (const agent of agents) ul.append(switchItem(agent, full, (t.on || []).includes(agent)));
+      td.append(ul);
+    }
+    tr.append(name, td);
+    return tr;
+  }
+
+  // switchItem is one agent's switch for one tool: a checkbox, its name,
+  // and what is on in words.
+  function switchItem(agent, full, listedOn) {
+    const sw = switches.get(agent);
+    const k = agent + "\n" + full;
+    const asked = pending.get(k);
+    const on = asked !== undefined ? asked : sw ? (sw.on || []).includes(full) : listedOn;
+    let state;
+    if (asked !== undefined) state = asked ? "switching on…" : "switching off…";
+    else if (sw && !sw.spoken) state = "nobody decided: nothing on";
+    else state = on ? "on" : "off";
+
+    const li = node("li", "switch-item");
+    li.dataset.agent = agent;
+    li.dataset.state = asked !== undefined ? "pending" : sw && !sw.spoken ? "unspoken" : on ? "on" : "off";
+    if (sw && sw.setBy) li.title = "last set by " + sw.setBy + (Number.isNaN(parseTime(sw.setAt)) ? "" : ", " + new Date(parseTime(sw.setAt)).toLocaleString());
+    const label = node("label", "switch-label");
+    const box = node("input", "switch");
+    box.type = "checkbox";
+    box.setAttribute("role", "switch");
+    box.checked = on;
+    box.disabled = readOnly || asked !== undefined;
+    box.dataset.agent = agent;
+    box.dataset.tool = full;
+    box.setAttribute("aria-label", full + " for " + agent);
+    box.addEventListener("change", () => flip(agent, full, box.checked));
+    label.append(box, node("span", "switch-agent", agent));
+    li.append(label, node("span", "switch-state", state));
+    return li;
+  }
+
+  // ---- flipping ----
+
+  function flipRefusal(e, agent, full, want) {
+    const what = full + (want ? " on" : " off") + " for " + agent;
+    switch (e.code) {
+      case "permission_denied":
+        return "You may not switch " + what + " (permission_denied): " + e.message +
+          ". Only admins may switch tools; nothing was changed.";
+      case "invalid_argument":
+      case "not_found":
+        return "The board refused to switch " + what + " (" + e.code + "): " + e.message +
+          ". Nothing was changed; the tools are being read again.";
+      case "unavailable":
+        return "The board did not answer (unavailable): " + e.message + ". " + what +
+          " may or may not have been switched; the list will show.";
+      default:
+        return "The board refused to switch " + what + " (" + e.code + "): " + e.message + ".";
+    }
+  }
+
+  // flip asks for tool full to be on (want) or off for agent, after any
+  // flip for the same agent still under way.
+  function flip(agent, full, want) {
+    if (readOnly) return;
+    const gen = board.generation();
+    const token = board.token();
+    const k = agent + "\n" + full;
+    pending.set(k, want);
+    showError(ui.error, "");
+    say("");
+    epoch++;
+    render();
+    const run = async () => {
+      if (!board.current(gen)) return;
+      try {
+        if (readOnly) return; // refused already: do not ask again
+        const got = await unary(token, TOOLS + "GetSwitches", { agent });
+        if (!board.current(gen)) return;
+        const on = new Set((got.switches && got.switches.on) || []);
+        if (want) on.add(full);
+        else on.delete(full);
+        const res = await unary(token, TOOLS + "SetSwitches", { agent, on: Array.from(on).sort(byName) });
+        if (!board.current(gen)) return;
+        if (res.switches) switches.set(agent, res.switches);
+        say("Switched " + full + (want ? " on" : " off") + " for " + agent +
+          (res.pushed ? "; it was told at once." : "; it is not connected, and is told when it next connects."));
+      } catch (e) {
+        if (!board.current(gen)) return;
+        if (e.code === "unauthenticated") {
+          signOut(refusal(e));
+          return;
+        }
+        if (e.code === "permission_denied") readOnly = true;
+        showError(ui.error, flipRefusal(e, agent, full, want));
+      } finally {
+        if (board.current(gen)) {
+          pending.delete(k);
+          drawn = ""; // the checkbox clicked may show what was asked, not what is
+          render();
+          pollSoon();
+        }
+      }
+    };
+    const next = (queues.get(agent) || Promise.resolve()).then(run);
+    queues.set(agent, next);
+    next.finally(() => {
+      if (queues.get(agent) === next) queues.delete(agent);
+    });
+  }
+
+  board.part({
+    reset,
+    run(gen, token) {
+      poll(gen, token);
+    },
+    stop() {
+      if (controller) controller.abort();
+      controller = null;
+      if (nap.wake) nap.wake();
+    },
+    wake() {
+      if (nap.wake) nap.wake();
+    },
+    shown(view) {
+      if (view === "tools" && nap.wake) nap.wake();
+    },
+  });
+})();

@@ -1,0 +1,149 @@
+package ui_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// word is what an agent was told it is switched on for.
+type word struct {
+	On     []string
+	Spoken bool
+}
+
+// switchAgent links an agent declaring tools; the words it receives
+// arrive on the channel, the first one (after the welcome) already read.
+func switchAgent(t *testing.T, bt *boardtest.Board, name string, tools []string) <-chan word {
+	t.Helper()
+	words := make(chan word, 16)
+	linkAgent(t, bt, agentlink.Config{
+		Identity: agentlink.Identity{Name: name, Tools: tools},
+		OnSwitches: func(on []string, spoken bool) {
+			words <- word{On: slices.Clone(on), Spoken: spoken}
+		},
+	})
+	if got, want := nextWord(t, words), (word{Spoken: false}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
+		t.Fatalf("%s: first word = %+v, want %+v", name, got, want)
+	}
+	return words
+}
+
+func sameNames(a, b []string) bool { return slices.Equal(a, b) }
+
+func nextWord(t *testing.T, words <-chan word) word {
+	t.Helper()
+	select {
+	case w := <-words:
+		return w
+	case <-time.After(5 * time.Second):
+		t.Fatal("no word on the switches within 5s")
+		return word{}
+	}
+}
+
+// toolSwitch is the selector of agent's switch for tool.
+func toolSwitch(agent, tool string) string {
+	return `input.switch[data-agent="` + agent + `"][data-tool="` + tool + `"]`
+}
+
+// switchIs is a predicate on the page: the switch of agent for tool shows
+// state ("on", "off", "unspoken"), and is not waiting for the board.
+const switchIs = `(agent, tool, state) => {
+	const box = document.querySelector('input.switch[data-agent="' + agent + '"][data-tool="' + tool + '"]');
+	if (box === null) return false;
+	const li = box.closest("li");
+	return li.dataset.state === state && box.checked === (state === "on");
+}`
+
+func TestBrowserToolSwitches(t *testing.T) {
+	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 100 * time.Millisecond})
+	// An agent declares files.read and leaves: nobody runs "files" now.
+	startAgent(t, bt, agentlink.Identity{Name: "archivist", Tools: []string{"files.read"}}).stop()
+	words := switchAgent(t, bt, "clerk", []string{"orders.lookup_order", "orders.refund"})
+
+	b := newTab(t, 30*time.Second)
+	signInTo(b, bt, bt.OperatorToken("root", board.RoleAdmin), "tools")
+	b.within(5*time.Second, "orders with both tools, clerk's switches unspoken", `() => {
+		const s = document.querySelector('article.server[data-server="orders"]');
+		if (s === null) return false;
+		const tools = Array.from(s.querySelectorAll("tbody tr")).map((tr) => tr.dataset.tool).join(",");
+		return tools === "orders.lookup_order,orders.refund" &&
+			s.querySelectorAll('li[data-agent="clerk"][data-state="unspoken"]').length === 2;
+	}`)
+	orders := b.eval(`document.querySelector('article.server[data-server="orders"]').textContent`)
+	for _, want := range []string{"lookup_order", "refund", "clerk", "nobody decided: nothing on"} {
+		if !strings.Contains(orders, want) {
+			t.Errorf("orders = %q, want it to contain %q", orders, want)
+		}
+	}
+	b.within(5*time.Second, "files: no connected agent runs it", `() => {
+		const s = document.querySelector('article.server[data-server="files"]');
+		return s !== null && s.querySelector("tbody") === null && s.textContent.includes("No connected agent runs it") &&
+			s.textContent.includes("archivist");
+	}`)
+
+	// Each flip sends the whole list: the tool flipped, and the others as
+	// they were.
+	flips := []struct {
+		tool string
+		want []string
+	}{
+		{tool: "orders.lookup_order", want: []string{"orders.lookup_order"}},
+		{tool: "orders.refund", want: []string{"orders.lookup_order", "orders.refund"}},
+		{tool: "orders.lookup_order", want: []string{"orders.refund"}},
+	}
+	for _, f := range flips {
+		b.do("flip "+f.tool, chromedp.Click(chromedp.CSS(toolSwitch("clerk", f.tool))))
+		if got, want := nextWord(t, words), (word{On: f.want, Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
+			t.Fatalf("after flipping %s: clerk told %+v, want %+v", f.tool, got, want)
+		}
+		for _, tool := range []string{"orders.lookup_order", "orders.refund"} {
+			state := "off"
+			if slices.Contains(f.want, tool) {
+				state = "on"
+			}
+			b.within(3*time.Second, tool+" shown "+state, switchIs, "clerk", tool, state)
+		}
+	}
+	if got := b.eval(`document.getElementById("tools-status").textContent`); !strings.Contains(got, "told at once") {
+		t.Errorf("status = %q, want it to say the agent was told at once", got)
+	}
+	if got := b.eval(`document.getElementById("tools-error").hidden ? "" : document.getElementById("tools-error").textContent`); got != "" {
+		t.Errorf("error shown to an admin: %q", got)
+	}
+
+	// A viewer sees the switches; a flip is refused, shown, and leaves the
+	// switches read-only. The agent hears nothing.
+	b.do("sign out",
+		chromedp.Click(chromedp.ID("sign-out")),
+		chromedp.WaitVisible(chromedp.ID("token")),
+	)
+	signInTo(b, bt, bt.OperatorToken("vic", board.RoleViewer), "tools")
+	b.within(5*time.Second, "the viewer sees refund on", switchIs, "clerk", "orders.refund", "on")
+	b.within(time.Second, "the viewer sees lookup_order off", switchIs, "clerk", "orders.lookup_order", "off")
+	b.do("flip as a viewer", chromedp.Click(chromedp.CSS(toolSwitch("clerk", "orders.lookup_order"))))
+	b.within(3*time.Second, "the refusal shown", `() => {
+		const e = document.getElementById("tools-error");
+		return !e.hidden && e.textContent.includes("permission_denied") && e.textContent.includes("orders.lookup_order");
+	}`)
+	b.within(3*time.Second, "the switches read-only, as they were", `() => {
+		const boxes = Array.from(document.querySelectorAll("#servers input.switch"));
+		return boxes.length === 2 && boxes.every((b) => b.disabled) &&
+			!document.getElementById("tools-readonly").hidden &&
+			boxes.map((b) => b.dataset.tool + "=" + b.checked).join(",") === "orders.lookup_order=false,orders.refund=true";
+	}`)
+	select {
+	case w := <-words:
+		t.Errorf("after a viewer's flip: clerk told %+v, want nothing", w)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
