@@ -253,11 +253,11 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 		return nil, &cannotRun{err}
 	}
 	s.gov, err = governed.New(governed.Config{
-		Graph:     s.agent.Graph,
-		Holding:   s.agent.Holding(),
-		Monitored: o.monitored,
-		Threads:   s.agent.WaitingThreads,
-		Logger:    o.log,
+		Graph:      s.agent.Graph,
+		Holding:    s.agent.Holding(),
+		Monitored:  o.monitored,
+		Threads:    s.agent.WaitingThreads,
+		Logger:     o.log,
 		RunContext: serve.RunContext,
 		OnResult: func(thread string, res flow.Result, v governed.Verdict, err error) {
 			s.api.Decided(thread, res, v, err) // before the line: the line says it is there
