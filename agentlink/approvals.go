@@ -291,6 +291,11 @@ func decisionOf(d *boardv1.ApprovalDecision) Decision {
 // waits for the answer with that id, for ctx, for c to go down, or for
 // Config.AnswerWithin. A LinkError answer is a *BoardError.
 func (l *Link) request(ctx context.Context, c *conn, build func(id string) *boardv1.LinkRequest) (*boardv1.LinkResponse, error) {
+	return l.requestWithin(ctx, c, l.cfg.AnswerWithin, build)
+}
+
+// requestWithin is request waiting within rather than Config.AnswerWithin.
+func (l *Link) requestWithin(ctx context.Context, c *conn, within time.Duration, build func(id string) *boardv1.LinkRequest) (*boardv1.LinkResponse, error) {
 	id := "q" + strconv.FormatUint(l.reqSeq.Add(1), 10)
 	ch, err := c.expect(id)
 	if err != nil {
@@ -300,7 +305,7 @@ func (l *Link) request(ctx context.Context, c *conn, build func(id string) *boar
 	if err := c.send(build(id)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLinkDown, err)
 	}
-	t := time.NewTimer(l.cfg.AnswerWithin)
+	t := time.NewTimer(within)
 	defer t.Stop()
 	select {
 	case m := <-ch:
@@ -313,7 +318,7 @@ func (l *Link) request(ctx context.Context, c *conn, build func(id string) *boar
 	case <-c.done:
 		return nil, ErrLinkDown
 	case <-t.C:
-		return nil, fmt.Errorf("%w (%s)", ErrNoAnswer, l.cfg.AnswerWithin)
+		return nil, fmt.Errorf("%w (%s)", ErrNoAnswer, within)
 	}
 }
 

@@ -104,6 +104,11 @@ type Config struct {
 	// never said, so nothing is on and any remembered word is to be
 	// forgotten. It must not block.
 	OnSwitches func(on []string, spoken bool)
+	// OnPaired: nil means none. Called when a person entered, on the board,
+	// the code a conversation showed (Pair): pushed the moment they did, or
+	// on the next link if the agent was away, at most once per pairing for
+	// the life of this Link. Calls are serialised; it must not block.
+	OnPaired func(Paired)
 }
 
 // State is the link coming up or going down.
@@ -129,6 +134,9 @@ type Link struct {
 	deliverMu sync.Mutex
 	delivered *recent[struct{}]
 	where     *recent[runNode]
+	// pairedMu serialises OnPaired and guards pairings.
+	pairedMu sync.Mutex
+	pairings *recent[struct{}]
 }
 
 // New checks cfg.
@@ -170,6 +178,7 @@ func New(cfg Config) (*Link, error) {
 		cfg: cfg, base: u, log: cfg.Logger,
 		delivered: newRecent[struct{}](rememberDecisions),
 		where:     newRecent[runNode](rememberDecisions),
+		pairings:  newRecent[struct{}](rememberDecisions),
 	}, nil
 }
 
@@ -407,6 +416,14 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				c.answer(k.Raised.GetRequestId(), r.Msg)
 			case *boardv1.LinkResponse_Error:
 				c.answer(k.Error.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_HowToIdentifyAnswer:
+				c.answer(k.HowToIdentifyAnswer.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_PairCode:
+				c.answer(k.PairCode.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_Verified:
+				c.answer(k.Verified.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_Paired:
+				l.paired(pairedOf(k.Paired))
 			case *boardv1.LinkResponse_Switches:
 				if l.cfg.OnSwitches != nil {
 					l.cfg.OnSwitches(k.Switches.GetOn(), k.Switches.GetSpoken())

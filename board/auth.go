@@ -18,6 +18,8 @@ type access struct {
 	role Role // for operators: the lowest role allowed
 	// anyKind lets either kind call (the health service).
 	anyKind bool
+	// session: only a signed-in person (a session cookie), never a token.
+	session bool
 }
 
 // policy maps every procedure the board serves to what it needs. A procedure
@@ -38,39 +40,75 @@ var policy = map[string]access{
 	boardv1connect.ToolServiceListServersProcedure:                   {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ToolServiceGetSwitchesProcedure:                   {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ToolServiceSetSwitchesProcedure:                   {kind: KindOperator, role: RoleAdmin},
+	boardv1connect.UserServiceMeProcedure:                            {kind: KindOperator, role: RoleViewer},
+	boardv1connect.UserServiceListUsersProcedure:                     {kind: KindOperator, role: RoleAdmin},
+	boardv1connect.UserServiceAddUserProcedure:                       {kind: KindOperator, role: RoleAdmin},
+	boardv1connect.UserServiceSetRoleProcedure:                       {kind: KindOperator, role: RoleAdmin},
+	boardv1connect.UserServiceDisableUserProcedure:                   {kind: KindOperator, role: RoleAdmin},
+	boardv1connect.UserServiceSetVerifySecretProcedure:               {kind: KindOperator, role: RoleViewer, session: true},
+	boardv1connect.UserServiceEnterPairingCodeProcedure:              {kind: KindOperator, role: RoleViewer, session: true},
+	boardv1connect.UserServiceGetIdentifyProcedure:                   {kind: KindOperator, role: RoleViewer},
+	boardv1connect.UserServiceSetIdentifyProcedure:                   {kind: KindOperator, role: RoleAdmin},
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {kind: KindOperator, role: RoleViewer},
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {kind: KindOperator, role: RoleViewer},
 	"/grpc.health.v1.Health/Check":                                   {anyKind: true},
 	"/grpc.health.v1.Health/Watch":                                   {anyKind: true},
 }
 
-// authenticate checks the bearer token in header against what procedure
-// needs and returns the caller, or a connect error that says no more than
-// unauthenticated or permission_denied.
-func (b *Board) authenticate(ctx context.Context, procedure, header string) (Caller, error) {
+// errCSRF is what a request authenticated by a session cookie is told
+// when it lacks the CSRF header or carries the wrong one.
+const errCSRF = "missing or wrong " + CSRFHeader + " header: a request signed in by cookie must carry the CSRF token its sign-in returned"
+
+// authenticate checks the credentials in a request's header h against what
+// procedure needs and returns the caller, or a connect error that says no
+// more than unauthenticated or permission_denied.
+//
+// A request with a bearer token is judged by the token alone: an operator
+// or agent JWT, never a session JWT (its typ differs). A request without one
+// may be a signed-in person: the session cookie, checked against its row
+// and its person on every request, and the CSRF header, checked against the
+// session's. The cookie stands in for an operator only, never for an agent,
+// and an operator token never for a signed-in person.
+func (b *Board) authenticate(ctx context.Context, procedure string, h http.Header) (Caller, error) {
 	need, ok := policy[procedure]
 	if !ok {
 		return Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied")
 	}
-	raw := bearer(header)
-	now := b.now()
+	raw := bearer(h.Get("Authorization"))
+	cookie := ""
+	if raw == "" {
+		cookie = sessionCookie(h)
+	}
 	var (
-		c   Caller
-		err error
+		c    Caller
+		csrf string
+		err  error
 	)
-	if need.anyKind {
+	switch {
+	case cookie != "" && (need.anyKind || need.kind != KindOperator):
+		err = ErrWrongKind
+	case cookie != "":
+		c, csrf, err = b.verifySession(ctx, cookie)
+	case need.anyKind:
+		now := b.now()
 		c, err = b.tokens.Verify(ctx, raw, KindOperator, now)
 		if err != nil {
 			c, err = b.tokens.Verify(ctx, raw, KindAgent, now)
 		}
-	} else {
-		c, err = b.tokens.Verify(ctx, raw, need.kind, now)
+	default:
+		c, err = b.tokens.Verify(ctx, raw, need.kind, b.now())
 	}
 	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", err.Error()))
 		return Caller{}, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
-	if c.Kind == KindOperator && c.Role < need.role {
+	if c.Kind == KindSession && !csrfMatches(h.Get(CSRFHeader), csrf) {
+		return Caller{}, connect.NewError(connect.CodePermissionDenied, errCSRF)
+	}
+	if need.session && c.Kind != KindSession {
+		return Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
+	}
+	if (c.Kind == KindOperator || c.Kind == KindSession) && c.Role < need.role {
 		return Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
 	}
 	return c, nil
@@ -102,9 +140,14 @@ type call struct {
 // begin authenticates a call.
 func (b *Board) begin(ctx context.Context, procedure string) (*call, error) {
 	c := &call{ctx: ctx, procedure: procedure, start: time.Now()}
-	var header string
+	header := http.Header{}
 	if info, ok := connect.CallInfoForServerContext(ctx); ok {
-		header = info.RequestHeader().Get("Authorization")
+		h := info.RequestHeader()
+		for _, k := range []string{"Authorization", "Cookie", CSRFHeader} {
+			if v := h.Values(k); len(v) > 0 {
+				header[http.CanonicalHeaderKey(k)] = v
+			}
+		}
 	}
 	caller, err := b.authenticate(ctx, procedure, header)
 	if err != nil {
@@ -143,7 +186,7 @@ func codeString(err error) string {
 func (b *Board) requireToken(h http.Handler) http.Handler {
 	ew := connecthttp.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := b.authenticate(r.Context(), r.URL.Path, r.Header.Get("Authorization")); err != nil {
+		if _, err := b.authenticate(r.Context(), r.URL.Path, r.Header); err != nil {
 			_ = ew.Write(w, r, err)
 			return
 		}

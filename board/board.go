@@ -44,25 +44,34 @@ type Config struct {
 	// RevocationPoll: how often the board looks for tokens revoked by
 	// another process (board token revoke) to close their links. Zero means 1 s.
 	RevocationPoll time.Duration
+	// SessionTTL: how long a web sign-in lasts. Zero means
+	// DefaultSessionTTL (12 h).
+	SessionTTL time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 }
 
 // Board is one running board.
 type Board struct {
-	cfg      Config
-	db       *ent.Client
-	tokens   *Tokens
-	audit    *Audit // the one log every change is appended to; shared with tokens
-	log      *slog.Logger
-	hub      *hub
-	presence *presence
-	handler  http.Handler
+	cfg    Config
+	db     *ent.Client
+	tokens *Tokens
+	audit  *Audit // the one log every change is appended to; shared with tokens
+	users  *Users
+	// signinAccount and signinSource count failed sign-ins (signin.go).
+	signinAccount *limiter
+	signinSource  *limiter
+	log           *slog.Logger
+	hub           *hub
+	presence      *presence
+	handler       http.Handler
 	// deliveries serialises sending decisions to each agent (decide.go).
 	deliveries deliveries
 	// switchLocks serialises, per agent, keeping and sending its tool
 	// switches (tools.go).
 	switchLocks deliveries
+	// identify: pairing's and verify's limits and delivery (identify.go).
+	identify identifyState
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -94,8 +103,11 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 {
-		return nil, errors.New("board: PingInterval, PingTimeout and RevocationPoll must not be negative")
+	if cfg.SessionTTL == 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 {
+		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll and SessionTTL must not be negative")
 	}
 	tokens, err := OpenTokens(ctx, cfg.Store)
 	if err != nil {
@@ -110,6 +122,10 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		hub:      newHub(),
 		done:     make(chan struct{}),
 		loopDone: make(chan struct{}),
+
+		users:         &Users{db: cfg.Store, audit: tokens.audit, now: cfg.Now},
+		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
+		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
 	}
 	b.presence = newPresence(b)
 	// A board that stopped without saying goodbye (kill -9) left its agents
@@ -124,6 +140,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 
 // Tokens is the board's token minter and verifier.
 func (b *Board) Tokens() *Tokens { return b.tokens }
+
+// Users is the people the board knows.
+func (b *Board) Users() *Users { return b.users }
 
 // Handler serves everything: the RPCs, /.well-known/jwks.json and the web board.
 func (b *Board) Handler() http.Handler { return b.handler }
@@ -150,6 +169,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
 	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
+	boardv1connect.RegisterUserServiceHandler(srv, userService{b})
 	grpcreflect.Register(srv)
 
 	mux := http.NewServeMux()
@@ -162,6 +182,7 @@ func (b *Board) routes() http.Handler {
 		boardv1connect.ApprovalServiceName,
 		boardv1connect.AuditServiceName,
 		boardv1connect.ToolServiceName,
+		boardv1connect.UserServiceName,
 	))
 	mux.Handle(healthPath, b.requireToken(health))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
@@ -169,6 +190,7 @@ func (b *Board) routes() http.Handler {
 		w.Header().Set("Cache-Control", "max-age=300")
 		_ = json.NewEncoder(w).Encode(b.tokens.JWKS())
 	})
+	b.authRoutes(mux)
 	mux.Handle("/", ui.Handler())
 	return mux
 }

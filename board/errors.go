@@ -24,6 +24,14 @@ func (b *Board) toConnectError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return connect.NewError(connect.CodeCanceled, "canceled").WithCause(err)
+	case errors.Is(err, ErrNoUser):
+		return connect.NewError(connect.CodeNotFound, err.Error())
+	case errors.Is(err, ErrUserExists):
+		return connect.NewError(connect.CodeAlreadyExists, err.Error())
+	case errors.Is(err, ErrBadEmail), errors.Is(err, ErrBadName), errors.Is(err, ErrNoRole), errors.Is(err, ErrWeakPassword):
+		return connect.NewError(connect.CodeInvalidArgument, err.Error())
+	case errors.Is(err, ErrLastAdmin):
+		return connect.NewError(connect.CodeFailedPrecondition, err.Error())
 	case ent.IsNotFound(err):
 		return connect.NewError(connect.CodeNotFound, "not found").WithCause(err)
 	}

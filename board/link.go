@@ -105,9 +105,11 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		return nil, nil, context.Canceled
 	}
 	// Decisions made while the agent was away reach it now, exactly once;
-	// then what it is switched on for.
+	// then what it is switched on for; then the people who paired with its
+	// conversations meanwhile.
 	b.deliverUndelivered(ctx, s)
 	b.sendSwitches(ctx, s)
+	b.deliverPairings(ctx, s)
 	return s, in, nil
 }
 
@@ -200,6 +202,18 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				}
 			case *boardv1.LinkRequest_Raise:
 				if err := l.raise(ctx, s, k.Raise); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_HowToIdentify:
+				if err := l.howToIdentify(ctx, s, k.HowToIdentify); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_Pair:
+				if err := l.pair(ctx, s, k.Pair); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_Verify:
+				if err := l.verify(ctx, s, k.Verify); err != nil {
 					return err
 				}
 			default:

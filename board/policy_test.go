@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestAuthenticateRoles(t *testing.T) {
 		{"basic", adminOnly, "Basic dXNlcjpwYXNz", connect.CodeUnauthenticated},
 	}
 	for _, tt := range tests {
-		_, err := b.authenticate(ctx, tt.procedure, tt.header)
+		_, err := b.authenticate(ctx, tt.procedure, http.Header{"Authorization": {tt.header}})
 		if got := connect.CodeOf(err); (tt.want == 0 && err != nil) || (tt.want != 0 && got != tt.want) {
 			t.Errorf("%s: authenticate = %v, want code %v", tt.name, err, tt.want)
 		}

@@ -326,33 +326,9 @@ func tokenDetail(k Kind, name, role string, expires time.Time) map[string]any {
 // allow-list, and that it is of the kind wanted. Every failure wraps one of
 // the sentinel errors above.
 func (t *Tokens) Verify(ctx context.Context, raw string, want Kind, now time.Time) (Caller, error) {
-	if raw == "" {
-		return Caller{}, ErrNoToken
-	}
-	parser := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
-		jwt.WithIssuer(Issuer),
-		jwt.WithAudience(Audience),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
-		jwt.WithTimeFunc(func() time.Time { return now }),
-	)
-	var c claims
-	tok, err := parser.ParseWithClaims(raw, &c, func(tok *jwt.Token) (any, error) {
-		if kid, _ := tok.Header["kid"].(string); kid != t.kid {
-			return nil, errors.New("unknown key id")
-		}
-		return t.key.Public(), nil
-	})
+	c, err := t.parse(raw, want, now)
 	if err != nil {
-		return Caller{}, fmt.Errorf("%w: %w", ErrBadToken, err)
-	}
-	typ, _ := tok.Header["typ"].(string)
-	if typ != want.typ() {
-		return Caller{}, fmt.Errorf("%w: typ %q, want %q", ErrWrongKind, typ, want.typ())
-	}
-	if c.ID == "" || c.Subject == "" || c.NotBefore == nil {
-		return Caller{}, fmt.Errorf("%w: jti, sub and nbf are required", ErrBadToken)
+		return Caller{}, err
 	}
 	row, err := t.db.Token.Get(ctx, c.ID)
 	if ent.IsNotFound(err) {
@@ -376,6 +352,41 @@ func (t *Tokens) Verify(ctx context.Context, raw string, want Kind, now time.Tim
 		caller.Role = r
 	}
 	return caller, nil
+}
+
+// parse checks a token's signature, header and registered claims, and that
+// its typ is want's; the caller checks its row. Every failure wraps one of
+// the sentinel errors above.
+func (t *Tokens) parse(raw string, want Kind, now time.Time) (claims, error) {
+	if raw == "" {
+		return claims{}, ErrNoToken
+	}
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+		jwt.WithIssuer(Issuer),
+		jwt.WithAudience(Audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(func() time.Time { return now }),
+	)
+	var c claims
+	tok, err := parser.ParseWithClaims(raw, &c, func(tok *jwt.Token) (any, error) {
+		if kid, _ := tok.Header["kid"].(string); kid != t.kid {
+			return nil, errors.New("unknown key id")
+		}
+		return t.key.Public(), nil
+	})
+	if err != nil {
+		return claims{}, fmt.Errorf("%w: %w", ErrBadToken, err)
+	}
+	typ, _ := tok.Header["typ"].(string)
+	if typ != want.typ() {
+		return claims{}, fmt.Errorf("%w: typ %q, want %q", ErrWrongKind, typ, want.typ())
+	}
+	if c.ID == "" || c.Subject == "" || c.NotBefore == nil {
+		return claims{}, fmt.Errorf("%w: jti, sub and nbf are required", ErrBadToken)
+	}
+	return c, nil
 }
 
 // JWKS is the public half of the signing key as a JSON Web Key Set.

@@ -7,6 +7,9 @@
 //	board token list [--data DIR]
 //	board audit verify [--data DIR]
 //	board audit list [--data DIR] [--after N] [--limit N]
+//	board user add --email EMAIL --name NAME --role admin|approver|viewer [--url URL] [--data DIR]
+//	board user list [--data DIR]
+//	board user disable|enable --email EMAIL [--data DIR]
 package main
 
 import (

@@ -10,6 +10,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent"
@@ -22,6 +23,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if len(args) > 0 && args[0] == "audit" {
 		return runAudit(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "user" {
+		return runUser(ctx, args[1:], getenv, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("board", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -59,11 +63,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		b.Close()
 		return err
 	}
+	scheme := "http"
 	if *tlsCert != "" {
-		fmt.Fprintf(stdout, "board: store %s; listening on https://%s\n", store.describe(), ln.Addr())
+		scheme = "https"
+	}
+	// A board with nobody prints a one-time link that creates the first
+	// admin; every start prints a new one and the old one stops working.
+	link, first, err := b.Users().FirstRun(ctx)
+	if err != nil {
+		b.Close()
+		ln.Close()
+		return err
+	}
+	msg := fmt.Sprintf("board: store %s; listening on %s://%s\n", store.describe(), scheme, ln.Addr())
+	if first {
+		msg += fmt.Sprintf("board: first run: create the first admin at %s://%s%s (works once, until %s)\n", scheme, ln.Addr(), link.Path(), link.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprint(stdout, msg)
+	if *tlsCert != "" {
 		err = b.ServeTLS(ctx, ln, *tlsCert, *tlsKey)
 	} else {
-		fmt.Fprintf(stdout, "board: store %s; listening on http://%s\n", store.describe(), ln.Addr())
 		err = b.Serve(ctx, ln)
 	}
 	log.Info("board stopped")

@@ -28,6 +28,7 @@ type Options struct {
 	PingTimeout    time.Duration
 	OfflineGrace   time.Duration
 	RevocationPoll time.Duration
+	SessionTTL     time.Duration
 	// Dir: the store's folder; empty means a new t.TempDir().
 	Dir string
 	// Addr: where to listen; empty means 127.0.0.1:0.
@@ -87,6 +88,7 @@ func (b *Board) start() {
 		PingTimeout:    b.opts.PingTimeout,
 		OfflineGrace:   b.opts.OfflineGrace,
 		RevocationPoll: b.opts.RevocationPoll,
+		SessionTTL:     b.opts.SessionTTL,
 	})
 	if err != nil {
 		store.Close()
@@ -189,13 +191,7 @@ func NewClient(url, token string, opts ...connecthttp.Option) *connect.Client {
 }
 
 func newClient(url string, tlsConfig *tls.Config, token string, opts ...connecthttp.Option) *connect.Client {
-	p := new(http.Protocols)
-	if tlsConfig != nil {
-		p.SetHTTP2(true)
-	} else {
-		p.SetUnencryptedHTTP2(true)
-	}
-	hc := &http.Client{Transport: &http.Transport{Protocols: p, TLSClientConfig: tlsConfig}}
+	hc := httpClient(tlsConfig)
 	var ics []connect.ClientInterceptor
 	if token != "" {
 		ics = append(ics, bearer(token))

@@ -1,0 +1,261 @@
+package board
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/user"
+)
+
+// The sign-in endpoints are plain HTTP on the board's mux (docs/people.md):
+//
+//	POST /auth/signin  {email, password}              → session cookie, CSRF token
+//	POST /auth/signout (cookie and X-CSRF-Token)      → the session ended
+//	POST /auth/setup   {token, email, name, password} → a one-time setup link used
+//	GET  /auth/session (cookie)                       → who is signed in
+//
+// Bodies are JSON, so a cross-site HTML form cannot post them.
+
+// maxAuthBody bounds what an /auth request may send.
+const maxAuthBody = 8 << 10
+
+func (b *Board) authRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /auth/signin", b.signIn)
+	mux.HandleFunc("POST /auth/signout", b.signOut)
+	mux.HandleFunc("POST /auth/setup", b.setup)
+	mux.HandleFunc("GET /auth/session", b.sessionInfo)
+}
+
+type signInRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// sessionResponse is who is signed in; CSRFToken only right after sign-in.
+type sessionResponse struct {
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	CSRFToken string    `json:"csrf_token,omitempty"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// errWrongPassword is the one answer to an unknown email, a wrong
+// password, a person without a password, and a disabled person.
+const errWrongPassword = "wrong email or password"
+
+func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
+	var req signInRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	ctx := r.Context()
+	source := sourceOf(r)
+	account, err := CanonicalEmail(req.Email)
+	if err != nil {
+		account = req.Email // counted all the same
+	}
+	if wait, ok := b.signinLimited(account, source); ok {
+		b.log.LogAttrs(ctx, slog.LevelWarn, "sign-in limited", slog.String("email", account), slog.String("source", source))
+		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		writeJSONError(w, http.StatusTooManyRequests, "too many failed sign-ins: try again later")
+		return
+	}
+	var row *ent.User
+	why := ""
+	if err == nil {
+		row, err = b.db.User.Query().Where(user.Email(account)).Only(ctx)
+	}
+	switch {
+	case ent.IsNotFound(err) || errors.Is(err, ErrBadEmail):
+		why = "no such user"
+	case err != nil:
+		b.log.ErrorContext(ctx, "sign in", "error", err)
+		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	hash := ""
+	if row != nil {
+		hash = row.PasswordHash
+	}
+	// Always one argon2id: against the dummy hash when there is nothing to
+	// check, so an unknown email takes as long as a wrong password.
+	ok := passwordMatches(hash, req.Password)
+	switch {
+	case why != "":
+	case row.PasswordHash == "":
+		why, ok = "no password set", false
+	case !ok:
+		why = "wrong password"
+	case row.Disabled:
+		why, ok = "disabled", false
+	}
+	if !ok {
+		b.signinAccount.fail(account)
+		b.signinSource.fail(source)
+		if _, err := b.audit.AppendNow(ctx, AuditRecord{
+			Actor: "board", Action: "signin.fail", Subject: account,
+			Detail: map[string]any{"email": account, "source": source, "why": why},
+		}); err != nil {
+			b.log.ErrorContext(ctx, "audit failed sign-in", "error", err)
+		}
+		writeJSONError(w, http.StatusUnauthorized, errWrongPassword)
+		return
+	}
+	b.signinAccount.reset(account)
+	s, err := b.startSession(ctx, row, source)
+	if err != nil {
+		b.log.ErrorContext(ctx, "start session", "error", err)
+		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	setSessionCookies(w, r, s.token, s.csrf, s.expires.Sub(b.now()))
+	writeJSON(w, http.StatusOK, sessionResponse{Email: row.Email, Name: row.Name, Role: row.Role, CSRFToken: s.csrf, ExpiresAt: s.expires})
+}
+
+// signinLimited says whether a sign-in for account from source is over a
+// limit, and how long until it is not.
+func (b *Board) signinLimited(account, source string) (time.Duration, bool) {
+	wa, a := b.signinAccount.blocked(account)
+	ws, s := b.signinSource.blocked(source)
+	return max(wa, ws), a || s
+}
+
+// signOut ends the session of the cookie. Like every request the cookie
+// authenticates, it needs the CSRF header.
+func (b *Board) signOut(w http.ResponseWriter, r *http.Request) {
+	c, ok := b.cookieCaller(w, r)
+	if !ok {
+		return
+	}
+	if err := b.endSession(r.Context(), c); err != nil {
+		b.log.ErrorContext(r.Context(), "sign out", "error", err)
+		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	setSessionCookies(w, r, "", "", -1)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionInfo says who the cookie is, without a CSRF check: it changes
+// nothing and says nothing secret.
+func (b *Board) sessionInfo(w http.ResponseWriter, r *http.Request) {
+	c, _, err := b.verifySession(r.Context(), sessionCookie(r.Header))
+	if err != nil {
+		writeJSONError(w, http.StatusUnauthorized, "not signed in")
+		return
+	}
+	u, err := b.db.User.Get(r.Context(), c.UserID)
+	if err != nil {
+		writeJSONError(w, http.StatusUnauthorized, "not signed in")
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionResponse{Email: u.Email, Name: u.Name, Role: u.Role, ExpiresAt: c.ExpiresAt})
+}
+
+// cookieCaller authenticates a plain HTTP request by its session cookie
+// and CSRF header, or answers it 401 or 403 and returns false.
+func (b *Board) cookieCaller(w http.ResponseWriter, r *http.Request) (Caller, bool) {
+	c, csrf, err := b.verifySession(r.Context(), sessionCookie(r.Header))
+	if err != nil {
+		writeJSONError(w, http.StatusUnauthorized, "not signed in")
+		return Caller{}, false
+	}
+	if !csrfMatches(r.Header.Get(CSRFHeader), csrf) {
+		writeJSONError(w, http.StatusForbidden, errCSRF)
+		return Caller{}, false
+	}
+	return c, true
+}
+
+type setupRequest struct {
+	Token    string `json:"token"`
+	Email    string `json:"email"`
+	Name     string `json:"name"`
+	Password string `json:"password"`
+}
+
+type userResponse struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+}
+
+// setup redeems a one-time setup link. It does not sign in: the person
+// signs in with the password they just set.
+func (b *Board) setup(w http.ResponseWriter, r *http.Request) {
+	var req setupRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	u, err := b.users.Setup(r.Context(), Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password})
+	switch {
+	case errors.Is(err, ErrWeakPassword), errors.Is(err, ErrBadEmail), errors.Is(err, ErrSetupLink), errors.Is(err, ErrBadName):
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		b.log.ErrorContext(r.Context(), "setup", "error", err)
+		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	writeJSON(w, http.StatusOK, userResponse{Email: u.Email, Name: u.Name, Role: u.Role.String()})
+}
+
+// setSessionCookies sets (or, with maxAge < 0, clears) the session and
+// CSRF cookies.
+func setSessionCookies(w http.ResponseWriter, r *http.Request, token, csrf string, maxAge time.Duration) {
+	age := int(maxAge / time.Second)
+	if maxAge < 0 {
+		age = -1
+	}
+	for _, c := range []*http.Cookie{
+		{Name: SessionCookie, Value: token, HttpOnly: true},
+		{Name: CSRFCookie, Value: csrf},
+	} {
+		c.Path = "/"
+		c.MaxAge = age
+		c.Secure = r.TLS != nil
+		c.SameSite = http.SameSiteStrictMode
+		http.SetCookie(w, c)
+	}
+}
+
+// sourceOf is the address a request came from: the peer, never a header
+// a client can write (X-Forwarded-For).
+func sourceOf(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		writeJSONError(w, http.StatusUnsupportedMediaType, "send application/json")
+		return false
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody)).Decode(v); err != nil {
+		writeJSONError(w, http.StatusBadRequest, "body: not the JSON object expected")
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}

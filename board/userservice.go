@@ -1,0 +1,128 @@
+package board
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+)
+
+// userService serves UserService. Pairing and identify are in
+// people_pairing.go; the rest is here.
+type userService struct{ b *Board }
+
+func (s userService) Me(ctx context.Context, _ *boardv1.MeRequest) (*boardv1.MeResponse, error) {
+	c, _ := callerFrom(ctx)
+	out := &boardv1.MeResponse{Kind: string(c.Kind), Name: c.Name, Role: c.Role.String()}
+	if c.Kind == KindSession {
+		r, err := s.b.db.User.Get(ctx, c.UserID)
+		if err != nil {
+			return nil, err
+		}
+		u := userOf(r)
+		out.User = userProto(u)
+	}
+	return out, nil
+}
+
+func (s userService) ListUsers(ctx context.Context, _ *boardv1.ListUsersRequest) (*boardv1.ListUsersResponse, error) {
+	us, err := s.b.users.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &boardv1.ListUsersResponse{Users: make([]*boardv1.User, len(us))}
+	for i, u := range us {
+		out.Users[i] = userProto(u)
+	}
+	return out, nil
+}
+
+func (s userService) AddUser(ctx context.Context, req *boardv1.AddUserRequest) (*boardv1.AddUserResponse, error) {
+	email, err := CanonicalEmail(req.GetEmail())
+	if err != nil {
+		return nil, invalid("email", err)
+	}
+	role, err := ParseRole(req.GetRole())
+	if err != nil {
+		return nil, invalid("role", err)
+	}
+	u, link, err := s.b.users.Add(ctx, AddUser{Email: email, Name: req.GetName(), Role: role})
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.AddUserResponse{
+		User:           userProto(u),
+		SetupPath:      link.Path(),
+		SetupExpiresAt: timestamppb.New(link.ExpiresAt),
+	}, nil
+}
+
+func (s userService) SetRole(ctx context.Context, req *boardv1.SetRoleRequest) (*boardv1.SetRoleResponse, error) {
+	if _, err := CanonicalEmail(req.GetEmail()); err != nil {
+		return nil, invalid("email", err)
+	}
+	role, err := ParseRole(req.GetRole())
+	if err != nil {
+		return nil, invalid("role", err)
+	}
+	u, err := s.b.users.SetRole(ctx, req.GetEmail(), role, "")
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.SetRoleResponse{User: userProto(u)}, nil
+}
+
+func (s userService) DisableUser(ctx context.Context, req *boardv1.DisableUserRequest) (*boardv1.DisableUserResponse, error) {
+	if _, err := CanonicalEmail(req.GetEmail()); err != nil {
+		return nil, invalid("email", err)
+	}
+	u, n, err := s.b.users.SetDisabled(ctx, req.GetEmail(), req.GetDisabled(), "")
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.DisableUserResponse{User: userProto(u), SessionsEnded: int32(n)}, nil
+}
+
+func (s userService) SetVerifySecret(ctx context.Context, req *boardv1.SetVerifySecretRequest) (*boardv1.SetVerifySecretResponse, error) {
+	c, _ := callerFrom(ctx)
+	if err := s.b.users.SetVerifySecret(ctx, c.UserID, req.GetSecret(), ""); err != nil {
+		if errors.Is(err, ErrWeakPassword) {
+			return nil, invalid("secret", ErrWeakPassword)
+		}
+		return nil, err
+	}
+	return &boardv1.SetVerifySecretResponse{}, nil
+}
+
+func (s userService) EnterPairingCode(ctx context.Context, req *boardv1.EnterPairingCodeRequest) (*boardv1.EnterPairingCodeResponse, error) {
+	return s.b.enterPairingCode(ctx, req)
+}
+
+func (s userService) GetIdentify(ctx context.Context, _ *boardv1.GetIdentifyRequest) (*boardv1.GetIdentifyResponse, error) {
+	return s.b.getIdentify(ctx)
+}
+
+func (s userService) SetIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest) (*boardv1.SetIdentifyResponse, error) {
+	return s.b.setIdentify(ctx, req)
+}
+
+// invalid is an invalid_argument naming the field.
+func invalid(field string, err error) error {
+	return connect.Errorf(connect.CodeInvalidArgument, "%s: %v", field, err)
+}
+
+func userProto(u User) *boardv1.User {
+	return &boardv1.User{
+		Id:              u.ID,
+		Email:           u.Email,
+		Name:            u.Name,
+		Role:            u.Role.String(),
+		Disabled:        u.Disabled,
+		HasPassword:     u.HasPassword,
+		HasVerifySecret: u.HasVerifySecret,
+		CreatedAt:       timestamppb.New(u.CreatedAt),
+	}
+}

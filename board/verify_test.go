@@ -1,0 +1,111 @@
+package board_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+const secret = "correct horse battery"
+
+// verifyBoard is a board whose door is verify, with people in it.
+func verifyBoard(t *testing.T) (*boardtest.Board, *pairingAgent) {
+	t.Helper()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
+		t.Fatal(err)
+	}
+	h := board.HashSecretForTest(secret)
+	addPerson(t, bt, "ann@example.com", "Ann", h, false)
+	addPerson(t, bt, "gone@example.com", "Gone", h, true)
+	addPerson(t, bt, "nosecret@example.com", "No Secret", "", false)
+	return bt, startPairingAgent(t, bt, "desk", nil)
+}
+
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	bt, a := verifyBoard(t)
+
+	got := a.link.Verify(t.Context(), "  Ann@Example.COM ", secret, 5*time.Second)
+	if want := (agentlink.VerifyResult{OK: true, Address: "ann@example.com", Name: "Ann"}); got != want {
+		t.Fatalf("Verify(ann, right secret) = %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct {
+		name, who, secret string
+	}{
+		{"wrong secret", "ann@example.com", "correct horse battery!"},
+		{"unknown person", "nobody@example.com", secret},
+		{"disabled person", "gone@example.com", secret},
+		{"no verify secret", "nosecret@example.com", ""},
+		{"no verify secret, some secret", "nosecret@example.com", secret},
+		{"not an address", "ann", secret},
+	} {
+		got := a.link.Verify(t.Context(), tc.who, tc.secret, 5*time.Second)
+		if want := (agentlink.VerifyResult{Why: "not verified"}); got != want {
+			t.Errorf("%s: Verify = %+v, want %+v", tc.name, got, want)
+		}
+	}
+	acts := auditCounts(t, bt)
+	if acts["verify.ok"] != 1 || acts["verify.fail"] != 6 {
+		t.Fatalf("audit: %v, want verify.ok 1, verify.fail 6", acts)
+	}
+	entries, err := board.NewAudit(bt.Store).List(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if b, _ := json.Marshal(e); strings.Contains(string(b), "horse") {
+			t.Fatalf("audit entry %d carries the secret: %s", e.Seq, b)
+		}
+	}
+}
+
+// TestVerifyLimits: five failures for an address stop it, the right secret
+// included, and not another address; the door must be verify.
+func TestVerifyLimits(t *testing.T) {
+	t.Parallel()
+	bt, a := verifyBoard(t)
+	for range 5 {
+		if got := a.link.Verify(t.Context(), "ann@example.com", "guess guess guess", 0); got.OK || got.Why != "not verified" {
+			t.Fatalf("wrong secret: %+v", got)
+		}
+	}
+	got := a.link.Verify(t.Context(), "ANN@example.com", secret, 0)
+	if got.OK || !strings.Contains(got.Why, "too many failed tries") {
+		t.Fatalf("after five failures: %+v, want refused for too many", got)
+	}
+	if got := a.link.Verify(t.Context(), "nobody@example.com", secret, 0); got.OK || got.Why != "not verified" {
+		t.Fatalf("another address: %+v", got)
+	}
+
+	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorPairing}); err != nil {
+		t.Fatal(err)
+	}
+	other := startPairingAgent(t, bt, "other", nil)
+	if got := other.link.Verify(t.Context(), "nosecret@example.com", secret, 0); got.OK || !strings.Contains(got.Why, "does not verify") {
+		t.Fatalf("door pairing: %+v, want refused", got)
+	}
+}
+
+// TestVerifyAgentLimit: one agent may ask sixty times a minute.
+func TestVerifyAgentLimit(t *testing.T) {
+	t.Parallel()
+	_, a := verifyBoard(t)
+	for i := range 60 {
+		if got := a.link.Verify(t.Context(), "ann@example.com", secret, 0); !got.OK {
+			t.Fatalf("verify %d: %+v", i, got)
+		}
+	}
+	if got := a.link.Verify(t.Context(), "ann@example.com", secret, 0); got.OK || !strings.Contains(got.Why, "too many verifies") {
+		t.Fatalf("verify 61: %+v, want refused", got)
+	}
+}
