@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/internal/boardtest"
+)
+
+// TestToolSwitchesLive: the refund desk served with a board. A board that
+// never spoke switches nothing on; a switch flipped while a run waits
+// applies to that run's next call, with no restart; a switch turned off
+// refuses the call, which never reaches the orders server; with the board
+// stopped, a restarted agent keeps the board's last word from its folder,
+// and a fresh one calls nothing.
+func TestToolSwitchesLive(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	boardProc, url := startBoard(t, data, "127.0.0.1:0")
+	mint := func(args ...string) string {
+		out, _ := runCmd(t, "board", append([]string{"token"}, append(args, "--data", data)...)...)
+		return strings.TrimSpace(out)
+	}
+	adminTok := mint("operator", "--name", "root", "--role", "admin")
+	admin := boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, adminTok))
+	put, err := admin.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &governance{
+		url: url, data: data, rule: put.GetRule().GetId(),
+		tools:     boardv1connect.NewToolServiceClient(boardtest.NewClient(url, adminTok)),
+		approver:  boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, mint("operator", "--name", "ada", "--role", "approver"))),
+		deskToken: mint("agent", "--name", "refund-desk"),
+	}
+	desk := governedDesk(t)
+	serveIt := func(dir string) *proc {
+		return startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "serve", "--monitor", g.url, "--token", g.deskToken, dir)
+	}
+	agent := serveIt(desk)
+	agent.waitLine(t, regexp.MustCompile(`^tools: none until the board says which are on$`), 20*time.Second)
+	api := agent.waitLine(t, regexp.MustCompile(`^serving .* on (http://127\.0\.0\.1:\d+)$`), 20*time.Second)[1]
+	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on, so none are$`), 10*time.Second)
+
+	switchOn := func(on ...string) {
+		t.Helper()
+		if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
+			t.Fatalf("SetSwitches(%v): %v", on, err)
+		}
+		agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on \d+: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`), 5*time.Second)
+	}
+	decideYes := func(thread string) {
+		t.Helper()
+		a := g.approvalOf(t, thread)
+		if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()}); err != nil {
+			t.Fatalf("Decide(yes) on %s: %v", thread, err)
+		}
+	}
+
+	// Only the lookup is on: the run gets as far as the refund's approval.
+	switchOn("orders.lookup_order")
+	first := threadName(t) + "-1"
+	askForRefund(t, api, first, g.rule)
+	// Flipped while the run waits: the refund is on for its next call.
+	switchOn("orders.lookup_order", "orders.refund")
+	decideYes(first)
+	checkFinishedByTheBoard(t, api, first)
+	checkRefundedOnce(t, desk)
+
+	// Switched off while the next run waits: the refund is refused, and
+	// the orders server never sees it.
+	second := threadName(t) + "-2"
+	askForRefund(t, api, second, g.rule)
+	switchOn("orders.lookup_order")
+	decideYes(second)
+	var th deskTurn
+	boardtest.Eventually(t, 10*time.Second, "the second run's outcome", func() bool {
+		th = threadState(t, api, second)
+		return th.Decided != nil
+	})
+	if th.Decided.Ended != "failed" || !strings.Contains(th.Decided.Why, `"orders.refund"`) {
+		t.Fatalf("second run after the board's yes = %+v, want it failed on the refused refund", *th.Decided)
+	}
+	checkRefundedOnce(t, desk)
+	if calls := journalCalls(t, desk, second); len(calls) < 3 || calls[2] != "tool orders.refund" {
+		t.Errorf("journal calls of the refused run = %v, want the refused refund journaled", calls)
+	}
+
+	// The board stops; the agent restarts without it, and keeps its last
+	// word from the folder.
+	if err := boardProc.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: link down: `), 10*time.Second)
+	if err := agent.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = agent.cmd.Wait()
+	again := serveIt(desk)
+	again.waitLine(t, regexp.MustCompile(`^tools: the board's last word, from .*subscription\.json: 1 on, until the board speaks$`), 20*time.Second)
+
+	// A fresh agent that never heard from the board calls nothing.
+	fresh := serveIt(governedDesk(t))
+	fresh.waitLine(t, regexp.MustCompile(`^tools: none until the board says which are on$`), 20*time.Second)
+}
