@@ -17,6 +17,7 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
@@ -39,6 +40,8 @@ type Client struct {
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// Conversation is the client for interacting with the Conversation builders.
+	Conversation *ConversationClient
 	// PairCode is the client for interacting with the PairCode builders.
 	PairCode *PairCodeClient
 	// Pairing is the client for interacting with the Pairing builders.
@@ -71,6 +74,7 @@ func (c *Client) init() {
 	c.Agent = NewAgentClient(c.config)
 	c.Approval = NewApprovalClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
+	c.Conversation = NewConversationClient(c.config)
 	c.PairCode = NewPairCodeClient(c.config)
 	c.Pairing = NewPairingClient(c.config)
 	c.Rule = NewRuleClient(c.config)
@@ -170,20 +174,21 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		Agent:      NewAgentClient(cfg),
-		Approval:   NewApprovalClient(cfg),
-		AuditEntry: NewAuditEntryClient(cfg),
-		PairCode:   NewPairCodeClient(cfg),
-		Pairing:    NewPairingClient(cfg),
-		Rule:       NewRuleClient(cfg),
-		Session:    NewSessionClient(cfg),
-		Setting:    NewSettingClient(cfg),
-		SigningKey: NewSigningKeyClient(cfg),
-		Token:      NewTokenClient(cfg),
-		User:       NewUserClient(cfg),
-		Vote:       NewVoteClient(cfg),
+		ctx:          ctx,
+		config:       cfg,
+		Agent:        NewAgentClient(cfg),
+		Approval:     NewApprovalClient(cfg),
+		AuditEntry:   NewAuditEntryClient(cfg),
+		Conversation: NewConversationClient(cfg),
+		PairCode:     NewPairCodeClient(cfg),
+		Pairing:      NewPairingClient(cfg),
+		Rule:         NewRuleClient(cfg),
+		Session:      NewSessionClient(cfg),
+		Setting:      NewSettingClient(cfg),
+		SigningKey:   NewSigningKeyClient(cfg),
+		Token:        NewTokenClient(cfg),
+		User:         NewUserClient(cfg),
+		Vote:         NewVoteClient(cfg),
 	}, nil
 }
 
@@ -201,20 +206,21 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		Agent:      NewAgentClient(cfg),
-		Approval:   NewApprovalClient(cfg),
-		AuditEntry: NewAuditEntryClient(cfg),
-		PairCode:   NewPairCodeClient(cfg),
-		Pairing:    NewPairingClient(cfg),
-		Rule:       NewRuleClient(cfg),
-		Session:    NewSessionClient(cfg),
-		Setting:    NewSettingClient(cfg),
-		SigningKey: NewSigningKeyClient(cfg),
-		Token:      NewTokenClient(cfg),
-		User:       NewUserClient(cfg),
-		Vote:       NewVoteClient(cfg),
+		ctx:          ctx,
+		config:       cfg,
+		Agent:        NewAgentClient(cfg),
+		Approval:     NewApprovalClient(cfg),
+		AuditEntry:   NewAuditEntryClient(cfg),
+		Conversation: NewConversationClient(cfg),
+		PairCode:     NewPairCodeClient(cfg),
+		Pairing:      NewPairingClient(cfg),
+		Rule:         NewRuleClient(cfg),
+		Session:      NewSessionClient(cfg),
+		Setting:      NewSettingClient(cfg),
+		SigningKey:   NewSigningKeyClient(cfg),
+		Token:        NewTokenClient(cfg),
+		User:         NewUserClient(cfg),
+		Vote:         NewVoteClient(cfg),
 	}, nil
 }
 
@@ -244,8 +250,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.Approval, c.AuditEntry, c.PairCode, c.Pairing, c.Rule, c.Session,
-		c.Setting, c.SigningKey, c.Token, c.User, c.Vote,
+		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.PairCode, c.Pairing,
+		c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -255,8 +261,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.Approval, c.AuditEntry, c.PairCode, c.Pairing, c.Rule, c.Session,
-		c.Setting, c.SigningKey, c.Token, c.User, c.Vote,
+		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.PairCode, c.Pairing,
+		c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -271,6 +277,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Approval.mutate(ctx, m)
 	case *AuditEntryMutation:
 		return c.AuditEntry.mutate(ctx, m)
+	case *ConversationMutation:
+		return c.Conversation.mutate(ctx, m)
 	case *PairCodeMutation:
 		return c.PairCode.mutate(ctx, m)
 	case *PairingMutation:
@@ -690,6 +698,139 @@ func (c *AuditEntryClient) mutate(ctx context.Context, m *AuditEntryMutation) (V
 		return (&AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuditEntry mutation op: %q", m.Op())
+	}
+}
+
+// ConversationClient is a client for the Conversation schema.
+type ConversationClient struct {
+	config
+}
+
+// NewConversationClient returns a client for the Conversation from the given config.
+func NewConversationClient(c config) *ConversationClient {
+	return &ConversationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `conversation.Hooks(f(g(h())))`.
+func (c *ConversationClient) Use(hooks ...Hook) {
+	c.hooks.Conversation = append(c.hooks.Conversation, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `conversation.Intercept(f(g(h())))`.
+func (c *ConversationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Conversation = append(c.inters.Conversation, interceptors...)
+}
+
+// Create returns a builder for creating a Conversation entity.
+func (c *ConversationClient) Create() *ConversationCreate {
+	mutation := newConversationMutation(c.config, OpCreate)
+	return &ConversationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Conversation entities.
+func (c *ConversationClient) CreateBulk(builders ...*ConversationCreate) *ConversationCreateBulk {
+	return &ConversationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ConversationClient) MapCreateBulk(slice any, setFunc func(*ConversationCreate, int)) *ConversationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ConversationCreateBulk{err: fmt.Errorf("calling to ConversationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ConversationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ConversationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Conversation.
+func (c *ConversationClient) Update() *ConversationUpdate {
+	mutation := newConversationMutation(c.config, OpUpdate)
+	return &ConversationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ConversationClient) UpdateOne(_m *Conversation) *ConversationUpdateOne {
+	mutation := newConversationMutation(c.config, OpUpdateOne, withConversation(_m))
+	return &ConversationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ConversationClient) UpdateOneID(id int) *ConversationUpdateOne {
+	mutation := newConversationMutation(c.config, OpUpdateOne, withConversationID(id))
+	return &ConversationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Conversation.
+func (c *ConversationClient) Delete() *ConversationDelete {
+	mutation := newConversationMutation(c.config, OpDelete)
+	return &ConversationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ConversationClient) DeleteOne(_m *Conversation) *ConversationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ConversationClient) DeleteOneID(id int) *ConversationDeleteOne {
+	builder := c.Delete().Where(conversation.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ConversationDeleteOne{builder}
+}
+
+// Query returns a query builder for Conversation.
+func (c *ConversationClient) Query() *ConversationQuery {
+	return &ConversationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeConversation},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Conversation entity by its id.
+func (c *ConversationClient) Get(ctx context.Context, id int) (*Conversation, error) {
+	return c.Query().Where(conversation.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ConversationClient) GetX(ctx context.Context, id int) *Conversation {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ConversationClient) Hooks() []Hook {
+	return c.hooks.Conversation
+}
+
+// Interceptors returns the client interceptors.
+func (c *ConversationClient) Interceptors() []Interceptor {
+	return c.inters.Conversation
+}
+
+func (c *ConversationClient) mutate(ctx context.Context, m *ConversationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ConversationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ConversationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ConversationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ConversationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Conversation mutation op: %q", m.Op())
 	}
 }
 
@@ -1893,11 +2034,11 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, Approval, AuditEntry, PairCode, Pairing, Rule, Session, Setting,
-		SigningKey, Token, User, Vote []ent.Hook
+		Agent, Approval, AuditEntry, Conversation, PairCode, Pairing, Rule, Session,
+		Setting, SigningKey, Token, User, Vote []ent.Hook
 	}
 	inters struct {
-		Agent, Approval, AuditEntry, PairCode, Pairing, Rule, Session, Setting,
-		SigningKey, Token, User, Vote []ent.Interceptor
+		Agent, Approval, AuditEntry, Conversation, PairCode, Pairing, Rule, Session,
+		Setting, SigningKey, Token, User, Vote []ent.Interceptor
 	}
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
@@ -84,18 +85,19 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agent.Table:      agent.ValidColumn,
-			approval.Table:   approval.ValidColumn,
-			auditentry.Table: auditentry.ValidColumn,
-			paircode.Table:   paircode.ValidColumn,
-			pairing.Table:    pairing.ValidColumn,
-			rule.Table:       rule.ValidColumn,
-			session.Table:    session.ValidColumn,
-			setting.Table:    setting.ValidColumn,
-			signingkey.Table: signingkey.ValidColumn,
-			token.Table:      token.ValidColumn,
-			user.Table:       user.ValidColumn,
-			vote.Table:       vote.ValidColumn,
+			agent.Table:        agent.ValidColumn,
+			approval.Table:     approval.ValidColumn,
+			auditentry.Table:   auditentry.ValidColumn,
+			conversation.Table: conversation.ValidColumn,
+			paircode.Table:     paircode.ValidColumn,
+			pairing.Table:      pairing.ValidColumn,
+			rule.Table:         rule.ValidColumn,
+			session.Table:      session.ValidColumn,
+			setting.Table:      setting.ValidColumn,
+			signingkey.Table:   signingkey.ValidColumn,
+			token.Table:        token.ValidColumn,
+			user.Table:         user.ValidColumn,
+			vote.Table:         vote.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

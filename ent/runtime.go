@@ -6,6 +6,7 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
@@ -140,6 +141,20 @@ func init() {
 	auditentryDescHash := auditentryFields[7].Descriptor()
 	// auditentry.HashValidator is a validator for the "hash" field. It is called by the builders before save.
 	auditentry.HashValidator = auditentryDescHash.Validators[0].(func(string) error)
+	conversationFields := schema.Conversation{}.Fields()
+	_ = conversationFields
+	// conversationDescAgent is the schema descriptor for agent field.
+	conversationDescAgent := conversationFields[0].Descriptor()
+	// conversation.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	conversation.AgentValidator = conversationDescAgent.Validators[0].(func(string) error)
+	// conversationDescThread is the schema descriptor for thread field.
+	conversationDescThread := conversationFields[1].Descriptor()
+	// conversation.ThreadValidator is a validator for the "thread" field. It is called by the builders before save.
+	conversation.ThreadValidator = conversationDescThread.Validators[0].(func(string) error)
+	// conversationDescWaiting is the schema descriptor for waiting field.
+	conversationDescWaiting := conversationFields[3].Descriptor()
+	// conversation.DefaultWaiting holds the default value on creation for the waiting field.
+	conversation.DefaultWaiting = conversationDescWaiting.Default.(bool)
 	paircodeFields := schema.PairCode{}.Fields()
 	_ = paircodeFields
 	// paircodeDescCodeHash is the schema descriptor for code_hash field.

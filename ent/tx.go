@@ -18,6 +18,8 @@ type Tx struct {
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// Conversation is the client for interacting with the Conversation builders.
+	Conversation *ConversationClient
 	// PairCode is the client for interacting with the PairCode builders.
 	PairCode *PairCodeClient
 	// Pairing is the client for interacting with the Pairing builders.
@@ -170,6 +172,7 @@ func (tx *Tx) init() {
 	tx.Agent = NewAgentClient(tx.config)
 	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
+	tx.Conversation = NewConversationClient(tx.config)
 	tx.PairCode = NewPairCodeClient(tx.config)
 	tx.Pairing = NewPairingClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)

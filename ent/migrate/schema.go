@@ -112,6 +112,29 @@ var (
 		Columns:    AuditEntriesColumns,
 		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
 	}
+	// ConversationsColumns holds the columns for the "conversations" table.
+	ConversationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "thread", Type: field.TypeString},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "waiting", Type: field.TypeBool, Default: false},
+		{Name: "people", Type: field.TypeJSON, Nullable: true},
+		{Name: "reported_at", Type: field.TypeTime},
+	}
+	// ConversationsTable holds the schema information for the "conversations" table.
+	ConversationsTable = &schema.Table{
+		Name:       "conversations",
+		Columns:    ConversationsColumns,
+		PrimaryKey: []*schema.Column{ConversationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "conversation_agent_thread",
+				Unique:  true,
+				Columns: []*schema.Column{ConversationsColumns[1], ConversationsColumns[2]},
+			},
+		},
+	}
 	// PairCodesColumns holds the columns for the "pair_codes" table.
 	PairCodesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -310,6 +333,7 @@ var (
 		AgentsTable,
 		ApprovalsTable,
 		AuditEntriesTable,
+		ConversationsTable,
 		PairCodesTable,
 		PairingsTable,
 		RulesTable,

@@ -15,6 +15,9 @@ type Approval func(*sql.Selector)
 // AuditEntry is the predicate function for auditentry builders.
 type AuditEntry func(*sql.Selector)
 
+// Conversation is the predicate function for conversation builders.
+type Conversation func(*sql.Selector)
+
 // PairCode is the predicate function for paircode builders.
 type PairCode func(*sql.Selector)
 

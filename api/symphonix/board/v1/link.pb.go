@@ -37,6 +37,7 @@ type LinkRequest struct {
 	//	*LinkRequest_HowToIdentify
 	//	*LinkRequest_Pair
 	//	*LinkRequest_Verify
+	//	*LinkRequest_Conversations
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -151,6 +152,15 @@ func (x *LinkRequest) GetVerify() *Verify {
 	return nil
 }
 
+func (x *LinkRequest) GetConversations() *Conversations {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Conversations); ok {
+			return x.Conversations
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -200,6 +210,12 @@ type LinkRequest_Verify struct {
 	Verify *Verify `protobuf:"bytes,8,opt,name=verify,proto3,oneof"`
 }
 
+type LinkRequest_Conversations struct {
+	// Conversations reports the pointers to the agent's conversations (in
+	// them, the agent field is ignored: it is this agent). Not answered.
+	Conversations *Conversations `protobuf:"bytes,9,opt,name=conversations,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -215,6 +231,8 @@ func (*LinkRequest_HowToIdentify) isLinkRequest_Kind() {}
 func (*LinkRequest_Pair) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Verify) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Conversations) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -1580,7 +1598,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\xd1\x03\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\x9c\x04\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1590,7 +1608,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x05raise\x18\x05 \x01(\v2\x19.symphonix.board.v1.RaiseH\x00R\x05raise\x12K\n" +
 	"\x0fhow_to_identify\x18\x06 \x01(\v2!.symphonix.board.v1.HowToIdentifyH\x00R\rhowToIdentify\x12.\n" +
 	"\x04pair\x18\a \x01(\v2\x18.symphonix.board.v1.PairH\x00R\x04pair\x124\n" +
-	"\x06verify\x18\b \x01(\v2\x1a.symphonix.board.v1.VerifyH\x00R\x06verifyB\x06\n" +
+	"\x06verify\x18\b \x01(\v2\x1a.symphonix.board.v1.VerifyH\x00R\x06verify\x12I\n" +
+	"\rconversations\x18\t \x01(\v2!.symphonix.board.v1.ConversationsH\x00R\rconversationsB\x06\n" +
 	"\x04kind\"\x85\x06\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
@@ -1730,10 +1749,11 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Verify)(nil),                // 15: symphonix.board.v1.Verify
 	(*Verified)(nil),              // 16: symphonix.board.v1.Verified
 	(*Paired)(nil),                // 17: symphonix.board.v1.Paired
-	(*ApprovalDecision)(nil),      // 18: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 19: symphonix.board.v1.ToolSwitches
-	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*Conversations)(nil),         // 18: symphonix.board.v1.Conversations
+	(*ApprovalDecision)(nil),      // 19: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 20: symphonix.board.v1.ToolSwitches
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	2,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -1744,32 +1764,33 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	11, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
 	13, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
 	15, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
-	3,  // 8: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	4,  // 9: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	5,  // 10: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	7,  // 11: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	9,  // 12: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	10, // 13: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	18, // 14: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	19, // 15: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	12, // 16: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	14, // 17: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	16, // 18: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	17, // 19: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	20, // 20: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	20, // 21: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	21, // 22: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
-	21, // 23: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
-	18, // 24: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	21, // 25: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
-	21, // 26: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
-	0,  // 27: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	1,  // 28: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	28, // [28:29] is the sub-list for method output_type
-	27, // [27:28] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	18, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
+	3,  // 9: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	4,  // 10: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	5,  // 11: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	7,  // 12: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	9,  // 13: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	10, // 14: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	19, // 15: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	20, // 16: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	12, // 17: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	14, // 18: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	16, // 19: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	17, // 20: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	21, // 21: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	21, // 22: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	22, // 23: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
+	22, // 24: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
+	19, // 25: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	22, // 26: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
+	22, // 27: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
+	0,  // 28: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	1,  // 29: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	29, // [29:30] is the sub-list for method output_type
+	28, // [28:29] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -1778,6 +1799,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		return
 	}
 	file_symphonix_board_v1_approval_proto_init()
+	file_symphonix_board_v1_conversation_proto_init()
 	file_symphonix_board_v1_tool_proto_init()
 	file_symphonix_board_v1_link_proto_msgTypes[0].OneofWrappers = []any{
 		(*LinkRequest_Hello)(nil),
@@ -1788,6 +1810,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_HowToIdentify)(nil),
 		(*LinkRequest_Pair)(nil),
 		(*LinkRequest_Verify)(nil),
+		(*LinkRequest_Conversations)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
