@@ -126,6 +126,7 @@ func journalCalls(t *testing.T, desk, thread string) []string {
 // governance is a board process with a catch-all rule (one yes from an
 // approver), an approver's client, and a token for the refund desk.
 type governance struct {
+	board     *proc
 	url, data string
 	rule      string // the rule's id
 	approver  boardv1connect.ApprovalServiceClient
@@ -136,7 +137,7 @@ type governance struct {
 func startGovernance(t *testing.T) *governance {
 	t.Helper()
 	data := t.TempDir()
-	_, url := startBoard(t, data, "127.0.0.1:0")
+	board, url := startBoard(t, data, "127.0.0.1:0")
 	mint := func(args ...string) string {
 		out, _ := runCmd(t, "board", append([]string{"token"}, append(args, "--data", data)...)...)
 		return strings.TrimSpace(out)
@@ -148,6 +149,7 @@ func startGovernance(t *testing.T) *governance {
 		t.Fatal(err)
 	}
 	return &governance{
+		board:     board,
 		url:       url,
 		data:      data,
 		rule:      put.GetRule().GetId(),

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -19,24 +18,7 @@ import (
 // and a fresh one calls nothing.
 func TestToolSwitchesLive(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
-	boardProc, url := startBoard(t, data, "127.0.0.1:0")
-	mint := func(args ...string) string {
-		out, _ := runCmd(t, "board", append([]string{"token"}, append(args, "--data", data)...)...)
-		return strings.TrimSpace(out)
-	}
-	adminTok := mint("operator", "--name", "root", "--role", "admin")
-	admin := boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, adminTok))
-	put, err := admin.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &governance{
-		url: url, data: data, rule: put.GetRule().GetId(),
-		tools:     boardv1connect.NewToolServiceClient(boardtest.NewClient(url, adminTok)),
-		approver:  boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, mint("operator", "--name", "ada", "--role", "approver"))),
-		deskToken: mint("agent", "--name", "refund-desk"),
-	}
+	g := startGovernance(t)
 	desk := governedDesk(t)
 	serveIt := func(dir string) *proc {
 		return startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "serve", "--monitor", g.url, "--token", g.deskToken, dir)
@@ -92,7 +74,7 @@ func TestToolSwitchesLive(t *testing.T) {
 
 	// The board stops; the agent restarts without it, and keeps its last
 	// word from the folder.
-	if err := boardProc.cmd.Process.Kill(); err != nil {
+	if err := g.board.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: link down: `), 10*time.Second)
