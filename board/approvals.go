@@ -196,7 +196,7 @@ func (l linkService) raise(ctx context.Context, s *session, q *boardv1.Raise) er
 		Decision:   d,
 	}}})
 	if err == nil && d != nil && row.DeliveredAt == nil {
-		l.b.markDelivered(ctx, row.ID)
+		l.b.markDelivered(row.ID)
 	}
 	return err
 }

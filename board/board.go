@@ -69,7 +69,7 @@ type Board struct {
 	deliveries deliveries
 	// switchLocks serialises, per agent, keeping and sending its tool
 	// switches (tools.go).
-	switchLocks deliveries
+	switchLocks keyedLocks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 
@@ -154,6 +154,7 @@ func (b *Board) Close() {
 		close(b.done)
 		<-b.loopDone
 		b.presence.closeAll()
+		b.deliveries.marks.wait() // decisions that went out are marked delivered
 	})
 }
 
@@ -168,6 +169,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
 	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
+	boardv1connect.RegisterConversationServiceHandler(srv, conversationService{b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
 	boardv1connect.RegisterUserServiceHandler(srv, userService{b})
 	grpcreflect.Register(srv)
@@ -181,6 +183,7 @@ func (b *Board) routes() http.Handler {
 		boardv1connect.AgentServiceName,
 		boardv1connect.ApprovalServiceName,
 		boardv1connect.AuditServiceName,
+		boardv1connect.ConversationServiceName,
 		boardv1connect.ToolServiceName,
 		boardv1connect.UserServiceName,
 	))

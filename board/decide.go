@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -371,36 +370,10 @@ func (b *Board) cancelOnce(ctx context.Context, caller Caller, req *boardv1.Canc
 // undelivered decisions sent when the agent links go out exactly once
 // between them (on this board).
 type deliveries struct {
-	mu    sync.Mutex
-	locks map[string]*deliveryLock
-}
-
-type deliveryLock struct {
-	mu   sync.Mutex
-	refs int
-}
-
-func (d *deliveries) lock(agentName string) func() {
-	d.mu.Lock()
-	if d.locks == nil {
-		d.locks = make(map[string]*deliveryLock)
-	}
-	l := d.locks[agentName]
-	if l == nil {
-		l = &deliveryLock{}
-		d.locks[agentName] = l
-	}
-	l.refs++
-	d.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		d.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(d.locks, agentName)
-		}
-		d.mu.Unlock()
-	}
+	keyedLocks
+	// marks: the decisions sent whose delivered marks are not yet written
+	// (delivered.go).
+	marks deliveredMarks
 }
 
 // deliver pushes the decision on approval id to the agent's live link, if
@@ -417,18 +390,20 @@ func (b *Board) deliver(ctx context.Context, agentName, id string) {
 		return
 	}
 	d := decisionProto(row)
-	if d == nil || row.DeliveredAt != nil {
+	if d == nil || row.DeliveredAt != nil || b.deliveries.marks.has(id) {
 		return
 	}
 	if b.PushDecision(agentName, d) {
-		b.markDelivered(ctx, id)
+		b.markDelivered(id)
 	}
 }
 
 // deliverUndelivered sends every decision on the agent's approvals that
 // has not reached it, oldest first, on the session that has just been
-// welcomed, and marks each delivered as it goes out. It stops at the first
-// failed send: the rest go out on the next link.
+// welcomed, and then marks those that went out delivered, in one write
+// before it returns. A decision that went out on an earlier link of this
+// board and whose mark is not written yet is not sent again. It stops at
+// the first failed send: the rest go out on the next link.
 func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
 	unlock := b.deliveries.lock(s.name)
 	defer unlock()
@@ -440,24 +415,35 @@ func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
 		b.log.ErrorContext(ctx, "read undelivered decisions", "agent", s.name, "error", err.Error())
 		return
 	}
+	var sent []string
 	for _, row := range rows {
+		if b.deliveries.marks.has(row.ID) {
+			continue
+		}
 		err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: decisionProto(row)}})
 		if err != nil {
-			return
+			break
 		}
-		b.markDelivered(ctx, row.ID)
+		sent = append(sent, row.ID)
+	}
+	now := b.now().UTC().Truncate(time.Microsecond)
+	for ids := range slices.Chunk(sent, maxMarkBatch) {
+		err := b.db.Approval.Update().
+			Where(approval.IDIn(ids...), approval.DeliveredAtIsNil()).
+			SetDeliveredAt(now).
+			Exec(ctx)
+		if err != nil {
+			b.log.ErrorContext(ctx, "mark decisions delivered", "agent", s.name, "approvals", len(ids), "error", err.Error())
+		}
 	}
 }
 
-// markDelivered records that the decision on id reached its agent.
-func (b *Board) markDelivered(ctx context.Context, id string) {
-	err := b.db.Approval.Update().
-		Where(approval.ID(id), approval.DeliveredAtIsNil()).
-		SetDeliveredAt(b.now().UTC().Truncate(time.Microsecond)).
-		Exec(ctx)
-	if err != nil {
-		b.log.ErrorContext(ctx, "mark a decision delivered", "approval", id, "error", err.Error())
-	}
+// markDelivered records that the decision on id reached its agent. The
+// mark is written soon after, with others (deliveredMarks), not before the
+// caller goes on: it is not on a decision's way to its agent or to the
+// operator's answer. The caller holds the agent's delivery lock.
+func (b *Board) markDelivered(id string) {
+	b.deliveries.marks.add(b, id, b.now().UTC().Truncate(time.Microsecond))
 }
 
 // expireDue turns pending approvals past their expires_at into expired,

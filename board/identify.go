@@ -68,8 +68,8 @@ type identifyState struct {
 	byAgent    *limiter
 	// pairings serialises, per agent, sending pairings and marking them
 	// delivered; entering, per person, entering codes (pairing.go).
-	pairings deliveries
-	entering deliveries
+	pairings keyedLocks
+	entering keyedLocks
 }
 
 // limits is b's identifyState with its limiters made.
