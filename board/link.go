@@ -216,6 +216,10 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				if err := l.verify(ctx, s, k.Verify); err != nil {
 					return err
 				}
+			case *boardv1.LinkRequest_Conversations:
+				if err := l.conversations(ctx, s, k.Conversations); err != nil {
+					return err
+				}
 			default:
 				// Pongs, and kinds this board does not know: ignored.
 			}

@@ -1,0 +1,213 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqljson"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/predicate"
+)
+
+// Limits on what one Conversations report may carry, and on what
+// ListConversations returns.
+const (
+	maxConversationThread = maxThreadLen
+	maxConversations      = 1000
+	maxConversationPeople = 100
+	// maxListConversations is the most ListConversations returns, most
+	// recently updated first.
+	maxListConversations = 1000
+	// conversationBatch is how many pointers one upsert statement writes,
+	// well inside SQLite's and PostgreSQL's limits on bound parameters.
+	conversationBatch = 200
+)
+
+// conversations keeps a report of the agent's conversation pointers. A
+// report is not answered; a bad one is refused in a LinkError naming the
+// field, and the link stays up. Only a failure to send ends the link.
+//
+// Reports are not audited: they are pointers the agent restates whenever a
+// conversation changes, not decisions anybody made, and auditing them
+// would grow the log with every turn of every conversation.
+func (l linkService) conversations(ctx context.Context, s *session, q *boardv1.Conversations) error {
+	if err := l.b.keepConversations(ctx, s.name, q); err != nil {
+		return l.answerError(ctx, s, "", "conversations", err)
+	}
+	return nil
+}
+
+// conversationRow is one reported pointer, checked.
+type conversationRow struct {
+	thread    string
+	updatedAt time.Time
+	waiting   bool
+	people    []string
+}
+
+// keepConversations checks a report and keeps it for agentName (the
+// link's agent; the agent field of each pointer is ignored): each pointer
+// is upserted by (agent, thread), and a full report deletes the agent's
+// pointers it does not name. The whole report is one transaction.
+func (b *Board) keepConversations(ctx context.Context, agentName string, q *boardv1.Conversations) error {
+	rows, err := validConversations(q)
+	if err != nil {
+		return err
+	}
+	now := b.now().UTC()
+	return inTx(ctx, b.db, func(tx *ent.Tx) error {
+		for chunk := range slices.Chunk(rows, conversationBatch) {
+			creates := make([]*ent.ConversationCreate, len(chunk))
+			for i, r := range chunk {
+				creates[i] = tx.Conversation.Create().
+					SetAgent(agentName).
+					SetThread(r.thread).
+					SetUpdatedAt(r.updatedAt).
+					SetWaiting(r.waiting).
+					SetPeople(r.people).
+					SetReportedAt(now)
+			}
+			err := tx.Conversation.CreateBulk(creates...).
+				OnConflictColumns(conversation.FieldAgent, conversation.FieldThread).
+				Update(func(u *ent.ConversationUpsert) {
+					u.UpdateUpdatedAt().UpdateWaiting().UpdatePeople().UpdateReportedAt()
+				}).
+				Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("keep conversations: %w", err)
+			}
+		}
+		if !q.GetFull() {
+			return nil
+		}
+		threads := make([]string, len(rows))
+		for i, r := range rows {
+			threads[i] = r.thread
+		}
+		_, err := tx.Conversation.Delete().
+			Where(conversation.Agent(agentName), conversation.ThreadNotIn(threads...)).
+			Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("drop conversations: %w", err)
+		}
+		return nil
+	})
+}
+
+// validConversations checks a report, naming the field at fault, and
+// returns its pointers with their people canonical, sorted and without
+// repeats.
+func validConversations(q *boardv1.Conversations) ([]conversationRow, error) {
+	ps := q.GetConversations()
+	if n := len(ps); n > maxConversations {
+		return nil, badRequest("conversations.conversations: %d, at most %d", n, maxConversations)
+	}
+	rows := make([]conversationRow, 0, len(ps))
+	seen := make(map[string]int, len(ps))
+	for i, p := range ps {
+		field := fmt.Sprintf("conversations.conversations[%d]", i)
+		if err := validText(p.GetThread(), maxConversationThread, true); err != nil {
+			return nil, badRequest("%s.thread: %v", field, err)
+		}
+		if j, ok := seen[p.GetThread()]; ok {
+			return nil, badRequest("%s.thread: %q is conversations[%d] too", field, p.GetThread(), j)
+		}
+		seen[p.GetThread()] = i
+		if p.GetUpdatedAt() == nil {
+			return nil, badRequest("%s.updated_at: required", field)
+		}
+		if err := p.GetUpdatedAt().CheckValid(); err != nil {
+			return nil, badRequest("%s.updated_at: %v", field, err)
+		}
+		if n := len(p.GetPeople()); n > maxConversationPeople {
+			return nil, badRequest("%s.people: %d, at most %d", field, n, maxConversationPeople)
+		}
+		people := make([]string, 0, len(p.GetPeople()))
+		for k, who := range p.GetPeople() {
+			e, err := CanonicalEmail(who)
+			if err != nil {
+				return nil, badRequest("%s.people[%d]: %q is not an email address", field, k, who)
+			}
+			people = append(people, e)
+		}
+		slices.Sort(people)
+		rows = append(rows, conversationRow{
+			thread:    p.GetThread(),
+			updatedAt: p.GetUpdatedAt().AsTime().UTC().Truncate(time.Microsecond),
+			waiting:   p.GetWaiting(),
+			people:    slices.Compact(people),
+		})
+	}
+	return rows, nil
+}
+
+// conversationService is symphonix.board.v1.ConversationService: the
+// pointers to the conversations agents hold, each shown only to whoever may
+// see it (docs/people.md, "Conversations on the board").
+type conversationService struct {
+	b *Board
+}
+
+var _ boardv1connect.ConversationServiceHandler = conversationService{}
+
+func (s conversationService) ListConversations(ctx context.Context, req *boardv1.ListConversationsRequest) (*boardv1.ListConversationsResponse, error) {
+	if a := req.GetAgent(); a != "" {
+		if err := validName(a); err != nil {
+			return nil, refusal(connect.CodeInvalidArgument, "agent: %v", err)
+		}
+	}
+	out := &boardv1.ListConversationsResponse{Conversations: []*boardv1.ConversationPointer{}}
+	caller, _ := callerFrom(ctx)
+	var where []predicate.Conversation
+	switch {
+	case (caller.Kind == KindOperator || caller.Kind == KindSession) && caller.Role >= RoleAdmin:
+		// An admin sees every pointer.
+	case caller.Kind == KindSession && caller.Name != "":
+		// A person sees the conversations they are in.
+		where = append(where, func(s *sql.Selector) {
+			s.Where(sqljson.ValueContains(s.C(conversation.FieldPeople), caller.Name))
+		})
+	default:
+		// A token that is not an admin's is nobody's address: it is in no
+		// conversation, so it sees none.
+		return out, nil
+	}
+	if a := req.GetAgent(); a != "" {
+		where = append(where, conversation.Agent(a))
+	}
+	rows, err := s.b.db.Conversation.Query().
+		Where(where...).
+		Order(
+			conversation.ByUpdatedAt(sql.OrderDesc()),
+			conversation.ByAgent(),
+			conversation.ByThread(),
+		).
+		Limit(maxListConversations).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out.Conversations = append(out.Conversations, conversationProto(r))
+	}
+	return out, nil
+}
+
+func conversationProto(r *ent.Conversation) *boardv1.ConversationPointer {
+	return &boardv1.ConversationPointer{
+		Agent:     r.Agent,
+		Thread:    r.Thread,
+		UpdatedAt: timestamppb.New(r.UpdatedAt),
+		Waiting:   r.Waiting,
+		People:    append([]string{}, r.People...),
+	}
+}
