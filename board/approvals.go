@@ -110,14 +110,7 @@ var errLinkNotOpen = errors.New("link not open")
 // went out; a decision that did not reaches the agent when it next links
 // and raises again.
 func (b *Board) PushDecision(agentName string, d *boardv1.ApprovalDecision) bool {
-	b.presence.mu.Lock()
-	s := b.presence.sessions[agentName]
-	b.presence.mu.Unlock()
-	if s == nil || s.out == nil {
-		return false
-	}
-	err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: d}})
-	return err == nil
+	return b.presence.sendLive(agentName, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: d}})
 }
 
 // linkRequestError is a link request refused: only that request fails,

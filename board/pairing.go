@@ -399,10 +399,7 @@ func (b *Board) deliverPairing(ctx context.Context, agentName, id string) {
 	if row.DeliveredAt != nil {
 		return
 	}
-	b.presence.mu.Lock()
-	s := b.presence.sessions[agentName]
-	b.presence.mu.Unlock()
-	if s == nil || s.out == nil || s.out.send(pairedMessage(row)) != nil {
+	if !b.presence.sendLive(agentName, pairedMessage(row)) {
 		return
 	}
 	b.markPaired(ctx, agentName, id)

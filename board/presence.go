@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
 )
@@ -180,4 +181,13 @@ func (p *presence) closeAll() {
 		delete(p.sessions, name)
 		p.offline(name, s.id)
 	}
+}
+
+// sendLive sends m to the agent's live link on this board, if it has one,
+// from whatever goroutine calls it, and reports whether it went out.
+func (p *presence) sendLive(agentName string, m *boardv1.LinkResponse) bool {
+	p.mu.Lock()
+	s := p.sessions[agentName]
+	p.mu.Unlock()
+	return s != nil && s.out != nil && s.out.send(m) == nil
 }

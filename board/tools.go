@@ -208,13 +208,7 @@ func switchesProto(a *ent.Agent) *boardv1.Switches {
 // pushSwitches tells the agent's live link, if it has one, what it is
 // switched on for.
 func (b *Board) pushSwitches(name string, sw *boardv1.Switches) bool {
-	b.presence.mu.Lock()
-	s := b.presence.sessions[name]
-	b.presence.mu.Unlock()
-	if s == nil || s.out == nil {
-		return false
-	}
-	return s.out.send(switchesMessage(sw)) == nil
+	return b.presence.sendLive(name, switchesMessage(sw))
 }
 
 func switchesMessage(sw *boardv1.Switches) *boardv1.LinkResponse {
