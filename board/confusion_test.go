@@ -1,6 +1,7 @@
 package board_test
 
 import (
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect/v2"
@@ -65,5 +66,17 @@ func TestTokenConfusion(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOperatorTokenIsNotAPerson: an operator token cannot be minted under
+// an address, so it can never pass for a signed-in person in a rule that
+// names who decides.
+func TestOperatorTokenIsNotAPerson(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	_, err := bt.Board.Tokens().Mint(t.Context(), board.MintOptions{Kind: board.KindOperator, Name: "ann@example.com", Role: board.RoleAdmin})
+	if err == nil || !strings.Contains(err.Error(), "not an address") {
+		t.Fatalf("Mint(operator named ann@example.com) = %v, want refused", err)
 	}
 }

@@ -191,6 +191,11 @@ func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
 	if err := validName(o.Name); err != nil {
 		return Minted{}, err
 	}
+	if o.Kind == KindOperator && strings.Contains(o.Name, "@") {
+		// A signed-in person is named by their address; a token must
+		// never be able to pass for one (a rule naming who decides).
+		return Minted{}, fmt.Errorf("name %q: an operator token's name is not an address: people sign in", o.Name)
+	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
