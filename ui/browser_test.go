@@ -31,7 +31,9 @@ import (
 const scripts = `<script src="board.js" defer></script>
 <script src="agents.js" defer></script>
 <script src="approvals.js" defer></script>
-<script src="tools.js" defer></script>`
+<script src="tools.js" defer></script>
+<script src="people.js" defer></script>
+<script src="me.js" defer></script>`
 
 func TestHandler(t *testing.T) {
 	t.Parallel()
@@ -51,6 +53,10 @@ func TestHandler(t *testing.T) {
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: "SetSwitches"},
+		{name: "people", method: http.MethodGet, path: "/people.js", status: http.StatusOK, contentType: "text/javascript", body: "AddUser"},
+		{name: "me", method: http.MethodGet, path: "/me.js", status: http.StatusOK, contentType: "text/javascript", body: "EnterPairingCode"},
+		{name: "setup page", method: http.MethodGet, path: "/setup", status: http.StatusOK, contentType: "text/html", body: `id="setup-form"`},
+		{name: "setup below", method: http.MethodGet, path: "/setup/x", status: http.StatusNotFound},
 		{name: "old script", method: http.MethodGet, path: "/app.js", status: http.StatusNotFound},
 		{name: "style", method: http.MethodGet, path: "/style.css", status: http.StatusOK, contentType: "text/css"},
 		{name: "missing", method: http.MethodGet, path: "/nothing-here", status: http.StatusNotFound},
@@ -586,7 +592,7 @@ func TestBrowserApprovalIsText(t *testing.T) {
 		img:     true,
 	}, img)
 
-	// A viewer sees the queue, and is refused a decision.
+	// A viewer sees the queue, and cannot decide.
 	b := newTab(t, 20*time.Second)
 	signInToApprovals(b, bt, bt.OperatorToken("vic", board.RoleViewer))
 	b.within(3*time.Second, "the approval queued", queued, id)
@@ -606,10 +612,13 @@ func TestBrowserApprovalIsText(t *testing.T) {
 		t.Errorf("shown markup: %s, want escaped", got)
 	}
 
-	b.do("approve as a viewer", chromedp.Click(chromedp.CSS(`#queue li[data-approval="`+id+`"] button.approve`)))
+	if got := b.eval(card(id) + `.querySelector("button.approve").disabled && ` + card(id) + `.querySelector("button.reject").disabled ? "disabled" : "enabled"`); got != "disabled" {
+		t.Errorf("a viewer's approve and reject: %s, want disabled", got)
+	}
+	b.do("approve as a viewer, by keyboard", chromedp.KeyEvent("a"))
 	b.within(3*time.Second, "the refusal shown", `(id) => {
 		const e = document.querySelector('#queue li[data-approval="' + id + '"] .card-error');
-		return e !== null && !e.hidden && e.textContent.includes("permission_denied");
+		return e !== null && !e.hidden && e.textContent.includes("may not decide");
 	}`, id)
 	if got := b.eval(card(id) + ` === null ? "gone" : "queued"`); got != "queued" {
 		t.Errorf("after a refusal: %s, want still queued", got)

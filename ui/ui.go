@@ -1,6 +1,8 @@
 // Package ui is the web board: pages and a small hand-written script,
 // embedded in the binary and served by the board. The script talks to the
-// board's Connect API with the operator's token.
+// board's Connect API with a person's session cookie (and CSRF header) or
+// an operator's token. /setup is the same page: it reads a one-time setup
+// link's token from the fragment.
 package ui
 
 import (
@@ -28,6 +30,12 @@ func Handler() http.Handler {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
+		}
+		if r.URL.Path == "/setup" {
+			// The page of a one-time setup link, /setup#token=…: the page
+			// itself, which reads the token from the fragment.
+			r = r.Clone(r.Context())
+			r.URL.Path = "/"
 		}
 		files.ServeHTTP(w, r)
 	})

@@ -17,6 +17,7 @@
     approvals: $("approvals"),
     approvalsError: $("approvals-error"),
     approvalsStatus: $("approvals-status"),
+    readOnly: $("approvals-readonly"),
     queue: $("queue"),
     queueLoading: $("queue-loading"),
     queueEmpty: $("queue-empty"),
@@ -237,15 +238,24 @@
   function updateCard(card, a) {
     card.approval = a;
     const r = a.ruleId ? rules.get(a.ruleId) || null : null;
-    const key = JSON.stringify([a.ruleId || "", r, a.votes || [], a.expiresAt || ""]);
+    const me = board.me();
+    const key = JSON.stringify([a.ruleId || "", r, a.votes || [], a.expiresAt || "", me ? me.role : ""]);
     if (key === card.ruleKey) return;
     card.ruleKey = key;
     card.rule.replaceChildren(...ruleParts(a, r));
-    const governed = Boolean(a.ruleId && r);
-    card.approve.disabled = !governed;
-    card.reject.disabled = !governed;
+    const open = mayDecide(a);
+    card.approve.disabled = !open;
+    card.reject.disabled = !open;
     card.reason.required = Boolean(r && r.requireReason);
     card.reason.placeholder = r && r.requireReason ? "Required by the rule" : "Optional";
+  }
+
+  // mayDecide says whether the approval a can be decided here: a rule
+  // governs it, and the role of the one signed in is the rule's or above.
+  // The board checks it again.
+  function mayDecide(a) {
+    const r = a.ruleId ? rules.get(a.ruleId) : null;
+    return Boolean(r) && board.may(r.role || "approver");
   }
 
   function ruleParts(a, r) {
@@ -462,6 +472,11 @@
       showCardError(card, "This approval is not governed: the agent's chat decides it, not this board.");
       return;
     }
+    if (!mayDecide(a)) {
+      const me = board.me();
+      showCardError(card, "Your role (" + ((me && me.role) || "unknown") + ") may not decide this one.");
+      return;
+    }
     card.busy = true;
     card.approve.disabled = card.reject.disabled = true;
     card.reason.removeAttribute("aria-invalid");
@@ -503,7 +518,7 @@
       if (e.code === "failed_precondition") pollSoon();
     } finally {
       card.busy = false;
-      card.approve.disabled = card.reject.disabled = !(card.approval.ruleId && rules.get(card.approval.ruleId));
+      card.approve.disabled = card.reject.disabled = !mayDecide(card.approval);
     }
   }
 
@@ -560,6 +575,10 @@
 
   board.part({
     reset: clearApprovals,
+    role(me) {
+      ui.readOnly.hidden = !me || board.may("approver");
+      for (const card of cards.values()) updateCard(card, card.approval);
+    },
     run(gen, token) {
       poll(gen, token);
     },

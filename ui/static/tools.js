@@ -40,7 +40,7 @@
     switches = new Map();
     pending.clear();
     queues.clear();
-    readOnly = false;
+    readOnly = !board.may("admin");
     drawn = "";
     ui.servers.replaceChildren();
     ui.loading.hidden = false;
@@ -252,7 +252,7 @@
   // flip asks for tool full to be on (want) or off for agent, after any
   // flip for the same agent still under way.
   function flip(agent, full, want) {
-    if (readOnly) return;
+    if (readOnly || !board.may("admin")) return;
     const gen = board.generation();
     const token = board.token();
     const k = agent + "\n" + full;
@@ -301,6 +301,10 @@
 
   board.part({
     reset,
+    role() {
+      readOnly = !board.may("admin");
+      render();
+    },
     run(gen, token) {
       poll(gen, token);
     },

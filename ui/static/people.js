@@ -1,0 +1,389 @@
+// The people view, for admins: everyone the board knows (ListUsers), read
+// every POLL_MS while it is shown; adding a person (AddUser), which gives
+// the one-time setup link to hand to them; changing a role (SetRole);
+// disabling and enabling, each confirmed on the page first (DisableUser);
+// and the door agents use to learn who they talk to (GetIdentify,
+// SetIdentify). The board refuses all of it to anyone but an admin; the
+// tab is not even shown to them.
+"use strict";
+
+(function () {
+  const { $, unary, node, parseTime, byName, sleep, showError, signOut, refusal } = board;
+  const USERS = "/symphonix.board.v1.UserService/";
+  const POLL_MS = 5000; // how often the people are read while the view is shown
+  const ROLES = ["viewer", "approver", "admin"];
+
+  const ui = {
+    people: $("people"),
+    error: $("people-error"),
+    status: $("people-status"),
+    loading: $("people-loading"),
+    wrap: $("people-wrap"),
+    rows: $("people-rows"),
+    addForm: $("add-form"),
+    addEmail: $("add-email"),
+    addName: $("add-name"),
+    addRole: $("add-role"),
+    addButton: $("add-button"),
+    linkBox: $("setup-link-box"),
+    linkWho: $("setup-link-who"),
+    linkExpires: $("setup-link-expires"),
+    link: $("setup-link"),
+    linkCopy: $("setup-link-copy"),
+    doorForm: $("door-form"),
+    door: $("door"),
+    doorButton: $("door-button"),
+    doorStatus: $("door-status"),
+  };
+
+  const nap = { wake: null }; // between two reads
+  let controller = null; // aborts the reads of the running poll
+  let epoch = 0; // counts changes made here: a read begun before one is stale
+  let users = null; // as ListUsers said, or null before the first read
+  let confirming = ""; // the email whose disabling or enabling waits for a yes
+  const busy = new Set(); // emails with a change under way
+  let drawn = ""; // what the table shows, to redraw only on a change
+  let doorRead = false; // the door select shows what the board said
+
+  function reset() {
+    epoch++;
+    users = null;
+    confirming = "";
+    busy.clear();
+    drawn = "";
+    doorRead = false;
+    ui.rows.replaceChildren();
+    ui.loading.hidden = false;
+    ui.wrap.hidden = true;
+    ui.linkBox.hidden = true;
+    ui.link.value = "";
+    ui.addEmail.value = "";
+    ui.addName.value = "";
+    ui.addRole.value = "viewer";
+    showError(ui.error, "");
+    say(ui.status, "");
+    say(ui.doorStatus, "");
+  }
+
+  function say(el, message) {
+    el.textContent = message || "";
+    el.hidden = !message;
+  }
+
+  // failed handles an error of a call made for gen: an ended session signs
+  // the page out; anything else is shown, with its code.
+  function failed(gen, e, what) {
+    if (!board.current(gen)) return;
+    if (e.code === "unauthenticated") {
+      signOut(refusal(e));
+      return;
+    }
+    showError(ui.error, what + " (" + e.code + "): " + e.message + ".");
+  }
+
+  // poll reads the people every POLL_MS while the view is shown.
+  async function poll(gen, cred) {
+    while (board.current(gen)) {
+      if (ui.people.hidden || !board.may("admin")) {
+        await sleep(POLL_MS * 2, nap); // shown wakes it
+        continue;
+      }
+      const ctl = new AbortController();
+      controller = ctl;
+      const began = epoch;
+      try {
+        const [list, door] = await Promise.all([
+          unary(cred, USERS + "ListUsers", {}, ctl.signal),
+          doorRead ? null : unary(cred, USERS + "GetIdentify", {}, ctl.signal),
+        ]);
+        if (!board.current(gen)) return;
+        if (began === epoch) {
+          users = (list.users || []).filter((u) => u && typeof u.email === "string");
+          users.sort((a, b) => byName(a.email, b.email));
+          render();
+        }
+        if (door && !doorRead) {
+          ui.door.value = door.door || "pairing";
+          doorRead = true;
+        }
+      } catch (e) {
+        if (e.name === "AbortError" || !board.current(gen)) return;
+        failed(gen, e, "Could not read the people");
+      }
+      if (!board.current(gen)) return;
+      ctl.abort();
+      if (began !== epoch) continue;
+      await sleep(POLL_MS, nap);
+    }
+  }
+
+  function pollSoon() {
+    epoch++;
+    if (nap.wake) nap.wake();
+  }
+
+  // ---- drawing ----
+
+  function render() {
+    if (users === null) return;
+    const mine = (board.me() && board.me().user && board.me().user.email) || "";
+    const key = JSON.stringify([users, confirming, Array.from(busy), mine]);
+    if (key === drawn) return;
+    drawn = key;
+    const focused = document.activeElement;
+    const refocus = focused instanceof HTMLElement && ui.rows.contains(focused)
+      ? { email: focused.dataset.email, what: focused.dataset.what } : null;
+    ui.rows.replaceChildren(...users.map((u) => row(u, mine)));
+    if (refocus) {
+      const again = Array.from(ui.rows.querySelectorAll("[data-what]"))
+        .find((el) => el.dataset.email === refocus.email && el.dataset.what === refocus.what);
+      if (again) again.focus({ preventScroll: true });
+    }
+    ui.loading.hidden = true;
+    ui.wrap.hidden = false;
+  }
+
+  function cell(...children) {
+    const td = node("td");
+    td.append(...children);
+    return td;
+  }
+
+  function yesNo(yes, what) {
+    return node("span", yes ? "" : "none", yes ? "set" : "not set" + (what ? ": " + what : ""));
+  }
+
+  function row(u, mine) {
+    const tr = node("tr", u.disabled ? "is-disabled" : "");
+    tr.dataset.email = u.email;
+    tr.dataset.role = u.role || "";
+    tr.dataset.disabled = String(Boolean(u.disabled));
+    const email = node("th");
+    email.scope = "row";
+    email.append(node("span", "name", u.email));
+    if (u.email === mine) email.append(node("span", "description", "you"));
+
+    const role = node("select", "role");
+    role.setAttribute("aria-label", "role of " + u.email);
+    role.dataset.email = u.email;
+    role.dataset.what = "role";
+    for (const r of ROLES) {
+      const o = node("option", "", r);
+      o.value = r;
+      role.append(o);
+    }
+    if (!ROLES.includes(u.role)) {
+      const o = node("option", "", u.role || "?");
+      o.value = u.role || "";
+      role.append(o);
+    }
+    role.value = u.role || "";
+    role.disabled = busy.has(u.email);
+    role.addEventListener("change", () => setRole(u, role.value));
+
+    const state = node("span", "badge " + (u.disabled ? "disabled" : "enabled"), u.disabled ? "disabled" : "enabled");
+
+    const actions = node("div", "actions");
+    if (confirming === u.email) {
+      const text = u.disabled
+        ? "Enable " + u.email + " again? They can sign in again; ended sessions stay ended."
+        : "Disable " + u.email + "? They cannot sign in, and every session of theirs ends now.";
+      const yes = node("button", u.disabled ? "confirm" : "confirm danger", u.disabled ? "Yes, enable" : "Yes, disable");
+      yes.type = "button";
+      yes.dataset.email = u.email;
+      yes.dataset.what = "confirm";
+      yes.disabled = busy.has(u.email);
+      yes.addEventListener("click", () => setDisabled(u, !u.disabled));
+      const no = node("button", "cancel", "Cancel");
+      no.type = "button";
+      no.dataset.email = u.email;
+      no.dataset.what = "cancel";
+      no.addEventListener("click", () => {
+        confirming = "";
+        render();
+      });
+      actions.append(node("span", "confirm-text", text), yes, no);
+    } else {
+      const b = node("button", u.disabled ? "enable" : "disable", u.disabled ? "Enable" : "Disable");
+      b.type = "button";
+      b.dataset.email = u.email;
+      b.dataset.what = "toggle";
+      b.disabled = busy.has(u.email);
+      b.setAttribute("aria-label", (u.disabled ? "Enable " : "Disable ") + u.email);
+      b.addEventListener("click", () => {
+        confirming = u.email;
+        render();
+        const yes = ui.rows.querySelector('tr[data-email="' + CSS.escape(u.email) + '"] button.confirm');
+        if (yes) yes.focus();
+      });
+      actions.append(b);
+    }
+    tr.append(
+      email,
+      cell(u.name ? node("span", "", u.name) : node("span", "none", "—")),
+      cell(role),
+      cell(state),
+      cell(yesNo(u.hasPassword, "the setup link was not used")),
+      cell(yesNo(u.hasVerifySecret, "")),
+      cell(actions),
+    );
+    return tr;
+  }
+
+  // ---- changes ----
+
+  async function setRole(u, role) {
+    const gen = board.generation();
+    const cred = board.token();
+    busy.add(u.email);
+    showError(ui.error, "");
+    say(ui.status, "");
+    epoch++;
+    render();
+    try {
+      await unary(cred, USERS + "SetRole", { email: u.email, role });
+      if (!board.current(gen)) return;
+      say(ui.status, u.email + " is now " + role + ".");
+      if (board.me() && board.me().user && board.me().user.email === u.email) board.refreshMe();
+    } catch (e) {
+      failed(gen, e, "Could not change the role of " + u.email);
+    } finally {
+      if (board.current(gen)) {
+        busy.delete(u.email);
+        drawn = ""; // the select may show what was asked, not what is
+        render();
+        pollSoon();
+      }
+    }
+  }
+
+  async function setDisabled(u, disabled) {
+    const gen = board.generation();
+    const cred = board.token();
+    busy.add(u.email);
+    showError(ui.error, "");
+    say(ui.status, "");
+    epoch++;
+    render();
+    try {
+      const res = await unary(cred, USERS + "DisableUser", { email: u.email, disabled });
+      if (!board.current(gen)) return;
+      const n = Number(res.sessionsEnded || 0);
+      say(ui.status, disabled
+        ? u.email + " is disabled; " + n + (n === 1 ? " session" : " sessions") + " ended."
+        : u.email + " is enabled again.");
+    } catch (e) {
+      failed(gen, e, "Could not " + (disabled ? "disable " : "enable ") + u.email);
+    } finally {
+      if (board.current(gen)) {
+        busy.delete(u.email);
+        confirming = "";
+        render();
+        pollSoon();
+      }
+    }
+  }
+
+  async function onAdd(ev) {
+    ev.preventDefault();
+    const gen = board.generation();
+    const cred = board.token();
+    const email = ui.addEmail.value.trim();
+    if (email === "") {
+      showError(ui.error, "Enter the person's email.");
+      ui.addEmail.focus();
+      return;
+    }
+    ui.addButton.disabled = true;
+    showError(ui.error, "");
+    say(ui.status, "");
+    try {
+      const res = await unary(cred, USERS + "AddUser", {
+        email, name: ui.addName.value.trim(), role: ui.addRole.value,
+      });
+      if (!board.current(gen)) return;
+      const who = (res.user && res.user.email) || email;
+      const path = typeof res.setupPath === "string" ? res.setupPath : "";
+      ui.linkWho.textContent = who;
+      ui.link.value = path.startsWith("/") ? location.origin + path : path;
+      const exp = parseTime(res.setupExpiresAt);
+      ui.linkExpires.textContent = Number.isNaN(exp) ? "it expires" : new Date(exp).toLocaleString();
+      ui.linkBox.hidden = false;
+      ui.addEmail.value = "";
+      ui.addName.value = "";
+      say(ui.status, "Added " + who + " as " + ((res.user && res.user.role) || ui.addRole.value) + ".");
+      ui.link.focus();
+      ui.link.select();
+      pollSoon();
+    } catch (e) {
+      failed(gen, e, "Could not add " + email);
+    } finally {
+      ui.addButton.disabled = false;
+    }
+  }
+
+  async function onCopy() {
+    ui.link.focus();
+    ui.link.select();
+    try {
+      await navigator.clipboard.writeText(ui.link.value);
+      say(ui.status, "The setup link is copied.");
+    } catch (e) {
+      say(ui.status, "Copy the selected link (Ctrl+C or ⌘C).");
+    }
+  }
+
+  async function onDoor(ev) {
+    ev.preventDefault();
+    const gen = board.generation();
+    const cred = board.token();
+    const door = ui.door.value;
+    ui.doorButton.disabled = true;
+    say(ui.doorStatus, "");
+    showError(ui.error, "");
+    try {
+      const res = await unary(cred, USERS + "SetIdentify", { door });
+      if (!board.current(gen)) return;
+      ui.door.value = res.door || door;
+      say(ui.doorStatus, "Agents are now told to use the door " + (res.door || door) + ".");
+    } catch (e) {
+      failed(gen, e, "Could not set the door");
+      doorRead = false;
+      pollSoon();
+    } finally {
+      ui.doorButton.disabled = false;
+    }
+  }
+
+  ui.addForm.addEventListener("submit", onAdd);
+  ui.linkCopy.addEventListener("click", onCopy);
+  ui.doorForm.addEventListener("submit", onDoor);
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && confirming && !ui.people.hidden) {
+      confirming = "";
+      render();
+    }
+  });
+
+  board.part({
+    reset,
+    run(gen, cred) {
+      poll(gen, cred);
+    },
+    stop() {
+      if (controller) controller.abort();
+      controller = null;
+      if (nap.wake) nap.wake();
+    },
+    wake() {
+      if (nap.wake) nap.wake();
+    },
+    shown(view) {
+      if (view === "people" && nap.wake) nap.wake();
+    },
+    role() {
+      drawn = "";
+      render();
+    },
+  });
+})();
