@@ -59,6 +59,9 @@ type Thread struct {
 	// since this agent started: how the page learns the reply of a run
 	// the board resumed, or that the board ended it.
 	Decided *Decided `json:"decided,omitempty"`
+	// People: who is in the thread, paired or verified, in the order they
+	// came in.
+	People []Person `json:"people,omitempty"`
 }
 
 // Decided is what a decision made on the board came to: the run went on
@@ -113,7 +116,7 @@ func (s *Server) getConversations(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversations": list})
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": s.visible(r.Context(), list)})
 	return nil
 }
 
@@ -121,6 +124,9 @@ func (s *Server) getConversations(w http.ResponseWriter, r *http.Request) error 
 func (s *Server) getThread(w http.ResponseWriter, r *http.Request) error {
 	thread, err := threadOf(r)
 	if err != nil {
+		return err
+	}
+	if err := s.mayUse(r, thread); err != nil {
 		return err
 	}
 	p, err := s.agent.Graph.Pending(r.Context(), thread)
@@ -132,7 +138,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, Thread{Thread: thread, Waiting: p != nil, Pending: p, Decides: decidesOf(v),
-		Decided: s.decided.get(thread)})
+		Decided: s.decided.get(thread), People: s.convs.people(thread)})
 	return nil
 }
 
@@ -151,11 +157,15 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.claim(r, thread); err != nil {
+		return err
+	}
 	res, v, err := s.gov.Invoke(s.runContext(r, thread), thread, in)
 	if err != nil {
 		return err
 	}
 	s.convs.touch(r.Context(), thread, s.now())
+	s.changed(thread)
 	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
 	return nil
 }
@@ -165,6 +175,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	thread, err := threadOf(r)
 	if err != nil {
+		return err
+	}
+	if err := s.mayUse(r, thread); err != nil {
 		return err
 	}
 	body, err := readObject(w, r, "answer")
@@ -184,6 +197,7 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.convs.touch(r.Context(), thread, s.now())
+	s.changed(thread)
 	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
 	return nil
 }

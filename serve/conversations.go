@@ -40,30 +40,74 @@ type Conversation struct {
 	Updated time.Time `json:"updated"`
 	// Waiting is whether a run on the thread waits for an answer.
 	Waiting bool `json:"waiting"`
+	// People: the addresses of the people in it (paired or verified).
+	People []string `json:"people,omitempty"`
 }
 
-// conversations is the index of the threads the server has run. It is
-// written through on every turn, replacing the file whole; a write that
-// fails is logged and the index carries on in memory. One served agent per
-// folder (the lock) means one writer.
+// conversations is the index of the threads the server has run, and who
+// is in them. It is written through on every change, replacing the file
+// whole; a write that fails is logged and the index carries on in memory.
+// One served agent per folder (the lock) means one writer.
 type conversations struct {
 	path string
 	log  *slog.Logger
 
 	mu      sync.Mutex
 	updated map[string]time.Time
+	// who: per thread, the visitor who started it and the people in it.
+	who map[string]*threadWho
+	// visitors: who each visitor is, once a thread of theirs was paired
+	// or verified.
+	visitors map[string]Person
 }
 
-// indexFile is the index's file.
+// indexFile is the index's file. threads is as it always was (thread →
+// last update); who and visitors came with the door and are left out when
+// empty, so a file written without a board reads as it did before, and an
+// older agent reading a newer file finds its threads where it looks.
 type indexFile struct {
-	Threads map[string]time.Time `json:"threads"`
+	Threads  map[string]time.Time  `json:"threads"`
+	Who      map[string]*threadWho `json:"who,omitempty"`
+	Visitors map[string]Person     `json:"visitors,omitempty"`
 }
+
+// threadWho is who is in one thread.
+type threadWho struct {
+	// Visitor: the visitor who started the thread, as the SHA-256 of
+	// their cookie (hex); "" for a thread started before the door, or by
+	// the operator.
+	Visitor string `json:"visitor,omitempty"`
+	// People: the people in it, in the order they came in.
+	People []Person `json:"people,omitempty"`
+}
+
+// Person is somebody the board said is in a conversation.
+type Person struct {
+	// Address: their canonical address, as the board said it.
+	Address string `json:"address"`
+	Name    string `json:"name,omitempty"`
+	// How: "paired" (they entered the thread's code on the board) or
+	// "verified" (the board checked their address and secret).
+	How string    `json:"how"`
+	At  time.Time `json:"at"`
+}
+
+// How a person came into a thread.
+const (
+	HowPaired   = "paired"
+	HowVerified = "verified"
+)
+
+// maxPeople is how many people one thread remembers; past it the one who
+// came in first is forgotten.
+const maxPeople = 100
 
 // openConversations reads the index at path, forgetting what is older than
 // conversationsKeep. A missing file is an empty index; an unreadable one is
 // logged and started again.
 func openConversations(ctx context.Context, path string, now time.Time, log *slog.Logger) *conversations {
-	c := &conversations{path: path, log: log, updated: map[string]time.Time{}}
+	c := &conversations{path: path, log: log, updated: map[string]time.Time{},
+		who: map[string]*threadWho{}, visitors: map[string]Person{}}
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -82,6 +126,22 @@ func openConversations(ctx context.Context, path string, now time.Time, log *slo
 			c.updated[t] = at
 		}
 	}
+	// Who is in a thread is kept as long as the thread; a visitor as long
+	// as a thread of theirs.
+	started := map[string]bool{}
+	for t, w := range f.Who {
+		if _, ok := c.updated[t]; ok && w != nil {
+			c.who[t] = w
+			if w.Visitor != "" {
+				started[w.Visitor] = true
+			}
+		}
+	}
+	for v, p := range f.Visitors {
+		if started[v] && p.Address != "" {
+			c.visitors[v] = p
+		}
+	}
 	return c
 }
 
@@ -89,6 +149,12 @@ func openConversations(ctx context.Context, path string, now time.Time, log *slo
 func (c *conversations) touch(ctx context.Context, thread string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.touchLocked(thread, now)
+	c.saveLogged(ctx)
+}
+
+// touchLocked is touch with c.mu held, and without saving.
+func (c *conversations) touchLocked(thread string, now time.Time) {
 	c.updated[thread] = now.UTC()
 	for len(c.updated) > ConversationsMax {
 		oldest := ""
@@ -98,7 +164,12 @@ func (c *conversations) touch(ctx context.Context, thread string, now time.Time)
 			}
 		}
 		delete(c.updated, oldest)
+		delete(c.who, oldest)
 	}
+}
+
+// saveLogged saves the index, and logs a failure. The caller holds c.mu.
+func (c *conversations) saveLogged(ctx context.Context) {
 	if err := c.save(); err != nil {
 		c.log.WarnContext(ctx, "conversations index not written", "path", c.path, "err", err)
 	}
@@ -106,7 +177,14 @@ func (c *conversations) touch(ctx context.Context, thread string, now time.Time)
 
 // save replaces the file with the index. The caller holds c.mu.
 func (c *conversations) save() error {
-	data, err := json.Marshal(indexFile{Threads: c.updated})
+	f := indexFile{Threads: c.updated}
+	if len(c.who) > 0 {
+		f.Who = c.who
+	}
+	if len(c.visitors) > 0 {
+		f.Visitors = c.visitors
+	}
+	data, err := json.Marshal(f)
 	if err != nil {
 		return err
 	}
@@ -135,7 +213,7 @@ func (c *conversations) list(ctx context.Context, a *agent.Agent) ([]Conversatio
 	c.mu.Lock()
 	byThread := make(map[string]*Conversation, len(c.updated))
 	for t, at := range c.updated {
-		byThread[t] = &Conversation{Thread: t, Updated: at}
+		byThread[t] = &Conversation{Thread: t, Updated: at, People: addresses(c.who[t])}
 	}
 	c.mu.Unlock()
 	waits, err := a.WaitingThreads(ctx)

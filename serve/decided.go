@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -28,6 +29,8 @@ func (s *Server) Decided(thread string, res flow.Result, v governed.Verdict, err
 	}
 	d.Thread = thread
 	s.decided.put(thread, d)
+	s.convs.touch(context.Background(), thread, s.now())
+	s.changed(thread)
 }
 
 // outcomes keeps the newest Decided per thread, for at most maxDecided

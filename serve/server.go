@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
@@ -36,6 +37,11 @@ type Config struct {
 	// organisation on a board), and the decisions the board sends. nil:
 	// no board is configured, and the chat answers every approval.
 	Approvals *governed.Approvals
+	// Monitored: a board is configured, so the door is on: a browser is
+	// known by its visitor cookie and sees only its own threads and its
+	// person's (docs/serve.md, "The door"); pairing and verify ask the
+	// board Use gives. false: no door, exactly as before it.
+	Monitored bool
 	// Logger: nil discards logs.
 	Logger *slog.Logger
 	// Now: the clock for the conversations' times; nil is time.Now.
@@ -56,6 +62,12 @@ type Server struct {
 	decided outcomes
 	mux     *http.ServeMux
 	h       http.Handler
+	// monitored, public: Config's.
+	monitored bool
+	public    bool
+	boardMu   sync.Mutex
+	board     Board // nil until Use
+	reports   *reports
 }
 
 // New checks cfg and builds the server. It reads the conversations index
@@ -87,6 +99,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		now:   cfg.Now,
 		convs: openConversations(ctx, cfg.Conversations, cfg.Now(), cfg.Logger),
 		mux:   http.NewServeMux(),
+
+		monitored: cfg.Monitored,
+		public:    cfg.Public,
+		reports:   newReports(),
 	}
 	s.mux.Handle("/", page())
 	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {
@@ -97,6 +113,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.mux.Handle("/api/threads/{thread}", s.api([]string{http.MethodGet}, s.getThread))
 	s.mux.Handle("/api/threads/{thread}/messages", s.api([]string{http.MethodPost}, s.postMessage))
 	s.mux.Handle("/api/threads/{thread}/answer", s.api([]string{http.MethodPost}, s.postAnswer))
+	s.mux.Handle("/api/threads/{thread}/pair", s.api([]string{http.MethodPost}, s.postPair))
+	s.mux.Handle("/api/threads/{thread}/verify", s.api([]string{http.MethodPost}, s.postVerify))
+	s.mux.Handle("/api/door", s.api([]string{http.MethodGet}, s.getDoor))
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -181,6 +200,7 @@ func (s *Server) api(methods []string, fn func(http.ResponseWriter, *http.Reques
 				msg: fmt.Sprintf("%s: want %s", r.Method, strings.Join(methods, " or "))})
 			return
 		}
+		r = r.WithContext(withCaller(r.Context(), s.identify(w, r)))
 		if err := fn(w, r); err != nil {
 			s.fail(w, r, err)
 		}

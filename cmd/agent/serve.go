@@ -133,6 +133,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 					return
 				}
 				fmt.Fprintf(stdout, "agent %s: linked to %s (session %s)\n", id.Name, *monitor, st.Session)
+				if s != nil {
+					s.api.ReportAll() // the board has every pointer after each link-up
+				}
 				if gov != nil {
 					go func() {
 						if err := gov.Recover(ctx); err != nil {
@@ -150,12 +153,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 				fmt.Fprintln(stdout, switchesLine(id.Name, sub, on, spoken))
 			}
 		}
+		if s != nil {
+			cfg.OnPaired = s.api.Paired
+		}
 		link, err := agentlink.New(cfg)
 		if err != nil {
 			return err
 		}
 		if gov != nil {
 			gov.Use(link)
+		}
+		if s != nil {
+			s.api.Use(link)
+			tasks = append(tasks, func() error { return s.api.Report(ctx) })
 		}
 		tasks = append(tasks, func() error { return link.Run(ctx) })
 	}
@@ -267,7 +277,7 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 	if err != nil {
 		return nil, err
 	}
-	s.api, err = serve.New(ctx, serve.Config{Agent: s.agent, Approvals: s.gov, Public: o.public, Logger: o.log})
+	s.api, err = serve.New(ctx, serve.Config{Agent: s.agent, Approvals: s.gov, Public: o.public, Monitored: o.monitored, Logger: o.log})
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,10 @@
 // read the reply, answer the question or the approval a run stops for.
 // An approval the organisation decides on its board has no buttons here: the
 // page says so and asks the agent every second until the run has moved on.
-// No framework and no build step. Everything that comes from the agent
+// With a board, the page also asks who the person is, by the board's door:
+// a code to enter on the board (pairing), or their address and verify
+// secret (verify); the agent shows only this browser's threads, and its
+// person's. No framework and no build step. Everything that comes from the agent
 // reaches the page through textContent, never as HTML.
 "use strict";
 
@@ -35,6 +38,18 @@
     fields: $("fields"),
     send: $("send"),
     error: $("error"),
+    who: $("who"),
+    whoYou: $("who-you"),
+    whoPeople: $("who-people"),
+    pairBox: $("pair-box"),
+    pair: $("pair"),
+    pairCode: $("pair-code"),
+    pairCodeValue: $("pair-code-value"),
+    pairUntil: $("pair-until"),
+    verifyForm: $("verify-form"),
+    verifyWho: $("verify-who"),
+    verifySecret: $("verify-secret"),
+    verifyResult: $("verify-result"),
   };
 
   let agent = { name: "Agent", inputs: [], outputs: [] };
@@ -43,6 +58,8 @@
   const said = new Map(); // thread -> what was said on this visit
   const pollMillis = 1000; // how often a run the board decides is asked after
   let watching = null; // the board-decided approval being polled for, if any
+  let door = { door: "" }; // GET /api/door: the board's door, and who this browser is
+  let pairing = null; // the code being waited for, if any
 
   async function api(method, path, body) {
     const init = { method, headers: {} };
@@ -306,10 +323,123 @@
     drawLog();
     drawPending(null);
     ui.form.hidden = false;
-    const t = await api("GET", "/api/threads/" + encodeURIComponent(name));
+    let t;
+    try {
+      t = await api("GET", "/api/threads/" + encodeURIComponent(name));
+    } catch (err) {
+      // With a board, a thread this browser has not started yet is not
+      // found, like every thread that is not its own.
+      if (err.status !== 404) throw err;
+      t = { thread: name, waiting: false };
+    }
     if (thread !== name) return;
     drawPending(t.pending, t.decides);
     ui.form.hidden = !!t.pending;
+    drawWho(t.people);
+    await loadThreads();
+  }
+
+  // drawWho shows, by the board's door, who this browser is, who is in the
+  // conversation on screen, and the control to say who you are.
+  function drawWho(people) {
+    const d = door.door;
+    ui.who.hidden = d !== "pairing" && d !== "verify";
+    ui.whoYou.textContent = door.you ? "You are " + personText(door.you) + "." : "";
+    ui.whoYou.hidden = !door.you;
+    ui.whoPeople.replaceChildren();
+    for (const p of people || []) {
+      const li = document.createElement("li");
+      li.textContent = personText(p) + " (" + p.how + ")";
+      ui.whoPeople.append(li);
+    }
+    ui.whoPeople.hidden = !(people && people.length);
+    ui.pairBox.hidden = d !== "pairing";
+    if (!pairing || pairing.thread !== thread) ui.pairCode.hidden = true;
+    ui.verifyForm.hidden = d !== "verify";
+    ui.verifyResult.hidden = true;
+  }
+
+  function personText(p) {
+    return p.name && p.name !== p.address ? p.name + " <" + p.address + ">" : p.address;
+  }
+
+  async function loadDoor() {
+    try {
+      door = await api("GET", "/api/door");
+    } catch (err) {
+      door = { door: "" };
+    }
+  }
+
+  function stopPairing() {
+    if (pairing) clearTimeout(pairing.timer);
+    pairing = null;
+  }
+
+  // pair asks the agent for a code for the conversation on screen, shows
+  // it, and asks after the thread until somebody entered it on the board
+  // or the code stopped working.
+  async function pair() {
+    if (!thread) await select(newThreadName());
+    const name = thread;
+    const c = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/pair", {});
+    if (thread !== name) return;
+    stopPairing();
+    const p = { thread: name, expires: Date.parse(c.expires_at), timer: 0 };
+    pairing = p;
+    ui.pairCodeValue.textContent = c.code;
+    ui.pairUntil.textContent = isNaN(p.expires) ? "" : " before " + new Date(p.expires).toLocaleTimeString();
+    ui.pairCode.hidden = false;
+    const tick = async () => {
+      if (pairing !== p) return;
+      if (Date.now() > p.expires) {
+        stopPairing();
+        ui.pairCode.hidden = true;
+        showError("The code was not entered in time: ask for another.");
+        return;
+      }
+      let t = null;
+      try {
+        t = await api("GET", "/api/threads/" + encodeURIComponent(p.thread));
+      } catch (err) {
+        t = null;
+      }
+      if (pairing !== p) return;
+      if (t && t.people && t.people.length) {
+        stopPairing();
+        await loadDoor();
+        if (thread === p.thread) {
+          note("note", "Paired: " + personText(t.people[t.people.length - 1]) + ".");
+          drawWho(t.people);
+        }
+        await loadThreads();
+        return;
+      }
+      p.timer = setTimeout(tick, 2 * pollMillis);
+    };
+    p.timer = setTimeout(tick, 2 * pollMillis);
+  }
+
+  // verify sends the address and the secret to the agent, which asks the
+  // board; the secret field is emptied whatever the answer.
+  async function verify() {
+    if (!thread) await select(newThreadName());
+    const name = thread;
+    const who = ui.verifyWho.value;
+    const secret = ui.verifySecret.value;
+    ui.verifySecret.value = "";
+    const v = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/verify", { who, secret });
+    if (thread !== name) return;
+    if (!v.ok) {
+      ui.verifyResult.textContent = "Not verified: " + (v.why || "no");
+      ui.verifyResult.hidden = false;
+      return;
+    }
+    await loadDoor();
+    const t = await api("GET", "/api/threads/" + encodeURIComponent(name));
+    if (thread !== name) return;
+    note("note", "Verified: " + personText(v.person) + ".");
+    drawWho(t.people);
     await loadThreads();
   }
 
@@ -342,6 +472,11 @@
   }
 
   ui.newThread.addEventListener("click", () => withBusy(() => select(newThreadName())));
+  ui.pair.addEventListener("click", () => withBusy(pair));
+  ui.verifyForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    withBusy(verify);
+  });
 
   ui.form.addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -407,6 +542,8 @@
     ui.name.textContent = agent.name || "Agent";
     ui.description.textContent = agent.description || "";
     drawFields();
+    await loadDoor();
+    drawWho(null);
     await loadThreads();
     const first = ui.threads.querySelector("button");
     if (first) await select(first.dataset.thread);
