@@ -1,10 +1,12 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -184,5 +186,67 @@ func TestToolsSwitchedByTheBoard(t *testing.T) {
 	want := []string{"refused orders.lookup_order", "tool orders.lookup_order", "refused orders.refund"}
 	if got := s.list(); !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v", got, want)
+	}
+}
+
+// TestRealServerSwitched: a real MCP server process (testdata, in Go) says
+// what it serves, which differs from the declaration; with the board's
+// word, the switched-on tool is called and the switched-off one is refused
+// without reaching the server.
+func TestRealServerSwitched(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls.txt")
+	vault := filepath.Join(dir, "mcp-vault")
+	if out, err := exec.Command("go", "build", "-o", vault, "./testdata/mcp-vault").CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-vault: %v\n%s", err, out)
+	}
+	f, err := os.ReadFile("testdata/vault-flow.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = bytes.Replace(f, []byte(`"command": "go",
+        "args": ["run", "./mcp-vault"],`), fmt.Appendf(nil, `"command": %q, "env": {"VAULT_CALLS": %q},`, vault, calls), 1)
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), f, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.Open(t.Context(), dir, agent.Options{Monitored: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	called := func() string {
+		b, err := os.ReadFile(calls)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", ",")
+	}
+
+	lines := a.ToolMismatches(t.Context(), time.Minute)
+	if len(lines) != 1 || !strings.Contains(lines[0], "declared but not served: sweep") || !strings.Contains(lines[0], "served but not declared: audit") {
+		t.Fatalf("ToolMismatches = %q, want sweep declared but not served and audit served but not declared", lines)
+	}
+
+	if _, err := a.Subscription.Set([]string{"vault.peek"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Graph.Invoke(t.Context(), "", map[string]any{"why": "count it"})
+	if !errors.Is(err, subscription.ErrRefused) || !strings.Contains(err.Error(), `"vault.empty"`) {
+		t.Fatalf("Invoke with empty switched off = %v, want vault.empty refused", err)
+	}
+	if got := called(); got != "peek" {
+		t.Fatalf("the server received %q, want only peek", got)
+	}
+
+	if _, err := a.Subscription.Set([]string{"vault.peek", "vault.empty"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Graph.Invoke(t.Context(), "", map[string]any{"why": "count it"})
+	if err != nil || !res.Finished() {
+		t.Fatalf("Invoke with both on = %+v, %v", res, err)
+	}
+	if got := called(); got != "peek,peek,empty" {
+		t.Fatalf("the server received %q, want peek,peek,empty", got)
 	}
 }
