@@ -5,13 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
-	"sync"
 	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/approvals"
 )
 
@@ -101,12 +97,6 @@ type Decision struct {
 	Run    string
 	Node   string
 	Thread string
-}
-
-// Holding is what the agent's runtime holds: every approval it is waiting
-// on, so the link can ask about each again whenever it comes up.
-type Holding interface {
-	All(ctx context.Context) ([]Raise, error)
 }
 
 // ReAskResult counts one re-ask: Held approvals listed, Asked that the
@@ -287,182 +277,4 @@ func decisionOf(d *boardv1.ApprovalDecision) Decision {
 	return out
 }
 
-// request sends the request build makes with a fresh request id on c, and
-// waits for the answer with that id, for ctx, for c to go down, or for
-// Config.AnswerWithin. A LinkError answer is a *BoardError.
-func (l *Link) request(ctx context.Context, c *conn, build func(id string) *boardv1.LinkRequest) (*boardv1.LinkResponse, error) {
-	return l.requestWithin(ctx, c, l.cfg.AnswerWithin, build)
-}
-
-// requestWithin is request waiting within rather than Config.AnswerWithin.
-func (l *Link) requestWithin(ctx context.Context, c *conn, within time.Duration, build func(id string) *boardv1.LinkRequest) (*boardv1.LinkResponse, error) {
-	id := "q" + strconv.FormatUint(l.reqSeq.Add(1), 10)
-	ch, err := c.expect(id)
-	if err != nil {
-		return nil, err
-	}
-	defer c.forget(id)
-	if err := c.send(build(id)); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLinkDown, err)
-	}
-	t := time.NewTimer(within)
-	defer t.Stop()
-	select {
-	case m := <-ch:
-		if e := m.GetError(); e != nil {
-			return nil, &BoardError{Code: e.GetCode(), Message: e.GetMessage()}
-		}
-		return m, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.done:
-		return nil, ErrLinkDown
-	case <-t.C:
-		return nil, fmt.Errorf("%w (%s)", ErrNoAnswer, within)
-	}
-}
-
-// conn is one link that is up: its sends, serialised, and the requests
-// waiting for their answers.
-type conn struct {
-	stream linkStream
-	sendMu sync.Mutex
-	closed bool // guarded by sendMu
-
-	mu      sync.Mutex
-	pending map[string]chan *boardv1.LinkResponse
-	done    chan struct{}
-}
-
-type linkStream = boardv1connect.AgentLinkServiceLinkClientStream
-
-func newConn(stream linkStream) *conn {
-	return &conn{stream: stream, pending: map[string]chan *boardv1.LinkResponse{}, done: make(chan struct{})}
-}
-
-// send sends m unless the link has ended.
-func (c *conn) send(m *boardv1.LinkRequest) error {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	if c.closed {
-		return ErrLinkDown
-	}
-	return c.stream.Send(m)
-}
-
-// expect registers a waiter for the answer with id.
-func (c *conn) expect(id string) (<-chan *boardv1.LinkResponse, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	select {
-	case <-c.done:
-		return nil, ErrLinkDown
-	default:
-	}
-	ch := make(chan *boardv1.LinkResponse, 1)
-	c.pending[id] = ch
-	return ch, nil
-}
-
-func (c *conn) forget(id string) {
-	c.mu.Lock()
-	delete(c.pending, id)
-	c.mu.Unlock()
-}
-
-// answer hands m to the request waiting for id; an answer nobody waits for
-// (the caller gave up) is dropped.
-func (c *conn) answer(id string, m *boardv1.LinkResponse) {
-	c.mu.Lock()
-	ch := c.pending[id]
-	delete(c.pending, id)
-	c.mu.Unlock()
-	if ch != nil {
-		ch <- m // buffered, and only ever one answer per id
-	}
-}
-
-// finish stops all sending and fails every waiting request.
-func (c *conn) finish(error) {
-	c.sendMu.Lock()
-	c.closed = true
-	c.sendMu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
-}
-
 type runNode struct{ run, node string }
-
-// recent is a map that remembers its newest n keys.
-type recent[V any] struct {
-	n     int
-	m     map[string]V
-	order []string
-}
-
-func newRecent[V any](n int) *recent[V] {
-	return &recent[V]{n: n, m: map[string]V{}}
-}
-
-func (r *recent[V]) get(k string) (V, bool) {
-	v, ok := r.m[k]
-	return v, ok
-}
-
-func (r *recent[V]) put(k string, v V) {
-	if _, ok := r.m[k]; !ok {
-		r.order = append(r.order, k)
-		if len(r.order) > r.n {
-			delete(r.m, r.order[0])
-			r.order = r.order[1:]
-		}
-	}
-	r.m[k] = v
-}
-
-// HeldInMemory is a Holding kept in memory, for tests and agents without a
-// folder: a restart forgets it. Keyed by run and node, as the board is. It
-// is safe for concurrent use.
-type HeldInMemory struct {
-	mu   sync.Mutex
-	held map[runNode]Raise
-}
-
-// Hold records r as held, replacing what was held for its run and node.
-func (h *HeldInMemory) Hold(r Raise) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.held == nil {
-		h.held = map[runNode]Raise{}
-	}
-	h.held[runNode{r.Run, r.Node}] = r
-}
-
-// Release forgets what is held for run and node.
-func (h *HeldInMemory) Release(run, node string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.held, runNode{run, node})
-}
-
-// All lists everything held, by run and node.
-func (h *HeldInMemory) All(context.Context) ([]Raise, error) {
-	h.mu.Lock()
-	out := make([]Raise, 0, len(h.held))
-	for _, r := range h.held {
-		out = append(out, r)
-	}
-	h.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Run != out[j].Run {
-			return out[i].Run < out[j].Run
-		}
-		return out[i].Node < out[j].Node
-	})
-	return out, nil
-}
