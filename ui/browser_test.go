@@ -32,6 +32,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="agents.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
+<script src="conversations.js" defer></script>
 <script src="people.js" defer></script>
 <script src="me.js" defer></script>`
 
@@ -53,6 +54,7 @@ func TestHandler(t *testing.T) {
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: "SetSwitches"},
+		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
 		{name: "people", method: http.MethodGet, path: "/people.js", status: http.StatusOK, contentType: "text/javascript", body: "AddUser"},
 		{name: "me", method: http.MethodGet, path: "/me.js", status: http.StatusOK, contentType: "text/javascript", body: "EnterPairingCode"},
 		{name: "setup page", method: http.MethodGet, path: "/setup", status: http.StatusOK, contentType: "text/html", body: `id="setup-form"`},

@@ -1,7 +1,7 @@
 // The web board's shared part: the Connect calls (unary and server
 // streaming, JSON), signing in and out, the one-time setup page, and the
 // views. Each view is a script of its own (agents.js, approvals.js,
-// tools.js, people.js, me.js), loaded after this one, that registers with
+// tools.js, conversations.js, people.js, me.js), loaded after this one, that registers with
 // board.part. No framework and no build step. Everything that comes from
 // the board reaches the page through textContent or an attribute, never as
 // HTML.
@@ -27,7 +27,7 @@ const board = (function () {
   const RETRY_MAX_MS = 15000;
   const MAX_MESSAGE_BYTES = 16 << 20;
   const ME_POLL_MS = 10000; // how often Me is asked again while signed in
-  const VIEWS = ["agents", "approvals", "tools", "people", "me"];
+  const VIEWS = ["agents", "approvals", "tools", "conversations", "people", "me"];
   const RANK = { viewer: 1, approver: 2, admin: 3 };
 
   const $ = (id) => document.getElementById(id);
