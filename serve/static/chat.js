@@ -341,7 +341,9 @@
 
   // drawWho shows, by the board's door, who this browser is, who is in the
   // conversation on screen, and the control to say who you are.
+  let lastPeople = null; // who is in the conversation on screen, as last drawn
   function drawWho(people) {
+    lastPeople = people;
     const d = door.door;
     ui.who.hidden = d !== "pairing" && d !== "verify";
     ui.whoYou.textContent = door.you ? "You are " + personText(door.you) + "." : "";
@@ -363,11 +365,22 @@
     return p.name && p.name !== p.address ? p.name + " <" + p.address + ">" : p.address;
   }
 
+  // loadDoor asks the agent for the board's door. A board that cannot be
+  // reached yet (the link still coming up) is asked again every few
+  // seconds until it answers, and the page redrawn then.
+  let doorRetry = 0;
   async function loadDoor() {
     try {
       door = await api("GET", "/api/door");
     } catch (err) {
-      door = { door: "" };
+      door = { door: "", why: "the agent could not be asked" };
+    }
+    clearTimeout(doorRetry);
+    if (!door.door && door.why && door.why !== "no board is configured") {
+      doorRetry = setTimeout(async () => {
+        await loadDoor();
+        if (door.door) drawWho(lastPeople);
+      }, 2000);
     }
   }
 
