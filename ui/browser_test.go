@@ -27,8 +27,9 @@ import (
 )
 
 // scripts is how index.html loads the scripts: deferred, the shared part
-// first, each view's after it.
+// first, then signing in and out, each view's after them.
 const scripts = `<script src="board.js" defer></script>
+<script src="session.js" defer></script>
 <script src="agents.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
@@ -51,6 +52,7 @@ func TestHandler(t *testing.T) {
 	}{
 		{name: "index", method: http.MethodGet, path: "/", status: http.StatusOK, contentType: "text/html", body: scripts},
 		{name: "board", method: http.MethodGet, path: "/board.js", status: http.StatusOK, contentType: "text/javascript", body: "Connect-Protocol-Version"},
+		{name: "session", method: http.MethodGet, path: "/session.js", status: http.StatusOK, contentType: "text/javascript", body: "/auth/signin"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: "SetSwitches"},
