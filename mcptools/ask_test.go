@@ -85,7 +85,7 @@ func TestAskForToolsNeverStarts(t *testing.T) {
 	t.Parallel()
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
-		t.Skip("no sleep command")
+		t.Fatalf("no sleep command (coreutils): %v", err)
 	}
 	s, err := Open(t.Context(), t.TempDir(), map[string]Server{
 		"mute": {Command: sleep, Args: []string{"30"}, Tools: []Tool{{Name: "x"}}},
