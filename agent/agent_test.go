@@ -195,33 +195,7 @@ func TestToolsSwitchedByTheBoard(t *testing.T) {
 // without reaching the server.
 func TestRealServerSwitched(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls.txt")
-	vault := filepath.Join(dir, "mcp-vault")
-	if out, err := exec.Command("go", "build", "-o", vault, "./testdata/mcp-vault").CombinedOutput(); err != nil {
-		t.Fatalf("build mcp-vault: %v\n%s", err, out)
-	}
-	f, err := os.ReadFile("testdata/vault-flow.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f = bytes.Replace(f, []byte(`"command": "go",
-        "args": ["run", "./mcp-vault"],`), fmt.Appendf(nil, `"command": %q, "env": {"VAULT_CALLS": %q},`, vault, calls), 1)
-	if err := os.WriteFile(filepath.Join(dir, "flow.json"), f, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.Open(t.Context(), dir, agent.Options{Monitored: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	called := func() string {
-		b, err := os.ReadFile(calls)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
-		return strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", ",")
-	}
+	a, called := openVault(t, "testdata/vault-flow.json")
 
 	lines := a.ToolMismatches(t.Context(), time.Minute)
 	if len(lines) != 1 || !strings.Contains(lines[0], "declared but not served: sweep") || !strings.Contains(lines[0], "served but not declared: audit") {
@@ -231,7 +205,7 @@ func TestRealServerSwitched(t *testing.T) {
 	if _, err := a.Subscription.Set([]string{"vault.peek"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.Graph.Invoke(t.Context(), "", map[string]any{"why": "count it"})
+	_, err := a.Graph.Invoke(t.Context(), "", map[string]any{"why": "count it"})
 	if !errors.Is(err, subscription.ErrRefused) || !strings.Contains(err.Error(), `"vault.empty"`) {
 		t.Fatalf("Invoke with empty switched off = %v, want vault.empty refused", err)
 	}
@@ -248,5 +222,72 @@ func TestRealServerSwitched(t *testing.T) {
 	}
 	if got := called(); got != "peek,peek,empty" {
 		t.Fatalf("the server received %q, want peek,peek,empty", got)
+	}
+}
+
+// openVault opens the flow in file (its vault server replaced by a build
+// of testdata/mcp-vault) with a board configured, and returns the agent
+// and what reads the calls the server received ("peek,empty").
+func openVault(t *testing.T, file string) (*agent.Agent, func() string) {
+	t.Helper()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls.txt")
+	vault := filepath.Join(dir, "mcp-vault")
+	if out, err := exec.Command("go", "build", "-o", vault, "./testdata/mcp-vault").CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-vault: %v\n%s", err, out)
+	}
+	f, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = bytes.Replace(f, []byte(`"command": "go",
+        "args": ["run", "./mcp-vault"],`), fmt.Appendf(nil, `"command": %q, "env": {"VAULT_CALLS": %q},`, vault, calls), 1)
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), f, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.Open(t.Context(), dir, agent.Options{Monitored: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a, func() string {
+		b, err := os.ReadFile(calls)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", ",")
+	}
+}
+
+// TestToolsNodeReportsARefusal: a tools node runs the calls queued for it;
+// a refused one is reported in its own result, for the model to read, the
+// others run, and the run finishes.
+func TestToolsNodeReportsARefusal(t *testing.T) {
+	t.Parallel()
+	a, called := openVault(t, "testdata/vault-tools-flow.json")
+	if _, err := a.Subscription.Set([]string{"vault.peek"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Graph.Invoke(t.Context(), "", map[string]any{"calls": []any{
+		map[string]any{"id": "1", "name": "vault.peek", "args": map[string]any{}},
+		map[string]any{"id": "2", "name": "vault.empty", "args": map[string]any{}},
+	}})
+	if err != nil || !res.Finished() {
+		t.Fatalf("Invoke = %+v, %v; want the run finished", res, err)
+	}
+	results, _ := res.State["results"].([]any)
+	if len(results) != 2 {
+		t.Fatalf("results = %v, want two", res.State["results"])
+	}
+	peek, _ := results[0].(map[string]any)
+	empty, _ := results[1].(map[string]any)
+	if peek["error"] != nil && peek["error"] != "" || peek["name"] != "vault.peek" {
+		t.Errorf("peek's result = %v, want it ran", peek)
+	}
+	if why, _ := empty["error"].(string); !strings.Contains(why, `"vault.empty"`) || !strings.Contains(why, "vault.peek") {
+		t.Errorf("empty's result = %v, want the refusal naming it and what is on instead", empty)
+	}
+	if got := called(); got != "peek" {
+		t.Errorf("the server received %q, want only peek", got)
 	}
 }
