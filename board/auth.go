@@ -41,6 +41,8 @@ var policy = map[string]access{
 	boardv1connect.ToolServiceListServersProcedure:                   {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ToolServiceGetSwitchesProcedure:                   {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ToolServiceSetSwitchesProcedure:                   {kind: KindOperator, role: RoleAdmin},
+	boardv1connect.ToolServiceSetSwitchProcedure:                     {kind: KindOperator, role: RoleAdmin},
+	boardv1connect.ToolServiceListSwitchesProcedure:                  {kind: KindOperator, role: RoleViewer},
 	boardv1connect.UserServiceMeProcedure:                            {kind: KindOperator, role: RoleViewer},
 	boardv1connect.UserServiceListUsersProcedure:                     {kind: KindOperator, role: RoleAdmin},
 	boardv1connect.UserServiceAddUserProcedure:                       {kind: KindOperator, role: RoleAdmin},

@@ -98,35 +98,81 @@ func (s toolService) GetSwitches(ctx context.Context, req *boardv1.GetSwitchesRe
 }
 
 func (s toolService) SetSwitches(ctx context.Context, req *boardv1.SetSwitchesRequest) (*boardv1.SetSwitchesResponse, error) {
-	if err := validName(req.GetAgent()); err != nil {
-		return nil, refusal(connect.CodeInvalidArgument, "agent: %v", err)
-	}
 	if n := len(req.GetOn()); n > maxSwitches {
 		return nil, refusal(connect.CodeInvalidArgument, "on: %d names, at most %d", n, maxSwitches)
 	}
+	sw, pushed, err := s.b.setSwitches(ctx, req.GetAgent(), func(a *ent.Agent) ([]string, error) {
+		return switchedOn(req.GetOn(), a.Tools)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.SetSwitchesResponse{Switches: sw, Pushed: pushed}, nil
+}
+
+func (s toolService) SetSwitch(ctx context.Context, req *boardv1.SetSwitchRequest) (*boardv1.SetSwitchResponse, error) {
+	tool := req.GetTool()
+	sw, pushed, err := s.b.setSwitches(ctx, req.GetAgent(), func(a *ent.Agent) ([]string, error) {
+		if !slices.Contains(a.Tools, tool) {
+			return nil, refusal(connect.CodeInvalidArgument,
+				"tool: %q: the agent does not declare it, so it cannot be switched (it declares %s)", tool, declaredWords(a.Tools))
+		}
+		on := slices.DeleteFunc(onNames(a), func(n string) bool { return n == tool })
+		if req.GetOn() {
+			on = append(on, tool)
+			slices.Sort(on)
+		}
+		return on, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.SetSwitchResponse{Switches: sw, Pushed: pushed}, nil
+}
+
+func (s toolService) ListSwitches(ctx context.Context, _ *boardv1.ListSwitchesRequest) (*boardv1.ListSwitchesResponse, error) {
+	rows, err := s.b.db.Agent.Query().Order(ent.Asc(agent.FieldName)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &boardv1.ListSwitchesResponse{Switches: make([]*boardv1.Switches, len(rows))}
+	for i, a := range rows {
+		out.Switches[i] = switchesProto(a)
+	}
+	return out, nil
+}
+
+// setSwitches sets what the named agent is switched on for to what change
+// makes of its row, keeps it and its audit entry in one transaction, and
+// pushes it to the agent's live link. It is done under the agent's lock,
+// so a link coming up at the same moment never gets an older word after
+// this one, and two changes at once are applied one after the other.
+func (b *Board) setSwitches(ctx context.Context, name string, change func(*ent.Agent) ([]string, error)) (*boardv1.Switches, bool, error) {
+	if err := validName(name); err != nil {
+		return nil, false, refusal(connect.CodeInvalidArgument, "agent: %v", err)
+	}
 	actor := actorOf(ctx, "")
-	now := s.b.now().UTC().Truncate(time.Microsecond)
-	// Kept and pushed under the agent's lock, so a link coming up at the
-	// same moment never gets an older word after this one.
-	unlock := s.b.switchLocks.lock(req.GetAgent())
+	now := b.now().UTC().Truncate(time.Microsecond)
+	unlock := b.switchLocks.lock(name)
 	defer unlock()
 	var out *ent.Agent
-	err := inTx(ctx, s.b.db, func(tx *ent.Tx) error {
-		a, err := tx.Agent.Query().Where(agent.Name(req.GetAgent())).Only(ctx)
+	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+		// Locked on PostgreSQL, where another board may change it at once.
+		a, err := tx.Agent.Query().Where(agent.Name(name), forUpdate).Only(ctx)
 		if ent.IsNotFound(err) {
-			return refusal(connect.CodeNotFound, "agent: %q has never linked to this board, so what it declares is not known", req.GetAgent())
+			return refusal(connect.CodeNotFound, "agent: %q has never linked to this board, so what it declares is not known", name)
 		}
 		if err != nil {
 			return err
 		}
-		on, err := switchedOn(req.GetOn(), a.Tools)
+		on, err := change(a)
 		if err != nil {
 			return err
 		}
 		if out, err = a.Update().SetToolsOn(on).SetToolsSpoken(true).SetToolsSetAt(now).SetToolsSetBy(actor).Save(ctx); err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, AuditRecord{
 			Actor:   actor,
 			Action:  "tools.set",
 			Subject: a.Name,
@@ -136,11 +182,10 @@ func (s toolService) SetSwitches(ctx context.Context, req *boardv1.SetSwitchesRe
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sw := switchesProto(out)
-	pushed := s.b.pushSwitches(out.Name, sw)
-	return &boardv1.SetSwitchesResponse{Switches: sw, Pushed: pushed}, nil
+	return sw, b.pushSwitches(out.Name, sw), nil
 }
 
 // switchedOn checks want against what the agent declares and returns it

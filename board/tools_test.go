@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -509,5 +510,91 @@ func TestListServersRepeatedTool(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, res.GetServers(), protocmp.Transform()); diff != "" {
 		t.Errorf("ListServers (-want +got):\n%s", diff)
+	}
+}
+
+// TestSetSwitch: one tool at a time. Two admins flipping different tools
+// of one agent at the same moment both keep their change; off leaves the
+// others on; the live link hears each; an undeclared tool is refused,
+// naming it; only admins may.
+func TestSetSwitch(t *testing.T) {
+	t.Parallel()
+	testSetSwitch(t, boardtest.Options{})
+}
+
+// TestSetSwitchPostgres: the same on PostgreSQL, where the agent's row is
+// locked for the change.
+func TestSetSwitchPostgres(t *testing.T) {
+	t.Parallel()
+	testSetSwitch(t, boardtest.Options{DSN: boardtest.PostgresDSN(t)})
+}
+
+func testSetSwitch(t *testing.T, opts boardtest.Options) {
+	bt := boardtest.Start(t, opts)
+	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	other := toolsClient(bt, bt.OperatorToken("rita", board.RoleAdmin))
+	l := toolLink(t, bt, "desk", deskTools...)
+	l.switchesUntilPong(1)
+
+	for round := range 20 {
+		var wg sync.WaitGroup
+		for i, c := range []boardv1connect.ToolServiceClient{admin, other} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tool := []string{"orders.lookup_order", "mail.send"}[i]
+				if _, err := c.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: tool, On: round%2 == 0}); err != nil {
+					t.Errorf("SetSwitch(%s): %v", tool, err)
+				}
+			}()
+		}
+		wg.Wait()
+		want := []string{"mail.send", "orders.lookup_order"}
+		if round%2 == 1 {
+			want = []string{}
+		}
+		if got := getSwitches(t, admin, "desk").GetOn(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: on %v, want %v: one flip lost the other", round, got, want)
+		}
+	}
+	res, err := admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: "orders.refund", On: true})
+	if err != nil || !res.GetPushed() || !slices.Equal(res.GetSwitches().GetOn(), []string{"orders.refund"}) {
+		t.Fatalf("SetSwitch(refund on) = %v, %v", res, err)
+	}
+	sent := l.switchesUntilPong(2)
+	if last := sent[len(sent)-1]; !slices.Equal(last.GetOn(), []string{"orders.refund"}) || !last.GetSpoken() {
+		t.Errorf("the link's last switches = %v, want only orders.refund", last)
+	}
+	_, err = admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: "orders.delete_all", On: true})
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), `"orders.delete_all"`) {
+		t.Errorf("SetSwitch(undeclared) = %v, want invalid_argument naming it", err)
+	}
+	viewer := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer))
+	if _, err := viewer.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: "mail.send", On: true}); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("SetSwitch by a viewer = %v, want permission_denied", err)
+	}
+	if got := getSwitches(t, admin, "desk").GetOn(); !slices.Equal(got, []string{"orders.refund"}) {
+		t.Errorf("after the refusals: on %v, want only orders.refund", got)
+	}
+}
+
+// TestListSwitches: every agent's switches in one call, for any operator.
+func TestListSwitches(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	toolLink(t, bt, "b-desk", "mail.send").switchesUntilPong(1)
+	toolLink(t, bt, "a-desk", deskTools...).switchesUntilPong(1)
+	setSwitches(t, admin, "a-desk", "orders.refund")
+	res, err := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).ListSwitches(t.Context(), &boardv1.ListSwitchesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*boardv1.Switches{
+		{Agent: "a-desk", Declared: deskTools, On: []string{"orders.refund"}, Spoken: true, SetBy: "root"},
+		{Agent: "b-desk", Declared: []string{"mail.send"}, On: []string{}},
+	}
+	if diff := cmp.Diff(want, res.GetSwitches(), protocmp.Transform(), ignoreSetAt); diff != "" {
+		t.Errorf("ListSwitches (-want +got):\n%s", diff)
 	}
 }

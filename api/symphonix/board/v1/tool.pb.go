@@ -22,6 +22,201 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type SetSwitchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name; required.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// "<server>.<tool>"; it must be one the agent declares.
+	Tool          string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	On            bool   `protobuf:"varint,3,opt,name=on,proto3" json:"on,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSwitchRequest) Reset() {
+	*x = SetSwitchRequest{}
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSwitchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSwitchRequest) ProtoMessage() {}
+
+func (x *SetSwitchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSwitchRequest.ProtoReflect.Descriptor instead.
+func (*SetSwitchRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetSwitchRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *SetSwitchRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *SetSwitchRequest) GetOn() bool {
+	if x != nil {
+		return x.On
+	}
+	return false
+}
+
+type SetSwitchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Switches      *Switches              `protobuf:"bytes,1,opt,name=switches,proto3" json:"switches,omitempty"`
+	Pushed        bool                   `protobuf:"varint,2,opt,name=pushed,proto3" json:"pushed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSwitchResponse) Reset() {
+	*x = SetSwitchResponse{}
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSwitchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSwitchResponse) ProtoMessage() {}
+
+func (x *SetSwitchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSwitchResponse.ProtoReflect.Descriptor instead.
+func (*SetSwitchResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetSwitchResponse) GetSwitches() *Switches {
+	if x != nil {
+		return x.Switches
+	}
+	return nil
+}
+
+func (x *SetSwitchResponse) GetPushed() bool {
+	if x != nil {
+		return x.Pushed
+	}
+	return false
+}
+
+type ListSwitchesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSwitchesRequest) Reset() {
+	*x = ListSwitchesRequest{}
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSwitchesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSwitchesRequest) ProtoMessage() {}
+
+func (x *ListSwitchesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSwitchesRequest.ProtoReflect.Descriptor instead.
+func (*ListSwitchesRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{2}
+}
+
+type ListSwitchesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By agent name.
+	Switches      []*Switches `protobuf:"bytes,1,rep,name=switches,proto3" json:"switches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSwitchesResponse) Reset() {
+	*x = ListSwitchesResponse{}
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSwitchesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSwitchesResponse) ProtoMessage() {}
+
+func (x *ListSwitchesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSwitchesResponse.ProtoReflect.Descriptor instead.
+func (*ListSwitchesResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListSwitchesResponse) GetSwitches() []*Switches {
+	if x != nil {
+		return x.Switches
+	}
+	return nil
+}
+
 type ListServersRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -30,7 +225,7 @@ type ListServersRequest struct {
 
 func (x *ListServersRequest) Reset() {
 	*x = ListServersRequest{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[0]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -42,7 +237,7 @@ func (x *ListServersRequest) String() string {
 func (*ListServersRequest) ProtoMessage() {}
 
 func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[0]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -55,7 +250,7 @@ func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersRequest.ProtoReflect.Descriptor instead.
 func (*ListServersRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{0}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{4}
 }
 
 type ListServersResponse struct {
@@ -67,7 +262,7 @@ type ListServersResponse struct {
 
 func (x *ListServersResponse) Reset() {
 	*x = ListServersResponse{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[1]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -79,7 +274,7 @@ func (x *ListServersResponse) String() string {
 func (*ListServersResponse) ProtoMessage() {}
 
 func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[1]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -92,7 +287,7 @@ func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersResponse.ProtoReflect.Descriptor instead.
 func (*ListServersResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{1}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListServersResponse) GetServers() []*Server {
@@ -116,7 +311,7 @@ type Server struct {
 
 func (x *Server) Reset() {
 	*x = Server{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[2]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -128,7 +323,7 @@ func (x *Server) String() string {
 func (*Server) ProtoMessage() {}
 
 func (x *Server) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[2]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -141,7 +336,7 @@ func (x *Server) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Server.ProtoReflect.Descriptor instead.
 func (*Server) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{2}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Server) GetName() string {
@@ -179,7 +374,7 @@ type ServerTool struct {
 
 func (x *ServerTool) Reset() {
 	*x = ServerTool{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -191,7 +386,7 @@ func (x *ServerTool) String() string {
 func (*ServerTool) ProtoMessage() {}
 
 func (x *ServerTool) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -204,7 +399,7 @@ func (x *ServerTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerTool.ProtoReflect.Descriptor instead.
 func (*ServerTool) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{3}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ServerTool) GetName() string {
@@ -238,7 +433,7 @@ type GetSwitchesRequest struct {
 
 func (x *GetSwitchesRequest) Reset() {
 	*x = GetSwitchesRequest{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -250,7 +445,7 @@ func (x *GetSwitchesRequest) String() string {
 func (*GetSwitchesRequest) ProtoMessage() {}
 
 func (x *GetSwitchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -263,7 +458,7 @@ func (x *GetSwitchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSwitchesRequest.ProtoReflect.Descriptor instead.
 func (*GetSwitchesRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{4}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetSwitchesRequest) GetAgent() string {
@@ -282,7 +477,7 @@ type GetSwitchesResponse struct {
 
 func (x *GetSwitchesResponse) Reset() {
 	*x = GetSwitchesResponse{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -294,7 +489,7 @@ func (x *GetSwitchesResponse) String() string {
 func (*GetSwitchesResponse) ProtoMessage() {}
 
 func (x *GetSwitchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -307,7 +502,7 @@ func (x *GetSwitchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSwitchesResponse.ProtoReflect.Descriptor instead.
 func (*GetSwitchesResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{5}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetSwitchesResponse) GetSwitches() *Switches {
@@ -337,7 +532,7 @@ type Switches struct {
 
 func (x *Switches) Reset() {
 	*x = Switches{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -349,7 +544,7 @@ func (x *Switches) String() string {
 func (*Switches) ProtoMessage() {}
 
 func (x *Switches) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -362,7 +557,7 @@ func (x *Switches) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Switches.ProtoReflect.Descriptor instead.
 func (*Switches) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{6}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Switches) GetAgent() string {
@@ -420,7 +615,7 @@ type SetSwitchesRequest struct {
 
 func (x *SetSwitchesRequest) Reset() {
 	*x = SetSwitchesRequest{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +627,7 @@ func (x *SetSwitchesRequest) String() string {
 func (*SetSwitchesRequest) ProtoMessage() {}
 
 func (x *SetSwitchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +640,7 @@ func (x *SetSwitchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSwitchesRequest.ProtoReflect.Descriptor instead.
 func (*SetSwitchesRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{7}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SetSwitchesRequest) GetAgent() string {
@@ -474,7 +669,7 @@ type SetSwitchesResponse struct {
 
 func (x *SetSwitchesResponse) Reset() {
 	*x = SetSwitchesResponse{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -486,7 +681,7 @@ func (x *SetSwitchesResponse) String() string {
 func (*SetSwitchesResponse) ProtoMessage() {}
 
 func (x *SetSwitchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -499,7 +694,7 @@ func (x *SetSwitchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSwitchesResponse.ProtoReflect.Descriptor instead.
 func (*SetSwitchesResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{8}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SetSwitchesResponse) GetSwitches() *Switches {
@@ -531,7 +726,7 @@ type ToolSwitches struct {
 
 func (x *ToolSwitches) Reset() {
 	*x = ToolSwitches{}
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -543,7 +738,7 @@ func (x *ToolSwitches) String() string {
 func (*ToolSwitches) ProtoMessage() {}
 
 func (x *ToolSwitches) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_tool_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_tool_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -556,7 +751,7 @@ func (x *ToolSwitches) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSwitches.ProtoReflect.Descriptor instead.
 func (*ToolSwitches) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{9}
+	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolSwitches) GetOn() []string {
@@ -577,7 +772,17 @@ var File_symphonix_board_v1_tool_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_tool_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/tool.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x14\n" +
+	"\x1dsymphonix/board/v1/tool.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"L\n" +
+	"\x10SetSwitchRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x0e\n" +
+	"\x02on\x18\x03 \x01(\bR\x02on\"e\n" +
+	"\x11SetSwitchResponse\x128\n" +
+	"\bswitches\x18\x01 \x01(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\x12\x16\n" +
+	"\x06pushed\x18\x02 \x01(\bR\x06pushed\"\x15\n" +
+	"\x13ListSwitchesRequest\"P\n" +
+	"\x14ListSwitchesResponse\x128\n" +
+	"\bswitches\x18\x01 \x03(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\"\x14\n" +
 	"\x12ListServersRequest\"K\n" +
 	"\x13ListServersResponse\x124\n" +
 	"\aservers\x18\x01 \x03(\v2\x1a.symphonix.board.v1.ServerR\aservers\"j\n" +
@@ -609,11 +814,13 @@ const file_symphonix_board_v1_tool_proto_rawDesc = "" +
 	"\x06pushed\x18\x02 \x01(\bR\x06pushed\"6\n" +
 	"\fToolSwitches\x12\x0e\n" +
 	"\x02on\x18\x01 \x03(\tR\x02on\x12\x16\n" +
-	"\x06spoken\x18\x02 \x01(\bR\x06spoken2\xad\x02\n" +
+	"\x06spoken\x18\x02 \x01(\bR\x06spoken2\xea\x03\n" +
 	"\vToolService\x12^\n" +
 	"\vListServers\x12&.symphonix.board.v1.ListServersRequest\x1a'.symphonix.board.v1.ListServersResponse\x12^\n" +
 	"\vGetSwitches\x12&.symphonix.board.v1.GetSwitchesRequest\x1a'.symphonix.board.v1.GetSwitchesResponse\x12^\n" +
-	"\vSetSwitches\x12&.symphonix.board.v1.SetSwitchesRequest\x1a'.symphonix.board.v1.SetSwitchesResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\vSetSwitches\x12&.symphonix.board.v1.SetSwitchesRequest\x1a'.symphonix.board.v1.SetSwitchesResponse\x12X\n" +
+	"\tSetSwitch\x12$.symphonix.board.v1.SetSwitchRequest\x1a%.symphonix.board.v1.SetSwitchResponse\x12a\n" +
+	"\fListSwitches\x12'.symphonix.board.v1.ListSwitchesRequest\x1a(.symphonix.board.v1.ListSwitchesResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_tool_proto_rawDescOnce sync.Once
@@ -627,37 +834,47 @@ func file_symphonix_board_v1_tool_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_tool_proto_rawDescData
 }
 
-var file_symphonix_board_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_symphonix_board_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_symphonix_board_v1_tool_proto_goTypes = []any{
-	(*ListServersRequest)(nil),    // 0: symphonix.board.v1.ListServersRequest
-	(*ListServersResponse)(nil),   // 1: symphonix.board.v1.ListServersResponse
-	(*Server)(nil),                // 2: symphonix.board.v1.Server
-	(*ServerTool)(nil),            // 3: symphonix.board.v1.ServerTool
-	(*GetSwitchesRequest)(nil),    // 4: symphonix.board.v1.GetSwitchesRequest
-	(*GetSwitchesResponse)(nil),   // 5: symphonix.board.v1.GetSwitchesResponse
-	(*Switches)(nil),              // 6: symphonix.board.v1.Switches
-	(*SetSwitchesRequest)(nil),    // 7: symphonix.board.v1.SetSwitchesRequest
-	(*SetSwitchesResponse)(nil),   // 8: symphonix.board.v1.SetSwitchesResponse
-	(*ToolSwitches)(nil),          // 9: symphonix.board.v1.ToolSwitches
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*SetSwitchRequest)(nil),      // 0: symphonix.board.v1.SetSwitchRequest
+	(*SetSwitchResponse)(nil),     // 1: symphonix.board.v1.SetSwitchResponse
+	(*ListSwitchesRequest)(nil),   // 2: symphonix.board.v1.ListSwitchesRequest
+	(*ListSwitchesResponse)(nil),  // 3: symphonix.board.v1.ListSwitchesResponse
+	(*ListServersRequest)(nil),    // 4: symphonix.board.v1.ListServersRequest
+	(*ListServersResponse)(nil),   // 5: symphonix.board.v1.ListServersResponse
+	(*Server)(nil),                // 6: symphonix.board.v1.Server
+	(*ServerTool)(nil),            // 7: symphonix.board.v1.ServerTool
+	(*GetSwitchesRequest)(nil),    // 8: symphonix.board.v1.GetSwitchesRequest
+	(*GetSwitchesResponse)(nil),   // 9: symphonix.board.v1.GetSwitchesResponse
+	(*Switches)(nil),              // 10: symphonix.board.v1.Switches
+	(*SetSwitchesRequest)(nil),    // 11: symphonix.board.v1.SetSwitchesRequest
+	(*SetSwitchesResponse)(nil),   // 12: symphonix.board.v1.SetSwitchesResponse
+	(*ToolSwitches)(nil),          // 13: symphonix.board.v1.ToolSwitches
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_tool_proto_depIdxs = []int32{
-	2,  // 0: symphonix.board.v1.ListServersResponse.servers:type_name -> symphonix.board.v1.Server
-	3,  // 1: symphonix.board.v1.Server.tools:type_name -> symphonix.board.v1.ServerTool
-	6,  // 2: symphonix.board.v1.GetSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
-	10, // 3: symphonix.board.v1.Switches.set_at:type_name -> google.protobuf.Timestamp
-	6,  // 4: symphonix.board.v1.SetSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
-	0,  // 5: symphonix.board.v1.ToolService.ListServers:input_type -> symphonix.board.v1.ListServersRequest
-	4,  // 6: symphonix.board.v1.ToolService.GetSwitches:input_type -> symphonix.board.v1.GetSwitchesRequest
-	7,  // 7: symphonix.board.v1.ToolService.SetSwitches:input_type -> symphonix.board.v1.SetSwitchesRequest
-	1,  // 8: symphonix.board.v1.ToolService.ListServers:output_type -> symphonix.board.v1.ListServersResponse
-	5,  // 9: symphonix.board.v1.ToolService.GetSwitches:output_type -> symphonix.board.v1.GetSwitchesResponse
-	8,  // 10: symphonix.board.v1.ToolService.SetSwitches:output_type -> symphonix.board.v1.SetSwitchesResponse
-	8,  // [8:11] is the sub-list for method output_type
-	5,  // [5:8] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	10, // 0: symphonix.board.v1.SetSwitchResponse.switches:type_name -> symphonix.board.v1.Switches
+	10, // 1: symphonix.board.v1.ListSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
+	6,  // 2: symphonix.board.v1.ListServersResponse.servers:type_name -> symphonix.board.v1.Server
+	7,  // 3: symphonix.board.v1.Server.tools:type_name -> symphonix.board.v1.ServerTool
+	10, // 4: symphonix.board.v1.GetSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
+	14, // 5: symphonix.board.v1.Switches.set_at:type_name -> google.protobuf.Timestamp
+	10, // 6: symphonix.board.v1.SetSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
+	4,  // 7: symphonix.board.v1.ToolService.ListServers:input_type -> symphonix.board.v1.ListServersRequest
+	8,  // 8: symphonix.board.v1.ToolService.GetSwitches:input_type -> symphonix.board.v1.GetSwitchesRequest
+	11, // 9: symphonix.board.v1.ToolService.SetSwitches:input_type -> symphonix.board.v1.SetSwitchesRequest
+	0,  // 10: symphonix.board.v1.ToolService.SetSwitch:input_type -> symphonix.board.v1.SetSwitchRequest
+	2,  // 11: symphonix.board.v1.ToolService.ListSwitches:input_type -> symphonix.board.v1.ListSwitchesRequest
+	5,  // 12: symphonix.board.v1.ToolService.ListServers:output_type -> symphonix.board.v1.ListServersResponse
+	9,  // 13: symphonix.board.v1.ToolService.GetSwitches:output_type -> symphonix.board.v1.GetSwitchesResponse
+	12, // 14: symphonix.board.v1.ToolService.SetSwitches:output_type -> symphonix.board.v1.SetSwitchesResponse
+	1,  // 15: symphonix.board.v1.ToolService.SetSwitch:output_type -> symphonix.board.v1.SetSwitchResponse
+	3,  // 16: symphonix.board.v1.ToolService.ListSwitches:output_type -> symphonix.board.v1.ListSwitchesResponse
+	12, // [12:17] is the sub-list for method output_type
+	7,  // [7:12] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_tool_proto_init() }
@@ -671,7 +888,7 @@ func file_symphonix_board_v1_tool_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_tool_proto_rawDesc), len(file_symphonix_board_v1_tool_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,10 @@ const (
 	ToolServiceGetSwitchesProcedure = "/symphonix.board.v1.ToolService/GetSwitches"
 	// ToolServiceSetSwitchesProcedure is the procedure name of the ToolService's SetSwitches RPC.
 	ToolServiceSetSwitchesProcedure = "/symphonix.board.v1.ToolService/SetSwitches"
+	// ToolServiceSetSwitchProcedure is the procedure name of the ToolService's SetSwitch RPC.
+	ToolServiceSetSwitchProcedure = "/symphonix.board.v1.ToolService/SetSwitch"
+	// ToolServiceListSwitchesProcedure is the procedure name of the ToolService's ListSwitches RPC.
+	ToolServiceListSwitchesProcedure = "/symphonix.board.v1.ToolService/ListSwitches"
 )
 
 var (
@@ -54,6 +58,20 @@ var (
 			Procedure:  ToolServiceSetSwitchesProcedure,
 		}
 	})
+	toolServiceSetSwitchSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_tool_proto.Services().ByName("ToolService").Methods().ByName("SetSwitch"),
+			Procedure:  ToolServiceSetSwitchProcedure,
+		}
+	})
+	toolServiceListSwitchesSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_tool_proto.Services().ByName("ToolService").Methods().ByName("ListSwitches"),
+			Procedure:  ToolServiceListSwitchesProcedure,
+		}
+	})
 )
 
 // ToolServiceClient is a client for the symphonix.board.v1.ToolService service.
@@ -68,6 +86,13 @@ type ToolServiceClient interface {
 	// tool it declares is off. A tool the agent does not declare is refused
 	// (invalid_argument, naming it). Admins only.
 	SetSwitches(context.Context, *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error)
+	// SetSwitch switches one tool of one agent on or off and leaves the
+	// others as they are, so two operators flipping different tools at once
+	// both keep their change. Admins only.
+	SetSwitch(context.Context, *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error)
+	// ListSwitches says, for every agent the board knows, which tools it is
+	// switched on for: one call for a whole fleet. Any operator.
+	ListSwitches(context.Context, *v1.ListSwitchesRequest) (*v1.ListSwitchesResponse, error)
 }
 
 // NewToolServiceClient constructs a client for the symphonix.board.v1.ToolService service. Multiple
@@ -88,6 +113,13 @@ type ToolServiceHandler interface {
 	// tool it declares is off. A tool the agent does not declare is refused
 	// (invalid_argument, naming it). Admins only.
 	SetSwitches(context.Context, *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error)
+	// SetSwitch switches one tool of one agent on or off and leaves the
+	// others as they are, so two operators flipping different tools at once
+	// both keep their change. Admins only.
+	SetSwitch(context.Context, *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error)
+	// ListSwitches says, for every agent the board knows, which tools it is
+	// switched on for: one call for a whole fleet. Any operator.
+	ListSwitches(context.Context, *v1.ListSwitchesRequest) (*v1.ListSwitchesResponse, error)
 }
 
 // RegisterToolServiceHandler registers svc as the symphonix.board.v1.ToolService implementation on
@@ -98,6 +130,8 @@ func RegisterToolServiceHandler(server *connect.Server, svc ToolServiceHandler) 
 		connect.Method{Spec: toolServiceListServersSpec(), Handler: adapter.listServers},
 		connect.Method{Spec: toolServiceGetSwitchesSpec(), Handler: adapter.getSwitches},
 		connect.Method{Spec: toolServiceSetSwitchesSpec(), Handler: adapter.setSwitches},
+		connect.Method{Spec: toolServiceSetSwitchSpec(), Handler: adapter.setSwitch},
+		connect.Method{Spec: toolServiceListSwitchesSpec(), Handler: adapter.listSwitches},
 	)
 }
 
@@ -114,6 +148,14 @@ func (UnimplementedToolServiceHandler) GetSwitches(context.Context, *v1.GetSwitc
 
 func (UnimplementedToolServiceHandler) SetSwitches(context.Context, *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.SetSwitches is not implemented")
+}
+
+func (UnimplementedToolServiceHandler) SetSwitch(context.Context, *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.SetSwitch is not implemented")
+}
+
+func (UnimplementedToolServiceHandler) ListSwitches(context.Context, *v1.ListSwitchesRequest) (*v1.ListSwitchesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.ListSwitches is not implemented")
 }
 
 type toolServiceClient struct {
@@ -139,6 +181,22 @@ func (c *toolServiceClient) GetSwitches(ctx context.Context, req *v1.GetSwitches
 func (c *toolServiceClient) SetSwitches(ctx context.Context, req *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error) {
 	var res v1.SetSwitchesResponse
 	if err := c.client.CallUnary(ctx, toolServiceSetSwitchesSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *toolServiceClient) SetSwitch(ctx context.Context, req *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error) {
+	var res v1.SetSwitchResponse
+	if err := c.client.CallUnary(ctx, toolServiceSetSwitchSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *toolServiceClient) ListSwitches(ctx context.Context, req *v1.ListSwitchesRequest) (*v1.ListSwitchesResponse, error) {
+	var res v1.ListSwitchesResponse
+	if err := c.client.CallUnary(ctx, toolServiceListSwitchesSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -176,6 +234,30 @@ func (h toolServiceHandler) setSwitches(ctx context.Context, _ connect.Spec, str
 		return err
 	}
 	res, err := h.svc.SetSwitches(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h toolServiceHandler) setSwitch(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.SetSwitchRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.SetSwitch(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h toolServiceHandler) listSwitches(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ListSwitchesRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.ListSwitches(ctx, &req)
 	if err != nil {
 		return err
 	}
