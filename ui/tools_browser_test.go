@@ -106,8 +106,8 @@ func TestBrowserToolSwitches(t *testing.T) {
 			s.textContent.includes("archivist");
 	}`)
 
-	// Each flip sends the whole list: the tool flipped, and the others as
-	// they were.
+	// Each flip changes that one tool: the agent is told the tool flipped,
+	// and the others as they were.
 	flips := []struct {
 		tool string
 		want []string
@@ -128,6 +128,15 @@ func TestBrowserToolSwitches(t *testing.T) {
 			}
 			b.within(3*time.Second, tool+" shown "+state, switchIs, "clerk", tool, state)
 		}
+	}
+	// The view read every agent's switches in one call and flipped one tool
+	// at a time: it never asked for one agent's switches, nor sent a whole
+	// list.
+	if got := b.eval(`(() => {
+		const called = new Set(performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname.split("/").pop()));
+		return ["ListServers", "ListSwitches", "SetSwitch", "GetSwitches", "SetSwitches"].filter((m) => called.has(m)).join(",");
+	})()`); got != "ListServers,ListSwitches,SetSwitch" {
+		t.Errorf("ToolService methods called = %q, want ListServers,ListSwitches,SetSwitch", got)
 	}
 	if got := b.eval(`document.getElementById("tools-status").textContent`); !strings.Contains(got, "told at once") {
 		t.Errorf("status = %q, want it to say the agent was told at once", got)

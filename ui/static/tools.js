@@ -1,10 +1,10 @@
 // The tools view: per MCP server, the tools the connected agents declare,
 // and for each agent a switch that says whether it may call the tool. It
-// reads ListServers, and GetSwitches for every agent listed (whether the
-// board has ever spoken for it), every POLL_MS while it is shown. Flipping
-// a switch reads the agent's switches afresh and sends SetSwitches with
-// the whole list, that one tool added or taken out: SetSwitches turns off
-// every tool it does not name. Flips for one agent run one after another.
+// reads ListServers and ListSwitches (every agent's switches, and whether
+// the board has ever spoken for it, in one call) every POLL_MS while it is
+// shown. Flipping a switch sends SetSwitch for that one tool: the board
+// leaves the agent's other tools as they are, so two flips at once, here
+// or by another operator, both keep their change.
 "use strict";
 
 (function () {
@@ -28,9 +28,8 @@
   let controller = null; // aborts the reads of the running poll
   let epoch = 0; // counts flips made here: a read begun before one is stale
   let servers = null; // as ListServers said, or null before the first read
-  let switches = new Map(); // agent -> Switches, as GetSwitches or SetSwitches said
+  let switches = new Map(); // agent -> Switches, as ListSwitches or SetSwitch said
   const pending = new Map(); // agent + "\n" + "server.tool" -> the state asked for
-  const queues = new Map(); // agent -> the promise of its last flip
   let readOnly = false; // the board refused a flip as not allowed
   let drawn = ""; // what the page shows, to redraw only on a change
 
@@ -39,7 +38,6 @@
     servers = null;
     switches = new Map();
     pending.clear();
-    queues.clear();
     readOnly = !board.may("admin");
     drawn = "";
     ui.servers.replaceChildren();
@@ -63,20 +61,19 @@
     return Array.from(names).sort(byName);
   }
 
-  // read reads the servers and the switches of every agent they name.
+  // read reads the servers and the switches of every agent they name: two
+  // calls, however many agents there are.
   async function read(token, signal) {
-    const res = await unary(token, TOOLS + "ListServers", {}, signal);
+    const [res, all] = await Promise.all([
+      unary(token, TOOLS + "ListServers", {}, signal),
+      unary(token, TOOLS + "ListSwitches", {}, signal),
+    ]);
     const list = (res.servers || []).filter((s) => s && typeof s.name === "string" && s.name !== "");
-    const names = agentsOf(list);
-    const got = await Promise.all(names.map((agent) =>
-      unary(token, TOOLS + "GetSwitches", { agent }, signal).catch((e) => {
-        if (e.code === "not_found") return null; // gone since the list was read
-        throw e;
-      })));
+    const names = new Set(agentsOf(list));
     const sw = new Map();
-    names.forEach((agent, i) => {
-      if (got[i] && got[i].switches) sw.set(agent, got[i].switches);
-    });
+    for (const s of all.switches || []) {
+      if (s && names.has(s.agent)) sw.set(s.agent, s);
+    }
     return { list, sw };
   }
 
@@ -249,9 +246,9 @@
     }
   }
 
-  // flip asks for tool full to be on (want) or off for agent, after any
-  // flip for the same agent still under way.
-  function flip(agent, full, want) {
+  // flip asks for tool full to be on (want) or off for agent, and for
+  // nothing else: the agent's other tools stay as the board has them.
+  async function flip(agent, full, want) {
     if (readOnly || !board.may("admin")) return;
     const gen = board.generation();
     const token = board.token();
@@ -261,42 +258,28 @@
     say("");
     epoch++;
     render();
-    const run = async () => {
+    try {
+      const res = await unary(token, TOOLS + "SetSwitch", { agent, tool: full, on: want });
       if (!board.current(gen)) return;
-      try {
-        if (readOnly) return; // refused already: do not ask again
-        const got = await unary(token, TOOLS + "GetSwitches", { agent });
-        if (!board.current(gen)) return;
-        const on = new Set((got.switches && got.switches.on) || []);
-        if (want) on.add(full);
-        else on.delete(full);
-        const res = await unary(token, TOOLS + "SetSwitches", { agent, on: Array.from(on).sort(byName) });
-        if (!board.current(gen)) return;
-        if (res.switches) switches.set(agent, res.switches);
-        say("Switched " + full + (want ? " on" : " off") + " for " + agent +
-          (res.pushed ? "; it was told at once." : "; it is not connected, and is told when it next connects."));
-      } catch (e) {
-        if (!board.current(gen)) return;
-        if (e.code === "unauthenticated") {
-          signOut(refusal(e));
-          return;
-        }
-        if (e.code === "permission_denied") readOnly = true;
-        showError(ui.error, flipRefusal(e, agent, full, want));
-      } finally {
-        if (board.current(gen)) {
-          pending.delete(k);
-          drawn = ""; // the checkbox clicked may show what was asked, not what is
-          render();
-          pollSoon();
-        }
+      if (res.switches) switches.set(agent, res.switches);
+      say("Switched " + full + (want ? " on" : " off") + " for " + agent +
+        (res.pushed ? "; it was told at once." : "; it is not connected, and is told when it next connects."));
+    } catch (e) {
+      if (!board.current(gen)) return;
+      if (e.code === "unauthenticated") {
+        signOut(refusal(e));
+        return;
       }
-    };
-    const next = (queues.get(agent) || Promise.resolve()).then(run);
-    queues.set(agent, next);
-    next.finally(() => {
-      if (queues.get(agent) === next) queues.delete(agent);
-    });
+      if (e.code === "permission_denied") readOnly = true;
+      showError(ui.error, flipRefusal(e, agent, full, want));
+    } finally {
+      if (board.current(gen)) {
+        pending.delete(k);
+        drawn = ""; // the checkbox clicked may show what was asked, not what is
+        render();
+        pollSoon();
+      }
+    }
   }
 
   board.part({
