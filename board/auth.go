@@ -111,7 +111,7 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 	if need.session && c.Kind != KindSession {
 		return Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
 	}
-	if (c.Kind == KindOperator || c.Kind == KindSession) && c.Role < need.role {
+	if c.Operates() && c.Role < need.role {
 		return Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
 	}
 	return c, nil

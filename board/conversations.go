@@ -169,7 +169,7 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 	caller, _ := callerFrom(ctx)
 	var where []predicate.Conversation
 	switch {
-	case (caller.Kind == KindOperator || caller.Kind == KindSession) && caller.Role >= RoleAdmin:
+	case caller.Operates() && caller.Role >= RoleAdmin:
 		// An admin sees every pointer.
 	case caller.Kind == KindSession && caller.Name != "":
 		// A person sees the conversations they are in.

@@ -228,7 +228,7 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller Caller, id str
 	if err != nil {
 		return nil, nil, err
 	}
-	admin := cancel && caller.Kind == KindOperator && caller.Role >= RoleAdmin
+	admin := cancel && caller.Operates() && caller.Role >= RoleAdmin
 	var r *ent.Rule
 	if row.RuleID == "" {
 		if !admin {
@@ -266,7 +266,7 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller Caller, id str
 func allowedBy(r *ent.Rule, caller Caller) error {
 	// An operator token, or a signed-in person (named by their address;
 	// no token's name is an address).
-	if caller.Kind != KindOperator && caller.Kind != KindSession {
+	if !caller.Operates() {
 		return refusal(connect.CodePermissionDenied, "permission denied: not an operator")
 	}
 	if len(r.People) > 0 {

@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -426,5 +427,33 @@ func TestExpiry(t *testing.T) {
 	acts := auditActions(t, bt)
 	if len(acts["approval.expire"]) != 1 {
 		t.Errorf("approval.expire entries %v, want one", acts["approval.expire"])
+	}
+}
+
+// TestSignedInPeopleDecideAndCancel: a signed-in approver decides as an
+// approver token does, named by their address; a signed-in admin cancels an
+// approval no rule governs, as an admin token may.
+func TestSignedInPeopleDecideAndCancel(t *testing.T) {
+	t.Parallel()
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: "approver"}, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	const password = "a long enough password"
+	bt.AddUser("ann@example.com", board.RoleApprover, password)
+	bt.AddUser("ada@example.com", board.RoleAdmin, password)
+	annC := boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn("ann@example.com", password)))
+	adaC := boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn("ada@example.com", password)))
+
+	governed := l.raised(refund("run-1", 1))
+	res, err := decide(annC, t, governed.GetApprovalId(), "yes", digestOf(1), "")
+	if err != nil || res.GetState() != "approved" || !slices.Equal(res.GetDecision().GetWho(), []string{"ann@example.com"}) {
+		t.Fatalf("signed-in approver's yes = %v, %v; want approved by ann@example.com", res, err)
+	}
+
+	r := refund("run-2", 2)
+	r.Node = "ship" // no rule governs it
+	var pushed []*boardv1.ApprovalDecision // ann's decision, pushed to the link
+	loose := l.raisedAmid(r, &pushed)
+	if _, err := adaC.Cancel(t.Context(), &boardv1.CancelRequest{Id: loose.GetApprovalId(), Reason: "stale"}); err != nil {
+		t.Fatalf("signed-in admin cancelling an ungoverned approval: %v", err)
 	}
 }

@@ -113,7 +113,7 @@ func (b *Board) getIdentify(ctx context.Context) (*boardv1.GetIdentifyResponse, 
 // "identify.set" in the same transaction as the change.
 func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest) (*boardv1.SetIdentifyResponse, error) {
 	caller, ok := callerFrom(ctx)
-	if !ok || (caller.Kind != KindOperator && caller.Kind != KindSession) || caller.Role < RoleAdmin {
+	if !ok || !caller.Operates() || caller.Role < RoleAdmin {
 		return nil, refusal(connect.CodePermissionDenied, "permission denied: needs role %s", RoleAdmin)
 	}
 	d := req.GetDoor()

@@ -104,6 +104,10 @@ type Caller struct {
 	ExpiresAt time.Time
 }
 
+// Operates reports whether the caller works the board: an operator token,
+// or a signed-in person. Either is judged by its role.
+func (c Caller) Operates() bool { return c.Kind == KindOperator || c.Kind == KindSession }
+
 // Minted is a freshly signed token and the row that allows it.
 type Minted struct {
 	ID        string
