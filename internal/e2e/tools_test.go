@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,47 +88,4 @@ func TestToolSwitchesLive(t *testing.T) {
 	// A fresh agent that never heard from the board calls nothing.
 	fresh := serveIt(governedDesk(t))
 	fresh.waitLine(t, regexp.MustCompile(`^tools: none until the board says which are on$`), 20*time.Second)
-}
-
-// TestAgentRunWaitsForTheBoard: `agent run --monitor` at a terminal, the
-// refund governed by the board: the run says the organisation decides,
-// reads no answer from standard input, waits, and finishes with the refund
-// when an approver says yes on the board.
-func TestAgentRunWaitsForTheBoard(t *testing.T) {
-	t.Parallel()
-	g := startGovernance(t)
-	desk := governedDesk(t)
-	on := []string{"orders.lookup_order", "orders.refund"}
-	// The agent must have linked once for the board to know what it declares.
-	serving, _ := g.serveDesk(t, desk)
-	if err := serving.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = serving.cmd.Wait()
-
-	run := startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "run", "--json", "--thread", "terminal",
-		"--monitor", g.url, "--token", g.deskToken,
-		"--input", "order_id=A-1001", "--input", "request=The mug arrived broken; I want my money back.", desk)
-	run.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`), 20*time.Second)
-	run.waitLine(t, regexp.MustCompile(`^the organisation decides this on the board`), 20*time.Second)
-	if refunds := refundsMade(t, desk); len(refunds) != 0 {
-		t.Fatalf("refunds before the board decided: %v", refunds)
-	}
-	a := g.approvalOf(t, "terminal")
-	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()}); err != nil {
-		t.Fatal(err)
-	}
-	// --json: the final state alone on stdout, once the run has finished.
-	line := run.waitLine(t, regexp.MustCompile(`^(\{.*\})$`), 20*time.Second)[1]
-	var state map[string]any
-	if err := json.Unmarshal([]byte(line), &state); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.cmd.Wait(); err != nil {
-		t.Fatalf("agent run after the board's yes: %v", err)
-	}
-	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" {
-		t.Fatalf("final state %v, want the refund made", state)
-	}
-	checkRefundedOnce(t, desk)
 }
