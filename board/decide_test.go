@@ -450,7 +450,7 @@ func TestSignedInPeopleDecideAndCancel(t *testing.T) {
 	}
 
 	r := refund("run-2", 2)
-	r.Node = "ship" // no rule governs it
+	r.Node = "ship"                        // no rule governs it
 	var pushed []*boardv1.ApprovalDecision // ann's decision, pushed to the link
 	loose := l.raisedAmid(r, &pushed)
 	if _, err := adaC.Cancel(t.Context(), &boardv1.CancelRequest{Id: loose.GetApprovalId(), Reason: "stale"}); err != nil {
