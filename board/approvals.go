@@ -466,6 +466,7 @@ func approvalProto(r *ent.Approval) *boardv1.Approval {
 		CreatedAt: timestamppb.New(r.CreatedAt),
 		Decision:  decisionProto(r),
 		Votes:     r.Votes,
+		ShowJson:  r.Show,
 	}
 	show := &structpb.Struct{}
 	if err := protojson.Unmarshal([]byte(r.Show), show); err == nil {

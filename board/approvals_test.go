@@ -301,6 +301,38 @@ func TestRaiseNotGoverned(t *testing.T) {
 	}
 }
 
+// TestRaiseShowJSON: show_json is what the agent sent, byte for byte, so
+// an integer beyond 2^53 and a price's trailing zero read as they were
+// raised, where the show Struct would make doubles of them.
+func TestRaiseShowJSON(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	viewer := bt.OperatorToken("vic", board.RoleViewer)
+	const show = `{"amount": 12345678901234567890, "price": 49.90}`
+	r := refund("run-1", 1)
+	r.Show = show
+	id := openLink(t, bt, "desk").raised(r).GetApprovalId()
+	for name, c := range map[string]boardv1connect.ApprovalServiceClient{
+		"connect": approvalsClient(bt, viewer),
+		"grpc":    approvalsClient(bt, viewer, connecthttp.WithGRPC()),
+	} {
+		got, err := c.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
+		if err != nil {
+			t.Fatalf("%s: GetApproval: %v", name, err)
+		}
+		if s := got.GetApproval().GetShowJson(); s != show {
+			t.Errorf("%s: GetApproval show_json = %q, want %q", name, s, show)
+		}
+		list, err := c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{})
+		if err != nil || len(list.GetApprovals()) != 1 {
+			t.Fatalf("%s: ListApprovals = %v, %v; want the one raised", name, list, err)
+		}
+		if s := list.GetApprovals()[0].GetShowJson(); s != show {
+			t.Errorf("%s: ListApprovals show_json = %q, want %q", name, s, show)
+		}
+	}
+}
+
 func TestBadRaises(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})

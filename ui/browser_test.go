@@ -2,7 +2,9 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -626,5 +628,34 @@ func TestBrowserApprovalIsText(t *testing.T) {
 	}`, id)
 	if got := b.eval(card(id) + ` === null ? "gone" : "queued"`); got != "queued" {
 		t.Errorf("after a refusal: %s, want still queued", got)
+	}
+}
+
+// TestBrowserShowsNumbersAsSent: the shown values are drawn from the text
+// the agent sent, so an integer beyond 2^53 and a price's trailing zero
+// read as written, in the queue and in the history, not as doubles.
+func TestBrowserShowsNumbersAsSent(t *testing.T) {
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	id, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{
+		"amount": json.Number("12345678901234567890"),
+		"price":  json.Number("49.90"),
+		"lines":  []any{map[string]any{"qty": json.Number("1.0e2")}},
+	}, "")
+
+	b := newTab(t, 20*time.Second)
+	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	b.within(3*time.Second, "the approval queued", queued, id)
+	const rows = `Array.from(%s.querySelector("table.show").tBodies[0].rows).map((tr) => tr.cells[0].textContent + "=" + tr.cells[1].textContent).join(", ")`
+	const want = "amount=12345678901234567890, lines=qty1.0e2, price=49.90"
+	if got := b.eval(fmt.Sprintf(rows, card(id))); got != want {
+		t.Errorf("shown = %s, want %s", got, want)
+	}
+
+	b.do("approve", chromedp.Click(chromedp.CSS(`#queue li[data-approval="`+id+`"] button.approve`)))
+	waitDecision(t, decisions, id)
+	b.within(3*time.Second, "the approval in the history, approved", inHistory, id, "approved")
+	history := `document.querySelector('#history-rows tr[data-approval="` + id + `"] details')`
+	if got := b.eval(fmt.Sprintf(rows, history)); got != want {
+		t.Errorf("shown in the history = %s, want %s", got, want)
 	}
 }

@@ -186,7 +186,7 @@
 
     const shown = node("div", "shown");
     shown.append(node("h5", "", "Shown"));
-    const show = a.show && typeof a.show === "object" && !Array.isArray(a.show) ? a.show : {};
+    const show = shownOf(a);
     if (Object.keys(show).length === 0) shown.append(node("p", "none", "Nothing is shown."));
     else shown.append(showTable(show, 0));
 
@@ -291,6 +291,41 @@
     return [dl];
   }
 
+  // ShownNumber is a number in what is shown, kept as the text the agent
+  // sent: 12345678901234567890 and 49.90 stay as written, where a double
+  // would read 12345678901234567000 and 49.9.
+  class ShownNumber {
+    constructor(text) {
+      this.text = text;
+    }
+    toJSON() {
+      return JSON.rawJSON ? JSON.rawJSON(this.text) : Number(this.text);
+    }
+  }
+
+  // keepNumberText is a JSON.parse reviver that keeps each number's source
+  // text, where the browser gives it (context.source); elsewhere the number
+  // stays a number.
+  function keepNumberText(key, value, context) {
+    if (typeof value === "number" && context && typeof context.source === "string") return new ShownNumber(context.source);
+    return value;
+  }
+
+  // shownOf is what the approval a shows: its showJson, the exact text the
+  // agent sent and the digest covers, when the board gave it; else the show
+  // Struct, whose numbers are doubles. Anything but an object is nothing.
+  function shownOf(a) {
+    let show = a.show;
+    if (typeof a.showJson === "string" && a.showJson !== "") {
+      try {
+        show = JSON.parse(a.showJson, keepNumberText);
+      } catch {
+        // the board checks it is JSON; if not, the Struct is all there is
+      }
+    }
+    return show && typeof show === "object" && !Array.isArray(show) ? show : {};
+  }
+
   // showTable draws a JSON object as a two-column table of names and
   // values; nested objects become nested tables, arrays numbered lists.
   function showTable(obj, depth) {
@@ -312,6 +347,7 @@
   function valueNode(v, depth) {
     if (v === null || v === undefined) return node("span", "json-null", "null");
     if (typeof v === "string") return v === "" ? node("span", "none", "(empty)") : node("span", "json-string", v);
+    if (v instanceof ShownNumber) return node("span", "json-number", v.text);
     if (typeof v === "number" || typeof v === "boolean") return node("span", "json-" + typeof v, String(v));
     if (depth > SHOW_DEPTH) return node("code", "json", JSON.stringify(v));
     if (Array.isArray(v)) {
@@ -555,9 +591,10 @@
     };
     const askCell = node("td", "ask-cell");
     askCell.append(node("span", "", a.ask || "—"));
-    if (a.show && typeof a.show === "object" && Object.keys(a.show).length > 0) {
+    const show = shownOf(a);
+    if (Object.keys(show).length > 0) {
       const details = node("details");
-      details.append(node("summary", "", "shown"), showTable(a.show, 0));
+      details.append(node("summary", "", "shown"), showTable(show, 0));
       if (a.account) details.append(node("p", "account-text", a.account));
       askCell.append(details);
     }

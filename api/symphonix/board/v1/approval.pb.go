@@ -435,7 +435,9 @@ type Approval struct {
 	Thread string `protobuf:"bytes,4,opt,name=thread,proto3" json:"thread,omitempty"`
 	Node   string `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
 	Ask    string `protobuf:"bytes,6,opt,name=ask,proto3" json:"ask,omitempty"`
-	// What the agent shows a person.
+	// What the agent shows a person, as a Struct: its numbers are doubles,
+	// so an integer beyond 2^53 may read as another. Kept for compatibility;
+	// read show_json to see what was shown exactly.
 	Show *structpb.Struct `protobuf:"bytes,7,opt,name=show,proto3" json:"show,omitempty"`
 	// The case for it.
 	Account string `protobuf:"bytes,8,opt,name=account,proto3" json:"account,omitempty"`
@@ -451,7 +453,10 @@ type Approval struct {
 	// Set once decided.
 	Decision *ApprovalDecision `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Who has said yes so far toward the rule's quorum, in order.
-	Votes         []string `protobuf:"bytes,15,rep,name=votes,proto3" json:"votes,omitempty"`
+	Votes []string `protobuf:"bytes,15,rep,name=votes,proto3" json:"votes,omitempty"`
+	// What is shown, exactly as the agent sent it (the text the digest
+	// covers); read this rather than show to see numbers as they are.
+	ShowJson      string `protobuf:"bytes,16,opt,name=show_json,json=showJson,proto3" json:"show_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -589,6 +594,13 @@ func (x *Approval) GetVotes() []string {
 		return x.Votes
 	}
 	return nil
+}
+
+func (x *Approval) GetShowJson() string {
+	if x != nil {
+		return x.ShowJson
+	}
+	return ""
 }
 
 type ListApprovalsRequest struct {
@@ -1141,7 +1153,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteRuleResponse\"\xdc\x03\n" +
+	"\x12DeleteRuleResponse\"\xf9\x03\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x10\n" +
@@ -1160,7 +1172,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12@\n" +
 	"\bdecision\x18\x0e \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\x12\x14\n" +
-	"\x05votes\x18\x0f \x03(\tR\x05votes\"B\n" +
+	"\x05votes\x18\x0f \x03(\tR\x05votes\x12\x1b\n" +
+	"\tshow_json\x18\x10 \x01(\tR\bshowJson\"B\n" +
 	"\x14ListApprovalsRequest\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\"S\n" +
