@@ -304,6 +304,8 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 	now := b.now().UTC().Truncate(time.Microsecond)
 	actor := actorOf(ctx, agentName)
 	var out *ent.Approval
+	superseded := "" // the pending approval the new one replaced
+	created := false
 	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
 		latest, err := tx.Approval.Query().
 			Where(approval.Agent(agentName), approval.Run(q.GetRun()), approval.Node(q.GetNode()),
@@ -336,6 +338,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			if n != 1 {
 				return fmt.Errorf("approval %s: changed while superseding it", latest.ID)
 			}
+			superseded = latest.ID
 			_, err = b.audit.Append(ctx, tx, AuditRecord{
 				Actor:   actor,
 				Action:  "approval.supersede",
@@ -379,6 +382,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 		if out, err = create.Save(ctx); err != nil {
 			return err
 		}
+		created = true
 		_, err = b.audit.Append(ctx, tx, AuditRecord{
 			Actor:   actor,
 			Action:  "approval.raise",
@@ -390,6 +394,12 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 	})
 	if err != nil {
 		return nil, err
+	}
+	if superseded != "" {
+		b.publishApproval(ctx, eventSuperseded, superseded)
+	}
+	if created {
+		b.publishApproval(ctx, eventRaised, out.ID)
 	}
 	return out, nil
 }

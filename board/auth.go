@@ -37,6 +37,7 @@ var policy = map[string]access{
 	boardv1connect.ApprovalServiceGetApprovalProcedure:               {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ApprovalServiceDecideProcedure:                    {kind: KindOperator, role: RoleApprover},
 	boardv1connect.ApprovalServiceCancelProcedure:                    {kind: KindOperator, role: RoleApprover},
+	boardv1connect.ApprovalServiceWatchApprovalsProcedure:            {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ConversationServiceListConversationsProcedure:     {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ToolServiceListServersProcedure:                   {kind: KindOperator, role: RoleViewer},
 	boardv1connect.ToolServiceGetSwitchesProcedure:                   {kind: KindOperator, role: RoleViewer},

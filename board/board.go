@@ -19,6 +19,7 @@ import (
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect/v2"
 
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
@@ -47,6 +48,10 @@ type Config struct {
 	// SessionTTL: how long a web sign-in lasts. Zero means
 	// DefaultSessionTTL (12 h).
 	SessionTTL time.Duration
+	// WatchHeartbeat: how often WatchApprovals sends a heartbeat, so that
+	// a watcher behind a proxy that dropped the stream notices. Zero means
+	// 15 s.
+	WatchHeartbeat time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 }
@@ -62,9 +67,13 @@ type Board struct {
 	signinAccount *limiter
 	signinSource  *limiter
 	log           *slog.Logger
-	hub           *hub
-	presence      *presence
-	handler       http.Handler
+	hub           *hub[*boardv1.Agent]
+	// approvals fans approval changes out to WatchApprovals (approvals_watch.go);
+	// approvalPublish serialises, per approval, reading and publishing them.
+	approvals       *hub[*boardv1.WatchApprovalsResponse]
+	approvalPublish keyedLocks
+	presence        *presence
+	handler         http.Handler
 	// deliveries serialises sending decisions to each agent (decide.go).
 	deliveries deliveries
 	// switchLocks serialises, per agent, keeping and sending its tool
@@ -106,22 +115,26 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
-	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 {
-		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll and SessionTTL must not be negative")
+	if cfg.WatchHeartbeat == 0 {
+		cfg.WatchHeartbeat = 15 * time.Second
+	}
+	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
+		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
 	}
 	tokens, err := OpenTokens(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
 	}
 	b := &Board{
-		cfg:      cfg,
-		db:       cfg.Store,
-		tokens:   tokens,
-		audit:    tokens.audit,
-		log:      cfg.Logger,
-		hub:      newHub(),
-		done:     make(chan struct{}),
-		loopDone: make(chan struct{}),
+		cfg:       cfg,
+		db:        cfg.Store,
+		tokens:    tokens,
+		audit:     tokens.audit,
+		log:       cfg.Logger,
+		hub:       newHub[*boardv1.Agent](),
+		approvals: newHub[*boardv1.WatchApprovalsResponse](),
+		done:      make(chan struct{}),
+		loopDone:  make(chan struct{}),
 
 		users:         &Users{db: cfg.Store, audit: tokens.audit, now: cfg.Now},
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),

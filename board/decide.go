@@ -106,6 +106,7 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Approval
 	var decided bool
+	event := "" // what changed, for the watchers; empty when nothing did
 	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
 		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, false)
 		if err != nil {
@@ -130,6 +131,7 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 				return err
 			}
 			decided = true
+			event = eventDecided
 			detail["who"] = []string{caller.Name}
 			if _, err := b.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
 				return err
@@ -160,12 +162,15 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 		action := "approval.vote"
 		if voted {
 			detail["counted"] = false // the same person again counts once
+		} else {
+			event = eventVoted
 		}
 		if len(voters) >= r.Quorum {
 			if err := setDecision(ctx, tx, row.ID, StateApproved, sayYes, row.Digest, voters, req.GetReason(), now, voters...); err != nil {
 				return err
 			}
 			decided = true
+			event = eventDecided
 			action = "approval.decide"
 			detail["who"] = voters
 		} else {
@@ -188,6 +193,9 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 	})
 	if err != nil {
 		return nil, false, err
+	}
+	if event != "" {
+		b.publishApproval(ctx, event, out.ID)
 	}
 	return out, decided, nil
 }
@@ -364,6 +372,7 @@ func (b *Board) cancelOnce(ctx context.Context, caller Caller, req *boardv1.Canc
 	if err != nil {
 		return nil, err
 	}
+	b.publishApproval(ctx, eventCancelled, out.ID)
 	return out, nil
 }
 
@@ -492,6 +501,7 @@ func (b *Board) expireDue(ctx context.Context) {
 			continue
 		}
 		if expired {
+			b.publishApproval(ctx, eventExpired, row.ID)
 			// Told to a live agent now; one that is away learns it when it
 			// raises again. Not recorded as delivered: there is no decision.
 			b.PushDecision(row.Agent, &boardv1.ApprovalDecision{

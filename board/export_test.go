@@ -3,8 +3,11 @@ package board
 import (
 	"crypto/ed25519"
 	"errors"
+	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 )
 
 // SignForTest signs arbitrary claims and header fields, with the board's own
@@ -41,3 +44,29 @@ func (b *Board) DropLinksForTest() {
 }
 
 var errDroppedForTest = errors.New("dropped by a test")
+
+// WatcherBufferForTest is how many changes a watcher may fall behind.
+const WatcherBufferForTest = watcherBuffer
+
+// SlowApprovalWatcherForTest subscribes to approval changes as
+// WatchApprovals does and never reads one: a watcher as slow as can be.
+// dropped reports whether the board has given up on it.
+func (b *Board) SlowApprovalWatcherForTest(t testing.TB) (dropped func() bool) {
+	ch, stop := b.approvals.watch()
+	t.Cleanup(stop)
+	return func() bool {
+		b.approvals.mu.Lock()
+		defer b.approvals.mu.Unlock()
+		_, ok := b.approvals.watchers[ch]
+		return !ok
+	}
+}
+
+// PublishApprovalForTest publishes a to the approvals' watchers n times,
+// as n changes would.
+func (b *Board) PublishApprovalForTest(a *boardv1.Approval, n int) {
+	m := &boardv1.WatchApprovalsResponse{Event: eventVoted, Approval: a}
+	for range n {
+		b.approvals.publish(m)
+	}
+}

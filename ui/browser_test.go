@@ -530,6 +530,31 @@ func TestBrowserApproveByClick(t *testing.T) {
 	}
 }
 
+// TestBrowserApprovalsArePushed: what happens to approvals while the page
+// is open reaches it by the watch, never by reading the list again: an
+// approval raised appears, and one decided elsewhere moves to the history.
+func TestBrowserApprovalsArePushed(t *testing.T) {
+	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	b := newTab(t, 20*time.Second)
+	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	b.within(3*time.Second, "the empty queue", `() => !document.getElementById("queue-empty").hidden`)
+
+	id, digest := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000}, "")
+	b.within(3*time.Second, "the approval queued", queued, id)
+	bob := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("bob", board.RoleApprover)))
+	if _, err := bob.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: "no", Digest: digest, Reason: "not today"}); err != nil {
+		t.Fatal(err)
+	}
+	b.within(3*time.Second, "the approval leaves the queue", gone, id)
+	b.within(3*time.Second, "the approval in the history, rejected", inHistory, id, "rejected")
+	if got := b.eval(`document.querySelector('#history-rows tr[data-approval="` + id + `"]').textContent`); !strings.Contains(got, "bob") || !strings.Contains(got, "not today") {
+		t.Errorf("history row = %q, want bob and the reason", got)
+	}
+	if got := b.eval(`String(performance.getEntriesByType("resource").filter((e) => e.name.includes("ListApprovals")).length)`); got != "0" {
+		t.Errorf("ListApprovals called %s times, want none: the watch brings every change", got)
+	}
+}
+
 func TestBrowserRejectByKeyboard(t *testing.T) {
 	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1,"requireReason":true}}`)
 	first, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000, "order": "A-17"}, "")

@@ -29,6 +29,7 @@ type Options struct {
 	OfflineGrace   time.Duration
 	RevocationPoll time.Duration
 	SessionTTL     time.Duration
+	WatchHeartbeat time.Duration
 	// Dir: the store's folder; empty means a new t.TempDir().
 	Dir string
 	// Addr: where to listen; empty means 127.0.0.1:0.
@@ -89,6 +90,7 @@ func (b *Board) start() {
 		OfflineGrace:   b.opts.OfflineGrace,
 		RevocationPoll: b.opts.RevocationPoll,
 		SessionTTL:     b.opts.SessionTTL,
+		WatchHeartbeat: b.opts.WatchHeartbeat,
 	})
 	if err != nil {
 		store.Close()

@@ -1,14 +1,18 @@
-// The approvals view: it polls the queue of pending approvals
-// (ListApprovals; the API has no watch for them), with the rules and the
-// history, and decides them (Decide, with the digest the board gave), by
-// click or by keyboard.
+// The approvals view: the queue of pending approvals and the history,
+// kept live by the WatchApprovals server stream (re-subscribing whenever it
+// ends), the rules read by ListRules on a slower timer, and deciding them
+// (Decide, with the digest the board gave), by click or by keyboard.
 "use strict";
 
 (function () {
-  const { $, unary, node, none, tags, parseTime, ago, byName, sleep, showError, refusal, signOut } = board;
+  const { $, unary, stream, node, none, tags, parseTime, ago, byName, sleep, retryDelay, showError, refusal, signOut } = board;
   const APPROVALS = "/symphonix.board.v1.ApprovalService/";
-  const POLL_MS = 1000; // how often the approvals are read
-  const POLL_MAX_MS = 10000; // the longest wait between reads after failures
+  const TICK_MS = 1000; // how often the ages shown are brought up to date
+  const RULES_MS = 10000; // how often the rules are read
+  // How long the watch may be silent before it is given up for dead: the
+  // board sends a heartbeat every 15 s, so a proxy that dropped the stream
+  // without a word is noticed.
+  const SILENCE_MS = 45000;
   const HISTORY_MAX = 100; // decided approvals shown
   const SHOW_DEPTH = 8; // nesting shown as tables before falling back to JSON
 
@@ -26,22 +30,28 @@
     historyRows: $("history-rows"),
   };
 
-  const pollNap = { wake: null }; // between two reads of the approvals
-  let pollController = null; // aborts the reads of the running poll
-  let epoch = 0; // counts decisions made here: a read begun before one is stale
+  const liveNap = { wake: null }; // a wait before re-subscribing, while one runs
+  const rulesNap = { wake: null }; // between two reads of the rules
+  let controller = null; // aborts the watch of the running loop
+  let rulesController = null; // aborts the read of the rules
+  let resyncing = false; // the watch was ended here to start it again at once
+  let renderQueued = false;
   let approvalsLoaded = false;
   let selected = ""; // the id of the selected approval
   let historyKey = ""; // what the history shows, to redraw only on a change
   let reasonIDs = 0;
   let rules = new Map(); // rule id -> Rule
+  const askedRules = new Set(); // rule ids not known that made the rules be read again
+  const known = new Map(); // approval id -> Approval, as the board last sent it
   const cards = new Map(); // approval id -> card (see makeCard)
 
   function clearApprovals() {
-    epoch++;
     approvalsLoaded = false;
     selected = "";
     historyKey = "";
     rules = new Map();
+    askedRules.clear();
+    known.clear();
     cards.clear();
     ui.queue.replaceChildren();
     ui.historyRows.replaceChildren();
@@ -60,45 +70,164 @@
     ui.approvalsStatus.hidden = !message;
   }
 
-  // poll reads the pending approvals, the history and the rules every
-  // POLL_MS until the generation changes, waiting longer after failures.
-  async function poll(gen, token) {
-    let failures = 0;
+  // ---- the live loop ----
+
+  // live keeps the approvals up to date until the generation changes: read
+  // the rules, watch (a snapshot, then every change), and after the watch
+  // ends, wait a little and do both again.
+  async function live(gen, token) {
+    let attempt = 0;
     while (board.current(gen)) {
       const ctl = new AbortController();
-      pollController = ctl;
-      const began = epoch;
+      controller = ctl;
+      let silent = false;
+      let watchdog = null;
+      const heard = () => {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => {
+          silent = true;
+          ctl.abort();
+        }, SILENCE_MS);
+      };
+      let why = "";
+      let code = "";
       try {
-        const [pending, all, ruleList] = await Promise.all([
-          unary(token, APPROVALS + "ListApprovals", { state: "pending" }, ctl.signal),
-          unary(token, APPROVALS + "ListApprovals", {}, ctl.signal),
-          unary(token, APPROVALS + "ListRules", {}, ctl.signal),
-        ]);
+        await readRules(token, ctl.signal);
         if (!board.current(gen)) return;
-        failures = 0;
-        showError(ui.approvalsError, "");
-        if (began === epoch) applyApprovals(pending.approvals, all.approvals, ruleList.rules);
+        let staged = new Map(); // the snapshot, until it is complete
+        await stream(token, APPROVALS + "WatchApprovals", { history: HISTORY_MAX }, ctl.signal,
+          () => {
+            if (board.current(gen)) heard();
+          },
+          (msg) => {
+            if (!board.current(gen) || !msg) return;
+            heard();
+            switch (msg.event) {
+              case "heartbeat":
+                return;
+              case "snapshot":
+                if (staged && validApproval(msg.approval)) staged.set(msg.approval.id, msg.approval);
+                return;
+              case "synced":
+                if (!staged) return;
+                known.clear();
+                for (const [id, a] of staged) known.set(id, a);
+                staged = null;
+                attempt = 0;
+                showError(ui.approvalsError, "");
+                render();
+                return;
+              default:
+                if (staged) {
+                  if (validApproval(msg.approval)) staged.set(msg.approval.id, msg.approval);
+                  return;
+                }
+                if (upsert(msg.approval)) queueRender();
+            }
+          });
+        why = "the watch ended";
+        code = "unavailable";
       } catch (e) {
         if (!board.current(gen)) return;
         if (e.code === "unauthenticated") {
           signOut(refusal(e));
           return;
         }
-        failures++;
-        showError(ui.approvalsError, "Could not read the approvals (" + e.code + "): " + e.message +
-          ". Trying again; until then this list may be out of date.");
+        if (silent) {
+          code = "deadline_exceeded";
+          why = "nothing heard from the board for " + SILENCE_MS / 1000 + " s";
+        } else {
+          code = e.code || "unknown";
+          why = e.message;
+        }
+      } finally {
+        clearTimeout(watchdog);
       }
       if (!board.current(gen)) return;
       ctl.abort();
-      if (began !== epoch) continue; // a decision was made meanwhile: read again now
-      await sleep(failures === 0 ? POLL_MS : Math.min(POLL_MAX_MS, POLL_MS * Math.pow(2, failures)), pollNap);
+      if (resyncing) {
+        resyncing = false;
+        continue; // ended here to read everything again: at once
+      }
+      showError(ui.approvalsError, "Could not watch the approvals (" + code + "): " + why +
+        ". Trying again; until then this list may be out of date.");
+      await sleep(retryDelay(attempt), liveNap);
+      attempt++;
     }
   }
 
-  // pollSoon reads the approvals again without waiting.
-  function pollSoon() {
-    epoch++;
-    if (pollNap.wake) pollNap.wake();
+  // resync ends the watch and starts it again at once, for a fresh snapshot.
+  function resync() {
+    resyncing = true;
+    if (controller) controller.abort();
+    if (liveNap.wake) liveNap.wake();
+  }
+
+  // readRules reads the rules; the cards show who may decide from them.
+  async function readRules(token, signal) {
+    const res = await unary(token, APPROVALS + "ListRules", {}, signal);
+    const next = new Map();
+    for (const r of (res && res.rules) || []) if (r && r.id) next.set(r.id, r);
+    rules = next;
+    if (approvalsLoaded) queueRender();
+  }
+
+  // rulesLoop reads the rules every RULES_MS, or sooner when an approval
+  // names a rule not known here, until the generation changes.
+  async function rulesLoop(gen, token) {
+    while (board.current(gen)) {
+      await sleep(RULES_MS, rulesNap);
+      if (!board.current(gen)) return;
+      const ctl = new AbortController();
+      rulesController = ctl;
+      try {
+        await readRules(token, ctl.signal);
+      } catch (e) {
+        if (!board.current(gen)) return;
+        if (e.code === "unauthenticated") {
+          signOut(refusal(e));
+          return;
+        }
+        // The watch's loop reads them again when it re-subscribes.
+      }
+    }
+  }
+
+  // upsert keeps what the board sent about one approval, and reports
+  // whether anything is to be drawn again. An approval that no longer waits
+  // never waits again: a pending copy after it is an older message.
+  function upsert(a) {
+    if (!validApproval(a)) return false;
+    const had = known.get(a.id);
+    if (had && had.state !== "pending" && a.state === "pending") return false;
+    known.set(a.id, a);
+    return true;
+  }
+
+  function queueRender() {
+    if (renderQueued) return;
+    renderQueued = true;
+    setTimeout(() => {
+      renderQueued = false;
+      if (approvalsLoaded) render(); // nothing before the first snapshot, or after a sign-out
+    }, 0);
+  }
+
+  // render draws what is known: the queue, the history and the count; it
+  // forgets the decided approvals past those the history shows.
+  function render() {
+    renderQueued = false;
+    const all = Array.from(known.values());
+    const pending = all.filter((a) => a.state === "pending");
+    const decided = all.filter((a) => a.state !== "pending").sort((a, b) => byAge(b, a));
+    for (const a of decided.slice(HISTORY_MAX)) known.delete(a.id);
+    for (const a of pending) {
+      if (a.ruleId && !rules.has(a.ruleId) && !askedRules.has(a.ruleId)) {
+        askedRules.add(a.ruleId); // a rule put since the rules were read: read them now
+        if (rulesNap.wake) rulesNap.wake();
+      }
+    }
+    applyApprovals(pending, decided.slice(0, HISTORY_MAX));
   }
 
   function byAge(a, b) {
@@ -113,9 +242,7 @@
   // applyApprovals brings the queue (oldest first), the history (newest
   // first) and the tab's count up to date with what the board said. Cards
   // already shown are updated in place, so a reason being typed survives.
-  function applyApprovals(pendingList, allList, ruleList) {
-    rules = new Map();
-    for (const r of ruleList || []) if (r && r.id) rules.set(r.id, r);
+  function applyApprovals(pendingList, decidedList) {
     const pending = (pendingList || []).filter(validApproval).sort(byAge);
     const ids = new Set(pending.map((a) => a.id));
 
@@ -153,7 +280,7 @@
     ui.pendingCount.textContent = String(pending.length);
     ui.pendingCount.hidden = pending.length === 0;
 
-    const decided = (allList || []).filter((a) => validApproval(a) && a.state !== "pending").slice(0, HISTORY_MAX);
+    const decided = decidedList;
     const key = decided.map((a) => a.id + ":" + a.state).join(",");
     if (key !== historyKey) {
       historyKey = key;
@@ -534,7 +661,7 @@
       } else {
         say((after.state === "approved" ? "Approved " : after.state === "rejected" ? "Rejected " : "Decided ") + what + ".");
       }
-      pollSoon();
+      if (upsert(after)) render(); // the watch brings it too, maybe a moment later
     } catch (e) {
       if (!board.current(gen)) return;
       if (e.code === "unauthenticated") {
@@ -551,7 +678,7 @@
       } else {
         say(message);
       }
-      if (e.code === "failed_precondition") pollSoon();
+      if (e.code === "failed_precondition") resync();
     } finally {
       card.busy = false;
       card.approve.disabled = card.reject.disabled = !mayDecide(card.approval);
@@ -617,18 +744,22 @@
       for (const card of cards.values()) updateCard(card, card.approval);
     },
     run(gen, token) {
-      poll(gen, token);
+      live(gen, token);
+      rulesLoop(gen, token);
     },
     stop() {
-      if (pollController) pollController.abort();
-      pollController = null;
-      if (pollNap.wake) pollNap.wake();
+      if (controller) controller.abort();
+      controller = null;
+      if (rulesController) rulesController.abort();
+      rulesController = null;
+      if (liveNap.wake) liveNap.wake();
+      if (rulesNap.wake) rulesNap.wake();
     },
     wake() {
-      if (pollNap.wake) pollNap.wake();
+      if (liveNap.wake) liveNap.wake();
     },
   });
 
   document.addEventListener("keydown", onKey);
-  setInterval(tickApprovals, POLL_MS);
+  setInterval(tickApprovals, TICK_MS);
 })();

@@ -701,6 +701,125 @@ func (x *ListApprovalsResponse) GetApprovals() []*Approval {
 	return nil
 }
 
+type WatchApprovalsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only approvals raised by this agent, when given.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// How many decided approvals the snapshot sends, newest first. Absent
+	// means 200; more than 1000 is read as 1000.
+	History       *int32 `protobuf:"varint,2,opt,name=history,proto3,oneof" json:"history,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchApprovalsRequest) Reset() {
+	*x = WatchApprovalsRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchApprovalsRequest) ProtoMessage() {}
+
+func (x *WatchApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*WatchApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *WatchApprovalsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *WatchApprovalsRequest) GetHistory() int32 {
+	if x != nil && x.History != nil {
+		return *x.History
+	}
+	return 0
+}
+
+type WatchApprovalsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What this message is:
+	//   - "snapshot": an approval as it stood when the watch began;
+	//   - "synced": the snapshot is complete (no approval);
+	//   - "raised", "superseded", "voted" (the yes votes changed, still
+	//     pending), "decided" (approved or rejected), "cancelled", "expired":
+	//     a change, with the approval after it;
+	//   - "heartbeat": nothing happened (no approval).
+	//
+	// A change may be sent twice, and a change made while the snapshot was
+	// read may follow it: a client keeps the approval as the last message
+	// about it says, except that an approval no longer pending never becomes
+	// pending again.
+	Event         string    `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	Approval      *Approval `protobuf:"bytes,2,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchApprovalsResponse) Reset() {
+	*x = WatchApprovalsResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchApprovalsResponse) ProtoMessage() {}
+
+func (x *WatchApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*WatchApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *WatchApprovalsResponse) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *WatchApprovalsResponse) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
 type GetApprovalRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -710,7 +829,7 @@ type GetApprovalRequest struct {
 
 func (x *GetApprovalRequest) Reset() {
 	*x = GetApprovalRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +841,7 @@ func (x *GetApprovalRequest) String() string {
 func (*GetApprovalRequest) ProtoMessage() {}
 
 func (x *GetApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +854,7 @@ func (x *GetApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApprovalRequest.ProtoReflect.Descriptor instead.
 func (*GetApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{10}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetApprovalRequest) GetId() string {
@@ -754,7 +873,7 @@ type GetApprovalResponse struct {
 
 func (x *GetApprovalResponse) Reset() {
 	*x = GetApprovalResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +885,7 @@ func (x *GetApprovalResponse) String() string {
 func (*GetApprovalResponse) ProtoMessage() {}
 
 func (x *GetApprovalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +898,7 @@ func (x *GetApprovalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApprovalResponse.ProtoReflect.Descriptor instead.
 func (*GetApprovalResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{11}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetApprovalResponse) GetApproval() *Approval {
@@ -804,7 +923,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -816,7 +935,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -829,7 +948,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DecideRequest) GetId() string {
@@ -871,7 +990,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +1002,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +1015,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{13}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DecideResponse) GetApproval() *Approval {
@@ -917,7 +1036,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1048,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1061,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{14}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelRequest) GetId() string {
@@ -968,7 +1087,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -980,7 +1099,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1112,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{15}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelResponse) GetApproval() *Approval {
@@ -1029,7 +1148,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1160,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1173,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApprovalDecision) GetApprovalId() string {
@@ -1178,7 +1297,15 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\"S\n" +
 	"\x15ListApprovalsResponse\x12:\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\"$\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\"X\n" +
+	"\x15WatchApprovalsRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1d\n" +
+	"\ahistory\x18\x02 \x01(\x05H\x00R\ahistory\x88\x01\x01B\n" +
+	"\n" +
+	"\b_history\"h\n" +
+	"\x16WatchApprovalsResponse\x12\x14\n" +
+	"\x05event\x18\x01 \x01(\tR\x05event\x128\n" +
+	"\bapproval\x18\x02 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"$\n" +
 	"\x12GetApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13GetApprovalResponse\x128\n" +
@@ -1205,7 +1332,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03run\x18\a \x01(\tR\x03run\x12\x12\n" +
 	"\x04node\x18\b \x01(\tR\x04node\x12\x16\n" +
-	"\x06thread\x18\t \x01(\tR\x06thread2\x84\x05\n" +
+	"\x06thread\x18\t \x01(\tR\x06thread2\xef\x05\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
@@ -1214,7 +1341,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\rListApprovals\x12(.symphonix.board.v1.ListApprovalsRequest\x1a).symphonix.board.v1.ListApprovalsResponse\x12^\n" +
 	"\vGetApproval\x12&.symphonix.board.v1.GetApprovalRequest\x1a'.symphonix.board.v1.GetApprovalResponse\x12O\n" +
 	"\x06Decide\x12!.symphonix.board.v1.DecideRequest\x1a\".symphonix.board.v1.DecideResponse\x12O\n" +
-	"\x06Cancel\x12!.symphonix.board.v1.CancelRequest\x1a\".symphonix.board.v1.CancelResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\x06Cancel\x12!.symphonix.board.v1.CancelRequest\x1a\".symphonix.board.v1.CancelResponse\x12i\n" +
+	"\x0eWatchApprovals\x12).symphonix.board.v1.WatchApprovalsRequest\x1a*.symphonix.board.v1.WatchApprovalsResponse0\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_approval_proto_rawDescOnce sync.Once
@@ -1228,64 +1356,69 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_approval_proto_rawDescData
 }
 
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
-	(*Rule)(nil),                  // 0: symphonix.board.v1.Rule
-	(*PutRuleRequest)(nil),        // 1: symphonix.board.v1.PutRuleRequest
-	(*PutRuleResponse)(nil),       // 2: symphonix.board.v1.PutRuleResponse
-	(*ListRulesRequest)(nil),      // 3: symphonix.board.v1.ListRulesRequest
-	(*ListRulesResponse)(nil),     // 4: symphonix.board.v1.ListRulesResponse
-	(*DeleteRuleRequest)(nil),     // 5: symphonix.board.v1.DeleteRuleRequest
-	(*DeleteRuleResponse)(nil),    // 6: symphonix.board.v1.DeleteRuleResponse
-	(*Approval)(nil),              // 7: symphonix.board.v1.Approval
-	(*ListApprovalsRequest)(nil),  // 8: symphonix.board.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil), // 9: symphonix.board.v1.ListApprovalsResponse
-	(*GetApprovalRequest)(nil),    // 10: symphonix.board.v1.GetApprovalRequest
-	(*GetApprovalResponse)(nil),   // 11: symphonix.board.v1.GetApprovalResponse
-	(*DecideRequest)(nil),         // 12: symphonix.board.v1.DecideRequest
-	(*DecideResponse)(nil),        // 13: symphonix.board.v1.DecideResponse
-	(*CancelRequest)(nil),         // 14: symphonix.board.v1.CancelRequest
-	(*CancelResponse)(nil),        // 15: symphonix.board.v1.CancelResponse
-	(*ApprovalDecision)(nil),      // 16: symphonix.board.v1.ApprovalDecision
-	(*durationpb.Duration)(nil),   // 17: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
+	(*Rule)(nil),                   // 0: symphonix.board.v1.Rule
+	(*PutRuleRequest)(nil),         // 1: symphonix.board.v1.PutRuleRequest
+	(*PutRuleResponse)(nil),        // 2: symphonix.board.v1.PutRuleResponse
+	(*ListRulesRequest)(nil),       // 3: symphonix.board.v1.ListRulesRequest
+	(*ListRulesResponse)(nil),      // 4: symphonix.board.v1.ListRulesResponse
+	(*DeleteRuleRequest)(nil),      // 5: symphonix.board.v1.DeleteRuleRequest
+	(*DeleteRuleResponse)(nil),     // 6: symphonix.board.v1.DeleteRuleResponse
+	(*Approval)(nil),               // 7: symphonix.board.v1.Approval
+	(*ListApprovalsRequest)(nil),   // 8: symphonix.board.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),  // 9: symphonix.board.v1.ListApprovalsResponse
+	(*WatchApprovalsRequest)(nil),  // 10: symphonix.board.v1.WatchApprovalsRequest
+	(*WatchApprovalsResponse)(nil), // 11: symphonix.board.v1.WatchApprovalsResponse
+	(*GetApprovalRequest)(nil),     // 12: symphonix.board.v1.GetApprovalRequest
+	(*GetApprovalResponse)(nil),    // 13: symphonix.board.v1.GetApprovalResponse
+	(*DecideRequest)(nil),          // 14: symphonix.board.v1.DecideRequest
+	(*DecideResponse)(nil),         // 15: symphonix.board.v1.DecideResponse
+	(*CancelRequest)(nil),          // 16: symphonix.board.v1.CancelRequest
+	(*CancelResponse)(nil),         // 17: symphonix.board.v1.CancelResponse
+	(*ApprovalDecision)(nil),       // 18: symphonix.board.v1.ApprovalDecision
+	(*durationpb.Duration)(nil),    // 19: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 20: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 21: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	17, // 0: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	18, // 1: symphonix.board.v1.Rule.created_at:type_name -> google.protobuf.Timestamp
-	18, // 2: symphonix.board.v1.Rule.updated_at:type_name -> google.protobuf.Timestamp
+	19, // 0: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	20, // 1: symphonix.board.v1.Rule.created_at:type_name -> google.protobuf.Timestamp
+	20, // 2: symphonix.board.v1.Rule.updated_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
 	0,  // 4: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
 	0,  // 5: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	19, // 6: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
-	18, // 7: symphonix.board.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	18, // 8: symphonix.board.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	16, // 9: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	21, // 6: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	20, // 7: symphonix.board.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
+	20, // 8: symphonix.board.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	18, // 9: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
 	7,  // 10: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
-	7,  // 11: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
-	7,  // 12: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
-	7,  // 13: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
-	18, // 14: symphonix.board.v1.ApprovalDecision.at:type_name -> google.protobuf.Timestamp
-	1,  // 15: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	3,  // 16: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	5,  // 17: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	8,  // 18: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	10, // 19: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	12, // 20: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	14, // 21: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	2,  // 22: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	4,  // 23: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	6,  // 24: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	9,  // 25: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	11, // 26: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	13, // 27: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	15, // 28: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	7,  // 11: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
+	7,  // 12: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
+	7,  // 13: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	7,  // 14: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	20, // 15: symphonix.board.v1.ApprovalDecision.at:type_name -> google.protobuf.Timestamp
+	1,  // 16: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	3,  // 17: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	5,  // 18: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	8,  // 19: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	12, // 20: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	14, // 21: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	16, // 22: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	10, // 23: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	2,  // 24: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	4,  // 25: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	6,  // 26: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	9,  // 27: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	13, // 28: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	15, // 29: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	17, // 30: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	11, // 31: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	24, // [24:32] is the sub-list for method output_type
+	16, // [16:24] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -1294,13 +1427,14 @@ func file_symphonix_board_v1_approval_proto_init() {
 		return
 	}
 	file_symphonix_board_v1_approval_proto_msgTypes[0].OneofWrappers = []any{}
+	file_symphonix_board_v1_approval_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,9 @@ const (
 	ApprovalServiceDecideProcedure = "/symphonix.board.v1.ApprovalService/Decide"
 	// ApprovalServiceCancelProcedure is the procedure name of the ApprovalService's Cancel RPC.
 	ApprovalServiceCancelProcedure = "/symphonix.board.v1.ApprovalService/Cancel"
+	// ApprovalServiceWatchApprovalsProcedure is the procedure name of the ApprovalService's
+	// WatchApprovals RPC.
+	ApprovalServiceWatchApprovalsProcedure = "/symphonix.board.v1.ApprovalService/WatchApprovals"
 )
 
 var (
@@ -92,6 +95,13 @@ var (
 			Procedure:  ApprovalServiceCancelProcedure,
 		}
 	})
+	approvalServiceWatchApprovalsSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeServer,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("WatchApprovals"),
+			Procedure:  ApprovalServiceWatchApprovalsProcedure,
+		}
+	})
 )
 
 // ApprovalServiceClient is a client for the symphonix.board.v1.ApprovalService service.
@@ -124,12 +134,45 @@ type ApprovalServiceClient interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
+	// WatchApprovals first sends every pending approval (oldest first) and
+	// the newest decided ones (newest first), each with the event
+	// "snapshot", then one message with the event "synced"; after that, one
+	// message each time an approval changes, carrying the approval after the
+	// change as GetApproval returns it, and a "heartbeat" every 15 s or so,
+	// so that a client behind a proxy that silently dropped the stream
+	// notices it (no message for three heartbeats: watch again). Needs a
+	// viewer. A watcher that falls too far behind is ended with
+	// resource_exhausted; a board shutting down ends it with unavailable:
+	// watch again (the snapshot brings the client up to date). The watch
+	// sees the changes made through the board it is connected to.
+	WatchApprovals(context.Context, *v1.WatchApprovalsRequest) (ApprovalServiceWatchApprovalsClientStream, error)
 }
 
 // NewApprovalServiceClient constructs a client for the symphonix.board.v1.ApprovalService service.
 // Multiple service clients may share a single connect.Client.
 func NewApprovalServiceClient(client *connect.Client) ApprovalServiceClient {
 	return &approvalServiceClient{client: client}
+}
+
+// ApprovalServiceWatchApprovalsClientStream is the client stream for the ApprovalService's
+// WatchApprovals RPC.
+type ApprovalServiceWatchApprovalsClientStream struct {
+	stream connect.ClientStream
+}
+
+// Receive returns the next response message from the server.
+func (s ApprovalServiceWatchApprovalsClientStream) Receive() (*v1.WatchApprovalsResponse, error) {
+	var res v1.WatchApprovalsResponse
+	if err := s.stream.Receive(&res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Close releases the stream's resources. It is idempotent and is typically deferred to clean up a
+// stream abandoned before io.EOF.
+func (s ApprovalServiceWatchApprovalsClientStream) Close() error {
+	return s.stream.Close()
 }
 
 // ApprovalServiceHandler is an implementation of the symphonix.board.v1.ApprovalService service.
@@ -162,6 +205,18 @@ type ApprovalServiceHandler interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
+	// WatchApprovals first sends every pending approval (oldest first) and
+	// the newest decided ones (newest first), each with the event
+	// "snapshot", then one message with the event "synced"; after that, one
+	// message each time an approval changes, carrying the approval after the
+	// change as GetApproval returns it, and a "heartbeat" every 15 s or so,
+	// so that a client behind a proxy that silently dropped the stream
+	// notices it (no message for three heartbeats: watch again). Needs a
+	// viewer. A watcher that falls too far behind is ended with
+	// resource_exhausted; a board shutting down ends it with unavailable:
+	// watch again (the snapshot brings the client up to date). The watch
+	// sees the changes made through the board it is connected to.
+	WatchApprovals(context.Context, *v1.WatchApprovalsRequest, ApprovalServiceWatchApprovalsServerStream) error
 }
 
 // RegisterApprovalServiceHandler registers svc as the symphonix.board.v1.ApprovalService
@@ -176,7 +231,24 @@ func RegisterApprovalServiceHandler(server *connect.Server, svc ApprovalServiceH
 		connect.Method{Spec: approvalServiceGetApprovalSpec(), Handler: adapter.getApproval},
 		connect.Method{Spec: approvalServiceDecideSpec(), Handler: adapter.decide},
 		connect.Method{Spec: approvalServiceCancelSpec(), Handler: adapter.cancel},
+		connect.Method{Spec: approvalServiceWatchApprovalsSpec(), Handler: adapter.watchApprovals},
 	)
+}
+
+// ApprovalServiceWatchApprovalsServerStream is the server stream for the ApprovalService's
+// WatchApprovals RPC.
+type ApprovalServiceWatchApprovalsServerStream struct {
+	stream connect.ServerStream
+}
+
+// SendHeaders flushes the response headers without a message. The first Send does this implicitly.
+func (s ApprovalServiceWatchApprovalsServerStream) SendHeaders() error {
+	return s.stream.SendHeaders()
+}
+
+// Send sends a response message to the client.
+func (s ApprovalServiceWatchApprovalsServerStream) Send(res *v1.WatchApprovalsResponse) error {
+	return s.stream.Send(res)
 }
 
 // UnimplementedApprovalServiceHandler returns CodeUnimplemented from all methods.
@@ -208,6 +280,10 @@ func (UnimplementedApprovalServiceHandler) Decide(context.Context, *v1.DecideReq
 
 func (UnimplementedApprovalServiceHandler) Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.Cancel is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) WatchApprovals(context.Context, *v1.WatchApprovalsRequest, ApprovalServiceWatchApprovalsServerStream) error {
+	return connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.WatchApprovals is not implemented")
 }
 
 type approvalServiceClient struct {
@@ -268,6 +344,14 @@ func (c *approvalServiceClient) Cancel(ctx context.Context, req *v1.CancelReques
 		return nil, err
 	}
 	return &res, nil
+}
+
+func (c *approvalServiceClient) WatchApprovals(ctx context.Context, req *v1.WatchApprovalsRequest) (ApprovalServiceWatchApprovalsClientStream, error) {
+	stream, err := c.client.CallServerStream(ctx, approvalServiceWatchApprovalsSpec(), req)
+	if err != nil {
+		return ApprovalServiceWatchApprovalsClientStream{}, err
+	}
+	return ApprovalServiceWatchApprovalsClientStream{stream: stream}, nil
 }
 
 type approvalServiceHandler struct{ svc ApprovalServiceHandler }
@@ -354,4 +438,12 @@ func (h approvalServiceHandler) cancel(ctx context.Context, _ connect.Spec, stre
 		return err
 	}
 	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) watchApprovals(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.WatchApprovalsRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	return h.svc.WatchApprovals(ctx, &req, ApprovalServiceWatchApprovalsServerStream{stream: stream})
 }

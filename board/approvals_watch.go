@@ -1,0 +1,155 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"connectrpc.com/connect/v2"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/approval"
+)
+
+// Events on WatchApprovals.
+const (
+	eventSnapshot   = "snapshot"
+	eventSynced     = "synced"
+	eventHeartbeat  = "heartbeat"
+	eventRaised     = "raised"
+	eventSuperseded = "superseded"
+	eventVoted      = "voted"
+	eventDecided    = "decided"
+	eventCancelled  = "cancelled"
+	eventExpired    = "expired"
+)
+
+// defaultWatchHistory is how many decided approvals a watch's snapshot
+// sends when the request does not say.
+const defaultWatchHistory = 200
+
+// publishApproval sends the approval id, as it stands now, to the
+// approvals' watchers with event. The caller has committed the change
+// event names: it is never called inside a transaction, and it never
+// waits for a watcher (hub.publish drops one that is full).
+//
+// It reads the approval again rather than trusting the caller's copy, and
+// reads and publishes under the approval's lock: two changes committed
+// close together may reach here in either order, and this way what
+// watchers see of one approval never goes back in time. A change overtaken
+// by a later one that left the approval elsewhere (a vote, and then the
+// decision) is not published: the later change's own publish carries it.
+func (b *Board) publishApproval(ctx context.Context, event, id string) {
+	if !b.approvals.watched() {
+		return
+	}
+	unlock := b.approvalPublish.lock(id)
+	defer unlock()
+	ctx = context.WithoutCancel(ctx)
+	row, err := b.db.Approval.Get(ctx, id)
+	if err != nil {
+		// The watchers would miss the change: end them, so that they
+		// watch again and read it in a fresh snapshot.
+		b.log.ErrorContext(ctx, "read an approval to publish", "approval", id, "event", event, "error", err.Error())
+		b.approvals.dropAll()
+		return
+	}
+	stillPending := event == eventRaised || event == eventVoted
+	if stillPending != (row.State == StatePending) {
+		return
+	}
+	b.approvals.publish(&boardv1.WatchApprovalsResponse{Event: event, Approval: approvalProto(row)})
+}
+
+func (s approvalService) WatchApprovals(ctx context.Context, req *boardv1.WatchApprovalsRequest, stream boardv1connect.ApprovalServiceWatchApprovalsServerStream) error {
+	history := defaultWatchHistory
+	if req.History != nil {
+		h := req.GetHistory()
+		if h < 0 {
+			return connect.Errorf(connect.CodeInvalidArgument, "history: %d, want 0 or more", h)
+		}
+		history = min(int(h), maxListApprovals)
+	}
+	agentName := req.GetAgent()
+	// Subscribe before reading the snapshot so no change falls between them;
+	// a change seen twice is harmless, a change missed is not.
+	ch, stop := s.b.approvals.watch()
+	defer stop()
+	snapshot, err := s.b.approvalSnapshot(ctx, agentName, history)
+	if err != nil {
+		return err
+	}
+	for _, a := range snapshot {
+		if err := stream.Send(&boardv1.WatchApprovalsResponse{Event: eventSnapshot, Approval: a}); err != nil {
+			return sendErr(err)
+		}
+	}
+	if err := stream.Send(&boardv1.WatchApprovalsResponse{Event: eventSynced}); err != nil {
+		return sendErr(err)
+	}
+	heartbeat := time.NewTicker(s.b.cfg.WatchHeartbeat)
+	defer heartbeat.Stop()
+	for {
+		var m *boardv1.WatchApprovalsResponse
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.b.done:
+			return connect.NewError(connect.CodeUnavailable, "board shutting down")
+		case <-heartbeat.C:
+			m = &boardv1.WatchApprovalsResponse{Event: eventHeartbeat}
+		case c, ok := <-ch:
+			if !ok {
+				return connect.NewError(connect.CodeResourceExhausted, "watcher fell behind; watch again")
+			}
+			if agentName != "" && c.GetApproval().GetAgent() != agentName {
+				continue
+			}
+			m = c
+		}
+		if err := stream.Send(m); err != nil {
+			return sendErr(err)
+		}
+	}
+}
+
+// sendErr is what a watch returns when a send failed: nothing when the
+// watcher went away.
+func sendErr(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// approvalSnapshot is what a watch sends first: every pending approval,
+// oldest first, then the newest history decided ones, newest first; only
+// agentName's when it is given.
+func (b *Board) approvalSnapshot(ctx context.Context, agentName string, history int) ([]*boardv1.Approval, error) {
+	pending := b.db.Approval.Query().Where(approval.State(StatePending))
+	if agentName != "" {
+		pending.Where(approval.Agent(agentName))
+	}
+	rows, err := pending.Order(ent.Asc(approval.FieldCreatedAt), ent.Asc(approval.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if history > 0 {
+		decided := b.db.Approval.Query().Where(approval.StateNEQ(StatePending))
+		if agentName != "" {
+			decided.Where(approval.Agent(agentName))
+		}
+		more, err := decided.Order(ent.Desc(approval.FieldCreatedAt), ent.Desc(approval.FieldID)).Limit(history).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, more...)
+	}
+	out := make([]*boardv1.Approval, len(rows))
+	for i, r := range rows {
+		out[i] = approvalProto(r)
+	}
+	return out, nil
+}
