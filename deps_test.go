@@ -20,10 +20,11 @@ func TestDeps(t *testing.T) {
 		allow  []string // module packages allowed when stdlib is set
 		forbid []string // import path prefixes never allowed
 	}{
-		{pkg: "approvals", stdlib: true, forbid: []string{"log", "log/slog"}},
+		{pkg: "jcs", stdlib: true, forbid: []string{"log", "log/slog"}},
+		{pkg: "approvals", stdlib: true, allow: []string{module + "/jcs"}, forbid: []string{"log", "log/slog"}},
 		{pkg: "subscription", stdlib: true, forbid: []string{"log", "log/slog"}},
 		{pkg: "ui", stdlib: true},
-		{pkg: "flow", stdlib: true, allow: []string{module + "/approvals", module + "/subscription"}, forbid: []string{"log", "log/slog"}},
+		{pkg: "flow", stdlib: true, allow: []string{module + "/jcs", module + "/approvals", module + "/subscription"}, forbid: []string{"log", "log/slog"}},
 		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal/boardtest"}},
 		{pkg: "internal/pump", stdlib: true},
@@ -32,7 +33,7 @@ func TestDeps(t *testing.T) {
 		{pkg: "serve", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", module + "/internal/e2e", "entgo.io"}},
 		{pkg: "governed", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "waiting", forbid: []string{module + "/board", module + "/ent", "entgo.io"}},
-		{pkg: "llm", stdlib: true, allow: []string{module + "/flow", module + "/approvals", module + "/subscription"}},
+		{pkg: "llm", stdlib: true, allow: []string{module + "/flow", module + "/jcs", module + "/approvals", module + "/subscription"}},
 		{pkg: "api/symphonix/board/v1/boardv1connect", forbid: []string{module + "/board", module + "/ent", module + "/agentlink"}},
 	}
 	for _, r := range rules {

@@ -122,7 +122,7 @@ func refund(t *testing.T, run string, amount int) agentlink.Raise {
 	t.Helper()
 	show := map[string]any{"amount": amount, "currency": "EUR"}
 	account := "the order arrived broken"
-	d, err := approvals.DigestOf(map[string]any{"show": show, "account": account})
+	d, err := approvals.Digest(show, account)
 	if err != nil {
 		t.Fatal(err)
 	}

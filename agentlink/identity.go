@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/jcs"
 )
 
 // flowIdentity is the part of a flow.json the hello needs.
@@ -49,7 +49,7 @@ func ReadIdentity(dir string) (Identity, error) {
 
 // IdentityOf reads an identity from a flow's JSON text.
 func IdentityOf(flow []byte) (Identity, error) {
-	build, err := approvals.Digest(flow)
+	build, err := jcs.Digest(flow)
 	if err != nil {
 		return Identity{}, err
 	}

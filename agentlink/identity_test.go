@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/symphonix/symphonix/agentlink"
-	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/jcs"
 )
 
 func TestReadIdentity(t *testing.T) {
@@ -35,7 +35,7 @@ func TestReadIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build, err := approvals.Digest([]byte(flow))
+	build, err := jcs.Digest([]byte(flow))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestHelloExampleBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := approvals.Digest(data)
+	want, err := jcs.Digest(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,11 @@ func TestWhatToDo(t *testing.T) {
 
 func TestStillTheSameThing(t *testing.T) {
 	t.Parallel()
-	small, err := approvals.DigestOf(map[string]any{"show": map[string]any{"amount": 5000}, "account": nil})
+	small, err := approvals.Digest(map[string]any{"amount": 5000}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	large, err := approvals.DigestOf(map[string]any{"show": map[string]any{"amount": 50000}, "account": nil})
+	large, err := approvals.Digest(map[string]any{"amount": 50000}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,9 @@
 // organisation decides: the agent proposes an operation and the
 // organisation approves or refuses it.
 //
-// The package owns the canonical encoding of what is approved. An
-// operation is identified by its digest: the SHA-256 of its RFC 8785
-// (JSON Canonicalization Scheme) form, written "sha256:" followed by
-// lowercase hex. Two JSON texts that differ only in key order,
-// whitespace, string escaping or number spelling have the same digest.
+// An operation is identified by its digest (Digest): the jcs digest of
+// what is put in front of the person — the values shown, and the case for
+// saying yes. The board stores the digest and hands it back with the
+// decision; the agent acts on a decision only when it is still the same
+// thing (StillTheSameThing).
 package approvals

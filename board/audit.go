@@ -11,9 +11,9 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
-	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/jcs"
 )
 
 // Audit is the board's audit log: an append-only chain of entries in the
@@ -292,14 +292,14 @@ func canonicalDetail(d map[string]any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: detail: %w", err)
 	}
-	c, err := approvals.Canonical(data)
+	c, err := jcs.Canonical(data)
 	if err != nil {
 		return nil, fmt.Errorf("audit: detail: %w", err)
 	}
 	return c, nil
 }
 
-// auditHash is an entry's hash: approvals.Digest ("sha256:" + hex SHA-256
+// auditHash is an entry's hash: jcs.Digest ("sha256:" + hex SHA-256
 // of the RFC 8785 canonical form) of the JSON object
 //
 //	{"action":…, "actor":…, "at":…, "detail":{…}, "prev":…, "seq":…, "subject":…}
@@ -321,7 +321,7 @@ func auditHash(e AuditEntry) (string, error) {
 		Detail  json.RawMessage `json:"detail"`
 		Prev    string          `json:"prev"`
 	}{e.Seq, e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.Action, e.Subject, e.Detail, e.Prev}
-	h, err := approvals.DigestOf(doc)
+	h, err := jcs.DigestOf(doc)
 	if err != nil {
 		return "", fmt.Errorf("audit: hash: %w", err)
 	}

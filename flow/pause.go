@@ -35,9 +35,9 @@ type Pending struct {
 	// with newlines. Anything else, and anything empty, is "" — and
 	// nothing should be drawn for it.
 	Account string `json:"account,omitempty"`
-	// Digest is, for an approval, approvals.DigestOf the operation put in
-	// front of the person: {"show": Show, "account": Account, or null when
-	// it is ""}. The board stores it and hands it back with the decision.
+	// Digest is, for an approval, approvals.Digest(Show, Account): the
+	// digest of the operation put in front of the person. The board stores
+	// it and hands it back with the decision.
 	Digest string `json:"digest,omitempty"`
 	// Expects is "file" when an ask's answer goes to a file channel, and
 	// Accept is then that channel's media types: somewhere to drop a file
@@ -63,7 +63,7 @@ func (r *run) approvalPending(v State, n *gnode) (*Pending, error) {
 		why, _ := lookup(v, a.Why) // a channel, or a field of one
 		account = approvals.AccountOf(why)
 	}
-	digest, err := approvalDigest(show, account)
+	digest, err := approvals.Digest(show, account)
 	if err != nil {
 		return nil, fmt.Errorf("flow: node %q: the approval's digest: %w", n.ID, err)
 	}
@@ -76,16 +76,6 @@ func (r *run) approvalPending(v State, n *gnode) (*Pending, error) {
 		Digest:   digest,
 		At:       r.g.now().UTC(),
 	}, nil
-}
-
-// approvalDigest is the digest of what an approval puts in front of a
-// person: what is shown, and the case for it.
-func approvalDigest(show map[string]any, account string) (string, error) {
-	var acc any
-	if account != "" {
-		acc = account
-	}
-	return approvals.DigestOf(map[string]any{"show": show, "account": acc})
 }
 
 // askPending is an ask node's question.

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/symphonix/symphonix/approvals"
+
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/jcs"
 )
 
 func TestAskPausesAndResumes(t *testing.T) {
@@ -129,7 +130,7 @@ func TestApproval(t *testing.T) {
 	order := map[string]any{"id": "A-7", "total": float64(5000), "currency": "EUR"}
 	account := "the customer asked twice\nstock is there"
 	// The digest, made independently: what is shown, and the case for it.
-	digest, err := approvals.Digest([]byte(`{"show":{"order":{"currency":"EUR","id":"A-7","total":5000}},"account":"the customer asked twice\nstock is there"}`))
+	digest, err := jcs.Digest([]byte(`{"show":{"order":{"currency":"EUR","id":"A-7","total":5000}},"account":"the customer asked twice\nstock is there"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

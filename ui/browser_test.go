@@ -414,7 +414,7 @@ func approvalBoard(t *testing.T, ruleJSON string) (*boardtest.Board, *agent, <-c
 // as the agent's runtime digests it, and returns its id and digest.
 func raise(t *testing.T, a *agent, run, ask string, show map[string]any, account string) (id, digest string) {
 	t.Helper()
-	digest, err := approvals.DigestOf(map[string]any{"show": show, "account": account})
+	digest, err := approvals.Digest(show, account)
 	if err != nil {
 		t.Fatal(err)
 	}

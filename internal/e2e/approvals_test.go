@@ -81,7 +81,7 @@ func TestBoardKilledWithPendingApprovals(t *testing.T) {
 		links[i] = link
 		for r := range runs {
 			show := map[string]any{"order": fmt.Sprintf("A-%d%d", i, r), "amount": 100 * (r + 1)}
-			digest, err := approvals.DigestOf(map[string]any{"show": show, "account": nil})
+			digest, err := approvals.Digest(show, "")
 			if err != nil {
 				t.Fatal(err)
 			}

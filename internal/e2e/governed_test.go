@@ -417,7 +417,7 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 
 	show := a.GetShow().AsMap()
 	show["order.amount"] = 5000.0
-	other, err := approvals.DigestOf(map[string]any{"show": show, "account": a.GetAccount()})
+	other, err := approvals.Digest(show, a.GetAccount())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -290,7 +290,7 @@ func (al *approvalLoad) one(ctx context.Context, a *raiser, op boardv1connect.Ap
 	seq := al.seq.Add(1)
 	show := map[string]any{"amount": seq, "currency": "EUR"}
 	account := "the order arrived broken"
-	digest, err := approvals.DigestOf(map[string]any{"show": show, "account": account})
+	digest, err := approvals.Digest(show, account)
 	if err != nil {
 		return approvalTimes{}, err
 	}
