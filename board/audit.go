@@ -102,7 +102,7 @@ const maxAppendAttempts = 100
 // back when Append fails.
 //
 // Entries are written one at a time. On SQLite the store's write
-// transactions already are (one write connection, see sqliteDriver). On
+// transactions already are (one write connection, see package store). On
 // PostgreSQL Append locks the last entry (SELECT … FOR UPDATE), so a second appender
 // waits for the first to commit or roll back; and the insert gives way
 // (ON CONFLICT (seq) DO NOTHING) when another board took the seq anyway —

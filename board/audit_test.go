@@ -17,17 +17,18 @@ import (
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/store"
 )
 
 // auditStore opens a store at dsn with its audit log, and the same
 // database through database/sql for tampering behind the board's back.
 func auditStore(t *testing.T, dsn string) (*ent.Client, *board.Audit, *sql.DB) {
 	t.Helper()
-	store, err := board.OpenStore(t.Context(), dsn)
+	db, err := store.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	t.Cleanup(func() { db.Close() })
 	driver := "sqlite"
 	if strings.HasPrefix(dsn, "postgres") {
 		driver = "pgx"
@@ -37,7 +38,7 @@ func auditStore(t *testing.T, dsn string) (*ent.Client, *board.Audit, *sql.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
-	return store, board.NewAudit(store), raw
+	return db, board.NewAudit(db), raw
 }
 
 func appendN(t *testing.T, a *board.Audit, n int) {
@@ -69,7 +70,7 @@ func verify(t *testing.T, a *board.Audit) board.VerifyResult {
 
 func TestAuditAppendAndList(t *testing.T) {
 	t.Parallel()
-	_, a, _ := auditStore(t, board.SQLiteDSN(t.TempDir()))
+	_, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
 	if r := verify(t, a); !r.OK() || r.Entries != 0 || r.Head != "" {
 		t.Fatalf("Verify(empty) = %+v, want ok with 0 entries", r)
 	}
@@ -109,7 +110,7 @@ func TestAuditAppendAndList(t *testing.T) {
 // chain.
 func TestAuditHash(t *testing.T) {
 	t.Parallel()
-	_, a, _ := auditStore(t, board.SQLiteDSN(t.TempDir()))
+	_, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
 	at := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
 	if _, err := a.AppendNow(t.Context(), board.AuditRecord{
 		Actor: "cli", Action: "token.mint", Subject: "abc", At: at,
@@ -135,7 +136,7 @@ func TestAuditHash(t *testing.T) {
 
 func TestAuditAppendRefuses(t *testing.T) {
 	t.Parallel()
-	_, a, _ := auditStore(t, board.SQLiteDSN(t.TempDir()))
+	_, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
 	for name, rec := range map[string]board.AuditRecord{
 		"no actor":   {Action: "token.mint"},
 		"no action":  {Actor: "ops"},
@@ -207,7 +208,7 @@ func TestAuditTamper(t *testing.T) {
 	for _, tc := range tamper {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, a, raw := auditStore(t, board.SQLiteDSN(t.TempDir()))
+			_, a, raw := auditStore(t, store.SQLiteDSN(t.TempDir()))
 			testTamper(t, a, raw, tc.sql, tc.wantBad, tc.wantWhy)
 		})
 	}
@@ -235,8 +236,8 @@ func testTamper(t *testing.T, a *board.Audit, raw *sql.DB, stmts []string, wantB
 
 func TestAuditRolledBack(t *testing.T) {
 	t.Parallel()
-	store, a, _ := auditStore(t, board.SQLiteDSN(t.TempDir()))
-	tx, err := store.Tx(t.Context())
+	db, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
+	tx, err := db.Tx(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestAuditRolledBack(t *testing.T) {
 
 func TestAuditConcurrent(t *testing.T) {
 	t.Parallel()
-	_, a, _ := auditStore(t, board.SQLiteDSN(t.TempDir()))
+	_, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
 	testConcurrent(t, a, 50)
 }
 
@@ -313,8 +314,8 @@ func TestAuditPostgres(t *testing.T) {
 
 func TestTokensAudit(t *testing.T) {
 	t.Parallel()
-	store, a, _ := auditStore(t, board.SQLiteDSN(t.TempDir()))
-	tokens, err := board.OpenTokens(t.Context(), store)
+	db, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
+	tokens, err := board.OpenTokens(t.Context(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

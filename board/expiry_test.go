@@ -10,23 +10,24 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/store"
 )
 
 // bubbleBoard is a board on its own store inside a synctest bubble, served
 // through its handler: time in it is the bubble's.
 func bubbleBoard(t *testing.T, ttl time.Duration) *board.Board {
 	t.Helper()
-	store, err := board.OpenStore(t.Context(), board.SQLiteDSN(t.TempDir()))
+	db, err := store.Open(t.Context(), store.SQLiteDSN(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := board.New(t.Context(), board.Config{Store: store, RevocationPoll: time.Hour, SessionTTL: ttl})
+	b, err := board.New(t.Context(), board.Config{Store: db, RevocationPoll: time.Hour, SessionTTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		b.Close()
-		store.Close()
+		db.Close()
 	})
 	return b
 }

@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect/v2"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/store"
 )
 
 // bubbleBoard is a board on a store of its own, made inside a synctest
@@ -17,18 +18,18 @@ import (
 func bubbleBoard(t *testing.T) *Board {
 	t.Helper()
 	ctx := context.Background()
-	store, err := OpenStore(ctx, SQLiteDSN(t.TempDir()))
+	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(ctx, Config{Store: store, RevocationPoll: time.Hour})
+	b, err := New(ctx, Config{Store: db, RevocationPoll: time.Hour})
 	if err != nil {
-		store.Close()
+		db.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		b.Close()
-		store.Close()
+		db.Close()
 	})
 	return b
 }

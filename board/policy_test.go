@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect/v2"
+
+	"github.com/symphonix/symphonix/store"
 )
 
 // adminOnly is a procedure only admins may call; no service serves it, so
@@ -20,12 +22,12 @@ func init() {
 func TestAuthenticateRoles(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	store, err := OpenStore(ctx, SQLiteDSN(t.TempDir()))
+	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	b, err := New(ctx, Config{Store: store})
+	defer db.Close()
+	b, err := New(ctx, Config{Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +65,17 @@ func TestAuthenticateRoles(t *testing.T) {
 func TestTokensVerifyKinds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := OpenStore(ctx, SQLiteDSN(t.TempDir()))
+	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	tokens, err := OpenTokens(ctx, store)
+	defer db.Close()
+	tokens, err := OpenTokens(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Reopening finds the same key: tokens survive a restart.
-	again, err := OpenTokens(ctx, store)
+	again, err := OpenTokens(ctx, db)
 	if err != nil || again.kid != tokens.kid {
 		t.Fatalf("reopened key %s (%v), want %s", again.kid, err, tokens.kid)
 	}

@@ -25,7 +25,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	verb := args[0]
 	fs := flag.NewFlagSet("board audit "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	store := storeFlags(fs, getenv)
+	where := storeFlags(fs, getenv)
 	var after *int64
 	var limit *int
 	switch verb {
@@ -42,7 +42,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	db, err := store.open(ctx)
+	db, err := where.open(ctx)
 	if err != nil {
 		return err
 	}

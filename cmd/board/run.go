@@ -14,6 +14,7 @@ import (
 
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/store"
 )
 
 // run is the whole command, so tests can run it in-process.
@@ -30,7 +31,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("board", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:7777", "address to listen on (127.0.0.1:0 picks a free port)")
-	store := storeFlags(fs, getenv)
+	where := storeFlags(fs, getenv)
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate: serve HTTPS (HTTP/2 and HTTP/1.1) instead of plain HTTP")
 	tlsKey := fs.String("tls-key", "", "PEM private key for --tls-cert")
@@ -49,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	db, err := store.open(ctx)
+	db, err := where.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln.Close()
 		return err
 	}
-	msg := fmt.Sprintf("board: store %s; listening on %s://%s\n", store.describe(), scheme, ln.Addr())
+	msg := fmt.Sprintf("board: store %s; listening on %s://%s\n", where.describe(), scheme, ln.Addr())
 	if first {
 		msg += fmt.Sprintf("board: first run: create the first admin at %s://%s%s (works once, until %s)\n", scheme, ln.Addr(), link.Path(), link.ExpiresAt.UTC().Format(time.RFC3339))
 	}
@@ -110,7 +111,7 @@ func (o storeOptions) dsn() string {
 	if *o.database != "" {
 		return *o.database
 	}
-	return board.SQLiteDSN(*o.data)
+	return store.SQLiteDSN(*o.data)
 }
 
 // describe names the store without any credentials in it.
@@ -125,7 +126,7 @@ func (o storeOptions) describe() string {
 }
 
 func (o storeOptions) open(ctx context.Context) (*ent.Client, error) {
-	db, err := board.OpenStore(ctx, o.dsn())
+	db, err := store.Open(ctx, o.dsn())
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}

@@ -21,7 +21,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 	verb := args[0]
 	fs := flag.NewFlagSet("board token "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	store := storeFlags(fs, getenv)
+	where := storeFlags(fs, getenv)
 	var name, role *string
 	var ttl *time.Duration
 	switch verb {
@@ -38,7 +38,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	db, err := store.open(ctx)
+	db, err := where.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 	verb := args[0]
 	fs := flag.NewFlagSet("board user "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	store := storeFlags(fs, getenv)
+	where := storeFlags(fs, getenv)
 	var email, name, role, url *string
 	switch verb {
 	case "add":
@@ -50,7 +50,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 	if email != nil && *email == "" {
 		return errors.New("--email: required")
 	}
-	db, err := store.open(ctx)
+	db, err := where.open(ctx)
 	if err != nil {
 		return err
 	}

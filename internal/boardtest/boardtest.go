@@ -19,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Options tune the board under test; zero values take board's defaults,
@@ -77,14 +78,14 @@ func (b *Board) start() {
 	ctx := context.Background()
 	dsn := b.opts.DSN
 	if dsn == "" {
-		dsn = board.SQLiteDSN(b.Dir)
+		dsn = store.SQLiteDSN(b.Dir)
 	}
-	store, err := board.OpenStore(ctx, dsn)
+	db, err := store.Open(ctx, dsn)
 	if err != nil {
 		b.t.Fatalf("open store: %v", err)
 	}
 	bd, err := board.New(ctx, board.Config{
-		Store:          store,
+		Store:          db,
 		PingInterval:   b.opts.PingInterval,
 		PingTimeout:    b.opts.PingTimeout,
 		OfflineGrace:   b.opts.OfflineGrace,
@@ -93,7 +94,7 @@ func (b *Board) start() {
 		WatchHeartbeat: b.opts.WatchHeartbeat,
 	})
 	if err != nil {
-		store.Close()
+		db.Close()
 		b.t.Fatalf("new board: %v", err)
 	}
 	var ln net.Listener
@@ -106,7 +107,7 @@ func (b *Board) start() {
 	}
 	if err != nil {
 		bd.Close()
-		store.Close()
+		db.Close()
 		b.t.Fatalf("listen: %v", err)
 	}
 	b.Addr = ln.Addr().String()
@@ -118,7 +119,7 @@ func (b *Board) start() {
 	if b.opts.TLS {
 		b.URL = "https://" + b.Addr
 	}
-	b.Store, b.Board = store, bd
+	b.Store, b.Board = db, bd
 	ctx, b.stop = context.WithCancel(ctx)
 	b.done = make(chan error, 1)
 	go func() {

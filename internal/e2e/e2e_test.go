@@ -25,6 +25,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/store"
 )
 
 var bin string // folder with the built board and agent commands
@@ -263,12 +264,12 @@ func TestBoardStopsGracefully(t *testing.T) {
 	if !strings.Contains(out, "polite") {
 		t.Errorf("token list = %q, want the agent's token in it", out)
 	}
-	store, err := board.OpenStore(context.Background(), board.SQLiteDSN(data))
+	st, err := store.Open(context.Background(), store.SQLiteDSN(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	a, err := store.Agent.Query().Only(context.Background())
+	defer st.Close()
+	a, err := st.Agent.Query().Only(context.Background())
 	if err != nil || a.Name != "polite" || a.Online {
 		t.Errorf("stored agent after SIGTERM = %+v, %v; want polite, offline", a, err)
 	}
@@ -599,7 +600,7 @@ func TestAuditVerify(t *testing.T) {
 		t.Errorf("board audit list --after 1 --limit 1 = %q, want entry 2 alone", page)
 	}
 
-	db, err := sql.Open("sqlite", board.SQLiteDSN(data))
+	db, err := sql.Open("sqlite", store.SQLiteDSN(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package board
+package store
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/symphonix/symphonix/ent"
 )
 
-// SQLiteDSN is the DSN of the embedded store in dir: WAL, foreign keys,
+// SQLiteDSN is the DSN of the embedded store in dir (its file is board.db): WAL, foreign keys,
 // a busy timeout instead of "database is locked" (for another process
 // writing to the same file: within the board, writers queue in Go), and
 // synchronous=FULL so that what an operator was told is saved survives a
@@ -37,13 +37,13 @@ func SQLiteDSN(dir string) string {
 
 var migrateMu sync.Mutex
 
-// OpenStore opens the store a DSN names and brings its schema up to date:
+// Open opens the store a DSN names and brings its schema up to date:
 // PostgreSQL for postgres:// and postgresql:// URLs, embedded SQLite for
 // everything else (a file: URL or a path). For a path, its folder is created.
 //
 // SQLite's writers queue in Go and commit in groups (see sqliteDriver);
 // PostgreSQL takes concurrent writers as they come.
-func OpenStore(ctx context.Context, dsn string) (*ent.Client, error) {
+func Open(ctx context.Context, dsn string) (*ent.Client, error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		db, err := sql.Open("pgx", dsn)
 		if err != nil {
