@@ -27,6 +27,7 @@ func TestDeps(t *testing.T) {
 		{pkg: "flow", stdlib: true, allow: []string{module + "/jcs", module + "/approvals", module + "/subscription"}, forbid: []string{"log", "log/slog"}},
 		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "store", forbid: []string{module + "/board", module + "/api", "connectrpc.com"}},
+		{pkg: "audit", forbid: []string{module + "/board", module + "/api", "connectrpc.com"}},
 		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal/boardtest"}},
 		{pkg: "internal/pump", stdlib: true},
 		{pkg: "agent", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},

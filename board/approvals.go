@@ -20,8 +20,10 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Approval states.
@@ -306,7 +308,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 	var out *ent.Approval
 	superseded := "" // the pending approval the new one replaced
 	created := false
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		latest, err := tx.Approval.Query().
 			Where(approval.Agent(agentName), approval.Run(q.GetRun()), approval.Node(q.GetNode()),
 				approval.StateNEQ(StateSuperseded)).
@@ -339,7 +341,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 				return fmt.Errorf("approval %s: changed while superseding it", latest.ID)
 			}
 			superseded = latest.ID
-			_, err = b.audit.Append(ctx, tx, AuditRecord{
+			_, err = b.audit.Append(ctx, tx, audit.Record{
 				Actor:   actor,
 				Action:  "approval.supersede",
 				Subject: latest.ID,
@@ -383,7 +385,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			return err
 		}
 		created = true
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "approval.raise",
 			Subject: id,

@@ -14,6 +14,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -142,14 +143,14 @@ func refund(run string, d int) *boardv1.Raise {
 
 func auditActions(t *testing.T, bt *boardtest.Board) map[string][]string {
 	t.Helper()
-	audit := board.NewAudit(bt.Store)
-	var entries []board.AuditEntry
+	trail := audit.New(bt.Store)
+	var entries []audit.Entry
 	for {
 		var after int64
 		if len(entries) > 0 {
 			after = entries[len(entries)-1].Seq
 		}
-		page, err := audit.List(t.Context(), after, 1000) // List pages at most 1,000
+		page, err := trail.List(t.Context(), after, 1000) // List pages at most 1,000
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +165,7 @@ func auditActions(t *testing.T, bt *boardtest.Board) map[string][]string {
 			out[e.Action] = append(out[e.Action], e.Subject+" by "+e.Actor)
 		}
 	}
-	v, err := audit.Verify(t.Context())
+	v, err := trail.Verify(t.Context())
 	if err != nil || !v.OK() || v.Entries != int64(len(entries)) {
 		t.Errorf("audit Verify = %+v, %v; want OK over %d entries", v, err, len(entries))
 	}

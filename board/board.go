@@ -21,6 +21,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ui"
@@ -61,7 +62,7 @@ type Board struct {
 	cfg    Config
 	db     *ent.Client
 	tokens *Tokens
-	audit  *Audit // the one log every change is appended to; shared with tokens
+	audit  *audit.Log // the one log every change is appended to; shared with tokens
 	users  *Users
 	// signinAccount and signinSource count failed sign-ins (signin.go).
 	signinAccount *limiter

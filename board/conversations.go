@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/predicate"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Limits on what one Conversations report may carry, and on what
@@ -64,7 +65,7 @@ func (b *Board) keepConversations(ctx context.Context, agentName string, q *boar
 		return err
 	}
 	now := b.now().UTC()
-	return inTx(ctx, b.db, func(tx *ent.Tx) error {
+	return store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		for chunk := range slices.Chunk(rows, conversationBatch) {
 			creates := make([]*ent.ConversationCreate, len(chunk))
 			for i, r := range chunk {

@@ -11,9 +11,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/vote"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Limits on a decision.
@@ -107,7 +109,7 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 	var out *ent.Approval
 	var decided bool
 	event := "" // what changed, for the watchers; empty when nothing did
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, false)
 		if err != nil {
 			return err
@@ -133,7 +135,7 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 			decided = true
 			event = eventDecided
 			detail["who"] = []string{caller.Name}
-			if _, err := b.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
+			if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
 				return err
 			}
 			out, err = tx.Approval.Get(ctx, row.ID)
@@ -185,7 +187,7 @@ func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.Deci
 				return errLostRace
 			}
 		}
-		if _, err := b.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
+		if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
 		}
 		out, err = tx.Approval.Get(ctx, row.ID)
@@ -307,7 +309,7 @@ func (b *Board) refused(ctx context.Context, caller Caller, id string, detail ma
 	}
 	d["code"] = ce.Code().String()
 	d["why"] = ce.Message()
-	if _, aerr := b.audit.AppendNow(ctx, AuditRecord{
+	if _, aerr := b.audit.AppendNow(ctx, audit.Record{
 		Actor: actorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {
 		b.log.ErrorContext(ctx, "audit a refusal", "approval", id, "error", aerr.Error())
@@ -345,7 +347,7 @@ func (b *Board) cancel(ctx context.Context, req *boardv1.CancelRequest) (*ent.Ap
 func (b *Board) cancelOnce(ctx context.Context, caller Caller, req *boardv1.CancelRequest) (*ent.Approval, error) {
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Approval
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, true)
 		if err != nil {
 			return err
@@ -363,7 +365,7 @@ func (b *Board) cancelOnce(ctx context.Context, caller Caller, req *boardv1.Canc
 		if req.GetReason() != "" {
 			detail["reason"] = req.GetReason()
 		}
-		if _, err := b.audit.Append(ctx, tx, AuditRecord{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
+		if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
 		}
 		out, err = tx.Approval.Get(ctx, row.ID)
@@ -476,7 +478,7 @@ func (b *Board) expireDue(ctx context.Context) {
 	}
 	for _, row := range rows {
 		expired := false
-		err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+		err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 			n, err := tx.Approval.Update().
 				Where(approval.ID(row.ID), approval.State(StatePending)).
 				SetState(StateExpired).
@@ -486,7 +488,7 @@ func (b *Board) expireDue(ctx context.Context) {
 				return err // n == 0: decided or expired by someone else first
 			}
 			expired = true
-			_, err = b.audit.Append(ctx, tx, AuditRecord{
+			_, err = b.audit.Append(ctx, tx, audit.Record{
 				Actor: "board", Action: "approval.expire", Subject: row.ID,
 				Detail: map[string]any{
 					"agent": row.Agent, "run": row.Run, "node": row.Node, "digest": row.Digest,

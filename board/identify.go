@@ -8,8 +8,10 @@ import (
 	"connectrpc.com/connect/v2"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/setting"
+	"github.com/symphonix/symphonix/store"
 )
 
 // The doors a board may want agents to identify people by
@@ -121,7 +123,7 @@ func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest
 		return nil, refusal(connect.CodeInvalidArgument, "door: %q: want %s, %s or %s", d, DoorPairing, DoorVerify, DoorNone)
 	}
 	now := b.now().UTC().Truncate(time.Microsecond)
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		was := DefaultDoor
 		row, err := tx.Setting.Get(ctx, settingIdentify)
 		switch {
@@ -142,7 +144,7 @@ func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: caller.Name, Action: "identify.set", Subject: settingIdentify,
 			Detail: map[string]any{"door": d, "was": was}, At: now,
 		})

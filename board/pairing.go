@@ -16,9 +16,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Pairing codes (docs/pairing.md).
@@ -170,7 +172,7 @@ func (b *Board) pairCodeOnce(ctx context.Context, agentName, thread string) (str
 	}
 	now := b.now().UTC().Truncate(time.Microsecond)
 	expires := now.Add(PairCodeLife)
-	err = inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err = store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		// The thread's earlier code stops working; and codes past their
 		// time are swept while we are here.
 		replaced, err := tx.PairCode.Delete().
@@ -193,7 +195,7 @@ func (b *Board) pairCodeOnce(ctx context.Context, agentName, thread string) (str
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: agentName, Action: "pair.code", Subject: id,
 			Detail: map[string]any{
 				"agent": agentName, "thread": thread, "replaced": replaced,
@@ -269,7 +271,7 @@ func (b *Board) redeem(ctx context.Context, caller Caller, code string) (*ent.Pa
 	}
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Pairing
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		u, err := tx.User.Get(ctx, caller.UserID)
 		if ent.IsNotFound(err) || (err == nil && u.Disabled) {
 			return refusal(connect.CodePermissionDenied, "permission denied")
@@ -310,7 +312,7 @@ func (b *Board) redeem(ctx context.Context, caller Caller, code string) (*ent.Pa
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: caller.Name, Action: "pair.enter", Subject: id,
 			Detail: map[string]any{
 				"agent": pc.Agent, "thread": pc.Thread, "who": u.Email, "user_id": u.ID,
@@ -336,7 +338,7 @@ func (b *Board) wrongCode(ctx context.Context, caller Caller, code string) {
 	lim.wrongOverall.fail("")
 	ctx = context.WithoutCancel(ctx)
 	now := b.now().UTC().Truncate(time.Microsecond)
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		detail := map[string]any{"who": caller.Name, "user_id": caller.UserID, "source": peerOf(ctx)}
 		if wellFormedPairCode(code) {
 			near, err := tx.PairCode.Query().
@@ -352,7 +354,7 @@ func (b *Board) wrongCode(ctx context.Context, caller Caller, code string) {
 				detail["near"] = near
 			}
 		}
-		_, err := b.audit.Append(ctx, tx, AuditRecord{
+		_, err := b.audit.Append(ctx, tx, audit.Record{
 			Actor: caller.Name, Action: "pair.wrong", Detail: detail, At: now,
 		})
 		return err

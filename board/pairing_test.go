@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/internal/boardtest"
@@ -209,7 +210,7 @@ func TestPairing(t *testing.T) {
 // auditCounts is how many entries of each action the audit log holds.
 func auditCounts(t *testing.T, bt *boardtest.Board) map[string]int {
 	t.Helper()
-	entries, err := board.NewAudit(bt.Store).List(t.Context(), 0, 1000)
+	entries, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func auditCounts(t *testing.T, bt *boardtest.Board) map[string]int {
 // assertNoCodeInAudit checks that no audit entry carries a code.
 func assertNoCodeInAudit(t *testing.T, bt *boardtest.Board, codes ...string) {
 	t.Helper()
-	entries, err := board.NewAudit(bt.Store).List(t.Context(), 0, 1000)
+	entries, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,10 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Limits on a rule, so a rule stays something a person can read.
@@ -57,7 +59,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 	actor := actorOf(ctx, "")
 	now := s.b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Rule
-	err = inTx(ctx, s.b.db, func(tx *ent.Tx) error {
+	err = store.InTx(ctx, s.b.db, func(tx *ent.Tx) error {
 		other, err := tx.Rule.Query().
 			Where(rule.Agent(in.Agent), rule.Node(in.Node), rule.IDNEQ(in.ID)).
 			First(ctx)
@@ -106,7 +108,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 		if err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, AuditRecord{
+		_, err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "rule.put",
 			Subject: out.ID,
@@ -139,7 +141,7 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 	if id == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
 	}
-	err := inTx(ctx, s.b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, s.b.db, func(tx *ent.Tx) error {
 		old, err := tx.Rule.Get(ctx, id)
 		if ent.IsNotFound(err) {
 			return connect.Errorf(connect.CodeNotFound, "rule %q: not found", id)
@@ -150,7 +152,7 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 		if err := tx.Rule.DeleteOne(old).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, AuditRecord{
+		_, err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actorOf(ctx, ""),
 			Action:  "rule.delete",
 			Subject: id,

@@ -16,6 +16,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -326,8 +327,8 @@ func TestRuleAudited(t *testing.T) {
 	if _, err := c.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "[", Node: "*", Role: "admin"}}); err == nil {
 		t.Fatal("bad rule accepted")
 	}
-	audit := board.NewAudit(bt.Store)
-	entries, err := audit.List(t.Context(), 0, 1000)
+	trail := audit.New(bt.Store)
+	entries, err := trail.List(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestRuleAudited(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rule audit entries (-want +got):\n%s", diff)
 	}
-	v, err := audit.Verify(t.Context())
+	v, err := trail.Verify(t.Context())
 	if err != nil || !v.OK() || v.Entries != int64(len(entries)) {
 		t.Errorf("Verify = %+v, %v; want OK over %d entries", v, err, len(entries))
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	entsession "github.com/symphonix/symphonix/ent/session"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Web sign-ins (docs/people.md). A session is a JWT signed with the board's
@@ -64,7 +66,7 @@ func (b *Board) startSession(ctx context.Context, r *ent.User, source string) (s
 	if s.token, err = b.tokens.signSession(s.id, r.ID, now, s.expires); err != nil {
 		return started{}, err
 	}
-	err = inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err = store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		err := tx.Session.Create().
 			SetID(s.id).
 			SetUserID(r.ID).
@@ -76,7 +78,7 @@ func (b *Board) startSession(ctx context.Context, r *ent.User, source string) (s
 		if err != nil {
 			return fmt.Errorf("record session: %w", err)
 		}
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: r.Email, Action: "signin", Subject: s.id,
 			Detail: map[string]any{"email": r.Email, "source": source, "expires": s.expires.UTC().Format(time.RFC3339)},
 		})
@@ -169,7 +171,7 @@ func csrfMatches(header, hash string) bool {
 // endSession ends a session (signing out). Ending an ended session
 // changes nothing and writes no entry.
 func (b *Board) endSession(ctx context.Context, c Caller) error {
-	return inTx(ctx, b.db, func(tx *ent.Tx) error {
+	return store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		n, err := tx.Session.Update().
 			Where(entsession.ID(c.TokenID), entsession.EndedAtIsNil()).
 			SetEndedAt(b.now()).
@@ -177,7 +179,7 @@ func (b *Board) endSession(ctx context.Context, c Caller) error {
 		if err != nil || n == 0 {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: c.Name, Action: "signout", Subject: c.TokenID,
 			Detail: map[string]any{"email": c.Name},
 		})

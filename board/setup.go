@@ -12,9 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/store"
 )
 
 // SetupTTL is how long a one-time setup link works.
@@ -124,7 +126,7 @@ func (u *Users) Setup(ctx context.Context, s Setup) (User, error) {
 	}
 	now := u.now()
 	var out *ent.User
-	err = inTx(ctx, u.db, func(tx *ent.Tx) error {
+	err = store.InTx(ctx, u.db, func(tx *ent.Tx) error {
 		r, err := tx.User.Query().Where(user.SetupHash(hash)).Only(ctx)
 		if ent.IsNotFound(err) {
 			out, err = u.firstAdmin(ctx, tx, hash, s.Email, name, pw, now)
@@ -153,7 +155,7 @@ func (u *Users) Setup(ctx context.Context, s Setup) (User, error) {
 		if out, err = tx.User.Get(ctx, r.ID); err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, AuditRecord{
+		_, err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: out.Email, Action: "user.setup", Subject: out.ID,
 			Detail: map[string]any{"email": out.Email},
 		})
@@ -209,7 +211,7 @@ func (u *Users) firstAdmin(ctx context.Context, tx *ent.Tx, hash, email, name, p
 	if err != nil {
 		return nil, err
 	}
-	_, err = u.audit.Append(ctx, tx, AuditRecord{
+	_, err = u.audit.Append(ctx, tx, audit.Record{
 		Actor: e, Action: "user.first_admin", Subject: id,
 		Detail: map[string]any{"email": e, "name": name, "role": RoleAdmin.String()},
 	})

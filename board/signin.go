@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/user"
 )
@@ -100,7 +101,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		b.signinAccount.fail(account)
 		b.signinSource.fail(source)
-		if _, err := b.audit.AppendNow(ctx, AuditRecord{
+		if _, err := b.audit.AppendNow(ctx, audit.Record{
 			Actor: "board", Action: "signin.fail", Subject: account,
 			Detail: map[string]any{"email": account, "source": source, "why": why},
 		}); err != nil {

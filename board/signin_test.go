@@ -10,6 +10,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -107,7 +108,7 @@ func TestSignInFailures(t *testing.T) {
 			t.Errorf("%s: answer %s, want the same as the others: %s", name, body, first)
 		}
 	}
-	entries, err := board.NewAudit(bt.Store).List(t.Context(), 0, 1000)
+	entries, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

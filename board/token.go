@@ -13,9 +13,11 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Kind is what a token is for. A token of one kind is never accepted as the
@@ -127,7 +129,7 @@ type Tokens struct {
 	db    *ent.Client
 	kid   string
 	key   ed25519.PrivateKey
-	audit *Audit
+	audit *audit.Log
 }
 
 // OpenTokens loads the store's signing key, creating it on first use.
@@ -160,7 +162,7 @@ func OpenTokens(ctx context.Context, db *ent.Client) (*Tokens, error) {
 	if len(k.PrivateKey) != ed25519.SeedSize {
 		return nil, fmt.Errorf("signing key %s: bad length %d", k.ID, len(k.PrivateKey))
 	}
-	return &Tokens{db: db, kid: k.ID, key: ed25519.NewKeyFromSeed(k.PrivateKey), audit: NewAudit(db)}, nil
+	return &Tokens{db: db, kid: k.ID, key: ed25519.NewKeyFromSeed(k.PrivateKey), audit: audit.New(db)}, nil
 }
 
 // MintOptions says what to mint.
@@ -241,7 +243,7 @@ func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
 	}
 	// The row and its audit entry commit together: a token the log does
 	// not show is never allowed.
-	err = inTx(ctx, t.db, func(tx *ent.Tx) error {
+	err = store.InTx(ctx, t.db, func(tx *ent.Tx) error {
 		create := tx.Token.Create().
 			SetID(id).
 			SetKind(token.Kind(o.Kind)).
@@ -254,7 +256,7 @@ func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
 		if err := create.Exec(ctx); err != nil {
 			return fmt.Errorf("record token: %w", err)
 		}
-		_, err := t.audit.Append(ctx, tx, AuditRecord{
+		_, err := t.audit.Append(ctx, tx, audit.Record{
 			Actor:   actorOf(ctx, o.Actor),
 			Action:  "token.mint",
 			Subject: id,
@@ -277,7 +279,7 @@ func (t *Tokens) Revoke(ctx context.Context, id string, now time.Time) error {
 // audit log; an empty actor means the caller in ctx, or else "board".
 // Revoking a revoked token changes nothing and writes no entry.
 func (t *Tokens) RevokeBy(ctx context.Context, id, actor string, now time.Time) error {
-	return inTx(ctx, t.db, func(tx *ent.Tx) error {
+	return store.InTx(ctx, t.db, func(tx *ent.Tx) error {
 		n, err := tx.Token.Update().
 			Where(token.ID(id), token.RevokedAtIsNil()).
 			SetRevokedAt(now).
@@ -295,7 +297,7 @@ func (t *Tokens) RevokeBy(ctx context.Context, id, actor string, now time.Time) 
 		if n == 0 {
 			return nil // revoked already
 		}
-		_, err = t.audit.Append(ctx, tx, AuditRecord{
+		_, err = t.audit.Append(ctx, tx, audit.Record{
 			Actor:   actorOf(ctx, actor),
 			Action:  "token.revoke",
 			Subject: id,

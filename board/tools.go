@@ -12,8 +12,10 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/store"
 )
 
 // toolService is symphonix.board.v1.ToolService: which of its declared MCP
@@ -156,9 +158,9 @@ func (b *Board) setSwitches(ctx context.Context, name string, change func(*ent.A
 	unlock := b.switchLocks.lock(name)
 	defer unlock()
 	var out *ent.Agent
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		// Locked on PostgreSQL, where another board may change it at once.
-		a, err := tx.Agent.Query().Where(agent.Name(name), forUpdate).Only(ctx)
+		a, err := tx.Agent.Query().Where(agent.Name(name), store.ForUpdate).Only(ctx)
 		if ent.IsNotFound(err) {
 			return refusal(connect.CodeNotFound, "agent: %q has never linked to this board, so what it declares is not known", name)
 		}
@@ -172,7 +174,7 @@ func (b *Board) setSwitches(ctx context.Context, name string, change func(*ent.A
 		if out, err = a.Update().SetToolsOn(on).SetToolsSpoken(true).SetToolsSetAt(now).SetToolsSetBy(actor).Save(ctx); err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "tools.set",
 			Subject: a.Name,
@@ -287,12 +289,12 @@ func (b *Board) pruneSwitches(ctx context.Context, a *ent.Agent) (*ent.Agent, er
 	defer unlock()
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Agent
-	err := inTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		var err error
 		if out, err = tx.Agent.UpdateOne(a).SetToolsOn(on).Save(ctx); err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, AuditRecord{
+		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: "board", Action: "tools.prune", Subject: a.Name,
 			Detail: map[string]any{"agent": a.Name, "on": on, "was": a.ToolsOn, "build": a.Build,
 				"why": "the build that linked no longer declares them"},

@@ -17,6 +17,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -104,8 +105,8 @@ type toolsSet struct {
 // toolsAudit is every "tools.set" entry, in order; it checks the chain.
 func toolsAudit(t *testing.T, bt *boardtest.Board) []toolsSet {
 	t.Helper()
-	audit := board.NewAudit(bt.Store)
-	entries, err := audit.List(t.Context(), 0, 1000)
+	trail := audit.New(bt.Store)
+	entries, err := trail.List(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func toolsAudit(t *testing.T, bt *boardtest.Board) []toolsSet {
 		d.Actor, d.Subject = e.Actor, e.Subject
 		out = append(out, d)
 	}
-	if v, err := audit.Verify(t.Context()); err != nil || !v.OK() {
+	if v, err := trail.Verify(t.Context()); err != nil || !v.OK() {
 		t.Errorf("audit Verify = %+v, %v; want OK", v, err)
 	}
 	return out
@@ -459,7 +460,7 @@ func TestSwitchesNewBuild(t *testing.T) {
 	if got := getSwitches(t, admin, "desk").GetOn(); !slices.Equal(got, []string{"orders.refund"}) {
 		t.Errorf("GetSwitches after the old build came back: on %v, want only orders.refund", got)
 	}
-	entries, err := board.NewAudit(bt.Store).List(t.Context(), 0, 1000)
+	entries, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

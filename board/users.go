@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	entsession "github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Errors about people that callers branch on.
@@ -32,13 +34,13 @@ var (
 // audited in the same transaction.
 type Users struct {
 	db    *ent.Client
-	audit *Audit
+	audit *audit.Log
 	now   func() time.Time
 }
 
 // NewUsers returns the people kept in db.
 func NewUsers(db *ent.Client) *Users {
-	return &Users{db: db, audit: NewAudit(db), now: time.Now}
+	return &Users{db: db, audit: audit.New(db), now: time.Now}
 }
 
 // User is one person, without any secret.
@@ -129,7 +131,7 @@ func (u *Users) Add(ctx context.Context, a AddUser) (User, SetupLink, error) {
 		return User{}, SetupLink{}, err
 	}
 	var row *ent.User
-	err = inTx(ctx, u.db, func(tx *ent.Tx) error {
+	err = store.InTx(ctx, u.db, func(tx *ent.Tx) error {
 		if n, err := tx.User.Query().Where(user.Email(email)).Count(ctx); err != nil {
 			return err
 		} else if n > 0 {
@@ -151,7 +153,7 @@ func (u *Users) Add(ctx context.Context, a AddUser) (User, SetupLink, error) {
 		if err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, AuditRecord{
+		_, err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: actorOf(ctx, a.Actor), Action: "user.add", Subject: id,
 			Detail: map[string]any{"email": email, "name": name, "role": a.Role.String()},
 		})
@@ -204,7 +206,7 @@ func (u *Users) SetRole(ctx context.Context, email string, role Role, actor stri
 		return User{}, ErrNoRole
 	}
 	var out *ent.User
-	err := inTx(ctx, u.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, u.db, func(tx *ent.Tx) error {
 		r, err := u.byEmail(ctx, tx.Client(), email)
 		if err != nil {
 			return err
@@ -222,7 +224,7 @@ func (u *Users) SetRole(ctx context.Context, email string, role Role, actor stri
 		if err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, AuditRecord{
+		_, err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: actorOf(ctx, actor), Action: "user.role", Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "from": r.Role, "to": role.String()},
 		})
@@ -254,7 +256,7 @@ func (u *Users) SetDisabled(ctx context.Context, email string, disabled bool, ac
 		out   *ent.User
 		ended int
 	)
-	err := inTx(ctx, u.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, u.db, func(tx *ent.Tx) error {
 		r, err := u.byEmail(ctx, tx.Client(), email)
 		if err != nil {
 			return err
@@ -286,7 +288,7 @@ func (u *Users) SetDisabled(ctx context.Context, email string, disabled bool, ac
 		if disabled {
 			action = "user.disable"
 		}
-		_, err = u.audit.Append(ctx, tx, AuditRecord{
+		_, err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: actorOf(ctx, actor), Action: action, Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "sessions_ended": ended},
 		})
@@ -311,7 +313,7 @@ func (u *Users) SetVerifySecret(ctx context.Context, userID, secret, actor strin
 			return err
 		}
 	}
-	return inTx(ctx, u.db, func(tx *ent.Tx) error {
+	return store.InTx(ctx, u.db, func(tx *ent.Tx) error {
 		r, err := tx.User.Get(ctx, userID)
 		if ent.IsNotFound(err) {
 			return ErrNoUser
@@ -322,7 +324,7 @@ func (u *Users) SetVerifySecret(ctx context.Context, userID, secret, actor strin
 		if err := r.Update().SetVerifyHash(hash).SetUpdatedAt(u.now()).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, AuditRecord{
+		_, err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: actorOf(ctx, actor), Action: "user.verify_secret", Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "set": secret != ""},
 		})

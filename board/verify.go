@@ -6,6 +6,7 @@ import (
 	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/user"
 )
@@ -100,7 +101,7 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 // audited appends an entry of its own for what happened; a failure to
 // write it is logged.
 func (b *Board) audited(ctx context.Context, action string, detail map[string]any, actor string) {
-	_, err := b.audit.AppendNow(context.WithoutCancel(ctx), AuditRecord{
+	_, err := b.audit.AppendNow(context.WithoutCancel(ctx), audit.Record{
 		Actor: actor, Action: action, Detail: detail, At: b.now().UTC().Truncate(time.Microsecond),
 	})
 	if err != nil {

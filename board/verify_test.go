@@ -9,6 +9,7 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -57,7 +58,7 @@ func TestVerify(t *testing.T) {
 	if acts["verify.ok"] != 1 || acts["verify.fail"] != 6 {
 		t.Fatalf("audit: %v, want verify.ok 1, verify.fail 6", acts)
 	}
-	entries, err := board.NewAudit(bt.Store).List(t.Context(), 0, 1000)
+	entries, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

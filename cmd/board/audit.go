@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/audit"
 )
 
 var (
@@ -47,9 +47,9 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer db.Close()
-	audit := board.NewAudit(db)
+	trail := audit.New(db)
 	if verb == "verify" {
-		r, err := audit.Verify(ctx)
+		r, err := trail.Verify(ctx)
 		if err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return nil
 	}
-	entries, err := audit.List(ctx, *after, *limit)
+	entries, err := trail.List(ctx, *after, *limit)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package board
+package audit
 
 import (
 	"context"
@@ -8,31 +8,28 @@ import (
 	"fmt"
 	"time"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
-
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/auditentry"
-	"github.com/symphonix/symphonix/jcs"
+	"github.com/symphonix/symphonix/store"
 )
 
-// Audit is the board's audit log: an append-only chain of entries in the
+// Log is the audit log: an append-only chain of entries in the
 // store, each carrying the hash of the one before, so that an entry
 // modified, deleted or moved after it was written is found by Verify.
 // docs/audit.md says exactly what is hashed and what the chain does not
 // catch.
-type Audit struct {
+type Log struct {
 	db  *ent.Client
 	now func() time.Time
 }
 
-// NewAudit returns the audit log kept in db.
-func NewAudit(db *ent.Client) *Audit {
-	return &Audit{db: db, now: time.Now}
+// New returns the audit log kept in db.
+func New(db *ent.Client) *Log {
+	return &Log{db: db, now: time.Now}
 }
 
-// AuditRecord is what happened, as the caller tells it to Append.
-type AuditRecord struct {
+// Record is what happened, as the caller tells it to Append.
+type Record struct {
 	// Actor: required. Who: an operator's name, an agent's name, "cli" for
 	// the command line, "board" for the board itself.
 	Actor string
@@ -47,8 +44,8 @@ type AuditRecord struct {
 	At time.Time
 }
 
-// AuditEntry is one entry of the log as stored.
-type AuditEntry struct {
+// Entry is one entry of the log as stored.
+type Entry struct {
 	Seq     int64
 	At      time.Time
 	Actor   string
@@ -58,19 +55,19 @@ type AuditEntry struct {
 	Detail json.RawMessage
 	// Prev is the hash of the entry before; "" for seq 1.
 	Prev string
-	// Hash is the entry's own hash (see auditHash).
+	// Hash is the entry's own hash (see hashOf).
 	Hash string
 }
 
 // Why an entry fails Verify. VerifyResult.Why wraps one of them.
 var (
-	// ErrAuditModified: the entry's hash is not the hash of what it says.
-	ErrAuditModified = errors.New("hash does not match its contents")
-	// ErrAuditUnlinked: the entry's prev is not the hash of the entry
+	// ErrModified: the entry's hash is not the hash of what it says.
+	ErrModified = errors.New("hash does not match its contents")
+	// ErrUnlinked: the entry's prev is not the hash of the entry
 	// before it, so an entry between them was deleted or they were moved.
-	ErrAuditUnlinked = errors.New("prev does not match the entry before")
-	// ErrAuditMissing: a seq is missing, so its entry was deleted.
-	ErrAuditMissing = errors.New("missing")
+	ErrUnlinked = errors.New("prev does not match the entry before")
+	// ErrMissing: a seq is missing, so its entry was deleted.
+	ErrMissing = errors.New("missing")
 )
 
 // VerifyResult is what Verify found.
@@ -84,8 +81,8 @@ type VerifyResult struct {
 	Head string
 	// Bad is the seq of the first bad entry; 0 when the chain is intact.
 	Bad int64
-	// Why Bad is bad: wraps ErrAuditModified, ErrAuditUnlinked or
-	// ErrAuditMissing. Nil when the chain is intact.
+	// Why Bad is bad: wraps ErrModified, ErrUnlinked or
+	// ErrMissing. Nil when the chain is intact.
 	Why error
 }
 
@@ -109,7 +106,7 @@ const maxAppendAttempts = 100
 // the first entry of an empty log, or a row read just before its
 // successor committed — and Append reads the new last entry and tries
 // again. The lock is held until tx ends: append last, just before commit.
-func (a *Audit) Append(ctx context.Context, tx *ent.Tx, e AuditRecord) (int64, error) {
+func (a *Log) Append(ctx context.Context, tx *ent.Tx, e Record) (int64, error) {
 	if e.Actor == "" {
 		return 0, errors.New("audit: actor is required")
 	}
@@ -127,7 +124,7 @@ func (a *Audit) Append(ctx context.Context, tx *ent.Tx, e AuditRecord) (int64, e
 	at = at.UTC().Truncate(time.Microsecond) // what PostgreSQL keeps
 	for range maxAppendAttempts {
 		last, err := tx.AuditEntry.Query().
-			Where(forUpdate).
+			Where(store.ForUpdate).
 			Order(ent.Desc(auditentry.FieldSeq)).
 			Limit(1).
 			Unique(false).
@@ -135,11 +132,11 @@ func (a *Audit) Append(ctx context.Context, tx *ent.Tx, e AuditRecord) (int64, e
 		if err != nil {
 			return 0, fmt.Errorf("audit: read last entry: %w", err)
 		}
-		next := AuditEntry{Seq: 1, At: at, Actor: e.Actor, Action: e.Action, Subject: e.Subject, Detail: detail}
+		next := Entry{Seq: 1, At: at, Actor: e.Actor, Action: e.Action, Subject: e.Subject, Detail: detail}
 		if len(last) > 0 {
 			next.Seq, next.Prev = last[0].Seq+1, last[0].Hash
 		}
-		if next.Hash, err = auditHash(next); err != nil {
+		if next.Hash, err = hashOf(next); err != nil {
 			return 0, err
 		}
 		_, err = tx.AuditEntry.Create().
@@ -165,41 +162,16 @@ func (a *Audit) Append(ctx context.Context, tx *ent.Tx, e AuditRecord) (int64, e
 	return 0, fmt.Errorf("audit: no free seq after %d attempts", maxAppendAttempts)
 }
 
-// forUpdate locks the rows a query reads on PostgreSQL. SQLite has no
-// FOR UPDATE and needs none: its write transactions run one at a time.
-func forUpdate(s *entsql.Selector) {
-	if s.Dialect() == dialect.Postgres {
-		s.ForUpdate()
-	}
-}
-
 // AppendNow appends e in a transaction of its own, for a record that goes
 // with no other change.
-func (a *Audit) AppendNow(ctx context.Context, e AuditRecord) (int64, error) {
+func (a *Log) AppendNow(ctx context.Context, e Record) (int64, error) {
 	var seq int64
-	err := inTx(ctx, a.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, a.db, func(tx *ent.Tx) error {
 		var err error
 		seq, err = a.Append(ctx, tx, e)
 		return err
 	})
 	return seq, err
-}
-
-// inTx runs f in a transaction, committing when it returns nil and rolling
-// back otherwise.
-func inTx(ctx context.Context, db *ent.Client, f func(tx *ent.Tx) error) error {
-	tx, err := db.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
 }
 
 // verifyPage is how many entries Verify reads at a time.
@@ -210,7 +182,7 @@ const verifyPage = 1000
 // hash is the hash of its contents. It returns the first entry that fails,
 // or, when none does, OK with the number of entries. An error is a failure
 // to read the store, not a bad entry.
-func (a *Audit) Verify(ctx context.Context) (VerifyResult, error) {
+func (a *Log) Verify(ctx context.Context) (VerifyResult, error) {
 	var r VerifyResult
 	var after int64 = -1 << 63
 	for {
@@ -226,17 +198,17 @@ func (a *Audit) Verify(ctx context.Context) (VerifyResult, error) {
 			want := r.Entries + 1
 			switch {
 			case row.Seq > want:
-				r.Bad, r.Why = want, fmt.Errorf("seq %d %w", want, ErrAuditMissing)
+				r.Bad, r.Why = want, fmt.Errorf("seq %d %w", want, ErrMissing)
 				return r, nil
 			case row.Seq < want: // an entry with a seq below 1
-				r.Bad, r.Why = row.Seq, ErrAuditUnlinked
+				r.Bad, r.Why = row.Seq, ErrUnlinked
 				return r, nil
 			case row.Prev != r.Head:
-				r.Bad, r.Why = row.Seq, ErrAuditUnlinked
+				r.Bad, r.Why = row.Seq, ErrUnlinked
 				return r, nil
 			}
-			if h, err := auditHash(entryOf(row)); err != nil || h != row.Hash {
-				r.Bad, r.Why = row.Seq, ErrAuditModified
+			if h, err := hashOf(entryOf(row)); err != nil || h != row.Hash {
+				r.Bad, r.Why = row.Seq, ErrModified
 				return r, nil
 			}
 			r.Entries, r.Head = row.Seq, row.Hash
@@ -250,7 +222,7 @@ func (a *Audit) Verify(ctx context.Context) (VerifyResult, error) {
 
 // List returns up to limit entries with a seq above afterSeq, in seq
 // order. A limit of zero or less means 100; more than 1000 means 1000.
-func (a *Audit) List(ctx context.Context, afterSeq int64, limit int) ([]AuditEntry, error) {
+func (a *Log) List(ctx context.Context, afterSeq int64, limit int) ([]Entry, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -263,15 +235,15 @@ func (a *Audit) List(ctx context.Context, afterSeq int64, limit int) ([]AuditEnt
 	if err != nil {
 		return nil, fmt.Errorf("audit: list: %w", err)
 	}
-	out := make([]AuditEntry, len(rows))
+	out := make([]Entry, len(rows))
 	for i, row := range rows {
 		out[i] = entryOf(row)
 	}
 	return out, nil
 }
 
-func entryOf(row *ent.AuditEntry) AuditEntry {
-	return AuditEntry{
+func entryOf(row *ent.AuditEntry) Entry {
+	return Entry{
 		Seq:     row.Seq,
 		At:      row.At.UTC(),
 		Actor:   row.Actor,
@@ -281,49 +253,4 @@ func entryOf(row *ent.AuditEntry) AuditEntry {
 		Prev:    row.Prev,
 		Hash:    row.Hash,
 	}
-}
-
-// canonicalDetail is d as a canonical JSON object.
-func canonicalDetail(d map[string]any) (json.RawMessage, error) {
-	if d == nil {
-		return json.RawMessage("{}"), nil
-	}
-	data, err := json.Marshal(d)
-	if err != nil {
-		return nil, fmt.Errorf("audit: detail: %w", err)
-	}
-	c, err := jcs.Canonical(data)
-	if err != nil {
-		return nil, fmt.Errorf("audit: detail: %w", err)
-	}
-	return c, nil
-}
-
-// auditHash is an entry's hash: jcs.Digest ("sha256:" + hex SHA-256
-// of the RFC 8785 canonical form) of the JSON object
-//
-//	{"action":…, "actor":…, "at":…, "detail":{…}, "prev":…, "seq":…, "subject":…}
-//
-// where at is RFC 3339 in UTC with up to nine fractional digits and no
-// trailing zeros (time.RFC3339Nano), detail is the entry's JSON object
-// (not a string holding it) and seq is a number. Changing this changes
-// every hash in every store: never do it.
-func auditHash(e AuditEntry) (string, error) {
-	if len(e.Detail) == 0 || e.Detail[0] != '{' {
-		return "", errors.New("audit: detail: not a JSON object")
-	}
-	doc := struct {
-		Seq     int64           `json:"seq"`
-		At      string          `json:"at"`
-		Actor   string          `json:"actor"`
-		Action  string          `json:"action"`
-		Subject string          `json:"subject"`
-		Detail  json.RawMessage `json:"detail"`
-		Prev    string          `json:"prev"`
-	}{e.Seq, e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.Action, e.Subject, e.Detail, e.Prev}
-	h, err := jcs.DigestOf(doc)
-	if err != nil {
-		return "", fmt.Errorf("audit: hash: %w", err)
-	}
-	return h, nil
 }

@@ -1,4 +1,4 @@
-package board_test
+package audit_test
 
 import (
 	"context"
@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/store"
@@ -22,7 +20,7 @@ import (
 
 // auditStore opens a store at dsn with its audit log, and the same
 // database through database/sql for tampering behind the board's back.
-func auditStore(t *testing.T, dsn string) (*ent.Client, *board.Audit, *sql.DB) {
+func auditStore(t *testing.T, dsn string) (*ent.Client, *audit.Log, *sql.DB) {
 	t.Helper()
 	db, err := store.Open(t.Context(), dsn)
 	if err != nil {
@@ -38,13 +36,13 @@ func auditStore(t *testing.T, dsn string) (*ent.Client, *board.Audit, *sql.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
-	return db, board.NewAudit(db), raw
+	return db, audit.New(db), raw
 }
 
-func appendN(t *testing.T, a *board.Audit, n int) {
+func appendN(t *testing.T, a *audit.Log, n int) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
-		seq, err := a.AppendNow(t.Context(), board.AuditRecord{
+		seq, err := a.AppendNow(t.Context(), audit.Record{
 			Actor:   "ops",
 			Action:  "approval.decide",
 			Subject: fmt.Sprintf("approval-%d", i),
@@ -59,7 +57,7 @@ func appendN(t *testing.T, a *board.Audit, n int) {
 	}
 }
 
-func verify(t *testing.T, a *board.Audit) board.VerifyResult {
+func verify(t *testing.T, a *audit.Log) audit.VerifyResult {
 	t.Helper()
 	r, err := a.Verify(t.Context())
 	if err != nil {
@@ -112,7 +110,7 @@ func TestAuditHash(t *testing.T) {
 	t.Parallel()
 	_, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
 	at := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
-	if _, err := a.AppendNow(t.Context(), board.AuditRecord{
+	if _, err := a.AppendNow(t.Context(), audit.Record{
 		Actor: "cli", Action: "token.mint", Subject: "abc", At: at,
 		Detail: map[string]any{"name": "ops", "kind": "operator"},
 	}); err != nil {
@@ -137,7 +135,7 @@ func TestAuditHash(t *testing.T) {
 func TestAuditAppendRefuses(t *testing.T) {
 	t.Parallel()
 	_, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
-	for name, rec := range map[string]board.AuditRecord{
+	for name, rec := range map[string]audit.Record{
 		"no actor":   {Action: "token.mint"},
 		"no action":  {Actor: "ops"},
 		"bad detail": {Actor: "ops", Action: "token.mint", Detail: map[string]any{"c": make(chan int)}},
@@ -161,22 +159,22 @@ var tamper = []struct {
 	{
 		name:    "detail modified",
 		sql:     []string{`UPDATE audit_entries SET detail = '{"decision":"no","n":3}' WHERE seq = 3`},
-		wantBad: 3, wantWhy: board.ErrAuditModified,
+		wantBad: 3, wantWhy: audit.ErrModified,
 	},
 	{
 		name:    "actor modified",
 		sql:     []string{`UPDATE audit_entries SET actor = 'mallory' WHERE seq = 1`},
-		wantBad: 1, wantWhy: board.ErrAuditModified,
+		wantBad: 1, wantWhy: audit.ErrModified,
 	},
 	{
 		name:    "detail not json",
 		sql:     []string{`UPDATE audit_entries SET detail = 'nope' WHERE seq = 5`},
-		wantBad: 5, wantWhy: board.ErrAuditModified,
+		wantBad: 5, wantWhy: audit.ErrModified,
 	},
 	{
 		name:    "middle deleted",
 		sql:     []string{`DELETE FROM audit_entries WHERE seq = 3`},
-		wantBad: 3, wantWhy: board.ErrAuditMissing,
+		wantBad: 3, wantWhy: audit.ErrMissing,
 	},
 	{
 		name: "middle deleted and renumbered",
@@ -185,7 +183,7 @@ var tamper = []struct {
 			`UPDATE audit_entries SET seq = 3 WHERE seq = 4`,
 			`UPDATE audit_entries SET seq = 4 WHERE seq = 5`,
 		},
-		wantBad: 3, wantWhy: board.ErrAuditUnlinked,
+		wantBad: 3, wantWhy: audit.ErrUnlinked,
 	},
 	{
 		name: "reordered",
@@ -194,12 +192,12 @@ var tamper = []struct {
 			`UPDATE audit_entries SET seq = 2 WHERE seq = 3`,
 			`UPDATE audit_entries SET seq = 3 WHERE seq = 1000`,
 		},
-		wantBad: 2, wantWhy: board.ErrAuditUnlinked,
+		wantBad: 2, wantWhy: audit.ErrUnlinked,
 	},
 	{
 		name:    "first deleted",
 		sql:     []string{`DELETE FROM audit_entries WHERE seq = 1`},
-		wantBad: 1, wantWhy: board.ErrAuditMissing,
+		wantBad: 1, wantWhy: audit.ErrMissing,
 	},
 }
 
@@ -214,7 +212,7 @@ func TestAuditTamper(t *testing.T) {
 	}
 }
 
-func testTamper(t *testing.T, a *board.Audit, raw *sql.DB, stmts []string, wantBad int64, wantWhy error) {
+func testTamper(t *testing.T, a *audit.Log, raw *sql.DB, stmts []string, wantBad int64, wantWhy error) {
 	t.Helper()
 	appendN(t, a, 5)
 	if r := verify(t, a); !r.OK() || r.Entries != 5 {
@@ -241,7 +239,7 @@ func TestAuditRolledBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := a.Append(t.Context(), tx, board.AuditRecord{Actor: "ops", Action: "approval.decide", Subject: "a1"})
+	seq, err := a.Append(t.Context(), tx, audit.Record{Actor: "ops", Action: "approval.decide", Subject: "a1"})
 	if err != nil || seq != 1 {
 		t.Fatalf("Append = %d, %v; want 1", seq, err)
 	}
@@ -265,14 +263,14 @@ func TestAuditConcurrent(t *testing.T) {
 
 // testConcurrent appends n entries from n goroutines at once: every one
 // gets its own seq, 1 to n, and the chain is intact.
-func testConcurrent(t *testing.T, a *board.Audit, n int) {
+func testConcurrent(t *testing.T, a *audit.Log, n int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	seqs := make([]int64, n)
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			seqs[i], errs[i] = a.AppendNow(context.Background(), board.AuditRecord{
+			seqs[i], errs[i] = a.AppendNow(context.Background(), audit.Record{
 				Actor: fmt.Sprintf("agent-%d", i), Action: "approval.raise", Subject: fmt.Sprint(i),
 			})
 		})
@@ -305,61 +303,9 @@ func TestAuditPostgres(t *testing.T) {
 	if _, err := raw.ExecContext(t.Context(), `UPDATE audit_entries SET subject = 'other' WHERE seq = 17`); err != nil {
 		t.Fatal(err)
 	}
-	if r := verify(t, a); r.Bad != 17 || !errors.Is(r.Why, board.ErrAuditModified) {
-		t.Fatalf("Verify = bad %d (%v), want bad 17 (%v)", r.Bad, r.Why, board.ErrAuditModified)
+	if r := verify(t, a); r.Bad != 17 || !errors.Is(r.Why, audit.ErrModified) {
+		t.Fatalf("Verify = bad %d (%v), want bad 17 (%v)", r.Bad, r.Why, audit.ErrModified)
 	}
 	_, a, raw = auditStore(t, boardtest.PostgresDSN(t))
 	testTamper(t, a, raw, tamper[5].sql, tamper[5].wantBad, tamper[5].wantWhy) // reordered
-}
-
-func TestTokensAudit(t *testing.T) {
-	t.Parallel()
-	db, a, _ := auditStore(t, store.SQLiteDSN(t.TempDir()))
-	tokens, err := board.OpenTokens(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	ops, err := tokens.Mint(t.Context(), board.MintOptions{Kind: board.KindOperator, Name: "ops", Role: board.RoleApprover, Now: now, TTL: time.Hour, Actor: "cli"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := tokens.Mint(t.Context(), board.MintOptions{Kind: board.KindAgent, Name: "refunds", Now: now, TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tokens.RevokeBy(t.Context(), agent.ID, "cli", now); err != nil {
-		t.Fatal(err)
-	}
-	if err := tokens.Revoke(t.Context(), agent.ID, now); err != nil { // again: no change, no entry
-		t.Fatal(err)
-	}
-	if err := tokens.Revoke(t.Context(), "nope", now); !errors.Is(err, board.ErrUnknownToken) {
-		t.Fatalf("Revoke(nope) = %v, want %v", err, board.ErrUnknownToken)
-	}
-	entries, err := a.List(t.Context(), 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type line struct{ Actor, Action, Subject, Detail string }
-	var got []line
-	for _, e := range entries {
-		got = append(got, line{e.Actor, e.Action, e.Subject, string(e.Detail)})
-		for _, secret := range []string{ops.Token, agent.Token} {
-			if strings.Contains(string(e.Detail), secret) {
-				t.Errorf("entry %d detail carries a token", e.Seq)
-			}
-		}
-	}
-	want := []line{
-		{"cli", "token.mint", ops.ID, `{"expires":"2026-03-01T13:00:00Z","kind":"operator","name":"ops","role":"approver"}`},
-		{"board", "token.mint", agent.ID, `{"expires":"2026-03-01T13:00:00Z","kind":"agent","name":"refunds"}`},
-		{"cli", "token.revoke", agent.ID, `{"expires":"2026-03-01T13:00:00Z","kind":"agent","name":"refunds"}`},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("audit log (-want +got):\n%s", diff)
-	}
-	if r := verify(t, a); !r.OK() || r.Entries != 3 {
-		t.Fatalf("Verify = %+v, want ok with 3 entries", r)
-	}
 }
