@@ -139,14 +139,42 @@ type glimit struct {
 // router's view of its node, once when the step ends) and must not have
 // effects.
 func Build(f *Flow, opts BuildOptions) (*Graph, error) {
-	if err := Check(f); err != nil {
+	if err := checkBuildable(f, opts); err != nil {
 		return nil, err
+	}
+	g := newGraph(f, opts)
+	errs := g.compileChannels(opts.Registry)
+	errs = append(errs, g.compileNodes(opts)...)
+	errs = append(errs, g.compileEdges(opts.Registry)...)
+	if err := g.chooseMemory(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return g, nil
+}
+
+// checkBuildable refuses a flow that cannot be built whatever the registry
+// holds: one that is not valid, or one that waits for a person when opts
+// give it nowhere to wait. It comes first because the phases after it
+// assume a valid flow: every node, edge target and limit it names exists.
+func checkBuildable(f *Flow, opts BuildOptions) error {
+	if err := Check(f); err != nil {
+		return err
 	}
 	if opts.Checkpointer == nil {
 		if err := CheckpointerRequired(f); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// newGraph returns an empty Graph for f holding what opts give it, with
+// the defaults for what they leave out, ready for the compile phases to
+// fill.
+func newGraph(f *Flow, opts BuildOptions) *Graph {
 	g := &Graph{
 		flow:         f,
 		byID:         map[string]*gnode{},
@@ -168,9 +196,18 @@ func Build(f *Flow, opts BuildOptions) (*Graph, error) {
 	if g.now == nil {
 		g.now = time.Now
 	}
-	var errs []error
-	reg := opts.Registry
+	return g
+}
 
+// compileChannels records the channels the flow declares: each one's
+// reducer (the engine's own, or one from reg wrapped so what it returns is
+// plain JSON), its decoded default, and whether a thread remembers it. A
+// conversation's history gets the engine's reducer. Channels are taken in
+// name order, so problems and g.remember come out sorted. A channel whose
+// reducer is missing from reg is reported and not looked at further.
+func (g *Graph) compileChannels(reg Registry) []error {
+	f := g.flow
+	var errs []error
 	if f.State != nil {
 		g.declared = map[string]bool{}
 	}
@@ -214,7 +251,19 @@ func Build(f *Flow, opts BuildOptions) (*Graph, error) {
 	if f.Conversation {
 		g.reducers[HistoryChannel] = addTurns
 	}
+	return errs
+}
 
+// compileNodes builds one gnode per node, in flow order, and gives each
+// what its kind needs to run: a handler node its function from
+// opts.Registry, an llm node the type of the channel it writes, a tool
+// node its decoded arguments. A kind whose dependency opts lack (Model,
+// Tools) is reported on every node of that kind. Then it points the graph
+// at its start node and each fanout at its target, which needs every node
+// built first.
+func (g *Graph) compileNodes(opts BuildOptions) []error {
+	f, reg := g.flow, opts.Registry
+	var errs []error
 	for i, n := range f.Nodes {
 		gn := &gnode{Node: n, index: i, attempts: 1}
 		if n.Retry != nil && n.Retry.MaxAttempts > 1 {
@@ -257,8 +306,19 @@ func Build(f *Flow, opts BuildOptions) (*Graph, error) {
 			gn.to = g.byID[gn.To]
 		}
 	}
+	return errs
+}
 
-	for i, e := range f.Edges {
+// compileEdges hangs each edge on the node it leaves: a normal edge as a
+// destination, a conditional one as a gcond with its router (from reg, or
+// a channel router for a name starting with ChannelRouterPrefix) and its
+// route limits. A limit's counter is keyed by the edge's place in the flow
+// and the route, so two edges never share one; the source node counts it,
+// and the node a limit names in Per puts it back to zero. It needs every
+// node built, and reports each router missing from reg.
+func (g *Graph) compileEdges(reg Registry) []error {
+	var errs []error
+	for i, e := range g.flow.Edges {
 		src := g.byID[e.From]
 		if !e.conditional() {
 			src.edges = append(src.edges, e.To)
@@ -287,19 +347,25 @@ func Build(f *Flow, opts BuildOptions) (*Graph, error) {
 		}
 		src.conds = append(src.conds, c)
 	}
+	return errs
+}
 
-	if f.Conversation || len(g.remember) > 0 {
-		switch {
-		case g.memory == nil:
-			g.memory = &MemoryCheckpointer{}
-		case sameStore(g.memory, g.checkpointer):
-			errs = append(errs, errors.New("flow: BuildOptions.Memory must not be the Checkpointer: a thread's memory and its waiting run are kept by the same key"))
-		}
+// chooseMemory settles where a graph that remembers (a conversation, or a
+// channel marked remembers) keeps its threads' memory: BuildOptions.Memory,
+// or a store of its own when that is nil. It refuses a Memory that is the
+// Checkpointer, because both are keyed by thread and one would overwrite
+// the other. It needs g.remember, so it runs after compileChannels.
+func (g *Graph) chooseMemory() error {
+	if !g.remembers() {
+		return nil
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	switch {
+	case g.memory == nil:
+		g.memory = &MemoryCheckpointer{}
+	case sameStore(g.memory, g.checkpointer):
+		return errors.New("flow: BuildOptions.Memory must not be the Checkpointer: a thread's memory and its waiting run are kept by the same key")
 	}
-	return g, nil
+	return nil
 }
 
 func hasKey[V any](m map[string]V, k string) bool {

@@ -1,6 +1,7 @@
 package flow_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -99,5 +100,31 @@ func TestBuildRefusesAnInvalidFlowWithEveryProblem(t *testing.T) {
 	}
 	if len(ve.Problems) != 3 {
 		t.Errorf("problems = %v, want all three: state too new, unknown target, b unreachable", ve.Problems)
+	}
+}
+
+// TestBuildRefusesArgsThatAreNotAnObject: a tool node's args name the
+// tool's arguments, so anything but an object is refused when the graph is
+// built, before any run calls the tool.
+func TestBuildRefusesArgsThatAreNotAnObject(t *testing.T) {
+	t.Parallel()
+	tools := func(context.Context, string, map[string]any) (any, error) { return nil, nil }
+	for _, args := range []string{`[1]`, `null`, `"customerId"`, `5`} {
+		t.Run(args, func(t *testing.T) {
+			t.Parallel()
+			f := load(t, `{
+				"version": "0.7", "start": "lookup",
+				"state": { "customer": {} },
+				"nodes": [ { "id": "lookup", "type": "tool", "tool": "getCustomerDetails", "args": `+args+`, "output": "customer" } ],
+				"edges": [ { "from": "lookup", "to": "END" } ]
+			}`)
+			g, err := flow.Build(f, flow.BuildOptions{Tools: tools})
+			if err == nil || g != nil {
+				t.Fatalf("Build = %v, %v; want a refusal", g, err)
+			}
+			if want := `node "lookup": args must be an object`; !strings.Contains(err.Error(), want) {
+				t.Errorf("Build error %q does not say %q", err, want)
+			}
+		})
 	}
 }

@@ -104,12 +104,6 @@ type Approval struct {
 	Why string
 }
 
-// nodeKeys are the keys a node may have in JSON, whatever its kind.
-var nodeKeys = []string{
-	"id", "handler", "type", "description", "retry", "onError", "approval",
-	"prompt", "output", "schema", "tool", "args", "calls", "over", "to", "as", "ask",
-}
-
 // kindKeys are the keys that belong to only some kinds of node.
 var kindKeys = map[Kind][]string{
 	KindHandler: {"handler"},

@@ -113,15 +113,6 @@ func clone(v any) any {
 	return v
 }
 
-// cloneState deep-copies a state.
-func cloneState(s State) State {
-	out := make(State, len(s))
-	for k, v := range s {
-		out[k] = clone(v)
-	}
-	return out
-}
-
 // Text renders a value for a prompt or a person: a string as it stands, nothing as a
 // gap, anything else as compact JSON.
 func Text(v any) string {

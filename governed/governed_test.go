@@ -65,11 +65,10 @@ type desk struct {
 }
 
 type deskOptions struct {
-	board     *boardtest.Board // nil: no board configured
-	unlinked  bool             // a board configured, but never reached
-	dir       string           // "": a new folder
-	bank      *bank
-	monitored *bool
+	board    *boardtest.Board // nil: no board configured
+	unlinked bool             // a board configured, but never reached
+	dir      string           // "": a new folder
+	bank     *bank
 }
 
 func openDesk(t *testing.T, o deskOptions) *desk {
