@@ -28,6 +28,7 @@ func TestDeps(t *testing.T) {
 		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
 		{pkg: "store", forbid: []string{module + "/board", module + "/api", "connectrpc.com"}},
 		{pkg: "audit", forbid: []string{module + "/board", module + "/api", "connectrpc.com"}},
+		{pkg: "identity", forbid: []string{module + "/board", module + "/api", "connectrpc.com", "net/http"}},
 		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal/boardtest"}},
 		{pkg: "internal/pump", stdlib: true},
 		{pkg: "agent", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},

@@ -12,12 +12,13 @@ import (
 
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
+
 	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/identity"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/approvals"
-	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -102,7 +103,7 @@ func (a *agent) awaitReAsk(t *testing.T) agentlink.ReAskResult {
 }
 
 func approvalsAPI(bt *boardtest.Board) boardv1connect.ApprovalServiceClient {
-	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("ops", board.RoleAdmin)))
+	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleAdmin)))
 }
 
 // governAll puts the catch-all rule through the board's API.
@@ -464,7 +465,7 @@ func TestDecideReachesAgentOnce(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	governAll(t, bt)
-	ops := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("ann", board.RoleApprover)))
+	ops := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("ann", identity.RoleApprover)))
 	held := &agentlink.HeldInMemory{}
 	first, second := refund(t, "run-1", 5000), refund(t, "run-2", 700)
 	held.Hold(first)

@@ -23,6 +23,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -304,7 +305,7 @@ func (b *Board) raise(ctx context.Context, agentName string, q *boardv1.Raise) (
 
 func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Raise, r *ent.Rule) (*ent.Approval, error) {
 	now := b.now().UTC().Truncate(time.Microsecond)
-	actor := actorOf(ctx, agentName)
+	actor := identity.ActorOf(ctx, agentName)
 	var out *ent.Approval
 	superseded := "" // the pending approval the new one replaced
 	created := false

@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -180,7 +181,7 @@ func TestWhoDecides(t *testing.T) {
 	if a.GetRuling() != "not-governed" || a.GetRuleId() != "" {
 		t.Fatalf("no rules: %v, want not-governed", a)
 	}
-	r := putRule(t, approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin)),
+	r := putRule(t, approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)),
 		&boardv1.Rule{Agent: "*", Node: "*", Role: "approver", Quorum: ptr(int32(1))})
 	a = l.whoDecides("pay").GetWhoDecidesAnswer()
 	if a.GetRuling() != "governed" || a.GetRuleId() != r.GetId() || a.GetRole() != "approver" || a.GetQuorum() != 1 {
@@ -197,9 +198,9 @@ func ptr[T any](v T) *T { return &v }
 func TestRaise(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	rule := putRule(t, approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin)),
+	rule := putRule(t, approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)),
 		&boardv1.Rule{Agent: "*", Node: "*", Role: "approver", TimeLimit: durationpb.New(time.Hour)})
-	viewer := bt.OperatorToken("vic", board.RoleViewer)
+	viewer := bt.OperatorToken("vic", identity.RoleViewer)
 	l := openLink(t, bt, "desk")
 
 	first := l.raised(refund("run-1", 1))
@@ -296,7 +297,7 @@ func TestRaiseNotGoverned(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	r := l.raised(refund("run-1", 1))
-	got, err := approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: r.GetApprovalId()})
+	got, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: r.GetApprovalId()})
 	if err != nil || got.GetApproval().GetRuleId() != "" || got.GetApproval().GetExpiresAt() != nil || got.GetApproval().GetState() != "pending" {
 		t.Fatalf("ungoverned raise stored as %v, %v; want pending with no rule", got, err)
 	}
@@ -308,7 +309,7 @@ func TestRaiseNotGoverned(t *testing.T) {
 func TestRaiseShowJSON(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	viewer := bt.OperatorToken("vic", board.RoleViewer)
+	viewer := bt.OperatorToken("vic", identity.RoleViewer)
 	const show = `{"amount": 12345678901234567890, "price": 49.90}`
 	r := refund("run-1", 1)
 	r.Show = show
@@ -372,7 +373,7 @@ func TestBadRaises(t *testing.T) {
 	if e := l.next().GetError(); e == nil || !strings.Contains(e.GetMessage(), "request_id") {
 		t.Errorf("raise without request_id: %v, want an error naming request_id", e)
 	}
-	list, err := approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{})
+	list, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{})
 	if err != nil || len(list.GetApprovals()) != 0 {
 		t.Fatalf("after bad raises ListApprovals = %v, %v; want none", list, err)
 	}
@@ -390,7 +391,7 @@ func TestRaiseSurvivesRestart(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	first := openLink(t, bt, "desk").raised(refund("run-1", 1))
 	bt.Restart()
-	got, err := approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: first.GetApprovalId()})
+	got, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: first.GetApprovalId()})
 	if err != nil || got.GetApproval().GetState() != "pending" {
 		t.Fatalf("after restart GetApproval = %v, %v; want pending", got, err)
 	}
@@ -416,7 +417,7 @@ func TestApprovalsAccess(t *testing.T) {
 	if _, err := approvalsClient(bt, "").ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("no token on ListApprovals: %v, want unauthenticated", err)
 	}
-	for _, role := range []board.Role{board.RoleViewer, board.RoleApprover, board.RoleAdmin} {
+	for _, role := range []identity.Role{identity.RoleViewer, identity.RoleApprover, identity.RoleAdmin} {
 		if _, err := approvalsClient(bt, bt.OperatorToken("op", role)).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{}); err != nil {
 			t.Errorf("%s on ListApprovals: %v", role, err)
 		}

@@ -12,6 +12,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -118,7 +119,7 @@ func TestWatchApprovals(t *testing.T) {
 	}
 	waiting := raise(desk, refund("run-1", 1))
 
-	viewer := approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer))
+	viewer := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
 	all := watchApprovals(t, viewer, &boardv1.WatchApprovalsRequest{})
 	timerOnly := watchApprovals(t, viewer, &boardv1.WatchApprovalsRequest{Agent: "timer"})
 	noHistory := watchApprovals(t, viewer, &boardv1.WatchApprovalsRequest{History: ptr(int32(0))})
@@ -195,7 +196,7 @@ func TestWatchApprovalsAccess(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	for proto, opts := range boardtest.Protocols {
 		t.Run(proto, func(t *testing.T) {
-			w := watchApprovals(t, approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer), opts...), &boardv1.WatchApprovalsRequest{})
+			w := watchApprovals(t, approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer), opts...), &boardv1.WatchApprovalsRequest{})
 			w.want("synced", "", "")
 			for _, tc := range []struct {
 				name  string
@@ -204,7 +205,7 @@ func TestWatchApprovalsAccess(t *testing.T) {
 				code  connect.Code
 			}{
 				{"agent token", bt.AgentToken("desk"), &boardv1.WatchApprovalsRequest{}, connect.CodeUnauthenticated},
-				{"negative history", bt.OperatorToken("vic", board.RoleViewer), &boardv1.WatchApprovalsRequest{History: ptr(int32(-1))}, connect.CodeInvalidArgument},
+				{"negative history", bt.OperatorToken("vic", identity.RoleViewer), &boardv1.WatchApprovalsRequest{History: ptr(int32(-1))}, connect.CodeInvalidArgument},
 			} {
 				w := watchApprovals(t, approvalsClient(bt, tc.token, opts...), tc.req)
 				select {
@@ -227,7 +228,7 @@ func TestWatchApprovalsAccess(t *testing.T) {
 func TestWatchApprovalsHeartbeat(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{WatchHeartbeat: 20 * time.Millisecond})
-	w := watchApprovals(t, approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), &boardv1.WatchApprovalsRequest{})
+	w := watchApprovals(t, approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), &boardv1.WatchApprovalsRequest{})
 	w.want("synced", "", "")
 	for range 2 {
 		select {
@@ -270,7 +271,7 @@ func TestWatchApprovalsSlowWatcher(t *testing.T) {
 	// transport's windows and its buffer are full.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	s, err := approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).WatchApprovals(ctx, &boardv1.WatchApprovalsRequest{History: ptr(int32(0))})
+	s, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).WatchApprovals(ctx, &boardv1.WatchApprovalsRequest{History: ptr(int32(0))})
 	if err != nil {
 		t.Fatal(err)
 	}

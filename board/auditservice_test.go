@@ -8,7 +8,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestListAudit(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := bt.OperatorToken("root", board.RoleAdmin)
+	admin := bt.OperatorToken("root", identity.RoleAdmin)
 	agentTok := bt.AgentToken("desk")
 	for proto, opts := range boardtest.Protocols {
 		audit := boardv1connect.NewAuditServiceClient(bt.Client(admin, opts...))
@@ -49,7 +49,7 @@ func TestListAudit(t *testing.T) {
 			t.Errorf("%s: ListAudit(limit -1) = %v, want invalid_argument", proto, err)
 		}
 	}
-	for _, r := range []board.Role{board.RoleViewer, board.RoleApprover} {
+	for _, r := range []identity.Role{identity.RoleViewer, identity.RoleApprover} {
 		c := boardv1connect.NewAuditServiceClient(bt.Client(bt.OperatorToken("someone", r)))
 		if _, err := c.ListAudit(t.Context(), &boardv1.ListAuditRequest{}); connect.CodeOf(err) != connect.CodePermissionDenied {
 			t.Errorf("ListAudit as %s = %v, want permission_denied", r, err)

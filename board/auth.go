@@ -4,18 +4,20 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
 
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // access is what a procedure needs of its caller.
 type access struct {
-	kind Kind
-	role Role // for operators: the lowest role allowed
+	kind identity.Kind
+	role identity.Role // for operators: the lowest role allowed
 	// anyKind lets either kind call (the health service).
 	anyKind bool
 	// session: only a signed-in person (a session cookie), never a token.
@@ -25,36 +27,36 @@ type access struct {
 // policy maps every procedure the board serves to what it needs. A procedure
 // missing here is refused to everybody: nothing is open by accident.
 var policy = map[string]access{
-	boardv1connect.AgentLinkServiceLinkProcedure:                     {kind: KindAgent},
-	boardv1connect.AgentServiceListAgentsProcedure:                   {kind: KindOperator, role: RoleViewer},
-	boardv1connect.AgentServiceGetAgentProcedure:                     {kind: KindOperator, role: RoleViewer},
-	boardv1connect.AuditServiceListAuditProcedure:                    {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.AgentServiceWatchAgentsProcedure:                  {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ApprovalServicePutRuleProcedure:                   {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.ApprovalServiceListRulesProcedure:                 {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ApprovalServiceDeleteRuleProcedure:                {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.ApprovalServiceListApprovalsProcedure:             {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ApprovalServiceGetApprovalProcedure:               {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ApprovalServiceDecideProcedure:                    {kind: KindOperator, role: RoleApprover},
-	boardv1connect.ApprovalServiceCancelProcedure:                    {kind: KindOperator, role: RoleApprover},
-	boardv1connect.ApprovalServiceWatchApprovalsProcedure:            {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ConversationServiceListConversationsProcedure:     {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ToolServiceListServersProcedure:                   {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ToolServiceGetSwitchesProcedure:                   {kind: KindOperator, role: RoleViewer},
-	boardv1connect.ToolServiceSetSwitchesProcedure:                   {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.ToolServiceSetSwitchProcedure:                     {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.ToolServiceListSwitchesProcedure:                  {kind: KindOperator, role: RoleViewer},
-	boardv1connect.UserServiceMeProcedure:                            {kind: KindOperator, role: RoleViewer},
-	boardv1connect.UserServiceListUsersProcedure:                     {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.UserServiceAddUserProcedure:                       {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.UserServiceSetRoleProcedure:                       {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.UserServiceDisableUserProcedure:                   {kind: KindOperator, role: RoleAdmin},
-	boardv1connect.UserServiceSetVerifySecretProcedure:               {kind: KindOperator, role: RoleViewer, session: true},
-	boardv1connect.UserServiceEnterPairingCodeProcedure:              {kind: KindOperator, role: RoleViewer, session: true},
-	boardv1connect.UserServiceGetIdentifyProcedure:                   {kind: KindOperator, role: RoleViewer},
-	boardv1connect.UserServiceSetIdentifyProcedure:                   {kind: KindOperator, role: RoleAdmin},
-	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {kind: KindOperator, role: RoleViewer},
-	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {kind: KindOperator, role: RoleViewer},
+	boardv1connect.AgentLinkServiceLinkProcedure:                     {kind: identity.KindAgent},
+	boardv1connect.AgentServiceListAgentsProcedure:                   {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.AgentServiceGetAgentProcedure:                     {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.AuditServiceListAuditProcedure:                    {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.AgentServiceWatchAgentsProcedure:                  {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ApprovalServicePutRuleProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.ApprovalServiceListRulesProcedure:                 {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ApprovalServiceDeleteRuleProcedure:                {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.ApprovalServiceListApprovalsProcedure:             {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ApprovalServiceGetApprovalProcedure:               {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ApprovalServiceDecideProcedure:                    {kind: identity.KindOperator, role: identity.RoleApprover},
+	boardv1connect.ApprovalServiceCancelProcedure:                    {kind: identity.KindOperator, role: identity.RoleApprover},
+	boardv1connect.ApprovalServiceWatchApprovalsProcedure:            {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ConversationServiceListConversationsProcedure:     {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ToolServiceListServersProcedure:                   {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ToolServiceGetSwitchesProcedure:                   {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ToolServiceSetSwitchesProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.ToolServiceSetSwitchProcedure:                     {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.ToolServiceListSwitchesProcedure:                  {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.UserServiceMeProcedure:                            {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.UserServiceListUsersProcedure:                     {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.UserServiceAddUserProcedure:                       {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.UserServiceSetRoleProcedure:                       {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.UserServiceDisableUserProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.UserServiceSetVerifySecretProcedure:               {kind: identity.KindOperator, role: identity.RoleViewer, session: true},
+	boardv1connect.UserServiceEnterPairingCodeProcedure:              {kind: identity.KindOperator, role: identity.RoleViewer, session: true},
+	boardv1connect.UserServiceGetIdentifyProcedure:                   {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.UserServiceSetIdentifyProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {kind: identity.KindOperator, role: identity.RoleViewer},
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {kind: identity.KindOperator, role: identity.RoleViewer},
 	"/grpc.health.v1.Health/Check":                                   {anyKind: true},
 	"/grpc.health.v1.Health/Watch":                                   {anyKind: true},
 }
@@ -73,10 +75,10 @@ const errCSRF = "missing or wrong " + CSRFHeader + " header: a request signed in
 // and its person on every request, and the CSRF header, checked against the
 // session's. The cookie stands in for an operator only, never for an agent,
 // and an operator token never for a signed-in person.
-func (b *Board) authenticate(ctx context.Context, procedure string, h http.Header) (Caller, error) {
+func (b *Board) authenticate(ctx context.Context, procedure string, h http.Header) (identity.Caller, error) {
 	need, ok := policy[procedure]
 	if !ok {
-		return Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied")
+		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied")
 	}
 	raw := bearer(h.Get("Authorization"))
 	cookie := ""
@@ -84,36 +86,36 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 		cookie = sessionCookie(h)
 	}
 	var (
-		c    Caller
+		c    identity.Caller
 		csrf string
 		err  error
 	)
 	switch {
-	case cookie != "" && (need.anyKind || need.kind != KindOperator):
-		err = ErrWrongKind
+	case cookie != "" && (need.anyKind || need.kind != identity.KindOperator):
+		err = identity.ErrWrongKind
 	case cookie != "":
-		c, csrf, err = b.verifySession(ctx, cookie)
+		c, csrf, err = b.sessions.Verify(ctx, cookie)
 	case need.anyKind:
 		now := b.now()
-		c, err = b.tokens.Verify(ctx, raw, KindOperator, now)
+		c, err = b.tokens.Verify(ctx, raw, identity.KindOperator, now)
 		if err != nil {
-			c, err = b.tokens.Verify(ctx, raw, KindAgent, now)
+			c, err = b.tokens.Verify(ctx, raw, identity.KindAgent, now)
 		}
 	default:
 		c, err = b.tokens.Verify(ctx, raw, need.kind, b.now())
 	}
 	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", err.Error()))
-		return Caller{}, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
+		return identity.Caller{}, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
-	if c.Kind == KindSession && !csrfMatches(h.Get(CSRFHeader), csrf) {
-		return Caller{}, connect.NewError(connect.CodePermissionDenied, errCSRF)
+	if c.Kind == identity.KindSession && !identity.CSRFMatches(h.Get(CSRFHeader), csrf) {
+		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, errCSRF)
 	}
-	if need.session && c.Kind != KindSession {
-		return Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
+	if need.session && c.Kind != identity.KindSession {
+		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
 	}
 	if c.Operates() && c.Role < need.role {
-		return Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
+		return identity.Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
 	}
 	return c, nil
 }
@@ -137,7 +139,7 @@ func (b *Board) interceptor() connect.ServerInterceptor {
 type call struct {
 	ctx       context.Context
 	procedure string
-	caller    Caller
+	caller    identity.Caller
 	start     time.Time
 }
 
@@ -158,7 +160,7 @@ func (b *Board) begin(ctx context.Context, procedure string) (*call, error) {
 		return c, err
 	}
 	c.caller = caller
-	c.ctx = withCaller(ctx, caller)
+	c.ctx = identity.NewContext(ctx, caller)
 	return c, nil
 }
 
@@ -196,4 +198,13 @@ func (b *Board) requireToken(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// bearer reads "Bearer TOKEN" from an Authorization header value.
+func bearer(h string) string {
+	const prefix = "bearer "
+	if len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
+		return strings.TrimSpace(h[len(prefix):])
+	}
+	return ""
 }

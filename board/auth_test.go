@@ -15,6 +15,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -27,13 +28,13 @@ func TestTokensRefused(t *testing.T) {
 	ctx := t.Context()
 
 	// A real operator row, so forged tokens name a jti the store knows.
-	good := bt.Mint(board.MintOptions{Kind: board.KindOperator, Name: "ops", Role: board.RoleAdmin})
+	good := bt.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "ops", Role: identity.RoleAdmin})
 	now := time.Now()
 	claims := func(edit func(jwt.MapClaims)) jwt.MapClaims {
 		c := jwt.MapClaims{
-			"iss":  board.Issuer,
+			"iss":  identity.Issuer,
 			"sub":  "ops",
-			"aud":  []string{board.Audience},
+			"aud":  []string{identity.Audience},
 			"exp":  now.Add(time.Hour).Unix(),
 			"nbf":  now.Add(-time.Minute).Unix(),
 			"iat":  now.Add(-time.Minute).Unix(),
@@ -46,7 +47,7 @@ func TestTokensRefused(t *testing.T) {
 		return c
 	}
 	header := func(edit func(map[string]any)) map[string]any {
-		h := map[string]any{"typ": "operator+jwt", "kid": tokens.KeyIDForTest()}
+		h := map[string]any{"typ": "operator+jwt", "kid": bt.KeyID()}
 		if edit != nil {
 			edit(h)
 		}
@@ -56,15 +57,15 @@ func TestTokensRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	revoked := bt.Mint(board.MintOptions{Kind: board.KindOperator, Name: "gone", Role: board.RoleAdmin})
+	revoked := bt.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "gone", Role: identity.RoleAdmin})
 	if err := tokens.Revoke(ctx, revoked.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	expired := bt.Mint(board.MintOptions{Kind: board.KindOperator, Name: "old", Role: board.RoleAdmin, Now: now.Add(-2 * time.Hour), TTL: time.Hour})
+	expired := bt.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "old", Role: identity.RoleAdmin, Now: now.Add(-2 * time.Hour), TTL: time.Hour})
 
 	// The forged control: signed by the board's key with every claim right,
 	// it must be accepted, or the table below proves nothing.
-	control := tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(nil))
+	control := bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(nil))
 	if _, err := bt.Agents(control).ListAgents(ctx, &boardv1.ListAgentsRequest{}); err != nil {
 		t.Fatalf("control token refused: %v", err)
 	}
@@ -74,23 +75,23 @@ func TestTokensRefused(t *testing.T) {
 		"malformed":                       "not.a.jwt",
 		"garbage":                         "eyJhbGciOiJFZERTQSJ9.e30",
 		"alg none":                        mustNone(t, header(nil), claims(nil)),
-		"hs256 with public key as secret": tokens.SignForTest(jwt.SigningMethodHS256, tokens.PublicKeyForTest(), header(nil), claims(nil)),
-		"other key same kid":              tokens.SignForTest(jwt.SigningMethodEdDSA, otherKey, header(nil), claims(nil)),
-		"unknown kid":                     tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["kid"] = "nope" }), claims(nil)),
-		"wrong aud":                       tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} })),
-		"no aud":                          tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "aud") })),
-		"wrong iss":                       tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iss"] = "evil" })),
-		"wrong typ":                       tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "JWT" }), claims(nil)),
-		"agent typ":                       tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "agent+jwt" }), claims(nil)),
-		"expired (forged)":                tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Minute).Unix() })),
+		"hs256 with public key as secret": bt.Forge(jwt.SigningMethodHS256, bt.PublicKey(), header(nil), claims(nil)),
+		"other key same kid":              bt.Forge(jwt.SigningMethodEdDSA, otherKey, header(nil), claims(nil)),
+		"unknown kid":                     bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["kid"] = "nope" }), claims(nil)),
+		"wrong aud":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} })),
+		"no aud":                          bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "aud") })),
+		"wrong iss":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iss"] = "evil" })),
+		"wrong typ":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "JWT" }), claims(nil)),
+		"agent typ":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "agent+jwt" }), claims(nil)),
+		"expired (forged)":                bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Minute).Unix() })),
 		"expired (minted)":                expired.Token,
-		"no exp":                          tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "exp") })),
-		"not yet valid":                   tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })),
-		"issued in the future":            tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iat"] = now.Add(time.Hour).Unix() })),
-		"unknown jti":                     tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["jti"] = "0123456789abcdef" })),
-		"subject not the row's":           tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["sub"] = "root" })),
-		"role raised": tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) {
-			c["jti"] = bt.Mint(board.MintOptions{Kind: board.KindOperator, Name: "ops", Role: board.RoleViewer}).ID
+		"no exp":                          bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "exp") })),
+		"not yet valid":                   bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })),
+		"issued in the future":            bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iat"] = now.Add(time.Hour).Unix() })),
+		"unknown jti":                     bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["jti"] = "0123456789abcdef" })),
+		"subject not the row's":           bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["sub"] = "root" })),
+		"role raised": bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) {
+			c["jti"] = bt.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "ops", Role: identity.RoleViewer}).ID
 		})),
 		"revoked":          revoked.Token,
 		"agent token":      bt.AgentToken("ops"),
@@ -135,7 +136,7 @@ func TestOperatorTokenOnLink(t *testing.T) {
 	for proto, opts := range boardtest.Protocols {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()
-			link := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.OperatorToken("ops", board.RoleAdmin), opts...))
+			link := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleAdmin), opts...))
 			err := helloErr(t.Context(), link, &boardv1.Hello{Name: "ops", Protocol: board.Protocol})
 			if got := connect.CodeOf(err); got != connect.CodeUnauthenticated {
 				t.Fatalf("Link with an operator token: %v, want unauthenticated", err)
@@ -149,7 +150,7 @@ func TestOperatorTokenOnLink(t *testing.T) {
 func TestRoles(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	for _, r := range []board.Role{board.RoleViewer, board.RoleApprover, board.RoleAdmin} {
+	for _, r := range []identity.Role{identity.RoleViewer, identity.RoleApprover, identity.RoleAdmin} {
 		if _, err := bt.Agents(bt.OperatorToken("ops", r)).ListAgents(t.Context(), &boardv1.ListAgentsRequest{}); err != nil {
 			t.Errorf("ListAgents as %s: %v", r, err)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/ui"
 )
 
@@ -47,7 +48,7 @@ type Config struct {
 	// another process (board token revoke) to close their links. Zero means 1 s.
 	RevocationPoll time.Duration
 	// SessionTTL: how long a web sign-in lasts. Zero means
-	// DefaultSessionTTL (12 h).
+	// identity.DefaultSessionTTL (12 h).
 	SessionTTL time.Duration
 	// WatchHeartbeat: how often WatchApprovals sends a heartbeat, so that
 	// a watcher behind a proxy that dropped the stream notices. Zero means
@@ -59,11 +60,12 @@ type Config struct {
 
 // Board is one running board.
 type Board struct {
-	cfg    Config
-	db     *ent.Client
-	tokens *Tokens
-	audit  *audit.Log // the one log every change is appended to; shared with tokens
-	users  *Users
+	cfg      Config
+	db       *ent.Client
+	tokens   *identity.Tokens
+	audit    *audit.Log // the one log every change is appended to; shared with tokens
+	users    *identity.Users
+	sessions *identity.Sessions // web sign-ins, signed by tokens
 	// signinAccount and signinSource count failed sign-ins (signin.go).
 	signinAccount *limiter
 	signinSource  *limiter
@@ -114,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.SessionTTL == 0 {
-		cfg.SessionTTL = DefaultSessionTTL
+		cfg.SessionTTL = identity.DefaultSessionTTL
 	}
 	if cfg.WatchHeartbeat == 0 {
 		cfg.WatchHeartbeat = 15 * time.Second
@@ -122,7 +124,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
 		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
 	}
-	tokens, err := OpenTokens(ctx, cfg.Store)
+	tokens, err := identity.OpenTokens(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -130,14 +132,15 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		cfg:       cfg,
 		db:        cfg.Store,
 		tokens:    tokens,
-		audit:     tokens.audit,
+		audit:     audit.New(cfg.Store),
 		log:       cfg.Logger,
 		hub:       newHub[*boardv1.Agent](),
 		approvals: newHub[*boardv1.WatchApprovalsResponse](),
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
 
-		users:         &Users{db: cfg.Store, audit: tokens.audit, now: cfg.Now},
+		users:         identity.NewUsers(cfg.Store, cfg.Now),
+		sessions:      identity.NewSessions(cfg.Store, tokens, cfg.SessionTTL, cfg.Now),
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
 		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
 	}
@@ -153,10 +156,10 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 }
 
 // Tokens is the board's token minter and verifier.
-func (b *Board) Tokens() *Tokens { return b.tokens }
+func (b *Board) Tokens() *identity.Tokens { return b.tokens }
 
 // Users is the people the board knows.
-func (b *Board) Users() *Users { return b.users }
+func (b *Board) Users() *identity.Users { return b.users }
 
 // Handler serves everything: the RPCs, /.well-known/jwks.json and the web board.
 func (b *Board) Handler() http.Handler { return b.handler }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -14,7 +14,7 @@ import (
 func TestConcurrentCallsOnANewConnection(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	tok := bt.OperatorToken("ops", board.RoleViewer)
+	tok := bt.OperatorToken("ops", identity.RoleViewer)
 	for proto, opts := range boardtest.Protocols {
 		for round := range 5 {
 			agents := bt.Agents(tok, opts...)

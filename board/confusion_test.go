@@ -9,6 +9,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -19,11 +20,11 @@ import (
 func TestTokenConfusion(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("alice@example.com", board.RoleAdmin, password)
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
 	session, csrf := bt.SignIn("alice@example.com", password)
 	creds := map[string]string{
 		"agent token":              bt.AgentToken("hello"),
-		"operator token":           bt.OperatorToken("ops", board.RoleAdmin),
+		"operator token":           bt.OperatorToken("ops", identity.RoleAdmin),
 		"session":                  session,
 		"pairing code":             "K7QX2M9P",
 		"pairing code with a dash": "K7QX-2M9P",
@@ -75,7 +76,7 @@ func TestTokenConfusion(t *testing.T) {
 func TestOperatorTokenIsNotAPerson(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	_, err := bt.Board.Tokens().Mint(t.Context(), board.MintOptions{Kind: board.KindOperator, Name: "ann@example.com", Role: board.RoleAdmin})
+	_, err := bt.Board.Tokens().Mint(t.Context(), identity.MintOptions{Kind: identity.KindOperator, Name: "ann@example.com", Role: identity.RoleAdmin})
 	if err == nil || !strings.Contains(err.Error(), "not an address") {
 		t.Fatalf("Mint(operator named ann@example.com) = %v, want refused", err)
 	}

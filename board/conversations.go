@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/predicate"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -134,7 +135,7 @@ func validConversations(q *boardv1.Conversations) ([]conversationRow, error) {
 		}
 		people := make([]string, 0, len(p.GetPeople()))
 		for k, who := range p.GetPeople() {
-			e, err := CanonicalEmail(who)
+			e, err := identity.CanonicalEmail(who)
 			if err != nil {
 				return nil, badRequest("%s.people[%d]: %q is not an email address", field, k, who)
 			}
@@ -162,17 +163,17 @@ var _ boardv1connect.ConversationServiceHandler = conversationService{}
 
 func (s conversationService) ListConversations(ctx context.Context, req *boardv1.ListConversationsRequest) (*boardv1.ListConversationsResponse, error) {
 	if a := req.GetAgent(); a != "" {
-		if err := validName(a); err != nil {
+		if err := identity.ValidName(a); err != nil {
 			return nil, refusal(connect.CodeInvalidArgument, "agent: %v", err)
 		}
 	}
 	out := &boardv1.ListConversationsResponse{Conversations: []*boardv1.ConversationPointer{}}
-	caller, _ := callerFrom(ctx)
+	caller, _ := identity.FromContext(ctx)
 	var where []predicate.Conversation
 	switch {
-	case caller.Operates() && caller.Role >= RoleAdmin:
+	case caller.Operates() && caller.Role >= identity.RoleAdmin:
 		// An admin sees every pointer.
-	case caller.Kind == KindSession && caller.Name != "":
+	case caller.Kind == identity.KindSession && caller.Name != "":
 		// A person sees the conversations they are in.
 		where = append(where, func(s *sql.Selector) {
 			s.Where(sqljson.ValueContains(s.C(conversation.FieldPeople), caller.Name))

@@ -12,7 +12,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -77,7 +77,7 @@ func TestConversationReportsPostgres(t *testing.T) {
 
 func testConversationReports(t *testing.T, opts boardtest.Options) {
 	bt := boardtest.Start(t, opts)
-	admin := conversationsAs(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	a := openLink(t, bt, "support")
 	b := openLink(t, bt, "sales")
 
@@ -123,7 +123,7 @@ func testConversationReports(t *testing.T, opts boardtest.Options) {
 	}
 
 	bt.Restart()
-	admin = conversationsAs(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin = conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	if got, want := threads(listConversations(t, admin, "")), []string{"support/t3", "support/t4"}; !slices.Equal(got, want) {
 		t.Fatalf("after a restart: %v, want %v", got, want)
 	}
@@ -134,7 +134,7 @@ func testConversationReports(t *testing.T, opts boardtest.Options) {
 func TestConversationBadReports(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := conversationsAs(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	l := openLink(t, bt, "support")
 	l.report(true, pointer("kept", 0, false, "ann@example.com"))
 
@@ -211,8 +211,8 @@ func TestConversationVisibilityPostgres(t *testing.T) {
 
 func testConversationVisibility(t *testing.T, opts boardtest.Options) {
 	bt := boardtest.Start(t, opts)
-	bt.AddUser("ann@example.com", board.RoleViewer, "ann's long password")
-	bt.AddUser("boss@example.com", board.RoleAdmin, "boss's long password")
+	bt.AddUser("ann@example.com", identity.RoleViewer, "ann's long password")
+	bt.AddUser("boss@example.com", identity.RoleAdmin, "boss's long password")
 	a := openLink(t, bt, "support")
 	b := openLink(t, bt, "sales")
 	a.report(true,
@@ -233,10 +233,10 @@ func testConversationVisibility(t *testing.T, opts boardtest.Options) {
 		agent string
 		want  []string
 	}{
-		{"admin token", conversationsAs(bt, bt.OperatorToken("root", board.RoleAdmin)), "", all},
-		{"admin token, one agent", conversationsAs(bt, bt.OperatorToken("root", board.RoleAdmin)), "support", all[2:]},
-		{"approver token", conversationsAs(bt, bt.OperatorToken("ops", board.RoleApprover)), "", nil},
-		{"viewer token", conversationsAs(bt, bt.OperatorToken("ops", board.RoleViewer)), "", nil},
+		{"admin token", conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)), "", all},
+		{"admin token, one agent", conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)), "support", all[2:]},
+		{"approver token", conversationsAs(bt, bt.OperatorToken("ops", identity.RoleApprover)), "", nil},
+		{"viewer token", conversationsAs(bt, bt.OperatorToken("ops", identity.RoleViewer)), "", nil},
 		{"signed-in ann", session("ann@example.com", "ann's long password"), "", []string{"sales/ann-again", "support/with-ann"}},
 		{"signed-in ann, one agent", session("ann@example.com", "ann's long password"), "support", []string{"support/with-ann"}},
 		{"signed-in admin", session("boss@example.com", "boss's long password"), "", all},
@@ -256,7 +256,7 @@ func testConversationVisibility(t *testing.T, opts boardtest.Options) {
 	if connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("no token: ListConversations = %v, want unauthenticated", err)
 	}
-	_, err = conversationsAs(bt, bt.OperatorToken("root", board.RoleAdmin)).ListConversations(t.Context(), &boardv1.ListConversationsRequest{Agent: "bad\nname"})
+	_, err = conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)).ListConversations(t.Context(), &boardv1.ListConversationsRequest{Agent: "bad\nname"})
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("bad agent: ListConversations = %v, want invalid_argument", err)
 	}

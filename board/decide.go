@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/vote"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -68,7 +69,7 @@ func (s approvalService) Cancel(ctx context.Context, req *boardv1.CancelRequest)
 // UPDATE … WHERE state = 'pending' whose row count is checked, so of two
 // decisions at the same moment exactly one wins.
 func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Approval, error) {
-	caller, _ := callerFrom(ctx)
+	caller, _ := identity.FromContext(ctx)
 	detail := map[string]any{"op": "decide", "say": req.GetSay(), "digest": req.GetDigest()}
 	if req.GetReason() != "" {
 		detail["reason"] = req.GetReason()
@@ -104,7 +105,7 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 	return out, nil
 }
 
-func (b *Board) decideOnce(ctx context.Context, caller Caller, req *boardv1.DecideRequest) (*ent.Approval, bool, error) {
+func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boardv1.DecideRequest) (*ent.Approval, bool, error) {
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Approval
 	var decided bool
@@ -230,7 +231,7 @@ func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string,
 // decide (or, with cancel, cancel) it now. It returns the approval and the
 // rule that governs it; the rule is nil only for an admin cancelling an
 // approval no rule governs.
-func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller Caller, id string, now time.Time, cancel bool) (*ent.Approval, *ent.Rule, error) {
+func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller identity.Caller, id string, now time.Time, cancel bool) (*ent.Approval, *ent.Rule, error) {
 	row, err := tx.Approval.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, nil, refusal(connect.CodeNotFound, "approval %q: not found", id)
@@ -238,7 +239,7 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller Caller, id str
 	if err != nil {
 		return nil, nil, err
 	}
-	admin := cancel && caller.Operates() && caller.Role >= RoleAdmin
+	admin := cancel && caller.Operates() && caller.Role >= identity.RoleAdmin
 	var r *ent.Rule
 	if row.RuleID == "" {
 		if !admin {
@@ -273,7 +274,7 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller Caller, id str
 }
 
 // allowedBy refuses a caller the rule does not let decide.
-func allowedBy(r *ent.Rule, caller Caller) error {
+func allowedBy(r *ent.Rule, caller identity.Caller) error {
 	// An operator token, or a signed-in person (named by their address;
 	// no token's name is an address).
 	if !caller.Operates() {
@@ -285,9 +286,9 @@ func allowedBy(r *ent.Rule, caller Caller) error {
 		}
 		return nil
 	}
-	need := RoleApprover
-	if r.Role == RoleAdmin.String() {
-		need = RoleAdmin
+	need := identity.RoleApprover
+	if r.Role == identity.RoleAdmin.String() {
+		need = identity.RoleAdmin
 	}
 	if caller.Role < need {
 		return refusal(connect.CodePermissionDenied, "permission denied: rule %q needs role %s", r.ID, need)
@@ -298,7 +299,7 @@ func allowedBy(r *ent.Rule, caller Caller) error {
 // refused appends an "approval.refuse" entry, in a transaction of its
 // own, for a refusal err, and returns err. An error that is not a
 // refusal (the store failed) is returned as it is, unaudited.
-func (b *Board) refused(ctx context.Context, caller Caller, id string, detail map[string]any, err error) error {
+func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, detail map[string]any, err error) error {
 	var ce *connect.Error
 	if !errors.As(err, &ce) {
 		return err
@@ -310,7 +311,7 @@ func (b *Board) refused(ctx context.Context, caller Caller, id string, detail ma
 	d["code"] = ce.Code().String()
 	d["why"] = ce.Message()
 	if _, aerr := b.audit.AppendNow(ctx, audit.Record{
-		Actor: actorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
+		Actor: identity.ActorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {
 		b.log.ErrorContext(ctx, "audit a refusal", "approval", id, "error", aerr.Error())
 	}
@@ -319,7 +320,7 @@ func (b *Board) refused(ctx context.Context, caller Caller, id string, detail ma
 
 // cancel ends a pending approval with the say "cancelled".
 func (b *Board) cancel(ctx context.Context, req *boardv1.CancelRequest) (*ent.Approval, error) {
-	caller, _ := callerFrom(ctx)
+	caller, _ := identity.FromContext(ctx)
 	detail := map[string]any{"op": "cancel"}
 	if req.GetReason() != "" {
 		detail["reason"] = req.GetReason()
@@ -344,7 +345,7 @@ func (b *Board) cancel(ctx context.Context, req *boardv1.CancelRequest) (*ent.Ap
 	return out, nil
 }
 
-func (b *Board) cancelOnce(ctx context.Context, caller Caller, req *boardv1.CancelRequest) (*ent.Approval, error) {
+func (b *Board) cancelOnce(ctx context.Context, caller identity.Caller, req *boardv1.CancelRequest) (*ent.Approval, error) {
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Approval
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {

@@ -13,7 +13,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -21,7 +21,7 @@ import (
 func decideBoard(t *testing.T, r *boardv1.Rule, opts boardtest.Options) (*boardtest.Board, boardv1connect.ApprovalServiceClient) {
 	t.Helper()
 	bt := boardtest.Start(t, opts)
-	admin := approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	if r != nil {
 		putRule(t, admin, r)
 	}
@@ -29,7 +29,7 @@ func decideBoard(t *testing.T, r *boardv1.Rule, opts boardtest.Options) (*boardt
 }
 
 func approver(bt *boardtest.Board, name string) boardv1connect.ApprovalServiceClient {
-	return approvalsClient(bt, bt.OperatorToken(name, board.RoleApprover))
+	return approvalsClient(bt, bt.OperatorToken(name, identity.RoleApprover))
 }
 
 // raisedAmid raises r, setting aside any decisions that arrive first.
@@ -120,7 +120,7 @@ func TestDecideYes(t *testing.T) {
 		t.Fatalf("after a refused decide: %v, want pending and untouched", got)
 	}
 	// A viewer may not decide.
-	if _, err := decide(approvalsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodePermissionDenied {
+	if _, err := decide(approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodePermissionDenied {
 		t.Fatalf("viewer Decide = %v, want permission_denied", err)
 	}
 	// A bad say.
@@ -438,8 +438,8 @@ func TestSignedInPeopleDecideAndCancel(t *testing.T) {
 	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: "approver"}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	const password = "a long enough password"
-	bt.AddUser("ann@example.com", board.RoleApprover, password)
-	bt.AddUser("ada@example.com", board.RoleAdmin, password)
+	bt.AddUser("ann@example.com", identity.RoleApprover, password)
+	bt.AddUser("ada@example.com", identity.RoleAdmin, password)
 	annC := boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn("ann@example.com", password)))
 	adaC := boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn("ada@example.com", password)))
 

@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect/v2"
 
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // toConnectError is the one place a handler's error becomes what a client
@@ -24,13 +25,13 @@ func (b *Board) toConnectError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return connect.NewError(connect.CodeCanceled, "canceled").WithCause(err)
-	case errors.Is(err, ErrNoUser):
+	case errors.Is(err, identity.ErrNoUser):
 		return connect.NewError(connect.CodeNotFound, err.Error())
-	case errors.Is(err, ErrUserExists):
+	case errors.Is(err, identity.ErrUserExists):
 		return connect.NewError(connect.CodeAlreadyExists, err.Error())
-	case errors.Is(err, ErrBadEmail), errors.Is(err, ErrBadName), errors.Is(err, ErrNoRole), errors.Is(err, ErrWeakPassword):
+	case errors.Is(err, identity.ErrBadEmail), errors.Is(err, identity.ErrBadName), errors.Is(err, identity.ErrNoRole), errors.Is(err, identity.ErrWeakPassword):
 		return connect.NewError(connect.CodeInvalidArgument, err.Error())
-	case errors.Is(err, ErrLastAdmin):
+	case errors.Is(err, identity.ErrLastAdmin):
 		return connect.NewError(connect.CodeFailedPrecondition, err.Error())
 	case ent.IsNotFound(err):
 		return connect.NewError(connect.CodeNotFound, "not found").WithCause(err)

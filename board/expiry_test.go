@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -55,7 +56,7 @@ func TestSessionExpires(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := bubbleBoard(t, 12*time.Hour)
-		addWithPassword(t, b, "alice@example.com", board.RoleViewer, password)
+		addWithPassword(t, b, "alice@example.com", identity.RoleViewer, password)
 		resp, body := serve(b.Handler(), http.MethodPost, "/auth/signin", signInBody("alice@example.com", password), nil)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("sign in: %s %s", resp.Status, body)
@@ -100,7 +101,7 @@ func TestSignInWindow(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := bubbleBoard(t, 0)
-		addWithPassword(t, b, "alice@example.com", board.RoleViewer, password)
+		addWithPassword(t, b, "alice@example.com", identity.RoleViewer, password)
 		for range 5 {
 			if resp, _ := serve(b.Handler(), http.MethodPost, "/auth/signin", signInBody("alice@example.com", "wrong password!"), nil); resp.StatusCode != http.StatusUnauthorized {
 				t.Fatalf("failure: %s, want 401", resp.Status)
@@ -124,7 +125,7 @@ func TestSignInLimitPerSource(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := bubbleBoard(t, 0)
-		addWithPassword(t, b, "alice@example.com", board.RoleViewer, password)
+		addWithPassword(t, b, "alice@example.com", identity.RoleViewer, password)
 		for i := range 20 {
 			email := string(rune('a'+i)) + "@example.com"
 			if resp, _ := serve(b.Handler(), http.MethodPost, "/auth/signin", signInBody(email, "wrong password!"), nil); resp.StatusCode != http.StatusUnauthorized {
@@ -145,13 +146,13 @@ func TestSignInLimitPerSource(t *testing.T) {
 	})
 }
 
-func addWithPassword(t *testing.T, b *board.Board, email string, role board.Role, pw string) {
+func addWithPassword(t *testing.T, b *board.Board, email string, role identity.Role, pw string) {
 	t.Helper()
-	_, link, err := b.Users().Add(t.Context(), board.AddUser{Email: email, Role: role, Actor: "test"})
+	_, link, err := b.Users().Add(t.Context(), identity.AddUser{Email: email, Role: role, Actor: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Users().Setup(t.Context(), board.Setup{Token: link.Token, Password: pw}); err != nil {
+	if _, err := b.Users().Setup(t.Context(), identity.Setup{Token: link.Token, Password: pw}); err != nil {
 		t.Fatal(err)
 	}
 }

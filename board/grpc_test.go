@@ -10,7 +10,7 @@ import (
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect/v2"
 
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -29,7 +29,7 @@ func TestReflection(t *testing.T) {
 		}
 		return out, err
 	}
-	names, err := list(bt.OperatorToken("ops", board.RoleViewer))
+	names, err := list(bt.OperatorToken("ops", identity.RoleViewer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestHealth(t *testing.T) {
 		hc := &http.Client{Transport: withBearer{token, h2c()}}
 		return grpchealth.NewClient(hc, bt.URL, connectv1.WithGRPC()).Check(t.Context(), &grpchealth.CheckRequest{})
 	}
-	for name, tok := range map[string]string{"operator": bt.OperatorToken("ops", board.RoleViewer), "agent": bt.AgentToken("a")} {
+	for name, tok := range map[string]string{"operator": bt.OperatorToken("ops", identity.RoleViewer), "agent": bt.AgentToken("a")} {
 		res, err := check(tok)
 		if err != nil || res.Status != grpchealth.StatusServing {
 			t.Errorf("Check with an %s token = %v, %v; want SERVING", name, res, err)

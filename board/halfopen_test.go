@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -51,7 +51,7 @@ func TestHalfOpenDrill(t *testing.T) {
 		t.Fatalf("state = %+v, want up again in a new session", back)
 	}
 	boardtest.Eventually(t, 2*time.Second, "board sees the new session", func() bool {
-		a := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "drilled")
+		a := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "drilled")
 		return a.GetOnline() && a.GetSession() == back.Session
 	})
 }

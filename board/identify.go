@@ -11,6 +11,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/setting"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -114,9 +115,9 @@ func (b *Board) getIdentify(ctx context.Context) (*boardv1.GetIdentifyResponse, 
 // setIdentify is UserService.SetIdentify: admins only, audited as
 // "identify.set" in the same transaction as the change.
 func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest) (*boardv1.SetIdentifyResponse, error) {
-	caller, ok := callerFrom(ctx)
-	if !ok || !caller.Operates() || caller.Role < RoleAdmin {
-		return nil, refusal(connect.CodePermissionDenied, "permission denied: needs role %s", RoleAdmin)
+	caller, ok := identity.FromContext(ctx)
+	if !ok || !caller.Operates() || caller.Role < identity.RoleAdmin {
+		return nil, refusal(connect.CodePermissionDenied, "permission denied: needs role %s", identity.RoleAdmin)
 	}
 	d := req.GetDoor()
 	if !validDoor(d) {

@@ -13,8 +13,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/identity"
 
-	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -40,9 +40,9 @@ func TestJWKS(t *testing.T) {
 	if err != nil || len(x) != ed25519.PublicKeySize {
 		t.Fatalf("x = %q: %v", set.Keys[0].X, err)
 	}
-	tok := bt.OperatorToken("ops", board.RoleViewer)
+	tok := bt.OperatorToken("ops", identity.RoleViewer)
 	parsed, err := jwt.Parse(tok, func(tk *jwt.Token) (any, error) { return ed25519.PublicKey(x), nil },
-		jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithAudience(board.Audience), jwt.WithIssuer(board.Issuer))
+		jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithAudience(identity.Audience), jwt.WithIssuer(identity.Issuer))
 	if err != nil || parsed.Header["kid"] != set.Keys[0].Kid || parsed.Header["typ"] != "operator+jwt" {
 		t.Fatalf("token against the JWKS: %v, header %v", err, parsed.Header)
 	}
@@ -59,7 +59,7 @@ func TestConnectJSONFieldNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+bt.OperatorToken("ops", board.RoleViewer))
+	req.Header.Set("Authorization", "Bearer "+bt.OperatorToken("ops", identity.RoleViewer))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

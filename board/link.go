@@ -19,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/pump"
 )
 
@@ -68,8 +69,8 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 // Receive fails, so the receiver always ends.
 func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, stream boardv1connect.AgentLinkServiceLinkServerStream) (*session, <-chan pump.Received[*boardv1.LinkRequest], error) {
 	b := l.b
-	caller, ok := callerFrom(ctx)
-	if !ok || caller.Kind != KindAgent {
+	caller, ok := identity.FromContext(ctx)
+	if !ok || caller.Kind != identity.KindAgent {
 		return nil, nil, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
 	in := pump.Receive(ctx, stream.Receive)
@@ -122,7 +123,7 @@ func (l linkService) close(ctx context.Context, s *session, err error) error {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, errSuperseded), errors.Is(err, errShutdown), errors.Is(err, context.Canceled):
 		return nil
-	case errors.Is(err, ErrRevoked):
+	case errors.Is(err, identity.ErrRevoked):
 		return connect.NewError(connect.CodeUnauthenticated, "token revoked")
 	case errors.Is(err, errExpired):
 		return connect.NewError(connect.CodeUnauthenticated, "token expired")
@@ -228,7 +229,7 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 }
 
 // validHello refuses a hello the board cannot accept, naming the field.
-func validHello(h *boardv1.Hello, caller Caller) error {
+func validHello(h *boardv1.Hello, caller identity.Caller) error {
 	bad := func(format string, a ...any) error {
 		return connect.NewError(connect.CodeInvalidArgument, "hello: "+fmt.Sprintf(format, a...))
 	}
@@ -236,7 +237,7 @@ func validHello(h *boardv1.Hello, caller Caller) error {
 		return connect.Errorf(connect.CodeFailedPrecondition,
 			"hello: protocol %q is not supported: this board speaks protocol %q", h.GetProtocol(), Protocol)
 	}
-	if err := validName(h.GetName()); err != nil {
+	if err := identity.ValidName(h.GetName()); err != nil {
 		return bad("%v", err)
 	}
 	if h.GetName() != caller.Name {

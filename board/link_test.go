@@ -14,6 +14,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -92,7 +93,7 @@ func TestAgentAppearsAndLeaves(t *testing.T) {
 		t.Fatalf("first state = %+v, want up with a session", up)
 	}
 	for proto, opts := range boardtest.Protocols {
-		agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer), opts...)
+		agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer), opts...)
 		a := getAgent(t, agents, id.Name)
 		want := &boardv1.Agent{
 			Name:         id.Name,
@@ -115,7 +116,7 @@ func TestAgentAppearsAndLeaves(t *testing.T) {
 	}
 
 	// Leaving on purpose is a goodbye: offline at once, without the grace.
-	agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	left := time.Now()
 	stop()
 	boardtest.Eventually(t, 2*time.Second, "agent offline", func() bool {
@@ -150,7 +151,7 @@ func TestWatchAgents(t *testing.T) {
 	for proto, opts := range boardtest.Protocols {
 		t.Run(proto, func(t *testing.T) {
 			name := "watched-" + proto
-			w, err := bt.Agents(bt.OperatorToken("ops", board.RoleViewer), opts...).WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
+			w, err := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer), opts...).WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +197,7 @@ func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 3 * time.Second})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	w, err := bt.Agents(bt.OperatorToken("ops", board.RoleViewer)).WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
+	w, err := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)).WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
 func TestRevokedTokenClosesLiveLink(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{RevocationPoll: 50 * time.Millisecond})
-	m := bt.Mint(board.MintOptions{Kind: board.KindAgent, Name: "revokee"})
+	m := bt.Mint(identity.MintOptions{Kind: identity.KindAgent, Name: "revokee"})
 	states, _ := runAgent(t, bt.URL, m.Token, agentlink.Identity{Name: "revokee"}, nil)
 	if s := await(t, states, 5*time.Second); !s.Up {
 		t.Fatalf("state = %+v, want up", s)
@@ -327,7 +328,7 @@ func TestBadHello(t *testing.T) {
 		t.Fatalf("the good agent's link changed: %+v", s)
 	default:
 	}
-	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "steady")
+	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "steady")
 	if !a.GetOnline() || a.GetSession() != good.Session {
 		t.Errorf("steady = online %v session %s, want online in session %s", a.GetOnline(), a.GetSession(), good.Session)
 	}
@@ -344,7 +345,7 @@ func TestRestartBringsAgentsBack(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	states, _ := runAgent(t, bt.URL, bt.AgentToken("survivor"), agentlink.Identity{Name: "survivor"}, nil)
 	first := await(t, states, 5*time.Second)
-	firstSeen := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "survivor").GetFirstSeen().AsTime()
+	firstSeen := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "survivor").GetFirstSeen().AsTime()
 	bt.Restart()
 	if s := await(t, states, 5*time.Second); s.Up {
 		t.Fatalf("state = %+v, want down", s)
@@ -353,7 +354,7 @@ func TestRestartBringsAgentsBack(t *testing.T) {
 	if !back.Up || back.Session == first.Session {
 		t.Fatalf("after restart: %+v, want up in a new session", back)
 	}
-	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", board.RoleViewer)), "survivor")
+	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "survivor")
 	if !a.GetOnline() || a.GetSession() != back.Session || !a.GetFirstSeen().AsTime().Equal(firstSeen) {
 		t.Errorf("after restart: online %v session %s first seen %v; want online, %s, %v", a.GetOnline(), a.GetSession(), a.GetFirstSeen().AsTime(), back.Session, firstSeen)
 	}
@@ -363,7 +364,7 @@ func TestRestartBringsAgentsBack(t *testing.T) {
 func TestExpiredTokenClosesLiveLink(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	m := bt.Mint(board.MintOptions{Kind: board.KindAgent, Name: "ephemeral", TTL: 2 * time.Second})
+	m := bt.Mint(identity.MintOptions{Kind: identity.KindAgent, Name: "ephemeral", TTL: 2 * time.Second})
 	states, _ := runAgent(t, bt.URL, m.Token, agentlink.Identity{Name: "ephemeral"}, nil)
 	if s := await(t, states, 5*time.Second); !s.Up {
 		t.Fatalf("state = %+v, want up", s)
@@ -380,7 +381,7 @@ func TestNewerLinkTakesOver(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: -1})
 	tok := bt.AgentToken("twin")
-	agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 
 	link := boardv1connect.NewAgentLinkServiceClient(bt.Client(tok))
 	ctx, cancel := context.WithCancel(t.Context())

@@ -20,6 +20,7 @@ import (
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -216,8 +217,8 @@ func (b *Board) pairCodeOnce(ctx context.Context, agentName, thread string) (str
 // to them. A code links a thread to the person who entered it; it proves
 // nothing else.
 func (b *Board) enterPairingCode(ctx context.Context, req *boardv1.EnterPairingCodeRequest) (*boardv1.EnterPairingCodeResponse, error) {
-	caller, _ := callerFrom(ctx)
-	if caller.Kind != KindSession || caller.UserID == "" {
+	caller, _ := identity.FromContext(ctx)
+	if caller.Kind != identity.KindSession || caller.UserID == "" {
 		// A code links a thread to a person the board knows, and a token
 		// is not a person.
 		return nil, refusal(connect.CodePermissionDenied, "permission denied: a pairing code is entered by a signed-in person, not with a token")
@@ -265,7 +266,7 @@ func roundUp(d time.Duration) time.Duration {
 // and audits "pair.enter", in one transaction. Of two entries of one code
 // at the same moment exactly one wins: the code is marked used through an
 // UPDATE … WHERE used_at IS NULL whose row count is checked.
-func (b *Board) redeem(ctx context.Context, caller Caller, code string) (*ent.Pairing, error) {
+func (b *Board) redeem(ctx context.Context, caller identity.Caller, code string) (*ent.Pairing, error) {
 	if !wellFormedPairCode(code) {
 		return nil, errNoSuchCode
 	}
@@ -332,7 +333,7 @@ func (b *Board) redeem(ctx context.Context, caller Caller, code string) (*ent.Pa
 // live code one symbol away from it (a near miss: a typo, or a guess by
 // somebody who saw most of a code), and audits "pair.wrong" — never with
 // the code. A code with wrongPerCode near misses is dead.
-func (b *Board) wrongCode(ctx context.Context, caller Caller, code string) {
+func (b *Board) wrongCode(ctx context.Context, caller identity.Caller, code string) {
 	lim := b.limits()
 	lim.wrongByPerson.fail(caller.UserID)
 	lim.wrongOverall.fail("")

@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect/v2"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -34,7 +35,7 @@ func bubbleBoard(t *testing.T) *Board {
 	return b
 }
 
-func bubblePerson(t *testing.T, b *Board, id string) Caller {
+func bubblePerson(t *testing.T, b *Board, id string) identity.Caller {
 	t.Helper()
 	now := b.now()
 	err := b.db.User.Create().SetID(id).SetEmail(id + "@example.com").SetRole("viewer").
@@ -42,11 +43,11 @@ func bubblePerson(t *testing.T, b *Board, id string) Caller {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Caller{Kind: KindSession, Name: id + "@example.com", UserID: id, Role: RoleViewer}
+	return identity.Caller{Kind: identity.KindSession, Name: id + "@example.com", UserID: id, Role: identity.RoleViewer}
 }
 
-func enterAs(b *Board, c Caller, code string) error {
-	_, err := b.enterPairingCode(withCaller(context.Background(), c), &boardv1.EnterPairingCodeRequest{Code: code})
+func enterAs(b *Board, c identity.Caller, code string) error {
+	_, err := b.enterPairingCode(identity.NewContext(context.Background(), c), &boardv1.EnterPairingCodeRequest{Code: code})
 	return err
 }
 

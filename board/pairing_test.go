@@ -19,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/pairing"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -377,7 +378,7 @@ func TestPairingNeedsAPerson(t *testing.T) {
 	_, err := bt.Board.EnterPairingCodeAsOperatorForTest(t.Context(), "root", code)
 	wantCode(t, err, connect.CodePermissionDenied)
 
-	users := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	users := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	_, err = users.EnterPairingCode(t.Context(), &boardv1.EnterPairingCodeRequest{Code: code})
 	wantCode(t, err, connect.CodePermissionDenied)
 
@@ -412,8 +413,8 @@ func TestPairingNeedsAPerson(t *testing.T) {
 func TestIdentifyDoor(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
-	viewer := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("eve", board.RoleViewer)))
+	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
+	viewer := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("eve", identity.RoleViewer)))
 	a := startPairingAgent(t, bt, "desk", nil)
 
 	got, err := viewer.GetIdentify(t.Context(), &boardv1.GetIdentifyRequest{})
@@ -465,7 +466,7 @@ func TestPairingSignedIn(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	const password = "a long enough password"
-	bt.AddUser("Cat@Example.com", board.RoleViewer, password)
+	bt.AddUser("Cat@Example.com", identity.RoleViewer, password)
 	cookie, csrf := bt.SignIn("cat@example.com", password)
 	me := boardv1connect.NewUserServiceClient(bt.SessionClient(cookie, csrf))
 	if _, err := me.SetVerifySecret(t.Context(), &boardv1.SetVerifySecretRequest{Secret: secret}); err != nil {
@@ -483,7 +484,7 @@ func TestPairingSignedIn(t *testing.T) {
 	_, err = me.EnterPairingCode(t.Context(), &boardv1.EnterPairingCodeRequest{Code: code})
 	wantCode(t, err, connect.CodeInvalidArgument)
 
-	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
 		t.Fatal(err)
 	}

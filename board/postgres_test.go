@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -14,17 +14,17 @@ import (
 func TestPostgres(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{DSN: boardtest.PostgresDSN(t), RevocationPoll: 50 * time.Millisecond})
-	m := bt.Mint(board.MintOptions{Kind: board.KindAgent, Name: "pg"})
+	m := bt.Mint(identity.MintOptions{Kind: identity.KindAgent, Name: "pg"})
 	states, _ := runAgent(t, bt.URL, m.Token, agentlink.Identity{Name: "pg"}, nil)
 	first := await(t, states, 5*time.Second)
-	agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	if a := getAgent(t, agents, "pg"); !a.GetOnline() || a.GetSession() != first.Session {
 		t.Fatalf("pg = %v, want online in %s", a, first.Session)
 	}
 	bt.Restart()
 	await(t, states, 5*time.Second) // down
 	back := await(t, states, 10*time.Second)
-	agents = bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+	agents = bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	if a := getAgent(t, agents, "pg"); !back.Up || !a.GetOnline() || a.GetSession() != back.Session {
 		t.Fatalf("after restart: %+v, stored %v", back, a)
 	}

@@ -10,6 +10,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // Why a session ended; the link handler reads these from its context's cause.
@@ -150,7 +151,7 @@ func (p *presence) revoke(ids []string) {
 	defer p.mu.Unlock()
 	for _, s := range p.sessions {
 		if revoked[s.tokenID] {
-			s.cancel(ErrRevoked)
+			s.cancel(identity.ErrRevoked)
 		}
 	}
 }

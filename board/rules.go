@@ -21,6 +21,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -56,7 +57,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 			return nil, err
 		}
 	}
-	actor := actorOf(ctx, "")
+	actor := identity.ActorOf(ctx, "")
 	now := s.b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Rule
 	err = store.InTx(ctx, s.b.db, func(tx *ent.Tx) error {
@@ -153,7 +154,7 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 			return err
 		}
 		_, err = s.b.audit.Append(ctx, tx, audit.Record{
-			Actor:   actorOf(ctx, ""),
+			Actor:   identity.ActorOf(ctx, ""),
 			Action:  "rule.delete",
 			Subject: id,
 			Detail:  ruleDetail(old),
@@ -295,7 +296,7 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule: give a role or people, not both")
 	case in.Role == "" && len(in.People) == 0:
 		return bad("rule: give a role or people to decide")
-	case in.Role != "" && in.Role != RoleApprover.String() && in.Role != RoleAdmin.String():
+	case in.Role != "" && in.Role != identity.RoleApprover.String() && in.Role != identity.RoleAdmin.String():
 		// A viewer reads the board and never decides.
 		return bad("rule.role: want admin or approver, not %q", in.Role)
 	case len(in.People) > maxRulePeople:
@@ -306,7 +307,7 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		if p == "" {
 			return bad("rule.people[%d]: empty", i)
 		}
-		if err := validName(p); err != nil {
+		if err := identity.ValidName(p); err != nil {
 			return bad("rule.people[%d]: %w", i, err)
 		}
 		if seen[p] {

@@ -17,7 +17,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -62,7 +62,7 @@ func TestRuleJSONGovernsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+bt.OperatorToken("root", board.RoleAdmin))
+	req.Header.Set("Authorization", "Bearer "+bt.OperatorToken("root", identity.RoleAdmin))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestRuleJSONGovernsEverything(t *testing.T) {
 func TestRuleFor(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	c := approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	c := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	for _, r := range []*boardv1.Rule{
 		{Id: "all", Agent: "*", Node: "*", Role: "approver"},
 		{Id: "refunds-any", Agent: "refund-*", Node: "*", Role: "approver"},
@@ -156,7 +156,7 @@ func TestRuleFor(t *testing.T) {
 func TestRuleRoundTrip(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	token := bt.OperatorToken("root", board.RoleAdmin)
+	token := bt.OperatorToken("root", identity.RoleAdmin)
 	for proto, opts := range boardtest.Protocols {
 		t.Run(proto, func(t *testing.T) {
 			c := approvalsClient(bt, token, opts...)
@@ -230,7 +230,7 @@ func TestRuleRoundTrip(t *testing.T) {
 func TestRuleRefused(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	c := approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	c := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	ok := func(edit func(r *boardv1.Rule)) *boardv1.Rule {
 		r := &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}
 		edit(r)
@@ -285,10 +285,10 @@ func asConnect(err error, ce **connect.Error) bool { return errors.As(err, ce) }
 func TestRuleAccess(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	existing := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"})
 	for proto, opts := range boardtest.Protocols {
-		for _, role := range []board.Role{board.RoleViewer, board.RoleApprover} {
+		for _, role := range []identity.Role{identity.RoleViewer, identity.RoleApprover} {
 			c := approvalsClient(bt, bt.OperatorToken("someone", role), opts...)
 			_, err := c.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "x", Node: "*", Role: "approver"}})
 			if connect.CodeOf(err) != connect.CodePermissionDenied {
@@ -317,7 +317,7 @@ func TestRuleAccess(t *testing.T) {
 func TestRuleAudited(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	c := approvalsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	c := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	r := putRule(t, c, &boardv1.Rule{Agent: "desk", Node: "pay", People: []string{"ann", "bob"}, TimeLimit: durationpb.New(90 * time.Minute)})
 	putRule(t, c, &boardv1.Rule{Id: r.GetId(), Agent: "desk", Node: "pay", Role: "admin", RequireReason: true})
 	if _, err := c.DeleteRule(t.Context(), &boardv1.DeleteRuleRequest{Id: r.GetId()}); err != nil {
@@ -358,7 +358,7 @@ func TestRuleAudited(t *testing.T) {
 func TestRulesSurviveRestart(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	token := bt.OperatorToken("root", board.RoleAdmin)
+	token := bt.OperatorToken("root", identity.RoleAdmin)
 	put := putRule(t, approvalsClient(bt, token), &boardv1.Rule{Agent: "desk", Node: "*", People: []string{"ann"}, TimeLimit: durationpb.New(time.Hour)})
 	bt.Restart()
 	rules := listRules(t, approvalsClient(bt, token))

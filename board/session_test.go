@@ -12,7 +12,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -26,7 +26,7 @@ func sessionUsers(bt *boardtest.Board, cookie, csrf string) boardv1connect.UserS
 func TestCSRF(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("alice@example.com", board.RoleAdmin, password)
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
 	cookie, csrf := bt.SignIn("alice@example.com", password)
 	_, other := bt.SignIn("alice@example.com", password) // her other session's token
 	add := &boardv1.AddUserRequest{Email: "bob@example.com", Role: "viewer"}
@@ -46,14 +46,14 @@ func TestCSRF(t *testing.T) {
 			t.Errorf("sign out with %s CSRF token: %s %s, want 403", name, resp.Status, body)
 		}
 	}
-	if _, err := board.NewUsers(bt.Store).ByEmail(t.Context(), "bob@example.com"); err == nil {
+	if _, err := identity.NewUsers(bt.Store, nil).ByEmail(t.Context(), "bob@example.com"); err == nil {
 		t.Fatalf("bob was added by a request without the right CSRF token")
 	}
 	if _, err := sessionUsers(bt, cookie, csrf).AddUser(t.Context(), add); err != nil {
 		t.Fatalf("AddUser with the CSRF token: %v", err)
 	}
 	// A bearer token needs no CSRF header.
-	if _, err := bt.Users(bt.OperatorToken("ops", board.RoleAdmin)).ListUsers(t.Context(), &boardv1.ListUsersRequest{}); err != nil {
+	if _, err := bt.Users(bt.OperatorToken("ops", identity.RoleAdmin)).ListUsers(t.Context(), &boardv1.ListUsersRequest{}); err != nil {
 		t.Errorf("ListUsers with an operator token: %v", err)
 	}
 }
@@ -62,7 +62,7 @@ func TestCSRF(t *testing.T) {
 func TestSignOut(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("alice@example.com", board.RoleViewer, password)
+	bt.AddUser("alice@example.com", identity.RoleViewer, password)
 	cookie, csrf := bt.SignIn("alice@example.com", password)
 	resp, body := bt.PostJSON("/auth/signout", map[string]string{}, cookie, csrf)
 	if resp.StatusCode != http.StatusNoContent {
@@ -81,8 +81,8 @@ func TestSignOut(t *testing.T) {
 func TestDisableEndsSessions(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("alice@example.com", board.RoleAdmin, password)
-	bt.AddUser("bob@example.com", board.RoleApprover, password)
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
+	bt.AddUser("bob@example.com", identity.RoleApprover, password)
 	cookie, csrf := bt.SignIn("bob@example.com", password)
 	bob := sessionUsers(bt, cookie, csrf)
 	if _, err := bob.Me(t.Context(), &boardv1.MeRequest{}); err != nil {
@@ -113,14 +113,14 @@ func TestDisableEndsSessions(t *testing.T) {
 func TestSessionRoleIsLive(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("bob@example.com", board.RoleAdmin, password)
-	bt.AddUser("alice@example.com", board.RoleAdmin, password)
+	bt.AddUser("bob@example.com", identity.RoleAdmin, password)
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
 	cookie, csrf := bt.SignIn("bob@example.com", password)
 	users := sessionUsers(bt, cookie, csrf)
 	if _, err := users.ListUsers(t.Context(), &boardv1.ListUsersRequest{}); err != nil {
 		t.Fatalf("ListUsers as an admin: %v", err)
 	}
-	if _, err := bt.Board.Users().SetRole(t.Context(), "bob@example.com", board.RoleViewer, "test"); err != nil {
+	if _, err := bt.Board.Users().SetRole(t.Context(), "bob@example.com", identity.RoleViewer, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := users.ListUsers(t.Context(), &boardv1.ListUsersRequest{}); connect.CodeOf(err) != connect.CodePermissionDenied {
@@ -134,9 +134,8 @@ func TestSessionRoleIsLive(t *testing.T) {
 func TestSessionsRefused(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	tokens := bt.Board.Tokens()
-	alice := bt.AddUser("alice@example.com", board.RoleAdmin, password)
-	bob := bt.AddUser("bob@example.com", board.RoleAdmin, password)
+	alice := bt.AddUser("alice@example.com", identity.RoleAdmin, password)
+	bob := bt.AddUser("bob@example.com", identity.RoleAdmin, password)
 	cookie, csrf := bt.SignIn("alice@example.com", password)
 	var real jwt.RegisteredClaims
 	if _, _, err := jwt.NewParser().ParseUnverified(cookie, &real); err != nil {
@@ -149,9 +148,9 @@ func TestSessionsRefused(t *testing.T) {
 	now := time.Now()
 	claims := func(edit func(jwt.MapClaims)) jwt.MapClaims {
 		c := jwt.MapClaims{
-			"iss": board.Issuer,
+			"iss": identity.Issuer,
 			"sub": alice.ID,
-			"aud": []string{board.Audience},
+			"aud": []string{identity.Audience},
 			"exp": now.Add(time.Hour).Unix(),
 			"nbf": now.Add(-time.Minute).Unix(),
 			"iat": now.Add(-time.Minute).Unix(),
@@ -163,7 +162,7 @@ func TestSessionsRefused(t *testing.T) {
 		return c
 	}
 	header := func(edit func(map[string]any)) map[string]any {
-		h := map[string]any{"typ": "session+jwt", "kid": tokens.KeyIDForTest()}
+		h := map[string]any{"typ": "session+jwt", "kid": bt.KeyID()}
 		if edit != nil {
 			edit(h)
 		}
@@ -173,7 +172,7 @@ func TestSessionsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	control := tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(nil))
+	control := bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(nil))
 	if _, err := sessionUsers(bt, control, csrf).Me(t.Context(), &boardv1.MeRequest{}); err != nil {
 		t.Fatalf("control cookie refused: %v", err)
 	}
@@ -181,21 +180,21 @@ func TestSessionsRefused(t *testing.T) {
 		"malformed":                       "not.a.jwt",
 		"garbage":                         "eyJhbGciOiJFZERTQSJ9.e30",
 		"alg none":                        mustNone(t, header(nil), claims(nil)),
-		"hs256 with public key as secret": tokens.SignForTest(jwt.SigningMethodHS256, tokens.PublicKeyForTest(), header(nil), claims(nil)),
-		"other key same kid":              tokens.SignForTest(jwt.SigningMethodEdDSA, otherKey, header(nil), claims(nil)),
-		"unknown kid":                     tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["kid"] = "nope" }), claims(nil)),
-		"wrong aud":                       tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} })),
-		"no aud":                          tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "aud") })),
-		"wrong iss":                       tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iss"] = "evil" })),
-		"typ JWT":                         tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "JWT" }), claims(nil)),
-		"operator typ":                    tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "operator+jwt" }), claims(nil)),
-		"agent typ":                       tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "agent+jwt" }), claims(nil)),
-		"expired (forged)":                tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Minute).Unix() })),
-		"no exp":                          tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "exp") })),
-		"not yet valid":                   tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })),
-		"issued in the future":            tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iat"] = now.Add(time.Hour).Unix() })),
-		"unknown jti":                     tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["jti"] = "0123456789abcdef" })),
-		"someone else's sub":              tokens.SignForTest(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["sub"] = bob.ID })),
+		"hs256 with public key as secret": bt.Forge(jwt.SigningMethodHS256, bt.PublicKey(), header(nil), claims(nil)),
+		"other key same kid":              bt.Forge(jwt.SigningMethodEdDSA, otherKey, header(nil), claims(nil)),
+		"unknown kid":                     bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["kid"] = "nope" }), claims(nil)),
+		"wrong aud":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} })),
+		"no aud":                          bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "aud") })),
+		"wrong iss":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iss"] = "evil" })),
+		"typ JWT":                         bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "JWT" }), claims(nil)),
+		"operator typ":                    bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "operator+jwt" }), claims(nil)),
+		"agent typ":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "agent+jwt" }), claims(nil)),
+		"expired (forged)":                bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Minute).Unix() })),
+		"no exp":                          bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "exp") })),
+		"not yet valid":                   bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })),
+		"issued in the future":            bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iat"] = now.Add(time.Hour).Unix() })),
+		"unknown jti":                     bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["jti"] = "0123456789abcdef" })),
+		"someone else's sub":              bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["sub"] = bob.ID })),
 		"ended session":                   ended,
 		"tampered payload":                control[:len(control)-3] + "AAA",
 	}

@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -42,7 +42,7 @@ func TestFirstRun(t *testing.T) {
 		t.Errorf("setup a second time: %s %s, want 400", resp.Status, b)
 	}
 	u, err := users.ByEmail(t.Context(), "root@example.com")
-	if err != nil || u.Role != board.RoleAdmin || !u.HasPassword || u.Name != "Root" {
+	if err != nil || u.Role != identity.RoleAdmin || !u.HasPassword || u.Name != "Root" {
 		t.Fatalf("first admin = %+v, %v", u, err)
 	}
 	bt.SignIn("root@example.com", password)
@@ -62,29 +62,29 @@ func TestSetupLinks(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("FirstRun = %v, %v", ok, err)
 		}
-		_, link, err := users.Add(t.Context(), board.AddUser{Email: "alice@example.com", Role: board.RoleViewer, Actor: "test"})
+		_, link, err := users.Add(t.Context(), identity.AddUser{Email: "alice@example.com", Role: identity.RoleViewer, Actor: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !link.ExpiresAt.Equal(time.Now().Add(board.SetupTTL)) {
-			t.Errorf("link expires %s, want in %s", link.ExpiresAt, board.SetupTTL)
+		if !link.ExpiresAt.Equal(time.Now().Add(identity.SetupTTL)) {
+			t.Errorf("link expires %s, want in %s", link.ExpiresAt, identity.SetupTTL)
 		}
-		_, late, err := users.Add(t.Context(), board.AddUser{Email: "bob@example.com", Role: board.RoleViewer, Actor: "test"})
+		_, late, err := users.Add(t.Context(), identity.AddUser{Email: "bob@example.com", Role: identity.RoleViewer, Actor: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(board.SetupTTL - time.Second)
-		if _, err := users.Setup(t.Context(), board.Setup{Token: link.Token, Name: "Alice", Password: password}); err != nil {
+		time.Sleep(identity.SetupTTL - time.Second)
+		if _, err := users.Setup(t.Context(), identity.Setup{Token: link.Token, Name: "Alice", Password: password}); err != nil {
 			t.Fatalf("setup a second before expiry: %v", err)
 		}
-		if _, err := users.Setup(t.Context(), board.Setup{Token: link.Token, Password: password + "2"}); !errors.Is(err, board.ErrSetupLink) {
+		if _, err := users.Setup(t.Context(), identity.Setup{Token: link.Token, Password: password + "2"}); !errors.Is(err, identity.ErrSetupLink) {
 			t.Errorf("setup again: %v, want ErrSetupLink", err)
 		}
 		time.Sleep(time.Second)
-		if _, err := users.Setup(t.Context(), board.Setup{Token: late.Token, Password: password}); !errors.Is(err, board.ErrSetupLink) {
+		if _, err := users.Setup(t.Context(), identity.Setup{Token: late.Token, Password: password}); !errors.Is(err, identity.ErrSetupLink) {
 			t.Errorf("setup at expiry: %v, want ErrSetupLink", err)
 		}
-		if _, err := users.Setup(t.Context(), board.Setup{Token: first.Token, Email: "root@example.com", Password: password}); !errors.Is(err, board.ErrSetupLink) {
+		if _, err := users.Setup(t.Context(), identity.Setup{Token: first.Token, Email: "root@example.com", Password: password}); !errors.Is(err, identity.ErrSetupLink) {
 			t.Errorf("a first-run link on a board with people: %v, want ErrSetupLink", err)
 		}
 		u, err := users.ByEmail(t.Context(), "bob@example.com")
@@ -103,8 +103,8 @@ func TestFirstRunExpires(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("FirstRun = %v, %v", ok, err)
 		}
-		time.Sleep(board.SetupTTL)
-		if _, err := b.Users().Setup(t.Context(), board.Setup{Token: link.Token, Email: "root@example.com", Password: password}); !errors.Is(err, board.ErrSetupLink) {
+		time.Sleep(identity.SetupTTL)
+		if _, err := b.Users().Setup(t.Context(), identity.Setup{Token: link.Token, Email: "root@example.com", Password: password}); !errors.Is(err, identity.ErrSetupLink) {
 			t.Fatalf("first-run link at expiry: %v, want ErrSetupLink", err)
 		}
 	})

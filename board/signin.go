@@ -13,6 +13,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // The sign-in endpoints are plain HTTP on the board's mux (docs/people.md):
@@ -59,7 +60,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	source := sourceOf(r)
-	account, err := CanonicalEmail(req.Email)
+	account, err := identity.CanonicalEmail(req.Email)
 	if err != nil {
 		account = req.Email // counted all the same
 	}
@@ -75,7 +76,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		row, err = b.db.User.Query().Where(user.Email(account)).Only(ctx)
 	}
 	switch {
-	case ent.IsNotFound(err) || errors.Is(err, ErrBadEmail):
+	case ent.IsNotFound(err) || errors.Is(err, identity.ErrBadEmail):
 		why = "no such user"
 	case err != nil:
 		b.log.ErrorContext(ctx, "sign in", "error", err)
@@ -88,7 +89,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	// Always one argon2id: against the dummy hash when there is nothing to
 	// check, so an unknown email takes as long as a wrong password.
-	ok := passwordMatches(hash, req.Password)
+	ok := identity.PasswordMatches(hash, req.Password)
 	switch {
 	case why != "":
 	case row.PasswordHash == "":
@@ -111,14 +112,14 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.signinAccount.reset(account)
-	s, err := b.startSession(ctx, row, source)
+	s, err := b.sessions.Start(ctx, row.ID, row.Email, source)
 	if err != nil {
 		b.log.ErrorContext(ctx, "start session", "error", err)
 		writeJSONError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
-	setSessionCookies(w, r, s.token, s.csrf, s.expires.Sub(b.now()))
-	writeJSON(w, http.StatusOK, sessionResponse{Email: row.Email, Name: row.Name, Role: row.Role, CSRFToken: s.csrf, ExpiresAt: s.expires})
+	setSessionCookies(w, r, s.Token, s.CSRF, s.Expires.Sub(b.now()))
+	writeJSON(w, http.StatusOK, sessionResponse{Email: row.Email, Name: row.Name, Role: row.Role, CSRFToken: s.CSRF, ExpiresAt: s.Expires})
 }
 
 // signinLimited says whether a sign-in for account from source is over a
@@ -136,7 +137,7 @@ func (b *Board) signOut(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := b.endSession(r.Context(), c); err != nil {
+	if err := b.sessions.End(r.Context(), c); err != nil {
 		b.log.ErrorContext(r.Context(), "sign out", "error", err)
 		writeJSONError(w, http.StatusInternalServerError, "internal error")
 		return
@@ -148,7 +149,7 @@ func (b *Board) signOut(w http.ResponseWriter, r *http.Request) {
 // sessionInfo says who the cookie is, without a CSRF check: it changes
 // nothing and says nothing secret.
 func (b *Board) sessionInfo(w http.ResponseWriter, r *http.Request) {
-	c, _, err := b.verifySession(r.Context(), sessionCookie(r.Header))
+	c, _, err := b.sessions.Verify(r.Context(), sessionCookie(r.Header))
 	if err != nil {
 		writeJSONError(w, http.StatusUnauthorized, "not signed in")
 		return
@@ -163,15 +164,15 @@ func (b *Board) sessionInfo(w http.ResponseWriter, r *http.Request) {
 
 // cookieCaller authenticates a plain HTTP request by its session cookie
 // and CSRF header, or answers it 401 or 403 and returns false.
-func (b *Board) cookieCaller(w http.ResponseWriter, r *http.Request) (Caller, bool) {
-	c, csrf, err := b.verifySession(r.Context(), sessionCookie(r.Header))
+func (b *Board) cookieCaller(w http.ResponseWriter, r *http.Request) (identity.Caller, bool) {
+	c, csrf, err := b.sessions.Verify(r.Context(), sessionCookie(r.Header))
 	if err != nil {
 		writeJSONError(w, http.StatusUnauthorized, "not signed in")
-		return Caller{}, false
+		return identity.Caller{}, false
 	}
-	if !csrfMatches(r.Header.Get(CSRFHeader), csrf) {
+	if !identity.CSRFMatches(r.Header.Get(CSRFHeader), csrf) {
 		writeJSONError(w, http.StatusForbidden, errCSRF)
-		return Caller{}, false
+		return identity.Caller{}, false
 	}
 	return c, true
 }
@@ -196,9 +197,9 @@ func (b *Board) setup(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	u, err := b.users.Setup(r.Context(), Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password})
+	u, err := b.users.Setup(r.Context(), identity.Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password})
 	switch {
-	case errors.Is(err, ErrWeakPassword), errors.Is(err, ErrBadEmail), errors.Is(err, ErrSetupLink), errors.Is(err, ErrBadName):
+	case errors.Is(err, identity.ErrWeakPassword), errors.Is(err, identity.ErrBadEmail), errors.Is(err, identity.ErrSetupLink), errors.Is(err, identity.ErrBadName):
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:

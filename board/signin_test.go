@@ -12,6 +12,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -22,7 +23,7 @@ const password = "correct horse battery"
 func TestSignIn(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("Alice@Example.com", board.RoleApprover, password)
+	bt.AddUser("Alice@Example.com", identity.RoleApprover, password)
 	resp, body := bt.PostJSON("/auth/signin", map[string]string{"email": "  ALICE@example.com ", "password": password}, "", "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("sign in: %s %s", resp.Status, body)
@@ -79,9 +80,9 @@ func TestSignIn(t *testing.T) {
 func TestSignInFailures(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("alice@example.com", board.RoleAdmin, password)
-	bt.AddUser("nopass@example.com", board.RoleAdmin, "")
-	bt.AddUser("gone@example.com", board.RoleViewer, password)
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
+	bt.AddUser("nopass@example.com", identity.RoleAdmin, "")
+	bt.AddUser("gone@example.com", identity.RoleViewer, password)
 	if _, _, err := bt.Board.Users().SetDisabled(t.Context(), "gone@example.com", true, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestSignInFailures(t *testing.T) {
 func TestSignInLimited(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("alice@example.com", board.RoleAdmin, password)
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
 	for i := range 5 {
 		resp, _ := bt.PostJSON("/auth/signin", map[string]string{"email": "alice@example.com", "password": "wrong password " + strconv.Itoa(i)}, "", "")
 		if resp.StatusCode != http.StatusUnauthorized {
@@ -156,7 +157,7 @@ func TestSignInLimited(t *testing.T) {
 		}
 	}
 	// Another account from the same source is not locked by alice's.
-	bt.AddUser("bob@example.com", board.RoleAdmin, password)
+	bt.AddUser("bob@example.com", identity.RoleAdmin, password)
 	bt.SignIn("bob@example.com", password)
 }
 

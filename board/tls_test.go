@@ -6,7 +6,7 @@ import (
 
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -23,7 +23,7 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("state = %+v, want up", up)
 	}
 	for proto, opts := range boardtest.Protocols {
-		res, err := bt.Agents(bt.OperatorToken("ops", board.RoleViewer), opts...).GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "secure"})
+		res, err := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer), opts...).GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "secure"})
 		if err != nil || !res.GetAgent().GetOnline() || res.GetAgent().GetSession() != up.Session {
 			t.Errorf("%s: GetAgent = %v, %v; want online in %s", proto, res, err, up.Session)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -86,7 +87,7 @@ func (s toolService) ListServers(ctx context.Context, _ *boardv1.ListServersRequ
 }
 
 func (s toolService) GetSwitches(ctx context.Context, req *boardv1.GetSwitchesRequest) (*boardv1.GetSwitchesResponse, error) {
-	if err := validName(req.GetAgent()); err != nil {
+	if err := identity.ValidName(req.GetAgent()); err != nil {
 		return nil, refusal(connect.CodeInvalidArgument, "agent: %v", err)
 	}
 	a, err := s.b.db.Agent.Query().Where(agent.Name(req.GetAgent())).Only(ctx)
@@ -150,10 +151,10 @@ func (s toolService) ListSwitches(ctx context.Context, _ *boardv1.ListSwitchesRe
 // so a link coming up at the same moment never gets an older word after
 // this one, and two changes at once are applied one after the other.
 func (b *Board) setSwitches(ctx context.Context, name string, change func(*ent.Agent) ([]string, error)) (*boardv1.Switches, bool, error) {
-	if err := validName(name); err != nil {
+	if err := identity.ValidName(name); err != nil {
 		return nil, false, refusal(connect.CodeInvalidArgument, "agent: %v", err)
 	}
-	actor := actorOf(ctx, "")
+	actor := identity.ActorOf(ctx, "")
 	now := b.now().UTC().Truncate(time.Microsecond)
 	unlock := b.switchLocks.lock(name)
 	defer unlock()

@@ -19,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -134,7 +135,7 @@ func TestSwitchesAfterWelcome(t *testing.T) {
 	l := toolLink(t, bt, "desk", deskTools...)
 	// Never spoken for: nothing is on, and the agent is told so.
 	wantSwitches(t, "after the welcome", l.switchesUntilPong(1), false)
-	got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), "desk")
+	got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), "desk")
 	want := &boardv1.Switches{Agent: "desk", Declared: deskTools}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("GetSwitches(desk) (-want +got):\n%s", diff)
@@ -148,8 +149,8 @@ func TestSwitchesAfterWelcome(t *testing.T) {
 func TestSetSwitches(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
-	viewer := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer))
+	admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	viewer := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
 	l := toolLink(t, bt, "desk", deskTools...)
 	l.switchesUntilPong(1)
 
@@ -201,7 +202,7 @@ func TestSetSwitches(t *testing.T) {
 func TestSetSwitchesRefused(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	l := toolLink(t, bt, "desk", deskTools...)
 	l.switchesUntilPong(1)
 	before := setSwitches(t, admin, "desk", "orders.lookup_order").GetSwitches()
@@ -298,7 +299,7 @@ func TestToolsAccess(t *testing.T) {
 			t.Errorf("%s: SetSwitches = %v, want unauthenticated", tc.name, err)
 		}
 	}
-	for _, role := range []board.Role{board.RoleViewer, board.RoleApprover} {
+	for _, role := range []identity.Role{identity.RoleViewer, identity.RoleApprover} {
 		for name, c := range map[string]boardv1connect.ToolServiceClient{
 			"connect": toolsClient(bt, bt.OperatorToken("op", role)),
 			"grpc":    toolsClient(bt, bt.OperatorToken("op", role), connecthttp.WithGRPC()),
@@ -315,7 +316,7 @@ func TestToolsAccess(t *testing.T) {
 		}
 	}
 	// Refused calls changed nothing and told the agent nothing.
-	if got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), "desk"); got.GetSpoken() || len(got.GetOn()) != 0 {
+	if got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), "desk"); got.GetSpoken() || len(got.GetOn()) != 0 {
 		t.Errorf("after refused SetSwitches: %v, want never spoken", got)
 	}
 	if got := l.switchesUntilPong(2); len(got) != 0 {
@@ -326,8 +327,8 @@ func TestToolsAccess(t *testing.T) {
 	}
 	// An admin may, over either protocol.
 	for name, c := range map[string]boardv1connect.ToolServiceClient{
-		"connect": toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin)),
-		"grpc":    toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin), connecthttp.WithGRPC()),
+		"connect": toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)),
+		"grpc":    toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin), connecthttp.WithGRPC()),
 	} {
 		if res, err := c.SetSwitches(t.Context(), set); err != nil || !res.GetPushed() {
 			t.Errorf("%s admin: SetSwitches = %v, %v; want pushed", name, res, err)
@@ -340,9 +341,9 @@ func TestSwitchesSurviveRestart(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	l := toolLink(t, bt, "desk", deskTools...)
 	l.switchesUntilPong(1)
-	set := setSwitches(t, toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin)), "desk", "orders.lookup_order").GetSwitches()
+	set := setSwitches(t, toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)), "desk", "orders.lookup_order").GetSwitches()
 	bt.Restart()
-	got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)), "desk")
+	got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), "desk")
 	if diff := cmp.Diff(set, got, protocmp.Transform()); diff != "" {
 		t.Errorf("GetSwitches after restart (-before +after):\n%s", diff)
 	}
@@ -353,7 +354,7 @@ func TestSwitchesSurviveRestart(t *testing.T) {
 func TestSetSwitchesOffline(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	l := toolLink(t, bt, "desk", deskTools...)
 	l.switchesUntilPong(1)
 	l.hangUp() // a goodbye: offline at once
@@ -372,8 +373,8 @@ func TestSetSwitchesOffline(t *testing.T) {
 func TestListServers(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
-	viewer := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer))
+	admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	viewer := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
 
 	if res, err := viewer.ListServers(t.Context(), &boardv1.ListServersRequest{}); err != nil || len(res.GetServers()) != 0 {
 		t.Fatalf("ListServers with no agents = %v, %v; want none", res, err)
@@ -423,7 +424,7 @@ func TestListServers(t *testing.T) {
 func TestSwitchesNewBuild(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	l := toolLink(t, bt, "desk", deskTools...)
 	l.switchesUntilPong(1)
 	setSwitches(t, admin, "desk", "orders.lookup_order", "orders.refund")
@@ -502,7 +503,7 @@ func TestListServersRepeatedTool(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	l := toolLink(t, bt, "desk", "orders.refund", "orders.refund")
 	l.switchesUntilPong(1)
-	res, err := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).ListServers(t.Context(), &boardv1.ListServersRequest{})
+	res, err := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).ListServers(t.Context(), &boardv1.ListServersRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,8 +533,8 @@ func TestSetSwitchPostgres(t *testing.T) {
 
 func testSetSwitch(t *testing.T, opts boardtest.Options) {
 	bt := boardtest.Start(t, opts)
-	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
-	other := toolsClient(bt, bt.OperatorToken("rita", board.RoleAdmin))
+	admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	other := toolsClient(bt, bt.OperatorToken("rita", identity.RoleAdmin))
 	l := toolLink(t, bt, "desk", deskTools...)
 	l.switchesUntilPong(1)
 
@@ -570,7 +571,7 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), `"orders.delete_all"`) {
 		t.Errorf("SetSwitch(undeclared) = %v, want invalid_argument naming it", err)
 	}
-	viewer := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer))
+	viewer := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
 	if _, err := viewer.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: "mail.send", On: true}); connect.CodeOf(err) != connect.CodePermissionDenied {
 		t.Errorf("SetSwitch by a viewer = %v, want permission_denied", err)
 	}
@@ -583,11 +584,11 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 func TestListSwitches(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := toolsClient(bt, bt.OperatorToken("root", board.RoleAdmin))
+	admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	toolLink(t, bt, "b-desk", "mail.send").switchesUntilPong(1)
 	toolLink(t, bt, "a-desk", deskTools...).switchesUntilPong(1)
 	setSwitches(t, admin, "a-desk", "orders.refund")
-	res, err := toolsClient(bt, bt.OperatorToken("vic", board.RoleViewer)).ListSwitches(t.Context(), &boardv1.ListSwitchesRequest{})
+	res, err := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).ListSwitches(t.Context(), &boardv1.ListSwitchesRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,39 +1,15 @@
 package board_test
 
 import (
-	"errors"
 	"testing"
 
 	"connectrpc.com/connect/v2"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
-func TestCanonicalEmail(t *testing.T) {
-	t.Parallel()
-	good := map[string]string{
-		"alice@example.com":       "alice@example.com",
-		"  Alice@Example.COM\t":   "alice@example.com",
-		"a.b+tag@sub.example.org": "a.b+tag@sub.example.org",
-		"root@localhost":          "root@localhost",
-	}
-	for in, want := range good {
-		if got, err := board.CanonicalEmail(in); err != nil || got != want {
-			t.Errorf("CanonicalEmail(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "alice", "@example.com", "alice@", "a@b@c", "Alice <alice@example.com>", "al ice@example.com", "alice@.example.com", "alice@example..com", "alice@example.com.", "a\n@example.com"} {
-		if got, err := board.CanonicalEmail(in); !errors.Is(err, board.ErrBadEmail) {
-			t.Errorf("CanonicalEmail(%q) = %q, %v; want ErrBadEmail", in, got, err)
-		}
-	}
-}
-
-// TestUserService: an admin adds, lists, re-roles and disables people; a
-// setup link comes back and no password is set; bad requests name their
-// field; the last enabled admin cannot be taken away.
 func TestUserService(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
@@ -45,7 +21,7 @@ func TestUserService(t *testing.T) {
 				bt = boardtest.Start(t, boardtest.Options{}) // its own people
 			}
 			ctx := t.Context()
-			users := bt.Users(bt.OperatorToken("ops", board.RoleAdmin), opts...)
+			users := bt.Users(bt.OperatorToken("ops", identity.RoleAdmin), opts...)
 			added, err := users.AddUser(ctx, &boardv1.AddUserRequest{Email: " Alice@Example.com", Name: "Alice", Role: "admin"})
 			if err != nil {
 				t.Fatal(err)
@@ -102,7 +78,7 @@ func TestUserService(t *testing.T) {
 			if _, err := users.SetVerifySecret(ctx, &boardv1.SetVerifySecretRequest{Secret: "a long enough secret"}); connect.CodeOf(err) != connect.CodePermissionDenied {
 				t.Errorf("SetVerifySecret with an operator token: %v, want permission_denied", err)
 			}
-			viewer := bt.Users(bt.OperatorToken("ops", board.RoleViewer), opts...)
+			viewer := bt.Users(bt.OperatorToken("ops", identity.RoleViewer), opts...)
 			if _, err := viewer.AddUser(ctx, &boardv1.AddUserRequest{Email: "eve@example.com", Role: "admin"}); connect.CodeOf(err) != connect.CodePermissionDenied {
 				t.Errorf("AddUser as a viewer: %v, want permission_denied", err)
 			}
@@ -115,7 +91,7 @@ func TestUserService(t *testing.T) {
 func TestSetVerifySecret(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("alice@example.com", board.RoleViewer, password)
+	bt.AddUser("alice@example.com", identity.RoleViewer, password)
 	cookie, csrf := bt.SignIn("alice@example.com", password)
 	users := sessionUsers(bt, cookie, csrf)
 	ctx := t.Context()

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // userService serves UserService. Pairing and identify are in
@@ -15,14 +16,13 @@ import (
 type userService struct{ b *Board }
 
 func (s userService) Me(ctx context.Context, _ *boardv1.MeRequest) (*boardv1.MeResponse, error) {
-	c, _ := callerFrom(ctx)
+	c, _ := identity.FromContext(ctx)
 	out := &boardv1.MeResponse{Kind: string(c.Kind), Name: c.Name, Role: c.Role.String()}
-	if c.Kind == KindSession {
-		r, err := s.b.db.User.Get(ctx, c.UserID)
+	if c.Kind == identity.KindSession {
+		u, err := s.b.users.ByID(ctx, c.UserID)
 		if err != nil {
 			return nil, err
 		}
-		u := userOf(r)
 		out.User = userProto(u)
 	}
 	return out, nil
@@ -41,15 +41,15 @@ func (s userService) ListUsers(ctx context.Context, _ *boardv1.ListUsersRequest)
 }
 
 func (s userService) AddUser(ctx context.Context, req *boardv1.AddUserRequest) (*boardv1.AddUserResponse, error) {
-	email, err := CanonicalEmail(req.GetEmail())
+	email, err := identity.CanonicalEmail(req.GetEmail())
 	if err != nil {
 		return nil, invalid("email", err)
 	}
-	role, err := ParseRole(req.GetRole())
+	role, err := identity.ParseRole(req.GetRole())
 	if err != nil {
 		return nil, invalid("role", err)
 	}
-	u, link, err := s.b.users.Add(ctx, AddUser{Email: email, Name: req.GetName(), Role: role})
+	u, link, err := s.b.users.Add(ctx, identity.AddUser{Email: email, Name: req.GetName(), Role: role})
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +61,10 @@ func (s userService) AddUser(ctx context.Context, req *boardv1.AddUserRequest) (
 }
 
 func (s userService) SetRole(ctx context.Context, req *boardv1.SetRoleRequest) (*boardv1.SetRoleResponse, error) {
-	if _, err := CanonicalEmail(req.GetEmail()); err != nil {
+	if _, err := identity.CanonicalEmail(req.GetEmail()); err != nil {
 		return nil, invalid("email", err)
 	}
-	role, err := ParseRole(req.GetRole())
+	role, err := identity.ParseRole(req.GetRole())
 	if err != nil {
 		return nil, invalid("role", err)
 	}
@@ -76,7 +76,7 @@ func (s userService) SetRole(ctx context.Context, req *boardv1.SetRoleRequest) (
 }
 
 func (s userService) DisableUser(ctx context.Context, req *boardv1.DisableUserRequest) (*boardv1.DisableUserResponse, error) {
-	if _, err := CanonicalEmail(req.GetEmail()); err != nil {
+	if _, err := identity.CanonicalEmail(req.GetEmail()); err != nil {
 		return nil, invalid("email", err)
 	}
 	u, n, err := s.b.users.SetDisabled(ctx, req.GetEmail(), req.GetDisabled(), "")
@@ -87,10 +87,10 @@ func (s userService) DisableUser(ctx context.Context, req *boardv1.DisableUserRe
 }
 
 func (s userService) SetVerifySecret(ctx context.Context, req *boardv1.SetVerifySecretRequest) (*boardv1.SetVerifySecretResponse, error) {
-	c, _ := callerFrom(ctx)
+	c, _ := identity.FromContext(ctx)
 	if err := s.b.users.SetVerifySecret(ctx, c.UserID, req.GetSecret(), ""); err != nil {
-		if errors.Is(err, ErrWeakPassword) {
-			return nil, invalid("secret", ErrWeakPassword)
+		if errors.Is(err, identity.ErrWeakPassword) {
+			return nil, invalid("secret", identity.ErrWeakPassword)
 		}
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func invalid(field string, err error) error {
 	return connect.Errorf(connect.CodeInvalidArgument, "%s: %v", field, err)
 }
 
-func userProto(u User) *boardv1.User {
+func userProto(u identity.User) *boardv1.User {
 	return &boardv1.User{
 		Id:              u.ID,
 		Email:           u.Email,

@@ -9,6 +9,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // notVerified is why a verify failed, whatever was wrong about the person
@@ -19,7 +20,7 @@ const notVerified = "not verified"
 // maxVerifyWho and maxVerifySecret bound what a verify may carry.
 const (
 	maxVerifyWho    = 320
-	maxVerifySecret = maxPasswordBytes
+	maxVerifySecret = identity.MaxPasswordBytes
 )
 
 // verify answers a verify. Only a failure to send ends the link.
@@ -47,7 +48,7 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		return nil, badRequest("verify.secret: %d bytes, at most %d", n, maxVerifySecret)
 	}
 	out := &boardv1.Verified{RequestId: q.GetRequestId()}
-	who, whoErr := CanonicalEmail(q.GetWho())
+	who, whoErr := identity.CanonicalEmail(q.GetWho())
 	if whoErr != nil {
 		who = q.GetWho() // counted and audited as given; never a person
 	}
@@ -89,7 +90,7 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		hash, reason = u.VerifyHash, "wrong secret"
 	}
 	// An empty hash is checked against a dummy: as long as a real check.
-	if !passwordMatches(hash, q.GetSecret()) || hash == "" {
+	if !identity.PasswordMatches(hash, q.GetSecret()) || hash == "" {
 		lim.failsByWho.fail(who)
 		return fail(notVerified, reason)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -20,7 +21,7 @@ const secret = "correct horse battery"
 func verifyBoard(t *testing.T) (*boardtest.Board, *pairingAgent) {
 	t.Helper()
 	bt := boardtest.Start(t, boardtest.Options{})
-	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestVerifyLimits(t *testing.T) {
 		t.Fatalf("another address: %+v", got)
 	}
 
-	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorPairing}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/waiting"
 )
@@ -217,11 +217,11 @@ func governAll(t *testing.T, bt *boardtest.Board, limit time.Duration) {
 }
 
 func admin(bt *boardtest.Board) boardv1connect.ApprovalServiceClient {
-	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 }
 
 func approver(bt *boardtest.Board, name string) boardv1connect.ApprovalServiceClient {
-	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken(name, board.RoleApprover)))
+	return boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken(name, identity.RoleApprover)))
 }
 
 // pendingOnBoard waits for n pending approvals and returns them.

@@ -12,7 +12,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -41,7 +41,7 @@ func TestBrowserPairs(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	d := newDoorServer(t, doorOptions{link: bt})
 	const password = "a long enough password"
-	bt.AddUser("dot@example.com", board.RoleViewer, password)
+	bt.AddUser("dot@example.com", identity.RoleViewer, password)
 	cookie, csrf := bt.SignIn("dot@example.com", password)
 	dot := boardv1connect.NewUserServiceClient(bt.SessionClient(cookie, csrf))
 

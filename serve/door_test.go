@@ -22,6 +22,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/serve"
 )
@@ -398,7 +399,7 @@ func TestPairingAndVerify(t *testing.T) {
 	index := filepath.Join(t.TempDir(), "conversations.json")
 	d := newDoorServer(t, doorOptions{index: index, link: bt})
 	const password, secret = "a long enough password", "my verify secret"
-	bt.AddUser("Cat@Example.com", board.RoleViewer, password)
+	bt.AddUser("Cat@Example.com", identity.RoleViewer, password)
 	cookie, csrf := bt.SignIn("cat@example.com", password)
 	cat := boardv1connect.NewUserServiceClient(bt.SessionClient(cookie, csrf))
 
@@ -471,7 +472,7 @@ func TestPairingAndVerify(t *testing.T) {
 	})
 
 	// The door is verify now.
-	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/approvals"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/ui"
 )
@@ -296,7 +296,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// The right token signs in; the empty board says how to connect an agent.
-	token := bt.OperatorToken("ada", board.RoleViewer)
+	token := bt.OperatorToken("ada", identity.RoleViewer)
 	do("sign in",
 		chromedp.SetValue(chromedp.ID("token"), token),
 		chromedp.Click(chromedp.ID("sign-in-button")),
@@ -398,7 +398,7 @@ func approvalBoard(t *testing.T, ruleJSON string) (*boardtest.Board, *agent, <-c
 	if err := protojson.Unmarshal([]byte(ruleJSON), &req); err != nil {
 		t.Fatalf("rule %s: %v", ruleJSON, err)
 	}
-	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	if _, err := admin.PutRule(t.Context(), &req); err != nil {
 		t.Fatalf("PutRule(%s): %v", ruleJSON, err)
 	}
@@ -483,7 +483,7 @@ func card(id string) string {
 func TestBrowserApproveByClick(t *testing.T) {
 	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
 	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
 	b.within(3*time.Second, "the empty queue", `() => !document.getElementById("queue-empty").hidden`)
 
 	const account = "Invoice A-17 matches purchase order PO-9; finance signed it off."
@@ -536,12 +536,12 @@ func TestBrowserApproveByClick(t *testing.T) {
 func TestBrowserApprovalsArePushed(t *testing.T) {
 	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
 	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
 	b.within(3*time.Second, "the empty queue", `() => !document.getElementById("queue-empty").hidden`)
 
 	id, digest := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000}, "")
 	b.within(3*time.Second, "the approval queued", queued, id)
-	bob := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("bob", board.RoleApprover)))
+	bob := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("bob", identity.RoleApprover)))
 	if _, err := bob.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: "no", Digest: digest, Reason: "not today"}); err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +561,7 @@ func TestBrowserRejectByKeyboard(t *testing.T) {
 	second, digest := raise(t, payer, "run-2", "Pay order B-2?", map[string]any{"amount": 70, "order": "B-2"}, "")
 
 	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
 	b.within(3*time.Second, "both queued", `(a, b) => {
 		const ids = Array.from(document.querySelectorAll("#queue li")).map((li) => li.dataset.approval);
 		return ids.join(",") === a + "," + b;
@@ -625,7 +625,7 @@ func TestBrowserApprovalIsText(t *testing.T) {
 
 	// A viewer sees the queue, and cannot decide.
 	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("vic", board.RoleViewer))
+	signInToApprovals(b, bt, bt.OperatorToken("vic", identity.RoleViewer))
 	b.within(3*time.Second, "the approval queued", queued, id)
 	text := b.eval(card(id) + `.textContent`)
 	if n := strings.Count(text, img); n != 4 {
@@ -668,7 +668,7 @@ func TestBrowserShowsNumbersAsSent(t *testing.T) {
 	}, "")
 
 	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", board.RoleApprover))
+	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
 	b.within(3*time.Second, "the approval queued", queued, id)
 	const rows = `Array.from(%s.querySelector("table.show").tBodies[0].rows).map((tr) => tr.cells[0].textContent + "=" + tr.cells[1].textContent).join(", ")`
 	const want = "amount=12345678901234567890, lines=qty1.0e2, price=49.90"

@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/symphonix/symphonix/agentlink"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -46,11 +46,11 @@ func conversationCells(b *tab, agent, thread string) string {
 
 func TestBrowserConversations(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
-	bt.AddUser("ann@example.com", board.RoleViewer, "ann's password!")
+	bt.AddUser("ann@example.com", identity.RoleViewer, "ann's password!")
 	b := newTab(t, 45*time.Second)
 
 	// An admin, before any agent has reported: the empty state says so.
-	signInTo(b, bt, bt.OperatorToken("root", board.RoleAdmin), "conversations")
+	signInTo(b, bt, bt.OperatorToken("root", identity.RoleAdmin), "conversations")
 	b.within(5*time.Second, "the admin's empty state", `() => {
 		const e = document.getElementById("conversations-empty");
 		return !e.hidden && e.textContent.includes("No agent has reported a conversation") &&

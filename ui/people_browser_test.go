@@ -13,18 +13,19 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
 // addPerson adds a person named name with role, who has set password
 // through their setup link.
-func addPerson(t *testing.T, bt *boardtest.Board, email, name string, role board.Role, password string) {
+func addPerson(t *testing.T, bt *boardtest.Board, email, name string, role identity.Role, password string) {
 	t.Helper()
-	_, link, err := bt.Board.Users().Add(t.Context(), board.AddUser{Email: email, Name: name, Role: role, Actor: "test"})
+	_, link, err := bt.Board.Users().Add(t.Context(), identity.AddUser{Email: email, Name: name, Role: role, Actor: "test"})
 	if err != nil {
 		t.Fatalf("add %s: %v", email, err)
 	}
-	if _, err := bt.Board.Users().Setup(t.Context(), board.Setup{Token: link.Token, Password: password}); err != nil {
+	if _, err := bt.Board.Users().Setup(t.Context(), identity.Setup{Token: link.Token, Password: password}); err != nil {
 		t.Fatalf("set the password of %s: %v", email, err)
 	}
 }
@@ -80,7 +81,7 @@ const signedOut = `() => !document.getElementById("sign-in").hidden && document.
 func TestBrowserPasswordSignIn(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	const email, password = "ada@example.com", "correct horse battery"
-	addPerson(t, bt, email, "Ada <b>Lovelace</b>", board.RoleApprover, password)
+	addPerson(t, bt, email, "Ada <b>Lovelace</b>", identity.RoleApprover, password)
 	b := newTab(t, 20*time.Second)
 
 	// A wrong password is refused, and says no more than that.
@@ -144,7 +145,7 @@ func TestBrowserPasswordSignIn(t *testing.T) {
 func TestBrowserSessionApproves(t *testing.T) {
 	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
 	const email, password = "ada@example.com", "correct horse battery"
-	addPerson(t, bt, email, "Ada", board.RoleApprover, password)
+	addPerson(t, bt, email, "Ada", identity.RoleApprover, password)
 	b := newTab(t, 20*time.Second)
 	signInWithPassword(b, bt, email, password)
 
@@ -169,7 +170,7 @@ func TestBrowserSessionApproves(t *testing.T) {
 
 func TestBrowserPeople(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
-	addPerson(t, bt, "root@example.com", "Root", board.RoleAdmin, "admin password 1")
+	addPerson(t, bt, "root@example.com", "Root", identity.RoleAdmin, "admin password 1")
 	admin := newTab(t, 20*time.Second)
 	signInWithPassword(admin, bt, "root@example.com", "admin password 1")
 	admin.open("people")
@@ -237,7 +238,7 @@ func TestBrowserPeople(t *testing.T) {
 		const row = document.querySelector('#people-rows tr[data-email="bea@example.com"]');
 		return row !== null && row.dataset.role === "viewer" && document.getElementById("people-status").textContent.includes("now viewer");
 	}`)
-	users, err := bt.Users(bt.OperatorToken("ops", board.RoleAdmin)).ListUsers(t.Context(), &boardv1.ListUsersRequest{})
+	users, err := bt.Users(bt.OperatorToken("ops", identity.RoleAdmin)).ListUsers(t.Context(), &boardv1.ListUsersRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestBrowserPeople(t *testing.T) {
 
 func TestBrowserPairingCode(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
-	addPerson(t, bt, "cy@example.com", "Cy", board.RoleViewer, "cy's password!")
+	addPerson(t, bt, "cy@example.com", "Cy", identity.RoleViewer, "cy's password!")
 	paired := make(chan agentlink.Paired, 4)
 	a := linkAgent(t, bt, agentlink.Config{
 		Identity: agentlink.Identity{Name: "concierge"},
@@ -334,7 +335,7 @@ func TestBrowserPairingCode(t *testing.T) {
 
 func TestBrowserViewerCannotDecide(t *testing.T) {
 	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
-	addPerson(t, bt, "vic@example.com", "Vic", board.RoleViewer, "vic's password!")
+	addPerson(t, bt, "vic@example.com", "Vic", identity.RoleViewer, "vic's password!")
 	first, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000}, "")
 	second, _ := raise(t, payer, "run-2", "Pay order B-2?", map[string]any{"amount": 70}, "")
 

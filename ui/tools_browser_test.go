@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/symphonix/symphonix/agentlink"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -86,7 +86,7 @@ func TestBrowserToolSwitches(t *testing.T) {
 	words := switchAgent(t, bt, "clerk", []string{"orders.lookup_order", "orders.refund"})
 
 	b := newTab(t, 30*time.Second)
-	signInTo(b, bt, bt.OperatorToken("root", board.RoleAdmin), "tools")
+	signInTo(b, bt, bt.OperatorToken("root", identity.RoleAdmin), "tools")
 	b.within(5*time.Second, "orders with both tools, clerk's switches unspoken", `() => {
 		const s = document.querySelector('article.server[data-server="orders"]');
 		if (s === null) return false;
@@ -151,7 +151,7 @@ func TestBrowserToolSwitches(t *testing.T) {
 		chromedp.Click(chromedp.ID("sign-out")),
 		chromedp.WaitVisible(chromedp.ID("token")),
 	)
-	signInTo(b, bt, bt.OperatorToken("vic", board.RoleViewer), "tools")
+	signInTo(b, bt, bt.OperatorToken("vic", identity.RoleViewer), "tools")
 	b.within(5*time.Second, "the viewer sees refund on", switchIs, "clerk", "orders.refund", "on")
 	b.within(time.Second, "the viewer sees lookup_order off", switchIs, "clerk", "orders.lookup_order", "off")
 	b.within(3*time.Second, "the switches read-only, as they were", `() => {

@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // runToken mints, revokes and lists tokens. A minted token is the only
@@ -43,7 +43,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer db.Close()
-	tokens, err := board.OpenTokens(ctx, db)
+	tokens, err := identity.OpenTokens(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -52,9 +52,9 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 		if fs.NArg() > 0 {
 			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 		}
-		o := board.MintOptions{Kind: board.Kind(verb), Name: *name, TTL: *ttl, Actor: "cli"}
+		o := identity.MintOptions{Kind: identity.Kind(verb), Name: *name, TTL: *ttl, Actor: "cli"}
 		if role != nil {
-			r, err := board.ParseRole(*role)
+			r, err := identity.ParseRole(*role)
 			if err != nil {
 				return fmt.Errorf("--role: %w", err)
 			}

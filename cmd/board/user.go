@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 )
 
 var errUserUsage = errors.New("usage: board user add|list|disable|enable [flags]")
@@ -55,14 +55,14 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer db.Close()
-	users := board.NewUsers(db)
+	users := identity.NewUsers(db, nil)
 	switch verb {
 	case "add":
-		r, err := board.ParseRole(*role)
+		r, err := identity.ParseRole(*role)
 		if err != nil {
 			return fmt.Errorf("--role: %w", err)
 		}
-		u, link, err := users.Add(ctx, board.AddUser{Email: *email, Name: *name, Role: r, Actor: "cli"})
+		u, link, err := users.Add(ctx, identity.AddUser{Email: *email, Name: *name, Role: r, Actor: "cli"})
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -152,24 +153,24 @@ func (b *Board) Restart() {
 }
 
 // OperatorToken mints an operator token.
-func (b *Board) OperatorToken(name string, role board.Role) string {
+func (b *Board) OperatorToken(name string, role identity.Role) string {
 	b.t.Helper()
-	return b.mint(board.MintOptions{Kind: board.KindOperator, Name: name, Role: role}).Token
+	return b.mint(identity.MintOptions{Kind: identity.KindOperator, Name: name, Role: role}).Token
 }
 
 // AgentToken mints an agent token for an agent name.
 func (b *Board) AgentToken(name string) string {
 	b.t.Helper()
-	return b.mint(board.MintOptions{Kind: board.KindAgent, Name: name}).Token
+	return b.mint(identity.MintOptions{Kind: identity.KindAgent, Name: name}).Token
 }
 
 // Mint mints any token and returns it with its id.
-func (b *Board) Mint(o board.MintOptions) board.Minted {
+func (b *Board) Mint(o identity.MintOptions) identity.Minted {
 	b.t.Helper()
 	return b.mint(o)
 }
 
-func (b *Board) mint(o board.MintOptions) board.Minted {
+func (b *Board) mint(o identity.MintOptions) identity.Minted {
 	m, err := b.Board.Tokens().Mint(context.Background(), o)
 	if err != nil {
 		b.t.Fatalf("mint: %v", err)

@@ -13,21 +13,22 @@ import (
 
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 )
 
 // AddUser adds a person with a role and, unless password is "", sets their
 // password through their one-time setup link, as they would themselves.
-func (b *Board) AddUser(email string, role board.Role, password string) board.User {
+func (b *Board) AddUser(email string, role identity.Role, password string) identity.User {
 	b.t.Helper()
 	ctx := context.Background()
-	u, link, err := b.Board.Users().Add(ctx, board.AddUser{Email: email, Name: email, Role: role, Actor: "test"})
+	u, link, err := b.Board.Users().Add(ctx, identity.AddUser{Email: email, Name: email, Role: role, Actor: "test"})
 	if err != nil {
 		b.t.Fatalf("add user %s: %v", email, err)
 	}
 	if password == "" {
 		return u
 	}
-	u, err = b.Board.Users().Setup(ctx, board.Setup{Token: link.Token, Password: password})
+	u, err = b.Board.Users().Setup(ctx, identity.Setup{Token: link.Token, Password: password})
 	if err != nil {
 		b.t.Fatalf("set password of %s: %v", email, err)
 	}

@@ -23,7 +23,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/store"
 )
@@ -157,7 +157,7 @@ func TestAgentProcessDies(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	agent := start(t, "agent", "--monitor", bt.URL, "--token", bt.AgentToken("mortal"), helloDir(t, "mortal"))
 	agent.waitLine(t, regexp.MustCompile(`agent mortal: linked to`), 10*time.Second)
-	agents := bt.Agents(bt.OperatorToken("ops", board.RoleViewer))
+	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	a := agentState(t, agents, "mortal")
 	if !a.GetOnline() || len(a.GetCapabilities()) != 6 {
 		t.Fatalf("mortal = %v, want online with the six capabilities", a)

@@ -18,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/linkload"
 )
@@ -124,7 +125,7 @@ func startApprovals(tb testing.TB, n, operators int) *approvalLoad {
 	tb.Helper()
 	bt := boardtest.Start(tb, boardtest.Options{})
 	ctx := context.Background()
-	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("admin", board.RoleAdmin)))
+	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("admin", identity.RoleAdmin)))
 	quorum := int32(1)
 	if _, err := admin.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{
 		Agent: "*", Node: "*", Role: "approver", Quorum: &quorum,
@@ -133,7 +134,7 @@ func startApprovals(tb testing.TB, n, operators int) *approvalLoad {
 	}
 	al := &approvalLoad{}
 	for i := range operators {
-		token := bt.OperatorToken(fmt.Sprintf("operator-%02d", i+1), board.RoleApprover)
+		token := bt.OperatorToken(fmt.Sprintf("operator-%02d", i+1), identity.RoleApprover)
 		al.operators = append(al.operators, boardv1connect.NewApprovalServiceClient(bt.Client(token)))
 	}
 
@@ -144,7 +145,7 @@ func startApprovals(tb testing.TB, n, operators int) *approvalLoad {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := w; i < n; i += 4 {
-				m, err := bt.Board.Tokens().Mint(ctx, board.MintOptions{Kind: board.KindAgent, Name: agentName(i)})
+				m, err := bt.Board.Tokens().Mint(ctx, identity.MintOptions{Kind: identity.KindAgent, Name: agentName(i)})
 				tokens[i], errs[i] = m.Token, err
 			}
 		})

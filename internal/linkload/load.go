@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -167,7 +167,7 @@ func Run(t testing.TB, o Options) Result {
 }
 
 // mint mints n agent tokens, agent-00001 and on, a few at a time.
-func mint(t testing.TB, tokens *board.Tokens, n int) []Credential {
+func mint(t testing.TB, tokens *identity.Tokens, n int) []Credential {
 	t.Helper()
 	out := make([]Credential, n)
 	errs := make([]error, n)
@@ -177,7 +177,7 @@ func mint(t testing.TB, tokens *board.Tokens, n int) []Credential {
 		wg.Go(func() {
 			for i := range next {
 				name := fmt.Sprintf("agent-%05d", i+1)
-				m, err := tokens.Mint(context.Background(), board.MintOptions{Kind: board.KindAgent, Name: name})
+				m, err := tokens.Mint(context.Background(), identity.MintOptions{Kind: identity.KindAgent, Name: name})
 				out[i], errs[i] = Credential{Name: name, Token: m.Token}, err
 			}
 		})

@@ -1,4 +1,4 @@
-package board
+package identity
 
 import (
 	"context"
@@ -93,23 +93,6 @@ var (
 	ErrUnknownToken = errors.New("token not issued by this board")
 )
 
-// Caller is who an authenticated request comes from.
-type Caller struct {
-	Kind Kind
-	// Name: the operator's or agent's name; a person's canonical email.
-	Name string
-	// UserID: the signed-in person (KindSession); "" otherwise.
-	UserID  string
-	Role    Role
-	TokenID string
-	// ExpiresAt is when the token stops being good.
-	ExpiresAt time.Time
-}
-
-// Operates reports whether the caller works the board: an operator token,
-// or a signed-in person. Either is judged by its role.
-func (c Caller) Operates() bool { return c.Kind == KindOperator || c.Kind == KindSession }
-
 // Minted is a freshly signed token and the row that allows it.
 type Minted struct {
 	ID        string
@@ -194,7 +177,7 @@ func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
 	default:
 		return Minted{}, fmt.Errorf("kind %q: want operator or agent", o.Kind)
 	}
-	if err := validName(o.Name); err != nil {
+	if err := ValidName(o.Name); err != nil {
 		return Minted{}, err
 	}
 	if o.Kind == KindOperator && strings.Contains(o.Name, "@") {
@@ -257,7 +240,7 @@ func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
 			return fmt.Errorf("record token: %w", err)
 		}
 		_, err := t.audit.Append(ctx, tx, audit.Record{
-			Actor:   actorOf(ctx, o.Actor),
+			Actor:   ActorOf(ctx, o.Actor),
 			Action:  "token.mint",
 			Subject: id,
 			Detail:  tokenDetail(o.Kind, o.Name, o.Role.String(), exp),
@@ -298,7 +281,7 @@ func (t *Tokens) RevokeBy(ctx context.Context, id, actor string, now time.Time) 
 			return nil // revoked already
 		}
 		_, err = t.audit.Append(ctx, tx, audit.Record{
-			Actor:   actorOf(ctx, actor),
+			Actor:   ActorOf(ctx, actor),
 			Action:  "token.revoke",
 			Subject: id,
 			Detail:  tokenDetail(Kind(row.Kind), row.Name, row.Role, row.ExpiresAt),
@@ -307,13 +290,13 @@ func (t *Tokens) RevokeBy(ctx context.Context, id, actor string, now time.Time) 
 	})
 }
 
-// actorOf is who does something, for the audit log: given, else the
+// ActorOf is who does something, for the audit log: given, else the
 // caller in ctx, else the board itself.
-func actorOf(ctx context.Context, given string) string {
+func ActorOf(ctx context.Context, given string) string {
 	if given != "" {
 		return given
 	}
-	if c, ok := callerFrom(ctx); ok && c.Name != "" {
+	if c, ok := FromContext(ctx); ok && c.Name != "" {
 		return c.Name
 	}
 	return "board"
@@ -416,13 +399,4 @@ func (t *Tokens) JWKS() map[string]any {
 // RevokedSince returns the ids of tokens revoked after since.
 func (t *Tokens) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
 	return t.db.Token.Query().Where(token.RevokedAtGT(since)).IDs(ctx)
-}
-
-// bearer reads "Bearer TOKEN" from an Authorization header value.
-func bearer(h string) string {
-	const prefix = "bearer "
-	if len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
-		return strings.TrimSpace(h[len(prefix):])
-	}
-	return ""
 }

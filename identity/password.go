@@ -1,4 +1,4 @@
-package board
+package identity
 
 import (
 	"crypto/rand"
@@ -38,23 +38,23 @@ const (
 // Password length limits, in characters (runes) and bytes.
 const (
 	MinPasswordLen   = 12
-	maxPasswordBytes = 1024
+	MaxPasswordBytes = 1024
 )
 
 // ErrWeakPassword: a password or verify secret shorter than MinPasswordLen,
 // or too long to hash.
-var ErrWeakPassword = fmt.Errorf("must be %d characters or more (and at most %d bytes)", MinPasswordLen, maxPasswordBytes)
+var ErrWeakPassword = fmt.Errorf("must be %d characters or more (and at most %d bytes)", MinPasswordLen, MaxPasswordBytes)
 
 // checkPassword says whether p is long enough, and short enough to hash.
 func checkPassword(p string) error {
-	if utf8.RuneCountInString(p) < MinPasswordLen || len(p) > maxPasswordBytes {
+	if utf8.RuneCountInString(p) < MinPasswordLen || len(p) > MaxPasswordBytes {
 		return ErrWeakPassword
 	}
 	return nil
 }
 
-// hashPassword hashes p with argon2id and a fresh salt.
-func hashPassword(p string) (string, error) {
+// HashPassword hashes p with argon2id and a fresh salt.
+func HashPassword(p string) (string, error) {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("salt: %w", err)
@@ -67,10 +67,10 @@ func hashPassword(p string) (string, error) {
 
 var errBadHash = errors.New("not an argon2id PHC string")
 
-// passwordMatches reports whether p hashes to phc, comparing in constant
+// PasswordMatches reports whether p hashes to phc, comparing in constant
 // time. An empty or malformed phc matches nothing, after the same work as
 // a real comparison, so that the time taken does not tell them apart.
-func passwordMatches(phc, p string) bool {
+func PasswordMatches(phc, p string) bool {
 	memory, time, threads, salt, want, err := parsePHC(phc)
 	if err != nil {
 		phc = dummyHash()
@@ -111,7 +111,7 @@ func parsePHC(phc string) (memory, time uint32, threads uint8, salt, key []byte,
 // is no real hash (an unknown email, a person with no password yet), so an
 // answer takes as long as a wrong password's.
 var dummyHash = sync.OnceValue(func() string {
-	h, err := hashPassword(rand.Text())
+	h, err := HashPassword(rand.Text())
 	if err != nil {
 		panic(err)
 	}

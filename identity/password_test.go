@@ -1,4 +1,4 @@
-package board
+package identity
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 func TestPassword(t *testing.T) {
 	t.Parallel()
-	h, err := hashPassword("correct horse battery")
+	h, err := HashPassword("correct horse battery")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -16,10 +16,10 @@ func TestPassword(t *testing.T) {
 	if !strings.HasPrefix(h, prefix) || len(strings.Split(h, "$")) != 6 {
 		t.Fatalf("hash %q, want a PHC string starting %q", h, prefix)
 	}
-	if h2, _ := hashPassword("correct horse battery"); h2 == h {
+	if h2, _ := HashPassword("correct horse battery"); h2 == h {
 		t.Errorf("two hashes of one password are equal: no salt")
 	}
-	if !passwordMatches(h, "correct horse battery") {
+	if !PasswordMatches(h, "correct horse battery") {
 		t.Errorf("the password does not match its hash")
 	}
 	parts := strings.Split(h, "$")
@@ -40,11 +40,11 @@ func TestPassword(t *testing.T) {
 		case "-":
 			phc = ""
 		}
-		if passwordMatches(phc, pw) {
+		if PasswordMatches(phc, pw) {
 			t.Errorf("%s: matches", name)
 		}
 	}
-	for _, p := range []string{"", "short", "elevenchars", strings.Repeat("x", maxPasswordBytes+1)} {
+	for _, p := range []string{"", "short", "elevenchars", strings.Repeat("x", MaxPasswordBytes+1)} {
 		if checkPassword(p) == nil {
 			t.Errorf("checkPassword(%.20q) = nil, want ErrWeakPassword", p)
 		}

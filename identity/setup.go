@@ -1,4 +1,4 @@
-package board
+package identity
 
 import (
 	"context"
@@ -120,7 +120,7 @@ func (u *Users) Setup(ctx context.Context, s Setup) (User, error) {
 		return User{}, ErrSetupLink
 	}
 	hash := hashSecret(s.Token)
-	pw, err := hashPassword(s.Password)
+	pw, err := HashPassword(s.Password)
 	if err != nil {
 		return User{}, err
 	}

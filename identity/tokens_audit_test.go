@@ -1,4 +1,4 @@
-package board_test
+package identity_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/symphonix/symphonix/audit"
-	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -21,16 +21,16 @@ func TestTokensAudit(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	a := audit.New(db)
-	tokens, err := board.OpenTokens(t.Context(), db)
+	tokens, err := identity.OpenTokens(t.Context(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	ops, err := tokens.Mint(t.Context(), board.MintOptions{Kind: board.KindOperator, Name: "ops", Role: board.RoleApprover, Now: now, TTL: time.Hour, Actor: "cli"})
+	ops, err := tokens.Mint(t.Context(), identity.MintOptions{Kind: identity.KindOperator, Name: "ops", Role: identity.RoleApprover, Now: now, TTL: time.Hour, Actor: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := tokens.Mint(t.Context(), board.MintOptions{Kind: board.KindAgent, Name: "refunds", Now: now, TTL: time.Hour})
+	agent, err := tokens.Mint(t.Context(), identity.MintOptions{Kind: identity.KindAgent, Name: "refunds", Now: now, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ func TestTokensAudit(t *testing.T) {
 	if err := tokens.Revoke(t.Context(), agent.ID, now); err != nil { // again: no change, no entry
 		t.Fatal(err)
 	}
-	if err := tokens.Revoke(t.Context(), "nope", now); !errors.Is(err, board.ErrUnknownToken) {
-		t.Fatalf("Revoke(nope) = %v, want %v", err, board.ErrUnknownToken)
+	if err := tokens.Revoke(t.Context(), "nope", now); !errors.Is(err, identity.ErrUnknownToken) {
+		t.Fatalf("Revoke(nope) = %v, want %v", err, identity.ErrUnknownToken)
 	}
 	entries, err := a.List(t.Context(), 0, 0)
 	if err != nil {

@@ -1,4 +1,4 @@
-package board
+package identity
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 // MaxNameLen is the longest agent or operator name, in bytes.
 const MaxNameLen = 128
 
-// validName reports whether s may name an agent or an operator: 1 to
+// ValidName reports whether s may name an agent or an operator: 1 to
 // MaxNameLen bytes of UTF-8 with no control characters and no surrounding
 // space.
-func validName(s string) error {
+func ValidName(s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("name: required")

@@ -1,4 +1,4 @@
-package board
+package identity
 
 import (
 	"context"
@@ -38,9 +38,12 @@ type Users struct {
 	now   func() time.Time
 }
 
-// NewUsers returns the people kept in db.
-func NewUsers(db *ent.Client) *Users {
-	return &Users{db: db, audit: audit.New(db), now: time.Now}
+// NewUsers returns the people kept in db. A nil now means time.Now.
+func NewUsers(db *ent.Client, now func() time.Time) *Users {
+	if now == nil {
+		now = time.Now
+	}
+	return &Users{db: db, audit: audit.New(db), now: now}
 }
 
 // User is one person, without any secret.
@@ -154,7 +157,7 @@ func (u *Users) Add(ctx context.Context, a AddUser) (User, SetupLink, error) {
 			return err
 		}
 		_, err = u.audit.Append(ctx, tx, audit.Record{
-			Actor: actorOf(ctx, a.Actor), Action: "user.add", Subject: id,
+			Actor: ActorOf(ctx, a.Actor), Action: "user.add", Subject: id,
 			Detail: map[string]any{"email": email, "name": name, "role": a.Role.String()},
 		})
 		return err
@@ -176,6 +179,18 @@ func (u *Users) List(ctx context.Context) ([]User, error) {
 		out[i] = userOf(r)
 	}
 	return out, nil
+}
+
+// ByID returns the person with the id, or ErrNoUser.
+func (u *Users) ByID(ctx context.Context, id string) (User, error) {
+	r, err := u.db.User.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return User{}, ErrNoUser
+	}
+	if err != nil {
+		return User{}, err
+	}
+	return userOf(r), nil
 }
 
 // ByEmail finds a person by email, in any form CanonicalEmail accepts.
@@ -225,7 +240,7 @@ func (u *Users) SetRole(ctx context.Context, email string, role Role, actor stri
 			return err
 		}
 		_, err = u.audit.Append(ctx, tx, audit.Record{
-			Actor: actorOf(ctx, actor), Action: "user.role", Subject: r.ID,
+			Actor: ActorOf(ctx, actor), Action: "user.role", Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "from": r.Role, "to": role.String()},
 		})
 		return err
@@ -289,7 +304,7 @@ func (u *Users) SetDisabled(ctx context.Context, email string, disabled bool, ac
 			action = "user.disable"
 		}
 		_, err = u.audit.Append(ctx, tx, audit.Record{
-			Actor: actorOf(ctx, actor), Action: action, Subject: r.ID,
+			Actor: ActorOf(ctx, actor), Action: action, Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "sessions_ended": ended},
 		})
 		return err
@@ -309,7 +324,7 @@ func (u *Users) SetVerifySecret(ctx context.Context, userID, secret, actor strin
 			return fmt.Errorf("secret: %w", err)
 		}
 		var err error
-		if hash, err = hashPassword(secret); err != nil {
+		if hash, err = HashPassword(secret); err != nil {
 			return err
 		}
 	}
@@ -325,7 +340,7 @@ func (u *Users) SetVerifySecret(ctx context.Context, userID, secret, actor strin
 			return err
 		}
 		_, err = u.audit.Append(ctx, tx, audit.Record{
-			Actor: actorOf(ctx, actor), Action: "user.verify_secret", Subject: r.ID,
+			Actor: ActorOf(ctx, actor), Action: "user.verify_secret", Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "set": secret != ""},
 		})
 		return err
