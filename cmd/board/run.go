@@ -14,6 +14,7 @@ import (
 
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	// A board with nobody prints a one-time link that creates the first
 	// admin; every start prints a new one and the old one stops working.
-	link, first, err := b.Users().FirstRun(ctx)
+	link, first, err := identity.NewUsers(db, nil).FirstRun(ctx)
 	if err != nil {
 		b.Close()
 		ln.Close()
