@@ -23,7 +23,8 @@ import (
 // x/net/http2 directly does not keep them (docs/benchmarks.md).
 type h2cListener struct {
 	net.Listener
-	srv  *http.Server
+	srv *http.Server
+	//lint:ignore SA1019 deliberate: net/http's own h2c keeps 8 KiB of HTTP/1 buffers per connection for its life (see above).
 	h2   *http2.Server
 	ctx  context.Context
 	http chan net.Conn
@@ -39,11 +40,12 @@ func newH2CListener(ctx context.Context, ln net.Listener, srv *http.Server) *h2c
 	l := &h2cListener{
 		Listener: ln,
 		srv:      srv,
-		h2:       &http2.Server{},
-		ctx:      ctx,
-		http:     make(chan net.Conn),
-		h2c:      make(map[net.Conn]struct{}),
-		done:     make(chan struct{}),
+		//lint:ignore SA1019 deliberate, as on the h2 field: the memory a connection keeps.
+		h2:   &http2.Server{},
+		ctx:  ctx,
+		http: make(chan net.Conn),
+		h2c:  make(map[net.Conn]struct{}),
+		done: make(chan struct{}),
 	}
 	go l.acceptLoop()
 	return l

@@ -66,7 +66,7 @@ func TestPairCodeExpires(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := expires.Sub(time.Now()); got != PairCodeLife {
+		if got := time.Until(expires); got != PairCodeLife {
 			t.Fatalf("expires in %s, want %s", got, PairCodeLife)
 		}
 		time.Sleep(PairCodeLife - time.Second)
