@@ -134,7 +134,7 @@ func badRequest(format string, a ...any) error {
 func (l linkService) answerError(ctx context.Context, s *session, requestID, what string, err error) error {
 	var le *linkRequestError
 	if !errors.As(err, &le) {
-		l.b.log.ErrorContext(ctx, "link request failed", "agent", s.name, "request", what, "error", err.Error())
+		l.b.log.ErrorContext(ctx, "link request failed", "agent", s.name, "request", what, "err", err.Error())
 		le = &linkRequestError{code: connect.CodeInternal, msg: what + ": internal error"}
 	}
 	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Error{Error: &boardv1.LinkError{

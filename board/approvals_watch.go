@@ -52,7 +52,7 @@ func (b *Board) publishApproval(ctx context.Context, event, id string) {
 	if err != nil {
 		// The watchers would miss the change: end them, so that they
 		// watch again and read it in a fresh snapshot.
-		b.log.ErrorContext(ctx, "read an approval to publish", "approval", id, "event", event, "error", err.Error())
+		b.log.ErrorContext(ctx, "read an approval to publish", "approval", id, "event", event, "err", err.Error())
 		b.approvals.dropAll()
 		return
 	}

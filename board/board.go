@@ -234,7 +234,7 @@ func (b *Board) loop() {
 		now := b.now()
 		ids, err := b.tokens.RevokedSince(ctx, since.Add(-5*time.Second))
 		if err != nil {
-			b.log.ErrorContext(ctx, "look for revoked tokens", "error", err)
+			b.log.ErrorContext(ctx, "look for revoked tokens", "err", err)
 		} else {
 			b.presence.revoke(ids)
 			since = now
@@ -242,7 +242,7 @@ func (b *Board) loop() {
 		if now.Sub(lastTouch) >= 30*time.Second {
 			if names := b.presence.names(); len(names) > 0 {
 				if err := b.db.Agent.Update().Where(agent.NameIn(names...), agent.Online(true)).SetLastSeen(now).Exec(ctx); err != nil {
-					b.log.ErrorContext(ctx, "touch last seen", "error", err)
+					b.log.ErrorContext(ctx, "touch last seen", "err", err)
 				}
 			}
 			lastTouch = now

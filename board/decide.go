@@ -313,7 +313,7 @@ func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, 
 	if _, aerr := b.audit.AppendNow(ctx, audit.Record{
 		Actor: identity.ActorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {
-		b.log.ErrorContext(ctx, "audit a refusal", "approval", id, "error", aerr.Error())
+		b.log.ErrorContext(ctx, "audit a refusal", "approval", id, "err", aerr.Error())
 	}
 	return err
 }
@@ -400,7 +400,7 @@ func (b *Board) deliver(ctx context.Context, agentName, id string) {
 	ctx = context.WithoutCancel(ctx)
 	row, err := b.db.Approval.Get(ctx, id)
 	if err != nil {
-		b.log.ErrorContext(ctx, "read a decision to deliver", "approval", id, "error", err.Error())
+		b.log.ErrorContext(ctx, "read a decision to deliver", "approval", id, "err", err.Error())
 		return
 	}
 	d := decisionProto(row)
@@ -426,7 +426,7 @@ func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
 		Order(ent.Asc(approval.FieldDecidedAt), ent.Asc(approval.FieldID)).
 		All(ctx)
 	if err != nil {
-		b.log.ErrorContext(ctx, "read undelivered decisions", "agent", s.name, "error", err.Error())
+		b.log.ErrorContext(ctx, "read undelivered decisions", "agent", s.name, "err", err.Error())
 		return
 	}
 	var sent []string
@@ -447,7 +447,7 @@ func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
 			SetDeliveredAt(now).
 			Exec(ctx)
 		if err != nil {
-			b.log.ErrorContext(ctx, "mark decisions delivered", "agent", s.name, "approvals", len(ids), "error", err.Error())
+			b.log.ErrorContext(ctx, "mark decisions delivered", "agent", s.name, "approvals", len(ids), "err", err.Error())
 		}
 	}
 }
@@ -474,7 +474,7 @@ func (b *Board) expireDue(ctx context.Context) {
 		Limit(expireBatch).
 		All(ctx)
 	if err != nil {
-		b.log.ErrorContext(ctx, "look for expired approvals", "error", err.Error())
+		b.log.ErrorContext(ctx, "look for expired approvals", "err", err.Error())
 		return
 	}
 	for _, row := range rows {
@@ -500,7 +500,7 @@ func (b *Board) expireDue(ctx context.Context) {
 			return err
 		})
 		if err != nil {
-			b.log.ErrorContext(ctx, "expire an approval", "approval", row.ID, "error", err.Error())
+			b.log.ErrorContext(ctx, "expire an approval", "approval", row.ID, "err", err.Error())
 			continue
 		}
 		if expired {

@@ -85,7 +85,7 @@ func (m *deliveredMarks) flush(b *Board) {
 			SetDeliveredAt(at).
 			Exec(ctx)
 		if err != nil {
-			b.log.ErrorContext(ctx, "mark decisions delivered", "approvals", len(ids), "error", err.Error())
+			b.log.ErrorContext(ctx, "mark decisions delivered", "approvals", len(ids), "err", err.Error())
 		}
 		m.mu.Lock()
 		for _, id := range ids {

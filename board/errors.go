@@ -36,6 +36,6 @@ func (b *Board) toConnectError(ctx context.Context, err error) error {
 	case ent.IsNotFound(err):
 		return connect.NewError(connect.CodeNotFound, "not found").WithCause(err)
 	}
-	b.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("error", err.Error()))
+	b.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("err", err.Error()))
 	return connect.NewError(connect.CodeInternal, "internal error").WithCause(err)
 }

@@ -361,7 +361,7 @@ func (b *Board) wrongCode(ctx context.Context, caller identity.Caller, code stri
 		return err
 	})
 	if err != nil {
-		b.log.ErrorContext(ctx, "count a wrong pairing code", "who", caller.Name, "error", err.Error())
+		b.log.ErrorContext(ctx, "count a wrong pairing code", "who", caller.Name, "err", err.Error())
 	}
 }
 
@@ -396,7 +396,7 @@ func (b *Board) deliverPairing(ctx context.Context, agentName, id string) {
 	ctx = context.WithoutCancel(ctx)
 	row, err := b.db.Pairing.Get(ctx, id)
 	if err != nil {
-		b.log.ErrorContext(ctx, "read a pairing to deliver", "pairing", id, "error", err.Error())
+		b.log.ErrorContext(ctx, "read a pairing to deliver", "pairing", id, "err", err.Error())
 		return
 	}
 	if row.DeliveredAt != nil {
@@ -420,7 +420,7 @@ func (b *Board) deliverPairings(ctx context.Context, s *session) {
 		Order(ent.Asc(pairing.FieldCreatedAt), ent.Asc(pairing.FieldID)).
 		All(ctx)
 	if err != nil {
-		b.log.ErrorContext(ctx, "read undelivered pairings", "agent", s.name, "error", err.Error())
+		b.log.ErrorContext(ctx, "read undelivered pairings", "agent", s.name, "err", err.Error())
 		return
 	}
 	sent := make([]string, 0, len(rows))
@@ -445,6 +445,6 @@ func (b *Board) markPaired(ctx context.Context, agentName string, ids ...string)
 		SetDeliveredAt(now).
 		Exec(ctx)
 	if err != nil {
-		b.log.ErrorContext(ctx, "mark pairings delivered", "agent", agentName, "pairings", len(ids), "error", err.Error())
+		b.log.ErrorContext(ctx, "mark pairings delivered", "agent", agentName, "pairings", len(ids), "err", err.Error())
 	}
 }

@@ -129,7 +129,7 @@ func (p *presence) offline(name, sessionID string) {
 		SetLastSeen(p.b.now()).
 		Save(ctx)
 	if err != nil {
-		p.b.log.LogAttrs(ctx, slog.LevelError, "record agent offline", slog.String("agent", name), slog.String("error", err.Error()))
+		p.b.log.LogAttrs(ctx, slog.LevelError, "record agent offline", slog.String("agent", name), slog.String("err", err.Error()))
 		return
 	}
 	if n == 0 {

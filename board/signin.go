@@ -79,7 +79,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	case ent.IsNotFound(err) || errors.Is(err, identity.ErrBadEmail):
 		why = "no such user"
 	case err != nil:
-		b.log.ErrorContext(ctx, "sign in", "error", err)
+		b.log.ErrorContext(ctx, "sign in", "err", err)
 		writeJSONError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
@@ -106,7 +106,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 			Actor: "board", Action: "signin.fail", Subject: account,
 			Detail: map[string]any{"email": account, "source": source, "why": why},
 		}); err != nil {
-			b.log.ErrorContext(ctx, "audit failed sign-in", "error", err)
+			b.log.ErrorContext(ctx, "audit failed sign-in", "err", err)
 		}
 		writeJSONError(w, http.StatusUnauthorized, errWrongPassword)
 		return
@@ -114,7 +114,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	b.signinAccount.reset(account)
 	s, err := b.sessions.Start(ctx, row.ID, row.Email, source)
 	if err != nil {
-		b.log.ErrorContext(ctx, "start session", "error", err)
+		b.log.ErrorContext(ctx, "start session", "err", err)
 		writeJSONError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
@@ -138,7 +138,7 @@ func (b *Board) signOut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := b.sessions.End(r.Context(), c); err != nil {
-		b.log.ErrorContext(r.Context(), "sign out", "error", err)
+		b.log.ErrorContext(r.Context(), "sign out", "err", err)
 		writeJSONError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
@@ -203,7 +203,7 @@ func (b *Board) setup(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
-		b.log.ErrorContext(r.Context(), "setup", "error", err)
+		b.log.ErrorContext(r.Context(), "setup", "err", err)
 		writeJSONError(w, http.StatusInternalServerError, "internal error")
 		return
 	}

@@ -272,7 +272,7 @@ func (b *Board) sendSwitches(ctx context.Context, s *session) {
 	defer unlock()
 	a, err := b.db.Agent.Query().Where(agent.Name(s.name)).Only(ctx)
 	if err != nil {
-		b.log.ErrorContext(ctx, "read the tool switches", "agent", s.name, "error", err.Error())
+		b.log.ErrorContext(ctx, "read the tool switches", "agent", s.name, "err", err.Error())
 		return
 	}
 	_ = s.out.send(switchesMessage(switchesProto(a)))

@@ -106,6 +106,6 @@ func (b *Board) audited(ctx context.Context, action string, detail map[string]an
 		Actor: actor, Action: action, Detail: detail, At: b.now().UTC().Truncate(time.Microsecond),
 	})
 	if err != nil {
-		b.log.ErrorContext(ctx, "audit", "action", action, "error", err.Error())
+		b.log.ErrorContext(ctx, "audit", "action", action, "err", err.Error())
 	}
 }
