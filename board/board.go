@@ -128,6 +128,10 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if err != nil {
 		return nil, err
 	}
+	sessions, err := identity.NewSessions(identity.SessionsConfig{Store: cfg.Store, Tokens: tokens, TTL: cfg.SessionTTL, Now: cfg.Now})
+	if err != nil {
+		return nil, err
+	}
 	b := &Board{
 		cfg:       cfg,
 		db:        cfg.Store,
@@ -140,7 +144,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		loopDone:  make(chan struct{}),
 
 		users:         identity.NewUsers(cfg.Store, cfg.Now),
-		sessions:      identity.NewSessions(cfg.Store, tokens, cfg.SessionTTL, cfg.Now),
+		sessions:      sessions,
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
 		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
 	}

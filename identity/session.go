@@ -51,16 +51,33 @@ type Sessions struct {
 	now    func() time.Time
 }
 
-// NewSessions returns the sessions kept in db and signed by tokens. A ttl
-// of zero means DefaultSessionTTL; a nil now means time.Now.
-func NewSessions(db *ent.Client, tokens *Tokens, ttl time.Duration, now func() time.Time) *Sessions {
-	if ttl == 0 {
-		ttl = DefaultSessionTTL
+// SessionsConfig is what Sessions are kept and signed with.
+type SessionsConfig struct {
+	// Store: required. Where sessions are kept, and the audit log.
+	Store *ent.Client
+	// Tokens: required. Signs and checks the session JWTs.
+	Tokens *Tokens
+	// TTL: how long a sign-in lasts. Zero means DefaultSessionTTL.
+	TTL time.Duration
+	// Now: the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// NewSessions returns the sessions cfg describes.
+func NewSessions(cfg SessionsConfig) (*Sessions, error) {
+	if cfg.Store == nil || cfg.Tokens == nil {
+		return nil, errors.New("identity: sessions need a Store and Tokens")
 	}
-	if now == nil {
-		now = time.Now
+	if cfg.TTL < 0 {
+		return nil, fmt.Errorf("identity: session TTL %s: must not be negative", cfg.TTL)
 	}
-	return &Sessions{db: db, tokens: tokens, audit: audit.New(db), ttl: ttl, now: now}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultSessionTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Sessions{db: cfg.Store, tokens: cfg.Tokens, audit: audit.New(cfg.Store), ttl: cfg.TTL, now: cfg.Now}, nil
 }
 
 // Start records a session for the person with userID and email, signed in
