@@ -2,71 +2,146 @@ package symphonix
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/symphonix/symphonix"
 
-// TestDeps keeps the import rules of DESIGN.md true: domain packages are
-// leaves (standard library only, and no logging), the agent's half never
-// imports the board, the board never imports the agent's half, and the web
-// board's Go side is standard library only.
+// layer is what one package of the module may import directly, and why.
+// The standard library is allowed unless listed in noStd; everything else,
+// of this module or outside it, only when allow names it (a name allows the
+// packages under it too: "ent" allows "ent/user"). docs/layout.md is the
+// same table for people.
+type layer struct {
+	pkg   string
+	why   string
+	allow []string
+	noStd []string
+}
+
+// domain is what a domain package never imports from the standard
+// library: it returns errors and lets its caller log them.
+var domain = []string{"log", "log/slog"}
+
+var layers = []layer{
+	// Leaves: the encodings and rules both halves share.
+	{pkg: "jcs", why: "a digest is a protocol: one canonical encoding, nothing under it", noStd: domain},
+	{pkg: "approvals", why: "the agent's half of a governed approval; digests through jcs", allow: []string{"jcs"}, noStd: domain},
+	{pkg: "subscription", why: "the tool rule: declaration, board, remembered word; no I/O beyond its file", noStd: domain},
+	{pkg: "ui", why: "the web board's files, embedded; the Go side serves bytes"},
+	{pkg: "internal/pump", why: "the one receive loop both ends of the link use"},
+
+	// The agent's side.
+	{pkg: "flow", why: "the engine: a flow is data, its functions come from a registry", allow: []string{"approvals", "subscription"}, noStd: domain},
+	{pkg: "llm", why: "model clients speak HTTP to a provider; they know flow's model interface only", allow: []string{"flow"}},
+	{pkg: "mcptools", why: "MCP servers over stdio through the go-sdk; knows nothing of flows or boards", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	{pkg: "waiting", why: "paused runs in SQLite in the agent's folder: flow's Checkpointer", allow: []string{"flow", "modernc.org/sqlite"}},
+	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store", allow: []string{"flow", "llm", "mcptools", "subscription", "waiting"}},
+	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "connectrpc.com/connect/v2", "google.golang.org/protobuf"}},
+	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting"}},
+	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "waiting"}},
+
+	// The board's side.
+	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
+	{pkg: "audit", why: "the hash-chained log, written in the caller's transaction", allow: []string{"ent", "jcs", "store"}, noStd: append([]string{"net/http"}, domain...)},
+	{pkg: "identity", why: "tokens, people, passwords, setup links, sessions' rows; no HTTP, no RPC", allow: []string{"ent", "audit", "store", "github.com/golang-jwt/jwt/v5", "golang.org/x/crypto"}, noStd: append([]string{"net/http"}, domain...)},
+	{pkg: "board", why: "serving, the policy table, the link and presence, the RPC services, sign-in; never the agent's half", allow: []string{
+		"api", "ent", "approvals", "audit", "identity", "store", "ui", "internal/pump",
+		"connectrpc.com", "entgo.io/ent/dialect/sql", "golang.org/x/net/http2", "google.golang.org/protobuf",
+	}},
+
+	// Commands, examples and harnesses: at the top, they may wire anything below.
+	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit", allow: []string{"board", "store", "identity", "audit", "ent"}},
+	{pkg: "cmd/agent", why: "flags, then one call into the agent's packages", allow: []string{"agent", "agentlink", "flow", "governed", "mcptools", "serve", "subscription"}},
+	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
+	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	{pkg: "internal/boardtest", why: "a real board for tests, over Connect and gRPC", allow: []string{
+		"api", "board", "ent", "identity", "store", "connectrpc.com", "github.com/golang-jwt/jwt/v5", "github.com/jackc/pgx/v5",
+	}},
+	{pkg: "internal/linkload", why: "many agents' links against a real board, for benchmarks", allow: []string{
+		"agentlink", "api", "ent", "identity", "internal/boardtest", "internal/pump", "connectrpc.com", "google.golang.org/protobuf",
+	}},
+	{pkg: "internal/e2e", why: "the real binaries, run as a person would (tests only)"},
+}
+
+// generated packages are checked by regeneration, not by this table.
+var generated = []string{"api", "ent"}
+
+// TestDeps keeps the layers true: every package of the module has a row,
+// every row names a package that exists, and every import is one its row
+// allows.
 func TestDeps(t *testing.T) {
 	t.Parallel()
-	rules := []struct {
-		pkg    string
-		stdlib bool     // only the standard library (and the package's own module leaves listed in allow)
-		allow  []string // module packages allowed when stdlib is set
-		forbid []string // import path prefixes never allowed
-	}{
-		{pkg: "jcs", stdlib: true, forbid: []string{"log", "log/slog"}},
-		{pkg: "approvals", stdlib: true, allow: []string{module + "/jcs"}, forbid: []string{"log", "log/slog"}},
-		{pkg: "subscription", stdlib: true, forbid: []string{"log", "log/slog"}},
-		{pkg: "ui", stdlib: true},
-		{pkg: "flow", stdlib: true, allow: []string{module + "/jcs", module + "/approvals", module + "/subscription"}, forbid: []string{"log", "log/slog"}},
-		{pkg: "agentlink", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
-		{pkg: "store", forbid: []string{module + "/board", module + "/api", "connectrpc.com"}},
-		{pkg: "audit", forbid: []string{module + "/board", module + "/api", "connectrpc.com"}},
-		{pkg: "identity", forbid: []string{module + "/board", module + "/api", "connectrpc.com", "net/http"}},
-		{pkg: "board", forbid: []string{module + "/agentlink", module + "/cmd", module + "/internal/boardtest"}},
-		{pkg: "internal/pump", stdlib: true},
-		{pkg: "agent", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal", "entgo.io"}},
-		{pkg: "mcptools", forbid: []string{module + "/board", module + "/ent", module + "/flow", module + "/agentlink"}},
-		{pkg: "serve", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", module + "/internal/e2e", "entgo.io"}},
-		{pkg: "governed", forbid: []string{module + "/board", module + "/ent", module + "/cmd", module + "/internal/boardtest", "entgo.io"}},
-		{pkg: "waiting", forbid: []string{module + "/board", module + "/ent", "entgo.io"}},
-		{pkg: "llm", stdlib: true, allow: []string{module + "/flow", module + "/jcs", module + "/approvals", module + "/subscription"}},
-		{pkg: "api/symphonix/board/v1/boardv1connect", forbid: []string{module + "/board", module + "/ent", module + "/agentlink"}},
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
 	}
-	for _, r := range rules {
-		t.Run(r.pkg, func(t *testing.T) {
-			t.Parallel()
-			out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}|{{.ImportPath}}", module+"/"+r.pkg).Output()
-			if err != nil {
-				t.Fatalf("go list -deps %s: %v", r.pkg, err)
+	imports := make(map[string][]string)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, deps, _ := strings.Cut(line, "|")
+		rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+		if rel == "" || under(rel, generated) {
+			continue
+		}
+		imports[rel] = strings.Fields(deps)
+	}
+	rows := make(map[string]layer)
+	for _, l := range layers {
+		if _, ok := imports[l.pkg]; !ok {
+			t.Errorf("layer %s: no such package; remove its row (and its line in docs/layout.md)", l.pkg)
+		}
+		rows[l.pkg] = l
+	}
+	for pkg, deps := range imports {
+		l, ok := rows[pkg]
+		if !ok {
+			t.Errorf("package %s has no layer: add a row saying what it may import and why (and to docs/layout.md)", pkg)
+			continue
+		}
+		for _, dep := range deps {
+			if std(dep) {
+				if slices.Contains(l.noStd, dep) {
+					t.Errorf("%s imports %s, which it must not (%s)", pkg, dep, l.why)
+				}
+				continue
 			}
-			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				nonStd, path, _ := strings.Cut(line, "|")
-				if path == module+"/"+r.pkg {
-					continue
-				}
-				if r.stdlib && nonStd != "" && !contains(r.allow, path) {
-					t.Errorf("%s imports %s: it may import only the standard library", r.pkg, path)
-				}
-				for _, f := range r.forbid {
-					if path == f || strings.HasPrefix(path, f+"/") {
-						t.Errorf("%s imports %s, which it must not", r.pkg, path)
-					}
-				}
+			name := strings.TrimPrefix(strings.TrimPrefix(dep, module), "/")
+			if !under(name, l.allow) {
+				t.Errorf("%s imports %s, which its layer does not allow (%s)", pkg, name, l.why)
 			}
-		})
+		}
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+// TestBoardAndAgentApart: the board and the agent's half of the link only
+// meet on the wire. Neither may reach the other through any chain of imports.
+func TestBoardAndAgentApart(t *testing.T) {
+	t.Parallel()
+	apart := map[string]string{"board": "agentlink", "agentlink": "board"}
+	for pkg, never := range apart {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		if slices.Contains(strings.Fields(string(out)), module+"/"+never) {
+			t.Errorf("%s depends on %s", pkg, never)
+		}
+	}
+}
+
+// std reports whether path is in the standard library: its first element
+// has no dot.
+func std(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// under reports whether path is one of names or a package below one.
+func under(path string, names []string) bool {
+	for _, n := range names {
+		if path == n || strings.HasPrefix(path, n+"/") {
 			return true
 		}
 	}

@@ -462,10 +462,10 @@ func (b *Board) markDelivered(id string) {
 
 // expireDue turns pending approvals past their expires_at into expired,
 // each with its "approval.expire" audit entry in the same transaction.
-// The background loop calls it on every tick. An expiry is not pushed to
-// the agent as a decision (ApprovalDecision.say has no "expired", and an
-// agent reads an unknown say as no): the agent learns it when it raises
-// again, from the state "expired" in the answer.
+// The background loop calls it on every tick. An expiry is pushed to a
+// live agent as a decision of its own (say "expired", never a no); an agent
+// that is away learns it when it raises again, from the state "expired" in
+// the answer.
 func (b *Board) expireDue(ctx context.Context) {
 	now := b.now().UTC().Truncate(time.Microsecond)
 	rows, err := b.db.Approval.Query().
