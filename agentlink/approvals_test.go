@@ -275,10 +275,14 @@ func TestReAskAfterRestart(t *testing.T) {
 	}
 }
 
+// TestDecisionDeliveredOnce: a decision the board sends again (a board
+// that crashed before it marked the decision delivered sends it again when
+// the agent links) is not acted on twice.
 func TestDecisionDeliveredOnce(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	governAll(t, bt)
+	ops := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("ann", identity.RoleApprover)))
 	a := startAgent(t, bt, "desk", nil)
 	a.awaitState(t, true)
 	r := refund(t, "run-7", 5000)
@@ -286,8 +290,9 @@ func TestDecisionDeliveredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &boardv1.ApprovalDecision{ApprovalId: raised.ApprovalID, Say: "yes", Digest: r.Digest, Who: []string{"ann"}, Reason: "fine"}
-	boardtest.Eventually(t, 5*time.Second, "PushDecision", func() bool { return bt.Board.PushDecision("desk", d) })
+	if _, err := ops.Decide(t.Context(), &boardv1.DecideRequest{Id: raised.ApprovalID, Say: "yes", Digest: r.Digest, Reason: "fine"}); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
 	select {
 	case got := <-a.decisions:
 		if got.ApprovalID != raised.ApprovalID || got.Say != "yes" || got.Digest != r.Digest || got.Reason != "fine" ||
@@ -300,18 +305,37 @@ func TestDecisionDeliveredOnce(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no decision within 10s")
 	}
-	// The same decision again (a board resending it): not delivered twice.
-	if !bt.Board.PushDecision("desk", d) {
-		t.Fatal("second PushDecision did not go out")
+
+	// The board marks the decision delivered; the mark is lost, as when the
+	// board crashes before writing it, and the board comes back: it sends
+	// the decision again on the agent's new link.
+	delivered := func() bool {
+		row, err := bt.Store.Approval.Get(t.Context(), raised.ApprovalID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row.DeliveredAt != nil
 	}
-	// A ping round trip orders the check after the second push was read.
+	boardtest.Eventually(t, 5*time.Second, "the decision marked delivered", delivered)
+	if err := bt.Store.Approval.UpdateOneID(raised.ApprovalID).ClearDeliveredAt().Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	bt.Restart()
+	a.awaitState(t, false)
+	a.awaitState(t, true)
+	// The board sends what is undelivered, and marks it, before it answers
+	// anything on the new link: after a round trip, the decision was read,
+	// and marked again means sent again.
 	if _, _, err := a.link.WhoDecides(t.Context(), "pay"); err != nil {
 		t.Fatal(err)
+	}
+	if !delivered() {
+		t.Fatal("the board did not send the decision again on the new link")
 	}
 	select {
 	case got := <-a.decisions:
 		t.Fatalf("decision delivered twice: %+v", got)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 }
 

@@ -108,11 +108,11 @@ func (o *linkOut) close() {
 
 var errLinkNotOpen = errors.New("link not open")
 
-// PushDecision sends d to the agent's live link on this board, if it has
+// pushDecision sends d to the agent's live link on this board, if it has
 // one, from whatever goroutine calls it. It reports whether the decision
 // went out; a decision that did not reaches the agent when it next links
 // and raises again.
-func (b *Board) PushDecision(agentName string, d *boardv1.ApprovalDecision) bool {
+func (b *Board) pushDecision(agentName string, d *boardv1.ApprovalDecision) bool {
 	return b.presence.sendLive(agentName, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: d}})
 }
 
@@ -158,7 +158,7 @@ func (b *Board) whoDecidesAnswer(ctx context.Context, agentName string, q *board
 	if err := validText(q.GetNode(), maxNodeLen, true); err != nil {
 		return nil, badRequest("who_decides.node: %v", err)
 	}
-	r, err := b.RuleFor(ctx, agentName, q.GetNode())
+	r, err := b.ruleFor(ctx, agentName, q.GetNode())
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +288,7 @@ func (b *Board) raise(ctx context.Context, agentName string, q *boardv1.Raise) (
 	if err := validRaise(q); err != nil {
 		return nil, err
 	}
-	r, err := b.RuleFor(ctx, agentName, q.GetNode())
+	r, err := b.ruleFor(ctx, agentName, q.GetNode())
 	if err != nil {
 		return nil, err
 	}

@@ -429,16 +429,16 @@ func TestApprovalsAccess(t *testing.T) {
 func TestPushDecision(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	if bt.Board.PushDecision("desk", &boardv1.ApprovalDecision{ApprovalId: "a"}) {
-		t.Fatal("PushDecision to an agent with no link reported sent")
+	if bt.Board.PushDecisionForTest("desk", &boardv1.ApprovalDecision{ApprovalId: "a"}) {
+		t.Fatal("pushDecision to an agent with no link reported sent")
 	}
 	l := openLink(t, bt, "desk")
 	const pushes, pings = 20, 20
 	var wg sync.WaitGroup
 	for i := range pushes {
 		wg.Go(func() {
-			if !bt.Board.PushDecision("desk", &boardv1.ApprovalDecision{ApprovalId: fmt.Sprint(i), Say: "yes", Digest: digestOf(i)}) {
-				t.Errorf("PushDecision %d: not sent to a live link", i)
+			if !bt.Board.PushDecisionForTest("desk", &boardv1.ApprovalDecision{ApprovalId: fmt.Sprint(i), Say: "yes", Digest: digestOf(i)}) {
+				t.Errorf("pushDecision %d: not sent to a live link", i)
 			}
 		})
 	}

@@ -407,7 +407,7 @@ func (b *Board) deliver(ctx context.Context, agentName, id string) {
 	if d == nil || row.DeliveredAt != nil || b.deliveries.marks.has(id) {
 		return
 	}
-	if b.PushDecision(agentName, d) {
+	if b.pushDecision(agentName, d) {
 		b.markDelivered(id)
 	}
 }
@@ -507,7 +507,7 @@ func (b *Board) expireDue(ctx context.Context) {
 			b.publishApproval(ctx, eventExpired, row.ID)
 			// Told to a live agent now; one that is away learns it when it
 			// raises again. Not recorded as delivered: there is no decision.
-			b.PushDecision(row.Agent, &boardv1.ApprovalDecision{
+			b.pushDecision(row.Agent, &boardv1.ApprovalDecision{
 				ApprovalId: row.ID, Say: StateExpired, Digest: row.Digest, At: timestamppb.New(now),
 				Run: row.Run, Node: row.Node, Thread: row.Thread,
 			})

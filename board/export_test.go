@@ -1,10 +1,12 @@
 package board
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/ent"
 )
 
 // DropLinksForTest ends every live link as a network failure would: no
@@ -43,4 +45,16 @@ func (b *Board) PublishApprovalForTest(a *boardv1.Approval, n int) {
 	for range n {
 		b.approvals.publish(m)
 	}
+}
+
+// PushDecisionForTest sends d to the agent's live link as a decision made
+// on this board is pushed, and reports whether it went out.
+func (b *Board) PushDecisionForTest(agentName string, d *boardv1.ApprovalDecision) bool {
+	return b.pushDecision(agentName, d)
+}
+
+// RuleForTest is the rule that governs an approval agentName raises at
+// node; nil when none does.
+func (b *Board) RuleForTest(ctx context.Context, agentName, node string) (*ent.Rule, error) {
+	return b.ruleFor(ctx, agentName, node)
 }

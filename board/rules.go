@@ -167,11 +167,11 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 	return &boardv1.DeleteRuleResponse{}, nil
 }
 
-// RuleFor returns the rule that governs an approval the agent named
+// ruleFor returns the rule that governs an approval the agent named
 // agentName raises at node, or nil when no rule matches: the approval is
 // not governed and the agent's chat decides it. When several rules match,
 // the most specific wins (see sortRules).
-func (b *Board) RuleFor(ctx context.Context, agentName, node string) (*ent.Rule, error) {
+func (b *Board) ruleFor(ctx context.Context, agentName, node string) (*ent.Rule, error) {
 	rows, err := b.db.Rule.Query().All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("rules: %w", err)

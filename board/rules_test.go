@@ -45,15 +45,15 @@ func listRules(t *testing.T, c boardv1connect.ApprovalServiceClient) []*boardv1.
 
 func quorum(n int32) *int32 { return &n }
 
-// TestRuleJSONGovernsEverything: the issue's JSON, posted as it is over
+// TestRuleJSONGovernsEverything: the catch-all rule's JSON, posted as it is over
 // the Connect protocol, makes every agent at every node governed.
 func TestRuleJSONGovernsEverything(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	ctx := t.Context()
 	for _, who := range []string{"refund-desk", "a/b", "x"} {
-		if r, err := bt.Board.RuleFor(ctx, who, "n1"); err != nil || r != nil {
-			t.Fatalf("before any rule: RuleFor(%s) = %v, %v; want nil, nil", who, r, err)
+		if r, err := bt.Board.RuleForTest(ctx, who, "n1"); err != nil || r != nil {
+			t.Fatalf("before any rule: ruleFor(%s) = %v, %v; want nil, nil", who, r, err)
 		}
 	}
 	body := `{"rule": {"agent": "*", "node": "*", "role": "approver", "quorum": 1}}`
@@ -89,9 +89,9 @@ func TestRuleJSONGovernsEverything(t *testing.T) {
 	for _, c := range []struct{ agent, node string }{
 		{"refund-desk", "approve"}, {"a/b", "c/d"}, {"x", ""}, {"", "n"}, {"ünïcode", "*"},
 	} {
-		m, err := bt.Board.RuleFor(ctx, c.agent, c.node)
+		m, err := bt.Board.RuleForTest(ctx, c.agent, c.node)
 		if err != nil || m == nil || m.ID != r.ID {
-			t.Errorf("RuleFor(%q, %q) = %v, %v; want rule %s", c.agent, c.node, m, err, r.ID)
+			t.Errorf("ruleFor(%q, %q) = %v, %v; want rule %s", c.agent, c.node, m, err, r.ID)
 		}
 	}
 }
@@ -129,12 +129,12 @@ func TestRuleFor(t *testing.T) {
 		{"desk/sub", "pay-big", "all"}, // "*" matches a name with a slash; "desk" does not
 	}
 	for _, tt := range tests {
-		got, err := bt.Board.RuleFor(t.Context(), tt.agent, tt.node)
+		got, err := bt.Board.RuleForTest(t.Context(), tt.agent, tt.node)
 		if err != nil || got == nil || got.ID != tt.want {
-			t.Errorf("RuleFor(%q, %q) = %v, %v; want %s", tt.agent, tt.node, got, err, tt.want)
+			t.Errorf("ruleFor(%q, %q) = %v, %v; want %s", tt.agent, tt.node, got, err, tt.want)
 		}
 	}
-	// ListRules is in the order RuleFor tries them.
+	// ListRules is in the order ruleFor tries them.
 	var ids []string
 	for _, r := range listRules(t, c) {
 		ids = append(ids, r.GetId())
@@ -147,8 +147,8 @@ func TestRuleFor(t *testing.T) {
 	if _, err := c.DeleteRule(t.Context(), &boardv1.DeleteRuleRequest{Id: "all"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := bt.Board.RuleFor(t.Context(), "someone", "else"); err != nil || got != nil {
-		t.Errorf("RuleFor(someone, else) = %v, %v; want nil, nil", got, err)
+	if got, err := bt.Board.RuleForTest(t.Context(), "someone", "else"); err != nil || got != nil {
+		t.Errorf("ruleFor(someone, else) = %v, %v; want nil, nil", got, err)
 	}
 }
 
@@ -368,7 +368,7 @@ func TestRulesSurviveRestart(t *testing.T) {
 	if diff := cmp.Diff(put, rules[0], protocmp.Transform()); diff != "" {
 		t.Errorf("after restart (-before +after):\n%s", diff)
 	}
-	if got, err := bt.Board.RuleFor(t.Context(), "desk", "n"); err != nil || got == nil || got.ID != put.GetId() {
-		t.Errorf("after restart RuleFor(desk, n) = %v, %v; want %s", got, err, put.GetId())
+	if got, err := bt.Board.RuleForTest(t.Context(), "desk", "n"); err != nil || got == nil || got.ID != put.GetId() {
+		t.Errorf("after restart ruleFor(desk, n) = %v, %v; want %s", got, err, put.GetId())
 	}
 }

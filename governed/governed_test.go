@@ -183,6 +183,28 @@ func (d *desk) noResult(within time.Duration) {
 	}
 }
 
+// stopAfterResend stops the desk once its link has read the decision on
+// id that the board sent again when the link came up, and the desk has
+// finished acting on it, if it did: what it did is then in d.results and
+// the bank. The board sends the undelivered decisions, and marks them
+// delivered, before it answers anything on a new link, so after a round
+// trip the decision was read, and marked again means sent again.
+func (d *desk) stopAfterResend(bt *boardtest.Board, id string) {
+	d.t.Helper()
+	if _, _, err := d.link.WhoDecides(d.t.Context(), "pay"); err != nil {
+		d.t.Fatalf("WhoDecides: %v", err)
+	}
+	if !markedDelivered(d.t, bt, id) {
+		d.t.Fatalf("approval %s: the board did not send its decision again", id)
+	}
+	d.stop() // waits for the decisions it acts on
+	select {
+	case r := <-d.results:
+		d.t.Fatalf("the decision sent again resumed or ended a run: %+v", r)
+	default:
+	}
+}
+
 func (d *desk) invoke(thread string, amount float64) (flow.Result, governed.Verdict) {
 	d.t.Helper()
 	res, v, err := d.gov.Invoke(d.t.Context(), thread, map[string]any{"amount": amount, "why": "the parcel arrived broken"})
@@ -237,6 +259,29 @@ func pendingOnBoard(t *testing.T, bt *boardtest.Board, n int) []*boardv1.Approva
 		return len(got) == n
 	})
 	return got
+}
+
+// markedDelivered reports whether the board has marked the decision on id
+// delivered.
+func markedDelivered(t *testing.T, bt *boardtest.Board, id string) bool {
+	t.Helper()
+	row, err := bt.Store.Approval.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row.DeliveredAt != nil
+}
+
+// loseDeliveredMark waits for the board to mark the decision on id
+// delivered, which it does soon after sending it, and clears the mark, as
+// a board that crashed before writing it leaves it: the board sends the
+// decision again when the agent next links.
+func loseDeliveredMark(t *testing.T, bt *boardtest.Board, id string) {
+	t.Helper()
+	boardtest.Eventually(t, 5*time.Second, "the decision marked delivered", func() bool { return markedDelivered(t, bt, id) })
+	if err := bt.Store.Approval.UpdateOneID(id).ClearDeliveredAt().Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func decide(t *testing.T, bt *boardtest.Board, a *boardv1.Approval, say string) {
@@ -324,10 +369,13 @@ func TestApprovedOnTheBoard(t *testing.T) {
 	if _, ok := d.note("t1"); ok {
 		t.Error("the note outlived the decision acted on")
 	}
-	// The same decision delivered again acts on nothing.
-	bt.Board.PushDecision("pay-desk", &boardv1.ApprovalDecision{ApprovalId: a.GetId(), Say: "yes",
-		Digest: a.GetDigest(), Run: a.GetRun(), Node: "pay", Thread: "t1"})
-	d.noResult(300 * time.Millisecond)
+	// The same decision delivered again acts on nothing: the board comes
+	// back from a crash before it marked the decision delivered, and sends
+	// it again when the desk links to it anew.
+	loseDeliveredMark(t, bt, a.GetId())
+	bt.Restart()
+	d.awaitUp()
+	d.stopAfterResend(bt, a.GetId())
 	if got := b.payments(); len(got) != 1 {
 		t.Fatalf("payments %v after a second delivery, want one", got)
 	}
@@ -406,7 +454,8 @@ func TestCancelledLeavesATombstone(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	governAll(t, bt, 0)
 	b := &bank{}
-	d := openDesk(t, deskOptions{board: bt, bank: b})
+	dir := t.TempDir()
+	d := openDesk(t, deskOptions{board: bt, bank: b, dir: dir})
 	_, v := d.invoke("t1", 5000)
 	a := pendingOnBoard(t, bt, 1)[0]
 	if _, err := admin(bt).Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetId(), Reason: "customer withdrew"}); err != nil {
@@ -423,12 +472,24 @@ func TestCancelledLeavesATombstone(t *testing.T) {
 	if err != nil || !ok || n.State != waiting.Tombstone {
 		t.Fatalf("note %+v, %v, %v; want a tombstone", n, ok, err)
 	}
-	// A yes for it afterwards answers nothing.
-	bt.Board.PushDecision("pay-desk", &boardv1.ApprovalDecision{ApprovalId: a.GetId(), Say: "yes",
-		Digest: a.GetDigest(), Run: v.Run, Node: "pay", Thread: "t1"})
-	d.noResult(300 * time.Millisecond)
+	// A decision for it afterwards answers nothing. What a board sends
+	// again for a cancelled approval is its cancellation, never a yes: the
+	// board comes back from a crash before it marked the cancellation
+	// delivered, and the desk from a restart, so its link remembers nothing
+	// it was sent; when the desk links again the cancellation reaches the
+	// tombstone.
+	loseDeliveredMark(t, bt, a.GetId())
+	d.stop()
+	bt.Restart()
+	d = openDesk(t, deskOptions{board: bt, bank: b, dir: dir})
+	d.stopAfterResend(bt, a.GetId())
 	if got := b.payments(); len(got) != 0 {
 		t.Fatalf("paid %v for a cancelled run", got)
+	}
+	d = openDesk(t, deskOptions{board: bt, bank: b, dir: dir})
+	n, ok, err = waiting.HoldingOf(d.store).Find(t.Context(), v.Run, "pay")
+	if err != nil || !ok || n.State != waiting.Tombstone {
+		t.Fatalf("note after the cancellation came again %+v, %v, %v; want the tombstone", n, ok, err)
 	}
 	// The thread is free for a new run, which is asked about afresh.
 	_, v2 := d.invoke("t1", 10)
