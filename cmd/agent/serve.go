@@ -16,6 +16,8 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/lock"
 	"github.com/symphonix/symphonix/mcptools"
 	"github.com/symphonix/symphonix/serve"
 	"github.com/symphonix/symphonix/subscription"
@@ -44,8 +46,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	listen := fs.String("listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
 	public := fs.Bool("public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
-	detail := fs.String("journal-detail", string(serve.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
-	maxBytes := fs.Int64("journal-max-bytes", serve.DefaultJournalMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
+	detail := fs.String("journal-detail", string(journal.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
+	maxBytes := fs.Int64("journal-max-bytes", journal.DefaultMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,7 +59,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	jd, err := serve.ParseDetail(*detail)
+	jd, err := journal.ParseDetail(*detail)
 	if err != nil {
 		return fmt.Errorf("--journal-detail: %w", err)
 	}
@@ -200,7 +202,7 @@ type servingOptions struct {
 	dir, listen    string
 	public         bool
 	monitored      bool // a board is configured
-	detail         serve.Detail
+	detail         journal.Detail
 	maxBytes       int64
 	getenv         func(string) string
 	log            *slog.Logger
@@ -212,8 +214,8 @@ type servingOptions struct {
 type serving struct {
 	ln      net.Listener
 	srv     *http.Server
-	lock    *serve.Lock
-	journal *serve.Journal
+	lock    *lock.Lock
+	journal *journal.Journal
 	agent   *agent.Agent
 	gov     *governed.Approvals
 	api     *serve.Server
@@ -234,11 +236,11 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 		return nil, fmt.Errorf("--listen: %w", err)
 	}
 	url := "http://" + s.ln.Addr().String()
-	if s.lock, err = serve.TakeLock(o.dir, serve.Me(url, time.Now())); err != nil {
+	if s.lock, err = lock.Take(o.dir, lock.Me(url, time.Now())); err != nil {
 		return nil, err
 	}
-	s.journal, err = serve.OpenJournal(serve.JournalConfig{
-		Path: serve.JournalPath(o.dir), MaxBytes: o.maxBytes, Detail: o.detail, Logger: o.log,
+	s.journal, err = journal.Open(journal.Config{
+		Path: journal.Path(o.dir), MaxBytes: o.maxBytes, Detail: o.detail, Logger: o.log,
 	})
 	journalLine := ""
 	if err != nil {
@@ -246,7 +248,7 @@ func startServing(ctx context.Context, o servingOptions) (_ *serving, err error)
 		s.journal = nil
 	} else {
 		what := "without payloads"
-		if o.detail == serve.DetailFull {
+		if o.detail == journal.DetailFull {
 			what = "with payloads (full detail)"
 		}
 		journalLine = fmt.Sprintf("journal: %s, %s, rotated past %d bytes", s.journal.Path(), what, o.maxBytes)
