@@ -212,7 +212,7 @@ func (l *Link) reAsk(ctx context.Context, c *conn) (ReAskResult, error) {
 		r, err := l.raiseOn(ctx, c, h)
 		if err != nil {
 			res.Failed++
-			l.log.WarnContext(ctx, "re-ask failed", "run", h.Run, "node", h.Node, "error", err)
+			l.log.WarnContext(ctx, "re-ask failed", "run", h.Run, "node", h.Node, "err", err)
 			continue
 		}
 		res.Asked++
@@ -231,7 +231,7 @@ func (l *Link) reAskOnUp(ctx context.Context, c *conn) {
 	}
 	res, err := l.reAsk(ctx, c)
 	if err != nil {
-		l.log.ErrorContext(ctx, "re-ask", "error", err)
+		l.log.ErrorContext(ctx, "re-ask", "err", err)
 	} else {
 		l.log.InfoContext(ctx, "re-asked held approvals", "held", res.Held, "asked", res.Asked,
 			"decided", res.Decided, "failed", res.Failed)

@@ -207,9 +207,9 @@ func (l *Link) Run(ctx context.Context) error {
 		wait := Backoff(attempt, l.cfg.MinBackoff, l.cfg.MaxBackoff, rand.Float64())
 		if refused(err) {
 			wait = l.cfg.MaxBackoff
-			l.log.ErrorContext(ctx, "board refused the link", "error", err, "retry_in", wait)
+			l.log.ErrorContext(ctx, "board refused the link", "err", err, "retry_in", wait)
 		} else {
-			l.log.WarnContext(ctx, "link down", "error", err, "retry_in", wait)
+			l.log.WarnContext(ctx, "link down", "err", err, "retry_in", wait)
 		}
 		attempt++
 		t := time.NewTimer(wait)

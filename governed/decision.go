@@ -40,7 +40,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	n, ok, err := a.cfg.Holding.Find(ctx, d.Run, d.Node)
 	switch {
 	case err != nil:
-		log.ErrorContext(ctx, "a decision: reading the holding note; acted on when the board sends it again", "error", err)
+		log.ErrorContext(ctx, "a decision: reading the holding note; acted on when the board sends it again", "err", err)
 		return
 	case !ok:
 		log.InfoContext(ctx, "a decision for nothing held here (acted on already): ignored")
@@ -76,7 +76,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 		}
 		if p, err := a.cfg.Graph.Pending(ctx, n.Thread); err == nil && p != nil && p.Node == n.Node && p.Digest == n.Digest {
 			if err := a.cfg.Graph.Cancel(ctx, n.Thread); err != nil {
-				log.ErrorContext(ctx, "ending the run", "error", err)
+				log.ErrorContext(ctx, "ending the run", "err", err)
 			}
 		}
 		log.InfoContext(ctx, "the run ended without an answer", "why", why)
@@ -93,7 +93,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	}
 	p, err := a.cfg.Graph.Pending(ctx, n.Thread)
 	if err != nil {
-		log.ErrorContext(ctx, "a decision: reading the run; acted on when the board sends it again", "error", err)
+		log.ErrorContext(ctx, "a decision: reading the run; acted on when the board sends it again", "err", err)
 		return
 	}
 	if p == nil || p.Kind != flow.PendingApproval || p.Node != n.Node || !approvals.StillTheSameThing(n.Digest, p.Digest) {
@@ -123,7 +123,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	if err == nil {
 		v, err = a.Settle(ctx, n.Thread, res.Pending)
 	} else {
-		log.ErrorContext(ctx, "resuming the run after the decision", "error", err)
+		log.ErrorContext(ctx, "resuming the run after the decision", "err", err)
 	}
 	a.report(n.Thread, res, v, err)
 }
@@ -135,7 +135,7 @@ func (a *Approvals) swap(ctx context.Context, n waiting.Note, from, to waiting.N
 	ok, err := a.cfg.Holding.Swap(ctx, n.Run, n.Node, from, to, why)
 	a.mu.Unlock()
 	if err != nil {
-		a.log.ErrorContext(ctx, "holding note", "run", n.Run, "node", n.Node, "error", err)
+		a.log.ErrorContext(ctx, "holding note", "run", n.Run, "node", n.Node, "err", err)
 	}
 	return ok
 }

@@ -263,7 +263,7 @@ func (a *Approvals) ask(ctx context.Context, n waiting.Note) Verdict {
 	}
 	ruling, info, err := b.WhoDecides(ctx, n.Node)
 	if err != nil {
-		a.log.WarnContext(ctx, "who decides: the board did not say; the run waits", "thread", n.Thread, "node", n.Node, "error", err)
+		a.log.WarnContext(ctx, "who decides: the board did not say; the run waits", "thread", n.Thread, "node", n.Node, "err", err)
 		return waitForBoard(n, "the board could not be asked who decides")
 	}
 	a.mu.Lock()
@@ -279,7 +279,7 @@ func (a *Approvals) ask(ctx context.Context, n waiting.Note) Verdict {
 	a.mu.Unlock()
 	switch {
 	case err != nil:
-		a.log.ErrorContext(ctx, "holding note", "thread", n.Thread, "node", n.Node, "error", err)
+		a.log.ErrorContext(ctx, "holding note", "thread", n.Thread, "node", n.Node, "err", err)
 		return waitForBoard(n, "the holding note could not be written")
 	case !ok:
 		return Verdict{Who: Organisation, Why: "this approval was acted on meanwhile", Run: n.Run}
@@ -302,7 +302,7 @@ func (a *Approvals) raise(ctx context.Context, n waiting.Note, info agentlink.Ru
 		return v
 	}
 	if _, err := b.Raise(ctx, raiseOf(n)); err != nil {
-		a.log.WarnContext(ctx, "raise: asked again when the link is up", "thread", n.Thread, "node", n.Node, "error", err)
+		a.log.WarnContext(ctx, "raise: asked again when the link is up", "thread", n.Thread, "node", n.Node, "err", err)
 	}
 	return v
 }

@@ -60,7 +60,7 @@ func (s *Set) AskForTools(ctx context.Context, server string, within time.Durati
 		if errors.Is(context.Cause(ctx), ErrNoAnswer) {
 			err = fmt.Errorf("mcptools: asking %q for its tools: %w within %v: %w", server, ErrNoAnswer, within, err)
 		}
-		s.log.WarnContext(ctx, "mcp server asked for its tools", "server", server, "duration", took, "error", err)
+		s.log.WarnContext(ctx, "mcp server asked for its tools", "server", server, "duration", took, "err", err)
 		return nil, err
 	}
 	names := make([]string, len(tools))

@@ -183,7 +183,7 @@ func (p *process) session(ctx context.Context) (*instance, error) {
 	}
 	in, err := p.start(ctx)
 	if err != nil {
-		p.log.WarnContext(ctx, "mcp server did not start", "server", p.name, "error", err)
+		p.log.WarnContext(ctx, "mcp server did not start", "server", p.name, "err", err)
 		return nil, err
 	}
 	p.mu.Lock()
@@ -229,10 +229,10 @@ func (p *process) watch(in *instance) {
 	p.mu.Unlock()
 	pid := in.cmd.Process.Pid
 	if in.stopping.Load() {
-		p.log.Info("mcp server stopped", "server", p.name, "pid", pid, "error", err)
+		p.log.Info("mcp server stopped", "server", p.name, "pid", pid, "err", err)
 		return
 	}
-	p.log.Warn("mcp server exited", "server", p.name, "pid", pid, "error", err)
+	p.log.Warn("mcp server exited", "server", p.name, "pid", pid, "err", err)
 }
 
 // close ends every process of this server and refuses new starts. It returns

@@ -122,7 +122,7 @@ func (s *Set) Declared() []string {
 func (s *Set) Call(ctx context.Context, name string, args map[string]any) (any, error) {
 	p, tool, err := s.resolve(name)
 	if err != nil {
-		s.log.WarnContext(ctx, "mcp tool call refused", "name", name, "error", err)
+		s.log.WarnContext(ctx, "mcp tool call refused", "name", name, "err", err)
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -136,7 +136,7 @@ func (s *Set) Call(ctx context.Context, name string, args map[string]any) (any, 
 		// What the tool said stays out of the log: it may name a person.
 		s.log.InfoContext(ctx, "mcp tool call", "name", name, "duration", took, "tool_error", true)
 	case err != nil:
-		s.log.WarnContext(ctx, "mcp tool call", "name", name, "duration", took, "error", err)
+		s.log.WarnContext(ctx, "mcp tool call", "name", name, "duration", took, "err", err)
 	default:
 		s.log.InfoContext(ctx, "mcp tool call", "name", name, "duration", took)
 	}
@@ -178,7 +178,7 @@ func (s *Set) ListTools(ctx context.Context, server string) ([]Tool, error) {
 	defer cancel()
 	tools, err := p.listTools(ctx)
 	if err != nil {
-		s.log.WarnContext(ctx, "mcp list tools", "server", server, "error", err)
+		s.log.WarnContext(ctx, "mcp list tools", "server", server, "err", err)
 		return nil, err
 	}
 	return tools, nil

@@ -4,8 +4,8 @@
 //
 // A served agent also keeps a journal of its model and tool calls (package
 // journal: the server puts each run's thread on its context, for the
-// journal's lines) and holds its folder's lock (package lock); the agent
-// command assembles the three.
+// journal's lines) and holds its folder's lock (package lock); package node
+// assembles the three and links them to the board.
 //
 // There is no authentication on the served agent yet: it binds loopback, and
 // refuses requests that a web page on another origin could forge. The design
