@@ -41,7 +41,10 @@ var layers = []layer{
 	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store", allow: []string{"flow", "llm", "mcptools", "subscription", "waiting"}},
 	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "connectrpc.com/connect/v2", "google.golang.org/protobuf"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting"}},
-	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "waiting"}},
+	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller", allow: []string{"flow"}},
+	{pkg: "lock", why: "one served agent per folder: a file and a process check", noStd: domain},
+	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "waiting"}},
+	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "lock", "mcptools", "serve", "subscription"}},
 
 	// The board's side.
 	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
@@ -54,7 +57,7 @@ var layers = []layer{
 
 	// Commands, examples and harnesses: at the top, they may wire anything below.
 	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit", allow: []string{"board", "store", "identity", "audit", "ent"}},
-	{pkg: "cmd/agent", why: "flags, then one call into the agent's packages", allow: []string{"agent", "agentlink", "flow", "governed", "mcptools", "serve", "subscription"}},
+	{pkg: "cmd/agent", why: "flags, then one call into node", allow: []string{"node", "flow", "journal", "serve"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
 	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "internal/boardtest", why: "a real board for tests, over Connect and gRPC", allow: []string{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/journal"
 )
 
 // Turn is what a message or an answer comes to: a run that finished, with
@@ -206,7 +207,7 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 // not its end, so a run outlives a client that goes away, and the thread,
 // for the journal.
 func (s *Server) runContext(r *http.Request, thread string) context.Context {
-	return withThread(context.WithoutCancel(r.Context()), thread)
+	return journal.WithThread(context.WithoutCancel(r.Context()), thread)
 }
 
 // input reads a message's body into a run's input: input as it is, after

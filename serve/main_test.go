@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
 )
 
@@ -47,7 +48,7 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	desk.journal = filepath.Join(tmp, "journal.jsonl")
-	j, err := serve.OpenJournal(serve.JournalConfig{Path: desk.journal})
+	j, err := journal.Open(journal.Config{Path: desk.journal})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -64,10 +65,10 @@ func runTests(m *testing.M) int {
 
 // openDesk opens a refund desk of the test's own, with a fresh order
 // table, journalled in a temporary folder with detail.
-func openDesk(t *testing.T, detail serve.Detail) (a *agent.Agent, journal string) {
+func openDesk(t *testing.T, detail journal.Detail) (a *agent.Agent, path string) {
 	t.Helper()
-	journal = filepath.Join(t.TempDir(), "journal.jsonl")
-	j, err := serve.OpenJournal(serve.JournalConfig{Path: journal, Detail: detail})
+	path = filepath.Join(t.TempDir(), "journal.jsonl")
+	j, err := journal.Open(journal.Config{Path: path, Detail: detail})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func openDesk(t *testing.T, detail serve.Detail) (a *agent.Agent, journal string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	return a, journal
+	return a, path
 }
 
 var threads atomic.Int64

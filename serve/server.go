@@ -17,6 +17,7 @@ import (
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/journal"
 )
 
 // Config configures New.
@@ -259,5 +260,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // asked for it (a decision made on the board resumed it): the thread is
 // in it, for the journal. Give it to governed.Config.RunContext.
 func RunContext(thread string) context.Context {
-	return withThread(context.Background(), thread)
+	return journal.WithThread(context.Background(), thread)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
 )
 
@@ -21,7 +22,7 @@ import (
 // line for each of the four calls, without payloads.
 func TestApprovedRefund(t *testing.T) {
 	t.Parallel()
-	a, journal := openDesk(t, serve.DetailMetadata)
+	a, jpath := openDesk(t, journal.DetailMetadata)
 	ts := newServer(t, a)
 	thread := threadName(t)
 
@@ -50,7 +51,7 @@ func TestApprovedRefund(t *testing.T) {
 		t.Errorf("answer yes = %+v, want the refund of 49.9 in state and the reply", done)
 	}
 
-	lines := journalLines(t, journal, thread)
+	lines := journalLines(t, jpath, thread)
 	var calls []string
 	for _, e := range lines {
 		calls = append(calls, e["kind"].(string)+" "+e["name"].(string))

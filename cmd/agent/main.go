@@ -14,6 +14,9 @@
 // "serving DIR on http://HOST:PORT". Plain `agent DIR` does the same, and
 // when this binary cannot run the flow (its handlers live in a generated
 // program) says it is not served and only links, as it always did.
+//
+// The command is its flags: serving and running are package node
+// (node.Serve, node.Run).
 package main
 
 import (

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
+
+	"github.com/symphonix/symphonix/flow"
 )
 
 // run is the whole command, so tests can run it in-process.
@@ -21,6 +25,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 	}
 	return runServe(ctx, args, getenv, stdout, stderr, true)
+}
+
+// errNoToken: a monitor URL without an agent token.
+var errNoToken = errors.New("--token or MONITOR_TOKEN: required with a monitor URL")
+
+// reported prints an invalid flow's problems in full, each with its code
+// and path, and returns errReported for it; any other err is returned as
+// it is.
+func reported(stderr io.Writer, err error) error {
+	var ve *flow.ValidationError
+	if errors.As(err, &ve) {
+		fmt.Fprint(stderr, ve.Format())
+		return errReported
+	}
+	return err
 }
 
 // listFlag is a repeatable string flag.

@@ -1,4 +1,13 @@
-package serve
+// Package journal keeps an agent's journal: one JSON line for every model
+// call and every tool call it makes (the seed's journalledLlm and
+// journalledCallTool), in <dir>/.symphonix/journal.jsonl. It records what
+// ran, when, for how long and what went wrong, and withholds what a call
+// was given and gave back unless it is opened with full detail. The file is
+// capped and rotated, and a journal never fails the run it records.
+//
+// The thread a line belongs to travels on the run's context (WithThread).
+// The design is docs/serve.md, "The journal".
+package journal
 
 import (
 	"context"
@@ -47,26 +56,26 @@ func ParseDetail(s string) (Detail, error) {
 	return "", fmt.Errorf("%q is not a journal detail: want %s or %s", s, DetailMetadata, DetailFull)
 }
 
-// DefaultJournalMaxBytes is the size past which a journal is rotated when
-// JournalConfig.MaxBytes is zero.
-const DefaultJournalMaxBytes = 10 << 20
+// DefaultMaxBytes is the size past which a journal is rotated when
+// Config.MaxBytes is zero.
+const DefaultMaxBytes = 10 << 20
 
 // PayloadMaxChars is how much of one payload a full-detail journal keeps:
 // a longer prompt or reply is kept as its opening and "…", and longer
 // arguments or results as the opening of their JSON text.
 const PayloadMaxChars = 8 << 10
 
-// JournalPath is where the journal of the agent in dir is kept.
-func JournalPath(dir string) string { return filepath.Join(dir, ".symphonix", "journal.jsonl") }
+// Path is where the journal of the agent in dir is kept.
+func Path(dir string) string { return filepath.Join(dir, ".symphonix", "journal.jsonl") }
 
-// JournalConfig configures OpenJournal.
-type JournalConfig struct {
+// Config configures Open.
+type Config struct {
 	// Path: required. The file the journal appends to; it and its folder
 	// are created (0600 and 0700) when they are not there.
 	Path string
 	// MaxBytes: a write that would take the file past this many bytes
 	// first moves it to Path+".1" (replacing the one there, so one old
-	// file is kept) and starts a new one. 0: DefaultJournalMaxBytes.
+	// file is kept) and starts a new one. 0: DefaultMaxBytes.
 	MaxBytes int64
 	// Detail: "" is DetailMetadata.
 	Detail Detail
@@ -93,25 +102,25 @@ type Journal struct {
 	closed bool
 }
 
-// OpenJournal checks cfg and the file, and creates the file's folder. The
+// Open checks cfg and the file, and creates the file's folder. The
 // file itself is created by the first entry, so a journal nobody wrote to
 // leaves nothing behind. It fails when the configuration is wrong, the
 // folder cannot be made, or the path is not a file.
-func OpenJournal(cfg JournalConfig) (*Journal, error) {
+func Open(cfg Config) (*Journal, error) {
 	if cfg.Path == "" {
-		return nil, errors.New("serve: JournalConfig.Path is required")
+		return nil, errors.New("journal: Config.Path is required")
 	}
 	if cfg.MaxBytes < 0 {
-		return nil, fmt.Errorf("serve: JournalConfig.MaxBytes is %d; want 0 (the default) or more", cfg.MaxBytes)
+		return nil, fmt.Errorf("journal: Config.MaxBytes is %d; want 0 (the default) or more", cfg.MaxBytes)
 	}
 	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = DefaultJournalMaxBytes
+		cfg.MaxBytes = DefaultMaxBytes
 	}
 	if cfg.Detail == "" {
 		cfg.Detail = DetailMetadata
 	}
 	if _, err := ParseDetail(string(cfg.Detail)); err != nil {
-		return nil, fmt.Errorf("serve: JournalConfig.Detail: %w", err)
+		return nil, fmt.Errorf("journal: Config.Detail: %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -120,14 +129,14 @@ func OpenJournal(cfg JournalConfig) (*Journal, error) {
 		cfg.Now = time.Now
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("serve: journal: %w", err)
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	switch st, err := os.Stat(cfg.Path); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("serve: journal: %w", err)
+		return nil, fmt.Errorf("journal: %w", err)
 	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("serve: journal: %s is not a file", cfg.Path)
+		return nil, fmt.Errorf("journal: %s is not a file", cfg.Path)
 	}
 	return &Journal{path: cfg.Path, max: cfg.MaxBytes, detail: cfg.Detail, log: cfg.Logger, now: cfg.Now}, nil
 }
@@ -141,16 +150,16 @@ func (j *Journal) Detail() Detail { return j.detail }
 // open opens the file for appending, creating it. The caller holds j.mu.
 func (j *Journal) open() error {
 	if err := os.MkdirAll(filepath.Dir(j.path), 0o700); err != nil {
-		return fmt.Errorf("serve: journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
 	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("serve: journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("serve: journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
 	j.f, j.size = f, st.Size()
 	return nil
@@ -319,8 +328,8 @@ func (j *Journal) WrapTools(call flow.ToolCaller) flow.ToolCaller {
 type Entry struct {
 	// At is when the call started, in UTC.
 	At time.Time `json:"at"`
-	// Thread is the conversation the call was made for; empty when the
-	// call was made outside a served run.
+	// Thread is the conversation the call was made for: the thread on the
+	// run's context (WithThread); empty when it carries none.
 	Thread string `json:"thread,omitempty"`
 	// Node is the node that made the call, when it is known: an llm
 	// node's id. A tool call does not say which node made it.
@@ -413,12 +422,15 @@ func opening(s string, n int) string {
 	return s
 }
 
-// threadKey carries the thread a run is for from the server's handler,
+// threadKey carries the thread a run is for from whoever starts the run,
 // through the engine, to the journalled model and tools (the seed's
 // runContext), so a line can say which conversation it belongs to.
 type threadKey struct{}
 
-func withThread(ctx context.Context, thread string) context.Context {
+// WithThread returns ctx carrying thread: the lines of the model and tool
+// calls a run on ctx makes name it. It is the one context value in the
+// agent that is not the caller's identity.
+func WithThread(ctx context.Context, thread string) context.Context {
 	return context.WithValue(ctx, threadKey{}, thread)
 }
 

@@ -1,4 +1,4 @@
-package serve_test
+package lock_test
 
 import (
 	"encoding/json"
@@ -11,32 +11,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/lock"
 )
 
 var started = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// TestLockOnePerFolder: a second take fails while the first holds it,
+// TestOnePerFolder: a second take fails while the first holds it,
 // naming the holder; after Release it can be taken again.
-func TestLockOnePerFolder(t *testing.T) {
+func TestOnePerFolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	first, err := serve.TakeLock(dir, serve.Me("http://127.0.0.1:1111", started))
+	first, err := lock.Take(dir, lock.Me("http://127.0.0.1:1111", started))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.ReadLock(dir)
+	h, err := lock.Read(dir)
 	if err != nil || h.PID != os.Getpid() || h.URL != "http://127.0.0.1:1111" || !h.Started.Equal(started) || h.Host == "" {
-		t.Errorf("ReadLock = %+v, %v; want this process at :1111", h, err)
+		t.Errorf("Read = %+v, %v; want this process at :1111", h, err)
 	}
-	if st, err := os.Stat(serve.LockPath(dir)); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(lock.Path(dir)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("lock file: %v, %v; want mode 0600", st.Mode(), err)
 	}
 
-	_, err = serve.TakeLock(dir, serve.Me("http://127.0.0.1:2222", started))
-	var held *serve.HeldError
+	_, err = lock.Take(dir, lock.Me("http://127.0.0.1:2222", started))
+	var held *lock.HeldError
 	if !errors.As(err, &held) {
-		t.Fatalf("second TakeLock = %v, want a *HeldError", err)
+		t.Fatalf("second Take = %v, want a *HeldError", err)
 	}
 	if held.Holder.PID != os.Getpid() || held.Holder.URL != "http://127.0.0.1:1111" {
 		t.Errorf("HeldError.Holder = %+v, want the first holder", held.Holder)
@@ -46,19 +46,19 @@ func TestLockOnePerFolder(t *testing.T) {
 			t.Errorf("error %q does not name the holder's %s", err, want)
 		}
 	}
-	if h, ok, err := serve.HeldBy(dir); !ok || err != nil || h.URL != "http://127.0.0.1:1111" {
+	if h, ok, err := lock.HeldBy(dir); !ok || err != nil || h.URL != "http://127.0.0.1:1111" {
 		t.Errorf("HeldBy = %+v, %v, %v; want the first holder", h, ok, err)
 	}
 
 	if err := first.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := serve.ReadLock(dir); !errors.Is(err, serve.ErrNoLock) {
-		t.Errorf("ReadLock after Release = %v, want ErrNoLock", err)
+	if _, err := lock.Read(dir); !errors.Is(err, lock.ErrNotFound) {
+		t.Errorf("Read after Release = %v, want ErrNotFound", err)
 	}
-	second, err := serve.TakeLock(dir, serve.Me("http://127.0.0.1:2222", started))
+	second, err := lock.Take(dir, lock.Me("http://127.0.0.1:2222", started))
 	if err != nil {
-		t.Fatalf("TakeLock after Release: %v", err)
+		t.Fatalf("Take after Release: %v", err)
 	}
 	second.Release()
 }
@@ -73,7 +73,7 @@ func goneProcess(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-func writeLock(t *testing.T, dir string, h serve.Holder) {
+func writeLock(t *testing.T, dir string, h lock.Holder) {
 	t.Helper()
 	b, err := json.Marshal(h)
 	if err != nil {
@@ -84,17 +84,17 @@ func writeLock(t *testing.T, dir string, h serve.Holder) {
 
 func writeLockBytes(t *testing.T, dir string, b []byte) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(serve.LockPath(dir)), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(lock.Path(dir)), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(serve.LockPath(dir), b, 0o600); err != nil {
+	if err := os.WriteFile(lock.Path(dir), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestLockStale: a lock whose process is gone, or a file that is not a
+// TestStale: a lock whose process is gone, or a file that is not a
 // lock, is taken over; one from another host is not.
-func TestLockStale(t *testing.T) {
+func TestStale(t *testing.T) {
 	t.Parallel()
 	host, _ := os.Hostname()
 	tests := []struct {
@@ -105,7 +105,7 @@ func TestLockStale(t *testing.T) {
 		{
 			name: "process gone",
 			write: func(t *testing.T, dir string) {
-				writeLock(t, dir, serve.Holder{PID: goneProcess(t), Host: host, Started: started, URL: "http://127.0.0.1:3333"})
+				writeLock(t, dir, lock.Holder{PID: goneProcess(t), Host: host, Started: started, URL: "http://127.0.0.1:3333"})
 			},
 			takeOver: true,
 		},
@@ -117,14 +117,14 @@ func TestLockStale(t *testing.T) {
 		{
 			name: "no pid",
 			write: func(t *testing.T, dir string) {
-				writeLock(t, dir, serve.Holder{Host: host, URL: "http://127.0.0.1:3333"})
+				writeLock(t, dir, lock.Holder{Host: host, URL: "http://127.0.0.1:3333"})
 			},
 			takeOver: true,
 		},
 		{
 			name: "another host",
 			write: func(t *testing.T, dir string) {
-				writeLock(t, dir, serve.Holder{PID: goneProcess(t), Host: host + "-elsewhere", Started: started, URL: "http://10.0.0.9:3333"})
+				writeLock(t, dir, lock.Holder{PID: goneProcess(t), Host: host + "-elsewhere", Started: started, URL: "http://10.0.0.9:3333"})
 			},
 			takeOver: false,
 		},
@@ -134,20 +134,20 @@ func TestLockStale(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			tt.write(t, dir)
-			l, err := serve.TakeLock(dir, serve.Me("http://127.0.0.1:4444", started))
+			l, err := lock.Take(dir, lock.Me("http://127.0.0.1:4444", started))
 			if !tt.takeOver {
-				var held *serve.HeldError
+				var held *lock.HeldError
 				if !errors.As(err, &held) {
-					t.Fatalf("TakeLock over %s = %v, want a *HeldError", tt.name, err)
+					t.Fatalf("Take over %s = %v, want a *HeldError", tt.name, err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("TakeLock over a stale lock (%s): %v", tt.name, err)
+				t.Fatalf("Take over a stale lock (%s): %v", tt.name, err)
 			}
 			defer l.Release()
-			if h, err := serve.ReadLock(dir); err != nil || h.PID != os.Getpid() || h.URL != "http://127.0.0.1:4444" {
-				t.Errorf("ReadLock after the take-over = %+v, %v; want this process", h, err)
+			if h, err := lock.Read(dir); err != nil || h.PID != os.Getpid() || h.URL != "http://127.0.0.1:4444" {
+				t.Errorf("Read after the take-over = %+v, %v; want this process", h, err)
 			}
 			left, _ := filepath.Glob(filepath.Join(dir, ".symphonix", "*"))
 			if len(left) != 1 {
@@ -157,21 +157,21 @@ func TestLockStale(t *testing.T) {
 	}
 }
 
-// TestLockReleaseLeavesAnothersLock: Release removes the lock only while it
+// TestReleaseLeavesAnothers: Release removes the lock only while it
 // is this lock's.
-func TestLockReleaseLeavesAnothersLock(t *testing.T) {
+func TestReleaseLeavesAnothers(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l, err := serve.TakeLock(dir, serve.Me("http://127.0.0.1:5555", started))
+	l, err := lock.Take(dir, lock.Me("http://127.0.0.1:5555", started))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := serve.Holder{PID: os.Getpid(), Host: "x", Started: started.Add(time.Hour), URL: "http://127.0.0.1:6666"}
+	other := lock.Holder{PID: os.Getpid(), Host: "x", Started: started.Add(time.Hour), URL: "http://127.0.0.1:6666"}
 	writeLock(t, dir, other)
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := serve.ReadLock(dir); err != nil || h.URL != other.URL {
-		t.Errorf("ReadLock after releasing a lock taken over = %+v, %v; want the other holder's", h, err)
+	if h, err := lock.Read(dir); err != nil || h.URL != other.URL {
+		t.Errorf("Read after releasing a lock taken over = %+v, %v; want the other holder's", h, err)
 	}
 }

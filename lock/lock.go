@@ -1,4 +1,13 @@
-package serve
+// Package lock keeps a folder to one served agent at a time (the seed's
+// takeLock, heldBy, readLock and alive): <dir>/.symphonix/agent.lock names
+// the process that serves the folder, where, and since when. Two agents on
+// one folder would run two sets of MCP servers against one waiting store
+// and write one journal from two processes.
+//
+// A lock whose process is gone is taken over; one written on another host
+// cannot be checked and counts as held. The design is docs/serve.md,
+// "The lock".
+package lock
 
 import (
 	"bytes"
@@ -12,8 +21,8 @@ import (
 	"time"
 )
 
-// LockPath is where the lock of the agent in dir is kept.
-func LockPath(dir string) string { return filepath.Join(dir, ".symphonix", "agent.lock") }
+// Path is where the lock of the agent in dir is kept.
+func Path(dir string) string { return filepath.Join(dir, ".symphonix", "agent.lock") }
 
 // Holder is what a lock file says about the process that holds it.
 type Holder struct {
@@ -37,7 +46,7 @@ type HeldError struct {
 
 func (e *HeldError) Error() string {
 	h := e.Holder
-	msg := fmt.Sprintf("serve: the folder is served already: %s is held by pid %d", e.Path, h.PID)
+	msg := fmt.Sprintf("lock: the folder is served already: %s is held by pid %d", e.Path, h.PID)
 	if h.Host != "" {
 		msg += " on " + h.Host
 	}
@@ -50,8 +59,8 @@ func (e *HeldError) Error() string {
 	return msg
 }
 
-// ErrNoLock is ReadLock on a folder nobody holds.
-var ErrNoLock = errors.New("serve: no lock")
+// ErrNotFound is Read on a folder with no lock file.
+var ErrNotFound = errors.New("lock: no lock file")
 
 // Lock is a folder's lock, held by this process until Release.
 type Lock struct {
@@ -62,21 +71,21 @@ type Lock struct {
 // Holder is what the lock file says.
 func (l *Lock) Holder() Holder { return l.holder }
 
-// TakeLock takes the lock of the agent in dir for h (the seed's takeLock):
+// Take takes the lock of the agent in dir for h (the seed's takeLock):
 // one served agent per folder. It fails with a *HeldError naming the holder
 // when a live process holds it (see Alive) — this process included, so a
 // folder cannot be served twice from one process either. A lock whose
 // process is gone is taken over. A lock file that cannot be read as one is
 // stale too: whoever wrote it half is gone, since the file is written
 // whole before it gets its name.
-func TakeLock(dir string, h Holder) (*Lock, error) {
-	path := LockPath(dir)
+func Take(dir string, h Holder) (*Lock, error) {
+	path := Path(dir)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("serve: lock: %w", err)
+		return nil, fmt.Errorf("lock: %w", err)
 	}
 	data, err := json.Marshal(h)
 	if err != nil {
-		return nil, fmt.Errorf("serve: lock: %w", err)
+		return nil, fmt.Errorf("lock: %w", err)
 	}
 	data = append(data, '\n')
 	for range 3 {
@@ -85,22 +94,22 @@ func TakeLock(dir string, h Holder) (*Lock, error) {
 			return &Lock{path: path, holder: h}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("serve: lock: %w", err)
+			return nil, fmt.Errorf("lock: %w", err)
 		}
-		old, raw, err := readLock(path)
+		old, raw, err := readFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // released between the two: try again
 		case err != nil && raw == nil:
-			return nil, fmt.Errorf("serve: lock: %w", err)
+			return nil, fmt.Errorf("lock: %w", err)
 		case err == nil && Alive(old):
 			return nil, &HeldError{Path: path, Holder: old}
 		}
 		if err := setAside(path, raw); err != nil {
-			return nil, fmt.Errorf("serve: lock: taking over %s: %w", path, err)
+			return nil, fmt.Errorf("lock: taking over %s: %w", path, err)
 		}
 	}
-	return nil, fmt.Errorf("serve: lock: %s changed hands while it was being taken; try again", path)
+	return nil, fmt.Errorf("lock: %s changed hands while it was being taken; try again", path)
 }
 
 // create writes data to path only when nothing is there, and whole: a
@@ -159,27 +168,27 @@ func (l *Lock) Release() error {
 	if l == nil {
 		return nil
 	}
-	h, _, err := readLock(l.path)
+	h, _, err := readFile(l.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("serve: lock: %w", err)
+		return fmt.Errorf("lock: %w", err)
 	case h.PID != l.holder.PID || !h.Started.Equal(l.holder.Started) || h.Host != l.holder.Host:
 		return nil // taken over by somebody else: theirs now
 	}
 	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("serve: lock: %w", err)
+		return fmt.Errorf("lock: %w", err)
 	}
 	return nil
 }
 
-// ReadLock reads the lock of the agent in dir (the seed's readLock): who
-// holds it, alive or not. A folder with no lock fails with ErrNoLock.
-func ReadLock(dir string) (Holder, error) {
-	h, _, err := readLock(LockPath(dir))
+// Read reads the lock of the agent in dir (the seed's readLock): who
+// holds it, alive or not. A folder with no lock fails with ErrNotFound.
+func Read(dir string) (Holder, error) {
+	h, _, err := readFile(Path(dir))
 	if errors.Is(err, fs.ErrNotExist) {
-		return Holder{}, ErrNoLock
+		return Holder{}, ErrNotFound
 	}
 	return h, err
 }
@@ -188,9 +197,9 @@ func ReadLock(dir string) (Holder, error) {
 // (the seed's heldBy); ok is false when nobody does, or only a process
 // that is gone.
 func HeldBy(dir string) (h Holder, ok bool, err error) {
-	h, err = ReadLock(dir)
+	h, err = Read(dir)
 	switch {
-	case errors.Is(err, ErrNoLock):
+	case errors.Is(err, ErrNotFound):
 		return Holder{}, false, nil
 	case err != nil:
 		return Holder{}, false, err
@@ -198,7 +207,7 @@ func HeldBy(dir string) (h Holder, ok bool, err error) {
 	return h, Alive(h), nil
 }
 
-func readLock(path string) (Holder, []byte, error) {
+func readFile(path string) (Holder, []byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return Holder{}, nil, err

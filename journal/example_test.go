@@ -1,30 +1,30 @@
-package serve_test
+package journal_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/journal"
 )
 
 // A journal line as it leaves the agent by default: what ran, when, how
 // long and how it went, with the payloads named in withheld rather than
 // shown.
 func ExampleWithoutPayloads() {
-	e := serve.Entry{
+	e := journal.Entry{
 		At:         time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
 		Thread:     "chat-1",
 		Node:       "decide",
-		Kind:       serve.KindModel,
+		Kind:       journal.KindModel,
 		Name:       "decide",
 		DurationMS: 412,
 		OK:         true,
-		Tokens:     &serve.Tokens{Input: 120, Output: 30, Total: 150},
+		Tokens:     &journal.Tokens{Input: 120, Output: 30, Total: 150},
 		Prompt:     "A customer wrote about order A-1001: …",
 		Reply:      `{"action": "refund", "reason": "The mug arrived broken."}`,
 	}
-	line, _ := json.Marshal(serve.WithoutPayloads(e))
+	line, _ := json.Marshal(journal.WithoutPayloads(e))
 	fmt.Println(string(line))
 	// Output:
 	// {"at":"2026-11-30T09:00:00Z","thread":"chat-1","node":"decide","kind":"model","name":"decide","duration_ms":412,"ok":true,"tokens":{"input":120,"output":30,"total":150},"withheld":["prompt","reply"]}

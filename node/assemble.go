@@ -1,0 +1,176 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/subscription"
+)
+
+// parts is one agent process as Serve and Run assemble it. agent, gov and
+// api may be nil: a flow this binary cannot assemble is only linked, and a
+// run at a terminal is not served.
+type parts struct {
+	cfg Config // checked
+	id  agentlink.Identity
+	// out is where the agent's lines go: Stdout when served, Stderr for a
+	// run (whose Stdout is its result).
+	out   io.Writer
+	agent *agent.Agent
+	gov   *governed.Approvals
+	api   *serve.Server
+	// quietLink: the link's coming and going is not said, so that it does
+	// not land in the middle of a question asked at a terminal.
+	quietLink bool
+	// bg holds what the link starts when it comes up; wait for it before
+	// closing gov and agent.
+	bg sync.WaitGroup
+}
+
+// open assembles the flow folder, its model and tools journalled in j (nil:
+// not journalled), with the board switching its tools when one is
+// configured.
+func open(ctx context.Context, cfg Config, j *journal.Journal) (*agent.Agent, error) {
+	return agent.Open(ctx, cfg.Dir, agent.Options{
+		Getenv:    cfg.Getenv,
+		Logger:    cfg.Logger,
+		Stderr:    cfg.Stderr,
+		WrapModel: j.WrapModel,
+		WrapTools: j.WrapTools,
+		Monitored: cfg.BoardURL != "",
+	})
+}
+
+// sayAssembled says which model, waiting store and tools a are using.
+func sayAssembled(w io.Writer, a *agent.Agent) {
+	fmt.Fprintln(w, a.Model)
+	if a.Waiting != "" {
+		fmt.Fprintln(w, a.Waiting)
+	}
+	fmt.Fprintln(w, a.Tools)
+}
+
+// govern returns who answers the approvals a's runs wait at: the chat
+// without a board, the board's rules with one. onResult hears every run a
+// decision on the board resumed or ended; runs it resumes carry their
+// thread for the journal.
+func govern(cfg Config, a *agent.Agent, onResult func(string, flow.Result, governed.Verdict, error)) (*governed.Approvals, error) {
+	return governed.New(governed.Config{
+		Graph:      a.Graph,
+		Holding:    a.Holding(),
+		Monitored:  cfg.BoardURL != "",
+		Threads:    a.WaitingThreads,
+		Logger:     cfg.Logger,
+		RunContext: serve.RunContext,
+		OnResult:   onResult,
+	})
+}
+
+// link makes the link to the board and hands it to what asks the board:
+// the approvals, which it re-asks about after each link-up, and the
+// server's door and pointers. The board's word on the tools goes to the
+// agent's subscription as it comes. Nothing is dialled until the link
+// runs; ctx bounds what each link-up starts.
+func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
+	var sub *subscription.Subscription
+	if p.agent != nil {
+		sub = p.agent.Subscription
+	}
+	cfg := agentlink.Config{
+		BoardURL:     p.cfg.BoardURL,
+		Token:        p.cfg.Token,
+		Identity:     p.id,
+		Capabilities: p.cfg.Capabilities,
+		Logger:       p.cfg.Logger,
+		OnState: func(st agentlink.State) {
+			if !st.Up {
+				if !p.quietLink {
+					fmt.Fprintf(p.out, "agent %s: link down: %v\n", p.id.Name, st.Err)
+				}
+				if sub != nil {
+					sub.Unreachable()
+				}
+				return
+			}
+			if !p.quietLink {
+				fmt.Fprintf(p.out, "agent %s: linked to %s (session %s)\n", p.id.Name, p.cfg.BoardURL, st.Session)
+			}
+			if p.api != nil {
+				p.api.ReportAll() // the board has every pointer after each link-up
+			}
+			if p.gov != nil {
+				p.bg.Go(func() {
+					if err := p.gov.Recover(ctx); err != nil && ctx.Err() == nil {
+						p.cfg.Logger.WarnContext(ctx, "asking the board about waiting runs", "err", err)
+					}
+				})
+			}
+		},
+	}
+	if p.gov != nil {
+		cfg.Holding, cfg.OnDecision = p.gov, p.gov.Decided
+	}
+	if sub != nil {
+		cfg.OnSwitches = func(on []string, spoken bool) {
+			fmt.Fprintln(p.out, switchesLine(p.id.Name, sub, on, spoken))
+		}
+	}
+	if p.api != nil {
+		cfg.OnPaired = p.api.Paired
+	}
+	link, err := agentlink.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p.gov != nil {
+		p.gov.Use(link)
+	}
+	if p.api != nil {
+		p.api.Use(link)
+	}
+	return link, nil
+}
+
+// switchesLine applies the board's word on the tools to sub and says what
+// it came to.
+func switchesLine(name string, sub *subscription.Subscription, on []string, spoken bool) string {
+	if !spoken {
+		if err := sub.NeverSpoke(); err != nil {
+			return fmt.Sprintf("agent %s: tools: the board has not said which are on, so none are (%v)", name, err)
+		}
+		return fmt.Sprintf("agent %s: tools: the board has not said which are on, so none are", name)
+	}
+	undeclared, err := sub.Set(on)
+	now, _ := sub.On()
+	line := fmt.Sprintf("agent %s: tools: the board switched on %d: %s", name, len(now), strings.Join(now, ", "))
+	if len(undeclared) > 0 {
+		line += fmt.Sprintf(" (not declared by this flow, so left off: %s)", strings.Join(undeclared, ", "))
+	}
+	if err != nil {
+		line += fmt.Sprintf(" (not remembered for a restart: %v)", err)
+	}
+	return line
+}
+
+// decidedLine says what a decision made on the board came to.
+func decidedLine(thread string, res flow.Result, v governed.Verdict, err error) string {
+	switch {
+	case errors.Is(err, governed.ErrCancelled), errors.Is(err, governed.ErrExpired):
+		return fmt.Sprintf("thread %s: the run ended without an answer: %s", thread, v.Why)
+	case err != nil:
+		return fmt.Sprintf("thread %s: after the board's decision: %v", thread, err)
+	case res.Pending != nil:
+		return fmt.Sprintf("thread %s: waits at %s: %s", thread, res.Pending.Node, v.Why)
+	}
+	return fmt.Sprintf("thread %s: the board decided; the run finished", thread)
+}

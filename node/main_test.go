@@ -1,0 +1,336 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/node"
+)
+
+// refundDesk is the example the tests serve and run. Each test copies its
+// flow into a folder of its own, so the repository's folder is neither
+// written nor locked.
+const refundDesk = "../examples/refund-desk"
+
+// orders is the refund desk's orders server, built once for the package.
+var orders string
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "node-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	orders = filepath.Join(tmp, "mcp-orders")
+	if out, err := exec.Command("go", "build", "-o", orders, "github.com/symphonix/symphonix/examples/refund-desk/mcp-orders").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build mcp-orders: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// deskDir copies the refund desk into a new folder, its orders server the
+// one built for the package, keeping its orders in orders.json there: a
+// refund made is there to read (refunds).
+func deskDir(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(refundDesk, "flow.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	srv := f["requires"].(map[string]any)["mcp"].(map[string]any)["orders"].(map[string]any)
+	srv["command"] = orders
+	delete(srv, "args")
+	srv["env"] = map[string]any{"ORDERS_STATE": "orders.json"}
+	if b, err = json.MarshalIndent(f, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "refund-desk")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// refunds reads the refunds the desk's orders server made.
+func refunds(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "orders.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Refunds []map[string]any }
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("orders.json %s: %v", b, err)
+	}
+	return st.Refunds
+}
+
+// checkRefundedOnce fails t unless the desk made one refund, of order
+// A-1001's 49.9.
+func checkRefundedOnce(t *testing.T, dir string) {
+	t.Helper()
+	r := refunds(t, dir)
+	if len(r) != 1 || r[0]["order_id"] != "A-1001" || r[0]["amount"] != 49.9 || r[0]["status"] != "refunded" {
+		t.Errorf("refunds made = %v, want one, of 49.9 on A-1001", r)
+	}
+}
+
+// journalCalls lists the journal's calls for thread, as "kind name".
+func journalCalls(t *testing.T, dir, thread string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ".symphonix", "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("journal line %q: %v", line, err)
+		}
+		if e["thread"] == thread {
+			calls = append(calls, fmt.Sprint(e["kind"], " ", e["name"]))
+		}
+	}
+	return calls
+}
+
+// lines is a writer whose lines a test can wait for. It is safe for
+// concurrent use, as Config.Stdout must be.
+type lines struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// find returns the submatches of the first whole line matching re.
+func (l *lines) find(re *regexp.Regexp) []string {
+	for line := range strings.Lines(l.String()) {
+		if m := re.FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// wait waits for a line matching re and returns its submatches.
+func (l *lines) wait(t *testing.T, re *regexp.Regexp, within time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if m := l.find(re); m != nil {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no line matching %s within %s; the lines:\n%s", re, within, l)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// served is Serve running until the test stops it.
+type served struct {
+	out  *lines
+	url  string
+	done chan error
+	stop context.CancelFunc
+}
+
+// startServe runs Serve with cfg (its Stdout the lines the test reads)
+// and waits until it says where it serves. The test's end stops it.
+func startServe(t *testing.T, cfg node.Config) *served {
+	t.Helper()
+	s := &served{out: &lines{}, done: make(chan error, 1)}
+	cfg.Stdout = s.out
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	go func() { s.done <- node.Serve(ctx, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			t.Error("Serve did not return within 20 s of its context ending")
+		}
+	})
+	serving := regexp.MustCompile(`^serving ` + regexp.QuoteMeta(cfg.Dir) + ` on (http://127\.0\.0\.1:\d+)$`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := s.out.find(serving); m != nil {
+			s.url = m[1]
+			return s
+		}
+		select {
+		case err := <-s.done:
+			s.done <- err
+			t.Fatalf("Serve returned %v before serving; the lines:\n%s", err, s.out)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no serving line within 30 s; the lines:\n%s", s.out)
+		}
+	}
+}
+
+// shutdown ends Serve's context and returns what Serve returned.
+func (s *served) shutdown(t *testing.T) error {
+	t.Helper()
+	s.stop()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return within 20 s of its context ending")
+	}
+	return nil
+}
+
+// call sends one request to the served API (as its operator: a client on
+// this machine that is not a browser) and decodes the answer into out.
+func call(t *testing.T, method, url, body string, out any) int {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s %s = %d %s: %v", method, url, res.StatusCode, b, err)
+	}
+	return res.StatusCode
+}
+
+// askForRefund is the customer's message about order A-1001.
+const askForRefund = `{"input": {"order_id": "A-1001", "request": "The mug arrived broken; I want my money back."}}`
+
+// turn is what the served API answers a message or an answer with, and a
+// thread's state, as far as the tests read it.
+type turn struct {
+	State   map[string]any
+	Reply   string
+	Waiting bool
+	Pending *struct {
+		Kind, Node, Question, Digest string
+		Show                         map[string]any
+	}
+	Decides *struct{ Who, Why string }
+	Decided *struct {
+		State             map[string]any
+		Reply, Ended, Why string
+	}
+	Error string
+}
+
+// governance is a board with a rule that governs every approval (one
+// yes from an approver), and clients to switch tools and decide.
+type governance struct {
+	bt       *boardtest.Board
+	tools    boardv1connect.ToolServiceClient         // an admin's
+	convs    boardv1connect.ConversationServiceClient // an admin's
+	approver boardv1connect.ApprovalServiceClient
+	agents   boardv1connect.AgentServiceClient
+}
+
+func startGovernance(t *testing.T) *governance {
+	t.Helper()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := bt.Client(bt.OperatorToken("root", identity.RoleAdmin))
+	if _, err := boardv1connect.NewApprovalServiceClient(admin).PutRule(t.Context(),
+		&boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}}); err != nil {
+		t.Fatalf("PutRule: %v", err)
+	}
+	return &governance{
+		bt:       bt,
+		tools:    boardv1connect.NewToolServiceClient(admin),
+		convs:    boardv1connect.NewConversationServiceClient(admin),
+		approver: boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("ada", identity.RoleApprover))),
+		agents:   bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)),
+	}
+}
+
+// approvalOf waits for the board's one pending approval on thread.
+func (g *governance) approvalOf(t *testing.T, thread string) *boardv1.Approval {
+	t.Helper()
+	var found *boardv1.Approval
+	boardtest.Eventually(t, 10*time.Second, "the approval of thread "+thread+" on the board", func() bool {
+		res, err := g.approver.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "refund-desk", State: "pending"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range res.GetApprovals() {
+			if a.GetThread() == thread {
+				found = a
+			}
+		}
+		return found != nil
+	})
+	return found
+}
+
+// approve says yes to a on the board.
+func (g *governance) approve(t *testing.T, a *boardv1.Approval) {
+	t.Helper()
+	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{
+		Id: a.GetId(), Say: "yes", Digest: a.GetDigest(), Reason: "checked the order"}); err != nil {
+		t.Fatalf("Decide yes: %v", err)
+	}
+}

@@ -1,0 +1,148 @@
+// Package node is one agent process: a flow folder assembled (package
+// agent), its approvals governed (package governed), linked to the board
+// when one is configured (package agentlink), with the board's word on its
+// tools applied to its subscription. Serve serves it on loopback (package
+// serve) with its journal and its folder's lock; Run makes one run at a
+// terminal. Both are wired in one place, here, so the agent behaves the
+// same whichever way it is started. ("Node" in the sense of a control
+// plane's nodes, not a flow's.)
+//
+// The agent command is flags and one call into this package. What it
+// prints, a line at a time, is part of its interface: the end-to-end tests
+// and operators read the lines. The design is docs/serve.md and
+// docs/approvals.md.
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/serve"
+)
+
+// Config configures Serve and Run. Every field but Dir has a usable zero
+// value. The fields marked Serve or Run are read by that one only; both
+// check every field, before they say or open anything.
+type Config struct {
+	// Dir: required. The flow folder: DIR/flow.json, and DIR/.symphonix
+	// for what the agent keeps (its waiting runs, journal and lock).
+	Dir string
+	// BoardURL: the board to link to, http:// (HTTP/2 without TLS) or
+	// https://. "": no board; the agent runs without one, says so, and
+	// the chat decides every approval.
+	BoardURL string
+	// Token: an agent token minted for the flow's name; required with
+	// BoardURL.
+	Token string
+	// Capabilities: optional capabilities to claim on the link beside the
+	// six every agent has; each must be one of
+	// agentlink.OptionalCapabilities. nil claims none.
+	Capabilities []string
+	// Getenv: where the model's settings come from (OPENAI_API_KEY, …);
+	// nil is an empty environment, so the stand-in model.
+	Getenv func(string) string
+	// Logger: nil discards logs.
+	Logger *slog.Logger
+	// Stdin: Run reads the answers to what a run stops for from it, a line
+	// each; nil has none, so a run that stops for a person ends waiting.
+	Stdin io.Reader
+	// Stdout: Serve says here, a line at a time, what it is doing (its
+	// build, model, tools, journal, where it serves, the link, what the
+	// board's decisions came to); Run writes the finished run's outputs
+	// here. nil discards. Lines come from several goroutines: it must be
+	// safe for concurrent use, as an *os.File is.
+	Stdout io.Writer
+	// Stderr: the MCP servers' standard error, and Run's lines and the
+	// questions it asks. nil discards. Safe for concurrent use, as Stdout.
+	Stderr io.Writer
+
+	// Listen (Serve): the address to serve on; "" is 127.0.0.1:0, a free
+	// port, which the "serving DIR on URL" line names. It must be loopback
+	// unless Public is set.
+	Listen string
+	// Public (Serve): allow a Listen address beyond loopback; there is no
+	// authentication on a served agent yet (docs/serve.md).
+	Public bool
+	// JournalDetail (Serve): how much the journal keeps of each call; ""
+	// is journal.DetailMetadata.
+	JournalDetail journal.Detail
+	// JournalMaxBytes (Serve): rotate the journal past this size; 0 is
+	// journal.DefaultMaxBytes, and less than 0 is refused.
+	JournalMaxBytes int64
+	// LinkUnservable (Serve): what to do with a flow this binary cannot
+	// assemble (one whose handlers and routers a generated program
+	// provides). false fails. true says "agent NAME: not served: …" and
+	// links the agent to the board all the same, as plain `agent DIR`
+	// does. A lock held by another agent fails either way.
+	LinkUnservable bool
+
+	// Thread (Run): the run's thread; a run waiting on it is resumed
+	// rather than a new one started. "" is "terminal".
+	Thread string
+	// Input (Run): what a new run starts with, channel name to text, each
+	// read by its channel's type (agent.Agent.Input): the command's
+	// --input NAME=VALUE. nil starts with nothing.
+	Input map[string]string
+	// JSON (Run): write the finished run's state on Stdout as one JSON
+	// object, and nothing else; false writes each output channel as
+	// "NAME: TEXT".
+	JSON bool
+}
+
+// checked returns cfg with its defaults filled in, or what is wrong with it.
+func (cfg Config) checked() (Config, error) {
+	if cfg.Dir == "" {
+		return cfg, errors.New("node: Config.Dir is required")
+	}
+	if cfg.BoardURL != "" && cfg.Token == "" {
+		return cfg, errors.New("node: Config.Token is required with a BoardURL")
+	}
+	for _, c := range cfg.Capabilities {
+		if !slices.Contains(agentlink.OptionalCapabilities, c) {
+			return cfg, fmt.Errorf("node: Config.Capabilities: %q: want one of %s", c, strings.Join(agentlink.OptionalCapabilities, ", "))
+		}
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if err := serve.CheckListen(cfg.Listen, cfg.Public); err != nil {
+		return cfg, fmt.Errorf("node: Config.Listen: %w", err)
+	}
+	if cfg.JournalDetail == "" {
+		cfg.JournalDetail = journal.DetailMetadata
+	}
+	if _, err := journal.ParseDetail(string(cfg.JournalDetail)); err != nil {
+		return cfg, fmt.Errorf("node: Config.JournalDetail: %w", err)
+	}
+	if cfg.JournalMaxBytes < 0 {
+		return cfg, fmt.Errorf("node: Config.JournalMaxBytes is %d; want 0 (the default) or more", cfg.JournalMaxBytes)
+	}
+	if cfg.JournalMaxBytes == 0 {
+		cfg.JournalMaxBytes = journal.DefaultMaxBytes
+	}
+	if _, ok := cfg.Input[""]; ok {
+		return cfg, errors.New("node: Config.Input: a channel with no name")
+	}
+	if cfg.Thread == "" {
+		cfg.Thread = "terminal"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Stdin == nil {
+		cfg.Stdin = strings.NewReader("")
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	return cfg, nil
+}

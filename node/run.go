@@ -1,0 +1,179 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
+)
+
+// ErrNoAnswer: standard input ended before the run did. The run waits on
+// its thread, for the next Run there.
+var ErrNoAnswer = errors.New("no answer (standard input ended)")
+
+// ErrStopped: Run's context ended while the board had yet to decide the
+// run's approval. The run waits on its thread, and the decision reaches it
+// the next time the agent runs.
+var ErrStopped = errors.New("stopped")
+
+// Run is `agent run DIR`: one run at a terminal. It starts a run on
+// cfg.Thread with cfg.Input, or resumes the one waiting there (after a
+// restart too). Questions (asks and approval cards) go to Stderr and the
+// answers are read from Stdin, a line each; an approval the board decides
+// is waited for, linked to the board for the length of the run. The
+// finished run's outputs go to Stdout, or its state as JSON with cfg.JSON.
+//
+// It fails when cfg is wrong, the flow cannot be assembled (a
+// *flow.ValidationError when it is invalid), or the run fails; with
+// ErrNoAnswer when Stdin ends before the run does, and ErrStopped when ctx
+// ends while the board has yet to decide.
+func Run(ctx context.Context, cfg Config) error {
+	cfg, err := cfg.checked()
+	if err != nil {
+		return err
+	}
+	a, err := open(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	sayAssembled(cfg.Stderr, a)
+	// Runs a decision on the board resumed or ended, on this run's thread.
+	decided := make(chan decision, 4)
+	gov, err := govern(cfg, a, func(th string, res flow.Result, v governed.Verdict, err error) {
+		if th != cfg.Thread {
+			return
+		}
+		select {
+		case decided <- decision{res, v, err}:
+		default: // never blocks the decision: the run's state is in the store
+			cfg.Logger.Warn("a decision's outcome not shown: one is waiting to be read", "thread", th)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer gov.Close()
+	if cfg.BoardURL != "" {
+		id, err := agentlink.ReadIdentity(cfg.Dir)
+		if err != nil {
+			return err
+		}
+		p := &parts{cfg: cfg, id: id, out: cfg.Stderr, agent: a, gov: gov, quietLink: true}
+		lctx, cancel := context.WithCancel(ctx)
+		link, err := p.link(lctx)
+		if err != nil {
+			cancel()
+			return err
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = link.Run(lctx)
+		}()
+		defer func() {
+			cancel()
+			<-done
+			p.bg.Wait()
+		}()
+	}
+
+	in := map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Input)) {
+		v, err := a.Input(name, cfg.Input[name])
+		if err != nil {
+			return fmt.Errorf("--input %s: %w", name, err)
+		}
+		in[name] = v
+	}
+
+	var (
+		res    flow.Result
+		v      governed.Verdict
+		thread = cfg.Thread
+	)
+	pending, err := a.Graph.Pending(ctx, thread)
+	switch {
+	case err != nil && !errors.Is(err, flow.ErrNothingPending):
+		return err
+	case pending != nil:
+		fmt.Fprintf(cfg.Stderr, "resuming the run waiting on thread %q\n", thread)
+		res = flow.Result{Pending: pending}
+		if v, err = gov.Settle(ctx, thread, pending); err != nil {
+			return err
+		}
+	default:
+		if res, v, err = gov.Invoke(ctx, thread, in); err != nil {
+			return err
+		}
+	}
+	answers := bufio.NewScanner(cfg.Stdin)
+	for !res.Finished() {
+		if v.Who == governed.Organisation {
+			// The board decides: the run goes on when it has.
+			fmt.Fprintf(cfg.Stderr, "\napproval at %s: %s\n%s\n", res.Pending.Node, res.Pending.Question, v.Why)
+			select {
+			case d := <-decided:
+				if errors.Is(d.err, governed.ErrCancelled) || errors.Is(d.err, governed.ErrExpired) {
+					return fmt.Errorf("the run on thread %q ended without an answer: %s", thread, d.v.Why)
+				}
+				if d.err != nil {
+					return d.err
+				}
+				res, v = d.res, d.v
+				continue
+			case <-ctx.Done():
+				return fmt.Errorf("%w: the run waits on thread %q for the board's decision, which reaches it the next time this agent runs", ErrStopped, thread)
+			}
+		}
+		showPending(cfg.Stderr, res.Pending)
+		if !answers.Scan() {
+			return fmt.Errorf("%w: the run waits on thread %q", ErrNoAnswer, thread)
+		}
+		if res, v, err = gov.Answer(ctx, thread, answers.Text()); err != nil {
+			return err
+		}
+	}
+	if cfg.JSON {
+		return json.NewEncoder(cfg.Stdout).Encode(res.State)
+	}
+	outs := a.Flow.Outputs
+	if len(outs) == 0 {
+		outs = slices.Sorted(maps.Keys(res.State))
+	}
+	for _, name := range outs {
+		fmt.Fprintf(cfg.Stdout, "%s: %s\n", name, flow.Text(res.State[name]))
+	}
+	return nil
+}
+
+// decision is what a decision on the board came to for a run.
+type decision struct {
+	res flow.Result
+	v   governed.Verdict
+	err error
+}
+
+// showPending puts a question, or an approval card, in front of the person.
+func showPending(w io.Writer, p *flow.Pending) {
+	if p.Kind == flow.PendingApproval {
+		fmt.Fprintf(w, "\napproval needed at %s: %s\n", p.Node, p.Question)
+		for _, k := range slices.Sorted(maps.Keys(p.Show)) {
+			fmt.Fprintf(w, "  %-16s %s\n", k, flow.Text(p.Show[k]))
+		}
+		if p.Account != "" {
+			fmt.Fprintf(w, "  why: %s\n", p.Account)
+		}
+		fmt.Fprintf(w, "yes or no? ")
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n> ", p.Question)
+}

@@ -1,0 +1,167 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/symphonix/symphonix/agent"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/node"
+)
+
+// refundInput is what a run of the desk starts with.
+var refundInput = map[string]string{"order_id": "A-1001", "request": "The mug arrived broken; I want my money back."}
+
+// TestRunWithoutBoard: the run stops at the refund's card on stderr; with
+// no answer on stdin it ends waiting on its thread, and the next Run on
+// the thread resumes it and takes the answer; --json's state is all there
+// is on stdout.
+func TestRunWithoutBoard(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	stdout, stderr := &lines{}, &lines{}
+	err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", Input: refundInput, Stdout: stdout, Stderr: stderr})
+	if !errors.Is(err, node.ErrNoAnswer) || !strings.Contains(err.Error(), `"t1"`) {
+		t.Fatalf("Run with nothing on stdin = %v, want ErrNoAnswer naming thread t1", err)
+	}
+	stderr.wait(t, regexp.MustCompile(`^approval needed at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 0)
+	if stdout.String() != "" || len(refunds(t, dir)) != 0 {
+		t.Errorf("stdout %q, refunds %v; want nothing of either before an answer", stdout.String(), refunds(t, dir))
+	}
+
+	stdout, stderr = &lines{}, &lines{}
+	err = node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", JSON: true, Stdin: strings.NewReader("yes\n"), Stdout: stdout, Stderr: stderr})
+	if err != nil {
+		t.Fatalf("Run resumed with yes: %v; stderr:\n%s", err, stderr)
+	}
+	stderr.wait(t, regexp.MustCompile(`^resuming the run waiting on thread "t1"$`), 0)
+	var state map[string]any
+	if err := json.Unmarshal([]byte(stdout.String()), &state); err != nil {
+		t.Fatalf("stdout %q is not one JSON object: %v", stdout.String(), err)
+	}
+	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" || state["reply"] == "" {
+		t.Errorf("state = %v, want the refund made and a reply", state)
+	}
+	checkRefundedOnce(t, dir)
+}
+
+// TestRunOutputs: without JSON, each output channel a line; an input the
+// flow does not declare is refused before anything runs.
+func TestRunOutputs(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	var stdout lines
+	err := node.Run(t.Context(), node.Config{Dir: dir, Input: refundInput, Stdin: strings.NewReader("no\n"), Stdout: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "reply: ") || strings.Count(out, "\n") < 1 {
+		t.Errorf("stdout = %q, want the reply on a line of its own", out)
+	}
+	if got := refunds(t, dir); len(got) != 0 {
+		t.Errorf("refunds after a no = %v, want none", got)
+	}
+	err = node.Run(t.Context(), node.Config{Dir: dir, Thread: "other", Input: map[string]string{"order": "A-1"}})
+	if err == nil || !strings.Contains(err.Error(), "order") {
+		t.Errorf("Run with an undeclared input = %v, want it refused, naming it", err)
+	}
+}
+
+// rememberSwitchedOn leaves in dir the board's word that both the desk's
+// tools are on, as an agent linked there before would have: a run that
+// starts before its link is up calls what the board last said it may.
+func rememberSwitchedOn(t *testing.T, dir string) {
+	t.Helper()
+	a, err := agent.Open(t.Context(), dir, agent.Options{Monitored: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Subscription.Set([]string{"orders.lookup_order", "orders.refund"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunWithBoard: linked to a board, the refund's approval is the
+// board's: the run says so and waits, Stdin unread, until the board's yes
+// finishes it. The board's word on the tools is said on stderr.
+func TestRunWithBoard(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	dir := deskDir(t)
+	rememberSwitchedOn(t, dir)
+
+	var stdout, stderr lines
+	done := make(chan error, 1)
+	go func() {
+		done <- node.Run(t.Context(), node.Config{
+			Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), Thread: "governed", JSON: true,
+			Input: refundInput, Stdin: strings.NewReader("yes\n"), Stdout: &stdout, Stderr: &stderr,
+		})
+	}()
+	stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 10*time.Second)
+	a := g.approvalOf(t, "governed")
+	// The board, linked, switches on what it remembered: the refund the
+	// decision runs is called.
+	if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: []string{"orders.lookup_order", "orders.refund"}}); err != nil {
+		t.Fatalf("SetSwitches: %v", err)
+	}
+	stderr.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`), 5*time.Second)
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v before the board decided; stderr:\n%s", err, &stderr)
+	default:
+	}
+	if got := refunds(t, dir); len(got) != 0 {
+		t.Fatalf("refunds before the board decided: %v", got)
+	}
+	g.approve(t, a)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after the board's yes = %v; stderr:\n%s", err, &stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Run did not finish within 10 s of the board's yes; stderr:\n%s", &stderr)
+	}
+	var state map[string]any
+	if err := json.Unmarshal([]byte(stdout.String()), &state); err != nil {
+		t.Fatalf("stdout %q is not one JSON object: %v", stdout.String(), err)
+	}
+	checkRefundedOnce(t, dir)
+	if stderr.find(regexp.MustCompile(`^approval needed at `)) != nil {
+		t.Errorf("the board's approval was put to the terminal too; stderr:\n%s", &stderr)
+	}
+}
+
+// TestRunStoppedWhileTheBoardDecides: a run whose approval the board has
+// yet to decide ends with ErrStopped when its context does; it waits on
+// its thread.
+func TestRunStoppedWhileTheBoardDecides(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	dir := deskDir(t)
+	rememberSwitchedOn(t, dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stderr lines
+	done := make(chan error, 1)
+	go func() {
+		done <- node.Run(ctx, node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), Input: refundInput, Stderr: &stderr})
+	}()
+	g.approvalOf(t, "terminal")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, node.ErrStopped) {
+			t.Errorf("Run after its context ended = %v, want ErrStopped", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10 s of its context ending")
+	}
+}

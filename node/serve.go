@@ -1,0 +1,235 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/lock"
+	"github.com/symphonix/symphonix/mcptools"
+	"github.com/symphonix/symphonix/serve"
+)
+
+// shutdownGrace is how long a stopping agent waits for the runs in flight.
+const shutdownGrace = 10 * time.Second
+
+// Serve is `agent serve DIR`: the agent served on cfg.Listen (the chat page
+// and its API, docs/serve.md), with its journal and its lock in
+// DIR/.symphonix, linked to the board when cfg.BoardURL is set, until ctx
+// ends. Then it stops taking requests, waits up to 10 s for the runs in
+// flight, closes the MCP servers and the journal, releases the lock, and
+// returns nil.
+//
+// It fails when cfg is wrong, the flow cannot be read, the folder's lock is
+// held by another agent (a *lock.HeldError), or the flow cannot be
+// assembled (a *flow.ValidationError when it is invalid) unless
+// cfg.LinkUnservable is set.
+func Serve(ctx context.Context, cfg Config) error {
+	cfg, err := cfg.checked()
+	if err != nil {
+		return err
+	}
+	id, err := agentlink.ReadIdentity(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Stdout, "agent %s: build %s\n", id.Name, id.Build)
+
+	ctx, cancel := context.WithCancel(ctx)
+	p := &parts{cfg: cfg, id: id, out: cfg.Stdout}
+	s, err := startServing(ctx, p)
+	defer func() {
+		// What the link and the tool check started ask the approvals
+		// and the agent: they end with ctx, and before those close.
+		cancel()
+		p.bg.Wait()
+		if s != nil {
+			s.close()
+		}
+	}()
+	var tasks []func() error
+	var cannot *cannotRun
+	switch {
+	case err == nil:
+		tasks = append(tasks, func() error { return s.run(ctx) })
+		p.bg.Go(func() {
+			// The servers themselves say what they offer; a difference
+			// from the declaration is said, never acted on.
+			lines := p.agent.ToolMismatches(ctx, mcptools.AskWithin)
+			if ctx.Err() != nil {
+				return // stopping: a question cut short is no answer
+			}
+			for _, line := range lines {
+				fmt.Fprintf(cfg.Stdout, "agent %s: %s\n", id.Name, line)
+			}
+		})
+	case cfg.LinkUnservable && errors.As(err, &cannot):
+		fmt.Fprintf(cfg.Stdout, "agent %s: not served: %v\n", id.Name, cannot.err)
+	case errors.As(err, &cannot):
+		return cannot.err
+	default:
+		return err
+	}
+
+	if cfg.BoardURL == "" {
+		fmt.Fprintf(cfg.Stdout, "agent %s: no board configured (--monitor or MONITOR_URL): running without a board\n", id.Name)
+	} else {
+		link, err := p.link(ctx)
+		if err != nil {
+			return err
+		}
+		if p.api != nil {
+			tasks = append(tasks, func() error { return p.api.Report(ctx) })
+		}
+		tasks = append(tasks, func() error { return link.Run(ctx) })
+	}
+	if len(tasks) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	// The first task to end ends the others: ctx, or a server that
+	// stopped.
+	errs := make(chan error, len(tasks))
+	for _, task := range tasks {
+		go func() { errs <- task() }()
+	}
+	first := <-errs
+	cancel()
+	for range len(tasks) - 1 {
+		if err := <-errs; first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// cannotRun is a flow this binary cannot assemble: invalid, or naming
+// handlers only a generated program has.
+type cannotRun struct{ err error }
+
+func (e *cannotRun) Error() string { return e.err.Error() }
+func (e *cannotRun) Unwrap() error { return e.err }
+
+// serving is an agent being served: the listener, the lock, the journal
+// and the agent, released in the opposite order by close.
+type serving struct {
+	p       *parts
+	ln      net.Listener
+	srv     *http.Server
+	held    *lock.Lock
+	journal *journal.Journal
+}
+
+// startServing listens, takes the folder's lock naming the address, opens
+// the journal and the agent, and says where it serves; p gets the agent,
+// its approvals and the server. Nothing is served until run.
+func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
+	cfg := p.cfg
+	s := &serving{p: p}
+	defer func() {
+		if err != nil {
+			s.close()
+			p.agent, p.gov, p.api = nil, nil, nil
+		}
+	}()
+	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, fmt.Errorf("--listen: %w", err)
+	}
+	url := "http://" + s.ln.Addr().String()
+	if s.held, err = lock.Take(cfg.Dir, lock.Me(url, time.Now())); err != nil {
+		return nil, err
+	}
+	s.journal, err = journal.Open(journal.Config{
+		Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Logger: cfg.Logger,
+	})
+	journalLine := ""
+	if err != nil {
+		journalLine = fmt.Sprintf("journal: not kept: %v", err)
+		s.journal = nil
+	} else {
+		what := "without payloads"
+		if cfg.JournalDetail == journal.DetailFull {
+			what = "with payloads (full detail)"
+		}
+		journalLine = fmt.Sprintf("journal: %s, %s, rotated past %d bytes", s.journal.Path(), what, cfg.JournalMaxBytes)
+	}
+	if p.agent, err = open(ctx, cfg, s.journal); err != nil {
+		return nil, &cannotRun{err}
+	}
+	p.gov, err = govern(cfg, p.agent, func(thread string, res flow.Result, v governed.Verdict, err error) {
+		p.api.Decided(thread, res, v, err) // before the line: the line says it is there
+		fmt.Fprintln(cfg.Stdout, decidedLine(thread, res, v, err))
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.api, err = serve.New(ctx, serve.Config{
+		Agent: p.agent, Approvals: p.gov, Public: cfg.Public, Monitored: cfg.BoardURL != "", Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.srv = &http.Server{
+		Handler:           p.api,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	sayAssembled(cfg.Stdout, p.agent)
+	fmt.Fprintln(cfg.Stdout, journalLine)
+	fmt.Fprintf(cfg.Stdout, "serving %s on %s\n", cfg.Dir, url)
+	return s, nil
+}
+
+// run serves until ctx ends, then stops taking requests and waits for the
+// runs in flight, up to shutdownGrace.
+func (s *serving) run(ctx context.Context) error {
+	served := make(chan error, 1)
+	go func() { served <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		s.p.cfg.Logger.WarnContext(sctx, "runs still in flight at shutdown", "err", err)
+		s.srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// close releases what startServing took, in the opposite order.
+func (s *serving) close() {
+	p, log := s.p, s.p.cfg.Logger
+	if p.gov != nil {
+		p.gov.Close() // runs a decision resumed finish first
+	}
+	if p.agent != nil {
+		if err := p.agent.Close(); err != nil {
+			log.Warn("closing the agent", "err", err)
+		}
+	}
+	if err := s.journal.Close(); err != nil {
+		log.Warn("closing the journal", "err", err)
+	}
+	if err := s.held.Release(); err != nil {
+		log.Warn("releasing the lock", "err", err)
+	}
+	if s.ln != nil {
+		s.ln.Close() // already closed when it was served
+	}
+}
