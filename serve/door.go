@@ -41,7 +41,7 @@ func callerFrom(ctx context.Context) (caller, bool) {
 }
 
 // identify says who r comes from. Without a board there is no door: the
-// caller is the operator, as before the door. With one, a browser is known
+// caller is the operator: everyone at the machine is. With one, a browser is known
 // by its visitor cookie, given one on its first request and kept alive on
 // each; a request that carries none and is not from a browser (no
 // Sec-Fetch-Site, no Origin: curl, a script) to an agent served on

@@ -41,7 +41,7 @@ type Config struct {
 	// Monitored: a board is configured, so the door is on: a browser is
 	// known by its visitor cookie and sees only its own threads and its
 	// person's (docs/serve.md, "The door"); pairing and verify ask the
-	// board Use gives. false: no door, exactly as before it.
+	// board Use gives. false: no door; every caller is the operator.
 	Monitored bool
 	// Logger: nil discards logs.
 	Logger *slog.Logger

@@ -13,7 +13,7 @@
 // (docs/serve.md) — with its journal and lock in DIR/.symphonix, and prints
 // "serving DIR on http://HOST:PORT". Plain `agent DIR` does the same, and
 // when this binary cannot run the flow (its handlers live in a generated
-// program) says it is not served and only links, as it always did.
+// program) says it is not served and only links it to the board.
 //
 // The command is its flags: serving and running are package node
 // (node.Serve, node.Run).
