@@ -19,8 +19,8 @@ import (
 	"github.com/symphonix/symphonix/waiting"
 )
 
-// Options configures Open.
-type Options struct {
+// Config configures Open.
+type Config struct {
 	// Getenv: where the model's settings come from (OPENAI_API_KEY, …);
 	// nil means no environment, so the stand-in model.
 	Getenv func(string) string
@@ -72,12 +72,12 @@ type Agent struct {
 // requires.mcp declares, the model the environment names (the stand-in
 // without a key), and the waiting store in the folder (memory when the
 // folder cannot hold one, said in Waiting). Close releases them.
-func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
-	if opts.Getenv == nil {
-		opts.Getenv = func(string) string { return "" }
+func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	f, err := flow.LoadFile(filepath.Join(dir, "flow.json"))
 	if err != nil {
@@ -87,8 +87,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{Dir: dir, Flow: f}
-	bo := flow.BuildOptions{Gate: opts.Gate}
-	if a.Subscription, a.Tools, err = subscribe(f, dir, opts.Monitored); err != nil {
+	bo := flow.BuildOptions{Gate: cfg.Gate}
+	if a.Subscription, a.Tools, err = subscribe(f, dir, cfg.Monitored); err != nil {
 		return nil, err
 	}
 	if f.Requires != nil && len(f.Requires.MCP) > 0 {
@@ -103,22 +103,22 @@ func Open(ctx context.Context, dir string, opts Options) (*Agent, error) {
 			}
 			servers[name] = srv
 		}
-		a.tools, err = mcptools.Open(ctx, dir, servers, mcptools.Options{Logger: opts.Logger, Stderr: opts.Stderr})
+		a.tools, err = mcptools.Open(ctx, dir, servers, mcptools.Config{Logger: cfg.Logger, Stderr: cfg.Stderr})
 		if err != nil {
 			return nil, err
 		}
 		bo.Tools = gated(a.Subscription, a.tools.Call)
-		if opts.WrapTools != nil {
-			bo.Tools = opts.WrapTools(bo.Tools)
+		if cfg.WrapTools != nil {
+			bo.Tools = cfg.WrapTools(bo.Tools)
 		}
 	}
-	bo.Model, a.Model = llm.FromEnv(opts.Getenv)
-	if opts.WrapModel != nil {
-		bo.Model = opts.WrapModel(bo.Model)
+	bo.Model, a.Model = llm.FromEnv(cfg.Getenv)
+	if cfg.WrapModel != nil {
+		bo.Model = cfg.WrapModel(bo.Model)
 	}
 	if flow.CheckpointerRequired(f) != nil {
 		// Only a flow that waits needs somewhere to wait.
-		a.waiting, a.Waiting = waiting.OpenOrMemory(ctx, dir, waiting.Options{})
+		a.waiting, a.Waiting = waiting.OpenOrMemory(ctx, dir, waiting.Config{})
 		bo.Checkpointer = a.waiting
 	}
 	a.holding = waiting.HoldingOf(a.waiting)

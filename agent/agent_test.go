@@ -55,7 +55,7 @@ func (c countingModel) Complete(ctx context.Context, req flow.ModelRequest) (flo
 func TestWrapHooks(t *testing.T) {
 	t.Parallel()
 	var s seen
-	a, err := agent.Open(t.Context(), refundDesk, agent.Options{
+	a, err := agent.Open(t.Context(), refundDesk, agent.Config{
 		WrapModel: func(m flow.Model) flow.Model { return countingModel{m: m, seen: &s} },
 		WrapTools: func(call flow.ToolCaller) flow.ToolCaller {
 			return func(ctx context.Context, name string, args map[string]any) (any, error) {
@@ -108,7 +108,7 @@ func TestWaitingThreadsOfAFlowThatNeverWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s seen
-	a, err := agent.Open(t.Context(), dir, agent.Options{
+	a, err := agent.Open(t.Context(), dir, agent.Config{
 		WrapModel: func(m flow.Model) flow.Model { return countingModel{m: m, seen: &s} },
 		WrapTools: func(flow.ToolCaller) flow.ToolCaller {
 			t.Error("WrapTools called for a flow with no tools")
@@ -137,7 +137,7 @@ func TestWaitingThreadsOfAFlowThatNeverWaits(t *testing.T) {
 func TestToolsSwitchedByTheBoard(t *testing.T) {
 	t.Parallel()
 	var s seen
-	a, err := agent.Open(t.Context(), refundDesk, agent.Options{
+	a, err := agent.Open(t.Context(), refundDesk, agent.Config{
 		Monitored: true,
 		WrapTools: func(call flow.ToolCaller) flow.ToolCaller {
 			return func(ctx context.Context, name string, args map[string]any) (any, error) {
@@ -245,7 +245,7 @@ func openVault(t *testing.T, file string) (*agent.Agent, func() string) {
 	if err := os.WriteFile(filepath.Join(dir, "flow.json"), f, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.Open(t.Context(), dir, agent.Options{Monitored: true})
+	a, err := agent.Open(t.Context(), dir, agent.Config{Monitored: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func openDesk(t *testing.T, o deskOptions) *desk {
 	if o.bank == nil {
 		o.bank = &bank{}
 	}
-	store, err := waiting.Open(t.Context(), o.dir, waiting.Options{})
+	store, err := waiting.Open(t.Context(), o.dir, waiting.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

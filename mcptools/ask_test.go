@@ -46,7 +46,7 @@ func TestAskForToolsWithin(t *testing.T) {
 	}
 	s, err := Open(t.Context(), dir, map[string]Server{
 		"silent": {Command: bin, Tools: []Tool{{Name: "ping"}}},
-	}, Options{CallTimeout: time.Hour})
+	}, Config{CallTimeout: time.Hour})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestAskForToolsNeverStarts(t *testing.T) {
 	}
 	s, err := Open(t.Context(), t.TempDir(), map[string]Server{
 		"mute": {Command: sleep, Args: []string{"30"}, Tools: []Tool{{Name: "x"}}},
-	}, Options{CallTimeout: time.Hour})
+	}, Config{CallTimeout: time.Hour})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -111,7 +111,7 @@ func TestMismatch(t *testing.T) {
 	orders := servers["orders"]
 	orders.Tools = []Tool{{Name: "lookup_order"}, {Name: "cancel_order"}}
 	servers["orders"] = orders
-	s, err := Open(t.Context(), dir, servers, Options{})
+	s, err := Open(t.Context(), dir, servers, Config{})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -22,7 +22,7 @@ func Example() {
 	if err := json.Unmarshal(requires, &servers); err != nil {
 		log.Fatal(err)
 	}
-	tools, err := mcptools.Open(ctx, "examples/refund-desk", servers, mcptools.Options{Logger: slog.Default()})
+	tools, err := mcptools.Open(ctx, "examples/refund-desk", servers, mcptools.Config{Logger: slog.Default()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func openOrders(t *testing.T) (*Set, *logBuffer) {
 	t.Helper()
 	dir, servers := ordersFlow(t)
 	log := new(logBuffer)
-	s, err := Open(t.Context(), dir, servers, Options{
+	s, err := Open(t.Context(), dir, servers, Config{
 		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {

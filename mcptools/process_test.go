@@ -85,7 +85,7 @@ func TestCloseEndsProcesses(t *testing.T) {
 	t.Parallel()
 	dir, servers := ordersFlow(t)
 	servers["second"] = servers["orders"]
-	s, err := Open(t.Context(), dir, servers, Options{})
+	s, err := Open(t.Context(), dir, servers, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestOpenRefusesBadDeclarations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := Open(t.Context(), t.TempDir(), tt.servers, Options{})
+			s, err := Open(t.Context(), t.TempDir(), tt.servers, Config{})
 			if err == nil {
 				s.Close()
 				t.Fatalf("Open(%v) succeeded, want an error", tt.servers)
@@ -65,7 +65,7 @@ func TestOpenRefusesBadDeclarations(t *testing.T) {
 
 func TestOpenRefusesMissingFolder(t *testing.T) {
 	t.Parallel()
-	if s, err := Open(t.Context(), t.TempDir()+"/gone", nil, Options{}); err == nil {
+	if s, err := Open(t.Context(), t.TempDir()+"/gone", nil, Config{}); err == nil {
 		s.Close()
 		t.Fatal("Open of a missing flow folder succeeded, want an error")
 	}

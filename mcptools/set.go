@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Options configures [Open].
-type Options struct {
+// Config configures [Open].
+type Config struct {
 	// Logger receives server starts and exits, and one line per call: its
 	// name, how long it took and its error. Never arguments or results.
 	// Nil discards logs.
@@ -59,7 +59,7 @@ type Set struct {
 // (which wins over both): the agent's environment holds its own secrets (a
 // model's key, the board's token), and a server gets what the flow says it
 // needs and nothing more.
-func Open(ctx context.Context, dir string, servers map[string]Server, opts Options) (*Set, error) {
+func Open(ctx context.Context, dir string, servers map[string]Server, cfg Config) (*Set, error) {
 	if dir == "" {
 		dir = "."
 	}
@@ -72,11 +72,11 @@ func Open(ctx context.Context, dir string, servers map[string]Server, opts Optio
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("mcptools: flow folder %s is not a directory", abs)
 	}
-	log := opts.Logger
+	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	timeout := opts.CallTimeout
+	timeout := cfg.CallTimeout
 	if timeout <= 0 {
 		timeout = defaultCallTimeout
 	}
@@ -87,7 +87,7 @@ func Open(ctx context.Context, dir string, servers map[string]Server, opts Optio
 		if err := srv.check(name); err != nil {
 			return nil, err
 		}
-		s.servers[name] = newProcess(name, srv, abs, client, log, opts.Stderr)
+		s.servers[name] = newProcess(name, srv, abs, client, log, cfg.Stderr)
 		for _, t := range srv.Tools {
 			s.declared = append(s.declared, name+"."+t.Name)
 		}

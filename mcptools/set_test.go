@@ -121,7 +121,7 @@ func TestCallToolTheServerLacks(t *testing.T) {
 	orders := servers["orders"]
 	orders.Tools = append(orders.Tools, Tool{Name: "cancel_order", Description: "Cancel an order."})
 	servers["orders"] = orders
-	s, err := Open(t.Context(), dir, servers, Options{})
+	s, err := Open(t.Context(), dir, servers, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestCallServerThatCannotStart(t *testing.T) {
 	orders := servers["orders"]
 	orders.Command = "./bin/no-such-server"
 	servers["orders"] = orders
-	s, err := Open(t.Context(), dir, servers, Options{})
+	s, err := Open(t.Context(), dir, servers, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestDeclared(t *testing.T) {
 		"orders": {Command: "x", Tools: []Tool{{Name: "refund"}, {Name: "lookup_order"}}},
 		"crm":    {Command: "y", Tools: []Tool{{Name: "find.customer"}}},
 		"empty":  {Command: "z"},
-	}, Options{})
+	}, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ type parts struct {
 // not journalled), with the board switching its tools when one is
 // configured.
 func open(ctx context.Context, cfg Config, j *journal.Journal) (*agent.Agent, error) {
-	return agent.Open(ctx, cfg.Dir, agent.Options{
+	return agent.Open(ctx, cfg.Dir, agent.Config{
 		Getenv:    cfg.Getenv,
 		Logger:    cfg.Logger,
 		Stderr:    cfg.Stderr,

@@ -77,7 +77,7 @@ func TestRunOutputs(t *testing.T) {
 // starts before its link is up calls what the board last said it may.
 func rememberSwitchedOn(t *testing.T, dir string) {
 	t.Helper()
-	a, err := agent.Open(t.Context(), dir, agent.Options{Monitored: true})
+	a, err := agent.Open(t.Context(), dir, agent.Config{Monitored: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer j.Close()
-	desk.agent, err = agent.Open(context.Background(), refundDesk, agent.Options{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
+	desk.agent, err = agent.Open(context.Background(), refundDesk, agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "opening the refund desk:", err)
 		return 1
@@ -73,7 +73,7 @@ func openDesk(t *testing.T, detail journal.Detail) (a *agent.Agent, path string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	a, err = agent.Open(t.Context(), refundDesk, agent.Options{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
+	a, err = agent.Open(t.Context(), refundDesk, agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
 	if err != nil {
 		t.Fatal(err)
 	}

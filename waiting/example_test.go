@@ -15,7 +15,7 @@ func ExampleOpenOrMemory() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	runs, desc := waiting.OpenOrMemory(ctx, dir, waiting.Options{})
+	runs, desc := waiting.OpenOrMemory(ctx, dir, waiting.Config{})
 	defer runs.(io.Closer).Close()
 	fmt.Println(strings.Replace(desc, dir, "<agent folder>", 1))
 

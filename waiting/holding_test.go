@@ -33,7 +33,7 @@ func eachHolding(t *testing.T, f func(t *testing.T, h Holding)) {
 			t.Parallel()
 			var h Holding
 			if name == "store" {
-				h = HoldingOf(openStore(t, t.TempDir(), Options{}))
+				h = HoldingOf(openStore(t, t.TempDir(), Config{}))
 				if _, ok := h.(storeHolding); !ok {
 					t.Fatalf("HoldingOf(a *Store) = %T, want storeHolding", h)
 				}
@@ -626,7 +626,7 @@ func TestHoldingDurable(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	c := &clock{now: paused.Add(time.Hour)}
-	s, err := Open(ctx, dir, Options{Now: c.Now})
+	s, err := Open(ctx, dir, Config{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +640,7 @@ func TestHoldingDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.advance(time.Hour)
-	h := HoldingOf(openStore(t, dir, Options{Now: c.Now}))
+	h := HoldingOf(openStore(t, dir, Config{Now: c.Now}))
 	got, ok, err := h.Find(ctx, "run-1", "approve")
 	if err != nil || !ok {
 		t.Fatalf("Find() after reopening = ok %v, %v; want the note", ok, err)
@@ -665,7 +665,7 @@ func TestHoldingSwapStamps(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	c := &clock{now: paused}
-	h := HoldingOf(openStore(t, t.TempDir(), Options{Now: c.Now}))
+	h := HoldingOf(openStore(t, t.TempDir(), Config{Now: c.Now}))
 	hold(t, h, fullNote())
 	c.advance(time.Minute)
 	if ok, err := h.Swap(ctx, "run-1", "approve", Held, Card, "not governed"); !ok || err != nil {
@@ -755,7 +755,7 @@ func TestHoldingForgottenOnOpen(t *testing.T) {
 			ctx := t.Context()
 			dir := t.TempDir()
 			c := &clock{now: now.Add(-365 * day)}
-			opts := Options{Now: c.Now, KeepDays: tt.keepDays}
+			opts := Config{Now: c.Now, KeepDays: tt.keepDays}
 			s, err := Open(ctx, dir, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -841,7 +841,7 @@ func TestHoldingFromLayout1(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := openStore(t, dir, Options{Now: c.Now})
+	s := openStore(t, dir, Config{Now: c.Now})
 	if got, ok, err := s.Get(ctx, "old-thread"); err != nil || !ok || string(got) != "\x00\xffp" {
 		t.Errorf("Get(old-thread) after opening layout 1 = %q, %v, %v; want its checkpoint", got, ok, err)
 	}
@@ -865,7 +865,7 @@ func TestHoldingFromLayout1(t *testing.T) {
 	s.Close()
 
 	// And it opens again as layout 2, note and checkpoint kept.
-	s = openStore(t, dir, Options{Now: c.Now})
+	s = openStore(t, dir, Config{Now: c.Now})
 	if _, ok, err := HoldingOf(s).Find(ctx, n.Run, n.Node); !ok || err != nil {
 		t.Errorf("Find() after reopening = ok %v, %v; want the note", ok, err)
 	}

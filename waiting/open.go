@@ -22,8 +22,8 @@ import (
 //	waiting runs are kept in memory (they are lost on restart): waiting: create folder: mkdir …: permission denied
 //
 // Either checkpointer is an io.Closer; close it when the agent stops.
-func OpenOrMemory(ctx context.Context, dir string, opts Options) (flow.Checkpointer, string) {
-	s, err := Open(ctx, dir, opts)
+func OpenOrMemory(ctx context.Context, dir string, cfg Config) (flow.Checkpointer, string) {
+	s, err := Open(ctx, dir, cfg)
 	if err != nil {
 		return newMemory(), "waiting runs are kept in memory (they are lost on restart): " + err.Error()
 	}
@@ -33,7 +33,7 @@ func OpenOrMemory(ctx context.Context, dir string, opts Options) (flow.Checkpoin
 	}
 	desc := "waiting runs are kept in " + path
 	if n := s.Forgotten(); n > 0 {
-		desc += fmt.Sprintf(" (forgot %d %s nobody had touched for %d days)", n, plural(n, "thread", "threads"), opts.days())
+		desc += fmt.Sprintf(" (forgot %d %s nobody had touched for %d days)", n, plural(n, "thread", "threads"), cfg.days())
 	}
 	return s, desc
 }

@@ -52,7 +52,7 @@ func TestOpenOrMemory(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := tt.dir(t)
-			c, desc := OpenOrMemory(t.Context(), dir, Options{})
+			c, desc := OpenOrMemory(t.Context(), dir, Config{})
 			if c == nil {
 				t.Fatal("OpenOrMemory returned no checkpointer")
 			}
@@ -86,7 +86,7 @@ func TestOpenOrMemorySaysWhatItForgot(t *testing.T) {
 	ctx := t.Context()
 	c := &clock{}
 	dir := t.TempDir()
-	s := openStore(t, dir, Options{Now: c.Now})
+	s := openStore(t, dir, Config{Now: c.Now})
 	for _, thread := range []string{"a", "b"} {
 		if err := s.Put(ctx, thread, []byte(thread)); err != nil {
 			t.Fatal(err)
@@ -94,7 +94,7 @@ func TestOpenOrMemorySaysWhatItForgot(t *testing.T) {
 	}
 	s.Close()
 	c.advance(31 * 24 * time.Hour)
-	cp, desc := OpenOrMemory(ctx, dir, Options{Now: c.Now})
+	cp, desc := OpenOrMemory(ctx, dir, Config{Now: c.Now})
 	defer cp.(io.Closer).Close()
 	if !strings.HasSuffix(desc, "(forgot 2 threads nobody had touched for 30 days)") {
 		t.Errorf("description = %q, want it to say 2 threads were forgotten", desc)

@@ -16,7 +16,7 @@ import (
 )
 
 // KeepDays is how long a thread nobody has written to is kept, in days,
-// unless Options says otherwise.
+// unless Config says otherwise.
 const KeepDays = 30
 
 // schemaVersion is the layout this build writes, kept in PRAGMA user_version.
@@ -25,8 +25,8 @@ const schemaVersion = 2
 
 var _ flow.Checkpointer = (*Store)(nil)
 
-// Options tunes Open and OpenOrMemory. The zero value is the default.
-type Options struct {
+// Config tunes Open and OpenOrMemory. The zero value is the default.
+type Config struct {
 	// Now is the clock: it stamps every Put and decides what is old when the
 	// store opens. Nil means time.Now.
 	Now func() time.Time
@@ -35,22 +35,22 @@ type Options struct {
 	KeepDays int
 }
 
-func (o Options) now() time.Time {
-	if o.Now == nil {
+func (c Config) now() time.Time {
+	if c.Now == nil {
 		return time.Now()
 	}
-	return o.Now()
+	return c.Now()
 }
 
-func (o Options) days() int {
-	if o.KeepDays <= 0 {
+func (c Config) days() int {
+	if c.KeepDays <= 0 {
 		return KeepDays
 	}
-	return o.KeepDays
+	return c.KeepDays
 }
 
-func (o Options) keep() time.Duration {
-	return time.Duration(o.days()) * 24 * time.Hour
+func (c Config) keep() time.Duration {
+	return time.Duration(c.days()) * 24 * time.Hour
 }
 
 // Path is where the runs waiting in dir are kept: <dir>/.symphonix/waiting.db.
@@ -84,9 +84,9 @@ type Store struct {
 
 // Open opens (creating it and its folder, 0700, if need be) the store of the
 // agent folder dir, and forgets every thread nobody has written to for
-// opts.KeepDays. It never changes a file that is not a database of its own:
+// cfg.KeepDays. It never changes a file that is not a database of its own:
 // such a file is an error, left as it was.
-func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	path := Path(dir)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("waiting: create folder: %w", err)
@@ -95,8 +95,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("waiting: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.now}
-	if err := s.prepare(ctx, opts.now(), opts.keep()); err != nil {
+	s := &Store{db: db, path: path, now: cfg.now}
+	if err := s.prepare(ctx, cfg.now(), cfg.keep()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("waiting: open %s: %w", path, err)
 	}

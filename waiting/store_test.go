@@ -16,7 +16,7 @@ import (
 	"github.com/symphonix/symphonix/flow"
 )
 
-func openStore(t *testing.T, dir string, opts Options) *Store {
+func openStore(t *testing.T, dir string, opts Config) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), dir, opts)
 	if err != nil {
@@ -84,7 +84,7 @@ func exercise(t *testing.T, c flow.Checkpointer) {
 
 func TestStore(t *testing.T) {
 	t.Parallel()
-	exercise(t, openStore(t, t.TempDir(), Options{}))
+	exercise(t, openStore(t, t.TempDir(), Config{}))
 }
 
 func TestMemory(t *testing.T) {
@@ -95,7 +95,7 @@ func TestMemory(t *testing.T) {
 func TestOpenCreatesPrivateFolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := openStore(t, dir, Options{})
+	s := openStore(t, dir, Config{})
 	if got, want := s.Path(), filepath.Join(dir, ".symphonix", "waiting.db"); got != want {
 		t.Errorf("Path() = %s, want %s", got, want)
 	}
@@ -117,7 +117,7 @@ func TestReopen(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
-	s, err := Open(ctx, dir, Options{})
+	s, err := Open(ctx, dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close() = %v", err)
 	}
-	s = openStore(t, dir, Options{})
+	s = openStore(t, dir, Config{})
 	got, ok, err := s.Get(ctx, "thread-1")
 	if err != nil || !ok || string(got) != "paused at approve" {
 		t.Errorf("Get(thread-1) after reopening = %q, %v, %v; want %q", got, ok, err, "paused at approve")
@@ -140,7 +140,7 @@ func TestTwoStoresOneFolder(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
-	a, b := openStore(t, dir, Options{}), openStore(t, dir, Options{})
+	a, b := openStore(t, dir, Config{}), openStore(t, dir, Config{})
 	if err := a.Put(ctx, "t", []byte("from a")); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestForgetsUntouchedThreads(t *testing.T) {
 			dir := t.TempDir()
 			now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 			c := &clock{}
-			opts := Options{Now: c.Now, KeepDays: tt.keepDays}
+			opts := Config{Now: c.Now, KeepDays: tt.keepDays}
 			s, err := Open(ctx, dir, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -247,7 +247,7 @@ func TestForgetsOnlyWhenOpening(t *testing.T) {
 	ctx := t.Context()
 	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	dir := t.TempDir()
-	s := openStore(t, dir, Options{Now: c.Now})
+	s := openStore(t, dir, Config{Now: c.Now})
 	if err := s.Put(ctx, "t", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestForgetsOnlyWhenOpening(t *testing.T) {
 	if _, ok, err := s.Get(ctx, "t"); !ok || err != nil {
 		t.Errorf("Get(t) while open = ok %v, %v; want it kept until the store opens again", ok, err)
 	}
-	s2 := openStore(t, dir, Options{Now: c.Now})
+	s2 := openStore(t, dir, Config{Now: c.Now})
 	if _, ok, err := s2.Get(ctx, "t"); ok || err != nil {
 		t.Errorf("Get(t) after opening 90 days later = ok %v, %v; want forgotten", ok, err)
 	}
@@ -265,7 +265,7 @@ func TestConcurrentPuts(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
-	stores := []flow.Checkpointer{openStore(t, dir, Options{}), openStore(t, dir, Options{})}
+	stores := []flow.Checkpointer{openStore(t, dir, Config{}), openStore(t, dir, Config{})}
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, n*5)
@@ -331,7 +331,7 @@ func TestOpenRefusesNotADatabase(t *testing.T) {
 	if err := os.WriteFile(path, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := Open(t.Context(), dir, Options{}); err == nil {
+	if s, err := Open(t.Context(), dir, Config{}); err == nil {
 		s.Close()
 		t.Fatal("Open(a folder whose waiting.db is text) = nil error, want one")
 	}
@@ -345,12 +345,12 @@ func TestOpenRefusesNewerLayout(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
-	s := openStore(t, dir, Options{})
+	s := openStore(t, dir, Config{})
 	if _, err := s.db.ExecContext(ctx, "PRAGMA user_version = 99"); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err := Open(ctx, dir, Options{}); !errors.Is(err, ErrNewerLayout) {
+	if s, err := Open(ctx, dir, Config{}); !errors.Is(err, ErrNewerLayout) {
 		if err == nil {
 			s.Close()
 		}
@@ -360,7 +360,7 @@ func TestOpenRefusesNewerLayout(t *testing.T) {
 
 func TestCanceledContext(t *testing.T) {
 	t.Parallel()
-	s := openStore(t, t.TempDir(), Options{})
+	s := openStore(t, t.TempDir(), Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := s.Put(ctx, "t", []byte("x")); err == nil {
