@@ -1,0 +1,36 @@
+package browsertest_test
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/symphonix/symphonix/internal/browsertest"
+)
+
+func TestTab(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	b.Do("open a blank page", chromedp.Navigate("about:blank"))
+
+	// Quote gives back, in the page, the very string it was given.
+	for _, s := range []string{``, `plain`, `"double" 'single' ` + "`back`", `\ \\ \n`, "line\nbreak\r\ttab", "\u2028\u2029", `</script><img src=x>`, "é ✓ 𝄞", "nul\x00"} {
+		if got := b.Eval(`String(` + browsertest.Quote(s) + `)`); got != s {
+			t.Errorf("Quote(%q) read in the page as %q", s, got)
+		}
+	}
+
+	// Until returns once the page has done what it waits for, and not
+	// before.
+	b.Eval(`setTimeout(() => { document.body.dataset.done = "yes"; }, 50); "set"`)
+	b.Until("the page done", `(want) => document.body.dataset.done === want`, "yes")
+	if got := b.Eval(`document.body.dataset.done || ""`); got != "yes" {
+		t.Errorf("after Until: done = %q, want yes", got)
+	}
+
+	b.Eval(`setTimeout(() => { document.body.textContent = "all is well"; }, 50); "set"`)
+	b.UntilText("the text shown", "body", "is well")
+	if got := b.Eval(`document.body.textContent`); got != "all is well" {
+		t.Errorf("after UntilText: body = %q, want all is well", got)
+	}
+}
