@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/browsertest"
@@ -161,13 +163,25 @@ func TestBrowserToolSwitches(t *testing.T) {
 			!document.getElementById("tools-readonly").hidden &&
 			boxes.map((b) => b.dataset.tool + "=" + b.checked).join(",") === "orders.lookup_order=false,orders.refund=true";
 	}`)
+	b.RecordFetches()
 	flipSwitch(t, b, "clerk", "orders.lookup_order")
 	if got := b.Eval(`document.querySelector('` + toolSwitch("clerk", "orders.lookup_order") + `').checked ? "on" : "off"`); got != "off" {
 		t.Errorf("a viewer's click: lookup_order %s, want off", got)
 	}
-	select {
-	case w := <-words:
-		t.Errorf("after a viewer's flip: clerk told %+v, want nothing", w)
-	case <-time.After(300 * time.Millisecond):
+	// A click sends its SetSwitch at once, if it sends one.
+	for _, path := range b.Fetched() {
+		if strings.HasSuffix(path, "/SetSwitch") {
+			t.Errorf("a viewer's click sent %s", path)
+		}
+	}
+	// The board tells the agent of each change in the order it makes them:
+	// had the viewer's click switched anything, the agent would hear it
+	// before an admin's change made now.
+	admin := boardv1connect.NewToolServiceClient(bt.Client(bt.OperatorToken("root", board.RoleAdmin)))
+	if _, err := admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "clerk", Tool: "orders.refund", On: false}); err != nil {
+		t.Fatalf("SetSwitch(clerk, orders.refund, off): %v", err)
+	}
+	if got, want := nextWord(t, words), (word{Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
+		t.Errorf("after a viewer's click and an admin's change: clerk first told %+v, want %+v", got, want)
 	}
 }

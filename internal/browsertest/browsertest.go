@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -147,6 +149,39 @@ func (b *Tab) UntilText(what, sel, want string) {
 		const e = document.querySelector(sel);
 		return e !== null && e.textContent.includes(want);
 	}`, sel, want)
+}
+
+// recordFetches has the page record in window.fetched the path of each
+// fetch it starts, when it starts it.
+const recordFetches = `(() => {
+	if (window.fetched !== undefined) return;
+	window.fetched = [];
+	const fetch = window.fetch;
+	window.fetch = function (input, init) {
+		const url = input instanceof Request ? input.url : String(input);
+		window.fetched.push(new URL(url, location.href).pathname);
+		return fetch.apply(this, arguments);
+	};
+})();`
+
+// RecordFetches has the page, and every page the tab loads after it,
+// record each fetch it starts at the moment it starts it: see Fetched.
+// A test can then tell that the page asked nothing, without waiting to
+// see whether an answer comes.
+func (b *Tab) RecordFetches() {
+	b.t.Helper()
+	Run(b, "record the fetches of every page", func(ctx context.Context, tgt *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tgt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: recordFetches})
+		return chromedp.Void{}, err
+	})
+	b.Eval(recordFetches + ` "recording"`)
+}
+
+// Fetched is the paths the page has fetched, in the order it started
+// them, since it loaded or since RecordFetches.
+func (b *Tab) Fetched() []string {
+	b.t.Helper()
+	return Run(b, "read the fetches", chromedp.Evaluate[[]string](`window.fetched || []`))
 }
 
 // Quote quotes s as a JavaScript string literal, for building

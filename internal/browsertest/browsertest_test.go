@@ -1,6 +1,10 @@
 package browsertest_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -10,8 +14,13 @@ import (
 
 func TestTab(t *testing.T) {
 	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!doctype html><title>a page</title><body></body>")
+	}))
+	t.Cleanup(srv.Close)
 	b := browsertest.New(t)
-	b.Do("open a blank page", chromedp.Navigate("about:blank"))
+	b.Do("open a page", chromedp.Navigate(srv.URL))
 
 	// Quote gives back, in the page, the very string it was given.
 	for _, s := range []string{``, `plain`, `"double" 'single' ` + "`back`", `\ \\ \n`, "line\nbreak\r\ttab", "\u2028\u2029", `</script><img src=x>`, "é ✓ 𝄞", "nul\x00"} {
@@ -32,5 +41,21 @@ func TestTab(t *testing.T) {
 	b.UntilText("the text shown", "body", "is well")
 	if got := b.Eval(`document.body.textContent`); got != "all is well" {
 		t.Errorf("after UntilText: body = %q, want all is well", got)
+	}
+
+	// Fetches are recorded when they start, in this page and after a
+	// reload.
+	b.RecordFetches()
+	b.Eval(`fetch("/one?x=1").catch(() => {}); fetch(new Request("/two")).catch(() => {}); "started"`)
+	if got := strings.Join(b.Fetched(), ","); got != "/one,/two" {
+		t.Errorf("Fetched() = %s, want /one,/two", got)
+	}
+	b.Do("reload", chromedp.Reload())
+	if got := len(b.Fetched()); got != 0 {
+		t.Errorf("after a reload, Fetched() has %d, want none", got)
+	}
+	b.Eval(`fetch("/three").catch(() => {}); "started"`)
+	if got := strings.Join(b.Fetched(), ","); got != "/three" {
+		t.Errorf("after a reload, Fetched() = %s, want /three", got)
 	}
 }

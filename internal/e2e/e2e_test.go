@@ -48,12 +48,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// ceiling bounds each wait of these tests for a process to do something.
+// It only bounds a failure: a wait ends as soon as what it waits for has
+// happened, so the ceiling is generous, for a loaded CI machine that runs
+// the packages side by side.
+const ceiling = time.Minute
+
 // proc is a running command whose output lines the test can wait for.
 type proc struct {
 	cmd   *exec.Cmd
 	mu    sync.Mutex
 	lines []string
 	added chan struct{}
+	read  chan struct{} // closed once the output has been read to its end
 }
 
 func start(t *testing.T, name string, args ...string) *proc {
@@ -61,7 +68,8 @@ func start(t *testing.T, name string, args ...string) *proc {
 	return startWithEnv(t, nil, name, args...)
 }
 
-func (p *proc) read(r io.Reader) {
+func (p *proc) readFrom(r io.Reader) {
+	defer close(p.read)
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		p.mu.Lock()
@@ -78,6 +86,22 @@ func (p *proc) output() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.lines...)
+}
+
+// stop sends sig and waits until the process has ended, and its output
+// has been read to the end (it and any child that shares it have closed
+// it), and returns how the process ended.
+func (p *proc) stop(t *testing.T, sig os.Signal) error {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.read:
+	case <-time.After(ceiling):
+		t.Fatalf("%s: output still open %s after %v", p.cmd.Path, ceiling, sig)
+	}
+	return p.cmd.Wait()
 }
 
 // waitLine waits for a line matching re and returns its submatches.
@@ -413,11 +437,11 @@ func startWithEnv(t *testing.T, env []string, name string, args ...string) *proc
 		t.Fatal(err)
 	}
 	cmd.Stderr = cmd.Stdout
-	p := &proc{cmd: cmd, added: make(chan struct{}, 1)}
+	p := &proc{cmd: cmd, added: make(chan struct{}, 1), read: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go p.read(stdout)
+	go p.readFrom(stdout)
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

@@ -370,7 +370,17 @@ func TestAgentKilledWhileWaiting(t *testing.T) {
 
 	second, api := g.serveDesk(t, desk)
 	second.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`), 10*time.Second)
-	time.Sleep(time.Second) // room for a second delivery, which must not act
+	// The decision reaches the new process twice: pushed by the board when
+	// the link comes up, and in the answer to the re-ask of what it holds,
+	// which the board sends after the push. Once it has re-asked, it has
+	// been given the decision every way it will be.
+	second.waitLine(t, regexp.MustCompile(`msg="re-asked held approvals"`), ceiling)
+	checkFinishedByTheBoard(t, api, thread)
+	// Stopping, the agent carries every decision it was given through to
+	// its end, and says what it came to, before it exits.
+	if err := second.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("agent serve after SIGTERM: %v, want exit status 0", err)
+	}
 	if n := decidedLines(second, thread); n != 1 {
 		t.Errorf("%d lines saying the board decided, want 1:\n%s", n, strings.Join(second.output(), "\n"))
 	}
@@ -382,7 +392,6 @@ func TestAgentKilledWhileWaiting(t *testing.T) {
 			t.Errorf("agent said %q, want the run finished without an error", l)
 		}
 	}
-	checkFinishedByTheBoard(t, api, thread)
 	checkRefundedOnce(t, desk)
 	// Counted with or without their thread: a resumed run's calls are
 	// journalled without it (TestGovernedRefundDecidedOnTheBoard).
@@ -428,7 +437,6 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 	if connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Fatalf("Decide(yes) for another digest: %v, want failed_precondition", err)
 	}
-	time.Sleep(500 * time.Millisecond) // room for a decision to reach the agent, which must not come
 	got, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: a.GetId()})
 	if err != nil || got.GetApproval().GetState() != "pending" {
 		t.Errorf("approval after the refused decision = %v, %v; want pending", got, err)
@@ -439,15 +447,26 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 	if refunds := refundsMade(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds made after a decision for another operation = %v, want none", refunds)
 	}
-	if n := decidedLines(agent, thread); n != 0 {
-		t.Errorf("the agent said the board decided %d times, want 0", n)
-	}
 
 	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()}); err != nil {
 		t.Fatalf("Decide(yes) for the raised digest: %v", err)
 	}
 	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`), 10*time.Second)
 	checkRefundedOnce(t, desk)
+	// Decisions reach the agent in the order the board made them, and the
+	// agent, stopping, carries each it was given through to its end before
+	// it exits: had the refused one reached it, its output would say so.
+	if err := agent.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("agent serve after SIGTERM: %v, want exit status 0", err)
+	}
+	if n := decidedLines(agent, thread); n != 1 {
+		t.Errorf("the agent said the board decided %d times, want once:\n%s", n, strings.Join(agent.output(), "\n"))
+	}
+	for _, l := range agent.output() {
+		if strings.Contains(l, "a decision for another operation") || strings.Contains(l, "a decision refused") {
+			t.Errorf("agent said %q, want no decision but the one for the operation raised", l)
+		}
+	}
 }
 
 // TestAgentRunWaitsForTheBoard: `agent run --monitor` at a terminal, the
