@@ -172,8 +172,8 @@ func linkAgent(t *testing.T, bt *boardtest.Board, cfg agentlink.Config) *agent {
 	t.Cleanup(a.stop)
 	select {
 	case <-up:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("agent %s: not welcomed within 5s", id.Name)
+	case <-time.After(browsertest.Ceiling):
+		t.Fatalf("agent %s: not welcomed within %s", id.Name, browsertest.Ceiling)
 	}
 	return a
 }
@@ -363,7 +363,7 @@ func signInTo(t *testing.T, b *browsertest.Tab, bt *boardtest.Board, token, view
 // waitDecision waits for the agent to receive the decision on id.
 func waitDecision(t *testing.T, decisions <-chan agentlink.Decision, id string) agentlink.Decision {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(browsertest.Ceiling)
 	for {
 		select {
 		case d := <-decisions:
@@ -371,7 +371,7 @@ func waitDecision(t *testing.T, decisions <-chan agentlink.Decision, id string) 
 				return d
 			}
 		case <-timeout:
-			t.Fatalf("decision on %s: not received within 5s", id)
+			t.Fatalf("decision on %s: not received within %s", id, browsertest.Ceiling)
 		}
 	}
 }

@@ -315,8 +315,8 @@ func TestBrowserPairingCode(t *testing.T) {
 		if p.Thread != "thread-7" || p.Who != "cy@example.com" || p.Name != "Cy" {
 			t.Errorf("OnPaired(%+v), want thread-7, cy@example.com, Cy", p)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("OnPaired: not called within 5s")
+	case <-time.After(browsertest.Ceiling):
+		t.Fatalf("OnPaired: not called within %s", browsertest.Ceiling)
 	}
 
 	// The verify secret: too short is refused here; set, then removed.

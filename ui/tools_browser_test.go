@@ -47,8 +47,8 @@ func nextWord(t *testing.T, words <-chan word) word {
 	select {
 	case w := <-words:
 		return w
-	case <-time.After(5 * time.Second):
-		t.Fatal("no word on the switches within 5s")
+	case <-time.After(browsertest.Ceiling):
+		t.Fatalf("no word on the switches within %s", browsertest.Ceiling)
 		return word{}
 	}
 }

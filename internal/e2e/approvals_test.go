@@ -80,8 +80,8 @@ func TestBoardKilledWithPendingApprovals(t *testing.T) {
 		t.Cleanup(func() { stop(); <-done })
 		select {
 		case <-up:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s did not link", name)
+		case <-time.After(ceiling):
+			t.Fatalf("%s did not link within %s", name, ceiling)
 		}
 		links[i] = link
 		for r := range runs {
@@ -109,7 +109,7 @@ func TestBoardKilledWithPendingApprovals(t *testing.T) {
 	_ = boardProc.cmd.Wait()
 	startBoard(t, data, listen)
 
-	boardtest.Eventually(t, 30*time.Second, "every agent re-asked after the restart", func() bool {
+	boardtest.Eventually(t, ceiling, "every agent re-asked after the restart", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(reAsks) == agents

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -53,7 +52,7 @@ func TestBrowserApprovesRefundDesk(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(card+" textarea.reason"), reason),
 		chromedp.Click(chromedp.CSS(card+" button.approve")),
 	)
-	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`), 10*time.Second)
+	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`))
 	b.Until("the refund approved, in the history", `(id) => {
 		const row = document.querySelector('#history-rows tr[data-approval="' + id + '"]');
 		return row !== null && row.dataset.state === "approved";
