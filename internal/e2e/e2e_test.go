@@ -25,6 +25,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/exampletest"
 )
 
 var bin string // folder with the built board and agent commands
@@ -298,7 +299,7 @@ func TestBoardStopsGracefully(t *testing.T) {
 // every problem, its code and its path.
 func TestAgentValidate(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(filepath.Join(bin, "agent"), "validate", "../../examples/hello")
+	cmd := exec.Command(filepath.Join(bin, "agent"), "validate", example(t, "hello"))
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "valid") {
 		t.Errorf("agent validate examples/hello: %v\n%s", err, out)
 	}
@@ -325,7 +326,7 @@ func TestAgentValidate(t *testing.T) {
 // TestAgentCheck: readiness findings and the plan; exit 1 when not ready.
 func TestAgentCheck(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(filepath.Join(bin, "agent"), "check", "../../examples/hello").CombinedOutput()
+	out, err := exec.Command(filepath.Join(bin, "agent"), "check", example(t, "hello")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("agent check examples/hello: %v\n%s", err, out)
 	}
@@ -345,13 +346,23 @@ func TestAgentCheck(t *testing.T) {
 	}
 }
 
-// refundDesk runs `agent run --json` on the refund desk with answers on
-// stdin, and returns the final state, or the exit error and stderr.
-func refundDesk(t *testing.T, thread, order, answers string) (state map[string]any, stderr string, err error) {
+// example copies the example folder name into a folder of the test's
+// own, for a command to run on: what an agent writes beside its flow
+// (.symphonix/) must not land in the repository's examples, where the
+// next person to run one would find the test's threads.
+func example(t *testing.T, name string) string {
+	t.Helper()
+	return exampletest.Copy(t, filepath.Join("..", "..", "examples", name))
+}
+
+// refundDesk runs `agent run --json` on the refund desk copied to desk
+// with answers on stdin, and returns the final state, or the exit error
+// and stderr.
+func refundDesk(t *testing.T, desk, thread, order, answers string) (state map[string]any, stderr string, err error) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "agent"), "run", "--json", "--thread", thread,
 		"--input", "order_id="+order, "--input", "request=The mug arrived broken; I want my money back.",
-		"../../examples/refund-desk")
+		desk)
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "MONITOR_URL=")
 	cmd.Stdin = strings.NewReader(answers)
 	var out, errb strings.Builder
@@ -374,7 +385,7 @@ func threadName(t *testing.T) string {
 // for approval showing the amount and the order, refunds, and answers.
 func TestRefundDeskApproved(t *testing.T) {
 	t.Parallel()
-	state, stderr, err := refundDesk(t, threadName(t), "A-1001", "yes\n")
+	state, stderr, err := refundDesk(t, example(t, "refund-desk"), threadName(t), "A-1001", "yes\n")
 	if err != nil {
 		t.Fatalf("agent run: %v\n%s", err, stderr)
 	}
@@ -392,7 +403,7 @@ func TestRefundDeskApproved(t *testing.T) {
 // TestRefundDeskRejected: a no goes to onReject; the refund never ran.
 func TestRefundDeskRejected(t *testing.T) {
 	t.Parallel()
-	state, stderr, err := refundDesk(t, threadName(t), "A-1002", "no\n")
+	state, stderr, err := refundDesk(t, example(t, "refund-desk"), threadName(t), "A-1002", "no\n")
 	if err != nil {
 		t.Fatalf("agent run: %v\n%s", err, stderr)
 	}
@@ -406,12 +417,12 @@ func TestRefundDeskRejected(t *testing.T) {
 // it and the run completes.
 func TestRefundDeskResumesAfterRestart(t *testing.T) {
 	t.Parallel()
-	thread := threadName(t)
-	_, stderr, err := refundDesk(t, thread, "A-1001", "")
+	desk, thread := example(t, "refund-desk"), threadName(t)
+	_, stderr, err := refundDesk(t, desk, thread, "A-1001", "")
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr, "the run waits on thread") {
 		t.Fatalf("first process: %v, want exit 1 with the run waiting\n%s", err, stderr)
 	}
-	state, stderr, err := refundDesk(t, thread, "A-1001", "yes\n")
+	state, stderr, err := refundDesk(t, desk, thread, "A-1001", "yes\n")
 	if err != nil {
 		t.Fatalf("second process: %v\n%s", err, stderr)
 	}
@@ -485,9 +496,9 @@ func callAgent(t *testing.T, method, url, body string, out any) int {
 // status 0 and the lock released.
 func TestAgentServe(t *testing.T) {
 	t.Parallel()
-	const desk = "../../examples/refund-desk"
+	desk := example(t, "refund-desk")
 	agent := startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "serve", desk)
-	url := agent.waitLine(t, regexp.MustCompile(`^serving \.\./\.\./examples/refund-desk on (http://127\.0\.0\.1:\d+)$`))[1]
+	url := agent.waitLine(t, regexp.MustCompile(`^serving `+regexp.QuoteMeta(desk)+` on (http://127\.0\.0\.1:\d+)$`))[1]
 
 	second := exec.Command(filepath.Join(bin, "agent"), "serve", desk)
 	second.Env = append(os.Environ(), "MONITOR_URL=", "MONITOR_TOKEN=", "OPENAI_API_KEY=")

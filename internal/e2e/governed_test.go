@@ -31,11 +31,11 @@ var (
 	ordersErr  error
 )
 
-// governedDesk copies the refund desk into a folder of its own (so the
-// repository's example folder is neither written nor locked), with its
-// orders server built and keeping its state in orders.json in that folder:
-// a refund made is there to read, and survives a restart of the server.
-// The flow is otherwise the example's, as its mcp-orders documents.
+// governedDesk copies the refund desk into a folder of its own (example),
+// with its orders server built and keeping its state in orders.json in
+// that folder: a refund made is there to read, and survives a restart of
+// the server. The flow is otherwise the example's, as its mcp-orders
+// documents.
 func governedDesk(t *testing.T) string {
 	t.Helper()
 	ordersOnce.Do(func() {
@@ -48,7 +48,8 @@ func governedDesk(t *testing.T) string {
 	if ordersErr != nil {
 		t.Fatal(ordersErr)
 	}
-	b, err := os.ReadFile("../../examples/refund-desk/flow.json")
+	dir := example(t, "refund-desk")
+	b, err := os.ReadFile(filepath.Join(dir, "flow.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +62,6 @@ func governedDesk(t *testing.T) string {
 	delete(orders, "args")
 	orders["env"] = map[string]any{"ORDERS_STATE": "orders.json"}
 	if b, err = json.MarshalIndent(f, "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "refund-desk")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "flow.json"), b, 0o644); err != nil {
