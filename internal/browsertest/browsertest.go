@@ -26,17 +26,17 @@ import (
 // Until. A step that succeeds returns as soon as it has.
 const Ceiling = 45 * time.Second
 
-// Limit bounds everything a test does in one browser, starting it
+// limit bounds everything a test does in one browser, starting it
 // included.
-const Limit = 5 * time.Minute
+const limit = 5 * time.Minute
 
 // browsers are the names Chromium and Chrome go by on PATH.
 var browsers = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
-// Exec finds Chromium or Chrome on PATH. Without one it skips the test,
-// except when CI=true, where a missing browser fails it: CI must run every
-// browser test.
-func Exec(t testing.TB) string {
+// chromium finds Chromium or Chrome on PATH. Without one it skips the
+// test, except when CI=true, where a missing browser fails it: CI must run
+// every browser test.
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range browsers {
 		if p, err := exec.LookPath(name); err == nil {
@@ -61,8 +61,8 @@ type Tab struct {
 // and returns its tab. The browser stops when the test ends.
 func New(t testing.TB) *Tab {
 	t.Helper()
-	exe := Exec(t)
-	parent, cancelAll := context.WithTimeout(t.Context(), Limit)
+	exe := chromium(t)
+	parent, cancelAll := context.WithTimeout(t.Context(), limit)
 	t.Cleanup(cancelAll)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
@@ -87,10 +87,6 @@ func New(t testing.TB) *Tab {
 	}
 	return &Tab{t: t, ctx: ctx}
 }
-
-// Context is the tab's context, bounded by Limit, for chromedp calls the
-// Tab does not make.
-func (b *Tab) Context() context.Context { return b.ctx }
 
 // Do runs steps in order within Ceiling, failing the test with what when
 // one fails.
