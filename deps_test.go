@@ -66,6 +66,8 @@ var layers = []layer{
 	{pkg: "internal/linkload", why: "many agents' links against a real board, for benchmarks", allow: []string{
 		"agentlink", "api", "ent", "identity", "internal/boardtest", "internal/pump", "connectrpc.com", "google.golang.org/protobuf",
 	}},
+	{pkg: "internal/browsertest", why: "headless Chromium for the browser tests, through chromedp", allow: []string{"github.com/chromedp"}},
+	{pkg: "internal/exampletest", why: "copies of the examples, so no test writes into the tree"},
 	{pkg: "internal/e2e", why: "the real binaries, run as a person would (tests only)"},
 }
 

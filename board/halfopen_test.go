@@ -1,6 +1,7 @@
 package board_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -20,12 +21,22 @@ func TestHalfOpenDrill(t *testing.T) {
 	)
 	bt := boardtest.Start(t, boardtest.Options{PingInterval: interval, PingTimeout: timeout})
 	proxy := boardtest.NewProxy(t, bt.Addr)
-	states, _ := runAgent(t, proxy.URL(), bt.AgentToken("drilled"), agentlink.Identity{Name: "drilled"}, nil)
+	url, messages := countMessages(t, strings.TrimPrefix(proxy.URL(), "http://"))
+	states, _ := runAgent(t, url, bt.AgentToken("drilled"), agentlink.Identity{Name: "drilled"}, nil)
 	first := await(t, states, 5*time.Second)
 	if !first.Up {
 		t.Fatalf("state = %+v, want up", first)
 	}
-	time.Sleep(2 * interval) // a few pings through the healthy path first
+	// A few pings through the healthy path first. After its hello the link
+	// sends only pings, and each only once the one before has had its
+	// pong: a hello and three pings are two round trips.
+	for i := range 4 {
+		select {
+		case <-messages:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the agent sent %d messages, want its hello and three pings", i)
+		}
+	}
 
 	frozenAt := time.Now()
 	pairs := proxy.Freeze()

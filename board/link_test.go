@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -203,7 +204,8 @@ func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
 	}
 	defer w.Close()
 	var mu sync.Mutex
-	var seen []bool
+	var seen []*boardv1.Agent
+	changed := make(chan struct{}, 1)
 	go func() {
 		for {
 			m, err := w.Receive()
@@ -211,8 +213,12 @@ func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			seen = append(seen, m.GetAgent().GetOnline())
+			seen = append(seen, m.GetAgent())
 			mu.Unlock()
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	states, _ := runAgent(t, bt.URL, bt.AgentToken("flappy"), agentlink.Identity{Name: "flappy"}, nil)
@@ -227,11 +233,25 @@ func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
 	if !second.Up || second.Session == first.Session {
 		t.Fatalf("after redial: %+v, want up with a new session (first %s)", second, first.Session)
 	}
-	time.Sleep(200 * time.Millisecond) // let any stray change arrive
+	// The watch sends changes in the order the board made them: once it has
+	// sent the new session's arrival, a flap before it has been sent too.
+	for {
+		mu.Lock()
+		arrived := slices.ContainsFunc(seen, func(a *boardv1.Agent) bool { return a.GetOnline() && a.GetSession() == second.Session })
+		mu.Unlock()
+		if arrived {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("the watch did not send flappy's new session %s: %v", second.Session, ctx.Err())
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	for i, online := range seen {
-		if !online {
+	for i, a := range seen {
+		if !a.GetOnline() {
 			t.Fatalf("change %d of %v: offline, want no flap within the grace", i, seen)
 		}
 	}

@@ -16,21 +16,23 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
 )
 
-// refundDesk is the example folder the tests serve. Its MCP server is
-// `go run ./mcp-orders` there, one process per opened agent, holding its
-// orders in memory: each order can be refunded once per agent, so the
-// tests that refund use different orders. Its waiting store is shared with
-// every other test of the module: threads are named uniquely.
+// refundDesk is the example folder the tests serve, each from a copy of
+// its own (exampletest), so that the runs they leave waiting stay out of
+// the repository. Its MCP server is `go run ./mcp-orders`, one process per
+// opened agent, holding its orders in memory: each order can be refunded
+// once per agent, so the tests that refund use different orders. Threads
+// are named uniquely.
 const refundDesk = "../examples/refund-desk"
 
-// desk is the refund desk opened once for the package, with a journal
-// (metadata only) in a temporary folder. Its orders are never refunded:
-// a test that says yes opens its own (openDesk), so that the package can
-// run any number of times in one process (-count).
+// desk is the refund desk opened once for the package, from a copy in a
+// temporary folder, with a journal (metadata only) there too. Its orders
+// are never refunded: a test that says yes opens its own (openDesk), so
+// that the package can run any number of times in one process (-count).
 var desk struct {
 	agent   *agent.Agent
 	journal string
@@ -54,7 +56,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer j.Close()
-	desk.agent, err = agent.Open(context.Background(), refundDesk, agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
+	dir, err := exampletest.CopyTo(tmp, refundDesk)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	desk.agent, err = agent.Open(context.Background(), dir, agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "opening the refund desk:", err)
 		return 1
@@ -63,8 +70,8 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
-// openDesk opens a refund desk of the test's own, with a fresh order
-// table, journalled in a temporary folder with detail.
+// openDesk opens a refund desk of the test's own, in a copy of its own
+// with a fresh order table, journalled in a temporary folder with detail.
 func openDesk(t *testing.T, detail journal.Detail) (a *agent.Agent, path string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "journal.jsonl")
@@ -73,7 +80,7 @@ func openDesk(t *testing.T, detail journal.Detail) (a *agent.Agent, path string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	a, err = agent.Open(t.Context(), refundDesk, agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
+	a, err = agent.Open(t.Context(), exampletest.Copy(t, refundDesk), agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,11 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,6 +23,7 @@ import (
 	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/browsertest"
 	"github.com/symphonix/symphonix/ui"
 )
 
@@ -131,22 +130,6 @@ func TestStaticHasNoInlineCode(t *testing.T) {
 	}
 }
 
-// browser finds Chromium or Chrome. Without one the test is skipped, except
-// in CI, where a missing browser is a failure.
-func browser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no chromium, chromium-browser or google-chrome on PATH; CI must have one (apt-get install chromium)")
-	}
-	t.Skip("no chromium, chromium-browser or google-chrome on PATH (outside CI): install one (apt-get install chromium) to run the browser test")
-	return ""
-}
-
 // agent is one agent linked to the board under test.
 type agent struct {
 	link *agentlink.Link
@@ -189,80 +172,16 @@ func linkAgent(t *testing.T, bt *boardtest.Board, cfg agentlink.Config) *agent {
 	t.Cleanup(a.stop)
 	select {
 	case <-up:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("agent %s: not welcomed within 5s", id.Name)
+	case <-time.After(browsertest.Ceiling):
+		t.Fatalf("agent %s: not welcomed within %s", id.Name, browsertest.Ceiling)
 	}
 	return a
 }
 
-// tab is a page in a headless Chromium of its own, for one test.
-type tab struct {
-	t   *testing.T
-	ctx context.Context
-}
-
-// newTab starts Chromium; everything the test does in it must end within
-// limit.
-func newTab(t *testing.T, limit time.Duration) *tab {
-	t.Helper()
-	exe := browser(t)
-	parent, cancelAll := context.WithTimeout(t.Context(), limit)
-	t.Cleanup(cancelAll)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
-	t.Cleanup(cancelAlloc) // waits for the browser to exit, before the TempDir goes
-	ctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(cancelTab)
-	return &tab{t: t, ctx: ctx}
-}
-
-// do runs steps, failing the test with what when one fails.
-func (b *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// eval evaluates a JavaScript expression whose value is a string.
-func (b *tab) eval(expr string) string {
-	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		b.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return s
-}
-
-// within waits until predicate, a JavaScript function of args, returns true.
-func (b *tab) within(d time.Duration, what, predicate string, args ...any) {
-	b.t.Helper()
-	_, err := chromedp.Run(b.ctx, chromedp.PollFunction[bool](predicate,
-		chromedp.WithPollingInterval(10*time.Millisecond),
-		chromedp.WithPollingTimeout(d),
-		chromedp.WithPollingArgs(args...)))
-	if errors.Is(err, chromedp.ErrPollingTimeout) {
-		b.t.Fatalf("%s: not within %s", what, d)
-	}
-	if err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-}
-
 func TestBrowser(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 100 * time.Millisecond})
-	b := newTab(t, 30*time.Second)
-	do, eval, within := b.do, b.eval, b.within
+	b := browsertest.New(t)
+	do, eval, until := b.Do, b.Eval, b.Until
 	const rowOnline = `(name, online) => {
 		const row = Array.from(document.querySelectorAll("tr[data-agent]")).find((r) => r.dataset.agent === name);
 		return row !== undefined && row.dataset.online === online;
@@ -283,10 +202,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.ID("sign-in-button")),
 			chromedp.WaitVisible(chromedp.ID("sign-in-error")),
 		)
-		msg, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.ID("sign-in-error")))
-		if err != nil {
-			t.Fatal(err)
-		}
+		msg := browsertest.Run(b, "read the refusal", chromedp.Text(chromedp.ID("sign-in-error")))
 		if !strings.Contains(msg, "That token was not accepted") {
 			t.Errorf("refusal = %q, want it to say %q", msg, "That token was not accepted")
 		}
@@ -303,9 +219,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("empty")),
 		chromedp.WaitNotVisible(chromedp.ID("sign-in")),
 	)
-	within(5*time.Second, "connection indicator live",
+	until("connection indicator live",
 		`() => document.getElementById("conn").dataset.state === "live"`)
-	if got := eval(`sessionStorage.getItem("symphonix.operatorToken") === ` + jsString(token) + ` && localStorage.length === 0 ? "ok" : "wrong"`); got != "ok" {
+	if got := eval(`sessionStorage.getItem("symphonix.operatorToken") === ` + browsertest.Quote(token) + ` && localStorage.length === 0 ? "ok" : "wrong"`); got != "ok" {
 		t.Errorf("token storage: %s, want it in sessionStorage only", got)
 	}
 	if hint := eval(`document.getElementById("empty").textContent`); !strings.Contains(hint, "go run ./cmd/agent --monitor "+bt.URL+" --token TOKEN DIR") {
@@ -317,14 +233,14 @@ func TestBrowser(t *testing.T) {
 	// Agents that connect appear online, without a reload.
 	build := "sha256:" + strings.Repeat("ab", 32)
 	beta := startAgent(t, bt, agentlink.Identity{Name: "beta"})
-	within(time.Second, "beta online", rowOnline, "beta", "true")
+	until("beta online", rowOnline, "beta", "true")
 	alpha := startAgent(t, bt, agentlink.Identity{
 		Name:        "alpha",
 		Description: `<img src=x id=injected>`,
 		Build:       build,
 		Tools:       []string{"files.read", "web.fetch"},
 	})
-	within(time.Second, "alpha online", rowOnline, "alpha", "true")
+	until("alpha online", rowOnline, "alpha", "true")
 
 	if got := eval(`Array.from(document.querySelectorAll("tr[data-agent]")).map((r) => r.dataset.agent).join(",")`); got != "alpha,beta" {
 		t.Errorf("rows = %s, want alpha,beta", got)
@@ -345,13 +261,13 @@ func TestBrowser(t *testing.T) {
 
 	// An agent that leaves shows offline; the other stays online.
 	alpha.stop()
-	within(time.Second, "alpha offline", rowOnline, "alpha", "false")
-	within(time.Second, "beta still online", rowOnline, "beta", "true")
+	until("alpha offline", rowOnline, "alpha", "false")
+	until("beta still online", rowOnline, "beta", "true")
 	if got := eval(row + `.querySelector(".last-seen").textContent`); !strings.HasSuffix(got, " s ago") {
 		t.Errorf("alpha last seen = %q, want seconds ago", got)
 	}
 	beta.stop()
-	within(time.Second, "beta offline", rowOnline, "beta", "false")
+	until("beta offline", rowOnline, "beta", "false")
 
 	// The board restarts: the page says so, comes back by itself, and is
 	// live again.
@@ -361,11 +277,11 @@ func TestBrowser(t *testing.T) {
 		}).observe(document.getElementById("conn"), {attributes: true, attributeFilter: ["data-state"]});
 		"observing"`)
 	bt.Restart()
-	within(5*time.Second, "connection indicator reconnecting, then live",
+	until("connection indicator reconnecting, then live",
 		`() => window.connStates.includes("reconnecting") && document.getElementById("conn").dataset.state === "live"`)
 	startAgent(t, bt, agentlink.Identity{Name: "gamma"})
-	within(time.Second, "gamma online after the restart", rowOnline, "gamma", "true")
-	within(time.Second, "alpha still listed after the restart", rowOnline, "alpha", "false")
+	until("gamma online after the restart", rowOnline, "gamma", "true")
+	until("alpha still listed after the restart", rowOnline, "alpha", "false")
 
 	if got := eval(`window.sameDocument || "reloaded"`); got != "yes" {
 		t.Errorf("page: %s, want the same document throughout", got)
@@ -380,12 +296,6 @@ func TestBrowser(t *testing.T) {
 	if got := eval(`String(sessionStorage.length)`); got != "0" {
 		t.Errorf("after sign-out: %s stored entries, want 0", got)
 	}
-}
-
-// jsString quotes s as a JavaScript string literal.
-func jsString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-	return `"` + r.Replace(s) + `"`
 }
 
 // approvalBoard is a board with one rule, put by an admin from its JSON
@@ -431,15 +341,15 @@ func raise(t *testing.T, a *agent, run, ask string, show map[string]any, account
 }
 
 // signInToApprovals signs in with token and opens the approvals view.
-func signInToApprovals(b *tab, bt *boardtest.Board, token string) {
-	b.t.Helper()
-	signInTo(b, bt, token, "approvals")
+func signInToApprovals(t *testing.T, b *browsertest.Tab, bt *boardtest.Board, token string) {
+	t.Helper()
+	signInTo(t, b, bt, token, "approvals")
 }
 
 // signInTo opens the board, signs in with token and opens view.
-func signInTo(b *tab, bt *boardtest.Board, token, view string) {
-	b.t.Helper()
-	b.do("sign in and open the "+view,
+func signInTo(t *testing.T, b *browsertest.Tab, bt *boardtest.Board, token, view string) {
+	t.Helper()
+	b.Do("sign in and open the "+view,
 		chromedp.Navigate(bt.URL),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SetValue(chromedp.ID("token"), token),
@@ -453,7 +363,7 @@ func signInTo(b *tab, bt *boardtest.Board, token, view string) {
 // waitDecision waits for the agent to receive the decision on id.
 func waitDecision(t *testing.T, decisions <-chan agentlink.Decision, id string) agentlink.Decision {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(browsertest.Ceiling)
 	for {
 		select {
 		case d := <-decisions:
@@ -461,7 +371,7 @@ func waitDecision(t *testing.T, decisions <-chan agentlink.Decision, id string) 
 				return d
 			}
 		case <-timeout:
-			t.Fatalf("decision on %s: not received within 5s", id)
+			t.Fatalf("decision on %s: not received within %s", id, browsertest.Ceiling)
 		}
 	}
 }
@@ -482,34 +392,34 @@ func card(id string) string {
 
 func TestBrowserApproveByClick(t *testing.T) {
 	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
-	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
-	b.within(3*time.Second, "the empty queue", `() => !document.getElementById("queue-empty").hidden`)
+	b := browsertest.New(t)
+	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
+	b.Until("the empty queue", `() => !document.getElementById("queue-empty").hidden`)
 
 	const account = "Invoice A-17 matches purchase order PO-9; finance signed it off."
 	id, digest := raise(t, payer, "run-1", "Pay the supplier for order A-17?",
 		map[string]any{"amount": 5000, "order": "A-17"}, account)
-	b.within(3*time.Second, "the approval queued", queued, id)
+	b.Until("the approval queued", queued, id)
 
-	text := b.eval(card(id) + `.textContent`)
+	text := b.Eval(card(id) + `.textContent`)
 	for _, want := range []string{"payer", "pay", "run-1", "Pay the supplier for order A-17?", account, "approver", "1 yes needed", "none yet"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("card = %q, want it to contain %q", text, want)
 		}
 	}
-	if got := b.eval(`Array.from(` + card(id) + `.querySelectorAll("table.show tr")).map((tr) => tr.cells[0].textContent + "=" + tr.cells[1].textContent).join(", ")`); got != "amount=5000, order=A-17" {
+	if got := b.Eval(`Array.from(` + card(id) + `.querySelectorAll("table.show tr")).map((tr) => tr.cells[0].textContent + "=" + tr.cells[1].textContent).join(", ")`); got != "amount=5000, order=A-17" {
 		t.Errorf("shown = %s, want amount=5000, order=A-17", got)
 	}
-	if got := b.eval(card(id) + `.querySelector(".age").textContent`); !strings.HasPrefix(got, "asked ") || !strings.HasSuffix(got, " s ago") {
+	if got := b.Eval(card(id) + `.querySelector(".age").textContent`); !strings.HasPrefix(got, "asked ") || !strings.HasSuffix(got, " s ago") {
 		t.Errorf("age = %q, want asked N s ago", got)
 	}
-	if got := b.eval(`document.getElementById("pending-count").textContent`); got != "1" {
+	if got := b.Eval(`document.getElementById("pending-count").textContent`); got != "1" {
 		t.Errorf("pending count = %q, want 1", got)
 	}
 
 	const reason = "matches the purchase order"
 	sel := `#queue li[data-approval="` + id + `"] `
-	b.do("approve with a reason",
+	b.Do("approve with a reason",
 		chromedp.SetValue(chromedp.CSS(sel+"textarea.reason"), reason),
 		chromedp.Click(chromedp.CSS(sel+"button.approve")),
 	)
@@ -517,15 +427,15 @@ func TestBrowserApproveByClick(t *testing.T) {
 	if d.Say != "yes" || d.Digest != digest || d.Reason != reason || strings.Join(d.Who, ",") != "ada" {
 		t.Errorf("decision = %+v, want say yes, digest %s, reason %q, who ada", d, digest, reason)
 	}
-	b.within(3*time.Second, "the approval leaves the queue", gone, id)
-	b.within(3*time.Second, "the approval in the history, approved", inHistory, id, "approved")
-	row := b.eval(`document.querySelector('#history-rows tr[data-approval="` + id + `"]').textContent`)
+	b.Until("the approval leaves the queue", gone, id)
+	b.Until("the approval in the history, approved", inHistory, id, "approved")
+	row := b.Eval(`document.querySelector('#history-rows tr[data-approval="` + id + `"]').textContent`)
 	for _, want := range []string{"approved", "ada", reason, "payer", "Pay the supplier for order A-17?", " s ago"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("history row = %q, want it to contain %q", row, want)
 		}
 	}
-	if got := b.eval(`document.getElementById("approvals-status").textContent`); !strings.Contains(got, "Approved") {
+	if got := b.Eval(`document.getElementById("approvals-status").textContent`); !strings.Contains(got, "Approved") {
 		t.Errorf("status = %q, want it to say Approved", got)
 	}
 }
@@ -535,22 +445,22 @@ func TestBrowserApproveByClick(t *testing.T) {
 // approval raised appears, and one decided elsewhere moves to the history.
 func TestBrowserApprovalsArePushed(t *testing.T) {
 	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
-	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
-	b.within(3*time.Second, "the empty queue", `() => !document.getElementById("queue-empty").hidden`)
+	b := browsertest.New(t)
+	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
+	b.Until("the empty queue", `() => !document.getElementById("queue-empty").hidden`)
 
 	id, digest := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000}, "")
-	b.within(3*time.Second, "the approval queued", queued, id)
+	b.Until("the approval queued", queued, id)
 	bob := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("bob", identity.RoleApprover)))
 	if _, err := bob.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: "no", Digest: digest, Reason: "not today"}); err != nil {
 		t.Fatal(err)
 	}
-	b.within(3*time.Second, "the approval leaves the queue", gone, id)
-	b.within(3*time.Second, "the approval in the history, rejected", inHistory, id, "rejected")
-	if got := b.eval(`document.querySelector('#history-rows tr[data-approval="` + id + `"]').textContent`); !strings.Contains(got, "bob") || !strings.Contains(got, "not today") {
+	b.Until("the approval leaves the queue", gone, id)
+	b.Until("the approval in the history, rejected", inHistory, id, "rejected")
+	if got := b.Eval(`document.querySelector('#history-rows tr[data-approval="` + id + `"]').textContent`); !strings.Contains(got, "bob") || !strings.Contains(got, "not today") {
 		t.Errorf("history row = %q, want bob and the reason", got)
 	}
-	if got := b.eval(`String(performance.getEntriesByType("resource").filter((e) => e.name.includes("ListApprovals")).length)`); got != "0" {
+	if got := b.Eval(`String(performance.getEntriesByType("resource").filter((e) => e.name.includes("ListApprovals")).length)`); got != "0" {
 		t.Errorf("ListApprovals called %s times, want none: the watch brings every change", got)
 	}
 }
@@ -560,55 +470,55 @@ func TestBrowserRejectByKeyboard(t *testing.T) {
 	first, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000, "order": "A-17"}, "")
 	second, digest := raise(t, payer, "run-2", "Pay order B-2?", map[string]any{"amount": 70, "order": "B-2"}, "")
 
-	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
-	b.within(3*time.Second, "both queued", `(a, b) => {
+	b := browsertest.New(t)
+	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
+	b.Until("both queued", `(a, b) => {
 		const ids = Array.from(document.querySelectorAll("#queue li")).map((li) => li.dataset.approval);
 		return ids.join(",") === a + "," + b;
 	}`, first, second)
-	if got := b.eval(`document.querySelector("#queue li").querySelector(".account") === null ? "none" : "drawn"`); got != "none" {
+	if got := b.Eval(`document.querySelector("#queue li").querySelector(".account") === null ? "none" : "drawn"`); got != "none" {
 		t.Errorf("empty account: %s, want none", got)
 	}
-	if got := b.eval(`document.getElementById("shortcuts").textContent`); !strings.Contains(got, "approve") || !strings.Contains(got, "reject") {
+	if got := b.Eval(`document.getElementById("shortcuts").textContent`); !strings.Contains(got, "approve") || !strings.Contains(got, "reject") {
 		t.Errorf("legend = %q, want it to name approve and reject", got)
 	}
 	const selected = `(document.querySelector("#queue li.is-selected") || {dataset: {}}).dataset.approval || ""`
-	if got := b.eval(selected); got != first {
+	if got := b.Eval(selected); got != first {
 		t.Errorf("selected = %q, want the oldest, %s", got, first)
 	}
 
 	// j selects the next; r without the reason the rule requires is refused,
 	// and the board's refusal is shown.
-	b.do("j, then r", chromedp.KeyEvent("j"), chromedp.KeyEvent("r"))
-	if got := b.eval(selected); got != second {
+	b.Do("j, then r", chromedp.KeyEvent("j"), chromedp.KeyEvent("r"))
+	if got := b.Eval(selected); got != second {
 		t.Errorf("selected after j = %q, want %s", got, second)
 	}
-	b.within(3*time.Second, "the refusal shown", `(id) => {
+	b.Until("the refusal shown", `(id) => {
 		const e = document.querySelector('#queue li[data-approval="' + id + '"] .card-error');
 		return e !== null && !e.hidden && e.textContent.includes("invalid_argument") && e.textContent.includes("reason: required");
 	}`, second)
 
 	// While the reason has the focus, keys are typing, not shortcuts.
-	b.do("type a reason", chromedp.KeyEvent("wrong amount, r"))
-	if got := b.eval(`document.activeElement.classList.contains("reason") ? document.activeElement.value : "not in the reason"`); got != "wrong amount, r" {
+	b.Do("type a reason", chromedp.KeyEvent("wrong amount, r"))
+	if got := b.Eval(`document.activeElement.classList.contains("reason") ? document.activeElement.value : "not in the reason"`); got != "wrong amount, r" {
 		t.Errorf("reason = %q, want what was typed", got)
 	}
-	if got := b.eval(card(second) + ` === null ? "gone" : "queued"`); got != "queued" {
+	if got := b.Eval(card(second) + ` === null ? "gone" : "queued"`); got != "queued" {
 		t.Errorf("after typing r in the reason: %s, want still queued", got)
 	}
 
 	// Esc leaves the reason; r rejects the selected one.
-	b.do("Esc, then r", chromedp.KeyEvent("\x1b"), chromedp.KeyEvent("r"))
+	b.Do("Esc, then r", chromedp.KeyEvent("\x1b"), chromedp.KeyEvent("r"))
 	d := waitDecision(t, decisions, second)
 	if d.Say != "no" || d.Digest != digest || d.Reason != "wrong amount, r" {
 		t.Errorf("decision = %+v, want say no, digest %s, the reason typed", d, digest)
 	}
-	b.within(3*time.Second, "rejected, in the history", inHistory, second, "rejected")
-	b.within(3*time.Second, "gone from the queue", gone, second)
-	if got := b.eval(selected); got != first {
+	b.Until("rejected, in the history", inHistory, second, "rejected")
+	b.Until("gone from the queue", gone, second)
+	if got := b.Eval(selected); got != first {
 		t.Errorf("selected after the reject = %q, want %s", got, first)
 	}
-	if got := b.eval(card(first) + ` === null ? "gone" : "queued"`); got != "queued" {
+	if got := b.Eval(card(first) + ` === null ? "gone" : "queued"`); got != "queued" {
 		t.Errorf("the other approval: %s, want still queued", got)
 	}
 }
@@ -624,10 +534,10 @@ func TestBrowserApprovalIsText(t *testing.T) {
 	}, img)
 
 	// A viewer sees the queue, and cannot decide.
-	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("vic", identity.RoleViewer))
-	b.within(3*time.Second, "the approval queued", queued, id)
-	text := b.eval(card(id) + `.textContent`)
+	b := browsertest.New(t)
+	signInToApprovals(t, b, bt, bt.OperatorToken("vic", identity.RoleViewer))
+	b.Until("the approval queued", queued, id)
+	text := b.Eval(card(id) + `.textContent`)
 	if n := strings.Count(text, img); n != 4 {
 		t.Errorf("card = %q: the markup appears as text %d times, want 4 (ask, value, key, account)", text, n)
 	}
@@ -639,19 +549,19 @@ func TestBrowserApprovalIsText(t *testing.T) {
 	if strings.Contains(text, "[object Object]") {
 		t.Errorf("card = %q, want nested values drawn, not [object Object]", text)
 	}
-	if got := b.eval(`(document.getElementById("injected") === null && document.querySelector("#approvals img") === null && window.injected === undefined) ? "escaped" : "injected"`); got != "escaped" {
+	if got := b.Eval(`(document.getElementById("injected") === null && document.querySelector("#approvals img") === null && window.injected === undefined) ? "escaped" : "injected"`); got != "escaped" {
 		t.Errorf("shown markup: %s, want escaped", got)
 	}
 
-	if got := b.eval(card(id) + `.querySelector("button.approve").disabled && ` + card(id) + `.querySelector("button.reject").disabled ? "disabled" : "enabled"`); got != "disabled" {
+	if got := b.Eval(card(id) + `.querySelector("button.approve").disabled && ` + card(id) + `.querySelector("button.reject").disabled ? "disabled" : "enabled"`); got != "disabled" {
 		t.Errorf("a viewer's approve and reject: %s, want disabled", got)
 	}
-	b.do("approve as a viewer, by keyboard", chromedp.KeyEvent("a"))
-	b.within(3*time.Second, "the refusal shown", `(id) => {
+	b.Do("approve as a viewer, by keyboard", chromedp.KeyEvent("a"))
+	b.Until("the refusal shown", `(id) => {
 		const e = document.querySelector('#queue li[data-approval="' + id + '"] .card-error');
 		return e !== null && !e.hidden && e.textContent.includes("may not decide");
 	}`, id)
-	if got := b.eval(card(id) + ` === null ? "gone" : "queued"`); got != "queued" {
+	if got := b.Eval(card(id) + ` === null ? "gone" : "queued"`); got != "queued" {
 		t.Errorf("after a refusal: %s, want still queued", got)
 	}
 }
@@ -667,20 +577,20 @@ func TestBrowserShowsNumbersAsSent(t *testing.T) {
 		"lines":  []any{map[string]any{"qty": json.Number("1.0e2")}},
 	}, "")
 
-	b := newTab(t, 20*time.Second)
-	signInToApprovals(b, bt, bt.OperatorToken("ada", identity.RoleApprover))
-	b.within(3*time.Second, "the approval queued", queued, id)
+	b := browsertest.New(t)
+	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
+	b.Until("the approval queued", queued, id)
 	const rows = `Array.from(%s.querySelector("table.show").tBodies[0].rows).map((tr) => tr.cells[0].textContent + "=" + tr.cells[1].textContent).join(", ")`
 	const want = "amount=12345678901234567890, lines=qty1.0e2, price=49.90"
-	if got := b.eval(fmt.Sprintf(rows, card(id))); got != want {
+	if got := b.Eval(fmt.Sprintf(rows, card(id))); got != want {
 		t.Errorf("shown = %s, want %s", got, want)
 	}
 
-	b.do("approve", chromedp.Click(chromedp.CSS(`#queue li[data-approval="`+id+`"] button.approve`)))
+	b.Do("approve", chromedp.Click(chromedp.CSS(`#queue li[data-approval="`+id+`"] button.approve`)))
 	waitDecision(t, decisions, id)
-	b.within(3*time.Second, "the approval in the history, approved", inHistory, id, "approved")
+	b.Until("the approval in the history, approved", inHistory, id, "approved")
 	history := `document.querySelector('#history-rows tr[data-approval="` + id + `"] details')`
-	if got := b.eval(fmt.Sprintf(rows, history)); got != want {
+	if got := b.Eval(fmt.Sprintf(rows, history)); got != want {
 		t.Errorf("shown in the history = %s, want %s", got, want)
 	}
 }

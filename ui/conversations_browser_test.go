@@ -11,6 +11,7 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/browsertest"
 )
 
 // report has a linked agent report pointers to the board.
@@ -31,11 +32,11 @@ const conversationRows = `(want) => {
 
 // conversationCells is the text of the cells of the row of agent's
 // thread, joined by " | ", a list's items by ", ".
-func conversationCells(b *tab, agent, thread string) string {
-	b.t.Helper()
-	return b.eval(`(() => {
+func conversationCells(t *testing.T, b *browsertest.Tab, agent, thread string) string {
+	t.Helper()
+	return b.Eval(`(() => {
 		const tr = Array.from(document.querySelectorAll("#conversation-rows tr"))
-			.find((tr) => tr.dataset.agent === ` + jsString(agent) + ` && tr.dataset.thread === ` + jsString(thread) + `);
+			.find((tr) => tr.dataset.agent === ` + browsertest.Quote(agent) + ` && tr.dataset.thread === ` + browsertest.Quote(thread) + `);
 		if (tr === undefined) return "missing";
 		return Array.from(tr.cells).map((c) => {
 			const items = Array.from(c.querySelectorAll("li"));
@@ -47,11 +48,11 @@ func conversationCells(b *tab, agent, thread string) string {
 func TestBrowserConversations(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	bt.AddUser("ann@example.com", identity.RoleViewer, "ann's password!")
-	b := newTab(t, 45*time.Second)
+	b := browsertest.New(t)
 
 	// An admin, before any agent has reported: the empty state says so.
-	signInTo(b, bt, bt.OperatorToken("root", identity.RoleAdmin), "conversations")
-	b.within(5*time.Second, "the admin's empty state", `() => {
+	signInTo(t, b, bt, bt.OperatorToken("root", identity.RoleAdmin), "conversations")
+	b.Until("the admin's empty state", `() => {
 		const e = document.getElementById("conversations-empty");
 		return !e.hidden && e.textContent.includes("No agent has reported a conversation") &&
 			document.getElementById("conversations-wrap").hidden &&
@@ -67,18 +68,18 @@ func TestBrowserConversations(t *testing.T) {
 		{Thread: "t-bob", Updated: now.Add(-10 * time.Second), Waiting: true, People: []string{"bob@example.com", "cy@example.com"}},
 		{Thread: "<b>t-nobody</b>", Updated: now.Add(-2 * time.Hour)},
 	}, true)
-	b.within(5*time.Second, "the admin sees all three, newest first", conversationRows,
+	b.Until("the admin sees all three, newest first", conversationRows,
 		"concierge/t-bob,concierge/t-ann,concierge/<b>t-nobody</b>")
 	for _, tt := range []struct{ thread, want string }{
 		{thread: "t-ann", want: `^concierge \| t-ann \| 3 min ago \| no \| ann@example\.com$`},
 		{thread: "t-bob", want: `^concierge \| t-bob \| \d+ s ago \| yes \| bob@example\.com, cy@example\.com$`},
 		{thread: "<b>t-nobody</b>", want: `^concierge \| <b>t-nobody</b> \| 2 h ago \| no \| —$`},
 	} {
-		if got := conversationCells(b, "concierge", tt.thread); !regexp.MustCompile(tt.want).MatchString(got) {
+		if got := conversationCells(t, b, "concierge", tt.thread); !regexp.MustCompile(tt.want).MatchString(got) {
 			t.Errorf("row of %s = %q, want it to match %s", tt.thread, got, tt.want)
 		}
 	}
-	if got := b.eval(`String(document.querySelectorAll("#conversation-rows b").length)`); got != "0" {
+	if got := b.Eval(`String(document.querySelectorAll("#conversation-rows b").length)`); got != "0" {
 		t.Errorf("a thread's name became %s element(s): want it shown as text", got)
 	}
 
@@ -88,31 +89,31 @@ func TestBrowserConversations(t *testing.T) {
 	report(t, helpdesk, []agentlink.ConversationPointer{
 		{Thread: "t-new", Updated: time.Now(), People: []string{"ann@example.com"}},
 	}, true)
-	b.within(5*time.Second, "the new report, on top", conversationRows,
+	b.Until("the new report, on top", conversationRows,
 		"helpdesk/t-new,concierge/t-bob,concierge/t-ann,concierge/<b>t-nobody</b>")
-	b.within(3*time.Second, "the filter offers both agents", `() =>
+	b.Until("the filter offers both agents", `() =>
 		Array.from(document.getElementById("conversations-agent").options).map((o) => o.value).join(",") === ",concierge,helpdesk"`)
-	b.eval(`(() => {
+	b.Eval(`(() => {
 		const s = document.getElementById("conversations-agent");
 		s.value = "helpdesk";
 		s.dispatchEvent(new Event("change"));
 		return "";
 	})()`)
-	b.within(5*time.Second, "only helpdesk's", conversationRows, "helpdesk/t-new")
+	b.Until("only helpdesk's", conversationRows, "helpdesk/t-new")
 
 	// Ann, a viewer signed in with her password, sees only the
 	// conversations she is in.
-	b.do("sign out",
+	b.Do("sign out",
 		chromedp.Click(chromedp.ID("sign-out")),
 		chromedp.WaitVisible(chromedp.ID("email")),
 	)
-	signInWithPassword(b, bt, "ann@example.com", "ann's password!")
-	b.open("conversations")
-	b.within(5*time.Second, "Ann sees hers", conversationRows, "helpdesk/t-new,concierge/t-ann")
-	if got := b.eval(`document.getElementById("conversations-scope").textContent`); !strings.Contains(got, "You see the conversations you are in") {
+	signInWithPassword(t, b, bt, "ann@example.com", "ann's password!")
+	open(t, b, "conversations")
+	b.Until("Ann sees hers", conversationRows, "helpdesk/t-new,concierge/t-ann")
+	if got := b.Eval(`document.getElementById("conversations-scope").textContent`); !strings.Contains(got, "You see the conversations you are in") {
 		t.Errorf("scope = %q, want it to say Ann sees the conversations she is in", got)
 	}
-	if got := b.eval(`document.getElementById("conversations-agent").value`); got != "" {
+	if got := b.Eval(`document.getElementById("conversations-agent").value`); got != "" {
 		t.Errorf("filter after signing in again = %q, want every agent", got)
 	}
 
@@ -122,9 +123,9 @@ func TestBrowserConversations(t *testing.T) {
 		{Thread: "t-ann-2", Updated: time.Now(), Waiting: true, People: []string{"ann@example.com"}},
 		{Thread: "t-bob-2", Updated: time.Now(), People: []string{"bob@example.com"}},
 	}, false)
-	b.within(5*time.Second, "Ann's new conversation, on top", conversationRows,
+	b.Until("Ann's new conversation, on top", conversationRows,
 		"concierge/t-ann-2,helpdesk/t-new,concierge/t-ann")
-	if got, want := conversationCells(b, "concierge", "t-ann-2"), "concierge | t-ann-2 | "; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "| yes | ann@example.com") {
+	if got, want := conversationCells(t, b, "concierge", "t-ann-2"), "concierge | t-ann-2 | "; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "| yes | ann@example.com") {
 		t.Errorf("row of t-ann-2 = %q, want it waiting, with ann@example.com in it", got)
 	}
 }

@@ -10,8 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/browsertest"
 )
 
 // word is what an agent was told it is switched on for.
@@ -44,8 +47,8 @@ func nextWord(t *testing.T, words <-chan word) word {
 	select {
 	case w := <-words:
 		return w
-	case <-time.After(5 * time.Second):
-		t.Fatal("no word on the switches within 5s")
+	case <-time.After(browsertest.Ceiling):
+		t.Fatalf("no word on the switches within %s", browsertest.Ceiling)
 		return word{}
 	}
 }
@@ -58,15 +61,15 @@ func toolSwitch(agent, tool string) string {
 // flipSwitch clicks agent's switch for tool. The query and the click are
 // one step in the page: the view redraws its switches when the board's
 // answer changes, so a node found in one step may be gone in the next.
-func flipSwitch(b *tab, agent, tool string) {
-	b.t.Helper()
-	if got := b.eval(`(() => {
+func flipSwitch(t *testing.T, b *browsertest.Tab, agent, tool string) {
+	t.Helper()
+	if got := b.Eval(`(() => {
 		const box = document.querySelector('` + toolSwitch(agent, tool) + `');
 		if (box === null) return "missing";
 		box.click();
 		return "clicked";
 	})()`); got != "clicked" {
-		b.t.Fatalf("flip %s for %s: %s", tool, agent, got)
+		t.Fatalf("flip %s for %s: %s", tool, agent, got)
 	}
 }
 
@@ -85,22 +88,22 @@ func TestBrowserToolSwitches(t *testing.T) {
 	startAgent(t, bt, agentlink.Identity{Name: "archivist", Tools: []string{"files.read"}}).stop()
 	words := switchAgent(t, bt, "clerk", []string{"orders.lookup_order", "orders.refund"})
 
-	b := newTab(t, 30*time.Second)
-	signInTo(b, bt, bt.OperatorToken("root", identity.RoleAdmin), "tools")
-	b.within(5*time.Second, "orders with both tools, clerk's switches unspoken", `() => {
+	b := browsertest.New(t)
+	signInTo(t, b, bt, bt.OperatorToken("root", identity.RoleAdmin), "tools")
+	b.Until("orders with both tools, clerk's switches unspoken", `() => {
 		const s = document.querySelector('article.server[data-server="orders"]');
 		if (s === null) return false;
 		const tools = Array.from(s.querySelectorAll("tbody tr")).map((tr) => tr.dataset.tool).join(",");
 		return tools === "orders.lookup_order,orders.refund" &&
 			s.querySelectorAll('li[data-agent="clerk"][data-state="unspoken"]').length === 2;
 	}`)
-	orders := b.eval(`document.querySelector('article.server[data-server="orders"]').textContent`)
+	orders := b.Eval(`document.querySelector('article.server[data-server="orders"]').textContent`)
 	for _, want := range []string{"lookup_order", "refund", "clerk", "nobody decided: nothing on"} {
 		if !strings.Contains(orders, want) {
 			t.Errorf("orders = %q, want it to contain %q", orders, want)
 		}
 	}
-	b.within(5*time.Second, "files: no connected agent runs it", `() => {
+	b.Until("files: no connected agent runs it", `() => {
 		const s = document.querySelector('article.server[data-server="files"]');
 		return s !== null && s.querySelector("tbody") === null && s.textContent.includes("No connected agent runs it") &&
 			s.textContent.includes("archivist");
@@ -117,7 +120,7 @@ func TestBrowserToolSwitches(t *testing.T) {
 		{tool: "orders.lookup_order", want: []string{"orders.refund"}},
 	}
 	for _, f := range flips {
-		flipSwitch(b, "clerk", f.tool)
+		flipSwitch(t, b, "clerk", f.tool)
 		if got, want := nextWord(t, words), (word{On: f.want, Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
 			t.Fatalf("after flipping %s: clerk told %+v, want %+v", f.tool, got, want)
 		}
@@ -126,47 +129,59 @@ func TestBrowserToolSwitches(t *testing.T) {
 			if slices.Contains(f.want, tool) {
 				state = "on"
 			}
-			b.within(3*time.Second, tool+" shown "+state, switchIs, "clerk", tool, state)
+			b.Until(tool+" shown "+state, switchIs, "clerk", tool, state)
 		}
 	}
 	// The view read every agent's switches in one call and flipped one tool
 	// at a time: it never asked for one agent's switches, nor sent a whole
 	// list.
-	if got := b.eval(`(() => {
+	if got := b.Eval(`(() => {
 		const called = new Set(performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname.split("/").pop()));
 		return ["ListServers", "ListSwitches", "SetSwitch", "GetSwitches", "SetSwitches"].filter((m) => called.has(m)).join(",");
 	})()`); got != "ListServers,ListSwitches,SetSwitch" {
 		t.Errorf("ToolService methods called = %q, want ListServers,ListSwitches,SetSwitch", got)
 	}
-	if got := b.eval(`document.getElementById("tools-status").textContent`); !strings.Contains(got, "told at once") {
+	if got := b.Eval(`document.getElementById("tools-status").textContent`); !strings.Contains(got, "told at once") {
 		t.Errorf("status = %q, want it to say the agent was told at once", got)
 	}
-	if got := b.eval(`document.getElementById("tools-error").hidden ? "" : document.getElementById("tools-error").textContent`); got != "" {
+	if got := b.Eval(`document.getElementById("tools-error").hidden ? "" : document.getElementById("tools-error").textContent`); got != "" {
 		t.Errorf("error shown to an admin: %q", got)
 	}
 
 	// A viewer sees the switches, read-only from the start: a click flips
 	// nothing, and the agent hears nothing.
-	b.do("sign out",
+	b.Do("sign out",
 		chromedp.Click(chromedp.ID("sign-out")),
 		chromedp.WaitVisible(chromedp.ID("token")),
 	)
-	signInTo(b, bt, bt.OperatorToken("vic", identity.RoleViewer), "tools")
-	b.within(5*time.Second, "the viewer sees refund on", switchIs, "clerk", "orders.refund", "on")
-	b.within(time.Second, "the viewer sees lookup_order off", switchIs, "clerk", "orders.lookup_order", "off")
-	b.within(3*time.Second, "the switches read-only, as they were", `() => {
+	signInTo(t, b, bt, bt.OperatorToken("vic", identity.RoleViewer), "tools")
+	b.Until("the viewer sees refund on", switchIs, "clerk", "orders.refund", "on")
+	b.Until("the viewer sees lookup_order off", switchIs, "clerk", "orders.lookup_order", "off")
+	b.Until("the switches read-only, as they were", `() => {
 		const boxes = Array.from(document.querySelectorAll("#servers input.switch"));
 		return boxes.length === 2 && boxes.every((b) => b.disabled) &&
 			!document.getElementById("tools-readonly").hidden &&
 			boxes.map((b) => b.dataset.tool + "=" + b.checked).join(",") === "orders.lookup_order=false,orders.refund=true";
 	}`)
-	flipSwitch(b, "clerk", "orders.lookup_order")
-	if got := b.eval(`document.querySelector('` + toolSwitch("clerk", "orders.lookup_order") + `').checked ? "on" : "off"`); got != "off" {
+	b.RecordFetches()
+	flipSwitch(t, b, "clerk", "orders.lookup_order")
+	if got := b.Eval(`document.querySelector('` + toolSwitch("clerk", "orders.lookup_order") + `').checked ? "on" : "off"`); got != "off" {
 		t.Errorf("a viewer's click: lookup_order %s, want off", got)
 	}
-	select {
-	case w := <-words:
-		t.Errorf("after a viewer's flip: clerk told %+v, want nothing", w)
-	case <-time.After(300 * time.Millisecond):
+	// A click sends its SetSwitch at once, if it sends one.
+	for _, path := range b.Fetched() {
+		if strings.HasSuffix(path, "/SetSwitch") {
+			t.Errorf("a viewer's click sent %s", path)
+		}
+	}
+	// The board tells the agent of each change in the order it makes them:
+	// had the viewer's click switched anything, the agent would hear it
+	// before an admin's change made now.
+	admin := boardv1connect.NewToolServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
+	if _, err := admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "clerk", Tool: "orders.refund", On: false}); err != nil {
+		t.Fatalf("SetSwitch(clerk, orders.refund, off): %v", err)
+	}
+	if got, want := nextWord(t, words), (word{Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
+		t.Errorf("after a viewer's click and an admin's change: clerk first told %+v, want %+v", got, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/internal/boardtest"
@@ -24,16 +23,16 @@ func TestToolSwitchesLive(t *testing.T) {
 		return startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "serve", "--monitor", g.url, "--token", g.deskToken, dir)
 	}
 	agent := serveIt(desk)
-	agent.waitLine(t, regexp.MustCompile(`^tools: none until the board says which are on$`), 20*time.Second)
-	api := agent.waitLine(t, regexp.MustCompile(`^serving .* on (http://127\.0\.0\.1:\d+)$`), 20*time.Second)[1]
-	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on, so none are$`), 10*time.Second)
+	agent.waitLine(t, regexp.MustCompile(`^tools: none until the board says which are on$`))
+	api := agent.waitLine(t, regexp.MustCompile(`^serving .* on (http://127\.0\.0\.1:\d+)$`))[1]
+	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on, so none are$`))
 
 	switchOn := func(on ...string) {
 		t.Helper()
 		if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
 			t.Fatalf("SetSwitches(%v): %v", on, err)
 		}
-		agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on \d+: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`), 5*time.Second)
+		agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on \d+: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`))
 	}
 	decideYes := func(thread string) {
 		t.Helper()
@@ -60,7 +59,7 @@ func TestToolSwitchesLive(t *testing.T) {
 	switchOn("orders.lookup_order")
 	decideYes(second)
 	var th deskTurn
-	boardtest.Eventually(t, 10*time.Second, "the second run's outcome", func() bool {
+	boardtest.Eventually(t, ceiling, "the second run's outcome", func() bool {
 		th = threadState(t, api, second)
 		return th.Decided != nil
 	})
@@ -77,15 +76,15 @@ func TestToolSwitchesLive(t *testing.T) {
 	if err := g.board.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: link down: `), 10*time.Second)
+	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: link down: `))
 	if err := agent.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = agent.cmd.Wait()
 	again := serveIt(desk)
-	again.waitLine(t, regexp.MustCompile(`^tools: the board's last word, from .*subscription\.json: 1 on, until the board speaks$`), 20*time.Second)
+	again.waitLine(t, regexp.MustCompile(`^tools: the board's last word, from .*subscription\.json: 1 on, until the board speaks$`))
 
 	// A fresh agent that never heard from the board calls nothing.
 	fresh := serveIt(governedDesk(t))
-	fresh.waitLine(t, regexp.MustCompile(`^tools: none until the board says which are on$`), 20*time.Second)
+	fresh.waitLine(t, regexp.MustCompile(`^tools: none until the board says which are on$`))
 }
