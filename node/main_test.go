@@ -3,13 +3,10 @@ package node_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +17,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/node"
 )
 
@@ -42,89 +40,11 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	orders = filepath.Join(tmp, "mcp-orders")
-	if out, err := exec.Command("go", "build", "-o", orders, "github.com/symphonix/symphonix/examples/refund-desk/mcp-orders").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build mcp-orders: %v\n%s", err, out)
+	if orders, err = exampletest.BuildOrders(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
-}
-
-// deskDir copies the refund desk into a new folder, its orders server the
-// one built for the package, keeping its orders in orders.json there: a
-// refund made is there to read (refunds).
-func deskDir(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(refundDesk, "flow.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f map[string]any
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	srv := f["requires"].(map[string]any)["mcp"].(map[string]any)["orders"].(map[string]any)
-	srv["command"] = orders
-	delete(srv, "args")
-	srv["env"] = map[string]any{"ORDERS_STATE": "orders.json"}
-	if b, err = json.MarshalIndent(f, "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "refund-desk")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "flow.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// refunds reads the refunds the desk's orders server made.
-func refunds(t *testing.T, dir string) []map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "orders.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct{ Refunds []map[string]any }
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatalf("orders.json %s: %v", b, err)
-	}
-	return st.Refunds
-}
-
-// checkRefundedOnce fails t unless the desk made one refund, of order
-// A-1001's 49.9.
-func checkRefundedOnce(t *testing.T, dir string) {
-	t.Helper()
-	r := refunds(t, dir)
-	if len(r) != 1 || r[0]["order_id"] != "A-1001" || r[0]["amount"] != 49.9 || r[0]["status"] != "refunded" {
-		t.Errorf("refunds made = %v, want one, of 49.9 on A-1001", r)
-	}
-}
-
-// journalCalls lists the journal's calls for thread, as "kind name".
-func journalCalls(t *testing.T, dir, thread string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, ".symphonix", "journal.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var calls []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var e map[string]any
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("journal line %q: %v", line, err)
-		}
-		if e["thread"] == thread {
-			calls = append(calls, fmt.Sprint(e["kind"], " ", e["name"]))
-		}
-	}
-	return calls
 }
 
 // lines is a writer whose lines a test can wait for. It is safe for
@@ -333,4 +253,11 @@ func (g *governance) approve(t *testing.T, a *boardv1.Approval) {
 		Id: a.GetId(), Say: "yes", Digest: a.GetDigest(), Reason: "checked the order"}); err != nil {
 		t.Fatalf("Decide yes: %v", err)
 	}
+}
+
+// deskDir is a refund desk of the test's own, its orders server the one
+// built for the package.
+func deskDir(t *testing.T) string {
+	t.Helper()
+	return exampletest.RefundDesk(t, refundDesk, orders)
 }

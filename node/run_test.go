@@ -11,6 +11,7 @@ import (
 
 	"github.com/symphonix/symphonix/agent"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/node"
 )
 
@@ -30,8 +31,8 @@ func TestRunWithoutBoard(t *testing.T) {
 		t.Fatalf("Run with nothing on stdin = %v, want ErrNoAnswer naming thread t1", err)
 	}
 	stderr.wait(t, regexp.MustCompile(`^approval needed at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 0)
-	if stdout.String() != "" || len(refunds(t, dir)) != 0 {
-		t.Errorf("stdout %q, refunds %v; want nothing of either before an answer", stdout.String(), refunds(t, dir))
+	if stdout.String() != "" || len(exampletest.Refunds(t, dir)) != 0 {
+		t.Errorf("stdout %q, refunds %v; want nothing of either before an answer", stdout.String(), exampletest.Refunds(t, dir))
 	}
 
 	stdout, stderr = &lines{}, &lines{}
@@ -47,7 +48,7 @@ func TestRunWithoutBoard(t *testing.T) {
 	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" || state["reply"] == "" {
 		t.Errorf("state = %v, want the refund made and a reply", state)
 	}
-	checkRefundedOnce(t, dir)
+	exampletest.CheckRefundedOnce(t, dir)
 }
 
 // TestRunOutputs: without JSON, each output channel a line; an input the
@@ -63,7 +64,7 @@ func TestRunOutputs(t *testing.T) {
 	if out := stdout.String(); !strings.HasPrefix(out, "reply: ") || strings.Count(out, "\n") < 1 {
 		t.Errorf("stdout = %q, want the reply on a line of its own", out)
 	}
-	if got := refunds(t, dir); len(got) != 0 {
+	if got := exampletest.Refunds(t, dir); len(got) != 0 {
 		t.Errorf("refunds after a no = %v, want none", got)
 	}
 	err = node.Run(t.Context(), node.Config{Dir: dir, Thread: "other", Input: map[string]string{"order": "A-1"}})
@@ -117,7 +118,7 @@ func TestRunWithBoard(t *testing.T) {
 		t.Fatalf("Run returned %v before the board decided; stderr:\n%s", err, &stderr)
 	default:
 	}
-	if got := refunds(t, dir); len(got) != 0 {
+	if got := exampletest.Refunds(t, dir); len(got) != 0 {
 		t.Fatalf("refunds before the board decided: %v", got)
 	}
 	g.approve(t, a)
@@ -133,7 +134,7 @@ func TestRunWithBoard(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &state); err != nil {
 		t.Fatalf("stdout %q is not one JSON object: %v", stdout.String(), err)
 	}
-	checkRefundedOnce(t, dir)
+	exampletest.CheckRefundedOnce(t, dir)
 	if stderr.find(regexp.MustCompile(`^approval needed at `)) != nil {
 		t.Errorf("the board's approval was put to the terminal too; stderr:\n%s", &stderr)
 	}

@@ -14,6 +14,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/lock"
 	"github.com/symphonix/symphonix/node"
 )
@@ -66,7 +67,7 @@ func TestServeWithBoard(t *testing.T) {
 	if a.GetDigest() != first.Pending.Digest {
 		t.Errorf("the board's approval has digest %s, want the one the chat was shown, %s", a.GetDigest(), first.Pending.Digest)
 	}
-	if got := refunds(t, dir); len(got) != 0 {
+	if got := exampletest.Refunds(t, dir); len(got) != 0 {
 		t.Fatalf("refunds before the board decided: %v", got)
 	}
 	g.approve(t, a)
@@ -76,8 +77,8 @@ func TestServeWithBoard(t *testing.T) {
 	if th.Waiting || th.Decided == nil || th.Decided.Reply == "" {
 		t.Errorf("thread after the board's yes = %+v, want it finished, with what the decision came to", th)
 	}
-	checkRefundedOnce(t, dir)
-	if got, want := strings.Join(journalCalls(t, dir, thread), ","), "tool orders.lookup_order,model decide,tool orders.refund,model answer"; got != want {
+	exampletest.CheckRefundedOnce(t, dir)
+	if got, want := strings.Join(exampletest.JournalCalls(t, dir, thread), ","), "tool orders.lookup_order,model decide,tool orders.refund,model answer"; got != want {
 		t.Errorf("journal calls for the thread = %s, want %s", got, want)
 	}
 
@@ -143,7 +144,7 @@ func TestServeWithoutBoard(t *testing.T) {
 	if status := call(t, "POST", s.url+"/api/threads/"+thread+"/answer", `{"answer": "yes"}`, &done); status != 200 || done.Pending != nil || done.Reply == "" {
 		t.Fatalf("the chat's yes = %d %+v, want the run finished with a reply", status, done)
 	}
-	checkRefundedOnce(t, dir)
+	exampletest.CheckRefundedOnce(t, dir)
 	if err := s.shutdown(t); err != nil {
 		t.Errorf("Serve after its context ended = %v, want nil", err)
 	}

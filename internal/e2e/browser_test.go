@@ -9,6 +9,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/internal/browsertest"
+	"github.com/symphonix/symphonix/internal/exampletest"
 )
 
 // TestBrowserApprovesRefundDesk: the refund desk, served and governed by a
@@ -43,7 +44,7 @@ func TestBrowserApprovesRefundDesk(t *testing.T) {
 			t.Errorf("card = %q, want it to contain %q", text, want)
 		}
 	}
-	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds made before the approval = %v, want none", refunds)
 	}
 
@@ -59,7 +60,7 @@ func TestBrowserApprovesRefundDesk(t *testing.T) {
 	}`, id)
 
 	checkFinishedByTheBoard(t, api, thread)
-	checkRefundedOnce(t, desk)
+	exampletest.CheckRefundedOnce(t, desk)
 	got, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
 	d := got.GetApproval().GetDecision()
 	if err != nil || got.GetApproval().GetState() != "approved" || d.GetSay() != "yes" || d.GetReason() != reason ||

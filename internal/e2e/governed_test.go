@@ -3,12 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/exampletest"
 )
 
 // The orders server of the refund desk, built once for the tests that run
@@ -31,92 +26,15 @@ var (
 	ordersErr  error
 )
 
-// governedDesk copies the refund desk into a folder of its own (example),
-// with its orders server built and keeping its state in orders.json in
-// that folder: a refund made is there to read, and survives a restart of
-// the server. The flow is otherwise the example's, as its mcp-orders
-// documents.
+// governedDesk is a refund desk of the test's own (exampletest.RefundDesk),
+// its orders server built once for the tests.
 func governedDesk(t *testing.T) string {
 	t.Helper()
-	ordersOnce.Do(func() {
-		ordersBin = filepath.Join(bin, "mcp-orders")
-		out, err := exec.Command("go", "build", "-o", ordersBin, "github.com/symphonix/symphonix/examples/refund-desk/mcp-orders").CombinedOutput()
-		if err != nil {
-			ordersErr = fmt.Errorf("build mcp-orders: %v\n%s", err, out)
-		}
-	})
+	ordersOnce.Do(func() { ordersBin, ordersErr = exampletest.BuildOrders(bin) })
 	if ordersErr != nil {
 		t.Fatal(ordersErr)
 	}
-	dir := example(t, "refund-desk")
-	b, err := os.ReadFile(filepath.Join(dir, "flow.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f map[string]any
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	orders := f["requires"].(map[string]any)["mcp"].(map[string]any)["orders"].(map[string]any)
-	orders["command"] = ordersBin
-	delete(orders, "args")
-	orders["env"] = map[string]any{"ORDERS_STATE": "orders.json"}
-	if b, err = json.MarshalIndent(f, "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "flow.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// refundsMade reads the refunds the desk's orders server recorded: none
-// before its first refund.
-func refundsMade(t *testing.T, desk string) []map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(desk, "orders.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct{ Refunds []map[string]any }
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatalf("orders.json %s: %v", b, err)
-	}
-	return st.Refunds
-}
-
-// checkRefundedOnce fails t unless the orders server made exactly one
-// refund, of order A-1001's 49.9.
-func checkRefundedOnce(t *testing.T, desk string) {
-	t.Helper()
-	refunds := refundsMade(t, desk)
-	if len(refunds) != 1 || refunds[0]["order_id"] != "A-1001" || refunds[0]["amount"] != 49.9 || refunds[0]["status"] != "refunded" {
-		t.Errorf("refunds made = %v, want one, of 49.9 on A-1001", refunds)
-	}
-}
-
-// journalCalls lists the calls the desk's journal has for thread, as
-// "kind name".
-func journalCalls(t *testing.T, desk, thread string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(desk, ".symphonix", "journal.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var calls []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var e map[string]any
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("journal line %q: %v", line, err)
-		}
-		if e["thread"] == thread || thread == "" && e["thread"] == nil {
-			calls = append(calls, fmt.Sprint(e["kind"], " ", e["name"]))
-		}
-	}
-	return calls
+	return exampletest.RefundDesk(t, "../../examples/refund-desk", ordersBin)
 }
 
 // governance is a board process with a catch-all rule (one yes from an
@@ -308,7 +226,7 @@ func TestGovernedRefundDecidedOnTheBoard(t *testing.T) {
 	if status != 409 || !strings.Contains(refused.Error, th.Decides.Why) || !strings.Contains(refused.Error, g.rule) {
 		t.Errorf("answer yes in the chat = %d %q, want 409 naming why: %q", status, refused.Error, th.Decides.Why)
 	}
-	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds made after the refused answer = %v, want none", refunds)
 	}
 
@@ -323,11 +241,11 @@ func TestGovernedRefundDecidedOnTheBoard(t *testing.T) {
 	}
 	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`))
 	checkFinishedByTheBoard(t, api, thread)
-	checkRefundedOnce(t, desk)
+	exampletest.CheckRefundedOnce(t, desk)
 	// The calls of the run the board's decision resumed are the thread's
 	// too.
-	if got, want := strings.Join(journalCalls(t, desk, thread), ","), "tool orders.lookup_order,model decide,tool orders.refund,model answer"; got != want {
-		t.Errorf("journal calls for the thread = %s, want %s (calls with no thread: %s)", got, want, journalCalls(t, desk, ""))
+	if got, want := strings.Join(exampletest.JournalCalls(t, desk, thread), ","), "tool orders.lookup_order,model decide,tool orders.refund,model answer"; got != want {
+		t.Errorf("journal calls for the thread = %s, want %s (calls with no thread: %s)", got, want, exampletest.JournalCalls(t, desk, ""))
 	}
 }
 
@@ -360,7 +278,7 @@ func TestAgentKilledWhileWaiting(t *testing.T) {
 	if err != nil || res.GetApproval().GetState() != "approved" {
 		t.Fatalf("Decide(yes) while the agent is down = %v, %v; want approved", res, err)
 	}
-	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds made while the agent was down = %v, want none", refunds)
 	}
 
@@ -388,10 +306,10 @@ func TestAgentKilledWhileWaiting(t *testing.T) {
 			t.Errorf("agent said %q, want the run finished without an error", l)
 		}
 	}
-	checkRefundedOnce(t, desk)
+	exampletest.CheckRefundedOnce(t, desk)
 	// Counted with or without their thread: a resumed run's calls are
 	// journalled without it (TestGovernedRefundDecidedOnTheBoard).
-	calls := append(journalCalls(t, desk, thread), journalCalls(t, desk, "")...)
+	calls := append(exampletest.JournalCalls(t, desk, thread), exampletest.JournalCalls(t, desk, "")...)
 	if n := strings.Count(strings.Join(calls, ","), "tool orders.refund"); n != 1 {
 		t.Errorf("the journal has %d refund calls, want 1: %s", n, calls)
 	}
@@ -440,7 +358,7 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 	if th := threadState(t, api, thread); !th.Waiting || th.Pending == nil || th.Pending.Digest != turn.Pending.Digest {
 		t.Errorf("thread after the refused decision = %+v, want waiting for %s", th, turn.Pending.Digest)
 	}
-	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds made after a decision for another operation = %v, want none", refunds)
 	}
 
@@ -448,7 +366,7 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 		t.Fatalf("Decide(yes) for the raised digest: %v", err)
 	}
 	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`))
-	checkRefundedOnce(t, desk)
+	exampletest.CheckRefundedOnce(t, desk)
 	// Decisions reach the agent in the order the board made them, and the
 	// agent, stopping, carries each it was given through to its end before
 	// it exits: had the refused one reached it, its output would say so.
@@ -488,7 +406,7 @@ func TestAgentRunWaitsForTheBoard(t *testing.T) {
 	// The run may reach the refund before its link is up: then the board
 	// could not be asked yet, and is asked when the link comes up.
 	run.waitLine(t, regexp.MustCompile(`^(the organisation decides this on the board|the board could not be asked who decides: the run waits, and asks again when the link to the board is up)`))
-	if refunds := refundsMade(t, desk); len(refunds) != 0 {
+	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds before the board decided: %v", refunds)
 	}
 	a := g.approvalOf(t, "terminal")
@@ -507,5 +425,5 @@ func TestAgentRunWaitsForTheBoard(t *testing.T) {
 	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" {
 		t.Fatalf("final state %v, want the refund made", state)
 	}
-	checkRefundedOnce(t, desk)
+	exampletest.CheckRefundedOnce(t, desk)
 }

@@ -7,6 +7,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/exampletest"
 )
 
 // TestToolSwitchesLive: the refund desk served with a board. A board that
@@ -50,7 +51,7 @@ func TestToolSwitchesLive(t *testing.T) {
 	switchOn("orders.lookup_order", "orders.refund")
 	decideYes(first)
 	checkFinishedByTheBoard(t, api, first)
-	checkRefundedOnce(t, desk)
+	exampletest.CheckRefundedOnce(t, desk)
 
 	// Switched off while the next run waits: the refund is refused, and
 	// the orders server never sees it.
@@ -66,8 +67,8 @@ func TestToolSwitchesLive(t *testing.T) {
 	if th.Decided.Ended != "failed" || !strings.Contains(th.Decided.Why, `"orders.refund"`) {
 		t.Fatalf("second run after the board's yes = %+v, want it failed on the refused refund", *th.Decided)
 	}
-	checkRefundedOnce(t, desk)
-	if calls := journalCalls(t, desk, second); len(calls) < 3 || calls[2] != "tool orders.refund" {
+	exampletest.CheckRefundedOnce(t, desk)
+	if calls := exampletest.JournalCalls(t, desk, second); len(calls) < 3 || calls[2] != "tool orders.refund" {
 		t.Errorf("journal calls of the refused run = %v, want the refused refund journaled", calls)
 	}
 
