@@ -112,7 +112,7 @@ func startServe(t *testing.T, cfg node.Config) *served {
 		cancel()
 		select {
 		case <-s.done:
-		case <-time.After(20 * time.Second):
+		case <-time.After(time.Minute):
 			t.Error("Serve did not return within 20 s of its context ending")
 		}
 	})
@@ -143,7 +143,7 @@ func (s *served) shutdown(t *testing.T) error {
 	case err := <-s.done:
 		s.done <- err // for the cleanup
 		return err
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Serve did not return within 20 s of its context ending")
 	}
 	return nil
@@ -231,7 +231,7 @@ func startGovernance(t *testing.T) *governance {
 func (g *governance) approvalOf(t *testing.T, thread string) *boardv1.Approval {
 	t.Helper()
 	var found *boardv1.Approval
-	boardtest.Eventually(t, 10*time.Second, "the approval of thread "+thread+" on the board", func() bool {
+	boardtest.Eventually(t, time.Minute, "the approval of thread "+thread+" on the board", func() bool {
 		res, err := g.approver.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "refund-desk", State: "pending"})
 		if err != nil {
 			t.Fatal(err)
