@@ -54,7 +54,8 @@ type BuildOptions struct {
 	// Gate: asked before every tool call. nil allows every call.
 	Gate Gate
 	// Checkpointer: where a run that stops for a person (ask, approval)
-	// waits. nil: a flow that can stop is refused, with the seed's words.
+	// waits. nil: a flow that can stop is refused, in the words of the flow
+	// language reference.
 	Checkpointer Checkpointer
 	// Memory: where a thread's remembered channels and a conversation's
 	// history are kept between runs (see docs/flow.md). Any Checkpointer

@@ -1,5 +1,6 @@
-// Package flow is the flow engine: the JSON DSL the seeds call LGFlow,
-// loaded into Go types, checked before anything runs, and run.
+// Package flow is the flow engine: the JSON DSL of the flow language
+// (LGFlow in the platform's reference), loaded into Go types, checked
+// before anything runs, and run.
 //
 // Load parses a flow (duplicate keys are an error, nothing else is);
 // Validate reports every problem with it at once, each with a stable code,

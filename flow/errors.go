@@ -51,8 +51,9 @@ func (e *NodeError) Error() string {
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // RoutingError is a router that returned something that is not one of its
-// edge's routes (the seed's LGFlowRoutingError). It names the router, the
-// edge (by its source) and the routes that were declared, sorted.
+// edge's routes (LGFlowRoutingError in the flow language reference). It
+// names the router, the edge (by its source) and the routes that were
+// declared, sorted.
 type RoutingError struct {
 	Router string
 	From   string

@@ -40,11 +40,12 @@ type Flow struct {
 	Edges []*Edge
 
 	// Kind says whose flow this is, the system's own or a person's (v0.17).
-	// The seeds name the kinds (FLOW_KINDS) without listing them, so any
-	// non-empty string is accepted.
+	// The API reference names the kinds (FLOW_KINDS) without listing them,
+	// so any non-empty string is accepted.
 	Kind string
 	// Views is what a run shows while it runs (v0.11), kept as given: the
-	// seeds name views without describing their shape.
+	// flow language reference and the API reference name views without
+	// describing their shape.
 	Views json.RawMessage
 	// Shell is the chat page's scenery, and CreatedBy and LastUpdatedBy the
 	// flow's identity. They are kept as given and not checked; see
@@ -93,8 +94,8 @@ type MCPServer struct {
 type Tool struct {
 	Name        string
 	Description string
-	// Inputs is what the tool takes, kept as given: the seeds name it as a
-	// field of a catalogue tool without describing its shape.
+	// Inputs is what the tool takes, kept as given: the API reference names
+	// it as a field of a catalogue tool without describing its shape.
 	Inputs json.RawMessage
 
 	object bool // written as an object rather than a bare name

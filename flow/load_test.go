@@ -11,8 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// TestExamples loads the seed's own example flows, each completed into a
-// whole flow where the seed shows a fragment, and finds nothing wrong.
+// TestExamples loads the example flows of the flow language reference
+// ("Writing a flow"), each completed into a whole flow where the reference
+// shows a fragment, and finds nothing wrong.
 func TestExamples(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.json")

@@ -89,8 +89,9 @@ var (
 	countedWords = regexp.MustCompile(`(?i)(so far|in total|running|across|every message|each message|per conversation|spent|count)`)
 )
 
-// CheckReadiness checks f for readiness, as the seed's "Ready to generate"
-// describes. The heuristics behind the warnings are in docs/flow.md.
+// CheckReadiness checks f for readiness, as "Ready to generate" in the
+// flow language reference describes. The heuristics behind the warnings
+// are in docs/flow.md.
 func CheckReadiness(f *Flow) Readiness {
 	r := &readiness{f: f}
 	for _, p := range Validate(f) {

@@ -16,8 +16,8 @@ type refusal struct {
 }
 
 // refusals is every refusal Validate makes, with its exact code, message
-// and path. Where the seed spells a message out, the message here is the
-// seed's, word for word.
+// and path. Where the flow language reference spells a message out, the
+// message here is the reference's, word for word.
 var refusals = []refusal{
 	// Shape.
 	{"unknown top-level key", `{"version":"0.2","start":"a","nodes":[{"id":"a","handler":"h"}],"edges":[],"stat":{}}`,
@@ -392,7 +392,7 @@ func TestEveryCodeRefused(t *testing.T) {
 }
 
 // TestDocs holds docs/flow.md to the package: every code and every feature
-// is in it, as the seed's reference is held to its compiler.
+// is in it, as the platform's DSL reference is held to its compiler.
 func TestDocs(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../docs/flow.md")

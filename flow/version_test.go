@@ -304,7 +304,7 @@ func TestFeatureWording(t *testing.T) {
 	}
 }
 
-// TestFeatureSince pins the table to the versions the seed gives.
+// TestFeatureSince pins the table to the versions the DSL reference gives.
 func TestFeatureSince(t *testing.T) {
 	t.Parallel()
 	want := map[string]string{

@@ -1,5 +1,5 @@
 // Package journal keeps an agent's journal: one JSON line for every model
-// call and every tool call it makes (the seed's journalledLlm and
+// call and every tool call it makes (the API reference's journalledLlm and
 // journalledCallTool), in <dir>/.symphonix/journal.jsonl. It records what
 // ran, when, for how long and what went wrong, and withholds what a call
 // was given and gave back unless it is opened with full detail. The file is
@@ -255,9 +255,9 @@ func (j *Journal) Close() error {
 	return err
 }
 
-// WrapModel returns m with every call it answers recorded (the seed's
-// journalledLlm): a KindModel entry named for the llm node, with the tokens
-// the model reports. A nil Journal returns m.
+// WrapModel returns m with every call it answers recorded (the API
+// reference's journalledLlm): a KindModel entry named for the llm node,
+// with the tokens the model reports. A nil Journal returns m.
 func (j *Journal) WrapModel(m flow.Model) flow.Model {
 	if j == nil || m == nil {
 		return m
@@ -295,9 +295,9 @@ func (jm journalledModel) Complete(ctx context.Context, req flow.ModelRequest) (
 	return reply, err
 }
 
-// WrapTools returns call with every call it makes recorded (the seed's
-// journalledCallTool): a KindTool entry named for the tool. A nil Journal
-// returns call.
+// WrapTools returns call with every call it makes recorded (the API
+// reference's journalledCallTool): a KindTool entry named for the tool. A
+// nil Journal returns call.
 func (j *Journal) WrapTools(call flow.ToolCaller) flow.ToolCaller {
 	if j == nil || call == nil {
 		return call
@@ -423,8 +423,9 @@ func opening(s string, n int) string {
 }
 
 // threadKey carries the thread a run is for from whoever starts the run,
-// through the engine, to the journalled model and tools (the seed's
-// runContext), so a line can say which conversation it belongs to.
+// through the engine, to the journalled model and tools (the API
+// reference's runContext), so a line can say which conversation it belongs
+// to.
 type threadKey struct{}
 
 // WithThread returns ctx carrying thread: the lines of the model and tool

@@ -102,7 +102,7 @@ func jsonEqual(a, b any) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// classifier is the seed's structured-output example.
+// classifier is the flow language reference's structured-output example.
 var classifier = &flow.Schema{
 	Type: "object",
 	Properties: map[string]*flow.Schema{

@@ -1,8 +1,9 @@
-// Package lock keeps a folder to one served agent at a time (the seed's
-// takeLock, heldBy, readLock and alive): <dir>/.symphonix/agent.lock names
-// the process that serves the folder, where, and since when. Two agents on
-// one folder would run two sets of MCP servers against one waiting store
-// and write one journal from two processes.
+// Package lock keeps a folder to one served agent at a time (takeLock,
+// heldBy, readLock and alive in the API reference):
+// <dir>/.symphonix/agent.lock names the process that serves the folder,
+// where, and since when. Two agents on one folder would run two sets of MCP
+// servers against one waiting store and write one journal from two
+// processes.
 //
 // A lock whose process is gone is taken over; one written on another host
 // cannot be checked and counts as held. The design is docs/serve.md,
@@ -71,13 +72,13 @@ type Lock struct {
 // Holder is what the lock file says.
 func (l *Lock) Holder() Holder { return l.holder }
 
-// Take takes the lock of the agent in dir for h (the seed's takeLock):
-// one served agent per folder. It fails with a *HeldError naming the holder
-// when a live process holds it (see Alive) — this process included, so a
-// folder cannot be served twice from one process either. A lock whose
-// process is gone is taken over. A lock file that cannot be read as one is
-// stale too: whoever wrote it half is gone, since the file is written
-// whole before it gets its name.
+// Take takes the lock of the agent in dir for h (the API reference's
+// takeLock): one served agent per folder. It fails with a *HeldError naming
+// the holder when a live process holds it (see Alive) — this process
+// included, so a folder cannot be served twice from one process either. A
+// lock whose process is gone is taken over. A lock file that cannot be read
+// as one is stale too: whoever wrote it half is gone, since the file is
+// written whole before it gets its name.
 func Take(dir string, h Holder) (*Lock, error) {
 	path := Path(dir)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -183,8 +184,8 @@ func (l *Lock) Release() error {
 	return nil
 }
 
-// Read reads the lock of the agent in dir (the seed's readLock): who
-// holds it, alive or not. A folder with no lock fails with ErrNotFound.
+// Read reads the lock of the agent in dir (the API reference's readLock):
+// who holds it, alive or not. A folder with no lock fails with ErrNotFound.
 func Read(dir string) (Holder, error) {
 	h, _, err := readFile(Path(dir))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -194,8 +195,8 @@ func Read(dir string) (Holder, error) {
 }
 
 // HeldBy returns the live process holding the lock of the agent in dir
-// (the seed's heldBy); ok is false when nobody does, or only a process
-// that is gone.
+// (the API reference's heldBy); ok is false when nobody does, or only a
+// process that is gone.
 func HeldBy(dir string) (h Holder, ok bool, err error) {
 	h, err = Read(dir)
 	switch {
@@ -219,9 +220,9 @@ func readFile(path string) (Holder, []byte, error) {
 	return h, raw, nil
 }
 
-// Alive reports whether the process a lock names is still there (the
-// seed's alive): on this host, a signal 0 to its pid that does not fail
-// with ESRCH. A lock from another host cannot be checked from here and
+// Alive reports whether the process a lock names is still there (the API
+// reference's alive): on this host, a signal 0 to its pid that does not
+// fail with ESRCH. A lock from another host cannot be checked from here and
 // counts as alive, since taking over a live agent's folder is the worse
 // mistake; remove the file by hand when that host is gone.
 func Alive(h Holder) bool {
