@@ -29,7 +29,7 @@ func codes(r Readiness) []string {
 	return out
 }
 
-func TestReadinessOfTheSeedsResearchFlow(t *testing.T) {
+func TestReadinessOfTheReferencesResearchFlow(t *testing.T) {
 	t.Parallel()
 	r := CheckReadiness(loadTestdata(t, "research-summary.json"))
 	if !r.Ready {
