@@ -32,6 +32,11 @@ var _ boardv1connect.ToolServiceHandler = toolService{}
 // hello may declare.
 const maxSwitches = maxTools
 
+// ListServers is every MCP server the agents the board knows declared in
+// their last hello, connected or not: an operator can switch an agent that
+// is away, and it hears the switch when it next links (sendSwitches).
+// Online says which of a server's agents are linked now, as the agent's
+// row has it.
 func (s toolService) ListServers(ctx context.Context, _ *boardv1.ListServersRequest) (*boardv1.ListServersResponse, error) {
 	rows, err := s.b.db.Agent.Query().Order(ent.Asc(agent.FieldName)).All(ctx)
 	if err != nil {
@@ -54,9 +59,9 @@ func (s toolService) ListServers(ctx context.Context, _ *boardv1.ListServersRequ
 			}
 			if !slices.Contains(srv.Agents, a.Name) {
 				srv.Agents = append(srv.Agents, a.Name)
-			}
-			if !a.Online {
-				continue // what a server offers is what running agents declare
+				if a.Online {
+					srv.Online = append(srv.Online, a.Name)
+				}
 			}
 			k := toolKey{server, tool}
 			t := tools[k]

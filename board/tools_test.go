@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
@@ -394,15 +395,19 @@ func TestListServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// c has left: its server and tools are listed as its last hello
+	// declared them, with c not online.
 	want := []*boardv1.Server{
-		{Name: "mail", Agents: []string{"b"}, Tools: []*boardv1.ServerTool{
+		{Name: "mail", Agents: []string{"b"}, Online: []string{"b"}, Tools: []*boardv1.ServerTool{
 			{Name: "send", Agents: []string{"b"}, On: []string{"b"}},
 		}},
-		{Name: "orders", Agents: []string{"a", "b"}, Tools: []*boardv1.ServerTool{
+		{Name: "orders", Agents: []string{"a", "b"}, Online: []string{"a", "b"}, Tools: []*boardv1.ServerTool{
 			{Name: "lookup_order", Agents: []string{"a", "b"}, On: []string{"a", "b"}},
 			{Name: "refund", Agents: []string{"a"}},
 		}},
-		{Name: "search", Agents: []string{"c"}},
+		{Name: "search", Agents: []string{"c"}, Tools: []*boardv1.ServerTool{
+			{Name: "web", Agents: []string{"c"}, On: []string{"c"}},
+		}},
 	}
 	if diff := cmp.Diff(want, res.GetServers(), protocmp.Transform()); diff != "" {
 		t.Errorf("ListServers (-want +got):\n%s", diff)
@@ -443,8 +448,8 @@ func TestSwitchesNewBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantServers := []*boardv1.Server{
-		{Name: "mail", Agents: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "send", Agents: []string{"desk"}}}},
-		{Name: "orders", Agents: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "refund", Agents: []string{"desk"}, On: []string{"desk"}}}},
+		{Name: "mail", Agents: []string{"desk"}, Online: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "send", Agents: []string{"desk"}}}},
+		{Name: "orders", Agents: []string{"desk"}, Online: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "refund", Agents: []string{"desk"}, On: []string{"desk"}}}},
 	}
 	if diff := cmp.Diff(wantServers, res.GetServers(), protocmp.Transform()); diff != "" {
 		t.Errorf("ListServers after a new build (-want +got):\n%s", diff)
@@ -508,7 +513,7 @@ func TestListServersRepeatedTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []*boardv1.Server{
-		{Name: "orders", Agents: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "refund", Agents: []string{"desk"}}}},
+		{Name: "orders", Agents: []string{"desk"}, Online: []string{"desk"}, Tools: []*boardv1.ServerTool{{Name: "refund", Agents: []string{"desk"}}}},
 	}
 	if diff := cmp.Diff(want, res.GetServers(), protocmp.Transform()); diff != "" {
 		t.Errorf("ListServers (-want +got):\n%s", diff)
@@ -598,5 +603,93 @@ func TestListSwitches(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, res.GetSwitches(), protocmp.Transform(), ignoreSetAt); diff != "" {
 		t.Errorf("ListSwitches (-want +got):\n%s", diff)
+	}
+}
+
+// TestSwitchOfflineAgent: an agent that is not connected is listed with
+// the tools its last hello declared, marked not online, and can be
+// switched; the switch reaches it when it links again.
+func TestSwitchOfflineAgent(t *testing.T) {
+	t.Parallel()
+	for proto, opts := range boardtest.Protocols {
+		t.Run(proto, func(t *testing.T) {
+			t.Parallel()
+			bt := boardtest.Start(t, boardtest.Options{})
+			admin := toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin), opts...)
+			viewer := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer), opts...)
+
+			// desk declares its tools and leaves; clerk stays, sharing one of them.
+			words := make(chan *boardv1.ToolSwitches, 16)
+			link := func() func() {
+				id := agentlink.Identity{Name: "desk", Tools: deskTools}
+				states, stop := runAgent(t, bt.URL, bt.AgentToken("desk"), id, func(c *agentlink.Config) {
+					c.OnSwitches = func(on []string, spoken bool) {
+						words <- &boardv1.ToolSwitches{On: slices.Clone(on), Spoken: spoken}
+					}
+				})
+				if s := await(t, states, 5*time.Second); !s.Up {
+					t.Fatalf("desk: first state %+v, want up", s)
+				}
+				return stop
+			}
+			stop := link()
+			wantWord(t, "desk's first word", words, false)
+			stop() // a goodbye: offline at once
+			toolLink(t, bt, "clerk", "orders.lookup_order").switchesUntilPong(1)
+
+			want := []*boardv1.Server{
+				{Name: "mail", Agents: []string{"desk"}, Tools: []*boardv1.ServerTool{
+					{Name: "send", Agents: []string{"desk"}},
+				}},
+				{Name: "orders", Agents: []string{"clerk", "desk"}, Online: []string{"clerk"}, Tools: []*boardv1.ServerTool{
+					{Name: "lookup_order", Agents: []string{"clerk", "desk"}},
+					{Name: "refund", Agents: []string{"desk"}},
+				}},
+			}
+			listServers := func(what string) {
+				t.Helper()
+				res, err := viewer.ListServers(t.Context(), &boardv1.ListServersRequest{})
+				if err != nil {
+					t.Fatalf("%s: ListServers: %v", what, err)
+				}
+				if diff := cmp.Diff(want, res.GetServers(), protocmp.Transform()); diff != "" {
+					t.Errorf("%s: ListServers (-want +got):\n%s", what, diff)
+				}
+			}
+			listServers("desk offline")
+
+			for _, tool := range []string{"orders.refund", "mail.send"} {
+				res, err := admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: tool, On: true})
+				if err != nil {
+					t.Fatalf("SetSwitch(desk, %s, on): %v", tool, err)
+				}
+				if res.GetPushed() {
+					t.Errorf("SetSwitch(desk, %s) to an agent with no link: pushed true, want false", tool)
+				}
+			}
+			want[0].Tools[0].On = []string{"desk"}
+			want[1].Tools[1].On = []string{"desk"}
+			listServers("desk switched while offline")
+
+			// It hears the switches as the board has them the moment it links.
+			link()
+			wantWord(t, "desk's word on linking again", words, true, "mail.send", "orders.refund")
+			want[0].Online = []string{"desk"}
+			want[1].Online = []string{"clerk", "desk"}
+			listServers("desk back")
+		})
+	}
+}
+
+// wantWord fails unless the next word an agent hears is {on, spoken}.
+func wantWord(t *testing.T, what string, words <-chan *boardv1.ToolSwitches, spoken bool, on ...string) {
+	t.Helper()
+	select {
+	case got := <-words:
+		if diff := cmp.Diff(&boardv1.ToolSwitches{On: on, Spoken: spoken}, got, protocmp.Transform()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: nothing heard within 10s", what)
 	}
 }

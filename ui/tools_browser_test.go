@@ -84,8 +84,6 @@ const switchIs = `(agent, tool, state) => {
 
 func TestBrowserToolSwitches(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 100 * time.Millisecond})
-	// An agent declares files.read and leaves: nobody runs "files" now.
-	startAgent(t, bt, agentlink.Identity{Name: "archivist", Tools: []string{"files.read"}}).stop()
 	words := switchAgent(t, bt, "clerk", []string{"orders.lookup_order", "orders.refund"})
 
 	b := browsertest.New(t)
@@ -103,11 +101,6 @@ func TestBrowserToolSwitches(t *testing.T) {
 			t.Errorf("orders = %q, want it to contain %q", orders, want)
 		}
 	}
-	b.Until("files: no connected agent runs it", `() => {
-		const s = document.querySelector('article.server[data-server="files"]');
-		return s !== null && s.querySelector("tbody") === null && s.textContent.includes("No connected agent runs it") &&
-			s.textContent.includes("archivist");
-	}`)
 
 	// Each flip changes that one tool: the agent is told the tool flipped,
 	// and the others as they were.
@@ -184,4 +177,74 @@ func TestBrowserToolSwitches(t *testing.T) {
 	if got, want := nextWord(t, words), (word{Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
 		t.Errorf("after a viewer's click and an admin's change: clerk first told %+v, want %+v", got, want)
 	}
+}
+
+// TestBrowserToolSwitchesOffline: an agent that is not connected is shown
+// with the tools its last hello declared, marked offline, and its switch
+// flips; it hears the switch when it links again, and is then shown
+// online.
+func TestBrowserToolSwitchesOffline(t *testing.T) {
+	bt := boardtest.Start(t, boardtest.Options{OfflineGrace: 100 * time.Millisecond})
+	archivist := agentlink.Identity{Name: "archivist", Tools: []string{"files.read", "files.write"}}
+	words := make(chan word, 16)
+	withWords := agentlink.Config{
+		Identity: archivist,
+		OnSwitches: func(on []string, spoken bool) {
+			words <- word{On: slices.Clone(on), Spoken: spoken}
+		},
+	}
+	// archivist and courier declare their tools and leave; clerk stays.
+	// archivist leaves once it has heard its first word (a word on its way
+	// when it leaves is not heard).
+	gone := linkAgent(t, bt, withWords)
+	if got, want := nextWord(t, words), (word{Spoken: false}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
+		t.Fatalf("archivist: first word = %+v, want %+v", got, want)
+	}
+	gone.stop()
+	startAgent(t, bt, agentlink.Identity{Name: "courier", Tools: []string{"mail.send"}}).stop()
+	switchAgent(t, bt, "clerk", []string{"files.read"})
+
+	b := browsertest.New(t)
+	signInTo(t, b, bt, bt.OperatorToken("root", identity.RoleAdmin), "tools")
+	const shown = `(agent, tool, online) => {
+		const box = document.querySelector('input.switch[data-agent="' + agent + '"][data-tool="' + tool + '"]');
+		if (box === null || box.disabled) return false;
+		const li = box.closest("li");
+		const badge = li.querySelector(".badge.offline");
+		return li.dataset.online === online && (online === "true" ? badge === null : badge !== null && badge.textContent === "offline");
+	}`
+	b.Until("archivist's files.read switch, offline", shown, "archivist", "files.read", "false")
+	b.Until("archivist's files.write switch, offline", shown, "archivist", "files.write", "false")
+	b.Until("courier's mail.send switch, offline", shown, "courier", "mail.send", "false")
+	b.Until("clerk's files.read switch, online", shown, "clerk", "files.read", "true")
+	b.Until("archivist's switches unspoken", switchIs, "archivist", "files.write", "unspoken")
+	// A server none of whose agents is connected says so; one that has a
+	// connected agent does not.
+	const allOffline = `(server) => {
+		const s = document.querySelector('article.server[data-server="' + server + '"]');
+		const n = s && s.querySelector(".all-offline");
+		return n !== null && n.textContent.includes("No agent that declares it is connected") ? "said" : "not said";
+	}`
+	if got := b.Eval("(" + allOffline + `)("mail")`); got != "said" {
+		t.Errorf("mail, whose only agent is offline: that none is connected %s", got)
+	}
+	if got := b.Eval("(" + allOffline + `)("files")`); got != "not said" {
+		t.Errorf("files, with clerk connected: that none is connected %s", got)
+	}
+
+	flipSwitch(t, b, "archivist", "files.write")
+	b.Until("archivist's files.write shown on", switchIs, "archivist", "files.write", "on")
+	b.Until("the status says archivist is told when it next connects", `() =>
+		document.getElementById("tools-status").textContent.includes("told when it next connects")`)
+	if got := b.Eval(`document.getElementById("tools-error").hidden ? "" : document.getElementById("tools-error").textContent`); got != "" {
+		t.Errorf("error shown flipping an offline agent's switch: %q", got)
+	}
+
+	// It hears the switch the moment it links again, and is shown online.
+	linkAgent(t, bt, withWords)
+	if got, want := nextWord(t, words), (word{On: []string{"files.write"}, Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
+		t.Errorf("archivist linking again: first word = %+v, want %+v", got, want)
+	}
+	b.Until("archivist's files.write switch, online", shown, "archivist", "files.write", "true")
+	b.Until("archivist's files.write still on", switchIs, "archivist", "files.write", "on")
 }

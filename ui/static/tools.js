@@ -1,5 +1,8 @@
-// The tools view: per MCP server, the tools the connected agents declare,
-// and for each agent a switch that says whether it may call the tool. It
+// The tools view: per MCP server, the tools its agents declared in their
+// last hello, connected or not, and for each agent a switch that says
+// whether it may call the tool. An agent that is not connected is marked
+// offline: its switch can be flipped all the same, and the board tells it
+// when it next connects. It
 // reads ListServers and ListSwitches (every agent's switches, and whether
 // the board has ever spoken for it, in one call) every POLL_MS while it is
 // shown. Flipping a switch sends SetSwitch for that one tool: the board
@@ -150,10 +153,15 @@
     const who = node("p", "declared-by");
     who.append(node("span", "field-name", "declared by "), tags(s.agents, "agents that declare " + s.name));
     el.append(title, who);
+    const online = new Set(s.online || []);
+    if ((s.agents || []).length > 0 && !(s.agents || []).some((a) => online.has(a))) {
+      el.append(node("p", "notice all-offline",
+        "No agent that declares it is connected: its tools are listed as its agents last declared them, " +
+        "and a switch applies when the agent next connects."));
+    }
     const tools = (s.tools || []).filter((t) => t && typeof t.name === "string" && t.name !== "");
     if (tools.length === 0) {
-      el.append(node("p", "notice no-tools",
-        "No connected agent runs it, so its tools are not known: they are listed when an agent that declares it connects."));
+      el.append(node("p", "notice no-tools", "Its agents declare none of its tools."));
       return el;
     }
     const table = node("table", "tools");
@@ -166,7 +174,7 @@
     }
     head.append(hr);
     const body = node("tbody");
-    for (const t of tools) body.append(toolRow(s.name, t));
+    for (const t of tools) body.append(toolRow(s.name, t, online));
     table.append(head, body);
     const wrap = node("div", "table-wrap");
     wrap.append(table);
@@ -174,7 +182,7 @@
     return el;
   }
 
-  function toolRow(server, t) {
+  function toolRow(server, t, online) {
     const full = server + "." + t.name;
     const tr = node("tr");
     tr.dataset.tool = full;
@@ -184,11 +192,11 @@
     const td = node("td");
     const agents = (t.agents || []).slice().sort(byName);
     if (agents.length === 0) {
-      td.append(node("span", "none", "no connected agent declares it"));
+      td.append(node("span", "none", "no agent declares it"));
     } else {
       const ul = node("ul", "switches");
       ul.setAttribute("aria-label", "who may call " + full);
-      for (const agent of agents) ul.append(switchItem(agent, full, (t.on || []).includes(agent)));
+      for (const agent of agents) ul.append(switchItem(agent, full, (t.on || []).includes(agent), online.has(agent)));
       td.append(ul);
     }
     tr.append(name, td);
@@ -196,8 +204,9 @@
   }
 
   // switchItem is one agent's switch for one tool: a checkbox, its name,
-  // and what is on in words.
-  function switchItem(agent, full, listedOn) {
+  // what is on in words, and, for an agent that is not connected, that it
+  // is offline and hears of the switch when it next connects.
+  function switchItem(agent, full, listedOn, online) {
     const sw = switches.get(agent);
     const k = agent + "\n" + full;
     const asked = pending.get(k);
@@ -209,6 +218,7 @@
 
     const li = node("li", "switch-item");
     li.dataset.agent = agent;
+    li.dataset.online = online ? "true" : "false";
     li.dataset.state = asked !== undefined ? "pending" : sw && !sw.spoken ? "unspoken" : on ? "on" : "off";
     if (sw && sw.setBy) li.title = "last set by " + sw.setBy + (Number.isNaN(parseTime(sw.setAt)) ? "" : ", " + new Date(parseTime(sw.setAt)).toLocaleString());
     const label = node("label", "switch-label");
@@ -219,10 +229,16 @@
     box.disabled = readOnly || asked !== undefined;
     box.dataset.agent = agent;
     box.dataset.tool = full;
-    box.setAttribute("aria-label", full + " for " + agent);
+    box.setAttribute("aria-label", full + " for " + agent + (online ? "" : " (offline: applies when it next connects)"));
     box.addEventListener("change", () => flip(agent, full, box.checked));
     label.append(box, node("span", "switch-agent", agent));
     li.append(label, node("span", "switch-state", state));
+    if (!online) {
+      const badge = node("span", "badge offline");
+      badge.title = "not connected: a switch applies when it next connects";
+      badge.append(node("span", "dot"), document.createTextNode("offline"));
+      li.append(badge);
+    }
     return li;
   }
 

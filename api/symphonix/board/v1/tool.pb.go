@@ -297,14 +297,19 @@ func (x *ListServersResponse) GetServers() []*Server {
 	return nil
 }
 
-// Server is one MCP server as the board knows it: from what agents declare.
+// Server is one MCP server as the board knows it: from what agents declared
+// in their last hello, connected or not.
 type Server struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The tools connected agents declare for it, by name.
+	// The tools its agents declare for it, by name.
 	Tools []*ServerTool `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
-	// Every agent that declares the server, connected or not.
-	Agents        []string `protobuf:"bytes,3,rep,name=agents,proto3" json:"agents,omitempty"`
+	// Every agent that declares the server, connected or not, by name.
+	Agents []string `protobuf:"bytes,3,rep,name=agents,proto3" json:"agents,omitempty"`
+	// Of those, the ones online now (linked, or within the board's grace
+	// after their link dropped); the others hear of a switch when they next
+	// link.
+	Online        []string `protobuf:"bytes,4,rep,name=online,proto3" json:"online,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -360,11 +365,18 @@ func (x *Server) GetAgents() []string {
 	return nil
 }
 
+func (x *Server) GetOnline() []string {
+	if x != nil {
+		return x.Online
+	}
+	return nil
+}
+
 type ServerTool struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tool's name on its server.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The connected agents that declare it.
+	// The agents that declare it, connected or not, by name.
 	Agents []string `protobuf:"bytes,2,rep,name=agents,proto3" json:"agents,omitempty"`
 	// Of those, the ones switched on for it.
 	On            []string `protobuf:"bytes,3,rep,name=on,proto3" json:"on,omitempty"`
@@ -785,11 +797,12 @@ const file_symphonix_board_v1_tool_proto_rawDesc = "" +
 	"\bswitches\x18\x01 \x03(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\"\x14\n" +
 	"\x12ListServersRequest\"K\n" +
 	"\x13ListServersResponse\x124\n" +
-	"\aservers\x18\x01 \x03(\v2\x1a.symphonix.board.v1.ServerR\aservers\"j\n" +
+	"\aservers\x18\x01 \x03(\v2\x1a.symphonix.board.v1.ServerR\aservers\"\x82\x01\n" +
 	"\x06Server\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
 	"\x05tools\x18\x02 \x03(\v2\x1e.symphonix.board.v1.ServerToolR\x05tools\x12\x16\n" +
-	"\x06agents\x18\x03 \x03(\tR\x06agents\"H\n" +
+	"\x06agents\x18\x03 \x03(\tR\x06agents\x12\x16\n" +
+	"\x06online\x18\x04 \x03(\tR\x06online\"H\n" +
 	"\n" +
 	"ServerTool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +

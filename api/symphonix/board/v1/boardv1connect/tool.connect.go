@@ -76,9 +76,10 @@ var (
 
 // ToolServiceClient is a client for the symphonix.board.v1.ToolService service.
 type ToolServiceClient interface {
-	// ListServers lists, per MCP server, the union of the tools the connected
-	// agents declare and which agents declare each. A server no connected
-	// agent runs has no tools listed. Any operator.
+	// ListServers lists, per MCP server, the union of the tools every agent
+	// the board knows declared in its last hello, which agents declare each,
+	// and which of them are online now: an agent that is not connected can
+	// be switched too, and is told when it next links. Any operator.
 	ListServers(context.Context, *v1.ListServersRequest) (*v1.ListServersResponse, error)
 	// GetSwitches says which tools one agent is switched on for. Any operator.
 	GetSwitches(context.Context, *v1.GetSwitchesRequest) (*v1.GetSwitchesResponse, error)
@@ -103,9 +104,10 @@ func NewToolServiceClient(client *connect.Client) ToolServiceClient {
 
 // ToolServiceHandler is an implementation of the symphonix.board.v1.ToolService service.
 type ToolServiceHandler interface {
-	// ListServers lists, per MCP server, the union of the tools the connected
-	// agents declare and which agents declare each. A server no connected
-	// agent runs has no tools listed. Any operator.
+	// ListServers lists, per MCP server, the union of the tools every agent
+	// the board knows declared in its last hello, which agents declare each,
+	// and which of them are online now: an agent that is not connected can
+	// be switched too, and is told when it next links. Any operator.
 	ListServers(context.Context, *v1.ListServersRequest) (*v1.ListServersResponse, error)
 	// GetSwitches says which tools one agent is switched on for. Any operator.
 	GetSwitches(context.Context, *v1.GetSwitchesRequest) (*v1.GetSwitchesResponse, error)
