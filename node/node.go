@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/journal"
@@ -89,6 +90,11 @@ type Config struct {
 	// read by its channel's type (agent.Agent.Input): the command's
 	// --input NAME=VALUE. nil starts with nothing.
 	Input map[string]string
+	// SwitchesWithin (Run): how long a run linked to a board waits, before
+	// it starts, for the board's word on which tools are on; 0 is
+	// DefaultSwitchesWithin, and less than 0 is refused. Unused for a flow
+	// that declares no tools.
+	SwitchesWithin time.Duration
 	// JSON (Run): write the finished run's state on Stdout as one JSON
 	// object, and nothing else; false writes each output channel as
 	// "NAME: TEXT".
@@ -131,6 +137,12 @@ func (cfg Config) checked() (Config, error) {
 	}
 	if cfg.Thread == "" {
 		cfg.Thread = "terminal"
+	}
+	if cfg.SwitchesWithin < 0 {
+		return cfg, fmt.Errorf("node: Config.SwitchesWithin is %s; want 0 (the default) or more", cfg.SwitchesWithin)
+	}
+	if cfg.SwitchesWithin == 0 {
+		cfg.SwitchesWithin = DefaultSwitchesWithin
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

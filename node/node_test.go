@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/serve"
@@ -27,6 +28,7 @@ func TestConfigChecked(t *testing.T) {
 		{name: "an unknown journal detail", cfg: node.Config{Dir: dir, JournalDetail: "everything"}},
 		{name: "a negative journal cap", cfg: node.Config{Dir: dir, JournalMaxBytes: -1}},
 		{name: "an input with no name", cfg: node.Config{Dir: dir, Input: map[string]string{"": "x"}}},
+		{name: "a negative wait for the switches", cfg: node.Config{Dir: dir, SwitchesWithin: -time.Second}},
 	}
 	for _, tt := range tests {
 		for _, start := range []struct {

@@ -403,9 +403,9 @@ func TestAgentRunWaitsForTheBoard(t *testing.T) {
 		"--monitor", g.url, "--token", g.deskToken,
 		"--input", "order_id=A-1001", "--input", "request=The mug arrived broken; I want my money back.", desk)
 	run.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`))
-	// The run may reach the refund before its link is up: then the board
-	// could not be asked yet, and is asked when the link comes up.
-	run.waitLine(t, regexp.MustCompile(`^(the organisation decides this on the board|the board could not be asked who decides: the run waits, and asks again when the link to the board is up)`))
+	// The run starts once the board has said which tools are on: its link
+	// is up, and the board is asked who decides.
+	run.waitLine(t, regexp.MustCompile(`^the organisation decides this on the board`))
 	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds before the board decided: %v", refunds)
 	}
