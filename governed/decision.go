@@ -45,7 +45,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	case !ok:
 		log.InfoContext(ctx, "a decision for nothing held here (acted on already): ignored")
 		return
-	case n.State == waiting.Tombstone:
+	case n.State.Ended():
 		log.WarnContext(ctx, "a decision for a run that was ended: nothing can answer it", "why", n.Why)
 		return
 	case n.State != waiting.Held:

@@ -290,6 +290,16 @@ func (g *governance) switchOn(t *testing.T, dir string, tools ...string) {
 	}
 }
 
+// state is the state of the approval id on the board.
+func (g *governance) state(t *testing.T, id string) string {
+	t.Helper()
+	res, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetApproval().GetState()
+}
+
 // approve says yes to a on the board.
 func (g *governance) approve(t *testing.T, a *boardv1.Approval) {
 	t.Helper()

@@ -27,6 +27,12 @@ var ErrNoAnswer = errors.New("no answer (standard input ended)")
 // the next time the agent runs.
 var ErrStopped = errors.New("stopped")
 
+// ErrBoardDecides: the run waits at an approval its holding note says is
+// the board's, and no board is configured. The run waits on its thread
+// until the agent runs linked to its board, or Cancel ends it; nothing the
+// chat says answers it.
+var ErrBoardDecides = errors.New("the board decides this approval, and no board is configured")
+
 // DefaultSwitchesWithin is how long a run linked to a board waits for the
 // board's word on its tools before it starts, unless
 // Config.SwitchesWithin says otherwise. Then it starts with what the
@@ -45,8 +51,9 @@ const DefaultSwitchesWithin = 10 * time.Second
 //
 // It fails when cfg is wrong, the flow cannot be assembled (a
 // *flow.ValidationError when it is invalid), or the run fails; with
-// ErrNoAnswer when Stdin ends before the run does, and ErrStopped when ctx
-// ends while the board has yet to decide.
+// ErrNoAnswer when Stdin ends before the run does, ErrStopped when ctx
+// ends while the board has yet to decide, and ErrBoardDecides when the run
+// waits for a board and none is configured.
 func Run(ctx context.Context, cfg Config) error {
 	cfg, err := cfg.checked()
 	if err != nil {
@@ -143,6 +150,10 @@ func Run(ctx context.Context, cfg Config) error {
 		if v.Who == governed.Organisation {
 			// The board decides: the run goes on when it has.
 			fmt.Fprintf(cfg.Stderr, "\napproval at %s: %s\n%s\n", res.Pending.Node, res.Pending.Question, v.Why)
+			if cfg.BoardURL == "" {
+				return fmt.Errorf("%w: the run waits on thread %q until this agent runs linked to its board "+
+					"(--monitor or MONITOR_URL), or `agent cancel --thread %s DIR` ends it", ErrBoardDecides, thread, thread)
+			}
 			select {
 			case d := <-decided:
 				if errors.Is(d.err, governed.ErrCancelled) || errors.Is(d.err, governed.ErrExpired) {
