@@ -91,7 +91,8 @@ type Config struct {
 	Thread string
 	// Input (Run): what a new run starts with, channel name to text, each
 	// read by its channel's type (agent.Agent.Input): the command's
-	// --input NAME=VALUE. nil starts with nothing.
+	// --input NAME=VALUE. nil starts with nothing. A run waiting on Thread
+	// and Input given is refused (ErrRunWaiting): the two are never mixed.
 	Input map[string]string
 	// SwitchesWithin (Run): how long a run linked to a board waits, before
 	// it starts, for the board's word on which tools are on; 0 is

@@ -33,6 +33,12 @@ var ErrStopped = errors.New("stopped")
 // chat says answers it.
 var ErrBoardDecides = errors.New("the board decides this approval, and no board is configured")
 
+// ErrRunWaiting: Run was given Input for a thread where a run waits. Input
+// starts a new run, and the waiting one would be resumed instead, so
+// neither is done: answer the waiting run (Run without Input), end it
+// (Cancel), or start the new one on another thread.
+var ErrRunWaiting = errors.New("a run waits on the thread")
+
 // DefaultSwitchesWithin is how long a run linked to a board waits for the
 // board's word on its tools before it starts, unless
 // Config.SwitchesWithin says otherwise. Then it starts with what the
@@ -51,6 +57,7 @@ const DefaultSwitchesWithin = 10 * time.Second
 //
 // It fails when cfg is wrong, the flow cannot be assembled (a
 // *flow.ValidationError when it is invalid), or the run fails; with
+// ErrRunWaiting when cfg.Input is given and a run waits on the thread,
 // ErrNoAnswer when Stdin ends before the run does, ErrStopped when ctx
 // ends while the board has yet to decide, and ErrBoardDecides when the run
 // waits for a board and none is configured.
@@ -81,6 +88,30 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer gov.Close()
+
+	if len(cfg.Input) > 0 {
+		// The input is for a new run; resuming the waiting one with it
+		// would act on one request with the other's values.
+		p, err := a.Graph.Pending(ctx, cfg.Thread)
+		if err != nil && !errors.Is(err, flow.ErrNothingPending) {
+			return err
+		}
+		if p != nil {
+			return fmt.Errorf("%w %q, at %s: %s; --input starts a new run, and never goes to a waiting one. "+
+				"Answer it with `agent run --thread %s DIR` (no --input), end it with `agent cancel --thread %s DIR`, "+
+				"or start the new run on another thread (--thread NAME)",
+				ErrRunWaiting, cfg.Thread, p.Node, p.Question, cfg.Thread, cfg.Thread)
+		}
+	}
+	in := map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Input)) {
+		v, err := a.Input(name, cfg.Input[name])
+		if err != nil {
+			return fmt.Errorf("--input %s: %w", name, err)
+		}
+		in[name] = v
+	}
+
 	if cfg.BoardURL != "" {
 		id, err := agentlink.ReadIdentity(cfg.Dir)
 		if err != nil {
@@ -116,20 +147,13 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	in := map[string]any{}
-	for _, name := range slices.Sorted(maps.Keys(cfg.Input)) {
-		v, err := a.Input(name, cfg.Input[name])
-		if err != nil {
-			return fmt.Errorf("--input %s: %w", name, err)
-		}
-		in[name] = v
-	}
-
 	var (
 		res    flow.Result
 		v      governed.Verdict
 		thread = cfg.Thread
 	)
+	// Read once linked: a decision the board made meanwhile may have
+	// moved the run on.
 	pending, err := a.Graph.Pending(ctx, thread)
 	switch {
 	case err != nil && !errors.Is(err, flow.ErrNothingPending):

@@ -286,3 +286,33 @@ func silentBoard(t *testing.T) string {
 	})
 	return "http://" + ln.Addr().String()
 }
+
+// TestRunRefusesInputForAWaitingRun: a run waits on the thread for order
+// A-1001; a second Run there with input for order A-1002 is refused,
+// naming the waiting run and the ways on, and the waiting run is left as
+// it was: answered, it refunds A-1001.
+func TestRunRefusesInputForAWaitingRun(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	if err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", Input: refundInput}); !errors.Is(err, node.ErrNoAnswer) {
+		t.Fatalf("the first Run = %v, want ErrNoAnswer", err)
+	}
+	var stderr lines
+	other := map[string]string{"order_id": "A-1002", "request": "My lamp never came."}
+	err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", Input: other, Stdin: strings.NewReader("yes\n"), Stderr: &stderr})
+	if !errors.Is(err, node.ErrRunWaiting) {
+		t.Fatalf("Run with new input on a waiting thread = %v, want ErrRunWaiting", err)
+	}
+	for _, want := range []string{`"t1"`, "at pay", "order A-1001", "agent run --thread t1", "agent cancel --thread t1", "another thread"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal %q does not say %q", err, want)
+		}
+	}
+	if stderr.find(regexp.MustCompile(`^resuming`)) != nil || len(exampletest.Refunds(t, dir)) != 0 {
+		t.Fatalf("the refused Run resumed the waiting run: refunds %v; stderr:\n%s", exampletest.Refunds(t, dir), &stderr)
+	}
+	if err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", Stdin: strings.NewReader("yes\n")}); err != nil {
+		t.Fatalf("answering the waiting run: %v", err)
+	}
+	exampletest.CheckRefundedOnce(t, dir)
+}
