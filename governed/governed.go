@@ -108,6 +108,9 @@ type Approvals struct {
 	// mu orders the note's changes in this process: the read and the
 	// write of each change happen under it (never a network call).
 	mu sync.Mutex
+	// acting counts, by thread, the decisions being carried out: the
+	// pause a decision took is not settled again meanwhile. Guarded by mu.
+	acting map[string]int
 
 	closeMu sync.Mutex
 	closed  bool
@@ -206,8 +209,17 @@ func (a *Approvals) Answer(ctx context.Context, thread string, answer any) (flow
 // for an ask or nothing, the chat for a card, the organisation for a
 // governed approval — which is raised on the board, with its holding note
 // kept first. It is idempotent: settling the same pause again returns the
-// same answer and raises nothing new.
+// same answer and raises nothing new. A pause the board's decision is
+// being carried out on, or has moved the run on from, is the
+// organisation's, and nothing is written or raised for it: the decision's
+// outcome reaches Config.OnResult.
 func (a *Approvals) Settle(ctx context.Context, thread string, p *flow.Pending) (Verdict, error) {
+	return a.settle(ctx, thread, p, false)
+}
+
+// settle is Settle; inDecision says a decision being carried out on
+// thread asks it, about the pause the run came to.
+func (a *Approvals) settle(ctx context.Context, thread string, p *flow.Pending, inDecision bool) (Verdict, error) {
 	if p == nil || p.Kind != flow.PendingApproval {
 		return Verdict{}, nil
 	}
@@ -215,6 +227,19 @@ func (a *Approvals) Settle(ctx context.Context, thread string, p *flow.Pending) 
 		return a.withoutBoard(ctx, thread, p)
 	}
 	a.mu.Lock()
+	if !inDecision {
+		// A decision takes the note before it resumes the run: p, read
+		// before, must not be given a new one.
+		cur, err := a.cfg.Graph.Pending(ctx, thread)
+		switch {
+		case err != nil:
+			a.mu.Unlock()
+			return Verdict{}, fmt.Errorf("governed: thread %q: %w", thread, err)
+		case a.acting[thread] > 0 || !samePause(cur, p):
+			a.mu.Unlock()
+			return Verdict{Who: Organisation, Why: "the board's decision on it is being carried out"}, nil
+		}
+	}
 	n, ok, err := a.cfg.Holding.Note(ctx, thread)
 	if err == nil && ok && (n.Node != p.Node || n.Digest != p.Digest) {
 		// A note about another pause of this thread: its run moved on.
@@ -233,6 +258,30 @@ func (a *Approvals) Settle(ctx context.Context, thread string, p *flow.Pending) 
 		return Verdict{}, fmt.Errorf("governed: the holding note for thread %q: %w", thread, err)
 	}
 	return a.ask(ctx, n), nil
+}
+
+// samePause reports whether cur is the pause p: the same node, operation
+// and moment.
+func samePause(cur, p *flow.Pending) bool {
+	return cur != nil && cur.Kind == p.Kind && cur.Node == p.Node && cur.Digest == p.Digest && cur.At.Equal(p.At)
+}
+
+// carrying marks a decision being carried out on thread, until done is
+// called.
+func (a *Approvals) carrying(thread string) (done func()) {
+	a.mu.Lock()
+	if a.acting == nil {
+		a.acting = map[string]int{}
+	}
+	a.acting[thread]++
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		if a.acting[thread]--; a.acting[thread] == 0 {
+			delete(a.acting, thread)
+		}
+		a.mu.Unlock()
+	}
 }
 
 // Verdict says who answers p, what the run on thread waits for, from what

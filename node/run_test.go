@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/subscription"
@@ -315,4 +316,40 @@ func TestRunRefusesInputForAWaitingRun(t *testing.T) {
 		t.Fatalf("answering the waiting run: %v", err)
 	}
 	exampletest.CheckRefundedOnce(t, dir)
+}
+
+// TestRunPicksUpTheBoardsDecision: a run stopped while the board decides
+// finishes, with the refund, when the next Run on its thread links after
+// the board's yes; no second approval is raised for it.
+func TestRunPicksUpTheBoardsDecision(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	dir := deskDir(t)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- node.Run(ctx, node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), Thread: "later", Input: refundInput})
+	}()
+	a := g.approvalOf(t, "later")
+	stop()
+	if err := <-done; !errors.Is(err, node.ErrStopped) {
+		t.Fatalf("Run stopped = %v, want ErrStopped", err)
+	}
+	g.approve(t, a)
+
+	var stdout, stderr lines
+	err := node.Run(t.Context(), node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), Thread: "later",
+		JSON: true, Stdout: &stdout, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("the next Run = %v; stderr:\n%s", err, &stderr)
+	}
+	exampletest.CheckRefundedOnce(t, dir)
+	res, err := g.approver.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "refund-desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.GetApprovals(); len(got) != 1 || got[0].GetId() != a.GetId() {
+		t.Errorf("approvals on the board = %v, want only the one decided", got)
+	}
 }
