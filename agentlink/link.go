@@ -422,6 +422,8 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				c.answer(k.PairCode.GetRequestId(), r.Msg)
 			case *boardv1.LinkResponse_Verified:
 				c.answer(k.Verified.GetRequestId(), r.Msg)
+			case *boardv1.LinkResponse_Withdrawn:
+				c.answer(k.Withdrawn.GetRequestId(), r.Msg)
 			case *boardv1.LinkResponse_Paired:
 				l.paired(pairedOf(k.Paired))
 			case *boardv1.LinkResponse_Switches:

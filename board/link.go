@@ -221,6 +221,10 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				if err := l.conversations(ctx, s, k.Conversations); err != nil {
 					return err
 				}
+			case *boardv1.LinkRequest_Withdraw:
+				if err := l.withdraw(ctx, s, k.Withdraw); err != nil {
+					return err
+				}
 			default:
 				// Pongs, and kinds this board does not know: ignored.
 			}

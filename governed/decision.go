@@ -45,7 +45,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	case !ok:
 		log.InfoContext(ctx, "a decision for nothing held here (acted on already): ignored")
 		return
-	case n.State == waiting.Tombstone:
+	case n.State.Ended():
 		log.WarnContext(ctx, "a decision for a run that was ended: nothing can answer it", "why", n.Why)
 		return
 	case n.State != waiting.Held:
@@ -53,6 +53,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 		return
 	}
 	log = log.With("thread", n.Thread)
+	defer a.carrying(n.Thread)()
 	if a.cfg.RunContext != nil {
 		ctx = a.cfg.RunContext(n.Thread)
 	}
@@ -104,7 +105,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 		log.ErrorContext(ctx, "a decision refused, not performed: "+why)
 		if a.swap(ctx, n, waiting.Held, waiting.Tombstone, "refused: "+why) && p != nil {
 			// What the run holds now is asked about afresh.
-			v, err := a.Settle(ctx, n.Thread, p)
+			v, err := a.settle(ctx, n.Thread, p, true)
 			a.report(n.Thread, flow.Result{Pending: p}, v, err)
 		}
 		return
@@ -121,7 +122,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	res, err := a.cfg.Graph.Resume(ctx, n.Thread, answer)
 	var v Verdict
 	if err == nil {
-		v, err = a.Settle(ctx, n.Thread, res.Pending)
+		v, err = a.settle(ctx, n.Thread, res.Pending, true)
 	} else {
 		log.ErrorContext(ctx, "resuming the run after the decision", "err", err)
 	}

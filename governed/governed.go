@@ -6,8 +6,11 @@
 // shown. A governed approval is never answered in the chat, before or
 // after a restart, and a board that cannot be reached means wait, never act.
 //
-// With no board configured, every approval is a card: the agent behaves as
-// it did before boards existed.
+// With no board configured, every approval is a card — the agent behaves as
+// it did before boards existed — except one a holding note kept while a
+// board was configured says is the board's: that run waits for the board,
+// whatever the chat says, until the agent is linked again or a person at
+// the agent ends it (Cancel), which the board is told of.
 package governed
 
 import (
@@ -30,6 +33,7 @@ import (
 type Board interface {
 	WhoDecides(ctx context.Context, node string) (approvals.Ruling, agentlink.RuleInfo, error)
 	Raise(ctx context.Context, r agentlink.Raise) (agentlink.Raised, error)
+	Withdraw(ctx context.Context, w agentlink.Withdrawal) (agentlink.Withdrawn, error)
 }
 
 // ErrGoverned is an approval answered in the chat that the chat may not
@@ -73,7 +77,9 @@ type Config struct {
 	// so a note is as durable as its run; required.
 	Holding waiting.Holding
 	// Monitored: a board is configured. Until Use gives it, and whenever
-	// it cannot be reached, every approval waits.
+	// it cannot be reached, every approval waits. Without one, the chat
+	// answers every approval but those a holding note says are the
+	// board's.
 	Monitored bool
 	// Threads lists the threads whose runs wait (to recover notes after a
 	// crash); nil means none.
@@ -102,6 +108,9 @@ type Approvals struct {
 	// mu orders the note's changes in this process: the read and the
 	// write of each change happen under it (never a network call).
 	mu sync.Mutex
+	// acting counts, by thread, the decisions being carried out: the
+	// pause a decision took is not settled again meanwhile. Guarded by mu.
+	acting map[string]int
 
 	closeMu sync.Mutex
 	closed  bool
@@ -163,6 +172,15 @@ func (a *Approvals) Answer(ctx context.Context, thread string, answer any) (flow
 	if err != nil {
 		return flow.Result{}, Verdict{}, err
 	}
+	if p != nil && p.Kind == flow.PendingApproval && !a.cfg.Monitored {
+		v, err := a.withoutBoard(ctx, thread, p)
+		if err != nil {
+			return flow.Result{}, v, err
+		}
+		if v.Who != Chat {
+			return flow.Result{}, v, fmt.Errorf("%w: %s", ErrGoverned, v.Why)
+		}
+	}
 	if p != nil && p.Kind == flow.PendingApproval && a.cfg.Monitored {
 		v, err := a.Settle(ctx, thread, p)
 		if err != nil {
@@ -191,15 +209,37 @@ func (a *Approvals) Answer(ctx context.Context, thread string, answer any) (flow
 // for an ask or nothing, the chat for a card, the organisation for a
 // governed approval — which is raised on the board, with its holding note
 // kept first. It is idempotent: settling the same pause again returns the
-// same answer and raises nothing new.
+// same answer and raises nothing new. A pause the board's decision is
+// being carried out on, or has moved the run on from, is the
+// organisation's, and nothing is written or raised for it: the decision's
+// outcome reaches Config.OnResult.
 func (a *Approvals) Settle(ctx context.Context, thread string, p *flow.Pending) (Verdict, error) {
+	return a.settle(ctx, thread, p, false)
+}
+
+// settle is Settle; inDecision says a decision being carried out on
+// thread asks it, about the pause the run came to.
+func (a *Approvals) settle(ctx context.Context, thread string, p *flow.Pending, inDecision bool) (Verdict, error) {
 	if p == nil || p.Kind != flow.PendingApproval {
 		return Verdict{}, nil
 	}
 	if !a.cfg.Monitored {
-		return Verdict{Who: Chat, Why: "no board is configured: the chat decides"}, nil
+		return a.withoutBoard(ctx, thread, p)
 	}
 	a.mu.Lock()
+	if !inDecision {
+		// A decision takes the note before it resumes the run: p, read
+		// before, must not be given a new one.
+		cur, err := a.cfg.Graph.Pending(ctx, thread)
+		switch {
+		case err != nil:
+			a.mu.Unlock()
+			return Verdict{}, fmt.Errorf("governed: thread %q: %w", thread, err)
+		case a.acting[thread] > 0 || !samePause(cur, p):
+			a.mu.Unlock()
+			return Verdict{Who: Organisation, Why: "the board's decision on it is being carried out"}, nil
+		}
+	}
 	n, ok, err := a.cfg.Holding.Note(ctx, thread)
 	if err == nil && ok && (n.Node != p.Node || n.Digest != p.Digest) {
 		// A note about another pause of this thread: its run moved on.
@@ -220,6 +260,30 @@ func (a *Approvals) Settle(ctx context.Context, thread string, p *flow.Pending) 
 	return a.ask(ctx, n), nil
 }
 
+// samePause reports whether cur is the pause p: the same node, operation
+// and moment.
+func samePause(cur, p *flow.Pending) bool {
+	return cur != nil && cur.Kind == p.Kind && cur.Node == p.Node && cur.Digest == p.Digest && cur.At.Equal(p.At)
+}
+
+// carrying marks a decision being carried out on thread, until done is
+// called.
+func (a *Approvals) carrying(thread string) (done func()) {
+	a.mu.Lock()
+	if a.acting == nil {
+		a.acting = map[string]int{}
+	}
+	a.acting[thread]++
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		if a.acting[thread]--; a.acting[thread] == 0 {
+			delete(a.acting, thread)
+		}
+		a.mu.Unlock()
+	}
+}
+
 // Verdict says who answers p, what the run on thread waits for, from what
 // is known already: it writes nothing and asks nobody.
 func (a *Approvals) Verdict(ctx context.Context, thread string, p *flow.Pending) (Verdict, error) {
@@ -227,7 +291,7 @@ func (a *Approvals) Verdict(ctx context.Context, thread string, p *flow.Pending)
 		return Verdict{}, nil
 	}
 	if !a.cfg.Monitored {
-		return Verdict{Who: Chat, Why: "no board is configured: the chat decides"}, nil
+		return a.withoutBoard(ctx, thread, p)
 	}
 	n, ok, err := a.cfg.Holding.Note(ctx, thread)
 	if err != nil {
@@ -243,6 +307,31 @@ func (a *Approvals) Verdict(ctx context.Context, thread string, p *flow.Pending)
 	return waitForBoard(n, "the board has not yet said who decides"), nil
 }
 
+// withoutBoard says who answers p, what the run on thread waits for, with
+// no board configured: the chat, unless the run's holding note, kept while
+// a board was configured, says the approval is the board's (held) or was
+// to be put to it (asking). Then the run waits, and nothing here answers
+// it: restarting the agent without its board does not step over the rule.
+func (a *Approvals) withoutBoard(ctx context.Context, thread string, p *flow.Pending) (Verdict, error) {
+	n, ok, err := a.cfg.Holding.Note(ctx, thread)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("governed: the holding note for thread %q: %w", thread, err)
+	}
+	if ok && n.Node == p.Node && n.Digest == p.Digest {
+		const waits = ", and no board is configured: the run waits until the agent is linked to its board again. It is never answered here."
+		switch n.State {
+		case waiting.Held:
+			info := agentlink.RuleInfo{ID: n.Rule}
+			return Verdict{Who: Organisation, Rule: info, Run: n.Run,
+				Why: "the organisation decides this on the board" + ruleWords(info) + waits}, nil
+		case waiting.Asking:
+			return Verdict{Who: Organisation, Run: n.Run,
+				Why: "the board was yet to say who decides this" + waits}, nil
+		}
+	}
+	return Verdict{Who: Chat, Why: "no board is configured: the chat decides"}, nil
+}
+
 // ask moves a note on as far as the board lets it: Asking → Card or Held,
 // and raises a Held one. It never fails: what it could not do, it does
 // when the link is next up.
@@ -254,8 +343,8 @@ func (a *Approvals) ask(ctx context.Context, n waiting.Note) Verdict {
 		// Raised when it was held; the link asks again whenever it is up.
 		info := agentlink.RuleInfo{ID: n.Rule}
 		return Verdict{Who: Organisation, Rule: info, Run: n.Run, Why: "the organisation decides this on the board" + ruleWords(info)}
-	case waiting.Tombstone:
-		return Verdict{Who: Organisation, Why: "this run was ended on the board: " + n.Why, Run: n.Run}
+	case waiting.Tombstone, waiting.Withdrawn:
+		return Verdict{Who: Organisation, Why: "this run was ended: " + n.Why, Run: n.Run}
 	}
 	b := a.theBoard()
 	if b == nil {
@@ -338,15 +427,25 @@ func (a *Approvals) All(ctx context.Context) ([]agentlink.Raise, error) {
 	return out, nil
 }
 
-// Recover settles, after a start, every run that waits at an approval —
-// one that paused before its note was written is given one now — and
-// asks the board about every note it could not ask before. Call it when
-// the link comes up (the link itself asks again about held notes).
+// Recover tells the board, after a start, of every run ended here whose
+// approval it held (Cancel), settles every run that waits at an approval —
+// one that paused before its note was written is given one now — and asks
+// the board about every note it could not ask before. Call it when the
+// link comes up (the link itself asks again about held notes).
 func (a *Approvals) Recover(ctx context.Context) error {
 	if !a.cfg.Monitored {
 		return nil
 	}
 	var errs []error
+	withdrawn, err := a.cfg.Holding.Notes(ctx, waiting.Withdrawn)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range withdrawn {
+		if err := a.tell(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if a.cfg.Threads != nil {
 		threads, err := a.cfg.Threads(ctx)
 		if err != nil {

@@ -35,6 +35,10 @@ type parts struct {
 	// bg holds what the link starts when it comes up; wait for it before
 	// closing gov and agent.
 	bg sync.WaitGroup
+	// spoke, when set, is closed when the board's first word on the tools
+	// has been applied.
+	spoke     chan struct{}
+	spokeOnce sync.Once
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:
@@ -123,6 +127,9 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 	if sub != nil {
 		cfg.OnSwitches = func(on []string, spoken bool) {
 			fmt.Fprintln(p.out, switchesLine(p.id.Name, sub, on, spoken))
+			if p.spoke != nil {
+				p.spokeOnce.Do(func() { close(p.spoke) })
+			}
 		}
 	}
 	if p.api != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
@@ -244,6 +245,59 @@ func (g *governance) approvalOf(t *testing.T, thread string) *boardv1.Approval {
 		return found != nil
 	})
 	return found
+}
+
+// switchOn switches on, on the board, the tools of the desk in dir, as an
+// operator does for an agent that has linked before: the desk says hello
+// once (from no folder of its own: nothing is remembered in dir), so the
+// board knows what it declares.
+func (g *governance) switchOn(t *testing.T, dir string, tools ...string) {
+	t.Helper()
+	id, err := agentlink.ReadIdentity(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := make(chan struct{}, 1)
+	link, err := agentlink.New(agentlink.Config{
+		BoardURL: g.bt.URL, Token: g.bt.AgentToken(id.Name), Identity: id,
+		OnState: func(s agentlink.State) {
+			if s.Up {
+				select {
+				case up <- struct{}{}:
+				default:
+				}
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = link.Run(ctx)
+	}()
+	select {
+	case <-up:
+	case <-time.After(time.Minute):
+		t.Fatal("the desk's link did not come up within 10 s")
+	}
+	cancel()
+	<-done
+	if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: id.Name, On: tools}); err != nil {
+		t.Fatalf("SetSwitches: %v", err)
+	}
+}
+
+// state is the state of the approval id on the board.
+func (g *governance) state(t *testing.T, id string) string {
+	t.Helper()
+	res, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetApproval().GetState()
 }
 
 // approve says yes to a on the board.

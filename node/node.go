@@ -20,15 +20,18 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
 )
 
-// Config configures Serve and Run. Every field but Dir has a usable zero
-// value. The fields marked Serve or Run are read by that one only; both
-// check every field, before they say or open anything.
+// Config configures Serve, Run and Cancel. Every field but Dir has a
+// usable zero value. The fields marked Serve, Run or Cancel are read by
+// that one only; each checks every field, before it says or opens
+// anything.
 type Config struct {
 	// Dir: required. The flow folder: DIR/flow.json, and DIR/.symphonix
 	// for what the agent keeps (its waiting runs, journal and lock).
@@ -82,13 +85,23 @@ type Config struct {
 	// does. A lock held by another agent fails either way.
 	LinkUnservable bool
 
-	// Thread (Run): the run's thread; a run waiting on it is resumed
-	// rather than a new one started. "" is "terminal".
+	// Thread (Run, Cancel): the run's thread; a run waiting on it is
+	// resumed rather than a new one started (or, for Cancel, ended). "" is
+	// "terminal".
 	Thread string
 	// Input (Run): what a new run starts with, channel name to text, each
 	// read by its channel's type (agent.Agent.Input): the command's
-	// --input NAME=VALUE. nil starts with nothing.
+	// --input NAME=VALUE. nil starts with nothing. A run waiting on Thread
+	// and Input given is refused (ErrRunWaiting): the two are never mixed.
 	Input map[string]string
+	// SwitchesWithin (Run): how long a run linked to a board waits, before
+	// it starts, for the board's word on which tools are on; 0 is
+	// DefaultSwitchesWithin, and less than 0 is refused. Unused for a flow
+	// that declares no tools.
+	SwitchesWithin time.Duration
+	// Reason (Cancel): why the run was ended, told to the board; at most
+	// governed.MaxReason bytes.
+	Reason string
 	// JSON (Run): write the finished run's state on Stdout as one JSON
 	// object, and nothing else; false writes each output channel as
 	// "NAME: TEXT".
@@ -131,6 +144,15 @@ func (cfg Config) checked() (Config, error) {
 	}
 	if cfg.Thread == "" {
 		cfg.Thread = "terminal"
+	}
+	if cfg.SwitchesWithin < 0 {
+		return cfg, fmt.Errorf("node: Config.SwitchesWithin is %s; want 0 (the default) or more", cfg.SwitchesWithin)
+	}
+	if cfg.SwitchesWithin == 0 {
+		cfg.SwitchesWithin = DefaultSwitchesWithin
+	}
+	if len(cfg.Reason) > governed.MaxReason {
+		return cfg, fmt.Errorf("node: Config.Reason is %d bytes, at most %d", len(cfg.Reason), governed.MaxReason)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

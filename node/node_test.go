@@ -3,14 +3,16 @@ package node_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/serve"
 )
 
-// TestConfigChecked: a Config that is wrong is refused by Serve and Run
-// alike, before anything is said or opened.
+// TestConfigChecked: a Config that is wrong is refused by Serve, Run and
+// Cancel alike, before anything is said or opened.
 func TestConfigChecked(t *testing.T) {
 	t.Parallel()
 	dir := deskDir(t)
@@ -27,12 +29,14 @@ func TestConfigChecked(t *testing.T) {
 		{name: "an unknown journal detail", cfg: node.Config{Dir: dir, JournalDetail: "everything"}},
 		{name: "a negative journal cap", cfg: node.Config{Dir: dir, JournalMaxBytes: -1}},
 		{name: "an input with no name", cfg: node.Config{Dir: dir, Input: map[string]string{"": "x"}}},
+		{name: "a negative wait for the switches", cfg: node.Config{Dir: dir, SwitchesWithin: -time.Second}},
+		{name: "a long reason", cfg: node.Config{Dir: dir, Reason: strings.Repeat("x", 4097)}},
 	}
 	for _, tt := range tests {
 		for _, start := range []struct {
 			name string
 			fn   func(context.Context, node.Config) error
-		}{{"Serve", node.Serve}, {"Run", node.Run}} {
+		}{{"Serve", node.Serve}, {"Run", node.Run}, {"Cancel", node.Cancel}} {
 			t.Run(tt.name+"/"+start.name, func(t *testing.T) {
 				cfg := tt.cfg
 				out := &lines{}

@@ -9,10 +9,13 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/subscription"
 )
 
 // ErrNoAnswer: standard input ended before the run did. The run waits on
@@ -24,17 +27,40 @@ var ErrNoAnswer = errors.New("no answer (standard input ended)")
 // the next time the agent runs.
 var ErrStopped = errors.New("stopped")
 
+// ErrBoardDecides: the run waits at an approval its holding note says is
+// the board's, and no board is configured. The run waits on its thread
+// until the agent runs linked to its board, or Cancel ends it; nothing the
+// chat says answers it.
+var ErrBoardDecides = errors.New("the board decides this approval, and no board is configured")
+
+// ErrRunWaiting: Run was given Input for a thread where a run waits. Input
+// starts a new run, and the waiting one would be resumed instead, so
+// neither is done: answer the waiting run (Run without Input), end it
+// (Cancel), or start the new one on another thread.
+var ErrRunWaiting = errors.New("a run waits on the thread")
+
+// DefaultSwitchesWithin is how long a run linked to a board waits for the
+// board's word on its tools before it starts, unless
+// Config.SwitchesWithin says otherwise. Then it starts with what the
+// subscription has: the board's last word kept in the folder, or nothing
+// (docs/tools.md).
+const DefaultSwitchesWithin = 10 * time.Second
+
 // Run is `agent run DIR`: one run at a terminal. It starts a run on
 // cfg.Thread with cfg.Input, or resumes the one waiting there (after a
 // restart too). Questions (asks and approval cards) go to Stderr and the
 // answers are read from Stdin, a line each; an approval the board decides
-// is waited for, linked to the board for the length of the run. The
-// finished run's outputs go to Stdout, or its state as JSON with cfg.JSON.
+// is waited for, linked to the board for the length of the run. Linked, the
+// run starts once the board has said which tools are on, or after
+// cfg.SwitchesWithin without its word. The finished run's outputs go to
+// Stdout, or its state as JSON with cfg.JSON.
 //
 // It fails when cfg is wrong, the flow cannot be assembled (a
 // *flow.ValidationError when it is invalid), or the run fails; with
-// ErrNoAnswer when Stdin ends before the run does, and ErrStopped when ctx
-// ends while the board has yet to decide.
+// ErrRunWaiting when cfg.Input is given and a run waits on the thread,
+// ErrNoAnswer when Stdin ends before the run does, ErrStopped when ctx
+// ends while the board has yet to decide, and ErrBoardDecides when the run
+// waits for a board and none is configured.
 func Run(ctx context.Context, cfg Config) error {
 	cfg, err := cfg.checked()
 	if err != nil {
@@ -62,12 +88,36 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer gov.Close()
+
+	if len(cfg.Input) > 0 {
+		// The input is for a new run; resuming the waiting one with it
+		// would act on one request with the other's values.
+		p, err := a.Graph.Pending(ctx, cfg.Thread)
+		if err != nil && !errors.Is(err, flow.ErrNothingPending) {
+			return err
+		}
+		if p != nil {
+			return fmt.Errorf("%w %q, at %s: %s; --input starts a new run, and never goes to a waiting one. "+
+				"Answer it with `agent run --thread %s DIR` (no --input), end it with `agent cancel --thread %s DIR`, "+
+				"or start the new run on another thread (--thread NAME)",
+				ErrRunWaiting, cfg.Thread, p.Node, p.Question, cfg.Thread, cfg.Thread)
+		}
+	}
+	in := map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Input)) {
+		v, err := a.Input(name, cfg.Input[name])
+		if err != nil {
+			return fmt.Errorf("--input %s: %w", name, err)
+		}
+		in[name] = v
+	}
+
 	if cfg.BoardURL != "" {
 		id, err := agentlink.ReadIdentity(cfg.Dir)
 		if err != nil {
 			return err
 		}
-		p := &parts{cfg: cfg, id: id, out: cfg.Stderr, agent: a, gov: gov, quietLink: true}
+		p := &parts{cfg: cfg, id: id, out: cfg.Stderr, agent: a, gov: gov, quietLink: true, spoke: make(chan struct{})}
 		lctx, cancel := context.WithCancel(ctx)
 		link, err := p.link(lctx)
 		if err != nil {
@@ -84,15 +134,17 @@ func Run(ctx context.Context, cfg Config) error {
 			<-done
 			p.bg.Wait()
 		}()
-	}
-
-	in := map[string]any{}
-	for _, name := range slices.Sorted(maps.Keys(cfg.Input)) {
-		v, err := a.Input(name, cfg.Input[name])
-		if err != nil {
-			return fmt.Errorf("--input %s: %w", name, err)
+		if len(a.Subscription.Declared()) > 0 {
+			// A tool called before the board has spoken would be refused
+			// for nobody having decided, when the board had.
+			heard, err := awaitSwitches(ctx, p.spoke, cfg.SwitchesWithin)
+			if err != nil {
+				return fmt.Errorf("%w before the run started, waiting for the board's word on the tools", ErrStopped)
+			}
+			if line := unheardLine(id.Name, a.Subscription, cfg.SwitchesWithin); !heard && line != "" {
+				fmt.Fprintln(cfg.Stderr, line)
+			}
 		}
-		in[name] = v
 	}
 
 	var (
@@ -100,6 +152,8 @@ func Run(ctx context.Context, cfg Config) error {
 		v      governed.Verdict
 		thread = cfg.Thread
 	)
+	// Read once linked: a decision the board made meanwhile may have
+	// moved the run on.
 	pending, err := a.Graph.Pending(ctx, thread)
 	switch {
 	case err != nil && !errors.Is(err, flow.ErrNothingPending):
@@ -120,6 +174,10 @@ func Run(ctx context.Context, cfg Config) error {
 		if v.Who == governed.Organisation {
 			// The board decides: the run goes on when it has.
 			fmt.Fprintf(cfg.Stderr, "\napproval at %s: %s\n%s\n", res.Pending.Node, res.Pending.Question, v.Why)
+			if cfg.BoardURL == "" {
+				return fmt.Errorf("%w: the run waits on thread %q until this agent runs linked to its board "+
+					"(--monitor or MONITOR_URL), or `agent cancel --thread %s DIR` ends it", ErrBoardDecides, thread, thread)
+			}
 			select {
 			case d := <-decided:
 				if errors.Is(d.err, governed.ErrCancelled) || errors.Is(d.err, governed.ErrExpired) {
@@ -153,6 +211,37 @@ func Run(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(cfg.Stdout, "%s: %s\n", name, flow.Text(res.State[name]))
 	}
 	return nil
+}
+
+// awaitSwitches waits within for spoke to close — the board's first word
+// on the tools — and reports whether it did. It fails only when ctx ends.
+func awaitSwitches(ctx context.Context, spoke <-chan struct{}, within time.Duration) (bool, error) {
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-spoke:
+		return true, nil
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// unheardLine says what a run starts with when the board has not said
+// which tools are on within the wait: its last word kept in the folder,
+// or nothing; "" when it has just spoken after all.
+func unheardLine(name string, sub *subscription.Subscription, within time.Duration) string {
+	on, src := sub.On()
+	if src == subscription.FromMemory {
+		return fmt.Sprintf("agent %s: tools: the board has not said which are on within %s: the run starts with its last word, kept in this folder: %d on: %s",
+			name, within, len(on), strings.Join(on, ", "))
+	}
+	if src == subscription.FromBoard {
+		return "" // it spoke as the wait ended, and that was said
+	}
+	return fmt.Sprintf("agent %s: tools: the board has not said which are on within %s, and no word of its is kept in this folder: none are on until it says",
+		name, within)
 }
 
 // decision is what a decision on the board came to for a run.

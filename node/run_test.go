@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"net"
+	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/node"
+	"github.com/symphonix/symphonix/subscription"
 )
 
 // refundInput is what a run of the desk starts with.
@@ -74,8 +79,8 @@ func TestRunOutputs(t *testing.T) {
 }
 
 // rememberSwitchedOn leaves in dir the board's word that both the desk's
-// tools are on, as an agent linked there before would have: a run that
-// starts before its link is up calls what the board last said it may.
+// tools are on, as an agent linked there before would have: a run whose
+// board does not speak in time calls what the board last said it may.
 func rememberSwitchedOn(t *testing.T, dir string) {
 	t.Helper()
 	a, err := agent.Open(t.Context(), dir, agent.Config{Monitored: true})
@@ -95,7 +100,7 @@ func TestRunWithBoard(t *testing.T) {
 	t.Parallel()
 	g := startGovernance(t)
 	dir := deskDir(t)
-	rememberSwitchedOn(t, dir)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
 
 	var stdout, stderr lines
 	done := make(chan error, 1)
@@ -105,14 +110,10 @@ func TestRunWithBoard(t *testing.T) {
 			Input: refundInput, Stdin: strings.NewReader("yes\n"), Stdout: &stdout, Stderr: &stderr,
 		})
 	}()
-	stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 60*time.Second)
-	a := g.approvalOf(t, "governed")
-	// The board, linked, switches on what it remembered: the refund the
-	// decision runs is called.
-	if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: []string{"orders.lookup_order", "orders.refund"}}); err != nil {
-		t.Fatalf("SetSwitches: %v", err)
-	}
 	stderr.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`), 60*time.Second)
+	stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 60*time.Second)
+	stderr.wait(t, regexp.MustCompile(`^the organisation decides this on the board`), 60*time.Second)
+	a := g.approvalOf(t, "governed")
 	select {
 	case err := <-done:
 		t.Fatalf("Run returned %v before the board decided; stderr:\n%s", err, &stderr)
@@ -147,7 +148,7 @@ func TestRunStoppedWhileTheBoardDecides(t *testing.T) {
 	t.Parallel()
 	g := startGovernance(t)
 	dir := deskDir(t)
-	rememberSwitchedOn(t, dir)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var stderr lines
@@ -164,5 +165,191 @@ func TestRunStoppedWhileTheBoardDecides(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("Run did not return within 10 s of its context ending")
+	}
+}
+
+// TestRunWaitsForTheBoardsWordOnTools: a first run linked to a board, in a
+// folder that keeps no word of the board's, starts once the board has said
+// which tools are on: the flow's first node calls a tool the board
+// switched on, and the call is made.
+func TestRunWaitsForTheBoardsWordOnTools(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	dir := deskDir(t)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
+	if _, err := os.Stat(subscription.MemoryPath(dir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the folder keeps a word of the board's already (%v); want none", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stderr lines
+	done := make(chan error, 1)
+	go func() {
+		done <- node.Run(ctx, node.Config{
+			Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), Thread: "first-run",
+			Input: refundInput, Stderr: &stderr,
+		})
+	}()
+	// The question shows the order lookup_order found.
+	stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 20*time.Second)
+	g.approvalOf(t, "first-run")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, node.ErrStopped) {
+			t.Errorf("Run after its context ended = %v, want ErrStopped", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return within 10 s of its context ending")
+	}
+}
+
+// TestRunWithASilentBoard: a board that accepts the link and never
+// answers: the run waits Config.SwitchesWithin for its word, then starts
+// with what the subscription has (docs/tools.md) and says which: nothing,
+// so the first tool call is refused for nobody having decided; or the
+// board's last word kept in the folder, with which the run goes on to the
+// refund's approval, which waits for the board.
+func TestRunWithASilentBoard(t *testing.T) {
+	t.Parallel()
+	silent := silentBoard(t)
+	const within = 300 * time.Millisecond
+
+	t.Run("nothing kept", func(t *testing.T) {
+		t.Parallel()
+		dir := deskDir(t)
+		var stderr lines
+		err := node.Run(t.Context(), node.Config{
+			Dir: dir, BoardURL: silent, Token: "a-token", Thread: "t1", Input: refundInput,
+			SwitchesWithin: within, Stderr: &stderr,
+		})
+		if err == nil || !strings.Contains(err.Error(), "has not said yet, so no tool is switched on") {
+			t.Errorf("Run = %v, want the first tool call refused for nobody having decided", err)
+		}
+		stderr.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on within 300ms, and no word of its is kept in this folder: none are on until it says$`), 0)
+	})
+	t.Run("the last word kept", func(t *testing.T) {
+		t.Parallel()
+		dir := deskDir(t)
+		rememberSwitchedOn(t, dir)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var stderr lines
+		done := make(chan error, 1)
+		go func() {
+			done <- node.Run(ctx, node.Config{
+				Dir: dir, BoardURL: silent, Token: "a-token", Thread: "t1", Input: refundInput,
+				SwitchesWithin: within, Stderr: &stderr,
+			})
+		}()
+		stderr.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on within 300ms: the run starts with its last word, kept in this folder: 2 on: orders.lookup_order, orders.refund$`), 60*time.Second)
+		stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 20*time.Second)
+		cancel()
+		if err := <-done; !errors.Is(err, node.ErrStopped) {
+			t.Errorf("Run after its context ended = %v, want ErrStopped", err)
+		}
+		if got := exampletest.Refunds(t, dir); len(got) != 0 {
+			t.Errorf("refunds without the board: %v", got)
+		}
+	})
+}
+
+// silentBoard is a board that takes connections and never says a word;
+// it returns its URL.
+func silentBoard(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestRunRefusesInputForAWaitingRun: a run waits on the thread for order
+// A-1001; a second Run there with input for order A-1002 is refused,
+// naming the waiting run and the ways on, and the waiting run is left as
+// it was: answered, it refunds A-1001.
+func TestRunRefusesInputForAWaitingRun(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	if err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", Input: refundInput}); !errors.Is(err, node.ErrNoAnswer) {
+		t.Fatalf("the first Run = %v, want ErrNoAnswer", err)
+	}
+	var stderr lines
+	other := map[string]string{"order_id": "A-1002", "request": "My lamp never came."}
+	err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", Input: other, Stdin: strings.NewReader("yes\n"), Stderr: &stderr})
+	if !errors.Is(err, node.ErrRunWaiting) {
+		t.Fatalf("Run with new input on a waiting thread = %v, want ErrRunWaiting", err)
+	}
+	for _, want := range []string{`"t1"`, "at pay", "order A-1001", "agent run --thread t1", "agent cancel --thread t1", "another thread"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal %q does not say %q", err, want)
+		}
+	}
+	if stderr.find(regexp.MustCompile(`^resuming`)) != nil || len(exampletest.Refunds(t, dir)) != 0 {
+		t.Fatalf("the refused Run resumed the waiting run: refunds %v; stderr:\n%s", exampletest.Refunds(t, dir), &stderr)
+	}
+	if err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t1", Stdin: strings.NewReader("yes\n")}); err != nil {
+		t.Fatalf("answering the waiting run: %v", err)
+	}
+	exampletest.CheckRefundedOnce(t, dir)
+}
+
+// TestRunPicksUpTheBoardsDecision: a run stopped while the board decides
+// finishes, with the refund, when the next Run on its thread links after
+// the board's yes; no second approval is raised for it.
+func TestRunPicksUpTheBoardsDecision(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	dir := deskDir(t)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- node.Run(ctx, node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), Thread: "later", Input: refundInput})
+	}()
+	a := g.approvalOf(t, "later")
+	stop()
+	if err := <-done; !errors.Is(err, node.ErrStopped) {
+		t.Fatalf("Run stopped = %v, want ErrStopped", err)
+	}
+	g.approve(t, a)
+
+	var stdout, stderr lines
+	err := node.Run(t.Context(), node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), Thread: "later",
+		JSON: true, Stdout: &stdout, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("the next Run = %v; stderr:\n%s", err, &stderr)
+	}
+	exampletest.CheckRefundedOnce(t, dir)
+	res, err := g.approver.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "refund-desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.GetApprovals(); len(got) != 1 || got[0].GetId() != a.GetId() {
+		t.Errorf("approvals on the board = %v, want only the one decided", got)
 	}
 }

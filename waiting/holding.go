@@ -29,15 +29,24 @@ const (
 	Card NoteState = "card"
 	// Tombstone: the run was cancelled; nothing may answer it again.
 	Tombstone NoteState = "tombstone"
+	// Withdrawn: a tombstone the board has yet to hear of. The run was
+	// ended here (agent cancel) while its approval was the board's; the
+	// board is told when the agent next links, and the note then becomes a
+	// Tombstone. Nothing may answer it either.
+	Withdrawn NoteState = "withdrawn"
 )
 
 func (s NoteState) valid() bool {
 	switch s {
-	case Asking, Held, Card, Tombstone:
+	case Asking, Held, Card, Tombstone, Withdrawn:
 		return true
 	}
 	return false
 }
+
+// Ended reports whether s is the note of a run that was ended: a Tombstone,
+// or Withdrawn.
+func (s NoteState) Ended() bool { return s == Tombstone || s == Withdrawn }
 
 // Note is the holding note: the run on Thread waits at Node for a decision,
 // and this is what was put in front of the person who makes it. It is taken
@@ -70,9 +79,10 @@ type Note struct {
 type Holding interface {
 	// Hold stores n, replacing the note for its Run and Node.
 	Hold(ctx context.Context, n Note) error
-	// Note returns the newest note for thread that is not a tombstone.
+	// Note returns the newest note for thread whose run was not ended (see
+	// NoteState.Ended).
 	Note(ctx context.Context, thread string) (Note, bool, error)
-	// Find returns the note for run and node, tombstones included.
+	// Find returns the note for run and node, ended or not.
 	Find(ctx context.Context, run, node string) (Note, bool, error)
 	// Notes lists the notes in any of states, oldest first.
 	Notes(ctx context.Context, states ...NoteState) ([]Note, error)
@@ -148,7 +158,8 @@ func scanNote(row interface{ Scan(...any) error }) (Note, error) {
 
 func (h storeHolding) Note(ctx context.Context, thread string) (Note, bool, error) {
 	row := h.s.db.QueryRowContext(ctx, `SELECT `+noteColumns+` FROM holding
-		WHERE thread = ? AND state != ? ORDER BY at DESC, updated_at DESC LIMIT 1`, thread, string(Tombstone))
+		WHERE thread = ? AND state NOT IN (?, ?) ORDER BY at DESC, updated_at DESC LIMIT 1`,
+		thread, string(Tombstone), string(Withdrawn))
 	return oneNote(row, "thread "+thread)
 }
 
@@ -284,7 +295,7 @@ func (m *MemoryHolding) Note(_ context.Context, thread string) (Note, bool, erro
 		found bool
 	)
 	for _, n := range m.notes {
-		if n.Thread == thread && n.State != Tombstone && (!found || n.At.After(best.At)) {
+		if n.Thread == thread && !n.State.Ended() && (!found || n.At.After(best.At)) {
 			best, found = n, true
 		}
 	}

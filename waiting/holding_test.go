@@ -223,8 +223,13 @@ func TestHoldingNoteNewest(t *testing.T) {
 			want:  "live",
 		},
 		{
+			name:  "a newer withdrawn note is skipped",
+			holds: []held{{"live", "t", Held, time.Hour}, {"withdrawn", "t", Withdrawn, 0}},
+			want:  "live",
+		},
+		{
 			name:  "only tombstones",
-			holds: []held{{"dead", "t", Tombstone, 0}, {"dead2", "t", Tombstone, time.Hour}},
+			holds: []held{{"dead", "t", Tombstone, 0}, {"dead2", "t", Withdrawn, time.Hour}},
 			want:  "",
 		},
 		{
@@ -718,6 +723,14 @@ func TestHoldingForgottenOnOpen(t *testing.T) {
 			want:    []string{"dead"},
 		},
 		{
+			// The board is yet to be told of it.
+			name:    "the checkpoint of a withdrawn run was deleted",
+			put:     0,
+			deleted: true,
+			notes:   []note{{"withdrawn", Withdrawn, 0, 0}, {"card", Card, 0, 0}},
+			want:    []string{"withdrawn"},
+		},
+		{
 			name:  "the checkpoint was forgotten for its age",
 			put:   31 * day,
 			notes: []note{{"held", Held, day, 0}, {"dead", Tombstone, day, 0}},
@@ -785,13 +798,13 @@ func TestHoldingForgottenOnOpen(t *testing.T) {
 				}
 			}
 			// Until the store opens again, nothing is forgotten.
-			if all, err := h.Notes(ctx, Asking, Held, Card, Tombstone); err != nil || len(all) != len(tt.notes) {
+			if all, err := h.Notes(ctx, Asking, Held, Card, Tombstone, Withdrawn); err != nil || len(all) != len(tt.notes) {
 				t.Errorf("Notes() while open = %d notes, %v; want all %d", len(all), err, len(tt.notes))
 			}
 			s.Close()
 			c.set(now)
 			h = HoldingOf(openStore(t, dir, opts))
-			all, err := h.Notes(ctx, Asking, Held, Card, Tombstone)
+			all, err := h.Notes(ctx, Asking, Held, Card, Tombstone, Withdrawn)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -159,10 +159,11 @@ func (s *Store) prepare(ctx context.Context, now time.Time, keep time.Duration) 
 	if err != nil {
 		return fmt.Errorf("forget old threads: %w", err)
 	}
-	// A note follows its run; a tombstone is kept as long as a thread.
+	// A note follows its run; the note of a run that was ended (a
+	// tombstone, withdrawn or not) is kept as long as a thread.
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM holding WHERE updated_at <= ?
-		OR (state != ? AND thread NOT IN (SELECT thread FROM waiting))`,
-		now.Add(-keep).UnixMilli(), string(Tombstone)); err != nil {
+		OR (state NOT IN (?, ?) AND thread NOT IN (SELECT thread FROM waiting))`,
+		now.Add(-keep).UnixMilli(), string(Tombstone), string(Withdrawn)); err != nil {
 		return fmt.Errorf("forget old notes: %w", err)
 	}
 	s.forgotten = int(n)

@@ -4,7 +4,8 @@
 //	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN] [--capability NAME]... DIR
 //	agent validate DIR
 //	agent check DIR
-//	agent run [--input NAME=VALUE]... [--json] [--thread T] DIR
+//	agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--token TOKEN] DIR
+//	agent cancel [--thread T] [--reason TEXT] DIR
 //
 // The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
 // Without a monitor URL the agent runs without a board and says so.
@@ -15,8 +16,12 @@
 // when this binary cannot run the flow (its handlers live in a generated
 // program) says it is not served and only links it to the board.
 //
-// The command is its flags: serving and running are package node
-// (node.Serve, node.Run).
+// `agent cancel --thread T DIR` ends the run waiting on the thread without
+// an answer, even one whose approval is the board's; the board is told the
+// next time the agent is linked to it.
+//
+// The command is its flags: serving, running and cancelling are package
+// node (node.Serve, node.Run, node.Cancel).
 package main
 
 import (

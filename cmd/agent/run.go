@@ -20,6 +20,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return runCheck(args[1:], stdout)
 		case "run":
 			return runFlow(ctx, args[1:], getenv, stdin, stdout, stderr)
+		case "cancel":
+			return runCancel(ctx, args[1:], getenv, stdout, stderr)
 		case "serve":
 			return runServe(ctx, args[1:], getenv, stdout, stderr, false)
 		}

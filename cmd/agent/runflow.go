@@ -15,7 +15,8 @@ import (
 // (asks and approval cards) go to stderr and answers are read line by line
 // from stdin; with --json the final state is the only thing on stdout. A
 // run left waiting (stdin ended) is resumed by the next `agent run` on the
-// same thread, after a restart too.
+// same thread, after a restart too; one given --input is refused while a
+// run waits there.
 func runFlow(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agent run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -29,7 +30,7 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: agent run [--input NAME=VALUE]... [--json] DIR")
+		return fmt.Errorf("usage: agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] DIR")
 	}
 	in := map[string]string{}
 	for _, kv := range inputs {

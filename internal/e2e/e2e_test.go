@@ -358,12 +358,15 @@ func example(t *testing.T, name string) string {
 
 // refundDesk runs `agent run --json` on the refund desk copied to desk
 // with answers on stdin, and returns the final state, or the exit error
-// and stderr.
+// and stderr. The run's input is about order; none for order "" (the run
+// waiting on the thread is resumed).
 func refundDesk(t *testing.T, desk, thread, order, answers string) (state map[string]any, stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(bin, "agent"), "run", "--json", "--thread", thread,
-		"--input", "order_id="+order, "--input", "request=The mug arrived broken; I want my money back.",
-		desk)
+	args := []string{"run", "--json", "--thread", thread}
+	if order != "" {
+		args = append(args, "--input", "order_id="+order, "--input", "request=The mug arrived broken; I want my money back.")
+	}
+	cmd := exec.Command(filepath.Join(bin, "agent"), append(args, desk)...)
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "MONITOR_URL=")
 	cmd.Stdin = strings.NewReader(answers)
 	var out, errb strings.Builder
@@ -414,8 +417,9 @@ func TestRefundDeskRejected(t *testing.T) {
 }
 
 // TestRefundDeskResumesAfterRestart: a run paused at its approval is kept
-// in the folder's waiting store; the process ends; a new process answers
-// it and the run completes.
+// in the folder's waiting store; the process ends; a process with another
+// order's input is refused, and a new process answers the waiting run and
+// it completes.
 func TestRefundDeskResumesAfterRestart(t *testing.T) {
 	t.Parallel()
 	desk, thread := example(t, "refund-desk"), threadName(t)
@@ -423,15 +427,20 @@ func TestRefundDeskResumesAfterRestart(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr, "the run waits on thread") {
 		t.Fatalf("first process: %v, want exit 1 with the run waiting\n%s", err, stderr)
 	}
-	state, stderr, err := refundDesk(t, desk, thread, "A-1001", "yes\n")
+	_, stderr, err = refundDesk(t, desk, thread, "A-1002", "yes\n")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr, "a run waits on the thread") ||
+		!strings.Contains(stderr, "agent cancel --thread "+thread) {
+		t.Fatalf("a process with another order's input: %v, want exit 1, refused, naming the waiting run\n%s", err, stderr)
+	}
+	state, stderr, err := refundDesk(t, desk, thread, "", "yes\n")
 	if err != nil {
 		t.Fatalf("second process: %v\n%s", err, stderr)
 	}
 	if !strings.Contains(stderr, "resuming the run waiting on thread") {
 		t.Errorf("second process did not say it resumed:\n%s", stderr)
 	}
-	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" {
-		t.Errorf("final state = %v, want the refund made", state)
+	if refund, _ := state["refund"].(map[string]any); refund["status"] != "refunded" || refund["order_id"] != "A-1001" {
+		t.Errorf("final state = %v, want the refund of A-1001 made", state)
 	}
 }
 

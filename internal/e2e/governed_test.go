@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -403,9 +404,9 @@ func TestAgentRunWaitsForTheBoard(t *testing.T) {
 		"--monitor", g.url, "--token", g.deskToken,
 		"--input", "order_id=A-1001", "--input", "request=The mug arrived broken; I want my money back.", desk)
 	run.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`))
-	// The run may reach the refund before its link is up: then the board
-	// could not be asked yet, and is asked when the link comes up.
-	run.waitLine(t, regexp.MustCompile(`^(the organisation decides this on the board|the board could not be asked who decides: the run waits, and asks again when the link to the board is up)`))
+	// The run starts once the board has said which tools are on: its link
+	// is up, and the board is asked who decides.
+	run.waitLine(t, regexp.MustCompile(`^the organisation decides this on the board`))
 	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
 		t.Fatalf("refunds before the board decided: %v", refunds)
 	}
@@ -426,4 +427,62 @@ func TestAgentRunWaitsForTheBoard(t *testing.T) {
 		t.Fatalf("final state %v, want the refund made", state)
 	}
 	exampletest.CheckRefundedOnce(t, desk)
+}
+
+// TestRestartedWithoutTheBoard: an approval raised to the board stays the
+// board's when the agent is run again without one: `agent run` answering
+// yes on standard input exits 1 saying why the run waits, and refunds
+// nothing. `agent cancel` ends the run, and the board, told when the agent
+// is served linked again, shows the approval cancelled by the agent.
+func TestRestartedWithoutTheBoard(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	desk := governedDesk(t)
+	const thread = "g1"
+	agent, api := g.serveDesk(t, desk)
+	askForRefund(t, api, thread, g.rule)
+	a := g.approvalOf(t, thread)
+	if err := agent.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("agent serve after SIGTERM: %v", err)
+	}
+
+	_, stderr, err := refundDesk(t, desk, thread, "", "yes\n")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
+		!strings.Contains(stderr, "the organisation decides this on the board") || !strings.Contains(stderr, "no board is configured") ||
+		!strings.Contains(stderr, "agent cancel --thread "+thread) {
+		t.Fatalf("agent run without the board: %v, want exit 1, the run waiting for the board\n%s", err, stderr)
+	}
+	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
+		t.Fatalf("refunds made without the board's decision: %v", refunds)
+	}
+
+	out, _ := runCmd(t, "agent", "cancel", "--thread", thread, "--reason", "the customer called", desk)
+	if !strings.Contains(out, "thread "+thread+": the run waiting at pay") || !strings.Contains(out, "the board held its approval") {
+		t.Fatalf("agent cancel printed %q, want the run ended and the board to be told", out)
+	}
+	if got := g.approvalState(t, a.GetId()); got.GetState() != "pending" {
+		t.Fatalf("the approval before the agent linked again = %v, want pending", got)
+	}
+	g.serveDesk(t, desk)
+	var got *boardv1.Approval
+	boardtest.Eventually(t, ceiling, "the approval cancelled on the board", func() bool {
+		got = g.approvalState(t, a.GetId())
+		return got.GetState() == "cancelled"
+	})
+	if d := got.GetDecision(); strings.Join(d.GetWho(), ",") != "refund-desk" || !strings.Contains(d.GetReason(), "the customer called") {
+		t.Errorf("the cancellation = %v, want it by refund-desk, with the reason", d)
+	}
+	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
+		t.Errorf("refunds made for a run ended without an answer: %v", refunds)
+	}
+}
+
+// approvalState is the approval id as the board has it now.
+func (g *governance) approvalState(t *testing.T, id string) *boardv1.Approval {
+	t.Helper()
+	res, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetApproval()
 }

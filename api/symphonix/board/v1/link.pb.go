@@ -38,6 +38,7 @@ type LinkRequest struct {
 	//	*LinkRequest_Pair
 	//	*LinkRequest_Verify
 	//	*LinkRequest_Conversations
+	//	*LinkRequest_Withdraw
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -161,6 +162,15 @@ func (x *LinkRequest) GetConversations() *Conversations {
 	return nil
 }
 
+func (x *LinkRequest) GetWithdraw() *Withdraw {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Withdraw); ok {
+			return x.Withdraw
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -216,6 +226,13 @@ type LinkRequest_Conversations struct {
 	Conversations *Conversations `protobuf:"bytes,9,opt,name=conversations,proto3,oneof"`
 }
 
+type LinkRequest_Withdraw struct {
+	// Withdraw says the agent ended, itself, a run whose approval it
+	// raised: the board cancels the approval if it is still pending.
+	// Answered with Withdrawn or an Error.
+	Withdraw *Withdraw `protobuf:"bytes,10,opt,name=withdraw,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -233,6 +250,8 @@ func (*LinkRequest_Pair) isLinkRequest_Kind() {}
 func (*LinkRequest_Verify) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Conversations) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Withdraw) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -252,6 +271,7 @@ type LinkResponse struct {
 	//	*LinkResponse_PairCode
 	//	*LinkResponse_Verified
 	//	*LinkResponse_Paired
+	//	*LinkResponse_Withdrawn
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -402,6 +422,15 @@ func (x *LinkResponse) GetPaired() *Paired {
 	return nil
 }
 
+func (x *LinkResponse) GetWithdrawn() *Withdrawn {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Withdrawn); ok {
+			return x.Withdrawn
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -469,6 +498,11 @@ type LinkResponse_Paired struct {
 	Paired *Paired `protobuf:"bytes,12,opt,name=paired,proto3,oneof"`
 }
 
+type LinkResponse_Withdrawn struct {
+	// Withdrawn answers a Withdraw.
+	Withdrawn *Withdrawn `protobuf:"bytes,13,opt,name=withdrawn,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -492,6 +526,8 @@ func (*LinkResponse_PairCode) isLinkResponse_Kind() {}
 func (*LinkResponse_Verified) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Paired) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Withdrawn) isLinkResponse_Kind() {}
 
 // Hello registers a running agent.
 type Hello struct {
@@ -1594,11 +1630,154 @@ func (x *Paired) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Withdraw tells the board that the agent ended a run waiting on an approval
+// it raised, without an answer (a person at the agent's side ended it: `agent
+// cancel`). The run is over, whatever the board decides: the board cancels
+// the approval it holds for the run and node if it is still pending, as the
+// agent, and otherwise leaves it as it is. Sending it again changes nothing.
+type Withdraw struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The run and node of the approval, as raised; required.
+	Run  string `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
+	// Why the run was ended, as the person who ended it said; at most 4096
+	// bytes.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Withdraw) Reset() {
+	*x = Withdraw{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Withdraw) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Withdraw) ProtoMessage() {}
+
+func (x *Withdraw) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Withdraw.ProtoReflect.Descriptor instead.
+func (*Withdraw) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Withdraw) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Withdraw) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+func (x *Withdraw) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *Withdraw) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Withdrawn answers a Withdraw with the approval the board holds for the run
+// and node.
+type Withdrawn struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The approval; empty when the board holds none for the run and node (it
+	// was never raised there).
+	ApprovalId string `protobuf:"bytes,2,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// Its state now: cancelled when it was pending, otherwise what it already
+	// was (approved, rejected, cancelled, expired); empty with no approval.
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Withdrawn) Reset() {
+	*x = Withdrawn{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Withdrawn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Withdrawn) ProtoMessage() {}
+
+func (x *Withdrawn) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Withdrawn.ProtoReflect.Descriptor instead.
+func (*Withdrawn) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Withdrawn) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Withdrawn) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *Withdrawn) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\x9c\x04\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\xd8\x04\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1609,8 +1788,10 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x0fhow_to_identify\x18\x06 \x01(\v2!.symphonix.board.v1.HowToIdentifyH\x00R\rhowToIdentify\x12.\n" +
 	"\x04pair\x18\a \x01(\v2\x18.symphonix.board.v1.PairH\x00R\x04pair\x124\n" +
 	"\x06verify\x18\b \x01(\v2\x1a.symphonix.board.v1.VerifyH\x00R\x06verify\x12I\n" +
-	"\rconversations\x18\t \x01(\v2!.symphonix.board.v1.ConversationsH\x00R\rconversationsB\x06\n" +
-	"\x04kind\"\x85\x06\n" +
+	"\rconversations\x18\t \x01(\v2!.symphonix.board.v1.ConversationsH\x00R\rconversations\x12:\n" +
+	"\bwithdraw\x18\n" +
+	" \x01(\v2\x1c.symphonix.board.v1.WithdrawH\x00R\bwithdrawB\x06\n" +
+	"\x04kind\"\xc4\x06\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1624,7 +1805,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\tpair_code\x18\n" +
 	" \x01(\v2\x1c.symphonix.board.v1.PairCodeH\x00R\bpairCode\x12:\n" +
 	"\bverified\x18\v \x01(\v2\x1c.symphonix.board.v1.VerifiedH\x00R\bverified\x124\n" +
-	"\x06paired\x18\f \x01(\v2\x1a.symphonix.board.v1.PairedH\x00R\x06pairedB\x06\n" +
+	"\x06paired\x18\f \x01(\v2\x1a.symphonix.board.v1.PairedH\x00R\x06paired\x12=\n" +
+	"\twithdrawn\x18\r \x01(\v2\x1d.symphonix.board.v1.WithdrawnH\x00R\twithdrawnB\x06\n" +
 	"\x04kind\"\xa9\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -1713,7 +1895,19 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x06thread\x18\x02 \x01(\tR\x06thread\x12\x10\n" +
 	"\x03who\x18\x03 \x01(\tR\x03who\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12*\n" +
-	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at2a\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"g\n" +
+	"\bWithdraw\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
+	"\x03run\x18\x02 \x01(\tR\x03run\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"a\n" +
+	"\tWithdrawn\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
+	"\vapproval_id\x18\x02 \x01(\tR\n" +
+	"approvalId\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state2a\n" +
 	"\x10AgentLinkService\x12M\n" +
 	"\x04Link\x12\x1f.symphonix.board.v1.LinkRequest\x1a .symphonix.board.v1.LinkResponse(\x010\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
@@ -1729,7 +1923,7 @@ func file_symphonix_board_v1_link_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_link_proto_rawDescData
 }
 
-var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*LinkRequest)(nil),           // 0: symphonix.board.v1.LinkRequest
 	(*LinkResponse)(nil),          // 1: symphonix.board.v1.LinkResponse
@@ -1749,11 +1943,13 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Verify)(nil),                // 15: symphonix.board.v1.Verify
 	(*Verified)(nil),              // 16: symphonix.board.v1.Verified
 	(*Paired)(nil),                // 17: symphonix.board.v1.Paired
-	(*Conversations)(nil),         // 18: symphonix.board.v1.Conversations
-	(*ApprovalDecision)(nil),      // 19: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 20: symphonix.board.v1.ToolSwitches
-	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(*Withdraw)(nil),              // 18: symphonix.board.v1.Withdraw
+	(*Withdrawn)(nil),             // 19: symphonix.board.v1.Withdrawn
+	(*Conversations)(nil),         // 20: symphonix.board.v1.Conversations
+	(*ApprovalDecision)(nil),      // 21: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 22: symphonix.board.v1.ToolSwitches
+	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	2,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -1764,33 +1960,35 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	11, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
 	13, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
 	15, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
-	18, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
-	3,  // 9: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	4,  // 10: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	5,  // 11: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	7,  // 12: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	9,  // 13: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	10, // 14: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	19, // 15: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	20, // 16: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	12, // 17: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	14, // 18: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	16, // 19: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	17, // 20: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	21, // 21: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	21, // 22: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	22, // 23: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
-	22, // 24: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
-	19, // 25: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	22, // 26: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
-	22, // 27: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
-	0,  // 28: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	1,  // 29: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	29, // [29:30] is the sub-list for method output_type
-	28, // [28:29] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	20, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
+	18, // 9: symphonix.board.v1.LinkRequest.withdraw:type_name -> symphonix.board.v1.Withdraw
+	3,  // 10: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	4,  // 11: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	5,  // 12: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	7,  // 13: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	9,  // 14: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	10, // 15: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	21, // 16: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	22, // 17: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	12, // 18: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	14, // 19: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	16, // 20: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	17, // 21: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	19, // 22: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	23, // 23: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	23, // 24: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	24, // 25: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
+	24, // 26: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
+	21, // 27: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	24, // 28: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
+	24, // 29: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
+	0,  // 30: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	1,  // 31: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	31, // [31:32] is the sub-list for method output_type
+	30, // [30:31] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -1811,6 +2009,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_Pair)(nil),
 		(*LinkRequest_Verify)(nil),
 		(*LinkRequest_Conversations)(nil),
+		(*LinkRequest_Withdraw)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
@@ -1825,6 +2024,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_PairCode)(nil),
 		(*LinkResponse_Verified)(nil),
 		(*LinkResponse_Paired)(nil),
+		(*LinkResponse_Withdrawn)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1832,7 +2032,7 @@ func file_symphonix_board_v1_link_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_link_proto_rawDesc), len(file_symphonix_board_v1_link_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

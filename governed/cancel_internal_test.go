@@ -1,0 +1,30 @@
+package governed
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestClip: what is told to the board is valid UTF-8 within its limit,
+// cut at a character's edge.
+func TestClip(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{"short", "the customer called", 100, "the customer called"},
+		{"cut", "abcdef", 3, "abc"},
+		{"at a character's edge", "ab€", 4, "ab"},
+		{"invalid bytes replaced", "a\xffb", 10, "a\uFFFDb"},
+		{"the limit", strings.Repeat("é", MaxReason), MaxReason, strings.Repeat("é", MaxReason/2)},
+	}
+	for _, tt := range tests {
+		got := clip(tt.in, tt.max)
+		if got != tt.want || len(got) > tt.max || !utf8.ValidString(got) {
+			t.Errorf("clip(%s) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
