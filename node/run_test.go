@@ -191,7 +191,7 @@ func TestRunWaitsForTheBoardsWordOnTools(t *testing.T) {
 		})
 	}()
 	// The question shows the order lookup_order found.
-	stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 20*time.Second)
+	stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 60*time.Second)
 	g.approvalOf(t, "first-run")
 	cancel()
 	select {
@@ -243,7 +243,7 @@ func TestRunWithASilentBoard(t *testing.T) {
 			})
 		}()
 		stderr.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on within 300ms: the run starts with its last word, kept in this folder: 2 on: orders.lookup_order, orders.refund$`), 60*time.Second)
-		stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 20*time.Second)
+		stderr.wait(t, regexp.MustCompile(`^approval at pay: Refund 49.9 EUR on order A-1001 to Ada Lovelace\?$`), 60*time.Second)
 		cancel()
 		if err := <-done; !errors.Is(err, node.ErrStopped) {
 			t.Errorf("Run after its context ended = %v, want ErrStopped", err)
