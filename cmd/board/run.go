@@ -104,7 +104,7 @@ func storeFlags(fs *flag.FlagSet, getenv func(string) string) storeOptions {
 	}
 	return storeOptions{
 		data:     fs.String("data", dataDefault, "folder of the embedded store (board.db) (env SYMPHONIX_DATA)"),
-		database: fs.String("database", getenv("SYMPHONIX_DATABASE"), "store DSN: postgres://… or a SQLite file: URL; overrides --data (env SYMPHONIX_DATABASE)"),
+		database: fs.String("database", getenv("SYMPHONIX_DATABASE"), "store DSN: postgres://…, or an SQLite file: URL or path; overrides --data (env SYMPHONIX_DATABASE)"),
 	}
 }
 
@@ -129,9 +129,17 @@ func (o storeOptions) describe() string {
 func (o storeOptions) open(ctx context.Context) (*ent.Client, error) {
 	db, err := store.Open(ctx, o.dsn())
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, o.flagErr(err)
 	}
 	return db, nil
+}
+
+// flagErr names --database in an error about the DSN it gave.
+func (o storeOptions) flagErr(err error) error {
+	if *o.database != "" && errors.Is(err, store.ErrDSN) {
+		return fmt.Errorf("--database: %w", err)
+	}
+	return err
 }
 
 var errUsage = errors.New("usage: board token operator|agent|revoke|list [flags]")
