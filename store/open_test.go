@@ -101,6 +101,9 @@ func TestOpenUnknownSchemeMakesNothing(t *testing.T) {
 	if _, err := Open(t.Context(), "mysql://x"); !errors.Is(err, ErrDSN) {
 		t.Errorf("Open(mysql://x) = %v, want ErrDSN", err)
 	}
+	if _, err := TakeLock("mysql://x"); !errors.Is(err, ErrDSN) {
+		t.Errorf("TakeLock(mysql://x) = %v, want ErrDSN", err)
+	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("Open(mysql://x) left %v in the working directory", entries)
 	}

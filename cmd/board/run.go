@@ -51,6 +51,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
+	// One board per SQLite store; the lock outlives the store's client.
+	lock, err := store.TakeLock(where.dsn())
+	if err != nil {
+		return where.flagErr(err)
+	}
+	defer lock.Release()
 	db, err := where.open(ctx)
 	if err != nil {
 		return err
