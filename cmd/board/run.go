@@ -36,6 +36,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate: serve HTTPS (HTTP/2 and HTTP/1.1) instead of plain HTTP")
 	tlsKey := fs.String("tls-key", "", "PEM private key for --tls-cert")
+	publicURL := fs.String("public-url", getenv("SYMPHONIX_PUBLIC_URL"), "the board's URL as people's browsers reach it, for the links it prints (default: the listen address, 0.0.0.0 and [::] as 127.0.0.1 and localhost) (env SYMPHONIX_PUBLIC_URL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,6 +45,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	if *publicURL != "" {
+		u, err := checkPublicURL(*publicURL)
+		if err != nil {
+			return fmt.Errorf("--public-url: %w", err)
+		}
+		*publicURL = u
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -75,6 +83,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *tlsCert != "" {
 		scheme = "https"
 	}
+	base := *publicURL
+	if base == "" {
+		base = listenURL(scheme, *listen, ln.Addr())
+	}
+	if err := recordPublicURL(ctx, db, base); err != nil {
+		b.Close()
+		ln.Close()
+		return err
+	}
 	// A board with nobody prints a one-time link that creates the first
 	// admin; every start prints a new one and the old one stops working.
 	link, first, err := identity.NewUsers(db, nil).FirstRun(ctx)
@@ -83,9 +100,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln.Close()
 		return err
 	}
-	msg := fmt.Sprintf("board: store %s; listening on %s://%s\n", where.describe(), scheme, ln.Addr())
+	msg := fmt.Sprintf("board: store %s; listening on %s://%s; public URL %s\n", where.describe(), scheme, ln.Addr(), base)
 	if first {
-		msg += fmt.Sprintf("board: first run: create the first admin at %s://%s%s (works once, until %s)\n", scheme, ln.Addr(), link.Path(), link.ExpiresAt.UTC().Format(time.RFC3339))
+		msg += fmt.Sprintf("board: first run: create the first admin at %s (works once, until %s)\n", link.URL(base), link.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprint(stdout, msg)
 	if *tlsCert != "" {

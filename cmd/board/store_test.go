@@ -61,6 +61,7 @@ func TestUnknownDatabaseScheme(t *testing.T) {
 	t.Chdir(dir)
 	for _, args := range [][]string{
 		{"--database", "mysql://x", "--listen", "127.0.0.1:0"},
+		{"--database", "mysql://x", "--listen", "127.0.0.1:0", "--public-url", "https://board.example"},
 		{"token", "list", "--database", "mysql://x"},
 		{"user", "list", "--database", "mysql://x"},
 	} {

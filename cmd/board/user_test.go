@@ -33,10 +33,10 @@ func TestUserCommands(t *testing.T) {
 		t.Errorf("user add printed %q, want the setup link alone", out)
 	}
 	var errb bytes.Buffer
-	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "alice@example.com", "--role", "viewer"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
+	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "alice@example.com", "--role", "viewer", "--url", "https://board.example"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
 		t.Errorf("adding alice twice: no error")
 	}
-	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "bob@example.com", "--role", "root"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
+	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "bob@example.com", "--role", "root", "--url", "https://board.example"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
 		t.Errorf("adding with role root: no error")
 	}
 	out, _ = runOK(t, "user", "list", "--data", data)
