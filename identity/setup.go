@@ -42,6 +42,9 @@ type SetupLink struct {
 // setup page reads it and posts it to /auth/setup.
 func (l SetupLink) Path() string { return "/setup#token=" + l.Token }
 
+// URL is the link on the board whose public URL is base.
+func (l SetupLink) URL(base string) string { return strings.TrimSuffix(base, "/") + l.Path() }
+
 func newSetupLink(now time.Time) (SetupLink, string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

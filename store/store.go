@@ -4,10 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -19,32 +15,28 @@ import (
 	"github.com/symphonix/symphonix/ent"
 )
 
-// SQLiteDSN is the DSN of the embedded store in dir (its file is board.db): WAL, foreign keys,
-// a busy timeout instead of "database is locked" (for another process
-// writing to the same file: within the board, writers queue in Go), and
-// synchronous=FULL so that what an operator was told is saved survives a
-// power cut.
-func SQLiteDSN(dir string) string {
-	u := url.URL{Scheme: "file", Opaque: filepath.ToSlash(filepath.Join(dir, "board.db"))}
-	q := url.Values{}
-	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(FULL)"} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 var migrateMu sync.Mutex
 
 // Open opens the store a DSN names and brings its schema up to date:
-// PostgreSQL for postgres:// and postgresql:// URLs, embedded SQLite for
-// everything else (a file: URL or a path). For a path, its folder is created.
+// PostgreSQL for postgres:// and postgresql:// URLs; embedded SQLite for a
+// file: URL or a path, its folder created. Any other scheme fails with
+// ErrDSN, naming the forms accepted.
+//
+// An SQLite store gets WAL, foreign keys, a busy timeout, synchronous=FULL
+// and immediate transactions whatever form its DSN takes; a DSN that sets
+// any of them itself is refused. Its file is created 0600 whatever the
+// umask (SQLite gives the -wal and -shm files the same mode), and Open
+// fails with a *PermissionError when the file, its -wal or -shm, or its
+// folder can be read or written by other users.
 //
 // SQLite's writers queue in Go and commit in groups (see sqliteDriver);
 // PostgreSQL takes concurrent writers as they come.
 func Open(ctx context.Context, dsn string) (*ent.Client, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	src, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if src.postgres {
 		db, err := sql.Open("pgx", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
@@ -62,23 +54,36 @@ func Open(ctx context.Context, dsn string) (*ent.Client, error) {
 	return ent.NewClient(ent.Driver(drv)), nil
 }
 
-// openSQLite opens, migrates and wraps the SQLite store dsn names.
+// openSQLite opens, migrates and wraps the SQLite store dsn names, after
+// checking that nobody else may read it, and checks again once SQLite has
+// made its -wal and -shm files.
 func openSQLite(ctx context.Context, dsn string) (*sqliteDriver, error) {
-	if !strings.HasPrefix(dsn, "file:") {
-		if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
-			return nil, fmt.Errorf("create store folder: %w", err)
-		}
-	} else if path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?"); path != "" && !strings.HasPrefix(path, ":memory:") {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("create store folder: %w", err)
-		}
+	src, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn)
+	if src.postgres {
+		return nil, fmt.Errorf("%w: not an SQLite DSN", ErrDSN)
+	}
+	if err := prepareFolder(src.path); err != nil {
+		return nil, err
+	}
+	if err := createOwnerOnly(src.path); err != nil {
+		return nil, err
+	}
+	if err := checkFiles(src.path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(src.path, src.params))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	drv := entsql.OpenDB(dialect.SQLite, db)
 	if err := prepareStore(ctx, drv); err != nil {
+		return nil, err
+	}
+	if err := checkFiles(src.path); err != nil {
+		drv.Close()
 		return nil, err
 	}
 	return newSQLiteDriver(drv), nil

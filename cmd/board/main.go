@@ -1,6 +1,6 @@
 // Command board runs the Symphonix board, and mints and revokes its tokens.
 //
-//	board [--listen ADDR] [--data DIR] [--database DSN]
+//	board [--listen ADDR] [--public-url URL] [--data DIR] [--database DSN]
 //	board token operator --name NAME --role admin|approver|viewer [--ttl D] [--data DIR]
 //	board token agent --name NAME [--ttl D] [--data DIR]
 //	board token revoke [--data DIR] ID

@@ -36,6 +36,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate: serve HTTPS (HTTP/2 and HTTP/1.1) instead of plain HTTP")
 	tlsKey := fs.String("tls-key", "", "PEM private key for --tls-cert")
+	publicURL := fs.String("public-url", getenv("SYMPHONIX_PUBLIC_URL"), "the board's URL as people's browsers reach it, for the links it prints (default: the listen address, 0.0.0.0 and [::] as 127.0.0.1 and localhost) (env SYMPHONIX_PUBLIC_URL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,12 +46,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
 	}
+	if *publicURL != "" {
+		u, err := checkPublicURL(*publicURL)
+		if err != nil {
+			return fmt.Errorf("--public-url: %w", err)
+		}
+		*publicURL = u
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
+	// One board per SQLite store; the lock outlives the store's client.
+	lock, err := store.TakeLock(where.dsn())
+	if err != nil {
+		return where.flagErr(err)
+	}
+	defer lock.Release()
 	db, err := where.open(ctx)
 	if err != nil {
 		return err
@@ -69,6 +83,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *tlsCert != "" {
 		scheme = "https"
 	}
+	base := *publicURL
+	if base == "" {
+		base = listenURL(scheme, *listen, ln.Addr())
+	}
+	if err := recordPublicURL(ctx, db, base); err != nil {
+		b.Close()
+		ln.Close()
+		return err
+	}
 	// A board with nobody prints a one-time link that creates the first
 	// admin; every start prints a new one and the old one stops working.
 	link, first, err := identity.NewUsers(db, nil).FirstRun(ctx)
@@ -77,9 +100,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln.Close()
 		return err
 	}
-	msg := fmt.Sprintf("board: store %s; listening on %s://%s\n", where.describe(), scheme, ln.Addr())
+	msg := fmt.Sprintf("board: store %s; listening on %s://%s; public URL %s\n", where.describe(), scheme, ln.Addr(), base)
 	if first {
-		msg += fmt.Sprintf("board: first run: create the first admin at %s://%s%s (works once, until %s)\n", scheme, ln.Addr(), link.Path(), link.ExpiresAt.UTC().Format(time.RFC3339))
+		msg += fmt.Sprintf("board: first run: create the first admin at %s (works once, until %s)\n", link.URL(base), link.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprint(stdout, msg)
 	if *tlsCert != "" {
@@ -104,7 +127,7 @@ func storeFlags(fs *flag.FlagSet, getenv func(string) string) storeOptions {
 	}
 	return storeOptions{
 		data:     fs.String("data", dataDefault, "folder of the embedded store (board.db) (env SYMPHONIX_DATA)"),
-		database: fs.String("database", getenv("SYMPHONIX_DATABASE"), "store DSN: postgres://… or a SQLite file: URL; overrides --data (env SYMPHONIX_DATABASE)"),
+		database: fs.String("database", getenv("SYMPHONIX_DATABASE"), "store DSN: postgres://…, or an SQLite file: URL or path; overrides --data (env SYMPHONIX_DATABASE)"),
 	}
 }
 
@@ -129,9 +152,17 @@ func (o storeOptions) describe() string {
 func (o storeOptions) open(ctx context.Context) (*ent.Client, error) {
 	db, err := store.Open(ctx, o.dsn())
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, o.flagErr(err)
 	}
 	return db, nil
+}
+
+// flagErr names --database in an error about the DSN it gave.
+func (o storeOptions) flagErr(err error) error {
+	if *o.database != "" && errors.Is(err, store.ErrDSN) {
+		return fmt.Errorf("--database: %w", err)
+	}
+	return err
 }
 
 var errUsage = errors.New("usage: board token operator|agent|revoke|list [flags]")

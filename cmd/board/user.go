@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,7 +31,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		email = fs.String("email", "", "the person's email (their sign-in name)")
 		name = fs.String("name", "", "the person's name")
 		role = fs.String("role", "", "admin, approver or viewer")
-		url = fs.String("url", boardURL(getenv), "the board's address, for the setup link (env SYMPHONIX_BOARD_URL)")
+		url = fs.String("url", getenv("SYMPHONIX_PUBLIC_URL"), "the board's public URL, for the setup link (env SYMPHONIX_PUBLIC_URL; default: the URL the board recorded when it last started)")
 	case "disable", "enable":
 		email = fs.String("email", "", "the person's email")
 	case "list":
@@ -62,11 +61,19 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return fmt.Errorf("--role: %w", err)
 		}
+		base := *url
+		if base == "" {
+			if base, err = recordedPublicURL(ctx, db); err != nil {
+				return err
+			}
+		} else if base, err = checkPublicURL(base); err != nil {
+			return fmt.Errorf("--url: %w", err)
+		}
 		u, link, err := users.Add(ctx, identity.AddUser{Email: *email, Name: *name, Role: r, Actor: "cli"})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, strings.TrimSuffix(*url, "/")+link.Path())
+		fmt.Fprintln(stdout, link.URL(base))
 		fmt.Fprintf(stderr, "user %s (%s) added; the link above sets their password, once, until %s\n", u.Email, u.Role, link.ExpiresAt.UTC().Format(time.RFC3339))
 		return nil
 	case "disable", "enable":
@@ -88,14 +95,6 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return w.Flush()
 	}
-}
-
-// boardURL is where people reach the board, for links printed here.
-func boardURL(getenv func(string) string) string {
-	if u := getenv("SYMPHONIX_BOARD_URL"); u != "" {
-		return u
-	}
-	return "http://127.0.0.1:7777"
 }
 
 func dash(s string) string {

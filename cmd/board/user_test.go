@@ -33,10 +33,10 @@ func TestUserCommands(t *testing.T) {
 		t.Errorf("user add printed %q, want the setup link alone", out)
 	}
 	var errb bytes.Buffer
-	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "alice@example.com", "--role", "viewer"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
+	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "alice@example.com", "--role", "viewer", "--url", "https://board.example"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
 		t.Errorf("adding alice twice: no error")
 	}
-	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "bob@example.com", "--role", "root"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
+	if err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "bob@example.com", "--role", "root", "--url", "https://board.example"}, noEnv, &bytes.Buffer{}, &errb); err == nil {
 		t.Errorf("adding with role root: no error")
 	}
 	out, _ = runOK(t, "user", "list", "--data", data)
@@ -76,29 +76,40 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// serveBoard runs the board on data until the test ends and waits for its
+// serveBoard runs the board on data, with args after --data and --listen
+// 127.0.0.1:0, until the test ends or stop is called, and waits for its
 // listening line; it returns the board's stdout so far.
-func serveBoard(t *testing.T, data string) string {
+func serveBoard(t *testing.T, data string, args ...string) (out string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--data", data, "--listen", "127.0.0.1:0"}, noEnv, &out, &bytes.Buffer{})
+		done <- run(ctx, append([]string{"--data", data, "--listen", "127.0.0.1:0"}, args...), noEnv, &stdout, &stderr)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	t.Cleanup(stop)
 	deadline := time.Now().Add(20 * time.Second)
 	// The listening line and the first-run line come in one write.
-	for !strings.Contains(out.String(), "listening on") {
+	for !strings.Contains(stdout.String(), "listening on") {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("board did not start: %v\n%s", err, stderr.String())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("board did not start: %s", out.String())
+			t.Fatalf("board did not start: %s", stdout.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return out.String()
+	return stdout.String(), stop
 }
 
 // TestFirstRunLink: a board with nobody prints a one-time link that creates
@@ -106,7 +117,7 @@ func serveBoard(t *testing.T, data string) string {
 func TestFirstRunLink(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	out := serveBoard(t, data)
+	out, stop := serveBoard(t, data)
 	m := regexp.MustCompile(`first run: create the first admin at (http://127\.0\.0\.1:\d+)/setup#token=([A-Za-z0-9_-]{43}) `).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no first-run link in:\n%s", out)
@@ -124,8 +135,9 @@ func TestFirstRunLink(t *testing.T) {
 	if !regexp.MustCompile(`root@example\.com\s+Root\s+admin\s+set`).MatchString(list) {
 		t.Errorf("user list:\n%s\nwant root, an admin with a password", list)
 	}
-	// A second board on the same store: somebody exists, so no link.
-	if out := serveBoard(t, data); strings.Contains(out, "first run") {
+	// The board again: somebody exists, so no link.
+	stop()
+	if out, _ := serveBoard(t, data); strings.Contains(out, "first run") {
 		t.Errorf("a board with an admin printed a first-run link:\n%s", out)
 	}
 }

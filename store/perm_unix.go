@@ -1,0 +1,6 @@
+//go:build unix
+
+package store
+
+// modesMatter: Unix permission bits say who may read the store.
+const modesMatter = true
