@@ -66,7 +66,7 @@ type sqliteDriver struct {
 var _ dialect.Driver = (*sqliteDriver)(nil)
 
 func newSQLiteDriver(pool *entsql.Driver) *sqliteDriver {
-	return &sqliteDriver{pool: pool, w: &sqliteWriter{db: pool.DB(), sem: make(chan struct{}, 1)}}
+	return &sqliteDriver{pool: pool, w: &sqliteWriter{db: pool.DB(), sem: make(chan struct{}, 1), maxAge: maxGroupAge}}
 }
 
 func (d *sqliteDriver) Dialect() string { return dialect.SQLite }
@@ -127,6 +127,7 @@ type sqliteWriter struct {
 	db      *sql.DB
 	sem     chan struct{} // a send takes the write connection, a receive gives it back
 	waiting atomic.Int64  // callers waiting for sem
+	maxAge  time.Duration // maxGroupAge; a test may hold a group open longer
 
 	conn   *sql.Conn              // nil until first used, and after it failed
 	stmts  map[string]*cachedStmt // conn's prepared statements, by their text
@@ -249,7 +250,7 @@ func (w *sqliteWriter) abandon() {
 // release gives the write connection back, first committing the open
 // group when nobody else is waiting to join it or it is full or old.
 func (w *sqliteWriter) release() {
-	if g := w.group; g != nil && (w.waiting.Load() == 0 || g.n >= maxGroup || time.Since(g.start) >= maxGroupAge) {
+	if g := w.group; g != nil && (w.waiting.Load() == 0 || g.n >= maxGroup || time.Since(g.start) >= w.maxAge) {
 		w.commit()
 	}
 	<-w.sem
