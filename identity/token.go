@@ -373,6 +373,12 @@ func (t *Tokens) parse(raw string, want Kind, now time.Time) (claims, error) {
 	if err != nil {
 		return claims{}, fmt.Errorf("%w: %w", ErrBadToken, err)
 	}
+	if _, ok := tok.Header["crit"]; ok {
+		// RFC 7515 §4.1.11: a recipient must refuse a token whose crit
+		// names an extension it does not understand, and we understand
+		// none.
+		return claims{}, fmt.Errorf("%w: crit header", ErrBadToken)
+	}
 	typ, _ := tok.Header["typ"].(string)
 	if typ != want.typ() {
 		return claims{}, fmt.Errorf("%w: typ %q, want %q", ErrWrongKind, typ, want.typ())
