@@ -64,12 +64,15 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		account = req.Email // counted all the same
 	}
-	if wait, ok := b.signinLimited(account, source); ok {
+	wait, ok := b.signinTake(account, source)
+	if !ok {
 		b.log.LogAttrs(ctx, slog.LevelWarn, "sign-in limited", slog.String("email", account), slog.String("source", source))
 		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 		writeJSONError(w, http.StatusTooManyRequests, "too many failed sign-ins: try again later")
 		return
 	}
+	failed := false
+	defer func() { b.signinDone(account, source, failed) }()
 	var row *ent.User
 	why := ""
 	if err == nil {
@@ -89,7 +92,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	// Always one argon2id: against the dummy hash when there is nothing to
 	// check, so an unknown email takes as long as a wrong password.
-	ok := identity.PasswordMatches(hash, req.Password)
+	ok = identity.PasswordMatches(hash, req.Password)
 	switch {
 	case why != "":
 	case row.PasswordHash == "":
@@ -100,8 +103,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		why, ok = "disabled", false
 	}
 	if !ok {
-		b.signinAccount.fail(account)
-		b.signinSource.fail(source)
+		failed = true
 		if _, err := b.audit.AppendNow(ctx, audit.Record{
 			Actor: "board", Action: "signin.fail", Subject: account,
 			Detail: map[string]any{"email": account, "source": source, "why": why},
@@ -122,12 +124,30 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sessionResponse{Email: row.Email, Name: row.Name, Role: row.Role, CSRFToken: s.CSRF, ExpiresAt: s.Expires})
 }
 
-// signinLimited says whether a sign-in for account from source is over a
-// limit, and how long until it is not.
-func (b *Board) signinLimited(account, source string) (time.Duration, bool) {
-	wa, a := b.signinAccount.blocked(account)
-	ws, s := b.signinSource.blocked(source)
-	return max(wa, ws), a || s
+// signinTake starts a sign-in attempt for account from source, or says
+// how long until one may be made. Attempts in flight count as failures
+// until they end (limiter.take), so a burst of concurrent sign-ins checks
+// no more passwords than the limits allow. Every signinTake that succeeds
+// is followed by one signinDone.
+func (b *Board) signinTake(account, source string) (time.Duration, bool) {
+	wa, ok := b.signinAccount.take(account)
+	if !ok {
+		return wa, false
+	}
+	ws, ok := b.signinSource.take(source)
+	if !ok {
+		b.signinAccount.done(account, false)
+		return ws, false
+	}
+	return 0, true
+}
+
+// signinDone ends an attempt signinTake started: counted against both
+// limits when failed, and only when failed; a success has already cleared
+// the account's count (not the source's).
+func (b *Board) signinDone(account, source string, failed bool) {
+	b.signinAccount.done(account, failed)
+	b.signinSource.done(source, failed)
 }
 
 // signOut ends the session of the cookie. Like every request the cookie
