@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -54,6 +55,11 @@ type Config struct {
 	// a watcher behind a proxy that dropped the stream notices. Zero means
 	// 15 s.
 	WatchHeartbeat time.Duration
+	// ConcurrentHashes: how many argon2id hashes (passwords at sign-in and
+	// setup, verify secrets) the board runs at once; a request finding
+	// them all running is answered busy at once. Zero means
+	// runtime.GOMAXPROCS(0), one a core.
+	ConcurrentHashes int
 	// Now: nil means time.Now.
 	Now func() time.Time
 }
@@ -84,6 +90,9 @@ type Board struct {
 	switchLocks keyedLocks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
+
+	// hashSlots bounds the argon2id hashes running at once (hashing.go).
+	hashSlots hashSlots
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -124,6 +133,12 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
 		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
 	}
+	if cfg.ConcurrentHashes < 0 {
+		return nil, errors.New("board: ConcurrentHashes must not be negative")
+	}
+	if cfg.ConcurrentHashes == 0 {
+		cfg.ConcurrentHashes = runtime.GOMAXPROCS(0)
+	}
 	tokens, err := identity.OpenTokens(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
@@ -147,6 +162,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		sessions:      sessions,
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
 		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
+		hashSlots:     newHashSlots(cfg.ConcurrentHashes),
 	}
 	b.presence = newPresence(b)
 	// A board that stopped without saying goodbye (kill -9) left its agents

@@ -90,13 +90,27 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	if row != nil {
 		hash = row.PasswordHash
 	}
-	// Always one argon2id: against the dummy hash when there is nothing to
-	// check, so an unknown email takes as long as a wrong password.
-	ok = identity.PasswordMatches(hash, req.Password)
+	if len(req.Password) > identity.MaxPasswordBytes {
+		// Nobody's password: refused without the cost of a hash.
+		ok = false
+	} else {
+		// Always one argon2id: against the dummy hash when there is
+		// nothing to check, so an unknown email takes as long as a wrong
+		// password.
+		release, free := b.hashSlots.try()
+		if !free {
+			writeHashBusy(w) // not counted: nothing was checked
+			return
+		}
+		ok = identity.PasswordMatches(hash, req.Password)
+		release()
+	}
 	switch {
 	case why != "":
 	case row.PasswordHash == "":
 		why, ok = "no password set", false
+	case len(req.Password) > identity.MaxPasswordBytes:
+		why = "password too long"
 	case !ok:
 		why = "wrong password"
 	case row.Disabled:
@@ -217,7 +231,20 @@ func (b *Board) setup(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	u, err := b.users.Setup(r.Context(), identity.Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password})
+	s := identity.Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password}
+	// The cheap checks (the link above all) first, so that a request that
+	// would be refused never waits for, or takes, a hashing slot.
+	err := b.users.CheckSetup(r.Context(), s)
+	var u identity.User
+	if err == nil {
+		release, free := b.hashSlots.try()
+		if !free {
+			writeHashBusy(w)
+			return
+		}
+		u, err = b.users.Setup(r.Context(), s)
+		release()
+	}
 	switch {
 	case errors.Is(err, identity.ErrWeakPassword), errors.Is(err, identity.ErrBadEmail), errors.Is(err, identity.ErrSetupLink), errors.Is(err, identity.ErrBadName):
 		writeJSONError(w, http.StatusBadRequest, err.Error())

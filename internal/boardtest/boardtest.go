@@ -32,6 +32,8 @@ type Options struct {
 	RevocationPoll time.Duration
 	SessionTTL     time.Duration
 	WatchHeartbeat time.Duration
+	// ConcurrentHashes: board.Config's; zero means one a core.
+	ConcurrentHashes int
 	// Dir: the store's folder; empty means a new t.TempDir().
 	Dir string
 	// Addr: where to listen; empty means 127.0.0.1:0.
@@ -93,6 +95,8 @@ func (b *Board) start() {
 		RevocationPoll: b.opts.RevocationPoll,
 		SessionTTL:     b.opts.SessionTTL,
 		WatchHeartbeat: b.opts.WatchHeartbeat,
+
+		ConcurrentHashes: b.opts.ConcurrentHashes,
 	})
 	if err != nil {
 		db.Close()
