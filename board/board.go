@@ -8,9 +8,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"sync"
 	"time"
@@ -60,6 +62,10 @@ type Config struct {
 	// them all running is answered busy at once. Zero means
 	// runtime.GOMAXPROCS(0), one a core.
 	ConcurrentHashes int
+	// TrustedProxies: the reverse proxies whose X-Forwarded-For or
+	// Forwarded header says which address a request came from
+	// (clientaddr.go). Nil means none: the address is always the TCP peer.
+	TrustedProxies []netip.Prefix
 	// Now: nil means time.Now.
 	Now func() time.Time
 }
@@ -138,6 +144,11 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	}
 	if cfg.ConcurrentHashes == 0 {
 		cfg.ConcurrentHashes = runtime.GOMAXPROCS(0)
+	}
+	for _, p := range cfg.TrustedProxies {
+		if !p.IsValid() {
+			return nil, fmt.Errorf("board: TrustedProxies: %v is not a network", p)
+		}
 	}
 	tokens, err := identity.OpenTokens(ctx, cfg.Store)
 	if err != nil {

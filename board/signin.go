@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -59,7 +58,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	source := sourceOf(r)
+	source := b.sourceOf(r)
 	account, err := identity.CanonicalEmail(req.Email)
 	if err != nil {
 		account = req.Email // counted all the same
@@ -274,16 +273,6 @@ func setSessionCookies(w http.ResponseWriter, r *http.Request, token, csrf strin
 		c.SameSite = http.SameSiteStrictMode
 		http.SetCookie(w, c)
 	}
-}
-
-// sourceOf is the address a request came from: the peer, never a header
-// a client can write (X-Forwarded-For).
-func sourceOf(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
