@@ -66,6 +66,10 @@ type Config struct {
 	// Forwarded header says which address a request came from
 	// (clientaddr.go). Nil means none: the address is always the TCP peer.
 	TrustedProxies []netip.Prefix
+	// BodyGrace: how long a request that is not a stream may take over its
+	// body before it must keep up 8 KiB a second on average; a body that
+	// falls behind is cut off (bodyrate.go). Zero means 10 s.
+	BodyGrace time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 }
@@ -138,6 +142,12 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	}
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
 		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
+	}
+	if cfg.BodyGrace < 0 {
+		return nil, errors.New("board: BodyGrace must not be negative")
+	}
+	if cfg.BodyGrace == 0 {
+		cfg.BodyGrace = 10 * time.Second
 	}
 	if cfg.ConcurrentHashes < 0 {
 		return nil, errors.New("board: ConcurrentHashes must not be negative")
@@ -243,7 +253,7 @@ func (b *Board) routes() http.Handler {
 	})
 	b.authRoutes(mux)
 	mux.Handle("/", ui.Handler())
-	return mux
+	return b.bodyDeadlines(mux)
 }
 
 // loop closes links whose tokens were revoked (possibly by another process),

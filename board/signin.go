@@ -3,6 +3,7 @@ package board
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -280,7 +281,19 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeJSONError(w, http.StatusUnsupportedMediaType, "send application/json")
 		return false
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody)).Decode(v); err != nil {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody)).Decode(v)
+	var (
+		tooLarge *http.MaxBytesError
+		slow     *slowBodyError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: more than %d bytes", maxAuthBody))
+		return false
+	case errors.As(err, &slow):
+		writeJSONError(w, http.StatusRequestTimeout, "body: "+slow.Error())
+		return false
+	case err != nil:
 		writeJSONError(w, http.StatusBadRequest, "body: not the JSON object expected")
 		return false
 	}

@@ -34,6 +34,8 @@ type Options struct {
 	WatchHeartbeat time.Duration
 	// ConcurrentHashes: board.Config's; zero means one a core.
 	ConcurrentHashes int
+	// BodyGrace: board.Config's; zero means 10 s.
+	BodyGrace time.Duration
 	// Dir: the store's folder; empty means a new t.TempDir().
 	Dir string
 	// Addr: where to listen; empty means 127.0.0.1:0.
@@ -97,6 +99,7 @@ func (b *Board) start() {
 		WatchHeartbeat: b.opts.WatchHeartbeat,
 
 		ConcurrentHashes: b.opts.ConcurrentHashes,
+		BodyGrace:        b.opts.BodyGrace,
 	})
 	if err != nil {
 		db.Close()
