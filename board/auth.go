@@ -76,20 +76,26 @@ const errCSRF = "missing or wrong " + CSRFHeader + " header: a request signed in
 // session's. The cookie stands in for an operator only, never for an agent,
 // and an operator token never for a signed-in person.
 func (b *Board) authenticate(ctx context.Context, procedure string, h http.Header) (identity.Caller, error) {
+	c, why, err := b.credentials(ctx, procedure, h)
+	if why != nil {
+		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", why.Error()))
+	}
+	return c, err
+}
+
+// credentials is authenticate without the log line: why is the reason a
+// credential was refused, for the log, when it was.
+func (b *Board) credentials(ctx context.Context, procedure string, h http.Header) (c identity.Caller, why, err error) {
 	need, ok := policy[procedure]
 	if !ok {
-		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied")
+		return identity.Caller{}, nil, connect.NewError(connect.CodePermissionDenied, "permission denied")
 	}
 	raw := bearer(h.Get("Authorization"))
 	cookie := ""
 	if raw == "" {
 		cookie = sessionCookie(h)
 	}
-	var (
-		c    identity.Caller
-		csrf string
-		err  error
-	)
+	var csrf string
 	switch {
 	case cookie != "" && (need.anyKind || need.kind != identity.KindOperator):
 		err = identity.ErrWrongKind
@@ -105,19 +111,18 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 		c, err = b.tokens.Verify(ctx, raw, need.kind, b.now())
 	}
 	if err != nil {
-		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", err.Error()))
-		return identity.Caller{}, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
+		return identity.Caller{}, err, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
 	if c.Kind == identity.KindSession && !identity.CSRFMatches(h.Get(CSRFHeader), csrf) {
-		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, errCSRF)
+		return identity.Caller{}, nil, connect.NewError(connect.CodePermissionDenied, errCSRF)
 	}
 	if need.session && c.Kind != identity.KindSession {
-		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
+		return identity.Caller{}, nil, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
 	}
 	if c.Operates() && c.Role < need.role {
-		return identity.Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
+		return identity.Caller{}, nil, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
 	}
-	return c, nil
+	return c, nil, nil
 }
 
 // interceptor authenticates every RPC, puts the caller in its context, and
@@ -164,8 +169,13 @@ func (b *Board) begin(ctx context.Context, procedure string) (*call, error) {
 	return c, nil
 }
 
-// end maps the call's error for the client and logs the call.
+// end maps the call's error for the client and logs the call. A stream
+// the board ended because its credential lapsed (streams.go) ends with
+// why, whatever its handler returned.
 func (b *Board) end(c *call, err error) error {
+	if l := lapsedCause(c.ctx); l != nil {
+		err = l.err
+	}
 	err = b.toConnectError(c.ctx, err)
 	level := slog.LevelInfo
 	if connect.CodeOf(err) == connect.CodeInternal {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	connectv1 "connectrpc.com/connect"
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
 	"connectrpc.com/grpchealth"
@@ -48,7 +49,9 @@ type Config struct {
 	// waiting for it to redial. Zero means 1 s; negative means none.
 	OfflineGrace time.Duration
 	// RevocationPoll: how often the board looks for tokens revoked by
-	// another process (board token revoke) to close their links. Zero means 1 s.
+	// another process (board token revoke) to close their links, and checks
+	// again the credential of every other open stream (streams.go). Zero
+	// means 1 s.
 	RevocationPoll time.Duration
 	// SessionTTL: how long a web sign-in lasts. Zero means
 	// identity.DefaultSessionTTL (12 h).
@@ -103,6 +106,8 @@ type Board struct {
 
 	// hashSlots bounds the argon2id hashes running at once (hashing.go).
 	hashSlots hashSlots
+	// openStreams are the streams held to their credential (streams.go).
+	openStreams openStreams
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -244,7 +249,7 @@ func (b *Board) routes() http.Handler {
 		boardv1connect.ConversationServiceName,
 		boardv1connect.ToolServiceName,
 		boardv1connect.UserServiceName,
-	))
+	), connectv1.WithInterceptors(lapsedV1{}))
 	mux.Handle(healthPath, b.requireToken(health))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -253,12 +258,13 @@ func (b *Board) routes() http.Handler {
 	})
 	b.authRoutes(mux)
 	mux.Handle("/", ui.Handler())
-	return b.bodyDeadlines(mux)
+	return b.bodyDeadlines(b.holdToCredentials(mux))
 }
 
 // loop closes links whose tokens were revoked (possibly by another process),
-// keeps last_seen fresh for agents linked here, and expires pending
-// approvals past their time limit (expireDue).
+// ends the other streams whose credentials lapsed (endLapsedStreams), keeps
+// last_seen fresh for agents linked here, and expires pending approvals
+// past their time limit (expireDue).
 func (b *Board) loop() {
 	defer close(b.loopDone)
 	tick := time.NewTicker(b.cfg.RevocationPoll)
@@ -288,6 +294,7 @@ func (b *Board) loop() {
 			}
 			lastTouch = now
 		}
+		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
 		cancel()
 	}

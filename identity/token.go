@@ -91,6 +91,9 @@ var (
 	ErrRevoked      = errors.New("token revoked")
 	ErrWrongKind    = errors.New("token of another kind")
 	ErrUnknownToken = errors.New("token not issued by this board")
+	// ErrExpired: a token or session that was good, checked again after
+	// it expired (Recheck).
+	ErrExpired = fmt.Errorf("%w: expired", ErrBadToken)
 )
 
 // Minted is a freshly signed token and the row that allows it.
