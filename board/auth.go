@@ -76,26 +76,20 @@ const errCSRF = "missing or wrong " + CSRFHeader + " header: a request signed in
 // session's. The cookie stands in for an operator only, never for an agent,
 // and an operator token never for a signed-in person.
 func (b *Board) authenticate(ctx context.Context, procedure string, h http.Header) (identity.Caller, error) {
-	c, why, err := b.credentials(ctx, procedure, h)
-	if why != nil {
-		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", why.Error()))
-	}
-	return c, err
-}
-
-// credentials is authenticate without the log line: why is the reason a
-// credential was refused, for the log, when it was.
-func (b *Board) credentials(ctx context.Context, procedure string, h http.Header) (c identity.Caller, why, err error) {
 	need, ok := policy[procedure]
 	if !ok {
-		return identity.Caller{}, nil, connect.NewError(connect.CodePermissionDenied, "permission denied")
+		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied")
 	}
 	raw := bearer(h.Get("Authorization"))
 	cookie := ""
 	if raw == "" {
 		cookie = sessionCookie(h)
 	}
-	var csrf string
+	var (
+		c    identity.Caller
+		csrf string
+		err  error
+	)
 	switch {
 	case cookie != "" && (need.anyKind || need.kind != identity.KindOperator):
 		err = identity.ErrWrongKind
@@ -111,18 +105,19 @@ func (b *Board) credentials(ctx context.Context, procedure string, h http.Header
 		c, err = b.tokens.Verify(ctx, raw, need.kind, b.now())
 	}
 	if err != nil {
-		return identity.Caller{}, err, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
+		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", err.Error()))
+		return identity.Caller{}, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
 	if c.Kind == identity.KindSession && !identity.CSRFMatches(h.Get(CSRFHeader), csrf) {
-		return identity.Caller{}, nil, connect.NewError(connect.CodePermissionDenied, errCSRF)
+		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, errCSRF)
 	}
 	if need.session && c.Kind != identity.KindSession {
-		return identity.Caller{}, nil, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
+		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied: for signed-in people only")
 	}
 	if c.Operates() && c.Role < need.role {
-		return identity.Caller{}, nil, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
+		return identity.Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
 	}
-	return c, nil, nil
+	return c, nil
 }
 
 // interceptor authenticates every RPC, puts the caller in its context, and

@@ -9,6 +9,7 @@ import (
 
 	connectv1 "connectrpc.com/connect"
 	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
 
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
@@ -100,9 +101,10 @@ func lapsedCause(ctx context.Context) *lapsedError {
 }
 
 // holdToCredentials registers every stream but the link while it is open
-// (see above). A request whose credentials fail here is passed on all the
-// same: the interceptor refuses it, with the one answer refusals get.
+// (see above). It authenticates the stream itself, and refuses it as the
+// interceptor would, so that no stream runs unregistered.
 func (b *Board) holdToCredentials(next http.Handler) http.Handler {
+	ew := connecthttp.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		procedure := r.URL.Path
 		need, ok := policy[procedure]
@@ -110,9 +112,9 @@ func (b *Board) holdToCredentials(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		c, _, err := b.credentials(r.Context(), procedure, r.Header)
+		c, err := b.authenticate(r.Context(), procedure, r.Header)
 		if err != nil {
-			next.ServeHTTP(w, r)
+			_ = ew.Write(w, r, err)
 			return
 		}
 		ctx, cancel := context.WithCancelCause(r.Context())

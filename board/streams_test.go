@@ -336,3 +336,61 @@ func TestStreamsEndOnARealBoard(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamsRefused: a stream is refused at its start as any call is —
+// unauthenticated and nothing more for a bad credential, permission_denied
+// for a session without its CSRF header — over both protocols.
+func TestStreamsRefused(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	revoked := bt.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "gone", Role: identity.RoleViewer})
+	if err := bt.Board.Tokens().Revoke(t.Context(), revoked.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	bt.AddUser("ann@example.com", identity.RoleViewer, password)
+	cookie, _ := bt.SignIn("ann@example.com", password)
+	for proto, opts := range boardtest.Protocols {
+		for name, tc := range map[string]struct {
+			client *connect.Client
+			code   connect.Code
+			msg    string
+		}{
+			"revoked token":     {bt.Client(revoked.Token, opts...), connect.CodeUnauthenticated, "unauthenticated"},
+			"agent token":       {bt.Client(bt.AgentToken("desk"), opts...), connect.CodeUnauthenticated, "unauthenticated"},
+			"no credential":     {bt.Client("", opts...), connect.CodeUnauthenticated, "unauthenticated"},
+			"session, no CSRF":  {bt.SessionClient(cookie, "", opts...), connect.CodePermissionDenied, ""},
+			"session, bad CSRF": {bt.SessionClient(cookie, "nope", opts...), connect.CodePermissionDenied, ""},
+		} {
+			t.Run(proto+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+				defer cancel()
+				receive := map[string]func() error{
+					"WatchApprovals": func() error {
+						s, err := boardv1connect.NewApprovalServiceClient(tc.client).WatchApprovals(ctx, &boardv1.WatchApprovalsRequest{})
+						if err != nil {
+							return err
+						}
+						_, err = s.Receive()
+						return err
+					},
+					"WatchAgents": func() error {
+						s, err := boardv1connect.NewAgentServiceClient(tc.client).WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
+						if err != nil {
+							return err
+						}
+						_, err = s.Receive()
+						return err
+					},
+				}
+				for stream, receive := range receive {
+					err := receive()
+					var ce *connect.Error
+					if !errors.As(err, &ce) || ce.Code() != tc.code || (tc.msg != "" && ce.Message() != tc.msg) {
+						t.Errorf("%s: %v, want %v %q", stream, err, tc.code, tc.msg)
+					}
+				}
+			})
+		}
+	}
+}
