@@ -164,8 +164,13 @@ func (b *Board) begin(ctx context.Context, procedure string) (*call, error) {
 	return c, nil
 }
 
-// end maps the call's error for the client and logs the call.
+// end maps the call's error for the client and logs the call. A stream
+// the board ended because its credential lapsed (streams.go) ends with
+// why, whatever its handler returned.
 func (b *Board) end(c *call, err error) error {
+	if l := lapsedCause(c.ctx); l != nil {
+		err = l.err
+	}
 	err = b.toConnectError(c.ctx, err)
 	level := slog.LevelInfo
 	if connect.CodeOf(err) == connect.CodeInternal {

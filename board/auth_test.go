@@ -81,6 +81,8 @@ func TestTokensRefused(t *testing.T) {
 		"wrong aud":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} })),
 		"no aud":                          bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { delete(c, "aud") })),
 		"wrong iss":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["iss"] = "evil" })),
+		"crit header":                     bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["crit"] = []string{"exp"} }), claims(nil)),
+		"crit header, empty":              bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["crit"] = []string{} }), claims(nil)),
 		"wrong typ":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "JWT" }), claims(nil)),
 		"agent typ":                       bt.Forge(jwt.SigningMethodEdDSA, nil, header(func(h map[string]any) { h["typ"] = "agent+jwt" }), claims(nil)),
 		"expired (forged)":                bt.Forge(jwt.SigningMethodEdDSA, nil, header(nil), claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Minute).Unix() })),

@@ -8,12 +8,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"runtime"
 	"sync"
 	"time"
 
+	connectv1 "connectrpc.com/connect"
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
 	"connectrpc.com/grpchealth"
@@ -45,7 +49,9 @@ type Config struct {
 	// waiting for it to redial. Zero means 1 s; negative means none.
 	OfflineGrace time.Duration
 	// RevocationPoll: how often the board looks for tokens revoked by
-	// another process (board token revoke) to close their links. Zero means 1 s.
+	// another process (board token revoke) to close their links, and checks
+	// again the credential of every other open stream (streams.go). Zero
+	// means 1 s.
 	RevocationPoll time.Duration
 	// SessionTTL: how long a web sign-in lasts. Zero means
 	// identity.DefaultSessionTTL (12 h).
@@ -54,6 +60,19 @@ type Config struct {
 	// a watcher behind a proxy that dropped the stream notices. Zero means
 	// 15 s.
 	WatchHeartbeat time.Duration
+	// ConcurrentHashes: how many argon2id hashes (passwords at sign-in and
+	// setup, verify secrets) the board runs at once; a request finding
+	// them all running is answered busy at once. Zero means
+	// runtime.GOMAXPROCS(0), one a core.
+	ConcurrentHashes int
+	// TrustedProxies: the reverse proxies whose X-Forwarded-For or
+	// Forwarded header says which address a request came from
+	// (clientaddr.go). Nil means none: the address is always the TCP peer.
+	TrustedProxies []netip.Prefix
+	// BodyGrace: how long a request that is not a stream may take over its
+	// body before it must keep up 8 KiB a second on average; a body that
+	// falls behind is cut off (bodyrate.go). Zero means 10 s.
+	BodyGrace time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 }
@@ -84,6 +103,11 @@ type Board struct {
 	switchLocks keyedLocks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
+
+	// hashSlots bounds the argon2id hashes running at once (hashing.go).
+	hashSlots hashSlots
+	// openStreams are the streams held to their credential (streams.go).
+	openStreams openStreams
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -124,6 +148,23 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
 		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
 	}
+	if cfg.BodyGrace < 0 {
+		return nil, errors.New("board: BodyGrace must not be negative")
+	}
+	if cfg.BodyGrace == 0 {
+		cfg.BodyGrace = 10 * time.Second
+	}
+	if cfg.ConcurrentHashes < 0 {
+		return nil, errors.New("board: ConcurrentHashes must not be negative")
+	}
+	if cfg.ConcurrentHashes == 0 {
+		cfg.ConcurrentHashes = runtime.GOMAXPROCS(0)
+	}
+	for _, p := range cfg.TrustedProxies {
+		if !p.IsValid() {
+			return nil, fmt.Errorf("board: TrustedProxies: %v is not a network", p)
+		}
+	}
 	tokens, err := identity.OpenTokens(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
@@ -147,6 +188,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		sessions:      sessions,
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
 		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
+		hashSlots:     newHashSlots(cfg.ConcurrentHashes),
 	}
 	b.presence = newPresence(b)
 	// A board that stopped without saying goodbye (kill -9) left its agents
@@ -207,7 +249,7 @@ func (b *Board) routes() http.Handler {
 		boardv1connect.ConversationServiceName,
 		boardv1connect.ToolServiceName,
 		boardv1connect.UserServiceName,
-	))
+	), connectv1.WithInterceptors(lapsedV1{}))
 	mux.Handle(healthPath, b.requireToken(health))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -216,12 +258,13 @@ func (b *Board) routes() http.Handler {
 	})
 	b.authRoutes(mux)
 	mux.Handle("/", ui.Handler())
-	return mux
+	return b.bodyDeadlines(b.holdToCredentials(mux))
 }
 
 // loop closes links whose tokens were revoked (possibly by another process),
-// keeps last_seen fresh for agents linked here, and expires pending
-// approvals past their time limit (expireDue).
+// ends the other streams whose credentials lapsed (endLapsedStreams), keeps
+// last_seen fresh for agents linked here, and expires pending approvals
+// past their time limit (expireDue).
 func (b *Board) loop() {
 	defer close(b.loopDone)
 	tick := time.NewTicker(b.cfg.RevocationPoll)
@@ -251,6 +294,7 @@ func (b *Board) loop() {
 			}
 			lastTouch = now
 		}
+		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
 		cancel()
 	}

@@ -18,6 +18,11 @@ func (b *Board) toConnectError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
+	var slow *slowBodyError
+	if errors.As(err, &slow) {
+		// Connect reports a failed read as unknown; it was the client's.
+		return connect.NewError(connect.CodeDeadlineExceeded, slow.Error())
+	}
 	var ce *connect.Error
 	if errors.As(err, &ce) {
 		return err

@@ -58,3 +58,16 @@ func (b *Board) PushDecisionForTest(agentName string, d *boardv1.ApprovalDecisio
 func (b *Board) RuleForTest(ctx context.Context, agentName, node string) (*ent.Rule, error) {
 	return b.ruleFor(ctx, agentName, node)
 }
+
+// HoldHashSlotsForTest takes every hashing slot, as that many hashes
+// running at once would, until release.
+func (b *Board) HoldHashSlotsForTest() (release func()) {
+	for range cap(b.hashSlots) {
+		b.hashSlots <- struct{}{}
+	}
+	return func() {
+		for range cap(b.hashSlots) {
+			<-b.hashSlots
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package board
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -46,6 +48,49 @@ func TestLimiter(t *testing.T) {
 		l.fail("carol")
 		if len(l.fails) != 1 {
 			t.Errorf("%d keys kept, want only carol's", len(l.fails))
+		}
+	})
+}
+
+// TestLimiterTakes: attempts in flight count against the limit, so
+// however many are taken at once, at most max pass; one that ends without
+// failing gives its place back, and one that fails keeps it for the window.
+func TestLimiterTakes(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := newLimiter(5, 15*time.Minute, time.Now)
+		var taken atomic.Int32
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Go(func() {
+				if _, ok := l.take("alice"); ok {
+					taken.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := taken.Load(); n != 5 {
+			t.Fatalf("%d of 100 concurrent attempts taken, want 5", n)
+		}
+		if wait, ok := l.take("alice"); ok || wait != inFlightRetry {
+			t.Errorf("take with 5 in flight = %s, %v; want %s, false", wait, ok, inFlightRetry)
+		}
+		if _, ok := l.take("bob"); !ok {
+			t.Errorf("bob refused for alice's attempts")
+		}
+		l.done("alice", false) // not checked: its place is free again
+		if _, ok := l.take("alice"); !ok {
+			t.Fatalf("refused after an attempt ended unchecked")
+		}
+		for range 5 {
+			l.done("alice", true)
+		}
+		wait, ok := l.take("alice")
+		if ok || wait != 15*time.Minute {
+			t.Errorf("take after 5 failures = %s, %v; want 15m0s, false", wait, ok)
+		}
+		if len(l.inFlight) != 1 {
+			t.Errorf("in flight kept for %d keys, want only bob's", len(l.inFlight))
 		}
 	})
 }

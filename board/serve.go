@@ -10,8 +10,9 @@ import (
 
 // NewHTTPServer is the http.Server for a board: HTTP/1 and HTTP/2 (h2c
 // without TLS), HTTP/2 PINGs after PingInterval of silence and a
-// PingTimeout to answer them, and no read or write deadline, because links
-// and watches are long-lived streams.
+// PingTimeout to answer them, and no server-wide read or write deadline,
+// because links and watches are long-lived streams; each request that is
+// not a stream gets a read deadline of its own (bodyrate.go).
 func (b *Board) NewHTTPServer() *http.Server {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)

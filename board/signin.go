@@ -3,9 +3,9 @@ package board
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -59,17 +59,20 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	source := sourceOf(r)
+	source := b.sourceOf(r)
 	account, err := identity.CanonicalEmail(req.Email)
 	if err != nil {
 		account = req.Email // counted all the same
 	}
-	if wait, ok := b.signinLimited(account, source); ok {
+	wait, ok := b.signinTake(account, source)
+	if !ok {
 		b.log.LogAttrs(ctx, slog.LevelWarn, "sign-in limited", slog.String("email", account), slog.String("source", source))
 		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 		writeJSONError(w, http.StatusTooManyRequests, "too many failed sign-ins: try again later")
 		return
 	}
+	failed := false
+	defer func() { b.signinDone(account, source, failed) }()
 	var row *ent.User
 	why := ""
 	if err == nil {
@@ -87,21 +90,34 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	if row != nil {
 		hash = row.PasswordHash
 	}
-	// Always one argon2id: against the dummy hash when there is nothing to
-	// check, so an unknown email takes as long as a wrong password.
-	ok := identity.PasswordMatches(hash, req.Password)
+	if len(req.Password) > identity.MaxPasswordBytes {
+		// Nobody's password: refused without the cost of a hash.
+		ok = false
+	} else {
+		// Always one argon2id: against the dummy hash when there is
+		// nothing to check, so an unknown email takes as long as a wrong
+		// password.
+		release, free := b.hashSlots.try()
+		if !free {
+			writeHashBusy(w) // not counted: nothing was checked
+			return
+		}
+		ok = identity.PasswordMatches(hash, req.Password)
+		release()
+	}
 	switch {
 	case why != "":
 	case row.PasswordHash == "":
 		why, ok = "no password set", false
+	case len(req.Password) > identity.MaxPasswordBytes:
+		why = "password too long"
 	case !ok:
 		why = "wrong password"
 	case row.Disabled:
 		why, ok = "disabled", false
 	}
 	if !ok {
-		b.signinAccount.fail(account)
-		b.signinSource.fail(source)
+		failed = true
 		if _, err := b.audit.AppendNow(ctx, audit.Record{
 			Actor: "board", Action: "signin.fail", Subject: account,
 			Detail: map[string]any{"email": account, "source": source, "why": why},
@@ -122,12 +138,30 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sessionResponse{Email: row.Email, Name: row.Name, Role: row.Role, CSRFToken: s.CSRF, ExpiresAt: s.Expires})
 }
 
-// signinLimited says whether a sign-in for account from source is over a
-// limit, and how long until it is not.
-func (b *Board) signinLimited(account, source string) (time.Duration, bool) {
-	wa, a := b.signinAccount.blocked(account)
-	ws, s := b.signinSource.blocked(source)
-	return max(wa, ws), a || s
+// signinTake starts a sign-in attempt for account from source, or says
+// how long until one may be made. Attempts in flight count as failures
+// until they end (limiter.take), so a burst of concurrent sign-ins checks
+// no more passwords than the limits allow. Every signinTake that succeeds
+// is followed by one signinDone.
+func (b *Board) signinTake(account, source string) (time.Duration, bool) {
+	wa, ok := b.signinAccount.take(account)
+	if !ok {
+		return wa, false
+	}
+	ws, ok := b.signinSource.take(source)
+	if !ok {
+		b.signinAccount.done(account, false)
+		return ws, false
+	}
+	return 0, true
+}
+
+// signinDone ends an attempt signinTake started: counted against both
+// limits when failed, and only when failed; a success has already cleared
+// the account's count (not the source's).
+func (b *Board) signinDone(account, source string, failed bool) {
+	b.signinAccount.done(account, failed)
+	b.signinSource.done(source, failed)
 }
 
 // signOut ends the session of the cookie. Like every request the cookie
@@ -197,7 +231,20 @@ func (b *Board) setup(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	u, err := b.users.Setup(r.Context(), identity.Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password})
+	s := identity.Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password}
+	// The cheap checks (the link above all) first, so that a request that
+	// would be refused never waits for, or takes, a hashing slot.
+	err := b.users.CheckSetup(r.Context(), s)
+	var u identity.User
+	if err == nil {
+		release, free := b.hashSlots.try()
+		if !free {
+			writeHashBusy(w)
+			return
+		}
+		u, err = b.users.Setup(r.Context(), s)
+		release()
+	}
 	switch {
 	case errors.Is(err, identity.ErrWeakPassword), errors.Is(err, identity.ErrBadEmail), errors.Is(err, identity.ErrSetupLink), errors.Is(err, identity.ErrBadName):
 		writeJSONError(w, http.StatusBadRequest, err.Error())
@@ -229,22 +276,24 @@ func setSessionCookies(w http.ResponseWriter, r *http.Request, token, csrf strin
 	}
 }
 
-// sourceOf is the address a request came from: the peer, never a header
-// a client can write (X-Forwarded-For).
-func sourceOf(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		writeJSONError(w, http.StatusUnsupportedMediaType, "send application/json")
 		return false
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody)).Decode(v); err != nil {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody)).Decode(v)
+	var (
+		tooLarge *http.MaxBytesError
+		slow     *slowBodyError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: more than %d bytes", maxAuthBody))
+		return false
+	case errors.As(err, &slow):
+		writeJSONError(w, http.StatusRequestTimeout, "body: "+slow.Error())
+		return false
+	case err != nil:
 		writeJSONError(w, http.StatusBadRequest, "body: not the JSON object expected")
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 
 	"connectrpc.com/connect/v2"
@@ -171,4 +172,46 @@ func mustRequest(t *testing.T, method, url, cookie string) *http.Request {
 		req.Header.Set("Cookie", board.SessionCookie+"="+cookie)
 	}
 	return req
+}
+
+// TestSignInBurst: a concurrent burst of wrong passwords for one account
+// checks no more of them than the account's limit: the rest are answered
+// 429 without being checked, and only the checked ones are audited.
+func TestSignInBurst(t *testing.T) {
+	t.Parallel()
+	const burst = 12
+	// A hashing slot for every request, so that the hashing bound does
+	// not stand in for the limit.
+	bt := boardtest.Start(t, boardtest.Options{ConcurrentHashes: burst})
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
+	codes := make(chan int, burst)
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Go(func() {
+			resp, _ := bt.PostJSON("/auth/signin", map[string]string{"email": "alice@example.com", "password": "wrong password " + strconv.Itoa(i)}, "", "")
+			codes <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(codes)
+	got := map[int]int{}
+	for c := range codes {
+		got[c]++
+	}
+	if got[http.StatusUnauthorized] > 5 || got[http.StatusUnauthorized]+got[http.StatusTooManyRequests] != burst {
+		t.Errorf("answers to %d concurrent wrong passwords: %v; want at most 5 × 401 and the rest 429", burst, got)
+	}
+	entries, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails := 0
+	for _, e := range entries {
+		if e.Action == "signin.fail" {
+			fails++
+		}
+	}
+	if fails != got[http.StatusUnauthorized] {
+		t.Errorf("%d signin.fail entries, want one per 401 (%d)", fails, got[http.StatusUnauthorized])
+	}
 }

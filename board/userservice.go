@@ -88,6 +88,13 @@ func (s userService) DisableUser(ctx context.Context, req *boardv1.DisableUserRe
 
 func (s userService) SetVerifySecret(ctx context.Context, req *boardv1.SetVerifySecretRequest) (*boardv1.SetVerifySecretResponse, error) {
 	c, _ := identity.FromContext(ctx)
+	if req.GetSecret() != "" { // removing one hashes nothing
+		release, free := s.b.hashSlots.try()
+		if !free {
+			return nil, errHashBusy
+		}
+		defer release()
+	}
 	if err := s.b.users.SetVerifySecret(ctx, c.UserID, req.GetSecret(), ""); err != nil {
 		if errors.Is(err, identity.ErrWeakPassword) {
 			return nil, invalid("secret", identity.ErrWeakPassword)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"connectrpc.com/connect/v2"
+
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
@@ -90,7 +92,13 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		hash, reason = u.VerifyHash, "wrong secret"
 	}
 	// An empty hash is checked against a dummy: as long as a real check.
-	if !identity.PasswordMatches(hash, q.GetSecret()) || hash == "" {
+	release, free := b.hashSlots.try()
+	if !free {
+		return nil, &linkRequestError{code: connect.CodeUnavailable, msg: "verify: " + hashBusy}
+	}
+	matched := identity.PasswordMatches(hash, q.GetSecret())
+	release()
+	if !matched || hash == "" {
 		lim.failsByWho.fail(who)
 		return fail(notVerified, reason)
 	}

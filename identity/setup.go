@@ -108,20 +108,74 @@ type Setup struct {
 	Password string
 }
 
+// CheckSetup says whether Setup would take s, without hashing its
+// password: everything cheap to check comes first, so a request that
+// would fail costs the board a lookup and not an argon2id hash. It checks
+// the password's length, the name, and the link: the right size, known,
+// unused, unexpired, its person not disabled; for the first-run link, a
+// board with nobody yet and a well-formed email. Setup checks all of it
+// before hashing, and the link again when it commits.
+func (u *Users) CheckSetup(ctx context.Context, s Setup) error {
+	if err := checkPassword(s.Password); err != nil {
+		return fmt.Errorf("password: %w", err)
+	}
+	if err := validUserName(strings.TrimSpace(s.Name)); err != nil {
+		return err
+	}
+	if len(s.Token) != setupTokenLen {
+		return ErrSetupLink
+	}
+	hash := hashSecret(s.Token)
+	now := u.now()
+	r, err := u.db.User.Query().Where(user.SetupHash(hash)).Only(ctx)
+	switch {
+	case err == nil:
+		if r.SetupExpiresAt == nil || !now.Before(*r.SetupExpiresAt) || r.Disabled {
+			return ErrSetupLink
+		}
+		return nil
+	case !ent.IsNotFound(err):
+		return err
+	}
+	st, err := u.db.Setting.Get(ctx, firstRunKey)
+	if ent.IsNotFound(err) {
+		return ErrSetupLink
+	}
+	if err != nil {
+		return err
+	}
+	if !firstRunMatches(st, hash, now) {
+		return ErrSetupLink
+	}
+	if n, err := u.db.User.Query().Count(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		return ErrSetupLink
+	}
+	_, err = CanonicalEmail(s.Email)
+	return err
+}
+
+// setupTokenLen is the length of every setup token: 32 bytes in unpadded
+// base64url.
+const setupTokenLen = 43
+
+// firstRunMatches says whether the first-run setting st holds the link
+// whose hash is hash, unexpired at now.
+func firstRunMatches(st *ent.Setting, hash string, now time.Time) bool {
+	var fr firstRun
+	return json.Unmarshal([]byte(st.Value), &fr) == nil && fr.Hash == hash && now.Before(fr.Expires)
+}
+
 // Setup redeems a one-time setup link: it sets the person's password (and
 // name), or, for the first-run link, creates the first admin. A link
-// works once: the hash is cleared in the transaction that uses it.
+// works once: the hash is cleared in the transaction that uses it. The
+// password is hashed only once CheckSetup has passed.
 func (u *Users) Setup(ctx context.Context, s Setup) (User, error) {
-	if err := checkPassword(s.Password); err != nil {
-		return User{}, fmt.Errorf("password: %w", err)
-	}
-	name := strings.TrimSpace(s.Name)
-	if err := validUserName(name); err != nil {
+	if err := u.CheckSetup(ctx, s); err != nil {
 		return User{}, err
 	}
-	if s.Token == "" {
-		return User{}, ErrSetupLink
-	}
+	name := strings.TrimSpace(s.Name)
 	hash := hashSecret(s.Token)
 	pw, err := HashPassword(s.Password)
 	if err != nil {
@@ -180,8 +234,7 @@ func (u *Users) firstAdmin(ctx context.Context, tx *ent.Tx, hash, email, name, p
 	if err != nil {
 		return nil, err
 	}
-	var fr firstRun
-	if json.Unmarshal([]byte(st.Value), &fr) != nil || fr.Hash != hash || !now.Before(fr.Expires) {
+	if !firstRunMatches(st, hash, now) {
 		return nil, ErrSetupLink
 	}
 	if n, err := tx.User.Query().Count(ctx); err != nil {

@@ -91,6 +91,9 @@ var (
 	ErrRevoked      = errors.New("token revoked")
 	ErrWrongKind    = errors.New("token of another kind")
 	ErrUnknownToken = errors.New("token not issued by this board")
+	// ErrExpired: a token or session that was good, checked again after
+	// it expired (Recheck).
+	ErrExpired = fmt.Errorf("%w: expired", ErrBadToken)
 )
 
 // Minted is a freshly signed token and the row that allows it.
@@ -372,6 +375,12 @@ func (t *Tokens) parse(raw string, want Kind, now time.Time) (claims, error) {
 	})
 	if err != nil {
 		return claims{}, fmt.Errorf("%w: %w", ErrBadToken, err)
+	}
+	if _, ok := tok.Header["crit"]; ok {
+		// RFC 7515 §4.1.11: a recipient must refuse a token whose crit
+		// names an extension it does not understand, and we understand
+		// none.
+		return claims{}, fmt.Errorf("%w: crit header", ErrBadToken)
 	}
 	typ, _ := tok.Header["typ"].(string)
 	if typ != want.typ() {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,6 +38,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	tlsCert := fs.String("tls-cert", "", "PEM certificate: serve HTTPS (HTTP/2 and HTTP/1.1) instead of plain HTTP")
 	tlsKey := fs.String("tls-key", "", "PEM private key for --tls-cert")
 	publicURL := fs.String("public-url", getenv("SYMPHONIX_PUBLIC_URL"), "the board's URL as people's browsers reach it, for the links it prints (default: the listen address, 0.0.0.0 and [::] as 127.0.0.1 and localhost) (env SYMPHONIX_PUBLIC_URL)")
+	var proxies []netip.Prefix
+	fs.Func("trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
+		p, err := parseTrustedProxy(s)
+		if err != nil {
+			return err
+		}
+		proxies = append(proxies, p)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,7 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer db.Close()
-	b, err := board.New(ctx, board.Config{Store: db, Logger: log})
+	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies})
 	if err != nil {
 		return err
 	}
@@ -112,6 +122,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log.Info("board stopped")
 	return err
+}
+
+// parseTrustedProxy reads a --trusted-proxy: a network in CIDR notation,
+// or one address.
+func parseTrustedProxy(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q: want a CIDR such as 10.0.0.0/8, or an address", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // storeOptions are the flags that say where the store is.

@@ -36,6 +36,10 @@ type Options struct {
 	// over a window holds the clock still, so a slow machine cannot let
 	// the window slide.
 	Now func() time.Time
+	// ConcurrentHashes: board.Config's; zero means one a core.
+	ConcurrentHashes int
+	// BodyGrace: board.Config's; zero means 10 s.
+	BodyGrace time.Duration
 	// Dir: the store's folder; empty means a new t.TempDir().
 	Dir string
 	// Addr: where to listen; empty means 127.0.0.1:0.
@@ -98,6 +102,9 @@ func (b *Board) start() {
 		SessionTTL:     b.opts.SessionTTL,
 		WatchHeartbeat: b.opts.WatchHeartbeat,
 		Now:            b.opts.Now,
+
+		ConcurrentHashes: b.opts.ConcurrentHashes,
+		BodyGrace:        b.opts.BodyGrace,
 	})
 	if err != nil {
 		db.Close()
