@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"unicode/utf8"
 
 	"connectrpc.com/connect/v2"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -260,25 +257,6 @@ func validText(v string, max int, required bool) error {
 	return nil
 }
 
-// validShow checks what is shown: a JSON object, at most maxShowLen bytes.
-func validShow(show string) error {
-	switch {
-	case show == "":
-		return fmt.Errorf("required: a JSON object")
-	case len(show) > maxShowLen:
-		return fmt.Errorf("%d bytes, at most %d", len(show), maxShowLen)
-	case !json.Valid([]byte(show)):
-		return fmt.Errorf("not valid JSON")
-	}
-	if t := strings.TrimLeft(show, " \t\r\n"); !strings.HasPrefix(t, "{") {
-		return fmt.Errorf("must be a JSON object")
-	}
-	if err := protojson.Unmarshal([]byte(show), &structpb.Struct{}); err != nil {
-		return fmt.Errorf("not a JSON object the board can show: %v", err)
-	}
-	return nil
-}
-
 // raise stores the approval an agent asks for, or returns the one it
 // already holds: raising is idempotent per agent, run and node. The same
 // digest again is the same approval (decided or not) and writes nothing; a
@@ -480,10 +458,7 @@ func approvalProto(r *ent.Approval) *boardv1.Approval {
 		Decision:  decisionProto(r),
 		Votes:     r.Votes,
 		ShowJson:  r.Show,
-	}
-	show := &structpb.Struct{}
-	if err := protojson.Unmarshal([]byte(r.Show), show); err == nil {
-		p.Show = show
+		Show:      showStruct(r.Show),
 	}
 	if r.ExpiresAt != nil {
 		p.ExpiresAt = timestamppb.New(*r.ExpiresAt)
