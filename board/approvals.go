@@ -53,8 +53,10 @@ const (
 )
 
 // digestShape is the shape of an operation's digest; the board checks the
-// shape and never computes one.
+// shape and never computes one. digestLen is its length.
 var digestShape = buildShape
+
+const digestLen = len("sha256:") + 64
 
 // linkOut is a session's one way of sending on its stream. Its lock lets
 // a goroutine other than the link handler (a decision being made) send on
@@ -129,6 +131,9 @@ func badRequest(format string, a ...any) error {
 // answerError sends the refusal of one request. A refusal that is not a
 // linkRequestError is logged and answered as internal.
 func (l linkService) answerError(ctx context.Context, s *session, requestID, what string, err error) error {
+	if len(requestID) > maxRequestID {
+		requestID = "" // refused for its length: not sent back
+	}
 	var le *linkRequestError
 	if !errors.As(err, &le) {
 		l.b.log.ErrorContext(ctx, "link request failed", "agent", s.name, "request", what, "err", err.Error())
@@ -399,7 +404,7 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 	if st := req.GetState(); st != "" {
 		if !validState(st) {
 			return nil, connect.Errorf(connect.CodeInvalidArgument,
-				"state: %q is not one of %s", st, strings.Join(approvalStates, ", "))
+				"state: %s is not one of %s", quoted(st), strings.Join(approvalStates, ", "))
 		}
 		q.Where(approval.State(st))
 	}
@@ -419,8 +424,11 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 
 func (s approvalService) GetApproval(ctx context.Context, req *boardv1.GetApprovalRequest) (*boardv1.GetApprovalResponse, error) {
 	id := req.GetId()
-	if id == "" {
+	switch {
+	case id == "":
 		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
+	case len(id) > maxApprovalIDLen:
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "id: %d bytes, at most %d", len(id), maxApprovalIDLen)
 	}
 	row, err := s.b.db.Approval.Get(ctx, id)
 	if ent.IsNotFound(err) {

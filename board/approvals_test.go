@@ -376,6 +376,14 @@ func TestBadRaises(t *testing.T) {
 	if e := l.next().GetError(); e == nil || !strings.Contains(e.GetMessage(), "request_id") {
 		t.Errorf("raise without request_id: %v, want an error naming request_id", e)
 	}
+	// One whose request_id is too long is refused, and the answer does not
+	// carry it back.
+	long := refund("run-1", 1)
+	long.RequestId = strings.Repeat("r", 900<<10)
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: long}})
+	if e := l.next().GetError(); e.GetRequestId() != "" || e.GetMessage() != "raise.request_id: 921600 bytes, at most 128" {
+		t.Errorf("raise with a long request_id: %.300v, want an error naming request_id and its limit, without it", e)
+	}
 	list, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{})
 	if err != nil || len(list.GetApprovals()) != 0 {
 		t.Fatalf("after bad raises ListApprovals = %v, %v; want none", list, err)

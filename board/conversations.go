@@ -137,7 +137,7 @@ func validConversations(q *boardv1.Conversations) ([]conversationRow, error) {
 		for k, who := range p.GetPeople() {
 			e, err := identity.CanonicalEmail(who)
 			if err != nil {
-				return nil, badRequest("%s.people[%d]: %q is not an email address", field, k, who)
+				return nil, badRequest("%s.people[%d]: %s is not an email address", field, k, quoted(who))
 			}
 			people = append(people, e)
 		}

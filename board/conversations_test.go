@@ -164,6 +164,7 @@ func TestConversationBadReports(t *testing.T) {
 		{"not an email", []*boardv1.ConversationPointer{pointer("t", 0, false, "ann@example.com", "Ann <ann@example.com>")}, "conversations.conversations[0].people[1]"},
 		{"empty person", []*boardv1.ConversationPointer{pointer("t", 0, false, "")}, "conversations.conversations[0].people[0]"},
 		{"too many people", []*boardv1.ConversationPointer{pointer("t", 0, false, crowd...)}, "conversations.conversations[0].people"},
+		{"a huge person", []*boardv1.ConversationPointer{pointer("t", 0, false, strings.Repeat("x", 900<<10)+"@example.com")}, `conversations.conversations[0].people[0]: "xxxxxxxx`},
 		{"too many pointers", many(1001, func(i int) *boardv1.ConversationPointer { return pointer(fmt.Sprint("t", i), 0, false) }), "conversations.conversations:"},
 	}
 	for _, tt := range tests {
@@ -172,8 +173,8 @@ func TestConversationBadReports(t *testing.T) {
 		}}})
 		m := l.next()
 		e := m.GetError()
-		if e == nil || e.GetCode() != connect.CodeInvalidArgument.String() || !strings.HasPrefix(e.GetMessage(), tt.field) {
-			t.Errorf("%s: board answered %v, want invalid_argument naming %s", tt.name, m, tt.field)
+		if e == nil || e.GetCode() != connect.CodeInvalidArgument.String() || !strings.HasPrefix(e.GetMessage(), tt.field) || len(e.GetMessage()) > 200 {
+			t.Errorf("%s: board answered %.300v, want invalid_argument naming %s, in under 200 bytes", tt.name, m, tt.field)
 		}
 		l.ping(uint64(len(tt.name))) // the link is still up
 	}

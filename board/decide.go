@@ -22,6 +22,9 @@ import (
 // Limits on a decision.
 const (
 	maxReasonLen = 4096
+	// maxApprovalIDLen is the longest approval id a request may name; the
+	// board's own are 28 bytes.
+	maxApprovalIDLen = 64
 	// decideAttempts is how often a yes is tried when a concurrent vote by
 	// the same person won the race to the unique (approval, person) row.
 	decideAttempts = 3
@@ -70,18 +73,21 @@ func (s approvalService) Cancel(ctx context.Context, req *boardv1.CancelRequest)
 // decisions at the same moment exactly one wins.
 func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Approval, error) {
 	caller, _ := identity.FromContext(ctx)
-	detail := map[string]any{"op": "decide", "say": req.GetSay(), "digest": req.GetDigest()}
-	if req.GetReason() != "" {
-		detail["reason"] = req.GetReason()
-	}
+	detail := refusalDetail("decide", req.GetReason())
+	boundedDetail(detail, "say", req.GetSay(), len(sayYes))
+	boundedDetail(detail, "digest", req.GetDigest(), digestLen)
 	var out *ent.Approval
 	var decided bool
 	var err error
 	switch {
 	case req.GetId() == "":
 		err = refusal(connect.CodeInvalidArgument, "id: required")
+	case len(req.GetId()) > maxApprovalIDLen:
+		err = refusal(connect.CodeInvalidArgument, "id: %d bytes, at most %d", len(req.GetId()), maxApprovalIDLen)
 	case req.GetSay() != sayYes && req.GetSay() != sayNo:
-		err = refusal(connect.CodeInvalidArgument, `say: want "yes" or "no", not %q`, req.GetSay())
+		err = refusal(connect.CodeInvalidArgument, `say: want "yes" or "no", not %s`, quoted(req.GetSay()))
+	case !digestShape.MatchString(req.GetDigest()):
+		err = refusal(connect.CodeInvalidArgument, "digest: want sha256: and 64 lower-case hex digits, the digest of the approval shown")
 	case len(req.GetReason()) > maxReasonLen:
 		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
 	default:
@@ -310,6 +316,10 @@ func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, 
 	}
 	d["code"] = ce.Code().String()
 	d["why"] = ce.Message()
+	if len(id) > maxApprovalIDLen {
+		d["id_bytes"] = len(id)
+		id = ""
+	}
 	if _, aerr := b.audit.AppendNow(ctx, audit.Record{
 		Actor: identity.ActorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {
@@ -318,18 +328,38 @@ func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, 
 	return err
 }
 
+// refusalDetail is the start of what the audit log keeps about a refused
+// op: the reason, unless it is over the limit (then only its length).
+func refusalDetail(op, reason string) map[string]any {
+	d := map[string]any{"op": op}
+	boundedDetail(d, "reason", reason, maxReasonLen)
+	return d
+}
+
+// boundedDetail sets d[key] to v when v is not empty and at most max
+// bytes, and d[key+"_bytes"] to its length when it is longer: a refusal's
+// audit entry never carries what it refused for being too long.
+func boundedDetail(d map[string]any, key, v string, max int) {
+	switch {
+	case v == "":
+	case len(v) <= max:
+		d[key] = v
+	default:
+		d[key+"_bytes"] = len(v)
+	}
+}
+
 // cancel ends a pending approval with the say "cancelled".
 func (b *Board) cancel(ctx context.Context, req *boardv1.CancelRequest) (*ent.Approval, error) {
 	caller, _ := identity.FromContext(ctx)
-	detail := map[string]any{"op": "cancel"}
-	if req.GetReason() != "" {
-		detail["reason"] = req.GetReason()
-	}
+	detail := refusalDetail("cancel", req.GetReason())
 	var out *ent.Approval
 	var err error
 	switch {
 	case req.GetId() == "":
 		err = refusal(connect.CodeInvalidArgument, "id: required")
+	case len(req.GetId()) > maxApprovalIDLen:
+		err = refusal(connect.CodeInvalidArgument, "id: %d bytes, at most %d", len(req.GetId()), maxApprovalIDLen)
 	case len(req.GetReason()) > maxReasonLen:
 		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
 	default:

@@ -13,6 +13,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -457,5 +458,75 @@ func TestSignedInPeopleDecideAndCancel(t *testing.T) {
 	loose := l.raisedAmid(r, &pushed)
 	if _, err := adaC.Cancel(t.Context(), &boardv1.CancelRequest{Id: loose.GetApprovalId(), Reason: "stale"}); err != nil {
 		t.Fatalf("signed-in admin cancelling an ungoverned approval: %v", err)
+	}
+}
+
+// auditEntries is every entry of the board's audit log with action.
+func auditEntries(t *testing.T, bt *boardtest.Board, action string) []audit.Entry {
+	t.Helper()
+	page, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []audit.Entry
+	for _, e := range page {
+		if e.Action == action {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestDecideBadInput: every field of Decide and Cancel is bounded before
+// anything is written. Each refusal names the field and the limit, and
+// its audit entry keeps the length of what was too long, never the value.
+func TestDecideBadInput(t *testing.T) {
+	t.Parallel()
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	id := openLink(t, bt, "desk").raised(refund("run-1", 1)).GetApprovalId()
+	ann := approver(bt, "ann")
+	huge := strings.Repeat("x", 900<<10)
+	tests := []struct {
+		name   string
+		decide *boardv1.DecideRequest
+		cancel *boardv1.CancelRequest
+		want   string // the message begins with it
+	}{
+		{"no id", &boardv1.DecideRequest{Say: "yes", Digest: digestOf(1)}, nil, "id: required"},
+		{"a huge id", &boardv1.DecideRequest{Id: huge, Say: "yes", Digest: digestOf(1)}, nil, "id: 921600 bytes, at most 64"},
+		{"a huge say", &boardv1.DecideRequest{Id: id, Say: huge, Digest: digestOf(1)}, nil, `say: want "yes" or "no", not "xxx`},
+		{"a huge digest", &boardv1.DecideRequest{Id: id, Say: "yes", Digest: huge}, nil, "digest: want sha256: and 64 lower-case hex digits"},
+		{"no digest", &boardv1.DecideRequest{Id: id, Say: "yes"}, nil, "digest: want sha256:"},
+		{"a huge reason", &boardv1.DecideRequest{Id: id, Say: "yes", Digest: digestOf(1), Reason: huge}, nil, "reason: 921600 bytes, at most 4096"},
+		{"cancel: no id", nil, &boardv1.CancelRequest{}, "id: required"},
+		{"cancel: a huge id", nil, &boardv1.CancelRequest{Id: huge}, "id: 921600 bytes, at most 64"},
+		{"cancel: a huge reason", nil, &boardv1.CancelRequest{Id: id, Reason: huge}, "reason: 921600 bytes, at most 4096"},
+	}
+	for _, tt := range tests {
+		var err error
+		if tt.decide != nil {
+			_, err = ann.Decide(t.Context(), tt.decide)
+		} else {
+			_, err = ann.Cancel(t.Context(), tt.cancel)
+		}
+		var ce *connect.Error
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !asConnect(err, &ce) || !strings.HasPrefix(ce.Message(), tt.want) || len(ce.Message()) > 200 {
+			t.Errorf("%s: %.300v, want invalid_argument %q… in under 200 bytes", tt.name, err, tt.want)
+		}
+	}
+	refusals := auditEntries(t, bt, "approval.refuse")
+	if len(refusals) != len(tests) {
+		t.Fatalf("%d approval.refuse entries, want one a refusal (%d)", len(refusals), len(tests))
+	}
+	for _, e := range refusals {
+		if n := len(e.Detail) + len(e.Subject); n > 1<<10 || strings.Contains(string(e.Detail), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx") {
+			t.Errorf("approval.refuse entry %d of %d bytes: %.300s; want the lengths of what was too long, never the value", e.Seq, n, e.Detail)
+		}
+	}
+	if got := stateOf(t, ann, id); got.GetState() != "pending" {
+		t.Fatalf("after the refusals: %s, want pending", got.GetState())
+	}
+	if _, err := ann.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: huge}); connect.CodeOf(err) != connect.CodeInvalidArgument || len(err.Error()) > 200 {
+		t.Errorf("GetApproval with a huge id: %.300v, want invalid_argument in under 200 bytes", err)
 	}
 }

@@ -142,6 +142,9 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 	if id == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
 	}
+	if err := validRuleID(id); err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "id: %v", err)
+	}
 	err := store.InTx(ctx, s.b.db, func(tx *ent.Tx) error {
 		old, err := tx.Rule.Get(ctx, id)
 		if ent.IsNotFound(err) {
@@ -298,7 +301,7 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule: give a role or people to decide")
 	case in.Role != "" && in.Role != identity.RoleApprover.String() && in.Role != identity.RoleAdmin.String():
 		// A viewer reads the board and never decides.
-		return bad("rule.role: want admin or approver, not %q", in.Role)
+		return bad("rule.role: want admin or approver, not %s", quoted(in.Role))
 	case len(in.People) > maxRulePeople:
 		return bad("rule.people: %d people, at most %d", len(in.People), maxRulePeople)
 	}
