@@ -300,3 +300,34 @@ func TestWatchApprovalsSlowWatcher(t *testing.T) {
 		t.Errorf("received all %d messages, want the watcher dropped before", n)
 	}
 }
+
+// TestWatchApprovalsDroppedByBytes: a watcher is dropped when the changes
+// it has not read pass its bytes, well before they pass its count; one
+// that reads is not, however much goes through it.
+func TestWatchApprovalsDroppedByBytes(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	big := &boardv1.Approval{Id: "noise", ShowJson: `{"pad":"` + strings.Repeat("x", 60<<10) + `"}`}
+	const half = board.DefaultWatcherBytes / 2 / (60 << 10) // changes of 60 KiB in half the bytes
+
+	reading, readingDropped := bt.Board.ApprovalWatcherForTest(t)
+	slowDropped := bt.Board.SlowApprovalWatcherForTest(t)
+	for round := range 3 {
+		bt.Board.PublishApprovalForTest(big, half)
+		for range half {
+			<-reading
+		}
+		if readingDropped() {
+			t.Fatalf("round %d: a watcher that read every change was dropped", round)
+		}
+		if round == 0 && slowDropped() {
+			t.Fatal("a watcher half its bytes behind was dropped")
+		}
+	}
+	if !slowDropped() {
+		t.Fatalf("a watcher %d changes (%d MiB) behind is still watching, want it dropped by bytes", 3*half, 3*half*60>>10)
+	}
+	if 3*half >= board.WatcherBufferForTest {
+		t.Fatalf("%d changes: the test must stay under the count limit (%d) to test the bytes", 3*half, board.WatcherBufferForTest)
+	}
+}

@@ -56,6 +56,9 @@ type Config struct {
 	WatchHeartbeat time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
+	// Limits: what one agent or caller can make the board hold; zero
+	// fields take the defaults (limits.go, docs/limits.md).
+	Limits Limits
 }
 
 // Board is one running board.
@@ -121,6 +124,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.WatchHeartbeat == 0 {
 		cfg.WatchHeartbeat = 15 * time.Second
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
 		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
 	}
@@ -138,8 +142,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		tokens:    tokens,
 		audit:     audit.New(cfg.Store),
 		log:       cfg.Logger,
-		hub:       newHub[*boardv1.Agent](),
-		approvals: newHub[*boardv1.WatchApprovalsResponse](),
+		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
+		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
 

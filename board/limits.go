@@ -6,6 +6,28 @@ import (
 	"unicode/utf8"
 )
 
+// Limits bound what one agent or one caller can make the board hold.
+// Zero fields take the defaults, which docs/limits.md lists with what
+// happens at each.
+type Limits struct {
+	// WatcherBytes: how many bytes of changes one watcher (WatchApprovals,
+	// WatchAgents) may fall behind before it is dropped. Zero means 8 MiB.
+	WatcherBytes int
+}
+
+// Defaults of Limits.
+const (
+	DefaultWatcherBytes = 8 << 20
+)
+
+// withDefaults is l with every zero field set to its default.
+func (l Limits) withDefaults() Limits {
+	if l.WatcherBytes <= 0 {
+		l.WatcherBytes = DefaultWatcherBytes
+	}
+	return l
+}
+
 // maxQuoted is the most of a refused value an error message repeats.
 const maxQuoted = 64
 

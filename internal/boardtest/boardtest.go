@@ -40,6 +40,8 @@ type Options struct {
 	DSN string
 	// TLS: serve HTTPS with a self-signed certificate (see TLSConfig).
 	TLS bool
+	// Limits: the board's limits; zero fields take its defaults.
+	Limits board.Limits
 }
 
 // Board is a running board under test.
@@ -93,6 +95,7 @@ func (b *Board) start() {
 		RevocationPoll: b.opts.RevocationPoll,
 		SessionTTL:     b.opts.SessionTTL,
 		WatchHeartbeat: b.opts.WatchHeartbeat,
+		Limits:         b.opts.Limits,
 	})
 	if err != nil {
 		db.Close()
