@@ -47,6 +47,11 @@ func (s agentService) GetAgent(ctx context.Context, req *boardv1.GetAgentRequest
 }
 
 func (s agentService) WatchAgents(ctx context.Context, _ *boardv1.WatchAgentsRequest, stream boardv1connect.AgentServiceWatchAgentsServerStream) error {
+	done, err := s.b.startStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	// Subscribe before reading the snapshot so no change falls between them;
 	// a change seen twice is harmless, a change missed is not.
 	ch, stop := s.b.hub.watch()

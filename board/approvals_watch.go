@@ -72,6 +72,11 @@ func (s approvalService) WatchApprovals(ctx context.Context, req *boardv1.WatchA
 		}
 		history = min(int(h), maxListApprovals)
 	}
+	done, err := s.b.startStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	agentName := req.GetAgent()
 	// Subscribe before reading the snapshot so no change falls between them;
 	// a change seen twice is harmless, a change missed is not.

@@ -87,6 +87,8 @@ type Board struct {
 	switchLocks keyedLocks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
+	// streams: the watch streams each caller has open (streams.go).
+	streams streams
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once

@@ -13,17 +13,24 @@ type Limits struct {
 	// WatcherBytes: how many bytes of changes one watcher (WatchApprovals,
 	// WatchAgents) may fall behind before it is dropped. Zero means 8 MiB.
 	WatcherBytes int
+	// StreamsPerCaller: how many watch streams one operator token, or one
+	// signed-in person, may have open at once. Zero means 16.
+	StreamsPerCaller int
 }
 
 // Defaults of Limits.
 const (
-	DefaultWatcherBytes = 8 << 20
+	DefaultWatcherBytes     = 8 << 20
+	DefaultStreamsPerCaller = 16
 )
 
 // withDefaults is l with every zero field set to its default.
 func (l Limits) withDefaults() Limits {
 	if l.WatcherBytes <= 0 {
 		l.WatcherBytes = DefaultWatcherBytes
+	}
+	if l.StreamsPerCaller <= 0 {
+		l.StreamsPerCaller = DefaultStreamsPerCaller
 	}
 	return l
 }
