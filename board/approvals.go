@@ -312,6 +312,12 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 		if err != nil {
 			return err
 		}
+		if latest == nil || latest.State != StatePending {
+			// A new pending approval, not one in the place of another.
+			if err := b.roomToRaise(ctx, tx, agentName); err != nil {
+				return err
+			}
+		}
 		if latest != nil && latest.State == StatePending {
 			n, err := tx.Approval.Update().
 				Where(approval.ID(latest.ID), approval.State(StatePending)).
@@ -388,6 +394,21 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 		b.publishApproval(ctx, eventRaised, out.ID)
 	}
 	return out, nil
+}
+
+// roomToRaise refuses a new pending approval when the agent has
+// Limits.PendingPerAgent pending already.
+func (b *Board) roomToRaise(ctx context.Context, tx *ent.Tx, agentName string) error {
+	max := b.cfg.Limits.PendingPerAgent
+	n, err := tx.Approval.Query().Where(approval.Agent(agentName), approval.State(StatePending)).Count(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= max {
+		return &linkRequestError{code: connect.CodeResourceExhausted, msg: fmt.Sprintf(
+			"raise: this agent has %d approvals pending, at most %d: raise more once some are decided, cancelled or expired", n, max)}
+	}
+	return nil
 }
 
 // newApprovalID is a fresh approval id.

@@ -470,3 +470,39 @@ func TestPushDecision(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingPerAgent: an agent has at most Limits.PendingPerAgent
+// approvals pending; a raise past it is refused with resource_exhausted
+// naming the limit, and writes nothing. Superseding a pending one, another
+// agent, and a raise after one is decided are not refused.
+func TestPendingPerAgent(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{Limits: board.Limits{PendingPerAgent: 3}})
+	l := openLink(t, bt, "desk")
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, l.raised(refund(fmt.Sprint("run-", i), i)).GetApprovalId())
+	}
+	e := l.raise(refund("run-3", 3)).GetError()
+	if e.GetCode() != "resource_exhausted" || e.GetMessage() != "raise: this agent has 3 approvals pending, at most 3: raise more once some are decided, cancelled or expired" {
+		t.Fatalf("a fourth pending raise: %v, want resource_exhausted naming the limit", e)
+	}
+	l.ping(1) // only the request failed
+	if got := auditActions(t, bt)["approval.raise"]; len(got) != 3 {
+		t.Errorf("approval.raise entries %v, want the three raised", got)
+	}
+	// In the place of a pending one: not one more.
+	if r := l.raised(refund("run-0", 100)); r.GetState() != "pending" || r.GetApprovalId() == ids[0] {
+		t.Fatalf("superseding at the limit: %v, want a new pending approval", r)
+	}
+	if r := openLink(t, bt, "till").raised(refund("run-3", 3)); r.GetState() != "pending" {
+		t.Fatalf("another agent's raise: %v, want pending", r)
+	}
+	if _, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: ids[1]}); err != nil {
+		t.Fatal(err)
+	}
+	var decisions []*boardv1.ApprovalDecision // the cancel, pushed to the link
+	if r := l.raisedAmid(refund("run-3", 3), &decisions); r.GetState() != "pending" {
+		t.Fatalf("a raise after one was cancelled: %v, want pending", r)
+	}
+}

@@ -10,6 +10,9 @@ import (
 // Zero fields take the defaults, which docs/limits.md lists with what
 // happens at each.
 type Limits struct {
+	// PendingPerAgent: how many approvals one agent may have pending at
+	// once; a raise past it is refused. Zero means 200.
+	PendingPerAgent int
 	// WatcherBytes: how many bytes of changes one watcher (WatchApprovals,
 	// WatchAgents) may fall behind before it is dropped. Zero means 8 MiB.
 	WatcherBytes int
@@ -20,12 +23,16 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
+	DefaultPendingPerAgent  = 200
 	DefaultWatcherBytes     = 8 << 20
 	DefaultStreamsPerCaller = 16
 )
 
 // withDefaults is l with every zero field set to its default.
 func (l Limits) withDefaults() Limits {
+	if l.PendingPerAgent <= 0 {
+		l.PendingPerAgent = DefaultPendingPerAgent
+	}
 	if l.WatcherBytes <= 0 {
 		l.WatcherBytes = DefaultWatcherBytes
 	}
