@@ -20,6 +20,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
@@ -421,26 +422,73 @@ func newApprovalID() (string, error) {
 }
 
 func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApprovalsRequest) (*boardv1.ListApprovalsResponse, error) {
-	q := s.b.db.Approval.Query()
+	var where []predicate.Approval
 	if st := req.GetState(); st != "" {
 		if !validState(st) {
 			return nil, connect.Errorf(connect.CodeInvalidArgument,
 				"state: %s is not one of %s", quoted(st), strings.Join(approvalStates, ", "))
 		}
-		q.Where(approval.State(st))
+		where = append(where, approval.State(st))
 	}
 	if a := req.GetAgent(); a != "" {
-		q.Where(approval.Agent(a))
+		where = append(where, approval.Agent(a))
 	}
-	rows, err := q.Order(ent.Desc(approval.FieldCreatedAt), ent.Desc(approval.FieldID)).Limit(maxListApprovals).All(ctx)
+	res := &boardv1.ListApprovalsResponse{Approvals: []*boardv1.Approval{}}
+	budget := listBudget{max: maxListApprovals}
+	err := s.b.approvalPages(ctx, where, true, func(r *ent.Approval) (bool, error) {
+		a := approvalProto(r)
+		if !budget.take(a) {
+			res.Truncated = true
+			return false, nil
+		}
+		res.Approvals = append(res.Approvals, a)
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	res := &boardv1.ListApprovalsResponse{Approvals: make([]*boardv1.Approval, len(rows))}
-	for i, r := range rows {
-		res.Approvals[i] = approvalProto(r)
-	}
 	return res, nil
+}
+
+// approvalPage is how many approvals are read from the store at once: a
+// page holds at most about 150 KiB of each (ask, show, account), so a list
+// or a watch's snapshot never holds more than a few pages of them.
+const approvalPage = 16
+
+// approvalPages reads the approvals where says, by (created_at, id),
+// newest first when newest, a page at a time, and calls f with each until
+// f says stop or they run out.
+func (b *Board) approvalPages(ctx context.Context, where []predicate.Approval, newest bool, f func(*ent.Approval) (bool, error)) error {
+	var last *ent.Approval
+	for {
+		q := b.db.Approval.Query().Where(where...)
+		order := ent.Asc
+		if newest {
+			order = ent.Desc
+		}
+		if last != nil {
+			if newest {
+				q.Where(approval.Or(approval.CreatedAtLT(last.CreatedAt),
+					approval.And(approval.CreatedAt(last.CreatedAt), approval.IDLT(last.ID))))
+			} else {
+				q.Where(approval.Or(approval.CreatedAtGT(last.CreatedAt),
+					approval.And(approval.CreatedAt(last.CreatedAt), approval.IDGT(last.ID))))
+			}
+		}
+		rows, err := q.Order(order(approval.FieldCreatedAt), order(approval.FieldID)).Limit(approvalPage).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if more, err := f(r); err != nil || !more {
+				return err
+			}
+		}
+		if len(rows) < approvalPage {
+			return nil
+		}
+		last = rows[len(rows)-1]
+	}
 }
 
 func (s approvalService) GetApproval(ctx context.Context, req *boardv1.GetApprovalRequest) (*boardv1.GetApprovalResponse, error) {

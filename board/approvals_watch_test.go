@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -330,4 +331,31 @@ func TestWatchApprovalsDroppedByBytes(t *testing.T) {
 	if 3*half >= board.WatcherBufferForTest {
 		t.Fatalf("%d changes: the test must stay under the count limit (%d) to test the bytes", 3*half, board.WatcherBufferForTest)
 	}
+}
+
+// TestWatchApprovalsSnapshotPages: a snapshot read a page at a time sends
+// every pending approval, oldest first, then the history, newest first,
+// none missed and none twice across the pages.
+func TestWatchApprovalsSnapshotPages(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, nil, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	var decisions []*boardv1.ApprovalDecision // the cancels, pushed to the link
+	var ids []string
+	for i := range 70 {
+		ids = append(ids, l.raisedAmid(refund(fmt.Sprint("run-", i), i), &decisions).GetApprovalId())
+	}
+	for _, id := range ids[:30] {
+		if _, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := watchApprovals(t, approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), &boardv1.WatchApprovalsRequest{History: ptr(int32(25))})
+	for _, id := range ids[30:] {
+		w.want("snapshot", id, "pending")
+	}
+	for i := 29; i >= 5; i-- {
+		w.want("snapshot", ids[i], "cancelled")
+	}
+	w.want("synced", "", "")
 }

@@ -186,23 +186,49 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 	if a := req.GetAgent(); a != "" {
 		where = append(where, conversation.Agent(a))
 	}
-	rows, err := s.b.db.Conversation.Query().
-		Where(where...).
-		Order(
-			conversation.ByUpdatedAt(sql.OrderDesc()),
-			conversation.ByAgent(),
-			conversation.ByThread(),
-		).
-		Limit(maxListConversations).
-		All(ctx)
-	if err != nil {
-		return nil, err
+	budget := listBudget{max: maxListConversations}
+	var last *ent.Conversation
+	for {
+		q := s.b.db.Conversation.Query().Where(where...)
+		if last != nil {
+			// After last, in the order below.
+			q.Where(conversation.Or(
+				conversation.UpdatedAtLT(last.UpdatedAt),
+				conversation.And(conversation.UpdatedAt(last.UpdatedAt), conversation.Or(
+					conversation.AgentGT(last.Agent),
+					conversation.And(conversation.Agent(last.Agent), conversation.ThreadGT(last.Thread)),
+				)),
+			))
+		}
+		rows, err := q.
+			Order(
+				conversation.ByUpdatedAt(sql.OrderDesc()),
+				conversation.ByAgent(),
+				conversation.ByThread(),
+			).
+			Limit(conversationPage).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			p := conversationProto(r)
+			if !budget.take(p) {
+				out.Truncated = true
+				return out, nil
+			}
+			out.Conversations = append(out.Conversations, p)
+		}
+		if len(rows) < conversationPage {
+			return out, nil
+		}
+		last = rows[len(rows)-1]
 	}
-	for _, r := range rows {
-		out.Conversations = append(out.Conversations, conversationProto(r))
-	}
-	return out, nil
 }
+
+// conversationPage is how many pointers ListConversations reads from the
+// store at once.
+const conversationPage = 200
 
 func conversationProto(r *ent.Conversation) *boardv1.ConversationPointer {
 	return &boardv1.ConversationPointer{

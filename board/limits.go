@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // Limits bound what one agent or one caller can make the board hold.
@@ -40,6 +43,41 @@ func (l Limits) withDefaults() Limits {
 		l.StreamsPerCaller = DefaultStreamsPerCaller
 	}
 	return l
+}
+
+// MaxListBytes is the most one List response carries: the default a gRPC
+// client accepts in one message, less room for the rest of the response.
+// A list that stops at it, or at its most items, says so in its truncated
+// field.
+const MaxListBytes = 4<<20 - 64<<10
+
+// Most items of the lists that do not have a limit of their own.
+const (
+	maxListAgents = 10000
+	maxListUsers  = 10000
+)
+
+// listBudget counts what a List response carries so far, so that it stops
+// before MaxListBytes or max items. The first item is always taken: a
+// client must be able to read every item, if need be one at a time.
+type listBudget struct {
+	max   int // items
+	items int
+	bytes int
+}
+
+// take reports whether m fits in the response, and counts it if it does.
+func (b *listBudget) take(m proto.Message) bool {
+	if b.items >= b.max {
+		return false
+	}
+	n := protowire.SizeTag(1) + protowire.SizeBytes(proto.Size(m))
+	if b.items > 0 && b.bytes+n > MaxListBytes {
+		return false
+	}
+	b.items++
+	b.bytes += n
+	return true
 }
 
 // maxQuoted is the most of a refused value an error message repeats.

@@ -37,6 +37,8 @@ const (
 	maxRuleDescriptionLen = 1000
 	// maxRuleTimeLimit is the longest time limit a rule may set.
 	maxRuleTimeLimit = 366 * 24 * time.Hour
+	// maxRules is how many rules a board holds: every raise reads them all.
+	maxRules = 1000
 )
 
 // approvalService is symphonix.board.v1.ApprovalService. For now it
@@ -72,6 +74,16 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 			return err
 		}
 		old, err := tx.Rule.Get(ctx, in.ID)
+		if ent.IsNotFound(err) {
+			n, cerr := tx.Rule.Query().Count(ctx)
+			if cerr != nil {
+				return cerr
+			}
+			if n >= maxRules {
+				return connect.Errorf(connect.CodeResourceExhausted,
+					"rule: the board holds %d rules, at most %d: put one in the place of another, or delete one", n, maxRules)
+			}
+		}
 		switch {
 		case ent.IsNotFound(err):
 			out, err = tx.Rule.Create().
@@ -130,9 +142,15 @@ func (s approvalService) ListRules(ctx context.Context, _ *boardv1.ListRulesRequ
 		return nil, err
 	}
 	sortRules(rows)
-	res := &boardv1.ListRulesResponse{Rules: make([]*boardv1.Rule, len(rows))}
-	for i, r := range rows {
-		res.Rules[i] = ruleProto(r)
+	res := &boardv1.ListRulesResponse{Rules: make([]*boardv1.Rule, 0, len(rows))}
+	budget := listBudget{max: maxRules}
+	for _, r := range rows {
+		p := ruleProto(r)
+		if !budget.take(p) {
+			res.Truncated = true
+			break
+		}
+		res.Rules = append(res.Rules, p)
 	}
 	return res, nil
 }

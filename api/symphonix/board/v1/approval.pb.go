@@ -302,8 +302,11 @@ func (*ListRulesRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListRulesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Rules         []*Rule                `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Rules []*Rule                `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	// More rules are stored than this response carries: it stops at 4 MiB.
+	// (A board holds at most 1,000 rules.)
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +346,13 @@ func (x *ListRulesResponse) GetRules() []*Rule {
 		return x.Rules
 	}
 	return nil
+}
+
+func (x *ListRulesResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 type DeleteRuleRequest struct {
@@ -658,8 +668,12 @@ func (x *ListApprovalsRequest) GetAgent() string {
 }
 
 type ListApprovalsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Approvals     []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Approvals []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	// More matched than this response carries: it stops at 1,000 approvals or at
+	// 4 MiB, whichever comes first. Narrow the request
+	// (state, agent) to see the ones it left out.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -699,6 +713,13 @@ func (x *ListApprovalsResponse) GetApprovals() []*Approval {
 		return x.Approvals
 	}
 	return nil
+}
+
+func (x *ListApprovalsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 type WatchApprovalsRequest struct {
@@ -1267,9 +1288,10 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"?\n" +
 	"\x0fPutRuleResponse\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"\x12\n" +
-	"\x10ListRulesRequest\"C\n" +
+	"\x10ListRulesRequest\"a\n" +
 	"\x11ListRulesResponse\x12.\n" +
-	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\"#\n" +
+	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
 	"\x12DeleteRuleResponse\"\xf9\x03\n" +
@@ -1295,9 +1317,10 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\tshow_json\x18\x10 \x01(\tR\bshowJson\"B\n" +
 	"\x14ListApprovalsRequest\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
-	"\x05agent\x18\x02 \x01(\tR\x05agent\"S\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\"q\n" +
 	"\x15ListApprovalsResponse\x12:\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\"X\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"X\n" +
 	"\x15WatchApprovalsRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1d\n" +
 	"\ahistory\x18\x02 \x01(\x05H\x00R\ahistory\x88\x01\x01B\n" +

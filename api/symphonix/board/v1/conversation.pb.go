@@ -70,6 +70,10 @@ func (x *ListConversationsRequest) GetAgent() string {
 type ListConversationsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Conversations []*ConversationPointer `protobuf:"bytes,1,rep,name=conversations,proto3" json:"conversations,omitempty"`
+	// More matched than this response carries: it stops at 1,000 pointers or at
+	// 4 MiB, whichever comes first. Name an agent to see
+	// the ones it left out.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -109,6 +113,13 @@ func (x *ListConversationsResponse) GetConversations() []*ConversationPointer {
 		return x.Conversations
 	}
 	return nil
+}
+
+func (x *ListConversationsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 // ConversationPointer is where a conversation is, and who is in it.
@@ -251,9 +262,10 @@ const file_symphonix_board_v1_conversation_proto_rawDesc = "" +
 	"\n" +
 	"%symphonix/board/v1/conversation.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"0\n" +
 	"\x18ListConversationsRequest\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\"j\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\"\x88\x01\n" +
 	"\x19ListConversationsResponse\x12M\n" +
-	"\rconversations\x18\x01 \x03(\v2'.symphonix.board.v1.ConversationPointerR\rconversations\"\xb0\x01\n" +
+	"\rconversations\x18\x01 \x03(\v2'.symphonix.board.v1.ConversationPointerR\rconversations\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xb0\x01\n" +
 	"\x13ConversationPointer\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x16\n" +
 	"\x06thread\x18\x02 \x01(\tR\x06thread\x129\n" +
