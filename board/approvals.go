@@ -319,6 +319,9 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 				return err
 			}
 		}
+		if ok, retry := b.mayAudit(ctx, "approval.raise"); !ok {
+			return b.auditLimited("raise", retry)
+		}
 		if latest != nil && latest.State == StatePending {
 			n, err := tx.Approval.Update().
 				Where(approval.ID(latest.ID), approval.State(StatePending)).

@@ -89,6 +89,10 @@ type Board struct {
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
 	streams streams
+	// audits: how many audit entries each agent and caller may still make
+	// the board write (auditlimit.go); made on first use.
+	auditOnce sync.Once
+	audits    *auditLimit
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -182,6 +186,7 @@ func (b *Board) Close() {
 		<-b.loopDone
 		b.presence.closeAll()
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
+		b.auditLimits().flush()   // what was left out of the audit log is summarised
 	})
 }
 

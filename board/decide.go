@@ -320,6 +320,9 @@ func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, 
 		d["id_bytes"] = len(id)
 		id = ""
 	}
+	if ok, _ := b.mayAudit(ctx, "approval.refuse"); !ok {
+		return err // counted, and summarised in one entry
+	}
 	if _, aerr := b.audit.AppendNow(ctx, audit.Record{
 		Actor: identity.ActorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {

@@ -14,6 +14,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -244,7 +245,10 @@ func TestDecideNotGoverned(t *testing.T) {
 // exactly one decision entry.
 func TestDecideRace(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	// A thousand raises and refusals as fast as they go: past the audit
+	// limit of one agent and one operator, which is not what this is about.
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"},
+		boardtest.Options{Limits: board.Limits{AuditBurst: 10000}})
 	l := openLink(t, bt, "desk")
 	ann, bob := approver(bt, "ann"), approver(bt, "bob")
 	rounds := 1000

@@ -22,6 +22,11 @@ type Limits struct {
 	// StreamsPerCaller: how many watch streams one operator token, or one
 	// signed-in person, may have open at once. Zero means 16.
 	StreamsPerCaller int
+	// AuditBurst and AuditPerSecond: how many requests that write to the
+	// audit log one agent, operator token or person may make at once, and
+	// how many a second after that (auditlimit.go). Zero means 600 and 10.
+	AuditBurst     int
+	AuditPerSecond float64
 }
 
 // Defaults of Limits.
@@ -29,6 +34,8 @@ const (
 	DefaultPendingPerAgent  = 200
 	DefaultWatcherBytes     = 8 << 20
 	DefaultStreamsPerCaller = 16
+	DefaultAuditBurst       = 600
+	DefaultAuditPerSecond   = 10
 )
 
 // withDefaults is l with every zero field set to its default.
@@ -41,6 +48,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.StreamsPerCaller <= 0 {
 		l.StreamsPerCaller = DefaultStreamsPerCaller
+	}
+	if l.AuditBurst <= 0 {
+		l.AuditBurst = DefaultAuditBurst
+	}
+	if l.AuditPerSecond <= 0 {
+		l.AuditPerSecond = DefaultAuditPerSecond
 	}
 	return l
 }

@@ -48,6 +48,10 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		return nil, badRequest("verify.secret: %d bytes, at most %d", n, maxVerifySecret)
 	}
 	out := &boardv1.Verified{RequestId: q.GetRequestId()}
+	if ok, retry := b.mayAudit(ctx, "verify"); !ok {
+		out.Why = b.tooManyAudited(retry) // not audited: counted and summarised
+		return out, nil
+	}
 	who, whoErr := identity.CanonicalEmail(q.GetWho())
 	if whoErr != nil {
 		who = q.GetWho() // counted and audited as given; never a person
