@@ -287,7 +287,13 @@ func allowedBy(r *ent.Rule, caller identity.Caller) error {
 		return refusal(connect.CodePermissionDenied, "permission denied: not an operator")
 	}
 	if len(r.People) > 0 {
-		if !slices.Contains(r.People, caller.Name) {
+		named := func(p string) bool {
+			// Canonical since PutRule canonicalises them; a rule put before
+			// may name an address in another case.
+			c, err := canonicalPerson(p)
+			return err == nil && c == caller.Name
+		}
+		if !slices.ContainsFunc(r.People, named) {
 			return refusal(connect.CodePermissionDenied, "permission denied: rule %q names who decides, and %q is not among them", r.ID, caller.Name)
 		}
 		return nil

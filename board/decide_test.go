@@ -534,3 +534,34 @@ func TestDecideBadInput(t *testing.T) {
 		t.Errorf("GetApproval with a huge id: %.300v, want invalid_argument in under 200 bytes", err)
 	}
 }
+
+// TestRulePeopleCanonical: a rule naming a person's address in any case
+// lets that person decide: PutRule keeps the address canonical, and a
+// rule stored before it did is read canonically.
+func TestRulePeopleCanonical(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, nil, boardtest.Options{})
+	r := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "pay", People: []string{"Ann@Example.com", "bob"}})
+	if !slices.Equal(r.GetPeople(), []string{"ann@example.com", "bob"}) {
+		t.Fatalf("PutRule kept people %v, want ann@example.com canonical and bob as given", r.GetPeople())
+	}
+	// As a board before canonical addresses stored it.
+	if _, err := bt.Store.Rule.Create().SetID("old").SetAgent("*").SetNode("ship").SetPeople([]string{"Ann@EXAMPLE.com"}).
+		SetCreatedAt(time.Now()).SetUpdatedAt(time.Now()).SetUpdatedBy("root").Save(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	const password = "a long enough password"
+	bt.AddUser("ann@example.com", identity.RoleApprover, password)
+	annC := boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn("ann@example.com", password)))
+	l := openLink(t, bt, "desk")
+	var pushed []*boardv1.ApprovalDecision
+	for i, node := range []string{"pay", "ship"} {
+		rr := refund(fmt.Sprint("run-", i), i)
+		rr.Node = node
+		a := l.raisedAmid(rr, &pushed)
+		res, err := decide(annC, t, a.GetApprovalId(), "yes", digestOf(i), "")
+		if err != nil || res.GetState() != "approved" {
+			t.Fatalf("%s: ann's yes = %v, %v; want approved", node, res, err)
+		}
+	}
+}

@@ -323,18 +323,24 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 	case len(in.People) > maxRulePeople:
 		return bad("rule.people: %d people, at most %d", len(in.People), maxRulePeople)
 	}
-	seen := make(map[string]bool, len(in.People))
-	for i, p := range in.People {
+	seen := make(map[string]int, len(in.People))
+	in.People = make([]string, len(r.GetPeople()))
+	for i, p := range r.GetPeople() {
 		if p == "" {
 			return bad("rule.people[%d]: empty", i)
 		}
 		if err := identity.ValidName(p); err != nil {
 			return bad("rule.people[%d]: %w", i, err)
 		}
-		if seen[p] {
-			return bad("rule.people[%d]: %q named twice", i, p)
+		c, err := canonicalPerson(p)
+		if err != nil {
+			return bad("rule.people[%d]: %s is not an email address (a name with an @ is a person's address; an operator token's name has none)", i, quoted(p))
 		}
-		seen[p] = true
+		if j, ok := seen[c]; ok {
+			return bad("rule.people[%d]: %q is rule.people[%d] too", i, c, j)
+		}
+		seen[c] = i
+		in.People[i] = c
 	}
 	if r.Quorum != nil {
 		in.Quorum = int(r.GetQuorum())
@@ -342,8 +348,11 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 			return bad("rule.quorum: must be at least 1")
 		}
 	}
-	if len(in.People) > 0 && in.Quorum > len(in.People) {
-		return bad("rule.quorum: %d, more than the %d named in rule.people", in.Quorum, len(in.People))
+	switch {
+	case len(in.People) > 0 && in.Quorum > len(in.People):
+		return bad("rule.quorum: %d, more than the %d named in rule.people: the approval could never be approved", in.Quorum, len(in.People))
+	case in.Quorum > maxRulePeople:
+		return bad("rule.quorum: %d, more than %d, the most people a rule may count on", in.Quorum, maxRulePeople)
 	}
 	if tl := r.GetTimeLimit(); tl != nil {
 		if err := tl.CheckValid(); err != nil {
@@ -362,6 +371,16 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule.description: %d bytes, at most %d", len(in.Description), maxRuleDescriptionLen)
 	}
 	return in, nil
+}
+
+// canonicalPerson is who a rule names, as the board compares them: a
+// person's address (any name with an @) in its canonical form, or an
+// operator token's name as it is.
+func canonicalPerson(p string) (string, error) {
+	if !strings.Contains(p, "@") {
+		return p, nil
+	}
+	return identity.CanonicalEmail(p)
 }
 
 // validPattern checks an agent or node pattern.

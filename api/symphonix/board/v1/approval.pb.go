@@ -39,11 +39,12 @@ type Rule struct {
 	// Who may decide, by role: "approver" (approvers and admins) or "admin".
 	// Exactly one of role and people is given.
 	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
-	// Who may decide, by operator name. Exactly one of role and people is
-	// given.
+	// Who may decide, by name: a signed-in person's address, kept in its
+	// canonical form (lower case), or an operator token's name. Exactly one
+	// of role and people is given.
 	People []string `protobuf:"bytes,5,rep,name=people,proto3" json:"people,omitempty"`
 	// How many distinct people must say yes. Absent means 1; never more than
-	// the people named.
+	// the people named, nor more than 100.
 	Quorum *int32 `protobuf:"varint,6,opt,name=quorum,proto3,oneof" json:"quorum,omitempty"`
 	// How long a request may wait for its decision before it becomes
 	// expired. Absent means no limit.
