@@ -15,7 +15,9 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/predicate"
+	"github.com/symphonix/symphonix/ent/verification"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
@@ -67,6 +69,9 @@ func (b *Board) keepConversations(ctx context.Context, agentName string, q *boar
 	}
 	now := b.now().UTC()
 	return store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+		if err := vouchedOnly(ctx, tx, agentName, rows); err != nil {
+			return err
+		}
 		for chunk := range slices.Chunk(rows, conversationBatch) {
 			creates := make([]*ent.ConversationCreate, len(chunk))
 			for i, r := range chunk {
@@ -103,6 +108,41 @@ func (b *Board) keepConversations(ctx context.Context, agentName string, q *boar
 		}
 		return nil
 	})
+}
+
+// vouchedOnly drops from rows' people everyone the board has not itself
+// paired or verified for the agent: an agent's word alone never puts a
+// person in a conversation (and so never shows it to them, nor keeps them
+// from deciding its approvals).
+func vouchedOnly(ctx context.Context, tx *ent.Tx, agentName string, rows []conversationRow) error {
+	var named []string
+	for _, r := range rows {
+		named = append(named, r.people...)
+	}
+	slices.Sort(named)
+	named = slices.Compact(named)
+	vouched := make(map[string]bool, len(named))
+	for chunk := range slices.Chunk(named, conversationBatch) {
+		paired, err := tx.Pairing.Query().
+			Where(pairing.Agent(agentName), pairing.EmailIn(chunk...)).
+			Select(pairing.FieldEmail).Strings(ctx)
+		if err != nil {
+			return fmt.Errorf("people paired: %w", err)
+		}
+		verified, err := tx.Verification.Query().
+			Where(verification.Agent(agentName), verification.EmailIn(chunk...)).
+			Select(verification.FieldEmail).Strings(ctx)
+		if err != nil {
+			return fmt.Errorf("people verified: %w", err)
+		}
+		for _, e := range append(paired, verified...) {
+			vouched[e] = true
+		}
+	}
+	for i := range rows {
+		rows[i].people = slices.DeleteFunc(rows[i].people, func(e string) bool { return !vouched[e] })
+	}
+	return nil
 }
 
 // validConversations checks a report, naming the field at fault, and

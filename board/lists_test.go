@@ -197,3 +197,40 @@ func TestRulesBounded(t *testing.T) {
 		t.Fatalf("ListRules = %d rules in %d bytes, truncated %v; want under %d bytes, truncated", len(res.GetRules()), size, res.GetTruncated(), board.MaxListBytes)
 	}
 }
+
+// TestListConversationsBounded: ListConversations stops before 4 MiB and
+// says so.
+func TestListConversationsBounded(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	domain := strings.TrimSuffix(strings.Repeat(strings.Repeat("d", 59)+".", 4), ".") // 239 bytes
+	people := make([]string, 100)
+	for i := range people {
+		people[i] = fmt.Sprintf("p%03d@%s", i, domain)
+		bt.Verified("desk", people[i])
+	}
+	const n, perReport = 210, 30 // 25 KiB a pointer: past 4 MiB; under 1 MiB a report
+	for r := range n / perReport {
+		var ps []*boardv1.ConversationPointer
+		for i := range perReport {
+			ps = append(ps, pointer(fmt.Sprintf("t%03d", r*perReport+i), r*perReport+i, false, people...))
+		}
+		l.report(false, ps...)
+	}
+	res, err := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)).ListConversations(t.Context(), &boardv1.ListConversationsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.GetConversations()
+	if size := proto.Size(res); size > board.MaxListBytes || !res.GetTruncated() || len(got) >= n || len(got) < 100 ||
+		got[0].GetThread() != fmt.Sprintf("t%03d", n-1) || len(got[0].GetPeople()) != 100 {
+		t.Fatalf("ListConversations = %d pointers in %d bytes, truncated %v; want under %d bytes, truncated, newest first with its 100 people",
+			len(got), size, res.GetTruncated(), board.MaxListBytes)
+	}
+	for i, p := range got {
+		if want := fmt.Sprintf("t%03d", n-1-i); p.GetThread() != want {
+			t.Fatalf("pointer %d is %s, want %s: newest first across the pages", i, p.GetThread(), want)
+		}
+	}
+}

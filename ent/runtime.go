@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/ent/verification"
 	"github.com/symphonix/symphonix/ent/vote"
 )
 
@@ -331,6 +332,20 @@ func init() {
 	userDescID := userFields[0].Descriptor()
 	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	user.IDValidator = userDescID.Validators[0].(func(string) error)
+	verificationFields := schema.Verification{}.Fields()
+	_ = verificationFields
+	// verificationDescAgent is the schema descriptor for agent field.
+	verificationDescAgent := verificationFields[0].Descriptor()
+	// verification.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	verification.AgentValidator = verificationDescAgent.Validators[0].(func(string) error)
+	// verificationDescEmail is the schema descriptor for email field.
+	verificationDescEmail := verificationFields[1].Descriptor()
+	// verification.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	verification.EmailValidator = verificationDescEmail.Validators[0].(func(string) error)
+	// verificationDescUserID is the schema descriptor for user_id field.
+	verificationDescUserID := verificationFields[2].Descriptor()
+	// verification.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	verification.UserIDValidator = verificationDescUserID.Validators[0].(func(string) error)
 	voteFields := schema.Vote{}.Fields()
 	_ = voteFields
 	// voteDescApprovalID is the schema descriptor for approval_id field.

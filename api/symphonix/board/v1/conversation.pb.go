@@ -129,7 +129,9 @@ type ConversationPointer struct {
 	Thread    string                 `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	Waiting   bool                   `protobuf:"varint,4,opt,name=waiting,proto3" json:"waiting,omitempty"`
-	// The canonical addresses of the people in it (paired or verified).
+	// The canonical addresses of the people in it. The board keeps only
+	// those it paired or verified for the agent itself; others an agent
+	// names are dropped.
 	People        []string `protobuf:"bytes,5,rep,name=people,proto3" json:"people,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
