@@ -14,6 +14,8 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/vote"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
@@ -268,6 +270,17 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller identity.Calle
 				return nil, nil, err
 			}
 		}
+		if r != nil && !cancel && !r.AllowSelfApproval {
+			in, err := inConversation(ctx, tx, caller.Name, row)
+			if err != nil {
+				return nil, nil, err
+			}
+			if in {
+				return nil, nil, refusal(connect.CodePermissionDenied,
+					"permission denied: %q is in the conversation this approval came from (agent %q, thread %q), and rule %q does not allow self-approval",
+					caller.Name, row.Agent, row.Thread, r.ID)
+			}
+		}
 	}
 	if row.State != StatePending {
 		return nil, nil, refusal(connect.CodeFailedPrecondition, "approval %q: %s, not pending", id, row.State)
@@ -277,6 +290,32 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller identity.Calle
 		return nil, nil, refusal(connect.CodeFailedPrecondition, "approval %q: expired at %s, not pending", id, row.ExpiresAt.Format(time.RFC3339))
 	}
 	return row, r, nil
+}
+
+// inConversation reports whether who is a person in the conversation the
+// approval came from: paired into its thread, or named in its pointer
+// (which names only people the board paired or verified for the agent).
+// An operator token's name is never an address, so never in one.
+func inConversation(ctx context.Context, tx *ent.Tx, who string, row *ent.Approval) (bool, error) {
+	if who == "" || row.Thread == "" {
+		return false, nil
+	}
+	paired, err := tx.Pairing.Query().
+		Where(pairing.Agent(row.Agent), pairing.Thread(row.Thread), pairing.Email(who)).
+		Exist(ctx)
+	if err != nil || paired {
+		return paired, err
+	}
+	c, err := tx.Conversation.Query().
+		Where(conversation.Agent(row.Agent), conversation.Thread(row.Thread)).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(c.People, who), nil
 }
 
 // allowedBy refuses a caller the rule does not let decide.

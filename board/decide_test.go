@@ -565,3 +565,66 @@ func TestRulePeopleCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfApproval: a person in the conversation an approval came from —
+// paired into its thread, or named in its pointer — may not decide it
+// unless its rule allows self-approval; anyone else the rule allows may,
+// and so may they, for another conversation's approval.
+func TestSelfApproval(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: "approver"}, boardtest.Options{})
+	allows := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "ship", Role: "approver", AllowSelfApproval: true})
+	if !allows.GetAllowSelfApproval() {
+		t.Fatalf("PutRule = %v, want allow_self_approval kept", allows)
+	}
+	const password = "a long enough password"
+	ann := bt.AddUser("ann@example.com", identity.RoleApprover, password)
+	bt.AddUser("cy@example.com", identity.RoleApprover, password)
+	bt.AddUser("bob@example.com", identity.RoleApprover, password)
+	session := func(email string) boardv1connect.ApprovalServiceClient {
+		return boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn(email, password)))
+	}
+	annC, cyC, bobC := session("ann@example.com"), session("cy@example.com"), session("bob@example.com")
+	l := openLink(t, bt, "desk")
+
+	// Ann pairs with thread t1; the agent says Cy, whom the board verified
+	// for it, is in t1 too.
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pair{Pair: &boardv1.Pair{RequestId: l.requestID(), Thread: "t1"}}})
+	if _, err := bt.Board.EnterPairingCodeAsForTest(t.Context(), ann.ID, ann.Email, l.next().GetPairCode().GetCode()); err != nil {
+		t.Fatal(err)
+	}
+	if p := l.next().GetPaired(); p.GetWho() != "ann@example.com" {
+		t.Fatalf("after Ann entered the code the link got %v, want her pairing", p)
+	}
+	bt.Verified("desk", "cy@example.com")
+	l.report(true, pointer("t1", 0, true, "cy@example.com"))
+
+	var pushed []*boardv1.ApprovalDecision
+	raise := func(run, thread, node string, d int) string {
+		r := refund(run, d)
+		r.Thread, r.Node = thread, node
+		return l.raisedAmid(r, &pushed).GetApprovalId()
+	}
+	pay := raise("run-1", "t1", "pay", 1)
+	for name, c := range map[string]boardv1connect.ApprovalServiceClient{"ann": annC, "cy": cyC} {
+		for _, say := range []string{"yes", "no"} {
+			_, err := decide(c, t, pay, say, digestOf(1), "")
+			if connect.CodeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), "does not allow self-approval") {
+				t.Fatalf("%s says %s to an approval from a conversation they are in: %v, want permission_denied naming self-approval", name, say, err)
+			}
+		}
+	}
+	if got, err := decide(bobC, t, pay, "yes", digestOf(1), ""); err != nil || got.GetState() != "approved" {
+		t.Fatalf("bob, not in it: %v, %v; want approved", got, err)
+	}
+	if got, err := decide(annC, t, raise("run-2", "t1", "ship", 2), "yes", digestOf(2), ""); err != nil || got.GetState() != "approved" {
+		t.Fatalf("ann, under a rule that allows self-approval: %v, %v; want approved", got, err)
+	}
+	if got, err := decide(annC, t, raise("run-3", "t2", "pay", 3), "yes", digestOf(3), ""); err != nil || got.GetState() != "approved" {
+		t.Fatalf("ann, for another conversation: %v, %v; want approved", got, err)
+	}
+	// Cancelling is not deciding: one in the conversation may stop it.
+	if _, err := cyC.Cancel(t.Context(), &boardv1.CancelRequest{Id: raise("run-4", "t1", "pay", 4)}); err != nil {
+		t.Fatalf("cy cancels an approval from her conversation: %v", err)
+	}
+}

@@ -95,6 +95,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetQuorum(in.Quorum).
 				SetTimeLimit(in.TimeLimit).
 				SetRequireReason(in.RequireReason).
+				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetDescription(in.Description).
 				SetCreatedAt(now).
 				SetUpdatedAt(now).
@@ -109,6 +110,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetQuorum(in.Quorum).
 				SetTimeLimit(in.TimeLimit).
 				SetRequireReason(in.RequireReason).
+				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetDescription(in.Description).
 				SetUpdatedAt(now).
 				SetUpdatedBy(actor).
@@ -279,7 +281,10 @@ type ruleInput struct {
 	Quorum        int
 	TimeLimit     int64 // nanoseconds; 0 is none
 	RequireReason bool
-	Description   string
+	// AllowSelfApproval: a person in the approval's conversation may
+	// decide it.
+	AllowSelfApproval bool
+	Description       string
 }
 
 // ruleFromProto checks a rule from the wire. Its error is an
@@ -292,14 +297,15 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule: required")
 	}
 	in := ruleInput{
-		ID:            r.GetId(),
-		Agent:         r.GetAgent(),
-		Node:          r.GetNode(),
-		Role:          r.GetRole(),
-		People:        r.GetPeople(),
-		Quorum:        1,
-		RequireReason: r.GetRequireReason(),
-		Description:   r.GetDescription(),
+		ID:                r.GetId(),
+		Agent:             r.GetAgent(),
+		Node:              r.GetNode(),
+		Role:              r.GetRole(),
+		People:            r.GetPeople(),
+		Quorum:            1,
+		RequireReason:     r.GetRequireReason(),
+		AllowSelfApproval: r.GetAllowSelfApproval(),
+		Description:       r.GetDescription(),
 	}
 	if in.ID != "" {
 		if err := validRuleID(in.ID); err != nil {
@@ -428,17 +434,18 @@ func newRuleID() (string, error) {
 func ruleProto(r *ent.Rule) *boardv1.Rule {
 	q := int32(r.Quorum)
 	p := &boardv1.Rule{
-		Id:            r.ID,
-		Agent:         r.Agent,
-		Node:          r.Node,
-		Role:          r.Role,
-		People:        r.People,
-		Quorum:        &q,
-		RequireReason: r.RequireReason,
-		Description:   r.Description,
-		CreatedAt:     timestamppb.New(r.CreatedAt),
-		UpdatedAt:     timestamppb.New(r.UpdatedAt),
-		UpdatedBy:     r.UpdatedBy,
+		Id:                r.ID,
+		Agent:             r.Agent,
+		Node:              r.Node,
+		Role:              r.Role,
+		People:            r.People,
+		Quorum:            &q,
+		RequireReason:     r.RequireReason,
+		AllowSelfApproval: r.AllowSelfApproval,
+		Description:       r.Description,
+		CreatedAt:         timestamppb.New(r.CreatedAt),
+		UpdatedAt:         timestamppb.New(r.UpdatedAt),
+		UpdatedBy:         r.UpdatedBy,
 	}
 	if r.TimeLimit > 0 {
 		p.TimeLimit = durationpb.New(time.Duration(r.TimeLimit))
@@ -466,6 +473,9 @@ func ruleDetail(r *ent.Rule) map[string]any {
 	}
 	if r.Description != "" {
 		d["description"] = r.Description
+	}
+	if r.AllowSelfApproval {
+		d["allow_self_approval"] = true
 	}
 	return d
 }

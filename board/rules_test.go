@@ -162,13 +162,14 @@ func TestRuleRoundTrip(t *testing.T) {
 			c := approvalsClient(bt, token, opts...)
 			ctx := t.Context()
 			in := &boardv1.Rule{
-				Agent:         "refund-" + proto,
-				Node:          "pay",
-				People:        []string{"ann", "bob", "cy"},
-				Quorum:        quorum(2),
-				TimeLimit:     durationpb.New(time.Hour),
-				RequireReason: true,
-				Description:   "refunds need two",
+				Agent:             "refund-" + proto,
+				Node:              "pay",
+				People:            []string{"ann", "bob", "cy"},
+				Quorum:            quorum(2),
+				TimeLimit:         durationpb.New(time.Hour),
+				RequireReason:     true,
+				AllowSelfApproval: true,
+				Description:       "refunds need two",
 			}
 			put := putRule(t, c, in)
 			if put.GetId() == "" || put.GetUpdatedBy() != "root" || put.GetCreatedAt() == nil || !put.GetCreatedAt().AsTime().Equal(put.GetUpdatedAt().AsTime()) {

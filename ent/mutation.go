@@ -5417,27 +5417,28 @@ func (m *PairingMutation) ResetEdge(name string) error {
 // RuleMutation represents an operation that mutates the Rule nodes in the graph.
 type RuleMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *string
-	agent          *string
-	node           *string
-	role           *string
-	people         *[]string
-	appendpeople   []string
-	quorum         *int
-	addquorum      *int
-	time_limit     *int64
-	addtime_limit  *int64
-	require_reason *bool
-	description    *string
-	created_at     *time.Time
-	updated_at     *time.Time
-	updated_by     *string
-	clearedFields  map[string]struct{}
-	done           bool
-	oldValue       func(context.Context) (*Rule, error)
-	predicates     []predicate.Rule
+	op                  Op
+	typ                 string
+	id                  *string
+	agent               *string
+	node                *string
+	role                *string
+	people              *[]string
+	appendpeople        []string
+	quorum              *int
+	addquorum           *int
+	time_limit          *int64
+	addtime_limit       *int64
+	require_reason      *bool
+	allow_self_approval *bool
+	description         *string
+	created_at          *time.Time
+	updated_at          *time.Time
+	updated_by          *string
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*Rule, error)
+	predicates          []predicate.Rule
 }
 
 var _ ent.Mutation = (*RuleMutation)(nil)
@@ -5865,6 +5866,42 @@ func (m *RuleMutation) ResetRequireReason() {
 	m.require_reason = nil
 }
 
+// SetAllowSelfApproval sets the "allow_self_approval" field.
+func (m *RuleMutation) SetAllowSelfApproval(b bool) {
+	m.allow_self_approval = &b
+}
+
+// AllowSelfApproval returns the value of the "allow_self_approval" field in the mutation.
+func (m *RuleMutation) AllowSelfApproval() (r bool, exists bool) {
+	v := m.allow_self_approval
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllowSelfApproval returns the old "allow_self_approval" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldAllowSelfApproval(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllowSelfApproval is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllowSelfApproval requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllowSelfApproval: %w", err)
+	}
+	return oldValue.AllowSelfApproval, nil
+}
+
+// ResetAllowSelfApproval resets all changes to the "allow_self_approval" field.
+func (m *RuleMutation) ResetAllowSelfApproval() {
+	m.allow_self_approval = nil
+}
+
 // SetDescription sets the "description" field.
 func (m *RuleMutation) SetDescription(s string) {
 	m.description = &s
@@ -6043,7 +6080,7 @@ func (m *RuleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RuleMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.agent != nil {
 		fields = append(fields, rule.FieldAgent)
 	}
@@ -6064,6 +6101,9 @@ func (m *RuleMutation) Fields() []string {
 	}
 	if m.require_reason != nil {
 		fields = append(fields, rule.FieldRequireReason)
+	}
+	if m.allow_self_approval != nil {
+		fields = append(fields, rule.FieldAllowSelfApproval)
 	}
 	if m.description != nil {
 		fields = append(fields, rule.FieldDescription)
@@ -6099,6 +6139,8 @@ func (m *RuleMutation) Field(name string) (ent.Value, bool) {
 		return m.TimeLimit()
 	case rule.FieldRequireReason:
 		return m.RequireReason()
+	case rule.FieldAllowSelfApproval:
+		return m.AllowSelfApproval()
 	case rule.FieldDescription:
 		return m.Description()
 	case rule.FieldCreatedAt:
@@ -6130,6 +6172,8 @@ func (m *RuleMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldTimeLimit(ctx)
 	case rule.FieldRequireReason:
 		return m.OldRequireReason(ctx)
+	case rule.FieldAllowSelfApproval:
+		return m.OldAllowSelfApproval(ctx)
 	case rule.FieldDescription:
 		return m.OldDescription(ctx)
 	case rule.FieldCreatedAt:
@@ -6195,6 +6239,13 @@ func (m *RuleMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRequireReason(v)
+		return nil
+	case rule.FieldAllowSelfApproval:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllowSelfApproval(v)
 		return nil
 	case rule.FieldDescription:
 		v, ok := value.(string)
@@ -6329,6 +6380,9 @@ func (m *RuleMutation) ResetField(name string) error {
 		return nil
 	case rule.FieldRequireReason:
 		m.ResetRequireReason()
+		return nil
+	case rule.FieldAllowSelfApproval:
+		m.ResetAllowSelfApproval()
 		return nil
 	case rule.FieldDescription:
 		m.ResetDescription()

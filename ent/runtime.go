@@ -234,12 +234,16 @@ func init() {
 	ruleDescRequireReason := ruleFields[7].Descriptor()
 	// rule.DefaultRequireReason holds the default value on creation for the require_reason field.
 	rule.DefaultRequireReason = ruleDescRequireReason.Default.(bool)
+	// ruleDescAllowSelfApproval is the schema descriptor for allow_self_approval field.
+	ruleDescAllowSelfApproval := ruleFields[8].Descriptor()
+	// rule.DefaultAllowSelfApproval holds the default value on creation for the allow_self_approval field.
+	rule.DefaultAllowSelfApproval = ruleDescAllowSelfApproval.Default.(bool)
 	// ruleDescDescription is the schema descriptor for description field.
-	ruleDescDescription := ruleFields[8].Descriptor()
+	ruleDescDescription := ruleFields[9].Descriptor()
 	// rule.DefaultDescription holds the default value on creation for the description field.
 	rule.DefaultDescription = ruleDescDescription.Default.(string)
 	// ruleDescUpdatedBy is the schema descriptor for updated_by field.
-	ruleDescUpdatedBy := ruleFields[11].Descriptor()
+	ruleDescUpdatedBy := ruleFields[12].Descriptor()
 	// rule.UpdatedByValidator is a validator for the "updated_by" field. It is called by the builders before save.
 	rule.UpdatedByValidator = ruleDescUpdatedBy.Validators[0].(func(string) error)
 	// ruleDescID is the schema descriptor for id field.

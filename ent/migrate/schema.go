@@ -198,6 +198,7 @@ var (
 		{Name: "quorum", Type: field.TypeInt, Default: 1},
 		{Name: "time_limit", Type: field.TypeInt64, Default: 0},
 		{Name: "require_reason", Type: field.TypeBool, Default: false},
+		{Name: "allow_self_approval", Type: field.TypeBool, Default: false},
 		{Name: "description", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},

@@ -58,9 +58,13 @@ type Rule struct {
 	// Set by the board.
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// Set by the board: the operator who last put the rule.
-	UpdatedBy     string `protobuf:"bytes,12,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedBy string `protobuf:"bytes,12,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
+	// Whether a person in the conversation an approval came from (paired or
+	// verified into its thread) may decide it. By default they may not: the
+	// person who asked is not the one who approves.
+	AllowSelfApproval bool `protobuf:"varint,13,opt,name=allow_self_approval,json=allowSelfApproval,proto3" json:"allow_self_approval,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Rule) Reset() {
@@ -175,6 +179,13 @@ func (x *Rule) GetUpdatedBy() string {
 		return x.UpdatedBy
 	}
 	return ""
+}
+
+func (x *Rule) GetAllowSelfApproval() bool {
+	if x != nil {
+		return x.AllowSelfApproval
+	}
+	return false
 }
 
 type PutRuleRequest struct {
@@ -1265,7 +1276,7 @@ var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x03\n" +
+	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x03\n" +
 	"\x04Rule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -1283,7 +1294,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_by\x18\f \x01(\tR\tupdatedByB\t\n" +
+	"updated_by\x18\f \x01(\tR\tupdatedBy\x12.\n" +
+	"\x13allow_self_approval\x18\r \x01(\bR\x11allowSelfApprovalB\t\n" +
 	"\a_quorum\">\n" +
 	"\x0ePutRuleRequest\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"?\n" +
