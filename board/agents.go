@@ -67,7 +67,7 @@ func (s agentService) GetAgent(ctx context.Context, req *boardv1.GetAgentRequest
 	}
 	r, err := s.b.db.Agent.Query().Where(agent.Name(req.GetName())).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, connect.Errorf(connect.CodeNotFound, "agent %q: not found", req.GetName())
+		return nil, connect.Errorf(connect.CodeNotFound, "agent %s: not found", quoted(req.GetName()))
 	}
 	if err != nil {
 		return nil, err
