@@ -21,15 +21,44 @@ type agentService struct {
 var _ boardv1connect.AgentServiceHandler = agentService{}
 
 func (s agentService) ListAgents(ctx context.Context, _ *boardv1.ListAgentsRequest) (*boardv1.ListAgentsResponse, error) {
-	rows, err := s.b.db.Agent.Query().Order(ent.Asc(agent.FieldName)).All(ctx)
+	res := &boardv1.ListAgentsResponse{Agents: []*boardv1.Agent{}}
+	budget := listBudget{max: maxListAgents}
+	err := s.b.agentPages(ctx, func(a *boardv1.Agent) (bool, error) {
+		if !budget.take(a) {
+			res.Truncated = true
+			return false, nil
+		}
+		res.Agents = append(res.Agents, a)
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	res := &boardv1.ListAgentsResponse{Agents: make([]*boardv1.Agent, len(rows))}
-	for i, r := range rows {
-		res.Agents[i] = agentProto(r)
-	}
 	return res, nil
+}
+
+// agentPage is how many agents are read from the store at once.
+const agentPage = 500
+
+// agentPages reads every agent, by name, a page at a time, and calls f
+// with each until f says stop or they run out.
+func (b *Board) agentPages(ctx context.Context, f func(*boardv1.Agent) (bool, error)) error {
+	after := ""
+	for {
+		rows, err := b.db.Agent.Query().Where(agent.NameGT(after)).Order(ent.Asc(agent.FieldName)).Limit(agentPage).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if more, err := f(agentProto(r)); err != nil || !more {
+				return err
+			}
+		}
+		if len(rows) < agentPage {
+			return nil
+		}
+		after = rows[len(rows)-1].Name
+	}
 }
 
 func (s agentService) GetAgent(ctx context.Context, req *boardv1.GetAgentRequest) (*boardv1.GetAgentResponse, error) {
@@ -38,7 +67,7 @@ func (s agentService) GetAgent(ctx context.Context, req *boardv1.GetAgentRequest
 	}
 	r, err := s.b.db.Agent.Query().Where(agent.Name(req.GetName())).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, connect.Errorf(connect.CodeNotFound, "agent %q: not found", req.GetName())
+		return nil, connect.Errorf(connect.CodeNotFound, "agent %s: not found", quoted(req.GetName()))
 	}
 	if err != nil {
 		return nil, err
@@ -47,20 +76,24 @@ func (s agentService) GetAgent(ctx context.Context, req *boardv1.GetAgentRequest
 }
 
 func (s agentService) WatchAgents(ctx context.Context, _ *boardv1.WatchAgentsRequest, stream boardv1connect.AgentServiceWatchAgentsServerStream) error {
+	done, err := s.b.startStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	// Subscribe before reading the snapshot so no change falls between them;
 	// a change seen twice is harmless, a change missed is not.
 	ch, stop := s.b.hub.watch()
 	defer stop()
-	list, err := s.ListAgents(ctx, nil)
+	sent := 0
+	err = s.b.agentPages(ctx, func(a *boardv1.Agent) (bool, error) {
+		sent++
+		return true, stream.Send(&boardv1.WatchAgentsResponse{Agent: a})
+	})
 	if err != nil {
 		return err
 	}
-	for _, a := range list.Agents {
-		if err := stream.Send(&boardv1.WatchAgentsResponse{Agent: a}); err != nil {
-			return err
-		}
-	}
-	if len(list.Agents) == 0 {
+	if sent == 0 {
 		// Flush headers so the watcher knows it is connected.
 		if err := stream.SendHeaders(); err != nil {
 			return err

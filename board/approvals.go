@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"unicode/utf8"
 
 	"connectrpc.com/connect/v2"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -23,6 +20,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
@@ -56,8 +54,10 @@ const (
 )
 
 // digestShape is the shape of an operation's digest; the board checks the
-// shape and never computes one.
+// shape and never computes one. digestLen is its length.
 var digestShape = buildShape
+
+const digestLen = len("sha256:") + 64
 
 // linkOut is a session's one way of sending on its stream. Its lock lets
 // a goroutine other than the link handler (a decision being made) send on
@@ -132,6 +132,9 @@ func badRequest(format string, a ...any) error {
 // answerError sends the refusal of one request. A refusal that is not a
 // linkRequestError is logged and answered as internal.
 func (l linkService) answerError(ctx context.Context, s *session, requestID, what string, err error) error {
+	if len(requestID) > maxRequestID {
+		requestID = "" // refused for its length: not sent back
+	}
 	var le *linkRequestError
 	if !errors.As(err, &le) {
 		l.b.log.ErrorContext(ctx, "link request failed", "agent", s.name, "request", what, "err", err.Error())
@@ -260,25 +263,6 @@ func validText(v string, max int, required bool) error {
 	return nil
 }
 
-// validShow checks what is shown: a JSON object, at most maxShowLen bytes.
-func validShow(show string) error {
-	switch {
-	case show == "":
-		return fmt.Errorf("required: a JSON object")
-	case len(show) > maxShowLen:
-		return fmt.Errorf("%d bytes, at most %d", len(show), maxShowLen)
-	case !json.Valid([]byte(show)):
-		return fmt.Errorf("not valid JSON")
-	}
-	if t := strings.TrimLeft(show, " \t\r\n"); !strings.HasPrefix(t, "{") {
-		return fmt.Errorf("must be a JSON object")
-	}
-	if err := protojson.Unmarshal([]byte(show), &structpb.Struct{}); err != nil {
-		return fmt.Errorf("not a JSON object the board can show: %v", err)
-	}
-	return nil
-}
-
 // raise stores the approval an agent asks for, or returns the one it
 // already holds: raising is idempotent per agent, run and node. The same
 // digest again is the same approval (decided or not) and writes nothing; a
@@ -328,6 +312,15 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 		id, err := newApprovalID()
 		if err != nil {
 			return err
+		}
+		if latest == nil || latest.State != StatePending {
+			// A new pending approval, not one in the place of another.
+			if err := b.roomToRaise(ctx, tx, agentName); err != nil {
+				return err
+			}
+		}
+		if ok, retry := b.mayAudit(ctx, "approval.raise"); !ok {
+			return b.auditLimited("raise", retry)
 		}
 		if latest != nil && latest.State == StatePending {
 			n, err := tx.Approval.Update().
@@ -407,6 +400,21 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 	return out, nil
 }
 
+// roomToRaise refuses a new pending approval when the agent has
+// Limits.PendingPerAgent pending already.
+func (b *Board) roomToRaise(ctx context.Context, tx *ent.Tx, agentName string) error {
+	max := b.cfg.Limits.PendingPerAgent
+	n, err := tx.Approval.Query().Where(approval.Agent(agentName), approval.State(StatePending)).Count(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= max {
+		return &linkRequestError{code: connect.CodeResourceExhausted, msg: fmt.Sprintf(
+			"raise: this agent has %d approvals pending, at most %d: raise more once some are decided, cancelled or expired", n, max)}
+	}
+	return nil
+}
+
 // newApprovalID is a fresh approval id.
 func newApprovalID() (string, error) {
 	p := make([]byte, 12)
@@ -417,32 +425,82 @@ func newApprovalID() (string, error) {
 }
 
 func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApprovalsRequest) (*boardv1.ListApprovalsResponse, error) {
-	q := s.b.db.Approval.Query()
+	var where []predicate.Approval
 	if st := req.GetState(); st != "" {
 		if !validState(st) {
 			return nil, connect.Errorf(connect.CodeInvalidArgument,
-				"state: %q is not one of %s", st, strings.Join(approvalStates, ", "))
+				"state: %s is not one of %s", quoted(st), strings.Join(approvalStates, ", "))
 		}
-		q.Where(approval.State(st))
+		where = append(where, approval.State(st))
 	}
 	if a := req.GetAgent(); a != "" {
-		q.Where(approval.Agent(a))
+		where = append(where, approval.Agent(a))
 	}
-	rows, err := q.Order(ent.Desc(approval.FieldCreatedAt), ent.Desc(approval.FieldID)).Limit(maxListApprovals).All(ctx)
+	res := &boardv1.ListApprovalsResponse{Approvals: []*boardv1.Approval{}}
+	budget := listBudget{max: maxListApprovals}
+	err := s.b.approvalPages(ctx, where, true, func(r *ent.Approval) (bool, error) {
+		a := approvalProto(r)
+		if !budget.take(a) {
+			res.Truncated = true
+			return false, nil
+		}
+		res.Approvals = append(res.Approvals, a)
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	res := &boardv1.ListApprovalsResponse{Approvals: make([]*boardv1.Approval, len(rows))}
-	for i, r := range rows {
-		res.Approvals[i] = approvalProto(r)
 	}
 	return res, nil
 }
 
+// approvalPage is how many approvals are read from the store at once: a
+// page holds at most about 150 KiB of each (ask, show, account), so a list
+// or a watch's snapshot never holds more than a few pages of them.
+const approvalPage = 16
+
+// approvalPages reads the approvals where says, by (created_at, id),
+// newest first when newest, a page at a time, and calls f with each until
+// f says stop or they run out.
+func (b *Board) approvalPages(ctx context.Context, where []predicate.Approval, newest bool, f func(*ent.Approval) (bool, error)) error {
+	var last *ent.Approval
+	for {
+		q := b.db.Approval.Query().Where(where...)
+		order := ent.Asc
+		if newest {
+			order = ent.Desc
+		}
+		if last != nil {
+			if newest {
+				q.Where(approval.Or(approval.CreatedAtLT(last.CreatedAt),
+					approval.And(approval.CreatedAt(last.CreatedAt), approval.IDLT(last.ID))))
+			} else {
+				q.Where(approval.Or(approval.CreatedAtGT(last.CreatedAt),
+					approval.And(approval.CreatedAt(last.CreatedAt), approval.IDGT(last.ID))))
+			}
+		}
+		rows, err := q.Order(order(approval.FieldCreatedAt), order(approval.FieldID)).Limit(approvalPage).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if more, err := f(r); err != nil || !more {
+				return err
+			}
+		}
+		if len(rows) < approvalPage {
+			return nil
+		}
+		last = rows[len(rows)-1]
+	}
+}
+
 func (s approvalService) GetApproval(ctx context.Context, req *boardv1.GetApprovalRequest) (*boardv1.GetApprovalResponse, error) {
 	id := req.GetId()
-	if id == "" {
+	switch {
+	case id == "":
 		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
+	case len(id) > maxApprovalIDLen:
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "id: %d bytes, at most %d", len(id), maxApprovalIDLen)
 	}
 	row, err := s.b.db.Approval.Get(ctx, id)
 	if ent.IsNotFound(err) {
@@ -480,10 +538,7 @@ func approvalProto(r *ent.Approval) *boardv1.Approval {
 		Decision:  decisionProto(r),
 		Votes:     r.Votes,
 		ShowJson:  r.Show,
-	}
-	show := &structpb.Struct{}
-	if err := protojson.Unmarshal([]byte(r.Show), show); err == nil {
-		p.Show = show
+		Show:      showStruct(r.Show),
 	}
 	if r.ExpiresAt != nil {
 		p.ExpiresAt = timestamppb.New(*r.ExpiresAt)

@@ -353,6 +353,9 @@ func TestBadRaises(t *testing.T) {
 		{"show missing", func(r *boardv1.Raise) { r.Show = "" }, "raise.show"},
 		{"show not JSON", func(r *boardv1.Raise) { r.Show = `{"a":` }, "raise.show"},
 		{"show too big", func(r *boardv1.Raise) { r.Show = `{"a":"` + strings.Repeat("x", 64<<10) + `"}` }, "raise.show"},
+		{"show nested 17 deep", func(r *boardv1.Raise) { r.Show = nested(17) }, "raise.show: nested more than 16 deep"},
+		{"show nested 4000 deep", func(r *boardv1.Raise) { r.Show = nested(4000) }, "raise.show: nested more than 16 deep"},
+		{"show of 10,001 keys and values", func(r *boardv1.Raise) { r.Show = `{"a":[` + strings.Repeat("1,", 9997) + `1]}` }, "raise.show: more than 10000 keys and values"},
 		{"missing node", func(r *boardv1.Raise) { r.Node = "" }, "raise.node"},
 		{"missing run", func(r *boardv1.Raise) { r.Run = "" }, "raise.run"},
 		{"run with a newline", func(r *boardv1.Raise) { r.Run = "a\nb" }, "raise.run"},
@@ -372,6 +375,14 @@ func TestBadRaises(t *testing.T) {
 	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: refund("run-1", 1)}})
 	if e := l.next().GetError(); e == nil || !strings.Contains(e.GetMessage(), "request_id") {
 		t.Errorf("raise without request_id: %v, want an error naming request_id", e)
+	}
+	// One whose request_id is too long is refused, and the answer does not
+	// carry it back.
+	long := refund("run-1", 1)
+	long.RequestId = strings.Repeat("r", 900<<10)
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: long}})
+	if e := l.next().GetError(); e.GetRequestId() != "" || e.GetMessage() != "raise.request_id: 921600 bytes, at most 128" {
+		t.Errorf("raise with a long request_id: %.300v, want an error naming request_id and its limit, without it", e)
 	}
 	list, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{})
 	if err != nil || len(list.GetApprovals()) != 0 {
@@ -457,5 +468,41 @@ func TestPushDecision(t *testing.T) {
 		default:
 			t.Fatalf("unexpected %v", m)
 		}
+	}
+}
+
+// TestPendingPerAgent: an agent has at most Limits.PendingPerAgent
+// approvals pending; a raise past it is refused with resource_exhausted
+// naming the limit, and writes nothing. Superseding a pending one, another
+// agent, and a raise after one is decided are not refused.
+func TestPendingPerAgent(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{Limits: board.Limits{PendingPerAgent: 3}})
+	l := openLink(t, bt, "desk")
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, l.raised(refund(fmt.Sprint("run-", i), i)).GetApprovalId())
+	}
+	e := l.raise(refund("run-3", 3)).GetError()
+	if e.GetCode() != "resource_exhausted" || e.GetMessage() != "raise: this agent has 3 approvals pending, at most 3: raise more once some are decided, cancelled or expired" {
+		t.Fatalf("a fourth pending raise: %v, want resource_exhausted naming the limit", e)
+	}
+	l.ping(1) // only the request failed
+	if got := auditActions(t, bt)["approval.raise"]; len(got) != 3 {
+		t.Errorf("approval.raise entries %v, want the three raised", got)
+	}
+	// In the place of a pending one: not one more.
+	if r := l.raised(refund("run-0", 100)); r.GetState() != "pending" || r.GetApprovalId() == ids[0] {
+		t.Fatalf("superseding at the limit: %v, want a new pending approval", r)
+	}
+	if r := openLink(t, bt, "till").raised(refund("run-3", 3)); r.GetState() != "pending" {
+		t.Fatalf("another agent's raise: %v, want pending", r)
+	}
+	if _, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: ids[1]}); err != nil {
+		t.Fatal(err)
+	}
+	var decisions []*boardv1.ApprovalDecision // the cancel, pushed to the link
+	if r := l.raisedAmid(refund("run-3", 3), &decisions); r.GetState() != "pending" {
+		t.Fatalf("a raise after one was cancelled: %v, want pending", r)
 	}
 }

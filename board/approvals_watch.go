@@ -11,6 +11,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/ent/predicate"
 )
 
 // Events on WatchApprovals.
@@ -72,19 +73,21 @@ func (s approvalService) WatchApprovals(ctx context.Context, req *boardv1.WatchA
 		}
 		history = min(int(h), maxListApprovals)
 	}
+	done, err := s.b.startStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	agentName := req.GetAgent()
 	// Subscribe before reading the snapshot so no change falls between them;
 	// a change seen twice is harmless, a change missed is not.
 	ch, stop := s.b.approvals.watch()
 	defer stop()
-	snapshot, err := s.b.approvalSnapshot(ctx, agentName, history)
+	err = s.b.approvalSnapshot(ctx, agentName, history, func(a *boardv1.Approval) error {
+		return stream.Send(&boardv1.WatchApprovalsResponse{Event: eventSnapshot, Approval: a})
+	})
 	if err != nil {
-		return err
-	}
-	for _, a := range snapshot {
-		if err := stream.Send(&boardv1.WatchApprovalsResponse{Event: eventSnapshot, Approval: a}); err != nil {
-			return sendErr(err)
-		}
+		return sendErr(err)
 	}
 	if err := stream.Send(&boardv1.WatchApprovalsResponse{Event: eventSynced}); err != nil {
 		return sendErr(err)
@@ -124,32 +127,27 @@ func sendErr(err error) error {
 	return err
 }
 
-// approvalSnapshot is what a watch sends first: every pending approval,
-// oldest first, then the newest history decided ones, newest first; only
+// approvalSnapshot is what a watch sends first, each approval given to
+// send as it is read, a page at a time: every pending approval, oldest
+// first, then the newest history decided ones, newest first; only
 // agentName's when it is given.
-func (b *Board) approvalSnapshot(ctx context.Context, agentName string, history int) ([]*boardv1.Approval, error) {
-	pending := b.db.Approval.Query().Where(approval.State(StatePending))
+func (b *Board) approvalSnapshot(ctx context.Context, agentName string, history int, send func(*boardv1.Approval) error) error {
+	var mine []predicate.Approval
 	if agentName != "" {
-		pending.Where(approval.Agent(agentName))
+		mine = append(mine, approval.Agent(agentName))
 	}
-	rows, err := pending.Order(ent.Asc(approval.FieldCreatedAt), ent.Asc(approval.FieldID)).All(ctx)
-	if err != nil {
-		return nil, err
+	each := func(r *ent.Approval) (bool, error) {
+		return true, send(approvalProto(r))
 	}
-	if history > 0 {
-		decided := b.db.Approval.Query().Where(approval.StateNEQ(StatePending))
-		if agentName != "" {
-			decided.Where(approval.Agent(agentName))
-		}
-		more, err := decided.Order(ent.Desc(approval.FieldCreatedAt), ent.Desc(approval.FieldID)).Limit(history).All(ctx)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, more...)
+	if err := b.approvalPages(ctx, append(mine, approval.State(StatePending)), false, each); err != nil {
+		return err
 	}
-	out := make([]*boardv1.Approval, len(rows))
-	for i, r := range rows {
-		out[i] = approvalProto(r)
+	if history <= 0 {
+		return nil
 	}
-	return out, nil
+	sent := 0
+	return b.approvalPages(ctx, append(mine, approval.StateNEQ(StatePending)), true, func(r *ent.Approval) (bool, error) {
+		sent++
+		return sent < history, send(approvalProto(r))
+	})
 }

@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -299,4 +300,62 @@ func TestWatchApprovalsSlowWatcher(t *testing.T) {
 	if n >= 1000 {
 		t.Errorf("received all %d messages, want the watcher dropped before", n)
 	}
+}
+
+// TestWatchApprovalsDroppedByBytes: a watcher is dropped when the changes
+// it has not read pass its bytes, well before they pass its count; one
+// that reads is not, however much goes through it.
+func TestWatchApprovalsDroppedByBytes(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	big := &boardv1.Approval{Id: "noise", ShowJson: `{"pad":"` + strings.Repeat("x", 60<<10) + `"}`}
+	const half = board.DefaultWatcherBytes / 2 / (60 << 10) // changes of 60 KiB in half the bytes
+
+	reading, readingDropped := bt.Board.ApprovalWatcherForTest(t)
+	slowDropped := bt.Board.SlowApprovalWatcherForTest(t)
+	for round := range 3 {
+		bt.Board.PublishApprovalForTest(big, half)
+		for range half {
+			<-reading
+		}
+		if readingDropped() {
+			t.Fatalf("round %d: a watcher that read every change was dropped", round)
+		}
+		if round == 0 && slowDropped() {
+			t.Fatal("a watcher half its bytes behind was dropped")
+		}
+	}
+	if !slowDropped() {
+		t.Fatalf("a watcher %d changes (%d MiB) behind is still watching, want it dropped by bytes", 3*half, 3*half*60>>10)
+	}
+	if 3*half >= board.WatcherBufferForTest {
+		t.Fatalf("%d changes: the test must stay under the count limit (%d) to test the bytes", 3*half, board.WatcherBufferForTest)
+	}
+}
+
+// TestWatchApprovalsSnapshotPages: a snapshot read a page at a time sends
+// every pending approval, oldest first, then the history, newest first,
+// none missed and none twice across the pages.
+func TestWatchApprovalsSnapshotPages(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, nil, boardtest.Options{})
+	l := openLink(t, bt, "desk")
+	var decisions []*boardv1.ApprovalDecision // the cancels, pushed to the link
+	var ids []string
+	for i := range 70 {
+		ids = append(ids, l.raisedAmid(refund(fmt.Sprint("run-", i), i), &decisions).GetApprovalId())
+	}
+	for _, id := range ids[:30] {
+		if _, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := watchApprovals(t, approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), &boardv1.WatchApprovalsRequest{History: ptr(int32(25))})
+	for _, id := range ids[30:] {
+		w.want("snapshot", id, "pending")
+	}
+	for i := 29; i >= 5; i-- {
+		w.want("snapshot", ids[i], "cancelled")
+	}
+	w.want("synced", "", "")
 }

@@ -10,6 +10,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
 )
 
 // auditService is symphonix.board.v1.AuditService.
@@ -26,24 +27,54 @@ func (s auditService) ListAudit(ctx context.Context, req *boardv1.ListAuditReque
 	if req.GetLimit() < 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, "limit: must not be negative")
 	}
-	entries, err := s.b.audit.List(ctx, req.GetAfter(), int(req.GetLimit()))
-	if err != nil {
-		return nil, err
+	limit := int(req.GetLimit())
+	if limit == 0 {
+		limit = 100
 	}
-	res := &boardv1.ListAuditResponse{Entries: make([]*boardv1.AuditEntry, len(entries))}
-	for i, e := range entries {
-		var detail map[string]any
-		if err := json.Unmarshal(e.Detail, &detail); err != nil {
-			return nil, err
-		}
-		st, err := structpb.NewStruct(detail)
+	limit = min(limit, 1000)
+	res := &boardv1.ListAuditResponse{Entries: []*boardv1.AuditEntry{}}
+	budget := listBudget{max: limit}
+	after := req.GetAfter()
+	for {
+		// A page at a time, so that a few large entries never make one
+		// list hold many more of them than it sends.
+		n := min(auditPage, limit-budget.items)
+		entries, err := s.b.audit.List(ctx, after, n)
 		if err != nil {
 			return nil, err
 		}
-		res.Entries[i] = &boardv1.AuditEntry{
-			Seq: e.Seq, At: timestamppb.New(e.At), Actor: e.Actor, Action: e.Action,
-			Subject: e.Subject, Detail: st, Prev: e.Prev, Hash: e.Hash,
+		for _, e := range entries {
+			p, err := auditEntryProto(e)
+			if err != nil {
+				return nil, err
+			}
+			if !budget.take(p) {
+				res.Truncated = true
+				return res, nil
+			}
+			res.Entries = append(res.Entries, p)
+			after = e.Seq
+		}
+		if len(entries) < n || budget.items >= limit {
+			return res, nil
 		}
 	}
-	return res, nil
+}
+
+// auditPage is how many entries ListAudit reads from the log at once.
+const auditPage = 100
+
+func auditEntryProto(e audit.Entry) (*boardv1.AuditEntry, error) {
+	var detail map[string]any
+	if err := json.Unmarshal(e.Detail, &detail); err != nil {
+		return nil, err
+	}
+	st, err := structpb.NewStruct(detail)
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.AuditEntry{
+		Seq: e.Seq, At: timestamppb.New(e.At), Actor: e.Actor, Action: e.Action,
+		Subject: e.Subject, Detail: st, Prev: e.Prev, Hash: e.Hash,
+	}, nil
 }

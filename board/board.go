@@ -75,6 +75,9 @@ type Config struct {
 	BodyGrace time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
+	// Limits: what one agent or caller can make the board hold; zero
+	// fields take the defaults (limits.go, docs/limits.md).
+	Limits Limits
 }
 
 // Board is one running board.
@@ -103,6 +106,12 @@ type Board struct {
 	switchLocks keyedLocks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
+	// streams: the watch streams each caller has open (streams.go).
+	streams streams
+	// audits: how many audit entries each agent and caller may still make
+	// the board write (auditlimit.go); made on first use.
+	auditOnce sync.Once
+	audits    *auditLimit
 
 	// hashSlots bounds the argon2id hashes running at once (hashing.go).
 	hashSlots hashSlots
@@ -145,6 +154,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.WatchHeartbeat == 0 {
 		cfg.WatchHeartbeat = 15 * time.Second
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
 		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
 	}
@@ -179,8 +189,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		tokens:    tokens,
 		audit:     audit.New(cfg.Store),
 		log:       cfg.Logger,
-		hub:       newHub[*boardv1.Agent](),
-		approvals: newHub[*boardv1.WatchApprovalsResponse](),
+		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
+		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
 
@@ -218,6 +228,7 @@ func (b *Board) Close() {
 		<-b.loopDone
 		b.presence.closeAll()
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
+		b.auditLimits().flush()   // what was left out of the audit log is summarised
 	})
 }
 

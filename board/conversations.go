@@ -15,7 +15,9 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/predicate"
+	"github.com/symphonix/symphonix/ent/verification"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
@@ -67,6 +69,9 @@ func (b *Board) keepConversations(ctx context.Context, agentName string, q *boar
 	}
 	now := b.now().UTC()
 	return store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+		if err := vouchedOnly(ctx, tx, agentName, rows); err != nil {
+			return err
+		}
 		for chunk := range slices.Chunk(rows, conversationBatch) {
 			creates := make([]*ent.ConversationCreate, len(chunk))
 			for i, r := range chunk {
@@ -105,6 +110,41 @@ func (b *Board) keepConversations(ctx context.Context, agentName string, q *boar
 	})
 }
 
+// vouchedOnly drops from rows' people everyone the board has not itself
+// paired or verified for the agent: an agent's word alone never puts a
+// person in a conversation (and so never shows it to them, nor keeps them
+// from deciding its approvals).
+func vouchedOnly(ctx context.Context, tx *ent.Tx, agentName string, rows []conversationRow) error {
+	var named []string
+	for _, r := range rows {
+		named = append(named, r.people...)
+	}
+	slices.Sort(named)
+	named = slices.Compact(named)
+	vouched := make(map[string]bool, len(named))
+	for chunk := range slices.Chunk(named, conversationBatch) {
+		paired, err := tx.Pairing.Query().
+			Where(pairing.Agent(agentName), pairing.EmailIn(chunk...)).
+			Select(pairing.FieldEmail).Strings(ctx)
+		if err != nil {
+			return fmt.Errorf("people paired: %w", err)
+		}
+		verified, err := tx.Verification.Query().
+			Where(verification.Agent(agentName), verification.EmailIn(chunk...)).
+			Select(verification.FieldEmail).Strings(ctx)
+		if err != nil {
+			return fmt.Errorf("people verified: %w", err)
+		}
+		for _, e := range append(paired, verified...) {
+			vouched[e] = true
+		}
+	}
+	for i := range rows {
+		rows[i].people = slices.DeleteFunc(rows[i].people, func(e string) bool { return !vouched[e] })
+	}
+	return nil
+}
+
 // validConversations checks a report, naming the field at fault, and
 // returns its pointers with their people canonical, sorted and without
 // repeats.
@@ -137,7 +177,7 @@ func validConversations(q *boardv1.Conversations) ([]conversationRow, error) {
 		for k, who := range p.GetPeople() {
 			e, err := identity.CanonicalEmail(who)
 			if err != nil {
-				return nil, badRequest("%s.people[%d]: %q is not an email address", field, k, who)
+				return nil, badRequest("%s.people[%d]: %s is not an email address", field, k, quoted(who))
 			}
 			people = append(people, e)
 		}
@@ -186,23 +226,49 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 	if a := req.GetAgent(); a != "" {
 		where = append(where, conversation.Agent(a))
 	}
-	rows, err := s.b.db.Conversation.Query().
-		Where(where...).
-		Order(
-			conversation.ByUpdatedAt(sql.OrderDesc()),
-			conversation.ByAgent(),
-			conversation.ByThread(),
-		).
-		Limit(maxListConversations).
-		All(ctx)
-	if err != nil {
-		return nil, err
+	budget := listBudget{max: maxListConversations}
+	var last *ent.Conversation
+	for {
+		q := s.b.db.Conversation.Query().Where(where...)
+		if last != nil {
+			// After last, in the order below.
+			q.Where(conversation.Or(
+				conversation.UpdatedAtLT(last.UpdatedAt),
+				conversation.And(conversation.UpdatedAt(last.UpdatedAt), conversation.Or(
+					conversation.AgentGT(last.Agent),
+					conversation.And(conversation.Agent(last.Agent), conversation.ThreadGT(last.Thread)),
+				)),
+			))
+		}
+		rows, err := q.
+			Order(
+				conversation.ByUpdatedAt(sql.OrderDesc()),
+				conversation.ByAgent(),
+				conversation.ByThread(),
+			).
+			Limit(conversationPage).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			p := conversationProto(r)
+			if !budget.take(p) {
+				out.Truncated = true
+				return out, nil
+			}
+			out.Conversations = append(out.Conversations, p)
+		}
+		if len(rows) < conversationPage {
+			return out, nil
+		}
+		last = rows[len(rows)-1]
 	}
-	for _, r := range rows {
-		out.Conversations = append(out.Conversations, conversationProto(r))
-	}
-	return out, nil
 }
+
+// conversationPage is how many pointers ListConversations reads from the
+// store at once.
+const conversationPage = 200
 
 func conversationProto(r *ent.Conversation) *boardv1.ConversationPointer {
 	return &boardv1.ConversationPointer{

@@ -12,6 +12,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -80,6 +81,9 @@ func testConversationReports(t *testing.T, opts boardtest.Options) {
 	admin := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	a := openLink(t, bt, "support")
 	b := openLink(t, bt, "sales")
+	for _, who := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} {
+		bt.Verified("support", who)
+	}
 
 	a.report(true,
 		pointer("t1", 1, false, "ann@example.com"),
@@ -136,6 +140,7 @@ func TestConversationBadReports(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	admin := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	l := openLink(t, bt, "support")
+	bt.Verified("support", "ann@example.com")
 	l.report(true, pointer("kept", 0, false, "ann@example.com"))
 
 	many := func(n int, f func(i int) *boardv1.ConversationPointer) []*boardv1.ConversationPointer {
@@ -164,6 +169,7 @@ func TestConversationBadReports(t *testing.T) {
 		{"not an email", []*boardv1.ConversationPointer{pointer("t", 0, false, "ann@example.com", "Ann <ann@example.com>")}, "conversations.conversations[0].people[1]"},
 		{"empty person", []*boardv1.ConversationPointer{pointer("t", 0, false, "")}, "conversations.conversations[0].people[0]"},
 		{"too many people", []*boardv1.ConversationPointer{pointer("t", 0, false, crowd...)}, "conversations.conversations[0].people"},
+		{"a huge person", []*boardv1.ConversationPointer{pointer("t", 0, false, strings.Repeat("x", 900<<10)+"@example.com")}, `conversations.conversations[0].people[0]: "xxxxxxxx`},
 		{"too many pointers", many(1001, func(i int) *boardv1.ConversationPointer { return pointer(fmt.Sprint("t", i), 0, false) }), "conversations.conversations:"},
 	}
 	for _, tt := range tests {
@@ -172,8 +178,8 @@ func TestConversationBadReports(t *testing.T) {
 		}}})
 		m := l.next()
 		e := m.GetError()
-		if e == nil || e.GetCode() != connect.CodeInvalidArgument.String() || !strings.HasPrefix(e.GetMessage(), tt.field) {
-			t.Errorf("%s: board answered %v, want invalid_argument naming %s", tt.name, m, tt.field)
+		if e == nil || e.GetCode() != connect.CodeInvalidArgument.String() || !strings.HasPrefix(e.GetMessage(), tt.field) || len(e.GetMessage()) > 200 {
+			t.Errorf("%s: board answered %.300v, want invalid_argument naming %s, in under 200 bytes", tt.name, m, tt.field)
 		}
 		l.ping(uint64(len(tt.name))) // the link is still up
 	}
@@ -184,6 +190,9 @@ func TestConversationBadReports(t *testing.T) {
 	// As many pointers as a report may carry, and as many people as one
 	// pointer may, are kept. (A report of 1000 pointers of 100 people each
 	// would be larger than the board reads in one message.)
+	for _, who := range crowd[:100] {
+		bt.Verified("support", who)
+	}
 	l.report(true, many(1000, func(i int) *boardv1.ConversationPointer {
 		if i == 0 {
 			return pointer("t0000", i, false, crowd[:100]...)
@@ -215,18 +224,25 @@ func testConversationVisibility(t *testing.T, opts boardtest.Options) {
 	bt.AddUser("boss@example.com", identity.RoleAdmin, "boss's long password")
 	a := openLink(t, bt, "support")
 	b := openLink(t, bt, "sales")
+	bt.Verified("support", "ann@example.com")
+	bt.Verified("support", "bob@example.com")
+	bt.Verified("sales", "ann@example.com")
+	bt.Verified("sales", "annette@example.com")
 	a.report(true,
 		pointer("with-ann", 3, false, "ann@example.com", "bob@example.com"),
 		pointer("with-bob", 2, false, "bob@example.com"),
 		pointer("nobody", 1, false),
 	)
 	b.report(true, pointer("ann-again", 4, true, "ANN@example.com"), pointer("annette", 5, false, "annette@example.com"))
+	// An agent the board never paired nor verified Ann for says she is in
+	// its conversation: she is not, and does not see it.
+	openLink(t, bt, "rogue").report(true, pointer("claims-ann", 0, false, "ann@example.com"))
 
 	session := func(email, password string) boardv1connect.ConversationServiceClient {
 		cookie, csrf := bt.SignIn(email, password)
 		return boardv1connect.NewConversationServiceClient(bt.SessionClient(cookie, csrf))
 	}
-	all := []string{"sales/annette", "sales/ann-again", "support/with-ann", "support/with-bob", "support/nobody"}
+	all := []string{"sales/annette", "sales/ann-again", "support/with-ann", "support/with-bob", "support/nobody", "rogue/claims-ann"}
 	tests := []struct {
 		name  string
 		c     boardv1connect.ConversationServiceClient
@@ -234,7 +250,7 @@ func testConversationVisibility(t *testing.T, opts boardtest.Options) {
 		want  []string
 	}{
 		{"admin token", conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)), "", all},
-		{"admin token, one agent", conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)), "support", all[2:]},
+		{"admin token, one agent", conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)), "support", all[2:5]},
 		{"approver token", conversationsAs(bt, bt.OperatorToken("ops", identity.RoleApprover)), "", nil},
 		{"viewer token", conversationsAs(bt, bt.OperatorToken("ops", identity.RoleViewer)), "", nil},
 		{"signed-in ann", session("ann@example.com", "ann's long password"), "", []string{"sales/ann-again", "support/with-ann"}},
@@ -259,5 +275,62 @@ func testConversationVisibility(t *testing.T, opts boardtest.Options) {
 	_, err = conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)).ListConversations(t.Context(), &boardv1.ListConversationsRequest{Agent: "bad\nname"})
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("bad agent: ListConversations = %v, want invalid_argument", err)
+	}
+}
+
+// TestConversationPeopleVouched: of the people an agent reports in a
+// pointer, the board keeps only those it paired or verified for that
+// agent; the same people reported by another agent are not kept.
+func TestConversationPeopleVouched(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	cy := addPerson(t, bt, "cy@example.com", "Cy", "", false)
+	addPerson(t, bt, "ann@example.com", "Ann", board.HashSecretForTest(secret), false)
+	l := openLink(t, bt, "desk")
+
+	// Cy pairs with desk's thread t1 (the default door), then Ann is
+	// verified (the verify door).
+	id := l.requestID()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pair{Pair: &boardv1.Pair{RequestId: id, Thread: "t1"}}})
+	code := l.next().GetPairCode().GetCode()
+	if _, err := cy.enter(t, bt, code); err != nil {
+		t.Fatalf("Cy enters the code: %v", err)
+	}
+	users := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
+	if _, err := users.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
+		t.Fatal(err)
+	}
+	id = l.requestID()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Verify{Verify: &boardv1.Verify{RequestId: id, Who: "ann@example.com", Secret: secret}}})
+	for {
+		m := l.next()
+		if m.GetPaired() != nil {
+			continue // Cy's pairing, told to the agent
+		}
+		if !m.GetVerified().GetOk() {
+			t.Fatalf("verify Ann: %v, want ok", m)
+		}
+		break
+	}
+
+	l.report(true, pointer("t1", 1, false, "cy@example.com", "Ann@Example.com", "stranger@example.com"), pointer("t2", 2, false, "stranger@example.com"))
+	openLink(t, bt, "till").report(true, pointer("t9", 3, false, "cy@example.com", "ann@example.com"))
+	got := map[string][]string{}
+	for _, p := range listConversations(t, admin, "") {
+		got[p.GetAgent()+"/"+p.GetThread()] = p.GetPeople()
+	}
+	want := map[string][]string{
+		"desk/t1": {"ann@example.com", "cy@example.com"},
+		"desk/t2": {},
+		"till/t9": {},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("pointers %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if !slices.Equal(got[k], w) {
+			t.Errorf("%s: people %v, want %v: only those the board paired or verified for the agent", k, got[k], w)
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/vote"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
@@ -22,6 +24,9 @@ import (
 // Limits on a decision.
 const (
 	maxReasonLen = 4096
+	// maxApprovalIDLen is the longest approval id a request may name; the
+	// board's own are 28 bytes.
+	maxApprovalIDLen = 64
 	// decideAttempts is how often a yes is tried when a concurrent vote by
 	// the same person won the race to the unique (approval, person) row.
 	decideAttempts = 3
@@ -70,18 +75,21 @@ func (s approvalService) Cancel(ctx context.Context, req *boardv1.CancelRequest)
 // decisions at the same moment exactly one wins.
 func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Approval, error) {
 	caller, _ := identity.FromContext(ctx)
-	detail := map[string]any{"op": "decide", "say": req.GetSay(), "digest": req.GetDigest()}
-	if req.GetReason() != "" {
-		detail["reason"] = req.GetReason()
-	}
+	detail := refusalDetail("decide", req.GetReason())
+	boundedDetail(detail, "say", req.GetSay(), len(sayYes))
+	boundedDetail(detail, "digest", req.GetDigest(), digestLen)
 	var out *ent.Approval
 	var decided bool
 	var err error
 	switch {
 	case req.GetId() == "":
 		err = refusal(connect.CodeInvalidArgument, "id: required")
+	case len(req.GetId()) > maxApprovalIDLen:
+		err = refusal(connect.CodeInvalidArgument, "id: %d bytes, at most %d", len(req.GetId()), maxApprovalIDLen)
 	case req.GetSay() != sayYes && req.GetSay() != sayNo:
-		err = refusal(connect.CodeInvalidArgument, `say: want "yes" or "no", not %q`, req.GetSay())
+		err = refusal(connect.CodeInvalidArgument, `say: want "yes" or "no", not %s`, quoted(req.GetSay()))
+	case !digestShape.MatchString(req.GetDigest()):
+		err = refusal(connect.CodeInvalidArgument, "digest: want sha256: and 64 lower-case hex digits, the digest of the approval shown")
 	case len(req.GetReason()) > maxReasonLen:
 		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
 	default:
@@ -262,6 +270,17 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller identity.Calle
 				return nil, nil, err
 			}
 		}
+		if r != nil && !cancel && !r.AllowSelfApproval {
+			in, err := inConversation(ctx, tx, caller.Name, row)
+			if err != nil {
+				return nil, nil, err
+			}
+			if in {
+				return nil, nil, refusal(connect.CodePermissionDenied,
+					"permission denied: %q is in the conversation this approval came from (agent %q, thread %q), and rule %q does not allow self-approval",
+					caller.Name, row.Agent, row.Thread, r.ID)
+			}
+		}
 	}
 	if row.State != StatePending {
 		return nil, nil, refusal(connect.CodeFailedPrecondition, "approval %q: %s, not pending", id, row.State)
@@ -273,6 +292,32 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller identity.Calle
 	return row, r, nil
 }
 
+// inConversation reports whether who is a person in the conversation the
+// approval came from: paired into its thread, or named in its pointer
+// (which names only people the board paired or verified for the agent).
+// An operator token's name is never an address, so never in one.
+func inConversation(ctx context.Context, tx *ent.Tx, who string, row *ent.Approval) (bool, error) {
+	if who == "" || row.Thread == "" {
+		return false, nil
+	}
+	paired, err := tx.Pairing.Query().
+		Where(pairing.Agent(row.Agent), pairing.Thread(row.Thread), pairing.Email(who)).
+		Exist(ctx)
+	if err != nil || paired {
+		return paired, err
+	}
+	c, err := tx.Conversation.Query().
+		Where(conversation.Agent(row.Agent), conversation.Thread(row.Thread)).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(c.People, who), nil
+}
+
 // allowedBy refuses a caller the rule does not let decide.
 func allowedBy(r *ent.Rule, caller identity.Caller) error {
 	// An operator token, or a signed-in person (named by their address;
@@ -281,7 +326,13 @@ func allowedBy(r *ent.Rule, caller identity.Caller) error {
 		return refusal(connect.CodePermissionDenied, "permission denied: not an operator")
 	}
 	if len(r.People) > 0 {
-		if !slices.Contains(r.People, caller.Name) {
+		named := func(p string) bool {
+			// Canonical since PutRule canonicalises them; a rule put before
+			// may name an address in another case.
+			c, err := canonicalPerson(p)
+			return err == nil && c == caller.Name
+		}
+		if !slices.ContainsFunc(r.People, named) {
 			return refusal(connect.CodePermissionDenied, "permission denied: rule %q names who decides, and %q is not among them", r.ID, caller.Name)
 		}
 		return nil
@@ -310,6 +361,13 @@ func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, 
 	}
 	d["code"] = ce.Code().String()
 	d["why"] = ce.Message()
+	if len(id) > maxApprovalIDLen {
+		d["id_bytes"] = len(id)
+		id = ""
+	}
+	if ok, _ := b.mayAudit(ctx, "approval.refuse"); !ok {
+		return err // counted, and summarised in one entry
+	}
 	if _, aerr := b.audit.AppendNow(ctx, audit.Record{
 		Actor: identity.ActorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {
@@ -318,18 +376,38 @@ func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, 
 	return err
 }
 
+// refusalDetail is the start of what the audit log keeps about a refused
+// op: the reason, unless it is over the limit (then only its length).
+func refusalDetail(op, reason string) map[string]any {
+	d := map[string]any{"op": op}
+	boundedDetail(d, "reason", reason, maxReasonLen)
+	return d
+}
+
+// boundedDetail sets d[key] to v when v is not empty and at most max
+// bytes, and d[key+"_bytes"] to its length when it is longer: a refusal's
+// audit entry never carries what it refused for being too long.
+func boundedDetail(d map[string]any, key, v string, max int) {
+	switch {
+	case v == "":
+	case len(v) <= max:
+		d[key] = v
+	default:
+		d[key+"_bytes"] = len(v)
+	}
+}
+
 // cancel ends a pending approval with the say "cancelled".
 func (b *Board) cancel(ctx context.Context, req *boardv1.CancelRequest) (*ent.Approval, error) {
 	caller, _ := identity.FromContext(ctx)
-	detail := map[string]any{"op": "cancel"}
-	if req.GetReason() != "" {
-		detail["reason"] = req.GetReason()
-	}
+	detail := refusalDetail("cancel", req.GetReason())
 	var out *ent.Approval
 	var err error
 	switch {
 	case req.GetId() == "":
 		err = refusal(connect.CodeInvalidArgument, "id: required")
+	case len(req.GetId()) > maxApprovalIDLen:
+		err = refusal(connect.CodeInvalidArgument, "id: %d bytes, at most %d", len(req.GetId()), maxApprovalIDLen)
 	case len(req.GetReason()) > maxReasonLen:
 		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
 	default:

@@ -13,6 +13,8 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -243,7 +245,10 @@ func TestDecideNotGoverned(t *testing.T) {
 // exactly one decision entry.
 func TestDecideRace(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	// A thousand raises and refusals as fast as they go: past the audit
+	// limit of one agent and one operator, which is not what this is about.
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"},
+		boardtest.Options{Limits: board.Limits{AuditBurst: 10000}})
 	l := openLink(t, bt, "desk")
 	ann, bob := approver(bt, "ann"), approver(bt, "bob")
 	rounds := 1000
@@ -457,5 +462,169 @@ func TestSignedInPeopleDecideAndCancel(t *testing.T) {
 	loose := l.raisedAmid(r, &pushed)
 	if _, err := adaC.Cancel(t.Context(), &boardv1.CancelRequest{Id: loose.GetApprovalId(), Reason: "stale"}); err != nil {
 		t.Fatalf("signed-in admin cancelling an ungoverned approval: %v", err)
+	}
+}
+
+// auditEntries is every entry of the board's audit log with action.
+func auditEntries(t *testing.T, bt *boardtest.Board, action string) []audit.Entry {
+	t.Helper()
+	page, err := audit.New(bt.Store).List(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []audit.Entry
+	for _, e := range page {
+		if e.Action == action {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestDecideBadInput: every field of Decide and Cancel is bounded before
+// anything is written. Each refusal names the field and the limit, and
+// its audit entry keeps the length of what was too long, never the value.
+func TestDecideBadInput(t *testing.T) {
+	t.Parallel()
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	id := openLink(t, bt, "desk").raised(refund("run-1", 1)).GetApprovalId()
+	ann := approver(bt, "ann")
+	huge := strings.Repeat("x", 900<<10)
+	tests := []struct {
+		name   string
+		decide *boardv1.DecideRequest
+		cancel *boardv1.CancelRequest
+		want   string // the message begins with it
+	}{
+		{"no id", &boardv1.DecideRequest{Say: "yes", Digest: digestOf(1)}, nil, "id: required"},
+		{"a huge id", &boardv1.DecideRequest{Id: huge, Say: "yes", Digest: digestOf(1)}, nil, "id: 921600 bytes, at most 64"},
+		{"a huge say", &boardv1.DecideRequest{Id: id, Say: huge, Digest: digestOf(1)}, nil, `say: want "yes" or "no", not "xxx`},
+		{"a huge digest", &boardv1.DecideRequest{Id: id, Say: "yes", Digest: huge}, nil, "digest: want sha256: and 64 lower-case hex digits"},
+		{"no digest", &boardv1.DecideRequest{Id: id, Say: "yes"}, nil, "digest: want sha256:"},
+		{"a huge reason", &boardv1.DecideRequest{Id: id, Say: "yes", Digest: digestOf(1), Reason: huge}, nil, "reason: 921600 bytes, at most 4096"},
+		{"cancel: no id", nil, &boardv1.CancelRequest{}, "id: required"},
+		{"cancel: a huge id", nil, &boardv1.CancelRequest{Id: huge}, "id: 921600 bytes, at most 64"},
+		{"cancel: a huge reason", nil, &boardv1.CancelRequest{Id: id, Reason: huge}, "reason: 921600 bytes, at most 4096"},
+	}
+	for _, tt := range tests {
+		var err error
+		if tt.decide != nil {
+			_, err = ann.Decide(t.Context(), tt.decide)
+		} else {
+			_, err = ann.Cancel(t.Context(), tt.cancel)
+		}
+		var ce *connect.Error
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !asConnect(err, &ce) || !strings.HasPrefix(ce.Message(), tt.want) || len(ce.Message()) > 200 {
+			t.Errorf("%s: %.300v, want invalid_argument %q… in under 200 bytes", tt.name, err, tt.want)
+		}
+	}
+	refusals := auditEntries(t, bt, "approval.refuse")
+	if len(refusals) != len(tests) {
+		t.Fatalf("%d approval.refuse entries, want one a refusal (%d)", len(refusals), len(tests))
+	}
+	for _, e := range refusals {
+		if n := len(e.Detail) + len(e.Subject); n > 1<<10 || strings.Contains(string(e.Detail), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx") {
+			t.Errorf("approval.refuse entry %d of %d bytes: %.300s; want the lengths of what was too long, never the value", e.Seq, n, e.Detail)
+		}
+	}
+	if got := stateOf(t, ann, id); got.GetState() != "pending" {
+		t.Fatalf("after the refusals: %s, want pending", got.GetState())
+	}
+	if _, err := ann.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: huge}); connect.CodeOf(err) != connect.CodeInvalidArgument || len(err.Error()) > 200 {
+		t.Errorf("GetApproval with a huge id: %.300v, want invalid_argument in under 200 bytes", err)
+	}
+}
+
+// TestRulePeopleCanonical: a rule naming a person's address in any case
+// lets that person decide: PutRule keeps the address canonical, and a
+// rule stored before it did is read canonically.
+func TestRulePeopleCanonical(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, nil, boardtest.Options{})
+	r := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "pay", People: []string{"Ann@Example.com", "bob"}})
+	if !slices.Equal(r.GetPeople(), []string{"ann@example.com", "bob"}) {
+		t.Fatalf("PutRule kept people %v, want ann@example.com canonical and bob as given", r.GetPeople())
+	}
+	// As a board before canonical addresses stored it.
+	if _, err := bt.Store.Rule.Create().SetID("old").SetAgent("*").SetNode("ship").SetPeople([]string{"Ann@EXAMPLE.com"}).
+		SetCreatedAt(time.Now()).SetUpdatedAt(time.Now()).SetUpdatedBy("root").Save(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	const password = "a long enough password"
+	bt.AddUser("ann@example.com", identity.RoleApprover, password)
+	annC := boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn("ann@example.com", password)))
+	l := openLink(t, bt, "desk")
+	var pushed []*boardv1.ApprovalDecision
+	for i, node := range []string{"pay", "ship"} {
+		rr := refund(fmt.Sprint("run-", i), i)
+		rr.Node = node
+		a := l.raisedAmid(rr, &pushed)
+		res, err := decide(annC, t, a.GetApprovalId(), "yes", digestOf(i), "")
+		if err != nil || res.GetState() != "approved" {
+			t.Fatalf("%s: ann's yes = %v, %v; want approved", node, res, err)
+		}
+	}
+}
+
+// TestSelfApproval: a person in the conversation an approval came from —
+// paired into its thread, or named in its pointer — may not decide it
+// unless its rule allows self-approval; anyone else the rule allows may,
+// and so may they, for another conversation's approval.
+func TestSelfApproval(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: "approver"}, boardtest.Options{})
+	allows := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "ship", Role: "approver", AllowSelfApproval: true})
+	if !allows.GetAllowSelfApproval() {
+		t.Fatalf("PutRule = %v, want allow_self_approval kept", allows)
+	}
+	const password = "a long enough password"
+	ann := bt.AddUser("ann@example.com", identity.RoleApprover, password)
+	bt.AddUser("cy@example.com", identity.RoleApprover, password)
+	bt.AddUser("bob@example.com", identity.RoleApprover, password)
+	session := func(email string) boardv1connect.ApprovalServiceClient {
+		return boardv1connect.NewApprovalServiceClient(bt.SessionClient(bt.SignIn(email, password)))
+	}
+	annC, cyC, bobC := session("ann@example.com"), session("cy@example.com"), session("bob@example.com")
+	l := openLink(t, bt, "desk")
+
+	// Ann pairs with thread t1; the agent says Cy, whom the board verified
+	// for it, is in t1 too.
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pair{Pair: &boardv1.Pair{RequestId: l.requestID(), Thread: "t1"}}})
+	if _, err := bt.Board.EnterPairingCodeAsForTest(t.Context(), ann.ID, ann.Email, l.next().GetPairCode().GetCode()); err != nil {
+		t.Fatal(err)
+	}
+	if p := l.next().GetPaired(); p.GetWho() != "ann@example.com" {
+		t.Fatalf("after Ann entered the code the link got %v, want her pairing", p)
+	}
+	bt.Verified("desk", "cy@example.com")
+	l.report(true, pointer("t1", 0, true, "cy@example.com"))
+
+	var pushed []*boardv1.ApprovalDecision
+	raise := func(run, thread, node string, d int) string {
+		r := refund(run, d)
+		r.Thread, r.Node = thread, node
+		return l.raisedAmid(r, &pushed).GetApprovalId()
+	}
+	pay := raise("run-1", "t1", "pay", 1)
+	for name, c := range map[string]boardv1connect.ApprovalServiceClient{"ann": annC, "cy": cyC} {
+		for _, say := range []string{"yes", "no"} {
+			_, err := decide(c, t, pay, say, digestOf(1), "")
+			if connect.CodeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), "does not allow self-approval") {
+				t.Fatalf("%s says %s to an approval from a conversation they are in: %v, want permission_denied naming self-approval", name, say, err)
+			}
+		}
+	}
+	if got, err := decide(bobC, t, pay, "yes", digestOf(1), ""); err != nil || got.GetState() != "approved" {
+		t.Fatalf("bob, not in it: %v, %v; want approved", got, err)
+	}
+	if got, err := decide(annC, t, raise("run-2", "t1", "ship", 2), "yes", digestOf(2), ""); err != nil || got.GetState() != "approved" {
+		t.Fatalf("ann, under a rule that allows self-approval: %v, %v; want approved", got, err)
+	}
+	if got, err := decide(annC, t, raise("run-3", "t2", "pay", 3), "yes", digestOf(3), ""); err != nil || got.GetState() != "approved" {
+		t.Fatalf("ann, for another conversation: %v, %v; want approved", got, err)
+	}
+	// Cancelling is not deciding: one in the conversation may stop it.
+	if _, err := cyC.Cancel(t.Context(), &boardv1.CancelRequest{Id: raise("run-4", "t1", "pay", 4)}); err != nil {
+		t.Fatalf("cy cancels an approval from her conversation: %v", err)
 	}
 }

@@ -28,12 +28,20 @@ const WatcherBufferForTest = watcherBuffer
 // WatchApprovals does and never reads one: a watcher as slow as can be.
 // dropped reports whether the board has given up on it.
 func (b *Board) SlowApprovalWatcherForTest(t testing.TB) (dropped func() bool) {
-	ch, stop := b.approvals.watch()
+	_, dropped = b.ApprovalWatcherForTest(t)
+	return dropped
+}
+
+// ApprovalWatcherForTest subscribes to approval changes as WatchApprovals
+// does; the test reads them from ch when it wants. dropped reports whether
+// the board has given up on it.
+func (b *Board) ApprovalWatcherForTest(t testing.TB) (ch <-chan *boardv1.WatchApprovalsResponse, dropped func() bool) {
+	c, stop := b.approvals.watch()
 	t.Cleanup(stop)
-	return func() bool {
+	return c, func() bool {
 		b.approvals.mu.Lock()
 		defer b.approvals.mu.Unlock()
-		_, ok := b.approvals.watchers[ch]
+		_, ok := b.approvals.watchers[c]
 		return !ok
 	}
 }
@@ -71,3 +79,6 @@ func (b *Board) HoldHashSlotsForTest() (release func()) {
 		}
 	}
 }
+
+// MaxRequestIDForTest is the longest request id the link echoes.
+const MaxRequestIDForTest = maxRequestID

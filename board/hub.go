@@ -1,27 +1,54 @@
 package board
 
-import "sync"
+import (
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+)
 
 // hub fans changes (agents, approvals) out to watchers. A watcher that
-// falls too far behind is dropped (its channel closed) rather than slowing
-// the board down; its client reconnects and gets a fresh snapshot.
-type hub[T any] struct {
+// falls too far behind — watcherBuffer changes, or more than its bytes
+// (Limits.WatcherBytes) of them — is dropped (its channel closed) rather
+// than slowing the board down or growing its memory; its client watches
+// again and gets a fresh snapshot.
+type hub[T proto.Message] struct {
+	maxBytes int
+
 	mu       sync.Mutex
-	watchers map[chan T]struct{}
+	watchers map[chan T]*behind
 }
 
 // watcherBuffer is how many changes a watcher may fall behind.
 const watcherBuffer = 256
 
-func newHub[T any]() *hub[T] {
-	return &hub[T]{watchers: make(map[chan T]struct{})}
+// behind is what one watcher has been sent and may not have received: the
+// size of each change, oldest first, and their sum. Its channel holds the
+// newest of them, so whatever is not in the channel any more was received.
+type behind struct {
+	sizes []int
+	bytes int
+}
+
+// received forgets the changes the watcher has taken from its channel,
+// given how many the channel holds. The channel may hold fewer by the time
+// this runs (the watcher reads at any moment): what is forgotten is never
+// more than was received.
+func (w *behind) received(inChannel int) {
+	for len(w.sizes) > inChannel {
+		w.bytes -= w.sizes[0]
+		w.sizes = w.sizes[1:]
+	}
+}
+
+func newHub[T proto.Message](maxBytes int) *hub[T] {
+	return &hub[T]{maxBytes: maxBytes, watchers: make(map[chan T]*behind)}
 }
 
 // watch subscribes; stop unsubscribes and must be called.
 func (h *hub[T]) watch() (ch chan T, stop func()) {
 	ch = make(chan T, watcherBuffer)
 	h.mu.Lock()
-	h.watchers[ch] = struct{}{}
+	h.watchers[ch] = &behind{}
 	h.mu.Unlock()
 	return ch, func() {
 		h.mu.Lock()
@@ -43,13 +70,24 @@ func (h *hub[T]) watched() bool {
 }
 
 // publish sends a change to every watcher, dropping the ones that are
-// full. It never blocks on a watcher.
+// full: by count, or by bytes. A change larger than a watcher's bytes
+// still reaches a watcher that has nothing else waiting. It never blocks
+// on a watcher.
 func (h *hub[T]) publish(v T) {
+	n := proto.Size(v)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ch := range h.watchers {
+	for ch, w := range h.watchers {
+		w.received(len(ch))
+		if w.bytes > 0 && w.bytes+n > h.maxBytes {
+			delete(h.watchers, ch)
+			close(ch)
+			continue
+		}
 		select {
 		case ch <- v:
+			w.sizes = append(w.sizes, n)
+			w.bytes += n
 		default:
 			delete(h.watchers, ch)
 			close(ch)

@@ -121,7 +121,7 @@ func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest
 	}
 	d := req.GetDoor()
 	if !validDoor(d) {
-		return nil, refusal(connect.CodeInvalidArgument, "door: %q: want %s, %s or %s", d, DoorPairing, DoorVerify, DoorNone)
+		return nil, refusal(connect.CodeInvalidArgument, "door: %s: want %s, %s or %s", quoted(d), DoorPairing, DoorVerify, DoorNone)
 	}
 	now := b.now().UTC().Truncate(time.Microsecond)
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {

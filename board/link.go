@@ -239,7 +239,7 @@ func validHello(h *boardv1.Hello, caller identity.Caller) error {
 	}
 	if h.GetProtocol() != Protocol {
 		return connect.Errorf(connect.CodeFailedPrecondition,
-			"hello: protocol %q is not supported: this board speaks protocol %q", h.GetProtocol(), Protocol)
+			"hello: protocol %s is not supported: this board speaks protocol %q", quoted(h.GetProtocol()), Protocol)
 	}
 	if err := identity.ValidName(h.GetName()); err != nil {
 		return bad("%v", err)

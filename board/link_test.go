@@ -291,6 +291,7 @@ func TestBadHello(t *testing.T) {
 	good := await(t, states, 5*time.Second)
 
 	long := strings.Repeat("x", 5000)
+	huge := strings.Repeat("x", 900<<10)
 	cases := []struct {
 		name  string
 		token string
@@ -310,6 +311,9 @@ func TestBadHello(t *testing.T) {
 		{name: "oversized message", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Description: strings.Repeat("y", 2<<20)}), code: connect.CodeResourceExhausted},
 		{name: "first message not a hello", token: "bad", first: &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: 1}}}, code: connect.CodeInvalidArgument, says: "hello: the first message must be a hello"},
 		{name: "second hello", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol}), twice: true, code: connect.CodeInvalidArgument, says: "hello: sent twice"},
+		{name: "huge name", token: "bad", first: hello(&boardv1.Hello{Name: huge, Protocol: board.Protocol}), code: connect.CodeInvalidArgument, says: "hello: name: 921600 bytes, at most 128"},
+		{name: "huge protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: huge}), code: connect.CodeFailedPrecondition, says: `hello: protocol "xxxx`},
+		{name: "huge build", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Build: huge}), code: connect.CodeInvalidArgument, says: "hello: build: want sha256:"},
 	}
 	for _, tc := range cases {
 		for proto, opts := range boardtest.Protocols {
@@ -337,7 +341,10 @@ func TestBadHello(t *testing.T) {
 					t.Fatalf("code %v (%v), want %v", connect.CodeOf(got), got, tc.code)
 				}
 				if !strings.Contains(got.Error(), tc.says) {
-					t.Errorf("error %q does not say %q", got, tc.says)
+					t.Errorf("error %.300q does not say %q", got, tc.says)
+				}
+				if len(got.Error()) > 300 {
+					t.Errorf("error of %d bytes (%.300q): want what was refused never sent back whole", len(got.Error()), got)
 				}
 			})
 		}

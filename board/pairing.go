@@ -153,6 +153,9 @@ func (b *Board) pairCode(ctx context.Context, agentName string, q *boardv1.Pair)
 		return "", time.Time{}, &linkRequestError{code: connect.CodeFailedPrecondition,
 			msg: fmt.Sprintf("pair: the board's door is %q, not %q: ask how_to_identify", door, DoorPairing)}
 	}
+	if ok, retry := b.mayAudit(ctx, "pair.code"); !ok {
+		return "", time.Time{}, b.auditLimited("pair", retry)
+	}
 	for attempt := 1; ; attempt++ {
 		code, expires, err := b.pairCodeOnce(ctx, agentName, q.GetThread())
 		if ent.IsConstraintError(err) && attempt < pairAttempts {

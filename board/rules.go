@@ -37,6 +37,8 @@ const (
 	maxRuleDescriptionLen = 1000
 	// maxRuleTimeLimit is the longest time limit a rule may set.
 	maxRuleTimeLimit = 366 * 24 * time.Hour
+	// maxRules is how many rules a board holds: every raise reads them all.
+	maxRules = 1000
 )
 
 // approvalService is symphonix.board.v1.ApprovalService. For now it
@@ -72,6 +74,16 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 			return err
 		}
 		old, err := tx.Rule.Get(ctx, in.ID)
+		if ent.IsNotFound(err) {
+			n, cerr := tx.Rule.Query().Count(ctx)
+			if cerr != nil {
+				return cerr
+			}
+			if n >= maxRules {
+				return connect.Errorf(connect.CodeResourceExhausted,
+					"rule: the board holds %d rules, at most %d: put one in the place of another, or delete one", n, maxRules)
+			}
+		}
 		switch {
 		case ent.IsNotFound(err):
 			out, err = tx.Rule.Create().
@@ -83,6 +95,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetQuorum(in.Quorum).
 				SetTimeLimit(in.TimeLimit).
 				SetRequireReason(in.RequireReason).
+				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetDescription(in.Description).
 				SetCreatedAt(now).
 				SetUpdatedAt(now).
@@ -97,6 +110,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetQuorum(in.Quorum).
 				SetTimeLimit(in.TimeLimit).
 				SetRequireReason(in.RequireReason).
+				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetDescription(in.Description).
 				SetUpdatedAt(now).
 				SetUpdatedBy(actor).
@@ -130,9 +144,15 @@ func (s approvalService) ListRules(ctx context.Context, _ *boardv1.ListRulesRequ
 		return nil, err
 	}
 	sortRules(rows)
-	res := &boardv1.ListRulesResponse{Rules: make([]*boardv1.Rule, len(rows))}
-	for i, r := range rows {
-		res.Rules[i] = ruleProto(r)
+	res := &boardv1.ListRulesResponse{Rules: make([]*boardv1.Rule, 0, len(rows))}
+	budget := listBudget{max: maxRules}
+	for _, r := range rows {
+		p := ruleProto(r)
+		if !budget.take(p) {
+			res.Truncated = true
+			break
+		}
+		res.Rules = append(res.Rules, p)
 	}
 	return res, nil
 }
@@ -141,6 +161,9 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 	id := req.GetId()
 	if id == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
+	}
+	if err := validRuleID(id); err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "id: %v", err)
 	}
 	err := store.InTx(ctx, s.b.db, func(tx *ent.Tx) error {
 		old, err := tx.Rule.Get(ctx, id)
@@ -258,7 +281,10 @@ type ruleInput struct {
 	Quorum        int
 	TimeLimit     int64 // nanoseconds; 0 is none
 	RequireReason bool
-	Description   string
+	// AllowSelfApproval: a person in the approval's conversation may
+	// decide it.
+	AllowSelfApproval bool
+	Description       string
 }
 
 // ruleFromProto checks a rule from the wire. Its error is an
@@ -271,14 +297,15 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule: required")
 	}
 	in := ruleInput{
-		ID:            r.GetId(),
-		Agent:         r.GetAgent(),
-		Node:          r.GetNode(),
-		Role:          r.GetRole(),
-		People:        r.GetPeople(),
-		Quorum:        1,
-		RequireReason: r.GetRequireReason(),
-		Description:   r.GetDescription(),
+		ID:                r.GetId(),
+		Agent:             r.GetAgent(),
+		Node:              r.GetNode(),
+		Role:              r.GetRole(),
+		People:            r.GetPeople(),
+		Quorum:            1,
+		RequireReason:     r.GetRequireReason(),
+		AllowSelfApproval: r.GetAllowSelfApproval(),
+		Description:       r.GetDescription(),
 	}
 	if in.ID != "" {
 		if err := validRuleID(in.ID); err != nil {
@@ -298,22 +325,28 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule: give a role or people to decide")
 	case in.Role != "" && in.Role != identity.RoleApprover.String() && in.Role != identity.RoleAdmin.String():
 		// A viewer reads the board and never decides.
-		return bad("rule.role: want admin or approver, not %q", in.Role)
+		return bad("rule.role: want admin or approver, not %s", quoted(in.Role))
 	case len(in.People) > maxRulePeople:
 		return bad("rule.people: %d people, at most %d", len(in.People), maxRulePeople)
 	}
-	seen := make(map[string]bool, len(in.People))
-	for i, p := range in.People {
+	seen := make(map[string]int, len(in.People))
+	in.People = make([]string, len(r.GetPeople()))
+	for i, p := range r.GetPeople() {
 		if p == "" {
 			return bad("rule.people[%d]: empty", i)
 		}
 		if err := identity.ValidName(p); err != nil {
 			return bad("rule.people[%d]: %w", i, err)
 		}
-		if seen[p] {
-			return bad("rule.people[%d]: %q named twice", i, p)
+		c, err := canonicalPerson(p)
+		if err != nil {
+			return bad("rule.people[%d]: %s is not an email address (a name with an @ is a person's address; an operator token's name has none)", i, quoted(p))
 		}
-		seen[p] = true
+		if j, ok := seen[c]; ok {
+			return bad("rule.people[%d]: %q is rule.people[%d] too", i, c, j)
+		}
+		seen[c] = i
+		in.People[i] = c
 	}
 	if r.Quorum != nil {
 		in.Quorum = int(r.GetQuorum())
@@ -321,8 +354,11 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 			return bad("rule.quorum: must be at least 1")
 		}
 	}
-	if len(in.People) > 0 && in.Quorum > len(in.People) {
-		return bad("rule.quorum: %d, more than the %d named in rule.people", in.Quorum, len(in.People))
+	switch {
+	case len(in.People) > 0 && in.Quorum > len(in.People):
+		return bad("rule.quorum: %d, more than the %d named in rule.people: the approval could never be approved", in.Quorum, len(in.People))
+	case in.Quorum > maxRulePeople:
+		return bad("rule.quorum: %d, more than %d, the most people a rule may count on", in.Quorum, maxRulePeople)
 	}
 	if tl := r.GetTimeLimit(); tl != nil {
 		if err := tl.CheckValid(); err != nil {
@@ -341,6 +377,16 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule.description: %d bytes, at most %d", len(in.Description), maxRuleDescriptionLen)
 	}
 	return in, nil
+}
+
+// canonicalPerson is who a rule names, as the board compares them: a
+// person's address (any name with an @) in its canonical form, or an
+// operator token's name as it is.
+func canonicalPerson(p string) (string, error) {
+	if !strings.Contains(p, "@") {
+		return p, nil
+	}
+	return identity.CanonicalEmail(p)
 }
 
 // validPattern checks an agent or node pattern.
@@ -388,17 +434,18 @@ func newRuleID() (string, error) {
 func ruleProto(r *ent.Rule) *boardv1.Rule {
 	q := int32(r.Quorum)
 	p := &boardv1.Rule{
-		Id:            r.ID,
-		Agent:         r.Agent,
-		Node:          r.Node,
-		Role:          r.Role,
-		People:        r.People,
-		Quorum:        &q,
-		RequireReason: r.RequireReason,
-		Description:   r.Description,
-		CreatedAt:     timestamppb.New(r.CreatedAt),
-		UpdatedAt:     timestamppb.New(r.UpdatedAt),
-		UpdatedBy:     r.UpdatedBy,
+		Id:                r.ID,
+		Agent:             r.Agent,
+		Node:              r.Node,
+		Role:              r.Role,
+		People:            r.People,
+		Quorum:            &q,
+		RequireReason:     r.RequireReason,
+		AllowSelfApproval: r.AllowSelfApproval,
+		Description:       r.Description,
+		CreatedAt:         timestamppb.New(r.CreatedAt),
+		UpdatedAt:         timestamppb.New(r.UpdatedAt),
+		UpdatedBy:         r.UpdatedBy,
 	}
 	if r.TimeLimit > 0 {
 		p.TimeLimit = durationpb.New(time.Duration(r.TimeLimit))
@@ -426,6 +473,9 @@ func ruleDetail(r *ent.Rule) map[string]any {
 	}
 	if r.Description != "" {
 		d["description"] = r.Description
+	}
+	if r.AllowSelfApproval {
+		d["allow_self_approval"] = true
 	}
 	return d
 }

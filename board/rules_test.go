@@ -162,13 +162,14 @@ func TestRuleRoundTrip(t *testing.T) {
 			c := approvalsClient(bt, token, opts...)
 			ctx := t.Context()
 			in := &boardv1.Rule{
-				Agent:         "refund-" + proto,
-				Node:          "pay",
-				People:        []string{"ann", "bob", "cy"},
-				Quorum:        quorum(2),
-				TimeLimit:     durationpb.New(time.Hour),
-				RequireReason: true,
-				Description:   "refunds need two",
+				Agent:             "refund-" + proto,
+				Node:              "pay",
+				People:            []string{"ann", "bob", "cy"},
+				Quorum:            quorum(2),
+				TimeLimit:         durationpb.New(time.Hour),
+				RequireReason:     true,
+				AllowSelfApproval: true,
+				Description:       "refunds need two",
 			}
 			put := putRule(t, c, in)
 			if put.GetId() == "" || put.GetUpdatedBy() != "root" || put.GetCreatedAt() == nil || !put.GetCreatedAt().AsTime().Equal(put.GetUpdatedAt().AsTime()) {
@@ -256,6 +257,12 @@ func TestRuleRefused(t *testing.T) {
 		{"zero quorum", ok(func(r *boardv1.Rule) { r.Quorum = quorum(0) }), "rule.quorum: must be at least 1"},
 		{"negative quorum", ok(func(r *boardv1.Rule) { r.Quorum = quorum(-1) }), "rule.quorum: must be at least 1"},
 		{"quorum above people", ok(func(r *boardv1.Rule) { r.Role, r.People, r.Quorum = "", []string{"ann"}, quorum(2) }), "rule.quorum:"},
+		{"one person twice, in two cases", ok(func(r *boardv1.Rule) {
+			r.Role, r.People, r.Quorum = "", []string{"ann@example.com", "Ann@Example.COM"}, quorum(2)
+		}), `rule.people[1]: "ann@example.com" is rule.people[0] too`},
+		{"not an address", ok(func(r *boardv1.Rule) { r.Role, r.People = "", []string{"ann@"} }), `rule.people[0]: "ann@" is not an email address`},
+		{"a huge quorum", ok(func(r *boardv1.Rule) { r.Quorum = quorum(1 << 30) }), "rule.quorum: 1073741824, more than 100"},
+		{"a huge role", ok(func(r *boardv1.Rule) { r.Role = strings.Repeat("x", 1<<20-100) }), `rule.role: want admin or approver, not "xxxx`},
 		{"zero time limit", ok(func(r *boardv1.Rule) { r.TimeLimit = durationpb.New(0) }), "rule.time_limit: must be positive"},
 		{"negative time limit", ok(func(r *boardv1.Rule) { r.TimeLimit = durationpb.New(-time.Second) }), "rule.time_limit: must be positive"},
 		{"huge time limit", ok(func(r *boardv1.Rule) { r.TimeLimit = durationpb.New(400 * 24 * time.Hour) }), "rule.time_limit: at most"},

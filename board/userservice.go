@@ -33,9 +33,15 @@ func (s userService) ListUsers(ctx context.Context, _ *boardv1.ListUsersRequest)
 	if err != nil {
 		return nil, err
 	}
-	out := &boardv1.ListUsersResponse{Users: make([]*boardv1.User, len(us))}
-	for i, u := range us {
-		out.Users[i] = userProto(u)
+	out := &boardv1.ListUsersResponse{Users: make([]*boardv1.User, 0, min(len(us), maxListUsers))}
+	budget := listBudget{max: maxListUsers}
+	for _, u := range us {
+		p := userProto(u)
+		if !budget.take(p) {
+			out.Truncated = true
+			break
+		}
+		out.Users = append(out.Users, p)
 	}
 	return out, nil
 }

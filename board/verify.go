@@ -11,7 +11,9 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/ent/verification"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/store"
 )
 
 // notVerified is why a verify failed, whatever was wrong about the person
@@ -50,6 +52,10 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		return nil, badRequest("verify.secret: %d bytes, at most %d", n, maxVerifySecret)
 	}
 	out := &boardv1.Verified{RequestId: q.GetRequestId()}
+	if ok, retry := b.mayAudit(ctx, "verify"); !ok {
+		out.Why = b.tooManyAudited(retry) // not audited: counted and summarised
+		return out, nil
+	}
 	who, whoErr := identity.CanonicalEmail(q.GetWho())
 	if whoErr != nil {
 		who = q.GetWho() // counted and audited as given; never a person
@@ -102,9 +108,34 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		lim.failsByWho.fail(who)
 		return fail(notVerified, reason)
 	}
-	b.audited(ctx, "verify.ok", map[string]any{"agent": agentName, "who": u.Email, "user_id": u.ID}, agentName)
+	if err := b.verified(ctx, agentName, u); err != nil {
+		return nil, err
+	}
 	out.Ok, out.Address, out.Name = true, u.Email, u.Name
 	return out, nil
+}
+
+// verified records that the board verified u for the agent, and audits
+// "verify.ok", in one transaction: the record is what lets the agent's
+// conversation pointers name u (keepConversations).
+func (b *Board) verified(ctx context.Context, agentName string, u *ent.User) error {
+	ctx = context.WithoutCancel(ctx)
+	now := b.now().UTC().Truncate(time.Microsecond)
+	return store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+		err := tx.Verification.Create().
+			SetAgent(agentName).SetEmail(u.Email).SetUserID(u.ID).SetAt(now).
+			OnConflictColumns(verification.FieldAgent, verification.FieldEmail).
+			UpdateUserID().UpdateAt().
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = b.audit.Append(ctx, tx, audit.Record{
+			Actor: agentName, Action: "verify.ok",
+			Detail: map[string]any{"agent": agentName, "who": u.Email, "user_id": u.ID}, At: now,
+		})
+		return err
+	})
 }
 
 // audited appends an entry of its own for what happened; a failure to

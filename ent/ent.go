@@ -24,6 +24,7 @@ import (
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/ent/verification"
 	"github.com/symphonix/symphonix/ent/vote"
 )
 
@@ -97,6 +98,7 @@ func checkColumn(t, c string) error {
 			signingkey.Table:   signingkey.ValidColumn,
 			token.Table:        token.ValidColumn,
 			user.Table:         user.ValidColumn,
+			verification.Table: verification.ValidColumn,
 			vote.Table:         vote.ValidColumn,
 		})
 	})

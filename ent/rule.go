@@ -32,6 +32,8 @@ type Rule struct {
 	TimeLimit int64 `json:"time_limit,omitempty"`
 	// RequireReason holds the value of the "require_reason" field.
 	RequireReason bool `json:"require_reason,omitempty"`
+	// AllowSelfApproval holds the value of the "allow_self_approval" field.
+	AllowSelfApproval bool `json:"allow_self_approval,omitempty"`
 	// Description holds the value of the "description" field.
 	Description string `json:"description,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -50,7 +52,7 @@ func (*Rule) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case rule.FieldPeople:
 			values[i] = new([]byte)
-		case rule.FieldRequireReason:
+		case rule.FieldRequireReason, rule.FieldAllowSelfApproval:
 			values[i] = new(sql.NullBool)
 		case rule.FieldQuorum, rule.FieldTimeLimit:
 			values[i] = new(sql.NullInt64)
@@ -122,6 +124,12 @@ func (_m *Rule) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field require_reason", values[i])
 			} else if value.Valid {
 				_m.RequireReason = value.Bool
+			}
+		case rule.FieldAllowSelfApproval:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field allow_self_approval", values[i])
+			} else if value.Valid {
+				_m.AllowSelfApproval = value.Bool
 			}
 		case rule.FieldDescription:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -203,6 +211,9 @@ func (_m *Rule) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("require_reason=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RequireReason))
+	builder.WriteString(", ")
+	builder.WriteString("allow_self_approval=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AllowSelfApproval))
 	builder.WriteString(", ")
 	builder.WriteString("description=")
 	builder.WriteString(_m.Description)

@@ -97,6 +97,20 @@ func (_c *RuleCreate) SetNillableRequireReason(v *bool) *RuleCreate {
 	return _c
 }
 
+// SetAllowSelfApproval sets the "allow_self_approval" field.
+func (_c *RuleCreate) SetAllowSelfApproval(v bool) *RuleCreate {
+	_c.mutation.SetAllowSelfApproval(v)
+	return _c
+}
+
+// SetNillableAllowSelfApproval sets the "allow_self_approval" field if the given value is not nil.
+func (_c *RuleCreate) SetNillableAllowSelfApproval(v *bool) *RuleCreate {
+	if v != nil {
+		_c.SetAllowSelfApproval(*v)
+	}
+	return _c
+}
+
 // SetDescription sets the "description" field.
 func (_c *RuleCreate) SetDescription(v string) *RuleCreate {
 	_c.mutation.SetDescription(v)
@@ -186,6 +200,10 @@ func (_c *RuleCreate) defaults() {
 		v := rule.DefaultRequireReason
 		_c.mutation.SetRequireReason(v)
 	}
+	if _, ok := _c.mutation.AllowSelfApproval(); !ok {
+		v := rule.DefaultAllowSelfApproval
+		_c.mutation.SetAllowSelfApproval(v)
+	}
 	if _, ok := _c.mutation.Description(); !ok {
 		v := rule.DefaultDescription
 		_c.mutation.SetDescription(v)
@@ -231,6 +249,9 @@ func (_c *RuleCreate) check() error {
 	}
 	if _, ok := _c.mutation.RequireReason(); !ok {
 		return &ValidationError{Name: "require_reason", err: errors.New(`ent: missing required field "Rule.require_reason"`)}
+	}
+	if _, ok := _c.mutation.AllowSelfApproval(); !ok {
+		return &ValidationError{Name: "allow_self_approval", err: errors.New(`ent: missing required field "Rule.allow_self_approval"`)}
 	}
 	if _, ok := _c.mutation.Description(); !ok {
 		return &ValidationError{Name: "description", err: errors.New(`ent: missing required field "Rule.description"`)}
@@ -317,6 +338,10 @@ func (_c *RuleCreate) createSpec() (*Rule, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RequireReason(); ok {
 		_spec.SetField(rule.FieldRequireReason, field.TypeBool, value)
 		_node.RequireReason = value
+	}
+	if value, ok := _c.mutation.AllowSelfApproval(); ok {
+		_spec.SetField(rule.FieldAllowSelfApproval, field.TypeBool, value)
+		_node.AllowSelfApproval = value
 	}
 	if value, ok := _c.mutation.Description(); ok {
 		_spec.SetField(rule.FieldDescription, field.TypeString, value)
@@ -485,6 +510,18 @@ func (u *RuleUpsert) SetRequireReason(v bool) *RuleUpsert {
 // UpdateRequireReason sets the "require_reason" field to the value that was provided on create.
 func (u *RuleUpsert) UpdateRequireReason() *RuleUpsert {
 	u.SetExcluded(rule.FieldRequireReason)
+	return u
+}
+
+// SetAllowSelfApproval sets the "allow_self_approval" field.
+func (u *RuleUpsert) SetAllowSelfApproval(v bool) *RuleUpsert {
+	u.Set(rule.FieldAllowSelfApproval, v)
+	return u
+}
+
+// UpdateAllowSelfApproval sets the "allow_self_approval" field to the value that was provided on create.
+func (u *RuleUpsert) UpdateAllowSelfApproval() *RuleUpsert {
+	u.SetExcluded(rule.FieldAllowSelfApproval)
 	return u
 }
 
@@ -691,6 +728,20 @@ func (u *RuleUpsertOne) SetRequireReason(v bool) *RuleUpsertOne {
 func (u *RuleUpsertOne) UpdateRequireReason() *RuleUpsertOne {
 	return u.Update(func(s *RuleUpsert) {
 		s.UpdateRequireReason()
+	})
+}
+
+// SetAllowSelfApproval sets the "allow_self_approval" field.
+func (u *RuleUpsertOne) SetAllowSelfApproval(v bool) *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetAllowSelfApproval(v)
+	})
+}
+
+// UpdateAllowSelfApproval sets the "allow_self_approval" field to the value that was provided on create.
+func (u *RuleUpsertOne) UpdateAllowSelfApproval() *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateAllowSelfApproval()
 	})
 }
 
@@ -1070,6 +1121,20 @@ func (u *RuleUpsertBulk) SetRequireReason(v bool) *RuleUpsertBulk {
 func (u *RuleUpsertBulk) UpdateRequireReason() *RuleUpsertBulk {
 	return u.Update(func(s *RuleUpsert) {
 		s.UpdateRequireReason()
+	})
+}
+
+// SetAllowSelfApproval sets the "allow_self_approval" field.
+func (u *RuleUpsertBulk) SetAllowSelfApproval(v bool) *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetAllowSelfApproval(v)
+	})
+}
+
+// UpdateAllowSelfApproval sets the "allow_self_approval" field to the value that was provided on create.
+func (u *RuleUpsertBulk) UpdateAllowSelfApproval() *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateAllowSelfApproval()
 	})
 }
 

@@ -145,6 +145,20 @@ func (_u *RuleUpdate) SetNillableRequireReason(v *bool) *RuleUpdate {
 	return _u
 }
 
+// SetAllowSelfApproval sets the "allow_self_approval" field.
+func (_u *RuleUpdate) SetAllowSelfApproval(v bool) *RuleUpdate {
+	_u.mutation.SetAllowSelfApproval(v)
+	return _u
+}
+
+// SetNillableAllowSelfApproval sets the "allow_self_approval" field if the given value is not nil.
+func (_u *RuleUpdate) SetNillableAllowSelfApproval(v *bool) *RuleUpdate {
+	if v != nil {
+		_u.SetAllowSelfApproval(*v)
+	}
+	return _u
+}
+
 // SetDescription sets the "description" field.
 func (_u *RuleUpdate) SetDescription(v string) *RuleUpdate {
 	_u.mutation.SetDescription(v)
@@ -296,6 +310,9 @@ func (_u *RuleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.RequireReason(); ok {
 		_spec.SetField(rule.FieldRequireReason, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.AllowSelfApproval(); ok {
+		_spec.SetField(rule.FieldAllowSelfApproval, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.Description(); ok {
 		_spec.SetField(rule.FieldDescription, field.TypeString, value)
 	}
@@ -437,6 +454,20 @@ func (_u *RuleUpdateOne) SetRequireReason(v bool) *RuleUpdateOne {
 func (_u *RuleUpdateOne) SetNillableRequireReason(v *bool) *RuleUpdateOne {
 	if v != nil {
 		_u.SetRequireReason(*v)
+	}
+	return _u
+}
+
+// SetAllowSelfApproval sets the "allow_self_approval" field.
+func (_u *RuleUpdateOne) SetAllowSelfApproval(v bool) *RuleUpdateOne {
+	_u.mutation.SetAllowSelfApproval(v)
+	return _u
+}
+
+// SetNillableAllowSelfApproval sets the "allow_self_approval" field if the given value is not nil.
+func (_u *RuleUpdateOne) SetNillableAllowSelfApproval(v *bool) *RuleUpdateOne {
+	if v != nil {
+		_u.SetAllowSelfApproval(*v)
 	}
 	return _u
 }
@@ -621,6 +652,9 @@ func (_u *RuleUpdateOne) sqlSave(ctx context.Context) (_node *Rule, err error) {
 	}
 	if value, ok := _u.mutation.RequireReason(); ok {
 		_spec.SetField(rule.FieldRequireReason, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.AllowSelfApproval(); ok {
+		_spec.SetField(rule.FieldAllowSelfApproval, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.Description(); ok {
 		_spec.SetField(rule.FieldDescription, field.TypeString, value)

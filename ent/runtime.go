@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/ent/signingkey"
 	"github.com/symphonix/symphonix/ent/token"
 	"github.com/symphonix/symphonix/ent/user"
+	"github.com/symphonix/symphonix/ent/verification"
 	"github.com/symphonix/symphonix/ent/vote"
 )
 
@@ -233,12 +234,16 @@ func init() {
 	ruleDescRequireReason := ruleFields[7].Descriptor()
 	// rule.DefaultRequireReason holds the default value on creation for the require_reason field.
 	rule.DefaultRequireReason = ruleDescRequireReason.Default.(bool)
+	// ruleDescAllowSelfApproval is the schema descriptor for allow_self_approval field.
+	ruleDescAllowSelfApproval := ruleFields[8].Descriptor()
+	// rule.DefaultAllowSelfApproval holds the default value on creation for the allow_self_approval field.
+	rule.DefaultAllowSelfApproval = ruleDescAllowSelfApproval.Default.(bool)
 	// ruleDescDescription is the schema descriptor for description field.
-	ruleDescDescription := ruleFields[8].Descriptor()
+	ruleDescDescription := ruleFields[9].Descriptor()
 	// rule.DefaultDescription holds the default value on creation for the description field.
 	rule.DefaultDescription = ruleDescDescription.Default.(string)
 	// ruleDescUpdatedBy is the schema descriptor for updated_by field.
-	ruleDescUpdatedBy := ruleFields[11].Descriptor()
+	ruleDescUpdatedBy := ruleFields[12].Descriptor()
 	// rule.UpdatedByValidator is a validator for the "updated_by" field. It is called by the builders before save.
 	rule.UpdatedByValidator = ruleDescUpdatedBy.Validators[0].(func(string) error)
 	// ruleDescID is the schema descriptor for id field.
@@ -331,6 +336,20 @@ func init() {
 	userDescID := userFields[0].Descriptor()
 	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	user.IDValidator = userDescID.Validators[0].(func(string) error)
+	verificationFields := schema.Verification{}.Fields()
+	_ = verificationFields
+	// verificationDescAgent is the schema descriptor for agent field.
+	verificationDescAgent := verificationFields[0].Descriptor()
+	// verification.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	verification.AgentValidator = verificationDescAgent.Validators[0].(func(string) error)
+	// verificationDescEmail is the schema descriptor for email field.
+	verificationDescEmail := verificationFields[1].Descriptor()
+	// verification.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	verification.EmailValidator = verificationDescEmail.Validators[0].(func(string) error)
+	// verificationDescUserID is the schema descriptor for user_id field.
+	verificationDescUserID := verificationFields[2].Descriptor()
+	// verification.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	verification.UserIDValidator = verificationDescUserID.Validators[0].(func(string) error)
 	voteFields := schema.Vote{}.Fields()
 	_ = voteFields
 	// voteDescApprovalID is the schema descriptor for approval_id field.

@@ -36,6 +36,8 @@ type Tx struct {
 	Token *TokenClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
+	// Verification is the client for interacting with the Verification builders.
+	Verification *VerificationClient
 	// Vote is the client for interacting with the Vote builders.
 	Vote *VoteClient
 
@@ -181,6 +183,7 @@ func (tx *Tx) init() {
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)
 	tx.User = NewUserClient(tx.config)
+	tx.Verification = NewVerificationClient(tx.config)
 	tx.Vote = NewVoteClient(tx.config)
 }
 

@@ -101,7 +101,7 @@ func boardAt(t *testing.T, args []string) string {
 		cancel()
 		<-done
 	})
-	listening := regexp.MustCompile(`listening on (http://[^\s]+)`)
+	listening := regexp.MustCompile(`listening on (http://[^\s;]+)`)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if m := listening.FindStringSubmatch(out.String()); m != nil {

@@ -198,6 +198,7 @@ var (
 		{Name: "quorum", Type: field.TypeInt, Default: 1},
 		{Name: "time_limit", Type: field.TypeInt64, Default: 0},
 		{Name: "require_reason", Type: field.TypeBool, Default: false},
+		{Name: "allow_self_approval", Type: field.TypeBool, Default: false},
 		{Name: "description", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
@@ -307,6 +308,27 @@ var (
 		Columns:    UsersColumns,
 		PrimaryKey: []*schema.Column{UsersColumns[0]},
 	}
+	// VerificationsColumns holds the columns for the "verifications" table.
+	VerificationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "at", Type: field.TypeTime},
+	}
+	// VerificationsTable holds the schema information for the "verifications" table.
+	VerificationsTable = &schema.Table{
+		Name:       "verifications",
+		Columns:    VerificationsColumns,
+		PrimaryKey: []*schema.Column{VerificationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "verification_agent_email",
+				Unique:  true,
+				Columns: []*schema.Column{VerificationsColumns[1], VerificationsColumns[2]},
+			},
+		},
+	}
 	// VotesColumns holds the columns for the "votes" table.
 	VotesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -342,6 +364,7 @@ var (
 		SigningKeysTable,
 		TokensTable,
 		UsersTable,
+		VerificationsTable,
 		VotesTable,
 	}
 )

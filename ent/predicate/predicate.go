@@ -42,5 +42,8 @@ type Token func(*sql.Selector)
 // User is the predicate function for user builders.
 type User func(*sql.Selector)
 
+// Verification is the predicate function for verification builders.
+type Verification func(*sql.Selector)
+
 // Vote is the predicate function for vote builders.
 type Vote func(*sql.Selector)

@@ -25,6 +25,8 @@ const (
 	FieldTimeLimit = "time_limit"
 	// FieldRequireReason holds the string denoting the require_reason field in the database.
 	FieldRequireReason = "require_reason"
+	// FieldAllowSelfApproval holds the string denoting the allow_self_approval field in the database.
+	FieldAllowSelfApproval = "allow_self_approval"
 	// FieldDescription holds the string denoting the description field in the database.
 	FieldDescription = "description"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -47,6 +49,7 @@ var Columns = []string{
 	FieldQuorum,
 	FieldTimeLimit,
 	FieldRequireReason,
+	FieldAllowSelfApproval,
 	FieldDescription,
 	FieldCreatedAt,
 	FieldUpdatedAt,
@@ -80,6 +83,8 @@ var (
 	TimeLimitValidator func(int64) error
 	// DefaultRequireReason holds the default value on creation for the "require_reason" field.
 	DefaultRequireReason bool
+	// DefaultAllowSelfApproval holds the default value on creation for the "allow_self_approval" field.
+	DefaultAllowSelfApproval bool
 	// DefaultDescription holds the default value on creation for the "description" field.
 	DefaultDescription string
 	// UpdatedByValidator is a validator for the "updated_by" field. It is called by the builders before save.
@@ -124,6 +129,11 @@ func ByTimeLimit(opts ...sql.OrderTermOption) OrderOption {
 // ByRequireReason orders the results by the require_reason field.
 func ByRequireReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRequireReason, opts...).ToFunc()
+}
+
+// ByAllowSelfApproval orders the results by the allow_self_approval field.
+func ByAllowSelfApproval(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAllowSelfApproval, opts...).ToFunc()
 }
 
 // ByDescription orders the results by the description field.

@@ -94,6 +94,11 @@ func RequireReason(v bool) predicate.Rule {
 	return predicate.Rule(sql.FieldEQ(FieldRequireReason, v))
 }
 
+// AllowSelfApproval applies equality check predicate on the "allow_self_approval" field. It's identical to AllowSelfApprovalEQ.
+func AllowSelfApproval(v bool) predicate.Rule {
+	return predicate.Rule(sql.FieldEQ(FieldAllowSelfApproval, v))
+}
+
 // Description applies equality check predicate on the "description" field. It's identical to DescriptionEQ.
 func Description(v string) predicate.Rule {
 	return predicate.Rule(sql.FieldEQ(FieldDescription, v))
@@ -407,6 +412,16 @@ func RequireReasonEQ(v bool) predicate.Rule {
 // RequireReasonNEQ applies the NEQ predicate on the "require_reason" field.
 func RequireReasonNEQ(v bool) predicate.Rule {
 	return predicate.Rule(sql.FieldNEQ(FieldRequireReason, v))
+}
+
+// AllowSelfApprovalEQ applies the EQ predicate on the "allow_self_approval" field.
+func AllowSelfApprovalEQ(v bool) predicate.Rule {
+	return predicate.Rule(sql.FieldEQ(FieldAllowSelfApproval, v))
+}
+
+// AllowSelfApprovalNEQ applies the NEQ predicate on the "allow_self_approval" field.
+func AllowSelfApprovalNEQ(v bool) predicate.Rule {
+	return predicate.Rule(sql.FieldNEQ(FieldAllowSelfApproval, v))
 }
 
 // DescriptionEQ applies the EQ predicate on the "description" field.

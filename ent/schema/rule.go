@@ -31,6 +31,9 @@ func (Rule) Fields() []ent.Field {
 		// before it expires; 0 means no limit.
 		field.Int64("time_limit").NonNegative().Default(0),
 		field.Bool("require_reason").Default(false),
+		// allow_self_approval: a person in the conversation an approval
+		// came from may decide it.
+		field.Bool("allow_self_approval").Default(false),
 		field.String("description").Default(""),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),

@@ -48,6 +48,8 @@ type Options struct {
 	DSN string
 	// TLS: serve HTTPS with a self-signed certificate (see TLSConfig).
 	TLS bool
+	// Limits: the board's limits; zero fields take its defaults.
+	Limits board.Limits
 }
 
 // Board is a running board under test.
@@ -102,6 +104,7 @@ func (b *Board) start() {
 		SessionTTL:     b.opts.SessionTTL,
 		WatchHeartbeat: b.opts.WatchHeartbeat,
 		Now:            b.opts.Now,
+		Limits:         b.opts.Limits,
 
 		ConcurrentHashes: b.opts.ConcurrentHashes,
 		BodyGrace:        b.opts.BodyGrace,

@@ -179,8 +179,11 @@ func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListAgentsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Agents        []*Agent               `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Agents []*Agent               `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	// More matched than this response carries: it stops at 10,000 agents or at
+	// 4 MiB, whichever comes first. WatchAgents sends them all.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -220,6 +223,13 @@ func (x *ListAgentsResponse) GetAgents() []*Agent {
 		return x.Agents
 	}
 	return nil
+}
+
+func (x *ListAgentsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 type GetAgentRequest struct {
@@ -408,9 +418,10 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"first_seen\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tfirstSeen\x127\n" +
 	"\tlast_seen\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"\x13\n" +
-	"\x11ListAgentsRequest\"G\n" +
+	"\x11ListAgentsRequest\"e\n" +
 	"\x12ListAgentsResponse\x121\n" +
-	"\x06agents\x18\x01 \x03(\v2\x19.symphonix.board.v1.AgentR\x06agents\"%\n" +
+	"\x06agents\x18\x01 \x03(\v2\x19.symphonix.board.v1.AgentR\x06agents\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"%\n" +
 	"\x0fGetAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"C\n" +
 	"\x10GetAgentResponse\x12/\n" +

@@ -39,11 +39,12 @@ type Rule struct {
 	// Who may decide, by role: "approver" (approvers and admins) or "admin".
 	// Exactly one of role and people is given.
 	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
-	// Who may decide, by operator name. Exactly one of role and people is
-	// given.
+	// Who may decide, by name: a signed-in person's address, kept in its
+	// canonical form (lower case), or an operator token's name. Exactly one
+	// of role and people is given.
 	People []string `protobuf:"bytes,5,rep,name=people,proto3" json:"people,omitempty"`
 	// How many distinct people must say yes. Absent means 1; never more than
-	// the people named.
+	// the people named, nor more than 100.
 	Quorum *int32 `protobuf:"varint,6,opt,name=quorum,proto3,oneof" json:"quorum,omitempty"`
 	// How long a request may wait for its decision before it becomes
 	// expired. Absent means no limit.
@@ -57,9 +58,13 @@ type Rule struct {
 	// Set by the board.
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// Set by the board: the operator who last put the rule.
-	UpdatedBy     string `protobuf:"bytes,12,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedBy string `protobuf:"bytes,12,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
+	// Whether a person in the conversation an approval came from (paired or
+	// verified into its thread) may decide it. By default they may not: the
+	// person who asked is not the one who approves.
+	AllowSelfApproval bool `protobuf:"varint,13,opt,name=allow_self_approval,json=allowSelfApproval,proto3" json:"allow_self_approval,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Rule) Reset() {
@@ -174,6 +179,13 @@ func (x *Rule) GetUpdatedBy() string {
 		return x.UpdatedBy
 	}
 	return ""
+}
+
+func (x *Rule) GetAllowSelfApproval() bool {
+	if x != nil {
+		return x.AllowSelfApproval
+	}
+	return false
 }
 
 type PutRuleRequest struct {
@@ -302,8 +314,11 @@ func (*ListRulesRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListRulesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Rules         []*Rule                `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Rules []*Rule                `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	// More rules are stored than this response carries: it stops at 4 MiB.
+	// (A board holds at most 1,000 rules.)
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +358,13 @@ func (x *ListRulesResponse) GetRules() []*Rule {
 		return x.Rules
 	}
 	return nil
+}
+
+func (x *ListRulesResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 type DeleteRuleRequest struct {
@@ -658,8 +680,12 @@ func (x *ListApprovalsRequest) GetAgent() string {
 }
 
 type ListApprovalsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Approvals     []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Approvals []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	// More matched than this response carries: it stops at 1,000 approvals or at
+	// 4 MiB, whichever comes first. Narrow the request
+	// (state, agent) to see the ones it left out.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -699,6 +725,13 @@ func (x *ListApprovalsResponse) GetApprovals() []*Approval {
 		return x.Approvals
 	}
 	return nil
+}
+
+func (x *ListApprovalsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 type WatchApprovalsRequest struct {
@@ -1243,7 +1276,7 @@ var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x03\n" +
+	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x03\n" +
 	"\x04Rule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -1261,15 +1294,17 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_by\x18\f \x01(\tR\tupdatedByB\t\n" +
+	"updated_by\x18\f \x01(\tR\tupdatedBy\x12.\n" +
+	"\x13allow_self_approval\x18\r \x01(\bR\x11allowSelfApprovalB\t\n" +
 	"\a_quorum\">\n" +
 	"\x0ePutRuleRequest\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"?\n" +
 	"\x0fPutRuleResponse\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"\x12\n" +
-	"\x10ListRulesRequest\"C\n" +
+	"\x10ListRulesRequest\"a\n" +
 	"\x11ListRulesResponse\x12.\n" +
-	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\"#\n" +
+	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
 	"\x12DeleteRuleResponse\"\xf9\x03\n" +
@@ -1295,9 +1330,10 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\tshow_json\x18\x10 \x01(\tR\bshowJson\"B\n" +
 	"\x14ListApprovalsRequest\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
-	"\x05agent\x18\x02 \x01(\tR\x05agent\"S\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\"q\n" +
 	"\x15ListApprovalsResponse\x12:\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\"X\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"X\n" +
 	"\x15WatchApprovalsRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1d\n" +
 	"\ahistory\x18\x02 \x01(\x05H\x00R\ahistory\x88\x01\x01B\n" +

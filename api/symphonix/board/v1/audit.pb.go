@@ -183,8 +183,11 @@ func (x *ListAuditRequest) GetLimit() int32 {
 }
 
 type ListAuditResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Entries       []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Entries []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The response stopped at 4 MiB before the limit: more entries follow.
+	// Ask again with after set to the last seq here.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -226,6 +229,13 @@ func (x *ListAuditResponse) GetEntries() []*AuditEntry {
 	return nil
 }
 
+func (x *ListAuditResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 var File_symphonix_board_v1_audit_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_audit_proto_rawDesc = "" +
@@ -243,9 +253,10 @@ const file_symphonix_board_v1_audit_proto_rawDesc = "" +
 	"\x04hash\x18\b \x01(\tR\x04hash\">\n" +
 	"\x10ListAuditRequest\x12\x14\n" +
 	"\x05after\x18\x01 \x01(\x03R\x05after\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\"M\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"k\n" +
 	"\x11ListAuditResponse\x128\n" +
-	"\aentries\x18\x01 \x03(\v2\x1e.symphonix.board.v1.AuditEntryR\aentries2h\n" +
+	"\aentries\x18\x01 \x03(\v2\x1e.symphonix.board.v1.AuditEntryR\aentries\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated2h\n" +
 	"\fAuditService\x12X\n" +
 	"\tListAudit\x12$.symphonix.board.v1.ListAuditRequest\x1a%.symphonix.board.v1.ListAuditResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 

@@ -70,6 +70,10 @@ func (x *ListConversationsRequest) GetAgent() string {
 type ListConversationsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Conversations []*ConversationPointer `protobuf:"bytes,1,rep,name=conversations,proto3" json:"conversations,omitempty"`
+	// More matched than this response carries: it stops at 1,000 pointers or at
+	// 4 MiB, whichever comes first. Name an agent to see
+	// the ones it left out.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -111,6 +115,13 @@ func (x *ListConversationsResponse) GetConversations() []*ConversationPointer {
 	return nil
 }
 
+func (x *ListConversationsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 // ConversationPointer is where a conversation is, and who is in it.
 type ConversationPointer struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -118,7 +129,9 @@ type ConversationPointer struct {
 	Thread    string                 `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	Waiting   bool                   `protobuf:"varint,4,opt,name=waiting,proto3" json:"waiting,omitempty"`
-	// The canonical addresses of the people in it (paired or verified).
+	// The canonical addresses of the people in it. The board keeps only
+	// those it paired or verified for the agent itself; others an agent
+	// names are dropped.
 	People        []string `protobuf:"bytes,5,rep,name=people,proto3" json:"people,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -251,9 +264,10 @@ const file_symphonix_board_v1_conversation_proto_rawDesc = "" +
 	"\n" +
 	"%symphonix/board/v1/conversation.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"0\n" +
 	"\x18ListConversationsRequest\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\"j\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\"\x88\x01\n" +
 	"\x19ListConversationsResponse\x12M\n" +
-	"\rconversations\x18\x01 \x03(\v2'.symphonix.board.v1.ConversationPointerR\rconversations\"\xb0\x01\n" +
+	"\rconversations\x18\x01 \x03(\v2'.symphonix.board.v1.ConversationPointerR\rconversations\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xb0\x01\n" +
 	"\x13ConversationPointer\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x16\n" +
 	"\x06thread\x18\x02 \x01(\tR\x06thread\x129\n" +

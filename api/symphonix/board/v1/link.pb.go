@@ -962,7 +962,9 @@ type Raise struct {
 	Node string `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
 	// The question put to a person.
 	Ask string `protobuf:"bytes,5,opt,name=ask,proto3" json:"ask,omitempty"`
-	// What is shown to the person: a JSON object, as text, at most 64 KiB.
+	// What is shown to the person: a JSON object, as text, at most 64 KiB,
+	// at most 16 objects and arrays deep and 10,000 keys and values in all,
+	// so that every protobuf client can decode it as a Struct.
 	Show string `protobuf:"bytes,6,opt,name=show,proto3" json:"show,omitempty"`
 	// The case for it, as the agent tells it.
 	Account string `protobuf:"bytes,7,opt,name=account,proto3" json:"account,omitempty"`

@@ -270,8 +270,11 @@ func (*ListUsersRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListUsersResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Users         []*User                `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Users []*User                `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	// More matched than this response carries: it stops at 10,000 people or at
+	// 4 MiB, whichever comes first.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -311,6 +314,13 @@ func (x *ListUsersResponse) GetUsers() []*User {
 		return x.Users
 	}
 	return nil
+}
+
+func (x *ListUsersResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 type AddUserRequest struct {
@@ -1007,9 +1017,10 @@ const file_symphonix_board_v1_user_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04role\x18\x03 \x01(\tR\x04role\x12,\n" +
 	"\x04user\x18\x04 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\"\x12\n" +
-	"\x10ListUsersRequest\"C\n" +
+	"\x10ListUsersRequest\"a\n" +
 	"\x11ListUsersResponse\x12.\n" +
-	"\x05users\x18\x01 \x03(\v2\x18.symphonix.board.v1.UserR\x05users\"N\n" +
+	"\x05users\x18\x01 \x03(\v2\x18.symphonix.board.v1.UserR\x05users\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"N\n" +
 	"\x0eAddUserRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +

@@ -63,7 +63,11 @@ type AgentServiceClient interface {
 	// GetAgent returns one agent by name.
 	GetAgent(context.Context, *v1.GetAgentRequest) (*v1.GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
-	// time an agent changes (appears, comes online, goes offline).
+	// time an agent changes (appears, comes online, goes offline). A watcher
+	// that falls too far behind (256 changes or 8 MiB) is ended with
+	// resource_exhausted: watch again. One token, or one signed-in person,
+	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
+	// together); one more is refused with resource_exhausted.
 	WatchAgents(context.Context, *v1.WatchAgentsRequest) (AgentServiceWatchAgentsClientStream, error)
 }
 
@@ -100,7 +104,11 @@ type AgentServiceHandler interface {
 	// GetAgent returns one agent by name.
 	GetAgent(context.Context, *v1.GetAgentRequest) (*v1.GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
-	// time an agent changes (appears, comes online, goes offline).
+	// time an agent changes (appears, comes online, goes offline). A watcher
+	// that falls too far behind (256 changes or 8 MiB) is ended with
+	// resource_exhausted: watch again. One token, or one signed-in person,
+	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
+	// together); one more is refused with resource_exhausted.
 	WatchAgents(context.Context, *v1.WatchAgentsRequest, AgentServiceWatchAgentsServerStream) error
 }
 

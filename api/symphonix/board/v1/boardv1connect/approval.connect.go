@@ -141,10 +141,13 @@ type ApprovalServiceClient interface {
 	// change as GetApproval returns it, and a "heartbeat" every 15 s or so,
 	// so that a client behind a proxy that silently dropped the stream
 	// notices it (no message for three heartbeats: watch again). Needs a
-	// viewer. A watcher that falls too far behind is ended with
-	// resource_exhausted; a board shutting down ends it with unavailable:
-	// watch again (the snapshot brings the client up to date). The watch
-	// sees the changes made through the board it is connected to.
+	// viewer. A watcher that falls too far behind (256 changes or 8 MiB) is
+	// ended with resource_exhausted; a board shutting down ends it with
+	// unavailable: watch again (the snapshot brings the client up to date).
+	// The watch sees the changes made through the board it is connected to.
+	// One token, or one signed-in person, holds at most 16 watches open at
+	// once (WatchApprovals and WatchAgents together); one more is refused
+	// with resource_exhausted.
 	WatchApprovals(context.Context, *v1.WatchApprovalsRequest) (ApprovalServiceWatchApprovalsClientStream, error)
 }
 
@@ -212,10 +215,13 @@ type ApprovalServiceHandler interface {
 	// change as GetApproval returns it, and a "heartbeat" every 15 s or so,
 	// so that a client behind a proxy that silently dropped the stream
 	// notices it (no message for three heartbeats: watch again). Needs a
-	// viewer. A watcher that falls too far behind is ended with
-	// resource_exhausted; a board shutting down ends it with unavailable:
-	// watch again (the snapshot brings the client up to date). The watch
-	// sees the changes made through the board it is connected to.
+	// viewer. A watcher that falls too far behind (256 changes or 8 MiB) is
+	// ended with resource_exhausted; a board shutting down ends it with
+	// unavailable: watch again (the snapshot brings the client up to date).
+	// The watch sees the changes made through the board it is connected to.
+	// One token, or one signed-in person, holds at most 16 watches open at
+	// once (WatchApprovals and WatchAgents together); one more is refused
+	// with resource_exhausted.
 	WatchApprovals(context.Context, *v1.WatchApprovalsRequest, ApprovalServiceWatchApprovalsServerStream) error
 }
 
