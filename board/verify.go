@@ -77,9 +77,14 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		return fail(fmt.Sprintf("too many verifies from this agent: try again in %s", roundUp(wait)), "agent limit")
 	}
 	lim.byAgent.fail(agentName)
-	if wait, full := lim.failsByWho.blocked(who); full {
+	// The check and the count are one step (take, then done), so verifies
+	// of one address at once cannot check more secrets than the limit.
+	wait, ok := lim.failsByWho.take(who)
+	if !ok {
 		return fail(fmt.Sprintf("too many failed tries for this address: try again in %s", roundUp(wait)), "address limit")
 	}
+	wrong := false
+	defer func() { lim.failsByWho.done(who, wrong) }()
 	var u *ent.User
 	if whoErr == nil {
 		u, err = b.db.User.Query().Where(user.Email(who)).Only(ctx)
@@ -105,7 +110,7 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 	matched := identity.PasswordMatches(hash, q.GetSecret())
 	release()
 	if !matched || hash == "" {
-		lim.failsByWho.fail(who)
+		wrong = true
 		return fail(notVerified, reason)
 	}
 	if err := b.verified(ctx, agentName, u); err != nil {

@@ -2,7 +2,9 @@ package board_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,5 +118,38 @@ func TestVerifyAgentLimit(t *testing.T) {
 	}
 	if got := a.link.Verify(t.Context(), "ann@example.com", secret, verifyWithin); got.OK || !strings.Contains(got.Why, "too many verifies") {
 		t.Fatalf("verify 61: %+v, want refused", got)
+	}
+}
+
+// TestVerifyLimitBurst: wrong secrets for one address sent at once, by
+// many agents, check no more secrets than the limit; the rest are refused
+// unchecked.
+func TestVerifyLimitBurst(t *testing.T) {
+	t.Parallel()
+	bt, _ := verifyBoard(t, boardtest.Options{ConcurrentHashes: 32})
+	const n = 12
+	agents := make([]*pairingAgent, n)
+	for i := range agents {
+		agents[i] = startPairingAgent(t, bt, fmt.Sprintf("desk-%d", i), nil)
+	}
+	whys := make(chan string, n)
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Go(func() { whys <- a.link.Verify(t.Context(), "ann@example.com", "guess guess guess", verifyWithin).Why })
+	}
+	wg.Wait()
+	close(whys)
+	checked := 0
+	for why := range whys {
+		switch {
+		case why == "not verified":
+			checked++
+		case strings.Contains(why, "too many failed tries"):
+		default:
+			t.Errorf("verify: %q, want not verified or too many failed tries", why)
+		}
+	}
+	if checked > 5 {
+		t.Fatalf("%d secrets checked in a burst of %d, want at most 5", checked, n)
 	}
 }
