@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/browsertest"
@@ -45,9 +48,27 @@ func conversationCells(t *testing.T, b *browsertest.Tab, agent, thread string) s
 	})()`)
 }
 
+// pairWith pairs the person email, signed in with password, with the
+// agent's thread, through a code the agent asks for and the person enters:
+// the board names in a pointer only the people it identified for the
+// agent.
+func pairWith(t *testing.T, bt *boardtest.Board, a *agent, thread, email, password string) {
+	t.Helper()
+	code, _, err := a.link.Pair(t.Context(), thread)
+	if err != nil {
+		t.Fatalf("pair %s: %v", thread, err)
+	}
+	users := boardv1connect.NewUserServiceClient(bt.SessionClient(bt.SignIn(email, password)))
+	if _, err := users.EnterPairingCode(t.Context(), &boardv1.EnterPairingCodeRequest{Code: code}); err != nil {
+		t.Fatalf("%s enters the code for %s: %v", email, thread, err)
+	}
+}
+
 func TestBrowserConversations(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	bt.AddUser("ann@example.com", identity.RoleViewer, "ann's password!")
+	bt.AddUser("bob@example.com", identity.RoleViewer, "bob's password!")
+	bt.AddUser("cy@example.com", identity.RoleViewer, "cy's password!!")
 	b := browsertest.New(t)
 
 	// An admin, before any agent has reported: the empty state says so.
@@ -63,6 +84,9 @@ func TestBrowserConversations(t *testing.T) {
 	// shows them, newest first, without a reload.
 	now := time.Now()
 	concierge := startAgent(t, bt, agentlink.Identity{Name: "concierge"})
+	pairWith(t, bt, concierge, "t-ann", "ann@example.com", "ann's password!")
+	pairWith(t, bt, concierge, "t-bob", "bob@example.com", "bob's password!")
+	pairWith(t, bt, concierge, "t-bob", "cy@example.com", "cy's password!!")
 	report(t, concierge, []agentlink.ConversationPointer{
 		{Thread: "t-ann", Updated: now.Add(-3*time.Minute - 5*time.Second), People: []string{"Ann@Example.com"}},
 		{Thread: "t-bob", Updated: now.Add(-10 * time.Second), Waiting: true, People: []string{"bob@example.com", "cy@example.com"}},
@@ -86,6 +110,7 @@ func TestBrowserConversations(t *testing.T) {
 	// A second agent reports; the pointer appears within a few seconds, on
 	// top, and the filter offers both agents.
 	helpdesk := startAgent(t, bt, agentlink.Identity{Name: "helpdesk"})
+	pairWith(t, bt, helpdesk, "t-new", "ann@example.com", "ann's password!")
 	report(t, helpdesk, []agentlink.ConversationPointer{
 		{Thread: "t-new", Updated: time.Now(), People: []string{"ann@example.com"}},
 	}, true)
