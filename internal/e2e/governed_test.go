@@ -148,9 +148,11 @@ type deskTurn struct {
 func checkFinishedByTheBoard(t *testing.T, api, thread string) {
 	t.Helper()
 	var th deskTurn
-	boardtest.Eventually(t, ceiling, "thread "+thread+" says what the decision came to", func() bool {
+	// What the decision came to is kept as the run resumes; the thread
+	// stops waiting once the run has finished.
+	boardtest.Eventually(t, ceiling, "thread "+thread+" says what the decision came to, and waits no more", func() bool {
 		th = threadState(t, api, thread)
-		return th.Decided != nil
+		return th.Decided != nil && !th.Waiting && th.Pending == nil && th.Decides == nil
 	})
 	if th.Waiting || th.Pending != nil || th.Decides != nil {
 		t.Errorf("thread after the decision = %+v, want nothing waiting", th)
