@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -35,27 +34,14 @@ func TestSecondBoardRefused(t *testing.T) {
 	runOK(t, "token", "list", "--data", data)
 }
 
-// TestBoardProcess is the board TestKilledBoardLeavesNoLock runs in a
-// process of its own and kills: the test binary run again with
-// SYMPHONIX_TEST_BOARD_ARGS set.
-func TestBoardProcess(t *testing.T) {
-	args := os.Getenv("SYMPHONIX_TEST_BOARD_ARGS")
-	if args == "" {
-		t.Skip("the board process of TestKilledBoardLeavesNoLock")
-	}
-	if err := run(context.Background(), strings.Split(args, "\n"), noEnv, os.Stdout, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestKilledBoardLeavesNoLock: a board in another process holds the
 // store, naming its PID; killed with SIGKILL, it leaves its lock file but
 // not its lock, and the next board starts. Not parallel: a process forked
 // while another test holds a lock holds it too, until it execs.
 func TestKilledBoardLeavesNoLock(t *testing.T) {
 	data := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBoardProcess$")
-	cmd.Env = append(os.Environ(), "SYMPHONIX_TEST_BOARD_ARGS=--data\n"+data+"\n--listen\n127.0.0.1:0")
+	cmd := exec.Command(os.Args[0]) // the board, by TestMain
+	cmd.Env = append(os.Environ(), boardArgsEnv+"=--data\n"+data+"\n--listen\n127.0.0.1:0")
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
