@@ -39,6 +39,9 @@ type parts struct {
 	// has been applied.
 	spoke     chan struct{}
 	spokeOnce sync.Once
+	// ready, when set, is closed when a served agent's runs may start:
+	// the board has spoken on the tools, or the wait for it is over.
+	ready chan struct{}
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:

@@ -94,10 +94,11 @@ type Config struct {
 	// --input NAME=VALUE. nil starts with nothing. A run waiting on Thread
 	// and Input given is refused (ErrRunWaiting): the two are never mixed.
 	Input map[string]string
-	// SwitchesWithin (Run): how long a run linked to a board waits, before
-	// it starts, for the board's word on which tools are on; 0 is
-	// DefaultSwitchesWithin, and less than 0 is refused. Unused for a flow
-	// that declares no tools.
+	// SwitchesWithin (Run, Serve): how long a run linked to a board waits,
+	// before it starts, for the board's word on which tools are on; 0 is
+	// DefaultSwitchesWithin, and less than 0 is refused. Served, the wait
+	// counts from the start, and a message or answer that arrives during it
+	// waits for the rest of it. Unused for a flow that declares no tools.
 	SwitchesWithin time.Duration
 	// Reason (Cancel): why the run was ended, told to the board; at most
 	// governed.MaxReason bytes.

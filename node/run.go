@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config) error {
 			if err != nil {
 				return fmt.Errorf("%w before the run started, waiting for the board's word on the tools", ErrStopped)
 			}
-			if line := unheardLine(id.Name, a.Subscription, cfg.SwitchesWithin); !heard && line != "" {
+			if line := unheardLine(id.Name, "the run starts", a.Subscription, cfg.SwitchesWithin); !heard && line != "" {
 				fmt.Fprintln(cfg.Stderr, line)
 			}
 		}
@@ -228,14 +228,15 @@ func awaitSwitches(ctx context.Context, spoke <-chan struct{}, within time.Durat
 	}
 }
 
-// unheardLine says what a run starts with when the board has not said
-// which tools are on within the wait: its last word kept in the folder,
-// or nothing; "" when it has just spoken after all.
-func unheardLine(name string, sub *subscription.Subscription, within time.Duration) string {
+// unheardLine says what runs start with when the board has not said which
+// tools are on within the wait: its last word kept in the folder, or
+// nothing; "" when it has just spoken after all. starts is the subject and
+// verb: "the run starts" at a terminal, "runs start" when served.
+func unheardLine(name, starts string, sub *subscription.Subscription, within time.Duration) string {
 	on, src := sub.On()
 	if src == subscription.FromMemory {
-		return fmt.Sprintf("agent %s: tools: the board has not said which are on within %s: the run starts with its last word, kept in this folder: %d on: %s",
-			name, within, len(on), strings.Join(on, ", "))
+		return fmt.Sprintf("agent %s: tools: the board has not said which are on within %s: %s with its last word, kept in this folder: %d on: %s",
+			name, within, starts, len(on), strings.Join(on, ", "))
 	}
 	if src == subscription.FromBoard {
 		return "" // it spoke as the wait ended, and that was said

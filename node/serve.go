@@ -45,6 +45,9 @@ func Serve(ctx context.Context, cfg Config) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	p := &parts{cfg: cfg, id: id, out: cfg.Stdout}
+	if cfg.BoardURL != "" {
+		p.spoke, p.ready = make(chan struct{}), make(chan struct{})
+	}
 	s, err := startServing(ctx, p)
 	defer func() {
 		// What the link and the tool check started ask the approvals
@@ -88,6 +91,7 @@ func Serve(ctx context.Context, cfg Config) error {
 		}
 		if p.api != nil {
 			tasks = append(tasks, func() error { return p.api.Report(ctx) })
+			p.bg.Go(func() { awaitReady(ctx, p) })
 		}
 		tasks = append(tasks, func() error { return link.Run(ctx) })
 	}
@@ -109,6 +113,24 @@ func Serve(ctx context.Context, cfg Config) error {
 		}
 	}
 	return first
+}
+
+// awaitReady lets a linked served agent's runs start (closes p.ready) once
+// the board has said which of its declared tools are on, or after
+// Config.SwitchesWithin without that word, when it says what the runs start
+// with instead; at once for a flow that declares no tools.
+func awaitReady(ctx context.Context, p *parts) {
+	defer close(p.ready)
+	if len(p.agent.Subscription.Declared()) == 0 {
+		return
+	}
+	heard, err := awaitSwitches(ctx, p.spoke, p.cfg.SwitchesWithin)
+	if err != nil {
+		return
+	}
+	if line := unheardLine(p.id.Name, "runs start", p.agent.Subscription, p.cfg.SwitchesWithin); !heard && line != "" {
+		fmt.Fprintln(p.out, line)
+	}
 }
 
 // cannotRun is a flow this binary cannot assemble: invalid, or naming
@@ -173,6 +195,7 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	}
 	p.api, err = serve.New(ctx, serve.Config{
 		Agent: p.agent, Approvals: p.gov, Public: cfg.Public, Monitored: cfg.BoardURL != "", Logger: cfg.Logger,
+		Ready: p.ready,
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/lock"
 	"github.com/symphonix/symphonix/node"
+	"github.com/symphonix/symphonix/subscription"
 )
 
 // TestServeWithBoard: the served desk's hello reaches the board with its
@@ -202,4 +204,46 @@ func TestServeUnservable(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Serve did not return within 10 s of its context ending")
 	}
+}
+
+// TestServeWaitsForTheBoardsWordOnTools: a message sent the moment a
+// linked agent serves, in a folder that keeps no word of the board's,
+// waits for the board's first word on the tools, so the run's first tool
+// call is answered by it rather than refused for nobody having decided.
+func TestServeWaitsForTheBoardsWordOnTools(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	dir := deskDir(t)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
+	if _, err := os.Stat(subscription.MemoryPath(dir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the folder keeps a word of the board's already (%v); want none", err)
+	}
+	s := startServe(t, node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk")})
+	var first turn
+	if status := call(t, "POST", s.url+"/api/threads/first/messages", askForRefund, &first); status != 200 ||
+		first.Pending == nil || first.Pending.Node != "pay" {
+		t.Fatalf("the first message = %d %+v, want the refund's approval, the order looked up", status, first)
+	}
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`), 0)
+}
+
+// TestServeWithASilentBoard: a board that never speaks holds the first
+// message for Config.SwitchesWithin, after which the agent says what runs
+// start with, and the run starts with it: nothing on, so its first tool
+// call is refused.
+func TestServeWithASilentBoard(t *testing.T) {
+	t.Parallel()
+	const within = 500 * time.Millisecond
+	dir := deskDir(t)
+	s := startServe(t, node.Config{Dir: dir, BoardURL: silentBoard(t), Token: "a-token", SwitchesWithin: within})
+	start := time.Now()
+	var first turn
+	status := call(t, "POST", s.url+"/api/threads/first/messages", askForRefund, &first)
+	if took := time.Since(start); took < within/2 {
+		t.Errorf("the first message was answered after %s, want it held for the board's word, about %s", took, within)
+	}
+	if status == 200 && first.Pending != nil {
+		t.Errorf("the first message = %d %+v, want its tool refused: nothing is on", status, first)
+	}
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on within 500ms, and no word of its is kept in this folder: none are on until it says$`), 0)
 }

@@ -161,6 +161,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.claim(r, thread); err != nil {
 		return err
 	}
+	if err := s.awaitReady(r); err != nil {
+		return err
+	}
 	res, v, err := s.gov.Invoke(s.runContext(r, thread), thread, in)
 	if err != nil {
 		return err
@@ -193,6 +196,9 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	if err := json.Unmarshal(raw, &answer); err != nil {
 		return badRequest("answer", "not JSON: %v", err)
 	}
+	if err := s.awaitReady(r); err != nil {
+		return err
+	}
 	res, v, err := s.gov.Answer(s.runContext(r, thread), thread, answer)
 	if err != nil {
 		return err
@@ -201,6 +207,19 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	s.changed(thread)
 	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
 	return nil
+}
+
+// awaitReady waits until runs may start (Config.Ready), or r ends.
+func (s *Server) awaitReady(r *http.Request) error {
+	if s.ready == nil {
+		return nil
+	}
+	select {
+	case <-s.ready:
+		return nil
+	case <-r.Context().Done():
+		return r.Context().Err()
+	}
 }
 
 // runContext is the context a run is made in: the request's values but

@@ -43,6 +43,12 @@ type Config struct {
 	// person's (docs/serve.md, "The door"); pairing and verify ask the
 	// board Use gives. false: no door; every caller is the operator.
 	Monitored bool
+	// Ready: closed when runs may start. A run asked for before then (a
+	// message, or an answer) waits for it, or for its request to end. The
+	// agent closes it once its board has said which tools are on, or the
+	// wait for that word is over, so that a tool is not refused for nobody
+	// having decided when the board had. nil: runs start at once.
+	Ready <-chan struct{}
 	// Logger: nil discards logs.
 	Logger *slog.Logger
 	// Now: the clock for the conversations' times; nil is time.Now.
@@ -69,6 +75,7 @@ type Server struct {
 	boardMu   sync.Mutex
 	board     Board // nil until Use
 	reports   *reports
+	ready     <-chan struct{} // Config's; nil: ready
 }
 
 // New checks cfg and builds the server. It reads the conversations index
@@ -104,6 +111,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		monitored: cfg.Monitored,
 		public:    cfg.Public,
 		reports:   newReports(),
+		ready:     cfg.Ready,
 	}
 	s.mux.Handle("/", page())
 	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {
