@@ -105,11 +105,12 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		b.presence.leave(s, true)
 		return nil, nil, context.Canceled
 	}
-	// Decisions made while the agent was away reach it now, exactly once;
-	// then what it is switched on for; then the people who paired with its
-	// conversations meanwhile.
-	b.deliverUndelivered(ctx, s)
+	// What the agent is switched on for first, so that a run a decision
+	// resumes calls its tools under the board's word; then the decisions
+	// made while it was away, exactly once; then the people who paired
+	// with its conversations meanwhile.
 	b.sendSwitches(ctx, s)
+	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
 	return s, in, nil
 }

@@ -693,3 +693,40 @@ func wantWord(t *testing.T, what string, words <-chan *boardv1.ToolSwitches, spo
 		t.Fatalf("%s: nothing heard within 10s", what)
 	}
 }
+
+// TestSwitchesBeforeDecisions: on a relink, the board's word on the tools
+// comes before the decisions made while the agent was away, so a run a
+// decision resumes calls its tools under the board's current word, not a
+// stale one the agent kept.
+func TestSwitchesBeforeDecisions(t *testing.T) {
+	t.Parallel()
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	l := toolLink(t, bt, "desk", deskTools...)
+	a := l.raised(refund("run-1", 1))
+	l.hangUp()
+	setSwitches(t, toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)), "desk", deskTools[0])
+	if _, err := decide(approver(bt, "ann"), t, a.GetApprovalId(), "yes", digestOf(1), ""); err != nil {
+		t.Fatal(err)
+	}
+	l = toolLink(t, bt, "desk", deskTools...)
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: 1}}})
+	var kinds []string
+	for {
+		m, err := l.s.Receive()
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		switch {
+		case m.GetSwitches() != nil:
+			kinds = append(kinds, "switches")
+		case m.GetDecision() != nil:
+			kinds = append(kinds, "decision")
+		}
+		if m.GetPong() != nil {
+			break
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "switches,decision" {
+		t.Errorf("after the welcome: %s, want switches,decision", got)
+	}
+}
