@@ -116,7 +116,13 @@ func (s *bubbleStream) endedWith(t *testing.T) (code, msg string) {
 // not before. Time is the bubble's.
 func TestStreamsEndWithTheirCredential(t *testing.T) {
 	t.Parallel()
-	const poll = time.Second
+	// Credentials lapse a few polls in: every poll checks each stream's
+	// credential against the store, for real, so a lapse hours in would
+	// make thousands of checks.
+	const (
+		poll       = time.Second
+		sessionTTL = 20 * poll
+	)
 	type lapse struct {
 		// credential is what opens the streams, and the token's id; lapse
 		// makes it lapse (it may sleep until it does).
@@ -167,7 +173,7 @@ func TestStreamsEndWithTheirCredential(t *testing.T) {
 			},
 			want: "token revoked",
 		},
-		"token expired": {credential: operator(time.Hour), lapse: sleepUntil(start.Add(time.Hour)), want: "token expired"},
+		"token expired": {credential: operator(10 * poll), lapse: sleepUntil(start.Add(10 * poll)), want: "token expired"},
 		"signed out": {
 			credential: signedIn,
 			lapse: func(t *testing.T, b *board.Board, h map[string]string, _ string) {
@@ -178,7 +184,7 @@ func TestStreamsEndWithTheirCredential(t *testing.T) {
 			session: true,
 			want:    "session ended",
 		},
-		"session expired": {credential: signedIn, lapse: sleepUntil(start.Add(2 * time.Hour)), session: true, want: "session expired"},
+		"session expired": {credential: signedIn, lapse: sleepUntil(start.Add(sessionTTL)), session: true, want: "session expired"},
 		"person disabled": {
 			credential: signedIn,
 			lapse: func(t *testing.T, b *board.Board, _ map[string]string, _ string) {
@@ -193,7 +199,7 @@ func TestStreamsEndWithTheirCredential(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				b := configuredBubbleBoard(t, board.Config{RevocationPoll: poll, SessionTTL: 2 * time.Hour})
+				b := configuredBubbleBoard(t, board.Config{RevocationPoll: poll, SessionTTL: sessionTTL})
 				header, tokenID := tc.credential(t, b)
 				var streams []*bubbleStream
 				for _, spec := range heldStreams {
