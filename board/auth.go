@@ -143,9 +143,15 @@ type call struct {
 	start     time.Time
 }
 
-// begin authenticates a call.
+// begin authenticates a call: a stream holdToCredentials has
+// authenticated already is not verified again.
 func (b *Board) begin(ctx context.Context, procedure string) (*call, error) {
 	c := &call{ctx: ctx, procedure: procedure, start: time.Now()}
+	if caller, ok := authenticatedFor(ctx, procedure); ok {
+		c.caller = caller
+		c.ctx = identity.NewContext(ctx, caller)
+		return c, nil
+	}
 	header := http.Header{}
 	if info, ok := connect.CallInfoForServerContext(ctx); ok {
 		h := info.RequestHeader()
@@ -197,6 +203,10 @@ func codeString(err error) string {
 func (b *Board) requireToken(h http.Handler) http.Handler {
 	ew := connecthttp.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := authenticatedFor(r.Context(), r.URL.Path); ok {
+			h.ServeHTTP(w, r) // a stream holdToCredentials has authenticated
+			return
+		}
 		if _, err := b.authenticate(r.Context(), r.URL.Path, r.Header); err != nil {
 			_ = ew.Write(w, r, err)
 			return
