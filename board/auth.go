@@ -120,13 +120,20 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 	return c, nil
 }
 
-// interceptor authenticates every RPC, puts the caller in its context, and
-// writes one log line when it ends. The closure stays small, because a link
+// interceptor authenticates every RPC, puts the caller in its context,
+// makes the caller's lists take turns (listTurns), and writes one log line
+// when it ends. The closure stays small, because a link
 // waits inside it for as long as it lives: the work is in begin and end.
 func (b *Board) interceptor() connect.ServerInterceptor {
 	return func(next connect.ServerFunc) connect.ServerFunc {
 		return func(ctx context.Context, spec connect.Spec, stream connect.ServerStream) error {
 			call, err := b.begin(ctx, spec.Procedure)
+			if err == nil && listProcedures[spec.Procedure] {
+				var release func()
+				if release, err = b.lists.take(call.ctx, streamKey(call.caller)); err == nil {
+					defer release()
+				}
+			}
 			if err == nil {
 				err = next(call.ctx, spec, stream)
 			}
