@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -63,6 +64,10 @@ const (
 	attackP99Ceiling = time.Second
 )
 
+// attackHashes is the attacked board's Config.ConcurrentHashes; zero is
+// its default.
+var attackHashes = flag.Int("attack-hashes", 0, "BenchmarkListAgentsUnderAttack: the board's ConcurrentHashes (0: its default)")
+
 // attackResult is what one attack measured.
 type attackResult struct {
 	latencies []time.Duration // the operator's ListAgents, sorted
@@ -83,7 +88,7 @@ func (r attackResult) percentile(p float64) time.Duration {
 // list) and the board's heap while it does.
 func underAttack(tb testing.TB, operate func(list func() time.Duration)) attackResult {
 	tb.Helper()
-	bt := boardtest.Start(tb, boardtest.Options{})
+	bt := boardtest.Start(tb, boardtest.Options{ConcurrentHashes: *attackHashes})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -357,7 +362,8 @@ func heapObjects() uint64 {
 // heap grows by at most attackHeapBound, the attacker's requests are
 // answered (refused, busy, or listed), and an operator's ListAgents keeps
 // its p99 under attackP99Ceiling. Not parallel: the heap measured is the
-// whole program's.
+// whole program's. Under the race detector the attack runs, and every
+// answer is checked, but its time and memory are not.
 func TestListAgentsUnderAttack(t *testing.T) {
 	window := 10 * time.Second
 	if testing.Short() {
@@ -371,8 +377,14 @@ func TestListAgentsUnderAttack(t *testing.T) {
 	t.Logf("ListAgents under attack: %d calls, p50 %v, p99 %v, max %v; heap grew %d MiB; attacker: %d sign-ins and %d setups refused, %d busy, %d ListApprovals, %d raises refused, %d watches",
 		len(res.latencies), res.percentile(0.50), res.percentile(0.99), res.percentile(1), res.heapGrew>>20,
 		res.signins, res.setups, res.busy, res.lists, res.raises, res.watches)
-	if res.signins == 0 || res.setups == 0 || res.lists == 0 || res.raises == 0 || res.watches != board.DefaultStreamsPerCaller {
-		t.Errorf("the attack did not run: %+v", res)
+	if res.watches != board.DefaultStreamsPerCaller {
+		t.Errorf("the attacker held %d watches, want %d", res.watches, board.DefaultStreamsPerCaller)
+	}
+	if raceDetector {
+		return
+	}
+	if res.signins == 0 || res.setups == 0 || res.lists == 0 || res.raises == 0 {
+		t.Errorf("the attack did not run: %d sign-ins, %d setups, %d lists, %d raises", res.signins, res.setups, res.lists, res.raises)
 	}
 	if res.heapGrew > attackHeapBound {
 		t.Errorf("the heap grew by %d MiB under attack, want at most %d MiB", res.heapGrew>>20, attackHeapBound>>20)
