@@ -3,6 +3,7 @@ package board
 import (
 	"context"
 	"sync"
+	"time"
 
 	"connectrpc.com/connect/v2"
 
@@ -27,12 +28,17 @@ var listProcedures = map[string]bool{
 // turn behind the one being answered.
 const maxListsWaiting = 16
 
+// maxListRest is the longest a turn lasts after its list is answered.
+const maxListRest = time.Second
+
 // listTurns makes each caller's lists (listProcedures) take turns: one
 // token, or one signed-in person (streamKey), has one answered at a time,
 // and up to maxListsWaiting more wait, in no promised order; one more is
-// refused with resource_exhausted. A client that asks for two lists at
-// once gets both, one after the other; a caller asking for many at once
-// gets no more of the board than one at a time. The zero value is ready.
+// refused with resource_exhausted. A turn lasts as long again as its list
+// took to answer (at most maxListRest more), so that a caller asking for
+// one list after another, or many at once, has at most half of one core
+// of the board; a client that asks for two small lists at once gets both,
+// a few milliseconds apart. The zero value is ready.
 type listTurns struct {
 	mu sync.Mutex
 	m  map[string]*listTurn
@@ -72,9 +78,12 @@ func (l *listTurns) take(ctx context.Context, key string) (release func(), err e
 	}
 	select {
 	case t.turn <- struct{}{}:
+		start := time.Now()
 		return func() {
-			<-t.turn
-			done()
+			time.AfterFunc(min(time.Since(start), maxListRest), func() {
+				<-t.turn
+				done()
+			})
 		}, nil
 	case <-ctx.Done():
 		done()
