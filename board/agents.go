@@ -43,6 +43,11 @@ const agentPage = 500
 // agentPages reads every agent, by name, a page at a time, and calls f
 // with each until f says stop or they run out.
 func (b *Board) agentPages(ctx context.Context, f func(*boardv1.Agent) (bool, error)) error {
+	return b.agentRows(ctx, func(r *ent.Agent) (bool, error) { return f(agentProto(r)) })
+}
+
+// agentRows is agentPages with the stored rows.
+func (b *Board) agentRows(ctx context.Context, f func(*ent.Agent) (bool, error)) error {
 	after := ""
 	for {
 		rows, err := b.db.Agent.Query().Where(agent.NameGT(after)).Order(ent.Asc(agent.FieldName)).Limit(agentPage).All(ctx)
@@ -50,7 +55,7 @@ func (b *Board) agentPages(ctx context.Context, f func(*boardv1.Agent) (bool, er
 			return err
 		}
 		for _, r := range rows {
-			if more, err := f(agentProto(r)); err != nil || !more {
+			if more, err := f(r); err != nil || !more {
 				return err
 			}
 		}

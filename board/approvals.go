@@ -455,8 +455,11 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 
 // approvalPage is how many approvals are read from the store at once: a
 // page holds at most about 150 KiB of each (ask, show, account), so a list
-// or a watch's snapshot never holds more than a few pages of them.
-const approvalPage = 16
+// or a watch's snapshot never holds more than a few pages of them, and a
+// watch whose client does not read holds one page, 600 KiB at most. Each
+// page is one query on an index (ent/schema/approval.go), so small pages
+// cost little.
+const approvalPage = 4
 
 // approvalPages reads the approvals where says, by (created_at, id),
 // newest first when newest, a page at a time, and calls f with each until
@@ -469,13 +472,16 @@ func (b *Board) approvalPages(ctx context.Context, where []predicate.Approval, n
 		if newest {
 			order = ent.Desc
 		}
+		// After the last page: a range of created_at, so that SQLite walks
+		// the index from there in order; "created_at < t OR (created_at =
+		// t AND id < i)" alone made it gather and sort every row before.
 		if last != nil {
 			if newest {
-				q.Where(approval.Or(approval.CreatedAtLT(last.CreatedAt),
-					approval.And(approval.CreatedAt(last.CreatedAt), approval.IDLT(last.ID))))
+				q.Where(approval.CreatedAtLTE(last.CreatedAt),
+					approval.Or(approval.CreatedAtLT(last.CreatedAt), approval.IDLT(last.ID)))
 			} else {
-				q.Where(approval.Or(approval.CreatedAtGT(last.CreatedAt),
-					approval.And(approval.CreatedAt(last.CreatedAt), approval.IDGT(last.ID))))
+				q.Where(approval.CreatedAtGTE(last.CreatedAt),
+					approval.Or(approval.CreatedAtGT(last.CreatedAt), approval.IDGT(last.ID)))
 			}
 		}
 		rows, err := q.Order(order(approval.FieldCreatedAt), order(approval.FieldID)).Limit(approvalPage).All(ctx)

@@ -120,13 +120,20 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 	return c, nil
 }
 
-// interceptor authenticates every RPC, puts the caller in its context, and
-// writes one log line when it ends. The closure stays small, because a link
+// interceptor authenticates every RPC, puts the caller in its context,
+// makes the caller's lists take turns (listTurns), and writes one log line
+// when it ends. The closure stays small, because a link
 // waits inside it for as long as it lives: the work is in begin and end.
 func (b *Board) interceptor() connect.ServerInterceptor {
 	return func(next connect.ServerFunc) connect.ServerFunc {
 		return func(ctx context.Context, spec connect.Spec, stream connect.ServerStream) error {
 			call, err := b.begin(ctx, spec.Procedure)
+			if err == nil && listProcedures[spec.Procedure] {
+				var release func()
+				if release, err = b.lists.take(call.ctx, streamKey(call.caller)); err == nil {
+					defer release()
+				}
+			}
 			if err == nil {
 				err = next(call.ctx, spec, stream)
 			}
@@ -143,9 +150,15 @@ type call struct {
 	start     time.Time
 }
 
-// begin authenticates a call.
+// begin authenticates a call: a stream holdToCredentials has
+// authenticated already is not verified again.
 func (b *Board) begin(ctx context.Context, procedure string) (*call, error) {
 	c := &call{ctx: ctx, procedure: procedure, start: time.Now()}
+	if caller, ok := authenticatedFor(ctx, procedure); ok {
+		c.caller = caller
+		c.ctx = identity.NewContext(ctx, caller)
+		return c, nil
+	}
 	header := http.Header{}
 	if info, ok := connect.CallInfoForServerContext(ctx); ok {
 		h := info.RequestHeader()
@@ -197,6 +210,10 @@ func codeString(err error) string {
 func (b *Board) requireToken(h http.Handler) http.Handler {
 	ew := connecthttp.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := authenticatedFor(r.Context(), r.URL.Path); ok {
+			h.ServeHTTP(w, r) // a stream holdToCredentials has authenticated
+			return
+		}
 		if _, err := b.authenticate(r.Context(), r.URL.Path, r.Header); err != nil {
 			_ = ew.Write(w, r, err)
 			return

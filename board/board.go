@@ -5,6 +5,7 @@
 package board
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	connectv1 "connectrpc.com/connect"
 	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connectgzip"
 	"connectrpc.com/connect/v2/connecthttp"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect/v2"
@@ -62,8 +64,10 @@ type Config struct {
 	WatchHeartbeat time.Duration
 	// ConcurrentHashes: how many argon2id hashes (passwords at sign-in and
 	// setup, verify secrets) the board runs at once; a request finding
-	// them all running is answered busy at once. Zero means
-	// runtime.GOMAXPROCS(0), one a core.
+	// them all running is answered busy at once. Zero means one a core
+	// but one (runtime.GOMAXPROCS(0) - 1), and at least one: a core is
+	// kept for everything else, so that a flood of sign-ins cannot take
+	// the whole machine from the operators and the agents.
 	ConcurrentHashes int
 	// TrustedProxies: the reverse proxies whose X-Forwarded-For or
 	// Forwarded header says which address a request came from
@@ -108,6 +112,8 @@ type Board struct {
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
 	streams streams
+	// lists: each caller's lists, taking turns (listturns.go).
+	lists listTurns
 	// audits: how many audit entries each agent and caller may still make
 	// the board write (auditlimit.go); made on first use.
 	auditOnce sync.Once
@@ -168,7 +174,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		return nil, errors.New("board: ConcurrentHashes must not be negative")
 	}
 	if cfg.ConcurrentHashes == 0 {
-		cfg.ConcurrentHashes = runtime.GOMAXPROCS(0)
+		cfg.ConcurrentHashes = max(1, runtime.GOMAXPROCS(0)-1)
 	}
 	for _, p := range cfg.TrustedProxies {
 		if !p.IsValid() {
@@ -250,8 +256,13 @@ func (b *Board) routes() http.Handler {
 
 	mux := http.NewServeMux()
 	// Small messages (pings, pongs) are not worth compressing: gzip for a
-	// 20-byte pong costs the board more CPU than the link itself.
-	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10))
+	// 20-byte pong costs the board more CPU than the link itself. Large
+	// ones are compressed at gzip's fastest level: a list of 4 MiB that
+	// compresses badly takes the default level ten times as long (200 ms
+	// of a core against 20, docs/benchmarks.md), for the same size, and a
+	// client may ask for one after another.
+	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10),
+		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))))
 	healthPath, health := grpchealth.NewHandler(grpchealth.NewStaticChecker(
 		boardv1connect.AgentLinkServiceName,
 		boardv1connect.AgentServiceName,

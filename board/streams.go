@@ -102,7 +102,9 @@ func lapsedCause(ctx context.Context) *lapsedError {
 
 // holdToCredentials registers every stream but the link while it is open
 // (see above). It authenticates the stream itself, and refuses it as the
-// interceptor would, so that no stream runs unregistered.
+// interceptor would, so that no stream runs unregistered; the caller it
+// found goes on in the request's context (withAuthenticated), so that the
+// interceptor, or requireToken, does not verify the credential again.
 func (b *Board) holdToCredentials(next http.Handler) http.Handler {
 	ew := connecthttp.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -117,7 +119,7 @@ func (b *Board) holdToCredentials(next http.Handler) http.Handler {
 			_ = ew.Write(w, r, err)
 			return
 		}
-		ctx, cancel := context.WithCancelCause(r.Context())
+		ctx, cancel := context.WithCancelCause(withAuthenticated(r.Context(), procedure, c))
 		defer cancel(nil)
 		body := r.Body
 		s := &openStream{procedure: procedure, caller: c, need: need, end: func(cause error) {
@@ -132,6 +134,32 @@ func (b *Board) holdToCredentials(next http.Handler) http.Handler {
 		defer b.openStreams.remove(s)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// authenticatedKey is the context key of a request's authenticated.
+type authenticatedKey struct{}
+
+// authenticated is the caller holdToCredentials found for a request to
+// procedure.
+type authenticated struct {
+	procedure string
+	caller    identity.Caller
+}
+
+// withAuthenticated is ctx carrying c as the caller authenticated for a
+// request to procedure.
+func withAuthenticated(ctx context.Context, procedure string, c identity.Caller) context.Context {
+	return context.WithValue(ctx, authenticatedKey{}, authenticated{procedure: procedure, caller: c})
+}
+
+// authenticatedFor is the caller holdToCredentials authenticated for the
+// request in ctx, if it did and the request is to procedure.
+func authenticatedFor(ctx context.Context, procedure string) (identity.Caller, bool) {
+	a, ok := ctx.Value(authenticatedKey{}).(authenticated)
+	if !ok || a.procedure != procedure {
+		return identity.Caller{}, false
+	}
+	return a.caller, true
 }
 
 // endLapsedStreams ends every open stream whose credential no longer

@@ -3,11 +3,13 @@ package board
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -36,59 +38,129 @@ const maxSwitches = maxTools
 // their last hello, connected or not: an operator can switch an agent that
 // is away, and it hears the switch when it next links (sendSwitches).
 // Online says which of a server's agents are linked now, as the agent's
-// row has it.
+// row has it. The agents are read by name, a page at a time, and the list
+// stops, saying truncated, before it would pass maxListAgents agents or
+// MaxListBytes.
 func (s toolService) ListServers(ctx context.Context, _ *boardv1.ListServersRequest) (*boardv1.ListServersResponse, error) {
-	rows, err := s.b.db.Agent.Query().Order(ent.Asc(agent.FieldName)).All(ctx)
+	out := &boardv1.ListServersResponse{}
+	l := serverList{servers: map[string]*boardv1.Server{}, tools: map[toolKey]*boardv1.ServerTool{}}
+	err := s.b.agentRows(ctx, func(a *ent.Agent) (bool, error) {
+		if !l.take(a) {
+			out.Truncated = true
+			return false, nil
+		}
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	type toolKey struct{ server, tool string }
-	servers := map[string]*boardv1.Server{}
-	tools := map[toolKey]*boardv1.ServerTool{}
-	for _, a := range rows {
-		on := onSet(a)
-		for _, name := range a.Tools {
-			server, tool, ok := strings.Cut(name, ".")
-			if !ok {
-				continue
-			}
-			srv := servers[server]
-			if srv == nil {
-				srv = &boardv1.Server{Name: server}
-				servers[server] = srv
-			}
-			if !slices.Contains(srv.Agents, a.Name) {
-				srv.Agents = append(srv.Agents, a.Name)
-				if a.Online {
-					srv.Online = append(srv.Online, a.Name)
-				}
-			}
-			k := toolKey{server, tool}
-			t := tools[k]
-			if t == nil {
-				t = &boardv1.ServerTool{Name: tool}
-				tools[k] = t
-				srv.Tools = append(srv.Tools, t)
-			}
-			t.Agents = append(t.Agents, a.Name)
-			if on[name] {
-				t.On = append(t.On, a.Name)
-			}
-		}
-	}
-	out := &boardv1.ListServersResponse{}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range servers {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		srv := servers[name]
+	for _, name := range slices.Sorted(maps.Keys(l.servers)) {
+		srv := l.servers[name]
 		slices.SortFunc(srv.Tools, func(a, b *boardv1.ServerTool) int { return strings.Compare(a.Name, b.Name) })
 		out.Servers = append(out.Servers, srv)
 	}
 	return out, nil
+}
+
+// toolKey is one tool of one server.
+type toolKey struct{ server, tool string }
+
+// serverList is ListServers' answer as it is built, an agent at a time,
+// with an upper bound on its size in bytes.
+type serverList struct {
+	servers map[string]*boardv1.Server
+	tools   map[toolKey]*boardv1.ServerTool
+	agents  int
+	bytes   int
+}
+
+// Sizes in a ListServersResponse, at most: a string in a repeated or
+// singular field (its tag, length and bytes), and a message's tag and
+// length (its fields are counted as they are added).
+func stringBytes(s string) int { return 1 + protowire.SizeBytes(len(s)) }
+
+const messageBytes = 1 + 5
+
+// take adds what a declares to the list, unless that would take it past
+// maxListAgents agents or MaxListBytes; the first agent is always taken.
+func (l *serverList) take(a *ent.Agent) bool {
+	n := l.growth(a)
+	if l.agents >= maxListAgents || (l.agents > 0 && l.bytes+n > MaxListBytes) {
+		return false
+	}
+	l.agents++
+	l.bytes += n
+	l.add(a)
+	return true
+}
+
+// growth is how many bytes, at most, adding a would add to the list.
+func (l *serverList) growth(a *ent.Agent) int {
+	on := onSet(a)
+	newServers := map[string]bool{}
+	mine := map[string]bool{} // the servers a is counted in
+	newTools := map[toolKey]bool{}
+	n := 0
+	for _, name := range a.Tools {
+		server, tool, ok := strings.Cut(name, ".")
+		if !ok {
+			continue
+		}
+		if l.servers[server] == nil && !newServers[server] {
+			newServers[server] = true
+			n += messageBytes + stringBytes(server)
+		}
+		if !mine[server] {
+			mine[server] = true
+			n += stringBytes(a.Name)
+			if a.Online {
+				n += stringBytes(a.Name)
+			}
+		}
+		k := toolKey{server, tool}
+		if l.tools[k] == nil && !newTools[k] {
+			newTools[k] = true
+			n += messageBytes + stringBytes(tool)
+		}
+		n += stringBytes(a.Name)
+		if on[name] {
+			n += stringBytes(a.Name)
+		}
+	}
+	return n
+}
+
+// add adds what a declares to the list.
+func (l *serverList) add(a *ent.Agent) {
+	on := onSet(a)
+	for _, name := range a.Tools {
+		server, tool, ok := strings.Cut(name, ".")
+		if !ok {
+			continue
+		}
+		srv := l.servers[server]
+		if srv == nil {
+			srv = &boardv1.Server{Name: server}
+			l.servers[server] = srv
+		}
+		if !slices.Contains(srv.Agents, a.Name) {
+			srv.Agents = append(srv.Agents, a.Name)
+			if a.Online {
+				srv.Online = append(srv.Online, a.Name)
+			}
+		}
+		k := toolKey{server, tool}
+		t := l.tools[k]
+		if t == nil {
+			t = &boardv1.ServerTool{Name: tool}
+			l.tools[k] = t
+			srv.Tools = append(srv.Tools, t)
+		}
+		t.Agents = append(t.Agents, a.Name)
+		if on[name] {
+			t.On = append(t.On, a.Name)
+		}
+	}
 }
 
 func (s toolService) GetSwitches(ctx context.Context, req *boardv1.GetSwitchesRequest) (*boardv1.GetSwitchesResponse, error) {
@@ -138,14 +210,22 @@ func (s toolService) SetSwitch(ctx context.Context, req *boardv1.SetSwitchReques
 	return &boardv1.SetSwitchResponse{Switches: sw, Pushed: pushed}, nil
 }
 
+// ListSwitches is every agent's switches, by name, read a page at a time;
+// it stops, saying truncated, before maxListAgents agents or MaxListBytes.
 func (s toolService) ListSwitches(ctx context.Context, _ *boardv1.ListSwitchesRequest) (*boardv1.ListSwitchesResponse, error) {
-	rows, err := s.b.db.Agent.Query().Order(ent.Asc(agent.FieldName)).All(ctx)
+	out := &boardv1.ListSwitchesResponse{Switches: []*boardv1.Switches{}}
+	budget := listBudget{max: maxListAgents}
+	err := s.b.agentRows(ctx, func(a *ent.Agent) (bool, error) {
+		sw := switchesProto(a)
+		if !budget.take(sw) {
+			out.Truncated = true
+			return false, nil
+		}
+		out.Switches = append(out.Switches, sw)
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := &boardv1.ListSwitchesResponse{Switches: make([]*boardv1.Switches, len(rows))}
-	for i, a := range rows {
-		out.Switches[i] = switchesProto(a)
 	}
 	return out, nil
 }

@@ -83,14 +83,34 @@ var (
 				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[2], ApprovalsColumns[4], ApprovalsColumns[11]},
 			},
 			{
-				Name:    "approval_state",
+				Name:    "approval_created_at_id_state",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[10]},
+				Columns: []*schema.Column{ApprovalsColumns[11], ApprovalsColumns[0], ApprovalsColumns[10]},
 			},
 			{
-				Name:    "approval_agent_delivered_at",
+				Name:    "approval_state_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[19]},
+				Columns: []*schema.Column{ApprovalsColumns[10], ApprovalsColumns[11], ApprovalsColumns[0]},
+			},
+			{
+				Name:    "approval_state_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[10], ApprovalsColumns[13]},
+			},
+			{
+				Name:    "approval_agent_created_at_id_state",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[11], ApprovalsColumns[0], ApprovalsColumns[10]},
+			},
+			{
+				Name:    "approval_agent_state_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[10], ApprovalsColumns[11], ApprovalsColumns[0]},
+			},
+			{
+				Name:    "approval_agent_delivered_at_say",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[19], ApprovalsColumns[14]},
 			},
 		},
 	}

@@ -51,7 +51,12 @@ func (Approval) Fields() []ent.Field {
 }
 
 // Indexes of the Approval: at most one pending approval per agent, run and
-// node, whatever raced to raise it.
+// node, whatever raced to raise it; and one for every way the board lists,
+// counts or looks for approvals, holding every column the query filters or
+// orders by. A row holds its ask, show and account (up to 144 KiB) before
+// its state and times, and SQLite reads a column past them by walking
+// their overflow pages: a query that had to read the state or created_at
+// of every row from the table read all of every approval.
 func (Approval) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("agent", "run", "node").
@@ -59,7 +64,15 @@ func (Approval) Indexes() []ent.Index {
 			Annotations(entsql.IndexWhere("state = 'pending'")).
 			StorageKey("approval_one_pending"),
 		index.Fields("agent", "run", "node", "created_at"),
-		index.Fields("state"),
-		index.Fields("agent", "delivered_at"),
+		// ListApprovals, newest first, and a watch's decided ones.
+		index.Fields("created_at", "id", "state"),
+		// ListApprovals of a state, a watch's pending ones, expireDue.
+		index.Fields("state", "created_at", "id"),
+		index.Fields("state", "expires_at"),
+		// The same for one agent, and the count of its pending ones.
+		index.Fields("agent", "created_at", "id", "state"),
+		index.Fields("agent", "state", "created_at", "id"),
+		// The decisions not yet delivered to an agent.
+		index.Fields("agent", "delivered_at", "say"),
 	}
 }

@@ -36,7 +36,7 @@ type Options struct {
 	// over a window holds the clock still, so a slow machine cannot let
 	// the window slide.
 	Now func() time.Time
-	// ConcurrentHashes: board.Config's; zero means one a core.
+	// ConcurrentHashes: board.Config's; zero means the board's default.
 	ConcurrentHashes int
 	// BodyGrace: board.Config's; zero means 10 s.
 	BodyGrace time.Duration

@@ -175,7 +175,10 @@ func (*ListSwitchesRequest) Descriptor() ([]byte, []int) {
 type ListSwitchesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// By agent name.
-	Switches      []*Switches `protobuf:"bytes,1,rep,name=switches,proto3" json:"switches,omitempty"`
+	Switches []*Switches `protobuf:"bytes,1,rep,name=switches,proto3" json:"switches,omitempty"`
+	// More agents than this response carries: it stops at 10,000 agents or at
+	// 4 MiB, whichever comes first. GetSwitches reads any one agent's.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -217,6 +220,13 @@ func (x *ListSwitchesResponse) GetSwitches() []*Switches {
 	return nil
 }
 
+func (x *ListSwitchesResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 type ListServersRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -254,8 +264,12 @@ func (*ListServersRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListServersResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Servers       []*Server              `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Servers []*Server              `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	// The servers are those of the agents read, by name, until the response
+	// would pass 10,000 agents or 4 MiB: the agents after them, and what they
+	// declare, are not in it. GetSwitches reads any one agent's.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -295,6 +309,13 @@ func (x *ListServersResponse) GetServers() []*Server {
 		return x.Servers
 	}
 	return nil
+}
+
+func (x *ListServersResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 // Server is one MCP server as the board knows it: from what agents declared
@@ -792,12 +813,14 @@ const file_symphonix_board_v1_tool_proto_rawDesc = "" +
 	"\x11SetSwitchResponse\x128\n" +
 	"\bswitches\x18\x01 \x01(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\x12\x16\n" +
 	"\x06pushed\x18\x02 \x01(\bR\x06pushed\"\x15\n" +
-	"\x13ListSwitchesRequest\"P\n" +
+	"\x13ListSwitchesRequest\"n\n" +
 	"\x14ListSwitchesResponse\x128\n" +
-	"\bswitches\x18\x01 \x03(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\"\x14\n" +
-	"\x12ListServersRequest\"K\n" +
+	"\bswitches\x18\x01 \x03(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x14\n" +
+	"\x12ListServersRequest\"i\n" +
 	"\x13ListServersResponse\x124\n" +
-	"\aservers\x18\x01 \x03(\v2\x1a.symphonix.board.v1.ServerR\aservers\"\x82\x01\n" +
+	"\aservers\x18\x01 \x03(\v2\x1a.symphonix.board.v1.ServerR\aservers\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x82\x01\n" +
 	"\x06Server\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
 	"\x05tools\x18\x02 \x03(\v2\x1e.symphonix.board.v1.ServerToolR\x05tools\x12\x16\n" +
