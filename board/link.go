@@ -21,6 +21,7 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/pump"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Protocol is the link protocol this board speaks.
@@ -86,7 +87,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		return b.recordHello(ctx, hello, s.id)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, arriveError(ctx, b, s.name, err)
 	}
 	if !caller.ExpiresAt.IsZero() {
 		// A link lives no longer than the token that opened it.
@@ -98,6 +99,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		Protocol:     Protocol,
 		PingInterval: durationpb.New(b.cfg.PingInterval),
 		PingTimeout:  durationpb.New(b.cfg.PingTimeout),
+		RedialWithin: durationpb.New(b.presence.redialWithin()),
 	}}})
 	if err != nil {
 		s.stopExpiry()
@@ -112,6 +114,20 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	b.sendSwitches(ctx, s)
 	b.deliverPairings(ctx, s)
 	return s, in, nil
+}
+
+// arriveError is what an agent whose arrival could not be recorded is
+// told: to come back (unavailable), never that it was refused. The cause
+// is logged, not sent.
+func arriveError(ctx context.Context, b *Board, name string, err error) error {
+	if errors.Is(err, errShutdown) {
+		return connect.NewError(connect.CodeUnavailable, "hello: the board is shutting down; try again")
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	b.log.ErrorContext(ctx, "record agent online", "agent", name, "err", err.Error())
+	return connect.NewError(connect.CodeUnavailable, "hello: the board cannot record the agent now; try again")
 }
 
 // close records why the link ended and what the agent is told.
@@ -193,6 +209,7 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 			case *boardv1.LinkRequest_Ping:
 				err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
 					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+					RedialWithin: durationpb.New(b.presence.redialWithin()),
 				}}})
 				if err != nil {
 					return err
@@ -287,46 +304,43 @@ func uniqueTools(tools []string) []string {
 	return out
 }
 
-// recordHello upserts the agent as online under session.
+// recordHello upserts the agent as online under session and reads it back,
+// in one transaction: on SQLite both run on the write connection, and the
+// transaction commits with the others in its group.
 func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session string) (*ent.Agent, error) {
 	now := b.now()
 	caps := slices.Clone(h.GetCapabilities())
 	slices.Sort(caps)
 	caps = slices.Compact(caps)
-	err := b.db.Agent.Create().
-		SetName(h.GetName()).
-		SetDescription(h.GetDescription()).
-		SetOnline(true).
-		SetSession(session).
-		SetCapabilities(caps).
-		SetProtocol(h.GetProtocol()).
-		SetBuild(h.GetBuild()).
-		SetTools(uniqueTools(h.GetTools())).
-		SetFirstSeen(now).
-		SetLastSeen(now).
-		OnConflictColumns(agent.FieldName).
-		Update(func(u *ent.AgentUpsert) {
-			u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
-				UpdateProtocol().UpdateBuild().UpdateTools().UpdateLastSeen()
-		}).
-		Exec(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record agent: %w", err)
-	}
-	row, err := b.db.Agent.Query().Where(agent.Name(h.GetName())).Only(ctx)
+	var row *ent.Agent
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+		err := tx.Agent.Create().
+			SetName(h.GetName()).
+			SetDescription(h.GetDescription()).
+			SetOnline(true).
+			SetSession(session).
+			SetCapabilities(caps).
+			SetProtocol(h.GetProtocol()).
+			SetBuild(h.GetBuild()).
+			SetTools(uniqueTools(h.GetTools())).
+			SetFirstSeen(now).
+			SetLastSeen(now).
+			OnConflictColumns(agent.FieldName).
+			Update(func(u *ent.AgentUpsert) {
+				u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
+					UpdateProtocol().UpdateBuild().UpdateTools().UpdateLastSeen()
+			}).
+			Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("record agent: %w", err)
+		}
+		row, err = tx.Agent.Query().Where(agent.Name(h.GetName())).Only(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return b.pruneSwitches(ctx, row)
-}
-
-// publishAgent sends the stored agent to watchers.
-func (b *Board) publishAgent(ctx context.Context, name string) {
-	row, err := b.db.Agent.Query().Where(agent.Name(name)).Only(ctx)
-	if err != nil {
-		return
-	}
-	b.hub.publish(agentProto(row))
 }
 
 func newSessionID() string {
