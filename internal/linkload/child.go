@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"connectrpc.com/connect/v2"
 
 	"github.com/symphonix/symphonix/agentlink"
 )
@@ -62,7 +65,13 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		drops atomic.Int64
 		rec   recorder
 		wg    sync.WaitGroup
+		back  = newComeback(len(plan.Agents))
+		said  = &refusals{}
 	)
+	minBackoff, maxBackoff := 50*time.Millisecond, 2*time.Second
+	if plan.AgentBackoff {
+		minBackoff, maxBackoff = 0, 0 // agentlink's own
+	}
 	wg.Go(func() {
 		dial(ctx, plan, func(i int, c Credential) {
 			if i < plan.Probes {
@@ -75,9 +84,11 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				TLS:        tlsConf,
 				Token:      c.Token,
 				Identity:   agentlink.Identity{Name: c.Name},
-				MinBackoff: 50 * time.Millisecond,
-				MaxBackoff: 2 * time.Second,
+				MinBackoff: minBackoff,
+				MaxBackoff: maxBackoff,
+				Logger:     slog.New(said),
 				OnState: func(s agentlink.State) {
+					back.state(i, s.Up)
 					if s.Up {
 						up.Add(1)
 						return
@@ -118,6 +129,21 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			return nil
 		case cmd := <-cmds:
 			switch cmd {
+			case cmdMark:
+				back.mark()
+				said.reset()
+				out.send(Event{Kind: "marked", Up: int(up.Load())})
+			case cmdBack:
+				wg.Go(func() {
+					select {
+					case <-ctx.Done():
+					case <-back.done:
+						out.send(Event{
+							Kind: "back", Up: int(up.Load()), At: back.at.UnixNano(), Drops: drops.Load(),
+							Refused: said.refused.Load(), Unavailable: said.unavailable.Load(),
+						})
+					}
+				})
 			case cmdMeasure:
 				mem := Measure()
 				rec.start()
@@ -164,6 +190,83 @@ func dial(ctx context.Context, plan Plan, start func(int, Credential)) {
 		case <-tick.C:
 		}
 	}
+}
+
+// comeback follows which agents went down and came back since a mark.
+type comeback struct {
+	mu     sync.Mutex
+	marked bool
+	down   []bool // went down since the mark
+	back   []bool // and came back since
+	n      int    // how many came back
+	done   chan struct{}
+	at     time.Time // when the last came back; set before done closes
+}
+
+func newComeback(n int) *comeback {
+	return &comeback{down: make([]bool, n), back: make([]bool, n), done: make(chan struct{})}
+}
+
+// mark starts counting.
+func (c *comeback) mark() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.marked = true
+	clear(c.down)
+	clear(c.back)
+	c.n = 0
+	c.done = make(chan struct{})
+}
+
+// state is agent i's link going up or down.
+func (c *comeback) state(i int, up bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case !c.marked:
+	case !up:
+		c.down[i] = true
+	case c.down[i] && !c.back[i]:
+		c.back[i] = true
+		c.n++
+		if c.n == len(c.back) {
+			c.at = time.Now()
+			close(c.done)
+		}
+	}
+}
+
+// refusals counts what agentlink logs about dials that failed: the board
+// refusing the link, and the board answering unavailable (not a dial that
+// found nobody listening). It logs nothing.
+type refusals struct {
+	refused, unavailable atomic.Int64
+}
+
+func (r *refusals) reset() {
+	r.refused.Store(0)
+	r.unavailable.Store(0)
+}
+
+func (r *refusals) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (r *refusals) WithAttrs([]slog.Attr) slog.Handler           { return r }
+func (r *refusals) WithGroup(string) slog.Handler                { return r }
+func (r *refusals) Handle(_ context.Context, rec slog.Record) error {
+	if rec.Message == "board refused the link" {
+		r.refused.Add(1)
+		return nil
+	}
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key != "err" {
+			return true
+		}
+		var ce *connect.Error
+		if err, ok := a.Value.Any().(error); ok && errors.As(err, &ce) && ce.IsRemote() && ce.Code() == connect.CodeUnavailable {
+			r.unavailable.Add(1) // the board's answer, not a dial that failed
+		}
+		return false
+	})
+	return nil
 }
 
 // events writes Events, one JSON object a line.
