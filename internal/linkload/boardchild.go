@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/symphonix/symphonix/board"
@@ -29,6 +30,17 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	ping, err := time.ParseDuration(os.Getenv(EnvPing))
 	if err != nil {
 		return fmt.Errorf("%s: %w", EnvPing, err)
+	}
+	if path := os.Getenv(EnvCPUProfile); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	dsn := store.SQLiteDSN(dir)
 	lock, err := store.TakeLock(dsn)
@@ -88,6 +100,9 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 				return <-served
 			}
 			switch cmd {
+			case cmdStopProfile:
+				pprof.StopCPUProfile()
+				out.send(Event{Kind: "profiled"})
 			case cmdCount:
 				n, err := db.Agent.Query().Where(agent.Online(true)).Count(ctx)
 				if err != nil {

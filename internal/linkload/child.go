@@ -139,7 +139,8 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 					case <-ctx.Done():
 					case <-back.done:
 						out.send(Event{
-							Kind: "back", Up: int(up.Load()), At: back.at.UnixNano(), Drops: drops.Load(),
+							Kind: "back", Up: int(up.Load()), Drops: drops.Load(),
+							At: back.quantile(1), AtP50: back.quantile(0.5), AtP90: back.quantile(0.9),
 							Refused: said.refused.Load(), Unavailable: said.unavailable.Load(),
 						})
 					}
@@ -196,11 +197,10 @@ func dial(ctx context.Context, plan Plan, start func(int, Credential)) {
 type comeback struct {
 	mu     sync.Mutex
 	marked bool
-	down   []bool // went down since the mark
-	back   []bool // and came back since
-	n      int    // how many came back
+	down   []bool      // went down since the mark
+	back   []bool      // and came back since
+	times  []time.Time // when each came back, in order
 	done   chan struct{}
-	at     time.Time // when the last came back; set before done closes
 }
 
 func newComeback(n int) *comeback {
@@ -214,7 +214,7 @@ func (c *comeback) mark() {
 	c.marked = true
 	clear(c.down)
 	clear(c.back)
-	c.n = 0
+	c.times = c.times[:0]
 	c.done = make(chan struct{})
 }
 
@@ -228,12 +228,20 @@ func (c *comeback) state(i int, up bool) {
 		c.down[i] = true
 	case c.down[i] && !c.back[i]:
 		c.back[i] = true
-		c.n++
-		if c.n == len(c.back) {
-			c.at = time.Now()
+		c.times = append(c.times, time.Now())
+		if len(c.times) == len(c.back) {
 			close(c.done)
 		}
 	}
+}
+
+// quantile is when the fraction q of the agents had come back, in Unix
+// nanoseconds; call it once done is closed.
+func (c *comeback) quantile(q float64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := min(len(c.times)-1, int(q*float64(len(c.times))))
+	return c.times[i].UnixNano()
 }
 
 // refusals counts what agentlink logs about dials that failed: the board

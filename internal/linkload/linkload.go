@@ -31,6 +31,9 @@ const (
 	EnvAddr = "LINKLOAD_ADDR"
 	// EnvPing is the board process's ping interval.
 	EnvPing = "LINKLOAD_PING"
+	// EnvCPUProfile, if set, is where the board process writes its CPU
+	// profile, from its start until cmdStopProfile.
+	EnvCPUProfile = "LINKLOAD_CPUPROFILE"
 )
 
 // BoardTest is the test the parent runs as RunStorm's board: every test
@@ -57,6 +60,9 @@ const (
 	// cmdCount: (to the board) answer "count" with the agents online in
 	// the store.
 	cmdCount = "count"
+	// cmdStopProfile: (to the board) stop its CPU profile; answered
+	// "profiled".
+	cmdStopProfile = "stop-profile"
 )
 
 // Plan is what the child runs.
@@ -103,6 +109,10 @@ type Event struct {
 	// At: when, on the wall clock, in Unix nanoseconds: the board listening
 	// ("listening"), every agent back ("back").
 	At int64 `json:"at,omitempty"`
+	// AtP50 and AtP90: ("back") when half and nine tenths of the agents
+	// were back.
+	AtP50 int64 `json:"at_p50,omitempty"`
+	AtP90 int64 `json:"at_p90,omitempty"`
 	// Refused: dials the board refused since the mark (agentlink's "board
 	// refused the link"); Unavailable: dials it answered unavailable.
 	Refused     int64  `json:"refused,omitempty"`

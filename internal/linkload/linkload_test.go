@@ -18,6 +18,7 @@ var (
 	profileDir = flag.String("board-profile", "", "BenchmarkLinks: write the board's heap and goroutine profiles here while loaded")
 
 	stormDialRate = flag.Int("storm-dial-rate", 2000, "BenchmarkStorm: agents dialled per second when they first link")
+	stormProfile  = flag.String("storm-cpuprofile", "", "BenchmarkStorm: write the restarted board's CPU profile here")
 )
 
 // TestLoadChild is the agents' process of a load run; anywhere else it does

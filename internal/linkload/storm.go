@@ -37,6 +37,9 @@ type StormOptions struct {
 	// BackWithin: how long the fleet may take to come back before the run
 	// fails; zero means 5 minutes.
 	BackWithin time.Duration
+	// CPUProfile: if set, the restarted board's CPU profile is written
+	// there, from its start until every agent is online again.
+	CPUProfile string
 }
 
 // StormResult is what a RunStorm measured. Times are from the moment the
@@ -53,8 +56,10 @@ type StormResult struct {
 	// Listening: until the new board accepted links.
 	Listening time.Duration
 	// Back: until every agent had come back (a welcome on a new link), as
-	// the agents saw it; Online: until the store had every agent online.
-	Back, Online time.Duration
+	// the agents saw it; BackP50, BackP90: half, nine tenths of them (the
+	// slowest agents' process's). Online: until the store had every agent
+	// online.
+	Back, BackP50, BackP90, Online time.Duration
 	// Refused: dials the board refused while the fleet came back (each an
 	// agent waiting 15-30 s); Unavailable: dials it answered unavailable.
 	Refused, Unavailable int64
@@ -149,6 +154,9 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 	bd.kill()
 	res.Dead = time.Since(killed)
 
+	if o.CPUProfile != "" {
+		env = append(env, EnvCPUProfile+"="+o.CPUProfile)
+	}
 	restarted := time.Now()
 	bd = startProcess(t, "board's process", BoardTest, env...)
 	sampling := sampleFDs(bd.cmd.Process.Pid, 200*time.Millisecond)
@@ -160,12 +168,18 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 	for _, c := range agents {
 		ev := c.await(t, "back", o.BackWithin)
 		res.Back = max(res.Back, time.Unix(0, ev.At).Sub(restarted))
+		res.BackP50 = max(res.BackP50, time.Unix(0, ev.AtP50).Sub(restarted))
+		res.BackP90 = max(res.BackP90, time.Unix(0, ev.AtP90).Sub(restarted))
 		res.Refused += ev.Refused
 		res.Unavailable += ev.Unavailable
 	}
 	awaitOnline(t, bd, o.Agents, o.BackWithin)
 	res.Online = time.Since(restarted)
 	fds := sampling()
+	if o.CPUProfile != "" {
+		bd.send(t, cmdStopProfile)
+		bd.await(t, "profiled", time.Minute)
+	}
 	res.FDs, res.NotSockets, res.Samples = fds.all, fds.notSockets, fds.samples
 
 	for _, c := range agents {
@@ -271,10 +285,11 @@ func sampleFDs(pid int, every time.Duration) func() fdCount {
 // String is the result in a line or two, for a log.
 func (r StormResult) String() string {
 	return fmt.Sprintf("%d agents in %d processes (open-file limit %d); minting %s, linking %s; "+
-		"board dead %s after SIGKILL; from its restart: listening %s, every agent back %s, all online in the store %s; "+
+		"board dead %s after SIGKILL; from its restart: listening %s, agents back: half %s, nine tenths %s, every one %s; all online in the store %s; "+
 		"refused %d, unavailable %d; board fds with every agent linked %d (%d not sockets), while they came back at most %d (%d not sockets, %d samples)",
 		r.Agents, r.Processes, r.FileLimit, r.Minting.Round(time.Millisecond), r.Linking.Round(time.Millisecond),
-		r.Dead.Round(time.Millisecond), r.Listening.Round(time.Millisecond), r.Back.Round(time.Millisecond), r.Online.Round(time.Millisecond),
+		r.Dead.Round(time.Millisecond), r.Listening.Round(time.Millisecond),
+		r.BackP50.Round(time.Millisecond), r.BackP90.Round(time.Millisecond), r.Back.Round(time.Millisecond), r.Online.Round(time.Millisecond),
 		r.Refused, r.Unavailable, r.FDsBefore, r.NotSocketsBefore, r.FDs, r.NotSockets, r.Samples)
 }
 

@@ -52,10 +52,12 @@ func BenchmarkStorm(b *testing.B) {
 		Agents:       *agents,
 		PingInterval: *ping,
 		DialRate:     *stormDialRate,
+		CPUProfile:   *stormProfile,
 	})
 	b.Log(r)
 	b.ReportMetric(0, "ns/op") // one run of minutes: its time says nothing
 	b.ReportMetric(r.Back.Seconds(), "back-s")
+	b.ReportMetric(r.BackP50.Seconds(), "back-p50-s")
 	b.ReportMetric(r.Online.Seconds(), "online-s")
 	b.ReportMetric(r.Listening.Seconds(), "listening-s")
 	b.ReportMetric(float64(r.Refused), "refused")
