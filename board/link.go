@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -304,27 +305,107 @@ func uniqueTools(tools []string) []string {
 	return out
 }
 
-// recordHello upserts the agent as online under session and reads it back,
-// in one transaction: on SQLite both run on the write connection, and the
-// transaction commits with the others in its group.
+// recordHello records the agent online under session, with what its hello
+// says, and returns its row with any tools its build no longer declares
+// switched off. The write is one of a batch (helloBatch).
 func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session string) (*ent.Agent, error) {
-	now := b.now()
-	caps := slices.Clone(h.GetCapabilities())
-	slices.Sort(caps)
-	caps = slices.Compact(caps)
-	var row *ent.Agent
+	row, err := b.presence.hellos.write(b, h, session)
+	if err != nil {
+		return nil, err
+	}
+	return b.pruneSwitches(ctx, row)
+}
+
+// maxHelloBatch is the most hellos one transaction records.
+const maxHelloBatch = 500
+
+// helloBatch records arrivals many at a time: one goroutine, started when
+// there is a hello to record and ended when there are none, takes every
+// hello that queued while it wrote the last batch and records them in one
+// transaction (one upsert statement, one read back), so that a fleet
+// redialling at once costs the store a few hundred writes, not one
+// transaction and a hand-over of the write connection each.
+type helloBatch struct {
+	mu      sync.Mutex
+	queue   []*helloWrite
+	writing bool
+}
+
+// helloWrite is one hello waiting for its batch.
+type helloWrite struct {
+	hello   *boardv1.Hello
+	session string
+	at      time.Time
+	done    chan struct{}
+	row     *ent.Agent
+	err     error
+}
+
+// write queues the hello and returns once its batch is written. It waits
+// even if the caller's request ends: arrivals of one agent are ordered by
+// its lock (presence.arrive), and a write left behind could land after a
+// later arrival's.
+func (q *helloBatch) write(b *Board, h *boardv1.Hello, session string) (*ent.Agent, error) {
+	w := &helloWrite{hello: h, session: session, at: b.now(), done: make(chan struct{})}
+	q.mu.Lock()
+	q.queue = append(q.queue, w)
+	if !q.writing {
+		q.writing = true
+		go q.flush(b)
+	}
+	q.mu.Unlock()
+	<-w.done
+	return w.row, w.err
+}
+
+// flush writes batches until the queue is empty, and ends.
+func (q *helloBatch) flush(b *Board) {
+	for {
+		q.mu.Lock()
+		n := min(len(q.queue), maxHelloBatch)
+		if n == 0 {
+			q.writing = false
+			q.mu.Unlock()
+			return
+		}
+		batch := slices.Clone(q.queue[:n])
+		q.queue = slices.Delete(q.queue, 0, n)
+		q.mu.Unlock()
+		writeHellos(b, batch)
+		for _, w := range batch {
+			close(w.done)
+		}
+	}
+}
+
+// writeHellos upserts every agent of batch as online under its session
+// and reads the rows back, in one transaction; a failure fails them all.
+func writeHellos(b *Board, batch []*helloWrite) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rows []*ent.Agent
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
-		err := tx.Agent.Create().
-			SetName(h.GetName()).
-			SetDescription(h.GetDescription()).
-			SetOnline(true).
-			SetSession(session).
-			SetCapabilities(caps).
-			SetProtocol(h.GetProtocol()).
-			SetBuild(h.GetBuild()).
-			SetTools(uniqueTools(h.GetTools())).
-			SetFirstSeen(now).
-			SetLastSeen(now).
+		creates := make([]*ent.AgentCreate, len(batch))
+		names := make([]string, len(batch))
+		for i, w := range batch {
+			h := w.hello
+			caps := slices.Clone(h.GetCapabilities())
+			slices.Sort(caps)
+			caps = slices.Compact(caps)
+			creates[i] = tx.Agent.Create().
+				SetName(h.GetName()).
+				SetDescription(h.GetDescription()).
+				SetOnline(true).
+				SetSession(w.session).
+				SetCapabilities(caps).
+				SetProtocol(h.GetProtocol()).
+				SetBuild(h.GetBuild()).
+				SetTools(uniqueTools(h.GetTools())).
+				SetFirstSeen(w.at).
+				SetLastSeen(w.at)
+			names[i] = h.GetName()
+		}
+		err := tx.Agent.CreateBulk(creates...).
 			OnConflictColumns(agent.FieldName).
 			Update(func(u *ent.AgentUpsert) {
 				u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
@@ -332,15 +413,23 @@ func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session strin
 			}).
 			Exec(ctx)
 		if err != nil {
-			return fmt.Errorf("record agent: %w", err)
+			return fmt.Errorf("record agents: %w", err)
 		}
-		row, err = tx.Agent.Query().Where(agent.Name(h.GetName())).Only(ctx)
+		rows, err = tx.Agent.Query().Where(agent.NameIn(names...)).All(ctx)
 		return err
 	})
-	if err != nil {
-		return nil, err
+	byName := make(map[string]*ent.Agent, len(rows))
+	for _, r := range rows {
+		byName[r.Name] = r
 	}
-	return b.pruneSwitches(ctx, row)
+	for _, w := range batch {
+		switch w.row = byName[w.hello.GetName()]; {
+		case err != nil:
+			w.row, w.err = nil, err
+		case w.row == nil:
+			w.err = fmt.Errorf("record agent %q: not found after it was written", w.hello.GetName())
+		}
+	}
 }
 
 func newSessionID() string {

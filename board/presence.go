@@ -70,6 +70,8 @@ type presence struct {
 	agents keyedLocks
 	// off is the departures waiting to be written.
 	off offlineMarks
+	// hellos is the arrivals waiting to be written (link.go).
+	hellos helloBatch
 
 	mu       sync.Mutex
 	sessions map[string]*session // by agent name

@@ -109,15 +109,20 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	})
 	defer wg.Wait()
 
-	// Up: every agent linked at once.
+	// Up: every agent linked at once. Until then, progress on stderr every
+	// few seconds, which the parent shows if it gives up.
 	n := int64(len(plan.Agents))
 	tick := time.NewTicker(20 * time.Millisecond)
-	for up.Load() != n {
+	for i := 1; up.Load() != n; i++ {
 		select {
 		case <-ctx.Done():
 			tick.Stop()
 			return nil
 		case <-tick.C:
+		}
+		if i%250 == 0 {
+			fmt.Fprintf(os.Stderr, "linking: %d of %d up, %d dropped, %d refused, %d unavailable\n",
+				up.Load(), n, drops.Load(), said.refused.Load(), said.unavailable.Load())
 		}
 	}
 	tick.Stop()
