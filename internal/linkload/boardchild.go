@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
@@ -81,6 +82,7 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	go func() { served <- b.Serve(ctx, ln) }()
 	out := &events{enc: json.NewEncoder(stdout)}
 	out.send(Event{Kind: "listening", At: time.Now().UnixNano()})
+	dumpOnSignal(filepath.Join(dir, "goroutines.txt"))
 
 	cmds := make(chan string)
 	go func() {
