@@ -63,8 +63,8 @@ var layers = []layer{
 	{pkg: "internal/boardtest", why: "a real board for tests, over Connect and gRPC", allow: []string{
 		"api", "board", "ent", "identity", "store", "connectrpc.com", "github.com/golang-jwt/jwt/v5", "github.com/jackc/pgx/v5",
 	}},
-	{pkg: "internal/linkload", why: "many agents' links against a real board, for benchmarks", allow: []string{
-		"agentlink", "api", "ent", "identity", "internal/boardtest", "internal/pump", "connectrpc.com", "google.golang.org/protobuf",
+	{pkg: "internal/linkload", why: "many agents' links against a real board, for benchmarks; board and store to run a board in a process of its own that the storm benchmark kills", allow: []string{
+		"agentlink", "api", "board", "ent", "identity", "internal/boardtest", "internal/pump", "store", "connectrpc.com", "google.golang.org/protobuf",
 	}},
 	{pkg: "internal/browsertest", why: "headless Chromium for the browser tests, through chromedp", allow: []string{"github.com/chromedp"}},
 	{pkg: "internal/exampletest", why: "copies of the examples, so no test writes into the tree"},

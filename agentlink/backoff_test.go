@@ -43,6 +43,9 @@ type retries struct {
 	mu    sync.Mutex
 	waits []time.Duration
 	at    []time.Time
+	msgs  []string
+	// changed is signalled (without blocking) at every wait recorded.
+	changed chan struct{}
 }
 
 func (r *retries) Enabled(context.Context, slog.Level) bool { return true }
@@ -54,7 +57,14 @@ func (r *retries) Handle(_ context.Context, rec slog.Record) error {
 			r.mu.Lock()
 			r.waits = append(r.waits, a.Value.Duration())
 			r.at = append(r.at, time.Now())
+			r.msgs = append(r.msgs, rec.Message)
 			r.mu.Unlock()
+			if r.changed != nil {
+				select {
+				case r.changed <- struct{}{}:
+				default:
+				}
+			}
 		}
 		return true
 	})

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -129,6 +130,10 @@ type Link struct {
 	session string
 	cur     *conn // the link that is up now, or nil
 
+	// redialWithin is the board's last word (welcome or pong) on the
+	// window to spread a first redial over, in nanoseconds; 0 if none.
+	redialWithin atomic.Int64
+
 	reqSeq atomic.Uint64
 	// deliverMu serialises OnDecision and guards delivered and where.
 	deliverMu sync.Mutex
@@ -190,10 +195,16 @@ func (l *Link) Session() string {
 }
 
 // Run keeps the link up until ctx ends: it dials, and whenever the link
-// ends it waits a backoff with jitter and dials again. A board that refuses
-// the agent (a bad token, a name that is not the token's, a protocol it does
-// not speak) is retried too, at the longest backoff, because an operator can
-// fix each of those without touching the agent. Run returns nil when ctx ends.
+// ends it waits and dials again. The first redial after a link that was up
+// waits a uniformly random time within the window the board last gave
+// (Welcome and Pong's redial_within), so that a fleet whose board died comes
+// back spread over the time the board needs to admit it; with no window, and
+// after every failed dial, it waits an exponential backoff with jitter. A
+// board that refuses the agent (a bad token, a name that is not the token's,
+// a protocol it does not speak) is retried too, at the longest backoff with
+// its upper half jittered, because an operator can fix each of those without
+// touching the agent. A board that cannot serve now (unavailable) is not a
+// refusal. Run returns nil when ctx ends.
 func (l *Link) Run(ctx context.Context) error {
 	attempt := 0
 	for {
@@ -205,8 +216,11 @@ func (l *Link) Run(ctx context.Context) error {
 			attempt = 0
 		}
 		wait := Backoff(attempt, l.cfg.MinBackoff, l.cfg.MaxBackoff, rand.Float64())
+		if window := time.Duration(l.redialWithin.Load()); wasUp && window > 0 {
+			wait = FirstRedial(window, rand.Float64())
+		}
 		if refused(err) {
-			wait = l.cfg.MaxBackoff
+			wait = Backoff(math.MaxInt32, l.cfg.MinBackoff, l.cfg.MaxBackoff, rand.Float64())
 			l.log.ErrorContext(ctx, "board refused the link", "err", err, "retry_in", wait)
 		} else {
 			l.log.WarnContext(ctx, "link down", "err", err, "retry_in", wait)
@@ -245,6 +259,25 @@ func Backoff(attempt int, min, max time.Duration, r float64) time.Duration {
 	}
 	half := d / 2
 	return half + time.Duration(r*float64(d-half))
+}
+
+// FirstRedial is how long to wait before redialling a link that was up and
+// dropped, given the board's redial window: r in [0, 1) of it, uniformly,
+// so a fleet that lost its board at one moment comes back spread over the
+// window rather than in one wave.
+func FirstRedial(window time.Duration, r float64) time.Duration {
+	return time.Duration(r * float64(window))
+}
+
+// maxRedialWithin bounds a window the board gives, whatever it says.
+const maxRedialWithin = 5 * time.Minute
+
+// setRedialWithin keeps the board's word d on the redial window, when it
+// said one.
+func (l *Link) setRedialWithin(d time.Duration) {
+	if d > 0 {
+		l.redialWithin.Store(int64(min(d, maxRedialWithin)))
+	}
 }
 
 // errSilent: a ping went unanswered for the ping timeout.
@@ -323,6 +356,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	if l.cfg.PingTimeout == 0 && welcome.GetPingTimeout().AsDuration() > 0 {
 		timeout = welcome.GetPingTimeout().AsDuration()
 	}
+	l.setRedialWithin(welcome.GetRedialWithin().AsDuration())
 	c := newConn(stream)
 	l.attach(c, welcome.GetSession())
 	l.log.InfoContext(ctx, "linked to board", "board", l.base.Redacted(), "session", welcome.GetSession())
@@ -352,7 +386,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 }
 
 // welcomeWithin is the least time an agent waits for its welcome: a board
-// that has just restarted admits a fleet one store write at a time.
+// that has just restarted may have a fleet to admit before it.
 const welcomeWithin = 30 * time.Second
 
 // goodbyeWithin is how long an agent leaving on purpose waits for the board
@@ -399,6 +433,7 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 			}
 			switch k := r.Msg.GetKind().(type) {
 			case *boardv1.LinkResponse_Pong:
+				l.setRedialWithin(k.Pong.GetRedialWithin().AsDuration())
 				if k.Pong.GetSeq() == awaiting {
 					awaiting = 0
 					deadline.Stop()

@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -69,6 +70,9 @@ const errCSRF = "missing or wrong " + CSRFHeader + " header: a request signed in
 // procedure needs and returns the caller, or a connect error that says no
 // more than unauthenticated or permission_denied.
 //
+// A credential that could not be checked because the store failed is
+// answered unavailable, never unauthenticated.
+//
 // A request with a bearer token is judged by the token alone: an operator
 // or agent JWT, never a session JWT (its typ differs). A request without one
 // may be a signed-in person: the session cookie, checked against its row
@@ -103,6 +107,13 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 		}
 	default:
 		c, err = b.tokens.Verify(ctx, raw, need.kind, b.now())
+	}
+	if errors.Is(err, identity.ErrStore) {
+		// Nothing is known against the credential: the caller is told to
+		// come back, never that it was refused (an agent waits long after
+		// a refusal).
+		b.log.LogAttrs(ctx, slog.LevelError, "check credentials", slog.String("procedure", procedure), slog.String("err", err.Error()))
+		return identity.Caller{}, connect.NewError(connect.CodeUnavailable, "credentials: the board cannot check them now; try again")
 	}
 	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", err.Error()))

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -21,6 +22,7 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/pump"
+	"github.com/symphonix/symphonix/store"
 )
 
 // Protocol is the link protocol this board speaks.
@@ -86,7 +88,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		return b.recordHello(ctx, hello, s.id)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, arriveError(ctx, b, s.name, err)
 	}
 	if !caller.ExpiresAt.IsZero() {
 		// A link lives no longer than the token that opened it.
@@ -98,6 +100,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		Protocol:     Protocol,
 		PingInterval: durationpb.New(b.cfg.PingInterval),
 		PingTimeout:  durationpb.New(b.cfg.PingTimeout),
+		RedialWithin: durationpb.New(b.presence.redialWithin()),
 	}}})
 	if err != nil {
 		s.stopExpiry()
@@ -113,6 +116,20 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
 	return s, in, nil
+}
+
+// arriveError is what an agent whose arrival could not be recorded is
+// told: to come back (unavailable), never that it was refused. The cause
+// is logged, not sent.
+func arriveError(ctx context.Context, b *Board, name string, err error) error {
+	if errors.Is(err, errShutdown) {
+		return connect.NewError(connect.CodeUnavailable, "hello: the board is shutting down; try again")
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	b.log.ErrorContext(ctx, "record agent online", "agent", name, "err", err.Error())
+	return connect.NewError(connect.CodeUnavailable, "hello: the board cannot record the agent now; try again")
 }
 
 // close records why the link ended and what the agent is told.
@@ -194,6 +211,7 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 			case *boardv1.LinkRequest_Ping:
 				err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
 					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+					RedialWithin: durationpb.New(b.presence.redialWithin()),
 				}}})
 				if err != nil {
 					return err
@@ -288,46 +306,131 @@ func uniqueTools(tools []string) []string {
 	return out
 }
 
-// recordHello upserts the agent as online under session.
+// recordHello records the agent online under session, with what its hello
+// says, and returns its row with any tools its build no longer declares
+// switched off. The write is one of a batch (helloBatch).
 func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session string) (*ent.Agent, error) {
-	now := b.now()
-	caps := slices.Clone(h.GetCapabilities())
-	slices.Sort(caps)
-	caps = slices.Compact(caps)
-	err := b.db.Agent.Create().
-		SetName(h.GetName()).
-		SetDescription(h.GetDescription()).
-		SetOnline(true).
-		SetSession(session).
-		SetCapabilities(caps).
-		SetProtocol(h.GetProtocol()).
-		SetBuild(h.GetBuild()).
-		SetTools(uniqueTools(h.GetTools())).
-		SetFirstSeen(now).
-		SetLastSeen(now).
-		OnConflictColumns(agent.FieldName).
-		Update(func(u *ent.AgentUpsert) {
-			u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
-				UpdateProtocol().UpdateBuild().UpdateTools().UpdateLastSeen()
-		}).
-		Exec(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record agent: %w", err)
-	}
-	row, err := b.db.Agent.Query().Where(agent.Name(h.GetName())).Only(ctx)
+	row, err := b.presence.hellos.write(b, h, session)
 	if err != nil {
 		return nil, err
 	}
 	return b.pruneSwitches(ctx, row)
 }
 
-// publishAgent sends the stored agent to watchers.
-func (b *Board) publishAgent(ctx context.Context, name string) {
-	row, err := b.db.Agent.Query().Where(agent.Name(name)).Only(ctx)
-	if err != nil {
-		return
+// maxHelloBatch is the most hellos one transaction records.
+const maxHelloBatch = 500
+
+// helloBatch records arrivals many at a time: one goroutine, started when
+// there is a hello to record and ended when there are none, takes every
+// hello that queued while it wrote the last batch and records them in one
+// transaction (one upsert statement, one read back), so that a fleet
+// redialling at once costs the store a few hundred writes, not one
+// transaction and a hand-over of the write connection each.
+type helloBatch struct {
+	mu      sync.Mutex
+	queue   []*helloWrite
+	writing bool
+}
+
+// helloWrite is one hello waiting for its batch.
+type helloWrite struct {
+	hello   *boardv1.Hello
+	session string
+	at      time.Time
+	done    chan struct{}
+	row     *ent.Agent
+	err     error
+}
+
+// write queues the hello and returns once its batch is written. It waits
+// even if the caller's request ends: arrivals of one agent are ordered by
+// its lock (presence.arrive), and a write left behind could land after a
+// later arrival's.
+func (q *helloBatch) write(b *Board, h *boardv1.Hello, session string) (*ent.Agent, error) {
+	w := &helloWrite{hello: h, session: session, at: b.now(), done: make(chan struct{})}
+	q.mu.Lock()
+	q.queue = append(q.queue, w)
+	if !q.writing {
+		q.writing = true
+		go q.flush(b)
 	}
-	b.hub.publish(agentProto(row))
+	q.mu.Unlock()
+	<-w.done
+	return w.row, w.err
+}
+
+// flush writes batches until the queue is empty, and ends.
+func (q *helloBatch) flush(b *Board) {
+	for {
+		q.mu.Lock()
+		n := min(len(q.queue), maxHelloBatch)
+		if n == 0 {
+			q.writing = false
+			q.mu.Unlock()
+			return
+		}
+		batch := slices.Clone(q.queue[:n])
+		q.queue = slices.Delete(q.queue, 0, n)
+		q.mu.Unlock()
+		writeHellos(b, batch)
+		for _, w := range batch {
+			close(w.done)
+		}
+	}
+}
+
+// writeHellos upserts every agent of batch as online under its session
+// and reads the rows back, in one transaction; a failure fails them all.
+func writeHellos(b *Board, batch []*helloWrite) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rows []*ent.Agent
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+		creates := make([]*ent.AgentCreate, len(batch))
+		names := make([]string, len(batch))
+		for i, w := range batch {
+			h := w.hello
+			caps := slices.Clone(h.GetCapabilities())
+			slices.Sort(caps)
+			caps = slices.Compact(caps)
+			creates[i] = tx.Agent.Create().
+				SetName(h.GetName()).
+				SetDescription(h.GetDescription()).
+				SetOnline(true).
+				SetSession(w.session).
+				SetCapabilities(caps).
+				SetProtocol(h.GetProtocol()).
+				SetBuild(h.GetBuild()).
+				SetTools(uniqueTools(h.GetTools())).
+				SetFirstSeen(w.at).
+				SetLastSeen(w.at)
+			names[i] = h.GetName()
+		}
+		err := tx.Agent.CreateBulk(creates...).
+			OnConflictColumns(agent.FieldName).
+			Update(func(u *ent.AgentUpsert) {
+				u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
+					UpdateProtocol().UpdateBuild().UpdateTools().UpdateLastSeen()
+			}).
+			Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("record agents: %w", err)
+		}
+		rows, err = tx.Agent.Query().Where(agent.NameIn(names...)).All(ctx)
+		return err
+	})
+	byName := make(map[string]*ent.Agent, len(rows))
+	for _, r := range rows {
+		byName[r.Name] = r
+	}
+	for _, w := range batch {
+		switch w.row = byName[w.hello.GetName()]; {
+		case err != nil:
+			w.row, w.err = nil, err
+		case w.row == nil:
+			w.err = fmt.Errorf("record agent %q: not found after it was written", w.hello.GetName())
+		}
+	}
 }
 
 func newSessionID() string {

@@ -143,7 +143,8 @@ func (t *Tokens) signSession(id, userID string, now, exp time.Time) (string, err
 // Verify checks a session token: the JWT (signature, typ, claims), its
 // row (there, not ended, not expired, the same person), and the person
 // (there, not disabled). It returns the caller and the hash of the
-// session's CSRF token, for CSRFMatches.
+// session's CSRF token, for CSRFMatches. A store that cannot be read is
+// ErrStore, never a refusal.
 func (ss *Sessions) Verify(ctx context.Context, raw string) (Caller, string, error) {
 	now := ss.now()
 	c, err := ss.tokens.parse(raw, KindSession, now)
@@ -155,7 +156,7 @@ func (ss *Sessions) Verify(ctx context.Context, raw string) (Caller, string, err
 		return Caller{}, "", ErrUnknownToken
 	}
 	if err != nil {
-		return Caller{}, "", fmt.Errorf("look up session: %w", err)
+		return Caller{}, "", fmt.Errorf("%w: look up session: %w", ErrStore, err)
 	}
 	switch {
 	case row.EndedAt != nil:
@@ -170,7 +171,7 @@ func (ss *Sessions) Verify(ctx context.Context, raw string) (Caller, string, err
 		return Caller{}, "", ErrUnknownToken
 	}
 	if err != nil {
-		return Caller{}, "", fmt.Errorf("look up user: %w", err)
+		return Caller{}, "", fmt.Errorf("%w: look up user: %w", ErrStore, err)
 	}
 	if u.Disabled {
 		return Caller{}, "", ErrUserDisabled

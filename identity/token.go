@@ -83,9 +83,13 @@ const (
 	Audience = "symphonix-board"
 )
 
-// Errors a caller may branch on. Every one of them means "unauthenticated"
-// to a client; the distinction is for logs and tests.
+// Errors a caller may branch on. Every one of them but ErrStore means
+// "unauthenticated" to a client; the distinction is for logs and tests.
 var (
+	// ErrStore: the credential could not be checked because the store
+	// could not be read. It says nothing about the credential, so it is
+	// never a refusal: the caller may try again.
+	ErrStore        = errors.New("store unavailable")
 	ErrNoToken      = errors.New("no token")
 	ErrBadToken     = errors.New("token not valid")
 	ErrRevoked      = errors.New("token revoked")
@@ -321,7 +325,7 @@ func tokenDetail(k Kind, name, role string, expires time.Time) map[string]any {
 
 // Verify checks a token's signature, header, claims and its row in the
 // allow-list, and that it is of the kind wanted. Every failure wraps one of
-// the sentinel errors above.
+// the sentinel errors above: ErrStore when the row could not be read.
 func (t *Tokens) Verify(ctx context.Context, raw string, want Kind, now time.Time) (Caller, error) {
 	c, err := t.parse(raw, want, now)
 	if err != nil {
@@ -332,7 +336,7 @@ func (t *Tokens) Verify(ctx context.Context, raw string, want Kind, now time.Tim
 		return Caller{}, ErrUnknownToken
 	}
 	if err != nil {
-		return Caller{}, fmt.Errorf("look up token: %w", err)
+		return Caller{}, fmt.Errorf("%w: look up token: %w", ErrStore, err)
 	}
 	if row.RevokedAt != nil {
 		return Caller{}, ErrRevoked

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -51,5 +52,36 @@ func TestTokensVerifyKinds(t *testing.T) {
 	}
 	if err := tokens.Revoke(ctx, "nope", now); err == nil {
 		t.Errorf("Revoke of an unknown id: no error")
+	}
+}
+
+// TestVerifyStoreGone: a token that cannot be looked up because the store
+// fails is ErrStore, none of the refusals: nothing is known against it.
+func TestVerifyStoreGone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := OpenTokens(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tokens.Mint(ctx, MintOptions{Kind: KindAgent, Name: "patient"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tokens.Verify(ctx, m.Token, KindAgent, time.Now())
+	if !errors.Is(err, ErrStore) {
+		t.Fatalf("Verify with the store closed = %v, want ErrStore", err)
+	}
+	for _, refusal := range []error{ErrNoToken, ErrBadToken, ErrRevoked, ErrWrongKind, ErrUnknownToken} {
+		if errors.Is(err, refusal) {
+			t.Errorf("Verify with the store closed = %v, which is also %v", err, refusal)
+		}
 	}
 }

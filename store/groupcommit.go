@@ -58,15 +58,27 @@ var errGroupLost = errors.New("store: the group of transactions was rolled back"
 // cancellation: SQLite rolls back the whole transaction when a statement
 // is interrupted, which would throw away the rest of the group. A caller's
 // context still ends its wait for the connection.
+//
+// The pool and the write connection are two database/sql handles on the
+// same file: the pool holds at most MaxSQLiteReads connections and keeps
+// its statements prepared (readStmts); the writer's holds one. Neither can
+// then take the other's connections, so a burst of reads never keeps the
+// writer from its connection, nor the other way round.
 type sqliteDriver struct {
-	pool *entsql.Driver
-	w    *sqliteWriter
+	pool  *entsql.Driver
+	reads *readStmts
+	w     *sqliteWriter
 }
 
 var _ dialect.Driver = (*sqliteDriver)(nil)
 
-func newSQLiteDriver(pool *entsql.Driver) *sqliteDriver {
-	return &sqliteDriver{pool: pool, w: &sqliteWriter{db: pool.DB(), sem: make(chan struct{}, 1), maxAge: maxGroupAge}}
+// newSQLiteDriver wraps pool, and wdb for the write connection.
+func newSQLiteDriver(pool *entsql.Driver, wdb *sql.DB) *sqliteDriver {
+	return &sqliteDriver{
+		pool:  pool,
+		reads: &readStmts{db: pool.DB()},
+		w:     &sqliteWriter{db: wdb, sem: make(chan struct{}, 1), maxAge: maxGroupAge},
+	}
 }
 
 func (d *sqliteDriver) Dialect() string { return dialect.SQLite }
@@ -90,7 +102,7 @@ func (d *sqliteDriver) Exec(ctx context.Context, query string, args, v any) erro
 // are closed.
 func (d *sqliteDriver) Query(ctx context.Context, query string, args, v any) error {
 	if isSelect(query) {
-		return d.pool.Query(ctx, query, args, v)
+		return d.reads.query(ctx, query, args, v)
 	}
 	return d.w.query(ctx, query, args, v)
 }
@@ -110,9 +122,14 @@ func (d *sqliteDriver) Close() error {
 		d.w.commit()
 	}
 	d.w.drop()
+	first := !d.w.closed
 	d.w.closed = true
 	<-d.w.sem
-	return d.pool.Close()
+	if !first {
+		return nil
+	}
+	d.reads.close()
+	return errors.Join(d.w.db.Close(), d.pool.Close())
 }
 
 // isSelect reports whether query is a SELECT, which only reads.

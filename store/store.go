@@ -30,7 +30,9 @@ var migrateMu sync.Mutex
 // folder can be read or written by other users.
 //
 // SQLite's writers queue in Go and commit in groups (see sqliteDriver);
-// PostgreSQL takes concurrent writers as they come.
+// PostgreSQL takes concurrent writers as they come. Either way the store
+// holds a bounded number of connections (MaxSQLiteReads and one writer;
+// MaxPostgresConns), and queries past the bound wait in Go.
 func Open(ctx context.Context, dsn string) (*ent.Client, error) {
 	src, err := parseDSN(dsn)
 	if err != nil {
@@ -41,6 +43,7 @@ func Open(ctx context.Context, dsn string) (*ent.Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
+		boundPool(db, MaxPostgresConns)
 		drv := entsql.OpenDB(dialect.Postgres, db)
 		if err := prepareStore(ctx, drv); err != nil {
 			return nil, err
@@ -74,10 +77,12 @@ func openSQLite(ctx context.Context, dsn string) (*sqliteDriver, error) {
 	if err := checkFiles(src.path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", sqliteDSN(src.path, src.params))
+	dsn = sqliteDSN(src.path, src.params)
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
+	boundPool(db, MaxSQLiteReads)
 	drv := entsql.OpenDB(dialect.SQLite, db)
 	if err := prepareStore(ctx, drv); err != nil {
 		return nil, err
@@ -86,7 +91,13 @@ func openSQLite(ctx context.Context, dsn string) (*sqliteDriver, error) {
 		drv.Close()
 		return nil, err
 	}
-	return newSQLiteDriver(drv), nil
+	wdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		drv.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	boundPool(wdb, 1)
+	return newSQLiteDriver(drv, wdb), nil
 }
 
 // prepareStore checks that the store answers and brings its schema up to

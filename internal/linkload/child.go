@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"connectrpc.com/connect/v2"
 
 	"github.com/symphonix/symphonix/agentlink"
 )
@@ -62,7 +65,13 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		drops atomic.Int64
 		rec   recorder
 		wg    sync.WaitGroup
+		back  = newComeback(len(plan.Agents))
+		said  = &refusals{}
 	)
+	minBackoff, maxBackoff := 50*time.Millisecond, 2*time.Second
+	if plan.AgentBackoff {
+		minBackoff, maxBackoff = 0, 0 // agentlink's own
+	}
 	wg.Go(func() {
 		dial(ctx, plan, func(i int, c Credential) {
 			if i < plan.Probes {
@@ -75,9 +84,11 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				TLS:        tlsConf,
 				Token:      c.Token,
 				Identity:   agentlink.Identity{Name: c.Name},
-				MinBackoff: 50 * time.Millisecond,
-				MaxBackoff: 2 * time.Second,
+				MinBackoff: minBackoff,
+				MaxBackoff: maxBackoff,
+				Logger:     slog.New(said),
 				OnState: func(s agentlink.State) {
+					back.state(i, s.Up)
 					if s.Up {
 						up.Add(1)
 						return
@@ -98,15 +109,20 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	})
 	defer wg.Wait()
 
-	// Up: every agent linked at once.
+	// Up: every agent linked at once. Until then, progress on stderr every
+	// few seconds, which the parent shows if it gives up.
 	n := int64(len(plan.Agents))
 	tick := time.NewTicker(20 * time.Millisecond)
-	for up.Load() != n {
+	for i := 1; up.Load() != n; i++ {
 		select {
 		case <-ctx.Done():
 			tick.Stop()
 			return nil
 		case <-tick.C:
+		}
+		if i%250 == 0 {
+			fmt.Fprintf(os.Stderr, "linking: %d of %d up, %d dropped, %d refused, %d unavailable\n",
+				up.Load(), n, drops.Load(), said.refused.Load(), said.unavailable.Load())
 		}
 	}
 	tick.Stop()
@@ -118,6 +134,22 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			return nil
 		case cmd := <-cmds:
 			switch cmd {
+			case cmdMark:
+				back.mark()
+				said.reset()
+				out.send(Event{Kind: "marked", Up: int(up.Load())})
+			case cmdBack:
+				wg.Go(func() {
+					select {
+					case <-ctx.Done():
+					case <-back.done:
+						out.send(Event{
+							Kind: "back", Up: int(up.Load()), Drops: drops.Load(),
+							At: back.quantile(1), AtP50: back.quantile(0.5), AtP90: back.quantile(0.9),
+							Refused: said.refused.Load(), Unavailable: said.unavailable.Load(),
+						})
+					}
+				})
 			case cmdMeasure:
 				mem := Measure()
 				rec.start()
@@ -164,6 +196,90 @@ func dial(ctx context.Context, plan Plan, start func(int, Credential)) {
 		case <-tick.C:
 		}
 	}
+}
+
+// comeback follows which agents went down and came back since a mark.
+type comeback struct {
+	mu     sync.Mutex
+	marked bool
+	down   []bool      // went down since the mark
+	back   []bool      // and came back since
+	times  []time.Time // when each came back, in order
+	done   chan struct{}
+}
+
+func newComeback(n int) *comeback {
+	return &comeback{down: make([]bool, n), back: make([]bool, n), done: make(chan struct{})}
+}
+
+// mark starts counting.
+func (c *comeback) mark() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.marked = true
+	clear(c.down)
+	clear(c.back)
+	c.times = c.times[:0]
+	c.done = make(chan struct{})
+}
+
+// state is agent i's link going up or down.
+func (c *comeback) state(i int, up bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case !c.marked:
+	case !up:
+		c.down[i] = true
+	case c.down[i] && !c.back[i]:
+		c.back[i] = true
+		c.times = append(c.times, time.Now())
+		if len(c.times) == len(c.back) {
+			close(c.done)
+		}
+	}
+}
+
+// quantile is when the fraction q of the agents had come back, in Unix
+// nanoseconds; call it once done is closed.
+func (c *comeback) quantile(q float64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := min(len(c.times)-1, int(q*float64(len(c.times))))
+	return c.times[i].UnixNano()
+}
+
+// refusals counts what agentlink logs about dials that failed: the board
+// refusing the link, and the board answering unavailable (not a dial that
+// found nobody listening). It logs nothing.
+type refusals struct {
+	refused, unavailable atomic.Int64
+}
+
+func (r *refusals) reset() {
+	r.refused.Store(0)
+	r.unavailable.Store(0)
+}
+
+func (r *refusals) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (r *refusals) WithAttrs([]slog.Attr) slog.Handler           { return r }
+func (r *refusals) WithGroup(string) slog.Handler                { return r }
+func (r *refusals) Handle(_ context.Context, rec slog.Record) error {
+	if rec.Message == "board refused the link" {
+		r.refused.Add(1)
+		return nil
+	}
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key != "err" {
+			return true
+		}
+		var ce *connect.Error
+		if err, ok := a.Value.Any().(error); ok && errors.As(err, &ce) && ce.IsRemote() && ce.Code() == connect.CodeUnavailable {
+			r.unavailable.Add(1) // the board's answer, not a dial that failed
+		}
+		return false
+	})
+	return nil
 }
 
 // events writes Events, one JSON object a line.

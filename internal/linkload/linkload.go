@@ -1,11 +1,16 @@
 // Package linkload measures what a board spends on connected agents: memory
-// and goroutines per agent, and the round trip of an agent's ping.
+// and goroutines per agent, and the round trip of an agent's ping (Run); and
+// how fast a fleet comes back to a board killed with SIGKILL and restarted
+// (RunStorm).
 //
-// The board runs in the measuring process (Run); the agents run in a child
+// Run's board runs in the measuring process; the agents run in a child
 // process, the test binary started again with -test.run=^TestLoadChild$
-// (Child), so that the board's figures are not mixed with the agents'. The
-// two talk over the child's standard input and output: the parent writes
-// commands, one a line; the child answers with one JSON Event a line.
+// (Child), so that the board's figures are not mixed with the agents'.
+// RunStorm's board runs in a child process of its own too, the test binary
+// started with -test.run=^TestStormBoard$ (BoardChild), so that it can be
+// killed. The processes talk over the child's standard input and output:
+// the parent writes commands, one a line; the child answers with one JSON
+// Event a line.
 package linkload
 
 import "time"
@@ -18,7 +23,23 @@ const (
 	EnvURL = "LINKLOAD_URL"
 	// EnvPlan is the path of the JSON Plan: the tokens and the pace.
 	EnvPlan = "LINKLOAD_PLAN"
+	// EnvBoard is "1" in RunStorm's board process and unset everywhere else.
+	EnvBoard = "LINKLOAD_BOARD"
+	// EnvData is the board process's data folder (its SQLite store).
+	EnvData = "LINKLOAD_DATA"
+	// EnvAddr is where the board process listens.
+	EnvAddr = "LINKLOAD_ADDR"
+	// EnvPing is the board process's ping interval.
+	EnvPing = "LINKLOAD_PING"
+	// EnvCPUProfile, if set, is where the board process writes its CPU
+	// profile, from its start until cmdStopProfile.
+	EnvCPUProfile = "LINKLOAD_CPUPROFILE"
 )
+
+// BoardTest is the test the parent runs as RunStorm's board: every test
+// binary that calls RunStorm must have one that calls BoardChild when
+// EnvBoard is "1".
+const BoardTest = "TestStormBoard"
 
 // ChildTest is the test the parent runs in the child: every test binary
 // that calls Run must have one that calls Child when EnvChild is "1".
@@ -30,6 +51,18 @@ const (
 	// cmdMeasure: measure the child's memory, then record ping round trips
 	// for the plan's window and report.
 	cmdMeasure = "measure"
+	// cmdMark: forget what the agents did so far; from now on count their
+	// refusals and which of them went down and came back. Answered "marked".
+	cmdMark = "mark"
+	// cmdBack: answer "back" once every agent has gone down and come back
+	// since the mark, with when.
+	cmdBack = "back"
+	// cmdCount: (to the board) answer "count" with the agents online in
+	// the store.
+	cmdCount = "count"
+	// cmdStopProfile: (to the board) stop its CPU profile; answered
+	// "profiled".
+	cmdStopProfile = "stop-profile"
 )
 
 // Plan is what the child runs.
@@ -46,6 +79,9 @@ type Plan struct {
 	Window time.Duration `json:"window"`
 	// CA: the PEM certificate to trust when the board serves TLS.
 	CA string `json:"ca,omitempty"`
+	// AgentBackoff: the agents keep agentlink's own backoff (250 ms to
+	// 30 s) rather than the quick one a load run uses.
+	AgentBackoff bool `json:"agent_backoff,omitempty"`
 }
 
 // Credential is one agent's name and token.
@@ -69,6 +105,17 @@ type Event struct {
 	CPU float64 `json:"cpu,omitempty"`
 	// Drops: links, agents' and probes', that ended before the child was
 	// told to stop; each was dialled again.
-	Drops int64  `json:"drops"`
-	Error string `json:"error,omitempty"`
+	Drops int64 `json:"drops"`
+	// At: when, on the wall clock, in Unix nanoseconds: the board listening
+	// ("listening"), every agent back ("back").
+	At int64 `json:"at,omitempty"`
+	// AtP50 and AtP90: ("back") when half and nine tenths of the agents
+	// were back.
+	AtP50 int64 `json:"at_p50,omitempty"`
+	AtP90 int64 `json:"at_p90,omitempty"`
+	// Refused: dials the board refused since the mark (agentlink's "board
+	// refused the link"); Unavailable: dials it answered unavailable.
+	Refused     int64  `json:"refused,omitempty"`
+	Unavailable int64  `json:"unavailable,omitempty"`
+	Error       string `json:"error,omitempty"`
 }

@@ -10,12 +10,15 @@ import (
 )
 
 var (
-	agents     = flag.Int("agents", 1000, "BenchmarkLinks: agents to link")
-	ping       = flag.Duration("ping", 15*time.Second, "BenchmarkLinks: the board's ping interval, which agents follow")
+	agents     = flag.Int("agents", 1000, "BenchmarkLinks, BenchmarkStorm: agents to link")
+	ping       = flag.Duration("ping", 15*time.Second, "BenchmarkLinks, BenchmarkStorm: the board's ping interval, which agents follow")
 	dialRate   = flag.Int("dial-rate", 500, "BenchmarkLinks: agents dialled per second")
 	window     = flag.Duration("window", 10*time.Second, "BenchmarkLinks: how long to record ping round trips")
 	useTLS     = flag.Bool("tls", false, "BenchmarkLinks: serve HTTP/2 over TLS rather than h2c")
 	profileDir = flag.String("board-profile", "", "BenchmarkLinks: write the board's heap and goroutine profiles here while loaded")
+
+	stormDialRate = flag.Int("storm-dial-rate", 2000, "BenchmarkStorm: agents dialled per second when they first link")
+	stormProfile  = flag.String("storm-cpuprofile", "", "BenchmarkStorm: write the restarted board's CPU profile here")
 )
 
 // TestLoadChild is the agents' process of a load run; anywhere else it does

@@ -214,8 +214,9 @@ func writeProfiles(t testing.TB, dir string) {
 	}
 }
 
-// child is the agents' process.
+// child is a process of the test binary: the agents, or a board.
 type child struct {
+	what   string // names it in errors
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	events chan Event
@@ -227,9 +228,17 @@ type child struct {
 // killed when the test ends, whatever happened.
 func startChild(t testing.TB, url, planPath string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+ChildTest+"$", "-test.count=1", "-test.timeout=0")
-	cmd.Env = append(os.Environ(), EnvChild+"=1", EnvURL+"="+url, EnvPlan+"="+planPath)
-	c := &child{cmd: cmd, events: make(chan Event, 16), done: make(chan struct{}), stderr: &tail{max: 8 << 10}}
+	return startProcess(t, "agents' process", ChildTest, EnvChild+"=1", EnvURL+"="+url, EnvPlan+"="+planPath)
+}
+
+// startProcess runs the test binary again as test, with env added to this
+// process's environment; what names it in errors. It is killed when the
+// test ends, whatever happened.
+func startProcess(t testing.TB, what, test string, env ...string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=0")
+	cmd.Env = append(os.Environ(), env...)
+	c := &child{what: what, cmd: cmd, events: make(chan Event, 16), done: make(chan struct{}), stderr: &tail{max: 8 << 10}}
 	cmd.Stderr = c.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -239,7 +248,7 @@ func startChild(t testing.TB, url, planPath string) *child {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the agents' process: %v", err)
+		t.Fatalf("start the %s: %v", what, err)
 	}
 	t.Cleanup(c.stop)
 	go func() {
@@ -273,12 +282,12 @@ func (c *child) await(t testing.TB, kind string, d time.Duration) Event {
 			case kind:
 				return ev
 			case "error":
-				t.Fatalf("agents' process: %s", ev.Error)
+				t.Fatalf("%s: %s", c.what, ev.Error)
 			}
 		case <-c.done:
-			t.Fatalf("agents' process ended before %q; its stderr:\n%s", kind, c.stderr)
+			t.Fatalf("%s ended before %q; its stderr:\n%s", c.what, kind, c.stderr)
 		case <-timer.C:
-			t.Fatalf("agents' process: no %q within %s; its stderr:\n%s", kind, d, c.stderr)
+			t.Fatalf("%s: no %q within %s; its stderr:\n%s", c.what, kind, d, c.stderr)
 		}
 	}
 }
@@ -286,7 +295,7 @@ func (c *child) await(t testing.TB, kind string, d time.Duration) Event {
 func (c *child) send(t testing.TB, cmd string) {
 	t.Helper()
 	if _, err := io.WriteString(c.stdin, cmd+"\n"); err != nil {
-		t.Fatalf("agents' process: %v", err)
+		t.Fatalf("%s: %v", c.what, err)
 	}
 }
 

@@ -632,8 +632,14 @@ type Welcome struct {
 	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	// How often the agent should ping, and how long to wait for the pong before
 	// giving the link up.
-	PingInterval  *durationpb.Duration `protobuf:"bytes,3,opt,name=ping_interval,json=pingInterval,proto3" json:"ping_interval,omitempty"`
-	PingTimeout   *durationpb.Duration `protobuf:"bytes,4,opt,name=ping_timeout,json=pingTimeout,proto3" json:"ping_timeout,omitempty"`
+	PingInterval *durationpb.Duration `protobuf:"bytes,3,opt,name=ping_interval,json=pingInterval,proto3" json:"ping_interval,omitempty"`
+	PingTimeout  *durationpb.Duration `protobuf:"bytes,4,opt,name=ping_timeout,json=pingTimeout,proto3" json:"ping_timeout,omitempty"`
+	// How long a window the agent spreads its first redial over when this link
+	// drops: it waits a uniformly random time within it, so that a fleet whose
+	// board died does not come back in one wave. The board sizes it from the
+	// agents linked to it and the rate at which it admits them. Absent: the
+	// agent's own backoff.
+	RedialWithin  *durationpb.Duration `protobuf:"bytes,5,opt,name=redial_within,json=redialWithin,proto3" json:"redial_within,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -696,6 +702,13 @@ func (x *Welcome) GetPingTimeout() *durationpb.Duration {
 	return nil
 }
 
+func (x *Welcome) GetRedialWithin() *durationpb.Duration {
+	if x != nil {
+		return x.RedialWithin
+	}
+	return nil
+}
+
 // Ping asks for a Pong carrying the same sequence number.
 type Ping struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -751,9 +764,12 @@ func (x *Ping) GetSentAt() *timestamppb.Timestamp {
 
 // Pong answers the Ping with the same sequence number.
 type Pong struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	SentAt        *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Seq    uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	SentAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	// From the board: Welcome.redial_within as it is now, as the fleet grows
+	// and shrinks after the welcome. The board ignores it in an agent's Pong.
+	RedialWithin  *durationpb.Duration `protobuf:"bytes,3,opt,name=redial_within,json=redialWithin,proto3" json:"redial_within,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -798,6 +814,13 @@ func (x *Pong) GetSeq() uint64 {
 func (x *Pong) GetSentAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.SentAt
+	}
+	return nil
+}
+
+func (x *Pong) GetRedialWithin() *durationpb.Duration {
+	if x != nil {
+		return x.RedialWithin
 	}
 	return nil
 }
@@ -1816,18 +1839,20 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\x12\x14\n" +
 	"\x05build\x18\x04 \x01(\tR\x05build\x12\x14\n" +
 	"\x05tools\x18\x05 \x03(\tR\x05tools\x12 \n" +
-	"\vdescription\x18\x06 \x01(\tR\vdescription\"\xbd\x01\n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"\xfd\x01\n" +
 	"\aWelcome\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12>\n" +
 	"\rping_interval\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\fpingInterval\x12<\n" +
-	"\fping_timeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\vpingTimeout\"M\n" +
+	"\fping_timeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\vpingTimeout\x12>\n" +
+	"\rredial_within\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\"M\n" +
 	"\x04Ping\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x123\n" +
-	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"M\n" +
+	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"\x8d\x01\n" +
 	"\x04Pong\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x123\n" +
-	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"?\n" +
+	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\x12>\n" +
+	"\rredial_within\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\"?\n" +
 	"\n" +
 	"WhoDecides\x12\x1d\n" +
 	"\n" +
@@ -1979,18 +2004,20 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	19, // 22: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
 	23, // 23: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
 	23, // 24: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	24, // 25: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
-	24, // 26: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
-	21, // 27: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	24, // 28: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
-	24, // 29: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
-	0,  // 30: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	1,  // 31: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	31, // [31:32] is the sub-list for method output_type
-	30, // [30:31] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	23, // 25: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	24, // 26: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
+	24, // 27: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
+	23, // 28: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	21, // 29: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	24, // 30: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
+	24, // 31: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
+	0,  // 32: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	1,  // 33: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	33, // [33:34] is the sub-list for method output_type
+	32, // [32:33] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
