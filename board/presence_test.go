@@ -95,19 +95,7 @@ func TestStoreFailureIsNotARefusal(t *testing.T) {
 	}
 	for proto, opts := range boardtest.Protocols {
 		t.Run(proto, func(t *testing.T) {
-			link := boardv1connect.NewAgentLinkServiceClient(bt.Client(tok, opts...))
-			ctx, cancel := context.WithTimeout(t.Context(), within)
-			defer cancel()
-			s, err := link.Link(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			_ = s.Send(hello(&boardv1.Hello{Name: "patient", Protocol: board.Protocol}))
-			var got error
-			for got == nil {
-				_, got = s.Receive()
-			}
+			got := helloEnd(t, bt.Client(tok, opts...), "patient")
 			if connect.CodeOf(got) != connect.CodeUnavailable {
 				t.Fatalf("link with the store gone: %v, want unavailable", got)
 			}
@@ -117,6 +105,26 @@ func TestStoreFailureIsNotARefusal(t *testing.T) {
 
 // openLinks links n agents, agent-000 and on, each on a link of its own,
 // and returns them.
+// helloEnd links as name over client, says hello, and returns the error
+// the link ends with (within the test's ceiling).
+func helloEnd(t *testing.T, client *connect.Client, name string) error {
+	t.Helper()
+	link := boardv1connect.NewAgentLinkServiceClient(client)
+	ctx, cancel := context.WithTimeout(t.Context(), within)
+	defer cancel()
+	s, err := link.Link(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_ = s.Send(hello(&boardv1.Hello{Name: name, Protocol: board.Protocol}))
+	for {
+		if _, err := s.Receive(); err != nil {
+			return err
+		}
+	}
+}
+
 func openLinks(t *testing.T, bt *boardtest.Board, n int) []*rawLink {
 	t.Helper()
 	links := make([]*rawLink, n)
@@ -176,20 +184,7 @@ func TestNoArrivalAfterShutdownBegan(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	tok := bt.AgentToken("late")
 	bt.Board.Close() // the server still serves, as it does while it shuts down
-	link := boardv1connect.NewAgentLinkServiceClient(bt.Client(tok))
-	ctx, cancel := context.WithTimeout(t.Context(), within)
-	defer cancel()
-	s, err := link.Link(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_ = s.Send(hello(&boardv1.Hello{Name: "late", Protocol: board.Protocol}))
-	var got error
-	for got == nil {
-		_, got = s.Receive()
-	}
-	if connect.CodeOf(got) != connect.CodeUnavailable {
+	if got := helloEnd(t, bt.Client(tok), "late"); connect.CodeOf(got) != connect.CodeUnavailable {
 		t.Errorf("hello after the shutdown began: %v, want unavailable", got)
 	}
 	bt.Stop()

@@ -364,9 +364,9 @@ func (w *sqliteWriter) fail(cause error) {
 // query runs a writing query outside a transaction, on its own in
 // autocommit, holding the write connection until its rows are closed.
 func (w *sqliteWriter) query(ctx context.Context, query string, args, v any) error {
-	rows, ok := v.(*entsql.Rows)
-	if !ok {
-		return fmt.Errorf("store: invalid type %T, expect *sql.Rows", v)
+	rows, err := rowsOf(v)
+	if err != nil {
+		return err
 	}
 	if err := w.acquire(ctx); err != nil {
 		return err
@@ -414,9 +414,9 @@ func (t *sqliteTx) Exec(ctx context.Context, query string, args, v any) error {
 	if t.done {
 		return sql.ErrTxDone
 	}
-	argv, ok := args.([]any)
-	if !ok {
-		return fmt.Errorf("store: invalid type %T, expect []any for args", args)
+	argv, err := argsOf(args)
+	if err != nil {
+		return err
 	}
 	res, err := t.w.execContext(context.WithoutCancel(ctx), query, argv...)
 	if err != nil {
@@ -436,13 +436,13 @@ func (t *sqliteTx) Query(ctx context.Context, query string, args, v any) error {
 	if t.done {
 		return sql.ErrTxDone
 	}
-	rows, ok := v.(*entsql.Rows)
-	if !ok {
-		return fmt.Errorf("store: invalid type %T, expect *sql.Rows", v)
+	rows, err := rowsOf(v)
+	if err != nil {
+		return err
 	}
-	argv, ok := args.([]any)
-	if !ok {
-		return fmt.Errorf("store: invalid type %T, expect []any for args", args)
+	argv, err := argsOf(args)
+	if err != nil {
+		return err
 	}
 	cs, err := t.w.queryContext(context.WithoutCancel(ctx), query, argv...)
 	if err != nil {
@@ -488,4 +488,22 @@ func (t *sqliteTx) Rollback() error {
 	}
 	w.release()
 	return err
+}
+
+// rowsOf is the rows ent passes a query to fill.
+func rowsOf(v any) (*entsql.Rows, error) {
+	rows, ok := v.(*entsql.Rows)
+	if !ok {
+		return nil, fmt.Errorf("store: invalid type %T, expect *sql.Rows", v)
+	}
+	return rows, nil
+}
+
+// argsOf is the arguments ent passes a statement.
+func argsOf(args any) ([]any, error) {
+	argv, ok := args.([]any)
+	if !ok {
+		return nil, fmt.Errorf("store: invalid type %T, expect []any for args", args)
+	}
+	return argv, nil
 }

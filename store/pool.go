@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
 	"time"
 
@@ -53,19 +52,16 @@ type readStmts struct {
 
 // query runs a SELECT on the pool, prepared once.
 func (r *readStmts) query(ctx context.Context, query string, args, v any) error {
-	rows, ok := v.(*entsql.Rows)
-	if !ok {
-		return fmt.Errorf("store: invalid type %T, expect *sql.Rows", v)
+	rows, err := rowsOf(v)
+	if err != nil {
+		return err
 	}
-	argv, ok := args.([]any)
-	if !ok {
-		return fmt.Errorf("store: invalid type %T, expect []any for args", args)
+	argv, err := argsOf(args)
+	if err != nil {
+		return err
 	}
 	st := r.stmt(ctx, query)
-	var (
-		rs  *sql.Rows
-		err error
-	)
+	var rs *sql.Rows
 	if st != nil {
 		rs, err = st.QueryContext(ctx, argv...)
 	} else {
