@@ -22,22 +22,82 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AgentState is whether an agent is linked to the board.
+type AgentState int32
+
+const (
+	// Not set.
+	AgentState_AGENT_STATE_UNSPECIFIED AgentState = 0
+	// A link from the agent is up, or dropped within the board's grace.
+	AgentState_AGENT_STATE_ONLINE AgentState = 1
+	// No link from the agent is up.
+	AgentState_AGENT_STATE_OFFLINE AgentState = 2
+)
+
+// Enum value maps for AgentState.
+var (
+	AgentState_name = map[int32]string{
+		0: "AGENT_STATE_UNSPECIFIED",
+		1: "AGENT_STATE_ONLINE",
+		2: "AGENT_STATE_OFFLINE",
+	}
+	AgentState_value = map[string]int32{
+		"AGENT_STATE_UNSPECIFIED": 0,
+		"AGENT_STATE_ONLINE":      1,
+		"AGENT_STATE_OFFLINE":     2,
+	}
+)
+
+func (x AgentState) Enum() *AgentState {
+	p := new(AgentState)
+	*p = x
+	return p
+}
+
+func (x AgentState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AgentState) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (AgentState) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_agent_proto_enumTypes[0]
+}
+
+func (x AgentState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AgentState.Descriptor instead.
+func (AgentState) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
 // Agent is what the board knows about one agent, by name.
 type Agent struct {
-	state       protoimpl.MessageState `protogen:"open.v1"`
-	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	// Whether a link from this agent is up now.
-	Online       bool     `protobuf:"varint,3,opt,name=online,proto3" json:"online,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name, from its flow.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What the agent is for, from its flow.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// Whether it is linked now.
+	State AgentState `protobuf:"varint,11,opt,name=state,proto3,enum=symphonix.board.v1.AgentState" json:"state,omitempty"`
+	// What it said it can do in its last hello, as it said it.
 	Capabilities []string `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
-	Protocol     string   `protobuf:"bytes,5,opt,name=protocol,proto3" json:"protocol,omitempty"`
-	Build        string   `protobuf:"bytes,6,opt,name=build,proto3" json:"build,omitempty"`
+	// The link protocol it spoke in its last hello.
+	Protocol string `protobuf:"bytes,5,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// Its flow's build, from its last hello: "sha256:" and 64 hex digits.
+	Build string `protobuf:"bytes,6,opt,name=build,proto3" json:"build,omitempty"`
 	// The MCP tools the agent declares, as "<server>.<tool>".
 	Tools []string `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"`
 	// The current (or last) link session.
-	Session       string                 `protobuf:"bytes,8,opt,name=session,proto3" json:"session,omitempty"`
-	FirstSeen     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
-	LastSeen      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	Session string `protobuf:"bytes,8,opt,name=session,proto3" json:"session,omitempty"`
+	// When the board first saw it.
+	FirstSeenTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=first_seen_time,json=firstSeenTime,proto3" json:"first_seen_time,omitempty"`
+	// When the board last heard from it.
+	LastSeenTime  *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_seen_time,json=lastSeenTime,proto3" json:"last_seen_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -86,11 +146,11 @@ func (x *Agent) GetDescription() string {
 	return ""
 }
 
-func (x *Agent) GetOnline() bool {
+func (x *Agent) GetState() AgentState {
 	if x != nil {
-		return x.Online
+		return x.State
 	}
-	return false
+	return AgentState_AGENT_STATE_UNSPECIFIED
 }
 
 func (x *Agent) GetCapabilities() []string {
@@ -128,22 +188,29 @@ func (x *Agent) GetSession() string {
 	return ""
 }
 
-func (x *Agent) GetFirstSeen() *timestamppb.Timestamp {
+func (x *Agent) GetFirstSeenTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.FirstSeen
+		return x.FirstSeenTime
 	}
 	return nil
 }
 
-func (x *Agent) GetLastSeen() *timestamppb.Timestamp {
+func (x *Agent) GetLastSeenTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.LastSeen
+		return x.LastSeenTime
 	}
 	return nil
 }
 
+// ListAgentsRequest asks for a page of agents, by name.
 type ListAgentsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many agents: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -178,12 +245,29 @@ func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{1}
 }
 
+func (x *ListAgentsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListAgentsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListAgentsResponse is one page of agents.
 type ListAgentsResponse struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Agents []*Agent               `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
-	// More matched than this response carries: it stops at 10,000 agents or at
-	// 4 MiB, whichever comes first. WatchAgents sends them all.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agents, by name. A page may hold fewer than page_size (it stops at
+	// 4 MiB) and still be followed by more.
+	Agents []*Agent `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	// Set when more agents follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -225,16 +309,18 @@ func (x *ListAgentsResponse) GetAgents() []*Agent {
 	return nil
 }
 
-func (x *ListAgentsResponse) GetTruncated() bool {
+func (x *ListAgentsResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
+// GetAgentRequest asks for one agent.
 type GetAgentRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name: required.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -276,9 +362,11 @@ func (x *GetAgentRequest) GetName() string {
 	return ""
 }
 
+// GetAgentResponse is one agent.
 type GetAgentResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Agent         *Agent                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent.
+	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -320,6 +408,7 @@ func (x *GetAgentResponse) GetAgent() *Agent {
 	return nil
 }
 
+// WatchAgentsRequest opens a watch on the fleet.
 type WatchAgentsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -356,9 +445,11 @@ func (*WatchAgentsRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
+// WatchAgentsResponse is one agent, as it stands now.
 type WatchAgentsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Agent         *Agent                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent after the change.
+	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -404,31 +495,38 @@ var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcf\x02\n" +
+	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\x03\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +
-	"\x06online\x18\x03 \x01(\bR\x06online\x12\"\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
+	"\x05state\x18\v \x01(\x0e2\x1e.symphonix.board.v1.AgentStateR\x05state\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12\x1a\n" +
 	"\bprotocol\x18\x05 \x01(\tR\bprotocol\x12\x14\n" +
 	"\x05build\x18\x06 \x01(\tR\x05build\x12\x14\n" +
 	"\x05tools\x18\a \x03(\tR\x05tools\x12\x18\n" +
-	"\asession\x18\b \x01(\tR\asession\x129\n" +
+	"\asession\x18\b \x01(\tR\asession\x12B\n" +
+	"\x0ffirst_seen_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\rfirstSeenTime\x12@\n" +
+	"\x0elast_seen_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTimeJ\x04\b\x03\x10\x04R\x06online\"O\n" +
+	"\x11ListAgentsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"first_seen\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tfirstSeen\x127\n" +
-	"\tlast_seen\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"\x13\n" +
-	"\x11ListAgentsRequest\"e\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\x80\x01\n" +
 	"\x12ListAgentsResponse\x121\n" +
-	"\x06agents\x18\x01 \x03(\v2\x19.symphonix.board.v1.AgentR\x06agents\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"%\n" +
+	"\x06agents\x18\x01 \x03(\v2\x19.symphonix.board.v1.AgentR\x06agents\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"%\n" +
 	"\x0fGetAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"C\n" +
 	"\x10GetAgentResponse\x12/\n" +
 	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"\x14\n" +
 	"\x12WatchAgentsRequest\"F\n" +
 	"\x13WatchAgentsResponse\x12/\n" +
-	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent2\xa4\x02\n" +
+	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent*Z\n" +
+	"\n" +
+	"AgentState\x12\x1b\n" +
+	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12AGENT_STATE_ONLINE\x10\x01\x12\x17\n" +
+	"\x13AGENT_STATE_OFFLINE\x10\x022\xa4\x02\n" +
 	"\fAgentService\x12[\n" +
 	"\n" +
 	"ListAgents\x12%.symphonix.board.v1.ListAgentsRequest\x1a&.symphonix.board.v1.ListAgentsResponse\x12U\n" +
@@ -447,34 +545,37 @@ func file_symphonix_board_v1_agent_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_agent_proto_rawDescData
 }
 
+var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_symphonix_board_v1_agent_proto_goTypes = []any{
-	(*Agent)(nil),                 // 0: symphonix.board.v1.Agent
-	(*ListAgentsRequest)(nil),     // 1: symphonix.board.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 2: symphonix.board.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),       // 3: symphonix.board.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 4: symphonix.board.v1.GetAgentResponse
-	(*WatchAgentsRequest)(nil),    // 5: symphonix.board.v1.WatchAgentsRequest
-	(*WatchAgentsResponse)(nil),   // 6: symphonix.board.v1.WatchAgentsResponse
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(AgentState)(0),               // 0: symphonix.board.v1.AgentState
+	(*Agent)(nil),                 // 1: symphonix.board.v1.Agent
+	(*ListAgentsRequest)(nil),     // 2: symphonix.board.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 3: symphonix.board.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),       // 4: symphonix.board.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 5: symphonix.board.v1.GetAgentResponse
+	(*WatchAgentsRequest)(nil),    // 6: symphonix.board.v1.WatchAgentsRequest
+	(*WatchAgentsResponse)(nil),   // 7: symphonix.board.v1.WatchAgentsResponse
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
-	7, // 0: symphonix.board.v1.Agent.first_seen:type_name -> google.protobuf.Timestamp
-	7, // 1: symphonix.board.v1.Agent.last_seen:type_name -> google.protobuf.Timestamp
-	0, // 2: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
-	0, // 3: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	0, // 4: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	1, // 5: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	3, // 6: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	5, // 7: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	2, // 8: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	4, // 9: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	6, // 10: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	8, // [8:11] is the sub-list for method output_type
-	5, // [5:8] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	0, // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
+	8, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
+	8, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
+	1, // 3: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
+	1, // 4: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	1, // 5: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
+	2, // 6: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	4, // 7: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	6, // 8: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	3, // 9: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	5, // 10: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	7, // 11: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	9, // [9:12] is the sub-list for method output_type
+	6, // [6:9] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -487,13 +588,14 @@ func file_symphonix_board_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_agent_proto_rawDesc), len(file_symphonix_board_v1_agent_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_symphonix_board_v1_agent_proto_goTypes,
 		DependencyIndexes: file_symphonix_board_v1_agent_proto_depIdxs,
+		EnumInfos:         file_symphonix_board_v1_agent_proto_enumTypes,
 		MessageInfos:      file_symphonix_board_v1_agent_proto_msgTypes,
 	}.Build()
 	File_symphonix_board_v1_agent_proto = out.File

@@ -24,11 +24,227 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ApprovalState is where an approval stands. Only pending changes: every
+// other state is final.
+type ApprovalState int32
+
+const (
+	// Not set: in a filter, every state.
+	ApprovalState_APPROVAL_STATE_UNSPECIFIED ApprovalState = 0
+	// Waiting for its decision.
+	ApprovalState_APPROVAL_STATE_PENDING ApprovalState = 1
+	// Decided yes.
+	ApprovalState_APPROVAL_STATE_APPROVED ApprovalState = 2
+	// Decided no.
+	ApprovalState_APPROVAL_STATE_REJECTED ApprovalState = 3
+	// Ended without a decision, by an operator or by the agent.
+	ApprovalState_APPROVAL_STATE_CANCELLED ApprovalState = 4
+	// Nobody decided within the rule's time limit.
+	ApprovalState_APPROVAL_STATE_EXPIRED ApprovalState = 5
+	// The agent raised the same run and node again with another digest: the
+	// new approval replaced this one.
+	ApprovalState_APPROVAL_STATE_SUPERSEDED ApprovalState = 6
+)
+
+// Enum value maps for ApprovalState.
+var (
+	ApprovalState_name = map[int32]string{
+		0: "APPROVAL_STATE_UNSPECIFIED",
+		1: "APPROVAL_STATE_PENDING",
+		2: "APPROVAL_STATE_APPROVED",
+		3: "APPROVAL_STATE_REJECTED",
+		4: "APPROVAL_STATE_CANCELLED",
+		5: "APPROVAL_STATE_EXPIRED",
+		6: "APPROVAL_STATE_SUPERSEDED",
+	}
+	ApprovalState_value = map[string]int32{
+		"APPROVAL_STATE_UNSPECIFIED": 0,
+		"APPROVAL_STATE_PENDING":     1,
+		"APPROVAL_STATE_APPROVED":    2,
+		"APPROVAL_STATE_REJECTED":    3,
+		"APPROVAL_STATE_CANCELLED":   4,
+		"APPROVAL_STATE_EXPIRED":     5,
+		"APPROVAL_STATE_SUPERSEDED":  6,
+	}
+)
+
+func (x ApprovalState) Enum() *ApprovalState {
+	p := new(ApprovalState)
+	*p = x
+	return p
+}
+
+func (x ApprovalState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalState) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_approval_proto_enumTypes[0].Descriptor()
+}
+
+func (ApprovalState) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_approval_proto_enumTypes[0]
+}
+
+func (x ApprovalState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalState.Descriptor instead.
+func (ApprovalState) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{0}
+}
+
+// Say is what a decision says.
+type Say int32
+
+const (
+	// Not set. Never valid in a request.
+	Say_SAY_UNSPECIFIED Say = 0
+	// Yes: the operation may go ahead.
+	Say_SAY_YES Say = 1
+	// No: the operation must not go ahead.
+	Say_SAY_NO Say = 2
+	// Cancelled: nobody decided; the run ends. Only in a decision, never in
+	// a DecideRequest.
+	Say_SAY_CANCELLED Say = 3
+	// Expired: nobody decided within the rule's time limit, which is neither
+	// a yes nor a no. Only in a decision, never in a DecideRequest.
+	Say_SAY_EXPIRED Say = 4
+)
+
+// Enum value maps for Say.
+var (
+	Say_name = map[int32]string{
+		0: "SAY_UNSPECIFIED",
+		1: "SAY_YES",
+		2: "SAY_NO",
+		3: "SAY_CANCELLED",
+		4: "SAY_EXPIRED",
+	}
+	Say_value = map[string]int32{
+		"SAY_UNSPECIFIED": 0,
+		"SAY_YES":         1,
+		"SAY_NO":          2,
+		"SAY_CANCELLED":   3,
+		"SAY_EXPIRED":     4,
+	}
+)
+
+func (x Say) Enum() *Say {
+	p := new(Say)
+	*p = x
+	return p
+}
+
+func (x Say) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Say) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_approval_proto_enumTypes[1].Descriptor()
+}
+
+func (Say) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_approval_proto_enumTypes[1]
+}
+
+func (x Say) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Say.Descriptor instead.
+func (Say) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{1}
+}
+
+// ApprovalEvent is what one WatchApprovalsResponse is.
+type ApprovalEvent int32
+
+const (
+	// Not set.
+	ApprovalEvent_APPROVAL_EVENT_UNSPECIFIED ApprovalEvent = 0
+	// An approval as it stood when the watch began.
+	ApprovalEvent_APPROVAL_EVENT_SNAPSHOT ApprovalEvent = 1
+	// The snapshot is complete; no approval.
+	ApprovalEvent_APPROVAL_EVENT_SYNCED ApprovalEvent = 2
+	// An agent raised the approval.
+	ApprovalEvent_APPROVAL_EVENT_RAISED ApprovalEvent = 3
+	// The approval was superseded by a newer one for the same run and node.
+	ApprovalEvent_APPROVAL_EVENT_SUPERSEDED ApprovalEvent = 4
+	// Its yes votes changed; it is still pending.
+	ApprovalEvent_APPROVAL_EVENT_VOTED ApprovalEvent = 5
+	// It was approved or rejected.
+	ApprovalEvent_APPROVAL_EVENT_DECIDED ApprovalEvent = 6
+	// It was cancelled.
+	ApprovalEvent_APPROVAL_EVENT_CANCELLED ApprovalEvent = 7
+	// It expired.
+	ApprovalEvent_APPROVAL_EVENT_EXPIRED ApprovalEvent = 8
+	// Nothing happened; no approval.
+	ApprovalEvent_APPROVAL_EVENT_HEARTBEAT ApprovalEvent = 9
+)
+
+// Enum value maps for ApprovalEvent.
+var (
+	ApprovalEvent_name = map[int32]string{
+		0: "APPROVAL_EVENT_UNSPECIFIED",
+		1: "APPROVAL_EVENT_SNAPSHOT",
+		2: "APPROVAL_EVENT_SYNCED",
+		3: "APPROVAL_EVENT_RAISED",
+		4: "APPROVAL_EVENT_SUPERSEDED",
+		5: "APPROVAL_EVENT_VOTED",
+		6: "APPROVAL_EVENT_DECIDED",
+		7: "APPROVAL_EVENT_CANCELLED",
+		8: "APPROVAL_EVENT_EXPIRED",
+		9: "APPROVAL_EVENT_HEARTBEAT",
+	}
+	ApprovalEvent_value = map[string]int32{
+		"APPROVAL_EVENT_UNSPECIFIED": 0,
+		"APPROVAL_EVENT_SNAPSHOT":    1,
+		"APPROVAL_EVENT_SYNCED":      2,
+		"APPROVAL_EVENT_RAISED":      3,
+		"APPROVAL_EVENT_SUPERSEDED":  4,
+		"APPROVAL_EVENT_VOTED":       5,
+		"APPROVAL_EVENT_DECIDED":     6,
+		"APPROVAL_EVENT_CANCELLED":   7,
+		"APPROVAL_EVENT_EXPIRED":     8,
+		"APPROVAL_EVENT_HEARTBEAT":   9,
+	}
+)
+
+func (x ApprovalEvent) Enum() *ApprovalEvent {
+	p := new(ApprovalEvent)
+	*p = x
+	return p
+}
+
+func (x ApprovalEvent) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalEvent) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_approval_proto_enumTypes[2].Descriptor()
+}
+
+func (ApprovalEvent) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_approval_proto_enumTypes[2]
+}
+
+func (x ApprovalEvent) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalEvent.Descriptor instead.
+func (ApprovalEvent) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{2}
+}
+
 // Rule says that the approvals an agent raises at a node are governed, who
 // may decide them and how.
 type Rule struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Assigned by the board when empty on PutRule.
+	// The rule's id: assigned by the board when empty on PutRule; at most
+	// 128 bytes of letters, digits, '-', '_' and '.'.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Which agents, by name: "*" for all, an exact name, or a glob in Go's
 	// path.Match syntax ("refund-*"). Required.
@@ -36,12 +252,12 @@ type Rule struct {
 	// Which nodes of the agent's flow, by node id: "*" for all, an exact id,
 	// or a glob. Required.
 	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
-	// Who may decide, by role: "approver" (approvers and admins) or "admin".
-	// Exactly one of role and people is given.
-	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	// Who may decide, by role: ROLE_APPROVER (approvers and admins) or
+	// ROLE_ADMIN. Exactly one of role and people is given.
+	Role Role `protobuf:"varint,4,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
 	// Who may decide, by name: a signed-in person's address, kept in its
 	// canonical form (lower case), or an operator token's name. Exactly one
-	// of role and people is given.
+	// of role and people is given; at most 100 names.
 	People []string `protobuf:"bytes,5,rep,name=people,proto3" json:"people,omitempty"`
 	// How many distinct people must say yes. Absent means 1; never more than
 	// the people named, nor more than 100.
@@ -51,13 +267,13 @@ type Rule struct {
 	TimeLimit *durationpb.Duration `protobuf:"bytes,7,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
 	// Whether a decision must give a reason.
 	RequireReason bool `protobuf:"varint,8,opt,name=require_reason,json=requireReason,proto3" json:"require_reason,omitempty"`
-	// What the rule is for, for people reading it.
+	// What the rule is for, for people reading it; at most 1,024 bytes.
 	Description string `protobuf:"bytes,9,opt,name=description,proto3" json:"description,omitempty"`
-	// Set by the board.
-	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	// Set by the board.
-	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	// Set by the board: the operator who last put the rule.
+	// When the rule was first stored. Set by the board.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When the rule was last put. Set by the board.
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// The operator who last put the rule. Set by the board.
 	UpdatedBy string `protobuf:"bytes,12,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
 	// Whether a person in the conversation an approval came from (paired or
 	// verified into its thread) may decide it. By default they may not: the
@@ -118,11 +334,11 @@ func (x *Rule) GetNode() string {
 	return ""
 }
 
-func (x *Rule) GetRole() string {
+func (x *Rule) GetRole() Role {
 	if x != nil {
 		return x.Role
 	}
-	return ""
+	return Role_ROLE_UNSPECIFIED
 }
 
 func (x *Rule) GetPeople() []string {
@@ -160,16 +376,16 @@ func (x *Rule) GetDescription() string {
 	return ""
 }
 
-func (x *Rule) GetCreatedAt() *timestamppb.Timestamp {
+func (x *Rule) GetCreateTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.CreatedAt
+		return x.CreateTime
 	}
 	return nil
 }
 
-func (x *Rule) GetUpdatedAt() *timestamppb.Timestamp {
+func (x *Rule) GetUpdateTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.UpdatedAt
+		return x.UpdateTime
 	}
 	return nil
 }
@@ -188,9 +404,11 @@ func (x *Rule) GetAllowSelfApproval() bool {
 	return false
 }
 
+// PutRuleRequest stores one rule.
 type PutRuleRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Rule          *Rule                  `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule; the fields the board sets are ignored.
+	Rule          *Rule `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -232,6 +450,7 @@ func (x *PutRuleRequest) GetRule() *Rule {
 	return nil
 }
 
+// PutRuleResponse is the rule as stored.
 type PutRuleResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The rule as stored.
@@ -277,8 +496,15 @@ func (x *PutRuleResponse) GetRule() *Rule {
 	return nil
 }
 
+// ListRulesRequest asks for a page of rules, in match order.
 type ListRulesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many rules: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -313,12 +539,28 @@ func (*ListRulesRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{3}
 }
 
+func (x *ListRulesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRulesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListRulesResponse is one page of rules.
 type ListRulesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Rules []*Rule                `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
-	// More rules are stored than this response carries: it stops at 4 MiB.
-	// (A board holds at most 1,000 rules.)
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The rules, in match order. A page may hold fewer than page_size (it
+	// stops at 4 MiB) and still be followed by more.
+	Rules []*Rule `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	// Set when more rules follow: pass it as page_token. "" on the last page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -360,16 +602,18 @@ func (x *ListRulesResponse) GetRules() []*Rule {
 	return nil
 }
 
-func (x *ListRulesResponse) GetTruncated() bool {
+func (x *ListRulesResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
+// DeleteRuleRequest deletes one rule.
 type DeleteRuleRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule's id: required.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -411,6 +655,7 @@ func (x *DeleteRuleRequest) GetId() string {
 	return ""
 }
 
+// DeleteRuleResponse says the rule is gone.
 type DeleteRuleResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -450,29 +695,36 @@ func (*DeleteRuleResponse) Descriptor() ([]byte, []int) {
 // Approval is one operation an agent asked the organisation to approve.
 type Approval struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The board's id for the approval.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The agent that raised it.
-	Agent  string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
-	Run    string `protobuf:"bytes,3,opt,name=run,proto3" json:"run,omitempty"`
+	Agent string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The run waiting on it.
+	Run string `protobuf:"bytes,3,opt,name=run,proto3" json:"run,omitempty"`
+	// The conversation the run belongs to.
 	Thread string `protobuf:"bytes,4,opt,name=thread,proto3" json:"thread,omitempty"`
-	Node   string `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
-	Ask    string `protobuf:"bytes,6,opt,name=ask,proto3" json:"ask,omitempty"`
+	// The node of the agent's flow that asked.
+	Node string `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
+	// The question put to a person.
+	Ask string `protobuf:"bytes,6,opt,name=ask,proto3" json:"ask,omitempty"`
 	// What the agent shows a person, as a Struct: its numbers are doubles,
-	// so an integer beyond 2^53 may read as another. Kept for compatibility;
-	// read show_json to see what was shown exactly.
+	// so an integer beyond 2^53 may read as another. Read show_json instead.
+	//
+	// Deprecated: Marked as deprecated in symphonix/board/v1/approval.proto.
 	Show *structpb.Struct `protobuf:"bytes,7,opt,name=show,proto3" json:"show,omitempty"`
-	// The case for it.
+	// The case for it, as the agent tells it.
 	Account string `protobuf:"bytes,8,opt,name=account,proto3" json:"account,omitempty"`
 	// The digest the agent sent; a decision must be made for this digest.
 	Digest string `protobuf:"bytes,9,opt,name=digest,proto3" json:"digest,omitempty"`
-	// pending, approved, rejected, cancelled, expired or superseded.
-	State string `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
+	// Where it stands.
+	State ApprovalState `protobuf:"varint,10,opt,name=state,proto3,enum=symphonix.board.v1.ApprovalState" json:"state,omitempty"`
 	// The rule that governed it when raised; empty when not governed.
-	RuleId    string                 `protobuf:"bytes,11,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
-	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	RuleId string `protobuf:"bytes,11,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
+	// When the agent raised it.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When a pending approval becomes expired; absent when never.
-	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	// Set once decided.
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// How it was decided; set once it is no longer pending.
 	Decision *ApprovalDecision `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Who has said yes so far toward the rule's quorum, in order.
 	Votes []string `protobuf:"bytes,15,rep,name=votes,proto3" json:"votes,omitempty"`
@@ -555,6 +807,7 @@ func (x *Approval) GetAsk() string {
 	return ""
 }
 
+// Deprecated: Marked as deprecated in symphonix/board/v1/approval.proto.
 func (x *Approval) GetShow() *structpb.Struct {
 	if x != nil {
 		return x.Show
@@ -576,11 +829,11 @@ func (x *Approval) GetDigest() string {
 	return ""
 }
 
-func (x *Approval) GetState() string {
+func (x *Approval) GetState() ApprovalState {
 	if x != nil {
 		return x.State
 	}
-	return ""
+	return ApprovalState_APPROVAL_STATE_UNSPECIFIED
 }
 
 func (x *Approval) GetRuleId() string {
@@ -590,16 +843,16 @@ func (x *Approval) GetRuleId() string {
 	return ""
 }
 
-func (x *Approval) GetCreatedAt() *timestamppb.Timestamp {
+func (x *Approval) GetCreateTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.CreatedAt
+		return x.CreateTime
 	}
 	return nil
 }
 
-func (x *Approval) GetExpiresAt() *timestamppb.Timestamp {
+func (x *Approval) GetExpireTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.ExpiresAt
+		return x.ExpireTime
 	}
 	return nil
 }
@@ -625,12 +878,20 @@ func (x *Approval) GetShowJson() string {
 	return ""
 }
 
+// ListApprovalsRequest asks for a page of approvals, newest first.
 type ListApprovalsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only approvals in this state, when given.
-	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// Only approvals in this state; unspecified for every state.
+	State ApprovalState `protobuf:"varint,1,opt,name=state,proto3,enum=symphonix.board.v1.ApprovalState" json:"state,omitempty"`
 	// Only approvals raised by this agent, when given.
-	Agent         string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// At most this many approvals: 0 means 50, and more than 500 is read as
+	// 500. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request (other filters, another
+	// board) is invalid_argument.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -665,11 +926,11 @@ func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *ListApprovalsRequest) GetState() string {
+func (x *ListApprovalsRequest) GetState() ApprovalState {
 	if x != nil {
 		return x.State
 	}
-	return ""
+	return ApprovalState_APPROVAL_STATE_UNSPECIFIED
 }
 
 func (x *ListApprovalsRequest) GetAgent() string {
@@ -679,13 +940,29 @@ func (x *ListApprovalsRequest) GetAgent() string {
 	return ""
 }
 
+func (x *ListApprovalsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListApprovalsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListApprovalsResponse is one page of approvals.
 type ListApprovalsResponse struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Approvals []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
-	// More matched than this response carries: it stops at 1,000 approvals or at
-	// 4 MiB, whichever comes first. Narrow the request
-	// (state, agent) to see the ones it left out.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approvals, newest first. A page may hold fewer than page_size (it
+	// stops at 4 MiB) and still be followed by more.
+	Approvals []*Approval `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	// Set when more approvals follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -727,19 +1004,21 @@ func (x *ListApprovalsResponse) GetApprovals() []*Approval {
 	return nil
 }
 
-func (x *ListApprovalsResponse) GetTruncated() bool {
+func (x *ListApprovalsResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
+// WatchApprovalsRequest opens a watch on approvals.
 type WatchApprovalsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only approvals raised by this agent, when given.
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// How many decided approvals the snapshot sends, newest first. Absent
-	// means 200; more than 1000 is read as 1000.
+	// means 200; more than 1,000 is read as 1,000; negative is
+	// invalid_argument.
 	History       *int32 `protobuf:"varint,2,opt,name=history,proto3,oneof" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -789,21 +1068,16 @@ func (x *WatchApprovalsRequest) GetHistory() int32 {
 	return 0
 }
 
+// WatchApprovalsResponse is one message of a watch on approvals. A change
+// may be sent twice, and a change made while the snapshot was read may
+// follow it: a client keeps the approval as the last message about it says,
+// except that an approval no longer pending never becomes pending again.
 type WatchApprovalsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// What this message is:
-	//   - "snapshot": an approval as it stood when the watch began;
-	//   - "synced": the snapshot is complete (no approval);
-	//   - "raised", "superseded", "voted" (the yes votes changed, still
-	//     pending), "decided" (approved or rejected), "cancelled", "expired":
-	//     a change, with the approval after it;
-	//   - "heartbeat": nothing happened (no approval).
-	//
-	// A change may be sent twice, and a change made while the snapshot was
-	// read may follow it: a client keeps the approval as the last message
-	// about it says, except that an approval no longer pending never becomes
-	// pending again.
-	Event         string    `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// What this message is.
+	Event ApprovalEvent `protobuf:"varint,1,opt,name=event,proto3,enum=symphonix.board.v1.ApprovalEvent" json:"event,omitempty"`
+	// The approval after the change; absent with APPROVAL_EVENT_SYNCED and
+	// APPROVAL_EVENT_HEARTBEAT.
 	Approval      *Approval `protobuf:"bytes,2,opt,name=approval,proto3" json:"approval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -839,11 +1113,11 @@ func (*WatchApprovalsResponse) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{11}
 }
 
-func (x *WatchApprovalsResponse) GetEvent() string {
+func (x *WatchApprovalsResponse) GetEvent() ApprovalEvent {
 	if x != nil {
 		return x.Event
 	}
-	return ""
+	return ApprovalEvent_APPROVAL_EVENT_UNSPECIFIED
 }
 
 func (x *WatchApprovalsResponse) GetApproval() *Approval {
@@ -853,9 +1127,11 @@ func (x *WatchApprovalsResponse) GetApproval() *Approval {
 	return nil
 }
 
+// GetApprovalRequest asks for one approval.
 type GetApprovalRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval's id: required.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -897,9 +1173,11 @@ func (x *GetApprovalRequest) GetId() string {
 	return ""
 }
 
+// GetApprovalResponse is one approval.
 type GetApprovalResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Approval      *Approval              `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval.
+	Approval      *Approval `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -941,14 +1219,16 @@ func (x *GetApprovalResponse) GetApproval() *Approval {
 	return nil
 }
 
+// DecideRequest is one operator's yes or no.
 type DecideRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// "yes" or "no".
-	Say string `protobuf:"bytes,2,opt,name=say,proto3" json:"say,omitempty"`
+	// The approval's id: required.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// SAY_YES or SAY_NO.
+	Say Say `protobuf:"varint,2,opt,name=say,proto3,enum=symphonix.board.v1.Say" json:"say,omitempty"`
 	// The digest of the operation the operator was shown: the approval's.
 	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
-	// Why; required when the rule says so.
+	// Why; required when the rule says so. At most 4,096 bytes.
 	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -991,11 +1271,11 @@ func (x *DecideRequest) GetId() string {
 	return ""
 }
 
-func (x *DecideRequest) GetSay() string {
+func (x *DecideRequest) GetSay() Say {
 	if x != nil {
 		return x.Say
 	}
-	return ""
+	return Say_SAY_UNSPECIFIED
 }
 
 func (x *DecideRequest) GetDigest() string {
@@ -1012,6 +1292,7 @@ func (x *DecideRequest) GetReason() string {
 	return ""
 }
 
+// DecideResponse is the approval after the vote.
 type DecideResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The approval after the vote: approved, rejected, or still pending when
@@ -1058,10 +1339,12 @@ func (x *DecideResponse) GetApproval() *Approval {
 	return nil
 }
 
+// CancelRequest ends one pending approval.
 type CancelRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Why; required when the rule says so.
+	// The approval's id: required.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Why; required when the rule says so. At most 4,096 bytes.
 	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1111,9 +1394,11 @@ func (x *CancelRequest) GetReason() string {
 	return ""
 }
 
+// CancelResponse is the approval after it was cancelled.
 type CancelResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Approval      *Approval              `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval, cancelled.
+	Approval      *Approval `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1157,23 +1442,26 @@ func (x *CancelResponse) GetApproval() *Approval {
 
 // ApprovalDecision is how an approval was decided.
 type ApprovalDecision struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	ApprovalId string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
-	// "yes", "no", "cancelled", or "expired": nobody decided within the
-	// rule's time limit, which is neither a yes nor a no. Anything else the
-	// agent reads as no.
-	Say string `protobuf:"bytes,2,opt,name=say,proto3" json:"say,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval decided.
+	ApprovalId string `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// What was decided. A value the agent does not know it reads as SAY_NO.
+	Say Say `protobuf:"varint,2,opt,name=say,proto3,enum=symphonix.board.v1.Say" json:"say,omitempty"`
 	// The digest the decision was made for.
 	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
-	// Who decided.
-	Who    []string               `protobuf:"bytes,4,rep,name=who,proto3" json:"who,omitempty"`
-	At     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
-	Reason string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
-	// The approval's run, node and thread, as the agent raised them, so an
-	// agent that restarted can match a decision to what it holds before it
-	// has asked again.
-	Run           string `protobuf:"bytes,7,opt,name=run,proto3" json:"run,omitempty"`
-	Node          string `protobuf:"bytes,8,opt,name=node,proto3" json:"node,omitempty"`
+	// Who decided: the people whose votes made the quorum, or the one who
+	// said no or cancelled.
+	Who []string `protobuf:"bytes,4,rep,name=who,proto3" json:"who,omitempty"`
+	// When it was decided.
+	DecideTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	// Why, as the person who decided said.
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The approval's run, as the agent raised it, so an agent that restarted
+	// can match a decision to what it holds before it has asked again.
+	Run string `protobuf:"bytes,7,opt,name=run,proto3" json:"run,omitempty"`
+	// The approval's node, as the agent raised it.
+	Node string `protobuf:"bytes,8,opt,name=node,proto3" json:"node,omitempty"`
+	// The approval's conversation, as the agent raised it.
 	Thread        string `protobuf:"bytes,9,opt,name=thread,proto3" json:"thread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1216,11 +1504,11 @@ func (x *ApprovalDecision) GetApprovalId() string {
 	return ""
 }
 
-func (x *ApprovalDecision) GetSay() string {
+func (x *ApprovalDecision) GetSay() Say {
 	if x != nil {
 		return x.Say
 	}
-	return ""
+	return Say_SAY_UNSPECIFIED
 }
 
 func (x *ApprovalDecision) GetDigest() string {
@@ -1237,9 +1525,9 @@ func (x *ApprovalDecision) GetWho() []string {
 	return nil
 }
 
-func (x *ApprovalDecision) GetAt() *timestamppb.Timestamp {
+func (x *ApprovalDecision) GetDecideTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.At
+		return x.DecideTime
 	}
 	return nil
 }
@@ -1276,23 +1564,23 @@ var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x03\n" +
+	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xfa\x03\n" +
 	"\x04Rule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
-	"\x04node\x18\x03 \x01(\tR\x04node\x12\x12\n" +
-	"\x04role\x18\x04 \x01(\tR\x04role\x12\x16\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\x12,\n" +
+	"\x04role\x18\x04 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\x12\x16\n" +
 	"\x06people\x18\x05 \x03(\tR\x06people\x12\x1b\n" +
 	"\x06quorum\x18\x06 \x01(\x05H\x00R\x06quorum\x88\x01\x01\x128\n" +
 	"\n" +
 	"time_limit\x18\a \x01(\v2\x19.google.protobuf.DurationR\ttimeLimit\x12%\n" +
 	"\x0erequire_reason\x18\b \x01(\bR\rrequireReason\x12 \n" +
-	"\vdescription\x18\t \x01(\tR\vdescription\x129\n" +
-	"\n" +
-	"created_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
-	"\n" +
-	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\vdescription\x18\t \x01(\tR\vdescription\x12;\n" +
+	"\vcreate_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vupdate_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x12\x1d\n" +
 	"\n" +
 	"updated_by\x18\f \x01(\tR\tupdatedBy\x12.\n" +
 	"\x13allow_self_approval\x18\r \x01(\bR\x11allowSelfApprovalB\t\n" +
@@ -1300,55 +1588,61 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x0ePutRuleRequest\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"?\n" +
 	"\x0fPutRuleResponse\x12,\n" +
-	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"\x12\n" +
-	"\x10ListRulesRequest\"a\n" +
+	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"N\n" +
+	"\x10ListRulesRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"|\n" +
 	"\x11ListRulesResponse\x12.\n" +
-	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"#\n" +
+	"\x05rules\x18\x01 \x03(\v2\x18.symphonix.board.v1.RuleR\x05rules\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteRuleResponse\"\xf9\x03\n" +
+	"\x12DeleteRuleResponse\"\xa4\x04\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x10\n" +
 	"\x03run\x18\x03 \x01(\tR\x03run\x12\x16\n" +
 	"\x06thread\x18\x04 \x01(\tR\x06thread\x12\x12\n" +
 	"\x04node\x18\x05 \x01(\tR\x04node\x12\x10\n" +
-	"\x03ask\x18\x06 \x01(\tR\x03ask\x12+\n" +
-	"\x04show\x18\a \x01(\v2\x17.google.protobuf.StructR\x04show\x12\x18\n" +
+	"\x03ask\x18\x06 \x01(\tR\x03ask\x12/\n" +
+	"\x04show\x18\a \x01(\v2\x17.google.protobuf.StructB\x02\x18\x01R\x04show\x12\x18\n" +
 	"\aaccount\x18\b \x01(\tR\aaccount\x12\x16\n" +
-	"\x06digest\x18\t \x01(\tR\x06digest\x12\x14\n" +
+	"\x06digest\x18\t \x01(\tR\x06digest\x127\n" +
 	"\x05state\x18\n" +
-	" \x01(\tR\x05state\x12\x17\n" +
-	"\arule_id\x18\v \x01(\tR\x06ruleId\x129\n" +
-	"\n" +
-	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
-	"\n" +
-	"expires_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12@\n" +
+	" \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\x12\x17\n" +
+	"\arule_id\x18\v \x01(\tR\x06ruleId\x12;\n" +
+	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12@\n" +
 	"\bdecision\x18\x0e \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\x12\x14\n" +
 	"\x05votes\x18\x0f \x03(\tR\x05votes\x12\x1b\n" +
-	"\tshow_json\x18\x10 \x01(\tR\bshowJson\"B\n" +
-	"\x14ListApprovalsRequest\x12\x14\n" +
-	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
-	"\x05agent\x18\x02 \x01(\tR\x05agent\"q\n" +
+	"\tshow_json\x18\x10 \x01(\tR\bshowJson\"\xa1\x01\n" +
+	"\x14ListApprovalsRequest\x127\n" +
+	"\x05state\x18\x01 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x8c\x01\n" +
 	"\x15ListApprovalsResponse\x12:\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"X\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"X\n" +
 	"\x15WatchApprovalsRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1d\n" +
 	"\ahistory\x18\x02 \x01(\x05H\x00R\ahistory\x88\x01\x01B\n" +
 	"\n" +
-	"\b_history\"h\n" +
-	"\x16WatchApprovalsResponse\x12\x14\n" +
-	"\x05event\x18\x01 \x01(\tR\x05event\x128\n" +
+	"\b_history\"\x8b\x01\n" +
+	"\x16WatchApprovalsResponse\x127\n" +
+	"\x05event\x18\x01 \x01(\x0e2!.symphonix.board.v1.ApprovalEventR\x05event\x128\n" +
 	"\bapproval\x18\x02 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"$\n" +
 	"\x12GetApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13GetApprovalResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"a\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"z\n" +
 	"\rDecideRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
-	"\x03say\x18\x02 \x01(\tR\x03say\x12\x16\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12)\n" +
+	"\x03say\x18\x02 \x01(\x0e2\x17.symphonix.board.v1.SayR\x03say\x12\x16\n" +
 	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"J\n" +
 	"\x0eDecideResponse\x128\n" +
@@ -1357,18 +1651,45 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"J\n" +
 	"\x0eCancelResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xf1\x01\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\x9b\x02\n" +
 	"\x10ApprovalDecision\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
-	"approvalId\x12\x10\n" +
-	"\x03say\x18\x02 \x01(\tR\x03say\x12\x16\n" +
+	"approvalId\x12)\n" +
+	"\x03say\x18\x02 \x01(\x0e2\x17.symphonix.board.v1.SayR\x03say\x12\x16\n" +
 	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x10\n" +
-	"\x03who\x18\x04 \x03(\tR\x03who\x12*\n" +
-	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x16\n" +
+	"\x03who\x18\x04 \x03(\tR\x03who\x12;\n" +
+	"\vdecide_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"decideTime\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03run\x18\a \x01(\tR\x03run\x12\x12\n" +
 	"\x04node\x18\b \x01(\tR\x04node\x12\x16\n" +
-	"\x06thread\x18\t \x01(\tR\x06thread2\xef\x05\n" +
+	"\x06thread\x18\t \x01(\tR\x06thread*\xde\x01\n" +
+	"\rApprovalState\x12\x1e\n" +
+	"\x1aAPPROVAL_STATE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16APPROVAL_STATE_PENDING\x10\x01\x12\x1b\n" +
+	"\x17APPROVAL_STATE_APPROVED\x10\x02\x12\x1b\n" +
+	"\x17APPROVAL_STATE_REJECTED\x10\x03\x12\x1c\n" +
+	"\x18APPROVAL_STATE_CANCELLED\x10\x04\x12\x1a\n" +
+	"\x16APPROVAL_STATE_EXPIRED\x10\x05\x12\x1d\n" +
+	"\x19APPROVAL_STATE_SUPERSEDED\x10\x06*W\n" +
+	"\x03Say\x12\x13\n" +
+	"\x0fSAY_UNSPECIFIED\x10\x00\x12\v\n" +
+	"\aSAY_YES\x10\x01\x12\n" +
+	"\n" +
+	"\x06SAY_NO\x10\x02\x12\x11\n" +
+	"\rSAY_CANCELLED\x10\x03\x12\x0f\n" +
+	"\vSAY_EXPIRED\x10\x04*\xaf\x02\n" +
+	"\rApprovalEvent\x12\x1e\n" +
+	"\x1aAPPROVAL_EVENT_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17APPROVAL_EVENT_SNAPSHOT\x10\x01\x12\x19\n" +
+	"\x15APPROVAL_EVENT_SYNCED\x10\x02\x12\x19\n" +
+	"\x15APPROVAL_EVENT_RAISED\x10\x03\x12\x1d\n" +
+	"\x19APPROVAL_EVENT_SUPERSEDED\x10\x04\x12\x18\n" +
+	"\x14APPROVAL_EVENT_VOTED\x10\x05\x12\x1a\n" +
+	"\x16APPROVAL_EVENT_DECIDED\x10\x06\x12\x1c\n" +
+	"\x18APPROVAL_EVENT_CANCELLED\x10\a\x12\x1a\n" +
+	"\x16APPROVAL_EVENT_EXPIRED\x10\b\x12\x1c\n" +
+	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t2\xef\x05\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
@@ -1392,69 +1713,80 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_approval_proto_rawDescData
 }
 
+var file_symphonix_board_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
-	(*Rule)(nil),                   // 0: symphonix.board.v1.Rule
-	(*PutRuleRequest)(nil),         // 1: symphonix.board.v1.PutRuleRequest
-	(*PutRuleResponse)(nil),        // 2: symphonix.board.v1.PutRuleResponse
-	(*ListRulesRequest)(nil),       // 3: symphonix.board.v1.ListRulesRequest
-	(*ListRulesResponse)(nil),      // 4: symphonix.board.v1.ListRulesResponse
-	(*DeleteRuleRequest)(nil),      // 5: symphonix.board.v1.DeleteRuleRequest
-	(*DeleteRuleResponse)(nil),     // 6: symphonix.board.v1.DeleteRuleResponse
-	(*Approval)(nil),               // 7: symphonix.board.v1.Approval
-	(*ListApprovalsRequest)(nil),   // 8: symphonix.board.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),  // 9: symphonix.board.v1.ListApprovalsResponse
-	(*WatchApprovalsRequest)(nil),  // 10: symphonix.board.v1.WatchApprovalsRequest
-	(*WatchApprovalsResponse)(nil), // 11: symphonix.board.v1.WatchApprovalsResponse
-	(*GetApprovalRequest)(nil),     // 12: symphonix.board.v1.GetApprovalRequest
-	(*GetApprovalResponse)(nil),    // 13: symphonix.board.v1.GetApprovalResponse
-	(*DecideRequest)(nil),          // 14: symphonix.board.v1.DecideRequest
-	(*DecideResponse)(nil),         // 15: symphonix.board.v1.DecideResponse
-	(*CancelRequest)(nil),          // 16: symphonix.board.v1.CancelRequest
-	(*CancelResponse)(nil),         // 17: symphonix.board.v1.CancelResponse
-	(*ApprovalDecision)(nil),       // 18: symphonix.board.v1.ApprovalDecision
-	(*durationpb.Duration)(nil),    // 19: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 20: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 21: google.protobuf.Struct
+	(ApprovalState)(0),             // 0: symphonix.board.v1.ApprovalState
+	(Say)(0),                       // 1: symphonix.board.v1.Say
+	(ApprovalEvent)(0),             // 2: symphonix.board.v1.ApprovalEvent
+	(*Rule)(nil),                   // 3: symphonix.board.v1.Rule
+	(*PutRuleRequest)(nil),         // 4: symphonix.board.v1.PutRuleRequest
+	(*PutRuleResponse)(nil),        // 5: symphonix.board.v1.PutRuleResponse
+	(*ListRulesRequest)(nil),       // 6: symphonix.board.v1.ListRulesRequest
+	(*ListRulesResponse)(nil),      // 7: symphonix.board.v1.ListRulesResponse
+	(*DeleteRuleRequest)(nil),      // 8: symphonix.board.v1.DeleteRuleRequest
+	(*DeleteRuleResponse)(nil),     // 9: symphonix.board.v1.DeleteRuleResponse
+	(*Approval)(nil),               // 10: symphonix.board.v1.Approval
+	(*ListApprovalsRequest)(nil),   // 11: symphonix.board.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),  // 12: symphonix.board.v1.ListApprovalsResponse
+	(*WatchApprovalsRequest)(nil),  // 13: symphonix.board.v1.WatchApprovalsRequest
+	(*WatchApprovalsResponse)(nil), // 14: symphonix.board.v1.WatchApprovalsResponse
+	(*GetApprovalRequest)(nil),     // 15: symphonix.board.v1.GetApprovalRequest
+	(*GetApprovalResponse)(nil),    // 16: symphonix.board.v1.GetApprovalResponse
+	(*DecideRequest)(nil),          // 17: symphonix.board.v1.DecideRequest
+	(*DecideResponse)(nil),         // 18: symphonix.board.v1.DecideResponse
+	(*CancelRequest)(nil),          // 19: symphonix.board.v1.CancelRequest
+	(*CancelResponse)(nil),         // 20: symphonix.board.v1.CancelResponse
+	(*ApprovalDecision)(nil),       // 21: symphonix.board.v1.ApprovalDecision
+	(Role)(0),                      // 22: symphonix.board.v1.Role
+	(*durationpb.Duration)(nil),    // 23: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 24: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 25: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	19, // 0: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	20, // 1: symphonix.board.v1.Rule.created_at:type_name -> google.protobuf.Timestamp
-	20, // 2: symphonix.board.v1.Rule.updated_at:type_name -> google.protobuf.Timestamp
-	0,  // 3: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
-	0,  // 4: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
-	0,  // 5: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	21, // 6: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
-	20, // 7: symphonix.board.v1.Approval.created_at:type_name -> google.protobuf.Timestamp
-	20, // 8: symphonix.board.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
-	18, // 9: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	7,  // 10: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
-	7,  // 11: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
-	7,  // 12: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
-	7,  // 13: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
-	7,  // 14: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
-	20, // 15: symphonix.board.v1.ApprovalDecision.at:type_name -> google.protobuf.Timestamp
-	1,  // 16: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	3,  // 17: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	5,  // 18: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	8,  // 19: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	12, // 20: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	14, // 21: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	16, // 22: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	10, // 23: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
-	2,  // 24: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	4,  // 25: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	6,  // 26: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	9,  // 27: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	13, // 28: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	15, // 29: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	17, // 30: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	11, // 31: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
-	24, // [24:32] is the sub-list for method output_type
-	16, // [16:24] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	22, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
+	23, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	24, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
+	24, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
+	3,  // 4: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	3,  // 5: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
+	3,  // 6: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
+	25, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	0,  // 8: symphonix.board.v1.Approval.state:type_name -> symphonix.board.v1.ApprovalState
+	24, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	24, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	21, // 11: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	0,  // 12: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
+	10, // 13: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
+	2,  // 14: symphonix.board.v1.WatchApprovalsResponse.event:type_name -> symphonix.board.v1.ApprovalEvent
+	10, // 15: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 16: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 17: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
+	10, // 18: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 19: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 20: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
+	24, // 21: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
+	4,  // 22: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	6,  // 23: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	8,  // 24: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	11, // 25: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	15, // 26: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	17, // 27: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	19, // 28: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	13, // 29: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	5,  // 30: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	7,  // 31: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	9,  // 32: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	12, // 33: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	16, // 34: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	18, // 35: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	20, // 36: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	14, // 37: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	30, // [30:38] is the sub-list for method output_type
+	22, // [22:30] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -1462,6 +1794,7 @@ func file_symphonix_board_v1_approval_proto_init() {
 	if File_symphonix_board_v1_approval_proto != nil {
 		return
 	}
+	file_symphonix_board_v1_user_proto_init()
 	file_symphonix_board_v1_approval_proto_msgTypes[0].OneofWrappers = []any{}
 	file_symphonix_board_v1_approval_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
@@ -1469,13 +1802,14 @@ func file_symphonix_board_v1_approval_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      3,
 			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_symphonix_board_v1_approval_proto_goTypes,
 		DependencyIndexes: file_symphonix_board_v1_approval_proto_depIdxs,
+		EnumInfos:         file_symphonix_board_v1_approval_proto_enumTypes,
 		MessageInfos:      file_symphonix_board_v1_approval_proto_msgTypes,
 	}.Build()
 	File_symphonix_board_v1_approval_proto = out.File

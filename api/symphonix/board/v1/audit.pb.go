@@ -26,17 +26,22 @@ const (
 // AuditEntry is one entry of the log.
 type AuditEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	At    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	// Its place in the log: 1 for the first, one more for each after.
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// When it was written.
+	RecordTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=record_time,json=recordTime,proto3" json:"record_time,omitempty"`
 	// Who: an operator, an agent, "cli" or "board".
 	Actor string `protobuf:"bytes,3,opt,name=actor,proto3" json:"actor,omitempty"`
-	// What, as "noun.verb": "token.mint", "approval.decide", ...
+	// What, as "noun.verb": "token.mint", "approval.decide", ... New actions
+	// may appear; a reader shows one it does not know as it is.
 	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
 	// What it is about: a token, rule or approval id.
-	Subject string           `protobuf:"bytes,5,opt,name=subject,proto3" json:"subject,omitempty"`
-	Detail  *structpb.Struct `protobuf:"bytes,6,opt,name=detail,proto3" json:"detail,omitempty"`
-	// The hash of the entry before ("" for the first) and this entry's own.
-	Prev          string `protobuf:"bytes,7,opt,name=prev,proto3" json:"prev,omitempty"`
+	Subject string `protobuf:"bytes,5,opt,name=subject,proto3" json:"subject,omitempty"`
+	// The rest of what happened, by action (docs/audit.md).
+	Detail *structpb.Struct `protobuf:"bytes,6,opt,name=detail,proto3" json:"detail,omitempty"`
+	// The hash of the entry before; "" for the first.
+	Prev string `protobuf:"bytes,7,opt,name=prev,proto3" json:"prev,omitempty"`
+	// This entry's own hash.
 	Hash          string `protobuf:"bytes,8,opt,name=hash,proto3" json:"hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -79,9 +84,9 @@ func (x *AuditEntry) GetSeq() int64 {
 	return 0
 }
 
-func (x *AuditEntry) GetAt() *timestamppb.Timestamp {
+func (x *AuditEntry) GetRecordTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.At
+		return x.RecordTime
 	}
 	return nil
 }
@@ -128,12 +133,18 @@ func (x *AuditEntry) GetHash() string {
 	return ""
 }
 
+// ListAuditRequest asks for a page of the log.
 type ListAuditRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Entries with a seq above this; 0 for the first page.
-	After int64 `protobuf:"varint,1,opt,name=after,proto3" json:"after,omitempty"`
-	// At most this many; 0 means 100, and more than 1000 means 1000.
-	Limit         int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Only entries with a seq above this; 0 from the start. The pages after
+	// the first are asked for with the same after_seq.
+	AfterSeq int64 `protobuf:"varint,1,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	// At most this many entries: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -168,26 +179,37 @@ func (*ListAuditRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_audit_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *ListAuditRequest) GetAfter() int64 {
+func (x *ListAuditRequest) GetAfterSeq() int64 {
 	if x != nil {
-		return x.After
+		return x.AfterSeq
 	}
 	return 0
 }
 
-func (x *ListAuditRequest) GetLimit() int32 {
+func (x *ListAuditRequest) GetPageSize() int32 {
 	if x != nil {
-		return x.Limit
+		return x.PageSize
 	}
 	return 0
 }
 
+func (x *ListAuditRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListAuditResponse is one page of the log.
 type ListAuditResponse struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Entries []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
-	// The response stopped at 4 MiB before the limit: more entries follow.
-	// Ask again with after set to the last seq here.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entries, oldest first. A page may hold fewer than page_size (it
+	// stops at 4 MiB) and still be followed by more.
+	Entries []*AuditEntry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// Set when more entries follow: pass it as page_token. "" on the last
+	// page. To follow the log as it grows, ask again later with after_seq
+	// set to the last seq seen.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -229,34 +251,37 @@ func (x *ListAuditResponse) GetEntries() []*AuditEntry {
 	return nil
 }
 
-func (x *ListAuditResponse) GetTruncated() bool {
+func (x *ListAuditResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
 var File_symphonix_board_v1_audit_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_audit_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/audit.proto\x12\x12symphonix.board.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xeb\x01\n" +
+	"\x1esymphonix/board/v1/audit.proto\x12\x12symphonix.board.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfc\x01\n" +
 	"\n" +
 	"AuditEntry\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12*\n" +
-	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x14\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12;\n" +
+	"\vrecord_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"recordTime\x12\x14\n" +
 	"\x05actor\x18\x03 \x01(\tR\x05actor\x12\x16\n" +
 	"\x06action\x18\x04 \x01(\tR\x06action\x12\x18\n" +
 	"\asubject\x18\x05 \x01(\tR\asubject\x12/\n" +
 	"\x06detail\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x06detail\x12\x12\n" +
 	"\x04prev\x18\a \x01(\tR\x04prev\x12\x12\n" +
-	"\x04hash\x18\b \x01(\tR\x04hash\">\n" +
-	"\x10ListAuditRequest\x12\x14\n" +
-	"\x05after\x18\x01 \x01(\x03R\x05after\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\"k\n" +
+	"\x04hash\x18\b \x01(\tR\x04hash\"k\n" +
+	"\x10ListAuditRequest\x12\x1b\n" +
+	"\tafter_seq\x18\x01 \x01(\x03R\bafterSeq\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\x86\x01\n" +
 	"\x11ListAuditResponse\x128\n" +
-	"\aentries\x18\x01 \x03(\v2\x1e.symphonix.board.v1.AuditEntryR\aentries\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated2h\n" +
+	"\aentries\x18\x01 \x03(\v2\x1e.symphonix.board.v1.AuditEntryR\aentries\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated2h\n" +
 	"\fAuditService\x12X\n" +
 	"\tListAudit\x12$.symphonix.board.v1.ListAuditRequest\x1a%.symphonix.board.v1.ListAuditResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
@@ -281,7 +306,7 @@ var file_symphonix_board_v1_audit_proto_goTypes = []any{
 	(*structpb.Struct)(nil),       // 4: google.protobuf.Struct
 }
 var file_symphonix_board_v1_audit_proto_depIdxs = []int32{
-	3, // 0: symphonix.board.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	3, // 0: symphonix.board.v1.AuditEntry.record_time:type_name -> google.protobuf.Timestamp
 	4, // 1: symphonix.board.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
 	0, // 2: symphonix.board.v1.ListAuditResponse.entries:type_name -> symphonix.board.v1.AuditEntry
 	1, // 3: symphonix.board.v1.AuditService.ListAudit:input_type -> symphonix.board.v1.ListAuditRequest

@@ -22,10 +22,17 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ListConversationsRequest asks for a page of conversation pointers.
 type ListConversationsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only this agent's; "" for every agent.
-	Agent         string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// At most this many pointers: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -67,13 +74,29 @@ func (x *ListConversationsRequest) GetAgent() string {
 	return ""
 }
 
+func (x *ListConversationsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListConversationsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListConversationsResponse is one page of pointers.
 type ListConversationsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pointers, most recently updated first. A page may hold fewer than
+	// page_size (it stops at 4 MiB) and still be followed by more.
 	Conversations []*ConversationPointer `protobuf:"bytes,1,rep,name=conversations,proto3" json:"conversations,omitempty"`
-	// More matched than this response carries: it stops at 1,000 pointers or at
-	// 4 MiB, whichever comes first. Name an agent to see
-	// the ones it left out.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// Set when more pointers follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -115,20 +138,24 @@ func (x *ListConversationsResponse) GetConversations() []*ConversationPointer {
 	return nil
 }
 
-func (x *ListConversationsResponse) GetTruncated() bool {
+func (x *ListConversationsResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
 // ConversationPointer is where a conversation is, and who is in it.
 type ConversationPointer struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Agent     string                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
-	Thread    string                 `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
-	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	Waiting   bool                   `protobuf:"varint,4,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent that holds it.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The conversation's id at the agent.
+	Thread string `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
+	// When it last changed.
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Whether a run in it waits.
+	Waiting bool `protobuf:"varint,4,opt,name=waiting,proto3" json:"waiting,omitempty"`
 	// The canonical addresses of the people in it. The board keeps only
 	// those it paired or verified for the agent itself; others an agent
 	// names are dropped.
@@ -181,9 +208,9 @@ func (x *ConversationPointer) GetThread() string {
 	return ""
 }
 
-func (x *ConversationPointer) GetUpdatedAt() *timestamppb.Timestamp {
+func (x *ConversationPointer) GetUpdateTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.UpdatedAt
+		return x.UpdateTime
 	}
 	return nil
 }
@@ -262,17 +289,20 @@ var File_symphonix_board_v1_conversation_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_conversation_proto_rawDesc = "" +
 	"\n" +
-	"%symphonix/board/v1/conversation.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"0\n" +
+	"%symphonix/board/v1/conversation.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"l\n" +
 	"\x18ListConversationsRequest\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\"\x88\x01\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xa3\x01\n" +
 	"\x19ListConversationsResponse\x12M\n" +
-	"\rconversations\x18\x01 \x03(\v2'.symphonix.board.v1.ConversationPointerR\rconversations\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xb0\x01\n" +
+	"\rconversations\x18\x01 \x03(\v2'.symphonix.board.v1.ConversationPointerR\rconversations\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"\xb2\x01\n" +
 	"\x13ConversationPointer\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x16\n" +
-	"\x06thread\x18\x02 \x01(\tR\x06thread\x129\n" +
-	"\n" +
-	"updated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x18\n" +
+	"\x06thread\x18\x02 \x01(\tR\x06thread\x12;\n" +
+	"\vupdate_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x12\x18\n" +
 	"\awaiting\x18\x04 \x01(\bR\awaiting\x12\x16\n" +
 	"\x06people\x18\x05 \x03(\tR\x06people\"r\n" +
 	"\rConversations\x12M\n" +
@@ -303,7 +333,7 @@ var file_symphonix_board_v1_conversation_proto_goTypes = []any{
 }
 var file_symphonix_board_v1_conversation_proto_depIdxs = []int32{
 	2, // 0: symphonix.board.v1.ListConversationsResponse.conversations:type_name -> symphonix.board.v1.ConversationPointer
-	4, // 1: symphonix.board.v1.ConversationPointer.updated_at:type_name -> google.protobuf.Timestamp
+	4, // 1: symphonix.board.v1.ConversationPointer.update_time:type_name -> google.protobuf.Timestamp
 	2, // 2: symphonix.board.v1.Conversations.conversations:type_name -> symphonix.board.v1.ConversationPointer
 	0, // 3: symphonix.board.v1.ConversationService.ListConversations:input_type -> symphonix.board.v1.ListConversationsRequest
 	1, // 4: symphonix.board.v1.ConversationService.ListConversations:output_type -> symphonix.board.v1.ListConversationsResponse

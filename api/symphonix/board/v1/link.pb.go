@@ -23,10 +23,137 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Ruling is whether the organisation governs an approval.
+type Ruling int32
+
+const (
+	// Not set: the agent waits.
+	Ruling_RULING_UNSPECIFIED Ruling = 0
+	// A rule governs it: an operator decides on the board.
+	Ruling_RULING_GOVERNED Ruling = 1
+	// No rule governs it: the agent's chat decides it.
+	Ruling_RULING_NOT_GOVERNED Ruling = 2
+)
+
+// Enum value maps for Ruling.
+var (
+	Ruling_name = map[int32]string{
+		0: "RULING_UNSPECIFIED",
+		1: "RULING_GOVERNED",
+		2: "RULING_NOT_GOVERNED",
+	}
+	Ruling_value = map[string]int32{
+		"RULING_UNSPECIFIED":  0,
+		"RULING_GOVERNED":     1,
+		"RULING_NOT_GOVERNED": 2,
+	}
+)
+
+func (x Ruling) Enum() *Ruling {
+	p := new(Ruling)
+	*p = x
+	return p
+}
+
+func (x Ruling) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Ruling) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_link_proto_enumTypes[0].Descriptor()
+}
+
+func (Ruling) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_link_proto_enumTypes[0]
+}
+
+func (x Ruling) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Ruling.Descriptor instead.
+func (Ruling) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{0}
+}
+
+// LinkErrorCode is why the board refused one request on the link. The
+// numbers are those of the Connect and gRPC status codes; the board sends
+// these five, and an agent treats any other as LINK_ERROR_CODE_INTERNAL.
+type LinkErrorCode int32
+
+const (
+	// Not set.
+	LinkErrorCode_LINK_ERROR_CODE_UNSPECIFIED LinkErrorCode = 0
+	// The request is malformed: the message names the field. Do not retry
+	// it unchanged.
+	LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT LinkErrorCode = 3
+	// What the request names does not exist.
+	LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND LinkErrorCode = 5
+	// The agent asked too much, too fast, or holds too much: retry later.
+	LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED LinkErrorCode = 8
+	// The request cannot be done in the state things are in.
+	LinkErrorCode_LINK_ERROR_CODE_FAILED_PRECONDITION LinkErrorCode = 9
+	// The board failed: retry later.
+	LinkErrorCode_LINK_ERROR_CODE_INTERNAL LinkErrorCode = 13
+	// The board cannot answer now: retry later.
+	LinkErrorCode_LINK_ERROR_CODE_UNAVAILABLE LinkErrorCode = 14
+)
+
+// Enum value maps for LinkErrorCode.
+var (
+	LinkErrorCode_name = map[int32]string{
+		0:  "LINK_ERROR_CODE_UNSPECIFIED",
+		3:  "LINK_ERROR_CODE_INVALID_ARGUMENT",
+		5:  "LINK_ERROR_CODE_NOT_FOUND",
+		8:  "LINK_ERROR_CODE_RESOURCE_EXHAUSTED",
+		9:  "LINK_ERROR_CODE_FAILED_PRECONDITION",
+		13: "LINK_ERROR_CODE_INTERNAL",
+		14: "LINK_ERROR_CODE_UNAVAILABLE",
+	}
+	LinkErrorCode_value = map[string]int32{
+		"LINK_ERROR_CODE_UNSPECIFIED":         0,
+		"LINK_ERROR_CODE_INVALID_ARGUMENT":    3,
+		"LINK_ERROR_CODE_NOT_FOUND":           5,
+		"LINK_ERROR_CODE_RESOURCE_EXHAUSTED":  8,
+		"LINK_ERROR_CODE_FAILED_PRECONDITION": 9,
+		"LINK_ERROR_CODE_INTERNAL":            13,
+		"LINK_ERROR_CODE_UNAVAILABLE":         14,
+	}
+)
+
+func (x LinkErrorCode) Enum() *LinkErrorCode {
+	p := new(LinkErrorCode)
+	*p = x
+	return p
+}
+
+func (x LinkErrorCode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LinkErrorCode) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_link_proto_enumTypes[1].Descriptor()
+}
+
+func (LinkErrorCode) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_link_proto_enumTypes[1]
+}
+
+func (x LinkErrorCode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LinkErrorCode.Descriptor instead.
+func (LinkErrorCode) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{1}
+}
+
 // LinkRequest is one message from the agent to the board. A kind the board
 // does not know is ignored, so newer agents can talk to older boards.
 type LinkRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the message is.
+	//
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*LinkRequest_Hello
@@ -257,6 +384,8 @@ func (*LinkRequest_Withdraw) isLinkRequest_Kind() {}
 // does not know is ignored.
 type LinkResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the message is.
+	//
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*LinkResponse_Welcome
@@ -534,7 +663,7 @@ type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The agent's name, from its flow; it must be the name its token was minted for.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The link protocol the agent speaks.
+	// The link protocol the agent speaks: "2" for this one.
 	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	// What the agent can do: the six every agent of this protocol has (runs,
 	// live-runs, delegation, delegation-cycle, users, pairing) plus optional
@@ -630,10 +759,10 @@ type Welcome struct {
 	Session string `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
 	// The protocol the board speaks on this link.
 	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
-	// How often the agent should ping, and how long to wait for the pong before
-	// giving the link up.
+	// How often the agent should ping.
 	PingInterval *durationpb.Duration `protobuf:"bytes,3,opt,name=ping_interval,json=pingInterval,proto3" json:"ping_interval,omitempty"`
-	PingTimeout  *durationpb.Duration `protobuf:"bytes,4,opt,name=ping_timeout,json=pingTimeout,proto3" json:"ping_timeout,omitempty"`
+	// How long the agent waits for the pong before giving the link up.
+	PingTimeout *durationpb.Duration `protobuf:"bytes,4,opt,name=ping_timeout,json=pingTimeout,proto3" json:"ping_timeout,omitempty"`
 	// How long a window the agent spreads its first redial over when this link
 	// drops: it waits a uniformly random time within it, so that a fleet whose
 	// board died does not come back in one wave. The board sizes it from the
@@ -711,9 +840,11 @@ func (x *Welcome) GetRedialWithin() *durationpb.Duration {
 
 // Ping asks for a Pong carrying the same sequence number.
 type Ping struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	SentAt        *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A number the sender chooses, echoed in the Pong.
+	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// When the sender sent it, by its clock.
+	SendTime      *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=send_time,json=sendTime,proto3" json:"send_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -755,18 +886,20 @@ func (x *Ping) GetSeq() uint64 {
 	return 0
 }
 
-func (x *Ping) GetSentAt() *timestamppb.Timestamp {
+func (x *Ping) GetSendTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.SentAt
+		return x.SendTime
 	}
 	return nil
 }
 
 // Pong answers the Ping with the same sequence number.
 type Pong struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Seq    uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	SentAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Ping's seq.
+	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The Ping's send_time, echoed.
+	SendTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=send_time,json=sendTime,proto3" json:"send_time,omitempty"`
 	// From the board: Welcome.redial_within as it is now, as the fleet grows
 	// and shrinks after the welcome. The board ignores it in an agent's Pong.
 	RedialWithin  *durationpb.Duration `protobuf:"bytes,3,opt,name=redial_within,json=redialWithin,proto3" json:"redial_within,omitempty"`
@@ -811,9 +944,9 @@ func (x *Pong) GetSeq() uint64 {
 	return 0
 }
 
-func (x *Pong) GetSentAt() *timestamppb.Timestamp {
+func (x *Pong) GetSendTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.SentAt
+		return x.SendTime
 	}
 	return nil
 }
@@ -883,14 +1016,17 @@ func (x *WhoDecides) GetNode() string {
 
 // WhoDecidesAnswer says whether an approval is governed, and by what rule.
 type WhoDecidesAnswer struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// "governed" or "not-governed". Anything else the agent reads as wait.
-	Ruling string `protobuf:"bytes,2,opt,name=ruling,proto3" json:"ruling,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The WhoDecides's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Whether the approval is governed. A value the agent does not know it
+	// reads as wait.
+	Ruling Ruling `protobuf:"varint,2,opt,name=ruling,proto3,enum=symphonix.board.v1.Ruling" json:"ruling,omitempty"`
 	// The governing rule; empty when not governed.
 	RuleId string `protobuf:"bytes,3,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
-	// Who may decide: a role, or named people.
-	Role   string   `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
+	// Who may decide, by role; unspecified when people are named.
+	Role Role `protobuf:"varint,4,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
+	// Who may decide, by name; empty when a role is given.
 	People []string `protobuf:"bytes,5,rep,name=people,proto3" json:"people,omitempty"`
 	// How many distinct people must say yes.
 	Quorum        int32 `protobuf:"varint,6,opt,name=quorum,proto3" json:"quorum,omitempty"`
@@ -935,11 +1071,11 @@ func (x *WhoDecidesAnswer) GetRequestId() string {
 	return ""
 }
 
-func (x *WhoDecidesAnswer) GetRuling() string {
+func (x *WhoDecidesAnswer) GetRuling() Ruling {
 	if x != nil {
 		return x.Ruling
 	}
-	return ""
+	return Ruling_RULING_UNSPECIFIED
 }
 
 func (x *WhoDecidesAnswer) GetRuleId() string {
@@ -949,11 +1085,11 @@ func (x *WhoDecidesAnswer) GetRuleId() string {
 	return ""
 }
 
-func (x *WhoDecidesAnswer) GetRole() string {
+func (x *WhoDecidesAnswer) GetRole() Role {
 	if x != nil {
 		return x.Role
 	}
-	return ""
+	return Role_ROLE_UNSPECIFIED
 }
 
 func (x *WhoDecidesAnswer) GetPeople() []string {
@@ -1087,11 +1223,13 @@ func (x *Raise) GetDigest() string {
 
 // Raised answers a Raise with the approval the board holds for it.
 type Raised struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	RequestId  string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	ApprovalId string                 `protobuf:"bytes,2,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
-	// pending, approved, rejected, cancelled, expired or superseded.
-	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Raise's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The approval the board holds for the raise.
+	ApprovalId string `protobuf:"bytes,2,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// Where it stands.
+	State ApprovalState `protobuf:"varint,3,opt,name=state,proto3,enum=symphonix.board.v1.ApprovalState" json:"state,omitempty"`
 	// Set once the approval is decided.
 	Decision      *ApprovalDecision `protobuf:"bytes,4,opt,name=decision,proto3" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1142,11 +1280,11 @@ func (x *Raised) GetApprovalId() string {
 	return ""
 }
 
-func (x *Raised) GetState() string {
+func (x *Raised) GetState() ApprovalState {
 	if x != nil {
 		return x.State
 	}
-	return ""
+	return ApprovalState_APPROVAL_STATE_UNSPECIFIED
 }
 
 func (x *Raised) GetDecision() *ApprovalDecision {
@@ -1158,11 +1296,13 @@ func (x *Raised) GetDecision() *ApprovalDecision {
 
 // LinkError answers one request the board refused.
 type LinkError struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// A connect code name: "invalid_argument", "internal", ...
-	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
-	// Names the field when a field is at fault.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refused request's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Why, as a code.
+	Code LinkErrorCode `protobuf:"varint,2,opt,name=code,proto3,enum=symphonix.board.v1.LinkErrorCode" json:"code,omitempty"`
+	// What was wrong, for a person to read; names the field when a field is
+	// at fault.
 	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1205,11 +1345,11 @@ func (x *LinkError) GetRequestId() string {
 	return ""
 }
 
-func (x *LinkError) GetCode() string {
+func (x *LinkError) GetCode() LinkErrorCode {
 	if x != nil {
 		return x.Code
 	}
-	return ""
+	return LinkErrorCode_LINK_ERROR_CODE_UNSPECIFIED
 }
 
 func (x *LinkError) GetMessage() string {
@@ -1221,8 +1361,9 @@ func (x *LinkError) GetMessage() string {
 
 // HowToIdentify asks which door the board wants.
 type HowToIdentify struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId     string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1264,13 +1405,15 @@ func (x *HowToIdentify) GetRequestId() string {
 	return ""
 }
 
-// HowToIdentifyAnswer names the door: "pairing" (show a code the person
-// enters on the board), "verify" (ask who they are and check it with the
-// board), or "none" (the board does not identify people).
+// HowToIdentifyAnswer names the door the board wants.
 type HowToIdentifyAnswer struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Door          string                 `protobuf:"bytes,2,opt,name=door,proto3" json:"door,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The HowToIdentify's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// DOOR_PAIRING (show a code the person enters on the board), DOOR_VERIFY
+	// (ask who they are and check it with the board), or DOOR_NONE (the
+	// board does not identify people).
+	Door          Door `protobuf:"varint,2,opt,name=door,proto3,enum=symphonix.board.v1.Door" json:"door,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1312,17 +1455,18 @@ func (x *HowToIdentifyAnswer) GetRequestId() string {
 	return ""
 }
 
-func (x *HowToIdentifyAnswer) GetDoor() string {
+func (x *HowToIdentifyAnswer) GetDoor() Door {
 	if x != nil {
 		return x.Door
 	}
-	return ""
+	return Door_DOOR_UNSPECIFIED
 }
 
 // Pair asks for a pairing code for one conversation.
 type Pair struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The conversation; required.
 	Thread        string `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1376,10 +1520,13 @@ func (x *Pair) GetThread() string {
 // PairCode is a code to show in the conversation: 8 characters from an
 // alphabet without look-alikes, single use.
 type PairCode struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Code          string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Pair's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The code to show.
+	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// When the code stops working.
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1428,9 +1575,9 @@ func (x *PairCode) GetCode() string {
 	return ""
 }
 
-func (x *PairCode) GetExpiresAt() *timestamppb.Timestamp {
+func (x *PairCode) GetExpireTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.ExpiresAt
+		return x.ExpireTime
 	}
 	return nil
 }
@@ -1438,10 +1585,14 @@ func (x *PairCode) GetExpiresAt() *timestamppb.Timestamp {
 // Verify asks who somebody is: the address they gave and the secret they
 // typed.
 type Verify struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Who           string                 `protobuf:"bytes,2,opt,name=who,proto3" json:"who,omitempty"`
-	Secret        string                 `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The address the person gave; required, at most 254 bytes.
+	Who string `protobuf:"bytes,2,opt,name=who,proto3" json:"who,omitempty"`
+	// The secret the person typed; required, at most 1,024 bytes. The board
+	// never logs it.
+	Secret        string `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1499,12 +1650,15 @@ func (x *Verify) GetSecret() string {
 
 // Verified says who they are, or why not.
 type Verified struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Ok        bool                   `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
-	// The canonical address and name, when ok.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Verify's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Whether the person is who they said, with that secret.
+	Ok bool `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
+	// Their canonical address, when ok.
 	Address string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
-	Name    string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	// Their name, when ok.
+	Name string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
 	// Why not, when not ok; the same words whatever was wrong about the
 	// person or the secret, so the answer tells an attacker nothing.
 	Why           string `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
@@ -1579,13 +1733,17 @@ func (x *Verified) GetWhy() string {
 
 // Paired links a conversation to a person.
 type Paired struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Thread string                 `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
-	// The person's canonical address and name.
-	Who           string                 `protobuf:"bytes,3,opt,name=who,proto3" json:"who,omitempty"`
-	Name          string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
-	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The board's id for the pairing.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The conversation that showed the code.
+	Thread string `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
+	// The person's canonical address.
+	Who string `protobuf:"bytes,3,opt,name=who,proto3" json:"who,omitempty"`
+	// The person's name.
+	Name string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	// When the person entered the code.
+	PairTime      *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=pair_time,json=pairTime,proto3" json:"pair_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1648,9 +1806,9 @@ func (x *Paired) GetName() string {
 	return ""
 }
 
-func (x *Paired) GetAt() *timestamppb.Timestamp {
+func (x *Paired) GetPairTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.At
+		return x.PairTime
 	}
 	return nil
 }
@@ -1664,8 +1822,9 @@ type Withdraw struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Echoed in the answer.
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The run and node of the approval, as raised; required.
-	Run  string `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	// The run of the approval, as raised; required.
+	Run string `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	// The node of the approval, as raised; required.
 	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
 	// Why the run was ended, as the person who ended it said; at most 4096
 	// bytes.
@@ -1735,14 +1894,16 @@ func (x *Withdraw) GetReason() string {
 // Withdrawn answers a Withdraw with the approval the board holds for the run
 // and node.
 type Withdrawn struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Withdraw's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The approval; empty when the board holds none for the run and node (it
 	// was never raised there).
 	ApprovalId string `protobuf:"bytes,2,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
 	// Its state now: cancelled when it was pending, otherwise what it already
-	// was (approved, rejected, cancelled, expired); empty with no approval.
-	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// was (approved, rejected, cancelled, expired); unspecified with no
+	// approval.
+	State         ApprovalState `protobuf:"varint,3,opt,name=state,proto3,enum=symphonix.board.v1.ApprovalState" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1791,18 +1952,18 @@ func (x *Withdrawn) GetApprovalId() string {
 	return ""
 }
 
-func (x *Withdrawn) GetState() string {
+func (x *Withdrawn) GetState() ApprovalState {
 	if x != nil {
 		return x.State
 	}
-	return ""
+	return ApprovalState_APPROVAL_STATE_UNSPECIFIED
 }
 
 var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/tool.proto\"\xd8\x04\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xd8\x04\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1845,25 +2006,25 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12>\n" +
 	"\rping_interval\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\fpingInterval\x12<\n" +
 	"\fping_timeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\vpingTimeout\x12>\n" +
-	"\rredial_within\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\"M\n" +
+	"\rredial_within\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\"Q\n" +
 	"\x04Ping\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\x123\n" +
-	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"\x8d\x01\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x127\n" +
+	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\x91\x01\n" +
 	"\x04Pong\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\x123\n" +
-	"\asent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\x12>\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x127\n" +
+	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\x12>\n" +
 	"\rredial_within\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\"?\n" +
 	"\n" +
 	"WhoDecides\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
-	"\x04node\x18\x02 \x01(\tR\x04node\"\xa6\x01\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\"\xdc\x01\n" +
 	"\x10WhoDecidesAnswer\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x01 \x01(\tR\trequestId\x12\x16\n" +
-	"\x06ruling\x18\x02 \x01(\tR\x06ruling\x12\x17\n" +
-	"\arule_id\x18\x03 \x01(\tR\x06ruleId\x12\x12\n" +
-	"\x04role\x18\x04 \x01(\tR\x04role\x12\x16\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x122\n" +
+	"\x06ruling\x18\x02 \x01(\x0e2\x1a.symphonix.board.v1.RulingR\x06ruling\x12\x17\n" +
+	"\arule_id\x18\x03 \x01(\tR\x06ruleId\x12,\n" +
+	"\x04role\x18\x04 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\x12\x16\n" +
 	"\x06people\x18\x05 \x03(\tR\x06people\x12\x16\n" +
 	"\x06quorum\x18\x06 \x01(\x05R\x06quorum\"\xbc\x01\n" +
 	"\x05Raise\x12\x1d\n" +
@@ -1875,36 +2036,36 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x03ask\x18\x05 \x01(\tR\x03ask\x12\x12\n" +
 	"\x04show\x18\x06 \x01(\tR\x04show\x12\x18\n" +
 	"\aaccount\x18\a \x01(\tR\aaccount\x12\x16\n" +
-	"\x06digest\x18\b \x01(\tR\x06digest\"\xa0\x01\n" +
+	"\x06digest\x18\b \x01(\tR\x06digest\"\xc3\x01\n" +
 	"\x06Raised\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vapproval_id\x18\x02 \x01(\tR\n" +
-	"approvalId\x12\x14\n" +
-	"\x05state\x18\x03 \x01(\tR\x05state\x12@\n" +
-	"\bdecision\x18\x04 \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\"X\n" +
+	"approvalId\x127\n" +
+	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\x12@\n" +
+	"\bdecision\x18\x04 \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\"{\n" +
 	"\tLinkError\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
-	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x125\n" +
+	"\x04code\x18\x02 \x01(\x0e2!.symphonix.board.v1.LinkErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\".\n" +
 	"\rHowToIdentify\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x01 \x01(\tR\trequestId\"H\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\"b\n" +
 	"\x13HowToIdentifyAnswer\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
-	"\x04door\x18\x02 \x01(\tR\x04door\"=\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12,\n" +
+	"\x04door\x18\x02 \x01(\x0e2\x18.symphonix.board.v1.DoorR\x04door\"=\n" +
 	"\x04Pair\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x16\n" +
-	"\x06thread\x18\x02 \x01(\tR\x06thread\"x\n" +
+	"\x06thread\x18\x02 \x01(\tR\x06thread\"z\n" +
 	"\bPairCode\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x12\n" +
-	"\x04code\x18\x02 \x01(\tR\x04code\x129\n" +
-	"\n" +
-	"expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"Q\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12;\n" +
+	"\vexpire_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"Q\n" +
 	"\x06Verify\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
@@ -1916,25 +2077,37 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x02ok\x18\x02 \x01(\bR\x02ok\x12\x18\n" +
 	"\aaddress\x18\x03 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12\x10\n" +
-	"\x03why\x18\x05 \x01(\tR\x03why\"\x82\x01\n" +
+	"\x03why\x18\x05 \x01(\tR\x03why\"\x8f\x01\n" +
 	"\x06Paired\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06thread\x18\x02 \x01(\tR\x06thread\x12\x10\n" +
 	"\x03who\x18\x03 \x01(\tR\x03who\x12\x12\n" +
-	"\x04name\x18\x04 \x01(\tR\x04name\x12*\n" +
-	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"g\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x127\n" +
+	"\tpair_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bpairTime\"g\n" +
 	"\bWithdraw\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
 	"\x03run\x18\x02 \x01(\tR\x03run\x12\x12\n" +
 	"\x04node\x18\x03 \x01(\tR\x04node\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"a\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x84\x01\n" +
 	"\tWithdrawn\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vapproval_id\x18\x02 \x01(\tR\n" +
-	"approvalId\x12\x14\n" +
-	"\x05state\x18\x03 \x01(\tR\x05state2a\n" +
+	"approvalId\x127\n" +
+	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state*N\n" +
+	"\x06Ruling\x12\x16\n" +
+	"\x12RULING_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fRULING_GOVERNED\x10\x01\x12\x17\n" +
+	"\x13RULING_NOT_GOVERNED\x10\x02*\x85\x02\n" +
+	"\rLinkErrorCode\x12\x1f\n" +
+	"\x1bLINK_ERROR_CODE_UNSPECIFIED\x10\x00\x12$\n" +
+	" LINK_ERROR_CODE_INVALID_ARGUMENT\x10\x03\x12\x1d\n" +
+	"\x19LINK_ERROR_CODE_NOT_FOUND\x10\x05\x12&\n" +
+	"\"LINK_ERROR_CODE_RESOURCE_EXHAUSTED\x10\b\x12'\n" +
+	"#LINK_ERROR_CODE_FAILED_PRECONDITION\x10\t\x12\x1c\n" +
+	"\x18LINK_ERROR_CODE_INTERNAL\x10\r\x12\x1f\n" +
+	"\x1bLINK_ERROR_CODE_UNAVAILABLE\x10\x0e2a\n" +
 	"\x10AgentLinkService\x12M\n" +
 	"\x04Link\x12\x1f.symphonix.board.v1.LinkRequest\x1a .symphonix.board.v1.LinkResponse(\x010\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
@@ -1950,74 +2123,86 @@ func file_symphonix_board_v1_link_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_link_proto_rawDescData
 }
 
+var file_symphonix_board_v1_link_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_symphonix_board_v1_link_proto_goTypes = []any{
-	(*LinkRequest)(nil),           // 0: symphonix.board.v1.LinkRequest
-	(*LinkResponse)(nil),          // 1: symphonix.board.v1.LinkResponse
-	(*Hello)(nil),                 // 2: symphonix.board.v1.Hello
-	(*Welcome)(nil),               // 3: symphonix.board.v1.Welcome
-	(*Ping)(nil),                  // 4: symphonix.board.v1.Ping
-	(*Pong)(nil),                  // 5: symphonix.board.v1.Pong
-	(*WhoDecides)(nil),            // 6: symphonix.board.v1.WhoDecides
-	(*WhoDecidesAnswer)(nil),      // 7: symphonix.board.v1.WhoDecidesAnswer
-	(*Raise)(nil),                 // 8: symphonix.board.v1.Raise
-	(*Raised)(nil),                // 9: symphonix.board.v1.Raised
-	(*LinkError)(nil),             // 10: symphonix.board.v1.LinkError
-	(*HowToIdentify)(nil),         // 11: symphonix.board.v1.HowToIdentify
-	(*HowToIdentifyAnswer)(nil),   // 12: symphonix.board.v1.HowToIdentifyAnswer
-	(*Pair)(nil),                  // 13: symphonix.board.v1.Pair
-	(*PairCode)(nil),              // 14: symphonix.board.v1.PairCode
-	(*Verify)(nil),                // 15: symphonix.board.v1.Verify
-	(*Verified)(nil),              // 16: symphonix.board.v1.Verified
-	(*Paired)(nil),                // 17: symphonix.board.v1.Paired
-	(*Withdraw)(nil),              // 18: symphonix.board.v1.Withdraw
-	(*Withdrawn)(nil),             // 19: symphonix.board.v1.Withdrawn
-	(*Conversations)(nil),         // 20: symphonix.board.v1.Conversations
-	(*ApprovalDecision)(nil),      // 21: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 22: symphonix.board.v1.ToolSwitches
-	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(Ruling)(0),                   // 0: symphonix.board.v1.Ruling
+	(LinkErrorCode)(0),            // 1: symphonix.board.v1.LinkErrorCode
+	(*LinkRequest)(nil),           // 2: symphonix.board.v1.LinkRequest
+	(*LinkResponse)(nil),          // 3: symphonix.board.v1.LinkResponse
+	(*Hello)(nil),                 // 4: symphonix.board.v1.Hello
+	(*Welcome)(nil),               // 5: symphonix.board.v1.Welcome
+	(*Ping)(nil),                  // 6: symphonix.board.v1.Ping
+	(*Pong)(nil),                  // 7: symphonix.board.v1.Pong
+	(*WhoDecides)(nil),            // 8: symphonix.board.v1.WhoDecides
+	(*WhoDecidesAnswer)(nil),      // 9: symphonix.board.v1.WhoDecidesAnswer
+	(*Raise)(nil),                 // 10: symphonix.board.v1.Raise
+	(*Raised)(nil),                // 11: symphonix.board.v1.Raised
+	(*LinkError)(nil),             // 12: symphonix.board.v1.LinkError
+	(*HowToIdentify)(nil),         // 13: symphonix.board.v1.HowToIdentify
+	(*HowToIdentifyAnswer)(nil),   // 14: symphonix.board.v1.HowToIdentifyAnswer
+	(*Pair)(nil),                  // 15: symphonix.board.v1.Pair
+	(*PairCode)(nil),              // 16: symphonix.board.v1.PairCode
+	(*Verify)(nil),                // 17: symphonix.board.v1.Verify
+	(*Verified)(nil),              // 18: symphonix.board.v1.Verified
+	(*Paired)(nil),                // 19: symphonix.board.v1.Paired
+	(*Withdraw)(nil),              // 20: symphonix.board.v1.Withdraw
+	(*Withdrawn)(nil),             // 21: symphonix.board.v1.Withdrawn
+	(*Conversations)(nil),         // 22: symphonix.board.v1.Conversations
+	(*ApprovalDecision)(nil),      // 23: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 24: symphonix.board.v1.ToolSwitches
+	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(Role)(0),                     // 27: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 28: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 29: symphonix.board.v1.Door
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
-	2,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
-	4,  // 1: symphonix.board.v1.LinkRequest.ping:type_name -> symphonix.board.v1.Ping
-	5,  // 2: symphonix.board.v1.LinkRequest.pong:type_name -> symphonix.board.v1.Pong
-	6,  // 3: symphonix.board.v1.LinkRequest.who_decides:type_name -> symphonix.board.v1.WhoDecides
-	8,  // 4: symphonix.board.v1.LinkRequest.raise:type_name -> symphonix.board.v1.Raise
-	11, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
-	13, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
-	15, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
-	20, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
-	18, // 9: symphonix.board.v1.LinkRequest.withdraw:type_name -> symphonix.board.v1.Withdraw
-	3,  // 10: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	4,  // 11: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	5,  // 12: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	7,  // 13: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	9,  // 14: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	10, // 15: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	21, // 16: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	22, // 17: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	12, // 18: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	14, // 19: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	16, // 20: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	17, // 21: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	19, // 22: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	23, // 23: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	23, // 24: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	23, // 25: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	24, // 26: symphonix.board.v1.Ping.sent_at:type_name -> google.protobuf.Timestamp
-	24, // 27: symphonix.board.v1.Pong.sent_at:type_name -> google.protobuf.Timestamp
-	23, // 28: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	21, // 29: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	24, // 30: symphonix.board.v1.PairCode.expires_at:type_name -> google.protobuf.Timestamp
-	24, // 31: symphonix.board.v1.Paired.at:type_name -> google.protobuf.Timestamp
-	0,  // 32: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	1,  // 33: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	33, // [33:34] is the sub-list for method output_type
-	32, // [32:33] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	4,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
+	6,  // 1: symphonix.board.v1.LinkRequest.ping:type_name -> symphonix.board.v1.Ping
+	7,  // 2: symphonix.board.v1.LinkRequest.pong:type_name -> symphonix.board.v1.Pong
+	8,  // 3: symphonix.board.v1.LinkRequest.who_decides:type_name -> symphonix.board.v1.WhoDecides
+	10, // 4: symphonix.board.v1.LinkRequest.raise:type_name -> symphonix.board.v1.Raise
+	13, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
+	15, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
+	17, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
+	22, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
+	20, // 9: symphonix.board.v1.LinkRequest.withdraw:type_name -> symphonix.board.v1.Withdraw
+	5,  // 10: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	6,  // 11: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	7,  // 12: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	9,  // 13: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	11, // 14: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	12, // 15: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	23, // 16: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	24, // 17: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	14, // 18: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	16, // 19: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	18, // 20: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	19, // 21: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	21, // 22: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	25, // 23: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	25, // 24: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	25, // 25: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	26, // 26: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	26, // 27: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	25, // 28: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	0,  // 29: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	27, // 30: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	28, // 31: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	23, // 32: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	1,  // 33: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	29, // 34: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	26, // 35: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	26, // 36: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	28, // 37: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	2,  // 38: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	3,  // 39: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	39, // [39:40] is the sub-list for method output_type
+	38, // [38:39] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -2028,6 +2213,7 @@ func file_symphonix_board_v1_link_proto_init() {
 	file_symphonix_board_v1_approval_proto_init()
 	file_symphonix_board_v1_conversation_proto_init()
 	file_symphonix_board_v1_tool_proto_init()
+	file_symphonix_board_v1_user_proto_init()
 	file_symphonix_board_v1_link_proto_msgTypes[0].OneofWrappers = []any{
 		(*LinkRequest_Hello)(nil),
 		(*LinkRequest_Ping)(nil),
@@ -2060,13 +2246,14 @@ func file_symphonix_board_v1_link_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_link_proto_rawDesc), len(file_symphonix_board_v1_link_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      2,
 			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_symphonix_board_v1_link_proto_goTypes,
 		DependencyIndexes: file_symphonix_board_v1_link_proto_depIdxs,
+		EnumInfos:         file_symphonix_board_v1_link_proto_enumTypes,
 		MessageInfos:      file_symphonix_board_v1_link_proto_msgTypes,
 	}.Build()
 	File_symphonix_board_v1_link_proto = out.File

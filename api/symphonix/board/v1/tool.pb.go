@@ -22,31 +22,33 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-type SetSwitchRequest struct {
+// SetToolSwitchRequest switches one tool of one agent.
+type SetToolSwitchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The agent's name; required.
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// "<server>.<tool>"; it must be one the agent declares.
-	Tool          string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
-	On            bool   `protobuf:"varint,3,opt,name=on,proto3" json:"on,omitempty"`
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// On (true) or off (false).
+	On            bool `protobuf:"varint,3,opt,name=on,proto3" json:"on,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *SetSwitchRequest) Reset() {
-	*x = SetSwitchRequest{}
+func (x *SetToolSwitchRequest) Reset() {
+	*x = SetToolSwitchRequest{}
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *SetSwitchRequest) String() string {
+func (x *SetToolSwitchRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*SetSwitchRequest) ProtoMessage() {}
+func (*SetToolSwitchRequest) ProtoMessage() {}
 
-func (x *SetSwitchRequest) ProtoReflect() protoreflect.Message {
+func (x *SetToolSwitchRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -58,54 +60,58 @@ func (x *SetSwitchRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use SetSwitchRequest.ProtoReflect.Descriptor instead.
-func (*SetSwitchRequest) Descriptor() ([]byte, []int) {
+// Deprecated: Use SetToolSwitchRequest.ProtoReflect.Descriptor instead.
+func (*SetToolSwitchRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *SetSwitchRequest) GetAgent() string {
+func (x *SetToolSwitchRequest) GetAgent() string {
 	if x != nil {
 		return x.Agent
 	}
 	return ""
 }
 
-func (x *SetSwitchRequest) GetTool() string {
+func (x *SetToolSwitchRequest) GetTool() string {
 	if x != nil {
 		return x.Tool
 	}
 	return ""
 }
 
-func (x *SetSwitchRequest) GetOn() bool {
+func (x *SetToolSwitchRequest) GetOn() bool {
 	if x != nil {
 		return x.On
 	}
 	return false
 }
 
-type SetSwitchResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Switches      *Switches              `protobuf:"bytes,1,opt,name=switches,proto3" json:"switches,omitempty"`
-	Pushed        bool                   `protobuf:"varint,2,opt,name=pushed,proto3" json:"pushed,omitempty"`
+// SetToolSwitchResponse is the agent's switches after the change.
+type SetToolSwitchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's switches as stored.
+	Switches *Switches `protobuf:"bytes,1,opt,name=switches,proto3" json:"switches,omitempty"`
+	// Whether the agent was connected and was told at once (otherwise it is
+	// told when it next connects).
+	Pushed        bool `protobuf:"varint,2,opt,name=pushed,proto3" json:"pushed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *SetSwitchResponse) Reset() {
-	*x = SetSwitchResponse{}
+func (x *SetToolSwitchResponse) Reset() {
+	*x = SetToolSwitchResponse{}
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *SetSwitchResponse) String() string {
+func (x *SetToolSwitchResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*SetSwitchResponse) ProtoMessage() {}
+func (*SetToolSwitchResponse) ProtoMessage() {}
 
-func (x *SetSwitchResponse) ProtoReflect() protoreflect.Message {
+func (x *SetToolSwitchResponse) ProtoReflect() protoreflect.Message {
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -117,27 +123,34 @@ func (x *SetSwitchResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use SetSwitchResponse.ProtoReflect.Descriptor instead.
-func (*SetSwitchResponse) Descriptor() ([]byte, []int) {
+// Deprecated: Use SetToolSwitchResponse.ProtoReflect.Descriptor instead.
+func (*SetToolSwitchResponse) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *SetSwitchResponse) GetSwitches() *Switches {
+func (x *SetToolSwitchResponse) GetSwitches() *Switches {
 	if x != nil {
 		return x.Switches
 	}
 	return nil
 }
 
-func (x *SetSwitchResponse) GetPushed() bool {
+func (x *SetToolSwitchResponse) GetPushed() bool {
 	if x != nil {
 		return x.Pushed
 	}
 	return false
 }
 
+// ListSwitchesRequest asks for a page of agents' switches, by agent name.
 type ListSwitchesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many agents: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -172,13 +185,29 @@ func (*ListSwitchesRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{2}
 }
 
+func (x *ListSwitchesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSwitchesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListSwitchesResponse is one page of agents' switches.
 type ListSwitchesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// By agent name.
+	// By agent name. A page may hold fewer than page_size (it stops at
+	// 4 MiB) and still be followed by more.
 	Switches []*Switches `protobuf:"bytes,1,rep,name=switches,proto3" json:"switches,omitempty"`
-	// More agents than this response carries: it stops at 10,000 agents or at
-	// 4 MiB, whichever comes first. GetSwitches reads any one agent's.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// Set when more agents follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -220,15 +249,22 @@ func (x *ListSwitchesResponse) GetSwitches() []*Switches {
 	return nil
 }
 
-func (x *ListSwitchesResponse) GetTruncated() bool {
+func (x *ListSwitchesResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
+// ListServersRequest asks for a page of MCP servers, by name.
 type ListServersRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many servers: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -263,13 +299,29 @@ func (*ListServersRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{4}
 }
 
+func (x *ListServersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListServersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListServersResponse is one page of MCP servers.
 type ListServersResponse struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Servers []*Server              `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
-	// The servers are those of the agents read, by name, until the response
-	// would pass 10,000 agents or 4 MiB: the agents after them, and what they
-	// declare, are not in it. GetSwitches reads any one agent's.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The servers, by name. A page may hold fewer than page_size (it stops at
+	// 4 MiB) and still be followed by more.
+	Servers []*Server `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	// Set when more servers follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -311,18 +363,19 @@ func (x *ListServersResponse) GetServers() []*Server {
 	return nil
 }
 
-func (x *ListServersResponse) GetTruncated() bool {
+func (x *ListServersResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
 // Server is one MCP server as the board knows it: from what agents declared
 // in their last hello, connected or not.
 type Server struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The server's name, as flows declare it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// The tools its agents declare for it, by name.
 	Tools []*ServerTool `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Every agent that declares the server, connected or not, by name.
@@ -393,6 +446,7 @@ func (x *Server) GetOnline() []string {
 	return nil
 }
 
+// ServerTool is one tool of an MCP server, and who may call it.
 type ServerTool struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tool's name on its server.
@@ -456,6 +510,7 @@ func (x *ServerTool) GetOn() []string {
 	return nil
 }
 
+// GetSwitchesRequest asks for one agent's switches.
 type GetSwitchesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The agent's name; required.
@@ -501,9 +556,11 @@ func (x *GetSwitchesRequest) GetAgent() string {
 	return ""
 }
 
+// GetSwitchesResponse is one agent's switches.
 type GetSwitchesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Switches      *Switches              `protobuf:"bytes,1,opt,name=switches,proto3" json:"switches,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's switches.
+	Switches      *Switches `protobuf:"bytes,1,opt,name=switches,proto3" json:"switches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -548,7 +605,8 @@ func (x *GetSwitchesResponse) GetSwitches() *Switches {
 // Switches is which tools one agent is switched on for.
 type Switches struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Agent string                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The agent's name.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// The tools it declares, as "<server>.<tool>": the most that can be on.
 	Declared []string `protobuf:"bytes,2,rep,name=declared,proto3" json:"declared,omitempty"`
 	// The tools switched on, as "<server>.<tool>".
@@ -556,9 +614,10 @@ type Switches struct {
 	// Whether the board has ever said: an agent the board never spoke for
 	// calls nothing, because nobody has decided is not everything.
 	Spoken bool `protobuf:"varint,4,opt,name=spoken,proto3" json:"spoken,omitempty"`
-	// When, and by whom, they were last set.
-	SetAt         *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=set_at,json=setAt,proto3" json:"set_at,omitempty"`
-	SetBy         string                 `protobuf:"bytes,6,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
+	// When they were last set.
+	SetTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=set_time,json=setTime,proto3" json:"set_time,omitempty"`
+	// Who last set them.
+	SetBy         string `protobuf:"bytes,6,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -621,9 +680,9 @@ func (x *Switches) GetSpoken() bool {
 	return false
 }
 
-func (x *Switches) GetSetAt() *timestamppb.Timestamp {
+func (x *Switches) GetSetTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.SetAt
+		return x.SetTime
 	}
 	return nil
 }
@@ -635,7 +694,8 @@ func (x *Switches) GetSetBy() string {
 	return ""
 }
 
-type SetSwitchesRequest struct {
+// ReplaceSwitchesRequest replaces one agent's switches.
+type ReplaceSwitchesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The agent's name; required.
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
@@ -646,20 +706,20 @@ type SetSwitchesRequest struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *SetSwitchesRequest) Reset() {
-	*x = SetSwitchesRequest{}
+func (x *ReplaceSwitchesRequest) Reset() {
+	*x = ReplaceSwitchesRequest{}
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *SetSwitchesRequest) String() string {
+func (x *ReplaceSwitchesRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*SetSwitchesRequest) ProtoMessage() {}
+func (*ReplaceSwitchesRequest) ProtoMessage() {}
 
-func (x *SetSwitchesRequest) ProtoReflect() protoreflect.Message {
+func (x *ReplaceSwitchesRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -671,28 +731,30 @@ func (x *SetSwitchesRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use SetSwitchesRequest.ProtoReflect.Descriptor instead.
-func (*SetSwitchesRequest) Descriptor() ([]byte, []int) {
+// Deprecated: Use ReplaceSwitchesRequest.ProtoReflect.Descriptor instead.
+func (*ReplaceSwitchesRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{11}
 }
 
-func (x *SetSwitchesRequest) GetAgent() string {
+func (x *ReplaceSwitchesRequest) GetAgent() string {
 	if x != nil {
 		return x.Agent
 	}
 	return ""
 }
 
-func (x *SetSwitchesRequest) GetOn() []string {
+func (x *ReplaceSwitchesRequest) GetOn() []string {
 	if x != nil {
 		return x.On
 	}
 	return nil
 }
 
-type SetSwitchesResponse struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	Switches *Switches              `protobuf:"bytes,1,opt,name=switches,proto3" json:"switches,omitempty"`
+// ReplaceSwitchesResponse is the agent's switches after the change.
+type ReplaceSwitchesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's switches as stored.
+	Switches *Switches `protobuf:"bytes,1,opt,name=switches,proto3" json:"switches,omitempty"`
 	// Whether the agent was connected and was told at once (otherwise it is
 	// told when it next connects).
 	Pushed        bool `protobuf:"varint,2,opt,name=pushed,proto3" json:"pushed,omitempty"`
@@ -700,20 +762,20 @@ type SetSwitchesResponse struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *SetSwitchesResponse) Reset() {
-	*x = SetSwitchesResponse{}
+func (x *ReplaceSwitchesResponse) Reset() {
+	*x = ReplaceSwitchesResponse{}
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *SetSwitchesResponse) String() string {
+func (x *ReplaceSwitchesResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*SetSwitchesResponse) ProtoMessage() {}
+func (*ReplaceSwitchesResponse) ProtoMessage() {}
 
-func (x *SetSwitchesResponse) ProtoReflect() protoreflect.Message {
+func (x *ReplaceSwitchesResponse) ProtoReflect() protoreflect.Message {
 	mi := &file_symphonix_board_v1_tool_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -725,19 +787,19 @@ func (x *SetSwitchesResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use SetSwitchesResponse.ProtoReflect.Descriptor instead.
-func (*SetSwitchesResponse) Descriptor() ([]byte, []int) {
+// Deprecated: Use ReplaceSwitchesResponse.ProtoReflect.Descriptor instead.
+func (*ReplaceSwitchesResponse) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_tool_proto_rawDescGZIP(), []int{12}
 }
 
-func (x *SetSwitchesResponse) GetSwitches() *Switches {
+func (x *ReplaceSwitchesResponse) GetSwitches() *Switches {
 	if x != nil {
 		return x.Switches
 	}
 	return nil
 }
 
-func (x *SetSwitchesResponse) GetPushed() bool {
+func (x *ReplaceSwitchesResponse) GetPushed() bool {
 	if x != nil {
 		return x.Pushed
 	}
@@ -805,22 +867,28 @@ var File_symphonix_board_v1_tool_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_tool_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/tool.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"L\n" +
-	"\x10SetSwitchRequest\x12\x14\n" +
+	"\x1dsymphonix/board/v1/tool.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"P\n" +
+	"\x14SetToolSwitchRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x0e\n" +
-	"\x02on\x18\x03 \x01(\bR\x02on\"e\n" +
-	"\x11SetSwitchResponse\x128\n" +
+	"\x02on\x18\x03 \x01(\bR\x02on\"i\n" +
+	"\x15SetToolSwitchResponse\x128\n" +
 	"\bswitches\x18\x01 \x01(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\x12\x16\n" +
-	"\x06pushed\x18\x02 \x01(\bR\x06pushed\"\x15\n" +
-	"\x13ListSwitchesRequest\"n\n" +
+	"\x06pushed\x18\x02 \x01(\bR\x06pushed\"Q\n" +
+	"\x13ListSwitchesRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\x89\x01\n" +
 	"\x14ListSwitchesResponse\x128\n" +
-	"\bswitches\x18\x01 \x03(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x14\n" +
-	"\x12ListServersRequest\"i\n" +
+	"\bswitches\x18\x01 \x03(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"P\n" +
+	"\x12ListServersRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\x84\x01\n" +
 	"\x13ListServersResponse\x124\n" +
-	"\aservers\x18\x01 \x03(\v2\x1a.symphonix.board.v1.ServerR\aservers\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x82\x01\n" +
+	"\aservers\x18\x01 \x03(\v2\x1a.symphonix.board.v1.ServerR\aservers\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"\x82\x01\n" +
 	"\x06Server\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
 	"\x05tools\x18\x02 \x03(\v2\x1e.symphonix.board.v1.ServerToolR\x05tools\x12\x16\n" +
@@ -834,28 +902,28 @@ const file_symphonix_board_v1_tool_proto_rawDesc = "" +
 	"\x12GetSwitchesRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\"O\n" +
 	"\x13GetSwitchesResponse\x128\n" +
-	"\bswitches\x18\x01 \x01(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\"\xae\x01\n" +
+	"\bswitches\x18\x01 \x01(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\"\xb2\x01\n" +
 	"\bSwitches\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1a\n" +
 	"\bdeclared\x18\x02 \x03(\tR\bdeclared\x12\x0e\n" +
 	"\x02on\x18\x03 \x03(\tR\x02on\x12\x16\n" +
-	"\x06spoken\x18\x04 \x01(\bR\x06spoken\x121\n" +
-	"\x06set_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x05setAt\x12\x15\n" +
-	"\x06set_by\x18\x06 \x01(\tR\x05setBy\":\n" +
-	"\x12SetSwitchesRequest\x12\x14\n" +
+	"\x06spoken\x18\x04 \x01(\bR\x06spoken\x125\n" +
+	"\bset_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\asetTime\x12\x15\n" +
+	"\x06set_by\x18\x06 \x01(\tR\x05setBy\">\n" +
+	"\x16ReplaceSwitchesRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x0e\n" +
-	"\x02on\x18\x02 \x03(\tR\x02on\"g\n" +
-	"\x13SetSwitchesResponse\x128\n" +
+	"\x02on\x18\x02 \x03(\tR\x02on\"k\n" +
+	"\x17ReplaceSwitchesResponse\x128\n" +
 	"\bswitches\x18\x01 \x01(\v2\x1c.symphonix.board.v1.SwitchesR\bswitches\x12\x16\n" +
 	"\x06pushed\x18\x02 \x01(\bR\x06pushed\"6\n" +
 	"\fToolSwitches\x12\x0e\n" +
 	"\x02on\x18\x01 \x03(\tR\x02on\x12\x16\n" +
-	"\x06spoken\x18\x02 \x01(\bR\x06spoken2\xea\x03\n" +
+	"\x06spoken\x18\x02 \x01(\bR\x06spoken2\x82\x04\n" +
 	"\vToolService\x12^\n" +
 	"\vListServers\x12&.symphonix.board.v1.ListServersRequest\x1a'.symphonix.board.v1.ListServersResponse\x12^\n" +
-	"\vGetSwitches\x12&.symphonix.board.v1.GetSwitchesRequest\x1a'.symphonix.board.v1.GetSwitchesResponse\x12^\n" +
-	"\vSetSwitches\x12&.symphonix.board.v1.SetSwitchesRequest\x1a'.symphonix.board.v1.SetSwitchesResponse\x12X\n" +
-	"\tSetSwitch\x12$.symphonix.board.v1.SetSwitchRequest\x1a%.symphonix.board.v1.SetSwitchResponse\x12a\n" +
+	"\vGetSwitches\x12&.symphonix.board.v1.GetSwitchesRequest\x1a'.symphonix.board.v1.GetSwitchesResponse\x12j\n" +
+	"\x0fReplaceSwitches\x12*.symphonix.board.v1.ReplaceSwitchesRequest\x1a+.symphonix.board.v1.ReplaceSwitchesResponse\x12d\n" +
+	"\rSetToolSwitch\x12(.symphonix.board.v1.SetToolSwitchRequest\x1a).symphonix.board.v1.SetToolSwitchResponse\x12a\n" +
 	"\fListSwitches\x12'.symphonix.board.v1.ListSwitchesRequest\x1a(.symphonix.board.v1.ListSwitchesResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
@@ -872,39 +940,39 @@ func file_symphonix_board_v1_tool_proto_rawDescGZIP() []byte {
 
 var file_symphonix_board_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_symphonix_board_v1_tool_proto_goTypes = []any{
-	(*SetSwitchRequest)(nil),      // 0: symphonix.board.v1.SetSwitchRequest
-	(*SetSwitchResponse)(nil),     // 1: symphonix.board.v1.SetSwitchResponse
-	(*ListSwitchesRequest)(nil),   // 2: symphonix.board.v1.ListSwitchesRequest
-	(*ListSwitchesResponse)(nil),  // 3: symphonix.board.v1.ListSwitchesResponse
-	(*ListServersRequest)(nil),    // 4: symphonix.board.v1.ListServersRequest
-	(*ListServersResponse)(nil),   // 5: symphonix.board.v1.ListServersResponse
-	(*Server)(nil),                // 6: symphonix.board.v1.Server
-	(*ServerTool)(nil),            // 7: symphonix.board.v1.ServerTool
-	(*GetSwitchesRequest)(nil),    // 8: symphonix.board.v1.GetSwitchesRequest
-	(*GetSwitchesResponse)(nil),   // 9: symphonix.board.v1.GetSwitchesResponse
-	(*Switches)(nil),              // 10: symphonix.board.v1.Switches
-	(*SetSwitchesRequest)(nil),    // 11: symphonix.board.v1.SetSwitchesRequest
-	(*SetSwitchesResponse)(nil),   // 12: symphonix.board.v1.SetSwitchesResponse
-	(*ToolSwitches)(nil),          // 13: symphonix.board.v1.ToolSwitches
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*SetToolSwitchRequest)(nil),    // 0: symphonix.board.v1.SetToolSwitchRequest
+	(*SetToolSwitchResponse)(nil),   // 1: symphonix.board.v1.SetToolSwitchResponse
+	(*ListSwitchesRequest)(nil),     // 2: symphonix.board.v1.ListSwitchesRequest
+	(*ListSwitchesResponse)(nil),    // 3: symphonix.board.v1.ListSwitchesResponse
+	(*ListServersRequest)(nil),      // 4: symphonix.board.v1.ListServersRequest
+	(*ListServersResponse)(nil),     // 5: symphonix.board.v1.ListServersResponse
+	(*Server)(nil),                  // 6: symphonix.board.v1.Server
+	(*ServerTool)(nil),              // 7: symphonix.board.v1.ServerTool
+	(*GetSwitchesRequest)(nil),      // 8: symphonix.board.v1.GetSwitchesRequest
+	(*GetSwitchesResponse)(nil),     // 9: symphonix.board.v1.GetSwitchesResponse
+	(*Switches)(nil),                // 10: symphonix.board.v1.Switches
+	(*ReplaceSwitchesRequest)(nil),  // 11: symphonix.board.v1.ReplaceSwitchesRequest
+	(*ReplaceSwitchesResponse)(nil), // 12: symphonix.board.v1.ReplaceSwitchesResponse
+	(*ToolSwitches)(nil),            // 13: symphonix.board.v1.ToolSwitches
+	(*timestamppb.Timestamp)(nil),   // 14: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_tool_proto_depIdxs = []int32{
-	10, // 0: symphonix.board.v1.SetSwitchResponse.switches:type_name -> symphonix.board.v1.Switches
+	10, // 0: symphonix.board.v1.SetToolSwitchResponse.switches:type_name -> symphonix.board.v1.Switches
 	10, // 1: symphonix.board.v1.ListSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
 	6,  // 2: symphonix.board.v1.ListServersResponse.servers:type_name -> symphonix.board.v1.Server
 	7,  // 3: symphonix.board.v1.Server.tools:type_name -> symphonix.board.v1.ServerTool
 	10, // 4: symphonix.board.v1.GetSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
-	14, // 5: symphonix.board.v1.Switches.set_at:type_name -> google.protobuf.Timestamp
-	10, // 6: symphonix.board.v1.SetSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
+	14, // 5: symphonix.board.v1.Switches.set_time:type_name -> google.protobuf.Timestamp
+	10, // 6: symphonix.board.v1.ReplaceSwitchesResponse.switches:type_name -> symphonix.board.v1.Switches
 	4,  // 7: symphonix.board.v1.ToolService.ListServers:input_type -> symphonix.board.v1.ListServersRequest
 	8,  // 8: symphonix.board.v1.ToolService.GetSwitches:input_type -> symphonix.board.v1.GetSwitchesRequest
-	11, // 9: symphonix.board.v1.ToolService.SetSwitches:input_type -> symphonix.board.v1.SetSwitchesRequest
-	0,  // 10: symphonix.board.v1.ToolService.SetSwitch:input_type -> symphonix.board.v1.SetSwitchRequest
+	11, // 9: symphonix.board.v1.ToolService.ReplaceSwitches:input_type -> symphonix.board.v1.ReplaceSwitchesRequest
+	0,  // 10: symphonix.board.v1.ToolService.SetToolSwitch:input_type -> symphonix.board.v1.SetToolSwitchRequest
 	2,  // 11: symphonix.board.v1.ToolService.ListSwitches:input_type -> symphonix.board.v1.ListSwitchesRequest
 	5,  // 12: symphonix.board.v1.ToolService.ListServers:output_type -> symphonix.board.v1.ListServersResponse
 	9,  // 13: symphonix.board.v1.ToolService.GetSwitches:output_type -> symphonix.board.v1.GetSwitchesResponse
-	12, // 14: symphonix.board.v1.ToolService.SetSwitches:output_type -> symphonix.board.v1.SetSwitchesResponse
-	1,  // 15: symphonix.board.v1.ToolService.SetSwitch:output_type -> symphonix.board.v1.SetSwitchResponse
+	12, // 14: symphonix.board.v1.ToolService.ReplaceSwitches:output_type -> symphonix.board.v1.ReplaceSwitchesResponse
+	1,  // 15: symphonix.board.v1.ToolService.SetToolSwitch:output_type -> symphonix.board.v1.SetToolSwitchResponse
 	3,  // 16: symphonix.board.v1.ToolService.ListSwitches:output_type -> symphonix.board.v1.ListSwitchesResponse
 	12, // [12:17] is the sub-list for method output_type
 	7,  // [7:12] is the sub-list for method input_type

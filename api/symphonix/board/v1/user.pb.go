@@ -22,22 +22,196 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Role is what a person or an operator token may do on the board. Each role
+// may do everything the one before it may.
+type Role int32
+
+const (
+	// Not set. Never a valid role in a request.
+	Role_ROLE_UNSPECIFIED Role = 0
+	// Reads everything an operator sees: agents, approvals, rules, tools.
+	Role_ROLE_VIEWER Role = 1
+	// A viewer who may also decide approvals a rule gives to approvers.
+	Role_ROLE_APPROVER Role = 2
+	// An approver who may also change rules, tools, people and tokens.
+	Role_ROLE_ADMIN Role = 3
+)
+
+// Enum value maps for Role.
+var (
+	Role_name = map[int32]string{
+		0: "ROLE_UNSPECIFIED",
+		1: "ROLE_VIEWER",
+		2: "ROLE_APPROVER",
+		3: "ROLE_ADMIN",
+	}
+	Role_value = map[string]int32{
+		"ROLE_UNSPECIFIED": 0,
+		"ROLE_VIEWER":      1,
+		"ROLE_APPROVER":    2,
+		"ROLE_ADMIN":       3,
+	}
+)
+
+func (x Role) Enum() *Role {
+	p := new(Role)
+	*p = x
+	return p
+}
+
+func (x Role) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Role) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_user_proto_enumTypes[0].Descriptor()
+}
+
+func (Role) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_user_proto_enumTypes[0]
+}
+
+func (x Role) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Role.Descriptor instead.
+func (Role) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{0}
+}
+
+// Door is how the board wants agents to learn who is in their conversations.
+type Door int32
+
+const (
+	// Not set. Never a valid door in a request.
+	Door_DOOR_UNSPECIFIED Door = 0
+	// The agent shows a code in the conversation and the person enters it on
+	// the board.
+	Door_DOOR_PAIRING Door = 1
+	// The agent asks who the person is and checks the answer with the board.
+	Door_DOOR_VERIFY Door = 2
+	// The board does not identify people.
+	Door_DOOR_NONE Door = 3
+)
+
+// Enum value maps for Door.
+var (
+	Door_name = map[int32]string{
+		0: "DOOR_UNSPECIFIED",
+		1: "DOOR_PAIRING",
+		2: "DOOR_VERIFY",
+		3: "DOOR_NONE",
+	}
+	Door_value = map[string]int32{
+		"DOOR_UNSPECIFIED": 0,
+		"DOOR_PAIRING":     1,
+		"DOOR_VERIFY":      2,
+		"DOOR_NONE":        3,
+	}
+)
+
+func (x Door) Enum() *Door {
+	p := new(Door)
+	*p = x
+	return p
+}
+
+func (x Door) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Door) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_user_proto_enumTypes[1].Descriptor()
+}
+
+func (Door) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_user_proto_enumTypes[1]
+}
+
+func (x Door) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Door.Descriptor instead.
+func (Door) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{1}
+}
+
+// CallerKind is what sort of credential a caller presented.
+type CallerKind int32
+
+const (
+	// Not set.
+	CallerKind_CALLER_KIND_UNSPECIFIED CallerKind = 0
+	// A person signed in on the web, with a session cookie.
+	CallerKind_CALLER_KIND_SESSION CallerKind = 1
+	// An operator token.
+	CallerKind_CALLER_KIND_OPERATOR CallerKind = 2
+)
+
+// Enum value maps for CallerKind.
+var (
+	CallerKind_name = map[int32]string{
+		0: "CALLER_KIND_UNSPECIFIED",
+		1: "CALLER_KIND_SESSION",
+		2: "CALLER_KIND_OPERATOR",
+	}
+	CallerKind_value = map[string]int32{
+		"CALLER_KIND_UNSPECIFIED": 0,
+		"CALLER_KIND_SESSION":     1,
+		"CALLER_KIND_OPERATOR":    2,
+	}
+)
+
+func (x CallerKind) Enum() *CallerKind {
+	p := new(CallerKind)
+	*p = x
+	return p
+}
+
+func (x CallerKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CallerKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_user_proto_enumTypes[2].Descriptor()
+}
+
+func (CallerKind) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_user_proto_enumTypes[2]
+}
+
+func (x CallerKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CallerKind.Descriptor instead.
+func (CallerKind) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{2}
+}
+
 // User is one person.
 type User struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Canonical: trimmed and lower-cased.
+	// The board's id for the person; the key every RPC takes.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Their address, canonical: trimmed and lower-cased. Unique.
 	Email string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
-	Name  string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	// viewer, approver or admin.
-	Role     string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
-	Disabled bool   `protobuf:"varint,5,opt,name=disabled,proto3" json:"disabled,omitempty"`
-	// Whether they have set a password, and a verify secret.
-	HasPassword     bool                   `protobuf:"varint,6,opt,name=has_password,json=hasPassword,proto3" json:"has_password,omitempty"`
-	HasVerifySecret bool                   `protobuf:"varint,7,opt,name=has_verify_secret,json=hasVerifySecret,proto3" json:"has_verify_secret,omitempty"`
-	CreatedAt       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Their name, as the admin who added them wrote it.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// What they may do.
+	Role Role `protobuf:"varint,4,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
+	// Whether they are disabled: a disabled person cannot sign in.
+	Disabled bool `protobuf:"varint,5,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	// Whether they have set a password.
+	HasPassword bool `protobuf:"varint,6,opt,name=has_password,json=hasPassword,proto3" json:"has_password,omitempty"`
+	// Whether they have set a verify secret.
+	HasVerifySecret bool `protobuf:"varint,7,opt,name=has_verify_secret,json=hasVerifySecret,proto3" json:"has_verify_secret,omitempty"`
+	// When they were added.
+	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *User) Reset() {
@@ -91,11 +265,11 @@ func (x *User) GetName() string {
 	return ""
 }
 
-func (x *User) GetRole() string {
+func (x *User) GetRole() Role {
 	if x != nil {
 		return x.Role
 	}
-	return ""
+	return Role_ROLE_UNSPECIFIED
 }
 
 func (x *User) GetDisabled() bool {
@@ -119,13 +293,14 @@ func (x *User) GetHasVerifySecret() bool {
 	return false
 }
 
-func (x *User) GetCreatedAt() *timestamppb.Timestamp {
+func (x *User) GetCreateTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.CreatedAt
+		return x.CreateTime
 	}
 	return nil
 }
 
+// MeRequest asks who the caller is.
 type MeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -162,14 +337,16 @@ func (*MeRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{1}
 }
 
+// MeResponse says who the caller is.
 type MeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "session" (a signed-in person) or "operator" (an operator token).
-	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	// The operator name, or the person's email.
+	// The credential the caller presented.
+	Kind CallerKind `protobuf:"varint,1,opt,name=kind,proto3,enum=symphonix.board.v1.CallerKind" json:"kind,omitempty"`
+	// The operator token's name, or the person's email.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Role string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
-	// Set for a signed-in person.
+	// What the caller may do.
+	Role Role `protobuf:"varint,3,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
+	// The person, when the caller is a signed-in person.
 	User          *User `protobuf:"bytes,4,opt,name=user,proto3" json:"user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -205,11 +382,11 @@ func (*MeResponse) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *MeResponse) GetKind() string {
+func (x *MeResponse) GetKind() CallerKind {
 	if x != nil {
 		return x.Kind
 	}
-	return ""
+	return CallerKind_CALLER_KIND_UNSPECIFIED
 }
 
 func (x *MeResponse) GetName() string {
@@ -219,11 +396,11 @@ func (x *MeResponse) GetName() string {
 	return ""
 }
 
-func (x *MeResponse) GetRole() string {
+func (x *MeResponse) GetRole() Role {
 	if x != nil {
 		return x.Role
 	}
-	return ""
+	return Role_ROLE_UNSPECIFIED
 }
 
 func (x *MeResponse) GetUser() *User {
@@ -233,8 +410,15 @@ func (x *MeResponse) GetUser() *User {
 	return nil
 }
 
+// ListUsersRequest asks for a page of people, by email.
 type ListUsersRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many people: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response, to read the next page; ""
+	// for the first. A token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -269,12 +453,29 @@ func (*ListUsersRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{3}
 }
 
+func (x *ListUsersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListUsersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListUsersResponse is one page of people.
 type ListUsersResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Users []*User                `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
-	// More matched than this response carries: it stops at 10,000 people or at
-	// 4 MiB, whichever comes first.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The people, by email. A page may hold fewer than page_size (it stops
+	// at 4 MiB) and still be followed by more.
+	Users []*User `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	// Set when more people follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,18 +517,22 @@ func (x *ListUsersResponse) GetUsers() []*User {
 	return nil
 }
 
-func (x *ListUsersResponse) GetTruncated() bool {
+func (x *ListUsersResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.Truncated
+		return x.NextPageToken
 	}
-	return false
+	return ""
 }
 
+// AddUserRequest adds a person.
 type AddUserRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Role          string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Their address: required, at most 254 bytes; kept canonical.
+	Email string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// Their name: at most 200 bytes.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// What they may do: required.
+	Role          Role `protobuf:"varint,3,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -376,22 +581,25 @@ func (x *AddUserRequest) GetName() string {
 	return ""
 }
 
-func (x *AddUserRequest) GetRole() string {
+func (x *AddUserRequest) GetRole() Role {
 	if x != nil {
 		return x.Role
 	}
-	return ""
+	return Role_ROLE_UNSPECIFIED
 }
 
+// AddUserResponse is the person added and how they set their password.
 type AddUserResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	User  *User                  `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	// The person as stored.
+	User *User `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
 	// The one-time setup link: the path and token, to be given to the person
 	// by the admin. It works once, for 24 hours.
-	SetupPath      string                 `protobuf:"bytes,2,opt,name=setup_path,json=setupPath,proto3" json:"setup_path,omitempty"`
-	SetupExpiresAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=setup_expires_at,json=setupExpiresAt,proto3" json:"setup_expires_at,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	SetupPath string `protobuf:"bytes,2,opt,name=setup_path,json=setupPath,proto3" json:"setup_path,omitempty"`
+	// When the setup link stops working.
+	SetupExpireTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=setup_expire_time,json=setupExpireTime,proto3" json:"setup_expire_time,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AddUserResponse) Reset() {
@@ -438,35 +646,38 @@ func (x *AddUserResponse) GetSetupPath() string {
 	return ""
 }
 
-func (x *AddUserResponse) GetSetupExpiresAt() *timestamppb.Timestamp {
+func (x *AddUserResponse) GetSetupExpireTime() *timestamppb.Timestamp {
 	if x != nil {
-		return x.SetupExpiresAt
+		return x.SetupExpireTime
 	}
 	return nil
 }
 
-type SetRoleRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	Role          string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+// SetUserRoleRequest changes one person's role.
+type SetUserRoleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The person's id: required.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Their new role: required.
+	Role          Role `protobuf:"varint,2,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *SetRoleRequest) Reset() {
-	*x = SetRoleRequest{}
+func (x *SetUserRoleRequest) Reset() {
+	*x = SetUserRoleRequest{}
 	mi := &file_symphonix_board_v1_user_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *SetRoleRequest) String() string {
+func (x *SetUserRoleRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*SetRoleRequest) ProtoMessage() {}
+func (*SetUserRoleRequest) ProtoMessage() {}
 
-func (x *SetRoleRequest) ProtoReflect() protoreflect.Message {
+func (x *SetUserRoleRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_symphonix_board_v1_user_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -478,46 +689,48 @@ func (x *SetRoleRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use SetRoleRequest.ProtoReflect.Descriptor instead.
-func (*SetRoleRequest) Descriptor() ([]byte, []int) {
+// Deprecated: Use SetUserRoleRequest.ProtoReflect.Descriptor instead.
+func (*SetUserRoleRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *SetRoleRequest) GetEmail() string {
+func (x *SetUserRoleRequest) GetUserId() string {
 	if x != nil {
-		return x.Email
+		return x.UserId
 	}
 	return ""
 }
 
-func (x *SetRoleRequest) GetRole() string {
+func (x *SetUserRoleRequest) GetRole() Role {
 	if x != nil {
 		return x.Role
 	}
-	return ""
+	return Role_ROLE_UNSPECIFIED
 }
 
-type SetRoleResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	User          *User                  `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+// SetUserRoleResponse is the person after the change.
+type SetUserRoleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The person as stored.
+	User          *User `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *SetRoleResponse) Reset() {
-	*x = SetRoleResponse{}
+func (x *SetUserRoleResponse) Reset() {
+	*x = SetUserRoleResponse{}
 	mi := &file_symphonix_board_v1_user_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *SetRoleResponse) String() string {
+func (x *SetUserRoleResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*SetRoleResponse) ProtoMessage() {}
+func (*SetUserRoleResponse) ProtoMessage() {}
 
-func (x *SetRoleResponse) ProtoReflect() protoreflect.Message {
+func (x *SetUserRoleResponse) ProtoReflect() protoreflect.Message {
 	mi := &file_symphonix_board_v1_user_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -529,23 +742,23 @@ func (x *SetRoleResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use SetRoleResponse.ProtoReflect.Descriptor instead.
-func (*SetRoleResponse) Descriptor() ([]byte, []int) {
+// Deprecated: Use SetUserRoleResponse.ProtoReflect.Descriptor instead.
+func (*SetUserRoleResponse) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *SetRoleResponse) GetUser() *User {
+func (x *SetUserRoleResponse) GetUser() *User {
 	if x != nil {
 		return x.User
 	}
 	return nil
 }
 
+// DisableUserRequest disables one person.
 type DisableUserRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	// false enables the person again.
-	Disabled      bool `protobuf:"varint,2,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	// The person's id: required.
+	UserId        string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -580,24 +793,19 @@ func (*DisableUserRequest) Descriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *DisableUserRequest) GetEmail() string {
+func (x *DisableUserRequest) GetUserId() string {
 	if x != nil {
-		return x.Email
+		return x.UserId
 	}
 	return ""
 }
 
-func (x *DisableUserRequest) GetDisabled() bool {
-	if x != nil {
-		return x.Disabled
-	}
-	return false
-}
-
+// DisableUserResponse is the person after the change.
 type DisableUserResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	User  *User                  `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
-	// How many sessions disabling ended.
+	// The person as stored.
+	User *User `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	// How many of their sessions disabling ended.
 	SessionsEnded int32 `protobuf:"varint,2,opt,name=sessions_ended,json=sessionsEnded,proto3" json:"sessions_ended,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -647,9 +855,102 @@ func (x *DisableUserResponse) GetSessionsEnded() int32 {
 	return 0
 }
 
+// EnableUserRequest enables one person again.
+type EnableUserRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The person's id: required.
+	UserId        string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnableUserRequest) Reset() {
+	*x = EnableUserRequest{}
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnableUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnableUserRequest) ProtoMessage() {}
+
+func (x *EnableUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnableUserRequest.ProtoReflect.Descriptor instead.
+func (*EnableUserRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *EnableUserRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+// EnableUserResponse is the person after the change.
+type EnableUserResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The person as stored.
+	User          *User `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnableUserResponse) Reset() {
+	*x = EnableUserResponse{}
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnableUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnableUserResponse) ProtoMessage() {}
+
+func (x *EnableUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnableUserResponse.ProtoReflect.Descriptor instead.
+func (*EnableUserResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *EnableUserResponse) GetUser() *User {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// SetVerifySecretRequest sets the caller's own verify secret.
 type SetVerifySecretRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// At least 12 characters; "" removes it.
+	// At least 12 characters and at most 1,024 bytes; "" removes it.
 	Secret        string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -657,7 +958,7 @@ type SetVerifySecretRequest struct {
 
 func (x *SetVerifySecretRequest) Reset() {
 	*x = SetVerifySecretRequest{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +970,7 @@ func (x *SetVerifySecretRequest) String() string {
 func (*SetVerifySecretRequest) ProtoMessage() {}
 
 func (x *SetVerifySecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +983,7 @@ func (x *SetVerifySecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVerifySecretRequest.ProtoReflect.Descriptor instead.
 func (*SetVerifySecretRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{11}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SetVerifySecretRequest) GetSecret() string {
@@ -692,6 +993,7 @@ func (x *SetVerifySecretRequest) GetSecret() string {
 	return ""
 }
 
+// SetVerifySecretResponse says the secret is set.
 type SetVerifySecretResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -700,7 +1002,7 @@ type SetVerifySecretResponse struct {
 
 func (x *SetVerifySecretResponse) Reset() {
 	*x = SetVerifySecretResponse{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +1014,7 @@ func (x *SetVerifySecretResponse) String() string {
 func (*SetVerifySecretResponse) ProtoMessage() {}
 
 func (x *SetVerifySecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,12 +1027,13 @@ func (x *SetVerifySecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVerifySecretResponse.ProtoReflect.Descriptor instead.
 func (*SetVerifySecretResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{14}
 }
 
+// EnterPairingCodeRequest enters a code a conversation showed.
 type EnterPairingCodeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// As typed: case, dashes and spaces do not matter.
+	// As typed: case, dashes and spaces do not matter. Required.
 	Code          string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -738,7 +1041,7 @@ type EnterPairingCodeRequest struct {
 
 func (x *EnterPairingCodeRequest) Reset() {
 	*x = EnterPairingCodeRequest{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -750,7 +1053,7 @@ func (x *EnterPairingCodeRequest) String() string {
 func (*EnterPairingCodeRequest) ProtoMessage() {}
 
 func (x *EnterPairingCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -763,7 +1066,7 @@ func (x *EnterPairingCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnterPairingCodeRequest.ProtoReflect.Descriptor instead.
 func (*EnterPairingCodeRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{13}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *EnterPairingCodeRequest) GetCode() string {
@@ -773,10 +1076,12 @@ func (x *EnterPairingCodeRequest) GetCode() string {
 	return ""
 }
 
+// EnterPairingCodeResponse says which conversation is now linked.
 type EnterPairingCodeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The agent and conversation now linked to the caller.
-	Agent         string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The agent whose conversation showed the code.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The conversation now linked to the caller.
 	Thread        string `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -784,7 +1089,7 @@ type EnterPairingCodeResponse struct {
 
 func (x *EnterPairingCodeResponse) Reset() {
 	*x = EnterPairingCodeResponse{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -796,7 +1101,7 @@ func (x *EnterPairingCodeResponse) String() string {
 func (*EnterPairingCodeResponse) ProtoMessage() {}
 
 func (x *EnterPairingCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -809,7 +1114,7 @@ func (x *EnterPairingCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnterPairingCodeResponse.ProtoReflect.Descriptor instead.
 func (*EnterPairingCodeResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{14}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EnterPairingCodeResponse) GetAgent() string {
@@ -826,6 +1131,7 @@ func (x *EnterPairingCodeResponse) GetThread() string {
 	return ""
 }
 
+// GetIdentifyRequest asks which door the board wants.
 type GetIdentifyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -834,7 +1140,7 @@ type GetIdentifyRequest struct {
 
 func (x *GetIdentifyRequest) Reset() {
 	*x = GetIdentifyRequest{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +1152,7 @@ func (x *GetIdentifyRequest) String() string {
 func (*GetIdentifyRequest) ProtoMessage() {}
 
 func (x *GetIdentifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,20 +1165,21 @@ func (x *GetIdentifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentifyRequest.ProtoReflect.Descriptor instead.
 func (*GetIdentifyRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{15}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{17}
 }
 
+// GetIdentifyResponse names the door.
 type GetIdentifyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "pairing", "verify" or "none".
-	Door          string `protobuf:"bytes,1,opt,name=door,proto3" json:"door,omitempty"`
+	// The door agents are told to use.
+	Door          Door `protobuf:"varint,1,opt,name=door,proto3,enum=symphonix.board.v1.Door" json:"door,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetIdentifyResponse) Reset() {
 	*x = GetIdentifyResponse{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +1191,7 @@ func (x *GetIdentifyResponse) String() string {
 func (*GetIdentifyResponse) ProtoMessage() {}
 
 func (x *GetIdentifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,26 +1204,28 @@ func (x *GetIdentifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdentifyResponse.ProtoReflect.Descriptor instead.
 func (*GetIdentifyResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{16}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{18}
 }
 
-func (x *GetIdentifyResponse) GetDoor() string {
+func (x *GetIdentifyResponse) GetDoor() Door {
 	if x != nil {
 		return x.Door
 	}
-	return ""
+	return Door_DOOR_UNSPECIFIED
 }
 
+// SetIdentifyRequest sets the door.
 type SetIdentifyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Door          string                 `protobuf:"bytes,1,opt,name=door,proto3" json:"door,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The door agents are to use: required.
+	Door          Door `protobuf:"varint,1,opt,name=door,proto3,enum=symphonix.board.v1.Door" json:"door,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetIdentifyRequest) Reset() {
 	*x = SetIdentifyRequest{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1237,7 @@ func (x *SetIdentifyRequest) String() string {
 func (*SetIdentifyRequest) ProtoMessage() {}
 
 func (x *SetIdentifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,26 +1250,28 @@ func (x *SetIdentifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdentifyRequest.ProtoReflect.Descriptor instead.
 func (*SetIdentifyRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{17}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{19}
 }
 
-func (x *SetIdentifyRequest) GetDoor() string {
+func (x *SetIdentifyRequest) GetDoor() Door {
 	if x != nil {
 		return x.Door
 	}
-	return ""
+	return Door_DOOR_UNSPECIFIED
 }
 
+// SetIdentifyResponse is the door as stored.
 type SetIdentifyResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Door          string                 `protobuf:"bytes,1,opt,name=door,proto3" json:"door,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The door agents are told to use from now on.
+	Door          Door `protobuf:"varint,1,opt,name=door,proto3,enum=symphonix.board.v1.Door" json:"door,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetIdentifyResponse) Reset() {
 	*x = SetIdentifyResponse{}
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1283,7 @@ func (x *SetIdentifyResponse) String() string {
 func (*SetIdentifyResponse) ProtoMessage() {}
 
 func (x *SetIdentifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_user_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,12 +1296,274 @@ func (x *SetIdentifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdentifyResponse.ProtoReflect.Descriptor instead.
 func (*SetIdentifyResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{18}
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{20}
 }
 
-func (x *SetIdentifyResponse) GetDoor() string {
+func (x *SetIdentifyResponse) GetDoor() Door {
 	if x != nil {
 		return x.Door
+	}
+	return Door_DOOR_UNSPECIFIED
+}
+
+// SignInRequest is the JSON body of POST /auth/signin.
+type SignInRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The person's address, as typed.
+	Email string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// Their password.
+	Password      string `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignInRequest) Reset() {
+	*x = SignInRequest{}
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignInRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignInRequest) ProtoMessage() {}
+
+func (x *SignInRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignInRequest.ProtoReflect.Descriptor instead.
+func (*SignInRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SignInRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SignInRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+// SetupRequest is the JSON body of POST /auth/setup: a person setting their
+// password through their one-time setup link.
+type SetupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The token from the setup link.
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// The person's address: it must be the one the link was made for.
+	Email string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	// Their name, when they want to change it; "" keeps it.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The password they choose: at least 12 characters, at most 1,024 bytes.
+	Password      string `protobuf:"bytes,4,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetupRequest) Reset() {
+	*x = SetupRequest{}
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetupRequest) ProtoMessage() {}
+
+func (x *SetupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetupRequest.ProtoReflect.Descriptor instead.
+func (*SetupRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetupRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *SetupRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SetupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetupRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+// Session is the JSON answer of POST /auth/signin and GET /auth/session: who
+// is signed in, and until when. POST /auth/setup answers with the User it
+// set up (it does not sign in).
+type Session struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The person's address.
+	Email string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// Their name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// What they may do.
+	Role Role `protobuf:"varint,3,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
+	// The token the browser sends back in the X-CSRF-Token header of every
+	// call made with the session cookie.
+	CsrfToken string `protobuf:"bytes,4,opt,name=csrf_token,json=csrfToken,proto3" json:"csrf_token,omitempty"`
+	// When the session ends unless the person signs in again.
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Session) Reset() {
+	*x = Session{}
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Session) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Session) ProtoMessage() {}
+
+func (x *Session) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Session.ProtoReflect.Descriptor instead.
+func (*Session) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Session) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *Session) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Session) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
+func (x *Session) GetCsrfToken() string {
+	if x != nil {
+		return x.CsrfToken
+	}
+	return ""
+}
+
+func (x *Session) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+// AuthError is the JSON body of every /auth/ answer that is not a success:
+// 400 (bad input, naming the field), 401, 403, 413, 429 or 503 (busy: try
+// again after the Retry-After header's seconds).
+type AuthError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What was wrong, for a person to read.
+	Error         string `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthError) Reset() {
+	*x = AuthError{}
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthError) ProtoMessage() {}
+
+func (x *AuthError) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_user_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthError.ProtoReflect.Descriptor instead.
+func (*AuthError) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_user_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *AuthError) GetError() string {
+	if x != nil {
+		return x.Error
 	}
 	return ""
 }
@@ -999,48 +1572,54 @@ var File_symphonix_board_v1_user_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_user_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/user.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfa\x01\n" +
+	"\x1dsymphonix/board/v1/user.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x96\x02\n" +
 	"\x04User\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\x12\x12\n" +
-	"\x04role\x18\x04 \x01(\tR\x04role\x12\x1a\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12,\n" +
+	"\x04role\x18\x04 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\x12\x1a\n" +
 	"\bdisabled\x18\x05 \x01(\bR\bdisabled\x12!\n" +
 	"\fhas_password\x18\x06 \x01(\bR\vhasPassword\x12*\n" +
-	"\x11has_verify_secret\x18\a \x01(\bR\x0fhasVerifySecret\x129\n" +
+	"\x11has_verify_secret\x18\a \x01(\bR\x0fhasVerifySecret\x12;\n" +
+	"\vcreate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\"\v\n" +
+	"\tMeRequest\"\xb0\x01\n" +
 	"\n" +
-	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\v\n" +
-	"\tMeRequest\"v\n" +
+	"MeResponse\x122\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1e.symphonix.board.v1.CallerKindR\x04kind\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12,\n" +
+	"\x04role\x18\x03 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\x12,\n" +
+	"\x04user\x18\x04 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\"N\n" +
+	"\x10ListUsersRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"MeResponse\x12\x12\n" +
-	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
-	"\x04role\x18\x03 \x01(\tR\x04role\x12,\n" +
-	"\x04user\x18\x04 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\"\x12\n" +
-	"\x10ListUsersRequest\"a\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"|\n" +
 	"\x11ListUsersResponse\x12.\n" +
-	"\x05users\x18\x01 \x03(\v2\x18.symphonix.board.v1.UserR\x05users\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"N\n" +
+	"\x05users\x18\x01 \x03(\v2\x18.symphonix.board.v1.UserR\x05users\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"h\n" +
 	"\x0eAddUserRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
-	"\x04role\x18\x03 \x01(\tR\x04role\"\xa4\x01\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12,\n" +
+	"\x04role\x18\x03 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\"\xa6\x01\n" +
 	"\x0fAddUserResponse\x12,\n" +
 	"\x04user\x18\x01 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\x12\x1d\n" +
 	"\n" +
-	"setup_path\x18\x02 \x01(\tR\tsetupPath\x12D\n" +
-	"\x10setup_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0esetupExpiresAt\":\n" +
-	"\x0eSetRoleRequest\x12\x14\n" +
-	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
-	"\x04role\x18\x02 \x01(\tR\x04role\"?\n" +
-	"\x0fSetRoleResponse\x12,\n" +
-	"\x04user\x18\x01 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\"F\n" +
-	"\x12DisableUserRequest\x12\x14\n" +
-	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1a\n" +
-	"\bdisabled\x18\x02 \x01(\bR\bdisabled\"j\n" +
+	"setup_path\x18\x02 \x01(\tR\tsetupPath\x12F\n" +
+	"\x11setup_expire_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0fsetupExpireTime\"[\n" +
+	"\x12SetUserRoleRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12,\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\"C\n" +
+	"\x13SetUserRoleResponse\x12,\n" +
+	"\x04user\x18\x01 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\"J\n" +
+	"\x12DisableUserRequest\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userIdJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03R\x05emailR\bdisabled\"j\n" +
 	"\x13DisableUserResponse\x12,\n" +
 	"\x04user\x18\x01 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\x12%\n" +
-	"\x0esessions_ended\x18\x02 \x01(\x05R\rsessionsEnded\"0\n" +
+	"\x0esessions_ended\x18\x02 \x01(\x05R\rsessionsEnded\",\n" +
+	"\x11EnableUserRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\"B\n" +
+	"\x12EnableUserResponse\x12,\n" +
+	"\x04user\x18\x01 \x01(\v2\x18.symphonix.board.v1.UserR\x04user\"0\n" +
 	"\x16SetVerifySecretRequest\x12\x16\n" +
 	"\x06secret\x18\x01 \x01(\tR\x06secret\"\x19\n" +
 	"\x17SetVerifySecretResponse\"-\n" +
@@ -1049,19 +1628,55 @@ const file_symphonix_board_v1_user_proto_rawDesc = "" +
 	"\x18EnterPairingCodeResponse\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x16\n" +
 	"\x06thread\x18\x02 \x01(\tR\x06thread\"\x14\n" +
-	"\x12GetIdentifyRequest\")\n" +
-	"\x13GetIdentifyResponse\x12\x12\n" +
-	"\x04door\x18\x01 \x01(\tR\x04door\"(\n" +
-	"\x12SetIdentifyRequest\x12\x12\n" +
-	"\x04door\x18\x01 \x01(\tR\x04door\")\n" +
-	"\x13SetIdentifyResponse\x12\x12\n" +
-	"\x04door\x18\x01 \x01(\tR\x04door2\xcf\x06\n" +
+	"\x12GetIdentifyRequest\"C\n" +
+	"\x13GetIdentifyResponse\x12,\n" +
+	"\x04door\x18\x01 \x01(\x0e2\x18.symphonix.board.v1.DoorR\x04door\"B\n" +
+	"\x12SetIdentifyRequest\x12,\n" +
+	"\x04door\x18\x01 \x01(\x0e2\x18.symphonix.board.v1.DoorR\x04door\"C\n" +
+	"\x13SetIdentifyResponse\x12,\n" +
+	"\x04door\x18\x01 \x01(\x0e2\x18.symphonix.board.v1.DoorR\x04door\"A\n" +
+	"\rSignInRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1a\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"j\n" +
+	"\fSetupRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1a\n" +
+	"\bpassword\x18\x04 \x01(\tR\bpassword\"\xbd\x01\n" +
+	"\aSession\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12,\n" +
+	"\x04role\x18\x03 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\x12\x1d\n" +
+	"\n" +
+	"csrf_token\x18\x04 \x01(\tR\tcsrfToken\x12;\n" +
+	"\vexpire_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"!\n" +
+	"\tAuthError\x12\x14\n" +
+	"\x05error\x18\x01 \x01(\tR\x05error*P\n" +
+	"\x04Role\x12\x14\n" +
+	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vROLE_VIEWER\x10\x01\x12\x11\n" +
+	"\rROLE_APPROVER\x10\x02\x12\x0e\n" +
+	"\n" +
+	"ROLE_ADMIN\x10\x03*N\n" +
+	"\x04Door\x12\x14\n" +
+	"\x10DOOR_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fDOOR_PAIRING\x10\x01\x12\x0f\n" +
+	"\vDOOR_VERIFY\x10\x02\x12\r\n" +
+	"\tDOOR_NONE\x10\x03*\\\n" +
+	"\n" +
+	"CallerKind\x12\x1b\n" +
+	"\x17CALLER_KIND_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13CALLER_KIND_SESSION\x10\x01\x12\x18\n" +
+	"\x14CALLER_KIND_OPERATOR\x10\x022\xb8\a\n" +
 	"\vUserService\x12C\n" +
 	"\x02Me\x12\x1d.symphonix.board.v1.MeRequest\x1a\x1e.symphonix.board.v1.MeResponse\x12X\n" +
 	"\tListUsers\x12$.symphonix.board.v1.ListUsersRequest\x1a%.symphonix.board.v1.ListUsersResponse\x12R\n" +
-	"\aAddUser\x12\".symphonix.board.v1.AddUserRequest\x1a#.symphonix.board.v1.AddUserResponse\x12R\n" +
-	"\aSetRole\x12\".symphonix.board.v1.SetRoleRequest\x1a#.symphonix.board.v1.SetRoleResponse\x12^\n" +
-	"\vDisableUser\x12&.symphonix.board.v1.DisableUserRequest\x1a'.symphonix.board.v1.DisableUserResponse\x12j\n" +
+	"\aAddUser\x12\".symphonix.board.v1.AddUserRequest\x1a#.symphonix.board.v1.AddUserResponse\x12^\n" +
+	"\vSetUserRole\x12&.symphonix.board.v1.SetUserRoleRequest\x1a'.symphonix.board.v1.SetUserRoleResponse\x12^\n" +
+	"\vDisableUser\x12&.symphonix.board.v1.DisableUserRequest\x1a'.symphonix.board.v1.DisableUserResponse\x12[\n" +
+	"\n" +
+	"EnableUser\x12%.symphonix.board.v1.EnableUserRequest\x1a&.symphonix.board.v1.EnableUserResponse\x12j\n" +
 	"\x0fSetVerifySecret\x12*.symphonix.board.v1.SetVerifySecretRequest\x1a+.symphonix.board.v1.SetVerifySecretResponse\x12m\n" +
 	"\x10EnterPairingCode\x12+.symphonix.board.v1.EnterPairingCodeRequest\x1a,.symphonix.board.v1.EnterPairingCodeResponse\x12^\n" +
 	"\vGetIdentify\x12&.symphonix.board.v1.GetIdentifyRequest\x1a'.symphonix.board.v1.GetIdentifyResponse\x12^\n" +
@@ -1079,60 +1694,83 @@ func file_symphonix_board_v1_user_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_user_proto_rawDescData
 }
 
-var file_symphonix_board_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_symphonix_board_v1_user_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_symphonix_board_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_symphonix_board_v1_user_proto_goTypes = []any{
-	(*User)(nil),                     // 0: symphonix.board.v1.User
-	(*MeRequest)(nil),                // 1: symphonix.board.v1.MeRequest
-	(*MeResponse)(nil),               // 2: symphonix.board.v1.MeResponse
-	(*ListUsersRequest)(nil),         // 3: symphonix.board.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),        // 4: symphonix.board.v1.ListUsersResponse
-	(*AddUserRequest)(nil),           // 5: symphonix.board.v1.AddUserRequest
-	(*AddUserResponse)(nil),          // 6: symphonix.board.v1.AddUserResponse
-	(*SetRoleRequest)(nil),           // 7: symphonix.board.v1.SetRoleRequest
-	(*SetRoleResponse)(nil),          // 8: symphonix.board.v1.SetRoleResponse
-	(*DisableUserRequest)(nil),       // 9: symphonix.board.v1.DisableUserRequest
-	(*DisableUserResponse)(nil),      // 10: symphonix.board.v1.DisableUserResponse
-	(*SetVerifySecretRequest)(nil),   // 11: symphonix.board.v1.SetVerifySecretRequest
-	(*SetVerifySecretResponse)(nil),  // 12: symphonix.board.v1.SetVerifySecretResponse
-	(*EnterPairingCodeRequest)(nil),  // 13: symphonix.board.v1.EnterPairingCodeRequest
-	(*EnterPairingCodeResponse)(nil), // 14: symphonix.board.v1.EnterPairingCodeResponse
-	(*GetIdentifyRequest)(nil),       // 15: symphonix.board.v1.GetIdentifyRequest
-	(*GetIdentifyResponse)(nil),      // 16: symphonix.board.v1.GetIdentifyResponse
-	(*SetIdentifyRequest)(nil),       // 17: symphonix.board.v1.SetIdentifyRequest
-	(*SetIdentifyResponse)(nil),      // 18: symphonix.board.v1.SetIdentifyResponse
-	(*timestamppb.Timestamp)(nil),    // 19: google.protobuf.Timestamp
+	(Role)(0),                        // 0: symphonix.board.v1.Role
+	(Door)(0),                        // 1: symphonix.board.v1.Door
+	(CallerKind)(0),                  // 2: symphonix.board.v1.CallerKind
+	(*User)(nil),                     // 3: symphonix.board.v1.User
+	(*MeRequest)(nil),                // 4: symphonix.board.v1.MeRequest
+	(*MeResponse)(nil),               // 5: symphonix.board.v1.MeResponse
+	(*ListUsersRequest)(nil),         // 6: symphonix.board.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),        // 7: symphonix.board.v1.ListUsersResponse
+	(*AddUserRequest)(nil),           // 8: symphonix.board.v1.AddUserRequest
+	(*AddUserResponse)(nil),          // 9: symphonix.board.v1.AddUserResponse
+	(*SetUserRoleRequest)(nil),       // 10: symphonix.board.v1.SetUserRoleRequest
+	(*SetUserRoleResponse)(nil),      // 11: symphonix.board.v1.SetUserRoleResponse
+	(*DisableUserRequest)(nil),       // 12: symphonix.board.v1.DisableUserRequest
+	(*DisableUserResponse)(nil),      // 13: symphonix.board.v1.DisableUserResponse
+	(*EnableUserRequest)(nil),        // 14: symphonix.board.v1.EnableUserRequest
+	(*EnableUserResponse)(nil),       // 15: symphonix.board.v1.EnableUserResponse
+	(*SetVerifySecretRequest)(nil),   // 16: symphonix.board.v1.SetVerifySecretRequest
+	(*SetVerifySecretResponse)(nil),  // 17: symphonix.board.v1.SetVerifySecretResponse
+	(*EnterPairingCodeRequest)(nil),  // 18: symphonix.board.v1.EnterPairingCodeRequest
+	(*EnterPairingCodeResponse)(nil), // 19: symphonix.board.v1.EnterPairingCodeResponse
+	(*GetIdentifyRequest)(nil),       // 20: symphonix.board.v1.GetIdentifyRequest
+	(*GetIdentifyResponse)(nil),      // 21: symphonix.board.v1.GetIdentifyResponse
+	(*SetIdentifyRequest)(nil),       // 22: symphonix.board.v1.SetIdentifyRequest
+	(*SetIdentifyResponse)(nil),      // 23: symphonix.board.v1.SetIdentifyResponse
+	(*SignInRequest)(nil),            // 24: symphonix.board.v1.SignInRequest
+	(*SetupRequest)(nil),             // 25: symphonix.board.v1.SetupRequest
+	(*Session)(nil),                  // 26: symphonix.board.v1.Session
+	(*AuthError)(nil),                // 27: symphonix.board.v1.AuthError
+	(*timestamppb.Timestamp)(nil),    // 28: google.protobuf.Timestamp
 }
 var file_symphonix_board_v1_user_proto_depIdxs = []int32{
-	19, // 0: symphonix.board.v1.User.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 1: symphonix.board.v1.MeResponse.user:type_name -> symphonix.board.v1.User
-	0,  // 2: symphonix.board.v1.ListUsersResponse.users:type_name -> symphonix.board.v1.User
-	0,  // 3: symphonix.board.v1.AddUserResponse.user:type_name -> symphonix.board.v1.User
-	19, // 4: symphonix.board.v1.AddUserResponse.setup_expires_at:type_name -> google.protobuf.Timestamp
-	0,  // 5: symphonix.board.v1.SetRoleResponse.user:type_name -> symphonix.board.v1.User
-	0,  // 6: symphonix.board.v1.DisableUserResponse.user:type_name -> symphonix.board.v1.User
-	1,  // 7: symphonix.board.v1.UserService.Me:input_type -> symphonix.board.v1.MeRequest
-	3,  // 8: symphonix.board.v1.UserService.ListUsers:input_type -> symphonix.board.v1.ListUsersRequest
-	5,  // 9: symphonix.board.v1.UserService.AddUser:input_type -> symphonix.board.v1.AddUserRequest
-	7,  // 10: symphonix.board.v1.UserService.SetRole:input_type -> symphonix.board.v1.SetRoleRequest
-	9,  // 11: symphonix.board.v1.UserService.DisableUser:input_type -> symphonix.board.v1.DisableUserRequest
-	11, // 12: symphonix.board.v1.UserService.SetVerifySecret:input_type -> symphonix.board.v1.SetVerifySecretRequest
-	13, // 13: symphonix.board.v1.UserService.EnterPairingCode:input_type -> symphonix.board.v1.EnterPairingCodeRequest
-	15, // 14: symphonix.board.v1.UserService.GetIdentify:input_type -> symphonix.board.v1.GetIdentifyRequest
-	17, // 15: symphonix.board.v1.UserService.SetIdentify:input_type -> symphonix.board.v1.SetIdentifyRequest
-	2,  // 16: symphonix.board.v1.UserService.Me:output_type -> symphonix.board.v1.MeResponse
-	4,  // 17: symphonix.board.v1.UserService.ListUsers:output_type -> symphonix.board.v1.ListUsersResponse
-	6,  // 18: symphonix.board.v1.UserService.AddUser:output_type -> symphonix.board.v1.AddUserResponse
-	8,  // 19: symphonix.board.v1.UserService.SetRole:output_type -> symphonix.board.v1.SetRoleResponse
-	10, // 20: symphonix.board.v1.UserService.DisableUser:output_type -> symphonix.board.v1.DisableUserResponse
-	12, // 21: symphonix.board.v1.UserService.SetVerifySecret:output_type -> symphonix.board.v1.SetVerifySecretResponse
-	14, // 22: symphonix.board.v1.UserService.EnterPairingCode:output_type -> symphonix.board.v1.EnterPairingCodeResponse
-	16, // 23: symphonix.board.v1.UserService.GetIdentify:output_type -> symphonix.board.v1.GetIdentifyResponse
-	18, // 24: symphonix.board.v1.UserService.SetIdentify:output_type -> symphonix.board.v1.SetIdentifyResponse
-	16, // [16:25] is the sub-list for method output_type
-	7,  // [7:16] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	0,  // 0: symphonix.board.v1.User.role:type_name -> symphonix.board.v1.Role
+	28, // 1: symphonix.board.v1.User.create_time:type_name -> google.protobuf.Timestamp
+	2,  // 2: symphonix.board.v1.MeResponse.kind:type_name -> symphonix.board.v1.CallerKind
+	0,  // 3: symphonix.board.v1.MeResponse.role:type_name -> symphonix.board.v1.Role
+	3,  // 4: symphonix.board.v1.MeResponse.user:type_name -> symphonix.board.v1.User
+	3,  // 5: symphonix.board.v1.ListUsersResponse.users:type_name -> symphonix.board.v1.User
+	0,  // 6: symphonix.board.v1.AddUserRequest.role:type_name -> symphonix.board.v1.Role
+	3,  // 7: symphonix.board.v1.AddUserResponse.user:type_name -> symphonix.board.v1.User
+	28, // 8: symphonix.board.v1.AddUserResponse.setup_expire_time:type_name -> google.protobuf.Timestamp
+	0,  // 9: symphonix.board.v1.SetUserRoleRequest.role:type_name -> symphonix.board.v1.Role
+	3,  // 10: symphonix.board.v1.SetUserRoleResponse.user:type_name -> symphonix.board.v1.User
+	3,  // 11: symphonix.board.v1.DisableUserResponse.user:type_name -> symphonix.board.v1.User
+	3,  // 12: symphonix.board.v1.EnableUserResponse.user:type_name -> symphonix.board.v1.User
+	1,  // 13: symphonix.board.v1.GetIdentifyResponse.door:type_name -> symphonix.board.v1.Door
+	1,  // 14: symphonix.board.v1.SetIdentifyRequest.door:type_name -> symphonix.board.v1.Door
+	1,  // 15: symphonix.board.v1.SetIdentifyResponse.door:type_name -> symphonix.board.v1.Door
+	0,  // 16: symphonix.board.v1.Session.role:type_name -> symphonix.board.v1.Role
+	28, // 17: symphonix.board.v1.Session.expire_time:type_name -> google.protobuf.Timestamp
+	4,  // 18: symphonix.board.v1.UserService.Me:input_type -> symphonix.board.v1.MeRequest
+	6,  // 19: symphonix.board.v1.UserService.ListUsers:input_type -> symphonix.board.v1.ListUsersRequest
+	8,  // 20: symphonix.board.v1.UserService.AddUser:input_type -> symphonix.board.v1.AddUserRequest
+	10, // 21: symphonix.board.v1.UserService.SetUserRole:input_type -> symphonix.board.v1.SetUserRoleRequest
+	12, // 22: symphonix.board.v1.UserService.DisableUser:input_type -> symphonix.board.v1.DisableUserRequest
+	14, // 23: symphonix.board.v1.UserService.EnableUser:input_type -> symphonix.board.v1.EnableUserRequest
+	16, // 24: symphonix.board.v1.UserService.SetVerifySecret:input_type -> symphonix.board.v1.SetVerifySecretRequest
+	18, // 25: symphonix.board.v1.UserService.EnterPairingCode:input_type -> symphonix.board.v1.EnterPairingCodeRequest
+	20, // 26: symphonix.board.v1.UserService.GetIdentify:input_type -> symphonix.board.v1.GetIdentifyRequest
+	22, // 27: symphonix.board.v1.UserService.SetIdentify:input_type -> symphonix.board.v1.SetIdentifyRequest
+	5,  // 28: symphonix.board.v1.UserService.Me:output_type -> symphonix.board.v1.MeResponse
+	7,  // 29: symphonix.board.v1.UserService.ListUsers:output_type -> symphonix.board.v1.ListUsersResponse
+	9,  // 30: symphonix.board.v1.UserService.AddUser:output_type -> symphonix.board.v1.AddUserResponse
+	11, // 31: symphonix.board.v1.UserService.SetUserRole:output_type -> symphonix.board.v1.SetUserRoleResponse
+	13, // 32: symphonix.board.v1.UserService.DisableUser:output_type -> symphonix.board.v1.DisableUserResponse
+	15, // 33: symphonix.board.v1.UserService.EnableUser:output_type -> symphonix.board.v1.EnableUserResponse
+	17, // 34: symphonix.board.v1.UserService.SetVerifySecret:output_type -> symphonix.board.v1.SetVerifySecretResponse
+	19, // 35: symphonix.board.v1.UserService.EnterPairingCode:output_type -> symphonix.board.v1.EnterPairingCodeResponse
+	21, // 36: symphonix.board.v1.UserService.GetIdentify:output_type -> symphonix.board.v1.GetIdentifyResponse
+	23, // 37: symphonix.board.v1.UserService.SetIdentify:output_type -> symphonix.board.v1.SetIdentifyResponse
+	28, // [28:38] is the sub-list for method output_type
+	18, // [18:28] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_user_proto_init() }
@@ -1145,13 +1783,14 @@ func file_symphonix_board_v1_user_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_user_proto_rawDesc), len(file_symphonix_board_v1_user_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   19,
+			NumEnums:      3,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_symphonix_board_v1_user_proto_goTypes,
 		DependencyIndexes: file_symphonix_board_v1_user_proto_depIdxs,
+		EnumInfos:         file_symphonix_board_v1_user_proto_enumTypes,
 		MessageInfos:      file_symphonix_board_v1_user_proto_msgTypes,
 	}.Build()
 	File_symphonix_board_v1_user_proto = out.File

@@ -58,16 +58,18 @@ var (
 
 // AgentServiceClient is a client for the symphonix.board.v1.AgentService service.
 type AgentServiceClient interface {
-	// ListAgents returns every agent the board has ever seen, by name.
+	// ListAgents returns the agents the board has ever seen, by name.
 	ListAgents(context.Context, *v1.ListAgentsRequest) (*v1.ListAgentsResponse, error)
-	// GetAgent returns one agent by name.
+	// GetAgent returns one agent by name; not_found when the board has never
+	// seen it.
 	GetAgent(context.Context, *v1.GetAgentRequest) (*v1.GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
 	// time an agent changes (appears, comes online, goes offline). A watcher
 	// that falls too far behind (256 changes or 8 MiB) is ended with
 	// resource_exhausted: watch again. One token, or one signed-in person,
 	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
-	// together); one more is refused with resource_exhausted.
+	// together); one more is refused with resource_exhausted. The stream ends
+	// when the caller's credential does.
 	WatchAgents(context.Context, *v1.WatchAgentsRequest) (AgentServiceWatchAgentsClientStream, error)
 }
 
@@ -99,16 +101,18 @@ func (s AgentServiceWatchAgentsClientStream) Close() error {
 
 // AgentServiceHandler is an implementation of the symphonix.board.v1.AgentService service.
 type AgentServiceHandler interface {
-	// ListAgents returns every agent the board has ever seen, by name.
+	// ListAgents returns the agents the board has ever seen, by name.
 	ListAgents(context.Context, *v1.ListAgentsRequest) (*v1.ListAgentsResponse, error)
-	// GetAgent returns one agent by name.
+	// GetAgent returns one agent by name; not_found when the board has never
+	// seen it.
 	GetAgent(context.Context, *v1.GetAgentRequest) (*v1.GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
 	// time an agent changes (appears, comes online, goes offline). A watcher
 	// that falls too far behind (256 changes or 8 MiB) is ended with
 	// resource_exhausted: watch again. One token, or one signed-in person,
 	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
-	// together); one more is refused with resource_exhausted.
+	// together); one more is refused with resource_exhausted. The stream ends
+	// when the caller's credential does.
 	WatchAgents(context.Context, *v1.WatchAgentsRequest, AgentServiceWatchAgentsServerStream) error
 }
 

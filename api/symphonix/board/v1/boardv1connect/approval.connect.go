@@ -109,18 +109,19 @@ type ApprovalServiceClient interface {
 	// PutRule stores a rule. Without an id the board assigns one; with an id
 	// it replaces that rule, or creates it under that id when there is none.
 	// Two rules may not have the same agent and node: already_exists names
-	// the other one.
+	// the other one. invalid_argument names the field at fault. Admins only.
 	PutRule(context.Context, *v1.PutRuleRequest) (*v1.PutRuleResponse, error)
-	// ListRules returns every rule, in the order they are matched: the first
-	// rule in the list that matches an approval is the one that governs it.
+	// ListRules returns the rules, in the order they are matched: the first
+	// rule that matches an approval is the one that governs it. Any operator.
 	ListRules(context.Context, *v1.ListRulesRequest) (*v1.ListRulesResponse, error)
-	// DeleteRule deletes a rule by id; not_found when there is none.
+	// DeleteRule deletes a rule by id; not_found when there is none. Admins
+	// only.
 	DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error)
 	// ListApprovals returns approvals, newest first, optionally only those in
-	// one state or raised by one agent. Needs a viewer.
+	// one state or raised by one agent. Any operator.
 	ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error)
 	// GetApproval returns one approval by id; not_found when there is none.
-	// Needs a viewer.
+	// Any operator.
 	GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error)
 	// Decide says yes or no to a pending, governed approval, for the digest
 	// the operator was shown. Needs an approver; the approval's rule says who
@@ -135,19 +136,19 @@ type ApprovalServiceClient interface {
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
 	// WatchApprovals first sends every pending approval (oldest first) and
-	// the newest decided ones (newest first), each with the event
-	// "snapshot", then one message with the event "synced"; after that, one
-	// message each time an approval changes, carrying the approval after the
-	// change as GetApproval returns it, and a "heartbeat" every 15 s or so,
-	// so that a client behind a proxy that silently dropped the stream
-	// notices it (no message for three heartbeats: watch again). Needs a
-	// viewer. A watcher that falls too far behind (256 changes or 8 MiB) is
-	// ended with resource_exhausted; a board shutting down ends it with
-	// unavailable: watch again (the snapshot brings the client up to date).
-	// The watch sees the changes made through the board it is connected to.
-	// One token, or one signed-in person, holds at most 16 watches open at
-	// once (WatchApprovals and WatchAgents together); one more is refused
-	// with resource_exhausted.
+	// the newest decided ones (newest first), each as APPROVAL_EVENT_SNAPSHOT,
+	// then one APPROVAL_EVENT_SYNCED; after that, one message each time an
+	// approval changes, carrying the approval after the change as GetApproval
+	// returns it, and an APPROVAL_EVENT_HEARTBEAT every 15 s or so, so that a
+	// client behind a proxy that silently dropped the stream notices it (no
+	// message for three heartbeats: watch again). Any operator. A watcher
+	// that falls too far behind (256 changes or 8 MiB) is ended with
+	// resource_exhausted; a board shutting down ends it with unavailable:
+	// watch again (the snapshot brings the client up to date). The watch sees
+	// the changes made through the board it is connected to. One token, or
+	// one signed-in person, holds at most 16 watches open at once
+	// (WatchApprovals and WatchAgents together); one more is refused with
+	// resource_exhausted. The stream ends when the caller's credential does.
 	WatchApprovals(context.Context, *v1.WatchApprovalsRequest) (ApprovalServiceWatchApprovalsClientStream, error)
 }
 
@@ -183,18 +184,19 @@ type ApprovalServiceHandler interface {
 	// PutRule stores a rule. Without an id the board assigns one; with an id
 	// it replaces that rule, or creates it under that id when there is none.
 	// Two rules may not have the same agent and node: already_exists names
-	// the other one.
+	// the other one. invalid_argument names the field at fault. Admins only.
 	PutRule(context.Context, *v1.PutRuleRequest) (*v1.PutRuleResponse, error)
-	// ListRules returns every rule, in the order they are matched: the first
-	// rule in the list that matches an approval is the one that governs it.
+	// ListRules returns the rules, in the order they are matched: the first
+	// rule that matches an approval is the one that governs it. Any operator.
 	ListRules(context.Context, *v1.ListRulesRequest) (*v1.ListRulesResponse, error)
-	// DeleteRule deletes a rule by id; not_found when there is none.
+	// DeleteRule deletes a rule by id; not_found when there is none. Admins
+	// only.
 	DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error)
 	// ListApprovals returns approvals, newest first, optionally only those in
-	// one state or raised by one agent. Needs a viewer.
+	// one state or raised by one agent. Any operator.
 	ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error)
 	// GetApproval returns one approval by id; not_found when there is none.
-	// Needs a viewer.
+	// Any operator.
 	GetApproval(context.Context, *v1.GetApprovalRequest) (*v1.GetApprovalResponse, error)
 	// Decide says yes or no to a pending, governed approval, for the digest
 	// the operator was shown. Needs an approver; the approval's rule says who
@@ -209,19 +211,19 @@ type ApprovalServiceHandler interface {
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
 	// WatchApprovals first sends every pending approval (oldest first) and
-	// the newest decided ones (newest first), each with the event
-	// "snapshot", then one message with the event "synced"; after that, one
-	// message each time an approval changes, carrying the approval after the
-	// change as GetApproval returns it, and a "heartbeat" every 15 s or so,
-	// so that a client behind a proxy that silently dropped the stream
-	// notices it (no message for three heartbeats: watch again). Needs a
-	// viewer. A watcher that falls too far behind (256 changes or 8 MiB) is
-	// ended with resource_exhausted; a board shutting down ends it with
-	// unavailable: watch again (the snapshot brings the client up to date).
-	// The watch sees the changes made through the board it is connected to.
-	// One token, or one signed-in person, holds at most 16 watches open at
-	// once (WatchApprovals and WatchAgents together); one more is refused
-	// with resource_exhausted.
+	// the newest decided ones (newest first), each as APPROVAL_EVENT_SNAPSHOT,
+	// then one APPROVAL_EVENT_SYNCED; after that, one message each time an
+	// approval changes, carrying the approval after the change as GetApproval
+	// returns it, and an APPROVAL_EVENT_HEARTBEAT every 15 s or so, so that a
+	// client behind a proxy that silently dropped the stream notices it (no
+	// message for three heartbeats: watch again). Any operator. A watcher
+	// that falls too far behind (256 changes or 8 MiB) is ended with
+	// resource_exhausted; a board shutting down ends it with unavailable:
+	// watch again (the snapshot brings the client up to date). The watch sees
+	// the changes made through the board it is connected to. One token, or
+	// one signed-in person, holds at most 16 watches open at once
+	// (WatchApprovals and WatchAgents together); one more is refused with
+	// resource_exhausted. The stream ends when the caller's credential does.
 	WatchApprovals(context.Context, *v1.WatchApprovalsRequest, ApprovalServiceWatchApprovalsServerStream) error
 }
 

@@ -40,7 +40,7 @@ var (
 
 // AuditServiceClient is a client for the symphonix.board.v1.AuditService service.
 type AuditServiceClient interface {
-	// ListAudit returns entries after a sequence number, oldest first.
+	// ListAudit returns entries, oldest first.
 	ListAudit(context.Context, *v1.ListAuditRequest) (*v1.ListAuditResponse, error)
 }
 
@@ -52,7 +52,7 @@ func NewAuditServiceClient(client *connect.Client) AuditServiceClient {
 
 // AuditServiceHandler is an implementation of the symphonix.board.v1.AuditService service.
 type AuditServiceHandler interface {
-	// ListAudit returns entries after a sequence number, oldest first.
+	// ListAudit returns entries, oldest first.
 	ListAudit(context.Context, *v1.ListAuditRequest) (*v1.ListAuditResponse, error)
 }
 

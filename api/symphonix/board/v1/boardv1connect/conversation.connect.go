@@ -42,7 +42,7 @@ var (
 // ConversationServiceClient is a client for the symphonix.board.v1.ConversationService service.
 type ConversationServiceClient interface {
 	// ListConversations lists the pointers the caller may see, most recently
-	// updated first.
+	// updated first. Any operator.
 	ListConversations(context.Context, *v1.ListConversationsRequest) (*v1.ListConversationsResponse, error)
 }
 
@@ -56,7 +56,7 @@ func NewConversationServiceClient(client *connect.Client) ConversationServiceCli
 // service.
 type ConversationServiceHandler interface {
 	// ListConversations lists the pointers the caller may see, most recently
-	// updated first.
+	// updated first. Any operator.
 	ListConversations(context.Context, *v1.ListConversationsRequest) (*v1.ListConversationsResponse, error)
 }
 

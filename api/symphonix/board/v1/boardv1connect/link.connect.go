@@ -40,7 +40,10 @@ var (
 
 // AgentLinkServiceClient is a client for the symphonix.board.v1.AgentLinkService service.
 type AgentLinkServiceClient interface {
-	// Link carries everything between one running agent and the board.
+	// Link carries everything between one running agent and the board. It
+	// needs an agent token (unauthenticated otherwise); a Hello for another
+	// name, a protocol the board does not speak, or anything before the Hello
+	// ends it with invalid_argument or failed_precondition naming the field.
 	Link(context.Context) (AgentLinkServiceLinkClientStream, error)
 }
 
@@ -88,7 +91,10 @@ func (s AgentLinkServiceLinkClientStream) Close() error {
 
 // AgentLinkServiceHandler is an implementation of the symphonix.board.v1.AgentLinkService service.
 type AgentLinkServiceHandler interface {
-	// Link carries everything between one running agent and the board.
+	// Link carries everything between one running agent and the board. It
+	// needs an agent token (unauthenticated otherwise); a Hello for another
+	// name, a protocol the board does not speak, or anything before the Hello
+	// ends it with invalid_argument or failed_precondition naming the field.
 	Link(context.Context, AgentLinkServiceLinkServerStream) error
 }
 

@@ -28,10 +28,11 @@ const (
 	ToolServiceListServersProcedure = "/symphonix.board.v1.ToolService/ListServers"
 	// ToolServiceGetSwitchesProcedure is the procedure name of the ToolService's GetSwitches RPC.
 	ToolServiceGetSwitchesProcedure = "/symphonix.board.v1.ToolService/GetSwitches"
-	// ToolServiceSetSwitchesProcedure is the procedure name of the ToolService's SetSwitches RPC.
-	ToolServiceSetSwitchesProcedure = "/symphonix.board.v1.ToolService/SetSwitches"
-	// ToolServiceSetSwitchProcedure is the procedure name of the ToolService's SetSwitch RPC.
-	ToolServiceSetSwitchProcedure = "/symphonix.board.v1.ToolService/SetSwitch"
+	// ToolServiceReplaceSwitchesProcedure is the procedure name of the ToolService's ReplaceSwitches
+	// RPC.
+	ToolServiceReplaceSwitchesProcedure = "/symphonix.board.v1.ToolService/ReplaceSwitches"
+	// ToolServiceSetToolSwitchProcedure is the procedure name of the ToolService's SetToolSwitch RPC.
+	ToolServiceSetToolSwitchProcedure = "/symphonix.board.v1.ToolService/SetToolSwitch"
 	// ToolServiceListSwitchesProcedure is the procedure name of the ToolService's ListSwitches RPC.
 	ToolServiceListSwitchesProcedure = "/symphonix.board.v1.ToolService/ListSwitches"
 )
@@ -51,18 +52,18 @@ var (
 			Procedure:  ToolServiceGetSwitchesProcedure,
 		}
 	})
-	toolServiceSetSwitchesSpec = sync.OnceValue(func() connect.Spec {
+	toolServiceReplaceSwitchesSpec = sync.OnceValue(func() connect.Spec {
 		return connect.Spec{
 			StreamType: connect.StreamTypeUnary,
-			Schema:     v1.File_symphonix_board_v1_tool_proto.Services().ByName("ToolService").Methods().ByName("SetSwitches"),
-			Procedure:  ToolServiceSetSwitchesProcedure,
+			Schema:     v1.File_symphonix_board_v1_tool_proto.Services().ByName("ToolService").Methods().ByName("ReplaceSwitches"),
+			Procedure:  ToolServiceReplaceSwitchesProcedure,
 		}
 	})
-	toolServiceSetSwitchSpec = sync.OnceValue(func() connect.Spec {
+	toolServiceSetToolSwitchSpec = sync.OnceValue(func() connect.Spec {
 		return connect.Spec{
 			StreamType: connect.StreamTypeUnary,
-			Schema:     v1.File_symphonix_board_v1_tool_proto.Services().ByName("ToolService").Methods().ByName("SetSwitch"),
-			Procedure:  ToolServiceSetSwitchProcedure,
+			Schema:     v1.File_symphonix_board_v1_tool_proto.Services().ByName("ToolService").Methods().ByName("SetToolSwitch"),
+			Procedure:  ToolServiceSetToolSwitchProcedure,
 		}
 	})
 	toolServiceListSwitchesSpec = sync.OnceValue(func() connect.Spec {
@@ -81,18 +82,21 @@ type ToolServiceClient interface {
 	// and which of them are online now: an agent that is not connected can
 	// be switched too, and is told when it next links. Any operator.
 	ListServers(context.Context, *v1.ListServersRequest) (*v1.ListServersResponse, error)
-	// GetSwitches says which tools one agent is switched on for. Any operator.
+	// GetSwitches says which tools one agent is switched on for; not_found
+	// when the board has never seen the agent. Any operator.
 	GetSwitches(context.Context, *v1.GetSwitchesRequest) (*v1.GetSwitchesResponse, error)
-	// SetSwitches sets the tools one agent is switched on for: every other
-	// tool it declares is off. A tool the agent does not declare is refused
-	// (invalid_argument, naming it). Admins only.
-	SetSwitches(context.Context, *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error)
-	// SetSwitch switches one tool of one agent on or off and leaves the
+	// ReplaceSwitches replaces the tools one agent is switched on for: the
+	// ones named are on, every other tool it declares is off. A tool the
+	// agent does not declare is refused (invalid_argument, naming it). Admins
+	// only.
+	ReplaceSwitches(context.Context, *v1.ReplaceSwitchesRequest) (*v1.ReplaceSwitchesResponse, error)
+	// SetToolSwitch switches one tool of one agent on or off and leaves the
 	// others as they are, so two operators flipping different tools at once
-	// both keep their change. Admins only.
-	SetSwitch(context.Context, *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error)
+	// both keep their change. A tool the agent does not declare is refused
+	// (invalid_argument). Admins only.
+	SetToolSwitch(context.Context, *v1.SetToolSwitchRequest) (*v1.SetToolSwitchResponse, error)
 	// ListSwitches says, for every agent the board knows, which tools it is
-	// switched on for: one call for a whole fleet. Any operator.
+	// switched on for: a fleet in a few calls. Any operator.
 	ListSwitches(context.Context, *v1.ListSwitchesRequest) (*v1.ListSwitchesResponse, error)
 }
 
@@ -109,18 +113,21 @@ type ToolServiceHandler interface {
 	// and which of them are online now: an agent that is not connected can
 	// be switched too, and is told when it next links. Any operator.
 	ListServers(context.Context, *v1.ListServersRequest) (*v1.ListServersResponse, error)
-	// GetSwitches says which tools one agent is switched on for. Any operator.
+	// GetSwitches says which tools one agent is switched on for; not_found
+	// when the board has never seen the agent. Any operator.
 	GetSwitches(context.Context, *v1.GetSwitchesRequest) (*v1.GetSwitchesResponse, error)
-	// SetSwitches sets the tools one agent is switched on for: every other
-	// tool it declares is off. A tool the agent does not declare is refused
-	// (invalid_argument, naming it). Admins only.
-	SetSwitches(context.Context, *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error)
-	// SetSwitch switches one tool of one agent on or off and leaves the
+	// ReplaceSwitches replaces the tools one agent is switched on for: the
+	// ones named are on, every other tool it declares is off. A tool the
+	// agent does not declare is refused (invalid_argument, naming it). Admins
+	// only.
+	ReplaceSwitches(context.Context, *v1.ReplaceSwitchesRequest) (*v1.ReplaceSwitchesResponse, error)
+	// SetToolSwitch switches one tool of one agent on or off and leaves the
 	// others as they are, so two operators flipping different tools at once
-	// both keep their change. Admins only.
-	SetSwitch(context.Context, *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error)
+	// both keep their change. A tool the agent does not declare is refused
+	// (invalid_argument). Admins only.
+	SetToolSwitch(context.Context, *v1.SetToolSwitchRequest) (*v1.SetToolSwitchResponse, error)
 	// ListSwitches says, for every agent the board knows, which tools it is
-	// switched on for: one call for a whole fleet. Any operator.
+	// switched on for: a fleet in a few calls. Any operator.
 	ListSwitches(context.Context, *v1.ListSwitchesRequest) (*v1.ListSwitchesResponse, error)
 }
 
@@ -131,8 +138,8 @@ func RegisterToolServiceHandler(server *connect.Server, svc ToolServiceHandler) 
 	server.Register(
 		connect.Method{Spec: toolServiceListServersSpec(), Handler: adapter.listServers},
 		connect.Method{Spec: toolServiceGetSwitchesSpec(), Handler: adapter.getSwitches},
-		connect.Method{Spec: toolServiceSetSwitchesSpec(), Handler: adapter.setSwitches},
-		connect.Method{Spec: toolServiceSetSwitchSpec(), Handler: adapter.setSwitch},
+		connect.Method{Spec: toolServiceReplaceSwitchesSpec(), Handler: adapter.replaceSwitches},
+		connect.Method{Spec: toolServiceSetToolSwitchSpec(), Handler: adapter.setToolSwitch},
 		connect.Method{Spec: toolServiceListSwitchesSpec(), Handler: adapter.listSwitches},
 	)
 }
@@ -148,12 +155,12 @@ func (UnimplementedToolServiceHandler) GetSwitches(context.Context, *v1.GetSwitc
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.GetSwitches is not implemented")
 }
 
-func (UnimplementedToolServiceHandler) SetSwitches(context.Context, *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.SetSwitches is not implemented")
+func (UnimplementedToolServiceHandler) ReplaceSwitches(context.Context, *v1.ReplaceSwitchesRequest) (*v1.ReplaceSwitchesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.ReplaceSwitches is not implemented")
 }
 
-func (UnimplementedToolServiceHandler) SetSwitch(context.Context, *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.SetSwitch is not implemented")
+func (UnimplementedToolServiceHandler) SetToolSwitch(context.Context, *v1.SetToolSwitchRequest) (*v1.SetToolSwitchResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ToolService.SetToolSwitch is not implemented")
 }
 
 func (UnimplementedToolServiceHandler) ListSwitches(context.Context, *v1.ListSwitchesRequest) (*v1.ListSwitchesResponse, error) {
@@ -180,17 +187,17 @@ func (c *toolServiceClient) GetSwitches(ctx context.Context, req *v1.GetSwitches
 	return &res, nil
 }
 
-func (c *toolServiceClient) SetSwitches(ctx context.Context, req *v1.SetSwitchesRequest) (*v1.SetSwitchesResponse, error) {
-	var res v1.SetSwitchesResponse
-	if err := c.client.CallUnary(ctx, toolServiceSetSwitchesSpec(), req, &res); err != nil {
+func (c *toolServiceClient) ReplaceSwitches(ctx context.Context, req *v1.ReplaceSwitchesRequest) (*v1.ReplaceSwitchesResponse, error) {
+	var res v1.ReplaceSwitchesResponse
+	if err := c.client.CallUnary(ctx, toolServiceReplaceSwitchesSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
-func (c *toolServiceClient) SetSwitch(ctx context.Context, req *v1.SetSwitchRequest) (*v1.SetSwitchResponse, error) {
-	var res v1.SetSwitchResponse
-	if err := c.client.CallUnary(ctx, toolServiceSetSwitchSpec(), req, &res); err != nil {
+func (c *toolServiceClient) SetToolSwitch(ctx context.Context, req *v1.SetToolSwitchRequest) (*v1.SetToolSwitchResponse, error) {
+	var res v1.SetToolSwitchResponse
+	if err := c.client.CallUnary(ctx, toolServiceSetToolSwitchSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -230,24 +237,24 @@ func (h toolServiceHandler) getSwitches(ctx context.Context, _ connect.Spec, str
 	return stream.Send(res)
 }
 
-func (h toolServiceHandler) setSwitches(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
-	var req v1.SetSwitchesRequest
+func (h toolServiceHandler) replaceSwitches(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ReplaceSwitchesRequest
 	if err := stream.Receive(&req); err != nil {
 		return err
 	}
-	res, err := h.svc.SetSwitches(ctx, &req)
+	res, err := h.svc.ReplaceSwitches(ctx, &req)
 	if err != nil {
 		return err
 	}
 	return stream.Send(res)
 }
 
-func (h toolServiceHandler) setSwitch(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
-	var req v1.SetSwitchRequest
+func (h toolServiceHandler) setToolSwitch(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.SetToolSwitchRequest
 	if err := stream.Receive(&req); err != nil {
 		return err
 	}
-	res, err := h.svc.SetSwitch(ctx, &req)
+	res, err := h.svc.SetToolSwitch(ctx, &req)
 	if err != nil {
 		return err
 	}

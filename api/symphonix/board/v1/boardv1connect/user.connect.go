@@ -30,10 +30,12 @@ const (
 	UserServiceListUsersProcedure = "/symphonix.board.v1.UserService/ListUsers"
 	// UserServiceAddUserProcedure is the procedure name of the UserService's AddUser RPC.
 	UserServiceAddUserProcedure = "/symphonix.board.v1.UserService/AddUser"
-	// UserServiceSetRoleProcedure is the procedure name of the UserService's SetRole RPC.
-	UserServiceSetRoleProcedure = "/symphonix.board.v1.UserService/SetRole"
+	// UserServiceSetUserRoleProcedure is the procedure name of the UserService's SetUserRole RPC.
+	UserServiceSetUserRoleProcedure = "/symphonix.board.v1.UserService/SetUserRole"
 	// UserServiceDisableUserProcedure is the procedure name of the UserService's DisableUser RPC.
 	UserServiceDisableUserProcedure = "/symphonix.board.v1.UserService/DisableUser"
+	// UserServiceEnableUserProcedure is the procedure name of the UserService's EnableUser RPC.
+	UserServiceEnableUserProcedure = "/symphonix.board.v1.UserService/EnableUser"
 	// UserServiceSetVerifySecretProcedure is the procedure name of the UserService's SetVerifySecret
 	// RPC.
 	UserServiceSetVerifySecretProcedure = "/symphonix.board.v1.UserService/SetVerifySecret"
@@ -68,11 +70,11 @@ var (
 			Procedure:  UserServiceAddUserProcedure,
 		}
 	})
-	userServiceSetRoleSpec = sync.OnceValue(func() connect.Spec {
+	userServiceSetUserRoleSpec = sync.OnceValue(func() connect.Spec {
 		return connect.Spec{
 			StreamType: connect.StreamTypeUnary,
-			Schema:     v1.File_symphonix_board_v1_user_proto.Services().ByName("UserService").Methods().ByName("SetRole"),
-			Procedure:  UserServiceSetRoleProcedure,
+			Schema:     v1.File_symphonix_board_v1_user_proto.Services().ByName("UserService").Methods().ByName("SetUserRole"),
+			Procedure:  UserServiceSetUserRoleProcedure,
 		}
 	})
 	userServiceDisableUserSpec = sync.OnceValue(func() connect.Spec {
@@ -80,6 +82,13 @@ var (
 			StreamType: connect.StreamTypeUnary,
 			Schema:     v1.File_symphonix_board_v1_user_proto.Services().ByName("UserService").Methods().ByName("DisableUser"),
 			Procedure:  UserServiceDisableUserProcedure,
+		}
+	})
+	userServiceEnableUserSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_user_proto.Services().ByName("UserService").Methods().ByName("EnableUser"),
+			Procedure:  UserServiceEnableUserProcedure,
 		}
 	})
 	userServiceSetVerifySecretSpec = sync.OnceValue(func() connect.Spec {
@@ -115,25 +124,35 @@ var (
 // UserServiceClient is a client for the symphonix.board.v1.UserService service.
 type UserServiceClient interface {
 	// Me says who the caller is: a signed-in person, or an operator token.
+	// Any operator.
 	Me(context.Context, *v1.MeRequest) (*v1.MeResponse, error)
-	// ListUsers lists everyone. Admins only.
+	// ListUsers lists everyone, by email. Admins only.
 	ListUsers(context.Context, *v1.ListUsersRequest) (*v1.ListUsersResponse, error)
 	// AddUser adds a person with a role, and returns a one-time setup link
 	// through which they set their own password. There is no default
-	// password. Admins only.
+	// password. already_exists when the email is taken. Admins only.
 	AddUser(context.Context, *v1.AddUserRequest) (*v1.AddUserResponse, error)
-	// SetRole changes a person's role. Admins only.
-	SetRole(context.Context, *v1.SetRoleRequest) (*v1.SetRoleResponse, error)
-	// DisableUser disables (or enables again) a person; disabling ends every
-	// session of theirs at once. Admins only.
+	// SetUserRole changes a person's role. not_found when there is no such
+	// person; failed_precondition when it would leave the board without an
+	// enabled admin. Admins only.
+	SetUserRole(context.Context, *v1.SetUserRoleRequest) (*v1.SetUserRoleResponse, error)
+	// DisableUser disables a person: they cannot sign in, and every session of
+	// theirs ends at once. Disabling a disabled person changes nothing.
+	// not_found when there is no such person; failed_precondition when it
+	// would leave the board without an enabled admin. Admins only.
 	DisableUser(context.Context, *v1.DisableUserRequest) (*v1.DisableUserResponse, error)
+	// EnableUser enables a disabled person again. Enabling an enabled person
+	// changes nothing. not_found when there is no such person. Admins only.
+	EnableUser(context.Context, *v1.EnableUserRequest) (*v1.EnableUserResponse, error)
 	// SetVerifySecret sets the caller's own verify secret: what an agent's
 	// verify is checked against. Signed-in people only.
 	SetVerifySecret(context.Context, *v1.SetVerifySecretRequest) (*v1.SetVerifySecretResponse, error)
 	// EnterPairingCode links the conversation that showed the code to the
-	// caller. Signed-in people only.
+	// caller. not_found for a code that is unknown, used or expired.
+	// Signed-in people only.
 	EnterPairingCode(context.Context, *v1.EnterPairingCodeRequest) (*v1.EnterPairingCodeResponse, error)
-	// GetIdentify says which door the board wants agents to use. Any operator.
+	// GetIdentify says which door the board wants agents to use. Any
+	// operator.
 	GetIdentify(context.Context, *v1.GetIdentifyRequest) (*v1.GetIdentifyResponse, error)
 	// SetIdentify sets it. Admins only.
 	SetIdentify(context.Context, *v1.SetIdentifyRequest) (*v1.SetIdentifyResponse, error)
@@ -148,25 +167,35 @@ func NewUserServiceClient(client *connect.Client) UserServiceClient {
 // UserServiceHandler is an implementation of the symphonix.board.v1.UserService service.
 type UserServiceHandler interface {
 	// Me says who the caller is: a signed-in person, or an operator token.
+	// Any operator.
 	Me(context.Context, *v1.MeRequest) (*v1.MeResponse, error)
-	// ListUsers lists everyone. Admins only.
+	// ListUsers lists everyone, by email. Admins only.
 	ListUsers(context.Context, *v1.ListUsersRequest) (*v1.ListUsersResponse, error)
 	// AddUser adds a person with a role, and returns a one-time setup link
 	// through which they set their own password. There is no default
-	// password. Admins only.
+	// password. already_exists when the email is taken. Admins only.
 	AddUser(context.Context, *v1.AddUserRequest) (*v1.AddUserResponse, error)
-	// SetRole changes a person's role. Admins only.
-	SetRole(context.Context, *v1.SetRoleRequest) (*v1.SetRoleResponse, error)
-	// DisableUser disables (or enables again) a person; disabling ends every
-	// session of theirs at once. Admins only.
+	// SetUserRole changes a person's role. not_found when there is no such
+	// person; failed_precondition when it would leave the board without an
+	// enabled admin. Admins only.
+	SetUserRole(context.Context, *v1.SetUserRoleRequest) (*v1.SetUserRoleResponse, error)
+	// DisableUser disables a person: they cannot sign in, and every session of
+	// theirs ends at once. Disabling a disabled person changes nothing.
+	// not_found when there is no such person; failed_precondition when it
+	// would leave the board without an enabled admin. Admins only.
 	DisableUser(context.Context, *v1.DisableUserRequest) (*v1.DisableUserResponse, error)
+	// EnableUser enables a disabled person again. Enabling an enabled person
+	// changes nothing. not_found when there is no such person. Admins only.
+	EnableUser(context.Context, *v1.EnableUserRequest) (*v1.EnableUserResponse, error)
 	// SetVerifySecret sets the caller's own verify secret: what an agent's
 	// verify is checked against. Signed-in people only.
 	SetVerifySecret(context.Context, *v1.SetVerifySecretRequest) (*v1.SetVerifySecretResponse, error)
 	// EnterPairingCode links the conversation that showed the code to the
-	// caller. Signed-in people only.
+	// caller. not_found for a code that is unknown, used or expired.
+	// Signed-in people only.
 	EnterPairingCode(context.Context, *v1.EnterPairingCodeRequest) (*v1.EnterPairingCodeResponse, error)
-	// GetIdentify says which door the board wants agents to use. Any operator.
+	// GetIdentify says which door the board wants agents to use. Any
+	// operator.
 	GetIdentify(context.Context, *v1.GetIdentifyRequest) (*v1.GetIdentifyResponse, error)
 	// SetIdentify sets it. Admins only.
 	SetIdentify(context.Context, *v1.SetIdentifyRequest) (*v1.SetIdentifyResponse, error)
@@ -180,8 +209,9 @@ func RegisterUserServiceHandler(server *connect.Server, svc UserServiceHandler) 
 		connect.Method{Spec: userServiceMeSpec(), Handler: adapter.me},
 		connect.Method{Spec: userServiceListUsersSpec(), Handler: adapter.listUsers},
 		connect.Method{Spec: userServiceAddUserSpec(), Handler: adapter.addUser},
-		connect.Method{Spec: userServiceSetRoleSpec(), Handler: adapter.setRole},
+		connect.Method{Spec: userServiceSetUserRoleSpec(), Handler: adapter.setUserRole},
 		connect.Method{Spec: userServiceDisableUserSpec(), Handler: adapter.disableUser},
+		connect.Method{Spec: userServiceEnableUserSpec(), Handler: adapter.enableUser},
 		connect.Method{Spec: userServiceSetVerifySecretSpec(), Handler: adapter.setVerifySecret},
 		connect.Method{Spec: userServiceEnterPairingCodeSpec(), Handler: adapter.enterPairingCode},
 		connect.Method{Spec: userServiceGetIdentifySpec(), Handler: adapter.getIdentify},
@@ -204,12 +234,16 @@ func (UnimplementedUserServiceHandler) AddUser(context.Context, *v1.AddUserReque
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.UserService.AddUser is not implemented")
 }
 
-func (UnimplementedUserServiceHandler) SetRole(context.Context, *v1.SetRoleRequest) (*v1.SetRoleResponse, error) {
-	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.UserService.SetRole is not implemented")
+func (UnimplementedUserServiceHandler) SetUserRole(context.Context, *v1.SetUserRoleRequest) (*v1.SetUserRoleResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.UserService.SetUserRole is not implemented")
 }
 
 func (UnimplementedUserServiceHandler) DisableUser(context.Context, *v1.DisableUserRequest) (*v1.DisableUserResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.UserService.DisableUser is not implemented")
+}
+
+func (UnimplementedUserServiceHandler) EnableUser(context.Context, *v1.EnableUserRequest) (*v1.EnableUserResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.UserService.EnableUser is not implemented")
 }
 
 func (UnimplementedUserServiceHandler) SetVerifySecret(context.Context, *v1.SetVerifySecretRequest) (*v1.SetVerifySecretResponse, error) {
@@ -256,9 +290,9 @@ func (c *userServiceClient) AddUser(ctx context.Context, req *v1.AddUserRequest)
 	return &res, nil
 }
 
-func (c *userServiceClient) SetRole(ctx context.Context, req *v1.SetRoleRequest) (*v1.SetRoleResponse, error) {
-	var res v1.SetRoleResponse
-	if err := c.client.CallUnary(ctx, userServiceSetRoleSpec(), req, &res); err != nil {
+func (c *userServiceClient) SetUserRole(ctx context.Context, req *v1.SetUserRoleRequest) (*v1.SetUserRoleResponse, error) {
+	var res v1.SetUserRoleResponse
+	if err := c.client.CallUnary(ctx, userServiceSetUserRoleSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -267,6 +301,14 @@ func (c *userServiceClient) SetRole(ctx context.Context, req *v1.SetRoleRequest)
 func (c *userServiceClient) DisableUser(ctx context.Context, req *v1.DisableUserRequest) (*v1.DisableUserResponse, error) {
 	var res v1.DisableUserResponse
 	if err := c.client.CallUnary(ctx, userServiceDisableUserSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *userServiceClient) EnableUser(ctx context.Context, req *v1.EnableUserRequest) (*v1.EnableUserResponse, error) {
+	var res v1.EnableUserResponse
+	if err := c.client.CallUnary(ctx, userServiceEnableUserSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -342,12 +384,12 @@ func (h userServiceHandler) addUser(ctx context.Context, _ connect.Spec, stream 
 	return stream.Send(res)
 }
 
-func (h userServiceHandler) setRole(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
-	var req v1.SetRoleRequest
+func (h userServiceHandler) setUserRole(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.SetUserRoleRequest
 	if err := stream.Receive(&req); err != nil {
 		return err
 	}
-	res, err := h.svc.SetRole(ctx, &req)
+	res, err := h.svc.SetUserRole(ctx, &req)
 	if err != nil {
 		return err
 	}
@@ -360,6 +402,18 @@ func (h userServiceHandler) disableUser(ctx context.Context, _ connect.Spec, str
 		return err
 	}
 	res, err := h.svc.DisableUser(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h userServiceHandler) enableUser(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.EnableUserRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.EnableUser(ctx, &req)
 	if err != nil {
 		return err
 	}
