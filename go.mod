@@ -1,6 +1,6 @@
 module github.com/symphonix/symphonix
 
-go 1.26.8
+go 1.26.0
 
 require (
 	connectrpc.com/connect v1.11.0
