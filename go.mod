@@ -3,9 +3,7 @@ module github.com/symphonix/symphonix
 go 1.26.0
 
 require (
-	connectrpc.com/connect v1.11.0
 	connectrpc.com/connect/v2 v2.0.2
-	connectrpc.com/grpchealth v1.5.0
 	connectrpc.com/grpcreflect/v2 v2.0.0
 	entgo.io/ent v0.14.5
 	github.com/chromedp/cdproto v0.160.1

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect/v2"
-	"connectrpc.com/connect/v2/connecthttp"
 
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
@@ -214,23 +213,6 @@ func codeString(err error) string {
 		return "ok"
 	}
 	return connect.CodeOf(err).String()
-}
-
-// requireToken guards a plain http.Handler that serves an RPC outside the
-// connect server (the v1 health handler) with the same policy.
-func (b *Board) requireToken(h http.Handler) http.Handler {
-	ew := connecthttp.NewErrorWriter()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := authenticatedFor(r.Context(), r.URL.Path); ok {
-			h.ServeHTTP(w, r) // a stream holdToCredentials has authenticated
-			return
-		}
-		if _, err := b.authenticate(r.Context(), r.URL.Path, r.Header); err != nil {
-			_ = ew.Write(w, r, err)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // bearer reads "Bearer TOKEN" from an Authorization header value.

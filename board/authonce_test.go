@@ -32,8 +32,8 @@ func (q *queryCount) interceptor() ent.Interceptor {
 
 // TestStreamVerifiedOnce: opening a stream verifies its credential once —
 // one read of the token's row, or one of the session's and one of its
-// person's — though both the stream guard and the interceptor (or, for
-// health's Watch, requireToken) see it; a unary call, once too.
+// person's — though both the stream guard and the interceptor see it; a
+// unary call, once too.
 func TestStreamVerifiedOnce(t *testing.T) {
 	// The board's loop reads the tokens and sessions every RevocationPoll:
 	// an hour, so that it does not while the queries are counted, and the

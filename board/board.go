@@ -18,11 +18,9 @@ import (
 	"sync"
 	"time"
 
-	connectv1 "connectrpc.com/connect"
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connectgzip"
 	"connectrpc.com/connect/v2/connecthttp"
-	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect/v2"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -252,6 +250,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterConversationServiceHandler(srv, conversationService{b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
 	boardv1connect.RegisterUserServiceHandler(srv, userService{b})
+	b.registerHealth(srv)
 	grpcreflect.Register(srv)
 
 	mux := http.NewServeMux()
@@ -263,16 +262,6 @@ func (b *Board) routes() http.Handler {
 	// client may ask for one after another.
 	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10),
 		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))))
-	healthPath, health := grpchealth.NewHandler(grpchealth.NewStaticChecker(
-		boardv1connect.AgentLinkServiceName,
-		boardv1connect.AgentServiceName,
-		boardv1connect.ApprovalServiceName,
-		boardv1connect.AuditServiceName,
-		boardv1connect.ConversationServiceName,
-		boardv1connect.ToolServiceName,
-		boardv1connect.UserServiceName,
-	), connectv1.WithInterceptors(lapsedV1{}))
-	mux.Handle(healthPath, b.requireToken(health))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "max-age=300")

@@ -1,15 +1,18 @@
 package board_test
 
 import (
-	"net/http"
+	"context"
 	"slices"
 	"testing"
+	"time"
 
-	connectv1 "connectrpc.com/connect"
 	"connectrpc.com/connect/v2/connecthttp"
-	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect/v2"
+	"google.golang.org/grpc/codes"
+	healthv1 "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -33,7 +36,7 @@ func TestReflection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"symphonix.board.v1.AgentService", "symphonix.board.v1.AgentLinkService"} {
+	for _, want := range []string{"symphonix.board.v1.AgentService", "symphonix.board.v1.AgentLinkService", "grpc.health.v1.Health"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("ListServices = %v, want %s in it", names, want)
 		}
@@ -43,41 +46,74 @@ func TestReflection(t *testing.T) {
 	}
 }
 
-// TestHealth: grpc.health.v1 answers SERVING to any token holder over gRPC,
-// and unauthenticated to nobody.
+// TestHealth: grpc.health.v1 answers SERVING over gRPC to any valid token,
+// operator's or agent's, through grpc-go's own health client, and
+// unauthenticated to a caller without one; a service the board does not
+// serve is not_found to Check and SERVICE_UNKNOWN to Watch; List is
+// unimplemented; a watcher
+// hears NOT_SERVING when the board begins to shut down, and the stream
+// then ends with unavailable.
 func TestHealth(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	check := func(token string) (*grpchealth.CheckResponse, error) {
-		hc := &http.Client{Transport: withBearer{token, h2c()}}
-		return grpchealth.NewClient(hc, bt.URL, connectv1.WithGRPC()).Check(t.Context(), &grpchealth.CheckRequest{})
-	}
-	for name, tok := range map[string]string{"operator": bt.OperatorToken("ops", identity.RoleViewer), "agent": bt.AgentToken("a")} {
-		res, err := check(tok)
-		if err != nil || res.Status != grpchealth.StatusServing {
-			t.Errorf("Check with an %s token = %v, %v; want SERVING", name, res, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second) // the ceiling
+	defer cancel()
+	operator := healthv1.NewHealthClient(grpcConn(t, bt, bt.OperatorToken("ops", identity.RoleViewer)))
+	agent := healthv1.NewHealthClient(grpcConn(t, bt, bt.AgentToken("a")))
+	nobody := healthv1.NewHealthClient(grpcConn(t, bt, ""))
+
+	for _, tc := range []struct {
+		name    string
+		client  healthv1.HealthClient
+		service string
+		code    codes.Code
+	}{
+		{"operator, the board", operator, "", codes.OK},
+		{"operator, the link", operator, boardv1connect.AgentLinkServiceName, codes.OK},
+		{"agent, the board", agent, "", codes.OK},
+		{"agent, approvals", agent, boardv1connect.ApprovalServiceName, codes.OK},
+		{"operator, a service not served", operator, "acme.v1.Nothing", codes.NotFound},
+		{"no token", nobody, "", codes.Unauthenticated},
+	} {
+		res, err := tc.client.Check(ctx, &healthv1.HealthCheckRequest{Service: tc.service})
+		if status.Code(err) != tc.code {
+			t.Errorf("%s: Check = %v, want %s", tc.name, err, tc.code)
+			continue
+		}
+		if err == nil && res.GetStatus() != healthv1.HealthCheckResponse_SERVING {
+			t.Errorf("%s: Check = %s, want SERVING", tc.name, res.GetStatus())
 		}
 	}
-	if _, err := check(""); connectv1.CodeOf(err) != connectv1.CodeUnauthenticated {
-		t.Errorf("Check without a token = %v, want unauthenticated", err)
+
+	if _, err := operator.List(ctx, &healthv1.HealthListRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("List = %v, want unimplemented", err)
 	}
-}
 
-type withBearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (w withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	if w.token != "" {
-		r.Header.Set("Authorization", "Bearer "+w.token)
+	unknown, err := operator.Watch(ctx, &healthv1.HealthCheckRequest{Service: "acme.v1.Nothing"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return w.next.RoundTrip(r)
-}
+	if res, err := unknown.Recv(); err != nil || res.GetStatus() != healthv1.HealthCheckResponse_SERVICE_UNKNOWN {
+		t.Errorf("Watch of a service not served = %v, %v; want SERVICE_UNKNOWN", res, err)
+	}
 
-func h2c() http.RoundTripper {
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	return &http.Transport{Protocols: p}
+	w, err := agent.Watch(ctx, &healthv1.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.Recv(); err != nil || res.GetStatus() != healthv1.HealthCheckResponse_SERVING {
+		t.Fatalf("Watch = %v, %v; want SERVING first", res, err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		bt.Stop()
+	}()
+	defer func() { <-stopped }()
+	if res, err := w.Recv(); err != nil || res.GetStatus() != healthv1.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("Watch while the board shuts down = %v, %v; want NOT_SERVING", res, err)
+	}
+	if _, err := w.Recv(); status.Code(err) != codes.Unavailable {
+		t.Errorf("Watch after NOT_SERVING = %v, want unavailable", err)
+	}
 }

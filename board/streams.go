@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sync"
 
-	connectv1 "connectrpc.com/connect"
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
 
@@ -104,7 +103,7 @@ func lapsedCause(ctx context.Context) *lapsedError {
 // (see above). It authenticates the stream itself, and refuses it as the
 // interceptor would, so that no stream runs unregistered; the caller it
 // found goes on in the request's context (withAuthenticated), so that the
-// interceptor, or requireToken, does not verify the credential again.
+// interceptor does not verify the credential again.
 func (b *Board) holdToCredentials(next http.Handler) http.Handler {
 	ew := connecthttp.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -209,24 +208,4 @@ func lapse(s *openStream, st identity.Standing) *lapsedError {
 		msg = "token revoked"
 	}
 	return &lapsedError{connect.NewError(connect.CodeUnauthenticated, msg)}
-}
-
-// lapsedV1 is holdToCredentials's mapping for the handlers built on
-// connect v1 (grpc.health.v1): a stream it ended ends with its lapsedError.
-type lapsedV1 struct{}
-
-func (lapsedV1) WrapUnary(next connectv1.UnaryFunc) connectv1.UnaryFunc { return next }
-
-func (lapsedV1) WrapStreamingClient(next connectv1.StreamingClientFunc) connectv1.StreamingClientFunc {
-	return next
-}
-
-func (lapsedV1) WrapStreamingHandler(next connectv1.StreamingHandlerFunc) connectv1.StreamingHandlerFunc {
-	return func(ctx context.Context, conn connectv1.StreamingHandlerConn) error {
-		err := next(ctx, conn)
-		if l := lapsedCause(ctx); l != nil {
-			return connectv1.NewError(connectv1.Code(l.err.Code()), errors.New(l.err.Message()))
-		}
-		return err
-	}
 }
