@@ -50,9 +50,9 @@ func TestReflection(t *testing.T) {
 // operator's or agent's, through grpc-go's own health client, and
 // unauthenticated to a caller without one; a service the board does not
 // serve is not_found to Check and SERVICE_UNKNOWN to Watch; List is
-// unimplemented; a watcher
-// hears NOT_SERVING when the board begins to shut down, and the stream
-// then ends with unavailable.
+// unimplemented; a watcher on a board serving TLS hears NOT_SERVING when
+// the board begins to shut down, and the stream then ends with
+// unavailable.
 func TestHealth(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
@@ -97,7 +97,10 @@ func TestHealth(t *testing.T) {
 		t.Errorf("Watch of a service not served = %v, %v; want SERVICE_UNKNOWN", res, err)
 	}
 
-	w, err := agent.Watch(ctx, &healthv1.HealthCheckRequest{})
+	// Over TLS, where the board's shutdown lets what a handler wrote reach
+	// its client (an h2c connection is closed at once).
+	tlsBoard := boardtest.Start(t, boardtest.Options{TLS: true})
+	w, err := healthv1.NewHealthClient(grpcConn(t, tlsBoard, tlsBoard.AgentToken("a"))).Watch(ctx, &healthv1.HealthCheckRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +110,7 @@ func TestHealth(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		bt.Stop()
+		tlsBoard.Stop()
 	}()
 	defer func() { <-stopped }()
 	if res, err := w.Recv(); err != nil || res.GetStatus() != healthv1.HealthCheckResponse_NOT_SERVING {

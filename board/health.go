@@ -83,7 +83,8 @@ func (b *Board) healthCheck(_ context.Context, _ connect.Spec, stream connect.Se
 
 // healthWatch sends how the board, or one service, stands, then again when
 // that changes: NOT_SERVING when the board begins to shut down, before the
-// stream ends with unavailable. A service the board does not serve is
+// stream ends with unavailable. (Over TLS the watcher receives both; an h2c
+// connection is closed as the board stops, which may come first.) A service the board does not serve is
 // SERVICE_UNKNOWN and stays so, as gRPC's health protocol has it. The
 // stream ends when the caller goes or its credential does.
 func (b *Board) healthWatch(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
