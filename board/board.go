@@ -261,7 +261,7 @@ func (b *Board) routes() http.Handler {
 	// of a core against 20, docs/benchmarks.md), for the same size, and a
 	// client may ask for one after another.
 	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10),
-		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))))
+		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))), strictCodecs())
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "max-age=300")
