@@ -6,7 +6,15 @@
 // reproduced exactly by one command from the repository root:
 //
 //	go generate ./...
+//
+// It also checks that proto/ is still API v1: buf breaking compares it,
+// with the FILE rules of buf.yaml, against proto/v1.binpb, the image of v1
+// as it was released (docs/compatibility.md). That image is never made
+// again for v1; it was made once, on purpose, with
+//
+//	npx --yes @bufbuild/buf@1.75.0 build -o proto/v1.binpb
 package symphonix
 
 //go:generate npx --yes @bufbuild/buf@1.75.0 lint
+//go:generate npx --yes @bufbuild/buf@1.75.0 breaking --against proto/v1.binpb
 //go:generate npx --yes @bufbuild/buf@1.75.0 generate
