@@ -62,6 +62,7 @@ var layers = []layer{
 	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "internal/boardtest", why: "a real board for tests, over Connect and gRPC", allow: []string{
 		"api", "board", "ent", "identity", "store", "connectrpc.com", "github.com/golang-jwt/jwt/v5", "github.com/jackc/pgx/v5",
+		"google.golang.org/protobuf",
 	}},
 	{pkg: "internal/linkload", why: "many agents' links against a real board, for benchmarks; board and store to run a board in a process of its own that the storm benchmark kills", allow: []string{
 		"agentlink", "api", "board", "ent", "identity", "internal/boardtest", "internal/pump", "store", "connectrpc.com", "google.golang.org/protobuf",
