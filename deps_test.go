@@ -70,6 +70,8 @@ var layers = []layer{
 	{pkg: "internal/browsertest", why: "headless Chromium for the browser tests, through chromedp", allow: []string{"github.com/chromedp"}},
 	{pkg: "internal/exampletest", why: "copies of the examples, so no test writes into the tree"},
 	{pkg: "internal/e2e", why: "the real binaries, run as a person would (tests only)"},
+	{pkg: "internal/apidoc", why: "writes docs/api.md from a buf image and the board's policy table, so the two cannot disagree", allow: []string{"board", "identity", "google.golang.org/protobuf"}},
+	{pkg: "internal/apigolden", why: "v1 messages saved, read back by today's generated code (tests only)"},
 }
 
 // generated packages are checked by regeneration, not by this table.

@@ -31,6 +31,19 @@ func TestDigest(t *testing.T) {
 			text: `{"show":{"amount":5000},"account":null}`,
 			want: "sha256:8417a9f9e14b7f813fdcca8c621797124ff31c504d5fc13b4ca33121c712c7ef",
 		},
+		{
+			name:    "docs/link.md's example",
+			show:    map[string]any{"order": "A-1043", "amount": map[string]any{"value": 740.5, "currency": "EUR"}},
+			account: "The order arrived damaged.",
+			text:    `{"account":"The order arrived damaged.","show":{"amount":{"currency":"EUR","value":740.5},"order":"A-1043"}}`,
+			want:    "sha256:c0bad5ace6e1a1f08ffd67a750900d46df1943ff39f96bc0fdadec2ee7f1d705",
+		},
+		{
+			name: "docs/link.md's nothing shown, no account",
+			show: map[string]any{},
+			text: `{"account":null,"show":{}}`,
+			want: "sha256:058e1f6d0f4d609be992d8efad942df04a87b9b85a56b2defa6e9c9000050318",
+		},
 	}
 	for _, tt := range tests {
 		got, err := approvals.Digest(tt.show, tt.account)

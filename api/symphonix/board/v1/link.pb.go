@@ -1588,10 +1588,11 @@ type Verify struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Echoed in the answer.
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The address the person gave; required, at most 320 bytes.
+	// The address the person gave; at most 320 bytes. An empty or unknown
+	// one is answered not ok.
 	Who string `protobuf:"bytes,2,opt,name=who,proto3" json:"who,omitempty"`
-	// The secret the person typed; required, at most 1,024 bytes. The board
-	// never logs it.
+	// The secret the person typed; at most 1,024 bytes. An empty or wrong
+	// one is answered not ok. The board never logs it.
 	Secret        string `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -41,9 +41,14 @@ var (
 // AgentLinkServiceClient is a client for the symphonix.board.v1.AgentLinkService service.
 type AgentLinkServiceClient interface {
 	// Link carries everything between one running agent and the board. It
-	// needs an agent token (unauthenticated otherwise); a Hello for another
-	// name, a protocol the board does not speak, or anything before the Hello
-	// ends it with invalid_argument or failed_precondition naming the field.
+	// needs an agent token (unauthenticated otherwise). A Hello for another
+	// name than the token's ends it with permission_denied; a protocol the
+	// board does not speak with failed_precondition; anything before the
+	// Hello, a second Hello, or a Hello field out of bounds with
+	// invalid_argument naming the field; no Hello within 10 s, or silence
+	// past the ping timeout, with deadline_exceeded; a message over 1 MiB
+	// with resource_exhausted; a board that cannot serve it now with
+	// unavailable.
 	Link(context.Context) (AgentLinkServiceLinkClientStream, error)
 }
 
@@ -92,9 +97,14 @@ func (s AgentLinkServiceLinkClientStream) Close() error {
 // AgentLinkServiceHandler is an implementation of the symphonix.board.v1.AgentLinkService service.
 type AgentLinkServiceHandler interface {
 	// Link carries everything between one running agent and the board. It
-	// needs an agent token (unauthenticated otherwise); a Hello for another
-	// name, a protocol the board does not speak, or anything before the Hello
-	// ends it with invalid_argument or failed_precondition naming the field.
+	// needs an agent token (unauthenticated otherwise). A Hello for another
+	// name than the token's ends it with permission_denied; a protocol the
+	// board does not speak with failed_precondition; anything before the
+	// Hello, a second Hello, or a Hello field out of bounds with
+	// invalid_argument naming the field; no Hello within 10 s, or silence
+	// past the ping timeout, with deadline_exceeded; a message over 1 MiB
+	// with resource_exhausted; a board that cannot serve it now with
+	// unavailable.
 	Link(context.Context, AgentLinkServiceLinkServerStream) error
 }
 

@@ -1,0 +1,472 @@
+package apigolden
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+)
+
+// goldenCase is one saved message: testdata/<name>.binpb and
+// testdata/<name>.json hold msg as v1 encoded it.
+type goldenCase struct {
+	name string
+	msg  proto.Message
+}
+
+// at is a time of the saved messages: minutes after a fixed instant, with
+// nanoseconds, so that a change to how timestamps are read shows.
+func at(minutes int) *timestamppb.Timestamp {
+	base := time.Date(2026, 12, 1, 9, 30, 15, 123456789, time.UTC)
+	return timestamppb.New(base.Add(time.Duration(minutes) * time.Minute))
+}
+
+const (
+	digestA = "sha256:6d1f8a0e3b1c2d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd"
+	digestB = "sha256:0f9e8d7c6b5a49382716051423324150617f8e9dacbbcaddecff0011223344ff"
+	build   = "sha256:a3c2e1f0d9b8a7968574635241302f1e0d1c2b3a495867768594a3b2c1d0e0f1"
+)
+
+func agent(name string, state boardv1.AgentState) *boardv1.Agent {
+	return &boardv1.Agent{
+		Name:          name,
+		Description:   "Refunds orders under 500 EUR and asks above.",
+		State:         state,
+		Capabilities:  []string{"runs", "live-runs", "delegation", "delegation-cycle", "users", "pairing", "health"},
+		Protocol:      "2",
+		Build:         build,
+		Tools:         []string{"orders.lookup", "orders.refund"},
+		Session:       "5f0c2a9e1d3b4c6a7e8f9012",
+		FirstSeenTime: at(-1440),
+		LastSeenTime:  at(3),
+	}
+}
+
+func rule(id string) *boardv1.Rule {
+	return &boardv1.Rule{
+		Id:                id,
+		Agent:             "refund-*",
+		Node:              "approve_refund",
+		Role:              boardv1.Role_ROLE_APPROVER,
+		Quorum:            proto.Int32(2),
+		TimeLimit:         durationpb.New(36*time.Hour + 1500*time.Millisecond),
+		RequireReason:     true,
+		Description:       "Refunds are approved by two approvers.",
+		CreateTime:        at(-600),
+		UpdateTime:        at(-60),
+		UpdatedBy:         "ops@example.com",
+		AllowSelfApproval: true,
+	}
+}
+
+func ruleByPeople(id string) *boardv1.Rule {
+	return &boardv1.Rule{
+		Id:          id,
+		Agent:       "*",
+		Node:        "*",
+		People:      []string{"ana@example.com", "deploy-bot"},
+		Quorum:      proto.Int32(1),
+		Description: "Everything else goes to Ana or the deploy bot.",
+		CreateTime:  at(-500),
+		UpdateTime:  at(-500),
+		UpdatedBy:   "admin-token",
+	}
+}
+
+const showJSON = `{"amount":{"currency":"EUR","value":740.5},"items":["blender","kettle"],"order":"A-1043","express":true,"note":null}`
+
+func show() *structpb.Struct {
+	s, err := structpb.NewStruct(map[string]any{
+		"amount":  map[string]any{"currency": "EUR", "value": 740.5},
+		"items":   []any{"blender", "kettle"},
+		"order":   "A-1043",
+		"express": true,
+		"note":    nil,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func decision(id string, say boardv1.Say) *boardv1.ApprovalDecision {
+	return &boardv1.ApprovalDecision{
+		ApprovalId: id,
+		Say:        say,
+		Digest:     digestA,
+		Who:        []string{"ana@example.com", "ben@example.com"},
+		DecideTime: at(42),
+		Reason:     "The customer sent photos of the damage.",
+		Run:        "run-7c1e",
+		Node:       "approve_refund",
+		Thread:     "thread-19",
+	}
+}
+
+// approval is an approval in state; a decided one carries its decision.
+func approval(id string, state boardv1.ApprovalState) *boardv1.Approval {
+	a := &boardv1.Approval{
+		Id:         id,
+		Agent:      "refund-desk",
+		Run:        "run-7c1e",
+		Thread:     "thread-19",
+		Node:       "approve_refund",
+		Ask:        "Refund 740.50 EUR for order A-1043?",
+		Account:    "The order arrived damaged; the customer asks for a refund.",
+		Digest:     digestA,
+		State:      state,
+		RuleId:     "refunds",
+		CreateTime: at(0),
+		ExpireTime: at(2160),
+		Votes:      []string{"ana@example.com"},
+		ShowJson:   showJSON,
+	}
+	//lint:ignore SA1019 v1 boards send the deprecated Struct beside show_json, and clients must read both
+	a.Show = show()
+	switch state {
+	case boardv1.ApprovalState_APPROVAL_STATE_APPROVED:
+		a.Decision = decision(id, boardv1.Say_SAY_YES)
+		a.Votes = []string{"ana@example.com", "ben@example.com"}
+	case boardv1.ApprovalState_APPROVAL_STATE_REJECTED:
+		a.Decision = decision(id, boardv1.Say_SAY_NO)
+	case boardv1.ApprovalState_APPROVAL_STATE_CANCELLED:
+		a.Decision = decision(id, boardv1.Say_SAY_CANCELLED)
+	case boardv1.ApprovalState_APPROVAL_STATE_EXPIRED:
+		a.Decision = decision(id, boardv1.Say_SAY_EXPIRED)
+		a.Votes = nil
+	}
+	return a
+}
+
+func switches(agent string) *boardv1.Switches {
+	return &boardv1.Switches{
+		Agent:    agent,
+		Declared: []string{"orders.lookup", "orders.refund", "mail.send"},
+		On:       []string{"orders.lookup", "mail.send"},
+		Spoken:   true,
+		SetTime:  at(-30),
+		SetBy:    "ops@example.com",
+	}
+}
+
+func user(email string, role boardv1.Role) *boardv1.User {
+	return &boardv1.User{
+		Id:              "u_01JDX4W6Q2",
+		Email:           email,
+		Name:            "Ana Lima",
+		Role:            role,
+		Disabled:        false,
+		HasPassword:     true,
+		HasVerifySecret: true,
+		CreateTime:      at(-10000),
+	}
+}
+
+// cases are the saved messages: every request and response of every RPC,
+// every kind of LinkRequest and LinkResponse, and the bodies of /auth/.
+// TestCoverage checks that nothing is missing.
+func cases() []goldenCase {
+	auditDetail, err := structpb.NewStruct(map[string]any{
+		"say": "yes", "digest": digestA, "votes": []any{"ana@example.com"}, "quorum": 2.0,
+	})
+	if err != nil {
+		panic(err)
+	}
+	var out []goldenCase
+	add := func(name string, m proto.Message) { out = append(out, goldenCase{name, m}) }
+
+	// AgentService.
+	add("AgentService.ListAgents.request", &boardv1.ListAgentsRequest{PageSize: 2, PageToken: "cGFnZS0y"})
+	add("AgentService.ListAgents.response", &boardv1.ListAgentsResponse{
+		Agents:        []*boardv1.Agent{agent("billing", boardv1.AgentState_AGENT_STATE_OFFLINE), agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)},
+		NextPageToken: "cGFnZS0z",
+	})
+	add("AgentService.GetAgent.request", &boardv1.GetAgentRequest{Name: "refund-desk"})
+	add("AgentService.GetAgent.response", &boardv1.GetAgentResponse{Agent: agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)})
+	add("AgentService.WatchAgents.request", &boardv1.WatchAgentsRequest{})
+	add("AgentService.WatchAgents.response", &boardv1.WatchAgentsResponse{Agent: agent("refund-desk", boardv1.AgentState_AGENT_STATE_OFFLINE)})
+
+	// ApprovalService.
+	add("ApprovalService.PutRule.request", &boardv1.PutRuleRequest{Rule: rule("refunds")})
+	add("ApprovalService.PutRule.response", &boardv1.PutRuleResponse{Rule: rule("refunds")})
+	add("ApprovalService.ListRules.request", &boardv1.ListRulesRequest{PageSize: 10, PageToken: "cnVsZXMtMg"})
+	add("ApprovalService.ListRules.response", &boardv1.ListRulesResponse{
+		Rules: []*boardv1.Rule{rule("refunds"), ruleByPeople("fallback")}, NextPageToken: "cnVsZXMtMw",
+	})
+	add("ApprovalService.DeleteRule.request", &boardv1.DeleteRuleRequest{Id: "refunds"})
+	add("ApprovalService.DeleteRule.response", &boardv1.DeleteRuleResponse{})
+	add("ApprovalService.ListApprovals.request", &boardv1.ListApprovalsRequest{
+		State: boardv1.ApprovalState_APPROVAL_STATE_PENDING, Agent: "refund-desk", PageSize: 25, PageToken: "YXBwLTI",
+	})
+	add("ApprovalService.ListApprovals.response", &boardv1.ListApprovalsResponse{
+		Approvals: []*boardv1.Approval{
+			approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING),
+			approval("ap_approved", boardv1.ApprovalState_APPROVAL_STATE_APPROVED),
+			approval("ap_rejected", boardv1.ApprovalState_APPROVAL_STATE_REJECTED),
+			approval("ap_cancelled", boardv1.ApprovalState_APPROVAL_STATE_CANCELLED),
+			approval("ap_expired", boardv1.ApprovalState_APPROVAL_STATE_EXPIRED),
+			approval("ap_superseded", boardv1.ApprovalState_APPROVAL_STATE_SUPERSEDED),
+		},
+		NextPageToken: "YXBwLTM",
+	})
+	add("ApprovalService.GetApproval.request", &boardv1.GetApprovalRequest{Id: "ap_pending"})
+	add("ApprovalService.GetApproval.response", &boardv1.GetApprovalResponse{Approval: approval("ap_approved", boardv1.ApprovalState_APPROVAL_STATE_APPROVED)})
+	add("ApprovalService.Decide.request", &boardv1.DecideRequest{
+		Id: "ap_pending", Say: boardv1.Say_SAY_YES, Digest: digestA, Reason: "The customer sent photos of the damage.",
+	})
+	add("ApprovalService.Decide.request.no", &boardv1.DecideRequest{Id: "ap_pending", Say: boardv1.Say_SAY_NO, Digest: digestA})
+	add("ApprovalService.Decide.response", &boardv1.DecideResponse{Approval: approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING)})
+	add("ApprovalService.Cancel.request", &boardv1.CancelRequest{Id: "ap_pending", Reason: "The order was withdrawn."})
+	add("ApprovalService.Cancel.response", &boardv1.CancelResponse{Approval: approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_CANCELLED)})
+	add("ApprovalService.WatchApprovals.request", &boardv1.WatchApprovalsRequest{Agent: "refund-desk", History: proto.Int32(50)})
+	for _, e := range []struct {
+		name  string
+		event boardv1.ApprovalEvent
+		state boardv1.ApprovalState // unspecified: no approval
+	}{
+		{"snapshot", boardv1.ApprovalEvent_APPROVAL_EVENT_SNAPSHOT, boardv1.ApprovalState_APPROVAL_STATE_PENDING},
+		{"synced", boardv1.ApprovalEvent_APPROVAL_EVENT_SYNCED, boardv1.ApprovalState_APPROVAL_STATE_UNSPECIFIED},
+		{"raised", boardv1.ApprovalEvent_APPROVAL_EVENT_RAISED, boardv1.ApprovalState_APPROVAL_STATE_PENDING},
+		{"superseded", boardv1.ApprovalEvent_APPROVAL_EVENT_SUPERSEDED, boardv1.ApprovalState_APPROVAL_STATE_SUPERSEDED},
+		{"voted", boardv1.ApprovalEvent_APPROVAL_EVENT_VOTED, boardv1.ApprovalState_APPROVAL_STATE_PENDING},
+		{"decided", boardv1.ApprovalEvent_APPROVAL_EVENT_DECIDED, boardv1.ApprovalState_APPROVAL_STATE_REJECTED},
+		{"cancelled", boardv1.ApprovalEvent_APPROVAL_EVENT_CANCELLED, boardv1.ApprovalState_APPROVAL_STATE_CANCELLED},
+		{"expired", boardv1.ApprovalEvent_APPROVAL_EVENT_EXPIRED, boardv1.ApprovalState_APPROVAL_STATE_EXPIRED},
+		{"heartbeat", boardv1.ApprovalEvent_APPROVAL_EVENT_HEARTBEAT, boardv1.ApprovalState_APPROVAL_STATE_UNSPECIFIED},
+	} {
+		m := &boardv1.WatchApprovalsResponse{Event: e.event}
+		if e.state != boardv1.ApprovalState_APPROVAL_STATE_UNSPECIFIED {
+			m.Approval = approval("ap_"+e.name, e.state)
+		}
+		add("ApprovalService.WatchApprovals.response."+e.name, m)
+	}
+
+	// AuditService.
+	add("AuditService.ListAudit.request", &boardv1.ListAuditRequest{AfterSeq: 41, PageSize: 100, PageToken: "YXVkaXQtMg"})
+	add("AuditService.ListAudit.response", &boardv1.ListAuditResponse{
+		Entries: []*boardv1.AuditEntry{{
+			Seq:        42,
+			RecordTime: at(42),
+			Actor:      "ana@example.com",
+			Action:     "approval.decide",
+			Subject:    "ap_pending",
+			Detail:     auditDetail,
+			Prev:       "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+			Hash:       "sha256:2222222222222222222222222222222222222222222222222222222222222222",
+		}, {
+			Seq:        43,
+			RecordTime: at(43),
+			Actor:      "board",
+			Action:     "approval.expire",
+			Subject:    "ap_expired",
+			Prev:       "sha256:2222222222222222222222222222222222222222222222222222222222222222",
+			Hash:       "sha256:3333333333333333333333333333333333333333333333333333333333333333",
+		}},
+		NextPageToken: "YXVkaXQtMw",
+	})
+
+	// ConversationService.
+	add("ConversationService.ListConversations.request", &boardv1.ListConversationsRequest{Agent: "refund-desk", PageSize: 20, PageToken: "Y29udi0y"})
+	add("ConversationService.ListConversations.response", &boardv1.ListConversationsResponse{
+		Conversations: []*boardv1.ConversationPointer{
+			{Agent: "refund-desk", Thread: "thread-19", UpdateTime: at(5), Waiting: true, People: []string{"ana@example.com", "ben@example.com"}},
+			{Agent: "refund-desk", Thread: "thread-7", UpdateTime: at(-90)},
+		},
+		NextPageToken: "Y29udi0z",
+	})
+
+	// ToolService.
+	add("ToolService.ListServers.request", &boardv1.ListServersRequest{PageSize: 50, PageToken: "c2Vydi0y"})
+	add("ToolService.ListServers.response", &boardv1.ListServersResponse{
+		Servers: []*boardv1.Server{{
+			Name: "orders",
+			Tools: []*boardv1.ServerTool{
+				{Name: "lookup", Agents: []string{"billing", "refund-desk"}, On: []string{"billing", "refund-desk"}},
+				{Name: "refund", Agents: []string{"refund-desk"}},
+			},
+			Agents: []string{"billing", "refund-desk"},
+			Online: []string{"refund-desk"},
+		}},
+		NextPageToken: "c2Vydi0z",
+	})
+	add("ToolService.GetSwitches.request", &boardv1.GetSwitchesRequest{Agent: "refund-desk"})
+	add("ToolService.GetSwitches.response", &boardv1.GetSwitchesResponse{Switches: switches("refund-desk")})
+	add("ToolService.ReplaceSwitches.request", &boardv1.ReplaceSwitchesRequest{Agent: "refund-desk", On: []string{"orders.lookup", "mail.send"}})
+	add("ToolService.ReplaceSwitches.response", &boardv1.ReplaceSwitchesResponse{Switches: switches("refund-desk"), Pushed: true})
+	add("ToolService.SetToolSwitch.request", &boardv1.SetToolSwitchRequest{Agent: "refund-desk", Tool: "mail.send", On: true})
+	add("ToolService.SetToolSwitch.response", &boardv1.SetToolSwitchResponse{Switches: switches("refund-desk"), Pushed: true})
+	add("ToolService.ListSwitches.request", &boardv1.ListSwitchesRequest{PageSize: 100, PageToken: "c3ctMg"})
+	add("ToolService.ListSwitches.response", &boardv1.ListSwitchesResponse{
+		Switches:      []*boardv1.Switches{switches("billing"), switches("refund-desk")},
+		NextPageToken: "c3ctMw",
+	})
+
+	// UserService.
+	add("UserService.Me.request", &boardv1.MeRequest{})
+	add("UserService.Me.response", &boardv1.MeResponse{
+		Kind: boardv1.CallerKind_CALLER_KIND_SESSION, Name: "ana@example.com", Role: boardv1.Role_ROLE_ADMIN,
+		User: user("ana@example.com", boardv1.Role_ROLE_ADMIN),
+	})
+	add("UserService.Me.response.operator", &boardv1.MeResponse{
+		Kind: boardv1.CallerKind_CALLER_KIND_OPERATOR, Name: "deploy-bot", Role: boardv1.Role_ROLE_VIEWER,
+	})
+	add("UserService.ListUsers.request", &boardv1.ListUsersRequest{PageSize: 100, PageToken: "dXNlcnMtMg"})
+	add("UserService.ListUsers.response", &boardv1.ListUsersResponse{
+		Users: []*boardv1.User{
+			user("ana@example.com", boardv1.Role_ROLE_ADMIN),
+			{Id: "u_01JDX4W6Q3", Email: "ben@example.com", Name: "Ben", Role: boardv1.Role_ROLE_VIEWER, Disabled: true, CreateTime: at(-9000)},
+		},
+		NextPageToken: "dXNlcnMtMw",
+	})
+	add("UserService.AddUser.request", &boardv1.AddUserRequest{Email: "ben@example.com", Name: "Ben", Role: boardv1.Role_ROLE_APPROVER})
+	add("UserService.AddUser.response", &boardv1.AddUserResponse{
+		User:            &boardv1.User{Id: "u_01JDX4W6Q3", Email: "ben@example.com", Name: "Ben", Role: boardv1.Role_ROLE_APPROVER, CreateTime: at(0)},
+		SetupPath:       "/setup#token=c2V0dXAtdG9rZW4",
+		SetupExpireTime: at(1440),
+	})
+	add("UserService.SetUserRole.request", &boardv1.SetUserRoleRequest{UserId: "u_01JDX4W6Q3", Role: boardv1.Role_ROLE_ADMIN})
+	add("UserService.SetUserRole.response", &boardv1.SetUserRoleResponse{User: user("ben@example.com", boardv1.Role_ROLE_ADMIN)})
+	add("UserService.DisableUser.request", &boardv1.DisableUserRequest{UserId: "u_01JDX4W6Q3"})
+	add("UserService.DisableUser.response", &boardv1.DisableUserResponse{
+		User:          &boardv1.User{Id: "u_01JDX4W6Q3", Email: "ben@example.com", Name: "Ben", Role: boardv1.Role_ROLE_VIEWER, Disabled: true, HasPassword: true, CreateTime: at(-9000)},
+		SessionsEnded: 3,
+	})
+	add("UserService.EnableUser.request", &boardv1.EnableUserRequest{UserId: "u_01JDX4W6Q3"})
+	add("UserService.EnableUser.response", &boardv1.EnableUserResponse{User: user("ben@example.com", boardv1.Role_ROLE_VIEWER)})
+	add("UserService.SetVerifySecret.request", &boardv1.SetVerifySecretRequest{Secret: "correct horse battery"})
+	add("UserService.SetVerifySecret.response", &boardv1.SetVerifySecretResponse{})
+	add("UserService.EnterPairingCode.request", &boardv1.EnterPairingCodeRequest{Code: "K7RM-4XQP"})
+	add("UserService.EnterPairingCode.response", &boardv1.EnterPairingCodeResponse{Agent: "refund-desk", Thread: "thread-19"})
+	add("UserService.GetIdentify.request", &boardv1.GetIdentifyRequest{})
+	add("UserService.GetIdentify.response", &boardv1.GetIdentifyResponse{Door: boardv1.Door_DOOR_PAIRING})
+	add("UserService.SetIdentify.request", &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_VERIFY})
+	add("UserService.SetIdentify.response", &boardv1.SetIdentifyResponse{Door: boardv1.Door_DOOR_VERIFY})
+	add("UserService.SetIdentify.response.none", &boardv1.SetIdentifyResponse{Door: boardv1.Door_DOOR_NONE})
+
+	// AgentLinkService.Link, agent to board: one of each kind.
+	req := func(kind string, m *boardv1.LinkRequest) { add("AgentLinkService.Link.request."+kind, m) }
+	req("hello", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
+		Name:         "refund-desk",
+		Protocol:     "2",
+		Capabilities: []string{"runs", "live-runs", "delegation", "delegation-cycle", "users", "pairing", "health", "pause"},
+		Build:        build,
+		Tools:        []string{"orders.lookup", "orders.refund"},
+		Description:  "Refunds orders under 500 EUR and asks above.",
+	}}})
+	req("ping", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: 7, SendTime: at(1)}}})
+	req("pong", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{Seq: 3, SendTime: at(1)}}})
+	req("who_decides", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_WhoDecides{WhoDecides: &boardv1.WhoDecides{RequestId: "q1", Node: "approve_refund"}}})
+	req("raise", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
+		RequestId: "q2",
+		Run:       "run-7c1e",
+		Thread:    "thread-19",
+		Node:      "approve_refund",
+		Ask:       "Refund 740.50 EUR for order A-1043?",
+		Show:      showJSON,
+		Account:   "The order arrived damaged; the customer asks for a refund.",
+		Digest:    digestA,
+	}}})
+	req("how_to_identify", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_HowToIdentify{HowToIdentify: &boardv1.HowToIdentify{RequestId: "q3"}}})
+	req("pair", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pair{Pair: &boardv1.Pair{RequestId: "q4", Thread: "thread-19"}}})
+	req("verify", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Verify{Verify: &boardv1.Verify{RequestId: "q5", Who: "ana@example.com", Secret: "correct horse battery"}}})
+	req("conversations", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Conversations{Conversations: &boardv1.Conversations{
+		Conversations: []*boardv1.ConversationPointer{
+			{Thread: "thread-19", UpdateTime: at(5), Waiting: true, People: []string{"ana@example.com"}},
+			{Thread: "thread-7", UpdateTime: at(-90)},
+		},
+		Full: true,
+	}}})
+	req("withdraw", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Withdraw{Withdraw: &boardv1.Withdraw{
+		RequestId: "q6", Run: "run-7c1e", Node: "approve_refund", Reason: "The customer called to cancel.",
+	}}})
+
+	// AgentLinkService.Link, board to agent: one of each kind, and an
+	// error of each code.
+	resp := func(kind string, m *boardv1.LinkResponse) { add("AgentLinkService.Link.response."+kind, m) }
+	resp("welcome", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
+		Session:      "5f0c2a9e1d3b4c6a7e8f9012",
+		Protocol:     "2",
+		PingInterval: durationpb.New(15 * time.Second),
+		PingTimeout:  durationpb.New(10 * time.Second),
+		RedialWithin: durationpb.New(5*time.Second + 250*time.Millisecond),
+	}}})
+	resp("ping", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Ping{Ping: &boardv1.Ping{Seq: 3, SendTime: at(1)}}})
+	resp("pong", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
+		Seq: 7, SendTime: at(1), RedialWithin: durationpb.New(750 * time.Millisecond),
+	}}})
+	resp("who_decides_answer", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_WhoDecidesAnswer{WhoDecidesAnswer: &boardv1.WhoDecidesAnswer{
+		RequestId: "q1", Ruling: boardv1.Ruling_RULING_GOVERNED, RuleId: "refunds", Role: boardv1.Role_ROLE_APPROVER, Quorum: 2,
+	}}})
+	resp("who_decides_answer.people", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_WhoDecidesAnswer{WhoDecidesAnswer: &boardv1.WhoDecidesAnswer{
+		RequestId: "q1", Ruling: boardv1.Ruling_RULING_GOVERNED, RuleId: "fallback", People: []string{"ana@example.com", "deploy-bot"}, Quorum: 1,
+	}}})
+	resp("who_decides_answer.not_governed", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_WhoDecidesAnswer{WhoDecidesAnswer: &boardv1.WhoDecidesAnswer{
+		RequestId: "q1", Ruling: boardv1.Ruling_RULING_NOT_GOVERNED,
+	}}})
+	resp("raised", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Raised{Raised: &boardv1.Raised{
+		RequestId: "q2", ApprovalId: "ap_pending", State: boardv1.ApprovalState_APPROVAL_STATE_PENDING,
+	}}})
+	resp("raised.decided", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Raised{Raised: &boardv1.Raised{
+		RequestId: "q2", ApprovalId: "ap_approved", State: boardv1.ApprovalState_APPROVAL_STATE_APPROVED,
+		Decision: decision("ap_approved", boardv1.Say_SAY_YES),
+	}}})
+	for _, e := range []struct {
+		name string
+		code boardv1.LinkErrorCode
+		id   string
+		msg  string
+	}{
+		{"invalid_argument", boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, "q2", "raise.digest: want sha256: and 64 lower-case hex digits"},
+		{"not_found", boardv1.LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND, "q6", "withdraw: no such approval"},
+		{"resource_exhausted", boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED, "q2", "raise: 200 approvals pending, at most 200"},
+		{"failed_precondition", boardv1.LinkErrorCode_LINK_ERROR_CODE_FAILED_PRECONDITION, "q4", "pair: the board does not pair people"},
+		{"internal", boardv1.LinkErrorCode_LINK_ERROR_CODE_INTERNAL, "q1", "who_decides: internal error"},
+		{"unavailable", boardv1.LinkErrorCode_LINK_ERROR_CODE_UNAVAILABLE, "", "conversations: the board cannot record them now; try again"},
+	} {
+		resp("error."+e.name, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Error{Error: &boardv1.LinkError{
+			RequestId: e.id, Code: e.code, Message: e.msg,
+		}}})
+	}
+	resp("decision", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: decision("ap_rejected", boardv1.Say_SAY_NO)}})
+	resp("switches", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Switches{Switches: &boardv1.ToolSwitches{
+		On: []string{"orders.lookup", "mail.send"}, Spoken: true,
+	}}})
+	resp("how_to_identify_answer", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_HowToIdentifyAnswer{HowToIdentifyAnswer: &boardv1.HowToIdentifyAnswer{
+		RequestId: "q3", Door: boardv1.Door_DOOR_PAIRING,
+	}}})
+	resp("pair_code", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_PairCode{PairCode: &boardv1.PairCode{
+		RequestId: "q4", Code: "K7RM4XQP", ExpireTime: at(10),
+	}}})
+	resp("verified", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Verified{Verified: &boardv1.Verified{
+		RequestId: "q5", Ok: true, Address: "ana@example.com", Name: "Ana Lima",
+	}}})
+	resp("verified.not", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Verified{Verified: &boardv1.Verified{
+		RequestId: "q5", Why: "unknown address or wrong secret",
+	}}})
+	resp("paired", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{
+		Id: "pr_01JDX5", Thread: "thread-19", Who: "ana@example.com", Name: "Ana Lima", PairTime: at(4),
+	}}})
+	resp("withdrawn", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Withdrawn{Withdrawn: &boardv1.Withdrawn{
+		RequestId: "q6", ApprovalId: "ap_pending", State: boardv1.ApprovalState_APPROVAL_STATE_CANCELLED,
+	}}})
+
+	// The bodies of the plain HTTP endpoints under /auth/.
+	add("auth.signin.request", &boardv1.SignInRequest{Email: "Ana@Example.com", Password: "correct horse battery"})
+	add("auth.setup.request", &boardv1.SetupRequest{Token: "c2V0dXAtdG9rZW4", Email: "ben@example.com", Name: "Ben Ode", Password: "correct horse battery"})
+	add("auth.setup.response", user("ben@example.com", boardv1.Role_ROLE_APPROVER))
+	add("auth.session", &boardv1.Session{
+		Email: "ana@example.com", Name: "Ana Lima", Role: boardv1.Role_ROLE_ADMIN, CsrfToken: "Y3NyZi10b2tlbg", ExpireTime: at(720),
+	})
+	add("auth.error", &boardv1.AuthError{Error: "email: required"})
+	return out
+}
+
+// authMessages are the messages of the plain HTTP endpoints under /auth/,
+// which no RPC names.
+var authMessages = []proto.Message{
+	&boardv1.SignInRequest{}, &boardv1.SetupRequest{}, &boardv1.Session{}, &boardv1.AuthError{}, &boardv1.User{},
+}
