@@ -127,8 +127,8 @@ func (l *Link) WhoDecides(ctx context.Context, node string) (approvals.Ruling, R
 	if a == nil {
 		return "", RuleInfo{}, fmt.Errorf("who_decides %q: the board answered with something else", node)
 	}
-	info := RuleInfo{ID: a.GetRuleId(), Role: a.GetRole(), People: a.GetPeople(), Quorum: int(a.GetQuorum())}
-	return approvals.Ruling(a.GetRuling()), info, nil
+	info := RuleInfo{ID: a.GetRuleId(), Role: roleOf(a.GetRole()), People: a.GetPeople(), Quorum: int(a.GetQuorum())}
+	return rulingOf(a.GetRuling()), info, nil
 }
 
 // Raise asks the board for an approval and returns the one it holds for it:
@@ -168,7 +168,7 @@ func (l *Link) raiseOn(ctx context.Context, c *conn, r Raise) (Raised, error) {
 	l.deliverMu.Lock()
 	l.where.put(a.GetApprovalId(), runNode{r.Run, r.Node})
 	l.deliverMu.Unlock()
-	out := Raised{ApprovalID: a.GetApprovalId(), State: a.GetState()}
+	out := Raised{ApprovalID: a.GetApprovalId(), State: stateOf(a.GetState())}
 	if d := a.GetDecision(); d != nil {
 		dec := decisionOf(d)
 		if dec.ApprovalID == "" {
@@ -177,7 +177,7 @@ func (l *Link) raiseOn(ctx context.Context, c *conn, r Raise) (Raised, error) {
 		dec.Run, dec.Node, dec.Thread = r.Run, r.Node, r.Thread
 		out.Decision = &dec
 		l.deliver(dec)
-	} else if a.GetState() == "expired" {
+	} else if a.GetState() == boardv1.ApprovalState_APPROVAL_STATE_EXPIRED {
 		// Expired while this agent was away: passed on as the board would
 		// have pushed it, so OnDecision is the one place that hears it.
 		l.deliver(Decision{ApprovalID: a.GetApprovalId(), Say: "expired", Digest: r.Digest,
@@ -263,7 +263,7 @@ func (l *Link) deliver(d Decision) {
 func decisionOf(d *boardv1.ApprovalDecision) Decision {
 	out := Decision{
 		ApprovalID: d.GetApprovalId(),
-		Say:        d.GetSay(),
+		Say:        sayOf(d.GetSay()),
 		Digest:     d.GetDigest(),
 		Who:        d.GetWho(),
 		Reason:     d.GetReason(),
@@ -271,8 +271,8 @@ func decisionOf(d *boardv1.ApprovalDecision) Decision {
 		Node:       d.GetNode(),
 		Thread:     d.GetThread(),
 	}
-	if d.GetAt() != nil {
-		out.At = d.GetAt().AsTime()
+	if d.GetDecideTime() != nil {
+		out.At = d.GetDecideTime().AsTime()
 	}
 	return out
 }

@@ -111,7 +111,7 @@ func governAll(t *testing.T, bt *boardtest.Board) *boardv1.Rule {
 	t.Helper()
 	q := int32(1)
 	res, err := approvalsAPI(bt).PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{
-		Agent: "*", Node: "*", Role: "approver", Quorum: &q,
+		Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, Quorum: &q,
 	}})
 	if err != nil {
 		t.Fatalf("PutRule: %v", err)
@@ -226,7 +226,7 @@ func TestReAskAfterRestart(t *testing.T) {
 		t.Fatalf("first re-ask = %+v, want one held and asked", got)
 	}
 	before := listApprovals(t, bt, "desk")
-	if len(before) != 1 || before[0].GetState() != "pending" || before[0].GetRun() != "run-1" {
+	if len(before) != 1 || before[0].GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || before[0].GetRun() != "run-1" {
 		t.Fatalf("after the first link: %v, want one pending approval for run-1", before)
 	}
 
@@ -237,7 +237,7 @@ func TestReAskAfterRestart(t *testing.T) {
 		t.Fatalf("re-ask after restart = %+v, want one held and asked", got)
 	}
 	after := listApprovals(t, bt, "desk")
-	if len(after) != 1 || after[0].GetId() != before[0].GetId() || after[0].GetState() != "pending" {
+	if len(after) != 1 || after[0].GetId() != before[0].GetId() || after[0].GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("after restart: %v, want the same one pending approval %s", after, before[0].GetId())
 	}
 
@@ -290,7 +290,7 @@ func TestDecisionDeliveredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.Decide(t.Context(), &boardv1.DecideRequest{Id: raised.ApprovalID, Say: "yes", Digest: r.Digest, Reason: "fine"}); err != nil {
+	if _, err := ops.Decide(t.Context(), &boardv1.DecideRequest{Id: raised.ApprovalID, Say: boardv1.Say_SAY_YES, Digest: r.Digest, Reason: "fine"}); err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
 	select {
@@ -526,7 +526,7 @@ func TestDecideReachesAgentOnce(t *testing.T) {
 	for _, ap := range listApprovals(t, bt, "desk") {
 		ids[ap.GetRun()] = ap.GetId()
 	}
-	if _, err := ops.Decide(t.Context(), &boardv1.DecideRequest{Id: ids["run-1"], Say: "yes", Digest: first.Digest}); err != nil {
+	if _, err := ops.Decide(t.Context(), &boardv1.DecideRequest{Id: ids["run-1"], Say: boardv1.Say_SAY_YES, Digest: first.Digest}); err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
 	awaitOne(a, ids["run-1"], "yes")
@@ -534,7 +534,7 @@ func TestDecideReachesAgentOnce(t *testing.T) {
 
 	stop()
 	a.awaitState(t, false)
-	if _, err := ops.Decide(t.Context(), &boardv1.DecideRequest{Id: ids["run-2"], Say: "no", Digest: second.Digest, Reason: "too much"}); err != nil {
+	if _, err := ops.Decide(t.Context(), &boardv1.DecideRequest{Id: ids["run-2"], Say: boardv1.Say_SAY_NO, Digest: second.Digest, Reason: "too much"}); err != nil {
 		t.Fatalf("Decide while away: %v", err)
 	}
 	b := startAgent(t, bt, "desk", func(c *agentlink.Config) { c.Holding = held })

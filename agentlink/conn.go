@@ -34,7 +34,7 @@ func (l *Link) requestWithin(ctx context.Context, c *conn, within time.Duration,
 	select {
 	case m := <-ch:
 		if e := m.GetError(); e != nil {
-			return nil, &BoardError{Code: e.GetCode(), Message: e.GetMessage()}
+			return nil, &BoardError{Code: codeOf(e.GetCode()), Message: e.GetMessage()}
 		}
 		return m, nil
 	case <-ctx.Done():

@@ -79,10 +79,10 @@ func conversationReports(pointers []ConversationPointer, full bool) ([]*boardv1.
 			return nil, fmt.Errorf("report conversations: pointer %d (%s): no time it was updated", i, p.Thread)
 		}
 		cp := &boardv1.ConversationPointer{
-			Thread:    p.Thread,
-			UpdatedAt: timestamppb.New(p.Updated),
-			Waiting:   p.Waiting,
-			People:    p.People,
+			Thread:     p.Thread,
+			UpdateTime: timestamppb.New(p.Updated),
+			Waiting:    p.Waiting,
+			People:     p.People,
 		}
 		n := proto.Size(cp) + 8
 		if n > reportMaxBytes {

@@ -67,7 +67,7 @@ func TestConversationReports(t *testing.T) {
 					t.Errorf("message %d full = %v, want %v", i, m.GetFull(), want)
 				}
 				for _, p := range m.GetConversations() {
-					if p.GetUpdatedAt().AsTime() != at || p.GetThread() == "" {
+					if p.GetUpdateTime().AsTime() != at || p.GetThread() == "" {
 						t.Errorf("pointer %v, want thread and time %s", p, at)
 					}
 				}

@@ -72,7 +72,7 @@ func (l *Link) HowToIdentify(ctx context.Context) (string, error) {
 	if a == nil {
 		return "", errors.New("how_to_identify: the board answered with something else")
 	}
-	return a.GetDoor(), nil
+	return doorOf(a.GetDoor()), nil
 }
 
 // Pair asks the board for a code to show in the conversation thread, and
@@ -96,7 +96,7 @@ func (l *Link) Pair(ctx context.Context, thread string) (code string, expires ti
 	if a == nil || a.GetCode() == "" {
 		return "", time.Time{}, fmt.Errorf("pair %q: the board answered with something else", thread)
 	}
-	return a.GetCode(), a.GetExpiresAt().AsTime(), nil
+	return a.GetCode(), a.GetExpireTime().AsTime(), nil
 }
 
 // Verify asks the board who somebody is: the address they gave and the
@@ -168,8 +168,8 @@ func (l *Link) paired(p Paired) {
 
 func pairedOf(p *boardv1.Paired) Paired {
 	out := Paired{ID: p.GetId(), Thread: p.GetThread(), Who: p.GetWho(), Name: p.GetName()}
-	if p.GetAt() != nil {
-		out.At = p.GetAt().AsTime()
+	if p.GetPairTime() != nil {
+		out.At = p.GetPairTime().AsTime()
 	}
 	return out
 }

@@ -167,9 +167,9 @@ func (pairingBoard) Link(ctx context.Context, s boardv1connect.AgentLinkServiceL
 	at := timestamppb.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	for _, m := range []*boardv1.LinkResponse{
 		{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{Session: "s", Protocol: agentlink.Protocol}}},
-		{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{Id: "pr-1", Thread: "t1", Who: "ann@example.com", Name: "Ann", At: at}}},
-		{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{Id: "pr-1", Thread: "t1", Who: "ann@example.com", Name: "Ann", At: at}}},
-		{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{Id: "pr-2", Thread: "t2", Who: "bob@example.com", At: at}}},
+		{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{Id: "pr-1", Thread: "t1", Who: "ann@example.com", Name: "Ann", PairTime: at}}},
+		{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{Id: "pr-1", Thread: "t1", Who: "ann@example.com", Name: "Ann", PairTime: at}}},
+		{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{Id: "pr-2", Thread: "t2", Who: "bob@example.com", PairTime: at}}},
 	} {
 		if err := s.Send(m); err != nil {
 			return err

@@ -29,7 +29,7 @@ import (
 )
 
 // Protocol is the link protocol this agent speaks.
-const Protocol = "1"
+const Protocol = "2"
 
 // Capabilities are the six every agent of this protocol has.
 var Capabilities = []string{"runs", "live-runs", "delegation", "delegation-cycle", "users", "pairing"}
@@ -419,7 +419,7 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 			awaiting = seq
 			deadline.Reset(timeout)
 			err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
-				Seq: seq, SentAt: timestamppb.Now(),
+				Seq: seq, SendTime: timestamppb.Now(),
 			}}})
 			if err != nil {
 				return receiveErr(c.stream, err)
@@ -440,7 +440,7 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				}
 			case *boardv1.LinkResponse_Ping:
 				err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{
-					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+					Seq: k.Ping.GetSeq(), SendTime: k.Ping.GetSendTime(),
 				}}})
 				if err != nil {
 					return receiveErr(c.stream, err)

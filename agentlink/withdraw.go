@@ -51,5 +51,5 @@ func (l *Link) Withdraw(ctx context.Context, w Withdrawal) (Withdrawn, error) {
 	if a == nil {
 		return Withdrawn{}, fmt.Errorf("withdraw %s/%s: the board answered with something else", w.Run, w.Node)
 	}
-	return Withdrawn{ApprovalID: a.GetApprovalId(), State: a.GetState()}, nil
+	return Withdrawn{ApprovalID: a.GetApprovalId(), State: stateOf(a.GetState())}, nil
 }

@@ -23,7 +23,7 @@ func (l linkService) withdraw(ctx context.Context, s *session, q *boardv1.Withdr
 	}
 	ans := &boardv1.Withdrawn{RequestId: q.GetRequestId()}
 	if row != nil {
-		ans.ApprovalId, ans.State = row.ID, row.State
+		ans.ApprovalId, ans.State = row.ID, approvalStateProto(row.State)
 	}
 	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Withdrawn{Withdrawn: ans}})
 }

@@ -52,18 +52,18 @@ func TestWithdraw(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	putRule(t, approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)),
-		&boardv1.Rule{Agent: "*", Node: "*", Role: "approver"})
+		&boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
 	viewer := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
 	l := openLink(t, bt, "desk")
 	raised := l.raised(refund("run-1", 1))
 
 	// Another agent cannot withdraw it: it has no approval there.
-	if w := openLink(t, bt, "till").withdrawn(&boardv1.Withdraw{Run: "run-1", Node: "pay"}); w.GetApprovalId() != "" || w.GetState() != "" {
+	if w := openLink(t, bt, "till").withdrawn(&boardv1.Withdraw{Run: "run-1", Node: "pay"}); w.GetApprovalId() != "" || w.GetState() != boardv1.ApprovalState_APPROVAL_STATE_UNSPECIFIED {
 		t.Fatalf("another agent's withdraw = %v, want no approval", w)
 	}
 
 	w := l.withdrawn(&boardv1.Withdraw{Run: "run-1", Node: "pay", Reason: "the customer called"})
-	if w.GetApprovalId() != raised.GetApprovalId() || w.GetState() != "cancelled" {
+	if w.GetApprovalId() != raised.GetApprovalId() || w.GetState() != boardv1.ApprovalState_APPROVAL_STATE_CANCELLED {
 		t.Fatalf("withdraw = %v, want %s cancelled", w, raised.GetApprovalId())
 	}
 	got, err := viewer.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: raised.GetApprovalId()})
@@ -71,12 +71,12 @@ func TestWithdraw(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := got.GetApproval().GetDecision()
-	if got.GetApproval().GetState() != "cancelled" || d.GetSay() != "cancelled" || strings.Join(d.GetWho(), ",") != "desk" ||
+	if got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_CANCELLED || d.GetSay() != boardv1.Say_SAY_CANCELLED || strings.Join(d.GetWho(), ",") != "desk" ||
 		d.GetReason() != "the customer called" || d.GetDigest() != digestOf(1) {
 		t.Fatalf("the approval after the withdraw = %v, want cancelled by desk with the reason", got.GetApproval())
 	}
 	// Sending it again changes nothing, and writes nothing.
-	if again := l.withdrawn(&boardv1.Withdraw{Run: "run-1", Node: "pay"}); again.GetApprovalId() != raised.GetApprovalId() || again.GetState() != "cancelled" {
+	if again := l.withdrawn(&boardv1.Withdraw{Run: "run-1", Node: "pay"}); again.GetApprovalId() != raised.GetApprovalId() || again.GetState() != boardv1.ApprovalState_APPROVAL_STATE_CANCELLED {
 		t.Fatalf("withdraw again = %v, want the same, cancelled", again)
 	}
 	// The agent needs no delivery of what it did itself.
@@ -91,17 +91,17 @@ func TestWithdraw(t *testing.T) {
 	// A decided approval stays decided.
 	decided := l.raised(refund("run-2", 2))
 	if _, err := approvalsClient(bt, bt.OperatorToken("ada", identity.RoleApprover)).Decide(t.Context(),
-		&boardv1.DecideRequest{Id: decided.GetApprovalId(), Say: "yes", Digest: digestOf(2)}); err != nil {
+		&boardv1.DecideRequest{Id: decided.GetApprovalId(), Say: boardv1.Say_SAY_YES, Digest: digestOf(2)}); err != nil {
 		t.Fatal(err)
 	}
 	if m := l.next(); m.GetDecision().GetApprovalId() != decided.GetApprovalId() {
 		t.Fatalf("after the yes the link got %v, want its decision", m)
 	}
-	if w := l.withdrawn(&boardv1.Withdraw{Run: "run-2", Node: "pay"}); w.GetApprovalId() != decided.GetApprovalId() || w.GetState() != "approved" {
+	if w := l.withdrawn(&boardv1.Withdraw{Run: "run-2", Node: "pay"}); w.GetApprovalId() != decided.GetApprovalId() || w.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Fatalf("withdraw of an approved approval = %v, want it approved still", w)
 	}
 	// Nothing raised there: nothing to cancel.
-	if w := l.withdrawn(&boardv1.Withdraw{Run: "run-9", Node: "pay"}); w.GetApprovalId() != "" || w.GetState() != "" {
+	if w := l.withdrawn(&boardv1.Withdraw{Run: "run-9", Node: "pay"}); w.GetApprovalId() != "" || w.GetState() != boardv1.ApprovalState_APPROVAL_STATE_UNSPECIFIED {
 		t.Fatalf("withdraw of nothing raised = %v, want no approval", w)
 	}
 	acts := auditActions(t, bt)
@@ -131,7 +131,7 @@ func TestBadWithdraws(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := l.withdraw(tt.w).GetError()
-			if e.GetCode() != "invalid_argument" || !strings.HasPrefix(e.GetMessage(), tt.field+":") {
+			if e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT || !strings.HasPrefix(e.GetMessage(), tt.field+":") {
 				t.Errorf("withdraw(%s) = %v, want invalid_argument naming %s", tt.name, e, tt.field)
 			}
 		})

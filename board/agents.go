@@ -25,7 +25,6 @@ func (s agentService) ListAgents(ctx context.Context, _ *boardv1.ListAgentsReque
 	budget := listBudget{max: maxListAgents}
 	err := s.b.agentPages(ctx, func(a *boardv1.Agent) (bool, error) {
 		if !budget.take(a) {
-			res.Truncated = true
 			return false, nil
 		}
 		res.Agents = append(res.Agents, a)
@@ -127,15 +126,15 @@ func (s agentService) WatchAgents(ctx context.Context, _ *boardv1.WatchAgentsReq
 // agentProto is the API's view of a stored agent.
 func agentProto(r *ent.Agent) *boardv1.Agent {
 	return &boardv1.Agent{
-		Name:         r.Name,
-		Description:  r.Description,
-		Online:       r.Online,
-		Capabilities: r.Capabilities,
-		Protocol:     r.Protocol,
-		Build:        r.Build,
-		Tools:        r.Tools,
-		Session:      r.Session,
-		FirstSeen:    timestamppb.New(r.FirstSeen),
-		LastSeen:     timestamppb.New(r.LastSeen),
+		Name:          r.Name,
+		Description:   r.Description,
+		State:         agentStateProto(r.Online),
+		Capabilities:  r.Capabilities,
+		Protocol:      r.Protocol,
+		Build:         r.Build,
+		Tools:         r.Tools,
+		Session:       r.Session,
+		FirstSeenTime: timestamppb.New(r.FirstSeen),
+		LastSeenTime:  timestamppb.New(r.LastSeen),
 	}
 }

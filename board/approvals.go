@@ -35,8 +35,6 @@ const (
 	StateSuperseded = "superseded"
 )
 
-var approvalStates = []string{StatePending, StateApproved, StateRejected, StateCancelled, StateExpired, StateSuperseded}
-
 // Limits on what a link request may carry.
 const (
 	maxRequestID  = 128
@@ -141,7 +139,7 @@ func (l linkService) answerError(ctx context.Context, s *session, requestID, wha
 		le = &linkRequestError{code: connect.CodeInternal, msg: what + ": internal error"}
 	}
 	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Error{Error: &boardv1.LinkError{
-		RequestId: requestID, Code: le.code.String(), Message: le.msg,
+		RequestId: requestID, Code: linkErrorCode(le.code), Message: le.msg,
 	}}})
 }
 
@@ -165,11 +163,11 @@ func (b *Board) whoDecidesAnswer(ctx context.Context, agentName string, q *board
 	if err != nil {
 		return nil, err
 	}
-	ans := &boardv1.WhoDecidesAnswer{RequestId: q.GetRequestId(), Ruling: string(approvals.NotGoverned)}
+	ans := &boardv1.WhoDecidesAnswer{RequestId: q.GetRequestId(), Ruling: rulingProto(approvals.NotGoverned)}
 	if r != nil {
-		ans.Ruling = string(approvals.Governed)
+		ans.Ruling = rulingProto(approvals.Governed)
 		ans.RuleId = r.ID
-		ans.Role = r.Role
+		ans.Role = storedRoleProto(r.Role)
 		ans.People = r.People
 		ans.Quorum = int32(r.Quorum)
 	}
@@ -191,7 +189,7 @@ func (l linkService) raise(ctx context.Context, s *session, q *boardv1.Raise) er
 	err = s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Raised{Raised: &boardv1.Raised{
 		RequestId:  q.GetRequestId(),
 		ApprovalId: row.ID,
-		State:      row.State,
+		State:      approvalStateProto(row.State),
 		Decision:   d,
 	}}})
 	if err == nil && d != nil && row.DeliveredAt == nil {
@@ -426,11 +424,11 @@ func newApprovalID() (string, error) {
 
 func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApprovalsRequest) (*boardv1.ListApprovalsResponse, error) {
 	var where []predicate.Approval
-	if st := req.GetState(); st != "" {
-		if !validState(st) {
-			return nil, connect.Errorf(connect.CodeInvalidArgument,
-				"state: %s is not one of %s", quoted(st), strings.Join(approvalStates, ", "))
-		}
+	st, err := approvalStateFrom("state", req.GetState())
+	if err != nil {
+		return nil, err
+	}
+	if st != "" {
 		where = append(where, approval.State(st))
 	}
 	if a := req.GetAgent(); a != "" {
@@ -438,10 +436,9 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 	}
 	res := &boardv1.ListApprovalsResponse{Approvals: []*boardv1.Approval{}}
 	budget := listBudget{max: maxListApprovals}
-	err := s.b.approvalPages(ctx, where, true, func(r *ent.Approval) (bool, error) {
+	err = s.b.approvalPages(ctx, where, true, func(r *ent.Approval) (bool, error) {
 		a := approvalProto(r)
 		if !budget.take(a) {
-			res.Truncated = true
 			return false, nil
 		}
 		res.Approvals = append(res.Approvals, a)
@@ -518,36 +515,28 @@ func (s approvalService) GetApproval(ctx context.Context, req *boardv1.GetApprov
 	return &boardv1.GetApprovalResponse{Approval: approvalProto(row)}, nil
 }
 
-func validState(st string) bool {
-	for _, s := range approvalStates {
-		if s == st {
-			return true
-		}
-	}
-	return false
-}
-
 // approvalProto is the API's view of a stored approval.
 func approvalProto(r *ent.Approval) *boardv1.Approval {
 	p := &boardv1.Approval{
-		Id:        r.ID,
-		Agent:     r.Agent,
-		Run:       r.Run,
-		Thread:    r.Thread,
-		Node:      r.Node,
-		Ask:       r.Ask,
-		Account:   r.Account,
-		Digest:    r.Digest,
-		State:     r.State,
-		RuleId:    r.RuleID,
-		CreatedAt: timestamppb.New(r.CreatedAt),
-		Decision:  decisionProto(r),
-		Votes:     r.Votes,
-		ShowJson:  r.Show,
-		Show:      showStruct(r.Show),
+		Id:         r.ID,
+		Agent:      r.Agent,
+		Run:        r.Run,
+		Thread:     r.Thread,
+		Node:       r.Node,
+		Ask:        r.Ask,
+		Account:    r.Account,
+		Digest:     r.Digest,
+		State:      approvalStateProto(r.State),
+		RuleId:     r.RuleID,
+		CreateTime: timestamppb.New(r.CreatedAt),
+		Decision:   decisionProto(r),
+		Votes:      r.Votes,
+		ShowJson:   r.Show,
+		//lint:ignore SA1019 deprecated for readers, still sent to the clients that read it
+		Show: showStruct(r.Show),
 	}
 	if r.ExpiresAt != nil {
-		p.ExpiresAt = timestamppb.New(*r.ExpiresAt)
+		p.ExpireTime = timestamppb.New(*r.ExpiresAt)
 	}
 	return p
 }
@@ -559,7 +548,7 @@ func decisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
 	}
 	d := &boardv1.ApprovalDecision{
 		ApprovalId: r.ID,
-		Say:        r.Say,
+		Say:        sayProto(r.Say),
 		Digest:     r.DecisionDigest,
 		Who:        r.DecidedBy,
 		Reason:     r.Reason,
@@ -568,7 +557,7 @@ func decisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
 		Thread:     r.Thread,
 	}
 	if r.DecidedAt != nil {
-		d.At = timestamppb.New(*r.DecidedAt)
+		d.DecideTime = timestamppb.New(*r.DecidedAt)
 	}
 	return d
 }

@@ -178,16 +178,16 @@ func TestWhoDecides(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	a := l.whoDecides("pay").GetWhoDecidesAnswer()
-	if a.GetRuling() != "not-governed" || a.GetRuleId() != "" {
+	if a.GetRuling() != boardv1.Ruling_RULING_NOT_GOVERNED || a.GetRuleId() != "" {
 		t.Fatalf("no rules: %v, want not-governed", a)
 	}
 	r := putRule(t, approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)),
-		&boardv1.Rule{Agent: "*", Node: "*", Role: "approver", Quorum: ptr(int32(1))})
+		&boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, Quorum: ptr(int32(1))})
 	a = l.whoDecides("pay").GetWhoDecidesAnswer()
-	if a.GetRuling() != "governed" || a.GetRuleId() != r.GetId() || a.GetRole() != "approver" || a.GetQuorum() != 1 {
+	if a.GetRuling() != boardv1.Ruling_RULING_GOVERNED || a.GetRuleId() != r.GetId() || a.GetRole() != boardv1.Role_ROLE_APPROVER || a.GetQuorum() != 1 {
 		t.Fatalf("catch-all rule: %v, want governed by %s", a, r.GetId())
 	}
-	if e := l.whoDecides("").GetError(); e.GetCode() != "invalid_argument" || !strings.Contains(e.GetMessage(), "node") {
+	if e := l.whoDecides("").GetError(); e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT || !strings.Contains(e.GetMessage(), "node") {
 		t.Fatalf("who_decides without node: %v, want invalid_argument naming node", e)
 	}
 	l.ping(1)
@@ -199,19 +199,19 @@ func TestRaise(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	rule := putRule(t, approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)),
-		&boardv1.Rule{Agent: "*", Node: "*", Role: "approver", TimeLimit: durationpb.New(time.Hour)})
+		&boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, TimeLimit: durationpb.New(time.Hour)})
 	viewer := bt.OperatorToken("vic", identity.RoleViewer)
 	l := openLink(t, bt, "desk")
 
 	first := l.raised(refund("run-1", 1))
-	if first.GetState() != "pending" || first.GetApprovalId() == "" || first.GetDecision() != nil {
+	if first.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || first.GetApprovalId() == "" || first.GetDecision() != nil {
 		t.Fatalf("raise = %v, want pending with an id", first)
 	}
 	for name, c := range map[string]boardv1connect.ApprovalServiceClient{
 		"connect": approvalsClient(bt, viewer),
 		"grpc":    approvalsClient(bt, viewer, connecthttp.WithGRPC()),
 	} {
-		list, err := c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: "pending", Agent: "desk"})
+		list, err := c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: boardv1.ApprovalState_APPROVAL_STATE_PENDING, Agent: "desk"})
 		if err != nil || len(list.GetApprovals()) != 1 || list.GetApprovals()[0].GetId() != first.GetApprovalId() {
 			t.Fatalf("%s: ListApprovals = %v, %v; want the one raised", name, list, err)
 		}
@@ -220,27 +220,29 @@ func TestRaise(t *testing.T) {
 			t.Fatalf("%s: GetApproval: %v", name, err)
 		}
 		a := got.GetApproval()
+		//lint:ignore SA1019 the deprecated show is still sent, and this checks it
+		show := a.GetShow().GetFields()
 		if a.GetAgent() != "desk" || a.GetRun() != "run-1" || a.GetThread() != "t1" || a.GetNode() != "pay" ||
 			a.GetAsk() != "Refund 5,000?" || a.GetAccount() != "the order arrived broken" || a.GetDigest() != digestOf(1) ||
-			a.GetState() != "pending" || a.GetRuleId() != rule.GetId() ||
-			a.GetShow().GetFields()["amount"].GetNumberValue() != 5000 ||
-			a.GetShow().GetFields()["to"].GetStructValue().GetFields()["name"].GetStringValue() != "Ann" {
+			a.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || a.GetRuleId() != rule.GetId() ||
+			show["amount"].GetNumberValue() != 5000 ||
+			show["to"].GetStructValue().GetFields()["name"].GetStringValue() != "Ann" {
 			t.Errorf("%s: GetApproval = %v", name, a)
 		}
-		if d := a.GetExpiresAt().AsTime().Sub(a.GetCreatedAt().AsTime()); d != time.Hour {
+		if d := a.GetExpireTime().AsTime().Sub(a.GetCreateTime().AsTime()); d != time.Hour {
 			t.Errorf("%s: expires %s after it was raised, want the rule's hour", name, d)
 		}
 		if _, err := c.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: "apr-none"}); connect.CodeOf(err) != connect.CodeNotFound {
 			t.Errorf("%s: GetApproval(unknown) = %v, want not_found", name, err)
 		}
-		if _, err := c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: "maybe"}); connect.CodeOf(err) != connect.CodeInvalidArgument {
-			t.Errorf("%s: ListApprovals(state maybe) = %v, want invalid_argument", name, err)
+		if _, err := c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: 42}); connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "state: unknown value 42") {
+			t.Errorf("%s: ListApprovals(state 42) = %v, want invalid_argument naming state", name, err)
 		}
 	}
 
 	// The same raise again: the same approval, nothing written.
 	again := l.raised(refund("run-1", 1))
-	if again.GetApprovalId() != first.GetApprovalId() || again.GetState() != "pending" {
+	if again.GetApprovalId() != first.GetApprovalId() || again.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("raise again = %v, want %s pending", again, first.GetApprovalId())
 	}
 	c := approvalsClient(bt, viewer)
@@ -254,14 +256,14 @@ func TestRaise(t *testing.T) {
 
 	// A different digest supersedes the pending one.
 	newer := l.raised(refund("run-1", 2))
-	if newer.GetApprovalId() == first.GetApprovalId() || newer.GetState() != "pending" {
+	if newer.GetApprovalId() == first.GetApprovalId() || newer.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("raise with a new digest = %v, want a new pending approval", newer)
 	}
 	old, err := c.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: first.GetApprovalId()})
-	if err != nil || old.GetApproval().GetState() != "superseded" {
+	if err != nil || old.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_SUPERSEDED {
 		t.Fatalf("old approval = %v, %v; want superseded", old, err)
 	}
-	pending, err := c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: "pending"})
+	pending, err := c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: boardv1.ApprovalState_APPROVAL_STATE_PENDING})
 	if err != nil || len(pending.GetApprovals()) != 1 || pending.GetApprovals()[0].GetId() != newer.GetApprovalId() {
 		t.Fatalf("pending = %v, %v; want only %s", pending, err, newer.GetApprovalId())
 	}
@@ -298,7 +300,7 @@ func TestRaiseNotGoverned(t *testing.T) {
 	l := openLink(t, bt, "desk")
 	r := l.raised(refund("run-1", 1))
 	got, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: r.GetApprovalId()})
-	if err != nil || got.GetApproval().GetRuleId() != "" || got.GetApproval().GetExpiresAt() != nil || got.GetApproval().GetState() != "pending" {
+	if err != nil || got.GetApproval().GetRuleId() != "" || got.GetApproval().GetExpireTime() != nil || got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("ungoverned raise stored as %v, %v; want pending with no rule", got, err)
 	}
 }
@@ -365,7 +367,7 @@ func TestBadRaises(t *testing.T) {
 		tc.edit(r)
 		m := l.raise(r)
 		e := m.GetError()
-		if e == nil || e.GetCode() != "invalid_argument" || !strings.Contains(e.GetMessage(), tc.field) {
+		if e == nil || e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT || !strings.Contains(e.GetMessage(), tc.field) {
 			t.Errorf("%s: answer %v, want invalid_argument naming %s", tc.name, m, tc.field)
 		}
 		// Only the request failed: the link is up.
@@ -392,7 +394,7 @@ func TestBadRaises(t *testing.T) {
 		t.Errorf("bad raises wrote audit entries %v", got)
 	}
 	// And a good one still works.
-	if r := l.raised(refund("run-1", 1)); r.GetState() != "pending" {
+	if r := l.raised(refund("run-1", 1)); r.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("good raise after bad ones: %v", r)
 	}
 }
@@ -403,12 +405,12 @@ func TestRaiseSurvivesRestart(t *testing.T) {
 	first := openLink(t, bt, "desk").raised(refund("run-1", 1))
 	bt.Restart()
 	got, err := approvalsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: first.GetApprovalId()})
-	if err != nil || got.GetApproval().GetState() != "pending" {
+	if err != nil || got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("after restart GetApproval = %v, %v; want pending", got, err)
 	}
 	// The agent re-asks when its link comes up, and gets the same request.
 	again := openLink(t, bt, "desk").raised(refund("run-1", 1))
-	if again.GetApprovalId() != first.GetApprovalId() || again.GetState() != "pending" {
+	if again.GetApprovalId() != first.GetApprovalId() || again.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("re-ask after restart = %v, want %s pending", again, first.GetApprovalId())
 	}
 	if got := auditActions(t, bt)["approval.raise"]; len(got) != 1 {
@@ -448,7 +450,7 @@ func TestPushDecision(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range pushes {
 		wg.Go(func() {
-			if !bt.Board.PushDecisionForTest("desk", &boardv1.ApprovalDecision{ApprovalId: fmt.Sprint(i), Say: "yes", Digest: digestOf(i)}) {
+			if !bt.Board.PushDecisionForTest("desk", &boardv1.ApprovalDecision{ApprovalId: fmt.Sprint(i), Say: boardv1.Say_SAY_YES, Digest: digestOf(i)}) {
 				t.Errorf("pushDecision %d: not sent to a live link", i)
 			}
 		})
@@ -477,14 +479,14 @@ func TestPushDecision(t *testing.T) {
 // agent, and a raise after one is decided are not refused.
 func TestPendingPerAgent(t *testing.T) {
 	t.Parallel()
-	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{Limits: board.Limits{PendingPerAgent: 3}})
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{Limits: board.Limits{PendingPerAgent: 3}})
 	l := openLink(t, bt, "desk")
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, l.raised(refund(fmt.Sprint("run-", i), i)).GetApprovalId())
 	}
 	e := l.raise(refund("run-3", 3)).GetError()
-	if e.GetCode() != "resource_exhausted" || e.GetMessage() != "raise: this agent has 3 approvals pending, at most 3: raise more once some are decided, cancelled or expired" {
+	if e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED || e.GetMessage() != "raise: this agent has 3 approvals pending, at most 3: raise more once some are decided, cancelled or expired" {
 		t.Fatalf("a fourth pending raise: %v, want resource_exhausted naming the limit", e)
 	}
 	l.ping(1) // only the request failed
@@ -492,17 +494,17 @@ func TestPendingPerAgent(t *testing.T) {
 		t.Errorf("approval.raise entries %v, want the three raised", got)
 	}
 	// In the place of a pending one: not one more.
-	if r := l.raised(refund("run-0", 100)); r.GetState() != "pending" || r.GetApprovalId() == ids[0] {
+	if r := l.raised(refund("run-0", 100)); r.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || r.GetApprovalId() == ids[0] {
 		t.Fatalf("superseding at the limit: %v, want a new pending approval", r)
 	}
-	if r := openLink(t, bt, "till").raised(refund("run-3", 3)); r.GetState() != "pending" {
+	if r := openLink(t, bt, "till").raised(refund("run-3", 3)); r.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("another agent's raise: %v, want pending", r)
 	}
 	if _, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: ids[1]}); err != nil {
 		t.Fatal(err)
 	}
 	var decisions []*boardv1.ApprovalDecision // the cancel, pushed to the link
-	if r := l.raisedAmid(refund("run-3", 3), &decisions); r.GetState() != "pending" {
+	if r := l.raisedAmid(refund("run-3", 3), &decisions); r.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("a raise after one was cancelled: %v, want pending", r)
 	}
 }

@@ -14,17 +14,18 @@ import (
 	"github.com/symphonix/symphonix/ent/predicate"
 )
 
-// Events on WatchApprovals.
+// Events on WatchApprovals. The board keeps them only in memory, as the
+// API's own values: there is nothing to map.
 const (
-	eventSnapshot   = "snapshot"
-	eventSynced     = "synced"
-	eventHeartbeat  = "heartbeat"
-	eventRaised     = "raised"
-	eventSuperseded = "superseded"
-	eventVoted      = "voted"
-	eventDecided    = "decided"
-	eventCancelled  = "cancelled"
-	eventExpired    = "expired"
+	eventSnapshot   = boardv1.ApprovalEvent_APPROVAL_EVENT_SNAPSHOT
+	eventSynced     = boardv1.ApprovalEvent_APPROVAL_EVENT_SYNCED
+	eventHeartbeat  = boardv1.ApprovalEvent_APPROVAL_EVENT_HEARTBEAT
+	eventRaised     = boardv1.ApprovalEvent_APPROVAL_EVENT_RAISED
+	eventSuperseded = boardv1.ApprovalEvent_APPROVAL_EVENT_SUPERSEDED
+	eventVoted      = boardv1.ApprovalEvent_APPROVAL_EVENT_VOTED
+	eventDecided    = boardv1.ApprovalEvent_APPROVAL_EVENT_DECIDED
+	eventCancelled  = boardv1.ApprovalEvent_APPROVAL_EVENT_CANCELLED
+	eventExpired    = boardv1.ApprovalEvent_APPROVAL_EVENT_EXPIRED
 )
 
 // defaultWatchHistory is how many decided approvals a watch's snapshot
@@ -42,7 +43,7 @@ const defaultWatchHistory = 200
 // watchers see of one approval never goes back in time. A change overtaken
 // by a later one that left the approval elsewhere (a vote, and then the
 // decision) is not published: the later change's own publish carries it.
-func (b *Board) publishApproval(ctx context.Context, event, id string) {
+func (b *Board) publishApproval(ctx context.Context, event boardv1.ApprovalEvent, id string) {
 	if !b.approvals.watched() {
 		return
 	}
@@ -53,7 +54,7 @@ func (b *Board) publishApproval(ctx context.Context, event, id string) {
 	if err != nil {
 		// The watchers would miss the change: end them, so that they
 		// watch again and read it in a fresh snapshot.
-		b.log.ErrorContext(ctx, "read an approval to publish", "approval", id, "event", event, "err", err.Error())
+		b.log.ErrorContext(ctx, "read an approval to publish", "approval", id, "event", event.String(), "err", err.Error())
 		b.approvals.dropAll()
 		return
 	}

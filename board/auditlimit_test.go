@@ -22,7 +22,7 @@ import (
 func TestAuditedRequestsLimited(t *testing.T) {
 	t.Parallel()
 	const burst = 5
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"},
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER},
 		boardtest.Options{Limits: board.Limits{AuditBurst: burst, AuditPerSecond: 0.001}})
 	ann, bob := approver(bt, "ann"), approver(bt, "bob")
 	for i := range 20 {
@@ -45,13 +45,13 @@ func TestAuditedRequestsLimited(t *testing.T) {
 		}
 	}
 	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pair{Pair: &boardv1.Pair{RequestId: l.requestID(), Thread: "t1"}}})
-	if e := l.next().GetError(); e.GetCode() != "resource_exhausted" || !strings.HasPrefix(e.GetMessage(), "pair: too many requests from this agent") {
+	if e := l.next().GetError(); e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED || !strings.HasPrefix(e.GetMessage(), "pair: too many requests from this agent") {
 		t.Fatalf("pair past the limit: %v, want resource_exhausted", e)
 	}
-	if e := l.raise(refund("run-1", 1)).GetError(); e.GetCode() != "resource_exhausted" || !strings.HasPrefix(e.GetMessage(), "raise: too many requests from this agent") {
+	if e := l.raise(refund("run-1", 1)).GetError(); e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED || !strings.HasPrefix(e.GetMessage(), "raise: too many requests from this agent") {
 		t.Fatalf("raise past the limit: %v, want resource_exhausted", e)
 	}
-	if r := openLink(t, bt, "till").raised(refund("run-1", 1)); r.GetState() != "pending" {
+	if r := openLink(t, bt, "till").raised(refund("run-1", 1)); r.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("another agent's raise: %v, want pending", r)
 	}
 

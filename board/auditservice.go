@@ -21,20 +21,20 @@ type auditService struct {
 var _ boardv1connect.AuditServiceHandler = auditService{}
 
 func (s auditService) ListAudit(ctx context.Context, req *boardv1.ListAuditRequest) (*boardv1.ListAuditResponse, error) {
-	if req.GetAfter() < 0 {
-		return nil, connect.NewError(connect.CodeInvalidArgument, "after: must not be negative")
+	if req.GetAfterSeq() < 0 {
+		return nil, connect.NewError(connect.CodeInvalidArgument, "after_seq: must not be negative")
 	}
-	if req.GetLimit() < 0 {
-		return nil, connect.NewError(connect.CodeInvalidArgument, "limit: must not be negative")
+	if req.GetPageSize() < 0 {
+		return nil, connect.NewError(connect.CodeInvalidArgument, "page_size: must not be negative")
 	}
-	limit := int(req.GetLimit())
+	limit := int(req.GetPageSize())
 	if limit == 0 {
 		limit = 100
 	}
 	limit = min(limit, 1000)
 	res := &boardv1.ListAuditResponse{Entries: []*boardv1.AuditEntry{}}
 	budget := listBudget{max: limit}
-	after := req.GetAfter()
+	after := req.GetAfterSeq()
 	for {
 		// A page at a time, so that a few large entries never make one
 		// list hold many more of them than it sends.
@@ -49,7 +49,6 @@ func (s auditService) ListAudit(ctx context.Context, req *boardv1.ListAuditReque
 				return nil, err
 			}
 			if !budget.take(p) {
-				res.Truncated = true
 				return res, nil
 			}
 			res.Entries = append(res.Entries, p)
@@ -74,7 +73,7 @@ func auditEntryProto(e audit.Entry) (*boardv1.AuditEntry, error) {
 		return nil, err
 	}
 	return &boardv1.AuditEntry{
-		Seq: e.Seq, At: timestamppb.New(e.At), Actor: e.Actor, Action: e.Action,
+		Seq: e.Seq, RecordTime: timestamppb.New(e.At), Actor: e.Actor, Action: e.Action,
 		Subject: e.Subject, Detail: st, Prev: e.Prev, Hash: e.Hash,
 	}, nil
 }

@@ -24,7 +24,7 @@ func TestListAudit(t *testing.T) {
 		var all []*boardv1.AuditEntry
 		var after int64
 		for {
-			res, err := audit.ListAudit(t.Context(), &boardv1.ListAuditRequest{After: after, Limit: 1})
+			res, err := audit.ListAudit(t.Context(), &boardv1.ListAuditRequest{AfterSeq: after, PageSize: 1})
 			if err != nil {
 				t.Fatalf("%s: ListAudit: %v", proto, err)
 			}
@@ -45,7 +45,7 @@ func TestListAudit(t *testing.T) {
 				t.Errorf("%s: entry %d carries a token", proto, i)
 			}
 		}
-		if _, err := audit.ListAudit(t.Context(), &boardv1.ListAuditRequest{Limit: -1}); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		if _, err := audit.ListAudit(t.Context(), &boardv1.ListAuditRequest{PageSize: -1}); connect.CodeOf(err) != connect.CodeInvalidArgument {
 			t.Errorf("%s: ListAudit(limit -1) = %v, want invalid_argument", proto, err)
 		}
 	}

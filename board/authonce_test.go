@@ -58,7 +58,7 @@ func TestStreamVerifiedOnce(t *testing.T) {
 			defer s.Close()
 			for {
 				m, err := s.Receive()
-				if err != nil || m.GetEvent() == "synced" {
+				if err != nil || m.GetEvent() == boardv1.ApprovalEvent_APPROVAL_EVENT_SYNCED {
 					return err
 				}
 			}

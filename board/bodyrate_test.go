@@ -192,7 +192,7 @@ func TestStreamsKeepTheirBodies(t *testing.T) {
 			var m struct {
 				Event string `json:"event"`
 			}
-			if err := json.Unmarshal(payload, &m); err == nil && m.Event == "heartbeat" {
+			if err := json.Unmarshal(payload, &m); err == nil && m.Event == "APPROVAL_EVENT_HEARTBEAT" {
 				heartbeats++
 			}
 		}

@@ -164,11 +164,11 @@ func validConversations(q *boardv1.Conversations) ([]conversationRow, error) {
 			return nil, badRequest("%s.thread: %q is conversations[%d] too", field, p.GetThread(), j)
 		}
 		seen[p.GetThread()] = i
-		if p.GetUpdatedAt() == nil {
-			return nil, badRequest("%s.updated_at: required", field)
+		if p.GetUpdateTime() == nil {
+			return nil, badRequest("%s.update_time: required", field)
 		}
-		if err := p.GetUpdatedAt().CheckValid(); err != nil {
-			return nil, badRequest("%s.updated_at: %v", field, err)
+		if err := p.GetUpdateTime().CheckValid(); err != nil {
+			return nil, badRequest("%s.update_time: %v", field, err)
 		}
 		if n := len(p.GetPeople()); n > maxConversationPeople {
 			return nil, badRequest("%s.people: %d, at most %d", field, n, maxConversationPeople)
@@ -184,7 +184,7 @@ func validConversations(q *boardv1.Conversations) ([]conversationRow, error) {
 		slices.Sort(people)
 		rows = append(rows, conversationRow{
 			thread:    p.GetThread(),
-			updatedAt: p.GetUpdatedAt().AsTime().UTC().Truncate(time.Microsecond),
+			updatedAt: p.GetUpdateTime().AsTime().UTC().Truncate(time.Microsecond),
 			waiting:   p.GetWaiting(),
 			people:    slices.Compact(people),
 		})
@@ -254,7 +254,6 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 		for _, r := range rows {
 			p := conversationProto(r)
 			if !budget.take(p) {
-				out.Truncated = true
 				return out, nil
 			}
 			out.Conversations = append(out.Conversations, p)
@@ -272,10 +271,10 @@ const conversationPage = 200
 
 func conversationProto(r *ent.Conversation) *boardv1.ConversationPointer {
 	return &boardv1.ConversationPointer{
-		Agent:     r.Agent,
-		Thread:    r.Thread,
-		UpdatedAt: timestamppb.New(r.UpdatedAt),
-		Waiting:   r.Waiting,
-		People:    append([]string{}, r.People...),
+		Agent:      r.Agent,
+		Thread:     r.Thread,
+		UpdateTime: timestamppb.New(r.UpdatedAt),
+		Waiting:    r.Waiting,
+		People:     append([]string{}, r.People...),
 	}
 }

@@ -22,10 +22,10 @@ var convAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func pointer(thread string, minute int, waiting bool, people ...string) *boardv1.ConversationPointer {
 	return &boardv1.ConversationPointer{
-		Thread:    thread,
-		UpdatedAt: timestamppb.New(convAt.Add(time.Duration(minute) * time.Minute)),
-		Waiting:   waiting,
-		People:    people,
+		Thread:     thread,
+		UpdateTime: timestamppb.New(convAt.Add(time.Duration(minute) * time.Minute)),
+		Waiting:    waiting,
+		People:     people,
 	}
 }
 
@@ -95,7 +95,7 @@ func testConversationReports(t *testing.T, opts boardtest.Options) {
 		t.Fatalf("after full reports: %v, want %v", threads(got), want)
 	}
 	if p := got[0]; !p.GetWaiting() || !slices.Equal(p.GetPeople(), []string{"ann@example.com", "bob@example.com"}) ||
-		!p.GetUpdatedAt().AsTime().Equal(convAt.Add(2*time.Minute)) {
+		!p.GetUpdateTime().AsTime().Equal(convAt.Add(2*time.Minute)) {
 		t.Fatalf("support/t2 = %v, want waiting, people canonical without repeats, updated at +2m", p)
 	}
 
@@ -155,7 +155,7 @@ func TestConversationBadReports(t *testing.T) {
 		crowd[i] = fmt.Sprintf("p%d@example.com", i)
 	}
 	noTime := pointer("t", 0, false)
-	noTime.UpdatedAt = nil
+	noTime.UpdateTime = nil
 	tests := []struct {
 		name  string
 		ps    []*boardv1.ConversationPointer
@@ -165,7 +165,7 @@ func TestConversationBadReports(t *testing.T) {
 		{"long thread", []*boardv1.ConversationPointer{pointer("ok", 0, false), pointer(strings.Repeat("x", 257), 0, false)}, "conversations.conversations[1].thread"},
 		{"control character", []*boardv1.ConversationPointer{pointer("a\nb", 0, false)}, "conversations.conversations[0].thread"},
 		{"repeated thread", []*boardv1.ConversationPointer{pointer("t", 0, false), pointer("t", 1, false)}, "conversations.conversations[1].thread"},
-		{"no updated_at", []*boardv1.ConversationPointer{noTime}, "conversations.conversations[0].updated_at"},
+		{"no update_time", []*boardv1.ConversationPointer{noTime}, "conversations.conversations[0].update_time"},
 		{"not an email", []*boardv1.ConversationPointer{pointer("t", 0, false, "ann@example.com", "Ann <ann@example.com>")}, "conversations.conversations[0].people[1]"},
 		{"empty person", []*boardv1.ConversationPointer{pointer("t", 0, false, "")}, "conversations.conversations[0].people[0]"},
 		{"too many people", []*boardv1.ConversationPointer{pointer("t", 0, false, crowd...)}, "conversations.conversations[0].people"},
@@ -178,7 +178,7 @@ func TestConversationBadReports(t *testing.T) {
 		}}})
 		m := l.next()
 		e := m.GetError()
-		if e == nil || e.GetCode() != connect.CodeInvalidArgument.String() || !strings.HasPrefix(e.GetMessage(), tt.field) || len(e.GetMessage()) > 200 {
+		if e == nil || e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT || !strings.HasPrefix(e.GetMessage(), tt.field) || len(e.GetMessage()) > 200 {
 			t.Errorf("%s: board answered %.300v, want invalid_argument naming %s, in under 200 bytes", tt.name, m, tt.field)
 		}
 		l.ping(uint64(len(tt.name))) // the link is still up
@@ -298,7 +298,7 @@ func TestConversationPeopleVouched(t *testing.T) {
 		t.Fatalf("Cy enters the code: %v", err)
 	}
 	users := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
-	if _, err := users.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
+	if _, err := users.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_VERIFY}); err != nil {
 		t.Fatal(err)
 	}
 	id = l.requestID()

@@ -39,6 +39,9 @@ const (
 	sayYes       = "yes"
 	sayNo        = "no"
 	sayCancelled = "cancelled"
+	// sayExpired is never stored: an expired approval has no decision, and
+	// the board pushes its expiry to the agent with this say.
+	sayExpired = StateExpired
 )
 
 // errLostRace: the approval stopped being pending between reading it and
@@ -76,7 +79,12 @@ func (s approvalService) Cancel(ctx context.Context, req *boardv1.CancelRequest)
 func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Approval, error) {
 	caller, _ := identity.FromContext(ctx)
 	detail := refusalDetail("decide", req.GetReason())
-	boundedDetail(detail, "say", req.GetSay(), len(sayYes))
+	say, sayErr := sayFrom("say", req.GetSay())
+	if sayErr == nil {
+		detail["say"] = say
+	} else if req.GetSay() != boardv1.Say_SAY_UNSPECIFIED {
+		detail["say"] = enumName(req.GetSay())
+	}
 	boundedDetail(detail, "digest", req.GetDigest(), digestLen)
 	var out *ent.Approval
 	var decided bool
@@ -86,15 +94,15 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 		err = refusal(connect.CodeInvalidArgument, "id: required")
 	case len(req.GetId()) > maxApprovalIDLen:
 		err = refusal(connect.CodeInvalidArgument, "id: %d bytes, at most %d", len(req.GetId()), maxApprovalIDLen)
-	case req.GetSay() != sayYes && req.GetSay() != sayNo:
-		err = refusal(connect.CodeInvalidArgument, `say: want "yes" or "no", not %s`, quoted(req.GetSay()))
+	case sayErr != nil:
+		err = sayErr
 	case !digestShape.MatchString(req.GetDigest()):
 		err = refusal(connect.CodeInvalidArgument, "digest: want sha256: and 64 lower-case hex digits, the digest of the approval shown")
 	case len(req.GetReason()) > maxReasonLen:
 		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
 	default:
 		for attempt := 1; ; attempt++ {
-			out, decided, err = b.decideOnce(ctx, caller, req)
+			out, decided, err = b.decideOnce(ctx, caller, req, say)
 			if ent.IsConstraintError(err) && attempt < decideAttempts {
 				continue // the same person's concurrent yes stored first; look again
 			}
@@ -113,11 +121,11 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 	return out, nil
 }
 
-func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boardv1.DecideRequest) (*ent.Approval, bool, error) {
+func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boardv1.DecideRequest, say string) (*ent.Approval, bool, error) {
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Approval
 	var decided bool
-	event := "" // what changed, for the watchers; empty when nothing did
+	event := boardv1.ApprovalEvent_APPROVAL_EVENT_UNSPECIFIED // what changed, for the watchers; unspecified when nothing did
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, false)
 		if err != nil {
@@ -132,12 +140,12 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 		}
 		detail := map[string]any{
 			"agent": row.Agent, "run": row.Run, "node": row.Node,
-			"digest": row.Digest, "rule_id": r.ID, "say": req.GetSay(),
+			"digest": row.Digest, "rule_id": r.ID, "say": say,
 		}
 		if req.GetReason() != "" {
 			detail["reason"] = req.GetReason()
 		}
-		if req.GetSay() == sayNo {
+		if say == sayNo {
 			if err := setDecision(ctx, tx, row.ID, StateRejected, sayNo, row.Digest, []string{caller.Name}, req.GetReason(), now); err != nil {
 				return err
 			}
@@ -205,7 +213,7 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 	if err != nil {
 		return nil, false, err
 	}
-	if event != "" {
+	if event != boardv1.ApprovalEvent_APPROVAL_EVENT_UNSPECIFIED {
 		b.publishApproval(ctx, event, out.ID)
 	}
 	return out, decided, nil
@@ -586,7 +594,7 @@ func (b *Board) expireDue(ctx context.Context) {
 			// Told to a live agent now; one that is away learns it when it
 			// raises again. Not recorded as delivered: there is no decision.
 			b.pushDecision(row.Agent, &boardv1.ApprovalDecision{
-				ApprovalId: row.ID, Say: StateExpired, Digest: row.Digest, At: timestamppb.New(now),
+				ApprovalId: row.ID, Say: sayProto(sayExpired), Digest: row.Digest, DecideTime: timestamppb.New(now),
 				Run: row.Run, Node: row.Node, Thread: row.Thread,
 			})
 		}

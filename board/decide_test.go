@@ -82,8 +82,13 @@ func (l *rawLink) hangUp() {
 	_ = l.s.Close()
 }
 
+// decide says "yes" or "no" (or, to be refused, anything else) to id.
 func decide(c boardv1connect.ApprovalServiceClient, t *testing.T, id, say, digest, reason string) (*boardv1.Approval, error) {
-	res, err := c.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: say, Digest: digest, Reason: reason})
+	s := boardv1.Say(boardv1.Say_value["SAY_"+strings.ToUpper(say)])
+	if s == boardv1.Say_SAY_UNSPECIFIED && say != "" {
+		s = 42 // a say no value of the enum has
+	}
+	res, err := c.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: s, Digest: digest, Reason: reason})
 	return res.GetApproval(), err
 }
 
@@ -108,7 +113,7 @@ func countSubject(entries []string, id string) int {
 
 func TestDecideYes(t *testing.T) {
 	t.Parallel()
-	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	a := l.raised(refund("run-1", 1))
 	ann := approver(bt, "ann")
@@ -118,7 +123,7 @@ func TestDecideYes(t *testing.T) {
 		!strings.Contains(err.Error(), "another operation") {
 		t.Fatalf("Decide with another digest = %v, want failed_precondition", err)
 	}
-	if got := stateOf(t, admin, a.GetApprovalId()); got.GetState() != "pending" || got.GetDecision() != nil || len(got.GetVotes()) != 0 {
+	if got := stateOf(t, admin, a.GetApprovalId()); got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || got.GetDecision() != nil || len(got.GetVotes()) != 0 {
 		t.Fatalf("after a refused decide: %v, want pending and untouched", got)
 	}
 	// A viewer may not decide.
@@ -135,11 +140,11 @@ func TestDecideYes(t *testing.T) {
 	}
 
 	got, err := decide(ann, t, a.GetApprovalId(), "yes", digestOf(1), "fine")
-	if err != nil || got.GetState() != "approved" || got.GetDecision().GetSay() != "yes" || got.GetDecision().GetDigest() != digestOf(1) {
+	if err != nil || got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED || got.GetDecision().GetSay() != boardv1.Say_SAY_YES || got.GetDecision().GetDigest() != digestOf(1) {
 		t.Fatalf("Decide yes = %v, %v; want approved", got, err)
 	}
 	ds := l.decisionsUntilPong(1)
-	if len(ds) != 1 || ds[0].GetApprovalId() != a.GetApprovalId() || ds[0].GetSay() != "yes" || ds[0].GetDigest() != digestOf(1) ||
+	if len(ds) != 1 || ds[0].GetApprovalId() != a.GetApprovalId() || ds[0].GetSay() != boardv1.Say_SAY_YES || ds[0].GetDigest() != digestOf(1) ||
 		ds[0].GetReason() != "fine" || len(ds[0].GetWho()) != 1 || ds[0].GetWho()[0] != "ann" {
 		t.Fatalf("decisions on the link: %v, want the one yes for %s", ds, digestOf(1))
 	}
@@ -150,7 +155,7 @@ func TestDecideYes(t *testing.T) {
 	// A raise of the decided approval returns the decision, and nothing
 	// more goes out on the link.
 	again := l.raised(refund("run-1", 1))
-	if again.GetState() != "approved" || again.GetDecision().GetSay() != "yes" {
+	if again.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED || again.GetDecision().GetSay() != boardv1.Say_SAY_YES {
 		t.Fatalf("re-raise = %v, want approved with its decision", again)
 	}
 	if ds := l.decisionsUntilPong(2); len(ds) != 0 {
@@ -169,7 +174,7 @@ func TestDecideYes(t *testing.T) {
 
 func TestDecideNoAndReason(t *testing.T) {
 	t.Parallel()
-	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver", Quorum: quorum(2), RequireReason: true}, boardtest.Options{})
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, Quorum: quorum(2), RequireReason: true}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	a := l.raised(refund("run-1", 1))
 	ann := approver(bt, "ann")
@@ -181,13 +186,13 @@ func TestDecideNoAndReason(t *testing.T) {
 	}
 	// A no from anyone allowed decides no at once, whatever the yeses.
 	got, err := decide(approver(bt, "bob"), t, a.GetApprovalId(), "no", digestOf(1), "too much")
-	if err != nil || got.GetState() != "rejected" || got.GetDecision().GetSay() != "no" {
+	if err != nil || got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_REJECTED || got.GetDecision().GetSay() != boardv1.Say_SAY_NO {
 		t.Fatalf("Decide no = %v, %v; want rejected", got, err)
 	}
-	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetSay() != "no" || ds[0].GetReason() != "too much" {
+	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetSay() != boardv1.Say_SAY_NO || ds[0].GetReason() != "too much" {
 		t.Fatalf("decisions on the link: %v, want one no", ds)
 	}
-	if s := stateOf(t, admin, a.GetApprovalId()).GetState(); s != "rejected" {
+	if s := stateOf(t, admin, a.GetApprovalId()).GetState(); s != boardv1.ApprovalState_APPROVAL_STATE_REJECTED {
 		t.Fatalf("state %s, want rejected", s)
 	}
 }
@@ -208,7 +213,7 @@ func TestDecidePeopleAndQuorum(t *testing.T) {
 	ann := approver(bt, "ann")
 	for i := range 2 {
 		got, err := decide(ann, t, id, "yes", digestOf(1), "")
-		if err != nil || got.GetState() != "pending" || len(got.GetVotes()) != 1 || got.GetVotes()[0] != "ann" {
+		if err != nil || got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || len(got.GetVotes()) != 1 || got.GetVotes()[0] != "ann" {
 			t.Fatalf("ann's yes #%d = %v, %v; want still pending with one vote", i+1, got, err)
 		}
 	}
@@ -216,10 +221,10 @@ func TestDecidePeopleAndQuorum(t *testing.T) {
 		t.Fatalf("decisions before the quorum: %v", ds)
 	}
 	got, err := decide(approver(bt, "bob"), t, id, "yes", digestOf(1), "")
-	if err != nil || got.GetState() != "approved" || strings.Join(got.GetDecision().GetWho(), ",") != "ann,bob" {
+	if err != nil || got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED || strings.Join(got.GetDecision().GetWho(), ",") != "ann,bob" {
 		t.Fatalf("bob's yes = %v, %v; want approved by ann and bob", got, err)
 	}
-	if ds := l.decisionsUntilPong(2); len(ds) != 1 || ds[0].GetSay() != "yes" {
+	if ds := l.decisionsUntilPong(2); len(ds) != 1 || ds[0].GetSay() != boardv1.Say_SAY_YES {
 		t.Fatalf("decisions on the link: %v, want one yes", ds)
 	}
 	acts := auditActions(t, bt)
@@ -247,7 +252,7 @@ func TestDecideRace(t *testing.T) {
 	t.Parallel()
 	// A thousand raises and refusals as fast as they go: past the audit
 	// limit of one agent and one operator, which is not what this is about.
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"},
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER},
 		boardtest.Options{Limits: board.Limits{AuditBurst: 10000}})
 	l := openLink(t, bt, "desk")
 	ann, bob := approver(bt, "ann"), approver(bt, "bob")
@@ -262,7 +267,7 @@ func TestDecideRace(t *testing.T) {
 		ids[i] = a.GetApprovalId()
 		var wg sync.WaitGroup
 		var errs [2]error
-		var states [2]string
+		var states [2]boardv1.ApprovalState
 		for j, c := range []boardv1connect.ApprovalServiceClient{ann, bob} {
 			wg.Go(func() {
 				got, err := decide(c, t, a.GetApprovalId(), []string{"yes", "no"}[j], digestOf(1), "")
@@ -299,7 +304,7 @@ func TestDecideRace(t *testing.T) {
 // one audit entry, one delivery.
 func TestDecideSameTwice(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	// Two clients for ann: concurrent calls on one h2c client connection
 	// met an HTTP/2 COMPRESSION_ERROR from the test transport (see report).
@@ -336,7 +341,7 @@ func TestDecideSameTwice(t *testing.T) {
 // reaches it exactly once, on its next link.
 func TestDecisionWhileAway(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	a1 := l.raised(refund("run-1", 1))
 	a2 := l.raised(refund("run-2", 2))
@@ -380,10 +385,10 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("bob Cancel = %v, want permission_denied", err)
 	}
 	res, err := approver(bt, "ann").Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetApprovalId(), Reason: "customer withdrew"})
-	if err != nil || res.GetApproval().GetState() != "cancelled" {
+	if err != nil || res.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_CANCELLED {
 		t.Fatalf("Cancel = %v, %v; want cancelled", res, err)
 	}
-	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetSay() != "cancelled" || ds[0].GetDigest() != digestOf(1) {
+	if ds := l.decisionsUntilPong(1); len(ds) != 1 || ds[0].GetSay() != boardv1.Say_SAY_CANCELLED || ds[0].GetDigest() != digestOf(1) {
 		t.Fatalf("decisions on the link: %v, want one cancelled", ds)
 	}
 	if _, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetApprovalId()}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
@@ -394,7 +399,7 @@ func TestCancel(t *testing.T) {
 	}
 	// An admin may cancel what the rule does not let them decide.
 	b := l.raised(refund("run-2", 2))
-	if res, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: b.GetApprovalId()}); err != nil || res.GetApproval().GetState() != "cancelled" {
+	if res, err := admin.Cancel(t.Context(), &boardv1.CancelRequest{Id: b.GetApprovalId()}); err != nil || res.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_CANCELLED {
 		t.Fatalf("admin Cancel = %v, %v", res, err)
 	}
 	acts := auditActions(t, bt)
@@ -405,7 +410,7 @@ func TestCancel(t *testing.T) {
 
 func TestExpiry(t *testing.T) {
 	t.Parallel()
-	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver", TimeLimit: durationpb.New(100 * time.Millisecond)},
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, TimeLimit: durationpb.New(100 * time.Millisecond)},
 		boardtest.Options{RevocationPoll: 20 * time.Millisecond})
 	l := openLink(t, bt, "desk")
 	var ds []*boardv1.ApprovalDecision
@@ -416,19 +421,19 @@ func TestExpiry(t *testing.T) {
 		ds = append(ds, l.next().GetDecision())
 	}
 	ds = append(ds, l.decisionsUntilPong(1)...)
-	if len(ds) != 1 || ds[0].GetSay() != "expired" ||
+	if len(ds) != 1 || ds[0].GetSay() != boardv1.Say_SAY_EXPIRED ||
 		ds[0].GetApprovalId() != a.GetApprovalId() || ds[0].GetDigest() != digestOf(1) ||
 		ds[0].GetRun() != "run-1" || ds[0].GetNode() != "pay" {
 		t.Fatalf("decisions on the link: %v, want one saying expired", ds)
 	}
-	if got := stateOf(t, admin, a.GetApprovalId()).GetState(); got != "expired" {
+	if got := stateOf(t, admin, a.GetApprovalId()).GetState(); got != boardv1.ApprovalState_APPROVAL_STATE_EXPIRED {
 		t.Fatalf("approval after its expiry was pushed: %s, want expired", got)
 	}
 	if _, err := decide(approver(bt, "ann"), t, a.GetApprovalId(), "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Fatalf("Decide expired = %v, want failed_precondition", err)
 	}
 	// A re-ask says expired, with no decision.
-	if r := l.raised(refund("run-1", 1)); r.GetState() != "expired" || r.GetDecision() != nil {
+	if r := l.raised(refund("run-1", 1)); r.GetState() != boardv1.ApprovalState_APPROVAL_STATE_EXPIRED || r.GetDecision() != nil {
 		t.Fatalf("re-raise = %v, want expired without a decision", r)
 	}
 	acts := auditActions(t, bt)
@@ -442,7 +447,7 @@ func TestExpiry(t *testing.T) {
 // approval no rule governs, as an admin token may.
 func TestSignedInPeopleDecideAndCancel(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: "approver"}, boardtest.Options{})
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	const password = "a long enough password"
 	bt.AddUser("ann@example.com", identity.RoleApprover, password)
@@ -452,7 +457,7 @@ func TestSignedInPeopleDecideAndCancel(t *testing.T) {
 
 	governed := l.raised(refund("run-1", 1))
 	res, err := decide(annC, t, governed.GetApprovalId(), "yes", digestOf(1), "")
-	if err != nil || res.GetState() != "approved" || !slices.Equal(res.GetDecision().GetWho(), []string{"ann@example.com"}) {
+	if err != nil || res.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED || !slices.Equal(res.GetDecision().GetWho(), []string{"ann@example.com"}) {
 		t.Fatalf("signed-in approver's yes = %v, %v; want approved by ann@example.com", res, err)
 	}
 
@@ -486,7 +491,7 @@ func auditEntries(t *testing.T, bt *boardtest.Board, action string) []audit.Entr
 // its audit entry keeps the length of what was too long, never the value.
 func TestDecideBadInput(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
 	id := openLink(t, bt, "desk").raised(refund("run-1", 1)).GetApprovalId()
 	ann := approver(bt, "ann")
 	huge := strings.Repeat("x", 900<<10)
@@ -496,12 +501,15 @@ func TestDecideBadInput(t *testing.T) {
 		cancel *boardv1.CancelRequest
 		want   string // the message begins with it
 	}{
-		{"no id", &boardv1.DecideRequest{Say: "yes", Digest: digestOf(1)}, nil, "id: required"},
-		{"a huge id", &boardv1.DecideRequest{Id: huge, Say: "yes", Digest: digestOf(1)}, nil, "id: 921600 bytes, at most 64"},
-		{"a huge say", &boardv1.DecideRequest{Id: id, Say: huge, Digest: digestOf(1)}, nil, `say: want "yes" or "no", not "xxx`},
-		{"a huge digest", &boardv1.DecideRequest{Id: id, Say: "yes", Digest: huge}, nil, "digest: want sha256: and 64 lower-case hex digits"},
-		{"no digest", &boardv1.DecideRequest{Id: id, Say: "yes"}, nil, "digest: want sha256:"},
-		{"a huge reason", &boardv1.DecideRequest{Id: id, Say: "yes", Digest: digestOf(1), Reason: huge}, nil, "reason: 921600 bytes, at most 4096"},
+		{"no id", &boardv1.DecideRequest{Say: boardv1.Say_SAY_YES, Digest: digestOf(1)}, nil, "id: required"},
+		{"a huge id", &boardv1.DecideRequest{Id: huge, Say: boardv1.Say_SAY_YES, Digest: digestOf(1)}, nil, "id: 921600 bytes, at most 64"},
+		{"no say", &boardv1.DecideRequest{Id: id, Digest: digestOf(1)}, nil, "say: required"},
+		{"say cancelled", &boardv1.DecideRequest{Id: id, Say: boardv1.Say_SAY_CANCELLED, Digest: digestOf(1)}, nil, "say: must be SAY_YES or SAY_NO"},
+		{"say expired", &boardv1.DecideRequest{Id: id, Say: boardv1.Say_SAY_EXPIRED, Digest: digestOf(1)}, nil, "say: must be SAY_YES or SAY_NO"},
+		{"an unknown say", &boardv1.DecideRequest{Id: id, Say: 42, Digest: digestOf(1)}, nil, "say: unknown value 42"},
+		{"a huge digest", &boardv1.DecideRequest{Id: id, Say: boardv1.Say_SAY_YES, Digest: huge}, nil, "digest: want sha256: and 64 lower-case hex digits"},
+		{"no digest", &boardv1.DecideRequest{Id: id, Say: boardv1.Say_SAY_YES}, nil, "digest: want sha256:"},
+		{"a huge reason", &boardv1.DecideRequest{Id: id, Say: boardv1.Say_SAY_YES, Digest: digestOf(1), Reason: huge}, nil, "reason: 921600 bytes, at most 4096"},
 		{"cancel: no id", nil, &boardv1.CancelRequest{}, "id: required"},
 		{"cancel: a huge id", nil, &boardv1.CancelRequest{Id: huge}, "id: 921600 bytes, at most 64"},
 		{"cancel: a huge reason", nil, &boardv1.CancelRequest{Id: id, Reason: huge}, "reason: 921600 bytes, at most 4096"},
@@ -527,7 +535,7 @@ func TestDecideBadInput(t *testing.T) {
 			t.Errorf("approval.refuse entry %d of %d bytes: %.300s; want the lengths of what was too long, never the value", e.Seq, n, e.Detail)
 		}
 	}
-	if got := stateOf(t, ann, id); got.GetState() != "pending" {
+	if got := stateOf(t, ann, id); got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("after the refusals: %s, want pending", got.GetState())
 	}
 	if _, err := ann.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: huge}); connect.CodeOf(err) != connect.CodeInvalidArgument || len(err.Error()) > 200 {
@@ -560,7 +568,7 @@ func TestRulePeopleCanonical(t *testing.T) {
 		rr.Node = node
 		a := l.raisedAmid(rr, &pushed)
 		res, err := decide(annC, t, a.GetApprovalId(), "yes", digestOf(i), "")
-		if err != nil || res.GetState() != "approved" {
+		if err != nil || res.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 			t.Fatalf("%s: ann's yes = %v, %v; want approved", node, res, err)
 		}
 	}
@@ -572,8 +580,8 @@ func TestRulePeopleCanonical(t *testing.T) {
 // and so may they, for another conversation's approval.
 func TestSelfApproval(t *testing.T) {
 	t.Parallel()
-	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: "approver"}, boardtest.Options{})
-	allows := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "ship", Role: "approver", AllowSelfApproval: true})
+	bt, admin := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "pay", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
+	allows := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "ship", Role: boardv1.Role_ROLE_APPROVER, AllowSelfApproval: true})
 	if !allows.GetAllowSelfApproval() {
 		t.Fatalf("PutRule = %v, want allow_self_approval kept", allows)
 	}
@@ -614,13 +622,13 @@ func TestSelfApproval(t *testing.T) {
 			}
 		}
 	}
-	if got, err := decide(bobC, t, pay, "yes", digestOf(1), ""); err != nil || got.GetState() != "approved" {
+	if got, err := decide(bobC, t, pay, "yes", digestOf(1), ""); err != nil || got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Fatalf("bob, not in it: %v, %v; want approved", got, err)
 	}
-	if got, err := decide(annC, t, raise("run-2", "t1", "ship", 2), "yes", digestOf(2), ""); err != nil || got.GetState() != "approved" {
+	if got, err := decide(annC, t, raise("run-2", "t1", "ship", 2), "yes", digestOf(2), ""); err != nil || got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Fatalf("ann, under a rule that allows self-approval: %v, %v; want approved", got, err)
 	}
-	if got, err := decide(annC, t, raise("run-3", "t2", "pay", 3), "yes", digestOf(3), ""); err != nil || got.GetState() != "approved" {
+	if got, err := decide(annC, t, raise("run-3", "t2", "pay", 3), "yes", digestOf(3), ""); err != nil || got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Fatalf("ann, for another conversation: %v, %v; want approved", got, err)
 	}
 	// Cancelling is not deciding: one in the conversation may stop it.

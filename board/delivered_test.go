@@ -13,7 +13,7 @@ import (
 // agent links again.
 func TestDeliveredMark(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	var ids []string
 	for i := range 5 {

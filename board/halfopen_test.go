@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -63,6 +64,6 @@ func TestHalfOpenDrill(t *testing.T) {
 	}
 	boardtest.Eventually(t, 2*time.Second, "board sees the new session", func() bool {
 		a := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "drilled")
-		return a.GetOnline() && a.GetSession() == back.Session
+		return a.GetState() == boardv1.AgentState_AGENT_STATE_ONLINE && a.GetSession() == back.Session
 	})
 }

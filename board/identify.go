@@ -109,7 +109,7 @@ func (b *Board) getIdentify(ctx context.Context) (*boardv1.GetIdentifyResponse, 
 	if err != nil {
 		return nil, err
 	}
-	return &boardv1.GetIdentifyResponse{Door: d}, nil
+	return &boardv1.GetIdentifyResponse{Door: doorProto(d)}, nil
 }
 
 // setIdentify is UserService.SetIdentify: admins only, audited as
@@ -119,12 +119,12 @@ func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest
 	if !ok || !caller.Operates() || caller.Role < identity.RoleAdmin {
 		return nil, refusal(connect.CodePermissionDenied, "permission denied: needs role %s", identity.RoleAdmin)
 	}
-	d := req.GetDoor()
-	if !validDoor(d) {
-		return nil, refusal(connect.CodeInvalidArgument, "door: %s: want %s, %s or %s", quoted(d), DoorPairing, DoorVerify, DoorNone)
+	d, err := doorFrom("door", req.GetDoor())
+	if err != nil {
+		return nil, err
 	}
 	now := b.now().UTC().Truncate(time.Microsecond)
-	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+	err = store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		was := DefaultDoor
 		row, err := tx.Setting.Get(ctx, settingIdentify)
 		switch {
@@ -154,7 +154,7 @@ func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest
 	if err != nil {
 		return nil, err
 	}
-	return &boardv1.SetIdentifyResponse{Door: d}, nil
+	return &boardv1.SetIdentifyResponse{Door: doorProto(d)}, nil
 }
 
 // howToIdentify answers a how_to_identify. Only a failure to send ends
@@ -168,6 +168,6 @@ func (l linkService) howToIdentify(ctx context.Context, s *session, q *boardv1.H
 		return l.answerError(ctx, s, q.GetRequestId(), "how_to_identify", err)
 	}
 	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_HowToIdentifyAnswer{
-		HowToIdentifyAnswer: &boardv1.HowToIdentifyAnswer{RequestId: q.GetRequestId(), Door: d},
+		HowToIdentifyAnswer: &boardv1.HowToIdentifyAnswer{RequestId: q.GetRequestId(), Door: doorProto(d)},
 	}})
 }

@@ -72,7 +72,7 @@ func TestConnectJSONFieldNames(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil || len(got.Agents) != 1 {
 		t.Fatalf("ListAgents JSON = %s (%v), want one agent", body, err)
 	}
-	for _, field := range []string{"name", "online", "capabilities", "protocol", "build", "lastSeen", "firstSeen", "session"} {
+	for _, field := range []string{"name", "state", "capabilities", "protocol", "build", "lastSeenTime", "firstSeenTime", "session"} {
 		if _, ok := got.Agents[0][field]; !ok {
 			t.Errorf("agents[0] has no %q: %s", field, body)
 		}

@@ -26,7 +26,7 @@ import (
 )
 
 // Protocol is the link protocol this board speaks.
-const Protocol = "1"
+const Protocol = "2"
 
 // Limits on what a hello may carry.
 const (
@@ -210,7 +210,7 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				return connect.NewError(connect.CodeInvalidArgument, "hello: sent twice")
 			case *boardv1.LinkRequest_Ping:
 				err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
-					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+					Seq: k.Ping.GetSeq(), SendTime: k.Ping.GetSendTime(),
 					RedialWithin: durationpb.New(b.presence.redialWithin()),
 				}}})
 				if err != nil {
@@ -256,9 +256,9 @@ func validHello(h *boardv1.Hello, caller identity.Caller) error {
 	bad := func(format string, a ...any) error {
 		return connect.NewError(connect.CodeInvalidArgument, "hello: "+fmt.Sprintf(format, a...))
 	}
-	if h.GetProtocol() != Protocol {
+	if p := h.GetProtocol(); p != Protocol {
 		return connect.Errorf(connect.CodeFailedPrecondition,
-			"hello: protocol %s is not supported: this board speaks protocol %q", quoted(h.GetProtocol()), Protocol)
+			"hello: protocol: agent speaks %s, board speaks %s", protocolWord(p), Protocol)
 	}
 	if err := identity.ValidName(h.GetName()); err != nil {
 		return bad("%v", err)
@@ -293,6 +293,20 @@ func validHello(h *boardv1.Hello, caller identity.Caller) error {
 		}
 	}
 	return nil
+}
+
+// protocolWord is the protocol a hello names, for a refusal: as it is when
+// it looks like a version, quoted and cut short otherwise.
+func protocolWord(p string) string {
+	switch {
+	case p == "":
+		return "none (protocol is empty)"
+	case len(p) <= 16 && !strings.ContainsFunc(p, func(r rune) bool {
+		return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '.' || r == '-')
+	}):
+		return p
+	}
+	return quoted(p)
 }
 
 // uniqueTools is tools without repeats, in the order first declared.

@@ -99,20 +99,20 @@ func TestAgentAppearsAndLeaves(t *testing.T) {
 		want := &boardv1.Agent{
 			Name:         id.Name,
 			Description:  id.Description,
-			Online:       true,
+			State:        boardv1.AgentState_AGENT_STATE_ONLINE,
 			Capabilities: []string{"delegation", "delegation-cycle", "health", "live-runs", "pairing", "runs", "users"},
 			Protocol:     board.Protocol,
 			Build:        id.Build,
 			Tools:        id.Tools,
 			Session:      up.Session,
 		}
-		got := &boardv1.Agent{Name: a.Name, Description: a.Description, Online: a.Online, Capabilities: a.Capabilities,
+		got := &boardv1.Agent{Name: a.Name, Description: a.Description, State: a.State, Capabilities: a.Capabilities,
 			Protocol: a.Protocol, Build: a.Build, Tools: a.Tools, Session: a.Session}
 		if diff := cmp.Diff(want, got, cmpProto); diff != "" {
 			t.Errorf("%s: GetAgent mismatch (-want +got):\n%s", proto, diff)
 		}
-		if a.GetFirstSeen().AsTime().IsZero() || a.GetLastSeen().AsTime().Before(a.GetFirstSeen().AsTime()) {
-			t.Errorf("%s: first seen %v, last seen %v", proto, a.GetFirstSeen().AsTime(), a.GetLastSeen().AsTime())
+		if a.GetFirstSeenTime().AsTime().IsZero() || a.GetLastSeenTime().AsTime().Before(a.GetFirstSeenTime().AsTime()) {
+			t.Errorf("%s: first seen %v, last seen %v", proto, a.GetFirstSeenTime().AsTime(), a.GetLastSeenTime().AsTime())
 		}
 	}
 
@@ -121,7 +121,7 @@ func TestAgentAppearsAndLeaves(t *testing.T) {
 	left := time.Now()
 	stop()
 	boardtest.Eventually(t, 2*time.Second, "agent offline", func() bool {
-		return !getAgent(t, agents, id.Name).GetOnline()
+		return getAgent(t, agents, id.Name).GetState() != boardv1.AgentState_AGENT_STATE_ONLINE
 	})
 	t.Logf("offline %s after leaving", time.Since(left))
 
@@ -129,7 +129,7 @@ func TestAgentAppearsAndLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.GetAgents()) != 1 || res.GetAgents()[0].GetName() != id.Name || res.GetAgents()[0].GetOnline() {
+	if len(res.GetAgents()) != 1 || res.GetAgents()[0].GetName() != id.Name || res.GetAgents()[0].GetState() == boardv1.AgentState_AGENT_STATE_ONLINE {
 		t.Errorf("ListAgents = %v, want refund-desk offline", res.GetAgents())
 	}
 	if _, err := agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "nobody"}); connect.CodeOf(err) != connect.CodeNotFound {
@@ -176,7 +176,7 @@ func TestWatchAgents(t *testing.T) {
 						if !ok {
 							t.Fatal("watch ended")
 						}
-						if a.GetName() == name && a.GetOnline() == online {
+						if a.GetName() == name && (a.GetState() == boardv1.AgentState_AGENT_STATE_ONLINE) == online {
 							return
 						}
 					case <-time.After(time.Second):
@@ -237,7 +237,9 @@ func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
 	// sent the new session's arrival, a flap before it has been sent too.
 	for {
 		mu.Lock()
-		arrived := slices.ContainsFunc(seen, func(a *boardv1.Agent) bool { return a.GetOnline() && a.GetSession() == second.Session })
+		arrived := slices.ContainsFunc(seen, func(a *boardv1.Agent) bool {
+			return a.GetState() == boardv1.AgentState_AGENT_STATE_ONLINE && a.GetSession() == second.Session
+		})
 		mu.Unlock()
 		if arrived {
 			break
@@ -251,7 +253,7 @@ func TestGraceKeepsAQuickRedialOnline(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for i, a := range seen {
-		if !a.GetOnline() {
+		if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE {
 			t.Fatalf("change %d of %v: offline, want no flap within the grace", i, seen)
 		}
 	}
@@ -302,8 +304,9 @@ func TestBadHello(t *testing.T) {
 	}{
 		{name: "no name", token: "bad", first: hello(&boardv1.Hello{Protocol: board.Protocol}), code: connect.CodeInvalidArgument, says: "hello: name: required"},
 		{name: "name not the token's", token: "bad", first: hello(&boardv1.Hello{Name: "steady", Protocol: board.Protocol}), code: connect.CodePermissionDenied, says: "not the name this token was issued for"},
-		{name: "unknown protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: "0.6"}), code: connect.CodeFailedPrecondition, says: `protocol "0.6" is not supported: this board speaks protocol "1"`},
-		{name: "no protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad"}), code: connect.CodeFailedPrecondition, says: `protocol "" is not supported`},
+		{name: "unknown protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: "0.6"}), code: connect.CodeFailedPrecondition, says: "hello: protocol: agent speaks 0.6, board speaks 2"},
+		{name: "protocol 1", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: "1"}), code: connect.CodeFailedPrecondition, says: "hello: protocol: agent speaks 1, board speaks 2"},
+		{name: "no protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad"}), code: connect.CodeFailedPrecondition, says: "hello: protocol: agent speaks none (protocol is empty), board speaks 2"},
 		{name: "oversized description", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Description: long}), code: connect.CodeInvalidArgument, says: "hello: description: 5000 bytes, at most 4096"},
 		{name: "oversized capability", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Capabilities: []string{"runs", long}}), code: connect.CodeInvalidArgument, says: "hello: capabilities[1]"},
 		{name: "too many tools", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Tools: make([]string, 2000)}), code: connect.CodeInvalidArgument, says: "hello: tools: 2000, at most 1024"},
@@ -312,7 +315,7 @@ func TestBadHello(t *testing.T) {
 		{name: "first message not a hello", token: "bad", first: &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: 1}}}, code: connect.CodeInvalidArgument, says: "hello: the first message must be a hello"},
 		{name: "second hello", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol}), twice: true, code: connect.CodeInvalidArgument, says: "hello: sent twice"},
 		{name: "huge name", token: "bad", first: hello(&boardv1.Hello{Name: huge, Protocol: board.Protocol}), code: connect.CodeInvalidArgument, says: "hello: name: 921600 bytes, at most 128"},
-		{name: "huge protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: huge}), code: connect.CodeFailedPrecondition, says: `hello: protocol "xxxx`},
+		{name: "huge protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: huge}), code: connect.CodeFailedPrecondition, says: `hello: protocol: agent speaks "xxxx`},
 		{name: "huge build", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Build: huge}), code: connect.CodeInvalidArgument, says: "hello: build: want sha256:"},
 	}
 	for _, tc := range cases {
@@ -356,8 +359,8 @@ func TestBadHello(t *testing.T) {
 	default:
 	}
 	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "steady")
-	if !a.GetOnline() || a.GetSession() != good.Session {
-		t.Errorf("steady = online %v session %s, want online in session %s", a.GetOnline(), a.GetSession(), good.Session)
+	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetSession() != good.Session {
+		t.Errorf("steady = %v session %s, want online in session %s", a.GetState(), a.GetSession(), good.Session)
 	}
 }
 
@@ -372,7 +375,7 @@ func TestRestartBringsAgentsBack(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	states, _ := runAgent(t, bt.URL, bt.AgentToken("survivor"), agentlink.Identity{Name: "survivor"}, nil)
 	first := await(t, states, 5*time.Second)
-	firstSeen := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "survivor").GetFirstSeen().AsTime()
+	firstSeen := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "survivor").GetFirstSeenTime().AsTime()
 	bt.Restart()
 	if s := await(t, states, 5*time.Second); s.Up {
 		t.Fatalf("state = %+v, want down", s)
@@ -382,8 +385,8 @@ func TestRestartBringsAgentsBack(t *testing.T) {
 		t.Fatalf("after restart: %+v, want up in a new session", back)
 	}
 	a := getAgent(t, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer)), "survivor")
-	if !a.GetOnline() || a.GetSession() != back.Session || !a.GetFirstSeen().AsTime().Equal(firstSeen) {
-		t.Errorf("after restart: online %v session %s first seen %v; want online, %s, %v", a.GetOnline(), a.GetSession(), a.GetFirstSeen().AsTime(), back.Session, firstSeen)
+	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetSession() != back.Session || !a.GetFirstSeenTime().AsTime().Equal(firstSeen) {
+		t.Errorf("after restart: %v session %s first seen %v; want online, %s, %v", a.GetState(), a.GetSession(), a.GetFirstSeenTime().AsTime(), back.Session, firstSeen)
 	}
 }
 
@@ -432,11 +435,11 @@ func TestNewerLinkTakesOver(t *testing.T) {
 			break // closed by the board
 		}
 	}
-	if a := getAgent(t, agents, "twin"); !a.GetOnline() || a.GetSession() != newer.Session {
-		t.Fatalf("twin = online %v session %s, want online in %s", a.GetOnline(), a.GetSession(), newer.Session)
+	if a := getAgent(t, agents, "twin"); a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetSession() != newer.Session {
+		t.Fatalf("twin = %v session %s, want online in %s", a.GetState(), a.GetSession(), newer.Session)
 	}
 	stop()
 	boardtest.Eventually(t, 2*time.Second, "twin offline after the newer link left", func() bool {
-		return !getAgent(t, agents, "twin").GetOnline()
+		return getAgent(t, agents, "twin").GetState() != boardv1.AgentState_AGENT_STATE_ONLINE
 	})
 }

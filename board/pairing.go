@@ -131,7 +131,7 @@ func (l linkService) pair(ctx context.Context, s *session, q *boardv1.Pair) erro
 		return l.answerError(ctx, s, q.GetRequestId(), "pair", err)
 	}
 	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_PairCode{PairCode: &boardv1.PairCode{
-		RequestId: q.GetRequestId(), Code: code, ExpiresAt: timestamppb.New(expires),
+		RequestId: q.GetRequestId(), Code: code, ExpireTime: timestamppb.New(expires),
 	}}})
 }
 
@@ -385,7 +385,7 @@ func peerOf(ctx context.Context) string {
 // pairedMessage is the pairing as the agent is told it.
 func pairedMessage(p *ent.Pairing) *boardv1.LinkResponse {
 	return &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Paired{Paired: &boardv1.Paired{
-		Id: p.ID, Thread: p.Thread, Who: p.Email, Name: p.Name, At: timestamppb.New(p.CreatedAt),
+		Id: p.ID, Thread: p.Thread, Who: p.Email, Name: p.Name, PairTime: timestamppb.New(p.CreatedAt),
 	}}}
 }
 

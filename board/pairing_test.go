@@ -418,18 +418,23 @@ func TestIdentifyDoor(t *testing.T) {
 	a := startPairingAgent(t, bt, "desk", nil)
 
 	got, err := viewer.GetIdentify(t.Context(), &boardv1.GetIdentifyRequest{})
-	if err != nil || got.GetDoor() != "pairing" {
+	if err != nil || got.GetDoor() != boardv1.Door_DOOR_PAIRING {
 		t.Fatalf("GetIdentify = %v, %v; want pairing", got, err)
 	}
-	_, err = viewer.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: "none"})
+	_, err = viewer.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_NONE})
 	wantCode(t, err, connect.CodePermissionDenied)
-	_, err = admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: "open"})
-	wantCode(t, err, connect.CodeInvalidArgument)
+	for door, want := range map[boardv1.Door]string{boardv1.Door_DOOR_UNSPECIFIED: "door: required", 42: "door: unknown value 42"} {
+		_, err = admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: door})
+		wantCode(t, err, connect.CodeInvalidArgument)
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("SetIdentify(%v) = %v, want %q", door, err, want)
+		}
+	}
 
 	code := a.pair(t, "before")
-	for _, door := range []string{"verify", "none"} {
-		set, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: door})
-		if err != nil || set.GetDoor() != door {
+	for door, d := range map[string]boardv1.Door{"verify": boardv1.Door_DOOR_VERIFY, "none": boardv1.Door_DOOR_NONE} {
+		set, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: d})
+		if err != nil || set.GetDoor() != d {
 			t.Fatalf("SetIdentify(%s) = %v, %v", door, set, err)
 		}
 		if got, err := a.link.HowToIdentify(t.Context()); err != nil || got != door {
@@ -448,7 +453,7 @@ func TestIdentifyDoor(t *testing.T) {
 	if acts["identify.set"] != 2 {
 		t.Fatalf("audit: %v, want identify.set 2", acts)
 	}
-	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: "pairing"}); err != nil {
+	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_PAIRING}); err != nil {
 		t.Fatal(err)
 	}
 	// The code issued before the door closed works again: it was never
@@ -485,7 +490,7 @@ func TestPairingSignedIn(t *testing.T) {
 	wantCode(t, err, connect.CodeInvalidArgument)
 
 	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
-	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
+	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_VERIFY}); err != nil {
 		t.Fatal(err)
 	}
 	if got := a.link.Verify(t.Context(), "cat@example.com", secret, 0); !got.OK || got.Address != "cat@example.com" {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -18,14 +19,14 @@ func TestPostgres(t *testing.T) {
 	states, _ := runAgent(t, bt.URL, m.Token, agentlink.Identity{Name: "pg"}, nil)
 	first := await(t, states, 5*time.Second)
 	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
-	if a := getAgent(t, agents, "pg"); !a.GetOnline() || a.GetSession() != first.Session {
+	if a := getAgent(t, agents, "pg"); a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetSession() != first.Session {
 		t.Fatalf("pg = %v, want online in %s", a, first.Session)
 	}
 	bt.Restart()
 	await(t, states, 5*time.Second) // down
 	back := await(t, states, 10*time.Second)
 	agents = bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
-	if a := getAgent(t, agents, "pg"); !back.Up || !a.GetOnline() || a.GetSession() != back.Session {
+	if a := getAgent(t, agents, "pg"); !back.Up || a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetSession() != back.Session {
 		t.Fatalf("after restart: %+v, stored %v", back, a)
 	}
 	if err := bt.Board.Tokens().Revoke(t.Context(), m.ID, time.Now()); err != nil {

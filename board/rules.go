@@ -90,7 +90,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetID(in.ID).
 				SetAgent(in.Agent).
 				SetNode(in.Node).
-				SetRole(in.Role).
+				SetRole(storedRole(in.Role)).
 				SetPeople(in.People).
 				SetQuorum(in.Quorum).
 				SetTimeLimit(in.TimeLimit).
@@ -105,7 +105,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 			out, err = old.Update().
 				SetAgent(in.Agent).
 				SetNode(in.Node).
-				SetRole(in.Role).
+				SetRole(storedRole(in.Role)).
 				SetPeople(in.People).
 				SetQuorum(in.Quorum).
 				SetTimeLimit(in.TimeLimit).
@@ -149,7 +149,6 @@ func (s approvalService) ListRules(ctx context.Context, _ *boardv1.ListRulesRequ
 	for _, r := range rows {
 		p := ruleProto(r)
 		if !budget.take(p) {
-			res.Truncated = true
 			break
 		}
 		res.Rules = append(res.Rules, p)
@@ -276,7 +275,7 @@ type ruleInput struct {
 	ID            string
 	Agent         string
 	Node          string
-	Role          string
+	Role          identity.Role // RoleNone when People name who decides
 	People        []string
 	Quorum        int
 	TimeLimit     int64 // nanoseconds; 0 is none
@@ -296,11 +295,15 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 	if r == nil {
 		return bad("rule: required")
 	}
+	role, err := roleFrom("rule.role", r.GetRole(), false)
+	if err != nil {
+		return ruleInput{}, err
+	}
 	in := ruleInput{
 		ID:                r.GetId(),
 		Agent:             r.GetAgent(),
 		Node:              r.GetNode(),
-		Role:              r.GetRole(),
+		Role:              role,
 		People:            r.GetPeople(),
 		Quorum:            1,
 		RequireReason:     r.GetRequireReason(),
@@ -319,13 +322,13 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule.node: %w", err)
 	}
 	switch {
-	case in.Role != "" && len(in.People) > 0:
+	case in.Role != identity.RoleNone && len(in.People) > 0:
 		return bad("rule: give a role or people, not both")
-	case in.Role == "" && len(in.People) == 0:
+	case in.Role == identity.RoleNone && len(in.People) == 0:
 		return bad("rule: give a role or people to decide")
-	case in.Role != "" && in.Role != identity.RoleApprover.String() && in.Role != identity.RoleAdmin.String():
+	case in.Role != identity.RoleNone && in.Role != identity.RoleApprover && in.Role != identity.RoleAdmin:
 		// A viewer reads the board and never decides.
-		return bad("rule.role: want admin or approver, not %s", quoted(in.Role))
+		return bad("rule.role: must be ROLE_APPROVER or ROLE_ADMIN, not %s", enumName(r.GetRole()))
 	case len(in.People) > maxRulePeople:
 		return bad("rule.people: %d people, at most %d", len(in.People), maxRulePeople)
 	}
@@ -377,6 +380,14 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		return bad("rule.description: %d bytes, at most %d", len(in.Description), maxRuleDescriptionLen)
 	}
 	return in, nil
+}
+
+// storedRole is a rule's role as the store keeps it: "" for none.
+func storedRole(r identity.Role) string {
+	if r == identity.RoleNone {
+		return ""
+	}
+	return r.String()
 }
 
 // canonicalPerson is who a rule names, as the board compares them: a
@@ -437,14 +448,14 @@ func ruleProto(r *ent.Rule) *boardv1.Rule {
 		Id:                r.ID,
 		Agent:             r.Agent,
 		Node:              r.Node,
-		Role:              r.Role,
+		Role:              storedRoleProto(r.Role),
 		People:            r.People,
 		Quorum:            &q,
 		RequireReason:     r.RequireReason,
 		AllowSelfApproval: r.AllowSelfApproval,
 		Description:       r.Description,
-		CreatedAt:         timestamppb.New(r.CreatedAt),
-		UpdatedAt:         timestamppb.New(r.UpdatedAt),
+		CreateTime:        timestamppb.New(r.CreatedAt),
+		UpdateTime:        timestamppb.New(r.UpdatedAt),
 		UpdatedBy:         r.UpdatedBy,
 	}
 	if r.TimeLimit > 0 {

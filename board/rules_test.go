@@ -56,7 +56,7 @@ func TestRuleJSONGovernsEverything(t *testing.T) {
 			t.Fatalf("before any rule: ruleFor(%s) = %v, %v; want nil, nil", who, r, err)
 		}
 	}
-	body := `{"rule": {"agent": "*", "node": "*", "role": "approver", "quorum": 1}}`
+	body := `{"rule": {"agent": "*", "node": "*", "role": "ROLE_APPROVER", "quorum": 1}}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, bt.URL+boardv1connect.ApprovalServicePutRuleProcedure, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -76,14 +76,14 @@ func TestRuleJSONGovernsEverything(t *testing.T) {
 			Role      string `json:"role"`
 			Quorum    int    `json:"quorum"`
 			UpdatedBy string `json:"updatedBy"`
-			CreatedAt string `json:"createdAt"`
+			CreatedAt string `json:"createTime"`
 		} `json:"rule"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&got); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("POST PutRule = %d (%v), want 200", res.StatusCode, err)
 	}
 	r := got.Rule
-	if r.ID == "" || r.Agent != "*" || r.Node != "*" || r.Role != "approver" || r.Quorum != 1 || r.UpdatedBy != "root" || r.CreatedAt == "" {
+	if r.ID == "" || r.Agent != "*" || r.Node != "*" || r.Role != "ROLE_APPROVER" || r.Quorum != 1 || r.UpdatedBy != "root" || r.CreatedAt == "" {
 		t.Fatalf("PutRule answered %+v, want the rule with an id, times and updatedBy root", r)
 	}
 	for _, c := range []struct{ agent, node string }{
@@ -102,14 +102,14 @@ func TestRuleFor(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	c := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	for _, r := range []*boardv1.Rule{
-		{Id: "all", Agent: "*", Node: "*", Role: "approver"},
-		{Id: "refunds-any", Agent: "refund-*", Node: "*", Role: "approver"},
-		{Id: "refund-desk-any", Agent: "refund-desk-*", Node: "*", Role: "approver"},
-		{Id: "refunds-pay", Agent: "refund-*", Node: "pay", Role: "admin"},
-		{Id: "desk-any", Agent: "desk", Node: "*", Role: "approver"},
-		{Id: "desk-pay-glob", Agent: "desk", Node: "pay-*", Role: "approver"},
+		{Id: "all", Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER},
+		{Id: "refunds-any", Agent: "refund-*", Node: "*", Role: boardv1.Role_ROLE_APPROVER},
+		{Id: "refund-desk-any", Agent: "refund-desk-*", Node: "*", Role: boardv1.Role_ROLE_APPROVER},
+		{Id: "refunds-pay", Agent: "refund-*", Node: "pay", Role: boardv1.Role_ROLE_ADMIN},
+		{Id: "desk-any", Agent: "desk", Node: "*", Role: boardv1.Role_ROLE_APPROVER},
+		{Id: "desk-pay-glob", Agent: "desk", Node: "pay-*", Role: boardv1.Role_ROLE_APPROVER},
 		{Id: "desk-pay", Agent: "desk", Node: "pay-big", People: []string{"ann", "bob"}, Quorum: quorum(2)},
-		{Id: "any-wire", Agent: "*", Node: "wire", Role: "admin"},
+		{Id: "any-wire", Agent: "*", Node: "wire", Role: boardv1.Role_ROLE_ADMIN},
 	} {
 		putRule(t, c, r)
 	}
@@ -172,10 +172,10 @@ func TestRuleRoundTrip(t *testing.T) {
 				Description:       "refunds need two",
 			}
 			put := putRule(t, c, in)
-			if put.GetId() == "" || put.GetUpdatedBy() != "root" || put.GetCreatedAt() == nil || !put.GetCreatedAt().AsTime().Equal(put.GetUpdatedAt().AsTime()) {
+			if put.GetId() == "" || put.GetUpdatedBy() != "root" || put.GetCreateTime() == nil || !put.GetCreateTime().AsTime().Equal(put.GetUpdateTime().AsTime()) {
 				t.Fatalf("PutRule = %v, want an id, root, and created = updated", put)
 			}
-			ignore := protocmp.IgnoreFields(&boardv1.Rule{}, "id", "created_at", "updated_at", "updated_by")
+			ignore := protocmp.IgnoreFields(&boardv1.Rule{}, "id", "create_time", "update_time", "updated_by")
 			if diff := cmp.Diff(in, put, protocmp.Transform(), ignore); diff != "" {
 				t.Errorf("PutRule (-sent +stored):\n%s", diff)
 			}
@@ -193,18 +193,18 @@ func TestRuleRoundTrip(t *testing.T) {
 			}
 
 			// Upsert by id: the same rule, replaced.
-			up := putRule(t, c, &boardv1.Rule{Id: put.GetId(), Agent: "refund-" + proto, Node: "*", Role: "admin"})
-			if up.GetId() != put.GetId() || up.GetRole() != "admin" || len(up.GetPeople()) != 0 || up.GetQuorum() != 1 || up.GetTimeLimit() != nil ||
-				!up.GetCreatedAt().AsTime().Equal(put.GetCreatedAt().AsTime()) || up.GetUpdatedAt().AsTime().Before(put.GetUpdatedAt().AsTime()) {
+			up := putRule(t, c, &boardv1.Rule{Id: put.GetId(), Agent: "refund-" + proto, Node: "*", Role: boardv1.Role_ROLE_ADMIN})
+			if up.GetId() != put.GetId() || up.GetRole() != boardv1.Role_ROLE_ADMIN || len(up.GetPeople()) != 0 || up.GetQuorum() != 1 || up.GetTimeLimit() != nil ||
+				!up.GetCreateTime().AsTime().Equal(put.GetCreateTime().AsTime()) || up.GetUpdateTime().AsTime().Before(put.GetUpdateTime().AsTime()) {
 				t.Errorf("upsert = %v, want the rule replaced under %s, created kept", up, put.GetId())
 			}
 			// An id nobody has yet is created under that id.
-			named := putRule(t, c, &boardv1.Rule{Id: "named-" + proto, Agent: "other-" + proto, Node: "*", Role: "approver"})
+			named := putRule(t, c, &boardv1.Rule{Id: "named-" + proto, Agent: "other-" + proto, Node: "*", Role: boardv1.Role_ROLE_APPROVER})
 			if named.GetId() != "named-"+proto {
 				t.Errorf("PutRule with a new id = %s, want named-%s", named.GetId(), proto)
 			}
 			// A second rule for the same agent and node is refused.
-			_, err := c.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "other-" + proto, Node: "*", Role: "admin"}})
+			_, err := c.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "other-" + proto, Node: "*", Role: boardv1.Role_ROLE_ADMIN}})
 			if connect.CodeOf(err) != connect.CodeAlreadyExists {
 				t.Errorf("PutRule duplicate = %v, want already_exists", err)
 			}
@@ -233,7 +233,7 @@ func TestRuleRefused(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	c := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	ok := func(edit func(r *boardv1.Rule)) *boardv1.Rule {
-		r := &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}
+		r := &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}
 		edit(r)
 		return r
 	}
@@ -248,21 +248,22 @@ func TestRuleRefused(t *testing.T) {
 		{"bad node glob", ok(func(r *boardv1.Rule) { r.Node = `x\` }), "rule.node: not a valid glob"},
 		{"no node", ok(func(r *boardv1.Rule) { r.Node = "" }), "rule.node: required"},
 		{"role and people", ok(func(r *boardv1.Rule) { r.People = []string{"ann"} }), "rule: give a role or people, not both"},
-		{"neither role nor people", ok(func(r *boardv1.Rule) { r.Role = "" }), "rule: give a role or people"},
-		{"viewer decides", ok(func(r *boardv1.Rule) { r.Role = "viewer" }), "rule.role: want admin or approver"},
-		{"unknown role", ok(func(r *boardv1.Rule) { r.Role = "boss" }), "rule.role: want admin or approver"},
-		{"empty person", ok(func(r *boardv1.Rule) { r.Role, r.People = "", []string{"ann", ""} }), "rule.people[1]: empty"},
-		{"person twice", ok(func(r *boardv1.Rule) { r.Role, r.People = "", []string{"ann", "bob", "ann"} }), "rule.people[2]:"},
-		{"bad person", ok(func(r *boardv1.Rule) { r.Role, r.People = "", []string{" ann"} }), "rule.people[0]:"},
+		{"neither role nor people", ok(func(r *boardv1.Rule) { r.Role = boardv1.Role_ROLE_UNSPECIFIED }), "rule: give a role or people"},
+		{"viewer decides", ok(func(r *boardv1.Rule) { r.Role = boardv1.Role_ROLE_VIEWER }), "rule.role: must be ROLE_APPROVER or ROLE_ADMIN, not ROLE_VIEWER"},
+		{"unknown role", ok(func(r *boardv1.Rule) { r.Role = 42 }), "rule.role: unknown value 42"},
+		{"empty person", ok(func(r *boardv1.Rule) { r.Role, r.People = boardv1.Role_ROLE_UNSPECIFIED, []string{"ann", ""} }), "rule.people[1]: empty"},
+		{"person twice", ok(func(r *boardv1.Rule) { r.Role, r.People = boardv1.Role_ROLE_UNSPECIFIED, []string{"ann", "bob", "ann"} }), "rule.people[2]:"},
+		{"bad person", ok(func(r *boardv1.Rule) { r.Role, r.People = boardv1.Role_ROLE_UNSPECIFIED, []string{" ann"} }), "rule.people[0]:"},
 		{"zero quorum", ok(func(r *boardv1.Rule) { r.Quorum = quorum(0) }), "rule.quorum: must be at least 1"},
 		{"negative quorum", ok(func(r *boardv1.Rule) { r.Quorum = quorum(-1) }), "rule.quorum: must be at least 1"},
-		{"quorum above people", ok(func(r *boardv1.Rule) { r.Role, r.People, r.Quorum = "", []string{"ann"}, quorum(2) }), "rule.quorum:"},
+		{"quorum above people", ok(func(r *boardv1.Rule) {
+			r.Role, r.People, r.Quorum = boardv1.Role_ROLE_UNSPECIFIED, []string{"ann"}, quorum(2)
+		}), "rule.quorum:"},
 		{"one person twice, in two cases", ok(func(r *boardv1.Rule) {
-			r.Role, r.People, r.Quorum = "", []string{"ann@example.com", "Ann@Example.COM"}, quorum(2)
+			r.Role, r.People, r.Quorum = boardv1.Role_ROLE_UNSPECIFIED, []string{"ann@example.com", "Ann@Example.COM"}, quorum(2)
 		}), `rule.people[1]: "ann@example.com" is rule.people[0] too`},
-		{"not an address", ok(func(r *boardv1.Rule) { r.Role, r.People = "", []string{"ann@"} }), `rule.people[0]: "ann@" is not an email address`},
+		{"not an address", ok(func(r *boardv1.Rule) { r.Role, r.People = boardv1.Role_ROLE_UNSPECIFIED, []string{"ann@"} }), `rule.people[0]: "ann@" is not an email address`},
 		{"a huge quorum", ok(func(r *boardv1.Rule) { r.Quorum = quorum(1 << 30) }), "rule.quorum: 1073741824, more than 100"},
-		{"a huge role", ok(func(r *boardv1.Rule) { r.Role = strings.Repeat("x", 1<<20-100) }), `rule.role: want admin or approver, not "xxxx`},
 		{"zero time limit", ok(func(r *boardv1.Rule) { r.TimeLimit = durationpb.New(0) }), "rule.time_limit: must be positive"},
 		{"negative time limit", ok(func(r *boardv1.Rule) { r.TimeLimit = durationpb.New(-time.Second) }), "rule.time_limit: must be positive"},
 		{"huge time limit", ok(func(r *boardv1.Rule) { r.TimeLimit = durationpb.New(400 * 24 * time.Hour) }), "rule.time_limit: at most"},
@@ -293,11 +294,11 @@ func TestRuleAccess(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	admin := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
-	existing := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"})
+	existing := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
 	for proto, opts := range boardtest.Protocols {
 		for _, role := range []identity.Role{identity.RoleViewer, identity.RoleApprover} {
 			c := approvalsClient(bt, bt.OperatorToken("someone", role), opts...)
-			_, err := c.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "x", Node: "*", Role: "approver"}})
+			_, err := c.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "x", Node: "*", Role: boardv1.Role_ROLE_APPROVER}})
 			if connect.CodeOf(err) != connect.CodePermissionDenied {
 				t.Errorf("%s %s: PutRule = %v, want permission_denied", proto, role, err)
 			}
@@ -313,7 +314,7 @@ func TestRuleAccess(t *testing.T) {
 		if _, err := agent.ListRules(t.Context(), &boardv1.ListRulesRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
 			t.Errorf("%s agent: ListRules = %v, want unauthenticated", proto, err)
 		}
-		if _, err := agent.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "x", Role: "approver"}}); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		if _, err := agent.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "x", Role: boardv1.Role_ROLE_APPROVER}}); connect.CodeOf(err) != connect.CodeUnauthenticated {
 			t.Errorf("%s agent: PutRule = %v, want unauthenticated", proto, err)
 		}
 	}
@@ -326,12 +327,12 @@ func TestRuleAudited(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	c := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	r := putRule(t, c, &boardv1.Rule{Agent: "desk", Node: "pay", People: []string{"ann", "bob"}, TimeLimit: durationpb.New(90 * time.Minute)})
-	putRule(t, c, &boardv1.Rule{Id: r.GetId(), Agent: "desk", Node: "pay", Role: "admin", RequireReason: true})
+	putRule(t, c, &boardv1.Rule{Id: r.GetId(), Agent: "desk", Node: "pay", Role: boardv1.Role_ROLE_ADMIN, RequireReason: true})
 	if _, err := c.DeleteRule(t.Context(), &boardv1.DeleteRuleRequest{Id: r.GetId()}); err != nil {
 		t.Fatal(err)
 	}
 	// A refused change writes nothing.
-	if _, err := c.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "[", Node: "*", Role: "admin"}}); err == nil {
+	if _, err := c.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "[", Node: "*", Role: boardv1.Role_ROLE_ADMIN}}); err == nil {
 		t.Fatal("bad rule accepted")
 	}
 	trail := audit.New(bt.Store)

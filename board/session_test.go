@@ -29,7 +29,7 @@ func TestCSRF(t *testing.T) {
 	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
 	cookie, csrf := bt.SignIn("alice@example.com", password)
 	_, other := bt.SignIn("alice@example.com", password) // her other session's token
-	add := &boardv1.AddUserRequest{Email: "bob@example.com", Role: "viewer"}
+	add := &boardv1.AddUserRequest{Email: "bob@example.com", Role: boardv1.Role_ROLE_VIEWER}
 	for name, h := range map[string]string{"missing": "", "wrong": "nope", "another session's": other} {
 		for proto, opts := range boardtest.Protocols {
 			users := boardv1connect.NewUserServiceClient(bt.SessionClient(cookie, h, opts...))
@@ -82,14 +82,14 @@ func TestDisableEndsSessions(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
 	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
-	bt.AddUser("bob@example.com", identity.RoleApprover, password)
+	bobID := bt.AddUser("bob@example.com", identity.RoleApprover, password).ID
 	cookie, csrf := bt.SignIn("bob@example.com", password)
 	bob := sessionUsers(bt, cookie, csrf)
 	if _, err := bob.Me(t.Context(), &boardv1.MeRequest{}); err != nil {
 		t.Fatalf("Me before: %v", err)
 	}
 	ac, acsrf := bt.SignIn("alice@example.com", password)
-	got, err := sessionUsers(bt, ac, acsrf).DisableUser(t.Context(), &boardv1.DisableUserRequest{Email: "bob@example.com", Disabled: true})
+	got, err := sessionUsers(bt, ac, acsrf).DisableUser(t.Context(), &boardv1.DisableUserRequest{UserId: bobID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestSignIn(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: Me: %v", proto, err)
 		}
-		if me.GetKind() != "session" || me.GetName() != "alice@example.com" || me.GetRole() != "approver" || me.GetUser().GetEmail() != "alice@example.com" {
+		if me.GetKind() != boardv1.CallerKind_CALLER_KIND_SESSION || me.GetName() != "alice@example.com" || me.GetRole() != boardv1.Role_ROLE_APPROVER || me.GetUser().GetEmail() != "alice@example.com" {
 			t.Errorf("%s: Me = %v", proto, me)
 		}
 		// An approver is not an admin.

@@ -254,7 +254,7 @@ func TestStreamOnAnotherCredential(t *testing.T) {
 			code, msg := s.endedWith(t)
 			t.Fatalf("a stream ended with %s %q when another token was revoked", code, msg)
 		}
-		if !strings.Contains(s.rec.Body.String(), `"synced"`) {
+		if !strings.Contains(s.rec.Body.String(), `"APPROVAL_EVENT_SYNCED"`) {
 			t.Errorf("the stream sent %q, want its snapshot synced", s.rec.Body.String())
 		}
 	})
@@ -287,7 +287,7 @@ func TestStreamsEndOnARealBoard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r, err := approvals.Receive(); err != nil || r.GetEvent() != "synced" {
+			if r, err := approvals.Receive(); err != nil || r.GetEvent() != boardv1.ApprovalEvent_APPROVAL_EVENT_SYNCED {
 				t.Fatalf("WatchApprovals: %v %v, want synced", r, err)
 			}
 			revoke(t, m.ID)

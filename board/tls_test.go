@@ -24,7 +24,7 @@ func TestTLS(t *testing.T) {
 	}
 	for proto, opts := range boardtest.Protocols {
 		res, err := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer), opts...).GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "secure"})
-		if err != nil || !res.GetAgent().GetOnline() || res.GetAgent().GetSession() != up.Session {
+		if err != nil || res.GetAgent().GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || res.GetAgent().GetSession() != up.Session {
 			t.Errorf("%s: GetAgent = %v, %v; want online in %s", proto, res, err, up.Session)
 		}
 	}

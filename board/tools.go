@@ -30,7 +30,7 @@ type toolService struct {
 
 var _ boardv1connect.ToolServiceHandler = toolService{}
 
-// maxSwitches is the most names one SetSwitches may carry: as many as a
+// maxSwitches is the most names one ReplaceSwitches may carry: as many as a
 // hello may declare.
 const maxSwitches = maxTools
 
@@ -46,7 +46,6 @@ func (s toolService) ListServers(ctx context.Context, _ *boardv1.ListServersRequ
 	l := serverList{servers: map[string]*boardv1.Server{}, tools: map[toolKey]*boardv1.ServerTool{}}
 	err := s.b.agentRows(ctx, func(a *ent.Agent) (bool, error) {
 		if !l.take(a) {
-			out.Truncated = true
 			return false, nil
 		}
 		return true, nil
@@ -177,7 +176,7 @@ func (s toolService) GetSwitches(ctx context.Context, req *boardv1.GetSwitchesRe
 	return &boardv1.GetSwitchesResponse{Switches: switchesProto(a)}, nil
 }
 
-func (s toolService) SetSwitches(ctx context.Context, req *boardv1.SetSwitchesRequest) (*boardv1.SetSwitchesResponse, error) {
+func (s toolService) ReplaceSwitches(ctx context.Context, req *boardv1.ReplaceSwitchesRequest) (*boardv1.ReplaceSwitchesResponse, error) {
 	if n := len(req.GetOn()); n > maxSwitches {
 		return nil, refusal(connect.CodeInvalidArgument, "on: %d names, at most %d", n, maxSwitches)
 	}
@@ -187,10 +186,10 @@ func (s toolService) SetSwitches(ctx context.Context, req *boardv1.SetSwitchesRe
 	if err != nil {
 		return nil, err
 	}
-	return &boardv1.SetSwitchesResponse{Switches: sw, Pushed: pushed}, nil
+	return &boardv1.ReplaceSwitchesResponse{Switches: sw, Pushed: pushed}, nil
 }
 
-func (s toolService) SetSwitch(ctx context.Context, req *boardv1.SetSwitchRequest) (*boardv1.SetSwitchResponse, error) {
+func (s toolService) SetToolSwitch(ctx context.Context, req *boardv1.SetToolSwitchRequest) (*boardv1.SetToolSwitchResponse, error) {
 	tool := req.GetTool()
 	sw, pushed, err := s.b.setSwitches(ctx, req.GetAgent(), func(a *ent.Agent) ([]string, error) {
 		if !slices.Contains(a.Tools, tool) {
@@ -207,7 +206,7 @@ func (s toolService) SetSwitch(ctx context.Context, req *boardv1.SetSwitchReques
 	if err != nil {
 		return nil, err
 	}
-	return &boardv1.SetSwitchResponse{Switches: sw, Pushed: pushed}, nil
+	return &boardv1.SetToolSwitchResponse{Switches: sw, Pushed: pushed}, nil
 }
 
 // ListSwitches is every agent's switches, by name, read a page at a time;
@@ -218,7 +217,6 @@ func (s toolService) ListSwitches(ctx context.Context, _ *boardv1.ListSwitchesRe
 	err := s.b.agentRows(ctx, func(a *ent.Agent) (bool, error) {
 		sw := switchesProto(a)
 		if !budget.take(sw) {
-			out.Truncated = true
 			return false, nil
 		}
 		out.Switches = append(out.Switches, sw)
@@ -333,7 +331,7 @@ func switchesProto(a *ent.Agent) *boardv1.Switches {
 		SetBy:    a.ToolsSetBy,
 	}
 	if a.ToolsSetAt != nil {
-		sw.SetAt = timestamppb.New(*a.ToolsSetAt)
+		sw.SetTime = timestamppb.New(*a.ToolsSetAt)
 	}
 	return sw
 }

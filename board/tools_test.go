@@ -83,9 +83,9 @@ func getSwitches(t *testing.T, c boardv1connect.ToolServiceClient, agent string)
 	return res.GetSwitches()
 }
 
-func setSwitches(t *testing.T, c boardv1connect.ToolServiceClient, agent string, on ...string) *boardv1.SetSwitchesResponse {
+func setSwitches(t *testing.T, c boardv1connect.ToolServiceClient, agent string, on ...string) *boardv1.ReplaceSwitchesResponse {
 	t.Helper()
-	res, err := c.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: agent, On: on})
+	res, err := c.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: agent, On: on})
 	if err != nil {
 		t.Fatalf("SetSwitches(%s, %q): %v", agent, on, err)
 	}
@@ -93,7 +93,7 @@ func setSwitches(t *testing.T, c boardv1connect.ToolServiceClient, agent string,
 }
 
 // ignoreSetAt compares Switches without when they were set.
-var ignoreSetAt = protocmp.IgnoreFields(&boardv1.Switches{}, "set_at")
+var ignoreSetAt = protocmp.IgnoreFields(&boardv1.Switches{}, "set_time")
 
 // toolsSet is the detail of a "tools.set" audit entry.
 type toolsSet struct {
@@ -164,7 +164,7 @@ func TestSetSwitches(t *testing.T) {
 	if !res.GetPushed() {
 		t.Error("SetSwitches to a linked agent: pushed false, want true")
 	}
-	if at := res.GetSwitches().GetSetAt(); at == nil || at.AsTime().Before(before) || at.AsTime().After(time.Now().Add(time.Second)) {
+	if at := res.GetSwitches().GetSetTime(); at == nil || at.AsTime().Before(before) || at.AsTime().After(time.Now().Add(time.Second)) {
 		t.Errorf("SetSwitches set_at = %v, want about now", at)
 	}
 	wantSwitches(t, "after SetSwitches", l.switchesUntilPong(2), true, "orders.lookup_order")
@@ -231,7 +231,7 @@ func TestSetSwitchesRefused(t *testing.T) {
 		{"unknown agent", "ghost", nil, connect.CodeNotFound, []string{`"ghost"`}},
 		{"unknown agent with a tool", "ghost", []string{"orders.lookup_order"}, connect.CodeNotFound, []string{`"ghost"`}},
 	} {
-		_, err := admin.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: tc.agent, On: tc.on})
+		_, err := admin.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: tc.agent, On: tc.on})
 		if connect.CodeOf(err) != tc.code {
 			t.Errorf("%s: SetSwitches = %v, want %s", tc.name, err, tc.code)
 			continue
@@ -277,7 +277,7 @@ func TestToolsAccess(t *testing.T) {
 	bt := boardtest.Start(t, boardtest.Options{})
 	l := toolLink(t, bt, "desk", deskTools...)
 	l.switchesUntilPong(1)
-	set := &boardv1.SetSwitchesRequest{Agent: "desk", On: []string{"orders.lookup_order"}}
+	set := &boardv1.ReplaceSwitchesRequest{Agent: "desk", On: []string{"orders.lookup_order"}}
 	get := &boardv1.GetSwitchesRequest{Agent: "desk"}
 	list := &boardv1.ListServersRequest{}
 
@@ -296,7 +296,7 @@ func TestToolsAccess(t *testing.T) {
 		if _, err := c.GetSwitches(t.Context(), get); connect.CodeOf(err) != connect.CodeUnauthenticated {
 			t.Errorf("%s: GetSwitches = %v, want unauthenticated", tc.name, err)
 		}
-		if _, err := c.SetSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		if _, err := c.ReplaceSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodeUnauthenticated {
 			t.Errorf("%s: SetSwitches = %v, want unauthenticated", tc.name, err)
 		}
 	}
@@ -305,7 +305,7 @@ func TestToolsAccess(t *testing.T) {
 			"connect": toolsClient(bt, bt.OperatorToken("op", role)),
 			"grpc":    toolsClient(bt, bt.OperatorToken("op", role), connecthttp.WithGRPC()),
 		} {
-			if _, err := c.SetSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodePermissionDenied {
+			if _, err := c.ReplaceSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodePermissionDenied {
 				t.Errorf("%s %s: SetSwitches = %v, want permission_denied", name, role, err)
 			}
 			if res, err := c.GetSwitches(t.Context(), get); err != nil || res.GetSwitches().GetAgent() != "desk" {
@@ -331,7 +331,7 @@ func TestToolsAccess(t *testing.T) {
 		"connect": toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin)),
 		"grpc":    toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin), connecthttp.WithGRPC()),
 	} {
-		if res, err := c.SetSwitches(t.Context(), set); err != nil || !res.GetPushed() {
+		if res, err := c.ReplaceSwitches(t.Context(), set); err != nil || !res.GetPushed() {
 			t.Errorf("%s admin: SetSwitches = %v, %v; want pushed", name, res, err)
 		}
 	}
@@ -455,7 +455,7 @@ func TestSwitchesNewBuild(t *testing.T) {
 		t.Errorf("ListServers after a new build (-want +got):\n%s", diff)
 	}
 	// And it can no longer be switched on.
-	if _, err := admin.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "desk", On: []string{"orders.lookup_order"}}); connect.CodeOf(err) != connect.CodeInvalidArgument {
+	if _, err := admin.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "desk", On: []string{"orders.lookup_order"}}); connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("SetSwitches(no longer declared) = %v, want invalid_argument", err)
 	}
 	// The old build linking again does not bring it back on by itself:
@@ -550,7 +550,7 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 			go func() {
 				defer wg.Done()
 				tool := []string{"orders.lookup_order", "mail.send"}[i]
-				if _, err := c.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: tool, On: round%2 == 0}); err != nil {
+				if _, err := c.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: tool, On: round%2 == 0}); err != nil {
 					t.Errorf("SetSwitch(%s): %v", tool, err)
 				}
 			}()
@@ -564,7 +564,7 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 			t.Fatalf("round %d: on %v, want %v: one flip lost the other", round, got, want)
 		}
 	}
-	res, err := admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: "orders.refund", On: true})
+	res, err := admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: "orders.refund", On: true})
 	if err != nil || !res.GetPushed() || !slices.Equal(res.GetSwitches().GetOn(), []string{"orders.refund"}) {
 		t.Fatalf("SetSwitch(refund on) = %v, %v", res, err)
 	}
@@ -572,12 +572,12 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 	if last := sent[len(sent)-1]; !slices.Equal(last.GetOn(), []string{"orders.refund"}) || !last.GetSpoken() {
 		t.Errorf("the link's last switches = %v, want only orders.refund", last)
 	}
-	_, err = admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: "orders.delete_all", On: true})
+	_, err = admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: "orders.delete_all", On: true})
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), `"orders.delete_all"`) {
 		t.Errorf("SetSwitch(undeclared) = %v, want invalid_argument naming it", err)
 	}
 	viewer := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
-	if _, err := viewer.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: "mail.send", On: true}); connect.CodeOf(err) != connect.CodePermissionDenied {
+	if _, err := viewer.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: "mail.send", On: true}); connect.CodeOf(err) != connect.CodePermissionDenied {
 		t.Errorf("SetSwitch by a viewer = %v, want permission_denied", err)
 	}
 	if got := getSwitches(t, admin, "desk").GetOn(); !slices.Equal(got, []string{"orders.refund"}) {
@@ -659,7 +659,7 @@ func TestSwitchOfflineAgent(t *testing.T) {
 			listServers("desk offline")
 
 			for _, tool := range []string{"orders.refund", "mail.send"} {
-				res, err := admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "desk", Tool: tool, On: true})
+				res, err := admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: tool, On: true})
 				if err != nil {
 					t.Fatalf("SetSwitch(desk, %s, on): %v", tool, err)
 				}
@@ -700,7 +700,7 @@ func wantWord(t *testing.T, what string, words <-chan *boardv1.ToolSwitches, spo
 // stale one the agent kept.
 func TestSwitchesBeforeDecisions(t *testing.T) {
 	t.Parallel()
-	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}, boardtest.Options{})
+	bt, _ := decideBoard(t, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}, boardtest.Options{})
 	l := toolLink(t, bt, "desk", deskTools...)
 	a := l.raised(refund("run-1", 1))
 	l.hangUp()

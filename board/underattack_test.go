@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"connectrpc.com/connect/v2"
-
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
@@ -116,7 +114,7 @@ func underAttack(tb testing.TB, operate func(list func() time.Duration)) attackR
 		tb.Fatal(err)
 	}
 	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
-	if _, err := admin.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Id: "all", Agent: "*", Node: "*", Role: "approver"}}); err != nil {
+	if _, err := admin.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Id: "all", Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}}); err != nil {
 		tb.Fatal(err)
 	}
 	operator := bt.Agents(bt.OperatorToken("olga", identity.RoleViewer))
@@ -350,14 +348,14 @@ func (r *attackRaiser) raise() bool {
 		}
 		switch {
 		case m.GetRaised().GetRequestId() == id:
-			if m.GetRaised().GetState() == board.StatePending {
+			if m.GetRaised().GetState() == boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 				r.pending++
 				return true
 			}
 			r.tb.Errorf("raise %d: %v, want pending", r.n, m)
 			return false
 		case m.GetError().GetRequestId() == id:
-			if m.GetError().GetCode() != connect.CodeResourceExhausted.String() {
+			if m.GetError().GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED {
 				r.tb.Errorf("raise %d refused with %v, want resource_exhausted", r.n, m.GetError())
 			}
 			return false

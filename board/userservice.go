@@ -17,7 +17,7 @@ type userService struct{ b *Board }
 
 func (s userService) Me(ctx context.Context, _ *boardv1.MeRequest) (*boardv1.MeResponse, error) {
 	c, _ := identity.FromContext(ctx)
-	out := &boardv1.MeResponse{Kind: string(c.Kind), Name: c.Name, Role: c.Role.String()}
+	out := &boardv1.MeResponse{Kind: callerKindProto(c.Kind), Name: c.Name, Role: roleProto(c.Role)}
 	if c.Kind == identity.KindSession {
 		u, err := s.b.users.ByID(ctx, c.UserID)
 		if err != nil {
@@ -38,7 +38,6 @@ func (s userService) ListUsers(ctx context.Context, _ *boardv1.ListUsersRequest)
 	for _, u := range us {
 		p := userProto(u)
 		if !budget.take(p) {
-			out.Truncated = true
 			break
 		}
 		out.Users = append(out.Users, p)
@@ -51,45 +50,71 @@ func (s userService) AddUser(ctx context.Context, req *boardv1.AddUserRequest) (
 	if err != nil {
 		return nil, invalid("email", err)
 	}
-	role, err := identity.ParseRole(req.GetRole())
+	role, err := roleFrom("role", req.GetRole(), true)
 	if err != nil {
-		return nil, invalid("role", err)
+		return nil, err
 	}
 	u, link, err := s.b.users.Add(ctx, identity.AddUser{Email: email, Name: req.GetName(), Role: role})
 	if err != nil {
 		return nil, err
 	}
 	return &boardv1.AddUserResponse{
-		User:           userProto(u),
-		SetupPath:      link.Path(),
-		SetupExpiresAt: timestamppb.New(link.ExpiresAt),
+		User:            userProto(u),
+		SetupPath:       link.Path(),
+		SetupExpireTime: timestamppb.New(link.ExpiresAt),
 	}, nil
 }
 
-func (s userService) SetRole(ctx context.Context, req *boardv1.SetRoleRequest) (*boardv1.SetRoleResponse, error) {
-	if _, err := identity.CanonicalEmail(req.GetEmail()); err != nil {
-		return nil, invalid("email", err)
+func (s userService) SetUserRole(ctx context.Context, req *boardv1.SetUserRoleRequest) (*boardv1.SetUserRoleResponse, error) {
+	if err := validUserID(req.GetUserId()); err != nil {
+		return nil, err
 	}
-	role, err := identity.ParseRole(req.GetRole())
-	if err != nil {
-		return nil, invalid("role", err)
-	}
-	u, err := s.b.users.SetRole(ctx, req.GetEmail(), role, "")
+	role, err := roleFrom("role", req.GetRole(), true)
 	if err != nil {
 		return nil, err
 	}
-	return &boardv1.SetRoleResponse{User: userProto(u)}, nil
+	u, err := s.b.users.SetRoleByID(ctx, req.GetUserId(), role, "")
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.SetUserRoleResponse{User: userProto(u)}, nil
 }
 
 func (s userService) DisableUser(ctx context.Context, req *boardv1.DisableUserRequest) (*boardv1.DisableUserResponse, error) {
-	if _, err := identity.CanonicalEmail(req.GetEmail()); err != nil {
-		return nil, invalid("email", err)
+	if err := validUserID(req.GetUserId()); err != nil {
+		return nil, err
 	}
-	u, n, err := s.b.users.SetDisabled(ctx, req.GetEmail(), req.GetDisabled(), "")
+	u, n, err := s.b.users.SetDisabledByID(ctx, req.GetUserId(), true, "")
 	if err != nil {
 		return nil, err
 	}
 	return &boardv1.DisableUserResponse{User: userProto(u), SessionsEnded: int32(n)}, nil
+}
+
+func (s userService) EnableUser(ctx context.Context, req *boardv1.EnableUserRequest) (*boardv1.EnableUserResponse, error) {
+	if err := validUserID(req.GetUserId()); err != nil {
+		return nil, err
+	}
+	u, _, err := s.b.users.SetDisabledByID(ctx, req.GetUserId(), false, "")
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.EnableUserResponse{User: userProto(u)}, nil
+}
+
+// maxUserIDLen is the longest person's id a request may name; the board's
+// own are 28 bytes.
+const maxUserIDLen = 64
+
+// validUserID checks the user_id of a request.
+func validUserID(id string) error {
+	switch {
+	case id == "":
+		return connect.NewError(connect.CodeInvalidArgument, "user_id: required")
+	case len(id) > maxUserIDLen:
+		return connect.Errorf(connect.CodeInvalidArgument, "user_id: %d bytes, at most %d", len(id), maxUserIDLen)
+	}
+	return nil
 }
 
 func (s userService) SetVerifySecret(ctx context.Context, req *boardv1.SetVerifySecretRequest) (*boardv1.SetVerifySecretResponse, error) {
@@ -132,10 +157,10 @@ func userProto(u identity.User) *boardv1.User {
 		Id:              u.ID,
 		Email:           u.Email,
 		Name:            u.Name,
-		Role:            u.Role.String(),
+		Role:            roleProto(u.Role),
 		Disabled:        u.Disabled,
 		HasPassword:     u.HasPassword,
 		HasVerifySecret: u.HasVerifySecret,
-		CreatedAt:       timestamppb.New(u.CreatedAt),
+		CreateTime:      timestamppb.New(u.CreatedAt),
 	}
 }

@@ -28,7 +28,7 @@ func verifyBoard(t *testing.T, opts boardtest.Options) (*boardtest.Board, *pairi
 	t.Helper()
 	bt := boardtest.Start(t, opts)
 	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
-	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
+	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_VERIFY}); err != nil {
 		t.Fatal(err)
 	}
 	h := board.HashSecretForTest(secret)
@@ -95,7 +95,7 @@ func TestVerifyLimits(t *testing.T) {
 	}
 
 	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
-	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorPairing}); err != nil {
+	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_PAIRING}); err != nil {
 		t.Fatal(err)
 	}
 	other := startPairingAgent(t, bt, "other", nil)

@@ -84,7 +84,7 @@ func TestCancelledHereTellsTheBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dec := got.GetApproval().GetDecision(); got.GetApproval().GetState() != "cancelled" ||
+	if dec := got.GetApproval().GetDecision(); got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_CANCELLED ||
 		strings.Join(dec.GetWho(), ",") != "pay-desk" || !strings.Contains(dec.GetReason(), "the customer called") {
 		t.Fatalf("the approval once the agent linked = %v, want cancelled by pay-desk with the reason", got.GetApproval())
 	}

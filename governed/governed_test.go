@@ -2,6 +2,7 @@ package governed_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -229,7 +230,7 @@ func (d *desk) note(thread string) (waiting.Note, bool) {
 func governAll(t *testing.T, bt *boardtest.Board, limit time.Duration) {
 	t.Helper()
 	q := int32(1)
-	r := &boardv1.Rule{Agent: "*", Node: "*", Role: "approver", Quorum: &q}
+	r := &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, Quorum: &q}
 	if limit > 0 {
 		r.TimeLimit = durationpb.New(limit)
 	}
@@ -247,11 +248,21 @@ func approver(bt *boardtest.Board, name string) boardv1connect.ApprovalServiceCl
 }
 
 // pendingOnBoard waits for n pending approvals and returns them.
+// shownOf is what the approval shows, as the agent sent it.
+func shownOf(t *testing.T, a *boardv1.Approval) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(a.GetShowJson()), &m); err != nil {
+		t.Fatalf("approval %s: show_json: %v", a.GetId(), err)
+	}
+	return m
+}
+
 func pendingOnBoard(t *testing.T, bt *boardtest.Board, n int) []*boardv1.Approval {
 	t.Helper()
 	var got []*boardv1.Approval
 	boardtest.Eventually(t, 10*time.Second, "pending approvals on the board", func() bool {
-		res, err := admin(bt).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: "pending"})
+		res, err := admin(bt).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{State: boardv1.ApprovalState_APPROVAL_STATE_PENDING})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +298,7 @@ func loseDeliveredMark(t *testing.T, bt *boardtest.Board, id string) {
 func decide(t *testing.T, bt *boardtest.Board, a *boardv1.Approval, say string) {
 	t.Helper()
 	_, err := approver(bt, "ann").Decide(t.Context(), &boardv1.DecideRequest{
-		Id: a.GetId(), Say: say, Digest: a.GetDigest(), Reason: "checked the order"})
+		Id: a.GetId(), Say: boardv1.Say(boardv1.Say_value["SAY_"+strings.ToUpper(say)]), Digest: a.GetDigest(), Reason: "checked the order"})
 	if err != nil {
 		t.Fatalf("Decide %s: %v", say, err)
 	}
@@ -345,7 +356,7 @@ func TestApprovedOnTheBoard(t *testing.T) {
 	}
 	a := pendingOnBoard(t, bt, 1)[0]
 	if a.GetDigest() != res.Pending.Digest || a.GetRun() != v.Run || a.GetThread() != "t1" || a.GetNode() != "pay" ||
-		a.GetAccount() != "the parcel arrived broken" || a.GetShow().AsMap()["amount"] != 5000.0 {
+		a.GetAccount() != "the parcel arrived broken" || shownOf(t, a)["amount"] != 5000.0 {
 		t.Fatalf("raised %v; want the pause's digest %s, run %s", a, res.Pending.Digest, v.Run)
 	}
 	// The chat cannot answer it: not with yes, and not with no.
@@ -546,7 +557,7 @@ func TestDecisionForAnotherOperation(t *testing.T) {
 		t.Fatalf("paid %v: a decision for 5,000 was performed on 50,000", got)
 	}
 	fresh := pendingOnBoard(t, bt, 1)[0]
-	if fresh.GetDigest() != res.Pending.Digest || fresh.GetId() == a.GetId() || fresh.GetShow().AsMap()["amount"] != 50000.0 {
+	if fresh.GetDigest() != res.Pending.Digest || fresh.GetId() == a.GetId() || shownOf(t, fresh)["amount"] != 50000.0 {
 		t.Fatalf("pending now %v; want the 50,000 raised", fresh)
 	}
 }
@@ -576,7 +587,7 @@ func TestDecidedWhileTheAgentWasDown(t *testing.T) {
 		t.Fatalf("payments %v, want [5000] once", got)
 	}
 	got, err := admin(bt).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: a.GetId()})
-	if err != nil || got.GetApproval().GetState() != "approved" {
+	if err != nil || got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Fatalf("the approval on the board: %v, %v", got, err)
 	}
 }

@@ -214,15 +214,25 @@ func (u *Users) byEmail(ctx context.Context, db *ent.Client, email string) (*ent
 	return r, err
 }
 
-// SetRole changes a person's role; it applies to their live sessions at
-// once, since a session's role is read from the user on every request.
+// SetRole changes the role of the person with the email; it applies to
+// their live sessions at once, since a session's role is read from the
+// user on every request.
 func (u *Users) SetRole(ctx context.Context, email string, role Role, actor string) (User, error) {
+	return u.setRole(ctx, func(tx *ent.Tx) (*ent.User, error) { return u.byEmail(ctx, tx.Client(), email) }, role, actor)
+}
+
+// SetRoleByID is SetRole for the person with the id.
+func (u *Users) SetRoleByID(ctx context.Context, id string, role Role, actor string) (User, error) {
+	return u.setRole(ctx, func(tx *ent.Tx) (*ent.User, error) { return byID(ctx, tx, id) }, role, actor)
+}
+
+func (u *Users) setRole(ctx context.Context, find func(*ent.Tx) (*ent.User, error), role Role, actor string) (User, error) {
 	if role == RoleNone {
 		return User{}, ErrNoRole
 	}
 	var out *ent.User
 	err := store.InTx(ctx, u.db, func(tx *ent.Tx) error {
-		r, err := u.byEmail(ctx, tx.Client(), email)
+		r, err := find(tx)
 		if err != nil {
 			return err
 		}
@@ -251,6 +261,15 @@ func (u *Users) SetRole(ctx context.Context, email string, role Role, actor stri
 	return userOf(out), nil
 }
 
+// byID reads the person with the id inside tx, or ErrNoUser.
+func byID(ctx context.Context, tx *ent.Tx, id string) (*ent.User, error) {
+	r, err := tx.User.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, fmt.Errorf("%q: %w", id, ErrNoUser)
+	}
+	return r, err
+}
+
 // lastAdminCheck refuses a change that takes away the last enabled admin
 // other than the person id.
 func lastAdminCheck(ctx context.Context, tx *ent.Tx, id string) error {
@@ -264,15 +283,25 @@ func lastAdminCheck(ctx context.Context, tx *ent.Tx, id string) error {
 	return nil
 }
 
-// SetDisabled disables a person, ending every session of theirs in the same
-// transaction, or enables them again. It returns how many sessions it ended.
+// SetDisabled disables the person with the email, ending every session of
+// theirs in the same transaction, or enables them again. It returns how
+// many sessions it ended.
 func (u *Users) SetDisabled(ctx context.Context, email string, disabled bool, actor string) (User, int, error) {
+	return u.setDisabled(ctx, func(tx *ent.Tx) (*ent.User, error) { return u.byEmail(ctx, tx.Client(), email) }, disabled, actor)
+}
+
+// SetDisabledByID is SetDisabled for the person with the id.
+func (u *Users) SetDisabledByID(ctx context.Context, id string, disabled bool, actor string) (User, int, error) {
+	return u.setDisabled(ctx, func(tx *ent.Tx) (*ent.User, error) { return byID(ctx, tx, id) }, disabled, actor)
+}
+
+func (u *Users) setDisabled(ctx context.Context, find func(*ent.Tx) (*ent.User, error), disabled bool, actor string) (User, int, error) {
 	var (
 		out   *ent.User
 		ended int
 	)
 	err := store.InTx(ctx, u.db, func(tx *ent.Tx) error {
-		r, err := u.byEmail(ctx, tx.Client(), email)
+		r, err := find(tx)
 		if err != nil {
 			return err
 		}

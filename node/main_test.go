@@ -216,7 +216,7 @@ func startGovernance(t *testing.T) *governance {
 	bt := boardtest.Start(t, boardtest.Options{})
 	admin := bt.Client(bt.OperatorToken("root", identity.RoleAdmin))
 	if _, err := boardv1connect.NewApprovalServiceClient(admin).PutRule(t.Context(),
-		&boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}}); err != nil {
+		&boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}}); err != nil {
 		t.Fatalf("PutRule: %v", err)
 	}
 	return &governance{
@@ -233,7 +233,7 @@ func (g *governance) approvalOf(t *testing.T, thread string) *boardv1.Approval {
 	t.Helper()
 	var found *boardv1.Approval
 	boardtest.Eventually(t, time.Minute, "the approval of thread "+thread+" on the board", func() bool {
-		res, err := g.approver.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "refund-desk", State: "pending"})
+		res, err := g.approver.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "refund-desk", State: boardv1.ApprovalState_APPROVAL_STATE_PENDING})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func (g *governance) switchOn(t *testing.T, dir string, tools ...string) {
 	}
 	cancel()
 	<-done
-	if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: id.Name, On: tools}); err != nil {
+	if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: id.Name, On: tools}); err != nil {
 		t.Fatalf("SetSwitches: %v", err)
 	}
 }
@@ -297,14 +297,14 @@ func (g *governance) state(t *testing.T, id string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.GetApproval().GetState()
+	return strings.ToLower(strings.TrimPrefix(res.GetApproval().GetState().String(), "APPROVAL_STATE_"))
 }
 
 // approve says yes to a on the board.
 func (g *governance) approve(t *testing.T, a *boardv1.Approval) {
 	t.Helper()
 	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{
-		Id: a.GetId(), Say: "yes", Digest: a.GetDigest(), Reason: "checked the order"}); err != nil {
+		Id: a.GetId(), Say: boardv1.Say_SAY_YES, Digest: a.GetDigest(), Reason: "checked the order"}); err != nil {
 		t.Fatalf("Decide yes: %v", err)
 	}
 }

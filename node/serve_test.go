@@ -40,7 +40,7 @@ func TestServeWithBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
-	if a := res.GetAgent(); err != nil || !a.GetOnline() || a.GetBuild() != id.Build || len(a.GetTools()) != 2 {
+	if a := res.GetAgent(); err != nil || a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetBuild() != id.Build || len(a.GetTools()) != 2 {
 		t.Fatalf("the board's refund-desk = %v, %v; want it online, of build %s, with its two tools", a, err, id.Build)
 	}
 
@@ -50,7 +50,7 @@ func TestServeWithBoard(t *testing.T) {
 	}
 
 	on := []string{"orders.lookup_order", "orders.refund"}
-	if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
+	if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
 		t.Fatalf("SetSwitches: %v", err)
 	}
 	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`), 60*time.Second)
@@ -192,7 +192,7 @@ func TestServeUnservable(t *testing.T) {
 	linked.wait(t, regexp.MustCompile(`^agent greeter: not served: `), 60*time.Second)
 	linked.wait(t, regexp.MustCompile(`^agent greeter: linked to `), 60*time.Second)
 	res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "greeter"})
-	if err != nil || !res.GetAgent().GetOnline() {
+	if err != nil || res.GetAgent().GetState() != boardv1.AgentState_AGENT_STATE_ONLINE {
 		t.Errorf("the board's greeter = %v, %v; want it online", res.GetAgent(), err)
 	}
 	cancel()

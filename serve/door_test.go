@@ -20,7 +20,6 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
-	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
@@ -473,7 +472,7 @@ func TestPairingAndVerify(t *testing.T) {
 
 	// The door is verify now.
 	admin := boardv1connect.NewUserServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
-	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: board.DoorVerify}); err != nil {
+	if _, err := admin.SetIdentify(t.Context(), &boardv1.SetIdentifyRequest{Door: boardv1.Door_DOOR_VERIFY}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cat.SetVerifySecret(t.Context(), &boardv1.SetVerifySecretRequest{Secret: secret}); err != nil {

@@ -391,7 +391,7 @@ func card(id string) string {
 }
 
 func TestBrowserApproveByClick(t *testing.T) {
-	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
 	b := browsertest.New(t)
 	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
 	b.Until("the empty queue", `() => !document.getElementById("queue-empty").hidden`)
@@ -444,7 +444,7 @@ func TestBrowserApproveByClick(t *testing.T) {
 // is open reaches it by the watch, never by reading the list again: an
 // approval raised appears, and one decided elsewhere moves to the history.
 func TestBrowserApprovalsArePushed(t *testing.T) {
-	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
 	b := browsertest.New(t)
 	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
 	b.Until("the empty queue", `() => !document.getElementById("queue-empty").hidden`)
@@ -452,7 +452,7 @@ func TestBrowserApprovalsArePushed(t *testing.T) {
 	id, digest := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000}, "")
 	b.Until("the approval queued", queued, id)
 	bob := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("bob", identity.RoleApprover)))
-	if _, err := bob.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: "no", Digest: digest, Reason: "not today"}); err != nil {
+	if _, err := bob.Decide(t.Context(), &boardv1.DecideRequest{Id: id, Say: boardv1.Say_SAY_NO, Digest: digest, Reason: "not today"}); err != nil {
 		t.Fatal(err)
 	}
 	b.Until("the approval leaves the queue", gone, id)
@@ -466,7 +466,7 @@ func TestBrowserApprovalsArePushed(t *testing.T) {
 }
 
 func TestBrowserRejectByKeyboard(t *testing.T) {
-	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1,"requireReason":true}}`)
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1,"requireReason":true}}`)
 	first, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000, "order": "A-17"}, "")
 	second, digest := raise(t, payer, "run-2", "Pay order B-2?", map[string]any{"amount": 70, "order": "B-2"}, "")
 
@@ -524,7 +524,7 @@ func TestBrowserRejectByKeyboard(t *testing.T) {
 }
 
 func TestBrowserApprovalIsText(t *testing.T) {
-	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
 	const img = `<img src=x onerror="window.injected='yes'" id=injected>`
 	id, _ := raise(t, payer, "run-1", img, map[string]any{
 		"note":  img,
@@ -570,7 +570,7 @@ func TestBrowserApprovalIsText(t *testing.T) {
 // the agent sent, so an integer beyond 2^53 and a price's trailing zero
 // read as written, in the queue and in the history, not as doubles.
 func TestBrowserShowsNumbersAsSent(t *testing.T) {
-	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
 	id, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{
 		"amount": json.Number("12345678901234567890"),
 		"price":  json.Number("49.90"),

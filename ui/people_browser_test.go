@@ -148,7 +148,7 @@ func TestBrowserPasswordSignIn(t *testing.T) {
 // session: the page sends the CSRF header, and the board takes the signed-in
 // person's role and email.
 func TestBrowserSessionApproves(t *testing.T) {
-	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
 	const email, password = "ada@example.com", "correct horse battery"
 	addPerson(t, bt, email, "Ada", identity.RoleApprover, password)
 	b := browsertest.New(t)
@@ -248,7 +248,7 @@ func TestBrowserPeople(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, u := range users.GetUsers() {
-		if u.GetEmail() == "bea@example.com" && u.GetRole() != "viewer" {
+		if u.GetEmail() == "bea@example.com" && u.GetRole() != boardv1.Role_ROLE_VIEWER {
 			t.Errorf("bea's role on the board = %s, want viewer", u.GetRole())
 		}
 	}
@@ -339,7 +339,7 @@ func TestBrowserPairingCode(t *testing.T) {
 }
 
 func TestBrowserViewerCannotDecide(t *testing.T) {
-	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"approver","quorum":1}}`)
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
 	addPerson(t, bt, "vic@example.com", "Vic", identity.RoleViewer, "vic's password!")
 	first, _ := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000}, "")
 	second, digest := raise(t, payer, "run-2", "Pay order B-2?", map[string]any{"amount": 70}, "")
@@ -365,13 +365,13 @@ func TestBrowserViewerCannotDecide(t *testing.T) {
 		return e !== null && !e.hidden && e.textContent.includes("may not decide");
 	}`, first)
 	approver := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("ann", identity.RoleApprover)))
-	if res, err := approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: first}); err != nil || res.GetApproval().GetState() != "pending" {
+	if res, err := approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: first}); err != nil || res.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Errorf("after the viewer's a: GetApproval(%s) = %v, %v; want pending", first, res, err)
 	}
 	// The board pushes decisions to the agent in the order it makes them:
 	// had the viewer's page decided, that would reach the agent before
 	// an approver's decision made now.
-	if _, err := approver.Decide(t.Context(), &boardv1.DecideRequest{Id: second, Say: "no", Digest: digest}); err != nil {
+	if _, err := approver.Decide(t.Context(), &boardv1.DecideRequest{Id: second, Say: boardv1.Say_SAY_NO, Digest: digest}); err != nil {
 		t.Fatalf("Decide(%s): %v", second, err)
 	}
 	select {

@@ -171,7 +171,7 @@ func TestBrowserToolSwitches(t *testing.T) {
 	// had the viewer's click switched anything, the agent would hear it
 	// before an admin's change made now.
 	admin := boardv1connect.NewToolServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
-	if _, err := admin.SetSwitch(t.Context(), &boardv1.SetSwitchRequest{Agent: "clerk", Tool: "orders.refund", On: false}); err != nil {
+	if _, err := admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "clerk", Tool: "orders.refund", On: false}); err != nil {
 		t.Fatalf("SetSwitch(clerk, orders.refund, off): %v", err)
 	}
 	if got, want := nextWord(t, words), (word{Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {

@@ -29,7 +29,7 @@ func TestBoardKilledWithPendingApprovals(t *testing.T) {
 	adminTok, _ := runCmd(t, "board", "token", "operator", "--data", data, "--name", "root", "--role", "admin")
 	admin := boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, strings.TrimSpace(adminTok)))
 	ctx := context.Background()
-	if _, err := admin.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}}); err != nil {
+	if _, err := admin.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -123,7 +123,7 @@ func TestBoardKilledWithPendingApprovals(t *testing.T) {
 		ids[a.GetId()] = true
 	}
 	for _, a := range after {
-		if !ids[a.GetId()] || a.GetState() != "pending" {
+		if !ids[a.GetId()] || a.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 			t.Errorf("after the restart: %s %s, want the same approvals, pending", a.GetId(), a.GetState())
 		}
 	}

@@ -63,7 +63,7 @@ func TestBrowserApprovesRefundDesk(t *testing.T) {
 	exampletest.CheckRefundedOnce(t, desk)
 	got, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
 	d := got.GetApproval().GetDecision()
-	if err != nil || got.GetApproval().GetState() != "approved" || d.GetSay() != "yes" || d.GetReason() != reason ||
+	if err != nil || got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED || d.GetSay() != boardv1.Say_SAY_YES || d.GetReason() != reason ||
 		strings.Join(d.GetWho(), ",") != "grace" || d.GetDigest() != turn.Pending.Digest {
 		t.Errorf("approval = %v, %v; want approved by grace with the reason, for digest %s", got, err, turn.Pending.Digest)
 	}

@@ -190,7 +190,7 @@ func TestAgentProcessDies(t *testing.T) {
 	agent.waitLine(t, regexp.MustCompile(`agent mortal: linked to`))
 	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	a := agentState(t, agents, "mortal")
-	if !a.GetOnline() || len(a.GetCapabilities()) != 6 {
+	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || len(a.GetCapabilities()) != 6 {
 		t.Fatalf("mortal = %v, want online with the six capabilities", a)
 	}
 	if err := agent.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -198,7 +198,7 @@ func TestAgentProcessDies(t *testing.T) {
 	}
 	died := time.Now()
 	boardtest.Eventually(t, ceiling, "mortal offline after SIGKILL", func() bool {
-		return !agentState(t, agents, "mortal").GetOnline()
+		return agentState(t, agents, "mortal").GetState() != boardv1.AgentState_AGENT_STATE_ONLINE
 	})
 	t.Logf("offline %s after SIGKILL", time.Since(died).Round(time.Millisecond))
 }
@@ -235,10 +235,10 @@ func TestBoardKilledAndRestarted(t *testing.T) {
 	first := agent.waitLine(t, regexp.MustCompile(`agent phoenix: linked to .* \(session (\w+)\)`))[1]
 	agents := agentsClient(url, opTok)
 	a := agentState(t, agents, "phoenix")
-	if !a.GetOnline() || a.GetSession() != first {
+	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetSession() != first {
 		t.Fatalf("phoenix = %v, want online in session %s", a, first)
 	}
-	firstSeen := a.GetFirstSeen().AsTime()
+	firstSeen := a.GetFirstSeenTime().AsTime()
 
 	if err := boardProc.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -252,15 +252,15 @@ func TestBoardKilledAndRestarted(t *testing.T) {
 	}
 	boardtest.Eventually(t, ceiling, "phoenix back online in a new session", func() bool {
 		a := agentState(t, agents, "phoenix")
-		return a.GetOnline() && a.GetSession() != first && a.GetSession() != ""
+		return a.GetState() == boardv1.AgentState_AGENT_STATE_ONLINE && a.GetSession() != first && a.GetSession() != ""
 	})
-	if got := agentState(t, agents, "phoenix").GetFirstSeen().AsTime(); !got.Equal(firstSeen) {
+	if got := agentState(t, agents, "phoenix").GetFirstSeenTime().AsTime(); !got.Equal(firstSeen) {
 		t.Errorf("first seen after restart = %v, want %v (the same agent)", got, firstSeen)
 	}
 
 	runCmd(t, "board", "token", "revoke", "--data", data, tokenID[1])
 	boardtest.Eventually(t, ceiling, "phoenix offline after its token was revoked", func() bool {
-		return !agentState(t, agents, "phoenix").GetOnline()
+		return agentState(t, agents, "phoenix").GetState() != boardv1.AgentState_AGENT_STATE_ONLINE
 	})
 	agent.waitLine(t, regexp.MustCompile(`board refused the link.*unauthenticated`))
 }

@@ -59,7 +59,7 @@ func startGovernance(t *testing.T) *governance {
 	}
 	adminTok := mint("operator", "--name", "root", "--role", "admin")
 	admin := boardv1connect.NewApprovalServiceClient(boardtest.NewClient(url, adminTok))
-	put, err := admin.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: "approver"}})
+	put, err := admin.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (g *governance) serveDesk(t *testing.T, desk string) (*proc, string) {
 	url := agent.waitLine(t, regexp.MustCompile(`^serving .* on (http://127\.0\.0\.1:\d+)$`))[1]
 	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: linked to `))
 	on := []string{"orders.lookup_order", "orders.refund"}
-	if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
+	if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
 		t.Fatalf("SetSwitches(refund-desk, %v): %v", on, err)
 	}
 	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`))
@@ -99,6 +99,16 @@ func (g *governance) serveDesk(t *testing.T, desk string) (*proc, string) {
 }
 
 // approvalOf waits for the board's one approval on thread and returns it.
+// shownOf is what the approval shows, as the agent sent it.
+func shownOf(t *testing.T, a *boardv1.Approval) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(a.GetShowJson()), &m); err != nil {
+		t.Fatalf("approval %s: show_json: %v", a.GetId(), err)
+	}
+	return m
+}
+
 func (g *governance) approvalOf(t *testing.T, thread string) *boardv1.Approval {
 	t.Helper()
 	var found *boardv1.Approval
@@ -234,12 +244,12 @@ func TestGovernedRefundDecidedOnTheBoard(t *testing.T) {
 	}
 
 	a := g.approvalOf(t, thread)
-	if a.GetState() != "pending" || a.GetDigest() != turn.Pending.Digest || a.GetNode() != "pay" || a.GetRuleId() != g.rule ||
-		a.GetShow().AsMap()["order.amount"] != 49.9 {
+	if a.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || a.GetDigest() != turn.Pending.Digest || a.GetNode() != "pay" || a.GetRuleId() != g.rule ||
+		shownOf(t, a)["order.amount"] != 49.9 {
 		t.Fatalf("approval on the board = %v, want pending at pay, digest %s, rule %s, showing 49.9", a, turn.Pending.Digest, g.rule)
 	}
-	res, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest(), Reason: "the mug was broken"})
-	if err != nil || res.GetApproval().GetState() != "approved" {
+	res, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: boardv1.Say_SAY_YES, Digest: a.GetDigest(), Reason: "the mug was broken"})
+	if err != nil || res.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Fatalf("Decide(yes) = %v, %v; want approved", res, err)
 	}
 	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`))
@@ -265,7 +275,7 @@ func TestAgentKilledWhileWaiting(t *testing.T) {
 	thread := threadName(t)
 	turn := askForRefund(t, api, thread, g.rule)
 	a := g.approvalOf(t, thread)
-	if a.GetState() != "pending" || a.GetDigest() != turn.Pending.Digest {
+	if a.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || a.GetDigest() != turn.Pending.Digest {
 		t.Fatalf("approval on the board = %v, want pending with digest %s", a, turn.Pending.Digest)
 	}
 
@@ -275,10 +285,10 @@ func TestAgentKilledWhileWaiting(t *testing.T) {
 	_ = first.cmd.Wait()
 	agents := agentsClient(g.url, g.operatorToken(t, "vic", "viewer"))
 	boardtest.Eventually(t, ceiling, "refund-desk offline after SIGKILL", func() bool {
-		return !agentState(t, agents, "refund-desk").GetOnline()
+		return agentState(t, agents, "refund-desk").GetState() != boardv1.AgentState_AGENT_STATE_ONLINE
 	})
-	res, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()})
-	if err != nil || res.GetApproval().GetState() != "approved" {
+	res, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: boardv1.Say_SAY_YES, Digest: a.GetDigest()})
+	if err != nil || res.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Fatalf("Decide(yes) while the agent is down = %v, %v; want approved", res, err)
 	}
 	if refunds := exampletest.Refunds(t, desk); len(refunds) != 0 {
@@ -317,7 +327,7 @@ func TestAgentKilledWhileWaiting(t *testing.T) {
 		t.Errorf("the journal has %d refund calls, want 1: %s", n, calls)
 	}
 	got, err := g.approver.GetApproval(context.Background(), &boardv1.GetApprovalRequest{Id: a.GetId()})
-	if err != nil || got.GetApproval().GetState() != "approved" {
+	if err != nil || got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
 		t.Errorf("approval after the restart = %v, %v; want approved", got, err)
 	}
 }
@@ -341,7 +351,7 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 	turn := askForRefund(t, api, thread, g.rule)
 	a := g.approvalOf(t, thread)
 
-	show := a.GetShow().AsMap()
+	show := shownOf(t, a)
 	show["order.amount"] = 5000.0
 	other, err := approvals.Digest(show, a.GetAccount())
 	if err != nil {
@@ -350,12 +360,12 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 	if other == a.GetDigest() {
 		t.Fatalf("the other operation's digest is the raised one's, %s", other)
 	}
-	_, err = g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: other})
+	_, err = g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: boardv1.Say_SAY_YES, Digest: other})
 	if connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Fatalf("Decide(yes) for another digest: %v, want failed_precondition", err)
 	}
 	got, err := g.approver.GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: a.GetId()})
-	if err != nil || got.GetApproval().GetState() != "pending" {
+	if err != nil || got.GetApproval().GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Errorf("approval after the refused decision = %v, %v; want pending", got, err)
 	}
 	if th := threadState(t, api, thread); !th.Waiting || th.Pending == nil || th.Pending.Digest != turn.Pending.Digest {
@@ -365,7 +375,7 @@ func TestGovernedDecisionForAnotherOperationIsNotPerformed(t *testing.T) {
 		t.Fatalf("refunds made after a decision for another operation = %v, want none", refunds)
 	}
 
-	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()}); err != nil {
+	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: boardv1.Say_SAY_YES, Digest: a.GetDigest()}); err != nil {
 		t.Fatalf("Decide(yes) for the raised digest: %v", err)
 	}
 	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`))
@@ -413,7 +423,7 @@ func TestAgentRunWaitsForTheBoard(t *testing.T) {
 		t.Fatalf("refunds before the board decided: %v", refunds)
 	}
 	a := g.approvalOf(t, "terminal")
-	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()}); err != nil {
+	if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: boardv1.Say_SAY_YES, Digest: a.GetDigest()}); err != nil {
 		t.Fatal(err)
 	}
 	// --json: the final state alone on stdout, once the run has finished.
@@ -462,14 +472,14 @@ func TestRestartedWithoutTheBoard(t *testing.T) {
 	if !strings.Contains(out, "thread "+thread+": the run waiting at pay") || !strings.Contains(out, "the board held its approval") {
 		t.Fatalf("agent cancel printed %q, want the run ended and the board to be told", out)
 	}
-	if got := g.approvalState(t, a.GetId()); got.GetState() != "pending" {
+	if got := g.approvalState(t, a.GetId()); got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
 		t.Fatalf("the approval before the agent linked again = %v, want pending", got)
 	}
 	g.serveDesk(t, desk)
 	var got *boardv1.Approval
 	boardtest.Eventually(t, ceiling, "the approval cancelled on the board", func() bool {
 		got = g.approvalState(t, a.GetId())
-		return got.GetState() == "cancelled"
+		return got.GetState() == boardv1.ApprovalState_APPROVAL_STATE_CANCELLED
 	})
 	if d := got.GetDecision(); strings.Join(d.GetWho(), ",") != "refund-desk" || !strings.Contains(d.GetReason(), "the customer called") {
 		t.Errorf("the cancellation = %v, want it by refund-desk, with the reason", d)

@@ -30,7 +30,7 @@ func TestToolSwitchesLive(t *testing.T) {
 
 	switchOn := func(on ...string) {
 		t.Helper()
-		if _, err := g.tools.SetSwitches(t.Context(), &boardv1.SetSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
+		if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
 			t.Fatalf("SetSwitches(%v): %v", on, err)
 		}
 		agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on \d+: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`))
@@ -38,7 +38,7 @@ func TestToolSwitchesLive(t *testing.T) {
 	decideYes := func(thread string) {
 		t.Helper()
 		a := g.approvalOf(t, thread)
-		if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: "yes", Digest: a.GetDigest()}); err != nil {
+		if _, err := g.approver.Decide(t.Context(), &boardv1.DecideRequest{Id: a.GetId(), Say: boardv1.Say_SAY_YES, Digest: a.GetDigest()}); err != nil {
 			t.Fatalf("Decide(yes) on %s: %v", thread, err)
 		}
 	}

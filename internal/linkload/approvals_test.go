@@ -128,7 +128,7 @@ func startApprovals(tb testing.TB, n, operators int) *approvalLoad {
 	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("admin", identity.RoleAdmin)))
 	quorum := int32(1)
 	if _, err := admin.PutRule(ctx, &boardv1.PutRuleRequest{Rule: &boardv1.Rule{
-		Agent: "*", Node: "*", Role: "approver", Quorum: &quorum,
+		Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, Quorum: &quorum,
 	}}); err != nil {
 		tb.Fatalf("PutRule: %v", err)
 	}
@@ -309,7 +309,7 @@ func (al *approvalLoad) one(ctx context.Context, a *raiser, op boardv1connect.Ap
 		return approvalTimes{}, fmt.Errorf("%s: raise %s: state %q, want %q", a.name, run, raised.State, board.StatePending)
 	}
 	t1 := time.Now()
-	if _, err := op.Decide(ctx, &boardv1.DecideRequest{Id: raised.ApprovalID, Say: "yes", Digest: digest}); err != nil {
+	if _, err := op.Decide(ctx, &boardv1.DecideRequest{Id: raised.ApprovalID, Say: boardv1.Say_SAY_YES, Digest: digest}); err != nil {
 		return approvalTimes{}, fmt.Errorf("decide %s: %w", raised.ApprovalID, err)
 	}
 	t2 := time.Now()

@@ -132,7 +132,7 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 			seq++
 			awaiting, sent = seq, time.Now()
 			err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
-				Seq: seq, SentAt: timestamppb.New(sent),
+				Seq: seq, SendTime: timestamppb.New(sent),
 			}}})
 			if err != nil {
 				return true, err
@@ -152,7 +152,7 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 				}
 			case *boardv1.LinkResponse_Ping:
 				err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{
-					Seq: k.Ping.GetSeq(), SentAt: k.Ping.GetSentAt(),
+					Seq: k.Ping.GetSeq(), SendTime: k.Ping.GetSendTime(),
 				}}})
 				if err != nil {
 					return true, err

@@ -244,7 +244,7 @@ func (ApprovalEvent) EnumDescriptor() ([]byte, []int) {
 type Rule struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The rule's id: assigned by the board when empty on PutRule; at most
-	// 128 bytes of letters, digits, '-', '_' and '.'.
+	// 64 bytes of letters, digits, '-', '_' and '.'.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Which agents, by name: "*" for all, an exact name, or a glob in Go's
 	// path.Match syntax ("refund-*"). Required.
@@ -267,7 +267,7 @@ type Rule struct {
 	TimeLimit *durationpb.Duration `protobuf:"bytes,7,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
 	// Whether a decision must give a reason.
 	RequireReason bool `protobuf:"varint,8,opt,name=require_reason,json=requireReason,proto3" json:"require_reason,omitempty"`
-	// What the rule is for, for people reading it; at most 1,024 bytes.
+	// What the rule is for, for people reading it; at most 1,000 bytes.
 	Description string `protobuf:"bytes,9,opt,name=description,proto3" json:"description,omitempty"`
 	// When the rule was first stored. Set by the board.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`

@@ -78,7 +78,7 @@ func (Ruling) EnumDescriptor() ([]byte, []int) {
 
 // LinkErrorCode is why the board refused one request on the link. The
 // numbers are those of the Connect and gRPC status codes; the board sends
-// these five, and an agent treats any other as LINK_ERROR_CODE_INTERNAL.
+// only these, and an agent treats any other as LINK_ERROR_CODE_INTERNAL.
 type LinkErrorCode int32
 
 const (
@@ -1588,7 +1588,7 @@ type Verify struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Echoed in the answer.
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The address the person gave; required, at most 254 bytes.
+	// The address the person gave; required, at most 320 bytes.
 	Who string `protobuf:"bytes,2,opt,name=who,proto3" json:"who,omitempty"`
 	// The secret the person typed; required, at most 1,024 bytes. The board
 	// never logs it.
