@@ -25,7 +25,7 @@ export const file_symphonix_board_v1_approval: GenFile = /*@__PURE__*/
 export type Rule = Message<"symphonix.board.v1.Rule"> & {
   /**
    * The rule's id: assigned by the board when empty on PutRule; at most
-   * 128 bytes of letters, digits, '-', '_' and '.'.
+   * 64 bytes of letters, digits, '-', '_' and '.'.
    *
    * @generated from field: string id = 1;
    */
@@ -88,7 +88,7 @@ export type Rule = Message<"symphonix.board.v1.Rule"> & {
   requireReason: boolean;
 
   /**
-   * What the rule is for, for people reading it; at most 1,024 bytes.
+   * What the rule is for, for people reading it; at most 1,000 bytes.
    *
    * @generated from field: string description = 9;
    */

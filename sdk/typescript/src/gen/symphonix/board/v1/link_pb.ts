@@ -807,7 +807,7 @@ export type Verify = Message<"symphonix.board.v1.Verify"> & {
   requestId: string;
 
   /**
-   * The address the person gave; required, at most 254 bytes.
+   * The address the person gave; required, at most 320 bytes.
    *
    * @generated from field: string who = 2;
    */
@@ -1051,7 +1051,7 @@ export const RulingSchema: GenEnum<Ruling> = /*@__PURE__*/
 /**
  * LinkErrorCode is why the board refused one request on the link. The
  * numbers are those of the Connect and gRPC status codes; the board sends
- * these five, and an agent treats any other as LINK_ERROR_CODE_INTERNAL.
+ * only these, and an agent treats any other as LINK_ERROR_CODE_INTERNAL.
  *
  * @generated from enum symphonix.board.v1.LinkErrorCode
  */
