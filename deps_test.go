@@ -69,6 +69,7 @@ var layers = []layer{
 	{pkg: "internal/browsertest", why: "headless Chromium for the browser tests, through chromedp", allow: []string{"github.com/chromedp"}},
 	{pkg: "internal/exampletest", why: "copies of the examples, so no test writes into the tree"},
 	{pkg: "internal/e2e", why: "the real binaries, run as a person would (tests only)"},
+	{pkg: "internal/sdktest", why: "the TypeScript SDK built with npm and run against a real board (tests only)"},
 }
 
 // generated packages are checked by regeneration, not by this table.

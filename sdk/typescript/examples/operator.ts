@@ -67,7 +67,7 @@ async function agents(t: Transport): Promise<void> {
     }
     pageToken = res.nextPageToken;
   } while (pageToken !== "");
-  console.log(`agents: ${total} in ${pages} pages`);
+  console.log(`agents: ${total} in ${pages} ${pages === 1 ? "page" : "pages"}`);
 }
 
 // pending lists the approvals waiting for a decision, newest first.
