@@ -6,6 +6,7 @@ package sdktest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -163,6 +164,22 @@ func TestTypeScriptAgentAndOperator(t *testing.T) {
 				t.Errorf("operator.js agents over %s: want %q, got:\n%s", transport, want, out)
 			}
 		}
+	}
+
+	// The same agent under another name, which no rule governs: the board
+	// says so, and the agent leaves it to its chat without raising anything.
+	free := filepath.Join(t.TempDir(), "flow.json")
+	if err := os.WriteFile(free, bytes.Replace(flowJSON, []byte(`"ts-refund-desk"`), []byte(`"ts-free-desk"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = run(t, dir, []string{
+		"SYMPHONIX_BOARD_URL=" + b.URL,
+		"SYMPHONIX_AGENT_TOKEN=" + b.AgentToken("ts-free-desk"),
+		"SYMPHONIX_FLOW=" + free,
+		"SYMPHONIX_TRANSPORT=grpc",
+	}, "node", "examples/dist/agent.js")
+	if !strings.Contains(out, "who decides pay: NOT_GOVERNED\nnot governed: the chat decides it") || strings.Contains(out, "raised ") {
+		t.Errorf("agent ts-free-desk over gRPC: want it told not governed and raising nothing, got:\n%s", out)
 	}
 
 	// A bad answer from the board reaches the script as the board's code.

@@ -176,16 +176,6 @@ async function main(): Promise<number> {
   console.log(`agent ${name}: build ${build}`);
 
   const abort = new AbortController();
-  // How the link ended, when it ended on purpose.
-  let ended: "decided" | "not governed" | "interrupted" | undefined;
-  const stop = (signal: string) => {
-    console.log(`agent ${name}: ${signal}, leaving`);
-    ended ??= "interrupted";
-    out.close();
-  };
-  process.once("SIGINT", () => stop("interrupted"));
-  process.once("SIGTERM", () => stop("terminated"));
-
   let pingMs = 15_000;
   let pongWithin = 10_000;
   let seq = 0n;
@@ -193,6 +183,26 @@ async function main(): Promise<number> {
   let pingTimer: NodeJS.Timeout | undefined;
   let pongDeadline: NodeJS.Timeout | undefined;
   const welcomeDeadline = setTimeout(() => abort.abort(new Error("no welcome in time")), welcomeWithin);
+
+  // How the link ended, when it ended on purpose.
+  let ended: "decided" | "not governed" | "interrupted" | undefined;
+  // leave closes the agent's side of the stream, its goodbye: the board
+  // records it offline at once and ends the stream. Nothing is sent after.
+  const leave = (why: NonNullable<typeof ended>): void => {
+    ended ??= why;
+    clearInterval(pingTimer);
+    clearTimeout(pongDeadline);
+    out.close();
+  };
+  const send = (msg: Request): void => {
+    if (ended === undefined) out.push(msg);
+  };
+  const stop = (signal: string) => {
+    console.log(`agent ${name}: ${signal}, leaving`);
+    leave("interrupted");
+  };
+  process.once("SIGINT", () => stop("interrupted"));
+  process.once("SIGTERM", () => stop("terminated"));
 
   let approvalId = "";
   let decided: ApprovalDecision | undefined;
@@ -203,9 +213,8 @@ async function main(): Promise<number> {
       throw new Error(`${describe(d)}: refused, it is about another operation than ${digest}`);
     }
     decided = d;
-    ended = "decided";
     console.log(describe(d));
-    out.close(); // goodbye: the board records the agent offline at once
+    leave("decided");
   };
 
   const client = createClient(AgentLinkService, transport(env("SYMPHONIX_AGENT_TOKEN"), pingMs));
@@ -220,14 +229,14 @@ async function main(): Promise<number> {
           if (w.pingTimeout) pongWithin = durationMs(w.pingTimeout);
           console.log(`linked: session ${w.session}, protocol ${w.protocol}, ping every ${pingMs} ms`);
           pingTimer = setInterval(() => {
-            if (awaiting !== undefined) return; // the deadline of the one in flight decides
+            if (ended !== undefined || awaiting !== undefined) return; // leaving; or the one in flight decides
             awaiting = ++seq;
-            out.push({ kind: { case: "ping", value: { seq: awaiting, sendTime: timestampNow() } } });
+            send({ kind: { case: "ping", value: { seq: awaiting, sendTime: timestampNow() } } });
             pongDeadline = setTimeout(() => abort.abort(new Error(`no pong within ${pongWithin} ms`)), pongWithin);
           }, pingMs);
           // Is this approval governed? Only the board's explicit "not
           // governed" would let the chat decide; anything else is wait.
-          out.push({ kind: { case: "whoDecides", value: { requestId: requestIds.whoDecides, node: node.id } } });
+          send({ kind: { case: "whoDecides", value: { requestId: requestIds.whoDecides, node: node.id } } });
           break;
         }
         case "switches":
@@ -235,7 +244,7 @@ async function main(): Promise<number> {
           break;
         case "ping":
           // The board's ping: answer at once, echoing it.
-          out.push({ kind: { case: "pong", value: { seq: k.value.seq, sendTime: k.value.sendTime } } });
+          send({ kind: { case: "pong", value: { seq: k.value.seq, sendTime: k.value.sendTime } } });
           console.log(`ping ${k.value.seq} from the board: answered`);
           break;
         case "pong":
@@ -251,11 +260,10 @@ async function main(): Promise<number> {
           console.log(`who decides ${node.id}: ${Ruling[a.ruling] ?? a.ruling}${a.ruleId ? ` (rule ${a.ruleId})` : ""}`);
           if (a.ruling === Ruling.NOT_GOVERNED) {
             console.log("not governed: the chat decides it; nothing to ask the board");
-            ended = "not governed";
-            out.close();
+            leave("not governed");
             break;
           }
-          out.push({
+          send({
             kind: {
               case: "raise",
               value: {
@@ -276,7 +284,7 @@ async function main(): Promise<number> {
           const r = k.value;
           if (r.requestId !== requestIds.raise) break;
           approvalId = r.approvalId;
-          console.log(`raised ${r.approvalId}: ${ApprovalState[r.state].toLowerCase()} digest=${digest}`);
+          console.log(`raised ${r.approvalId}: ${(ApprovalState[r.state] ?? `state ${r.state}`).toLowerCase()} digest=${digest}`);
           if (r.decision !== undefined && r.state !== ApprovalState.PENDING) {
             done(r.decision); // decided before: raising again returns it
           }

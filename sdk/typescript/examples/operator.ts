@@ -63,7 +63,7 @@ async function agents(t: Transport): Promise<void> {
     pages++;
     for (const a of res.agents) {
       total++;
-      console.log(`agent ${a.name} ${AgentState[a.state].toLowerCase()} protocol=${a.protocol} build=${a.build}`);
+      console.log(`agent ${a.name} ${(AgentState[a.state] ?? `state ${a.state}`).toLowerCase()} protocol=${a.protocol} build=${a.build}`);
     }
     pageToken = res.nextPageToken;
   } while (pageToken !== "");
@@ -98,7 +98,7 @@ async function decide(t: Transport, id: string, say: string, reason: string): Pr
   console.log(`approval ${approval.id}: ${JSON.stringify(approval.ask)} shows ${approval.showJson} digest=${approval.digest}`);
   const res = await client.decide({ id, say: says[say], digest: approval.digest, reason });
   const after = res.approval;
-  console.log(`decided ${id}: ${after ? ApprovalState[after.state].toLowerCase() : "?"} say=${say}`);
+  console.log(`decided ${id}: ${after ? (ApprovalState[after.state] ?? `state ${after.state}`).toLowerCase() : "?"} say=${say}`);
 }
 
 async function main(args: string[]): Promise<void> {
