@@ -133,7 +133,8 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 }
 
 // interceptor authenticates every RPC, puts the caller in its context,
-// makes the caller's lists take turns (listTurns), and writes one log line
+// makes the caller's lists take turns (listTurns), refuses a request with
+// a field the board does not know (strictStream), and writes one log line
 // when it ends. The closure stays small, because a link
 // waits inside it for as long as it lives: the work is in begin and end.
 func (b *Board) interceptor() connect.ServerInterceptor {
@@ -145,6 +146,9 @@ func (b *Board) interceptor() connect.ServerInterceptor {
 				if release, err = b.lists.take(call.ctx, streamKey(call.caller)); err == nil {
 					defer release()
 				}
+			}
+			if err == nil && strictProcedure(spec.Procedure) {
+				stream = strictStream{stream}
 			}
 			if err == nil {
 				err = next(call.ctx, spec, stream)

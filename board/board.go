@@ -262,7 +262,7 @@ func (b *Board) routes() http.Handler {
 	// of a core against 20, docs/benchmarks.md), for the same size, and a
 	// client may ask for one after another.
 	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10),
-		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))))
+		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))), strictCodecs())
 	healthPath, health := grpchealth.NewHandler(grpchealth.NewStaticChecker(
 		boardv1connect.AgentLinkServiceName,
 		boardv1connect.AgentServiceName,

@@ -62,7 +62,7 @@ func TestSessionExpires(t *testing.T) {
 			t.Fatalf("sign in: %s %s", resp.Status, body)
 		}
 		var s struct {
-			CSRFToken string `json:"csrf_token"`
+			CSRFToken string `json:"csrfToken"`
 		}
 		_ = json.Unmarshal([]byte(body), &s)
 		var cookie string

@@ -33,7 +33,7 @@ const hashBusy = "the board is busy checking passwords: try again in a second"
 // with Retry-After.
 func writeHashBusy(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
-	writeJSONError(w, http.StatusServiceUnavailable, hashBusy)
+	writeAuthError(w, http.StatusServiceUnavailable, hashBusy)
 }
 
 // errHashBusy answers an RPC that found no free slot.

@@ -1,15 +1,20 @@
 package board
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/user"
@@ -18,12 +23,15 @@ import (
 
 // The sign-in endpoints are plain HTTP on the board's mux (docs/people.md):
 //
-//	POST /auth/signin  {email, password}              → session cookie, CSRF token
-//	POST /auth/signout (cookie and X-CSRF-Token)      → the session ended
-//	POST /auth/setup   {token, email, name, password} → a one-time setup link used
-//	GET  /auth/session (cookie)                       → who is signed in
+//	POST /auth/signin  SignInRequest                → Session, with its CSRF token, and the cookies
+//	POST /auth/signout (cookie and X-CSRF-Token)    → the session ended
+//	POST /auth/setup   SetupRequest                 → User: a one-time setup link used
+//	GET  /auth/session (cookie)                     → Session: who is signed in
 //
-// Bodies are JSON, so a cross-site HTML form cannot post them.
+// Bodies are the API's messages (user.proto) as protobuf JSON, the same
+// field names, enums and times as every RPC's; any other answer is an
+// AuthError. Requests must be JSON, so a cross-site HTML form cannot post
+// them, and hold nothing the board does not know (docs/api-policy.md).
 
 // maxAuthBody bounds what an /auth request may send.
 const maxAuthBody = 8 << 10
@@ -35,18 +43,10 @@ func (b *Board) authRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /auth/session", b.sessionInfo)
 }
 
-type signInRequest struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
-}
-
-// sessionResponse is who is signed in; CSRFToken only right after sign-in.
-type sessionResponse struct {
-	Email     string    `json:"email"`
-	Name      string    `json:"name"`
-	Role      string    `json:"role"`
-	CSRFToken string    `json:"csrf_token,omitempty"`
-	ExpiresAt time.Time `json:"expires_at"`
+// sessionProto is who is signed in as a Session: the CSRF token only right
+// after sign-in.
+func sessionProto(email, name, role, csrf string, expires time.Time) *boardv1.Session {
+	return &boardv1.Session{Email: email, Name: name, Role: storedRoleProto(role), CsrfToken: csrf, ExpireTime: timestamppb.New(expires)}
 }
 
 // errWrongPassword is the one answer to an unknown email, a wrong
@@ -54,21 +54,21 @@ type sessionResponse struct {
 const errWrongPassword = "wrong email or password"
 
 func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
-	var req signInRequest
-	if !readJSON(w, r, &req) {
+	var req boardv1.SignInRequest
+	if !readAuthBody(w, r, &req) {
 		return
 	}
 	ctx := r.Context()
 	source := b.sourceOf(r)
-	account, err := identity.CanonicalEmail(req.Email)
+	account, err := identity.CanonicalEmail(req.GetEmail())
 	if err != nil {
-		account = req.Email // counted all the same
+		account = req.GetEmail() // counted all the same
 	}
 	wait, ok := b.signinTake(account, source)
 	if !ok {
 		b.log.LogAttrs(ctx, slog.LevelWarn, "sign-in limited", slog.String("email", account), slog.String("source", source))
 		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-		writeJSONError(w, http.StatusTooManyRequests, "too many failed sign-ins: try again later")
+		writeAuthError(w, http.StatusTooManyRequests, "too many failed sign-ins: try again later")
 		return
 	}
 	failed := false
@@ -83,14 +83,14 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		why = "no such user"
 	case err != nil:
 		b.log.ErrorContext(ctx, "sign in", "err", err)
-		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		writeAuthError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
 	hash := ""
 	if row != nil {
 		hash = row.PasswordHash
 	}
-	if len(req.Password) > identity.MaxPasswordBytes {
+	if len(req.GetPassword()) > identity.MaxPasswordBytes {
 		// Nobody's password: refused without the cost of a hash.
 		ok = false
 	} else {
@@ -102,14 +102,14 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 			writeHashBusy(w) // not counted: nothing was checked
 			return
 		}
-		ok = identity.PasswordMatches(hash, req.Password)
+		ok = identity.PasswordMatches(hash, req.GetPassword())
 		release()
 	}
 	switch {
 	case why != "":
 	case row.PasswordHash == "":
 		why, ok = "no password set", false
-	case len(req.Password) > identity.MaxPasswordBytes:
+	case len(req.GetPassword()) > identity.MaxPasswordBytes:
 		why = "password too long"
 	case !ok:
 		why = "wrong password"
@@ -124,18 +124,18 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		}); err != nil {
 			b.log.ErrorContext(ctx, "audit failed sign-in", "err", err)
 		}
-		writeJSONError(w, http.StatusUnauthorized, errWrongPassword)
+		writeAuthError(w, http.StatusUnauthorized, errWrongPassword)
 		return
 	}
 	b.signinAccount.reset(account)
 	s, err := b.sessions.Start(ctx, row.ID, row.Email, source)
 	if err != nil {
 		b.log.ErrorContext(ctx, "start session", "err", err)
-		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		writeAuthError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
 	setSessionCookies(w, r, s.Token, s.CSRF, s.Expires.Sub(b.now()))
-	writeJSON(w, http.StatusOK, sessionResponse{Email: row.Email, Name: row.Name, Role: row.Role, CSRFToken: s.CSRF, ExpiresAt: s.Expires})
+	writeAuthBody(w, http.StatusOK, sessionProto(row.Email, row.Name, row.Role, s.CSRF, s.Expires))
 }
 
 // signinTake starts a sign-in attempt for account from source, or says
@@ -173,7 +173,7 @@ func (b *Board) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := b.sessions.End(r.Context(), c); err != nil {
 		b.log.ErrorContext(r.Context(), "sign out", "err", err)
-		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		writeAuthError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
 	setSessionCookies(w, r, "", "", -1)
@@ -185,15 +185,15 @@ func (b *Board) signOut(w http.ResponseWriter, r *http.Request) {
 func (b *Board) sessionInfo(w http.ResponseWriter, r *http.Request) {
 	c, _, err := b.sessions.Verify(r.Context(), sessionCookie(r.Header))
 	if err != nil {
-		writeJSONError(w, http.StatusUnauthorized, "not signed in")
+		writeAuthError(w, http.StatusUnauthorized, "not signed in")
 		return
 	}
 	u, err := b.db.User.Get(r.Context(), c.UserID)
 	if err != nil {
-		writeJSONError(w, http.StatusUnauthorized, "not signed in")
+		writeAuthError(w, http.StatusUnauthorized, "not signed in")
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionResponse{Email: u.Email, Name: u.Name, Role: u.Role, ExpiresAt: c.ExpiresAt})
+	writeAuthBody(w, http.StatusOK, sessionProto(u.Email, u.Name, u.Role, "", c.ExpiresAt))
 }
 
 // cookieCaller authenticates a plain HTTP request by its session cookie
@@ -201,37 +201,24 @@ func (b *Board) sessionInfo(w http.ResponseWriter, r *http.Request) {
 func (b *Board) cookieCaller(w http.ResponseWriter, r *http.Request) (identity.Caller, bool) {
 	c, csrf, err := b.sessions.Verify(r.Context(), sessionCookie(r.Header))
 	if err != nil {
-		writeJSONError(w, http.StatusUnauthorized, "not signed in")
+		writeAuthError(w, http.StatusUnauthorized, "not signed in")
 		return identity.Caller{}, false
 	}
 	if !identity.CSRFMatches(r.Header.Get(CSRFHeader), csrf) {
-		writeJSONError(w, http.StatusForbidden, errCSRF)
+		writeAuthError(w, http.StatusForbidden, errCSRF)
 		return identity.Caller{}, false
 	}
 	return c, true
 }
 
-type setupRequest struct {
-	Token    string `json:"token"`
-	Email    string `json:"email"`
-	Name     string `json:"name"`
-	Password string `json:"password"`
-}
-
-type userResponse struct {
-	Email string `json:"email"`
-	Name  string `json:"name"`
-	Role  string `json:"role"`
-}
-
 // setup redeems a one-time setup link. It does not sign in: the person
 // signs in with the password they just set.
 func (b *Board) setup(w http.ResponseWriter, r *http.Request) {
-	var req setupRequest
-	if !readJSON(w, r, &req) {
+	var req boardv1.SetupRequest
+	if !readAuthBody(w, r, &req) {
 		return
 	}
-	s := identity.Setup{Token: req.Token, Email: req.Email, Name: req.Name, Password: req.Password}
+	s := identity.Setup{Token: req.GetToken(), Email: req.GetEmail(), Name: req.GetName(), Password: req.GetPassword()}
 	// The cheap checks (the link above all) first, so that a request that
 	// would be refused never waits for, or takes, a hashing slot.
 	err := b.users.CheckSetup(r.Context(), s)
@@ -247,14 +234,14 @@ func (b *Board) setup(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, identity.ErrWeakPassword), errors.Is(err, identity.ErrBadEmail), errors.Is(err, identity.ErrSetupLink), errors.Is(err, identity.ErrBadName):
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+		writeAuthError(w, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
 		b.log.ErrorContext(r.Context(), "setup", "err", err)
-		writeJSONError(w, http.StatusInternalServerError, "internal error")
+		writeAuthError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
-	writeJSON(w, http.StatusOK, userResponse{Email: u.Email, Name: u.Name, Role: u.Role.String()})
+	writeAuthBody(w, http.StatusOK, userProto(u))
 }
 
 // setSessionCookies sets (or, with maxAge < 0, clears) the session and
@@ -276,37 +263,56 @@ func setSessionCookies(w http.ResponseWriter, r *http.Request, token, csrf strin
 	}
 }
 
-func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+// readAuthBody reads the request's body into m, or answers the request
+// and returns false: 415 unless it is JSON, 413 past maxAuthBody, 408 when
+// it comes too slowly, and 400, naming the field when it can, for a body
+// that is not m as protobuf JSON or holds a field m does not have.
+func readAuthBody(w http.ResponseWriter, r *http.Request, m proto.Message) bool {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		writeJSONError(w, http.StatusUnsupportedMediaType, "send application/json")
+		writeAuthError(w, http.StatusUnsupportedMediaType, "send application/json")
 		return false
 	}
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAuthBody)).Decode(v)
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAuthBody))
 	var (
 		tooLarge *http.MaxBytesError
 		slow     *slowBodyError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
-		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: more than %d bytes", maxAuthBody))
+		writeAuthError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: more than %d bytes", maxAuthBody))
 		return false
 	case errors.As(err, &slow):
-		writeJSONError(w, http.StatusRequestTimeout, "body: "+slow.Error())
+		writeAuthError(w, http.StatusRequestTimeout, "body: "+slow.Error())
 		return false
 	case err != nil:
-		writeJSONError(w, http.StatusBadRequest, "body: not the JSON object expected")
+		writeAuthError(w, http.StatusBadRequest, "body: not read whole")
+		return false
+	}
+	if err := protojson.Unmarshal(data, m); err != nil {
+		md := m.ProtoReflect().Descriptor()
+		why := jsonRefusal(md, data, "")
+		if why == "" {
+			why = fmt.Sprintf("body: not a JSON %s", md.Name())
+		}
+		writeAuthError(w, http.StatusBadRequest, why)
 		return false
 	}
 	return true
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeAuthBody answers an /auth request with m as protobuf JSON.
+func writeAuthBody(w http.ResponseWriter, status int, m proto.Message) {
+	data, err := protojson.Marshal(m)
+	if err != nil {
+		status, data = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(data)
 }
 
-func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+// writeAuthError answers an /auth request with an AuthError.
+func writeAuthError(w http.ResponseWriter, status int, msg string) {
+	writeAuthBody(w, status, &boardv1.AuthError{Error: msg})
 }

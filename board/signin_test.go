@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -29,16 +32,21 @@ func TestSignIn(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("sign in: %s %s", resp.Status, body)
 	}
-	var got struct {
-		Email     string `json:"email"`
-		Role      string `json:"role"`
-		CSRFToken string `json:"csrf_token"`
+	var got boardv1.Session
+	if err := protojson.Unmarshal(body, &got); err != nil {
+		t.Fatalf("sign in = %s: not a Session: %v", body, err)
 	}
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
+	if got.GetEmail() != "alice@example.com" || got.GetRole() != boardv1.Role_ROLE_APPROVER || got.GetCsrfToken() == "" ||
+		got.GetExpireTime().AsTime().Before(time.Now().Add(11*time.Hour)) {
+		t.Errorf("sign in = %s, want alice@example.com, approver, a csrf token and 12 hours", body)
 	}
-	if got.Email != "alice@example.com" || got.Role != "approver" || got.CSRFToken == "" {
-		t.Errorf("sign in = %s, want alice@example.com, approver and a csrf token", body)
+	// The API's JSON: camelCase names, enums by name, times in RFC 3339.
+	var raw map[string]any
+	if err := json.Unmarshal(body, &raw); err != nil || raw["role"] != "ROLE_APPROVER" || raw["csrfToken"] != got.GetCsrfToken() {
+		t.Errorf("sign in = %s, want role ROLE_APPROVER and csrfToken", body)
+	}
+	if at, _ := raw["expireTime"].(string); !strings.HasSuffix(at, "Z") {
+		t.Errorf("sign in = %s, want expireTime in RFC 3339", body)
 	}
 	var session, csrf *http.Cookie
 	for _, c := range resp.Cookies() {
@@ -52,11 +60,11 @@ func TestSignIn(t *testing.T) {
 	if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Path != "/" || session.Secure {
 		t.Errorf("session cookie = %+v, want HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP", session)
 	}
-	if csrf == nil || csrf.HttpOnly || csrf.Value != got.CSRFToken || csrf.SameSite != http.SameSiteStrictMode {
-		t.Errorf("csrf cookie = %+v, want readable, the token %q, SameSite=Strict", csrf, got.CSRFToken)
+	if csrf == nil || csrf.HttpOnly || csrf.Value != got.GetCsrfToken() || csrf.SameSite != http.SameSiteStrictMode {
+		t.Errorf("csrf cookie = %+v, want readable, the token %q, SameSite=Strict", csrf, got.GetCsrfToken())
 	}
 	for proto, opts := range boardtest.Protocols {
-		users := boardv1connect.NewUserServiceClient(bt.SessionClient(session.Value, got.CSRFToken, opts...))
+		users := boardv1connect.NewUserServiceClient(bt.SessionClient(session.Value, got.GetCsrfToken(), opts...))
 		me, err := users.Me(t.Context(), &boardv1.MeRequest{})
 		if err != nil {
 			t.Fatalf("%s: Me: %v", proto, err)
@@ -213,5 +221,70 @@ func TestSignInBurst(t *testing.T) {
 	}
 	if fails != got[http.StatusUnauthorized] {
 		t.Errorf("%d signin.fail entries, want one per 401 (%d)", fails, got[http.StatusUnauthorized])
+	}
+}
+
+// TestAuthBodies: /auth takes and gives the API's messages as protobuf
+// JSON. A body that is not the message, or holds a field it does not
+// have, is refused with an AuthError naming what was wrong, and so is
+// everything else that is not a success; setup answers the User.
+func TestAuthBodies(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	bt.AddUser("alice@example.com", identity.RoleAdmin, password)
+	_, link, err := bt.Board.Users().Add(t.Context(), identity.AddUser{Email: "bob@example.com", Name: "Bob", Role: identity.RoleApprover, Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(path, body, contentType string) (int, []byte) {
+		req, err := http.NewRequest(http.MethodPost, bt.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", contentType)
+		resp, data := bt.Do(req)
+		return resp.StatusCode, data
+	}
+	tests := []struct {
+		name, path, body, contentType string
+		status                        int
+		want                          string // the AuthError's error
+	}{
+		{"a field SignInRequest does not have", "/auth/signin", `{"email": "alice@example.com", "password": "x", "remember": true}`, "application/json",
+			http.StatusBadRequest, `SignInRequest: unknown field "remember": this board does not know it`},
+		{"not JSON", "/auth/signin", `email=alice@example.com`, "application/json", http.StatusBadRequest, "body: not a JSON SignInRequest"},
+		{"a number for the email", "/auth/signin", `{"email": 5, "password": "x"}`, "application/json", http.StatusBadRequest, "body: not a JSON SignInRequest"},
+		{"a form", "/auth/signin", `email=alice@example.com`, "application/x-www-form-urlencoded", http.StatusUnsupportedMediaType, "send application/json"},
+		{"too large", "/auth/signin", `{"email": "` + strings.Repeat("a", 9<<10) + `"}`, "application/json", http.StatusRequestEntityTooLarge, "body: more than 8192 bytes"},
+		{"a field SetupRequest does not have", "/auth/setup", `{"token": "t", "role": "ROLE_ADMIN"}`, "application/json",
+			http.StatusBadRequest, `SetupRequest: unknown field "role": this board does not know it`},
+		{"a wrong password", "/auth/signin", `{"email": "alice@example.com", "password": "not the password"}`, "application/json",
+			http.StatusUnauthorized, "wrong email or password"},
+	}
+	for _, tt := range tests {
+		status, body := post(tt.path, tt.body, tt.contentType)
+		var e boardv1.AuthError
+		if err := protojson.Unmarshal(body, &e); err != nil || status != tt.status || e.GetError() != tt.want {
+			t.Errorf("%s: %d %s (%v), want %d and the AuthError %q", tt.name, status, body, err, tt.status, tt.want)
+		}
+	}
+	// Setup, in the API's names (and its JSON's other spelling of them).
+	status, body := post("/auth/setup", `{"token": "`+link.Token+`", "password": "`+password+`"}`, "application/json")
+	var u boardv1.User
+	if err := protojson.Unmarshal(body, &u); err != nil || status != http.StatusOK || u.GetEmail() != "bob@example.com" ||
+		u.GetRole() != boardv1.Role_ROLE_APPROVER || !u.GetHasPassword() || u.GetId() == "" || u.GetCreateTime() == nil {
+		t.Fatalf("setup = %d %s (%v), want bob's User, an approver with a password", status, body, err)
+	}
+	cookie, _ := bt.SignIn("bob@example.com", password)
+	req, err := http.NewRequest(http.MethodGet, bt.URL+"/auth/session", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Cookie", board.SessionCookie+"="+cookie)
+	resp, body := bt.Do(req)
+	var s boardv1.Session
+	if err := protojson.Unmarshal(body, &s); err != nil || resp.StatusCode != http.StatusOK || s.GetEmail() != "bob@example.com" ||
+		s.GetName() != "Bob" || s.GetRole() != boardv1.Role_ROLE_APPROVER || s.GetCsrfToken() != "" || s.GetExpireTime() == nil {
+		t.Errorf("GET /auth/session = %d %s (%v), want bob's Session without its CSRF token", resp.StatusCode, body, err)
 	}
 }

@@ -148,7 +148,7 @@ func TestStreamsEndWithTheirCredential(t *testing.T) {
 			t.Fatalf("sign in: %s %s", resp.Status, body)
 		}
 		var s struct {
-			CSRFToken string `json:"csrf_token"`
+			CSRFToken string `json:"csrfToken"`
 		}
 		_ = json.Unmarshal([]byte(body), &s)
 		for _, c := range resp.Cookies() {
