@@ -2,9 +2,11 @@
 // agents dial out to and operators work, and the agent's half of the link.
 // See README.md and docs/.
 //
-// Generated code (api/ from proto/ with buf, ent/ from ent/schema) and the
-// API reference (docs/api.md, from proto/ and the board's policy table) are
-// reproduced exactly by one command from the repository root:
+// Generated code (api/ and the TypeScript SDK's sdk/typescript/src/gen/ from
+// proto/ with buf, ent/ from ent/schema) and the API reference (docs/api.md,
+// from proto/ and the board's policy table) are reproduced exactly by one
+// command from the repository root; the TypeScript plugin is the one
+// sdk/typescript/package-lock.json pins, installed by npm ci:
 //
 //	go generate ./...
 //
@@ -21,4 +23,5 @@ package symphonix
 
 //go:generate npx --yes @bufbuild/buf@1.75.0 lint
 //go:generate npx --yes @bufbuild/buf@1.75.0 breaking --against proto/v1.binpb
+//go:generate npm ci --prefix sdk/typescript --ignore-scripts --no-audit --no-fund
 //go:generate npx --yes @bufbuild/buf@1.75.0 generate
