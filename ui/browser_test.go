@@ -56,7 +56,7 @@ func TestHandler(t *testing.T) {
 		{name: "session", method: http.MethodGet, path: "/session.js", status: http.StatusOK, contentType: "text/javascript", body: "/auth/signin"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
-		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetSwitch"`},
+		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
 		{name: "people", method: http.MethodGet, path: "/people.js", status: http.StatusOK, contentType: "text/javascript", body: "AddUser"},
 		{name: "me", method: http.MethodGet, path: "/me.js", status: http.StatusOK, contentType: "text/javascript", body: "EnterPairingCode"},
