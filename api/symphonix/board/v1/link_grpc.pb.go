@@ -33,9 +33,14 @@ const (
 // in full: message order, what each side must answer, and timeouts.
 type AgentLinkServiceClient interface {
 	// Link carries everything between one running agent and the board. It
-	// needs an agent token (unauthenticated otherwise); a Hello for another
-	// name, a protocol the board does not speak, or anything before the Hello
-	// ends it with invalid_argument or failed_precondition naming the field.
+	// needs an agent token (unauthenticated otherwise). A Hello for another
+	// name than the token's ends it with permission_denied; a protocol the
+	// board does not speak with failed_precondition; anything before the
+	// Hello, a second Hello, or a Hello field out of bounds with
+	// invalid_argument naming the field; no Hello within 10 s, or silence
+	// past the ping timeout, with deadline_exceeded; a message over 1 MiB
+	// with resource_exhausted; a board that cannot serve it now with
+	// unavailable.
 	Link(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[LinkRequest, LinkResponse], error)
 }
 
@@ -71,9 +76,14 @@ type AgentLinkService_LinkClient = grpc.BidiStreamingClient[LinkRequest, LinkRes
 // in full: message order, what each side must answer, and timeouts.
 type AgentLinkServiceServer interface {
 	// Link carries everything between one running agent and the board. It
-	// needs an agent token (unauthenticated otherwise); a Hello for another
-	// name, a protocol the board does not speak, or anything before the Hello
-	// ends it with invalid_argument or failed_precondition naming the field.
+	// needs an agent token (unauthenticated otherwise). A Hello for another
+	// name than the token's ends it with permission_denied; a protocol the
+	// board does not speak with failed_precondition; anything before the
+	// Hello, a second Hello, or a Hello field out of bounds with
+	// invalid_argument naming the field; no Hello within 10 s, or silence
+	// past the ping timeout, with deadline_exceeded; a message over 1 MiB
+	// with resource_exhausted; a board that cannot serve it now with
+	// unavailable.
 	Link(grpc.BidiStreamingServer[LinkRequest, LinkResponse]) error
 	mustEmbedUnimplementedAgentLinkServiceServer()
 }

@@ -807,15 +807,16 @@ export type Verify = Message<"symphonix.board.v1.Verify"> & {
   requestId: string;
 
   /**
-   * The address the person gave; required, at most 320 bytes.
+   * The address the person gave; at most 320 bytes. An empty or unknown
+   * one is answered not ok.
    *
    * @generated from field: string who = 2;
    */
   who: string;
 
   /**
-   * The secret the person typed; required, at most 1,024 bytes. The board
-   * never logs it.
+   * The secret the person typed; at most 1,024 bytes. An empty or wrong
+   * one is answered not ok. The board never logs it.
    *
    * @generated from field: string secret = 3;
    */
@@ -1125,9 +1126,14 @@ export const LinkErrorCodeSchema: GenEnum<LinkErrorCode> = /*@__PURE__*/
 export const AgentLinkService: GenService<{
   /**
    * Link carries everything between one running agent and the board. It
-   * needs an agent token (unauthenticated otherwise); a Hello for another
-   * name, a protocol the board does not speak, or anything before the Hello
-   * ends it with invalid_argument or failed_precondition naming the field.
+   * needs an agent token (unauthenticated otherwise). A Hello for another
+   * name than the token's ends it with permission_denied; a protocol the
+   * board does not speak with failed_precondition; anything before the
+   * Hello, a second Hello, or a Hello field out of bounds with
+   * invalid_argument naming the field; no Hello within 10 s, or silence
+   * past the ping timeout, with deadline_exceeded; a message over 1 MiB
+   * with resource_exhausted; a board that cannot serve it now with
+   * unavailable.
    *
    * @generated from rpc symphonix.board.v1.AgentLinkService.Link
    */

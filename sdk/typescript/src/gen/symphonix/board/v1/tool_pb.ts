@@ -176,7 +176,10 @@ export const ListServersRequestSchema: GenMessage<ListServersRequest> = /*@__PUR
 export type ListServersResponse = Message<"symphonix.board.v1.ListServersResponse"> & {
   /**
    * The servers, by name. A page may hold fewer than page_size (it stops at
-   * 4 MiB) and still be followed by more.
+   * 4 MiB) and still be followed by more. A server too large for what is
+   * left of a page is cut between two of its agents (by name), and goes on
+   * at the top of the next page with the agents after them: a client
+   * merges the entries of one name.
    *
    * @generated from field: repeated symphonix.board.v1.Server servers = 1;
    */
@@ -477,7 +480,8 @@ export const ToolService: GenService<{
    * ListServers lists, per MCP server, the union of the tools every agent
    * the board knows declared in its last hello, which agents declare each,
    * and which of them are online now: an agent that is not connected can
-   * be switched too, and is told when it next links. Any operator.
+   * be switched too, and is told when it next links. Every page reads the
+   * whole fleet, so it costs as much as the fleet is large. Any operator.
    *
    * @generated from rpc symphonix.board.v1.ToolService.ListServers
    */
