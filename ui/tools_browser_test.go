@@ -130,9 +130,9 @@ func TestBrowserToolSwitches(t *testing.T) {
 	// list.
 	if got := b.Eval(`(() => {
 		const called = new Set(performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname.split("/").pop()));
-		return ["ListServers", "ListSwitches", "SetSwitch", "GetSwitches", "SetSwitches"].filter((m) => called.has(m)).join(",");
-	})()`); got != "ListServers,ListSwitches,SetSwitch" {
-		t.Errorf("ToolService methods called = %q, want ListServers,ListSwitches,SetSwitch", got)
+		return ["ListServers", "ListSwitches", "SetToolSwitch", "GetSwitches", "ReplaceSwitches"].filter((m) => called.has(m)).join(",");
+	})()`); got != "ListServers,ListSwitches,SetToolSwitch" {
+		t.Errorf("ToolService methods called = %q, want ListServers,ListSwitches,SetToolSwitch", got)
 	}
 	if got := b.Eval(`document.getElementById("tools-status").textContent`); !strings.Contains(got, "told at once") {
 		t.Errorf("status = %q, want it to say the agent was told at once", got)
@@ -140,6 +140,7 @@ func TestBrowserToolSwitches(t *testing.T) {
 	if got := b.Eval(`document.getElementById("tools-error").hidden ? "" : document.getElementById("tools-error").textContent`); got != "" {
 		t.Errorf("error shown to an admin: %q", got)
 	}
+	noEnumNames(t, b, "tools")
 
 	// A viewer sees the switches, read-only from the start: a click flips
 	// nothing, and the agent hears nothing.
@@ -161,9 +162,9 @@ func TestBrowserToolSwitches(t *testing.T) {
 	if got := b.Eval(`document.querySelector('` + toolSwitch("clerk", "orders.lookup_order") + `').checked ? "on" : "off"`); got != "off" {
 		t.Errorf("a viewer's click: lookup_order %s, want off", got)
 	}
-	// A click sends its SetSwitch at once, if it sends one.
+	// A click sends its SetToolSwitch at once, if it sends one.
 	for _, path := range b.Fetched() {
-		if strings.HasSuffix(path, "/SetSwitch") {
+		if strings.HasSuffix(path, "/SetToolSwitch") {
 			t.Errorf("a viewer's click sent %s", path)
 		}
 	}
@@ -172,7 +173,7 @@ func TestBrowserToolSwitches(t *testing.T) {
 	// before an admin's change made now.
 	admin := boardv1connect.NewToolServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	if _, err := admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "clerk", Tool: "orders.refund", On: false}); err != nil {
-		t.Fatalf("SetSwitch(clerk, orders.refund, off): %v", err)
+		t.Fatalf("SetToolSwitch(clerk, orders.refund, off): %v", err)
 	}
 	if got, want := nextWord(t, words), (word{Spoken: true}); !cmp.Equal(got, want, cmp.Comparer(sameNames)) {
 		t.Errorf("after a viewer's click and an admin's change: clerk first told %+v, want %+v", got, want)
