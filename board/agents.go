@@ -20,11 +20,16 @@ type agentService struct {
 
 var _ boardv1connect.AgentServiceHandler = agentService{}
 
-func (s agentService) ListAgents(ctx context.Context, _ *boardv1.ListAgentsRequest) (*boardv1.ListAgentsResponse, error) {
+// ListAgents is a page of agents, by name; its token holds the last name.
+func (s agentService) ListAgents(ctx context.Context, req *boardv1.ListAgentsRequest) (*boardv1.ListAgentsResponse, error) {
+	pg, err := s.b.page("ListAgents", req.GetPageSize(), req.GetPageToken(), defaultPageSize, maxPageSize, 1)
+	if err != nil {
+		return nil, err
+	}
 	res := &boardv1.ListAgentsResponse{Agents: []*boardv1.Agent{}}
-	budget := listBudget{max: maxListAgents}
-	err := s.b.agentPages(ctx, func(a *boardv1.Agent) (bool, error) {
-		if !budget.take(a) {
+	err = s.b.agentRows(ctx, pg.afterName(), func(r *ent.Agent) (bool, error) {
+		a := agentProto(r)
+		if !pg.take(a, r.Name) {
 			return false, nil
 		}
 		res.Agents = append(res.Agents, a)
@@ -33,6 +38,7 @@ func (s agentService) ListAgents(ctx context.Context, _ *boardv1.ListAgentsReque
 	if err != nil {
 		return nil, err
 	}
+	res.NextPageToken = pg.next()
 	return res, nil
 }
 
@@ -42,12 +48,12 @@ const agentPage = 500
 // agentPages reads every agent, by name, a page at a time, and calls f
 // with each until f says stop or they run out.
 func (b *Board) agentPages(ctx context.Context, f func(*boardv1.Agent) (bool, error)) error {
-	return b.agentRows(ctx, func(r *ent.Agent) (bool, error) { return f(agentProto(r)) })
+	return b.agentRows(ctx, "", func(r *ent.Agent) (bool, error) { return f(agentProto(r)) })
 }
 
-// agentRows is agentPages with the stored rows.
-func (b *Board) agentRows(ctx context.Context, f func(*ent.Agent) (bool, error)) error {
-	after := ""
+// agentRows is agentPages with the stored rows, from the first named after
+// after ("" for the first of all).
+func (b *Board) agentRows(ctx context.Context, after string, f func(*ent.Agent) (bool, error)) error {
 	for {
 		rows, err := b.db.Agent.Query().Where(agent.NameGT(after)).Order(ent.Asc(agent.FieldName)).Limit(agentPage).All(ctx)
 		if err != nil {

@@ -44,8 +44,6 @@ const (
 	maxAskLen     = 16 << 10
 	maxShowLen    = 64 << 10
 	maxAccountLen = 64 << 10
-	// maxListApprovals is the most ListApprovals returns, newest first.
-	maxListApprovals = 1000
 	// raiseAttempts is how often a raise is tried when a concurrent raise
 	// for the same run and node won the race to the one pending row.
 	raiseAttempts = 3
@@ -422,6 +420,8 @@ func newApprovalID() (string, error) {
 	return "apr-" + hex.EncodeToString(p), nil
 }
 
+// ListApprovals is a page of approvals, newest first (by create_time,
+// then id); its token holds the last one's time and id.
 func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApprovalsRequest) (*boardv1.ListApprovalsResponse, error) {
 	var where []predicate.Approval
 	st, err := approvalStateFrom("state", req.GetState())
@@ -434,11 +434,23 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 	if a := req.GetAgent(); a != "" {
 		where = append(where, approval.Agent(a))
 	}
+	pg, err := s.b.page("ListApprovals", req.GetPageSize(), req.GetPageToken(), defaultApprovalPageSize, maxApprovalPageSize, 2,
+		st, req.GetAgent())
+	if err != nil {
+		return nil, err
+	}
+	var from *approvalKey
+	if pg.after != nil {
+		t, err := positionTime(pg.after[0])
+		if err != nil {
+			return nil, err
+		}
+		from = &approvalKey{createdAt: t, id: pg.after[1]}
+	}
 	res := &boardv1.ListApprovalsResponse{Approvals: []*boardv1.Approval{}}
-	budget := listBudget{max: maxListApprovals}
-	err = s.b.approvalPages(ctx, where, true, func(r *ent.Approval) (bool, error) {
+	err = s.b.approvalPages(ctx, where, true, from, func(r *ent.Approval) (bool, error) {
 		a := approvalProto(r)
-		if !budget.take(a) {
+		if !pg.take(a, microString(r.CreatedAt), r.ID) {
 			return false, nil
 		}
 		res.Approvals = append(res.Approvals, a)
@@ -447,7 +459,14 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 	if err != nil {
 		return nil, err
 	}
+	res.NextPageToken = pg.next()
 	return res, nil
+}
+
+// approvalKey is an approval's place in the order of approvalPages.
+type approvalKey struct {
+	createdAt time.Time
+	id        string
 }
 
 // approvalPage is how many approvals are read from the store at once: a
@@ -459,10 +478,10 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 const approvalPage = 4
 
 // approvalPages reads the approvals where says, by (created_at, id),
-// newest first when newest, a page at a time, and calls f with each until
-// f says stop or they run out.
-func (b *Board) approvalPages(ctx context.Context, where []predicate.Approval, newest bool, f func(*ent.Approval) (bool, error)) error {
-	var last *ent.Approval
+// newest first when newest, a page at a time, from the one after from (nil:
+// the first), and calls f with each until f says stop or they run out.
+func (b *Board) approvalPages(ctx context.Context, where []predicate.Approval, newest bool, from *approvalKey, f func(*ent.Approval) (bool, error)) error {
+	last := from
 	for {
 		q := b.db.Approval.Query().Where(where...)
 		order := ent.Asc
@@ -474,11 +493,11 @@ func (b *Board) approvalPages(ctx context.Context, where []predicate.Approval, n
 		// t AND id < i)" alone made it gather and sort every row before.
 		if last != nil {
 			if newest {
-				q.Where(approval.CreatedAtLTE(last.CreatedAt),
-					approval.Or(approval.CreatedAtLT(last.CreatedAt), approval.IDLT(last.ID)))
+				q.Where(approval.CreatedAtLTE(last.createdAt),
+					approval.Or(approval.CreatedAtLT(last.createdAt), approval.IDLT(last.id)))
 			} else {
-				q.Where(approval.CreatedAtGTE(last.CreatedAt),
-					approval.Or(approval.CreatedAtGT(last.CreatedAt), approval.IDGT(last.ID)))
+				q.Where(approval.CreatedAtGTE(last.createdAt),
+					approval.Or(approval.CreatedAtGT(last.createdAt), approval.IDGT(last.id)))
 			}
 		}
 		rows, err := q.Order(order(approval.FieldCreatedAt), order(approval.FieldID)).Limit(approvalPage).All(ctx)
@@ -493,7 +512,8 @@ func (b *Board) approvalPages(ctx context.Context, where []predicate.Approval, n
 		if len(rows) < approvalPage {
 			return nil
 		}
-		last = rows[len(rows)-1]
+		r := rows[len(rows)-1]
+		last = &approvalKey{createdAt: r.CreatedAt, id: r.ID}
 	}
 }
 

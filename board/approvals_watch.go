@@ -32,6 +32,9 @@ const (
 // sends when the request does not say.
 const defaultWatchHistory = 200
 
+// maxWatchHistory is the most decided approvals a watch's snapshot sends.
+const maxWatchHistory = 1000
+
 // publishApproval sends the approval id, as it stands now, to the
 // approvals' watchers with event. The caller has committed the change
 // event names: it is never called inside a transaction, and it never
@@ -72,7 +75,7 @@ func (s approvalService) WatchApprovals(ctx context.Context, req *boardv1.WatchA
 		if h < 0 {
 			return connect.Errorf(connect.CodeInvalidArgument, "history: %d, want 0 or more", h)
 		}
-		history = min(int(h), maxListApprovals)
+		history = min(int(h), maxWatchHistory)
 	}
 	done, err := s.b.startStream(ctx)
 	if err != nil {
@@ -140,14 +143,14 @@ func (b *Board) approvalSnapshot(ctx context.Context, agentName string, history 
 	each := func(r *ent.Approval) (bool, error) {
 		return true, send(approvalProto(r))
 	}
-	if err := b.approvalPages(ctx, append(mine, approval.State(StatePending)), false, each); err != nil {
+	if err := b.approvalPages(ctx, append(mine, approval.State(StatePending)), false, nil, each); err != nil {
 		return err
 	}
 	if history <= 0 {
 		return nil
 	}
 	sent := 0
-	return b.approvalPages(ctx, append(mine, approval.StateNEQ(StatePending)), true, func(r *ent.Approval) (bool, error) {
+	return b.approvalPages(ctx, append(mine, approval.StateNEQ(StatePending)), true, nil, func(r *ent.Approval) (bool, error) {
 		sent++
 		return sent < history, send(approvalProto(r))
 	})

@@ -20,25 +20,29 @@ type auditService struct {
 
 var _ boardv1connect.AuditServiceHandler = auditService{}
 
+// ListAudit is a page of the log, oldest first, after after_seq; its
+// token holds the last seq sent, and is good only with the same after_seq.
 func (s auditService) ListAudit(ctx context.Context, req *boardv1.ListAuditRequest) (*boardv1.ListAuditResponse, error) {
 	if req.GetAfterSeq() < 0 {
 		return nil, connect.NewError(connect.CodeInvalidArgument, "after_seq: must not be negative")
 	}
-	if req.GetPageSize() < 0 {
-		return nil, connect.NewError(connect.CodeInvalidArgument, "page_size: must not be negative")
+	pg, err := s.b.page("ListAudit", req.GetPageSize(), req.GetPageToken(), defaultPageSize, maxPageSize, 1,
+		int64String(req.GetAfterSeq()))
+	if err != nil {
+		return nil, err
 	}
-	limit := int(req.GetPageSize())
-	if limit == 0 {
-		limit = 100
-	}
-	limit = min(limit, 1000)
-	res := &boardv1.ListAuditResponse{Entries: []*boardv1.AuditEntry{}}
-	budget := listBudget{max: limit}
 	after := req.GetAfterSeq()
+	if pg.after != nil {
+		if after, err = positionInt(pg.after[0]); err != nil {
+			return nil, err
+		}
+	}
+	res := &boardv1.ListAuditResponse{Entries: []*boardv1.AuditEntry{}}
 	for {
-		// A page at a time, so that a few large entries never make one
-		// list hold many more of them than it sends.
-		n := min(auditPage, limit-budget.items)
+		// A few at a time, and one more than the page holds, so that a
+		// few large entries never make one list hold many more of them
+		// than it sends.
+		n := min(auditPage, pg.budget.max-pg.budget.items+1)
 		entries, err := s.b.audit.List(ctx, after, n)
 		if err != nil {
 			return nil, err
@@ -48,13 +52,14 @@ func (s auditService) ListAudit(ctx context.Context, req *boardv1.ListAuditReque
 			if err != nil {
 				return nil, err
 			}
-			if !budget.take(p) {
+			if !pg.take(p, int64String(e.Seq)) {
+				res.NextPageToken = pg.next()
 				return res, nil
 			}
 			res.Entries = append(res.Entries, p)
 			after = e.Seq
 		}
-		if len(entries) < n || budget.items >= limit {
+		if len(entries) < n {
 			return res, nil
 		}
 	}

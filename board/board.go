@@ -114,6 +114,9 @@ type Board struct {
 	streams streams
 	// lists: each caller's lists, taking turns (listturns.go).
 	lists listTurns
+	// pages: the List RPCs' page tokens, signed with a key derived from
+	// the store's signing key (pagetoken.go).
+	pages pageTokens
 	// audits: how many audit entries each agent and caller may still make
 	// the board write (auditlimit.go); made on first use.
 	auditOnce sync.Once
@@ -205,6 +208,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
 		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
 		hashSlots:     newHashSlots(cfg.ConcurrentHashes),
+		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 	}
 	b.presence = newPresence(b)
 	// A board that stopped without saying goodbye (kill -9) left its agents

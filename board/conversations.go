@@ -28,9 +28,6 @@ const (
 	maxConversationThread = maxThreadLen
 	maxConversations      = 1000
 	maxConversationPeople = 100
-	// maxListConversations is the most ListConversations returns, most
-	// recently updated first.
-	maxListConversations = 1000
 	// conversationBatch is how many pointers one upsert statement writes,
 	// well inside SQLite's and PostgreSQL's limits on bound parameters.
 	conversationBatch = 200
@@ -201,6 +198,10 @@ type conversationService struct {
 
 var _ boardv1connect.ConversationServiceHandler = conversationService{}
 
+// ListConversations is a page of the pointers the caller may see, most
+// recently updated first, then by agent and thread; its token holds the
+// last one's time, agent and thread, and is good only for the same agent
+// filter and the same caller's view.
 func (s conversationService) ListConversations(ctx context.Context, req *boardv1.ListConversationsRequest) (*boardv1.ListConversationsResponse, error) {
 	if a := req.GetAgent(); a != "" {
 		if err := identity.ValidName(a); err != nil {
@@ -210,15 +211,24 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 	out := &boardv1.ListConversationsResponse{Conversations: []*boardv1.ConversationPointer{}}
 	caller, _ := identity.FromContext(ctx)
 	var where []predicate.Conversation
+	view := ""
 	switch {
 	case caller.Operates() && caller.Role >= identity.RoleAdmin:
 		// An admin sees every pointer.
+		view = "all"
 	case caller.Kind == identity.KindSession && caller.Name != "":
 		// A person sees the conversations they are in.
+		view = "person " + caller.Name
 		where = append(where, func(s *sql.Selector) {
 			s.Where(sqljson.ValueContains(s.C(conversation.FieldPeople), caller.Name))
 		})
-	default:
+	}
+	pg, err := s.b.page("ListConversations", req.GetPageSize(), req.GetPageToken(), defaultPageSize, maxPageSize, 3,
+		req.GetAgent(), view)
+	if err != nil {
+		return nil, err
+	}
+	if view == "" {
 		// A token that is not an admin's is nobody's address: it is in no
 		// conversation, so it sees none.
 		return out, nil
@@ -226,17 +236,23 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 	if a := req.GetAgent(); a != "" {
 		where = append(where, conversation.Agent(a))
 	}
-	budget := listBudget{max: maxListConversations}
-	var last *ent.Conversation
+	var last *conversationKey
+	if pg.after != nil {
+		t, err := positionTime(pg.after[0])
+		if err != nil {
+			return nil, err
+		}
+		last = &conversationKey{updatedAt: t, agent: pg.after[1], thread: pg.after[2]}
+	}
 	for {
 		q := s.b.db.Conversation.Query().Where(where...)
 		if last != nil {
 			// After last, in the order below.
 			q.Where(conversation.Or(
-				conversation.UpdatedAtLT(last.UpdatedAt),
-				conversation.And(conversation.UpdatedAt(last.UpdatedAt), conversation.Or(
-					conversation.AgentGT(last.Agent),
-					conversation.And(conversation.Agent(last.Agent), conversation.ThreadGT(last.Thread)),
+				conversation.UpdatedAtLT(last.updatedAt),
+				conversation.And(conversation.UpdatedAt(last.updatedAt), conversation.Or(
+					conversation.AgentGT(last.agent),
+					conversation.And(conversation.Agent(last.agent), conversation.ThreadGT(last.thread)),
 				)),
 			))
 		}
@@ -253,7 +269,8 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 		}
 		for _, r := range rows {
 			p := conversationProto(r)
-			if !budget.take(p) {
+			if !pg.take(p, microString(r.UpdatedAt), r.Agent, r.Thread) {
+				out.NextPageToken = pg.next()
 				return out, nil
 			}
 			out.Conversations = append(out.Conversations, p)
@@ -261,8 +278,15 @@ func (s conversationService) ListConversations(ctx context.Context, req *boardv1
 		if len(rows) < conversationPage {
 			return out, nil
 		}
-		last = rows[len(rows)-1]
+		r := rows[len(rows)-1]
+		last = &conversationKey{updatedAt: r.UpdatedAt, agent: r.Agent, thread: r.Thread}
 	}
+}
+
+// conversationKey is a pointer's place in ListConversations' order.
+type conversationKey struct {
+	updatedAt     time.Time
+	agent, thread string
 }
 
 // conversationPage is how many pointers ListConversations reads from the

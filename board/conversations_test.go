@@ -40,13 +40,14 @@ func (l *rawLink) report(full bool, ps ...*boardv1.ConversationPointer) {
 	l.ping(uint64(1000 + l.n))
 }
 
+// listConversations is every pointer c may see, over as many pages as
+// they take.
 func listConversations(t *testing.T, c boardv1connect.ConversationServiceClient, agent string) []*boardv1.ConversationPointer {
 	t.Helper()
-	res, err := c.ListConversations(t.Context(), &boardv1.ListConversationsRequest{Agent: agent})
-	if err != nil {
-		t.Fatalf("ListConversations(%q): %v", agent, err)
-	}
-	return res.GetConversations()
+	all, _ := pages(t, fmt.Sprintf("ListConversations(%q)", agent), func(token string) (*boardv1.ListConversationsResponse, error) {
+		return c.ListConversations(t.Context(), &boardv1.ListConversationsRequest{Agent: agent, PageToken: token})
+	}, (*boardv1.ListConversationsResponse).GetConversations)
+	return all
 }
 
 // threads is "agent/thread" of each pointer, in order.

@@ -60,18 +60,12 @@ func (l Limits) withDefaults() Limits {
 
 // MaxListBytes is the most one List response carries: the default a gRPC
 // client accepts in one message, less room for the rest of the response.
-// A list that stops at it, or at its most items, says so in its truncated
-// field.
+// A page that stops at it, before its page_size, has a next_page_token like
+// any other page that more items follow.
 const MaxListBytes = 4<<20 - 64<<10
 
-// Most items of the lists that do not have a limit of their own.
-const (
-	maxListAgents = 10000
-	maxListUsers  = 10000
-)
-
 // listBudget counts what a List response carries so far, so that it stops
-// before MaxListBytes or max items. The first item is always taken: a
+// before MaxListBytes or max items (listPage). The first item is always taken: a
 // client must be able to read every item, if need be one at a time.
 type listBudget struct {
 	max   int // items

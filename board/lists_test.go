@@ -27,12 +27,12 @@ func largest(run string, d int) *boardv1.Raise {
 	}
 }
 
-// TestListApprovalsBounded: ListApprovals stops before 4 MiB, newest
-// first, and says it stopped; a gRPC client, which takes at most 4 MiB in
-// a message by default, reads it.
+// TestListApprovalsBounded: a page of ListApprovals stops before 4 MiB,
+// newest first, with a token for the next; a gRPC client, which takes at
+// most 4 MiB in a message by default, reads every page, and the pages
+// carry every approval once.
 func TestListApprovalsBounded(t *testing.T) {
 	t.Parallel()
-	t.Skip("the List RPCs page with next_page_token in the commit after this one")
 	bt := boardtest.Start(t, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	const n = 25 // about 200 KiB each in a list: past 4 MiB
@@ -49,10 +49,15 @@ func TestListApprovalsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: ListApprovals: %v", name, err)
 		}
-		got := res.GetApprovals()
-		if size := proto.Size(res); size > board.MaxListBytes || !(res.GetNextPageToken() != "") || len(got) < 10 || len(got) >= n {
-			t.Fatalf("%s: ListApprovals = %d approvals in %d bytes, truncated %v; want under %d bytes, truncated, at least 10",
-				name, len(got), size, (res.GetNextPageToken() != ""), board.MaxListBytes)
+		if size, got := proto.Size(res), res.GetApprovals(); size > board.MaxListBytes || res.GetNextPageToken() == "" || len(got) < 10 || len(got) >= n {
+			t.Fatalf("%s: ListApprovals = %d approvals in %d bytes, next page %q; want under %d bytes, at least 10, and a next page",
+				name, len(got), size, res.GetNextPageToken(), board.MaxListBytes)
+		}
+		got, _ := pages(t, name+": ListApprovals", func(token string) (*boardv1.ListApprovalsResponse, error) {
+			return c.ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{PageToken: token})
+		}, (*boardv1.ListApprovalsResponse).GetApprovals)
+		if len(got) != n {
+			t.Fatalf("%s: %d approvals over the pages, want %d", name, len(got), n)
 		}
 		for i, a := range got {
 			if want := ids[n-1-i]; a.GetId() != want {
@@ -60,18 +65,18 @@ func TestListApprovalsBounded(t *testing.T) {
 			}
 		}
 	}
-	// What fits is not truncated.
+	// What fits is one page.
 	res, err := approvalsClient(bt, viewer).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{Agent: "nobody"})
-	if err != nil || (res.GetNextPageToken() != "") || len(res.GetApprovals()) != 0 {
-		t.Fatalf("ListApprovals(nobody) = %v, %v; want none, not truncated", res, err)
+	if err != nil || res.GetNextPageToken() != "" || len(res.GetApprovals()) != 0 {
+		t.Fatalf("ListApprovals(nobody) = %v, %v; want none, and no next page", res, err)
 	}
 }
 
-// TestListAgentsBounded: ListAgents stops before 4 MiB and says so;
-// WatchAgents still sends every agent.
+// TestListAgentsBounded: a page of ListAgents stops before 4 MiB with a
+// token for the next, and the pages carry every agent once; WatchAgents
+// sends every agent.
 func TestListAgentsBounded(t *testing.T) {
 	t.Parallel()
-	t.Skip("the List RPCs page with next_page_token in the commit after this one")
 	bt := boardtest.Start(t, boardtest.Options{})
 	tools := make([]string, 1024)
 	for i := range tools {
@@ -97,9 +102,20 @@ func TestListAgentsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size := proto.Size(res); size > board.MaxListBytes || !(res.GetNextPageToken() != "") || len(res.GetAgents()) >= n || res.GetAgents()[0].GetName() != "agent-00" {
-		t.Fatalf("ListAgents = %d agents in %d bytes, truncated %v; want under %d bytes, truncated, from agent-00",
-			len(res.GetAgents()), size, (res.GetNextPageToken() != ""), board.MaxListBytes)
+	if size := proto.Size(res); size > board.MaxListBytes || res.GetNextPageToken() == "" || len(res.GetAgents()) >= n || res.GetAgents()[0].GetName() != "agent-00" {
+		t.Fatalf("ListAgents = %d agents in %d bytes, next page %q; want under %d bytes, from agent-00, and a next page",
+			len(res.GetAgents()), size, res.GetNextPageToken(), board.MaxListBytes)
+	}
+	all, _ := pages(t, "ListAgents", func(token string) (*boardv1.ListAgentsResponse, error) {
+		return agents.ListAgents(t.Context(), &boardv1.ListAgentsRequest{PageToken: token})
+	}, (*boardv1.ListAgentsResponse).GetAgents)
+	for i, a := range all {
+		if a.GetName() != fmt.Sprintf("agent-%02d", i) {
+			t.Fatalf("ListAgents over the pages: agent %d is %s, want agent-%02d", i, a.GetName(), i)
+		}
+	}
+	if len(all) != n {
+		t.Fatalf("ListAgents over the pages: %d agents, want %d", len(all), n)
 	}
 	w, err := agents.WatchAgents(t.Context(), &boardv1.WatchAgentsRequest{})
 	if err != nil {
@@ -114,11 +130,11 @@ func TestListAgentsBounded(t *testing.T) {
 	}
 }
 
-// TestListAuditBounded: ListAudit stops before 4 MiB, says so, and the
-// next page starts after the last entry it sent.
+// TestListAuditBounded: a page of ListAudit stops before 4 MiB, and the
+// next page, asked for with its token, starts after the last entry it
+// sent.
 func TestListAuditBounded(t *testing.T) {
 	t.Parallel()
-	t.Skip("the List RPCs page with next_page_token in the commit after this one")
 	bt := boardtest.Start(t, boardtest.Options{})
 	trail := audit.New(bt.Store)
 	const n = 100 // 64 KiB each: past 4 MiB
@@ -130,9 +146,9 @@ func TestListAuditBounded(t *testing.T) {
 	}
 	c := boardv1connect.NewAuditServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	var seen int
-	var after int64
+	token := ""
 	for page := 0; ; page++ {
-		res, err := c.ListAudit(t.Context(), &boardv1.ListAuditRequest{AfterSeq: after, PageSize: 1000})
+		res, err := c.ListAudit(t.Context(), &boardv1.ListAuditRequest{PageToken: token, PageSize: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,29 +162,26 @@ func TestListAuditBounded(t *testing.T) {
 				}
 				seen++
 			}
-			after = e.GetSeq()
 		}
-		if !(res.GetNextPageToken() != "") {
+		if token = res.GetNextPageToken(); token == "" {
 			break
 		}
 		if page == 0 && len(res.GetEntries()) >= n {
-			t.Fatal("the first page carried every entry: want it truncated")
+			t.Fatal("the first page carried every entry: want it to stop at 4 MiB")
 		}
 	}
 	if seen != n {
 		t.Fatalf("read %d entries over the pages, want %d", seen, n)
 	}
-	if _, err := c.ListAudit(t.Context(), &boardv1.ListAuditRequest{PageSize: -1}); connect.CodeOf(err) != connect.CodeInvalidArgument {
-		t.Errorf("ListAudit(limit -1) = %v, want invalid_argument", err)
-	}
+
 }
 
 // TestRulesBounded: a board holds at most 1,000 rules; one more is refused
 // with resource_exhausted (one put in the place of another is not one
-// more), and ListRules stops before 4 MiB and says so.
+// more), and a page of ListRules stops before 4 MiB with a token for the
+// next; the pages carry every rule once, in match order.
 func TestRulesBounded(t *testing.T) {
 	t.Parallel()
-	t.Skip("the List RPCs page with next_page_token in the commit after this one")
 	bt := boardtest.Start(t, boardtest.Options{})
 	c := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	people := make([]string, 100)
@@ -193,20 +206,33 @@ func TestRulesBounded(t *testing.T) {
 	if got := putRule(t, c, again); got.GetNode() != "pay" {
 		t.Fatalf("a rule put again at the limit: %v", got)
 	}
-	res, err := c.ListRules(t.Context(), &boardv1.ListRulesRequest{})
+	res, err := c.ListRules(t.Context(), &boardv1.ListRulesRequest{PageSize: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size := proto.Size(res); size > board.MaxListBytes || !(res.GetNextPageToken() != "") || len(res.GetRules()) < 100 {
-		t.Fatalf("ListRules = %d rules in %d bytes, truncated %v; want under %d bytes, truncated", len(res.GetRules()), size, (res.GetNextPageToken() != ""), board.MaxListBytes)
+	if size := proto.Size(res); size > board.MaxListBytes || res.GetNextPageToken() == "" || len(res.GetRules()) < 100 {
+		t.Fatalf("ListRules = %d rules in %d bytes, next page %q; want under %d bytes, and a next page", len(res.GetRules()), size, res.GetNextPageToken(), board.MaxListBytes)
+	}
+	all, _ := pages(t, "ListRules", func(token string) (*boardv1.ListRulesResponse, error) {
+		return c.ListRules(t.Context(), &boardv1.ListRulesRequest{PageSize: 1000, PageToken: token})
+	}, (*boardv1.ListRulesResponse).GetRules)
+	seen := map[string]bool{}
+	for _, r := range all {
+		if seen[r.GetId()] {
+			t.Fatalf("ListRules over the pages: %s twice", r.GetId())
+		}
+		seen[r.GetId()] = true
+	}
+	if len(seen) != 1000 {
+		t.Fatalf("ListRules over the pages: %d rules, want 1000", len(seen))
 	}
 }
 
-// TestListConversationsBounded: ListConversations stops before 4 MiB and
-// says so.
+// TestListConversationsBounded: a page of ListConversations stops before
+// 4 MiB with a token for the next, and the pages carry every pointer once,
+// newest first.
 func TestListConversationsBounded(t *testing.T) {
 	t.Parallel()
-	t.Skip("the List RPCs page with next_page_token in the commit after this one")
 	bt := boardtest.Start(t, boardtest.Options{})
 	l := openLink(t, bt, "desk")
 	domain := strings.TrimSuffix(strings.Repeat(strings.Repeat("d", 59)+".", 4), ".") // 239 bytes
@@ -223,15 +249,22 @@ func TestListConversationsBounded(t *testing.T) {
 		}
 		l.report(false, ps...)
 	}
-	res, err := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin)).ListConversations(t.Context(), &boardv1.ListConversationsRequest{})
+	c := conversationsAs(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	res, err := c.ListConversations(t.Context(), &boardv1.ListConversationsRequest{PageSize: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := res.GetConversations()
-	if size := proto.Size(res); size > board.MaxListBytes || !(res.GetNextPageToken() != "") || len(got) >= n || len(got) < 100 ||
+	if size := proto.Size(res); size > board.MaxListBytes || res.GetNextPageToken() == "" || len(got) >= n || len(got) < 100 ||
 		got[0].GetThread() != fmt.Sprintf("t%03d", n-1) || len(got[0].GetPeople()) != 100 {
-		t.Fatalf("ListConversations = %d pointers in %d bytes, truncated %v; want under %d bytes, truncated, newest first with its 100 people",
-			len(got), size, (res.GetNextPageToken() != ""), board.MaxListBytes)
+		t.Fatalf("ListConversations = %d pointers in %d bytes, next page %q; want under %d bytes, newest first with its 100 people, and a next page",
+			len(got), size, res.GetNextPageToken(), board.MaxListBytes)
+	}
+	got, _ = pages(t, "ListConversations", func(token string) (*boardv1.ListConversationsResponse, error) {
+		return c.ListConversations(t.Context(), &boardv1.ListConversationsRequest{PageSize: 1000, PageToken: token})
+	}, (*boardv1.ListConversationsResponse).GetConversations)
+	if len(got) != n {
+		t.Fatalf("ListConversations over the pages: %d pointers, want %d", len(got), n)
 	}
 	for i, p := range got {
 		if want := fmt.Sprintf("t%03d", n-1-i); p.GetThread() != want {

@@ -138,21 +138,41 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 	return &boardv1.PutRuleResponse{Rule: ruleProto(out)}, nil
 }
 
-func (s approvalService) ListRules(ctx context.Context, _ *boardv1.ListRulesRequest) (*boardv1.ListRulesResponse, error) {
+// ListRules is a page of rules in match order. The board holds at most
+// maxRules, and every raise reads them all, so a page reads them all too
+// and starts after the last one sent: its token holds that rule's sort
+// key (ruleKey), so a rule put or deleted meanwhile moves nothing.
+func (s approvalService) ListRules(ctx context.Context, req *boardv1.ListRulesRequest) (*boardv1.ListRulesResponse, error) {
+	pg, err := s.b.page("ListRules", req.GetPageSize(), req.GetPageToken(), defaultPageSize, maxPageSize, 6)
+	if err != nil {
+		return nil, err
+	}
+	var after *ruleKey
+	if pg.after != nil {
+		k, err := ruleKeyFrom(pg.after)
+		if err != nil {
+			return nil, err
+		}
+		after = &k
+	}
 	rows, err := s.b.db.Rule.Query().All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sortRules(rows)
-	res := &boardv1.ListRulesResponse{Rules: make([]*boardv1.Rule, 0, len(rows))}
-	budget := listBudget{max: maxRules}
+	res := &boardv1.ListRulesResponse{Rules: []*boardv1.Rule{}}
 	for _, r := range rows {
+		k := keyOfRule(r)
+		if after != nil && k.compare(*after) <= 0 {
+			continue
+		}
 		p := ruleProto(r)
-		if !budget.take(p) {
+		if !pg.take(p, k.strings()...) {
 			break
 		}
 		res.Rules = append(res.Rules, p)
 	}
+	res.NextPageToken = pg.next()
 	return res, nil
 }
 
@@ -258,16 +278,55 @@ func literalLen(p string) int {
 // beats everything, a rule naming the agent beats every rule for all
 // agents whatever their node, and the rule for "*" and "*" comes last.
 func sortRules(rules []*ent.Rule) {
-	slices.SortStableFunc(rules, func(a, b *ent.Rule) int {
-		return cmp.Or(
-			-cmp.Compare(patternKind(a.Agent), patternKind(b.Agent)),
-			-cmp.Compare(patternKind(a.Node), patternKind(b.Node)),
-			-cmp.Compare(literalLen(a.Agent), literalLen(b.Agent)),
-			-cmp.Compare(literalLen(a.Node), literalLen(b.Node)),
-			a.CreatedAt.Compare(b.CreatedAt),
-			strings.Compare(a.ID, b.ID),
-		)
-	})
+	slices.SortStableFunc(rules, func(a, b *ent.Rule) int { return keyOfRule(a).compare(keyOfRule(b)) })
+}
+
+// ruleKey is where a rule falls in the order sortRules puts rules in: the
+// more specific first. The id makes it a total order.
+type ruleKey struct {
+	agentKind, nodeKind int
+	agentLen, nodeLen   int
+	created             int64 // microseconds since the epoch
+	id                  string
+}
+
+func keyOfRule(r *ent.Rule) ruleKey {
+	return ruleKey{
+		agentKind: patternKind(r.Agent), nodeKind: patternKind(r.Node),
+		agentLen: literalLen(r.Agent), nodeLen: literalLen(r.Node),
+		created: r.CreatedAt.UnixMicro(), id: r.ID,
+	}
+}
+
+// compare is negative when a comes before b in match order.
+func (a ruleKey) compare(b ruleKey) int {
+	return cmp.Or(
+		-cmp.Compare(a.agentKind, b.agentKind),
+		-cmp.Compare(a.nodeKind, b.nodeKind),
+		-cmp.Compare(a.agentLen, b.agentLen),
+		-cmp.Compare(a.nodeLen, b.nodeLen),
+		cmp.Compare(a.created, b.created),
+		strings.Compare(a.id, b.id),
+	)
+}
+
+// strings is k as a page token's position.
+func (k ruleKey) strings() []string {
+	return []string{strconv.Itoa(k.agentKind), strconv.Itoa(k.nodeKind), strconv.Itoa(k.agentLen), strconv.Itoa(k.nodeLen),
+		strconv.FormatInt(k.created, 10), k.id}
+}
+
+// ruleKeyFrom reads a position strings wrote.
+func ruleKeyFrom(p []string) (ruleKey, error) {
+	var n [5]int64
+	for i := range n {
+		v, err := positionInt(p[i])
+		if err != nil {
+			return ruleKey{}, err
+		}
+		n[i] = v
+	}
+	return ruleKey{agentKind: int(n[0]), nodeKind: int(n[1]), agentLen: int(n[2]), nodeLen: int(n[3]), created: n[4], id: p[5]}, nil
 }
 
 // ruleInput is a rule as PutRule received it, checked.

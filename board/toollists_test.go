@@ -2,12 +2,12 @@ package board_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect/v2/connecthttp"
-	"google.golang.org/protobuf/proto"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -34,13 +34,50 @@ func linkWithTools(t *testing.T, bt *boardtest.Board, name string, tools []strin
 	}
 }
 
-// TestToolListsBounded: ListServers and ListSwitches stop before 4 MiB,
-// from the first agent by name, and say they stopped; a gRPC client, which
-// takes at most 4 MiB in a message by default, reads them; what fits is
-// not truncated.
+// mergeServers is the servers of every page, a server that went on across
+// pages merged into one: its agents and each tool's agents and on, in
+// order. A list that is not in (server, agent) order fails the test.
+func mergeServers(t *testing.T, pages []*boardv1.Server) []*boardv1.Server {
+	t.Helper()
+	var out []*boardv1.Server
+	for _, s := range pages {
+		if n := len(out); n > 0 && out[n-1].GetName() == s.GetName() {
+			m := out[n-1]
+			if last := m.GetAgents()[len(m.GetAgents())-1]; len(s.GetAgents()) == 0 || s.GetAgents()[0] <= last {
+				t.Fatalf("server %s goes on with agents %.20q after %.20q: want later agents only", s.GetName(), s.GetAgents(), last)
+			}
+			m.Agents = append(m.Agents, s.GetAgents()...)
+			m.Online = append(m.Online, s.GetOnline()...)
+			tools := map[string]*boardv1.ServerTool{}
+			for _, tool := range m.GetTools() {
+				tools[tool.GetName()] = tool
+			}
+			for _, tool := range s.GetTools() {
+				if had := tools[tool.GetName()]; had != nil {
+					had.Agents = append(had.Agents, tool.GetAgents()...)
+					had.On = append(had.On, tool.GetOn()...)
+				} else {
+					m.Tools = append(m.Tools, tool)
+				}
+			}
+			slices.SortFunc(m.Tools, func(a, b *boardv1.ServerTool) int { return strings.Compare(a.GetName(), b.GetName()) })
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].GetName() > s.GetName() {
+			t.Fatalf("server %s after %s: want them by name", s.GetName(), out[n-1].GetName())
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestToolListsBounded: a page of ListServers or ListSwitches stops
+// before 4 MiB, with a token for the next; a gRPC client, which takes at
+// most 4 MiB in a message by default, reads every page, and the pages
+// carry everything once. A server too large for one page goes on over the
+// next, by agent name.
 func TestToolListsBounded(t *testing.T) {
 	t.Parallel()
-	t.Skip("the List RPCs page with next_page_token in the commit after this one")
 	bt := boardtest.Start(t, boardtest.Options{})
 	// Names and tools as long as a hello may make them: each agent is
 	// about 260 KiB of switches and 390 KiB of servers.
@@ -57,44 +94,42 @@ func TestToolListsBounded(t *testing.T) {
 		"connect": boardv1connect.NewToolServiceClient(bt.Client(viewer)),
 		"grpc":    boardv1connect.NewToolServiceClient(bt.Client(viewer, connecthttp.WithGRPC(), connecthttp.WithReadMaxBytes(4<<20))),
 	}
-	check := func(t *testing.T, linked int, wantTruncated bool) {
+	check := func(t *testing.T, linked int, onePage bool) {
 		t.Helper()
 		for proto_, c := range clients {
-			sw, err := c.ListSwitches(t.Context(), &boardv1.ListSwitchesRequest{})
-			if err != nil {
-				t.Fatalf("%s: ListSwitches: %v", proto_, err)
+			switches, n := pages(t, proto_+": ListSwitches", func(token string) (*boardv1.ListSwitchesResponse, error) {
+				return c.ListSwitches(t.Context(), &boardv1.ListSwitchesRequest{PageToken: token})
+			}, (*boardv1.ListSwitchesResponse).GetSwitches)
+			if (n == 1) != onePage || len(switches) != linked {
+				t.Fatalf("%s: ListSwitches = %d agents of %d in %d pages; want them all, in one page: %v", proto_, len(switches), linked, n, onePage)
 			}
-			got := sw.GetSwitches()
-			if size := proto.Size(sw); size > board.MaxListBytes || (sw.GetNextPageToken() != "") != wantTruncated ||
-				(wantTruncated && (len(got) >= linked || len(got) < 10)) || (!wantTruncated && len(got) != linked) {
-				t.Fatalf("%s: ListSwitches = %d agents of %d in %d bytes, truncated %v; want under %d bytes, truncated %v",
-					proto_, len(got), linked, size, (sw.GetNextPageToken() != ""), board.MaxListBytes, wantTruncated)
-			}
-			for i, s := range got {
+			for i, s := range switches {
 				if s.GetAgent() != name(i) || len(s.GetDeclared()) != 1024 {
 					t.Fatalf("%s: ListSwitches[%d] = %.12s… with %d tools, want %.12s… with 1024: by name", proto_, i, s.GetAgent(), len(s.GetDeclared()), name(i))
 				}
 			}
-			srv, err := c.ListServers(t.Context(), &boardv1.ListServersRequest{})
-			if err != nil {
-				t.Fatalf("%s: ListServers: %v", proto_, err)
+			servers, n := pages(t, proto_+": ListServers", func(token string) (*boardv1.ListServersResponse, error) {
+				return c.ListServers(t.Context(), &boardv1.ListServersRequest{PageToken: token})
+			}, (*boardv1.ListServersResponse).GetServers)
+			if (n == 1) != onePage {
+				t.Fatalf("%s: ListServers in %d pages, want one page: %v", proto_, n, onePage)
 			}
-			if len(srv.GetServers()) != 1 {
-				t.Fatalf("%s: ListServers = %d servers, want 1", proto_, len(srv.GetServers()))
+			merged := mergeServers(t, servers)
+			if len(merged) != 1 {
+				t.Fatalf("%s: ListServers = %d servers, want 1", proto_, len(merged))
 			}
-			s := srv.GetServers()[0]
-			if size := proto.Size(srv); size > board.MaxListBytes || (srv.GetNextPageToken() != "") != wantTruncated ||
-				(wantTruncated && (len(s.GetAgents()) >= linked || len(s.GetAgents()) < 5)) || (!wantTruncated && len(s.GetAgents()) != linked) {
-				t.Fatalf("%s: ListServers = %d agents of %d in %d bytes, truncated %v; want under %d bytes, truncated %v",
-					proto_, len(s.GetAgents()), linked, size, (srv.GetNextPageToken() != ""), board.MaxListBytes, wantTruncated)
-			}
-			// The agents listed are the first by name, each with all it declares.
-			if len(s.GetTools()) != 1024*len(s.GetAgents()) {
-				t.Fatalf("%s: ListServers: %d tools for %d agents, want 1,024 each", proto_, len(s.GetTools()), len(s.GetAgents()))
+			s := merged[0]
+			if len(s.GetAgents()) != linked || len(s.GetOnline()) != linked || len(s.GetTools()) != 1024*linked {
+				t.Fatalf("%s: ListServers: %d agents (%d online), %d tools; want %d, and 1,024 tools each", proto_, len(s.GetAgents()), len(s.GetOnline()), len(s.GetTools()), linked)
 			}
 			for i, a := range s.GetAgents() {
 				if a != name(i) {
 					t.Fatalf("%s: ListServers: agent %d is %.12s…, want %.12s…", proto_, i, a, name(i))
+				}
+			}
+			for _, tool := range s.GetTools() {
+				if len(tool.GetAgents()) != 1 || !strings.HasPrefix(tool.GetAgents()[0], "agent-"+tool.GetName()[:2]) {
+					t.Fatalf("%s: ListServers: tool %.12s… declared by %.20q, want only the agent that declares it", proto_, tool.GetName(), tool.GetAgents())
 				}
 			}
 		}
@@ -102,46 +137,54 @@ func TestToolListsBounded(t *testing.T) {
 	for i := range 2 {
 		linkWithTools(t, bt, name(i), tools(i))
 	}
-	check(t, 2, false)
+	check(t, 2, true)
 	const n = 20
 	for i := 2; i < n; i++ {
 		linkWithTools(t, bt, name(i), tools(i))
 	}
-	check(t, n, true)
+	check(t, n, false)
 }
 
-// TestToolListsAtMostAgents: ListServers and ListSwitches carry at most
-// 10,000 agents, and say when there are more.
-func TestToolListsAtMostAgents(t *testing.T) {
+// TestToolListsPageSize: a page of ListSwitches holds 100 agents unless
+// asked for another number, and 1,000 at most; ListServers counts servers,
+// not agents, and a server's agents are all on its page while it fits.
+func TestToolListsPageSize(t *testing.T) {
 	t.Parallel()
-	t.Skip("the List RPCs page with next_page_token in the commit after this one")
 	bt := boardtest.Start(t, boardtest.Options{})
-	const n = 10001
+	const n = 1001
 	now := time.Now()
-	for from := 0; from < n; from += 1000 {
+	for from := 0; from < n; from += 500 {
 		var rows []*ent.AgentCreate
-		for i := from; i < min(from+1000, n); i++ {
+		for i := from; i < min(from+500, n); i++ {
 			rows = append(rows, bt.Store.Agent.Create().SetName(fmt.Sprintf("a%05d", i)).
-				SetTools([]string{"srv.t"}).SetFirstSeen(now).SetLastSeen(now))
+				SetTools([]string{"srv.t", fmt.Sprintf("own%05d.t", i)}).SetFirstSeen(now).SetLastSeen(now))
 		}
 		if err := bt.Store.Agent.CreateBulk(rows...).Exec(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	c := boardv1connect.NewToolServiceClient(bt.Client(bt.OperatorToken("vic", identity.RoleViewer)))
-	sw, err := c.ListSwitches(t.Context(), &boardv1.ListSwitchesRequest{})
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		size int32
+		want int
+	}{{0, 100}, {7, 7}, {1000, 1000}, {5000, 1000}} {
+		sw, err := c.ListSwitches(t.Context(), &boardv1.ListSwitchesRequest{PageSize: tt.size})
+		if err != nil || len(sw.GetSwitches()) != tt.want || sw.GetNextPageToken() == "" {
+			t.Errorf("ListSwitches(page_size %d) = %d agents, %v; want %d and a next page", tt.size, len(sw.GetSwitches()), err, tt.want)
+		}
+		srv, err := c.ListServers(t.Context(), &boardv1.ListServersRequest{PageSize: tt.size})
+		if err != nil || len(srv.GetServers()) != tt.want || srv.GetNextPageToken() == "" {
+			t.Fatalf("ListServers(page_size %d) = %d servers, %v; want %d and a next page", tt.size, len(srv.GetServers()), err, tt.want)
+		}
+		if i := len(srv.GetServers()) - 1; tt.want > 1 && srv.GetServers()[i].GetName() != fmt.Sprintf("own%05d", i) {
+			t.Errorf("ListServers(page_size %d): the last is %s, want own%05d", tt.size, srv.GetServers()[i].GetName(), i)
+		}
 	}
-	if got := sw.GetSwitches(); len(got) != 10000 || !(sw.GetNextPageToken() != "") || got[9999].GetAgent() != "a09999" {
-		t.Errorf("ListSwitches of %d agents = %d, truncated %v; want the first 10,000, truncated", n, len(got), (sw.GetNextPageToken() != ""))
-	}
-	srv, err := c.ListServers(t.Context(), &boardv1.ListServersRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := srv.GetServers(); len(s) != 1 || len(s[0].GetAgents()) != 10000 || !(srv.GetNextPageToken() != "") ||
-		len(s[0].GetTools()) != 1 || len(s[0].GetTools()[0].GetAgents()) != 10000 {
-		t.Errorf("ListServers of %d agents = %v servers, truncated %v; want one, with the first 10,000 agents, truncated", n, len(s), (srv.GetNextPageToken() != ""))
+	servers, _ := pages(t, "ListServers", func(token string) (*boardv1.ListServersResponse, error) {
+		return c.ListServers(t.Context(), &boardv1.ListServersRequest{PageSize: 1000, PageToken: token})
+	}, (*boardv1.ListServersResponse).GetServers)
+	merged := mergeServers(t, servers)
+	if len(merged) != n+1 || merged[n].GetName() != "srv" || len(merged[n].GetAgents()) != n || len(merged[n].GetTools()[0].GetAgents()) != n {
+		t.Errorf("ListServers over the pages = %d servers, the last %s with %d agents; want %d, srv last with all", len(merged), merged[len(merged)-1].GetName(), len(merged[len(merged)-1].GetAgents()), n+1)
 	}
 }

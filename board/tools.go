@@ -3,13 +3,11 @@ package board
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"connectrpc.com/connect/v2"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -33,134 +31,6 @@ var _ boardv1connect.ToolServiceHandler = toolService{}
 // maxSwitches is the most names one ReplaceSwitches may carry: as many as a
 // hello may declare.
 const maxSwitches = maxTools
-
-// ListServers is every MCP server the agents the board knows declared in
-// their last hello, connected or not: an operator can switch an agent that
-// is away, and it hears the switch when it next links (sendSwitches).
-// Online says which of a server's agents are linked now, as the agent's
-// row has it. The agents are read by name, a page at a time, and the list
-// stops, saying truncated, before it would pass maxListAgents agents or
-// MaxListBytes.
-func (s toolService) ListServers(ctx context.Context, _ *boardv1.ListServersRequest) (*boardv1.ListServersResponse, error) {
-	out := &boardv1.ListServersResponse{}
-	l := serverList{servers: map[string]*boardv1.Server{}, tools: map[toolKey]*boardv1.ServerTool{}}
-	err := s.b.agentRows(ctx, func(a *ent.Agent) (bool, error) {
-		if !l.take(a) {
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(l.servers)) {
-		srv := l.servers[name]
-		slices.SortFunc(srv.Tools, func(a, b *boardv1.ServerTool) int { return strings.Compare(a.Name, b.Name) })
-		out.Servers = append(out.Servers, srv)
-	}
-	return out, nil
-}
-
-// toolKey is one tool of one server.
-type toolKey struct{ server, tool string }
-
-// serverList is ListServers' answer as it is built, an agent at a time,
-// with an upper bound on its size in bytes.
-type serverList struct {
-	servers map[string]*boardv1.Server
-	tools   map[toolKey]*boardv1.ServerTool
-	agents  int
-	bytes   int
-}
-
-// Sizes in a ListServersResponse, at most: a string in a repeated or
-// singular field (its tag, length and bytes), and a message's tag and
-// length (its fields are counted as they are added).
-func stringBytes(s string) int { return 1 + protowire.SizeBytes(len(s)) }
-
-const messageBytes = 1 + 5
-
-// take adds what a declares to the list, unless that would take it past
-// maxListAgents agents or MaxListBytes; the first agent is always taken.
-func (l *serverList) take(a *ent.Agent) bool {
-	n := l.growth(a)
-	if l.agents >= maxListAgents || (l.agents > 0 && l.bytes+n > MaxListBytes) {
-		return false
-	}
-	l.agents++
-	l.bytes += n
-	l.add(a)
-	return true
-}
-
-// growth is how many bytes, at most, adding a would add to the list.
-func (l *serverList) growth(a *ent.Agent) int {
-	on := onSet(a)
-	newServers := map[string]bool{}
-	mine := map[string]bool{} // the servers a is counted in
-	newTools := map[toolKey]bool{}
-	n := 0
-	for _, name := range a.Tools {
-		server, tool, ok := strings.Cut(name, ".")
-		if !ok {
-			continue
-		}
-		if l.servers[server] == nil && !newServers[server] {
-			newServers[server] = true
-			n += messageBytes + stringBytes(server)
-		}
-		if !mine[server] {
-			mine[server] = true
-			n += stringBytes(a.Name)
-			if a.Online {
-				n += stringBytes(a.Name)
-			}
-		}
-		k := toolKey{server, tool}
-		if l.tools[k] == nil && !newTools[k] {
-			newTools[k] = true
-			n += messageBytes + stringBytes(tool)
-		}
-		n += stringBytes(a.Name)
-		if on[name] {
-			n += stringBytes(a.Name)
-		}
-	}
-	return n
-}
-
-// add adds what a declares to the list.
-func (l *serverList) add(a *ent.Agent) {
-	on := onSet(a)
-	for _, name := range a.Tools {
-		server, tool, ok := strings.Cut(name, ".")
-		if !ok {
-			continue
-		}
-		srv := l.servers[server]
-		if srv == nil {
-			srv = &boardv1.Server{Name: server}
-			l.servers[server] = srv
-		}
-		if !slices.Contains(srv.Agents, a.Name) {
-			srv.Agents = append(srv.Agents, a.Name)
-			if a.Online {
-				srv.Online = append(srv.Online, a.Name)
-			}
-		}
-		k := toolKey{server, tool}
-		t := l.tools[k]
-		if t == nil {
-			t = &boardv1.ServerTool{Name: tool}
-			l.tools[k] = t
-			srv.Tools = append(srv.Tools, t)
-		}
-		t.Agents = append(t.Agents, a.Name)
-		if on[name] {
-			t.On = append(t.On, a.Name)
-		}
-	}
-}
 
 func (s toolService) GetSwitches(ctx context.Context, req *boardv1.GetSwitchesRequest) (*boardv1.GetSwitchesResponse, error) {
 	if err := identity.ValidName(req.GetAgent()); err != nil {
@@ -209,14 +79,17 @@ func (s toolService) SetToolSwitch(ctx context.Context, req *boardv1.SetToolSwit
 	return &boardv1.SetToolSwitchResponse{Switches: sw, Pushed: pushed}, nil
 }
 
-// ListSwitches is every agent's switches, by name, read a page at a time;
-// it stops, saying truncated, before maxListAgents agents or MaxListBytes.
-func (s toolService) ListSwitches(ctx context.Context, _ *boardv1.ListSwitchesRequest) (*boardv1.ListSwitchesResponse, error) {
+// ListSwitches is a page of agents' switches, by agent name; its token
+// holds the last name.
+func (s toolService) ListSwitches(ctx context.Context, req *boardv1.ListSwitchesRequest) (*boardv1.ListSwitchesResponse, error) {
+	pg, err := s.b.page("ListSwitches", req.GetPageSize(), req.GetPageToken(), defaultPageSize, maxPageSize, 1)
+	if err != nil {
+		return nil, err
+	}
 	out := &boardv1.ListSwitchesResponse{Switches: []*boardv1.Switches{}}
-	budget := listBudget{max: maxListAgents}
-	err := s.b.agentRows(ctx, func(a *ent.Agent) (bool, error) {
+	err = s.b.agentRows(ctx, pg.afterName(), func(a *ent.Agent) (bool, error) {
 		sw := switchesProto(a)
-		if !budget.take(sw) {
+		if !pg.take(sw, a.Name) {
 			return false, nil
 		}
 		out.Switches = append(out.Switches, sw)
@@ -225,6 +98,7 @@ func (s toolService) ListSwitches(ctx context.Context, _ *boardv1.ListSwitchesRe
 	if err != nil {
 		return nil, err
 	}
+	out.NextPageToken = pg.next()
 	return out, nil
 }
 

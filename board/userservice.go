@@ -28,22 +28,36 @@ func (s userService) Me(ctx context.Context, _ *boardv1.MeRequest) (*boardv1.MeR
 	return out, nil
 }
 
-func (s userService) ListUsers(ctx context.Context, _ *boardv1.ListUsersRequest) (*boardv1.ListUsersResponse, error) {
-	us, err := s.b.users.List(ctx)
+// ListUsers is a page of people, by email; its token holds the last email.
+func (s userService) ListUsers(ctx context.Context, req *boardv1.ListUsersRequest) (*boardv1.ListUsersResponse, error) {
+	pg, err := s.b.page("ListUsers", req.GetPageSize(), req.GetPageToken(), defaultPageSize, maxPageSize, 1)
 	if err != nil {
 		return nil, err
 	}
-	out := &boardv1.ListUsersResponse{Users: make([]*boardv1.User, 0, min(len(us), maxListUsers))}
-	budget := listBudget{max: maxListUsers}
-	for _, u := range us {
-		p := userProto(u)
-		if !budget.take(p) {
-			break
+	out := &boardv1.ListUsersResponse{Users: []*boardv1.User{}}
+	after := pg.afterName()
+	for {
+		us, err := s.b.users.ListAfter(ctx, after, userPage)
+		if err != nil {
+			return nil, err
 		}
-		out.Users = append(out.Users, p)
+		for _, u := range us {
+			p := userProto(u)
+			if !pg.take(p, u.Email) {
+				out.NextPageToken = pg.next()
+				return out, nil
+			}
+			out.Users = append(out.Users, p)
+			after = u.Email
+		}
+		if len(us) < userPage {
+			return out, nil
+		}
 	}
-	return out, nil
 }
+
+// userPage is how many people ListUsers reads from the store at once.
+const userPage = 200
 
 func (s userService) AddUser(ctx context.Context, req *boardv1.AddUserRequest) (*boardv1.AddUserResponse, error) {
 	email, err := identity.CanonicalEmail(req.GetEmail())

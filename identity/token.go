@@ -3,7 +3,9 @@ package identity
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -394,6 +396,15 @@ func (t *Tokens) parse(raw string, want Kind, now time.Time) (claims, error) {
 		return claims{}, fmt.Errorf("%w: jti, sub and nbf are required", ErrBadToken)
 	}
 	return c, nil
+}
+
+// DerivedKey is a 32-byte secret for purpose, derived from the store's
+// signing key: every board on one store derives the same one, and a board
+// on another store another. It never leaves the board.
+func (t *Tokens) DerivedKey(purpose string) []byte {
+	m := hmac.New(sha256.New, t.key.Seed())
+	m.Write([]byte("symphonix derived key\x00" + purpose))
+	return m.Sum(nil)
 }
 
 // JWKS is the public half of the signing key as a JSON Web Key Set.

@@ -181,6 +181,20 @@ func (u *Users) List(ctx context.Context) ([]User, error) {
 	return out, nil
 }
 
+// ListAfter returns at most n people, by email, from the first whose email
+// comes after after ("" for the first of all).
+func (u *Users) ListAfter(ctx context.Context, after string, n int) ([]User, error) {
+	rows, err := u.db.User.Query().Where(user.EmailGT(after)).Order(ent.Asc(user.FieldEmail)).Limit(n).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]User, len(rows))
+	for i, r := range rows {
+		out[i] = userOf(r)
+	}
+	return out, nil
+}
+
 // ByID returns the person with the id, or ErrNoUser.
 func (u *Users) ByID(ctx context.Context, id string) (User, error) {
 	r, err := u.db.User.Get(ctx, id)

@@ -10,9 +10,7 @@ import (
 
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
-	"google.golang.org/protobuf/encoding/protojson"
 
-	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
@@ -51,11 +49,13 @@ func (b *Board) SignIn(email, password string) (cookie, csrf string) {
 			cookie = c.Value
 		}
 	}
-	var out boardv1.Session
-	if err := protojson.Unmarshal(body, &out); err != nil || cookie == "" || out.GetCsrfToken() == "" {
+	var out struct {
+		CSRFToken string `json:"csrfToken"` // Session.csrf_token
+	}
+	if err := json.Unmarshal(body, &out); err != nil || cookie == "" || out.CSRFToken == "" {
 		b.t.Fatalf("sign in as %s: no cookie or csrf token in %s (%v)", email, body, err)
 	}
-	return cookie, out.GetCsrfToken()
+	return cookie, out.CSRFToken
 }
 
 // PostJSON posts v as JSON to path on the board, with a session cookie and

@@ -145,11 +145,19 @@ func TestBoardKilledWithPendingApprovals(t *testing.T) {
 	}
 }
 
+// listApprovals is every approval, over as many pages as they take.
 func listApprovals(t *testing.T, c boardv1connect.ApprovalServiceClient) []*boardv1.Approval {
 	t.Helper()
-	res, err := c.ListApprovals(context.Background(), &boardv1.ListApprovalsRequest{})
-	if err != nil {
-		t.Fatal(err)
+	var all []*boardv1.Approval
+	req := &boardv1.ListApprovalsRequest{}
+	for {
+		res, err := c.ListApprovals(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, res.GetApprovals()...)
+		if req.PageToken = res.GetNextPageToken(); req.PageToken == "" {
+			return all
+		}
 	}
-	return res.GetApprovals()
 }

@@ -317,7 +317,10 @@ func (x *ListServersRequest) GetPageToken() string {
 type ListServersResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The servers, by name. A page may hold fewer than page_size (it stops at
-	// 4 MiB) and still be followed by more.
+	// 4 MiB) and still be followed by more. A server too large for what is
+	// left of a page is cut between two of its agents (by name), and goes on
+	// at the top of the next page with the agents after them: a client
+	// merges the entries of one name.
 	Servers []*Server `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	// Set when more servers follow: pass it as page_token. "" on the last
 	// page.

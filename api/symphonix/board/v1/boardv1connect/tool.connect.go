@@ -80,7 +80,8 @@ type ToolServiceClient interface {
 	// ListServers lists, per MCP server, the union of the tools every agent
 	// the board knows declared in its last hello, which agents declare each,
 	// and which of them are online now: an agent that is not connected can
-	// be switched too, and is told when it next links. Any operator.
+	// be switched too, and is told when it next links. Every page reads the
+	// whole fleet, so it costs as much as the fleet is large. Any operator.
 	ListServers(context.Context, *v1.ListServersRequest) (*v1.ListServersResponse, error)
 	// GetSwitches says which tools one agent is switched on for; not_found
 	// when the board has never seen the agent. Any operator.
@@ -111,7 +112,8 @@ type ToolServiceHandler interface {
 	// ListServers lists, per MCP server, the union of the tools every agent
 	// the board knows declared in its last hello, which agents declare each,
 	// and which of them are online now: an agent that is not connected can
-	// be switched too, and is told when it next links. Any operator.
+	// be switched too, and is told when it next links. Every page reads the
+	// whole fleet, so it costs as much as the fleet is large. Any operator.
 	ListServers(context.Context, *v1.ListServersRequest) (*v1.ListServersResponse, error)
 	// GetSwitches says which tools one agent is switched on for; not_found
 	// when the board has never seen the agent. Any operator.
