@@ -68,6 +68,34 @@
     return Array.from(names).sort(byName);
   }
 
+  // merged is the servers of a list read by pages, one entry per name:
+  // the board cuts a server too large for what is left of a page between
+  // two of its agents, and goes on with it at the top of the next page.
+  function merged(entries) {
+    const byName = new Map();
+    const union = (a, b) => Array.from(new Set([...(a || []), ...(b || [])]));
+    for (const s of entries) {
+      if (!s || typeof s.name !== "string" || s.name === "") continue;
+      const had = byName.get(s.name);
+      if (!had) {
+        byName.set(s.name, s);
+        continue;
+      }
+      const tools = new Map((had.tools || []).map((t) => [t.name, t]));
+      for (const t of s.tools || []) {
+        const old = tools.get(t.name);
+        tools.set(t.name, old ? { name: t.name, agents: union(old.agents, t.agents), on: union(old.on, t.on) } : t);
+      }
+      byName.set(s.name, {
+        name: s.name,
+        tools: Array.from(tools.values()),
+        agents: union(had.agents, s.agents),
+        online: union(had.online, s.online),
+      });
+    }
+    return Array.from(byName.values());
+  }
+
   // read reads the servers and the switches of every agent they name,
   // every page of both, LIST_MAX of each at most.
   async function read(token, signal) {
@@ -75,7 +103,7 @@
       readAll(token, TOOLS + "ListServers", {}, "servers", signal),
       readAll(token, TOOLS + "ListSwitches", {}, "switches", signal),
     ]);
-    const list = res.items.filter((s) => s && typeof s.name === "string" && s.name !== "");
+    const list = merged(res.items);
     const names = new Set(agentsOf(list));
     const sw = new Map();
     for (const s of all.items) {
@@ -154,7 +182,10 @@
   // drawCut says which lists this page read only the first LIST_MAX of.
   function drawCut() {
     const said = [];
-    if (cut.servers) said.push("This page shows the first " + count(LIST_MAX, "MCP server", "MCP servers") + " by name: the board knows more.");
+    if (cut.servers) {
+      said.push("This page shows the first " + count(servers.length, "MCP server", "MCP servers") + " by name, the " +
+        "last perhaps without all its agents: the board knows more.");
+    }
     if (cut.switches) {
       said.push("It read the switches of the first " + count(LIST_MAX, "agent", "agents") + " by name: an agent after them " +
         "shows what the server list says is on, but not whether the board has ever decided for it.");
