@@ -87,7 +87,7 @@ func setSwitches(t *testing.T, c boardv1connect.ToolServiceClient, agent string,
 	t.Helper()
 	res, err := c.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: agent, On: on})
 	if err != nil {
-		t.Fatalf("SetSwitches(%s, %q): %v", agent, on, err)
+		t.Fatalf("ReplaceSwitches(%s, %q): %v", agent, on, err)
 	}
 	return res
 }
@@ -159,31 +159,31 @@ func TestSetSwitches(t *testing.T) {
 	res := setSwitches(t, admin, "desk", "orders.lookup_order")
 	want := &boardv1.Switches{Agent: "desk", Declared: deskTools, On: []string{"orders.lookup_order"}, Spoken: true, SetBy: "root"}
 	if diff := cmp.Diff(want, res.GetSwitches(), protocmp.Transform(), ignoreSetAt); diff != "" {
-		t.Errorf("SetSwitches (-want +got):\n%s", diff)
+		t.Errorf("ReplaceSwitches (-want +got):\n%s", diff)
 	}
 	if !res.GetPushed() {
-		t.Error("SetSwitches to a linked agent: pushed false, want true")
+		t.Error("ReplaceSwitches to a linked agent: pushed false, want true")
 	}
 	if at := res.GetSwitches().GetSetTime(); at == nil || at.AsTime().Before(before) || at.AsTime().After(time.Now().Add(time.Second)) {
-		t.Errorf("SetSwitches set_at = %v, want about now", at)
+		t.Errorf("ReplaceSwitches set_time = %v, want about now", at)
 	}
-	wantSwitches(t, "after SetSwitches", l.switchesUntilPong(2), true, "orders.lookup_order")
+	wantSwitches(t, "after ReplaceSwitches", l.switchesUntilPong(2), true, "orders.lookup_order")
 	if diff := cmp.Diff(res.GetSwitches(), getSwitches(t, viewer, "desk"), protocmp.Transform()); diff != "" {
-		t.Errorf("GetSwitches after SetSwitches (-set +get):\n%s", diff)
+		t.Errorf("GetSwitches after ReplaceSwitches (-set +get):\n%s", diff)
 	}
 
 	// Repeats are dropped and the names sorted.
 	res = setSwitches(t, admin, "desk", "orders.refund", "orders.lookup_order", "orders.refund")
 	if diff := cmp.Diff([]string{"orders.lookup_order", "orders.refund"}, res.GetSwitches().GetOn()); diff != "" {
-		t.Errorf("SetSwitches(refund, lookup_order, refund) on (-want +got):\n%s", diff)
+		t.Errorf("ReplaceSwitches(refund, lookup_order, refund) on (-want +got):\n%s", diff)
 	}
-	wantSwitches(t, "after the second SetSwitches", l.switchesUntilPong(3), true, "orders.lookup_order", "orders.refund")
+	wantSwitches(t, "after the second ReplaceSwitches", l.switchesUntilPong(3), true, "orders.lookup_order", "orders.refund")
 
 	// Empty: everything off, and still spoken.
 	res = setSwitches(t, admin, "desk")
 	want = &boardv1.Switches{Agent: "desk", Declared: deskTools, Spoken: true, SetBy: "root"}
 	if diff := cmp.Diff(want, res.GetSwitches(), protocmp.Transform(), ignoreSetAt); diff != "" || !res.GetPushed() {
-		t.Errorf("SetSwitches(none) pushed %v (-want +got):\n%s", res.GetPushed(), diff)
+		t.Errorf("ReplaceSwitches(none) pushed %v (-want +got):\n%s", res.GetPushed(), diff)
 	}
 	wantSwitches(t, "after switching all off", l.switchesUntilPong(4), true)
 	if diff := cmp.Diff(want, getSwitches(t, viewer, "desk"), protocmp.Transform(), ignoreSetAt); diff != "" {
@@ -233,17 +233,17 @@ func TestSetSwitchesRefused(t *testing.T) {
 	} {
 		_, err := admin.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: tc.agent, On: tc.on})
 		if connect.CodeOf(err) != tc.code {
-			t.Errorf("%s: SetSwitches = %v, want %s", tc.name, err, tc.code)
+			t.Errorf("%s: ReplaceSwitches = %v, want %s", tc.name, err, tc.code)
 			continue
 		}
 		var ce *connect.Error
 		if !errors.As(err, &ce) {
-			t.Errorf("%s: SetSwitches error %T is not a connect error", tc.name, err)
+			t.Errorf("%s: ReplaceSwitches error %T is not a connect error", tc.name, err)
 			continue
 		}
 		for _, n := range tc.names {
 			if !strings.Contains(ce.Message(), n) {
-				t.Errorf("%s: SetSwitches message %q does not name %s", tc.name, ce.Message(), n)
+				t.Errorf("%s: ReplaceSwitches message %q does not name %s", tc.name, ce.Message(), n)
 			}
 		}
 	}
@@ -297,7 +297,7 @@ func TestToolsAccess(t *testing.T) {
 			t.Errorf("%s: GetSwitches = %v, want unauthenticated", tc.name, err)
 		}
 		if _, err := c.ReplaceSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodeUnauthenticated {
-			t.Errorf("%s: SetSwitches = %v, want unauthenticated", tc.name, err)
+			t.Errorf("%s: ReplaceSwitches = %v, want unauthenticated", tc.name, err)
 		}
 	}
 	for _, role := range []identity.Role{identity.RoleViewer, identity.RoleApprover} {
@@ -306,7 +306,7 @@ func TestToolsAccess(t *testing.T) {
 			"grpc":    toolsClient(bt, bt.OperatorToken("op", role), connecthttp.WithGRPC()),
 		} {
 			if _, err := c.ReplaceSwitches(t.Context(), set); connect.CodeOf(err) != connect.CodePermissionDenied {
-				t.Errorf("%s %s: SetSwitches = %v, want permission_denied", name, role, err)
+				t.Errorf("%s %s: ReplaceSwitches = %v, want permission_denied", name, role, err)
 			}
 			if res, err := c.GetSwitches(t.Context(), get); err != nil || res.GetSwitches().GetAgent() != "desk" {
 				t.Errorf("%s %s: GetSwitches = %v, %v; want desk's switches", name, role, res, err)
@@ -318,13 +318,13 @@ func TestToolsAccess(t *testing.T) {
 	}
 	// Refused calls changed nothing and told the agent nothing.
 	if got := getSwitches(t, toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer)), "desk"); got.GetSpoken() || len(got.GetOn()) != 0 {
-		t.Errorf("after refused SetSwitches: %v, want never spoken", got)
+		t.Errorf("after refused ReplaceSwitches: %v, want never spoken", got)
 	}
 	if got := l.switchesUntilPong(2); len(got) != 0 {
-		t.Errorf("after refused SetSwitches the link got %v", got)
+		t.Errorf("after refused ReplaceSwitches the link got %v", got)
 	}
 	if got := toolsAudit(t, bt); len(got) != 0 {
-		t.Errorf("refused SetSwitches audited %+v", got)
+		t.Errorf("refused ReplaceSwitches audited %+v", got)
 	}
 	// An admin may, over either protocol.
 	for name, c := range map[string]boardv1connect.ToolServiceClient{
@@ -332,7 +332,7 @@ func TestToolsAccess(t *testing.T) {
 		"grpc":    toolsClient(bt, bt.OperatorToken("root", identity.RoleAdmin), connecthttp.WithGRPC()),
 	} {
 		if res, err := c.ReplaceSwitches(t.Context(), set); err != nil || !res.GetPushed() {
-			t.Errorf("%s admin: SetSwitches = %v, %v; want pushed", name, res, err)
+			t.Errorf("%s admin: ReplaceSwitches = %v, %v; want pushed", name, res, err)
 		}
 	}
 }
@@ -362,10 +362,10 @@ func TestSetSwitchesOffline(t *testing.T) {
 
 	res := setSwitches(t, admin, "desk", "mail.send", "orders.refund")
 	if res.GetPushed() {
-		t.Error("SetSwitches to an agent with no link: pushed true, want false")
+		t.Error("ReplaceSwitches to an agent with no link: pushed true, want false")
 	}
 	if diff := cmp.Diff([]string{"mail.send", "orders.refund"}, res.GetSwitches().GetOn()); diff != "" || !res.GetSwitches().GetSpoken() {
-		t.Errorf("SetSwitches offline: spoken %v, on (-want +got):\n%s", res.GetSwitches().GetSpoken(), diff)
+		t.Errorf("ReplaceSwitches offline: spoken %v, on (-want +got):\n%s", res.GetSwitches().GetSpoken(), diff)
 	}
 	l = toolLink(t, bt, "desk", deskTools...)
 	wantSwitches(t, "welcome after being set offline", l.switchesUntilPong(1), true, "mail.send", "orders.refund")
@@ -456,7 +456,7 @@ func TestSwitchesNewBuild(t *testing.T) {
 	}
 	// And it can no longer be switched on.
 	if _, err := admin.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "desk", On: []string{"orders.lookup_order"}}); connect.CodeOf(err) != connect.CodeInvalidArgument {
-		t.Errorf("SetSwitches(no longer declared) = %v, want invalid_argument", err)
+		t.Errorf("ReplaceSwitches(no longer declared) = %v, want invalid_argument", err)
 	}
 	// The old build linking again does not bring it back on by itself:
 	// the operator saw it go off.
@@ -551,7 +551,7 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 				defer wg.Done()
 				tool := []string{"orders.lookup_order", "mail.send"}[i]
 				if _, err := c.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: tool, On: round%2 == 0}); err != nil {
-					t.Errorf("SetSwitch(%s): %v", tool, err)
+					t.Errorf("SetToolSwitch(%s): %v", tool, err)
 				}
 			}()
 		}
@@ -566,7 +566,7 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 	}
 	res, err := admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: "orders.refund", On: true})
 	if err != nil || !res.GetPushed() || !slices.Equal(res.GetSwitches().GetOn(), []string{"orders.refund"}) {
-		t.Fatalf("SetSwitch(refund on) = %v, %v", res, err)
+		t.Fatalf("SetToolSwitch(refund on) = %v, %v", res, err)
 	}
 	sent := l.switchesUntilPong(2)
 	if last := sent[len(sent)-1]; !slices.Equal(last.GetOn(), []string{"orders.refund"}) || !last.GetSpoken() {
@@ -574,11 +574,11 @@ func testSetSwitch(t *testing.T, opts boardtest.Options) {
 	}
 	_, err = admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: "orders.delete_all", On: true})
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), `"orders.delete_all"`) {
-		t.Errorf("SetSwitch(undeclared) = %v, want invalid_argument naming it", err)
+		t.Errorf("SetToolSwitch(undeclared) = %v, want invalid_argument naming it", err)
 	}
 	viewer := toolsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
 	if _, err := viewer.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: "mail.send", On: true}); connect.CodeOf(err) != connect.CodePermissionDenied {
-		t.Errorf("SetSwitch by a viewer = %v, want permission_denied", err)
+		t.Errorf("SetToolSwitch by a viewer = %v, want permission_denied", err)
 	}
 	if got := getSwitches(t, admin, "desk").GetOn(); !slices.Equal(got, []string{"orders.refund"}) {
 		t.Errorf("after the refusals: on %v, want only orders.refund", got)
@@ -661,10 +661,10 @@ func TestSwitchOfflineAgent(t *testing.T) {
 			for _, tool := range []string{"orders.refund", "mail.send"} {
 				res, err := admin.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "desk", Tool: tool, On: true})
 				if err != nil {
-					t.Fatalf("SetSwitch(desk, %s, on): %v", tool, err)
+					t.Fatalf("SetToolSwitch(desk, %s, on): %v", tool, err)
 				}
 				if res.GetPushed() {
-					t.Errorf("SetSwitch(desk, %s) to an agent with no link: pushed true, want false", tool)
+					t.Errorf("SetToolSwitch(desk, %s) to an agent with no link: pushed true, want false", tool)
 				}
 			}
 			want[0].Tools[0].On = []string{"desk"}

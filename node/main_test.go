@@ -286,7 +286,7 @@ func (g *governance) switchOn(t *testing.T, dir string, tools ...string) {
 	cancel()
 	<-done
 	if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: id.Name, On: tools}); err != nil {
-		t.Fatalf("SetSwitches: %v", err)
+		t.Fatalf("ReplaceSwitches: %v", err)
 	}
 }
 

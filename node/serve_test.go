@@ -51,7 +51,7 @@ func TestServeWithBoard(t *testing.T) {
 
 	on := []string{"orders.lookup_order", "orders.refund"}
 	if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
-		t.Fatalf("SetSwitches: %v", err)
+		t.Fatalf("ReplaceSwitches: %v", err)
 	}
 	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`), 60*time.Second)
 

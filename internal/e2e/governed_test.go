@@ -92,7 +92,7 @@ func (g *governance) serveDesk(t *testing.T, desk string) (*proc, string) {
 	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: linked to `))
 	on := []string{"orders.lookup_order", "orders.refund"}
 	if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
-		t.Fatalf("SetSwitches(refund-desk, %v): %v", on, err)
+		t.Fatalf("ReplaceSwitches(refund-desk, %v): %v", on, err)
 	}
 	agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: orders.lookup_order, orders.refund$`))
 	return agent, url

@@ -31,7 +31,7 @@ func TestToolSwitchesLive(t *testing.T) {
 	switchOn := func(on ...string) {
 		t.Helper()
 		if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "refund-desk", On: on}); err != nil {
-			t.Fatalf("SetSwitches(%v): %v", on, err)
+			t.Fatalf("ReplaceSwitches(%v): %v", on, err)
 		}
 		agent.waitLine(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on \d+: `+regexp.QuoteMeta(strings.Join(on, ", "))+`$`))
 	}
