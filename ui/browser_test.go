@@ -28,8 +28,10 @@ import (
 )
 
 // scripts is how index.html loads the scripts: deferred, the shared part
-// first, then signing in and out, each view's after them.
+// first, then the words for the API's enums, then signing in and out, each
+// view's after them.
 const scripts = `<script src="board.js" defer></script>
+<script src="enums.js" defer></script>
 <script src="session.js" defer></script>
 <script src="agents.js" defer></script>
 <script src="approvals.js" defer></script>
@@ -53,6 +55,7 @@ func TestHandler(t *testing.T) {
 	}{
 		{name: "index", method: http.MethodGet, path: "/", status: http.StatusOK, contentType: "text/html", body: scripts},
 		{name: "board", method: http.MethodGet, path: "/board.js", status: http.StatusOK, contentType: "text/javascript", body: "Connect-Protocol-Version"},
+		{name: "enums", method: http.MethodGet, path: "/enums.js", status: http.StatusOK, contentType: "text/javascript", body: `APPROVAL_STATE_PENDING: "pending"`},
 		{name: "session", method: http.MethodGet, path: "/session.js", status: http.StatusOK, contentType: "text/javascript", body: "/auth/signin"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
@@ -258,6 +261,10 @@ func TestBrowser(t *testing.T) {
 	if got := eval(`document.getElementById("injected") === null ? "escaped" : "injected"`); got != "escaped" {
 		t.Errorf("description: %s, want escaped", got)
 	}
+	noEnumNames(t, b, "agents")
+	if got := eval(`document.getElementById("who").textContent`); got != "signed in as ada (viewer)" {
+		t.Errorf("who = %q, want signed in as ada (viewer)", got)
+	}
 
 	// An agent that leaves shows offline; the other stays online.
 	alpha.stop()
@@ -438,6 +445,7 @@ func TestBrowserApproveByClick(t *testing.T) {
 	if got := b.Eval(`document.getElementById("approvals-status").textContent`); !strings.Contains(got, "Approved") {
 		t.Errorf("status = %q, want it to say Approved", got)
 	}
+	noEnumNames(t, b, "approvals")
 }
 
 // TestBrowserApprovalsArePushed: what happens to approvals while the page

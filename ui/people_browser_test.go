@@ -275,6 +275,29 @@ func TestBrowserPeople(t *testing.T) {
 	}
 	typePassword(t, bea, "bea@example.com", "bea's own password")
 	bea.Until("bea refused", `() => document.getElementById("sign-in-error").textContent === "Wrong email or password."`)
+
+	// Enabling asks first too; then she signs in again.
+	admin.Do("enable bea", chromedp.Click(chromedp.CSS(beaRow+"button.enable")), chromedp.WaitVisible(chromedp.CSS(beaRow+"button.confirm")))
+	admin.Do("confirm", chromedp.Click(chromedp.CSS(beaRow+"button.confirm")))
+	admin.Until("bea enabled", `() => {
+		const row = document.querySelector('#people-rows tr[data-email="bea@example.com"]');
+		return row !== null && row.dataset.disabled === "false" &&
+			document.getElementById("people-status").textContent === "bea@example.com is enabled again.";
+	}`)
+	typePassword(t, bea, "bea@example.com", "bea's own password")
+	bea.Until("bea signed in again", `() => document.getElementById("who").textContent === "signed in as Bea Beaumont (viewer)"`)
+
+	// The door is chosen by its word, and the board keeps the door.
+	admin.Do("choose verify",
+		chromedp.SetValue(chromedp.ID("door"), "verify"),
+		chromedp.Click(chromedp.ID("door-button")),
+	)
+	admin.UntilText("the door saved", "#door-status", "Agents are now told to use the door verify.")
+	door, err := bt.Users(bt.OperatorToken("ops", identity.RoleAdmin)).GetIdentify(t.Context(), &boardv1.GetIdentifyRequest{})
+	if err != nil || door.GetDoor() != boardv1.Door_DOOR_VERIFY {
+		t.Errorf("GetIdentify() = %v, %v; want DOOR_VERIFY", door, err)
+	}
+	noEnumNames(t, admin, "people")
 }
 
 func TestBrowserPairingCode(t *testing.T) {
@@ -298,6 +321,7 @@ func TestBrowserPairingCode(t *testing.T) {
 		const f = (name) => (document.querySelector('#me-facts dd[data-fact="' + name + '"]') || {}).textContent;
 		return f("email") === "cy@example.com" && f("role") === "viewer" && f("agents identify people by") === "pairing";
 	}`)
+	noEnumNames(t, b, "you")
 
 	// A wrong code is refused, and says so.
 	b.Do("a wrong code", chromedp.SetValue(chromedp.ID("pair-code"), "zzzz zzzz"), chromedp.Click(chromedp.ID("pair-button")))

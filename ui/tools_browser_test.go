@@ -140,6 +140,7 @@ func TestBrowserToolSwitches(t *testing.T) {
 	if got := b.Eval(`document.getElementById("tools-error").hidden ? "" : document.getElementById("tools-error").textContent`); got != "" {
 		t.Errorf("error shown to an admin: %q", got)
 	}
+	noEnumNames(t, b, "tools")
 
 	// A viewer sees the switches, read-only from the start: a click flips
 	// nothing, and the agent hears nothing.

@@ -1,6 +1,6 @@
 // Package ui is the web board: one page and its hand-written scripts (one
-// per view, and board.js and session.js beneath them), embedded in the
-// binary and served by the board. The scripts talk to the board's Connect
+// per view, and board.js, enums.js and session.js beneath them), embedded
+// in the binary and served by the board. The scripts talk to the board's Connect
 // API with a person's session cookie (and CSRF header) or
 // an operator's token. /setup is the same page: it reads a one-time setup
 // link's token from the fragment.

@@ -1,10 +1,12 @@
 // The agents view: the agents the board knows, kept live through
-// ListAgents and then the WatchAgents server stream, reconnecting whenever
-// the stream ends.
+// ListAgents (every page, up to board.LIST_MAX agents) and then the
+// WatchAgents server stream, which sends every agent and then each change,
+// reconnecting whenever the stream ends. The table shows at most
+// board.LIST_MAX agents, by name, and says so when there are more.
 "use strict";
 
 (function () {
-  const { $, unary, stream, node, none, tags, parseTime, ago, byName, sleep, retryDelay, refusal, signOut } = board;
+  const { $, readAll, stream, count, node, none, tags, parseTime, ago, byName, sleep, retryDelay, refusal, signOut, LIST_MAX } = board;
   const AGENTS = "/symphonix.board.v1.AgentService/";
   const TICK_MS = 5000;
 
@@ -15,11 +17,13 @@
     connectHint: $("connect-hint"),
     tableWrap: $("table-wrap"),
     rows: $("agent-rows"),
+    more: $("agents-more"),
   };
 
   let controller = null; // aborts the requests of the running loop
   const liveNap = { wake: null }; // a wait before a reconnect, while one runs
   let loaded = false; // whether a first list has arrived
+  let listCut = false; // the last ListAgents read stopped at LIST_MAX with more to come
   let renderQueued = false;
   const agents = new Map(); // name -> Agent, as the board sent it
 
@@ -28,10 +32,11 @@
     agents.set(agent.name, agent);
   }
 
-  function replaceAll(list) {
+  function replaceAll(list, more) {
     agents.clear();
     for (const a of list || []) upsert(a);
     loaded = true;
+    listCut = more;
     render();
   }
 
@@ -52,7 +57,7 @@
   }
 
   function lastSeen(a, online) {
-    const ms = parseTime(a.lastSeen);
+    const ms = parseTime(a.lastSeenTime);
     if (Number.isNaN(ms)) return none();
     const t = node("time", "last-seen");
     t.dateTime = new Date(ms).toISOString();
@@ -64,10 +69,12 @@
   }
 
   function row(a) {
-    const online = a.online === true;
+    const state = enums.agentState.word(a.state) || "unknown";
+    const online = state === "online";
     const tr = node("tr", online ? "is-online" : "is-offline");
     tr.dataset.agent = a.name;
     tr.dataset.online = String(online);
+    tr.dataset.state = state;
 
     const name = node("th");
     name.scope = "row";
@@ -76,7 +83,7 @@
 
     const status = node("td");
     const badge = node("span", "badge " + (online ? "online" : "offline"));
-    badge.append(node("span", "dot"), document.createTextNode(online ? "online" : "offline"));
+    badge.append(node("span", "dot"), document.createTextNode(state));
     status.append(badge);
 
     const build = node("td");
@@ -111,9 +118,23 @@
   function render() {
     renderQueued = false;
     const names = Array.from(agents.keys()).sort(byName);
-    ui.rows.replaceChildren(...names.map((n) => row(agents.get(n))));
+    const shown = names.slice(0, LIST_MAX);
+    ui.rows.replaceChildren(...shown.map((n) => row(agents.get(n))));
     ui.empty.hidden = !loaded || names.length > 0;
     ui.tableWrap.hidden = names.length === 0;
+    // Past LIST_MAX the table stops, and says so: with how many there are
+    // when the watch has sent them all, or that there are more when only
+    // the list's first LIST_MAX are known.
+    if (names.length > LIST_MAX) {
+      ui.more.textContent = "This page shows the first " + count(LIST_MAX, "agent", "agents") + " by name, of " +
+        count(names.length, "agent", "agents") + " the board knows.";
+    } else if (listCut && names.length === LIST_MAX) {
+      ui.more.textContent = "This page shows the first " + count(LIST_MAX, "agent", "agents") +
+        " by name: the board knows more.";
+    } else {
+      ui.more.textContent = "";
+    }
+    ui.more.hidden = ui.more.textContent === "";
   }
 
   function tick() {
@@ -134,21 +155,16 @@
 
   // live keeps the table up to date until the generation changes: list,
   // watch, and after the stream ends, wait a little and do both again.
-  async function live(gen, token, first) {
+  async function live(gen, token) {
     let attempt = 0;
     while (board.current(gen)) {
       const ctl = new AbortController();
       controller = ctl;
       let why = "";
       try {
-        if (first) {
-          replaceAll(first.agents);
-          first = null;
-        } else {
-          const list = await unary(token, AGENTS + "ListAgents", {}, ctl.signal);
-          if (!board.current(gen)) return;
-          replaceAll(list.agents);
-        }
+        const list = await readAll(token, AGENTS + "ListAgents", {}, "agents", ctl.signal);
+        if (!board.current(gen)) return;
+        replaceAll(list.items, list.more);
         await stream(token, AGENTS + "WatchAgents", {}, ctl.signal,
           () => {
             if (!board.current(gen)) return;
@@ -180,11 +196,12 @@
     reset() {
       agents.clear();
       loaded = false;
+      listCut = false;
       render();
     },
-    run(gen, token, first) {
+    run(gen, token) {
       setConn("connecting");
-      live(gen, token, first);
+      live(gen, token);
     },
     stop() {
       if (controller) controller.abort();

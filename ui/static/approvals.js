@@ -1,11 +1,17 @@
 // The approvals view: the queue of pending approvals and the history,
 // kept live by the WatchApprovals server stream (re-subscribing whenever it
-// ends), the rules read by ListRules on a slower timer, and deciding them
-// (Decide, with the digest the board gave), by click or by keyboard.
+// ends), the rules read by ListRules (every page) on a slower timer, and
+// deciding them (Decide, with the digest the board gave), by click or by
+// keyboard. The history shows the HISTORY_MAX newest decided approvals the
+// watch sends; its More button reads older ones from ListApprovals, a page
+// at a time.
 "use strict";
 
 (function () {
-  const { $, unary, stream, node, none, tags, parseTime, ago, byName, sleep, retryDelay, showError, refusal, signOut } = board;
+  const {
+    $, unary, stream, readPage, readAll, count, node, none, tags, parseTime, ago, byName, sleep, retryDelay,
+    showError, refusal, signOut, LIST_MAX,
+  } = board;
   const APPROVALS = "/symphonix.board.v1.ApprovalService/";
   const TICK_MS = 1000; // how often the ages shown are brought up to date
   const RULES_MS = 10000; // how often the rules are read
@@ -13,7 +19,9 @@
   // board sends a heartbeat every 15 s, so a proxy that dropped the stream
   // without a word is noticed.
   const SILENCE_MS = 45000;
-  const HISTORY_MAX = 100; // decided approvals shown
+  const HISTORY_MAX = 100; // decided approvals the watch sends, and the history shows until More
+  const MORE_PAGE = 100; // approvals read from ListApprovals a page at a time, for More
+  const MORE_PAGES = 10; // the most pages one click on More reads
   const SHOW_DEPTH = 8; // nesting shown as tables before falling back to JSON
 
   const ui = {
@@ -28,12 +36,16 @@
     historyEmpty: $("history-empty"),
     historyWrap: $("history-wrap"),
     historyRows: $("history-rows"),
+    more: $("history-more"),
+    moreStatus: $("history-more-status"),
+    rulesMore: $("rules-more"),
   };
 
   const liveNap = { wake: null }; // a wait before re-subscribing, while one runs
   const rulesNap = { wake: null }; // between two reads of the rules
   let controller = null; // aborts the watch of the running loop
   let rulesController = null; // aborts the read of the rules
+  let moreController = null; // aborts the read of More
   let resyncing = false; // the watch was ended here to start it again at once
   let renderQueued = false;
   let approvalsLoaded = false;
@@ -44,6 +56,14 @@
   const askedRules = new Set(); // rule ids not known that made the rules be read again
   const known = new Map(); // approval id -> Approval, as the board last sent it
   const cards = new Map(); // approval id -> card (see makeCard)
+  // Once More is used, every decided approval the page learns of, from the
+  // watch or from ListApprovals, is kept here, and the history shows them
+  // all: nothing read is dropped, so the history has no gap.
+  const older = new Map(); // approval id -> Approval, decided
+  let moreUsed = false; // More was clicked since signing in
+  let moreToken = ""; // the next page of ListApprovals for More, or "" to start (or when done)
+  let moreDone = false; // ListApprovals has no page after the last one read
+  let moreBusy = false; // More is reading
 
   function clearApprovals() {
     approvalsLoaded = false;
@@ -53,6 +73,11 @@
     askedRules.clear();
     known.clear();
     cards.clear();
+    older.clear();
+    moreUsed = false;
+    moreToken = "";
+    moreDone = false;
+    moreBusy = false;
     ui.queue.replaceChildren();
     ui.historyRows.replaceChildren();
     ui.queueLoading.hidden = false;
@@ -60,8 +85,17 @@
     ui.historyEmpty.hidden = true;
     ui.historyWrap.hidden = true;
     ui.pendingCount.hidden = true;
+    ui.more.hidden = true;
+    ui.more.disabled = false;
+    ui.rulesMore.hidden = true;
+    sayMore("");
     showError(ui.approvalsError, "");
     say("");
+  }
+
+  // stateOf is the word for where a stands: "pending", "approved", ...
+  function stateOf(a) {
+    return enums.approvalState.word(a.state);
   }
 
   // say shows how the last decision went, or "" for nothing.
@@ -102,7 +136,7 @@
           (msg) => {
             if (!board.current(gen) || !msg) return;
             heard();
-            switch (msg.event) {
+            switch (enums.approvalEvent.word(msg.event)) {
               case "heartbeat":
                 return;
               case "snapshot":
@@ -163,12 +197,18 @@
     if (liveNap.wake) liveNap.wake();
   }
 
-  // readRules reads the rules; the cards show who may decide from them.
+  // readRules reads the rules, every page; the cards show who may decide
+  // from them.
   async function readRules(token, signal) {
-    const res = await unary(token, APPROVALS + "ListRules", {}, signal);
+    const res = await readAll(token, APPROVALS + "ListRules", {}, "rules", signal);
     const next = new Map();
-    for (const r of (res && res.rules) || []) if (r && r.id) next.set(r.id, r);
+    for (const r of res.items) if (r && r.id) next.set(r.id, r);
     rules = next;
+    ui.rulesMore.textContent = res.more
+      ? "This page read the first " + count(LIST_MAX, "rule", "rules") + " only: an approval governed by a rule " +
+        "after them shows its rule as one that no longer exists."
+      : "";
+    ui.rulesMore.hidden = !res.more;
     if (approvalsLoaded) queueRender();
   }
 
@@ -198,8 +238,9 @@
   // never waits again: a pending copy after it is an older message.
   function upsert(a) {
     if (!validApproval(a)) return false;
+    if (stateOf(a) === "pending" && older.has(a.id)) return false;
     const had = known.get(a.id);
-    if (had && had.state !== "pending" && a.state === "pending") return false;
+    if (had && stateOf(had) !== "pending" && stateOf(a) === "pending") return false;
     known.set(a.id, a);
     return true;
   }
@@ -213,26 +254,114 @@
     }, 0);
   }
 
-  // render draws what is known: the queue, the history and the count; it
-  // forgets the decided approvals past those the history shows.
+  // render draws what is known: the queue, the history and the count.
+  // Until More is used it forgets the decided approvals past the
+  // HISTORY_MAX newest, as the watch would not send them again; after, it
+  // keeps every decided one in older.
   function render() {
     renderQueued = false;
     const all = Array.from(known.values());
-    const pending = all.filter((a) => a.state === "pending");
-    const decided = all.filter((a) => a.state !== "pending").sort((a, b) => byAge(b, a));
-    for (const a of decided.slice(HISTORY_MAX)) known.delete(a.id);
+    const pending = all.filter((a) => stateOf(a) === "pending" && !older.has(a.id));
+    let decided = all.filter((a) => stateOf(a) !== "pending");
+    if (moreUsed) {
+      for (const a of decided) {
+        older.set(a.id, a);
+        known.delete(a.id);
+      }
+      decided = Array.from(older.values());
+    }
+    decided.sort((a, b) => byAge(b, a));
+    if (!moreUsed) {
+      for (const a of decided.slice(HISTORY_MAX)) known.delete(a.id);
+      decided = decided.slice(0, HISTORY_MAX);
+    }
     for (const a of pending) {
       if (a.ruleId && !rules.has(a.ruleId) && !askedRules.has(a.ruleId)) {
         askedRules.add(a.ruleId); // a rule put since the rules were read: read them now
         if (rulesNap.wake) rulesNap.wake();
       }
     }
-    applyApprovals(pending, decided.slice(0, HISTORY_MAX));
+    applyApprovals(pending, decided);
+    drawMore(decided.length);
   }
 
+  // drawMore shows More while older decided approvals may be there: until
+  // it is used, when the history holds as many as the watch sends; after,
+  // until ListApprovals has no more pages.
+  function drawMore(shown) {
+    ui.more.hidden = moreUsed ? moreDone : shown < HISTORY_MAX;
+    ui.more.disabled = moreBusy;
+  }
+
+  function sayMore(message) {
+    ui.moreStatus.textContent = message;
+    ui.moreStatus.hidden = !message;
+  }
+
+  // more reads older decided approvals from ListApprovals, newest first, a
+  // page after the last it read: until it has found a page's worth the
+  // history does not show yet, the list ends, or it has read MORE_PAGES
+  // pages. (The pages begin with the newest approvals, which the history
+  // holds already.) Pending ones it skips: the watch keeps the queue.
+  async function more() {
+    if (moreBusy || (moreUsed && moreDone) || !approvalsLoaded) return;
+    const gen = board.generation();
+    const token = board.token();
+    const ctl = new AbortController();
+    moreController = ctl;
+    moreBusy = true;
+    if (!moreUsed) {
+      moreUsed = true;
+      render(); // moves the decided ones shown into older
+    }
+    drawMore(0);
+    sayMore("Reading older approvals…");
+    showError(ui.approvalsError, "");
+    let added = 0;
+    try {
+      for (let pages = 0; pages < MORE_PAGES && added < MORE_PAGE && !moreDone; pages++) {
+        const page = await readPage(token, APPROVALS + "ListApprovals", {}, "approvals", MORE_PAGE, moreToken, ctl.signal);
+        if (!board.current(gen)) return;
+        for (const a of page.items) {
+          if (!validApproval(a) || stateOf(a) === "pending" || older.has(a.id)) continue;
+          older.set(a.id, a);
+          added++;
+        }
+        moreToken = page.next;
+        moreDone = page.next === "";
+      }
+      sayMore((added === 0 ? "No older decided approval was found" : count(added, "older decided approval", "older decided approvals") + " added") +
+        (moreDone ? ": that is every one the board has." : ": More reads on."));
+    } catch (e) {
+      if (!board.current(gen)) return;
+      if (e.code === "unauthenticated") {
+        signOut(refusal(e));
+        return;
+      }
+      sayMore("");
+      if (e.name !== "AbortError") showError(ui.approvalsError, "Could not read older approvals (" + e.code + "): " + e.message + ".");
+    } finally {
+      if (board.current(gen)) {
+        moreBusy = false;
+        if (moreController === ctl) moreController = null;
+        render();
+      }
+    }
+  }
+
+  // byAge orders approvals as the board does, oldest first: by when they
+  // were raised, to the nanosecond the board gives, then by id.
   function byAge(a, b) {
-    const d = (parseTime(a.createdAt) || 0) - (parseTime(b.createdAt) || 0);
-    return d !== 0 ? d : byName(a.id, b.id);
+    const d = (parseTime(a.createTime) || 0) - (parseTime(b.createTime) || 0);
+    if (d !== 0) return d;
+    return belowMillis(a.createTime) - belowMillis(b.createTime) || byName(a.id, b.id);
+  }
+
+  // belowMillis is what a timestamp says past its milliseconds, in
+  // nanoseconds (0 to 999,999), which parseTime drops.
+  function belowMillis(s) {
+    const m = typeof s === "string" ? /\.\d{3}(\d{0,6})/.exec(s) : null;
+    return m ? Number(m[1].padEnd(6, "0")) : 0;
   }
 
   function validApproval(a) {
@@ -281,7 +410,7 @@
     ui.pendingCount.hidden = pending.length === 0;
 
     const decided = decidedList;
-    const key = decided.map((a) => a.id + ":" + a.state).join(",");
+    const key = decided.map((a) => a.id + ":" + stateOf(a)).join(",");
     if (key !== historyKey) {
       historyKey = key;
       ui.historyRows.replaceChildren(...decided.map(historyRow));
@@ -306,7 +435,7 @@
       labelled("node", a.node),
       labelled("run", a.run),
     );
-    const age = relTime(a.createdAt, "asked ");
+    const age = relTime(a.createTime, "asked ");
     age.classList.add("age");
     meta.append(age);
     head.append(ask, meta);
@@ -366,7 +495,7 @@
     card.approval = a;
     const r = a.ruleId ? rules.get(a.ruleId) || null : null;
     const me = board.me();
-    const key = JSON.stringify([a.ruleId || "", r, a.votes || [], a.expiresAt || "", me ? me.role : ""]);
+    const key = JSON.stringify([a.ruleId || "", r, a.votes || [], a.expireTime || "", me ? me.role : ""]);
     if (key === card.ruleKey) return;
     card.ruleKey = key;
     card.rule.replaceChildren(...ruleParts(a, r));
@@ -382,7 +511,7 @@
   // The board checks it again.
   function mayDecide(a) {
     const r = a.ruleId ? rules.get(a.ruleId) : null;
-    return Boolean(r) && board.may(r.role || "approver");
+    return Boolean(r) && board.may(enums.role.word(r.role) || "approver");
   }
 
   function ruleParts(a, r) {
@@ -403,10 +532,10 @@
     fact("Rule", id, ...(r.description ? [document.createTextNode(" — " + r.description)] : []));
     if (Array.isArray(r.people) && r.people.length > 0) {
       fact("Who decides", tags(r.people, "people who decide"));
-    } else if (r.role === "admin") {
-      fact("Who decides", node("span", "who", "admins"));
+    } else if (enums.role.word(r.role) === "admin") {
+      fact("Who decides", node("span", "who", "admin role: admins"));
     } else {
-      fact("Who decides", node("span", "who", (r.role || "approver") + " role: approvers and admins"));
+      fact("Who decides", node("span", "who", (enums.role.word(r.role) || "approver") + " role: approvers and admins"));
     }
     const quorum = Number.isInteger(r.quorum) && r.quorum > 0 ? r.quorum : 1;
     const votes = Array.isArray(a.votes) ? a.votes : [];
@@ -414,7 +543,7 @@
     fact("Yes so far", votes.length === 0 ? node("span", "none", "none yet") : tags(votes, "yes so far"),
       document.createTextNode(" (" + votes.length + " of " + quorum + ")"));
     if (r.requireReason) fact("Reason", node("span", "required", "required"));
-    if (a.expiresAt) fact("Expires", relTime(a.expiresAt, ""));
+    if (a.expireTime) fact("Expires", relTime(a.expireTime, ""));
     return [dl];
   }
 
@@ -647,19 +776,20 @@
     say("");
     try {
       const res = await unary(token, APPROVALS + "Decide", {
-        id: a.id, say: said, digest: a.digest, reason: card.reason.value.trim(),
+        id: a.id, say: enums.say.name(said), digest: a.digest, reason: card.reason.value.trim(),
       });
       if (!board.current(gen)) return;
       const after = (res && res.approval) || {};
       const what = a.ask ? "“" + a.ask + "”" : a.id;
-      if (after.state === "pending") {
+      const state = stateOf(after);
+      if (state === "pending") {
         updateCard(card, after);
         const r = rules.get(after.ruleId);
         const quorum = r && Number.isInteger(r.quorum) && r.quorum > 0 ? r.quorum : 1;
         const votes = Array.isArray(after.votes) ? after.votes.length : 0;
         say("Your yes on " + what + " is counted: " + votes + " of " + quorum + ". It waits for more.");
       } else {
-        say((after.state === "approved" ? "Approved " : after.state === "rejected" ? "Rejected " : "Decided ") + what + ".");
+        say((state === "approved" ? "Approved " : state === "rejected" ? "Rejected " : "Decided ") + what + ".");
       }
       if (upsert(after)) render(); // the watch brings it too, maybe a moment later
     } catch (e) {
@@ -695,20 +825,20 @@
     const d = a.decision || {};
     const tr = node("tr", "decided");
     tr.dataset.approval = a.id;
-    tr.dataset.state = a.state;
-    const state = outcomes[a.state] || "unknown";
+    const word = stateOf(a) || "unknown";
+    tr.dataset.state = word;
     const outcome = node("th");
     outcome.scope = "row";
-    outcome.append(node("span", "badge outcome " + state, a.state || "unknown"));
+    outcome.append(node("span", "badge outcome " + (outcomes[word] || "unknown"), word));
 
     const when = node("td");
-    const at = d.at || (a.state === "expired" ? a.expiresAt : "");
+    const at = d.decideTime || (word === "expired" ? a.expireTime : "");
     when.append(at ? relTime(at, "") : none());
 
     let who;
     if (Array.isArray(d.who) && d.who.length > 0) who = tags(d.who, "who decided");
-    else if (a.state === "expired") who = node("span", "none", "nobody: the time limit passed");
-    else if (a.state === "superseded") who = node("span", "none", "nobody: the agent asked again about something else");
+    else if (word === "expired") who = node("span", "none", "nobody: the time limit passed");
+    else if (word === "superseded") who = node("span", "none", "nobody: the agent asked again about something else");
     else who = none();
 
     const cell = (child) => {
@@ -752,6 +882,8 @@
       controller = null;
       if (rulesController) rulesController.abort();
       rulesController = null;
+      if (moreController) moreController.abort();
+      moreController = null;
       if (liveNap.wake) liveNap.wake();
       if (rulesNap.wake) rulesNap.wake();
     },
@@ -760,6 +892,7 @@
     },
   });
 
+  ui.more.addEventListener("click", more);
   document.addEventListener("keydown", onKey);
   setInterval(tickApprovals, TICK_MS);
 })();

@@ -1,7 +1,8 @@
 // The web board's shared part: the Connect calls (unary and server
 // streaming, JSON), small helpers, who is signed in, and the views. Signing
 // in and out, and the one-time setup page, are in session.js, loaded right
-// after this one. Each view is a script of its own (agents.js,
+// after enums.js (the words for the API's enums), which comes right after
+// this one. Each view is a script of its own (agents.js,
 // approvals.js, tools.js, conversations.js, people.js, me.js), loaded after
 // those, that registers with board.part. No framework and no build step.
 // Everything that comes from the board reaches the page through
@@ -15,6 +16,13 @@ const board = (function () {
   const MAX_MESSAGE_BYTES = 16 << 20;
   const VIEWS = ["agents", "approvals", "tools", "conversations", "people", "me"];
   const RANK = { viewer: 1, approver: 2, admin: 3 };
+  // PAGE_SIZE is the page a view asks for when it reads a whole set (the
+  // agents, the rules, the servers, the switches, the people): the most a
+  // List gives at once.
+  const PAGE_SIZE = 1000;
+  // LIST_MAX bounds what a view reads of a whole set; past it the view says
+  // that it shows the first LIST_MAX (docs/limits.md).
+  const LIST_MAX = 10000;
 
   const $ = (id) => document.getElementById(id);
   const ui = {
@@ -32,7 +40,10 @@ const board = (function () {
   // as a header). The views pass it back to unary and stream unread.
   let generation = 0;
   let cred = null;
-  let me = null; // what Me said for cred: {kind, name, role, user}
+  // What Me said for cred: {kind, name, role, user}, kind ("session" or
+  // "operator") and role ("viewer", "approver", "admin") as words (enums.js),
+  // user as the board sent it.
+  let me = null;
   let view = "agents"; // the view shown, one of VIEWS
   // The views' parts, in the order their scripts registered (see part).
   const parts = [];
@@ -169,6 +180,48 @@ const board = (function () {
         onMessage(msg);
       }
     }
+  }
+
+  // ---- pages ----
+
+  // readPage reads one page of the List at path: request holds its
+  // filters, field names the list in the answer, size is the page size
+  // and token the nextPageToken of the page before ("" for the first). It
+  // returns the page's items and the token of the next page, "" after the
+  // last.
+  async function readPage(c, path, request, field, size, token, signal) {
+    const req = Object.assign({}, request, { pageSize: size });
+    if (token) req.pageToken = token;
+    const res = await unary(c, path, req, signal);
+    const items = res && Array.isArray(res[field]) ? res[field] : [];
+    const next = res && typeof res.nextPageToken === "string" ? res.nextPageToken : "";
+    if (next !== "" && next === token) throw new RPCError("internal", "the board gave the same page twice");
+    return { items, next };
+  }
+
+  // readAll reads the List at path page by page, PAGE_SIZE at a time, until
+  // the last page or LIST_MAX items, whichever comes first. It returns the
+  // items and whether there are more than it read (more: the view says it
+  // shows the first LIST_MAX). A board whose pages hold nothing and never
+  // end is read LIST_MAX pages deep at most.
+  async function readAll(c, path, request, field, signal) {
+    const items = [];
+    let token = "";
+    for (let pages = 1; ; pages++) {
+      const page = await readPage(c, path, request, field, PAGE_SIZE, token, signal);
+      for (const item of page.items) {
+        if (items.length === LIST_MAX) return { items, more: true };
+        items.push(item);
+      }
+      if (page.next === "") return { items, more: false };
+      if (items.length === LIST_MAX || pages === LIST_MAX) return { items, more: true };
+      token = page.next;
+    }
+  }
+
+  // count is n things in words: "1 agent", "10,000 agents".
+  function count(n, one, many) {
+    return n.toLocaleString("en") + " " + (n === 1 ? one : many);
   }
 
   // ---- small helpers the views share ----
@@ -326,13 +379,13 @@ const board = (function () {
   }
 
   // part registers a view's part of the page. It has
-  //   reset():               forget everything shown (before a sign-in and after a sign-out)
-  //   run(gen, cred, first): start its loops for the generation gen, calling
-  //                          with cred; first is a ListAgents answer, or null
-  //   stop():                abort its requests and end its waits
-  //   wake():                end its waits early (the network came back)
-  //   shown(view):           optional; the view shown changed
-  //   role(me):              optional; who is signed in, or their role, changed
+  //   reset():        forget everything shown (before a sign-in and after a sign-out)
+  //   run(gen, cred): start its loops for the generation gen, calling with
+  //                   cred
+  //   stop():         abort its requests and end its waits
+  //   wake():         end its waits early (the network came back)
+  //   shown(view):    optional; the view shown changed
+  //   role(me):       optional; who is signed in, or their role, changed
   function part(p) {
     parts.push(p);
   }
@@ -351,8 +404,9 @@ const board = (function () {
   });
 
   return {
-    $, RPCError, unary, stream, node, none, tags, parseTime, ago, byName,
-    sleep, retryDelay, showError, part, may,
+    $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
+    parseTime, ago, byName, sleep, retryDelay, showError, part, may,
+    PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //
     // generation counts sign-ins and sign-outs; current says whether gen

@@ -1,18 +1,22 @@
 // The conversations view: the pointers to the conversations agents hold
 // (ListConversations), read every POLL_MS while it is shown, newest first,
-// for every agent or for one. A pointer says which thread, when it last
-// changed, whether a run waits in it and who is in it — never what was
-// said. The board decides what each caller sees (docs/people.md,
+// for every agent or for one: the first PAGE of them, and PAGE more each
+// time More is clicked, up to board.LIST_MAX. A pointer says which thread,
+// when it last changed, whether a run waits in it and who is in it — never
+// what was said. The board decides what each caller sees (docs/people.md,
 // "Conversations on the board"): an admin every pointer, a signed-in person
 // those they are in, an operator token that is not an admin's none. The
 // page only says so.
 "use strict";
 
 (function () {
-  const { $, unary, node, none, tags, parseTime, ago, byName, sleep, showError, signOut, refusal } = board;
+  const {
+    $, readPage, count, node, none, tags, parseTime, ago, byName, sleep, showError, signOut, refusal, PAGE_SIZE, LIST_MAX,
+  } = board;
   const CONVERSATIONS = "/symphonix.board.v1.ConversationService/";
   const POLL_MS = 2000; // how often the pointers are read while the view is shown
   const POLL_MAX_MS = 15000; // the longest wait between reads after failures
+  const PAGE = 100; // the pointers shown at first, and how many more More shows
 
   const ui = {
     view: $("conversations"),
@@ -25,6 +29,9 @@
     emptyText: $("conversations-empty-text"),
     wrap: $("conversations-wrap"),
     rows: $("conversation-rows"),
+    moreRow: $("conversations-more-row"),
+    more: $("conversations-more"),
+    count: $("conversations-count"),
   };
 
   const nap = { wake: null }; // between two reads
@@ -32,6 +39,8 @@
   let epoch = 0; // counts changes of the filter: a read begun before one is stale
   let pointers = null; // as ListConversations said, or null before the first read
   let filter = ""; // the agent the list is for, or "" for every agent
+  let wanted = PAGE; // how many pointers to show: PAGE, and PAGE more for each More
+  let hasMore = false; // the board has more pointers than are shown
   const seen = new Set(); // the agents seen in a pointer since signing in
   let drawn = ""; // what the table shows, to redraw only on a change
 
@@ -39,6 +48,8 @@
     epoch++;
     pointers = null;
     filter = "";
+    wanted = PAGE;
+    hasMore = false;
     seen.clear();
     drawn = "";
     ui.rows.replaceChildren();
@@ -46,6 +57,7 @@
     ui.loading.hidden = false;
     ui.empty.hidden = true;
     ui.wrap.hidden = true;
+    drawMore();
     showError(ui.error, "");
     ui.scope.textContent = "";
   }
@@ -97,6 +109,30 @@
     ui.agent.dataset.drawn = key;
   }
 
+  // read reads the first want pointers for agent ("" for every agent),
+  // newest first, in as few pages as it can: pages of want when that is no
+  // more than a page can hold. It returns them, and whether there are more.
+  async function read(cred, agent, want, signal) {
+    const size = Math.min(want, PAGE_SIZE);
+    const got = [];
+    const keys = new Set(); // a pointer updated while the pages are read may be in two of them
+    let token = "";
+    for (let pages = 1; pages <= LIST_MAX; pages++) {
+      const page = await readPage(cred, CONVERSATIONS + "ListConversations", agent ? { agent } : {}, "conversations",
+        size, token, signal);
+      for (const p of page.items) {
+        if (!p || typeof p.agent !== "string" || typeof p.thread !== "string") continue;
+        const k = p.agent + "\n" + p.thread;
+        if (keys.has(k)) continue;
+        keys.add(k);
+        got.push(p);
+      }
+      token = page.next;
+      if (token === "" || got.length >= want) break;
+    }
+    return { list: got.slice(0, want), more: got.length > want || token !== "" };
+  }
+
   // poll reads the pointers every POLL_MS while the view is shown.
   async function poll(gen, cred) {
     let failures = 0;
@@ -110,10 +146,11 @@
       const began = epoch;
       const agent = filter;
       try {
-        const res = await unary(cred, CONVERSATIONS + "ListConversations", agent ? { agent } : {}, ctl.signal);
+        const res = await read(cred, agent, wanted, ctl.signal);
         if (!board.current(gen)) return;
         if (began === epoch) {
-          pointers = (res.conversations || []).filter((p) => p && typeof p.agent === "string" && typeof p.thread === "string");
+          pointers = res.list;
+          hasMore = res.more;
           render();
         }
         failures = 0;
@@ -140,13 +177,13 @@
   // newestFirst orders pointers as the board does: most recently updated
   // first, then by agent, then by thread.
   function newestFirst(a, b) {
-    const ta = parseTime(a.updatedAt) || 0;
-    const tb = parseTime(b.updatedAt) || 0;
+    const ta = parseTime(a.updateTime) || 0;
+    const tb = parseTime(b.updateTime) || 0;
     return tb - ta || byName(a.agent, b.agent) || byName(a.thread, b.thread);
   }
 
   function updated(p, now) {
-    const ms = parseTime(p.updatedAt);
+    const ms = parseTime(p.updateTime);
     if (Number.isNaN(ms)) return none();
     const t = node("time", "updated", ago(ms, now));
     t.dateTime = new Date(ms).toISOString();
@@ -186,7 +223,7 @@
     drawAgents();
     ui.loading.hidden = true;
     const now = Date.now();
-    const key = JSON.stringify([pointers, filter]);
+    const key = JSON.stringify([pointers, filter, hasMore]);
     if (key !== drawn) {
       drawn = key;
       const list = pointers.slice().sort(newestFirst);
@@ -197,6 +234,30 @@
     ui.wrap.hidden = pointers.length === 0;
     ui.empty.hidden = pointers.length > 0;
     if (pointers.length === 0) drawEmpty();
+    drawMore();
+  }
+
+  // drawMore says how many pointers are shown when there are more, and
+  // offers More until LIST_MAX are shown.
+  function drawMore() {
+    const shown = pointers === null ? 0 : pointers.length;
+    const more = pointers !== null && hasMore;
+    const what = count(shown, "conversation", "conversations");
+    if (!more) ui.count.textContent = "";
+    else if (shown >= LIST_MAX) ui.count.textContent = "This page shows the " + what + " most recently updated, the most it shows: choose one agent to see others.";
+    else ui.count.textContent = "Showing the " + what + " most recently updated: there are more.";
+    ui.more.hidden = !more || shown >= LIST_MAX;
+    ui.more.disabled = false;
+    ui.moreRow.hidden = !more;
+  }
+
+  // onMore shows PAGE more pointers, reading them now.
+  function onMore() {
+    if (!hasMore || wanted >= LIST_MAX) return;
+    wanted = Math.min(LIST_MAX, wanted + PAGE);
+    epoch++;
+    ui.more.disabled = true;
+    if (nap.wake) nap.wake(); // a read under way is dropped: its epoch is past
   }
 
   // drawEmpty says why the list is empty, for what the caller may see.
@@ -223,6 +284,8 @@
 
   function onFilter() {
     filter = ui.agent.value;
+    wanted = PAGE;
+    hasMore = false;
     epoch++;
     pointers = null;
     drawn = "";
@@ -230,10 +293,12 @@
     ui.empty.hidden = true;
     ui.wrap.hidden = true;
     ui.rows.replaceChildren();
+    drawMore();
     if (nap.wake) nap.wake(); // a read under way is dropped: its epoch is past
   }
 
   ui.agent.addEventListener("change", onFilter);
+  ui.more.addEventListener("click", onMore);
   $("conversations-filter").addEventListener("submit", (ev) => ev.preventDefault());
 
   board.part({

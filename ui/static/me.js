@@ -27,7 +27,7 @@
     verifyError: $("verify-error"),
   };
 
-  let door = ""; // the board's door, as GetIdentify said, or "" before it did
+  let door = ""; // the word for the board's door, as GetIdentify said, or "" before it did
 
   function say(el, message) {
     el.textContent = message || "";
@@ -64,7 +64,7 @@
     ui.facts.replaceChildren(
       ...fact("name", u.name || "—"),
       ...fact("email", u.email || "—"),
-      ...fact("role", me.role || u.role || "—"),
+      ...fact("role", me.role || enums.role.word(u.role) || "—"),
       ...fact("verify secret", u.hasVerifySecret ? "set" : "not set"),
       ...fact("agents identify people by", door || "…"),
     );
@@ -182,7 +182,7 @@
     try {
       const res = await unary(cred, USERS + "GetIdentify", {});
       if (!board.current(gen)) return;
-      door = res.door || "pairing";
+      door = enums.door.word(res.door) || "pairing";
       draw(board.me());
     } catch (e) {
       // Shown as "…": the rest of the view works without it.

@@ -1,17 +1,19 @@
-// The people view, for admins: everyone the board knows (ListUsers), read
-// every POLL_MS while it is shown; adding a person (AddUser), which gives
-// the one-time setup link to hand to them; changing a role (SetRole);
-// disabling and enabling, each confirmed on the page first (DisableUser);
-// and the door agents use to learn who they talk to (GetIdentify,
-// SetIdentify). The board refuses all of it to anyone but an admin; the
-// tab is not even shown to them.
+// The people view, for admins: everyone the board knows (every page of
+// ListUsers, up to board.LIST_MAX people, saying so when there are more),
+// read every POLL_MS while it is shown; adding a person (AddUser), which
+// gives the one-time setup link to hand to them; changing a role
+// (SetUserRole); disabling and enabling, each confirmed on the page first
+// (DisableUser, EnableUser); and the door agents use to learn who they
+// talk to (GetIdentify, SetIdentify). The board refuses all of it to anyone
+// but an admin; the tab is not even shown to them. Roles and doors are
+// shown, and chosen, as words (enums.js).
 "use strict";
 
 (function () {
-  const { $, unary, node, parseTime, byName, sleep, showError, signOut, refusal } = board;
+  const { $, unary, readAll, count, node, parseTime, byName, sleep, showError, signOut, refusal, LIST_MAX } = board;
   const USERS = "/symphonix.board.v1.UserService/";
   const POLL_MS = 5000; // how often the people are read while the view is shown
-  const ROLES = ["viewer", "approver", "admin"];
+  const ROLES = enums.role.words;
 
   const ui = {
     people: $("people"),
@@ -20,6 +22,7 @@
     loading: $("people-loading"),
     wrap: $("people-wrap"),
     rows: $("people-rows"),
+    more: $("people-more"),
     addForm: $("add-form"),
     addEmail: $("add-email"),
     addName: $("add-name"),
@@ -40,6 +43,7 @@
   let controller = null; // aborts the reads of the running poll
   let epoch = 0; // counts changes made here: a read begun before one is stale
   let users = null; // as ListUsers said, or null before the first read
+  let cut = false; // ListUsers stopped at LIST_MAX with more to come
   let confirming = ""; // the email whose disabling or enabling waits for a yes
   const busy = new Set(); // emails with a change under way
   let drawn = ""; // what the table shows, to redraw only on a change
@@ -48,6 +52,7 @@
   function reset() {
     epoch++;
     users = null;
+    cut = false;
     confirming = "";
     busy.clear();
     drawn = "";
@@ -93,17 +98,18 @@
       const began = epoch;
       try {
         const [list, door] = await Promise.all([
-          unary(cred, USERS + "ListUsers", {}, ctl.signal),
+          readAll(cred, USERS + "ListUsers", {}, "users", ctl.signal),
           doorRead ? null : unary(cred, USERS + "GetIdentify", {}, ctl.signal),
         ]);
         if (!board.current(gen)) return;
         if (began === epoch) {
-          users = (list.users || []).filter((u) => u && typeof u.email === "string");
+          users = list.items.filter((u) => u && typeof u.email === "string" && typeof u.id === "string");
           users.sort((a, b) => byName(a.email, b.email));
+          cut = list.more;
           render();
         }
         if (door && !doorRead) {
-          ui.door.value = door.door || "pairing";
+          ui.door.value = enums.door.word(door.door) || "pairing";
           doorRead = true;
         }
       } catch (e) {
@@ -127,7 +133,7 @@
   function render() {
     if (users === null) return;
     const mine = (board.me() && board.me().user && board.me().user.email) || "";
-    const key = JSON.stringify([users, confirming, Array.from(busy), mine]);
+    const key = JSON.stringify([users, confirming, Array.from(busy), mine, cut]);
     if (key === drawn) return;
     drawn = key;
     const focused = document.activeElement;
@@ -141,6 +147,8 @@
     }
     ui.loading.hidden = true;
     ui.wrap.hidden = false;
+    ui.more.textContent = cut ? "This page shows the first " + count(LIST_MAX, "person", "people") + " by email: the board knows more." : "";
+    ui.more.hidden = !cut;
   }
 
   function cell(...children) {
@@ -154,9 +162,10 @@
   }
 
   function row(u, mine) {
+    const word = enums.role.word(u.role);
     const tr = node("tr", u.disabled ? "is-disabled" : "");
     tr.dataset.email = u.email;
-    tr.dataset.role = u.role || "";
+    tr.dataset.role = word;
     tr.dataset.disabled = String(Boolean(u.disabled));
     const email = node("th");
     email.scope = "row";
@@ -172,12 +181,12 @@
       o.value = r;
       role.append(o);
     }
-    if (!ROLES.includes(u.role)) {
-      const o = node("option", "", u.role || "?");
-      o.value = u.role || "";
+    if (!ROLES.includes(word)) {
+      const o = node("option", "", word || "?");
+      o.value = word;
       role.append(o);
     }
-    role.value = u.role || "";
+    role.value = word;
     role.disabled = busy.has(u.email);
     role.addEventListener("change", () => setRole(u, role.value));
 
@@ -241,9 +250,9 @@
     epoch++;
     render();
     try {
-      await unary(cred, USERS + "SetRole", { email: u.email, role });
+      const res = await unary(cred, USERS + "SetUserRole", { userId: u.id, role: enums.role.name(role) });
       if (!board.current(gen)) return;
-      say(ui.status, u.email + " is now " + role + ".");
+      say(ui.status, u.email + " is now " + (enums.role.word(res.user && res.user.role) || role) + ".");
       if (board.me() && board.me().user && board.me().user.email === u.email) board.refreshMe();
     } catch (e) {
       failed(gen, e, "Could not change the role of " + u.email);
@@ -266,7 +275,7 @@
     epoch++;
     render();
     try {
-      const res = await unary(cred, USERS + "DisableUser", { email: u.email, disabled });
+      const res = await unary(cred, USERS + (disabled ? "DisableUser" : "EnableUser"), { userId: u.id });
       if (!board.current(gen)) return;
       const n = Number(res.sessionsEnded || 0);
       say(ui.status, disabled
@@ -299,19 +308,19 @@
     say(ui.status, "");
     try {
       const res = await unary(cred, USERS + "AddUser", {
-        email, name: ui.addName.value.trim(), role: ui.addRole.value,
+        email, name: ui.addName.value.trim(), role: enums.role.name(ui.addRole.value),
       });
       if (!board.current(gen)) return;
       const who = (res.user && res.user.email) || email;
       const path = typeof res.setupPath === "string" ? res.setupPath : "";
       ui.linkWho.textContent = who;
       ui.link.value = path.startsWith("/") ? location.origin + path : path;
-      const exp = parseTime(res.setupExpiresAt);
+      const exp = parseTime(res.setupExpireTime);
       ui.linkExpires.textContent = Number.isNaN(exp) ? "it expires" : new Date(exp).toLocaleString();
       ui.linkBox.hidden = false;
       ui.addEmail.value = "";
       ui.addName.value = "";
-      say(ui.status, "Added " + who + " as " + ((res.user && res.user.role) || ui.addRole.value) + ".");
+      say(ui.status, "Added " + who + " as " + (enums.role.word(res.user && res.user.role) || ui.addRole.value) + ".");
       ui.link.focus();
       ui.link.select();
       pollSoon();
@@ -342,10 +351,11 @@
     say(ui.doorStatus, "");
     showError(ui.error, "");
     try {
-      const res = await unary(cred, USERS + "SetIdentify", { door });
+      const res = await unary(cred, USERS + "SetIdentify", { door: enums.door.name(door) });
       if (!board.current(gen)) return;
-      ui.door.value = res.door || door;
-      say(ui.doorStatus, "Agents are now told to use the door " + (res.door || door) + ".");
+      const now = enums.door.word(res.door) || door;
+      ui.door.value = now;
+      say(ui.doorStatus, "Agents are now told to use the door " + now + ".");
     } catch (e) {
       failed(gen, e, "Could not set the door");
       doorRead = false;

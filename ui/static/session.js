@@ -1,8 +1,8 @@
 // The web board's signing in and out: the sign-in page (a person's email
 // and password, or an operator token), signing out, the one-time setup
 // page, keeping the session across a reload, and asking Me who is signed
-// in. Loaded after board.js and before the views' scripts, it adds
-// refusal, signOut and refreshMe to board, which the views use.
+// in. Loaded after board.js and enums.js, and before the views' scripts,
+// it adds refusal, signOut and refreshMe to board, which the views use.
 //
 // Two ways to sign in (docs/people.md):
 //   - a person's email and password (POST /auth/signin): the board sets an
@@ -76,13 +76,13 @@
 
   // ---- asking Me who is signed in ----
 
-  // askMe asks the board who c is.
+  // askMe asks the board who c is; the kind and the role are kept as words.
   async function askMe(c, signal) {
     const res = await unary(c, USERS + "Me", {}, signal);
     return {
-      kind: typeof res.kind === "string" ? res.kind : "",
+      kind: enums.callerKind.word(res.kind),
       name: typeof res.name === "string" ? res.name : "",
-      role: typeof res.role === "string" ? res.role : "",
+      role: enums.role.word(res.role),
       user: res.user && typeof res.user === "object" ? res.user : null,
     };
   }
@@ -160,7 +160,7 @@
   }
 
   // start shows the views for the credentials c, of whom Me said m.
-  function start(c, m, first) {
+  function start(c, m) {
     board.enter(c, m);
     storeToken(c.kind === "token" ? c.token : "");
     board.eachPart((p) => p.reset());
@@ -174,7 +174,7 @@
     ui.session.hidden = false;
     board.showWho();
     board.showView(board.viewOfHash());
-    board.eachPart((p) => p.run(board.generation(), board.token(), first));
+    board.eachPart((p) => p.run(board.generation(), board.token()));
     watchMe(board.generation());
   }
 
@@ -238,7 +238,7 @@
     const c = { kind: "token", token: pasted };
     try {
       const m = await askMe(c);
-      start(c, m, null);
+      start(c, m);
       $(board.view() + "-title").focus();
     } catch (e) {
       showError(ui.signInError, tokenRefusal(e));
@@ -298,10 +298,10 @@
     say(ui.signInNote, "");
     try {
       const res = await authPost("/auth/signin", { email, password });
-      if (res.status === 200 && typeof res.body.csrf_token === "string" && res.body.csrf_token !== "") {
-        const c = { kind: "session", csrf: res.body.csrf_token };
+      if (res.status === 200 && typeof res.body.csrfToken === "string" && res.body.csrfToken !== "") {
+        const c = { kind: "session", csrf: res.body.csrfToken };
         const m = await askMe(c);
-        start(c, m, null);
+        start(c, m);
         $(board.view() + "-title").focus();
         return;
       }
@@ -394,7 +394,7 @@
     const gen = board.generation();
     try {
       const m = await askMe(c);
-      if (current(gen) && !board.token()) start(c, m, null);
+      if (current(gen) && !board.token()) start(c, m);
     } catch (e) {
       if (!current(gen) || board.token()) return;
       if (c.kind === "session") {

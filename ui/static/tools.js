@@ -2,16 +2,17 @@
 // last hello, connected or not, and for each agent a switch that says
 // whether it may call the tool. An agent that is not connected is marked
 // offline: its switch can be flipped all the same, and the board tells it
-// when it next connects. It
-// reads ListServers and ListSwitches (every agent's switches, and whether
-// the board has ever spoken for it, in one call) every POLL_MS while it is
-// shown. Flipping a switch sends SetSwitch for that one tool: the board
-// leaves the agent's other tools as they are, so two flips at once, here
-// or by another operator, both keep their change.
+// when it next connects. It reads every page of ListServers and of
+// ListSwitches (every agent's switches, and whether the board has ever
+// spoken for it) every POLL_MS while it is shown, up to board.LIST_MAX
+// servers and agents, and says so when there are more. Flipping a switch
+// sends SetToolSwitch for that one tool: the board leaves the agent's
+// other tools as they are, so two flips at once, here or by another
+// operator, both keep their change.
 "use strict";
 
 (function () {
-  const { $, unary, node, tags, parseTime, byName, sleep, showError, signOut, refusal } = board;
+  const { $, unary, readAll, count, node, tags, parseTime, byName, sleep, showError, signOut, refusal, LIST_MAX } = board;
   const TOOLS = "/symphonix.board.v1.ToolService/";
   const POLL_MS = 1000; // how often the servers are read while the view is shown
   const POLL_MAX_MS = 10000; // the longest wait between reads after failures
@@ -24,6 +25,7 @@
     status: $("tools-status"),
     loading: $("tools-loading"),
     empty: $("tools-empty"),
+    more: $("tools-more"),
     servers: $("servers"),
   };
 
@@ -31,7 +33,8 @@
   let controller = null; // aborts the reads of the running poll
   let epoch = 0; // counts flips made here: a read begun before one is stale
   let servers = null; // as ListServers said, or null before the first read
-  let switches = new Map(); // agent -> Switches, as ListSwitches or SetSwitch said
+  let switches = new Map(); // agent -> Switches, as ListSwitches or SetToolSwitch said
+  let cut = { servers: false, switches: false }; // which lists stopped at LIST_MAX
   const pending = new Map(); // agent + "\n" + "server.tool" -> the state asked for
   let readOnly = false; // the board refused a flip as not allowed
   let drawn = ""; // what the page shows, to redraw only on a change
@@ -40,6 +43,7 @@
     epoch++;
     servers = null;
     switches = new Map();
+    cut = { servers: false, switches: false };
     pending.clear();
     readOnly = !board.may("admin");
     drawn = "";
@@ -64,20 +68,48 @@
     return Array.from(names).sort(byName);
   }
 
-  // read reads the servers and the switches of every agent they name: two
-  // calls, however many agents there are.
+  // merged is the servers of a list read by pages, one entry per name:
+  // the board cuts a server too large for what is left of a page between
+  // two of its agents, and goes on with it at the top of the next page.
+  function merged(entries) {
+    const byName = new Map();
+    const union = (a, b) => Array.from(new Set([...(a || []), ...(b || [])]));
+    for (const s of entries) {
+      if (!s || typeof s.name !== "string" || s.name === "") continue;
+      const had = byName.get(s.name);
+      if (!had) {
+        byName.set(s.name, s);
+        continue;
+      }
+      const tools = new Map((had.tools || []).map((t) => [t.name, t]));
+      for (const t of s.tools || []) {
+        const old = tools.get(t.name);
+        tools.set(t.name, old ? { name: t.name, agents: union(old.agents, t.agents), on: union(old.on, t.on) } : t);
+      }
+      byName.set(s.name, {
+        name: s.name,
+        tools: Array.from(tools.values()),
+        agents: union(had.agents, s.agents),
+        online: union(had.online, s.online),
+      });
+    }
+    return Array.from(byName.values());
+  }
+
+  // read reads the servers and the switches of every agent they name,
+  // every page of both, LIST_MAX of each at most.
   async function read(token, signal) {
     const [res, all] = await Promise.all([
-      unary(token, TOOLS + "ListServers", {}, signal),
-      unary(token, TOOLS + "ListSwitches", {}, signal),
+      readAll(token, TOOLS + "ListServers", {}, "servers", signal),
+      readAll(token, TOOLS + "ListSwitches", {}, "switches", signal),
     ]);
-    const list = (res.servers || []).filter((s) => s && typeof s.name === "string" && s.name !== "");
+    const list = merged(res.items);
     const names = new Set(agentsOf(list));
     const sw = new Map();
-    for (const s of all.switches || []) {
+    for (const s of all.items) {
       if (s && names.has(s.agent)) sw.set(s.agent, s);
     }
-    return { list, sw };
+    return { list, sw, cut: { servers: res.more, switches: all.more } };
   }
 
   // poll reads the servers every POLL_MS while the view is shown, until the
@@ -93,13 +125,14 @@
       controller = ctl;
       const began = epoch;
       try {
-        const { list, sw } = await read(token, ctl.signal);
+        const got = await read(token, ctl.signal);
         if (!board.current(gen)) return;
         failures = 0;
         showError(ui.readError, "");
         if (began === epoch) {
-          servers = list;
-          switches = sw;
+          servers = got.list;
+          switches = got.sw;
+          cut = got.cut;
           render();
         }
       } catch (e) {
@@ -128,7 +161,7 @@
 
   function render() {
     if (servers === null) return;
-    const key = JSON.stringify([servers, Array.from(switches), Array.from(pending), readOnly]);
+    const key = JSON.stringify([servers, Array.from(switches), Array.from(pending), readOnly, cut]);
     if (key === drawn) return;
     drawn = key;
     const focused = document.activeElement;
@@ -143,6 +176,22 @@
     ui.loading.hidden = true;
     ui.empty.hidden = servers.length > 0;
     ui.readOnly.hidden = !readOnly;
+    drawCut();
+  }
+
+  // drawCut says which lists this page read only the first LIST_MAX of.
+  function drawCut() {
+    const said = [];
+    if (cut.servers) {
+      said.push("This page shows the first " + count(servers.length, "MCP server", "MCP servers") + " by name, the " +
+        "last perhaps without all its agents: the board knows more.");
+    }
+    if (cut.switches) {
+      said.push("It read the switches of the first " + count(LIST_MAX, "agent", "agents") + " by name: an agent after them " +
+        "shows what the server list says is on, but not whether the board has ever decided for it.");
+    }
+    ui.more.textContent = said.join(" ");
+    ui.more.hidden = said.length === 0;
   }
 
   function serverCard(s) {
@@ -220,7 +269,7 @@
     li.dataset.agent = agent;
     li.dataset.online = online ? "true" : "false";
     li.dataset.state = asked !== undefined ? "pending" : sw && !sw.spoken ? "unspoken" : on ? "on" : "off";
-    if (sw && sw.setBy) li.title = "last set by " + sw.setBy + (Number.isNaN(parseTime(sw.setAt)) ? "" : ", " + new Date(parseTime(sw.setAt)).toLocaleString());
+    if (sw && sw.setBy) li.title = "last set by " + sw.setBy + (Number.isNaN(parseTime(sw.setTime)) ? "" : ", " + new Date(parseTime(sw.setTime)).toLocaleString());
     const label = node("label", "switch-label");
     const box = node("input", "switch");
     box.type = "checkbox";
@@ -275,7 +324,7 @@
     epoch++;
     render();
     try {
-      const res = await unary(token, TOOLS + "SetSwitch", { agent, tool: full, on: want });
+      const res = await unary(token, TOOLS + "SetToolSwitch", { agent, tool: full, on: want });
       if (!board.current(gen)) return;
       if (res.switches) switches.set(agent, res.switches);
       say("Switched " + full + (want ? " on" : " off") + " for " + agent +

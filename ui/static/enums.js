@@ -1,0 +1,65 @@
+// The words the web board shows, and sends back, for the enums of the
+// board's API: one small table per enum. The API names every value in
+// full ("ROLE_ADMIN", "APPROVAL_STATE_PENDING"); people read the word
+// ("admin", "pending"). Loaded right after board.js; every other script
+// reads and writes enums through these tables, and nowhere else.
+//
+// The JSON of an answer leaves out a field at its zero value, so an enum
+// left unspecified arrives as no field at all: its word is "". A value the
+// table does not know (one a newer board added) is shown as the board
+// wrote it, never dropped.
+"use strict";
+
+const enums = (function () {
+  // table is one enum: word(name) is the word for the API's name, and
+  // name(word) the name to send for a word ("" for a word it does not
+  // know). words lists the words in the enum's order.
+  function table(names) {
+    const byWord = new Map();
+    for (const [name, word] of Object.entries(names)) byWord.set(word, name);
+    return Object.freeze({
+      word(name) {
+        if (name === undefined || name === null || name === "") return "";
+        return Object.hasOwn(names, name) ? names[name] : String(name);
+      },
+      name(word) {
+        return byWord.get(word) || "";
+      },
+      words: Object.freeze(Object.values(names)),
+    });
+  }
+
+  return Object.freeze({
+    // Role: what a person or an operator token may do.
+    role: table({ ROLE_VIEWER: "viewer", ROLE_APPROVER: "approver", ROLE_ADMIN: "admin" }),
+    // CallerKind: how the one signed in presented themself to Me.
+    callerKind: table({ CALLER_KIND_SESSION: "session", CALLER_KIND_OPERATOR: "operator" }),
+    // Door: how agents learn who is in their conversations.
+    door: table({ DOOR_PAIRING: "pairing", DOOR_VERIFY: "verify", DOOR_NONE: "none" }),
+    // AgentState: whether an agent is linked to the board.
+    agentState: table({ AGENT_STATE_ONLINE: "online", AGENT_STATE_OFFLINE: "offline" }),
+    // ApprovalState: where an approval stands.
+    approvalState: table({
+      APPROVAL_STATE_PENDING: "pending",
+      APPROVAL_STATE_APPROVED: "approved",
+      APPROVAL_STATE_REJECTED: "rejected",
+      APPROVAL_STATE_CANCELLED: "cancelled",
+      APPROVAL_STATE_EXPIRED: "expired",
+      APPROVAL_STATE_SUPERSEDED: "superseded",
+    }),
+    // Say: what a decision says.
+    say: table({ SAY_YES: "yes", SAY_NO: "no", SAY_CANCELLED: "cancelled", SAY_EXPIRED: "expired" }),
+    // ApprovalEvent: what one message of WatchApprovals is.
+    approvalEvent: table({
+      APPROVAL_EVENT_SNAPSHOT: "snapshot",
+      APPROVAL_EVENT_SYNCED: "synced",
+      APPROVAL_EVENT_RAISED: "raised",
+      APPROVAL_EVENT_SUPERSEDED: "superseded",
+      APPROVAL_EVENT_VOTED: "voted",
+      APPROVAL_EVENT_DECIDED: "decided",
+      APPROVAL_EVENT_CANCELLED: "cancelled",
+      APPROVAL_EVENT_EXPIRED: "expired",
+      APPROVAL_EVENT_HEARTBEAT: "heartbeat",
+    }),
+  });
+})();
