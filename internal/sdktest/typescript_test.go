@@ -38,7 +38,8 @@ const sdk = "../../sdk/typescript"
 // TestTypeScriptAgentAndOperator builds the SDK, links its example agent
 // to a board, decides the approval the agent raises with the example
 // operator script over Connect, sees the agent print the decision and exit
-// 0, and lists the fleet page by page over gRPC and Connect.
+// 0, lists the fleet page by page over gRPC and Connect, and does the
+// round again with the agent and the script both on gRPC.
 func TestTypeScriptAgentAndOperator(t *testing.T) {
 	t.Parallel()
 	npm := needNode(t)
@@ -180,6 +181,34 @@ func TestTypeScriptAgentAndOperator(t *testing.T) {
 	}, "node", "examples/dist/agent.js")
 	if !strings.Contains(out, "who decides pay: NOT_GOVERNED\nnot governed: the chat decides it") || strings.Contains(out, "raised ") {
 		t.Errorf("agent ts-free-desk over gRPC: want it told not governed and raising nothing, got:\n%s", out)
+	}
+
+	// The whole round again over gRPC: the agent links and raises over
+	// gRPC, and the approver says no over gRPC.
+	agent = start(t, dir, []string{
+		"SYMPHONIX_BOARD_URL=" + b.URL,
+		"SYMPHONIX_AGENT_TOKEN=" + b.AgentToken("ts-refund-desk"),
+		"SYMPHONIX_RUN=run-ts-2",
+		"SYMPHONIX_TRANSPORT=grpc",
+	}, "node", "examples/dist/agent.js")
+	raised = regexp.MustCompile(`^raised (\S+): pending digest=(sha256:[0-9a-f]{64})$`).FindStringSubmatch(agent.waitFor(t, "raised "))
+	if raised == nil {
+		t.Fatalf("agent over gRPC: want \"raised <id>: pending digest=sha256:…\", got:\n%s", agent.output())
+	}
+	if raised[1] == id {
+		t.Errorf("agent over gRPC raised %s for run-ts-2, the approval of run-ts-1", raised[1])
+	}
+	grpcOperator := append([]string{"SYMPHONIX_TRANSPORT=grpc"}, operator...)
+	out = run(t, dir, grpcOperator, "node", "examples/dist/operator.js", "decide", raised[1], "no", "not", "this", "one")
+	if !strings.Contains(out, "decided "+raised[1]+": rejected say=no") {
+		t.Errorf("operator.js decide over gRPC: want %s rejected, got:\n%s", raised[1], out)
+	}
+	line = agent.waitFor(t, "decision ")
+	if wantLine := fmt.Sprintf("decision %s: no by ann reason=%q digest=%s", raised[1], "not this one", raised[2]); line != wantLine {
+		t.Errorf("agent over gRPC printed %q, want %q", line, wantLine)
+	}
+	if err := agent.wait(); err != nil {
+		t.Fatalf("agent over gRPC: %v, want exit 0; it printed:\n%s", err, agent.output())
 	}
 
 	// A bad answer from the board reaches the script as the board's code.
