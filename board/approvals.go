@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -15,7 +14,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
@@ -54,55 +52,6 @@ const (
 var digestShape = buildShape
 
 const digestLen = len("sha256:") + 64
-
-// linkOut is a session's one way of sending on its stream. Its lock lets
-// a goroutine other than the link handler (a decision being made) send on
-// the stream without interleaving with the handler's own answers. Nothing
-// is sent before the welcome or after the handler has returned.
-type linkOut struct {
-	mu     sync.Mutex
-	stream boardv1connect.AgentLinkServiceLinkServerStream
-	open   bool // the welcome has gone out
-	closed bool // the handler has returned; the stream is gone
-}
-
-func newLinkOut(stream boardv1connect.AgentLinkServiceLinkServerStream) *linkOut {
-	return &linkOut{stream: stream}
-}
-
-// welcome sends the welcome and opens the stream to everyone else.
-func (o *linkOut) welcome(m *boardv1.LinkResponse) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed {
-		return context.Canceled
-	}
-	if err := o.stream.Send(m); err != nil {
-		return err
-	}
-	o.open = true
-	return nil
-}
-
-// send sends m, unless the link is not open (yet, or any more): then
-// errLinkNotOpen.
-func (o *linkOut) send(m *boardv1.LinkResponse) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.open || o.closed {
-		return errLinkNotOpen
-	}
-	return o.stream.Send(m)
-}
-
-// close stops all sending; the handler calls it as it returns.
-func (o *linkOut) close() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.closed = true
-}
-
-var errLinkNotOpen = errors.New("link not open")
 
 // pushDecision sends d to the agent's live link on this board, if it has
 // one, from whatever goroutine calls it. It reports whether the decision

@@ -111,10 +111,17 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// What the agent is switched on for first, so that a run a decision
 	// resumes calls its tools under the board's word; then the decisions
 	// made while it was away, exactly once; then the people who paired
-	// with its conversations meanwhile.
+	// with its conversations meanwhile. What happens meanwhile (a decision
+	// made, a switch flipped) is held, and follows them.
 	b.sendSwitches(ctx, s)
 	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
+	if err := s.out.catchUpDone(); err != nil {
+		s.stopExpiry()
+		s.out.close()
+		b.presence.leave(s, true)
+		return nil, nil, context.Canceled
+	}
 	return s, in, nil
 }
 
@@ -147,6 +154,8 @@ func (l linkService) close(ctx context.Context, s *session, err error) error {
 		return connect.NewError(connect.CodeUnauthenticated, "token expired")
 	case errors.Is(err, errSilent):
 		return connect.NewError(connect.CodeDeadlineExceeded, "no ping within the ping timeout")
+	case errors.Is(err, errOverrun):
+		return connect.NewError(connect.CodeUnavailable, "the board could not hold what happened while the link caught up; link again")
 	}
 	return err
 }

@@ -242,12 +242,20 @@ func (p *presence) closeAll() {
 }
 
 // sendLive sends m to the agent's live link on this board, if it has one,
-// from whatever goroutine calls it, and reports whether it went out.
+// from whatever goroutine calls it, and reports whether it went out (or is
+// held to go out right after the link's catch-up).
 func (p *presence) sendLive(agentName string, m *boardv1.LinkResponse) bool {
 	p.mu.Lock()
 	s := p.sessions[agentName]
 	p.mu.Unlock()
-	return s != nil && s.out != nil && s.out.send(m) == nil
+	if s == nil || s.out == nil {
+		return false
+	}
+	err := s.out.push(m)
+	if errors.Is(err, errOverrun) {
+		s.cancel(err)
+	}
+	return err == nil
 }
 
 // offlineMarks is the departures not yet written: agents to record offline,
