@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/mail"
 	"strings"
 	"time"
@@ -170,15 +171,7 @@ func (u *Users) Add(ctx context.Context, a AddUser) (User, SetupLink, error) {
 
 // List returns everyone, by email.
 func (u *Users) List(ctx context.Context) ([]User, error) {
-	rows, err := u.db.User.Query().Order(ent.Asc(user.FieldEmail)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]User, len(rows))
-	for i, r := range rows {
-		out[i] = userOf(r)
-	}
-	return out, nil
+	return u.ListAfter(ctx, "", math.MaxInt32)
 }
 
 // ListAfter returns at most n people, by email, from the first whose email
