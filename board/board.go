@@ -67,6 +67,11 @@ type Config struct {
 	// kept for everything else, so that a flood of sign-ins cannot take
 	// the whole machine from the operators and the agents.
 	ConcurrentHashes int
+	// HashesPerSecond: how many of those hashes the board starts a second
+	// at most, with bursts of twice that; a request beyond it is answered
+	// busy at once. Zero means 5 for each of ConcurrentHashes: a flood of
+	// sign-ins then keeps a core hashing a third of the time or less.
+	HashesPerSecond float64
 	// TrustedProxies: the reverse proxies whose X-Forwarded-For or
 	// Forwarded header says which address a request came from
 	// (clientaddr.go). Nil means none: the address is always the TCP peer.
@@ -177,6 +182,12 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.ConcurrentHashes == 0 {
 		cfg.ConcurrentHashes = max(1, runtime.GOMAXPROCS(0)-1)
 	}
+	if cfg.HashesPerSecond < 0 {
+		return nil, errors.New("board: HashesPerSecond must not be negative")
+	}
+	if cfg.HashesPerSecond == 0 {
+		cfg.HashesPerSecond = 5 * float64(cfg.ConcurrentHashes)
+	}
 	for _, p := range cfg.TrustedProxies {
 		if !p.IsValid() {
 			return nil, fmt.Errorf("board: TrustedProxies: %v is not a network", p)
@@ -205,7 +216,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		sessions:      sessions,
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
 		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
-		hashSlots:     newHashSlots(cfg.ConcurrentHashes),
+		hashSlots:     newHashSlots(cfg.ConcurrentHashes, cfg.HashesPerSecond),
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 	}
 	b.presence = newPresence(b)

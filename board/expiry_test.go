@@ -11,26 +11,13 @@ import (
 
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
-	"github.com/symphonix/symphonix/store"
 )
 
 // bubbleBoard is a board on its own store inside a synctest bubble, served
 // through its handler: time in it is the bubble's.
 func bubbleBoard(t *testing.T, ttl time.Duration) *board.Board {
 	t.Helper()
-	db, err := store.Open(t.Context(), store.SQLiteDSN(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := board.New(t.Context(), board.Config{Store: db, RevocationPoll: time.Hour, SessionTTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		b.Close()
-		db.Close()
-	})
-	return b
+	return configuredBubbleBoard(t, board.Config{SessionTTL: ttl})
 }
 
 // serve sends one request through h and returns the status and body.

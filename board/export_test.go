@@ -70,12 +70,12 @@ func (b *Board) RuleForTest(ctx context.Context, agentName, node string) (*ent.R
 // HoldHashSlotsForTest takes every hashing slot, as that many hashes
 // running at once would, until release.
 func (b *Board) HoldHashSlotsForTest() (release func()) {
-	for range cap(b.hashSlots) {
-		b.hashSlots <- struct{}{}
+	for range cap(b.hashSlots.slots) {
+		b.hashSlots.slots <- struct{}{}
 	}
 	return func() {
-		for range cap(b.hashSlots) {
-			<-b.hashSlots
+		for range cap(b.hashSlots.slots) {
+			<-b.hashSlots.slots
 		}
 	}
 }

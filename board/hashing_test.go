@@ -2,7 +2,9 @@ package board_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,8 +15,10 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/store"
 )
 
 // TestHashingBusy: with every hashing slot taken, a sign-in and a setup
@@ -139,4 +143,54 @@ func TestVerifySecretsBusy(t *testing.T) {
 	if _, err := users.SetVerifySecret(t.Context(), &boardv1.SetVerifySecretRequest{Secret: secret}); err != nil {
 		t.Errorf("SetVerifySecret once a slot is free: %v", err)
 	}
+}
+
+// TestHashRate: with the board's own rate (5 hashes a second for its one
+// slot, bursts of 10), sign-ins one after another, each from its own
+// address, are hashed up to the burst and then answered 503 with
+// Retry-After at once, without being hashed; as time passes, hashing
+// starts again at the rate.
+func TestHashRate(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		db, err := store.Open(t.Context(), store.SQLiteDSN(t.TempDir()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		b, err := board.New(t.Context(), board.Config{Store: db, RevocationPoll: time.Hour, ConcurrentHashes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		signIn := func(i int) int {
+			req := httptest.NewRequest(http.MethodPost, "/auth/signin", strings.NewReader(signInBody(fmt.Sprintf("nobody%d@example.com", i), "wrong password!")))
+			req.Header.Set("Content-Type", "application/json")
+			req.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", i%250+1)
+			w := httptest.NewRecorder()
+			b.Handler().ServeHTTP(w, req)
+			if w.Code == http.StatusServiceUnavailable && w.Header().Get("Retry-After") != "1" {
+				t.Errorf("sign-in %d: 503 without Retry-After: 1", i)
+			}
+			return w.Code
+		}
+		for i := range 10 {
+			if code := signIn(i); code != http.StatusUnauthorized {
+				t.Fatalf("sign-in %d of the burst: %d, want 401 (hashed, wrong)", i, code)
+			}
+		}
+		if code := signIn(10); code != http.StatusServiceUnavailable {
+			t.Fatalf("sign-in past the burst, no time passed: %d, want 503", code)
+		}
+		time.Sleep(time.Second)
+		hashed := 0
+		for i := range 10 {
+			if signIn(11+i) == http.StatusUnauthorized {
+				hashed++
+			}
+		}
+		if hashed != 5 {
+			t.Errorf("a second later, %d of 10 sign-ins were hashed, want 5 (the rate)", hashed)
+		}
+	})
 }

@@ -83,6 +83,11 @@ func configuredBubbleBoard(t *testing.T, cfg board.Config) *board.Board {
 	if cfg.RevocationPoll == 0 {
 		cfg.RevocationPoll = time.Hour
 	}
+	if cfg.HashesPerSecond == 0 {
+		// These tests count sign-ins, not the board-wide hash rate
+		// (TestHashRate): time stands still in their bubbles.
+		cfg.HashesPerSecond = 1000
+	}
 	b, err := board.New(t.Context(), cfg)
 	if err != nil {
 		db.Close()

@@ -97,7 +97,7 @@ const attackIdleCalls = 200
 // list) and the board's heap while it does.
 func underAttack(tb testing.TB, operate func(list func() time.Duration)) attackResult {
 	tb.Helper()
-	bt := boardtest.Start(tb, boardtest.Options{ConcurrentHashes: *attackHashes})
+	bt := boardtest.Start(tb, boardtest.Options{ConcurrentHashes: *attackHashes, BoardHashRate: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

@@ -38,6 +38,10 @@ type Options struct {
 	Now func() time.Time
 	// ConcurrentHashes: board.Config's; zero means the board's default.
 	ConcurrentHashes int
+	// BoardHashRate: use the board's own HashesPerSecond. Otherwise the
+	// board starts up to 1,000 hashes a second, so that a test that signs
+	// in or verifies many times in a row is not answered busy.
+	BoardHashRate bool
 	// BodyGrace: board.Config's; zero means 10 s.
 	BodyGrace time.Duration
 	// Dir: the store's folder; empty means a new t.TempDir().
@@ -107,6 +111,7 @@ func (b *Board) start() {
 		Limits:         b.opts.Limits,
 
 		ConcurrentHashes: b.opts.ConcurrentHashes,
+		HashesPerSecond:  hashRate(b.opts.BoardHashRate),
 		BodyGrace:        b.opts.BodyGrace,
 	})
 	if err != nil {
@@ -246,4 +251,13 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// hashRate is board.Config.HashesPerSecond for a test board: the board's
+// own (zero) when board is true, and 1,000 a second otherwise.
+func hashRate(board bool) float64 {
+	if board {
+		return 0
+	}
+	return 1000
 }
