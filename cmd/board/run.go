@@ -38,6 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	tlsCert := fs.String("tls-cert", "", "PEM certificate: serve HTTPS (HTTP/2 and HTTP/1.1) instead of plain HTTP")
 	tlsKey := fs.String("tls-key", "", "PEM private key for --tls-cert")
 	publicURL := fs.String("public-url", getenv("SYMPHONIX_PUBLIC_URL"), "the board's URL as people's browsers reach it, for the links it prints (default: the listen address, 0.0.0.0 and [::] as 127.0.0.1 and localhost) (env SYMPHONIX_PUBLIC_URL)")
+	hashRate := fs.Float64("hash-rate", 0, "argon2id hashes (sign-in, setup, verify secrets) the board starts a second at most; 0: 5 for each core but one")
 	var proxies []netip.Prefix
 	fs.Func("trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
 		p, err := parseTrustedProxy(s)
@@ -52,6 +53,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *hashRate < 0 {
+		return fmt.Errorf("--hash-rate: %v, must not be negative", *hashRate)
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
@@ -80,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer db.Close()
-	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies})
+	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: *hashRate})
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,9 @@ func TestTrustedProxyFlag(t *testing.T) {
 	for _, trusted := range []bool{true, false} {
 		t.Run("trusted="+strconv.FormatBool(trusted), func(t *testing.T) {
 			t.Parallel()
-			args := []string{"--data", t.TempDir(), "--listen", "127.0.0.1:0"}
+			// --hash-rate: the sign-ins below come faster than the
+			// board's own rate of hashing would take them.
+			args := []string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--hash-rate", "1000"}
 			if trusted {
 				args = append(args, "--trusted-proxy", "127.0.0.0/8", "--trusted-proxy", "::1")
 			}
