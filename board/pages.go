@@ -54,7 +54,7 @@ func (b *Board) page(method string, size int32, token string, def, most, keys in
 		return nil, err
 	}
 	if len(after) != keys {
-		return nil, connect.NewError(connect.CodeInvalidArgument, "page_token: malformed")
+		return nil, errMalformedToken
 	}
 	p.after = after
 	return p, nil
@@ -99,13 +99,14 @@ func int64String(n int64) string { return strconv.FormatInt(n, 10) }
 // positionTime reads a time microString wrote; a token the board signed
 // always holds one, so a failure is a malformed token.
 func positionTime(s string) (time.Time, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := positionInt(s)
 	if err != nil {
-		return time.Time{}, errMalformedToken
+		return time.Time{}, err
 	}
 	return time.UnixMicro(n).UTC(), nil
 }
 
+// positionInt reads a number int64String wrote.
 func positionInt(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
