@@ -9,6 +9,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,8 +26,13 @@ import (
 	"github.com/symphonix/symphonix/store"
 )
 
-// Protocol is the link protocol this board speaks.
-const Protocol = "2"
+// The link protocols this board accepts: every one from MinProtocol to
+// Protocol, compared as whole numbers. What it sends a link is decided by
+// the capabilities the agent announced, never by the number.
+const (
+	MinProtocol = "2"
+	Protocol    = "3"
+)
 
 // Limits on what a hello may carry.
 const (
@@ -97,7 +103,9 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	b.log.InfoContext(ctx, "agent linked", "agent", s.name, "session", s.id)
 	err = s.out.welcome(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
 		Session:      s.id,
-		Protocol:     Protocol,
+		Protocol:     hello.GetProtocol(),
+		MinProtocol:  MinProtocol,
+		MaxProtocol:  Protocol,
 		PingInterval: durationpb.New(b.cfg.PingInterval),
 		PingTimeout:  durationpb.New(b.cfg.PingTimeout),
 		RedialWithin: durationpb.New(b.presence.redialWithin()),
@@ -265,9 +273,9 @@ func validHello(h *boardv1.Hello, caller identity.Caller) error {
 	bad := func(format string, a ...any) error {
 		return connect.NewError(connect.CodeInvalidArgument, "hello: "+fmt.Sprintf(format, a...))
 	}
-	if p := h.GetProtocol(); p != Protocol {
+	if p := h.GetProtocol(); !speaks(p) {
 		return connect.Errorf(connect.CodeFailedPrecondition,
-			"hello: protocol: agent speaks %s, board speaks %s", protocolWord(p), Protocol)
+			"hello: protocol: agent speaks %s, board speaks %s to %s", protocolWord(p), MinProtocol, Protocol)
 	}
 	if err := identity.ValidName(h.GetName()); err != nil {
 		return bad("%v", err)
@@ -302,6 +310,18 @@ func validHello(h *boardv1.Hello, caller identity.Caller) error {
 		}
 	}
 	return nil
+}
+
+// speaks reports whether p is a protocol from MinProtocol to Protocol: a
+// whole number written without leading zeros.
+func speaks(p string) bool {
+	n, err := strconv.Atoi(p)
+	if err != nil || strconv.Itoa(n) != p {
+		return false
+	}
+	lo, _ := strconv.Atoi(MinProtocol)
+	hi, _ := strconv.Atoi(Protocol)
+	return lo <= n && n <= hi
 }
 
 // protocolWord is the protocol a hello names, for a refusal: as it is when

@@ -42,6 +42,26 @@ type Agent struct {
 	ToolsSetAt *time.Time `json:"tools_set_at,omitempty"`
 	// ToolsSetBy holds the value of the "tools_set_by" field.
 	ToolsSetBy string `json:"tools_set_by,omitempty"`
+	// HealthStatus holds the value of the "health_status" field.
+	HealthStatus string `json:"health_status,omitempty"`
+	// HealthChecks holds the value of the "health_checks" field.
+	HealthChecks []byte `json:"health_checks,omitempty"`
+	// HealthStarted holds the value of the "health_started" field.
+	HealthStarted *time.Time `json:"health_started,omitempty"`
+	// HealthReceived holds the value of the "health_received" field.
+	HealthReceived *time.Time `json:"health_received,omitempty"`
+	// Paused holds the value of the "paused" field.
+	Paused bool `json:"paused,omitempty"`
+	// PauseReason holds the value of the "pause_reason" field.
+	PauseReason string `json:"pause_reason,omitempty"`
+	// PauseBy holds the value of the "pause_by" field.
+	PauseBy string `json:"pause_by,omitempty"`
+	// PauseTime holds the value of the "pause_time" field.
+	PauseTime *time.Time `json:"pause_time,omitempty"`
+	// PauseOrigin holds the value of the "pause_origin" field.
+	PauseOrigin string `json:"pause_origin,omitempty"`
+	// PauseDelivered holds the value of the "pause_delivered" field.
+	PauseDelivered bool `json:"pause_delivered,omitempty"`
 	// FirstSeen holds the value of the "first_seen" field.
 	FirstSeen time.Time `json:"first_seen,omitempty"`
 	// LastSeen holds the value of the "last_seen" field.
@@ -54,15 +74,15 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case agent.FieldCapabilities, agent.FieldTools, agent.FieldToolsOn:
+		case agent.FieldCapabilities, agent.FieldTools, agent.FieldToolsOn, agent.FieldHealthChecks:
 			values[i] = new([]byte)
-		case agent.FieldOnline, agent.FieldToolsSpoken:
+		case agent.FieldOnline, agent.FieldToolsSpoken, agent.FieldPaused, agent.FieldPauseDelivered:
 			values[i] = new(sql.NullBool)
 		case agent.FieldID:
 			values[i] = new(sql.NullInt64)
-		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy:
+		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin:
 			values[i] = new(sql.NullString)
-		case agent.FieldToolsSetAt, agent.FieldFirstSeen, agent.FieldLastSeen:
+		case agent.FieldToolsSetAt, agent.FieldHealthStarted, agent.FieldHealthReceived, agent.FieldPauseTime, agent.FieldFirstSeen, agent.FieldLastSeen:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -164,6 +184,69 @@ func (_m *Agent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ToolsSetBy = value.String
 			}
+		case agent.FieldHealthStatus:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field health_status", values[i])
+			} else if value.Valid {
+				_m.HealthStatus = value.String
+			}
+		case agent.FieldHealthChecks:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field health_checks", values[i])
+			} else if value != nil {
+				_m.HealthChecks = *value
+			}
+		case agent.FieldHealthStarted:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field health_started", values[i])
+			} else if value.Valid {
+				_m.HealthStarted = new(time.Time)
+				*_m.HealthStarted = value.Time
+			}
+		case agent.FieldHealthReceived:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field health_received", values[i])
+			} else if value.Valid {
+				_m.HealthReceived = new(time.Time)
+				*_m.HealthReceived = value.Time
+			}
+		case agent.FieldPaused:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field paused", values[i])
+			} else if value.Valid {
+				_m.Paused = value.Bool
+			}
+		case agent.FieldPauseReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pause_reason", values[i])
+			} else if value.Valid {
+				_m.PauseReason = value.String
+			}
+		case agent.FieldPauseBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pause_by", values[i])
+			} else if value.Valid {
+				_m.PauseBy = value.String
+			}
+		case agent.FieldPauseTime:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field pause_time", values[i])
+			} else if value.Valid {
+				_m.PauseTime = new(time.Time)
+				*_m.PauseTime = value.Time
+			}
+		case agent.FieldPauseOrigin:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pause_origin", values[i])
+			} else if value.Valid {
+				_m.PauseOrigin = value.String
+			}
+		case agent.FieldPauseDelivered:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field pause_delivered", values[i])
+			} else if value.Valid {
+				_m.PauseDelivered = value.Bool
+			}
 		case agent.FieldFirstSeen:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field first_seen", values[i])
@@ -249,6 +332,42 @@ func (_m *Agent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("tools_set_by=")
 	builder.WriteString(_m.ToolsSetBy)
+	builder.WriteString(", ")
+	builder.WriteString("health_status=")
+	builder.WriteString(_m.HealthStatus)
+	builder.WriteString(", ")
+	builder.WriteString("health_checks=")
+	builder.WriteString(fmt.Sprintf("%v", _m.HealthChecks))
+	builder.WriteString(", ")
+	if v := _m.HealthStarted; v != nil {
+		builder.WriteString("health_started=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.HealthReceived; v != nil {
+		builder.WriteString("health_received=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("paused=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Paused))
+	builder.WriteString(", ")
+	builder.WriteString("pause_reason=")
+	builder.WriteString(_m.PauseReason)
+	builder.WriteString(", ")
+	builder.WriteString("pause_by=")
+	builder.WriteString(_m.PauseBy)
+	builder.WriteString(", ")
+	if v := _m.PauseTime; v != nil {
+		builder.WriteString("pause_time=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("pause_origin=")
+	builder.WriteString(_m.PauseOrigin)
+	builder.WriteString(", ")
+	builder.WriteString("pause_delivered=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PauseDelivered))
 	builder.WriteString(", ")
 	builder.WriteString("first_seen=")
 	builder.WriteString(_m.FirstSeen.Format(time.ANSIC))

@@ -158,6 +158,138 @@ func (_c *AgentCreate) SetNillableToolsSetBy(v *string) *AgentCreate {
 	return _c
 }
 
+// SetHealthStatus sets the "health_status" field.
+func (_c *AgentCreate) SetHealthStatus(v string) *AgentCreate {
+	_c.mutation.SetHealthStatus(v)
+	return _c
+}
+
+// SetNillableHealthStatus sets the "health_status" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableHealthStatus(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetHealthStatus(*v)
+	}
+	return _c
+}
+
+// SetHealthChecks sets the "health_checks" field.
+func (_c *AgentCreate) SetHealthChecks(v []byte) *AgentCreate {
+	_c.mutation.SetHealthChecks(v)
+	return _c
+}
+
+// SetHealthStarted sets the "health_started" field.
+func (_c *AgentCreate) SetHealthStarted(v time.Time) *AgentCreate {
+	_c.mutation.SetHealthStarted(v)
+	return _c
+}
+
+// SetNillableHealthStarted sets the "health_started" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableHealthStarted(v *time.Time) *AgentCreate {
+	if v != nil {
+		_c.SetHealthStarted(*v)
+	}
+	return _c
+}
+
+// SetHealthReceived sets the "health_received" field.
+func (_c *AgentCreate) SetHealthReceived(v time.Time) *AgentCreate {
+	_c.mutation.SetHealthReceived(v)
+	return _c
+}
+
+// SetNillableHealthReceived sets the "health_received" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableHealthReceived(v *time.Time) *AgentCreate {
+	if v != nil {
+		_c.SetHealthReceived(*v)
+	}
+	return _c
+}
+
+// SetPaused sets the "paused" field.
+func (_c *AgentCreate) SetPaused(v bool) *AgentCreate {
+	_c.mutation.SetPaused(v)
+	return _c
+}
+
+// SetNillablePaused sets the "paused" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePaused(v *bool) *AgentCreate {
+	if v != nil {
+		_c.SetPaused(*v)
+	}
+	return _c
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (_c *AgentCreate) SetPauseReason(v string) *AgentCreate {
+	_c.mutation.SetPauseReason(v)
+	return _c
+}
+
+// SetNillablePauseReason sets the "pause_reason" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePauseReason(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetPauseReason(*v)
+	}
+	return _c
+}
+
+// SetPauseBy sets the "pause_by" field.
+func (_c *AgentCreate) SetPauseBy(v string) *AgentCreate {
+	_c.mutation.SetPauseBy(v)
+	return _c
+}
+
+// SetNillablePauseBy sets the "pause_by" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePauseBy(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetPauseBy(*v)
+	}
+	return _c
+}
+
+// SetPauseTime sets the "pause_time" field.
+func (_c *AgentCreate) SetPauseTime(v time.Time) *AgentCreate {
+	_c.mutation.SetPauseTime(v)
+	return _c
+}
+
+// SetNillablePauseTime sets the "pause_time" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePauseTime(v *time.Time) *AgentCreate {
+	if v != nil {
+		_c.SetPauseTime(*v)
+	}
+	return _c
+}
+
+// SetPauseOrigin sets the "pause_origin" field.
+func (_c *AgentCreate) SetPauseOrigin(v string) *AgentCreate {
+	_c.mutation.SetPauseOrigin(v)
+	return _c
+}
+
+// SetNillablePauseOrigin sets the "pause_origin" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePauseOrigin(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetPauseOrigin(*v)
+	}
+	return _c
+}
+
+// SetPauseDelivered sets the "pause_delivered" field.
+func (_c *AgentCreate) SetPauseDelivered(v bool) *AgentCreate {
+	_c.mutation.SetPauseDelivered(v)
+	return _c
+}
+
+// SetNillablePauseDelivered sets the "pause_delivered" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePauseDelivered(v *bool) *AgentCreate {
+	if v != nil {
+		_c.SetPauseDelivered(*v)
+	}
+	return _c
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (_c *AgentCreate) SetFirstSeen(v time.Time) *AgentCreate {
 	_c.mutation.SetFirstSeen(v)
@@ -233,6 +365,30 @@ func (_c *AgentCreate) defaults() {
 		v := agent.DefaultToolsSetBy
 		_c.mutation.SetToolsSetBy(v)
 	}
+	if _, ok := _c.mutation.HealthStatus(); !ok {
+		v := agent.DefaultHealthStatus
+		_c.mutation.SetHealthStatus(v)
+	}
+	if _, ok := _c.mutation.Paused(); !ok {
+		v := agent.DefaultPaused
+		_c.mutation.SetPaused(v)
+	}
+	if _, ok := _c.mutation.PauseReason(); !ok {
+		v := agent.DefaultPauseReason
+		_c.mutation.SetPauseReason(v)
+	}
+	if _, ok := _c.mutation.PauseBy(); !ok {
+		v := agent.DefaultPauseBy
+		_c.mutation.SetPauseBy(v)
+	}
+	if _, ok := _c.mutation.PauseOrigin(); !ok {
+		v := agent.DefaultPauseOrigin
+		_c.mutation.SetPauseOrigin(v)
+	}
+	if _, ok := _c.mutation.PauseDelivered(); !ok {
+		v := agent.DefaultPauseDelivered
+		_c.mutation.SetPauseDelivered(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -265,6 +421,24 @@ func (_c *AgentCreate) check() error {
 	}
 	if _, ok := _c.mutation.ToolsSetBy(); !ok {
 		return &ValidationError{Name: "tools_set_by", err: errors.New(`ent: missing required field "Agent.tools_set_by"`)}
+	}
+	if _, ok := _c.mutation.HealthStatus(); !ok {
+		return &ValidationError{Name: "health_status", err: errors.New(`ent: missing required field "Agent.health_status"`)}
+	}
+	if _, ok := _c.mutation.Paused(); !ok {
+		return &ValidationError{Name: "paused", err: errors.New(`ent: missing required field "Agent.paused"`)}
+	}
+	if _, ok := _c.mutation.PauseReason(); !ok {
+		return &ValidationError{Name: "pause_reason", err: errors.New(`ent: missing required field "Agent.pause_reason"`)}
+	}
+	if _, ok := _c.mutation.PauseBy(); !ok {
+		return &ValidationError{Name: "pause_by", err: errors.New(`ent: missing required field "Agent.pause_by"`)}
+	}
+	if _, ok := _c.mutation.PauseOrigin(); !ok {
+		return &ValidationError{Name: "pause_origin", err: errors.New(`ent: missing required field "Agent.pause_origin"`)}
+	}
+	if _, ok := _c.mutation.PauseDelivered(); !ok {
+		return &ValidationError{Name: "pause_delivered", err: errors.New(`ent: missing required field "Agent.pause_delivered"`)}
 	}
 	if _, ok := _c.mutation.FirstSeen(); !ok {
 		return &ValidationError{Name: "first_seen", err: errors.New(`ent: missing required field "Agent.first_seen"`)}
@@ -346,6 +520,46 @@ func (_c *AgentCreate) createSpec() (*Agent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ToolsSetBy(); ok {
 		_spec.SetField(agent.FieldToolsSetBy, field.TypeString, value)
 		_node.ToolsSetBy = value
+	}
+	if value, ok := _c.mutation.HealthStatus(); ok {
+		_spec.SetField(agent.FieldHealthStatus, field.TypeString, value)
+		_node.HealthStatus = value
+	}
+	if value, ok := _c.mutation.HealthChecks(); ok {
+		_spec.SetField(agent.FieldHealthChecks, field.TypeBytes, value)
+		_node.HealthChecks = value
+	}
+	if value, ok := _c.mutation.HealthStarted(); ok {
+		_spec.SetField(agent.FieldHealthStarted, field.TypeTime, value)
+		_node.HealthStarted = &value
+	}
+	if value, ok := _c.mutation.HealthReceived(); ok {
+		_spec.SetField(agent.FieldHealthReceived, field.TypeTime, value)
+		_node.HealthReceived = &value
+	}
+	if value, ok := _c.mutation.Paused(); ok {
+		_spec.SetField(agent.FieldPaused, field.TypeBool, value)
+		_node.Paused = value
+	}
+	if value, ok := _c.mutation.PauseReason(); ok {
+		_spec.SetField(agent.FieldPauseReason, field.TypeString, value)
+		_node.PauseReason = value
+	}
+	if value, ok := _c.mutation.PauseBy(); ok {
+		_spec.SetField(agent.FieldPauseBy, field.TypeString, value)
+		_node.PauseBy = value
+	}
+	if value, ok := _c.mutation.PauseTime(); ok {
+		_spec.SetField(agent.FieldPauseTime, field.TypeTime, value)
+		_node.PauseTime = &value
+	}
+	if value, ok := _c.mutation.PauseOrigin(); ok {
+		_spec.SetField(agent.FieldPauseOrigin, field.TypeString, value)
+		_node.PauseOrigin = value
+	}
+	if value, ok := _c.mutation.PauseDelivered(); ok {
+		_spec.SetField(agent.FieldPauseDelivered, field.TypeBool, value)
+		_node.PauseDelivered = value
 	}
 	if value, ok := _c.mutation.FirstSeen(); ok {
 		_spec.SetField(agent.FieldFirstSeen, field.TypeTime, value)
@@ -560,6 +774,150 @@ func (u *AgentUpsert) SetToolsSetBy(v string) *AgentUpsert {
 // UpdateToolsSetBy sets the "tools_set_by" field to the value that was provided on create.
 func (u *AgentUpsert) UpdateToolsSetBy() *AgentUpsert {
 	u.SetExcluded(agent.FieldToolsSetBy)
+	return u
+}
+
+// SetHealthStatus sets the "health_status" field.
+func (u *AgentUpsert) SetHealthStatus(v string) *AgentUpsert {
+	u.Set(agent.FieldHealthStatus, v)
+	return u
+}
+
+// UpdateHealthStatus sets the "health_status" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateHealthStatus() *AgentUpsert {
+	u.SetExcluded(agent.FieldHealthStatus)
+	return u
+}
+
+// SetHealthChecks sets the "health_checks" field.
+func (u *AgentUpsert) SetHealthChecks(v []byte) *AgentUpsert {
+	u.Set(agent.FieldHealthChecks, v)
+	return u
+}
+
+// UpdateHealthChecks sets the "health_checks" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateHealthChecks() *AgentUpsert {
+	u.SetExcluded(agent.FieldHealthChecks)
+	return u
+}
+
+// ClearHealthChecks clears the value of the "health_checks" field.
+func (u *AgentUpsert) ClearHealthChecks() *AgentUpsert {
+	u.SetNull(agent.FieldHealthChecks)
+	return u
+}
+
+// SetHealthStarted sets the "health_started" field.
+func (u *AgentUpsert) SetHealthStarted(v time.Time) *AgentUpsert {
+	u.Set(agent.FieldHealthStarted, v)
+	return u
+}
+
+// UpdateHealthStarted sets the "health_started" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateHealthStarted() *AgentUpsert {
+	u.SetExcluded(agent.FieldHealthStarted)
+	return u
+}
+
+// ClearHealthStarted clears the value of the "health_started" field.
+func (u *AgentUpsert) ClearHealthStarted() *AgentUpsert {
+	u.SetNull(agent.FieldHealthStarted)
+	return u
+}
+
+// SetHealthReceived sets the "health_received" field.
+func (u *AgentUpsert) SetHealthReceived(v time.Time) *AgentUpsert {
+	u.Set(agent.FieldHealthReceived, v)
+	return u
+}
+
+// UpdateHealthReceived sets the "health_received" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateHealthReceived() *AgentUpsert {
+	u.SetExcluded(agent.FieldHealthReceived)
+	return u
+}
+
+// ClearHealthReceived clears the value of the "health_received" field.
+func (u *AgentUpsert) ClearHealthReceived() *AgentUpsert {
+	u.SetNull(agent.FieldHealthReceived)
+	return u
+}
+
+// SetPaused sets the "paused" field.
+func (u *AgentUpsert) SetPaused(v bool) *AgentUpsert {
+	u.Set(agent.FieldPaused, v)
+	return u
+}
+
+// UpdatePaused sets the "paused" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePaused() *AgentUpsert {
+	u.SetExcluded(agent.FieldPaused)
+	return u
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (u *AgentUpsert) SetPauseReason(v string) *AgentUpsert {
+	u.Set(agent.FieldPauseReason, v)
+	return u
+}
+
+// UpdatePauseReason sets the "pause_reason" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePauseReason() *AgentUpsert {
+	u.SetExcluded(agent.FieldPauseReason)
+	return u
+}
+
+// SetPauseBy sets the "pause_by" field.
+func (u *AgentUpsert) SetPauseBy(v string) *AgentUpsert {
+	u.Set(agent.FieldPauseBy, v)
+	return u
+}
+
+// UpdatePauseBy sets the "pause_by" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePauseBy() *AgentUpsert {
+	u.SetExcluded(agent.FieldPauseBy)
+	return u
+}
+
+// SetPauseTime sets the "pause_time" field.
+func (u *AgentUpsert) SetPauseTime(v time.Time) *AgentUpsert {
+	u.Set(agent.FieldPauseTime, v)
+	return u
+}
+
+// UpdatePauseTime sets the "pause_time" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePauseTime() *AgentUpsert {
+	u.SetExcluded(agent.FieldPauseTime)
+	return u
+}
+
+// ClearPauseTime clears the value of the "pause_time" field.
+func (u *AgentUpsert) ClearPauseTime() *AgentUpsert {
+	u.SetNull(agent.FieldPauseTime)
+	return u
+}
+
+// SetPauseOrigin sets the "pause_origin" field.
+func (u *AgentUpsert) SetPauseOrigin(v string) *AgentUpsert {
+	u.Set(agent.FieldPauseOrigin, v)
+	return u
+}
+
+// UpdatePauseOrigin sets the "pause_origin" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePauseOrigin() *AgentUpsert {
+	u.SetExcluded(agent.FieldPauseOrigin)
+	return u
+}
+
+// SetPauseDelivered sets the "pause_delivered" field.
+func (u *AgentUpsert) SetPauseDelivered(v bool) *AgentUpsert {
+	u.Set(agent.FieldPauseDelivered, v)
+	return u
+}
+
+// UpdatePauseDelivered sets the "pause_delivered" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePauseDelivered() *AgentUpsert {
+	u.SetExcluded(agent.FieldPauseDelivered)
 	return u
 }
 
@@ -802,6 +1160,174 @@ func (u *AgentUpsertOne) SetToolsSetBy(v string) *AgentUpsertOne {
 func (u *AgentUpsertOne) UpdateToolsSetBy() *AgentUpsertOne {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdateToolsSetBy()
+	})
+}
+
+// SetHealthStatus sets the "health_status" field.
+func (u *AgentUpsertOne) SetHealthStatus(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthStatus(v)
+	})
+}
+
+// UpdateHealthStatus sets the "health_status" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateHealthStatus() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthStatus()
+	})
+}
+
+// SetHealthChecks sets the "health_checks" field.
+func (u *AgentUpsertOne) SetHealthChecks(v []byte) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthChecks(v)
+	})
+}
+
+// UpdateHealthChecks sets the "health_checks" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateHealthChecks() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthChecks()
+	})
+}
+
+// ClearHealthChecks clears the value of the "health_checks" field.
+func (u *AgentUpsertOne) ClearHealthChecks() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearHealthChecks()
+	})
+}
+
+// SetHealthStarted sets the "health_started" field.
+func (u *AgentUpsertOne) SetHealthStarted(v time.Time) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthStarted(v)
+	})
+}
+
+// UpdateHealthStarted sets the "health_started" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateHealthStarted() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthStarted()
+	})
+}
+
+// ClearHealthStarted clears the value of the "health_started" field.
+func (u *AgentUpsertOne) ClearHealthStarted() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearHealthStarted()
+	})
+}
+
+// SetHealthReceived sets the "health_received" field.
+func (u *AgentUpsertOne) SetHealthReceived(v time.Time) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthReceived(v)
+	})
+}
+
+// UpdateHealthReceived sets the "health_received" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateHealthReceived() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthReceived()
+	})
+}
+
+// ClearHealthReceived clears the value of the "health_received" field.
+func (u *AgentUpsertOne) ClearHealthReceived() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearHealthReceived()
+	})
+}
+
+// SetPaused sets the "paused" field.
+func (u *AgentUpsertOne) SetPaused(v bool) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPaused(v)
+	})
+}
+
+// UpdatePaused sets the "paused" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePaused() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePaused()
+	})
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (u *AgentUpsertOne) SetPauseReason(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseReason(v)
+	})
+}
+
+// UpdatePauseReason sets the "pause_reason" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePauseReason() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseReason()
+	})
+}
+
+// SetPauseBy sets the "pause_by" field.
+func (u *AgentUpsertOne) SetPauseBy(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseBy(v)
+	})
+}
+
+// UpdatePauseBy sets the "pause_by" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePauseBy() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseBy()
+	})
+}
+
+// SetPauseTime sets the "pause_time" field.
+func (u *AgentUpsertOne) SetPauseTime(v time.Time) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseTime(v)
+	})
+}
+
+// UpdatePauseTime sets the "pause_time" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePauseTime() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseTime()
+	})
+}
+
+// ClearPauseTime clears the value of the "pause_time" field.
+func (u *AgentUpsertOne) ClearPauseTime() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearPauseTime()
+	})
+}
+
+// SetPauseOrigin sets the "pause_origin" field.
+func (u *AgentUpsertOne) SetPauseOrigin(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseOrigin(v)
+	})
+}
+
+// UpdatePauseOrigin sets the "pause_origin" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePauseOrigin() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseOrigin()
+	})
+}
+
+// SetPauseDelivered sets the "pause_delivered" field.
+func (u *AgentUpsertOne) SetPauseDelivered(v bool) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseDelivered(v)
+	})
+}
+
+// UpdatePauseDelivered sets the "pause_delivered" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePauseDelivered() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseDelivered()
 	})
 }
 
@@ -1212,6 +1738,174 @@ func (u *AgentUpsertBulk) SetToolsSetBy(v string) *AgentUpsertBulk {
 func (u *AgentUpsertBulk) UpdateToolsSetBy() *AgentUpsertBulk {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdateToolsSetBy()
+	})
+}
+
+// SetHealthStatus sets the "health_status" field.
+func (u *AgentUpsertBulk) SetHealthStatus(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthStatus(v)
+	})
+}
+
+// UpdateHealthStatus sets the "health_status" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateHealthStatus() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthStatus()
+	})
+}
+
+// SetHealthChecks sets the "health_checks" field.
+func (u *AgentUpsertBulk) SetHealthChecks(v []byte) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthChecks(v)
+	})
+}
+
+// UpdateHealthChecks sets the "health_checks" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateHealthChecks() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthChecks()
+	})
+}
+
+// ClearHealthChecks clears the value of the "health_checks" field.
+func (u *AgentUpsertBulk) ClearHealthChecks() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearHealthChecks()
+	})
+}
+
+// SetHealthStarted sets the "health_started" field.
+func (u *AgentUpsertBulk) SetHealthStarted(v time.Time) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthStarted(v)
+	})
+}
+
+// UpdateHealthStarted sets the "health_started" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateHealthStarted() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthStarted()
+	})
+}
+
+// ClearHealthStarted clears the value of the "health_started" field.
+func (u *AgentUpsertBulk) ClearHealthStarted() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearHealthStarted()
+	})
+}
+
+// SetHealthReceived sets the "health_received" field.
+func (u *AgentUpsertBulk) SetHealthReceived(v time.Time) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetHealthReceived(v)
+	})
+}
+
+// UpdateHealthReceived sets the "health_received" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateHealthReceived() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateHealthReceived()
+	})
+}
+
+// ClearHealthReceived clears the value of the "health_received" field.
+func (u *AgentUpsertBulk) ClearHealthReceived() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearHealthReceived()
+	})
+}
+
+// SetPaused sets the "paused" field.
+func (u *AgentUpsertBulk) SetPaused(v bool) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPaused(v)
+	})
+}
+
+// UpdatePaused sets the "paused" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePaused() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePaused()
+	})
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (u *AgentUpsertBulk) SetPauseReason(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseReason(v)
+	})
+}
+
+// UpdatePauseReason sets the "pause_reason" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePauseReason() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseReason()
+	})
+}
+
+// SetPauseBy sets the "pause_by" field.
+func (u *AgentUpsertBulk) SetPauseBy(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseBy(v)
+	})
+}
+
+// UpdatePauseBy sets the "pause_by" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePauseBy() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseBy()
+	})
+}
+
+// SetPauseTime sets the "pause_time" field.
+func (u *AgentUpsertBulk) SetPauseTime(v time.Time) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseTime(v)
+	})
+}
+
+// UpdatePauseTime sets the "pause_time" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePauseTime() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseTime()
+	})
+}
+
+// ClearPauseTime clears the value of the "pause_time" field.
+func (u *AgentUpsertBulk) ClearPauseTime() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearPauseTime()
+	})
+}
+
+// SetPauseOrigin sets the "pause_origin" field.
+func (u *AgentUpsertBulk) SetPauseOrigin(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseOrigin(v)
+	})
+}
+
+// UpdatePauseOrigin sets the "pause_origin" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePauseOrigin() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseOrigin()
+	})
+}
+
+// SetPauseDelivered sets the "pause_delivered" field.
+func (u *AgentUpsertBulk) SetPauseDelivered(v bool) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPauseDelivered(v)
+	})
+}
+
+// UpdatePauseDelivered sets the "pause_delivered" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePauseDelivered() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePauseDelivered()
 	})
 }
 

@@ -201,6 +201,162 @@ func (_u *AgentUpdate) SetNillableToolsSetBy(v *string) *AgentUpdate {
 	return _u
 }
 
+// SetHealthStatus sets the "health_status" field.
+func (_u *AgentUpdate) SetHealthStatus(v string) *AgentUpdate {
+	_u.mutation.SetHealthStatus(v)
+	return _u
+}
+
+// SetNillableHealthStatus sets the "health_status" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableHealthStatus(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetHealthStatus(*v)
+	}
+	return _u
+}
+
+// SetHealthChecks sets the "health_checks" field.
+func (_u *AgentUpdate) SetHealthChecks(v []byte) *AgentUpdate {
+	_u.mutation.SetHealthChecks(v)
+	return _u
+}
+
+// ClearHealthChecks clears the value of the "health_checks" field.
+func (_u *AgentUpdate) ClearHealthChecks() *AgentUpdate {
+	_u.mutation.ClearHealthChecks()
+	return _u
+}
+
+// SetHealthStarted sets the "health_started" field.
+func (_u *AgentUpdate) SetHealthStarted(v time.Time) *AgentUpdate {
+	_u.mutation.SetHealthStarted(v)
+	return _u
+}
+
+// SetNillableHealthStarted sets the "health_started" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableHealthStarted(v *time.Time) *AgentUpdate {
+	if v != nil {
+		_u.SetHealthStarted(*v)
+	}
+	return _u
+}
+
+// ClearHealthStarted clears the value of the "health_started" field.
+func (_u *AgentUpdate) ClearHealthStarted() *AgentUpdate {
+	_u.mutation.ClearHealthStarted()
+	return _u
+}
+
+// SetHealthReceived sets the "health_received" field.
+func (_u *AgentUpdate) SetHealthReceived(v time.Time) *AgentUpdate {
+	_u.mutation.SetHealthReceived(v)
+	return _u
+}
+
+// SetNillableHealthReceived sets the "health_received" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableHealthReceived(v *time.Time) *AgentUpdate {
+	if v != nil {
+		_u.SetHealthReceived(*v)
+	}
+	return _u
+}
+
+// ClearHealthReceived clears the value of the "health_received" field.
+func (_u *AgentUpdate) ClearHealthReceived() *AgentUpdate {
+	_u.mutation.ClearHealthReceived()
+	return _u
+}
+
+// SetPaused sets the "paused" field.
+func (_u *AgentUpdate) SetPaused(v bool) *AgentUpdate {
+	_u.mutation.SetPaused(v)
+	return _u
+}
+
+// SetNillablePaused sets the "paused" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePaused(v *bool) *AgentUpdate {
+	if v != nil {
+		_u.SetPaused(*v)
+	}
+	return _u
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (_u *AgentUpdate) SetPauseReason(v string) *AgentUpdate {
+	_u.mutation.SetPauseReason(v)
+	return _u
+}
+
+// SetNillablePauseReason sets the "pause_reason" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePauseReason(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetPauseReason(*v)
+	}
+	return _u
+}
+
+// SetPauseBy sets the "pause_by" field.
+func (_u *AgentUpdate) SetPauseBy(v string) *AgentUpdate {
+	_u.mutation.SetPauseBy(v)
+	return _u
+}
+
+// SetNillablePauseBy sets the "pause_by" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePauseBy(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetPauseBy(*v)
+	}
+	return _u
+}
+
+// SetPauseTime sets the "pause_time" field.
+func (_u *AgentUpdate) SetPauseTime(v time.Time) *AgentUpdate {
+	_u.mutation.SetPauseTime(v)
+	return _u
+}
+
+// SetNillablePauseTime sets the "pause_time" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePauseTime(v *time.Time) *AgentUpdate {
+	if v != nil {
+		_u.SetPauseTime(*v)
+	}
+	return _u
+}
+
+// ClearPauseTime clears the value of the "pause_time" field.
+func (_u *AgentUpdate) ClearPauseTime() *AgentUpdate {
+	_u.mutation.ClearPauseTime()
+	return _u
+}
+
+// SetPauseOrigin sets the "pause_origin" field.
+func (_u *AgentUpdate) SetPauseOrigin(v string) *AgentUpdate {
+	_u.mutation.SetPauseOrigin(v)
+	return _u
+}
+
+// SetNillablePauseOrigin sets the "pause_origin" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePauseOrigin(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetPauseOrigin(*v)
+	}
+	return _u
+}
+
+// SetPauseDelivered sets the "pause_delivered" field.
+func (_u *AgentUpdate) SetPauseDelivered(v bool) *AgentUpdate {
+	_u.mutation.SetPauseDelivered(v)
+	return _u
+}
+
+// SetNillablePauseDelivered sets the "pause_delivered" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePauseDelivered(v *bool) *AgentUpdate {
+	if v != nil {
+		_u.SetPauseDelivered(*v)
+	}
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdate) SetLastSeen(v time.Time) *AgentUpdate {
 	_u.mutation.SetLastSeen(v)
@@ -315,6 +471,48 @@ func (_u *AgentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.ToolsSetBy(); ok {
 		_spec.SetField(agent.FieldToolsSetBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HealthStatus(); ok {
+		_spec.SetField(agent.FieldHealthStatus, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HealthChecks(); ok {
+		_spec.SetField(agent.FieldHealthChecks, field.TypeBytes, value)
+	}
+	if _u.mutation.HealthChecksCleared() {
+		_spec.ClearField(agent.FieldHealthChecks, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.HealthStarted(); ok {
+		_spec.SetField(agent.FieldHealthStarted, field.TypeTime, value)
+	}
+	if _u.mutation.HealthStartedCleared() {
+		_spec.ClearField(agent.FieldHealthStarted, field.TypeTime)
+	}
+	if value, ok := _u.mutation.HealthReceived(); ok {
+		_spec.SetField(agent.FieldHealthReceived, field.TypeTime, value)
+	}
+	if _u.mutation.HealthReceivedCleared() {
+		_spec.ClearField(agent.FieldHealthReceived, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Paused(); ok {
+		_spec.SetField(agent.FieldPaused, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.PauseReason(); ok {
+		_spec.SetField(agent.FieldPauseReason, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PauseBy(); ok {
+		_spec.SetField(agent.FieldPauseBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PauseTime(); ok {
+		_spec.SetField(agent.FieldPauseTime, field.TypeTime, value)
+	}
+	if _u.mutation.PauseTimeCleared() {
+		_spec.ClearField(agent.FieldPauseTime, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PauseOrigin(); ok {
+		_spec.SetField(agent.FieldPauseOrigin, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PauseDelivered(); ok {
+		_spec.SetField(agent.FieldPauseDelivered, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
@@ -511,6 +709,162 @@ func (_u *AgentUpdateOne) SetNillableToolsSetBy(v *string) *AgentUpdateOne {
 	return _u
 }
 
+// SetHealthStatus sets the "health_status" field.
+func (_u *AgentUpdateOne) SetHealthStatus(v string) *AgentUpdateOne {
+	_u.mutation.SetHealthStatus(v)
+	return _u
+}
+
+// SetNillableHealthStatus sets the "health_status" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableHealthStatus(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetHealthStatus(*v)
+	}
+	return _u
+}
+
+// SetHealthChecks sets the "health_checks" field.
+func (_u *AgentUpdateOne) SetHealthChecks(v []byte) *AgentUpdateOne {
+	_u.mutation.SetHealthChecks(v)
+	return _u
+}
+
+// ClearHealthChecks clears the value of the "health_checks" field.
+func (_u *AgentUpdateOne) ClearHealthChecks() *AgentUpdateOne {
+	_u.mutation.ClearHealthChecks()
+	return _u
+}
+
+// SetHealthStarted sets the "health_started" field.
+func (_u *AgentUpdateOne) SetHealthStarted(v time.Time) *AgentUpdateOne {
+	_u.mutation.SetHealthStarted(v)
+	return _u
+}
+
+// SetNillableHealthStarted sets the "health_started" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableHealthStarted(v *time.Time) *AgentUpdateOne {
+	if v != nil {
+		_u.SetHealthStarted(*v)
+	}
+	return _u
+}
+
+// ClearHealthStarted clears the value of the "health_started" field.
+func (_u *AgentUpdateOne) ClearHealthStarted() *AgentUpdateOne {
+	_u.mutation.ClearHealthStarted()
+	return _u
+}
+
+// SetHealthReceived sets the "health_received" field.
+func (_u *AgentUpdateOne) SetHealthReceived(v time.Time) *AgentUpdateOne {
+	_u.mutation.SetHealthReceived(v)
+	return _u
+}
+
+// SetNillableHealthReceived sets the "health_received" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableHealthReceived(v *time.Time) *AgentUpdateOne {
+	if v != nil {
+		_u.SetHealthReceived(*v)
+	}
+	return _u
+}
+
+// ClearHealthReceived clears the value of the "health_received" field.
+func (_u *AgentUpdateOne) ClearHealthReceived() *AgentUpdateOne {
+	_u.mutation.ClearHealthReceived()
+	return _u
+}
+
+// SetPaused sets the "paused" field.
+func (_u *AgentUpdateOne) SetPaused(v bool) *AgentUpdateOne {
+	_u.mutation.SetPaused(v)
+	return _u
+}
+
+// SetNillablePaused sets the "paused" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePaused(v *bool) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPaused(*v)
+	}
+	return _u
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (_u *AgentUpdateOne) SetPauseReason(v string) *AgentUpdateOne {
+	_u.mutation.SetPauseReason(v)
+	return _u
+}
+
+// SetNillablePauseReason sets the "pause_reason" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePauseReason(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPauseReason(*v)
+	}
+	return _u
+}
+
+// SetPauseBy sets the "pause_by" field.
+func (_u *AgentUpdateOne) SetPauseBy(v string) *AgentUpdateOne {
+	_u.mutation.SetPauseBy(v)
+	return _u
+}
+
+// SetNillablePauseBy sets the "pause_by" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePauseBy(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPauseBy(*v)
+	}
+	return _u
+}
+
+// SetPauseTime sets the "pause_time" field.
+func (_u *AgentUpdateOne) SetPauseTime(v time.Time) *AgentUpdateOne {
+	_u.mutation.SetPauseTime(v)
+	return _u
+}
+
+// SetNillablePauseTime sets the "pause_time" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePauseTime(v *time.Time) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPauseTime(*v)
+	}
+	return _u
+}
+
+// ClearPauseTime clears the value of the "pause_time" field.
+func (_u *AgentUpdateOne) ClearPauseTime() *AgentUpdateOne {
+	_u.mutation.ClearPauseTime()
+	return _u
+}
+
+// SetPauseOrigin sets the "pause_origin" field.
+func (_u *AgentUpdateOne) SetPauseOrigin(v string) *AgentUpdateOne {
+	_u.mutation.SetPauseOrigin(v)
+	return _u
+}
+
+// SetNillablePauseOrigin sets the "pause_origin" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePauseOrigin(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPauseOrigin(*v)
+	}
+	return _u
+}
+
+// SetPauseDelivered sets the "pause_delivered" field.
+func (_u *AgentUpdateOne) SetPauseDelivered(v bool) *AgentUpdateOne {
+	_u.mutation.SetPauseDelivered(v)
+	return _u
+}
+
+// SetNillablePauseDelivered sets the "pause_delivered" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePauseDelivered(v *bool) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPauseDelivered(*v)
+	}
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdateOne) SetLastSeen(v time.Time) *AgentUpdateOne {
 	_u.mutation.SetLastSeen(v)
@@ -655,6 +1009,48 @@ func (_u *AgentUpdateOne) sqlSave(ctx context.Context) (_node *Agent, err error)
 	}
 	if value, ok := _u.mutation.ToolsSetBy(); ok {
 		_spec.SetField(agent.FieldToolsSetBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HealthStatus(); ok {
+		_spec.SetField(agent.FieldHealthStatus, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HealthChecks(); ok {
+		_spec.SetField(agent.FieldHealthChecks, field.TypeBytes, value)
+	}
+	if _u.mutation.HealthChecksCleared() {
+		_spec.ClearField(agent.FieldHealthChecks, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.HealthStarted(); ok {
+		_spec.SetField(agent.FieldHealthStarted, field.TypeTime, value)
+	}
+	if _u.mutation.HealthStartedCleared() {
+		_spec.ClearField(agent.FieldHealthStarted, field.TypeTime)
+	}
+	if value, ok := _u.mutation.HealthReceived(); ok {
+		_spec.SetField(agent.FieldHealthReceived, field.TypeTime, value)
+	}
+	if _u.mutation.HealthReceivedCleared() {
+		_spec.ClearField(agent.FieldHealthReceived, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Paused(); ok {
+		_spec.SetField(agent.FieldPaused, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.PauseReason(); ok {
+		_spec.SetField(agent.FieldPauseReason, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PauseBy(); ok {
+		_spec.SetField(agent.FieldPauseBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PauseTime(); ok {
+		_spec.SetField(agent.FieldPauseTime, field.TypeTime, value)
+	}
+	if _u.mutation.PauseTimeCleared() {
+		_spec.ClearField(agent.FieldPauseTime, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PauseOrigin(); ok {
+		_spec.SetField(agent.FieldPauseOrigin, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PauseDelivered(); ok {
+		_spec.SetField(agent.FieldPauseDelivered, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)

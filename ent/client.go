@@ -18,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
@@ -43,6 +44,8 @@ type Client struct {
 	AuditEntry *AuditEntryClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
+	// HealthRound is the client for interacting with the HealthRound builders.
+	HealthRound *HealthRoundClient
 	// PairCode is the client for interacting with the PairCode builders.
 	PairCode *PairCodeClient
 	// Pairing is the client for interacting with the Pairing builders.
@@ -78,6 +81,7 @@ func (c *Client) init() {
 	c.Approval = NewApprovalClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.Conversation = NewConversationClient(c.config)
+	c.HealthRound = NewHealthRoundClient(c.config)
 	c.PairCode = NewPairCodeClient(c.config)
 	c.Pairing = NewPairingClient(c.config)
 	c.Rule = NewRuleClient(c.config)
@@ -184,6 +188,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Approval:     NewApprovalClient(cfg),
 		AuditEntry:   NewAuditEntryClient(cfg),
 		Conversation: NewConversationClient(cfg),
+		HealthRound:  NewHealthRoundClient(cfg),
 		PairCode:     NewPairCodeClient(cfg),
 		Pairing:      NewPairingClient(cfg),
 		Rule:         NewRuleClient(cfg),
@@ -217,6 +222,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Approval:     NewApprovalClient(cfg),
 		AuditEntry:   NewAuditEntryClient(cfg),
 		Conversation: NewConversationClient(cfg),
+		HealthRound:  NewHealthRoundClient(cfg),
 		PairCode:     NewPairCodeClient(cfg),
 		Pairing:      NewPairingClient(cfg),
 		Rule:         NewRuleClient(cfg),
@@ -256,9 +262,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.PairCode, c.Pairing,
-		c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification,
-		c.Vote,
+		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound, c.PairCode,
+		c.Pairing, c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
+		c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -268,9 +274,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.PairCode, c.Pairing,
-		c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification,
-		c.Vote,
+		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound, c.PairCode,
+		c.Pairing, c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
+		c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -287,6 +293,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuditEntry.mutate(ctx, m)
 	case *ConversationMutation:
 		return c.Conversation.mutate(ctx, m)
+	case *HealthRoundMutation:
+		return c.HealthRound.mutate(ctx, m)
 	case *PairCodeMutation:
 		return c.PairCode.mutate(ctx, m)
 	case *PairingMutation:
@@ -841,6 +849,139 @@ func (c *ConversationClient) mutate(ctx context.Context, m *ConversationMutation
 		return (&ConversationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Conversation mutation op: %q", m.Op())
+	}
+}
+
+// HealthRoundClient is a client for the HealthRound schema.
+type HealthRoundClient struct {
+	config
+}
+
+// NewHealthRoundClient returns a client for the HealthRound from the given config.
+func NewHealthRoundClient(c config) *HealthRoundClient {
+	return &HealthRoundClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `healthround.Hooks(f(g(h())))`.
+func (c *HealthRoundClient) Use(hooks ...Hook) {
+	c.hooks.HealthRound = append(c.hooks.HealthRound, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `healthround.Intercept(f(g(h())))`.
+func (c *HealthRoundClient) Intercept(interceptors ...Interceptor) {
+	c.inters.HealthRound = append(c.inters.HealthRound, interceptors...)
+}
+
+// Create returns a builder for creating a HealthRound entity.
+func (c *HealthRoundClient) Create() *HealthRoundCreate {
+	mutation := newHealthRoundMutation(c.config, OpCreate)
+	return &HealthRoundCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of HealthRound entities.
+func (c *HealthRoundClient) CreateBulk(builders ...*HealthRoundCreate) *HealthRoundCreateBulk {
+	return &HealthRoundCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *HealthRoundClient) MapCreateBulk(slice any, setFunc func(*HealthRoundCreate, int)) *HealthRoundCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &HealthRoundCreateBulk{err: fmt.Errorf("calling to HealthRoundClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*HealthRoundCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &HealthRoundCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for HealthRound.
+func (c *HealthRoundClient) Update() *HealthRoundUpdate {
+	mutation := newHealthRoundMutation(c.config, OpUpdate)
+	return &HealthRoundUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *HealthRoundClient) UpdateOne(_m *HealthRound) *HealthRoundUpdateOne {
+	mutation := newHealthRoundMutation(c.config, OpUpdateOne, withHealthRound(_m))
+	return &HealthRoundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *HealthRoundClient) UpdateOneID(id int) *HealthRoundUpdateOne {
+	mutation := newHealthRoundMutation(c.config, OpUpdateOne, withHealthRoundID(id))
+	return &HealthRoundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for HealthRound.
+func (c *HealthRoundClient) Delete() *HealthRoundDelete {
+	mutation := newHealthRoundMutation(c.config, OpDelete)
+	return &HealthRoundDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *HealthRoundClient) DeleteOne(_m *HealthRound) *HealthRoundDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *HealthRoundClient) DeleteOneID(id int) *HealthRoundDeleteOne {
+	builder := c.Delete().Where(healthround.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &HealthRoundDeleteOne{builder}
+}
+
+// Query returns a query builder for HealthRound.
+func (c *HealthRoundClient) Query() *HealthRoundQuery {
+	return &HealthRoundQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeHealthRound},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a HealthRound entity by its id.
+func (c *HealthRoundClient) Get(ctx context.Context, id int) (*HealthRound, error) {
+	return c.Query().Where(healthround.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *HealthRoundClient) GetX(ctx context.Context, id int) *HealthRound {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *HealthRoundClient) Hooks() []Hook {
+	return c.hooks.HealthRound
+}
+
+// Interceptors returns the client interceptors.
+func (c *HealthRoundClient) Interceptors() []Interceptor {
+	return c.inters.HealthRound
+}
+
+func (c *HealthRoundClient) mutate(ctx context.Context, m *HealthRoundMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&HealthRoundCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&HealthRoundUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&HealthRoundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&HealthRoundDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown HealthRound mutation op: %q", m.Op())
 	}
 }
 
@@ -2177,11 +2318,11 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, Approval, AuditEntry, Conversation, PairCode, Pairing, Rule, Session,
-		Setting, SigningKey, Token, User, Verification, Vote []ent.Hook
+		Agent, Approval, AuditEntry, Conversation, HealthRound, PairCode, Pairing, Rule,
+		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
-		Agent, Approval, AuditEntry, Conversation, PairCode, Pairing, Rule, Session,
-		Setting, SigningKey, Token, User, Verification, Vote []ent.Interceptor
+		Agent, Approval, AuditEntry, Conversation, HealthRound, PairCode, Pairing, Rule,
+		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Interceptor
 	}
 )

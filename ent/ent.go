@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
@@ -90,6 +91,7 @@ func checkColumn(t, c string) error {
 			approval.Table:     approval.ValidColumn,
 			auditentry.Table:   auditentry.ValidColumn,
 			conversation.Table: conversation.ValidColumn,
+			healthround.Table:  healthround.ValidColumn,
 			paircode.Table:     paircode.ValidColumn,
 			pairing.Table:      pairing.ValidColumn,
 			rule.Table:         rule.ValidColumn,

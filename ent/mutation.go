@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/predicate"
@@ -41,6 +42,7 @@ const (
 	TypeApproval     = "Approval"
 	TypeAuditEntry   = "AuditEntry"
 	TypeConversation = "Conversation"
+	TypeHealthRound  = "HealthRound"
 	TypePairCode     = "PairCode"
 	TypePairing      = "Pairing"
 	TypeRule         = "Rule"
@@ -74,6 +76,16 @@ type AgentMutation struct {
 	tools_spoken       *bool
 	tools_set_at       *time.Time
 	tools_set_by       *string
+	health_status      *string
+	health_checks      *[]byte
+	health_started     *time.Time
+	health_received    *time.Time
+	paused             *bool
+	pause_reason       *string
+	pause_by           *string
+	pause_time         *time.Time
+	pause_origin       *string
+	pause_delivered    *bool
 	first_seen         *time.Time
 	last_seen          *time.Time
 	clearedFields      map[string]struct{}
@@ -712,6 +724,418 @@ func (m *AgentMutation) ResetToolsSetBy() {
 	m.tools_set_by = nil
 }
 
+// SetHealthStatus sets the "health_status" field.
+func (m *AgentMutation) SetHealthStatus(s string) {
+	m.health_status = &s
+}
+
+// HealthStatus returns the value of the "health_status" field in the mutation.
+func (m *AgentMutation) HealthStatus() (r string, exists bool) {
+	v := m.health_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthStatus returns the old "health_status" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldHealthStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthStatus: %w", err)
+	}
+	return oldValue.HealthStatus, nil
+}
+
+// ResetHealthStatus resets all changes to the "health_status" field.
+func (m *AgentMutation) ResetHealthStatus() {
+	m.health_status = nil
+}
+
+// SetHealthChecks sets the "health_checks" field.
+func (m *AgentMutation) SetHealthChecks(b []byte) {
+	m.health_checks = &b
+}
+
+// HealthChecks returns the value of the "health_checks" field in the mutation.
+func (m *AgentMutation) HealthChecks() (r []byte, exists bool) {
+	v := m.health_checks
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthChecks returns the old "health_checks" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldHealthChecks(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthChecks is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthChecks requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthChecks: %w", err)
+	}
+	return oldValue.HealthChecks, nil
+}
+
+// ClearHealthChecks clears the value of the "health_checks" field.
+func (m *AgentMutation) ClearHealthChecks() {
+	m.health_checks = nil
+	m.clearedFields[agent.FieldHealthChecks] = struct{}{}
+}
+
+// HealthChecksCleared returns if the "health_checks" field was cleared in this mutation.
+func (m *AgentMutation) HealthChecksCleared() bool {
+	_, ok := m.clearedFields[agent.FieldHealthChecks]
+	return ok
+}
+
+// ResetHealthChecks resets all changes to the "health_checks" field.
+func (m *AgentMutation) ResetHealthChecks() {
+	m.health_checks = nil
+	delete(m.clearedFields, agent.FieldHealthChecks)
+}
+
+// SetHealthStarted sets the "health_started" field.
+func (m *AgentMutation) SetHealthStarted(t time.Time) {
+	m.health_started = &t
+}
+
+// HealthStarted returns the value of the "health_started" field in the mutation.
+func (m *AgentMutation) HealthStarted() (r time.Time, exists bool) {
+	v := m.health_started
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthStarted returns the old "health_started" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldHealthStarted(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthStarted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthStarted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthStarted: %w", err)
+	}
+	return oldValue.HealthStarted, nil
+}
+
+// ClearHealthStarted clears the value of the "health_started" field.
+func (m *AgentMutation) ClearHealthStarted() {
+	m.health_started = nil
+	m.clearedFields[agent.FieldHealthStarted] = struct{}{}
+}
+
+// HealthStartedCleared returns if the "health_started" field was cleared in this mutation.
+func (m *AgentMutation) HealthStartedCleared() bool {
+	_, ok := m.clearedFields[agent.FieldHealthStarted]
+	return ok
+}
+
+// ResetHealthStarted resets all changes to the "health_started" field.
+func (m *AgentMutation) ResetHealthStarted() {
+	m.health_started = nil
+	delete(m.clearedFields, agent.FieldHealthStarted)
+}
+
+// SetHealthReceived sets the "health_received" field.
+func (m *AgentMutation) SetHealthReceived(t time.Time) {
+	m.health_received = &t
+}
+
+// HealthReceived returns the value of the "health_received" field in the mutation.
+func (m *AgentMutation) HealthReceived() (r time.Time, exists bool) {
+	v := m.health_received
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthReceived returns the old "health_received" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldHealthReceived(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthReceived is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthReceived requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthReceived: %w", err)
+	}
+	return oldValue.HealthReceived, nil
+}
+
+// ClearHealthReceived clears the value of the "health_received" field.
+func (m *AgentMutation) ClearHealthReceived() {
+	m.health_received = nil
+	m.clearedFields[agent.FieldHealthReceived] = struct{}{}
+}
+
+// HealthReceivedCleared returns if the "health_received" field was cleared in this mutation.
+func (m *AgentMutation) HealthReceivedCleared() bool {
+	_, ok := m.clearedFields[agent.FieldHealthReceived]
+	return ok
+}
+
+// ResetHealthReceived resets all changes to the "health_received" field.
+func (m *AgentMutation) ResetHealthReceived() {
+	m.health_received = nil
+	delete(m.clearedFields, agent.FieldHealthReceived)
+}
+
+// SetPaused sets the "paused" field.
+func (m *AgentMutation) SetPaused(b bool) {
+	m.paused = &b
+}
+
+// Paused returns the value of the "paused" field in the mutation.
+func (m *AgentMutation) Paused() (r bool, exists bool) {
+	v := m.paused
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaused returns the old "paused" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPaused(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaused is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaused requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaused: %w", err)
+	}
+	return oldValue.Paused, nil
+}
+
+// ResetPaused resets all changes to the "paused" field.
+func (m *AgentMutation) ResetPaused() {
+	m.paused = nil
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (m *AgentMutation) SetPauseReason(s string) {
+	m.pause_reason = &s
+}
+
+// PauseReason returns the value of the "pause_reason" field in the mutation.
+func (m *AgentMutation) PauseReason() (r string, exists bool) {
+	v := m.pause_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPauseReason returns the old "pause_reason" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPauseReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPauseReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPauseReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPauseReason: %w", err)
+	}
+	return oldValue.PauseReason, nil
+}
+
+// ResetPauseReason resets all changes to the "pause_reason" field.
+func (m *AgentMutation) ResetPauseReason() {
+	m.pause_reason = nil
+}
+
+// SetPauseBy sets the "pause_by" field.
+func (m *AgentMutation) SetPauseBy(s string) {
+	m.pause_by = &s
+}
+
+// PauseBy returns the value of the "pause_by" field in the mutation.
+func (m *AgentMutation) PauseBy() (r string, exists bool) {
+	v := m.pause_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPauseBy returns the old "pause_by" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPauseBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPauseBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPauseBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPauseBy: %w", err)
+	}
+	return oldValue.PauseBy, nil
+}
+
+// ResetPauseBy resets all changes to the "pause_by" field.
+func (m *AgentMutation) ResetPauseBy() {
+	m.pause_by = nil
+}
+
+// SetPauseTime sets the "pause_time" field.
+func (m *AgentMutation) SetPauseTime(t time.Time) {
+	m.pause_time = &t
+}
+
+// PauseTime returns the value of the "pause_time" field in the mutation.
+func (m *AgentMutation) PauseTime() (r time.Time, exists bool) {
+	v := m.pause_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPauseTime returns the old "pause_time" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPauseTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPauseTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPauseTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPauseTime: %w", err)
+	}
+	return oldValue.PauseTime, nil
+}
+
+// ClearPauseTime clears the value of the "pause_time" field.
+func (m *AgentMutation) ClearPauseTime() {
+	m.pause_time = nil
+	m.clearedFields[agent.FieldPauseTime] = struct{}{}
+}
+
+// PauseTimeCleared returns if the "pause_time" field was cleared in this mutation.
+func (m *AgentMutation) PauseTimeCleared() bool {
+	_, ok := m.clearedFields[agent.FieldPauseTime]
+	return ok
+}
+
+// ResetPauseTime resets all changes to the "pause_time" field.
+func (m *AgentMutation) ResetPauseTime() {
+	m.pause_time = nil
+	delete(m.clearedFields, agent.FieldPauseTime)
+}
+
+// SetPauseOrigin sets the "pause_origin" field.
+func (m *AgentMutation) SetPauseOrigin(s string) {
+	m.pause_origin = &s
+}
+
+// PauseOrigin returns the value of the "pause_origin" field in the mutation.
+func (m *AgentMutation) PauseOrigin() (r string, exists bool) {
+	v := m.pause_origin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPauseOrigin returns the old "pause_origin" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPauseOrigin(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPauseOrigin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPauseOrigin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPauseOrigin: %w", err)
+	}
+	return oldValue.PauseOrigin, nil
+}
+
+// ResetPauseOrigin resets all changes to the "pause_origin" field.
+func (m *AgentMutation) ResetPauseOrigin() {
+	m.pause_origin = nil
+}
+
+// SetPauseDelivered sets the "pause_delivered" field.
+func (m *AgentMutation) SetPauseDelivered(b bool) {
+	m.pause_delivered = &b
+}
+
+// PauseDelivered returns the value of the "pause_delivered" field in the mutation.
+func (m *AgentMutation) PauseDelivered() (r bool, exists bool) {
+	v := m.pause_delivered
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPauseDelivered returns the old "pause_delivered" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPauseDelivered(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPauseDelivered is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPauseDelivered requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPauseDelivered: %w", err)
+	}
+	return oldValue.PauseDelivered, nil
+}
+
+// ResetPauseDelivered resets all changes to the "pause_delivered" field.
+func (m *AgentMutation) ResetPauseDelivered() {
+	m.pause_delivered = nil
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (m *AgentMutation) SetFirstSeen(t time.Time) {
 	m.first_seen = &t
@@ -818,7 +1242,7 @@ func (m *AgentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 24)
 	if m.name != nil {
 		fields = append(fields, agent.FieldName)
 	}
@@ -854,6 +1278,36 @@ func (m *AgentMutation) Fields() []string {
 	}
 	if m.tools_set_by != nil {
 		fields = append(fields, agent.FieldToolsSetBy)
+	}
+	if m.health_status != nil {
+		fields = append(fields, agent.FieldHealthStatus)
+	}
+	if m.health_checks != nil {
+		fields = append(fields, agent.FieldHealthChecks)
+	}
+	if m.health_started != nil {
+		fields = append(fields, agent.FieldHealthStarted)
+	}
+	if m.health_received != nil {
+		fields = append(fields, agent.FieldHealthReceived)
+	}
+	if m.paused != nil {
+		fields = append(fields, agent.FieldPaused)
+	}
+	if m.pause_reason != nil {
+		fields = append(fields, agent.FieldPauseReason)
+	}
+	if m.pause_by != nil {
+		fields = append(fields, agent.FieldPauseBy)
+	}
+	if m.pause_time != nil {
+		fields = append(fields, agent.FieldPauseTime)
+	}
+	if m.pause_origin != nil {
+		fields = append(fields, agent.FieldPauseOrigin)
+	}
+	if m.pause_delivered != nil {
+		fields = append(fields, agent.FieldPauseDelivered)
 	}
 	if m.first_seen != nil {
 		fields = append(fields, agent.FieldFirstSeen)
@@ -893,6 +1347,26 @@ func (m *AgentMutation) Field(name string) (ent.Value, bool) {
 		return m.ToolsSetAt()
 	case agent.FieldToolsSetBy:
 		return m.ToolsSetBy()
+	case agent.FieldHealthStatus:
+		return m.HealthStatus()
+	case agent.FieldHealthChecks:
+		return m.HealthChecks()
+	case agent.FieldHealthStarted:
+		return m.HealthStarted()
+	case agent.FieldHealthReceived:
+		return m.HealthReceived()
+	case agent.FieldPaused:
+		return m.Paused()
+	case agent.FieldPauseReason:
+		return m.PauseReason()
+	case agent.FieldPauseBy:
+		return m.PauseBy()
+	case agent.FieldPauseTime:
+		return m.PauseTime()
+	case agent.FieldPauseOrigin:
+		return m.PauseOrigin()
+	case agent.FieldPauseDelivered:
+		return m.PauseDelivered()
 	case agent.FieldFirstSeen:
 		return m.FirstSeen()
 	case agent.FieldLastSeen:
@@ -930,6 +1404,26 @@ func (m *AgentMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldToolsSetAt(ctx)
 	case agent.FieldToolsSetBy:
 		return m.OldToolsSetBy(ctx)
+	case agent.FieldHealthStatus:
+		return m.OldHealthStatus(ctx)
+	case agent.FieldHealthChecks:
+		return m.OldHealthChecks(ctx)
+	case agent.FieldHealthStarted:
+		return m.OldHealthStarted(ctx)
+	case agent.FieldHealthReceived:
+		return m.OldHealthReceived(ctx)
+	case agent.FieldPaused:
+		return m.OldPaused(ctx)
+	case agent.FieldPauseReason:
+		return m.OldPauseReason(ctx)
+	case agent.FieldPauseBy:
+		return m.OldPauseBy(ctx)
+	case agent.FieldPauseTime:
+		return m.OldPauseTime(ctx)
+	case agent.FieldPauseOrigin:
+		return m.OldPauseOrigin(ctx)
+	case agent.FieldPauseDelivered:
+		return m.OldPauseDelivered(ctx)
 	case agent.FieldFirstSeen:
 		return m.OldFirstSeen(ctx)
 	case agent.FieldLastSeen:
@@ -1027,6 +1521,76 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetToolsSetBy(v)
 		return nil
+	case agent.FieldHealthStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthStatus(v)
+		return nil
+	case agent.FieldHealthChecks:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthChecks(v)
+		return nil
+	case agent.FieldHealthStarted:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthStarted(v)
+		return nil
+	case agent.FieldHealthReceived:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthReceived(v)
+		return nil
+	case agent.FieldPaused:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaused(v)
+		return nil
+	case agent.FieldPauseReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPauseReason(v)
+		return nil
+	case agent.FieldPauseBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPauseBy(v)
+		return nil
+	case agent.FieldPauseTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPauseTime(v)
+		return nil
+	case agent.FieldPauseOrigin:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPauseOrigin(v)
+		return nil
+	case agent.FieldPauseDelivered:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPauseDelivered(v)
+		return nil
 	case agent.FieldFirstSeen:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -1083,6 +1647,18 @@ func (m *AgentMutation) ClearedFields() []string {
 	if m.FieldCleared(agent.FieldToolsSetAt) {
 		fields = append(fields, agent.FieldToolsSetAt)
 	}
+	if m.FieldCleared(agent.FieldHealthChecks) {
+		fields = append(fields, agent.FieldHealthChecks)
+	}
+	if m.FieldCleared(agent.FieldHealthStarted) {
+		fields = append(fields, agent.FieldHealthStarted)
+	}
+	if m.FieldCleared(agent.FieldHealthReceived) {
+		fields = append(fields, agent.FieldHealthReceived)
+	}
+	if m.FieldCleared(agent.FieldPauseTime) {
+		fields = append(fields, agent.FieldPauseTime)
+	}
 	return fields
 }
 
@@ -1108,6 +1684,18 @@ func (m *AgentMutation) ClearField(name string) error {
 		return nil
 	case agent.FieldToolsSetAt:
 		m.ClearToolsSetAt()
+		return nil
+	case agent.FieldHealthChecks:
+		m.ClearHealthChecks()
+		return nil
+	case agent.FieldHealthStarted:
+		m.ClearHealthStarted()
+		return nil
+	case agent.FieldHealthReceived:
+		m.ClearHealthReceived()
+		return nil
+	case agent.FieldPauseTime:
+		m.ClearPauseTime()
 		return nil
 	}
 	return fmt.Errorf("unknown Agent nullable field %s", name)
@@ -1152,6 +1740,36 @@ func (m *AgentMutation) ResetField(name string) error {
 		return nil
 	case agent.FieldToolsSetBy:
 		m.ResetToolsSetBy()
+		return nil
+	case agent.FieldHealthStatus:
+		m.ResetHealthStatus()
+		return nil
+	case agent.FieldHealthChecks:
+		m.ResetHealthChecks()
+		return nil
+	case agent.FieldHealthStarted:
+		m.ResetHealthStarted()
+		return nil
+	case agent.FieldHealthReceived:
+		m.ResetHealthReceived()
+		return nil
+	case agent.FieldPaused:
+		m.ResetPaused()
+		return nil
+	case agent.FieldPauseReason:
+		m.ResetPauseReason()
+		return nil
+	case agent.FieldPauseBy:
+		m.ResetPauseBy()
+		return nil
+	case agent.FieldPauseTime:
+		m.ResetPauseTime()
+		return nil
+	case agent.FieldPauseOrigin:
+		m.ResetPauseOrigin()
+		return nil
+	case agent.FieldPauseDelivered:
+		m.ResetPauseDelivered()
 		return nil
 	case agent.FieldFirstSeen:
 		m.ResetFirstSeen()
@@ -4020,6 +4638,548 @@ func (m *ConversationMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *ConversationMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Conversation edge %s", name)
+}
+
+// HealthRoundMutation represents an operation that mutates the HealthRound nodes in the graph.
+type HealthRoundMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	agent         *string
+	status        *string
+	checks        *[]byte
+	started       *time.Time
+	received      *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*HealthRound, error)
+	predicates    []predicate.HealthRound
+}
+
+var _ ent.Mutation = (*HealthRoundMutation)(nil)
+
+// healthroundOption allows management of the mutation configuration using functional options.
+type healthroundOption func(*HealthRoundMutation)
+
+// newHealthRoundMutation creates new mutation for the HealthRound entity.
+func newHealthRoundMutation(c config, op Op, opts ...healthroundOption) *HealthRoundMutation {
+	m := &HealthRoundMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeHealthRound,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withHealthRoundID sets the ID field of the mutation.
+func withHealthRoundID(id int) healthroundOption {
+	return func(m *HealthRoundMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *HealthRound
+		)
+		m.oldValue = func(ctx context.Context) (*HealthRound, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().HealthRound.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withHealthRound sets the old HealthRound of the mutation.
+func withHealthRound(node *HealthRound) healthroundOption {
+	return func(m *HealthRoundMutation) {
+		m.oldValue = func(context.Context) (*HealthRound, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m HealthRoundMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m HealthRoundMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *HealthRoundMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *HealthRoundMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().HealthRound.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *HealthRoundMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *HealthRoundMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the HealthRound entity.
+// If the HealthRound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HealthRoundMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *HealthRoundMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *HealthRoundMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *HealthRoundMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the HealthRound entity.
+// If the HealthRound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HealthRoundMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *HealthRoundMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetChecks sets the "checks" field.
+func (m *HealthRoundMutation) SetChecks(b []byte) {
+	m.checks = &b
+}
+
+// Checks returns the value of the "checks" field in the mutation.
+func (m *HealthRoundMutation) Checks() (r []byte, exists bool) {
+	v := m.checks
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChecks returns the old "checks" field's value of the HealthRound entity.
+// If the HealthRound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HealthRoundMutation) OldChecks(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChecks is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChecks requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChecks: %w", err)
+	}
+	return oldValue.Checks, nil
+}
+
+// ResetChecks resets all changes to the "checks" field.
+func (m *HealthRoundMutation) ResetChecks() {
+	m.checks = nil
+}
+
+// SetStarted sets the "started" field.
+func (m *HealthRoundMutation) SetStarted(t time.Time) {
+	m.started = &t
+}
+
+// Started returns the value of the "started" field in the mutation.
+func (m *HealthRoundMutation) Started() (r time.Time, exists bool) {
+	v := m.started
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStarted returns the old "started" field's value of the HealthRound entity.
+// If the HealthRound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HealthRoundMutation) OldStarted(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStarted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStarted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStarted: %w", err)
+	}
+	return oldValue.Started, nil
+}
+
+// ResetStarted resets all changes to the "started" field.
+func (m *HealthRoundMutation) ResetStarted() {
+	m.started = nil
+}
+
+// SetReceived sets the "received" field.
+func (m *HealthRoundMutation) SetReceived(t time.Time) {
+	m.received = &t
+}
+
+// Received returns the value of the "received" field in the mutation.
+func (m *HealthRoundMutation) Received() (r time.Time, exists bool) {
+	v := m.received
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceived returns the old "received" field's value of the HealthRound entity.
+// If the HealthRound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HealthRoundMutation) OldReceived(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceived is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceived requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceived: %w", err)
+	}
+	return oldValue.Received, nil
+}
+
+// ResetReceived resets all changes to the "received" field.
+func (m *HealthRoundMutation) ResetReceived() {
+	m.received = nil
+}
+
+// Where appends a list predicates to the HealthRoundMutation builder.
+func (m *HealthRoundMutation) Where(ps ...predicate.HealthRound) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the HealthRoundMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *HealthRoundMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.HealthRound, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *HealthRoundMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *HealthRoundMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (HealthRound).
+func (m *HealthRoundMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *HealthRoundMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.agent != nil {
+		fields = append(fields, healthround.FieldAgent)
+	}
+	if m.status != nil {
+		fields = append(fields, healthround.FieldStatus)
+	}
+	if m.checks != nil {
+		fields = append(fields, healthround.FieldChecks)
+	}
+	if m.started != nil {
+		fields = append(fields, healthround.FieldStarted)
+	}
+	if m.received != nil {
+		fields = append(fields, healthround.FieldReceived)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *HealthRoundMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case healthround.FieldAgent:
+		return m.Agent()
+	case healthround.FieldStatus:
+		return m.Status()
+	case healthround.FieldChecks:
+		return m.Checks()
+	case healthround.FieldStarted:
+		return m.Started()
+	case healthround.FieldReceived:
+		return m.Received()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *HealthRoundMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case healthround.FieldAgent:
+		return m.OldAgent(ctx)
+	case healthround.FieldStatus:
+		return m.OldStatus(ctx)
+	case healthround.FieldChecks:
+		return m.OldChecks(ctx)
+	case healthround.FieldStarted:
+		return m.OldStarted(ctx)
+	case healthround.FieldReceived:
+		return m.OldReceived(ctx)
+	}
+	return nil, fmt.Errorf("unknown HealthRound field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *HealthRoundMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case healthround.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case healthround.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case healthround.FieldChecks:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChecks(v)
+		return nil
+	case healthround.FieldStarted:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStarted(v)
+		return nil
+	case healthround.FieldReceived:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceived(v)
+		return nil
+	}
+	return fmt.Errorf("unknown HealthRound field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *HealthRoundMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *HealthRoundMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *HealthRoundMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown HealthRound numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *HealthRoundMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *HealthRoundMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *HealthRoundMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown HealthRound nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *HealthRoundMutation) ResetField(name string) error {
+	switch name {
+	case healthround.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case healthround.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case healthround.FieldChecks:
+		m.ResetChecks()
+		return nil
+	case healthround.FieldStarted:
+		m.ResetStarted()
+		return nil
+	case healthround.FieldReceived:
+		m.ResetReceived()
+		return nil
+	}
+	return fmt.Errorf("unknown HealthRound field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *HealthRoundMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *HealthRoundMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *HealthRoundMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *HealthRoundMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *HealthRoundMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *HealthRoundMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *HealthRoundMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown HealthRound unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *HealthRoundMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown HealthRound edge %s", name)
 }
 
 // PairCodeMutation represents an operation that mutates the PairCode nodes in the graph.

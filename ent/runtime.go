@@ -7,6 +7,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
@@ -58,6 +59,30 @@ func init() {
 	agentDescToolsSetBy := agentFields[11].Descriptor()
 	// agent.DefaultToolsSetBy holds the default value on creation for the tools_set_by field.
 	agent.DefaultToolsSetBy = agentDescToolsSetBy.Default.(string)
+	// agentDescHealthStatus is the schema descriptor for health_status field.
+	agentDescHealthStatus := agentFields[12].Descriptor()
+	// agent.DefaultHealthStatus holds the default value on creation for the health_status field.
+	agent.DefaultHealthStatus = agentDescHealthStatus.Default.(string)
+	// agentDescPaused is the schema descriptor for paused field.
+	agentDescPaused := agentFields[16].Descriptor()
+	// agent.DefaultPaused holds the default value on creation for the paused field.
+	agent.DefaultPaused = agentDescPaused.Default.(bool)
+	// agentDescPauseReason is the schema descriptor for pause_reason field.
+	agentDescPauseReason := agentFields[17].Descriptor()
+	// agent.DefaultPauseReason holds the default value on creation for the pause_reason field.
+	agent.DefaultPauseReason = agentDescPauseReason.Default.(string)
+	// agentDescPauseBy is the schema descriptor for pause_by field.
+	agentDescPauseBy := agentFields[18].Descriptor()
+	// agent.DefaultPauseBy holds the default value on creation for the pause_by field.
+	agent.DefaultPauseBy = agentDescPauseBy.Default.(string)
+	// agentDescPauseOrigin is the schema descriptor for pause_origin field.
+	agentDescPauseOrigin := agentFields[20].Descriptor()
+	// agent.DefaultPauseOrigin holds the default value on creation for the pause_origin field.
+	agent.DefaultPauseOrigin = agentDescPauseOrigin.Default.(string)
+	// agentDescPauseDelivered is the schema descriptor for pause_delivered field.
+	agentDescPauseDelivered := agentFields[21].Descriptor()
+	// agent.DefaultPauseDelivered holds the default value on creation for the pause_delivered field.
+	agent.DefaultPauseDelivered = agentDescPauseDelivered.Default.(bool)
 	approvalFields := schema.Approval{}.Fields()
 	_ = approvalFields
 	// approvalDescAgent is the schema descriptor for agent field.
@@ -156,6 +181,12 @@ func init() {
 	conversationDescWaiting := conversationFields[3].Descriptor()
 	// conversation.DefaultWaiting holds the default value on creation for the waiting field.
 	conversation.DefaultWaiting = conversationDescWaiting.Default.(bool)
+	healthroundFields := schema.HealthRound{}.Fields()
+	_ = healthroundFields
+	// healthroundDescAgent is the schema descriptor for agent field.
+	healthroundDescAgent := healthroundFields[0].Descriptor()
+	// healthround.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	healthround.AgentValidator = healthroundDescAgent.Validators[0].(func(string) error)
 	paircodeFields := schema.PairCode{}.Fields()
 	_ = paircodeFields
 	// paircodeDescCodeHash is the schema descriptor for code_hash field.

@@ -20,6 +20,8 @@ type Tx struct {
 	AuditEntry *AuditEntryClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
+	// HealthRound is the client for interacting with the HealthRound builders.
+	HealthRound *HealthRoundClient
 	// PairCode is the client for interacting with the PairCode builders.
 	PairCode *PairCodeClient
 	// Pairing is the client for interacting with the Pairing builders.
@@ -175,6 +177,7 @@ func (tx *Tx) init() {
 	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.Conversation = NewConversationClient(tx.config)
+	tx.HealthRound = NewHealthRoundClient(tx.config)
 	tx.PairCode = NewPairCodeClient(tx.config)
 	tx.Pairing = NewPairingClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)

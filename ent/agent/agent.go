@@ -35,6 +35,26 @@ const (
 	FieldToolsSetAt = "tools_set_at"
 	// FieldToolsSetBy holds the string denoting the tools_set_by field in the database.
 	FieldToolsSetBy = "tools_set_by"
+	// FieldHealthStatus holds the string denoting the health_status field in the database.
+	FieldHealthStatus = "health_status"
+	// FieldHealthChecks holds the string denoting the health_checks field in the database.
+	FieldHealthChecks = "health_checks"
+	// FieldHealthStarted holds the string denoting the health_started field in the database.
+	FieldHealthStarted = "health_started"
+	// FieldHealthReceived holds the string denoting the health_received field in the database.
+	FieldHealthReceived = "health_received"
+	// FieldPaused holds the string denoting the paused field in the database.
+	FieldPaused = "paused"
+	// FieldPauseReason holds the string denoting the pause_reason field in the database.
+	FieldPauseReason = "pause_reason"
+	// FieldPauseBy holds the string denoting the pause_by field in the database.
+	FieldPauseBy = "pause_by"
+	// FieldPauseTime holds the string denoting the pause_time field in the database.
+	FieldPauseTime = "pause_time"
+	// FieldPauseOrigin holds the string denoting the pause_origin field in the database.
+	FieldPauseOrigin = "pause_origin"
+	// FieldPauseDelivered holds the string denoting the pause_delivered field in the database.
+	FieldPauseDelivered = "pause_delivered"
 	// FieldFirstSeen holds the string denoting the first_seen field in the database.
 	FieldFirstSeen = "first_seen"
 	// FieldLastSeen holds the string denoting the last_seen field in the database.
@@ -58,6 +78,16 @@ var Columns = []string{
 	FieldToolsSpoken,
 	FieldToolsSetAt,
 	FieldToolsSetBy,
+	FieldHealthStatus,
+	FieldHealthChecks,
+	FieldHealthStarted,
+	FieldHealthReceived,
+	FieldPaused,
+	FieldPauseReason,
+	FieldPauseBy,
+	FieldPauseTime,
+	FieldPauseOrigin,
+	FieldPauseDelivered,
 	FieldFirstSeen,
 	FieldLastSeen,
 }
@@ -89,6 +119,18 @@ var (
 	DefaultToolsSpoken bool
 	// DefaultToolsSetBy holds the default value on creation for the "tools_set_by" field.
 	DefaultToolsSetBy string
+	// DefaultHealthStatus holds the default value on creation for the "health_status" field.
+	DefaultHealthStatus string
+	// DefaultPaused holds the default value on creation for the "paused" field.
+	DefaultPaused bool
+	// DefaultPauseReason holds the default value on creation for the "pause_reason" field.
+	DefaultPauseReason string
+	// DefaultPauseBy holds the default value on creation for the "pause_by" field.
+	DefaultPauseBy string
+	// DefaultPauseOrigin holds the default value on creation for the "pause_origin" field.
+	DefaultPauseOrigin string
+	// DefaultPauseDelivered holds the default value on creation for the "pause_delivered" field.
+	DefaultPauseDelivered bool
 )
 
 // OrderOption defines the ordering options for the Agent queries.
@@ -142,6 +184,51 @@ func ByToolsSetAt(opts ...sql.OrderTermOption) OrderOption {
 // ByToolsSetBy orders the results by the tools_set_by field.
 func ByToolsSetBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldToolsSetBy, opts...).ToFunc()
+}
+
+// ByHealthStatus orders the results by the health_status field.
+func ByHealthStatus(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHealthStatus, opts...).ToFunc()
+}
+
+// ByHealthStarted orders the results by the health_started field.
+func ByHealthStarted(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHealthStarted, opts...).ToFunc()
+}
+
+// ByHealthReceived orders the results by the health_received field.
+func ByHealthReceived(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHealthReceived, opts...).ToFunc()
+}
+
+// ByPaused orders the results by the paused field.
+func ByPaused(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPaused, opts...).ToFunc()
+}
+
+// ByPauseReason orders the results by the pause_reason field.
+func ByPauseReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPauseReason, opts...).ToFunc()
+}
+
+// ByPauseBy orders the results by the pause_by field.
+func ByPauseBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPauseBy, opts...).ToFunc()
+}
+
+// ByPauseTime orders the results by the pause_time field.
+func ByPauseTime(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPauseTime, opts...).ToFunc()
+}
+
+// ByPauseOrigin orders the results by the pause_origin field.
+func ByPauseOrigin(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPauseOrigin, opts...).ToFunc()
+}
+
+// ByPauseDelivered orders the results by the pause_delivered field.
+func ByPauseDelivered(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPauseDelivered, opts...).ToFunc()
 }
 
 // ByFirstSeen orders the results by the first_seen field.

@@ -99,6 +99,56 @@ func ToolsSetBy(v string) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldToolsSetBy, v))
 }
 
+// HealthStatus applies equality check predicate on the "health_status" field. It's identical to HealthStatusEQ.
+func HealthStatus(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthStatus, v))
+}
+
+// HealthChecks applies equality check predicate on the "health_checks" field. It's identical to HealthChecksEQ.
+func HealthChecks(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthChecks, v))
+}
+
+// HealthStarted applies equality check predicate on the "health_started" field. It's identical to HealthStartedEQ.
+func HealthStarted(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthStarted, v))
+}
+
+// HealthReceived applies equality check predicate on the "health_received" field. It's identical to HealthReceivedEQ.
+func HealthReceived(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthReceived, v))
+}
+
+// Paused applies equality check predicate on the "paused" field. It's identical to PausedEQ.
+func Paused(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPaused, v))
+}
+
+// PauseReason applies equality check predicate on the "pause_reason" field. It's identical to PauseReasonEQ.
+func PauseReason(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseReason, v))
+}
+
+// PauseBy applies equality check predicate on the "pause_by" field. It's identical to PauseByEQ.
+func PauseBy(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseBy, v))
+}
+
+// PauseTime applies equality check predicate on the "pause_time" field. It's identical to PauseTimeEQ.
+func PauseTime(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseTime, v))
+}
+
+// PauseOrigin applies equality check predicate on the "pause_origin" field. It's identical to PauseOriginEQ.
+func PauseOrigin(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseOrigin, v))
+}
+
+// PauseDelivered applies equality check predicate on the "pause_delivered" field. It's identical to PauseDeliveredEQ.
+func PauseDelivered(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseDelivered, v))
+}
+
 // FirstSeen applies equality check predicate on the "first_seen" field. It's identical to FirstSeenEQ.
 func FirstSeen(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldFirstSeen, v))
@@ -597,6 +647,486 @@ func ToolsSetByEqualFold(v string) predicate.Agent {
 // ToolsSetByContainsFold applies the ContainsFold predicate on the "tools_set_by" field.
 func ToolsSetByContainsFold(v string) predicate.Agent {
 	return predicate.Agent(sql.FieldContainsFold(FieldToolsSetBy, v))
+}
+
+// HealthStatusEQ applies the EQ predicate on the "health_status" field.
+func HealthStatusEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthStatus, v))
+}
+
+// HealthStatusNEQ applies the NEQ predicate on the "health_status" field.
+func HealthStatusNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldHealthStatus, v))
+}
+
+// HealthStatusIn applies the In predicate on the "health_status" field.
+func HealthStatusIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldHealthStatus, vs...))
+}
+
+// HealthStatusNotIn applies the NotIn predicate on the "health_status" field.
+func HealthStatusNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldHealthStatus, vs...))
+}
+
+// HealthStatusGT applies the GT predicate on the "health_status" field.
+func HealthStatusGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldHealthStatus, v))
+}
+
+// HealthStatusGTE applies the GTE predicate on the "health_status" field.
+func HealthStatusGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldHealthStatus, v))
+}
+
+// HealthStatusLT applies the LT predicate on the "health_status" field.
+func HealthStatusLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldHealthStatus, v))
+}
+
+// HealthStatusLTE applies the LTE predicate on the "health_status" field.
+func HealthStatusLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldHealthStatus, v))
+}
+
+// HealthStatusContains applies the Contains predicate on the "health_status" field.
+func HealthStatusContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldHealthStatus, v))
+}
+
+// HealthStatusHasPrefix applies the HasPrefix predicate on the "health_status" field.
+func HealthStatusHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldHealthStatus, v))
+}
+
+// HealthStatusHasSuffix applies the HasSuffix predicate on the "health_status" field.
+func HealthStatusHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldHealthStatus, v))
+}
+
+// HealthStatusEqualFold applies the EqualFold predicate on the "health_status" field.
+func HealthStatusEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldHealthStatus, v))
+}
+
+// HealthStatusContainsFold applies the ContainsFold predicate on the "health_status" field.
+func HealthStatusContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldHealthStatus, v))
+}
+
+// HealthChecksEQ applies the EQ predicate on the "health_checks" field.
+func HealthChecksEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthChecks, v))
+}
+
+// HealthChecksNEQ applies the NEQ predicate on the "health_checks" field.
+func HealthChecksNEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldHealthChecks, v))
+}
+
+// HealthChecksIn applies the In predicate on the "health_checks" field.
+func HealthChecksIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldHealthChecks, vs...))
+}
+
+// HealthChecksNotIn applies the NotIn predicate on the "health_checks" field.
+func HealthChecksNotIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldHealthChecks, vs...))
+}
+
+// HealthChecksGT applies the GT predicate on the "health_checks" field.
+func HealthChecksGT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldHealthChecks, v))
+}
+
+// HealthChecksGTE applies the GTE predicate on the "health_checks" field.
+func HealthChecksGTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldHealthChecks, v))
+}
+
+// HealthChecksLT applies the LT predicate on the "health_checks" field.
+func HealthChecksLT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldHealthChecks, v))
+}
+
+// HealthChecksLTE applies the LTE predicate on the "health_checks" field.
+func HealthChecksLTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldHealthChecks, v))
+}
+
+// HealthChecksIsNil applies the IsNil predicate on the "health_checks" field.
+func HealthChecksIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldHealthChecks))
+}
+
+// HealthChecksNotNil applies the NotNil predicate on the "health_checks" field.
+func HealthChecksNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldHealthChecks))
+}
+
+// HealthStartedEQ applies the EQ predicate on the "health_started" field.
+func HealthStartedEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthStarted, v))
+}
+
+// HealthStartedNEQ applies the NEQ predicate on the "health_started" field.
+func HealthStartedNEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldHealthStarted, v))
+}
+
+// HealthStartedIn applies the In predicate on the "health_started" field.
+func HealthStartedIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldHealthStarted, vs...))
+}
+
+// HealthStartedNotIn applies the NotIn predicate on the "health_started" field.
+func HealthStartedNotIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldHealthStarted, vs...))
+}
+
+// HealthStartedGT applies the GT predicate on the "health_started" field.
+func HealthStartedGT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldHealthStarted, v))
+}
+
+// HealthStartedGTE applies the GTE predicate on the "health_started" field.
+func HealthStartedGTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldHealthStarted, v))
+}
+
+// HealthStartedLT applies the LT predicate on the "health_started" field.
+func HealthStartedLT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldHealthStarted, v))
+}
+
+// HealthStartedLTE applies the LTE predicate on the "health_started" field.
+func HealthStartedLTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldHealthStarted, v))
+}
+
+// HealthStartedIsNil applies the IsNil predicate on the "health_started" field.
+func HealthStartedIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldHealthStarted))
+}
+
+// HealthStartedNotNil applies the NotNil predicate on the "health_started" field.
+func HealthStartedNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldHealthStarted))
+}
+
+// HealthReceivedEQ applies the EQ predicate on the "health_received" field.
+func HealthReceivedEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldHealthReceived, v))
+}
+
+// HealthReceivedNEQ applies the NEQ predicate on the "health_received" field.
+func HealthReceivedNEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldHealthReceived, v))
+}
+
+// HealthReceivedIn applies the In predicate on the "health_received" field.
+func HealthReceivedIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldHealthReceived, vs...))
+}
+
+// HealthReceivedNotIn applies the NotIn predicate on the "health_received" field.
+func HealthReceivedNotIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldHealthReceived, vs...))
+}
+
+// HealthReceivedGT applies the GT predicate on the "health_received" field.
+func HealthReceivedGT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldHealthReceived, v))
+}
+
+// HealthReceivedGTE applies the GTE predicate on the "health_received" field.
+func HealthReceivedGTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldHealthReceived, v))
+}
+
+// HealthReceivedLT applies the LT predicate on the "health_received" field.
+func HealthReceivedLT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldHealthReceived, v))
+}
+
+// HealthReceivedLTE applies the LTE predicate on the "health_received" field.
+func HealthReceivedLTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldHealthReceived, v))
+}
+
+// HealthReceivedIsNil applies the IsNil predicate on the "health_received" field.
+func HealthReceivedIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldHealthReceived))
+}
+
+// HealthReceivedNotNil applies the NotNil predicate on the "health_received" field.
+func HealthReceivedNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldHealthReceived))
+}
+
+// PausedEQ applies the EQ predicate on the "paused" field.
+func PausedEQ(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPaused, v))
+}
+
+// PausedNEQ applies the NEQ predicate on the "paused" field.
+func PausedNEQ(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPaused, v))
+}
+
+// PauseReasonEQ applies the EQ predicate on the "pause_reason" field.
+func PauseReasonEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseReason, v))
+}
+
+// PauseReasonNEQ applies the NEQ predicate on the "pause_reason" field.
+func PauseReasonNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPauseReason, v))
+}
+
+// PauseReasonIn applies the In predicate on the "pause_reason" field.
+func PauseReasonIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldPauseReason, vs...))
+}
+
+// PauseReasonNotIn applies the NotIn predicate on the "pause_reason" field.
+func PauseReasonNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldPauseReason, vs...))
+}
+
+// PauseReasonGT applies the GT predicate on the "pause_reason" field.
+func PauseReasonGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldPauseReason, v))
+}
+
+// PauseReasonGTE applies the GTE predicate on the "pause_reason" field.
+func PauseReasonGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldPauseReason, v))
+}
+
+// PauseReasonLT applies the LT predicate on the "pause_reason" field.
+func PauseReasonLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldPauseReason, v))
+}
+
+// PauseReasonLTE applies the LTE predicate on the "pause_reason" field.
+func PauseReasonLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldPauseReason, v))
+}
+
+// PauseReasonContains applies the Contains predicate on the "pause_reason" field.
+func PauseReasonContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldPauseReason, v))
+}
+
+// PauseReasonHasPrefix applies the HasPrefix predicate on the "pause_reason" field.
+func PauseReasonHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldPauseReason, v))
+}
+
+// PauseReasonHasSuffix applies the HasSuffix predicate on the "pause_reason" field.
+func PauseReasonHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldPauseReason, v))
+}
+
+// PauseReasonEqualFold applies the EqualFold predicate on the "pause_reason" field.
+func PauseReasonEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldPauseReason, v))
+}
+
+// PauseReasonContainsFold applies the ContainsFold predicate on the "pause_reason" field.
+func PauseReasonContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldPauseReason, v))
+}
+
+// PauseByEQ applies the EQ predicate on the "pause_by" field.
+func PauseByEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseBy, v))
+}
+
+// PauseByNEQ applies the NEQ predicate on the "pause_by" field.
+func PauseByNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPauseBy, v))
+}
+
+// PauseByIn applies the In predicate on the "pause_by" field.
+func PauseByIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldPauseBy, vs...))
+}
+
+// PauseByNotIn applies the NotIn predicate on the "pause_by" field.
+func PauseByNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldPauseBy, vs...))
+}
+
+// PauseByGT applies the GT predicate on the "pause_by" field.
+func PauseByGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldPauseBy, v))
+}
+
+// PauseByGTE applies the GTE predicate on the "pause_by" field.
+func PauseByGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldPauseBy, v))
+}
+
+// PauseByLT applies the LT predicate on the "pause_by" field.
+func PauseByLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldPauseBy, v))
+}
+
+// PauseByLTE applies the LTE predicate on the "pause_by" field.
+func PauseByLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldPauseBy, v))
+}
+
+// PauseByContains applies the Contains predicate on the "pause_by" field.
+func PauseByContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldPauseBy, v))
+}
+
+// PauseByHasPrefix applies the HasPrefix predicate on the "pause_by" field.
+func PauseByHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldPauseBy, v))
+}
+
+// PauseByHasSuffix applies the HasSuffix predicate on the "pause_by" field.
+func PauseByHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldPauseBy, v))
+}
+
+// PauseByEqualFold applies the EqualFold predicate on the "pause_by" field.
+func PauseByEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldPauseBy, v))
+}
+
+// PauseByContainsFold applies the ContainsFold predicate on the "pause_by" field.
+func PauseByContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldPauseBy, v))
+}
+
+// PauseTimeEQ applies the EQ predicate on the "pause_time" field.
+func PauseTimeEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseTime, v))
+}
+
+// PauseTimeNEQ applies the NEQ predicate on the "pause_time" field.
+func PauseTimeNEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPauseTime, v))
+}
+
+// PauseTimeIn applies the In predicate on the "pause_time" field.
+func PauseTimeIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldPauseTime, vs...))
+}
+
+// PauseTimeNotIn applies the NotIn predicate on the "pause_time" field.
+func PauseTimeNotIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldPauseTime, vs...))
+}
+
+// PauseTimeGT applies the GT predicate on the "pause_time" field.
+func PauseTimeGT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldPauseTime, v))
+}
+
+// PauseTimeGTE applies the GTE predicate on the "pause_time" field.
+func PauseTimeGTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldPauseTime, v))
+}
+
+// PauseTimeLT applies the LT predicate on the "pause_time" field.
+func PauseTimeLT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldPauseTime, v))
+}
+
+// PauseTimeLTE applies the LTE predicate on the "pause_time" field.
+func PauseTimeLTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldPauseTime, v))
+}
+
+// PauseTimeIsNil applies the IsNil predicate on the "pause_time" field.
+func PauseTimeIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldPauseTime))
+}
+
+// PauseTimeNotNil applies the NotNil predicate on the "pause_time" field.
+func PauseTimeNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldPauseTime))
+}
+
+// PauseOriginEQ applies the EQ predicate on the "pause_origin" field.
+func PauseOriginEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseOrigin, v))
+}
+
+// PauseOriginNEQ applies the NEQ predicate on the "pause_origin" field.
+func PauseOriginNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPauseOrigin, v))
+}
+
+// PauseOriginIn applies the In predicate on the "pause_origin" field.
+func PauseOriginIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldPauseOrigin, vs...))
+}
+
+// PauseOriginNotIn applies the NotIn predicate on the "pause_origin" field.
+func PauseOriginNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldPauseOrigin, vs...))
+}
+
+// PauseOriginGT applies the GT predicate on the "pause_origin" field.
+func PauseOriginGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldPauseOrigin, v))
+}
+
+// PauseOriginGTE applies the GTE predicate on the "pause_origin" field.
+func PauseOriginGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldPauseOrigin, v))
+}
+
+// PauseOriginLT applies the LT predicate on the "pause_origin" field.
+func PauseOriginLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldPauseOrigin, v))
+}
+
+// PauseOriginLTE applies the LTE predicate on the "pause_origin" field.
+func PauseOriginLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldPauseOrigin, v))
+}
+
+// PauseOriginContains applies the Contains predicate on the "pause_origin" field.
+func PauseOriginContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldPauseOrigin, v))
+}
+
+// PauseOriginHasPrefix applies the HasPrefix predicate on the "pause_origin" field.
+func PauseOriginHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldPauseOrigin, v))
+}
+
+// PauseOriginHasSuffix applies the HasSuffix predicate on the "pause_origin" field.
+func PauseOriginHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldPauseOrigin, v))
+}
+
+// PauseOriginEqualFold applies the EqualFold predicate on the "pause_origin" field.
+func PauseOriginEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldPauseOrigin, v))
+}
+
+// PauseOriginContainsFold applies the ContainsFold predicate on the "pause_origin" field.
+func PauseOriginContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldPauseOrigin, v))
+}
+
+// PauseDeliveredEQ applies the EQ predicate on the "pause_delivered" field.
+func PauseDeliveredEQ(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPauseDelivered, v))
+}
+
+// PauseDeliveredNEQ applies the NEQ predicate on the "pause_delivered" field.
+func PauseDeliveredNEQ(v bool) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPauseDelivered, v))
 }
 
 // FirstSeenEQ applies the EQ predicate on the "first_seen" field.

@@ -57,6 +57,18 @@ func (f ConversationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ConversationMutation", m)
 }
 
+// The HealthRoundFunc type is an adapter to allow the use of ordinary
+// function as HealthRound mutator.
+type HealthRoundFunc func(context.Context, *ent.HealthRoundMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f HealthRoundFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.HealthRoundMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.HealthRoundMutation", m)
+}
+
 // The PairCodeFunc type is an adapter to allow the use of ordinary
 // function as PairCode mutator.
 type PairCodeFunc func(context.Context, *ent.PairCodeMutation) (ent.Value, error)

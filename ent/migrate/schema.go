@@ -24,6 +24,16 @@ var (
 		{Name: "tools_spoken", Type: field.TypeBool, Default: false},
 		{Name: "tools_set_at", Type: field.TypeTime, Nullable: true},
 		{Name: "tools_set_by", Type: field.TypeString, Default: ""},
+		{Name: "health_status", Type: field.TypeString, Default: ""},
+		{Name: "health_checks", Type: field.TypeBytes, Nullable: true},
+		{Name: "health_started", Type: field.TypeTime, Nullable: true},
+		{Name: "health_received", Type: field.TypeTime, Nullable: true},
+		{Name: "paused", Type: field.TypeBool, Default: false},
+		{Name: "pause_reason", Type: field.TypeString, Default: ""},
+		{Name: "pause_by", Type: field.TypeString, Default: ""},
+		{Name: "pause_time", Type: field.TypeTime, Nullable: true},
+		{Name: "pause_origin", Type: field.TypeString, Default: ""},
+		{Name: "pause_delivered", Type: field.TypeBool, Default: false},
 		{Name: "first_seen", Type: field.TypeTime},
 		{Name: "last_seen", Type: field.TypeTime},
 	}
@@ -152,6 +162,33 @@ var (
 				Name:    "conversation_agent_thread",
 				Unique:  true,
 				Columns: []*schema.Column{ConversationsColumns[1], ConversationsColumns[2]},
+			},
+		},
+	}
+	// HealthRoundsColumns holds the columns for the "health_rounds" table.
+	HealthRoundsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "status", Type: field.TypeString},
+		{Name: "checks", Type: field.TypeBytes},
+		{Name: "started", Type: field.TypeTime},
+		{Name: "received", Type: field.TypeTime},
+	}
+	// HealthRoundsTable holds the schema information for the "health_rounds" table.
+	HealthRoundsTable = &schema.Table{
+		Name:       "health_rounds",
+		Columns:    HealthRoundsColumns,
+		PrimaryKey: []*schema.Column{HealthRoundsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "healthround_agent_received",
+				Unique:  false,
+				Columns: []*schema.Column{HealthRoundsColumns[1], HealthRoundsColumns[5]},
+			},
+			{
+				Name:    "healthround_received",
+				Unique:  false,
+				Columns: []*schema.Column{HealthRoundsColumns[5]},
 			},
 		},
 	}
@@ -376,6 +413,7 @@ var (
 		ApprovalsTable,
 		AuditEntriesTable,
 		ConversationsTable,
+		HealthRoundsTable,
 		PairCodesTable,
 		PairingsTable,
 		RulesTable,

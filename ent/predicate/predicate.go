@@ -18,6 +18,9 @@ type AuditEntry func(*sql.Selector)
 // Conversation is the predicate function for conversation builders.
 type Conversation func(*sql.Selector)
 
+// HealthRound is the predicate function for healthround builders.
+type HealthRound func(*sql.Selector)
+
 // PairCode is the predicate function for paircode builders.
 type PairCode func(*sql.Selector)
 

@@ -29,6 +29,23 @@ func (Agent) Fields() []ent.Field {
 		field.Bool("tools_spoken").Default(false),
 		field.Time("tools_set_at").Optional().Nillable(),
 		field.String("tools_set_by").Default(""),
+		// The latest round of health checks: its status (ok, degraded,
+		// unknown; empty when it never reported one), its lines as JSON, and
+		// when the round started and was received.
+		field.String("health_status").Default(""),
+		field.Bytes("health_checks").Optional(),
+		field.Time("health_started").Optional().Nillable(),
+		field.Time("health_received").Optional().Nillable(),
+		// The latest word on whether it takes work: from an operator
+		// (pause_origin "board", pause_delivered false until the agent says
+		// it did) or from the agent ("local"). pause_origin is empty when
+		// nobody ever paused it.
+		field.Bool("paused").Default(false),
+		field.String("pause_reason").Default(""),
+		field.String("pause_by").Default(""),
+		field.Time("pause_time").Optional().Nillable(),
+		field.String("pause_origin").Default(""),
+		field.Bool("pause_delivered").Default(false),
 		field.Time("first_seen").Immutable(),
 		field.Time("last_seen"),
 	}

@@ -97,7 +97,12 @@ type Agent struct {
 	// When the board first saw it.
 	FirstSeenTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=first_seen_time,json=firstSeenTime,proto3" json:"first_seen_time,omitempty"`
 	// When the board last heard from it.
-	LastSeenTime  *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_seen_time,json=lastSeenTime,proto3" json:"last_seen_time,omitempty"`
+	LastSeenTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=last_seen_time,json=lastSeenTime,proto3" json:"last_seen_time,omitempty"`
+	// Its latest round of health checks; absent when it has never reported
+	// one (agents not announcing "health" never do).
+	Health *HealthRound `protobuf:"bytes,12,opt,name=health,proto3" json:"health,omitempty"`
+	// Whether it is taking work; absent when nobody has ever paused it.
+	Pause         *AgentPause `protobuf:"bytes,13,opt,name=pause,proto3" json:"pause,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +207,114 @@ func (x *Agent) GetLastSeenTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Agent) GetHealth() *HealthRound {
+	if x != nil {
+		return x.Health
+	}
+	return nil
+}
+
+func (x *Agent) GetPause() *AgentPause {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+// AgentPause is what the board knows of whether an agent takes work: the
+// latest word on it, from an operator or from the agent.
+type AgentPause struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the agent refuses new work (or, when delivered is false,
+	// has been asked to).
+	Paused bool `protobuf:"varint,1,opt,name=paused,proto3" json:"paused,omitempty"`
+	// Why.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who decided: an operator's name, or what the agent said.
+	By string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	// When it was decided.
+	Time *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=time,proto3" json:"time,omitempty"`
+	// Where it was decided.
+	Origin PauseOrigin `protobuf:"varint,5,opt,name=origin,proto3,enum=symphonix.board.v1.PauseOrigin" json:"origin,omitempty"`
+	// False while an operator's pause or resume has not yet been confirmed by
+	// the agent (it is away, or has not answered yet).
+	Delivered     bool `protobuf:"varint,6,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentPause) Reset() {
+	*x = AgentPause{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentPause) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentPause) ProtoMessage() {}
+
+func (x *AgentPause) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentPause.ProtoReflect.Descriptor instead.
+func (*AgentPause) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AgentPause) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *AgentPause) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *AgentPause) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *AgentPause) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *AgentPause) GetOrigin() PauseOrigin {
+	if x != nil {
+		return x.Origin
+	}
+	return PauseOrigin_PAUSE_ORIGIN_UNSPECIFIED
+}
+
+func (x *AgentPause) GetDelivered() bool {
+	if x != nil {
+		return x.Delivered
+	}
+	return false
+}
+
 // ListAgentsRequest asks for a page of agents, by name.
 type ListAgentsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -217,7 +330,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -229,7 +342,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -242,7 +355,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ListAgentsRequest) GetPageSize() int32 {
@@ -274,7 +387,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -286,7 +399,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -299,7 +412,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*Agent {
@@ -327,7 +440,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +452,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +465,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetAgentRequest) GetName() string {
@@ -373,7 +486,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -385,7 +498,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -398,7 +511,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetAgentResponse) GetAgent() *Agent {
@@ -417,7 +530,7 @@ type WatchAgentsRequest struct {
 
 func (x *WatchAgentsRequest) Reset() {
 	*x = WatchAgentsRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -429,7 +542,7 @@ func (x *WatchAgentsRequest) String() string {
 func (*WatchAgentsRequest) ProtoMessage() {}
 
 func (x *WatchAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -442,7 +555,7 @@ func (x *WatchAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAgentsRequest.ProtoReflect.Descriptor instead.
 func (*WatchAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 // WatchAgentsResponse is one agent, as it stands now.
@@ -456,7 +569,7 @@ type WatchAgentsResponse struct {
 
 func (x *WatchAgentsResponse) Reset() {
 	*x = WatchAgentsResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +581,7 @@ func (x *WatchAgentsResponse) String() string {
 func (*WatchAgentsResponse) ProtoMessage() {}
 
 func (x *WatchAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,10 +594,334 @@ func (x *WatchAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAgentsResponse.ProtoReflect.Descriptor instead.
 func (*WatchAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WatchAgentsResponse) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// GetHealthHistoryRequest asks for a page of an agent's health rounds.
+type GetHealthHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name: required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// At most this many rounds: 0 means 100, and more than 1,000 is read as
+	// 1,000. Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response; "" for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetHealthHistoryRequest) Reset() {
+	*x = GetHealthHistoryRequest{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHealthHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHealthHistoryRequest) ProtoMessage() {}
+
+func (x *GetHealthHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHealthHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetHealthHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *GetHealthHistoryRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetHealthHistoryRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetHealthHistoryRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// GetHealthHistoryResponse is one page of health rounds, newest first.
+type GetHealthHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rounds, newest first.
+	Rounds []*HealthRound `protobuf:"bytes,1,rep,name=rounds,proto3" json:"rounds,omitempty"`
+	// Set when more rounds follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetHealthHistoryResponse) Reset() {
+	*x = GetHealthHistoryResponse{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHealthHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHealthHistoryResponse) ProtoMessage() {}
+
+func (x *GetHealthHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHealthHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetHealthHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetHealthHistoryResponse) GetRounds() []*HealthRound {
+	if x != nil {
+		return x.Rounds
+	}
+	return nil
+}
+
+func (x *GetHealthHistoryResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// PauseAgentRequest asks an agent to stop taking new work.
+type PauseAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name: required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Why: required, 1 to 512 bytes. The agent shows it to whoever it
+	// refuses.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseAgentRequest) Reset() {
+	*x = PauseAgentRequest{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseAgentRequest) ProtoMessage() {}
+
+func (x *PauseAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseAgentRequest.ProtoReflect.Descriptor instead.
+func (*PauseAgentRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PauseAgentRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PauseAgentRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// PauseAgentResponse is the agent after the pause was recorded.
+type PauseAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent, its pause delivered or not yet.
+	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseAgentResponse) Reset() {
+	*x = PauseAgentResponse{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseAgentResponse) ProtoMessage() {}
+
+func (x *PauseAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseAgentResponse.ProtoReflect.Descriptor instead.
+func (*PauseAgentResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PauseAgentResponse) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// ResumeAgentRequest asks a paused agent to take work again.
+type ResumeAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name: required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Why: optional, at most 512 bytes.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeAgentRequest) Reset() {
+	*x = ResumeAgentRequest{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeAgentRequest) ProtoMessage() {}
+
+func (x *ResumeAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeAgentRequest.ProtoReflect.Descriptor instead.
+func (*ResumeAgentRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ResumeAgentRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResumeAgentRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ResumeAgentResponse is the agent after the resume was recorded.
+type ResumeAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent, its resume delivered or not yet.
+	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeAgentResponse) Reset() {
+	*x = ResumeAgentResponse{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeAgentResponse) ProtoMessage() {}
+
+func (x *ResumeAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeAgentResponse.ProtoReflect.Descriptor instead.
+func (*ResumeAgentResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ResumeAgentResponse) GetAgent() *Agent {
 	if x != nil {
 		return x.Agent
 	}
@@ -495,7 +932,7 @@ var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\x03\n" +
+	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\"\xfc\x03\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -507,7 +944,17 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\asession\x18\b \x01(\tR\asession\x12B\n" +
 	"\x0ffirst_seen_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\rfirstSeenTime\x12@\n" +
 	"\x0elast_seen_time\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTimeJ\x04\b\x03\x10\x04R\x06online\"O\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime\x127\n" +
+	"\x06health\x18\f \x01(\v2\x1f.symphonix.board.v1.HealthRoundR\x06health\x124\n" +
+	"\x05pause\x18\r \x01(\v2\x1e.symphonix.board.v1.AgentPauseR\x05pauseJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
+	"\n" +
+	"AgentPause\x12\x16\n" +
+	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\x12.\n" +
+	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x127\n" +
+	"\x06origin\x18\x05 \x01(\x0e2\x1f.symphonix.board.v1.PauseOriginR\x06origin\x12\x1c\n" +
+	"\tdelivered\x18\x06 \x01(\bR\tdelivered\"O\n" +
 	"\x11ListAgentsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -521,17 +968,39 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"\x14\n" +
 	"\x12WatchAgentsRequest\"F\n" +
 	"\x13WatchAgentsResponse\x12/\n" +
+	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"i\n" +
+	"\x17GetHealthHistoryRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"{\n" +
+	"\x18GetHealthHistoryResponse\x127\n" +
+	"\x06rounds\x18\x01 \x03(\v2\x1f.symphonix.board.v1.HealthRoundR\x06rounds\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"?\n" +
+	"\x11PauseAgentRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
+	"\x12PauseAgentResponse\x12/\n" +
+	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"@\n" +
+	"\x12ResumeAgentRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
+	"\x13ResumeAgentResponse\x12/\n" +
 	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent*Z\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12AGENT_STATE_ONLINE\x10\x01\x12\x17\n" +
-	"\x13AGENT_STATE_OFFLINE\x10\x022\xa4\x02\n" +
+	"\x13AGENT_STATE_OFFLINE\x10\x022\xd0\x04\n" +
 	"\fAgentService\x12[\n" +
 	"\n" +
 	"ListAgents\x12%.symphonix.board.v1.ListAgentsRequest\x1a&.symphonix.board.v1.ListAgentsResponse\x12U\n" +
 	"\bGetAgent\x12#.symphonix.board.v1.GetAgentRequest\x1a$.symphonix.board.v1.GetAgentResponse\x12`\n" +
-	"\vWatchAgents\x12&.symphonix.board.v1.WatchAgentsRequest\x1a'.symphonix.board.v1.WatchAgentsResponse0\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\vWatchAgents\x12&.symphonix.board.v1.WatchAgentsRequest\x1a'.symphonix.board.v1.WatchAgentsResponse0\x01\x12m\n" +
+	"\x10GetHealthHistory\x12+.symphonix.board.v1.GetHealthHistoryRequest\x1a,.symphonix.board.v1.GetHealthHistoryResponse\x12[\n" +
+	"\n" +
+	"PauseAgent\x12%.symphonix.board.v1.PauseAgentRequest\x1a&.symphonix.board.v1.PauseAgentResponse\x12^\n" +
+	"\vResumeAgent\x12&.symphonix.board.v1.ResumeAgentRequest\x1a'.symphonix.board.v1.ResumeAgentResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_agent_proto_rawDescOnce sync.Once
@@ -546,36 +1015,58 @@ func file_symphonix_board_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_symphonix_board_v1_agent_proto_goTypes = []any{
-	(AgentState)(0),               // 0: symphonix.board.v1.AgentState
-	(*Agent)(nil),                 // 1: symphonix.board.v1.Agent
-	(*ListAgentsRequest)(nil),     // 2: symphonix.board.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 3: symphonix.board.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),       // 4: symphonix.board.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 5: symphonix.board.v1.GetAgentResponse
-	(*WatchAgentsRequest)(nil),    // 6: symphonix.board.v1.WatchAgentsRequest
-	(*WatchAgentsResponse)(nil),   // 7: symphonix.board.v1.WatchAgentsResponse
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(AgentState)(0),                  // 0: symphonix.board.v1.AgentState
+	(*Agent)(nil),                    // 1: symphonix.board.v1.Agent
+	(*AgentPause)(nil),               // 2: symphonix.board.v1.AgentPause
+	(*ListAgentsRequest)(nil),        // 3: symphonix.board.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),       // 4: symphonix.board.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),          // 5: symphonix.board.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),         // 6: symphonix.board.v1.GetAgentResponse
+	(*WatchAgentsRequest)(nil),       // 7: symphonix.board.v1.WatchAgentsRequest
+	(*WatchAgentsResponse)(nil),      // 8: symphonix.board.v1.WatchAgentsResponse
+	(*GetHealthHistoryRequest)(nil),  // 9: symphonix.board.v1.GetHealthHistoryRequest
+	(*GetHealthHistoryResponse)(nil), // 10: symphonix.board.v1.GetHealthHistoryResponse
+	(*PauseAgentRequest)(nil),        // 11: symphonix.board.v1.PauseAgentRequest
+	(*PauseAgentResponse)(nil),       // 12: symphonix.board.v1.PauseAgentResponse
+	(*ResumeAgentRequest)(nil),       // 13: symphonix.board.v1.ResumeAgentRequest
+	(*ResumeAgentResponse)(nil),      // 14: symphonix.board.v1.ResumeAgentResponse
+	(*timestamppb.Timestamp)(nil),    // 15: google.protobuf.Timestamp
+	(*HealthRound)(nil),              // 16: symphonix.board.v1.HealthRound
+	(PauseOrigin)(0),                 // 17: symphonix.board.v1.PauseOrigin
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
-	0, // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
-	8, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
-	8, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
-	1, // 3: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
-	1, // 4: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	1, // 5: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	2, // 6: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	4, // 7: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	6, // 8: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	3, // 9: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	5, // 10: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	7, // 11: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	0,  // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
+	15, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
+	15, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
+	16, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
+	2,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
+	15, // 5: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
+	17, // 6: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
+	1,  // 7: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
+	1,  // 8: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	1,  // 9: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
+	16, // 10: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
+	1,  // 11: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	1,  // 12: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 13: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	5,  // 14: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	7,  // 15: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	9,  // 16: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
+	11, // 17: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
+	13, // 18: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
+	4,  // 19: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	6,  // 20: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	8,  // 21: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	10, // 22: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
+	12, // 23: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
+	14, // 24: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
+	19, // [19:25] is the sub-list for method output_type
+	13, // [13:19] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -583,13 +1074,15 @@ func file_symphonix_board_v1_agent_proto_init() {
 	if File_symphonix_board_v1_agent_proto != nil {
 		return
 	}
+	file_symphonix_board_v1_health_proto_init()
+	file_symphonix_board_v1_link_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_agent_proto_rawDesc), len(file_symphonix_board_v1_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,9 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_ListAgents_FullMethodName  = "/symphonix.board.v1.AgentService/ListAgents"
-	AgentService_GetAgent_FullMethodName    = "/symphonix.board.v1.AgentService/GetAgent"
-	AgentService_WatchAgents_FullMethodName = "/symphonix.board.v1.AgentService/WatchAgents"
+	AgentService_ListAgents_FullMethodName       = "/symphonix.board.v1.AgentService/ListAgents"
+	AgentService_GetAgent_FullMethodName         = "/symphonix.board.v1.AgentService/GetAgent"
+	AgentService_WatchAgents_FullMethodName      = "/symphonix.board.v1.AgentService/WatchAgents"
+	AgentService_GetHealthHistory_FullMethodName = "/symphonix.board.v1.AgentService/GetHealthHistory"
+	AgentService_PauseAgent_FullMethodName       = "/symphonix.board.v1.AgentService/PauseAgent"
+	AgentService_ResumeAgent_FullMethodName      = "/symphonix.board.v1.AgentService/ResumeAgent"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -37,13 +40,27 @@ type AgentServiceClient interface {
 	// seen it.
 	GetAgent(ctx context.Context, in *GetAgentRequest, opts ...grpc.CallOption) (*GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
-	// time an agent changes (appears, comes online, goes offline). A watcher
+	// time an agent changes (appears, comes online, goes offline, its health
+	// changes, it is paused or resumed). A watcher
 	// that falls too far behind (256 changes or 8 MiB) is ended with
 	// resource_exhausted: watch again. One token, or one signed-in person,
 	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
 	// together); one more is refused with resource_exhausted. The stream ends
 	// when the caller's credential does.
 	WatchAgents(ctx context.Context, in *WatchAgentsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAgentsResponse], error)
+	// GetHealthHistory returns the rounds of an agent's health checks the
+	// board keeps, newest first: the last 7 days, at most 10,000 rounds.
+	// not_found when the board has never seen the agent.
+	GetHealthHistory(ctx context.Context, in *GetHealthHistoryRequest, opts ...grpc.CallOption) (*GetHealthHistoryResponse, error)
+	// PauseAgent asks an agent to stop taking new work; it finishes what it
+	// has in flight. Admins only; audited with who and why. The pause reaches
+	// the agent at once, or on its next link if it is away. failed_precondition
+	// when the agent does not announce the "pause" capability; not_found when
+	// the board has never seen it.
+	PauseAgent(ctx context.Context, in *PauseAgentRequest, opts ...grpc.CallOption) (*PauseAgentResponse, error)
+	// ResumeAgent asks a paused agent to take work again. Admins only;
+	// audited. The same refusals as PauseAgent.
+	ResumeAgent(ctx context.Context, in *ResumeAgentRequest, opts ...grpc.CallOption) (*ResumeAgentResponse, error)
 }
 
 type agentServiceClient struct {
@@ -93,6 +110,36 @@ func (c *agentServiceClient) WatchAgents(ctx context.Context, in *WatchAgentsReq
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_WatchAgentsClient = grpc.ServerStreamingClient[WatchAgentsResponse]
 
+func (c *agentServiceClient) GetHealthHistory(ctx context.Context, in *GetHealthHistoryRequest, opts ...grpc.CallOption) (*GetHealthHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetHealthHistoryResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetHealthHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) PauseAgent(ctx context.Context, in *PauseAgentRequest, opts ...grpc.CallOption) (*PauseAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseAgentResponse)
+	err := c.cc.Invoke(ctx, AgentService_PauseAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ResumeAgent(ctx context.Context, in *ResumeAgentRequest, opts ...grpc.CallOption) (*ResumeAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeAgentResponse)
+	err := c.cc.Invoke(ctx, AgentService_ResumeAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -106,13 +153,27 @@ type AgentServiceServer interface {
 	// seen it.
 	GetAgent(context.Context, *GetAgentRequest) (*GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
-	// time an agent changes (appears, comes online, goes offline). A watcher
+	// time an agent changes (appears, comes online, goes offline, its health
+	// changes, it is paused or resumed). A watcher
 	// that falls too far behind (256 changes or 8 MiB) is ended with
 	// resource_exhausted: watch again. One token, or one signed-in person,
 	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
 	// together); one more is refused with resource_exhausted. The stream ends
 	// when the caller's credential does.
 	WatchAgents(*WatchAgentsRequest, grpc.ServerStreamingServer[WatchAgentsResponse]) error
+	// GetHealthHistory returns the rounds of an agent's health checks the
+	// board keeps, newest first: the last 7 days, at most 10,000 rounds.
+	// not_found when the board has never seen the agent.
+	GetHealthHistory(context.Context, *GetHealthHistoryRequest) (*GetHealthHistoryResponse, error)
+	// PauseAgent asks an agent to stop taking new work; it finishes what it
+	// has in flight. Admins only; audited with who and why. The pause reaches
+	// the agent at once, or on its next link if it is away. failed_precondition
+	// when the agent does not announce the "pause" capability; not_found when
+	// the board has never seen it.
+	PauseAgent(context.Context, *PauseAgentRequest) (*PauseAgentResponse, error)
+	// ResumeAgent asks a paused agent to take work again. Admins only;
+	// audited. The same refusals as PauseAgent.
+	ResumeAgent(context.Context, *ResumeAgentRequest) (*ResumeAgentResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -131,6 +192,15 @@ func (UnimplementedAgentServiceServer) GetAgent(context.Context, *GetAgentReques
 }
 func (UnimplementedAgentServiceServer) WatchAgents(*WatchAgentsRequest, grpc.ServerStreamingServer[WatchAgentsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchAgents not implemented")
+}
+func (UnimplementedAgentServiceServer) GetHealthHistory(context.Context, *GetHealthHistoryRequest) (*GetHealthHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetHealthHistory not implemented")
+}
+func (UnimplementedAgentServiceServer) PauseAgent(context.Context, *PauseAgentRequest) (*PauseAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PauseAgent not implemented")
+}
+func (UnimplementedAgentServiceServer) ResumeAgent(context.Context, *ResumeAgentRequest) (*ResumeAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeAgent not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -200,6 +270,60 @@ func _AgentService_WatchAgents_Handler(srv interface{}, stream grpc.ServerStream
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_WatchAgentsServer = grpc.ServerStreamingServer[WatchAgentsResponse]
 
+func _AgentService_GetHealthHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetHealthHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetHealthHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetHealthHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetHealthHistory(ctx, req.(*GetHealthHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_PauseAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).PauseAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_PauseAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).PauseAgent(ctx, req.(*PauseAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ResumeAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ResumeAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ResumeAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ResumeAgent(ctx, req.(*ResumeAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -214,6 +338,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetAgent",
 			Handler:    _AgentService_GetAgent_Handler,
+		},
+		{
+			MethodName: "GetHealthHistory",
+			Handler:    _AgentService_GetHealthHistory_Handler,
+		},
+		{
+			MethodName: "PauseAgent",
+			Handler:    _AgentService_PauseAgent_Handler,
+		},
+		{
+			MethodName: "ResumeAgent",
+			Handler:    _AgentService_ResumeAgent_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

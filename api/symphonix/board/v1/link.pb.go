@@ -23,6 +23,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PauseOrigin is where a pause, or the end of one, was decided.
+type PauseOrigin int32
+
+const (
+	// Not set.
+	PauseOrigin_PAUSE_ORIGIN_UNSPECIFIED PauseOrigin = 0
+	// An operator on the board.
+	PauseOrigin_PAUSE_ORIGIN_BOARD PauseOrigin = 1
+	// On the agent's machine (agent pause, agent resume).
+	PauseOrigin_PAUSE_ORIGIN_LOCAL PauseOrigin = 2
+)
+
+// Enum value maps for PauseOrigin.
+var (
+	PauseOrigin_name = map[int32]string{
+		0: "PAUSE_ORIGIN_UNSPECIFIED",
+		1: "PAUSE_ORIGIN_BOARD",
+		2: "PAUSE_ORIGIN_LOCAL",
+	}
+	PauseOrigin_value = map[string]int32{
+		"PAUSE_ORIGIN_UNSPECIFIED": 0,
+		"PAUSE_ORIGIN_BOARD":       1,
+		"PAUSE_ORIGIN_LOCAL":       2,
+	}
+)
+
+func (x PauseOrigin) Enum() *PauseOrigin {
+	p := new(PauseOrigin)
+	*p = x
+	return p
+}
+
+func (x PauseOrigin) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PauseOrigin) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_link_proto_enumTypes[0].Descriptor()
+}
+
+func (PauseOrigin) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_link_proto_enumTypes[0]
+}
+
+func (x PauseOrigin) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PauseOrigin.Descriptor instead.
+func (PauseOrigin) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{0}
+}
+
 // Ruling is whether the organisation governs an approval.
 type Ruling int32
 
@@ -60,11 +113,11 @@ func (x Ruling) String() string {
 }
 
 func (Ruling) Descriptor() protoreflect.EnumDescriptor {
-	return file_symphonix_board_v1_link_proto_enumTypes[0].Descriptor()
+	return file_symphonix_board_v1_link_proto_enumTypes[1].Descriptor()
 }
 
 func (Ruling) Type() protoreflect.EnumType {
-	return &file_symphonix_board_v1_link_proto_enumTypes[0]
+	return &file_symphonix_board_v1_link_proto_enumTypes[1]
 }
 
 func (x Ruling) Number() protoreflect.EnumNumber {
@@ -73,7 +126,7 @@ func (x Ruling) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Ruling.Descriptor instead.
 func (Ruling) EnumDescriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{0}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{1}
 }
 
 // LinkErrorCode is why the board refused one request on the link. The
@@ -132,11 +185,11 @@ func (x LinkErrorCode) String() string {
 }
 
 func (LinkErrorCode) Descriptor() protoreflect.EnumDescriptor {
-	return file_symphonix_board_v1_link_proto_enumTypes[1].Descriptor()
+	return file_symphonix_board_v1_link_proto_enumTypes[2].Descriptor()
 }
 
 func (LinkErrorCode) Type() protoreflect.EnumType {
-	return &file_symphonix_board_v1_link_proto_enumTypes[1]
+	return &file_symphonix_board_v1_link_proto_enumTypes[2]
 }
 
 func (x LinkErrorCode) Number() protoreflect.EnumNumber {
@@ -145,7 +198,7 @@ func (x LinkErrorCode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use LinkErrorCode.Descriptor instead.
 func (LinkErrorCode) EnumDescriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{1}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{2}
 }
 
 // LinkRequest is one message from the agent to the board. A kind the board
@@ -166,6 +219,8 @@ type LinkRequest struct {
 	//	*LinkRequest_Verify
 	//	*LinkRequest_Conversations
 	//	*LinkRequest_Withdraw
+	//	*LinkRequest_Health
+	//	*LinkRequest_PauseState
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -298,6 +353,24 @@ func (x *LinkRequest) GetWithdraw() *Withdraw {
 	return nil
 }
 
+func (x *LinkRequest) GetHealth() *HealthReport {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Health); ok {
+			return x.Health
+		}
+	}
+	return nil
+}
+
+func (x *LinkRequest) GetPauseState() *PauseState {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_PauseState); ok {
+			return x.PauseState
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -360,6 +433,22 @@ type LinkRequest_Withdraw struct {
 	Withdraw *Withdraw `protobuf:"bytes,10,opt,name=withdraw,proto3,oneof"`
 }
 
+type LinkRequest_Health struct {
+	// Health reports a round of the agent's health checks (agents
+	// announcing "health"): when its outcome changes and at least every 5
+	// minutes. Not answered; one out of bounds, or sooner than 5 s after
+	// the last, is refused with an Error (request_id empty) and the link
+	// stays up.
+	Health *HealthReport `protobuf:"bytes,11,opt,name=health,proto3,oneof"`
+}
+
+type LinkRequest_PauseState struct {
+	// PauseState says whether the agent is taking work (agents announcing
+	// "pause"): after every Welcome, whenever it changes, and in answer to
+	// a Pause. Not answered.
+	PauseState *PauseState `protobuf:"bytes,12,opt,name=pause_state,json=pauseState,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -379,6 +468,10 @@ func (*LinkRequest_Verify) isLinkRequest_Kind() {}
 func (*LinkRequest_Conversations) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Withdraw) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Health) isLinkRequest_Kind() {}
+
+func (*LinkRequest_PauseState) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -401,6 +494,7 @@ type LinkResponse struct {
 	//	*LinkResponse_Verified
 	//	*LinkResponse_Paired
 	//	*LinkResponse_Withdrawn
+	//	*LinkResponse_Pause
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -560,6 +654,15 @@ func (x *LinkResponse) GetWithdrawn() *Withdrawn {
 	return nil
 }
 
+func (x *LinkResponse) GetPause() *Pause {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Pause); ok {
+			return x.Pause
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -632,6 +735,14 @@ type LinkResponse_Withdrawn struct {
 	Withdrawn *Withdrawn `protobuf:"bytes,13,opt,name=withdrawn,proto3,oneof"`
 }
 
+type LinkResponse_Pause struct {
+	// Pause tells an agent announcing "pause" to stop or to go back to
+	// taking work: when an operator pauses or resumes it, and after a
+	// Welcome while the agent has not yet said it did. The agent answers
+	// with a PauseState.
+	Pause *Pause `protobuf:"bytes,14,opt,name=pause,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -658,16 +769,19 @@ func (*LinkResponse_Paired) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Withdrawn) isLinkResponse_Kind() {}
 
+func (*LinkResponse_Pause) isLinkResponse_Kind() {}
+
 // Hello registers a running agent.
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The agent's name, from its flow; it must be the name its token was minted for.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The link protocol the agent speaks: "2" for this one.
+	// The link protocol the agent speaks: "3" for this one. A board accepts
+	// every protocol from its Welcome's min_protocol to max_protocol.
 	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
-	// What the agent can do: the six every agent of this protocol has (runs,
-	// live-runs, delegation, delegation-cycle, users, pairing) plus optional
-	// ones (health, pause).
+	// What the agent can do, each only when the code behind it runs in this
+	// process: today users, pairing, health and pause. The board decides what
+	// to send by capability, never by protocol number.
 	Capabilities []string `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// The flow's build: "sha256:" and the lowercase hex SHA-256 of its RFC 8785
 	// canonical JSON.
@@ -757,7 +871,7 @@ type Welcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session this stream is; a new one every time the agent dials.
 	Session string `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	// The protocol the board speaks on this link.
+	// The protocol the board speaks on this link: the agent's.
 	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	// How often the agent should ping.
 	PingInterval *durationpb.Duration `protobuf:"bytes,3,opt,name=ping_interval,json=pingInterval,proto3" json:"ping_interval,omitempty"`
@@ -768,7 +882,11 @@ type Welcome struct {
 	// board died does not come back in one wave. The board sizes it from the
 	// agents linked to it and the rate at which it admits them. Absent: the
 	// agent's own backoff.
-	RedialWithin  *durationpb.Duration `protobuf:"bytes,5,opt,name=redial_within,json=redialWithin,proto3" json:"redial_within,omitempty"`
+	RedialWithin *durationpb.Duration `protobuf:"bytes,5,opt,name=redial_within,json=redialWithin,proto3" json:"redial_within,omitempty"`
+	// The oldest protocol this board accepts.
+	MinProtocol string `protobuf:"bytes,6,opt,name=min_protocol,json=minProtocol,proto3" json:"min_protocol,omitempty"`
+	// The newest protocol this board accepts.
+	MaxProtocol   string `protobuf:"bytes,7,opt,name=max_protocol,json=maxProtocol,proto3" json:"max_protocol,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -838,6 +956,241 @@ func (x *Welcome) GetRedialWithin() *durationpb.Duration {
 	return nil
 }
 
+func (x *Welcome) GetMinProtocol() string {
+	if x != nil {
+		return x.MinProtocol
+	}
+	return ""
+}
+
+func (x *Welcome) GetMaxProtocol() string {
+	if x != nil {
+		return x.MaxProtocol
+	}
+	return ""
+}
+
+// HealthReport is one round of the agent's health checks.
+type HealthReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How the round came out.
+	Status HealthStatus `protobuf:"varint,1,opt,name=status,proto3,enum=symphonix.board.v1.HealthStatus" json:"status,omitempty"`
+	// One line per check: at most 100.
+	Checks []*HealthCheck `protobuf:"bytes,2,rep,name=checks,proto3" json:"checks,omitempty"`
+	// When the round started, by the agent's clock.
+	StartTime     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HealthReport) Reset() {
+	*x = HealthReport{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HealthReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HealthReport) ProtoMessage() {}
+
+func (x *HealthReport) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HealthReport.ProtoReflect.Descriptor instead.
+func (*HealthReport) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HealthReport) GetStatus() HealthStatus {
+	if x != nil {
+		return x.Status
+	}
+	return HealthStatus_HEALTH_STATUS_UNSPECIFIED
+}
+
+func (x *HealthReport) GetChecks() []*HealthCheck {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+func (x *HealthReport) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+// Pause asks the agent to stop taking new work, or to take it again.
+type Pause struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True to stop taking new work; false to take it again.
+	Paused bool `protobuf:"varint,1,opt,name=paused,proto3" json:"paused,omitempty"`
+	// Why, in the operator's words.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who decided: the operator's name on the board.
+	By string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	// When the board decided.
+	Time          *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=time,proto3" json:"time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pause) Reset() {
+	*x = Pause{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pause) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pause) ProtoMessage() {}
+
+func (x *Pause) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pause.ProtoReflect.Descriptor instead.
+func (*Pause) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Pause) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Pause) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Pause) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *Pause) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+// PauseState is whether the agent is taking work. A paused agent stays
+// linked and healthy and finishes what it has in flight, but refuses new
+// work.
+type PauseState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when it refuses new work.
+	Paused bool `protobuf:"varint,1,opt,name=paused,proto3" json:"paused,omitempty"`
+	// Why, as the pause said; at most 512 bytes.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who decided, as the pause said; at most 256 bytes.
+	By string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	// When it was decided.
+	Time *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=time,proto3" json:"time,omitempty"`
+	// Where it was decided.
+	Origin        PauseOrigin `protobuf:"varint,5,opt,name=origin,proto3,enum=symphonix.board.v1.PauseOrigin" json:"origin,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseState) Reset() {
+	*x = PauseState{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseState) ProtoMessage() {}
+
+func (x *PauseState) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseState.ProtoReflect.Descriptor instead.
+func (*PauseState) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PauseState) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *PauseState) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PauseState) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *PauseState) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *PauseState) GetOrigin() PauseOrigin {
+	if x != nil {
+		return x.Origin
+	}
+	return PauseOrigin_PAUSE_ORIGIN_UNSPECIFIED
+}
+
 // Ping asks for a Pong carrying the same sequence number.
 type Ping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -851,7 +1204,7 @@ type Ping struct {
 
 func (x *Ping) Reset() {
 	*x = Ping{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +1216,7 @@ func (x *Ping) String() string {
 func (*Ping) ProtoMessage() {}
 
 func (x *Ping) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +1229,7 @@ func (x *Ping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ping.ProtoReflect.Descriptor instead.
 func (*Ping) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{4}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Ping) GetSeq() uint64 {
@@ -909,7 +1262,7 @@ type Pong struct {
 
 func (x *Pong) Reset() {
 	*x = Pong{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -921,7 +1274,7 @@ func (x *Pong) String() string {
 func (*Pong) ProtoMessage() {}
 
 func (x *Pong) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -934,7 +1287,7 @@ func (x *Pong) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pong.ProtoReflect.Descriptor instead.
 func (*Pong) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{5}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Pong) GetSeq() uint64 {
@@ -972,7 +1325,7 @@ type WhoDecides struct {
 
 func (x *WhoDecides) Reset() {
 	*x = WhoDecides{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1337,7 @@ func (x *WhoDecides) String() string {
 func (*WhoDecides) ProtoMessage() {}
 
 func (x *WhoDecides) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1350,7 @@ func (x *WhoDecides) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoDecides.ProtoReflect.Descriptor instead.
 func (*WhoDecides) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{6}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WhoDecides) GetRequestId() string {
@@ -1036,7 +1389,7 @@ type WhoDecidesAnswer struct {
 
 func (x *WhoDecidesAnswer) Reset() {
 	*x = WhoDecidesAnswer{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1401,7 @@ func (x *WhoDecidesAnswer) String() string {
 func (*WhoDecidesAnswer) ProtoMessage() {}
 
 func (x *WhoDecidesAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1414,7 @@ func (x *WhoDecidesAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoDecidesAnswer.ProtoReflect.Descriptor instead.
 func (*WhoDecidesAnswer) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{7}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WhoDecidesAnswer) GetRequestId() string {
@@ -1137,7 +1490,7 @@ type Raise struct {
 
 func (x *Raise) Reset() {
 	*x = Raise{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1502,7 @@ func (x *Raise) String() string {
 func (*Raise) ProtoMessage() {}
 
 func (x *Raise) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1515,7 @@ func (x *Raise) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Raise.ProtoReflect.Descriptor instead.
 func (*Raise) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{8}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Raise) GetRequestId() string {
@@ -1238,7 +1591,7 @@ type Raised struct {
 
 func (x *Raised) Reset() {
 	*x = Raised{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1603,7 @@ func (x *Raised) String() string {
 func (*Raised) ProtoMessage() {}
 
 func (x *Raised) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1616,7 @@ func (x *Raised) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Raised.ProtoReflect.Descriptor instead.
 func (*Raised) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{9}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Raised) GetRequestId() string {
@@ -1310,7 +1663,7 @@ type LinkError struct {
 
 func (x *LinkError) Reset() {
 	*x = LinkError{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1675,7 @@ func (x *LinkError) String() string {
 func (*LinkError) ProtoMessage() {}
 
 func (x *LinkError) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1688,7 @@ func (x *LinkError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkError.ProtoReflect.Descriptor instead.
 func (*LinkError) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{10}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LinkError) GetRequestId() string {
@@ -1370,7 +1723,7 @@ type HowToIdentify struct {
 
 func (x *HowToIdentify) Reset() {
 	*x = HowToIdentify{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1735,7 @@ func (x *HowToIdentify) String() string {
 func (*HowToIdentify) ProtoMessage() {}
 
 func (x *HowToIdentify) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1748,7 @@ func (x *HowToIdentify) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HowToIdentify.ProtoReflect.Descriptor instead.
 func (*HowToIdentify) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{11}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HowToIdentify) GetRequestId() string {
@@ -1420,7 +1773,7 @@ type HowToIdentifyAnswer struct {
 
 func (x *HowToIdentifyAnswer) Reset() {
 	*x = HowToIdentifyAnswer{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1785,7 @@ func (x *HowToIdentifyAnswer) String() string {
 func (*HowToIdentifyAnswer) ProtoMessage() {}
 
 func (x *HowToIdentifyAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1798,7 @@ func (x *HowToIdentifyAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HowToIdentifyAnswer.ProtoReflect.Descriptor instead.
 func (*HowToIdentifyAnswer) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HowToIdentifyAnswer) GetRequestId() string {
@@ -1475,7 +1828,7 @@ type Pair struct {
 
 func (x *Pair) Reset() {
 	*x = Pair{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1840,7 @@ func (x *Pair) String() string {
 func (*Pair) ProtoMessage() {}
 
 func (x *Pair) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1853,7 @@ func (x *Pair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pair.ProtoReflect.Descriptor instead.
 func (*Pair) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{13}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Pair) GetRequestId() string {
@@ -1533,7 +1886,7 @@ type PairCode struct {
 
 func (x *PairCode) Reset() {
 	*x = PairCode{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1545,7 +1898,7 @@ func (x *PairCode) String() string {
 func (*PairCode) ProtoMessage() {}
 
 func (x *PairCode) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1558,7 +1911,7 @@ func (x *PairCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairCode.ProtoReflect.Descriptor instead.
 func (*PairCode) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{14}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PairCode) GetRequestId() string {
@@ -1600,7 +1953,7 @@ type Verify struct {
 
 func (x *Verify) Reset() {
 	*x = Verify{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1965,7 @@ func (x *Verify) String() string {
 func (*Verify) ProtoMessage() {}
 
 func (x *Verify) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1978,7 @@ func (x *Verify) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Verify.ProtoReflect.Descriptor instead.
 func (*Verify) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{15}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Verify) GetRequestId() string {
@@ -1669,7 +2022,7 @@ type Verified struct {
 
 func (x *Verified) Reset() {
 	*x = Verified{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +2034,7 @@ func (x *Verified) String() string {
 func (*Verified) ProtoMessage() {}
 
 func (x *Verified) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +2047,7 @@ func (x *Verified) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Verified.ProtoReflect.Descriptor instead.
 func (*Verified) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{16}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Verified) GetRequestId() string {
@@ -1751,7 +2104,7 @@ type Paired struct {
 
 func (x *Paired) Reset() {
 	*x = Paired{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +2116,7 @@ func (x *Paired) String() string {
 func (*Paired) ProtoMessage() {}
 
 func (x *Paired) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +2129,7 @@ func (x *Paired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Paired.ProtoReflect.Descriptor instead.
 func (*Paired) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{17}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Paired) GetId() string {
@@ -1836,7 +2189,7 @@ type Withdraw struct {
 
 func (x *Withdraw) Reset() {
 	*x = Withdraw{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1848,7 +2201,7 @@ func (x *Withdraw) String() string {
 func (*Withdraw) ProtoMessage() {}
 
 func (x *Withdraw) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1861,7 +2214,7 @@ func (x *Withdraw) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Withdraw.ProtoReflect.Descriptor instead.
 func (*Withdraw) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{18}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Withdraw) GetRequestId() string {
@@ -1911,7 +2264,7 @@ type Withdrawn struct {
 
 func (x *Withdrawn) Reset() {
 	*x = Withdrawn{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +2276,7 @@ func (x *Withdrawn) String() string {
 func (*Withdrawn) ProtoMessage() {}
 
 func (x *Withdrawn) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2289,7 @@ func (x *Withdrawn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Withdrawn.ProtoReflect.Descriptor instead.
 func (*Withdrawn) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{19}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Withdrawn) GetRequestId() string {
@@ -1964,7 +2317,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xd8\x04\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xd7\x05\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1977,8 +2330,11 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x06verify\x18\b \x01(\v2\x1a.symphonix.board.v1.VerifyH\x00R\x06verify\x12I\n" +
 	"\rconversations\x18\t \x01(\v2!.symphonix.board.v1.ConversationsH\x00R\rconversations\x12:\n" +
 	"\bwithdraw\x18\n" +
-	" \x01(\v2\x1c.symphonix.board.v1.WithdrawH\x00R\bwithdrawB\x06\n" +
-	"\x04kind\"\xc4\x06\n" +
+	" \x01(\v2\x1c.symphonix.board.v1.WithdrawH\x00R\bwithdraw\x12:\n" +
+	"\x06health\x18\v \x01(\v2 .symphonix.board.v1.HealthReportH\x00R\x06health\x12A\n" +
+	"\vpause_state\x18\f \x01(\v2\x1e.symphonix.board.v1.PauseStateH\x00R\n" +
+	"pauseStateB\x06\n" +
+	"\x04kind\"\xf7\x06\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -1993,7 +2349,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	" \x01(\v2\x1c.symphonix.board.v1.PairCodeH\x00R\bpairCode\x12:\n" +
 	"\bverified\x18\v \x01(\v2\x1c.symphonix.board.v1.VerifiedH\x00R\bverified\x124\n" +
 	"\x06paired\x18\f \x01(\v2\x1a.symphonix.board.v1.PairedH\x00R\x06paired\x12=\n" +
-	"\twithdrawn\x18\r \x01(\v2\x1d.symphonix.board.v1.WithdrawnH\x00R\twithdrawnB\x06\n" +
+	"\twithdrawn\x18\r \x01(\v2\x1d.symphonix.board.v1.WithdrawnH\x00R\twithdrawn\x121\n" +
+	"\x05pause\x18\x0e \x01(\v2\x19.symphonix.board.v1.PauseH\x00R\x05pauseB\x06\n" +
 	"\x04kind\"\xa9\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -2001,13 +2358,32 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\x12\x14\n" +
 	"\x05build\x18\x04 \x01(\tR\x05build\x12\x14\n" +
 	"\x05tools\x18\x05 \x03(\tR\x05tools\x12 \n" +
-	"\vdescription\x18\x06 \x01(\tR\vdescription\"\xfd\x01\n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"\xc3\x02\n" +
 	"\aWelcome\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12>\n" +
 	"\rping_interval\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\fpingInterval\x12<\n" +
 	"\fping_timeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\vpingTimeout\x12>\n" +
-	"\rredial_within\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\"Q\n" +
+	"\rredial_within\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\x12!\n" +
+	"\fmin_protocol\x18\x06 \x01(\tR\vminProtocol\x12!\n" +
+	"\fmax_protocol\x18\a \x01(\tR\vmaxProtocol\"\xbc\x01\n" +
+	"\fHealthReport\x128\n" +
+	"\x06status\x18\x01 \x01(\x0e2 .symphonix.board.v1.HealthStatusR\x06status\x127\n" +
+	"\x06checks\x18\x02 \x03(\v2\x1f.symphonix.board.v1.HealthCheckR\x06checks\x129\n" +
+	"\n" +
+	"start_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\"w\n" +
+	"\x05Pause\x12\x16\n" +
+	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\x12.\n" +
+	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xb5\x01\n" +
+	"\n" +
+	"PauseState\x12\x16\n" +
+	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\x12.\n" +
+	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x127\n" +
+	"\x06origin\x18\x05 \x01(\x0e2\x1f.symphonix.board.v1.PauseOriginR\x06origin\"Q\n" +
 	"\x04Ping\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x127\n" +
 	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\x91\x01\n" +
@@ -2096,7 +2472,11 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vapproval_id\x18\x02 \x01(\tR\n" +
 	"approvalId\x127\n" +
-	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state*N\n" +
+	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state*[\n" +
+	"\vPauseOrigin\x12\x1c\n" +
+	"\x18PAUSE_ORIGIN_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12PAUSE_ORIGIN_BOARD\x10\x01\x12\x16\n" +
+	"\x12PAUSE_ORIGIN_LOCAL\x10\x02*N\n" +
 	"\x06Ruling\x12\x16\n" +
 	"\x12RULING_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fRULING_GOVERNED\x10\x01\x12\x17\n" +
@@ -2124,86 +2504,101 @@ func file_symphonix_board_v1_link_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_link_proto_rawDescData
 }
 
-var file_symphonix_board_v1_link_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_symphonix_board_v1_link_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_symphonix_board_v1_link_proto_goTypes = []any{
-	(Ruling)(0),                   // 0: symphonix.board.v1.Ruling
-	(LinkErrorCode)(0),            // 1: symphonix.board.v1.LinkErrorCode
-	(*LinkRequest)(nil),           // 2: symphonix.board.v1.LinkRequest
-	(*LinkResponse)(nil),          // 3: symphonix.board.v1.LinkResponse
-	(*Hello)(nil),                 // 4: symphonix.board.v1.Hello
-	(*Welcome)(nil),               // 5: symphonix.board.v1.Welcome
-	(*Ping)(nil),                  // 6: symphonix.board.v1.Ping
-	(*Pong)(nil),                  // 7: symphonix.board.v1.Pong
-	(*WhoDecides)(nil),            // 8: symphonix.board.v1.WhoDecides
-	(*WhoDecidesAnswer)(nil),      // 9: symphonix.board.v1.WhoDecidesAnswer
-	(*Raise)(nil),                 // 10: symphonix.board.v1.Raise
-	(*Raised)(nil),                // 11: symphonix.board.v1.Raised
-	(*LinkError)(nil),             // 12: symphonix.board.v1.LinkError
-	(*HowToIdentify)(nil),         // 13: symphonix.board.v1.HowToIdentify
-	(*HowToIdentifyAnswer)(nil),   // 14: symphonix.board.v1.HowToIdentifyAnswer
-	(*Pair)(nil),                  // 15: symphonix.board.v1.Pair
-	(*PairCode)(nil),              // 16: symphonix.board.v1.PairCode
-	(*Verify)(nil),                // 17: symphonix.board.v1.Verify
-	(*Verified)(nil),              // 18: symphonix.board.v1.Verified
-	(*Paired)(nil),                // 19: symphonix.board.v1.Paired
-	(*Withdraw)(nil),              // 20: symphonix.board.v1.Withdraw
-	(*Withdrawn)(nil),             // 21: symphonix.board.v1.Withdrawn
-	(*Conversations)(nil),         // 22: symphonix.board.v1.Conversations
-	(*ApprovalDecision)(nil),      // 23: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 24: symphonix.board.v1.ToolSwitches
-	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
-	(Role)(0),                     // 27: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 28: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 29: symphonix.board.v1.Door
+	(PauseOrigin)(0),              // 0: symphonix.board.v1.PauseOrigin
+	(Ruling)(0),                   // 1: symphonix.board.v1.Ruling
+	(LinkErrorCode)(0),            // 2: symphonix.board.v1.LinkErrorCode
+	(*LinkRequest)(nil),           // 3: symphonix.board.v1.LinkRequest
+	(*LinkResponse)(nil),          // 4: symphonix.board.v1.LinkResponse
+	(*Hello)(nil),                 // 5: symphonix.board.v1.Hello
+	(*Welcome)(nil),               // 6: symphonix.board.v1.Welcome
+	(*HealthReport)(nil),          // 7: symphonix.board.v1.HealthReport
+	(*Pause)(nil),                 // 8: symphonix.board.v1.Pause
+	(*PauseState)(nil),            // 9: symphonix.board.v1.PauseState
+	(*Ping)(nil),                  // 10: symphonix.board.v1.Ping
+	(*Pong)(nil),                  // 11: symphonix.board.v1.Pong
+	(*WhoDecides)(nil),            // 12: symphonix.board.v1.WhoDecides
+	(*WhoDecidesAnswer)(nil),      // 13: symphonix.board.v1.WhoDecidesAnswer
+	(*Raise)(nil),                 // 14: symphonix.board.v1.Raise
+	(*Raised)(nil),                // 15: symphonix.board.v1.Raised
+	(*LinkError)(nil),             // 16: symphonix.board.v1.LinkError
+	(*HowToIdentify)(nil),         // 17: symphonix.board.v1.HowToIdentify
+	(*HowToIdentifyAnswer)(nil),   // 18: symphonix.board.v1.HowToIdentifyAnswer
+	(*Pair)(nil),                  // 19: symphonix.board.v1.Pair
+	(*PairCode)(nil),              // 20: symphonix.board.v1.PairCode
+	(*Verify)(nil),                // 21: symphonix.board.v1.Verify
+	(*Verified)(nil),              // 22: symphonix.board.v1.Verified
+	(*Paired)(nil),                // 23: symphonix.board.v1.Paired
+	(*Withdraw)(nil),              // 24: symphonix.board.v1.Withdraw
+	(*Withdrawn)(nil),             // 25: symphonix.board.v1.Withdrawn
+	(*Conversations)(nil),         // 26: symphonix.board.v1.Conversations
+	(*ApprovalDecision)(nil),      // 27: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 28: symphonix.board.v1.ToolSwitches
+	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
+	(HealthStatus)(0),             // 30: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 31: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(Role)(0),                     // 33: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 34: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 35: symphonix.board.v1.Door
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
-	4,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
-	6,  // 1: symphonix.board.v1.LinkRequest.ping:type_name -> symphonix.board.v1.Ping
-	7,  // 2: symphonix.board.v1.LinkRequest.pong:type_name -> symphonix.board.v1.Pong
-	8,  // 3: symphonix.board.v1.LinkRequest.who_decides:type_name -> symphonix.board.v1.WhoDecides
-	10, // 4: symphonix.board.v1.LinkRequest.raise:type_name -> symphonix.board.v1.Raise
-	13, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
-	15, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
-	17, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
-	22, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
-	20, // 9: symphonix.board.v1.LinkRequest.withdraw:type_name -> symphonix.board.v1.Withdraw
-	5,  // 10: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	6,  // 11: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	7,  // 12: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	9,  // 13: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	11, // 14: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	12, // 15: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	23, // 16: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	24, // 17: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	14, // 18: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	16, // 19: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	18, // 20: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	19, // 21: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	21, // 22: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	25, // 23: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	25, // 24: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	25, // 25: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	26, // 26: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	26, // 27: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	25, // 28: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	0,  // 29: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	27, // 30: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	28, // 31: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	23, // 32: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	1,  // 33: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	29, // 34: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	26, // 35: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	26, // 36: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	28, // 37: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	2,  // 38: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	3,  // 39: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	39, // [39:40] is the sub-list for method output_type
-	38, // [38:39] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
+	10, // 1: symphonix.board.v1.LinkRequest.ping:type_name -> symphonix.board.v1.Ping
+	11, // 2: symphonix.board.v1.LinkRequest.pong:type_name -> symphonix.board.v1.Pong
+	12, // 3: symphonix.board.v1.LinkRequest.who_decides:type_name -> symphonix.board.v1.WhoDecides
+	14, // 4: symphonix.board.v1.LinkRequest.raise:type_name -> symphonix.board.v1.Raise
+	17, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
+	19, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
+	21, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
+	26, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
+	24, // 9: symphonix.board.v1.LinkRequest.withdraw:type_name -> symphonix.board.v1.Withdraw
+	7,  // 10: symphonix.board.v1.LinkRequest.health:type_name -> symphonix.board.v1.HealthReport
+	9,  // 11: symphonix.board.v1.LinkRequest.pause_state:type_name -> symphonix.board.v1.PauseState
+	6,  // 12: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 13: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 14: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 15: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 16: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 17: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	27, // 18: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	28, // 19: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 20: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 21: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 22: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 23: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 24: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 25: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	29, // 26: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	29, // 27: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	29, // 28: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	30, // 29: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	31, // 30: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	32, // 31: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	32, // 32: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	32, // 33: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 34: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	32, // 35: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	32, // 36: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	29, // 37: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 38: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	33, // 39: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	34, // 40: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	27, // 41: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 42: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	35, // 43: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	32, // 44: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	32, // 45: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	34, // 46: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	3,  // 47: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 48: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	48, // [48:49] is the sub-list for method output_type
+	47, // [47:48] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -2213,6 +2608,7 @@ func file_symphonix_board_v1_link_proto_init() {
 	}
 	file_symphonix_board_v1_approval_proto_init()
 	file_symphonix_board_v1_conversation_proto_init()
+	file_symphonix_board_v1_health_proto_init()
 	file_symphonix_board_v1_tool_proto_init()
 	file_symphonix_board_v1_user_proto_init()
 	file_symphonix_board_v1_link_proto_msgTypes[0].OneofWrappers = []any{
@@ -2226,6 +2622,8 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_Verify)(nil),
 		(*LinkRequest_Conversations)(nil),
 		(*LinkRequest_Withdraw)(nil),
+		(*LinkRequest_Health)(nil),
+		(*LinkRequest_PauseState)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
@@ -2241,14 +2639,15 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_Verified)(nil),
 		(*LinkResponse_Paired)(nil),
 		(*LinkResponse_Withdrawn)(nil),
+		(*LinkResponse_Pause)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_link_proto_rawDesc), len(file_symphonix_board_v1_link_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   20,
+			NumEnums:      3,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,13 @@ const (
 	AgentServiceGetAgentProcedure = "/symphonix.board.v1.AgentService/GetAgent"
 	// AgentServiceWatchAgentsProcedure is the procedure name of the AgentService's WatchAgents RPC.
 	AgentServiceWatchAgentsProcedure = "/symphonix.board.v1.AgentService/WatchAgents"
+	// AgentServiceGetHealthHistoryProcedure is the procedure name of the AgentService's
+	// GetHealthHistory RPC.
+	AgentServiceGetHealthHistoryProcedure = "/symphonix.board.v1.AgentService/GetHealthHistory"
+	// AgentServicePauseAgentProcedure is the procedure name of the AgentService's PauseAgent RPC.
+	AgentServicePauseAgentProcedure = "/symphonix.board.v1.AgentService/PauseAgent"
+	// AgentServiceResumeAgentProcedure is the procedure name of the AgentService's ResumeAgent RPC.
+	AgentServiceResumeAgentProcedure = "/symphonix.board.v1.AgentService/ResumeAgent"
 )
 
 var (
@@ -54,6 +61,27 @@ var (
 			Procedure:  AgentServiceWatchAgentsProcedure,
 		}
 	})
+	agentServiceGetHealthHistorySpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_agent_proto.Services().ByName("AgentService").Methods().ByName("GetHealthHistory"),
+			Procedure:  AgentServiceGetHealthHistoryProcedure,
+		}
+	})
+	agentServicePauseAgentSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_agent_proto.Services().ByName("AgentService").Methods().ByName("PauseAgent"),
+			Procedure:  AgentServicePauseAgentProcedure,
+		}
+	})
+	agentServiceResumeAgentSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_agent_proto.Services().ByName("AgentService").Methods().ByName("ResumeAgent"),
+			Procedure:  AgentServiceResumeAgentProcedure,
+		}
+	})
 )
 
 // AgentServiceClient is a client for the symphonix.board.v1.AgentService service.
@@ -64,13 +92,27 @@ type AgentServiceClient interface {
 	// seen it.
 	GetAgent(context.Context, *v1.GetAgentRequest) (*v1.GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
-	// time an agent changes (appears, comes online, goes offline). A watcher
+	// time an agent changes (appears, comes online, goes offline, its health
+	// changes, it is paused or resumed). A watcher
 	// that falls too far behind (256 changes or 8 MiB) is ended with
 	// resource_exhausted: watch again. One token, or one signed-in person,
 	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
 	// together); one more is refused with resource_exhausted. The stream ends
 	// when the caller's credential does.
 	WatchAgents(context.Context, *v1.WatchAgentsRequest) (AgentServiceWatchAgentsClientStream, error)
+	// GetHealthHistory returns the rounds of an agent's health checks the
+	// board keeps, newest first: the last 7 days, at most 10,000 rounds.
+	// not_found when the board has never seen the agent.
+	GetHealthHistory(context.Context, *v1.GetHealthHistoryRequest) (*v1.GetHealthHistoryResponse, error)
+	// PauseAgent asks an agent to stop taking new work; it finishes what it
+	// has in flight. Admins only; audited with who and why. The pause reaches
+	// the agent at once, or on its next link if it is away. failed_precondition
+	// when the agent does not announce the "pause" capability; not_found when
+	// the board has never seen it.
+	PauseAgent(context.Context, *v1.PauseAgentRequest) (*v1.PauseAgentResponse, error)
+	// ResumeAgent asks a paused agent to take work again. Admins only;
+	// audited. The same refusals as PauseAgent.
+	ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error)
 }
 
 // NewAgentServiceClient constructs a client for the symphonix.board.v1.AgentService service.
@@ -107,13 +149,27 @@ type AgentServiceHandler interface {
 	// seen it.
 	GetAgent(context.Context, *v1.GetAgentRequest) (*v1.GetAgentResponse, error)
 	// WatchAgents first sends every agent as it stands, then one message each
-	// time an agent changes (appears, comes online, goes offline). A watcher
+	// time an agent changes (appears, comes online, goes offline, its health
+	// changes, it is paused or resumed). A watcher
 	// that falls too far behind (256 changes or 8 MiB) is ended with
 	// resource_exhausted: watch again. One token, or one signed-in person,
 	// holds at most 16 watches open at once (WatchAgents and WatchApprovals
 	// together); one more is refused with resource_exhausted. The stream ends
 	// when the caller's credential does.
 	WatchAgents(context.Context, *v1.WatchAgentsRequest, AgentServiceWatchAgentsServerStream) error
+	// GetHealthHistory returns the rounds of an agent's health checks the
+	// board keeps, newest first: the last 7 days, at most 10,000 rounds.
+	// not_found when the board has never seen the agent.
+	GetHealthHistory(context.Context, *v1.GetHealthHistoryRequest) (*v1.GetHealthHistoryResponse, error)
+	// PauseAgent asks an agent to stop taking new work; it finishes what it
+	// has in flight. Admins only; audited with who and why. The pause reaches
+	// the agent at once, or on its next link if it is away. failed_precondition
+	// when the agent does not announce the "pause" capability; not_found when
+	// the board has never seen it.
+	PauseAgent(context.Context, *v1.PauseAgentRequest) (*v1.PauseAgentResponse, error)
+	// ResumeAgent asks a paused agent to take work again. Admins only;
+	// audited. The same refusals as PauseAgent.
+	ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error)
 }
 
 // RegisterAgentServiceHandler registers svc as the symphonix.board.v1.AgentService implementation
@@ -124,6 +180,9 @@ func RegisterAgentServiceHandler(server *connect.Server, svc AgentServiceHandler
 		connect.Method{Spec: agentServiceListAgentsSpec(), Handler: adapter.listAgents},
 		connect.Method{Spec: agentServiceGetAgentSpec(), Handler: adapter.getAgent},
 		connect.Method{Spec: agentServiceWatchAgentsSpec(), Handler: adapter.watchAgents},
+		connect.Method{Spec: agentServiceGetHealthHistorySpec(), Handler: adapter.getHealthHistory},
+		connect.Method{Spec: agentServicePauseAgentSpec(), Handler: adapter.pauseAgent},
+		connect.Method{Spec: agentServiceResumeAgentSpec(), Handler: adapter.resumeAgent},
 	)
 }
 
@@ -157,6 +216,18 @@ func (UnimplementedAgentServiceHandler) WatchAgents(context.Context, *v1.WatchAg
 	return connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.WatchAgents is not implemented")
 }
 
+func (UnimplementedAgentServiceHandler) GetHealthHistory(context.Context, *v1.GetHealthHistoryRequest) (*v1.GetHealthHistoryResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.GetHealthHistory is not implemented")
+}
+
+func (UnimplementedAgentServiceHandler) PauseAgent(context.Context, *v1.PauseAgentRequest) (*v1.PauseAgentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.PauseAgent is not implemented")
+}
+
+func (UnimplementedAgentServiceHandler) ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.ResumeAgent is not implemented")
+}
+
 type agentServiceClient struct {
 	client *connect.Client
 }
@@ -183,6 +254,30 @@ func (c *agentServiceClient) WatchAgents(ctx context.Context, req *v1.WatchAgent
 		return AgentServiceWatchAgentsClientStream{}, err
 	}
 	return AgentServiceWatchAgentsClientStream{stream: stream}, nil
+}
+
+func (c *agentServiceClient) GetHealthHistory(ctx context.Context, req *v1.GetHealthHistoryRequest) (*v1.GetHealthHistoryResponse, error) {
+	var res v1.GetHealthHistoryResponse
+	if err := c.client.CallUnary(ctx, agentServiceGetHealthHistorySpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *agentServiceClient) PauseAgent(ctx context.Context, req *v1.PauseAgentRequest) (*v1.PauseAgentResponse, error) {
+	var res v1.PauseAgentResponse
+	if err := c.client.CallUnary(ctx, agentServicePauseAgentSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *agentServiceClient) ResumeAgent(ctx context.Context, req *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error) {
+	var res v1.ResumeAgentResponse
+	if err := c.client.CallUnary(ctx, agentServiceResumeAgentSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }
 
 type agentServiceHandler struct{ svc AgentServiceHandler }
@@ -217,4 +312,40 @@ func (h agentServiceHandler) watchAgents(ctx context.Context, _ connect.Spec, st
 		return err
 	}
 	return h.svc.WatchAgents(ctx, &req, AgentServiceWatchAgentsServerStream{stream: stream})
+}
+
+func (h agentServiceHandler) getHealthHistory(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.GetHealthHistoryRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.GetHealthHistory(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h agentServiceHandler) pauseAgent(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.PauseAgentRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.PauseAgent(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h agentServiceHandler) resumeAgent(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ResumeAgentRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.ResumeAgent(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
 }

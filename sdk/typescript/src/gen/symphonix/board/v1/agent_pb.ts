@@ -6,13 +6,17 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { HealthRound } from "./health_pb.js";
+import { file_symphonix_board_v1_health } from "./health_pb.js";
+import type { PauseOrigin } from "./link_pb.js";
+import { file_symphonix_board_v1_link } from "./link_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file symphonix/board/v1/agent.proto.
  */
 export const file_symphonix_board_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSKnAgoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSgQIAxAEUgZvbmxpbmUiOgoRTGlzdEFnZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiaQoSTGlzdEFnZW50c1Jlc3BvbnNlEikKBmFnZW50cxgBIAMoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZCIfCg9HZXRBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCSI8ChBHZXRBZ2VudFJlc3BvbnNlEigKBWFnZW50GAEgASgLMhkuc3ltcGhvbml4LmJvYXJkLnYxLkFnZW50IhQKEldhdGNoQWdlbnRzUmVxdWVzdCI/ChNXYXRjaEFnZW50c1Jlc3BvbnNlEigKBWFnZW50GAEgASgLMhkuc3ltcGhvbml4LmJvYXJkLnYxLkFnZW50KloKCkFnZW50U3RhdGUSGwoXQUdFTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJBR0VOVF9TVEFURV9PTkxJTkUQARIXChNBR0VOVF9TVEFURV9PRkZMSU5FEAIypAIKDEFnZW50U2VydmljZRJbCgpMaXN0QWdlbnRzEiUuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXNwb25zZRJVCghHZXRBZ2VudBIjLnN5bXBob25peC5ib2FyZC52MS5HZXRBZ2VudFJlcXVlc3QaJC5zeW1waG9uaXguYm9hcmQudjEuR2V0QWdlbnRSZXNwb25zZRJgCgtXYXRjaEFnZW50cxImLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFnZW50c1JlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBZ2VudHNSZXNwb25zZTABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSKHAwoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlSgQIAxAEUgZvbmxpbmUipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiPwoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCJOChdHZXRIZWFsdGhIaXN0b3J5UmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImQKGEdldEhlYWx0aEhpc3RvcnlSZXNwb25zZRIvCgZyb3VuZHMYASADKAsyHy5zeW1waG9uaXguYm9hcmQudjEuSGVhbHRoUm91bmQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjEKEVBhdXNlQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj4KElBhdXNlQWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIyChJSZXN1bWVBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZyZWFzb24YAiABKAkiPwoTUmVzdW1lQWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCpaCgpBZ2VudFN0YXRlEhsKF0FHRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSQUdFTlRfU1RBVEVfT05MSU5FEAESFwoTQUdFTlRfU1RBVEVfT0ZGTElORRACMtAECgxBZ2VudFNlcnZpY2USWwoKTGlzdEFnZW50cxIlLnN5bXBob25peC5ib2FyZC52MS5MaXN0QWdlbnRzUmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5MaXN0QWdlbnRzUmVzcG9uc2USVQoIR2V0QWdlbnQSIy5zeW1waG9uaXguYm9hcmQudjEuR2V0QWdlbnRSZXF1ZXN0GiQuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFnZW50UmVzcG9uc2USYAoLV2F0Y2hBZ2VudHMSJi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBZ2VudHNSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQWdlbnRzUmVzcG9uc2UwARJtChBHZXRIZWFsdGhIaXN0b3J5Eisuc3ltcGhvbml4LmJvYXJkLnYxLkdldEhlYWx0aEhpc3RvcnlSZXF1ZXN0Giwuc3ltcGhvbml4LmJvYXJkLnYxLkdldEhlYWx0aEhpc3RvcnlSZXNwb25zZRJbCgpQYXVzZUFnZW50EiUuc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlQWdlbnRSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlQWdlbnRSZXNwb25zZRJeCgtSZXN1bWVBZ2VudBImLnN5bXBob25peC5ib2FyZC52MS5SZXN1bWVBZ2VudFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuUmVzdW1lQWdlbnRSZXNwb25zZUI/Wj1naXRodWIuY29tL3N5bXBob25peC9zeW1waG9uaXgvYXBpL3N5bXBob25peC9ib2FyZC92MTtib2FyZHYxYgZwcm90bzM", [file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link]);
 
 /**
  * Agent is what the board knows about one agent, by name.
@@ -89,6 +93,21 @@ export type Agent = Message<"symphonix.board.v1.Agent"> & {
    * @generated from field: google.protobuf.Timestamp last_seen_time = 10;
    */
   lastSeenTime?: Timestamp | undefined;
+
+  /**
+   * Its latest round of health checks; absent when it has never reported
+   * one (agents not announcing "health" never do).
+   *
+   * @generated from field: symphonix.board.v1.HealthRound health = 12;
+   */
+  health?: HealthRound | undefined;
+
+  /**
+   * Whether it is taking work; absent when nobody has ever paused it.
+   *
+   * @generated from field: symphonix.board.v1.AgentPause pause = 13;
+   */
+  pause?: AgentPause | undefined;
 };
 
 /**
@@ -97,6 +116,65 @@ export type Agent = Message<"symphonix.board.v1.Agent"> & {
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_agent, 0);
+
+/**
+ * AgentPause is what the board knows of whether an agent takes work: the
+ * latest word on it, from an operator or from the agent.
+ *
+ * @generated from message symphonix.board.v1.AgentPause
+ */
+export type AgentPause = Message<"symphonix.board.v1.AgentPause"> & {
+  /**
+   * True when the agent refuses new work (or, when delivered is false,
+   * has been asked to).
+   *
+   * @generated from field: bool paused = 1;
+   */
+  paused: boolean;
+
+  /**
+   * Why.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Who decided: an operator's name, or what the agent said.
+   *
+   * @generated from field: string by = 3;
+   */
+  by: string;
+
+  /**
+   * When it was decided.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 4;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * Where it was decided.
+   *
+   * @generated from field: symphonix.board.v1.PauseOrigin origin = 5;
+   */
+  origin: PauseOrigin;
+
+  /**
+   * False while an operator's pause or resume has not yet been confirmed by
+   * the agent (it is away, or has not answered yet).
+   *
+   * @generated from field: bool delivered = 6;
+   */
+  delivered: boolean;
+};
+
+/**
+ * Describes the message symphonix.board.v1.AgentPause.
+ * Use `create(AgentPauseSchema)` to create a new message.
+ */
+export const AgentPauseSchema: GenMessage<AgentPause> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 1);
 
 /**
  * ListAgentsRequest asks for a page of agents, by name.
@@ -126,7 +204,7 @@ export type ListAgentsRequest = Message<"symphonix.board.v1.ListAgentsRequest"> 
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 1);
+  messageDesc(file_symphonix_board_v1_agent, 2);
 
 /**
  * ListAgentsResponse is one page of agents.
@@ -156,7 +234,7 @@ export type ListAgentsResponse = Message<"symphonix.board.v1.ListAgentsResponse"
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 2);
+  messageDesc(file_symphonix_board_v1_agent, 3);
 
 /**
  * GetAgentRequest asks for one agent.
@@ -177,7 +255,7 @@ export type GetAgentRequest = Message<"symphonix.board.v1.GetAgentRequest"> & {
  * Use `create(GetAgentRequestSchema)` to create a new message.
  */
 export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 3);
+  messageDesc(file_symphonix_board_v1_agent, 4);
 
 /**
  * GetAgentResponse is one agent.
@@ -198,7 +276,7 @@ export type GetAgentResponse = Message<"symphonix.board.v1.GetAgentResponse"> & 
  * Use `create(GetAgentResponseSchema)` to create a new message.
  */
 export const GetAgentResponseSchema: GenMessage<GetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 4);
+  messageDesc(file_symphonix_board_v1_agent, 5);
 
 /**
  * WatchAgentsRequest opens a watch on the fleet.
@@ -213,7 +291,7 @@ export type WatchAgentsRequest = Message<"symphonix.board.v1.WatchAgentsRequest"
  * Use `create(WatchAgentsRequestSchema)` to create a new message.
  */
 export const WatchAgentsRequestSchema: GenMessage<WatchAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 5);
+  messageDesc(file_symphonix_board_v1_agent, 6);
 
 /**
  * WatchAgentsResponse is one agent, as it stands now.
@@ -234,7 +312,171 @@ export type WatchAgentsResponse = Message<"symphonix.board.v1.WatchAgentsRespons
  * Use `create(WatchAgentsResponseSchema)` to create a new message.
  */
 export const WatchAgentsResponseSchema: GenMessage<WatchAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 6);
+  messageDesc(file_symphonix_board_v1_agent, 7);
+
+/**
+ * GetHealthHistoryRequest asks for a page of an agent's health rounds.
+ *
+ * @generated from message symphonix.board.v1.GetHealthHistoryRequest
+ */
+export type GetHealthHistoryRequest = Message<"symphonix.board.v1.GetHealthHistoryRequest"> & {
+  /**
+   * The agent's name: required.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * At most this many rounds: 0 means 100, and more than 1,000 is read as
+   * 1,000. Negative is invalid_argument.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token from the previous response; "" for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.GetHealthHistoryRequest.
+ * Use `create(GetHealthHistoryRequestSchema)` to create a new message.
+ */
+export const GetHealthHistoryRequestSchema: GenMessage<GetHealthHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 8);
+
+/**
+ * GetHealthHistoryResponse is one page of health rounds, newest first.
+ *
+ * @generated from message symphonix.board.v1.GetHealthHistoryResponse
+ */
+export type GetHealthHistoryResponse = Message<"symphonix.board.v1.GetHealthHistoryResponse"> & {
+  /**
+   * The rounds, newest first.
+   *
+   * @generated from field: repeated symphonix.board.v1.HealthRound rounds = 1;
+   */
+  rounds: HealthRound[];
+
+  /**
+   * Set when more rounds follow: pass it as page_token. "" on the last
+   * page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.GetHealthHistoryResponse.
+ * Use `create(GetHealthHistoryResponseSchema)` to create a new message.
+ */
+export const GetHealthHistoryResponseSchema: GenMessage<GetHealthHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 9);
+
+/**
+ * PauseAgentRequest asks an agent to stop taking new work.
+ *
+ * @generated from message symphonix.board.v1.PauseAgentRequest
+ */
+export type PauseAgentRequest = Message<"symphonix.board.v1.PauseAgentRequest"> & {
+  /**
+   * The agent's name: required.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Why: required, 1 to 512 bytes. The agent shows it to whoever it
+   * refuses.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.PauseAgentRequest.
+ * Use `create(PauseAgentRequestSchema)` to create a new message.
+ */
+export const PauseAgentRequestSchema: GenMessage<PauseAgentRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 10);
+
+/**
+ * PauseAgentResponse is the agent after the pause was recorded.
+ *
+ * @generated from message symphonix.board.v1.PauseAgentResponse
+ */
+export type PauseAgentResponse = Message<"symphonix.board.v1.PauseAgentResponse"> & {
+  /**
+   * The agent, its pause delivered or not yet.
+   *
+   * @generated from field: symphonix.board.v1.Agent agent = 1;
+   */
+  agent?: Agent | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.PauseAgentResponse.
+ * Use `create(PauseAgentResponseSchema)` to create a new message.
+ */
+export const PauseAgentResponseSchema: GenMessage<PauseAgentResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 11);
+
+/**
+ * ResumeAgentRequest asks a paused agent to take work again.
+ *
+ * @generated from message symphonix.board.v1.ResumeAgentRequest
+ */
+export type ResumeAgentRequest = Message<"symphonix.board.v1.ResumeAgentRequest"> & {
+  /**
+   * The agent's name: required.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Why: optional, at most 512 bytes.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ResumeAgentRequest.
+ * Use `create(ResumeAgentRequestSchema)` to create a new message.
+ */
+export const ResumeAgentRequestSchema: GenMessage<ResumeAgentRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 12);
+
+/**
+ * ResumeAgentResponse is the agent after the resume was recorded.
+ *
+ * @generated from message symphonix.board.v1.ResumeAgentResponse
+ */
+export type ResumeAgentResponse = Message<"symphonix.board.v1.ResumeAgentResponse"> & {
+  /**
+   * The agent, its resume delivered or not yet.
+   *
+   * @generated from field: symphonix.board.v1.Agent agent = 1;
+   */
+  agent?: Agent | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ResumeAgentResponse.
+ * Use `create(ResumeAgentResponseSchema)` to create a new message.
+ */
+export const ResumeAgentResponseSchema: GenMessage<ResumeAgentResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 13);
 
 /**
  * AgentState is whether an agent is linked to the board.
@@ -300,7 +542,8 @@ export const AgentService: GenService<{
   },
   /**
    * WatchAgents first sends every agent as it stands, then one message each
-   * time an agent changes (appears, comes online, goes offline). A watcher
+   * time an agent changes (appears, comes online, goes offline, its health
+   * changes, it is paused or resumed). A watcher
    * that falls too far behind (256 changes or 8 MiB) is ended with
    * resource_exhausted: watch again. One token, or one signed-in person,
    * holds at most 16 watches open at once (WatchAgents and WatchApprovals
@@ -313,6 +556,43 @@ export const AgentService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchAgentsRequestSchema;
     output: typeof WatchAgentsResponseSchema;
+  },
+  /**
+   * GetHealthHistory returns the rounds of an agent's health checks the
+   * board keeps, newest first: the last 7 days, at most 10,000 rounds.
+   * not_found when the board has never seen the agent.
+   *
+   * @generated from rpc symphonix.board.v1.AgentService.GetHealthHistory
+   */
+  getHealthHistory: {
+    methodKind: "unary";
+    input: typeof GetHealthHistoryRequestSchema;
+    output: typeof GetHealthHistoryResponseSchema;
+  },
+  /**
+   * PauseAgent asks an agent to stop taking new work; it finishes what it
+   * has in flight. Admins only; audited with who and why. The pause reaches
+   * the agent at once, or on its next link if it is away. failed_precondition
+   * when the agent does not announce the "pause" capability; not_found when
+   * the board has never seen it.
+   *
+   * @generated from rpc symphonix.board.v1.AgentService.PauseAgent
+   */
+  pauseAgent: {
+    methodKind: "unary";
+    input: typeof PauseAgentRequestSchema;
+    output: typeof PauseAgentResponseSchema;
+  },
+  /**
+   * ResumeAgent asks a paused agent to take work again. Admins only;
+   * audited. The same refusals as PauseAgent.
+   *
+   * @generated from rpc symphonix.board.v1.AgentService.ResumeAgent
+   */
+  resumeAgent: {
+    methodKind: "unary";
+    input: typeof ResumeAgentRequestSchema;
+    output: typeof ResumeAgentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_symphonix_board_v1_agent, 0);

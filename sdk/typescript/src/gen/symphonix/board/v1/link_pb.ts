@@ -10,6 +10,8 @@ import type { ApprovalDecision, ApprovalState } from "./approval_pb.js";
 import { file_symphonix_board_v1_approval } from "./approval_pb.js";
 import type { Conversations } from "./conversation_pb.js";
 import { file_symphonix_board_v1_conversation } from "./conversation_pb.js";
+import type { HealthCheck, HealthStatus } from "./health_pb.js";
+import { file_symphonix_board_v1_health } from "./health_pb.js";
 import type { ToolSwitches } from "./tool_pb.js";
 import { file_symphonix_board_v1_tool } from "./tool_pb.js";
 import type { Door, Role } from "./user_pb.js";
@@ -20,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/link.proto.
  */
 export const file_symphonix_board_v1_link: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zeW1waG9uaXgvYm9hcmQvdjEvbGluay5wcm90bxISc3ltcGhvbml4LmJvYXJkLnYxIvwDCgtMaW5rUmVxdWVzdBIqCgVoZWxsbxgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5IZWxsb0gAEigKBHBpbmcYAiABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUGluZ0gAEigKBHBvbmcYAyABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUG9uZ0gAEjUKC3dob19kZWNpZGVzGAQgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLldob0RlY2lkZXNIABIqCgVyYWlzZRgFIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5SYWlzZUgAEjwKD2hvd190b19pZGVudGlmeRgGIAEoCzIhLnN5bXBob25peC5ib2FyZC52MS5Ib3dUb0lkZW50aWZ5SAASKAoEcGFpchgHIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5QYWlySAASLAoGdmVyaWZ5GAggASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlZlcmlmeUgAEjoKDWNvbnZlcnNhdGlvbnMYCSABKAsyIS5zeW1waG9uaXguYm9hcmQudjEuQ29udmVyc2F0aW9uc0gAEjAKCHdpdGhkcmF3GAogASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLldpdGhkcmF3SABCBgoEa2luZCK+BQoMTGlua1Jlc3BvbnNlEi4KB3dlbGNvbWUYASABKAsyGy5zeW1waG9uaXguYm9hcmQudjEuV2VsY29tZUgAEigKBHBpbmcYAiABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUGluZ0gAEigKBHBvbmcYAyABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUG9uZ0gAEkIKEndob19kZWNpZGVzX2Fuc3dlchgEIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5XaG9EZWNpZGVzQW5zd2VySAASLAoGcmFpc2VkGAUgASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlJhaXNlZEgAEi4KBWVycm9yGAYgASgLMh0uc3ltcGhvbml4LmJvYXJkLnYxLkxpbmtFcnJvckgAEjgKCGRlY2lzaW9uGAcgASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb25IABI0Cghzd2l0Y2hlcxgIIAEoCzIgLnN5bXBob25peC5ib2FyZC52MS5Ub29sU3dpdGNoZXNIABJJChZob3dfdG9faWRlbnRpZnlfYW5zd2VyGAkgASgLMicuc3ltcGhvbml4LmJvYXJkLnYxLkhvd1RvSWRlbnRpZnlBbnN3ZXJIABIxCglwYWlyX2NvZGUYCiABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuUGFpckNvZGVIABIwCgh2ZXJpZmllZBgLIAEoCzIcLnN5bXBob25peC5ib2FyZC52MS5WZXJpZmllZEgAEiwKBnBhaXJlZBgMIAEoCzIaLnN5bXBob25peC5ib2FyZC52MS5QYWlyZWRIABIyCgl3aXRoZHJhd24YDSABKAsyHS5zeW1waG9uaXguYm9hcmQudjEuV2l0aGRyYXduSABCBgoEa2luZCJwCgVIZWxsbxIMCgRuYW1lGAEgASgJEhAKCHByb3RvY29sGAIgASgJEhQKDGNhcGFiaWxpdGllcxgDIAMoCRINCgVidWlsZBgEIAEoCRINCgV0b29scxgFIAMoCRITCgtkZXNjcmlwdGlvbhgGIAEoCSLBAQoHV2VsY29tZRIPCgdzZXNzaW9uGAEgASgJEhAKCHByb3RvY29sGAIgASgJEjAKDXBpbmdfaW50ZXJ2YWwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLwoMcGluZ190aW1lb3V0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjAKDXJlZGlhbF93aXRoaW4YBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iQgoEUGluZxILCgNzZXEYASABKAQSLQoJc2VuZF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ0CgRQb25nEgsKA3NlcRgBIAEoBBItCglzZW5kX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDXJlZGlhbF93aXRoaW4YAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iLgoKV2hvRGVjaWRlcxISCgpyZXF1ZXN0X2lkGAEgASgJEgwKBG5vZGUYAiABKAkiqwEKEFdob0RlY2lkZXNBbnN3ZXISEgoKcmVxdWVzdF9pZBgBIAEoCRIqCgZydWxpbmcYAiABKA4yGi5zeW1waG9uaXguYm9hcmQudjEuUnVsaW5nEg8KB3J1bGVfaWQYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnN5bXBob25peC5ib2FyZC52MS5Sb2xlEg4KBnBlb3BsZRgFIAMoCRIOCgZxdW9ydW0YBiABKAUiggEKBVJhaXNlEhIKCnJlcXVlc3RfaWQYASABKAkSCwoDcnVuGAIgASgJEg4KBnRocmVhZBgDIAEoCRIMCgRub2RlGAQgASgJEgsKA2FzaxgFIAEoCRIMCgRzaG93GAYgASgJEg8KB2FjY291bnQYByABKAkSDgoGZGlnZXN0GAggASgJIpsBCgZSYWlzZWQSEgoKcmVxdWVzdF9pZBgBIAEoCRITCgthcHByb3ZhbF9pZBgCIAEoCRIwCgVzdGF0ZRgDIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlEjYKCGRlY2lzaW9uGAQgASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb24iYQoJTGlua0Vycm9yEhIKCnJlcXVlc3RfaWQYASABKAkSLwoEY29kZRgCIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5MaW5rRXJyb3JDb2RlEg8KB21lc3NhZ2UYAyABKAkiIwoNSG93VG9JZGVudGlmeRISCgpyZXF1ZXN0X2lkGAEgASgJIlEKE0hvd1RvSWRlbnRpZnlBbnN3ZXISEgoKcmVxdWVzdF9pZBgBIAEoCRImCgRkb29yGAIgASgOMhguc3ltcGhvbml4LmJvYXJkLnYxLkRvb3IiKgoEUGFpchISCgpyZXF1ZXN0X2lkGAEgASgJEg4KBnRocmVhZBgCIAEoCSJdCghQYWlyQ29kZRISCgpyZXF1ZXN0X2lkGAEgASgJEgwKBGNvZGUYAiABKAkSLwoLZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjkKBlZlcmlmeRISCgpyZXF1ZXN0X2lkGAEgASgJEgsKA3dobxgCIAEoCRIOCgZzZWNyZXQYAyABKAkiVgoIVmVyaWZpZWQSEgoKcmVxdWVzdF9pZBgBIAEoCRIKCgJvaxgCIAEoCBIPCgdhZGRyZXNzGAMgASgJEgwKBG5hbWUYBCABKAkSCwoDd2h5GAUgASgJIm4KBlBhaXJlZBIKCgJpZBgBIAEoCRIOCgZ0aHJlYWQYAiABKAkSCwoDd2hvGAMgASgJEgwKBG5hbWUYBCABKAkSLQoJcGFpcl90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJJCghXaXRoZHJhdxISCgpyZXF1ZXN0X2lkGAEgASgJEgsKA3J1bhgCIAEoCRIMCgRub2RlGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJmCglXaXRoZHJhd24SEgoKcmVxdWVzdF9pZBgBIAEoCRITCgthcHByb3ZhbF9pZBgCIAEoCRIwCgVzdGF0ZRgDIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlKk4KBlJ1bGluZxIWChJSVUxJTkdfVU5TUEVDSUZJRUQQABITCg9SVUxJTkdfR09WRVJORUQQARIXChNSVUxJTkdfTk9UX0dPVkVSTkVEEAIqhQIKDUxpbmtFcnJvckNvZGUSHwobTElOS19FUlJPUl9DT0RFX1VOU1BFQ0lGSUVEEAASJAogTElOS19FUlJPUl9DT0RFX0lOVkFMSURfQVJHVU1FTlQQAxIdChlMSU5LX0VSUk9SX0NPREVfTk9UX0ZPVU5EEAUSJgoiTElOS19FUlJPUl9DT0RFX1JFU09VUkNFX0VYSEFVU1RFRBAIEicKI0xJTktfRVJST1JfQ09ERV9GQUlMRURfUFJFQ09ORElUSU9OEAkSHAoYTElOS19FUlJPUl9DT0RFX0lOVEVSTkFMEA0SHwobTElOS19FUlJPUl9DT0RFX1VOQVZBSUxBQkxFEA4yYQoQQWdlbnRMaW5rU2VydmljZRJNCgRMaW5rEh8uc3ltcGhvbml4LmJvYXJkLnYxLkxpbmtSZXF1ZXN0GiAuc3ltcGhvbml4LmJvYXJkLnYxLkxpbmtSZXNwb25zZSgBMAFCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_symphonix_board_v1_approval, file_symphonix_board_v1_conversation, file_symphonix_board_v1_tool, file_symphonix_board_v1_user]);
+  fileDesc("Ch1zeW1waG9uaXgvYm9hcmQvdjEvbGluay5wcm90bxISc3ltcGhvbml4LmJvYXJkLnYxIucECgtMaW5rUmVxdWVzdBIqCgVoZWxsbxgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5IZWxsb0gAEigKBHBpbmcYAiABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUGluZ0gAEigKBHBvbmcYAyABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUG9uZ0gAEjUKC3dob19kZWNpZGVzGAQgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLldob0RlY2lkZXNIABIqCgVyYWlzZRgFIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5SYWlzZUgAEjwKD2hvd190b19pZGVudGlmeRgGIAEoCzIhLnN5bXBob25peC5ib2FyZC52MS5Ib3dUb0lkZW50aWZ5SAASKAoEcGFpchgHIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5QYWlySAASLAoGdmVyaWZ5GAggASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlZlcmlmeUgAEjoKDWNvbnZlcnNhdGlvbnMYCSABKAsyIS5zeW1waG9uaXguYm9hcmQudjEuQ29udmVyc2F0aW9uc0gAEjAKCHdpdGhkcmF3GAogASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLldpdGhkcmF3SAASMgoGaGVhbHRoGAsgASgLMiAuc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJlcG9ydEgAEjUKC3BhdXNlX3N0YXRlGAwgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlU3RhdGVIAEIGCgRraW5kIuoFCgxMaW5rUmVzcG9uc2USLgoHd2VsY29tZRgBIAEoCzIbLnN5bXBob25peC5ib2FyZC52MS5XZWxjb21lSAASKAoEcGluZxgCIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5QaW5nSAASKAoEcG9uZxgDIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5Qb25nSAASQgoSd2hvX2RlY2lkZXNfYW5zd2VyGAQgASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLldob0RlY2lkZXNBbnN3ZXJIABIsCgZyYWlzZWQYBSABKAsyGi5zeW1waG9uaXguYm9hcmQudjEuUmFpc2VkSAASLgoFZXJyb3IYBiABKAsyHS5zeW1waG9uaXguYm9hcmQudjEuTGlua0Vycm9ySAASOAoIZGVjaXNpb24YByABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxEZWNpc2lvbkgAEjQKCHN3aXRjaGVzGAggASgLMiAuc3ltcGhvbml4LmJvYXJkLnYxLlRvb2xTd2l0Y2hlc0gAEkkKFmhvd190b19pZGVudGlmeV9hbnN3ZXIYCSABKAsyJy5zeW1waG9uaXguYm9hcmQudjEuSG93VG9JZGVudGlmeUFuc3dlckgAEjEKCXBhaXJfY29kZRgKIAEoCzIcLnN5bXBob25peC5ib2FyZC52MS5QYWlyQ29kZUgAEjAKCHZlcmlmaWVkGAsgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLlZlcmlmaWVkSAASLAoGcGFpcmVkGAwgASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlBhaXJlZEgAEjIKCXdpdGhkcmF3bhgNIAEoCzIdLnN5bXBob25peC5ib2FyZC52MS5XaXRoZHJhd25IABIqCgVwYXVzZRgOIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUgAQgYKBGtpbmQicAoFSGVsbG8SDAoEbmFtZRgBIAEoCRIQCghwcm90b2NvbBgCIAEoCRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSDQoFYnVpbGQYBCABKAkSDQoFdG9vbHMYBSADKAkSEwoLZGVzY3JpcHRpb24YBiABKAki7QEKB1dlbGNvbWUSDwoHc2Vzc2lvbhgBIAEoCRIQCghwcm90b2NvbBgCIAEoCRIwCg1waW5nX2ludGVydmFsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi8KDHBpbmdfdGltZW91dBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIwCg1yZWRpYWxfd2l0aGluGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhQKDG1pbl9wcm90b2NvbBgGIAEoCRIUCgxtYXhfcHJvdG9jb2wYByABKAkioQEKDEhlYWx0aFJlcG9ydBIwCgZzdGF0dXMYASABKA4yIC5zeW1waG9uaXguYm9hcmQudjEuSGVhbHRoU3RhdHVzEi8KBmNoZWNrcxgCIAMoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhDaGVjaxIuCgpzdGFydF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJdCgVQYXVzZRIOCgZwYXVzZWQYASABKAgSDgoGcmVhc29uGAIgASgJEgoKAmJ5GAMgASgJEigKBHRpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpMBCgpQYXVzZVN0YXRlEg4KBnBhdXNlZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSCgoCYnkYAyABKAkSKAoEdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoGb3JpZ2luGAUgASgOMh8uc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlT3JpZ2luIkIKBFBpbmcSCwoDc2VxGAEgASgEEi0KCXNlbmRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoEUG9uZxILCgNzZXEYASABKAQSLQoJc2VuZF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCg1yZWRpYWxfd2l0aGluGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIi4KCldob0RlY2lkZXMSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRub2RlGAIgASgJIqsBChBXaG9EZWNpZGVzQW5zd2VyEhIKCnJlcXVlc3RfaWQYASABKAkSKgoGcnVsaW5nGAIgASgOMhouc3ltcGhvbml4LmJvYXJkLnYxLlJ1bGluZxIPCgdydWxlX2lkGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSDgoGcXVvcnVtGAYgASgFIoIBCgVSYWlzZRISCgpyZXF1ZXN0X2lkGAEgASgJEgsKA3J1bhgCIAEoCRIOCgZ0aHJlYWQYAyABKAkSDAoEbm9kZRgEIAEoCRILCgNhc2sYBSABKAkSDAoEc2hvdxgGIAEoCRIPCgdhY2NvdW50GAcgASgJEg4KBmRpZ2VzdBgIIAEoCSKbAQoGUmFpc2VkEhIKCnJlcXVlc3RfaWQYASABKAkSEwoLYXBwcm92YWxfaWQYAiABKAkSMAoFc3RhdGUYAyABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZRI2CghkZWNpc2lvbhgEIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbERlY2lzaW9uImEKCUxpbmtFcnJvchISCgpyZXF1ZXN0X2lkGAEgASgJEi8KBGNvZGUYAiABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuTGlua0Vycm9yQ29kZRIPCgdtZXNzYWdlGAMgASgJIiMKDUhvd1RvSWRlbnRpZnkSEgoKcmVxdWVzdF9pZBgBIAEoCSJRChNIb3dUb0lkZW50aWZ5QW5zd2VyEhIKCnJlcXVlc3RfaWQYASABKAkSJgoEZG9vchgCIAEoDjIYLnN5bXBob25peC5ib2FyZC52MS5Eb29yIioKBFBhaXISEgoKcmVxdWVzdF9pZBgBIAEoCRIOCgZ0aHJlYWQYAiABKAkiXQoIUGFpckNvZGUSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRjb2RlGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI5CgZWZXJpZnkSEgoKcmVxdWVzdF9pZBgBIAEoCRILCgN3aG8YAiABKAkSDgoGc2VjcmV0GAMgASgJIlYKCFZlcmlmaWVkEhIKCnJlcXVlc3RfaWQYASABKAkSCgoCb2sYAiABKAgSDwoHYWRkcmVzcxgDIAEoCRIMCgRuYW1lGAQgASgJEgsKA3doeRgFIAEoCSJuCgZQYWlyZWQSCgoCaWQYASABKAkSDgoGdGhyZWFkGAIgASgJEgsKA3dobxgDIAEoCRIMCgRuYW1lGAQgASgJEi0KCXBhaXJfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoIV2l0aGRyYXcSEgoKcmVxdWVzdF9pZBgBIAEoCRILCgNydW4YAiABKAkSDAoEbm9kZRgDIAEoCRIOCgZyZWFzb24YBCABKAkiZgoJV2l0aGRyYXduEhIKCnJlcXVlc3RfaWQYASABKAkSEwoLYXBwcm92YWxfaWQYAiABKAkSMAoFc3RhdGUYAyABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZSpbCgtQYXVzZU9yaWdpbhIcChhQQVVTRV9PUklHSU5fVU5TUEVDSUZJRUQQABIWChJQQVVTRV9PUklHSU5fQk9BUkQQARIWChJQQVVTRV9PUklHSU5fTE9DQUwQAipOCgZSdWxpbmcSFgoSUlVMSU5HX1VOU1BFQ0lGSUVEEAASEwoPUlVMSU5HX0dPVkVSTkVEEAESFwoTUlVMSU5HX05PVF9HT1ZFUk5FRBACKoUCCg1MaW5rRXJyb3JDb2RlEh8KG0xJTktfRVJST1JfQ09ERV9VTlNQRUNJRklFRBAAEiQKIExJTktfRVJST1JfQ09ERV9JTlZBTElEX0FSR1VNRU5UEAMSHQoZTElOS19FUlJPUl9DT0RFX05PVF9GT1VORBAFEiYKIkxJTktfRVJST1JfQ09ERV9SRVNPVVJDRV9FWEhBVVNURUQQCBInCiNMSU5LX0VSUk9SX0NPREVfRkFJTEVEX1BSRUNPTkRJVElPThAJEhwKGExJTktfRVJST1JfQ09ERV9JTlRFUk5BTBANEh8KG0xJTktfRVJST1JfQ09ERV9VTkFWQUlMQUJMRRAOMmEKEEFnZW50TGlua1NlcnZpY2USTQoETGluaxIfLnN5bXBob25peC5ib2FyZC52MS5MaW5rUmVxdWVzdBogLnN5bXBob25peC5ib2FyZC52MS5MaW5rUmVzcG9uc2UoATABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_symphonix_board_v1_approval, file_symphonix_board_v1_conversation, file_symphonix_board_v1_health, file_symphonix_board_v1_tool, file_symphonix_board_v1_user]);
 
 /**
  * LinkRequest is one message from the agent to the board. A kind the board
@@ -122,6 +124,28 @@ export type LinkRequest = Message<"symphonix.board.v1.LinkRequest"> & {
      */
     value: Withdraw;
     case: "withdraw";
+  } | {
+    /**
+     * Health reports a round of the agent's health checks (agents
+     * announcing "health"): when its outcome changes and at least every 5
+     * minutes. Not answered; one out of bounds, or sooner than 5 s after
+     * the last, is refused with an Error (request_id empty) and the link
+     * stays up.
+     *
+     * @generated from field: symphonix.board.v1.HealthReport health = 11;
+     */
+    value: HealthReport;
+    case: "health";
+  } | {
+    /**
+     * PauseState says whether the agent is taking work (agents announcing
+     * "pause"): after every Welcome, whenever it changes, and in answer to
+     * a Pause. Not answered.
+     *
+     * @generated from field: symphonix.board.v1.PauseState pause_state = 12;
+     */
+    value: PauseState;
+    case: "pauseState";
   } | { case: undefined; value?: undefined };
 };
 
@@ -251,6 +275,17 @@ export type LinkResponse = Message<"symphonix.board.v1.LinkResponse"> & {
      */
     value: Withdrawn;
     case: "withdrawn";
+  } | {
+    /**
+     * Pause tells an agent announcing "pause" to stop or to go back to
+     * taking work: when an operator pauses or resumes it, and after a
+     * Welcome while the agent has not yet said it did. The agent answers
+     * with a PauseState.
+     *
+     * @generated from field: symphonix.board.v1.Pause pause = 14;
+     */
+    value: Pause;
+    case: "pause";
   } | { case: undefined; value?: undefined };
 };
 
@@ -275,16 +310,17 @@ export type Hello = Message<"symphonix.board.v1.Hello"> & {
   name: string;
 
   /**
-   * The link protocol the agent speaks: "2" for this one.
+   * The link protocol the agent speaks: "3" for this one. A board accepts
+   * every protocol from its Welcome's min_protocol to max_protocol.
    *
    * @generated from field: string protocol = 2;
    */
   protocol: string;
 
   /**
-   * What the agent can do: the six every agent of this protocol has (runs,
-   * live-runs, delegation, delegation-cycle, users, pairing) plus optional
-   * ones (health, pause).
+   * What the agent can do, each only when the code behind it runs in this
+   * process: today users, pairing, health and pause. The board decides what
+   * to send by capability, never by protocol number.
    *
    * @generated from field: repeated string capabilities = 3;
    */
@@ -334,7 +370,7 @@ export type Welcome = Message<"symphonix.board.v1.Welcome"> & {
   session: string;
 
   /**
-   * The protocol the board speaks on this link.
+   * The protocol the board speaks on this link: the agent's.
    *
    * @generated from field: string protocol = 2;
    */
@@ -364,6 +400,20 @@ export type Welcome = Message<"symphonix.board.v1.Welcome"> & {
    * @generated from field: google.protobuf.Duration redial_within = 5;
    */
   redialWithin?: Duration | undefined;
+
+  /**
+   * The oldest protocol this board accepts.
+   *
+   * @generated from field: string min_protocol = 6;
+   */
+  minProtocol: string;
+
+  /**
+   * The newest protocol this board accepts.
+   *
+   * @generated from field: string max_protocol = 7;
+   */
+  maxProtocol: string;
 };
 
 /**
@@ -372,6 +422,134 @@ export type Welcome = Message<"symphonix.board.v1.Welcome"> & {
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_link, 3);
+
+/**
+ * HealthReport is one round of the agent's health checks.
+ *
+ * @generated from message symphonix.board.v1.HealthReport
+ */
+export type HealthReport = Message<"symphonix.board.v1.HealthReport"> & {
+  /**
+   * How the round came out.
+   *
+   * @generated from field: symphonix.board.v1.HealthStatus status = 1;
+   */
+  status: HealthStatus;
+
+  /**
+   * One line per check: at most 100.
+   *
+   * @generated from field: repeated symphonix.board.v1.HealthCheck checks = 2;
+   */
+  checks: HealthCheck[];
+
+  /**
+   * When the round started, by the agent's clock.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 3;
+   */
+  startTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.HealthReport.
+ * Use `create(HealthReportSchema)` to create a new message.
+ */
+export const HealthReportSchema: GenMessage<HealthReport> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 4);
+
+/**
+ * Pause asks the agent to stop taking new work, or to take it again.
+ *
+ * @generated from message symphonix.board.v1.Pause
+ */
+export type Pause = Message<"symphonix.board.v1.Pause"> & {
+  /**
+   * True to stop taking new work; false to take it again.
+   *
+   * @generated from field: bool paused = 1;
+   */
+  paused: boolean;
+
+  /**
+   * Why, in the operator's words.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Who decided: the operator's name on the board.
+   *
+   * @generated from field: string by = 3;
+   */
+  by: string;
+
+  /**
+   * When the board decided.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 4;
+   */
+  time?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.Pause.
+ * Use `create(PauseSchema)` to create a new message.
+ */
+export const PauseSchema: GenMessage<Pause> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 5);
+
+/**
+ * PauseState is whether the agent is taking work. A paused agent stays
+ * linked and healthy and finishes what it has in flight, but refuses new
+ * work.
+ *
+ * @generated from message symphonix.board.v1.PauseState
+ */
+export type PauseState = Message<"symphonix.board.v1.PauseState"> & {
+  /**
+   * True when it refuses new work.
+   *
+   * @generated from field: bool paused = 1;
+   */
+  paused: boolean;
+
+  /**
+   * Why, as the pause said; at most 512 bytes.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Who decided, as the pause said; at most 256 bytes.
+   *
+   * @generated from field: string by = 3;
+   */
+  by: string;
+
+  /**
+   * When it was decided.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 4;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * Where it was decided.
+   *
+   * @generated from field: symphonix.board.v1.PauseOrigin origin = 5;
+   */
+  origin: PauseOrigin;
+};
+
+/**
+ * Describes the message symphonix.board.v1.PauseState.
+ * Use `create(PauseStateSchema)` to create a new message.
+ */
+export const PauseStateSchema: GenMessage<PauseState> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 6);
 
 /**
  * Ping asks for a Pong carrying the same sequence number.
@@ -399,7 +577,7 @@ export type Ping = Message<"symphonix.board.v1.Ping"> & {
  * Use `create(PingSchema)` to create a new message.
  */
 export const PingSchema: GenMessage<Ping> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 4);
+  messageDesc(file_symphonix_board_v1_link, 7);
 
 /**
  * Pong answers the Ping with the same sequence number.
@@ -435,7 +613,7 @@ export type Pong = Message<"symphonix.board.v1.Pong"> & {
  * Use `create(PongSchema)` to create a new message.
  */
 export const PongSchema: GenMessage<Pong> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 5);
+  messageDesc(file_symphonix_board_v1_link, 8);
 
 /**
  * WhoDecides asks which rule, if any, governs an approval the agent would
@@ -464,7 +642,7 @@ export type WhoDecides = Message<"symphonix.board.v1.WhoDecides"> & {
  * Use `create(WhoDecidesSchema)` to create a new message.
  */
 export const WhoDecidesSchema: GenMessage<WhoDecides> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 6);
+  messageDesc(file_symphonix_board_v1_link, 9);
 
 /**
  * WhoDecidesAnswer says whether an approval is governed, and by what rule.
@@ -521,7 +699,7 @@ export type WhoDecidesAnswer = Message<"symphonix.board.v1.WhoDecidesAnswer"> & 
  * Use `create(WhoDecidesAnswerSchema)` to create a new message.
  */
 export const WhoDecidesAnswerSchema: GenMessage<WhoDecidesAnswer> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 7);
+  messageDesc(file_symphonix_board_v1_link, 10);
 
 /**
  * Raise asks for an approval of one operation. Raising is idempotent per
@@ -597,7 +775,7 @@ export type Raise = Message<"symphonix.board.v1.Raise"> & {
  * Use `create(RaiseSchema)` to create a new message.
  */
 export const RaiseSchema: GenMessage<Raise> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 8);
+  messageDesc(file_symphonix_board_v1_link, 11);
 
 /**
  * Raised answers a Raise with the approval the board holds for it.
@@ -639,7 +817,7 @@ export type Raised = Message<"symphonix.board.v1.Raised"> & {
  * Use `create(RaisedSchema)` to create a new message.
  */
 export const RaisedSchema: GenMessage<Raised> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 9);
+  messageDesc(file_symphonix_board_v1_link, 12);
 
 /**
  * LinkError answers one request the board refused.
@@ -675,7 +853,7 @@ export type LinkError = Message<"symphonix.board.v1.LinkError"> & {
  * Use `create(LinkErrorSchema)` to create a new message.
  */
 export const LinkErrorSchema: GenMessage<LinkError> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 10);
+  messageDesc(file_symphonix_board_v1_link, 13);
 
 /**
  * HowToIdentify asks which door the board wants.
@@ -696,7 +874,7 @@ export type HowToIdentify = Message<"symphonix.board.v1.HowToIdentify"> & {
  * Use `create(HowToIdentifySchema)` to create a new message.
  */
 export const HowToIdentifySchema: GenMessage<HowToIdentify> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 11);
+  messageDesc(file_symphonix_board_v1_link, 14);
 
 /**
  * HowToIdentifyAnswer names the door the board wants.
@@ -726,7 +904,7 @@ export type HowToIdentifyAnswer = Message<"symphonix.board.v1.HowToIdentifyAnswe
  * Use `create(HowToIdentifyAnswerSchema)` to create a new message.
  */
 export const HowToIdentifyAnswerSchema: GenMessage<HowToIdentifyAnswer> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 12);
+  messageDesc(file_symphonix_board_v1_link, 15);
 
 /**
  * Pair asks for a pairing code for one conversation.
@@ -754,7 +932,7 @@ export type Pair = Message<"symphonix.board.v1.Pair"> & {
  * Use `create(PairSchema)` to create a new message.
  */
 export const PairSchema: GenMessage<Pair> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 13);
+  messageDesc(file_symphonix_board_v1_link, 16);
 
 /**
  * PairCode is a code to show in the conversation: 8 characters from an
@@ -790,7 +968,7 @@ export type PairCode = Message<"symphonix.board.v1.PairCode"> & {
  * Use `create(PairCodeSchema)` to create a new message.
  */
 export const PairCodeSchema: GenMessage<PairCode> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 14);
+  messageDesc(file_symphonix_board_v1_link, 17);
 
 /**
  * Verify asks who somebody is: the address they gave and the secret they
@@ -828,7 +1006,7 @@ export type Verify = Message<"symphonix.board.v1.Verify"> & {
  * Use `create(VerifySchema)` to create a new message.
  */
 export const VerifySchema: GenMessage<Verify> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 15);
+  messageDesc(file_symphonix_board_v1_link, 18);
 
 /**
  * Verified says who they are, or why not.
@@ -878,7 +1056,7 @@ export type Verified = Message<"symphonix.board.v1.Verified"> & {
  * Use `create(VerifiedSchema)` to create a new message.
  */
 export const VerifiedSchema: GenMessage<Verified> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 16);
+  messageDesc(file_symphonix_board_v1_link, 19);
 
 /**
  * Paired links a conversation to a person.
@@ -927,7 +1105,7 @@ export type Paired = Message<"symphonix.board.v1.Paired"> & {
  * Use `create(PairedSchema)` to create a new message.
  */
 export const PairedSchema: GenMessage<Paired> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 17);
+  messageDesc(file_symphonix_board_v1_link, 20);
 
 /**
  * Withdraw tells the board that the agent ended a run waiting on an approval
@@ -974,7 +1152,7 @@ export type Withdraw = Message<"symphonix.board.v1.Withdraw"> & {
  * Use `create(WithdrawSchema)` to create a new message.
  */
 export const WithdrawSchema: GenMessage<Withdraw> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 18);
+  messageDesc(file_symphonix_board_v1_link, 21);
 
 /**
  * Withdrawn answers a Withdraw with the approval the board holds for the run
@@ -1013,7 +1191,41 @@ export type Withdrawn = Message<"symphonix.board.v1.Withdrawn"> & {
  * Use `create(WithdrawnSchema)` to create a new message.
  */
 export const WithdrawnSchema: GenMessage<Withdrawn> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_link, 19);
+  messageDesc(file_symphonix_board_v1_link, 22);
+
+/**
+ * PauseOrigin is where a pause, or the end of one, was decided.
+ *
+ * @generated from enum symphonix.board.v1.PauseOrigin
+ */
+export enum PauseOrigin {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: PAUSE_ORIGIN_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An operator on the board.
+   *
+   * @generated from enum value: PAUSE_ORIGIN_BOARD = 1;
+   */
+  BOARD = 1,
+
+  /**
+   * On the agent's machine (agent pause, agent resume).
+   *
+   * @generated from enum value: PAUSE_ORIGIN_LOCAL = 2;
+   */
+  LOCAL = 2,
+}
+
+/**
+ * Describes the enum symphonix.board.v1.PauseOrigin.
+ */
+export const PauseOriginSchema: GenEnum<PauseOrigin> = /*@__PURE__*/
+  enumDesc(file_symphonix_board_v1_link, 0);
 
 /**
  * Ruling is whether the organisation governs an approval.
@@ -1047,7 +1259,7 @@ export enum Ruling {
  * Describes the enum symphonix.board.v1.Ruling.
  */
 export const RulingSchema: GenEnum<Ruling> = /*@__PURE__*/
-  enumDesc(file_symphonix_board_v1_link, 0);
+  enumDesc(file_symphonix_board_v1_link, 1);
 
 /**
  * LinkErrorCode is why the board refused one request on the link. The
@@ -1112,7 +1324,7 @@ export enum LinkErrorCode {
  * Describes the enum symphonix.board.v1.LinkErrorCode.
  */
 export const LinkErrorCodeSchema: GenEnum<LinkErrorCode> = /*@__PURE__*/
-  enumDesc(file_symphonix_board_v1_link, 1);
+  enumDesc(file_symphonix_board_v1_link, 2);
 
 /**
  * AgentLinkService is the one stream a running agent dials OUT to the board.
