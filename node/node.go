@@ -18,11 +18,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
@@ -43,10 +41,6 @@ type Config struct {
 	// Token: an agent token minted for the flow's name; required with
 	// BoardURL.
 	Token string
-	// Capabilities: optional capabilities to claim on the link beside the
-	// six every agent has; each must be one of
-	// agentlink.OptionalCapabilities. nil claims none.
-	Capabilities []string
 	// Getenv: where the model's settings come from (OPENAI_API_KEY, …);
 	// nil is an empty environment, so the stand-in model.
 	Getenv func(string) string
@@ -100,8 +94,10 @@ type Config struct {
 	// counts from the start, and a message or answer that arrives during it
 	// waits for the rest of it. Unused for a flow that declares no tools.
 	SwitchesWithin time.Duration
-	// Reason (Cancel): why the run was ended, told to the board; at most
-	// governed.MaxReason bytes.
+	// Reason (Cancel, Pause, Resume): for Cancel, why the run was ended,
+	// told to the board, at most governed.MaxReason bytes; for Pause and
+	// Resume, why the agent is paused or resumed, at most pause.MaxReason
+	// bytes (required to pause).
 	Reason string
 	// JSON (Run): write the finished run's state on Stdout as one JSON
 	// object, and nothing else; false writes each output channel as
@@ -116,11 +112,6 @@ func (cfg Config) checked() (Config, error) {
 	}
 	if cfg.BoardURL != "" && cfg.Token == "" {
 		return cfg, errors.New("node: Config.Token is required with a BoardURL")
-	}
-	for _, c := range cfg.Capabilities {
-		if !slices.Contains(agentlink.OptionalCapabilities, c) {
-			return cfg, fmt.Errorf("node: Config.Capabilities: %q: want one of %s", c, strings.Join(agentlink.OptionalCapabilities, ", "))
-		}
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"

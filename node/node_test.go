@@ -23,7 +23,6 @@ func TestConfigChecked(t *testing.T) {
 	}{
 		{name: "no dir", cfg: node.Config{}},
 		{name: "a board without a token", cfg: node.Config{Dir: dir, BoardURL: "http://127.0.0.1:1"}},
-		{name: "an unknown capability", cfg: node.Config{Dir: dir, Capabilities: []string{"flight"}}},
 		{name: "beyond loopback", cfg: node.Config{Dir: dir, Listen: ":8080"}, is: serve.ErrNotLoopback},
 		{name: "no port", cfg: node.Config{Dir: dir, Listen: "127.0.0.1"}},
 		{name: "an unknown journal detail", cfg: node.Config{Dir: dir, JournalDetail: "everything"}},

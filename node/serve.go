@@ -41,10 +41,18 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	pz, err := openPauses(cfg.Dir, id.Name, cfg.Stdout, cfg.Logger)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(cfg.Stdout, "agent %s: build %s\n", id.Name, id.Build)
+	if s := pz.Current(); s.Paused {
+		fmt.Fprintf(cfg.Stdout, "agent %s: %s: no new work is taken until it is resumed\n", id.Name, s.Say())
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	p := &parts{cfg: cfg, id: id, out: cfg.Stdout}
+	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz}
+	p.bg.Go(func() { pz.run(ctx) })
 	if cfg.BoardURL != "" {
 		p.spoke, p.ready = make(chan struct{}), make(chan struct{})
 	}
@@ -195,7 +203,7 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	}
 	p.api, err = serve.New(ctx, serve.Config{
 		Agent: p.agent, Approvals: p.gov, Public: cfg.Public, Monitored: cfg.BoardURL != "", Logger: cfg.Logger,
-		Ready: p.ready,
+		Ready: p.ready, Paused: p.pauses.Current,
 	})
 	if err != nil {
 		return nil, err

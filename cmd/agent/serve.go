@@ -25,8 +25,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.SetOutput(stderr)
 	monitor := fs.String("monitor", getenv("MONITOR_URL"), "the board's URL (env MONITOR_URL)")
 	token := fs.String("token", getenv("MONITOR_TOKEN"), "an agent token for this flow's name (env MONITOR_TOKEN)")
-	var caps listFlag
-	fs.Var(&caps, "capability", "an optional capability to claim (health, pause); repeatable")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	listen := fs.String("listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
 	public := fs.Bool("public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
@@ -59,7 +57,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Dir:             fs.Arg(0),
 		BoardURL:        *monitor,
 		Token:           *token,
-		Capabilities:    caps,
 		Getenv:          getenv,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Stdout:          stdout,
