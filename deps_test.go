@@ -42,7 +42,7 @@ var layers = []layer{
 	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store", allow: []string{"flow", "llm", "mcptools", "subscription", "waiting"}},
 	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "connectrpc.com/connect/v2", "google.golang.org/protobuf"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting"}},
-	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller", allow: []string{"flow"}},
+	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
 	{pkg: "lock", why: "one served agent per folder: a file and a process check", noStd: domain},
 	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "waiting"}},
 	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "lock", "mcptools", "serve", "subscription"}},
