@@ -39,9 +39,10 @@ type check struct {
 
 // result is one check's answer, sent by its goroutine.
 type result struct {
-	i   int
-	err error
-	dur time.Duration
+	i      int
+	status Status // OK, Error or Unknown, as the check said
+	text   string // its error's text
+	dur    time.Duration
 }
 
 // New returns a Checker with no checks, or an error naming the option that
@@ -143,8 +144,8 @@ wait:
 	return r
 }
 
-// call runs the check on its own goroutine and sends its answer: the error
-// it returned, or one saying it panicked or ended its goroutine.
+// call runs the check on its own goroutine and sends its answer: what the
+// error it returned says, or that it panicked or ended its goroutine.
 func (k *check) call(ctx context.Context, i int, results chan<- result) {
 	start := time.Now()
 	err := errors.New("the check ended its goroutine without returning")
@@ -152,27 +153,45 @@ func (k *check) call(ctx context.Context, i int, results chan<- result) {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("panic: %v", v)
 		}
+		res := result{i: i, dur: time.Since(start)}
+		res.status, res.text = classify(err)
 		k.running.Store(false)
-		results <- result{i: i, err: err, dur: time.Since(start)}
+		results <- res
 	}()
 	err = k.fn(ctx)
 }
 
+// classify is what err says about a check, and its text. It runs on the
+// check's goroutine, guarded: an error whose Error method panics (a nil
+// pointer of an error type, say) is a failed check, not a stopped agent.
+func classify(err error) (status Status, text string) {
+	if err == nil {
+		return OK, ""
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			status, text = Error, fmt.Sprintf("panic: %v", v)
+		}
+	}()
+	if errors.As(err, new(*UnknownError)) {
+		return Unknown, err.Error()
+	}
+	return Error, err.Error()
+}
+
 // line is the line of a check that answered res within the round.
 func (c *Checker) line(ctx context.Context, name string, res result) Line {
-	l := Line{Name: name, Status: OK, Duration: res.dur}
+	l := Line{Name: name, Status: res.status, Duration: res.dur}
 	switch {
-	case res.err == nil:
+	case res.status == OK:
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errNoAnswer):
 		// It gave up because its context ended at the Timeout: it did not
 		// answer in time, whatever it says.
 		l.Status, l.Detail = Error, c.detail(c.noAnswer())
 	case ctx.Err() != nil:
 		l.Status, l.Detail = Unknown, c.detail(cancelled)
-	case errors.As(res.err, new(*UnknownError)):
-		l.Status, l.Detail = Unknown, c.detail(res.err.Error())
 	default:
-		l.Status, l.Detail = Error, c.detail(res.err.Error())
+		l.Detail = c.detail(res.text)
 	}
 	return l
 }
@@ -200,8 +219,20 @@ func (c *Checker) unanswered(ctx context.Context, lines []Line, start time.Time)
 
 func (c *Checker) noAnswer() string { return fmt.Sprintf("no answer within %s", c.opts.Timeout) }
 
-// detail is s as it may leave the process.
-func (c *Checker) detail(s string) string { return bound(c.opts.Detail(s)) }
+// detail is s as it may leave the process: filtered, then bounded. A
+// filter that panics withholds the detail rather than stop the round or let
+// the text out unfiltered.
+func (c *Checker) detail(s string) (d string) {
+	defer func() {
+		if recover() != nil {
+			d = withheld
+		}
+	}()
+	return bound(c.opts.Detail(s))
+}
+
+// withheld is the detail when Options.Detail panics.
+const withheld = "(detail withheld: the detail filter failed)"
 
 // Run runs a round now, then one every Interval (from the start of one to
 // the start of the next), until ctx ends, and hands each to report on Run's

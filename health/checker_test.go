@@ -235,6 +235,7 @@ func TestPanic(t *testing.T) {
 		return errors.New(words[len(words)+1])
 	})
 	register(t, c, "goexit", func(context.Context) error { runtime.Goexit(); return nil })
+	register(t, c, "nil error value", func(context.Context) error { return (*textError)(nil) })
 	register(t, c, "fine", ok)
 	for range 2 {
 		r := c.Round(t.Context())
@@ -246,6 +247,9 @@ func TestPanic(t *testing.T) {
 		}
 		if l := line(t, r, "goexit"); l.Status != health.Error || l.Detail != "the check ended its goroutine without returning" {
 			t.Errorf("goexit = %+v; want error, ended its goroutine", l)
+		}
+		if l := line(t, r, "nil error value"); l.Status != health.Error || !strings.HasPrefix(l.Detail, "panic: runtime error: invalid memory address") {
+			t.Errorf("nil error value = %+v; want error, panic: runtime error", l)
 		}
 		if l := line(t, r, "fine"); l.Status != health.OK {
 			t.Errorf("fine = %+v; want ok", l)
@@ -298,6 +302,28 @@ func TestDetail(t *testing.T) {
 	}
 	if !whole {
 		t.Errorf("Options.Detail was given %q; want the whole detail, before it is cut", seen)
+	}
+}
+
+// textError is an error whose Error method reads its receiver: a nil one
+// panics.
+type textError struct{ text string }
+
+func (e *textError) Error() string { return e.text }
+
+// TestDetailFilterPanics: a filter that panics withholds the detail; the
+// round goes on.
+func TestDetailFilterPanics(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t, health.Options{Detail: func(string) string { panic("filter broken") }})
+	register(t, c, "fails", func(context.Context) error { return errors.New("token sk-secret refused") })
+	register(t, c, "fine", ok)
+	r := c.Round(t.Context())
+	if l := line(t, r, "fails"); l.Status != health.Error || l.Detail != "(detail withheld: the detail filter failed)" {
+		t.Errorf("fails = %+v; want error, its detail withheld", l)
+	}
+	if l := line(t, r, "fine"); l.Status != health.OK || l.Detail != "" {
+		t.Errorf("fine = %+v; want ok", l)
 	}
 }
 

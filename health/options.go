@@ -32,7 +32,8 @@ type Options struct {
 	Timeout time.Duration
 	// Detail is applied to every detail before it is reported: a filter
 	// that takes secrets out. nil leaves details as they are. Its result is
-	// then cut to MaxDetailBytes of valid UTF-8.
+	// then cut to MaxDetailBytes of valid UTF-8. Should it panic, the
+	// detail is withheld, never sent unfiltered.
 	Detail func(string) string
 }
 
