@@ -549,3 +549,22 @@ func TestRoundWaitingCancelled(t *testing.T) {
 		close(release)
 	})
 }
+
+// BenchmarkRound: a round of MaxChecks checks that answer at once, the
+// engine's own cost.
+func BenchmarkRound(b *testing.B) {
+	c, err := health.New(health.Options{Interval: health.MinInterval, Timeout: time.Second / 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range health.MaxChecks {
+		if err := c.Register(fmt.Sprintf("check %d", i), ok); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if r := c.Round(b.Context()); r.Status != health.OK {
+			b.Fatalf("round = %s", r.Status)
+		}
+	}
+}
