@@ -44,6 +44,8 @@ type parts struct {
 	ready chan struct{}
 	// pauses is the agent's pause, told to the board and obeyed.
 	pauses *pauses
+	// health runs the agent's health checks; nil when none run.
+	health *healthChecks
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:
@@ -147,6 +149,9 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 	}
 	if err := p.pauses.use(link); err != nil {
 		return nil, err
+	}
+	if p.health != nil {
+		p.health.use(link)
 	}
 
 	if p.gov != nil {

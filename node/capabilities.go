@@ -20,5 +20,8 @@ func (p *parts) capabilities() []string {
 	if p.api != nil {
 		caps = append(caps, agentlink.CapabilityUsers, agentlink.CapabilityPairing)
 	}
+	if p.health != nil {
+		caps = append(caps, agentlink.CapabilityHealth)
+	}
 	return append(caps, agentlink.CapabilityPause)
 }

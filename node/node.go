@@ -72,6 +72,18 @@ type Config struct {
 	// JournalMaxBytes (Serve): rotate the journal past this size; 0 is
 	// journal.DefaultMaxBytes, and less than 0 is refused.
 	JournalMaxBytes int64
+	// HealthInterval (Serve): how often the health checks run; 0 is
+	// DefaultHealthInterval (60 s), otherwise from 1 s to 24 h. A check
+	// that has not answered within 5 s (half the interval when that is
+	// shorter) fails its round.
+	HealthInterval time.Duration
+	// NoHealthChecks (Serve): run no health checks, and do not announce
+	// the health capability. `agent run` never runs them.
+	NoHealthChecks bool
+	// HealthChecks (Serve): checks of the embedding program's, run beside
+	// the built-in ones (mcp:<server>, model, waiting) and the folder's
+	// health.json (docs/health.md).
+	HealthChecks []HealthCheck
 	// LinkUnservable (Serve): what to do with a flow this binary cannot
 	// assemble (one whose handlers and routers a generated program
 	// provides). false fails. true says "agent NAME: not served: …" and
@@ -112,6 +124,13 @@ func (cfg Config) checked() (Config, error) {
 	}
 	if cfg.BoardURL != "" && cfg.Token == "" {
 		return cfg, errors.New("node: Config.Token is required with a BoardURL")
+	}
+	if cfg.HealthInterval != 0 && (cfg.HealthInterval < MinHealthInterval || cfg.HealthInterval > MaxHealthInterval) {
+		return cfg, fmt.Errorf("node: Config.HealthInterval is %s; want 0 (the default, %s) or from %s to %s",
+			cfg.HealthInterval, DefaultHealthInterval, MinHealthInterval, MaxHealthInterval)
+	}
+	if err := checkHealthChecks(cfg.HealthChecks); err != nil {
+		return cfg, err
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"

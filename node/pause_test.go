@@ -161,12 +161,18 @@ func TestRunPaused(t *testing.T) {
 type pushBoard struct {
 	hellos chan *boardv1.Hello
 	states chan *boardv1.PauseState
+	health chan *boardv1.HealthReport
 	push   chan *boardv1.LinkResponse
 }
 
 func startPushBoard(t *testing.T) (*pushBoard, string) {
 	t.Helper()
-	b := &pushBoard{hellos: make(chan *boardv1.Hello, 8), states: make(chan *boardv1.PauseState, 64), push: make(chan *boardv1.LinkResponse)}
+	b := &pushBoard{
+		hellos: make(chan *boardv1.Hello, 8),
+		states: make(chan *boardv1.PauseState, 64),
+		health: make(chan *boardv1.HealthReport, 64),
+		push:   make(chan *boardv1.LinkResponse),
+	}
 	srv := connect.NewServer()
 	boardv1connect.RegisterAgentLinkServiceHandler(srv, b)
 	mux := http.NewServeMux()
@@ -188,7 +194,7 @@ func (b *pushBoard) Link(ctx context.Context, s boardv1connect.AgentLinkServiceL
 	if err != nil {
 		return err
 	}
-	b.hellos <- first.GetHello()
+	keep(b.hellos, first.GetHello())
 	for _, m := range []*boardv1.LinkResponse{
 		{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{Session: "push", Protocol: "3", MinProtocol: "2", MaxProtocol: "3"}}},
 		{Kind: &boardv1.LinkResponse_Switches{Switches: &boardv1.ToolSwitches{On: []string{"orders.lookup_order", "orders.refund"}, Spoken: true}}},
@@ -230,7 +236,9 @@ func (b *pushBoard) Link(ctx context.Context, s boardv1connect.AgentLinkServiceL
 					RequestId: k.WhoDecides.GetRequestId(), Ruling: boardv1.Ruling_RULING_NOT_GOVERNED,
 				}}}
 			case *boardv1.LinkRequest_PauseState:
-				b.states <- k.PauseState
+				keep(b.states, k.PauseState)
+			case *boardv1.LinkRequest_Health:
+				keep(b.health, k.Health)
 			}
 		}
 		if out != nil {
@@ -238,6 +246,15 @@ func (b *pushBoard) Link(ctx context.Context, s boardv1connect.AgentLinkServiceL
 				return err
 			}
 		}
+	}
+}
+
+// keep hands m to a test that reads ch; one that does not read it loses
+// what does not fit, rather than stall the link.
+func keep[T any](ch chan T, m T) {
+	select {
+	case ch <- m:
+	default:
 	}
 }
 
@@ -257,8 +274,8 @@ func (b *pushBoard) awaitPauseState(t *testing.T, what string, ok func(*boardv1.
 	}
 }
 
-// TestPauseFromTheBoard: a served agent announces users, pairing and
-// pause; tells the board it is not paused after the welcome; keeps a Pause
+// TestPauseFromTheBoard: a served agent announces users, pairing, health
+// and pause; tells the board it is not paused after the welcome; keeps a Pause
 // the board sends in its folder (origin board), answers with the state it
 // came to, and refuses new messages; the board's resume takes them again.
 func TestPauseFromTheBoard(t *testing.T) {
@@ -267,8 +284,8 @@ func TestPauseFromTheBoard(t *testing.T) {
 	dir := deskDir(t)
 	s := startServe(t, node.Config{Dir: dir, BoardURL: url, Token: "a-token"})
 	h := <-b.hellos
-	if h.GetProtocol() != "3" || !slices.Equal(h.GetCapabilities(), []string{"users", "pairing", "pause"}) {
-		t.Errorf("hello = protocol %q, capabilities %q; want 3 and users, pairing, pause", h.GetProtocol(), h.GetCapabilities())
+	if h.GetProtocol() != "3" || !slices.Equal(h.GetCapabilities(), []string{"users", "pairing", "health", "pause"}) {
+		t.Errorf("hello = protocol %q, capabilities %q; want 3 and users, pairing, health, pause", h.GetProtocol(), h.GetCapabilities())
 	}
 	b.awaitPauseState(t, "saying it is not paused", func(s *boardv1.PauseState) bool { return !s.GetPaused() })
 

@@ -89,6 +89,9 @@ func Serve(ctx context.Context, cfg Config) error {
 	default:
 		return err
 	}
+	if p.health, err = newHealthChecks(cfg, id.Name, p.agent); err != nil {
+		return err
+	}
 
 	if cfg.BoardURL == "" {
 		fmt.Fprintf(cfg.Stdout, "agent %s: no board configured (--monitor or MONITOR_URL): running without a board\n", id.Name)
@@ -102,6 +105,10 @@ func Serve(ctx context.Context, cfg Config) error {
 			p.bg.Go(func() { awaitReady(ctx, p) })
 		}
 		tasks = append(tasks, func() error { return link.Run(ctx) })
+	}
+	if p.health != nil {
+		// Once the link has it: the first round goes to the board too.
+		p.bg.Go(func() { p.health.run(ctx) })
 	}
 	if len(tasks) == 0 {
 		<-ctx.Done()

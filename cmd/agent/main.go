@@ -1,7 +1,7 @@
 // Command agent serves a flow folder and links it to a board.
 //
 //	agent [serve] [--listen ADDR] [--public] [--journal-detail metadata|full]
-//	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN] DIR
+//	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN] [--health-interval D] DIR
 //	agent validate DIR
 //	agent check DIR
 //	agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--token TOKEN] DIR
@@ -17,6 +17,10 @@
 // "serving DIR on http://HOST:PORT". Plain `agent DIR` does the same, and
 // when this binary cannot run the flow (its handlers live in a generated
 // program) says it is not served and only links it to the board.
+//
+// A served agent runs its health checks every --health-interval (60 s;
+// 0 turns them off): its MCP servers, its model, its waiting store and
+// the folder's health.json (docs/health.md), reported to the board.
 //
 // `agent cancel --thread T DIR` ends the run waiting on the thread without
 // an answer, even one whose approval is the board's; the board is told the

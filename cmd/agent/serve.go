@@ -30,11 +30,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	public := fs.Bool("public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
 	detail := fs.String("journal-detail", string(journal.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
 	maxBytes := fs.Int64("journal-max-bytes", journal.DefaultMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
+	healthEvery := fs.Duration("health-interval", node.DefaultHealthInterval, "how often to run the health checks (1s to 24h); 0 turns them off, and the agent does not announce health")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: %s [--listen ADDR] [--monitor URL] [--token TOKEN] DIR", name)
+		return fmt.Errorf("usage: %s [--listen ADDR] [--monitor URL] [--token TOKEN] [--health-interval D] DIR", name)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -49,6 +50,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err := serve.CheckListen(*listen, *public); err != nil {
 		return fmt.Errorf("--listen: %w", err)
+	}
+	if e := *healthEvery; e != 0 && (e < node.MinHealthInterval || e > node.MaxHealthInterval) {
+		return fmt.Errorf("--health-interval: %s: want 0 (off) or from %s to %s", e, node.MinHealthInterval, node.MaxHealthInterval)
 	}
 	if *monitor != "" && *token == "" {
 		return errNoToken
@@ -66,5 +70,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		JournalDetail:   jd,
 		JournalMaxBytes: *maxBytes,
 		LinkUnservable:  plain,
+		HealthInterval:  *healthEvery,
+		NoHealthChecks:  *healthEvery == 0,
 	}))
 }
