@@ -447,6 +447,26 @@ func TestRefundDeskResumesAfterRestart(t *testing.T) {
 	}
 }
 
+// TestAgentPausedRun: `agent pause` writes the folder's pause, and the
+// next `agent run` starts no run, saying why, and exits 75; `agent
+// resume` lets it run again.
+func TestAgentPausedRun(t *testing.T) {
+	t.Parallel()
+	desk := example(t, "refund-desk")
+	out, _ := runCmd(t, "agent", "pause", "--reason", "closing the books", desk)
+	if !strings.HasPrefix(out, "agent refund-desk: paused by ") || !strings.Contains(out, "(on this machine): closing the books") {
+		t.Errorf("agent pause said %q", out)
+	}
+	_, stderr, err := refundDesk(t, desk, threadName(t), "A-1001", "yes\n")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 75 || !strings.Contains(stderr, "closing the books") {
+		t.Fatalf("agent run while paused: %v, want exit 75 naming the reason\n%s", err, stderr)
+	}
+	runCmd(t, "agent", "resume", desk)
+	if _, stderr, err := refundDesk(t, desk, threadName(t), "A-1001", "yes\n"); err != nil {
+		t.Fatalf("agent run after the resume: %v\n%s", err, stderr)
+	}
+}
+
 // startWithEnv is start with more of the environment set.
 func startWithEnv(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Helper()
