@@ -123,7 +123,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// with its conversations meanwhile; then an operator's pause or resume
 	// it has not acted on yet. What happens meanwhile (a decision
 	// made, a switch flipped) is held, and follows them.
-	b.sendSwitches(ctx, s)
+	sendSwitches(s, row)
 	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
 	sendPause(s, row)
