@@ -169,9 +169,12 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	if s.held, err = lock.Take(cfg.Dir, lock.Me(url, time.Now())); err != nil {
 		return nil, err
 	}
-	s.journal, err = journal.Open(journal.Config{
-		Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Logger: cfg.Logger,
-	})
+	named, err := journalSecrets(cfg)
+	if err == nil {
+		s.journal, err = journal.Open(journal.Config{
+			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Secrets: named, Logger: cfg.Logger,
+		})
+	}
 	journalLine := ""
 	if err != nil {
 		journalLine = fmt.Sprintf("journal: not kept: %v", err)
