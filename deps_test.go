@@ -56,7 +56,7 @@ var layers = []layer{
 	{pkg: "board", why: "serving, the policy table, the link and presence, the RPC services, sign-in; never the agent's half", allow: []string{
 		"api", "ent", "approvals", "audit", "identity", "store", "ui", "internal/pump",
 		"connectrpc.com", "entgo.io/ent/dialect/sql", "golang.org/x/net/http2", "golang.org/x/time/rate", "google.golang.org/protobuf",
-		"google.golang.org/grpc/health/grpc_health_v1",
+		"google.golang.org/grpc/health/grpc_health_v1", "github.com/robfig/cron/v3",
 	}},
 
 	// Commands, examples and harnesses: at the top, they may wire anything below.

@@ -142,5 +142,7 @@ func agentProto(r *ent.Agent) *boardv1.Agent {
 		Session:       r.Session,
 		FirstSeenTime: timestamppb.New(r.FirstSeen),
 		LastSeenTime:  timestamppb.New(r.LastSeen),
+		Health:        agentHealthProto(r),
+		Pause:         agentPauseProto(r),
 	}
 }

@@ -31,6 +31,14 @@ type rawLink struct {
 
 func openLink(t *testing.T, bt *boardtest.Board, name string) *rawLink {
 	t.Helper()
+	l, _ := openLinkWith(t, bt, &boardv1.Hello{Name: name, Protocol: board.Protocol})
+	return l
+}
+
+// openLinkWith opens a link with hello h and returns it with its welcome.
+func openLinkWith(t *testing.T, bt *boardtest.Board, h *boardv1.Hello) (*rawLink, *boardv1.Welcome) {
+	t.Helper()
+	name := h.GetName()
 	link := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.AgentToken(name)))
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -39,13 +47,14 @@ func openLink(t *testing.T, bt *boardtest.Board, name string) *rawLink {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	if err := s.Send(hello(&boardv1.Hello{Name: name, Protocol: board.Protocol})); err != nil {
+	if err := s.Send(hello(h)); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := s.Receive(); err != nil || m.GetWelcome() == nil {
+	m, err := s.Receive()
+	if err != nil || m.GetWelcome() == nil {
 		t.Fatalf("hello: %v %v, want a welcome", m, err)
 	}
-	return &rawLink{t: t, s: s}
+	return &rawLink{t: t, s: s}, m.GetWelcome()
 }
 
 // next is the next message from the board that is not a ping.

@@ -111,6 +111,9 @@ type Board struct {
 	// switchLocks serialises, per agent, keeping and sending its tool
 	// switches (tools.go).
 	switchLocks keyedLocks
+	// pauseLocks serialises, per agent, keeping and sending whether it
+	// takes work (pause.go).
+	pauseLocks keyedLocks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
@@ -129,6 +132,9 @@ type Board struct {
 	hashSlots hashSlots
 	// openStreams are the streams held to their credential (streams.go).
 	openStreams openStreams
+
+	stopSweep    func()        // ends the health history's sweep (healthsweep.go)
+	sweptAtStart chan struct{} // closed when the sweep at start is done
 
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
@@ -212,6 +218,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
 
+		sweptAtStart: make(chan struct{}),
+
 		users:         identity.NewUsers(cfg.Store, cfg.Now),
 		sessions:      sessions,
 		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
@@ -226,6 +234,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		return nil, err
 	}
 	b.handler = b.routes()
+	b.stopSweep = b.startHealthSweep()
 	go b.loop()
 	return b, nil
 }
@@ -245,6 +254,7 @@ func (b *Board) Close() {
 	b.closeMu.Do(func() {
 		close(b.done)
 		<-b.loopDone
+		b.stopSweep()
 		b.presence.closeAll()
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
 		b.auditLimits().flush()   // what was left out of the audit log is summarised

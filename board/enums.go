@@ -227,3 +227,62 @@ func enumName(v protoreflect.Enum) string {
 	}
 	return fmt.Sprint(v.Number())
 }
+
+// checkStatusWord is a check's status as the store keeps it: ok, error or
+// unknown. Unspecified, and any value this board does not know, is
+// unknown: a line nobody can read never passes for ok.
+func checkStatusWord(s boardv1.CheckStatus) string {
+	switch s {
+	case boardv1.CheckStatus_CHECK_STATUS_OK:
+		return "ok"
+	case boardv1.CheckStatus_CHECK_STATUS_ERROR:
+		return "error"
+	}
+	return "unknown"
+}
+
+// checkStatusProto is a stored check status as the API says it.
+func checkStatusProto(s string) boardv1.CheckStatus {
+	switch s {
+	case "ok":
+		return boardv1.CheckStatus_CHECK_STATUS_OK
+	case "error":
+		return boardv1.CheckStatus_CHECK_STATUS_ERROR
+	}
+	return boardv1.CheckStatus_CHECK_STATUS_UNKNOWN
+}
+
+// healthStatusProto is a stored round status (ok, degraded, unknown) as
+// the API says it.
+func healthStatusProto(s string) boardv1.HealthStatus {
+	switch s {
+	case "ok":
+		return boardv1.HealthStatus_HEALTH_STATUS_OK
+	case "degraded":
+		return boardv1.HealthStatus_HEALTH_STATUS_DEGRADED
+	}
+	return boardv1.HealthStatus_HEALTH_STATUS_UNKNOWN
+}
+
+// pauseOriginWord is where a pause was decided, as the store keeps it:
+// board or local; "" for anything else.
+func pauseOriginWord(o boardv1.PauseOrigin) string {
+	switch o {
+	case boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD:
+		return "board"
+	case boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL:
+		return "local"
+	}
+	return ""
+}
+
+// pauseOriginProto is a stored origin as the API says it.
+func pauseOriginProto(s string) boardv1.PauseOrigin {
+	switch s {
+	case "board":
+		return boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD
+	case "local":
+		return boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL
+	}
+	return boardv1.PauseOrigin_PAUSE_ORIGIN_UNSPECIFIED
+}

@@ -3,6 +3,7 @@ package board
 import (
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -27,6 +28,9 @@ type Limits struct {
 	// how many a second after that (auditlimit.go). Zero means 600 and 10.
 	AuditBurst     int
 	AuditPerSecond float64
+	// HealthEvery: the least time between two health reports on one link;
+	// one sooner is refused and the link stays up. Zero means 5 s.
+	HealthEvery time.Duration
 }
 
 // Defaults of Limits.
@@ -36,6 +40,7 @@ const (
 	DefaultStreamsPerCaller = 16
 	DefaultAuditBurst       = 600
 	DefaultAuditPerSecond   = 10
+	DefaultHealthEvery      = 5 * time.Second
 )
 
 // withDefaults is l with every zero field set to its default.
@@ -54,6 +59,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.AuditPerSecond <= 0 {
 		l.AuditPerSecond = DefaultAuditPerSecond
+	}
+	if l.HealthEvery <= 0 {
+		l.HealthEvery = DefaultHealthEvery
 	}
 	return l
 }

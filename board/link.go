@@ -89,8 +89,9 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	if err := validHello(hello, caller); err != nil {
 		return nil, nil, err
 	}
-	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream)}
-	_, err = b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
+	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream),
+		caps: slices.Clone(hello.GetCapabilities())}
+	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
 	})
 	if err != nil {
@@ -119,11 +120,13 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// What the agent is switched on for first, so that a run a decision
 	// resumes calls its tools under the board's word; then the decisions
 	// made while it was away, exactly once; then the people who paired
-	// with its conversations meanwhile. What happens meanwhile (a decision
+	// with its conversations meanwhile; then an operator's pause or resume
+	// it has not acted on yet. What happens meanwhile (a decision
 	// made, a switch flipped) is held, and follows them.
-	b.sendSwitches(ctx, s)
+	sendSwitches(s, row)
 	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
+	sendPause(s, row)
 	if err := s.out.catchUpDone(); err != nil {
 		s.stopExpiry()
 		s.out.close()
@@ -259,6 +262,14 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				}
 			case *boardv1.LinkRequest_Withdraw:
 				if err := l.withdraw(ctx, s, k.Withdraw); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_Health:
+				if err := l.health(ctx, s, k.Health); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_PauseState:
+				if err := l.pauseState(ctx, s, k.PauseState); err != nil {
 					return err
 				}
 			default:

@@ -15,6 +15,7 @@ import (
 // megabytes, so one caller calling them side by side could take every core.
 var listProcedures = map[string]bool{
 	boardv1connect.AgentServiceListAgentsProcedure:               true,
+	boardv1connect.AgentServiceGetHealthHistoryProcedure:         true,
 	boardv1connect.ApprovalServiceListApprovalsProcedure:         true,
 	boardv1connect.ApprovalServiceListRulesProcedure:             true,
 	boardv1connect.AuditServiceListAuditProcedure:                true,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,12 @@ type session struct {
 	cancel  context.CancelCauseFunc
 	expiry  *time.Timer // ends the link when its token expires; nil if never
 	out     *linkOut    // every send on the link goes through it (approvals.go)
+	// caps is what the agent announced in its hello: what the board may
+	// send it beyond the protocol's core.
+	caps []string
+	// lastHealth is when this link's last health report was kept; only
+	// the link's own goroutine reads and writes it.
+	lastHealth time.Time
 }
 
 func (s *session) stopExpiry() {
@@ -256,6 +263,18 @@ func (p *presence) sendLive(agentName string, m *boardv1.LinkResponse) bool {
 		s.cancel(err)
 	}
 	return err == nil
+}
+
+// sendLiveTo is sendLive to an agent whose live link announced capability,
+// and to no other.
+func (p *presence) sendLiveTo(agentName, capability string, m *boardv1.LinkResponse) bool {
+	p.mu.Lock()
+	s := p.sessions[agentName]
+	p.mu.Unlock()
+	if s == nil || !slices.Contains(s.caps, capability) {
+		return false
+	}
+	return p.sendLive(agentName, m)
 }
 
 // offlineMarks is the departures not yet written: agents to record offline,

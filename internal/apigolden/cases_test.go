@@ -153,6 +153,33 @@ func switches(agent string) *boardv1.Switches {
 	}
 }
 
+func healthRound(status boardv1.HealthStatus, model boardv1.CheckStatus, detail string) *boardv1.HealthRound {
+	return &boardv1.HealthRound{
+		Status: status,
+		Checks: []*boardv1.HealthCheck{
+			{Name: "mcp:orders", Status: model, Duration: durationpb.New(5 * time.Second), Detail: detail},
+			{Name: "waiting", Status: boardv1.CheckStatus_CHECK_STATUS_OK, Duration: durationpb.New(2 * time.Millisecond)},
+		},
+		StartTime:   at(-60),
+		ReceiveTime: at(-59),
+	}
+}
+
+func agentWithHealth() *boardv1.Agent {
+	a := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
+	a.Health = healthRound(boardv1.HealthStatus_HEALTH_STATUS_DEGRADED, boardv1.CheckStatus_CHECK_STATUS_ERROR, "no answer within 5s")
+	return a
+}
+
+func agentPaused(origin boardv1.PauseOrigin, delivered bool) *boardv1.Agent {
+	a := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
+	a.Pause = &boardv1.AgentPause{
+		Paused: true, Reason: "The payments provider is down.", By: "ops@example.com", Time: at(-5),
+		Origin: origin, Delivered: delivered,
+	}
+	return a
+}
+
 func user(email string, role boardv1.Role) *boardv1.User {
 	return &boardv1.User{
 		Id:              "u_01JDX4W6Q2",
@@ -189,6 +216,20 @@ func cases() []goldenCase {
 	add("AgentService.GetAgent.response", &boardv1.GetAgentResponse{Agent: agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)})
 	add("AgentService.WatchAgents.request", &boardv1.WatchAgentsRequest{})
 	add("AgentService.WatchAgents.response", &boardv1.WatchAgentsResponse{Agent: agent("refund-desk", boardv1.AgentState_AGENT_STATE_OFFLINE)})
+	add("AgentService.WatchAgents.response.health", &boardv1.WatchAgentsResponse{Agent: agentWithHealth()})
+	add("AgentService.GetHealthHistory.request", &boardv1.GetHealthHistoryRequest{Name: "refund-desk", PageSize: 50, PageToken: "aGVhbHRoLTI"})
+	add("AgentService.GetHealthHistory.response", &boardv1.GetHealthHistoryResponse{
+		Rounds: []*boardv1.HealthRound{
+			healthRound(boardv1.HealthStatus_HEALTH_STATUS_DEGRADED, boardv1.CheckStatus_CHECK_STATUS_ERROR, "no answer within 5s"),
+			healthRound(boardv1.HealthStatus_HEALTH_STATUS_UNKNOWN, boardv1.CheckStatus_CHECK_STATUS_UNKNOWN, "could not tell: the model list is not served"),
+			healthRound(boardv1.HealthStatus_HEALTH_STATUS_OK, boardv1.CheckStatus_CHECK_STATUS_OK, ""),
+		},
+		NextPageToken: "aGVhbHRoLTM",
+	})
+	add("AgentService.PauseAgent.request", &boardv1.PauseAgentRequest{Name: "refund-desk", Reason: "The payments provider is down."})
+	add("AgentService.PauseAgent.response", &boardv1.PauseAgentResponse{Agent: agentPaused(boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD, false)})
+	add("AgentService.ResumeAgent.request", &boardv1.ResumeAgentRequest{Name: "refund-desk", Reason: "Payments are back."})
+	add("AgentService.ResumeAgent.response", &boardv1.ResumeAgentResponse{Agent: agentPaused(boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL, true)})
 
 	// ApprovalService.
 	add("ApprovalService.PutRule.request", &boardv1.PutRuleRequest{Rule: rule("refunds")})
@@ -383,6 +424,22 @@ func cases() []goldenCase {
 	req("withdraw", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Withdraw{Withdraw: &boardv1.Withdraw{
 		RequestId: "q6", Run: "run-7c1e", Node: "approve_refund", Reason: "The customer called to cancel.",
 	}}})
+	req("hello.3", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
+		Name:         "refund-desk",
+		Protocol:     "3",
+		Capabilities: []string{"users", "pairing", "health", "pause"},
+		Build:        build,
+		Tools:        []string{"orders.lookup", "orders.refund"},
+		Description:  "Refunds orders under 500 EUR and asks above.",
+	}}})
+	req("health", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Health{Health: &boardv1.HealthReport{
+		Status:    boardv1.HealthStatus_HEALTH_STATUS_DEGRADED,
+		Checks:    healthRound(boardv1.HealthStatus_HEALTH_STATUS_DEGRADED, boardv1.CheckStatus_CHECK_STATUS_ERROR, "no answer within 5s").GetChecks(),
+		StartTime: at(-60),
+	}}})
+	req("pause_state", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_PauseState{PauseState: &boardv1.PauseState{
+		Paused: true, Reason: "Disk full on the host.", By: "alice", Time: at(-3), Origin: boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL,
+	}}})
 
 	// AgentLinkService.Link, board to agent: one of each kind, and an
 	// error of each code.
@@ -393,6 +450,18 @@ func cases() []goldenCase {
 		PingInterval: durationpb.New(15 * time.Second),
 		PingTimeout:  durationpb.New(10 * time.Second),
 		RedialWithin: durationpb.New(5*time.Second + 250*time.Millisecond),
+	}}})
+	resp("welcome.range", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
+		Session:      "5f0c2a9e1d3b4c6a7e8f9013",
+		Protocol:     "3",
+		PingInterval: durationpb.New(15 * time.Second),
+		PingTimeout:  durationpb.New(10 * time.Second),
+		RedialWithin: durationpb.New(250 * time.Millisecond),
+		MinProtocol:  "2",
+		MaxProtocol:  "3",
+	}}})
+	resp("pause", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pause{Pause: &boardv1.Pause{
+		Paused: true, Reason: "The payments provider is down.", By: "ops@example.com", Time: at(-5),
 	}}})
 	resp("ping", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Ping{Ping: &boardv1.Ping{Seq: 3, SendTime: at(1)}}})
 	resp("pong", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
