@@ -21,6 +21,8 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/pause"
@@ -328,5 +330,75 @@ func TestRunAnnouncesPause(t *testing.T) {
 	}
 	if h := <-b.hellos; !slices.Equal(h.GetCapabilities(), []string{agentlink.CapabilityPause}) {
 		t.Errorf("a run's hello announces %q, want pause only", h.GetCapabilities())
+	}
+}
+
+// TestPauseAndHealthOnTheBoard: against a real board, a served agent's
+// health rounds are the board's view of it; an operator's pause reaches
+// it, is kept in its folder and refuses new messages, and the board sees
+// it delivered; a resume on the agent's machine reaches the board as the
+// agent's word.
+func TestPauseAndHealthOnTheBoard(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	admin := g.bt.Agents(g.bt.OperatorToken("root", identity.RoleAdmin))
+	dir := deskDir(t)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
+	s := startServe(t, node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), HealthInterval: time.Second})
+
+	var a *boardv1.Agent
+	boardtest.Eventually(t, time.Minute, "the desk's health on the board", func() bool {
+		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = res.GetAgent()
+		return a.GetHealth() != nil
+	})
+	if a.GetProtocol() != "3" || !slices.Equal(slices.Sorted(slices.Values(a.GetCapabilities())), []string{"health", "pairing", "pause", "users"}) {
+		t.Errorf("the board's desk speaks %q and announces %q; want 3, and users, pairing, health, pause", a.GetProtocol(), a.GetCapabilities())
+	}
+	var lines []string
+	for _, c := range a.GetHealth().GetChecks() {
+		lines = append(lines, c.GetName()+" "+c.GetStatus().String())
+	}
+	if a.GetHealth().GetStatus() != boardv1.HealthStatus_HEALTH_STATUS_OK ||
+		strings.Join(lines, ",") != "mcp:orders CHECK_STATUS_OK,waiting CHECK_STATUS_OK" {
+		t.Errorf("the board's view of the desk's health = %v; want ok, mcp:orders and waiting ok", a.GetHealth())
+	}
+
+	if _, err := admin.PauseAgent(t.Context(), &boardv1.PauseAgentRequest{Name: "refund-desk", Reason: "quarterly audit"}); err != nil {
+		t.Fatalf("PauseAgent: %v", err)
+	}
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: paused by root at \S+ \(on the board\): quarterly audit$`), 60*time.Second)
+	if kept, err := pause.Read(dir); err != nil || !kept.Paused || kept.Origin != pause.Board || kept.By != "root" {
+		t.Errorf("the folder's pause = %+v, %v; want root's, from the board", kept, err)
+	}
+	if r := postPaused(t, s.url, "new"); r.status != 503 || r.body.Paused == nil || r.body.Paused.Reason != "quarterly audit" {
+		t.Errorf("a new message after the operator's pause = %+v, want 503 naming it", r)
+	}
+	boardtest.Eventually(t, time.Minute, "the pause delivered", func() bool {
+		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.GetAgent().GetPause()
+		return p.GetPaused() && p.GetDelivered()
+	})
+
+	if err := node.Resume(node.Config{Dir: dir, Reason: "audit done"}); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, time.Minute, "the local resume on the board", func() bool {
+		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.GetAgent().GetPause()
+		return !p.GetPaused() && p.GetOrigin() == boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL && p.GetBy() == me(t)
+	})
+	var again turn
+	if status := call(t, "POST", s.url+"/api/threads/after/messages", askForRefund, &again); status != 200 || again.Pending == nil {
+		t.Errorf("a new message after the resume = %d %+v, want the refund's approval", status, again)
 	}
 }
