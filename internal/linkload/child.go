@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -79,14 +80,19 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				wg.Go(func() { p.run(ctx, &drops) })
 				return
 			}
+			var caps []string
+			if plan.HealthEvery > 0 {
+				caps = []string{agentlink.CapabilityHealth}
+			}
 			link, err := agentlink.New(agentlink.Config{
-				BoardURL:   url,
-				TLS:        tlsConf,
-				Token:      c.Token,
-				Identity:   agentlink.Identity{Name: c.Name},
-				MinBackoff: minBackoff,
-				MaxBackoff: maxBackoff,
-				Logger:     slog.New(said),
+				BoardURL:     url,
+				TLS:          tlsConf,
+				Token:        c.Token,
+				Identity:     agentlink.Identity{Name: c.Name},
+				Capabilities: caps,
+				MinBackoff:   minBackoff,
+				MaxBackoff:   maxBackoff,
+				Logger:       slog.New(said),
 				OnState: func(s agentlink.State) {
 					back.state(i, s.Up)
 					if s.Up {
@@ -105,6 +111,9 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				return
 			}
 			wg.Go(func() { _ = link.Run(ctx) })
+			if plan.HealthEvery > 0 {
+				wg.Go(func() { reportHealth(ctx, link, plan.HealthEvery) })
+			}
 		})
 	})
 	defer wg.Wait()
@@ -167,6 +176,38 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			default:
 				out.send(Event{Kind: "error", Error: fmt.Sprintf("unknown command %q", cmd)})
 			}
+		}
+	}
+}
+
+// reportHealth gives link a round of three checks every period, starting
+// at a random time within the first, until ctx ends. Every round differs
+// from the one before it (a line's detail counts them), so the link sends
+// each one: the most a fleet of agents reporting at this period can make
+// the board keep.
+func reportHealth(ctx context.Context, link *agentlink.Link, every time.Duration) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(rand.N(every)):
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		h := agentlink.Health{
+			Status: agentlink.HealthOK,
+			Start:  time.Now(),
+			Checks: []agentlink.HealthCheck{
+				{Name: "mcp:orders", Status: agentlink.CheckOK, Took: 3 * time.Millisecond},
+				{Name: "model", Status: agentlink.CheckOK, Took: 180 * time.Millisecond, Detail: fmt.Sprintf("round %d", n)},
+				{Name: "waiting", Status: agentlink.CheckOK, Took: time.Millisecond},
+			},
+		}
+		_ = link.ReportHealth(h)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
 		}
 	}
 }

@@ -82,6 +82,11 @@ type Plan struct {
 	// AgentBackoff: the agents keep agentlink's own backoff (250 ms to
 	// 30 s) rather than the quick one a load run uses.
 	AgentBackoff bool `json:"agent_backoff,omitempty"`
+	// HealthEvery: when set, every agent that is not a probe announces
+	// health and reports a round this often, each differing from the last
+	// so that each is sent and kept; the first at a random time within
+	// one period, so the fleet does not report in step.
+	HealthEvery time.Duration `json:"health_every,omitempty"`
 }
 
 // Credential is one agent's name and token.

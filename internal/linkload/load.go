@@ -43,6 +43,9 @@ type Options struct {
 	Window time.Duration
 	// TLS: serve HTTP/2 over TLS (h2 by ALPN) rather than h2c.
 	TLS bool
+	// HealthEvery: when set, every agent but the probes reports a health
+	// round this often, each one new (Plan.HealthEvery).
+	HealthEvery time.Duration
 	// ProfileDir: if set, the board's heap profile (heap.pprof) and its
 	// goroutines (goroutines.txt) are written there while every agent is linked.
 	ProfileDir string
@@ -72,6 +75,12 @@ type Result struct {
 	// DropsLinking: links that ended while the agents were linking, and
 	// were dialled again; Drops: all that ended, up to the end of the window.
 	DropsLinking, Drops int64
+	// HealthRounds: the health rounds the board kept, from the first link
+	// to the end of the window.
+	HealthRounds int
+	// StoreBytes: the store's files once the board has stopped (its
+	// write-ahead log folded in).
+	StoreBytes int64
 }
 
 // Run starts a board in this process and o.Agents agents in a child
@@ -107,12 +116,13 @@ func Run(t testing.TB, o Options) Result {
 	bt := boardtest.Start(t, boardtest.Options{PingInterval: o.PingInterval, TLS: o.TLS})
 	start := time.Now()
 	plan := Plan{
-		CA:         bt.CertPEM(),
-		Agents:     mint(t, bt.Board.Tokens(), o.Agents),
-		Probes:     o.Probes,
-		DialRate:   o.DialRate,
-		ProbeEvery: o.ProbeEvery,
-		Window:     o.Window,
+		CA:          bt.CertPEM(),
+		Agents:      mint(t, bt.Board.Tokens(), o.Agents),
+		Probes:      o.Probes,
+		DialRate:    o.DialRate,
+		ProbeEvery:  o.ProbeEvery,
+		Window:      o.Window,
+		HealthEvery: o.HealthEvery,
 	}
 	res.Minting = time.Since(start)
 	planPath := filepath.Join(t.TempDir(), "plan.json")
@@ -162,8 +172,30 @@ func Run(t testing.TB, o Options) Result {
 	if n := online(); n != o.Agents {
 		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
 	}
+	res.HealthRounds, err = bt.Store.HealthRound.Query().Count(context.Background())
+	if err != nil {
+		t.Fatalf("count health rounds: %v", err)
+	}
 	c.stop()
+	bt.Stop()
+	res.StoreBytes = dirBytes(t, bt.Dir)
 	return res
+}
+
+// dirBytes is the size of the files in dir.
+func dirBytes(t testing.TB, dir string) int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 // mint mints n agent tokens, agent-00001 and on, a few at a time.
