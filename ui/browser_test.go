@@ -28,12 +28,14 @@ import (
 )
 
 // scripts is how index.html loads the scripts: deferred, the shared part
-// first, then the words for the API's enums, then signing in and out, each
-// view's after them.
+// first, then the words for the API's enums, then signing in and out, then
+// the words for an agent's health and pause, each view's after them.
 const scripts = `<script src="board.js" defer></script>
 <script src="enums.js" defer></script>
 <script src="session.js" defer></script>
+<script src="health.js" defer></script>
 <script src="agents.js" defer></script>
+<script src="agent.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>
@@ -57,7 +59,9 @@ func TestHandler(t *testing.T) {
 		{name: "board", method: http.MethodGet, path: "/board.js", status: http.StatusOK, contentType: "text/javascript", body: "Connect-Protocol-Version"},
 		{name: "enums", method: http.MethodGet, path: "/enums.js", status: http.StatusOK, contentType: "text/javascript", body: `APPROVAL_STATE_PENDING: "pending"`},
 		{name: "session", method: http.MethodGet, path: "/session.js", status: http.StatusOK, contentType: "text/javascript", body: "/auth/signin"},
+		{name: "health", method: http.MethodGet, path: "/health.js", status: http.StatusOK, contentType: "text/javascript", body: "pauseWord"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
+		{name: "agent", method: http.MethodGet, path: "/agent.js", status: http.StatusOK, contentType: "text/javascript", body: "GetHealthHistory"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
