@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/identity"
@@ -257,4 +259,35 @@ func segments(t *testing.T, b *browsertest.Tab) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestBrowserAgentPageByAddress: an agent's page opened by its address, for
+// an agent the board has never seen, says so; when the agent links and
+// reports, the page shows it, without a reload.
+func TestBrowserAgentPageByAddress(t *testing.T) {
+	bt := linkBoard(t)
+	b := browsertest.New(t)
+	b.Do("open a page by its address and sign in",
+		chromedp.Navigate(bt.URL+"/#agent/ghost"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SetValue(chromedp.ID("token"), bt.OperatorToken("vic", identity.RoleViewer)),
+		chromedp.Click(chromedp.ID("sign-in-button")),
+		chromedp.WaitVisible(chromedp.ID("agent-title")),
+	)
+	b.UntilText("never seen", "#agent-error", "The board has never seen an agent named ghost.")
+	if got := b.Eval(`document.getElementById("tab-agents").getAttribute("aria-current") || ""`); got != "page" {
+		t.Errorf("the Agents tab on an agent's page: aria-current %q, want page", got)
+	}
+
+	ghost := openRawLink(t, bt, "ghost", "health")
+	ghost.report(time.Now(), check("disk", checkError, "98% full"))
+	b.Until("ghost's page", pageShows, "ghost")
+	b.Until("disk shown failing", checkShown, "disk", "error")
+	b.Until("the incident", `() => {
+		const li = document.querySelector('#incidents li[data-check="disk"]');
+		return li !== null && li.textContent.includes("98% full");
+	}`)
+	if got := b.Eval(`document.getElementById("agent-error").hidden ? "hidden" : "shown"`); got != "hidden" {
+		t.Errorf("the error once the agent is known: %s, want hidden", got)
+	}
 }

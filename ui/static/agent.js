@@ -66,6 +66,7 @@
   let busy = false; // a pause or resume is on its way
   let denied = false; // the board refused a pause or resume as not allowed
   let controller = null; // aborts the reads of the agent shown
+  let drawnChecks = null; // the round whose checks the table shows
 
   function say(message) {
     ui.pauseStatus.textContent = message || "";
@@ -86,6 +87,8 @@
     busy = false;
     denied = false;
     ui.name.textContent = "";
+    drawnChecks = null;
+    ui.checkRows.replaceChildren();
     ui.body.hidden = true;
     ui.loading.hidden = false;
     ui.pauseReason.value = "";
@@ -145,7 +148,7 @@
       }
     }
     render();
-    readHistory(s);
+    if (!loaded) readHistory(s); // unless the watch brought the agent first, and it was read then
   }
 
   // readHistory reads the agent's newest rounds, a page at a time, up to
@@ -227,6 +230,7 @@
 
   function render() {
     if (!agent) return;
+    showError(ui.error, "");
     ui.loading.hidden = true;
     ui.body.hidden = false;
     const now = Date.now();
@@ -307,6 +311,7 @@
         ? "It has not reported a health round yet."
         : "It does not announce health checks: the board has no health to show for it.";
       ui.checkRows.replaceChildren();
+      drawnChecks = null;
       ui.checksWrap.hidden = true;
       return;
     }
@@ -324,7 +329,10 @@
     const got = parseTime(r.receiveTime);
     if (!Number.isNaN(got)) text += ", received " + health.clock(got, now);
     ui.summary.replaceChildren(b, document.createTextNode(text + "."));
-    ui.checkRows.replaceChildren(...all.slice().sort((a, c) => byName(a.name, c.name)).map(checkRow));
+    if (r !== drawnChecks) { // redrawn only when the round changes, so a selection in it stays
+      drawnChecks = r;
+      ui.checkRows.replaceChildren(...all.slice().sort((a, c) => byName(a.name, c.name)).map(checkRow));
+    }
     ui.checksWrap.hidden = all.length === 0;
   }
 
@@ -574,8 +582,11 @@
     }
     if (a.name !== name || name === "") return;
     heard++;
+    const first = agent === null;
     setAgent(a);
     render();
+    // An agent the board had not seen when the page opened has appeared.
+    if (first && !loaded) readHistory(seq);
   });
 
   board.part({
