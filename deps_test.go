@@ -30,6 +30,7 @@ var layers = []layer{
 	{pkg: "jcs", why: "a digest is a protocol: one canonical encoding, nothing under it", noStd: domain},
 	{pkg: "approvals", why: "the agent's half of a governed approval; digests through jcs", allow: []string{"jcs"}, noStd: domain},
 	{pkg: "subscription", why: "the tool rule: declaration, board, remembered word; no I/O beyond its file", noStd: domain},
+	{pkg: "secrets", why: "which values are secrets and removing them from text; reads an agent folder's env files, nothing more", noStd: domain},
 	{pkg: "ui", why: "the web board's files, embedded; the Go side serves bytes"},
 	{pkg: "internal/pump", why: "the one receive loop both ends of the link use"},
 
@@ -41,10 +42,12 @@ var layers = []layer{
 	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store", allow: []string{"flow", "llm", "mcptools", "subscription", "waiting"}},
 	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "connectrpc.com/connect/v2", "google.golang.org/protobuf"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting"}},
-	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller", allow: []string{"flow"}},
+	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
 	{pkg: "lock", why: "one served agent per folder: a file and a process check", noStd: domain},
-	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "waiting"}},
-	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "lock", "mcptools", "serve", "subscription"}},
+	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
+	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
+	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "waiting"}},
+	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "secrets", "serve", "subscription"}},
 
 	// The board's side.
 	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},

@@ -66,6 +66,7 @@ type Agent struct {
 	tools   *mcptools.Set
 	waiting flow.Checkpointer
 	holding waiting.Holding
+	model   flow.Model // as the environment names it, before WrapModel
 }
 
 // Open loads DIR/flow.json, and builds it with the MCP servers its
@@ -113,6 +114,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		}
 	}
 	bo.Model, a.Model = llm.FromEnv(cfg.Getenv)
+	a.model = bo.Model
 	if cfg.WrapModel != nil {
 		bo.Model = cfg.WrapModel(bo.Model)
 	}

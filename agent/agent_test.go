@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -290,5 +293,47 @@ func TestToolsNodeReportsARefusal(t *testing.T) {
 	}
 	if got := called(); got != "peek" {
 		t.Errorf("the server received %q, want only peek", got)
+	}
+}
+
+// TestHealthChecks: the built-in checks of an agent are one per MCP server
+// and the model when the environment names one with a key; each passes
+// against a server and a provider that answer.
+func TestHealthChecks(t *testing.T) {
+	t.Parallel()
+	a, _ := openVault(t, "testdata/vault-flow.json")
+	var names []string
+	for _, c := range a.HealthChecks() {
+		names = append(names, c.Name)
+		if err := c.Run(t.Context()); err != nil {
+			t.Errorf("check %s = %v", c.Name, err)
+		}
+	}
+	if got := strings.Join(names, ","); got != "mcp:vault" {
+		t.Errorf("checks without a model key = %s, want mcp:vault", got)
+	}
+
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"object": "list", "data": []}`)
+	}))
+	t.Cleanup(provider.Close)
+	desk, err := agent.Open(t.Context(), exampletest.Copy(t, refundDesk), agent.Config{Getenv: func(name string) string {
+		return map[string]string{"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_BASE_URL": provider.URL}[name]
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { desk.Close() })
+	names = nil
+	for _, c := range desk.HealthChecks() {
+		names = append(names, c.Name)
+		if c.Name != "mcp:orders" { // the example's server is started with go run: not here
+			if err := c.Run(t.Context()); err != nil {
+				t.Errorf("check %s = %v", c.Name, err)
+			}
+		}
+	}
+	if got := strings.Join(names, ","); got != "mcp:orders,model,waiting" {
+		t.Errorf("the refund desk's checks = %s, want mcp:orders,model,waiting", got)
 	}
 }

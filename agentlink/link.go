@@ -28,15 +28,6 @@ import (
 	"github.com/symphonix/symphonix/internal/pump"
 )
 
-// Protocol is the link protocol this agent speaks.
-const Protocol = "2"
-
-// Capabilities are the six every agent of this protocol has.
-var Capabilities = []string{"runs", "live-runs", "delegation", "delegation-cycle", "users", "pairing"}
-
-// OptionalCapabilities are the ones an agent claims only when it has them.
-var OptionalCapabilities = []string{"health", "pause"}
-
 // The default bounds of the wait between dials.
 const (
 	DefaultMinBackoff = 250 * time.Millisecond
@@ -61,8 +52,9 @@ type Config struct {
 	Token string
 	// Identity: required; Name must be set.
 	Identity Identity
-	// Capabilities: optional ones to claim beside the six; each must be one
-	// of OptionalCapabilities.
+	// Capabilities: what the hello announces, each one of Capabilities and
+	// only when the code behind it runs in this process; nil announces
+	// none. ReportHealth and ReportPause need theirs announced.
 	Capabilities []string
 	// PingInterval and PingTimeout: zero means what the board says in its
 	// welcome. The HTTP/2 connection uses them too (15 s and 10 s before a
@@ -110,6 +102,11 @@ type Config struct {
 	// on the next link if the agent was away, at most once per pairing for
 	// the life of this Link. Calls are serialised; it must not block.
 	OnPaired func(Paired)
+	// OnPause: nil means none. Called for every Pause the board sends (an
+	// operator paused or resumed the agent, now or while it was away). The
+	// agent keeps it and answers with ReportPause. Calls are serialised;
+	// it must not block.
+	OnPause func(Pause)
 }
 
 // State is the link coming up or going down.
@@ -129,6 +126,9 @@ type Link struct {
 	mu      sync.Mutex
 	session string
 	cur     *conn // the link that is up now, or nil
+	// minProtocol, maxProtocol: the range the last welcome said the
+	// board accepts.
+	minProtocol, maxProtocol string
 
 	// redialWithin is the board's last word (welcome or pong) on the
 	// window to spread a first redial over, in nanoseconds; 0 if none.
@@ -142,6 +142,12 @@ type Link struct {
 	// pairedMu serialises OnPaired and guards pairings.
 	pairedMu sync.Mutex
 	pairings *recent[struct{}]
+
+	// wake tells the reporter of the link that is up that a pause or a
+	// health round is waiting to be sent.
+	wake   chan struct{}
+	pause  pauseSlot
+	health healthSlot
 }
 
 // New checks cfg.
@@ -159,10 +165,8 @@ func New(cfg Config) (*Link, error) {
 	if cfg.Identity.Name == "" {
 		return nil, errors.New("agentlink: Identity.Name is required")
 	}
-	for _, c := range cfg.Capabilities {
-		if !contains(OptionalCapabilities, c) {
-			return nil, fmt.Errorf("agentlink: capability %q: want one of %v", c, OptionalCapabilities)
-		}
+	if err := checkCapabilities(cfg.Capabilities); err != nil {
+		return nil, err
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = DefaultMinBackoff
@@ -184,7 +188,17 @@ func New(cfg Config) (*Link, error) {
 		delivered: newRecent[struct{}](rememberDecisions),
 		where:     newRecent[runNode](rememberDecisions),
 		pairings:  newRecent[struct{}](rememberDecisions),
+		wake:      make(chan struct{}, 1),
 	}, nil
+}
+
+// Protocols is the range of link protocols the board said in its last
+// welcome that it accepts, oldest and newest; "" and "" before the first
+// welcome, or from a board that does not say.
+func (l *Link) Protocols() (lowest, highest string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.minProtocol, l.maxProtocol
 }
 
 // Session is the session of the link that is up now, or "".
@@ -315,11 +329,10 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	}
 	defer stream.Close()
 
-	caps := append(append([]string(nil), Capabilities...), l.cfg.Capabilities...)
 	err = stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
 		Name:         l.cfg.Identity.Name,
 		Protocol:     Protocol,
-		Capabilities: caps,
+		Capabilities: l.cfg.Capabilities,
 		Build:        l.cfg.Identity.Build,
 		Tools:        l.cfg.Identity.Tools,
 		Description:  l.cfg.Identity.Description,
@@ -358,19 +371,26 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	}
 	l.setRedialWithin(welcome.GetRedialWithin().AsDuration())
 	c := newConn(stream)
-	l.attach(c, welcome.GetSession())
-	l.log.InfoContext(ctx, "linked to board", "board", l.base.Redacted(), "session", welcome.GetSession())
+	l.attach(c, welcome)
+	l.log.InfoContext(ctx, "linked to board", "board", l.base.Redacted(), "session", welcome.GetSession(),
+		"protocol", Protocol, "board_min_protocol", welcome.GetMinProtocol(), "board_max_protocol", welcome.GetMaxProtocol(),
+		"capabilities", l.cfg.Capabilities)
 	l.state(State{Up: true, Session: welcome.GetSession()})
 	reAskCtx, stopReAsk := context.WithCancel(ctx)
-	reAsked := make(chan struct{})
+	reAsked, reported := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(reAsked)
 		l.reAskOnUp(reAskCtx, c)
+	}()
+	go func() {
+		defer close(reported)
+		l.report(reAskCtx, c)
 	}()
 	err = l.serve(parent, c, in, interval, timeout)
 	l.detach(c, err)
 	stopReAsk()
 	<-reAsked
+	<-reported
 	if parent.Err() != nil {
 		// Leaving on purpose: say goodbye, so the board records us offline
 		// at once rather than after its grace, and wait for it to hang up.
@@ -450,6 +470,12 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 			case *boardv1.LinkResponse_Raised:
 				c.answer(k.Raised.GetRequestId(), r.Msg)
 			case *boardv1.LinkResponse_Error:
+				if k.Error.GetRequestId() == "" {
+					// A refused report (conversations, health): nobody
+					// waits for it, and the link stays up.
+					l.log.WarnContext(ctx, "the board refused a report", "code", codeOf(k.Error.GetCode()), "message", k.Error.GetMessage())
+					continue
+				}
 				c.answer(k.Error.GetRequestId(), r.Msg)
 			case *boardv1.LinkResponse_HowToIdentifyAnswer:
 				c.answer(k.HowToIdentifyAnswer.GetRequestId(), r.Msg)
@@ -467,6 +493,10 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				}
 			case *boardv1.LinkResponse_Decision:
 				l.deliver(decisionOf(k.Decision))
+			case *boardv1.LinkResponse_Pause:
+				if l.cfg.OnPause != nil {
+					l.cfg.OnPause(pauseOf(k.Pause))
+				}
 			default:
 				// Kinds this agent does not know: ignored.
 			}
@@ -487,10 +517,11 @@ func receiveErr(stream boardv1connect.AgentLinkServiceLinkClientStream, sendErr 
 	return err
 }
 
-// attach makes c the link that is up now.
-func (l *Link) attach(c *conn, session string) {
+// attach makes c, which welcome opened, the link that is up now.
+func (l *Link) attach(c *conn, welcome *boardv1.Welcome) {
 	l.mu.Lock()
-	l.session = session
+	l.session = welcome.GetSession()
+	l.minProtocol, l.maxProtocol = welcome.GetMinProtocol(), welcome.GetMaxProtocol()
 	l.cur = c
 	l.mu.Unlock()
 }
@@ -563,13 +594,4 @@ func (t *connTracker) closeAll() {
 		c.Close()
 	}
 	t.conns = nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

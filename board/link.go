@@ -91,7 +91,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	}
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream),
 		caps: slices.Clone(hello.GetCapabilities())}
-	_, err = b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
+	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
 	})
 	if err != nil {
@@ -123,10 +123,10 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// with its conversations meanwhile; then an operator's pause or resume
 	// it has not acted on yet. What happens meanwhile (a decision
 	// made, a switch flipped) is held, and follows them.
-	b.sendSwitches(ctx, s)
+	sendSwitches(s, row)
 	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
-	b.sendPause(ctx, s)
+	sendPause(s, row)
 	if err := s.out.catchUpDone(); err != nil {
 		s.stopExpiry()
 		s.out.close()

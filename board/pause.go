@@ -108,20 +108,12 @@ func pauseMessage(a *ent.Agent) *boardv1.LinkResponse {
 }
 
 // sendPause tells a session that has just been welcomed an operator's word
-// it has not yet said it acted on.
-func (b *Board) sendPause(ctx context.Context, s *session) {
-	if !slices.Contains(s.caps, capPause) {
-		return
-	}
-	unlock := b.pauseLocks.lock(s.name)
-	defer unlock()
-	a, err := b.db.Agent.Query().Where(agent.Name(s.name)).Only(ctx)
-	if err != nil {
-		b.log.ErrorContext(ctx, "read the agent's pause", "agent", s.name, "err", err.Error())
-		return
-	}
-	if a.PauseOrigin == "board" && !a.PauseDelivered {
-		_ = s.out.send(pauseMessage(a))
+// it has not yet said it acted on. row is the agent as its arrival read it
+// back: a word kept after that read is pushed to the session, which was
+// live before the read, and follows this one.
+func sendPause(s *session, row *ent.Agent) {
+	if slices.Contains(s.caps, capPause) && row.PauseOrigin == "board" && !row.PauseDelivered {
+		_ = s.out.send(pauseMessage(row))
 	}
 }
 

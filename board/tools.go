@@ -223,24 +223,19 @@ func switchesMessage(sw *boardv1.Switches) *boardv1.LinkResponse {
 }
 
 // sendSwitches tells a session that has just been welcomed what it is
-// switched on for, as the store has it now.
-func (b *Board) sendSwitches(ctx context.Context, s *session) {
-	unlock := b.switchLocks.lock(s.name)
-	defer unlock()
-	a, err := b.db.Agent.Query().Where(agent.Name(s.name)).Only(ctx)
-	if err != nil {
-		b.log.ErrorContext(ctx, "read the tool switches", "agent", s.name, "err", err.Error())
-		return
-	}
-	_ = s.out.send(switchesMessage(switchesProto(a)))
+// switched on for. row is the agent as its arrival read it back: a change
+// kept after that read is pushed to the session, which was live before the
+// read, and follows this word, never comes before it (linkOut holds it
+// until the catch-up is out).
+func sendSwitches(s *session, row *ent.Agent) {
+	_ = s.out.send(switchesMessage(switchesProto(row)))
 }
 
 // pruneSwitches switches off, for good, the tools a's build no longer
 // declares: a tool an operator saw go off must not come back on by itself
 // when an older build links again. Audited as the board's own change.
 func (b *Board) pruneSwitches(ctx context.Context, a *ent.Agent) (*ent.Agent, error) {
-	on := onNames(a)
-	if len(on) == len(a.ToolsOn) {
+	if len(onNames(a)) == len(a.ToolsOn) {
 		return a, nil
 	}
 	unlock := b.switchLocks.lock(a.Name)
@@ -248,13 +243,23 @@ func (b *Board) pruneSwitches(ctx context.Context, a *ent.Agent) (*ent.Agent, er
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Agent
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
-		var err error
-		if out, err = tx.Agent.UpdateOne(a).SetToolsOn(on).Save(ctx); err != nil {
+		// Read again under the lock: an operator may have flipped a switch
+		// since the arrival read the row.
+		cur, err := tx.Agent.Query().Where(agent.ID(a.ID), store.ForUpdate).Only(ctx)
+		if err != nil {
+			return err
+		}
+		on := onNames(cur)
+		if len(on) == len(cur.ToolsOn) {
+			out = cur
+			return nil
+		}
+		if out, err = cur.Update().SetToolsOn(on).Save(ctx); err != nil {
 			return err
 		}
 		_, err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: "board", Action: "tools.prune", Subject: a.Name,
-			Detail: map[string]any{"agent": a.Name, "on": on, "was": a.ToolsOn, "build": a.Build,
+			Detail: map[string]any{"agent": a.Name, "on": on, "was": cur.ToolsOn, "build": cur.Build,
 				"why": "the build that linked no longer declares them"},
 			At: now,
 		})

@@ -2,8 +2,9 @@
 // call and every tool call it makes (the API reference's journalledLlm and
 // journalledCallTool), in <dir>/.symphonix/journal.jsonl. It records what
 // ran, when, for how long and what went wrong, and withholds what a call
-// was given and gave back unless it is opened with full detail. The file is
-// capped and rotated, and a journal never fails the run it records.
+// was given and gave back unless it is opened with full detail, and then
+// without the secrets it was given (Config.Secrets). The file is capped and
+// rotated, and a journal never fails the run it records.
 //
 // The thread a line belongs to travels on the run's context (WithThread).
 // The design is docs/serve.md, "The journal".
@@ -24,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/secrets"
 )
 
 // The kinds of call a journal records.
@@ -42,8 +44,9 @@ const (
 	// rows an agent read and the mail it answered, and keeping those is a
 	// decision rather than a convenience.
 	DetailMetadata Detail = "metadata"
-	// DetailFull keeps the payloads too, each cut to its opening
-	// (PayloadMaxChars) when it is long.
+	// DetailFull keeps the payloads too, without the journal's secrets
+	// (Config.Secrets), each cut to its opening (PayloadMaxChars) when it is
+	// long.
 	DetailFull Detail = "full"
 )
 
@@ -79,6 +82,13 @@ type Config struct {
 	MaxBytes int64
 	// Detail: "" is DetailMetadata.
 	Detail Detail
+	// Secrets: values replaced with secrets.Redacted wherever they occur
+	// in an entry's error and payloads (in arguments and results, in
+	// every string, key and number) before it is written: the named
+	// secrets of the agent (secrets.Named). Values shorter than
+	// secrets.Enough are never secrets, and are ignored. nil removes
+	// nothing.
+	Secrets []string
 	// Logger: where a failed write is said; nil discards.
 	Logger *slog.Logger
 	// Now: the clock for Entry.At and durations; nil is time.Now.
@@ -90,11 +100,12 @@ type Config struct {
 // dropped: a journal never fails the run it records. A nil *Journal
 // records nothing.
 type Journal struct {
-	path   string
-	max    int64
-	detail Detail
-	log    *slog.Logger
-	now    func() time.Time
+	path    string
+	max     int64
+	detail  Detail
+	secrets *secrets.Set
+	log     *slog.Logger
+	now     func() time.Time
 
 	mu     sync.Mutex
 	f      *os.File // nil until the first write, and after a failure or a rotation
@@ -138,7 +149,9 @@ func Open(cfg Config) (*Journal, error) {
 	case !st.Mode().IsRegular():
 		return nil, fmt.Errorf("journal: %s is not a file", cfg.Path)
 	}
-	return &Journal{path: cfg.Path, max: cfg.MaxBytes, detail: cfg.Detail, log: cfg.Logger, now: cfg.Now}, nil
+	return &Journal{
+		path: cfg.Path, max: cfg.MaxBytes, detail: cfg.Detail, secrets: secrets.NewSet(cfg.Secrets), log: cfg.Logger, now: cfg.Now,
+	}, nil
 }
 
 // Path is the file the journal writes.
@@ -165,17 +178,19 @@ func (j *Journal) open() error {
 	return nil
 }
 
-// Record writes one entry: as it is under DetailFull (payloads cut to their
-// opening), and WithoutPayloads otherwise. It never fails; a write that
+// Record writes one entry: under DetailFull with its payloads, and
+// WithoutPayloads otherwise. Its error and payloads are written without the
+// journal's secrets (Config.Secrets), and then each payload cut to its
+// opening, so no secret is ever cut in half. It never fails; a write that
 // cannot be made is logged.
 func (j *Journal) Record(ctx context.Context, e Entry) {
 	if j == nil {
 		return
 	}
 	if j.detail == DetailFull {
-		e = cutPayloads(e)
+		e = cutPayloads(j.withoutSecrets(e))
 	} else {
-		e = WithoutPayloads(e)
+		e = j.withoutSecrets(WithoutPayloads(e))
 	}
 	line, err := json.Marshal(e)
 	if err != nil {
@@ -386,6 +401,26 @@ func WithoutPayloads(e Entry) Entry {
 	}
 	e.Prompt, e.Reply, e.Args, e.Result = "", "", nil, nil
 	e.Withheld = append(e.Withheld[:len(e.Withheld):len(e.Withheld)], withheld...)
+	return e
+}
+
+// withoutSecrets returns e with the journal's secrets removed from its
+// error and payloads. e's arguments and result are not changed: they are
+// the run's.
+func (j *Journal) withoutSecrets(e Entry) Entry {
+	if j.secrets.Len() == 0 {
+		return e
+	}
+	e.Error = j.secrets.Without(e.Error)
+	e.Prompt = j.secrets.Without(e.Prompt)
+	e.Reply = j.secrets.Without(e.Reply)
+	if e.Args != nil {
+		args, _ := j.secrets.WithoutValue(e.Args).(map[string]any)
+		e.Args = args
+	}
+	if e.Result != nil {
+		e.Result = j.secrets.WithoutValue(e.Result)
+	}
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -335,5 +336,92 @@ func TestFile(t *testing.T) {
 	}
 	if got := readEntries(t, path); len(got) != 1 || got[0].Name != "t" {
 		t.Errorf("journal = %+v, want the one new entry", got)
+	}
+}
+
+// TestWithoutSecrets: the journal's secrets are taken out of what it
+// keeps — prompt, reply, error, arguments and result, in their strings,
+// keys and numbers — before it is written, at either detail; what is not
+// a secret (a short value, a host name nobody named) is kept as it was
+// said; a secret where a long payload is cut is removed, not cut in half.
+func TestWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	const (
+		key     = "sk-test-0123456789abcdef"
+		token   = "orders-token-42424242"
+		account = "98765432109"
+		short   = "abc1234" // shorter than secrets.Enough
+		host    = "build-runner-07"
+	)
+	list := []string{key, token, account, short}
+	type order struct {
+		Customer string `json:"customer"`
+		Note     string `json:"note"`
+	}
+	calls := func(j *journal.Journal) {
+		ctx := t.Context()
+		_, _ = j.WrapModel(fakeModel{reply: flow.ModelReply{Text: "on " + host + " the key is " + key + ", the code " + short}}).
+			Complete(ctx, flow.ModelRequest{Node: "n", Prompt: "tell me " + key + " twice: " + key})
+		_, _ = j.WrapTools(func(context.Context, string, map[string]any) (any, error) {
+			return order{Customer: "Ada", Note: "paid with " + token}, nil
+		})(ctx, "orders.lookup", map[string]any{"token": token, token: "as a key", "account": json.Number(account), "n": 3})
+		_, _ = j.WrapModel(fakeModel{err: errors.New("401: key " + key + " refused on " + host)}).
+			Complete(ctx, flow.ModelRequest{Node: "n", Prompt: "p"})
+	}
+	for _, detail := range []journal.Detail{journal.DetailFull, journal.DetailMetadata} {
+		t.Run(string(detail), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "journal.jsonl")
+			j, err := journal.Open(journal.Config{Path: path, Detail: detail, Secrets: list})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls(j)
+			j.Close()
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range []string{key, token, account} {
+				if bytes.Contains(b, []byte(secret)) {
+					t.Errorf("the journal holds %q:\n%s", secret, b)
+				}
+			}
+			e := readEntries(t, path)
+			if len(e) != 3 {
+				t.Fatalf("%d entries, want 3", len(e))
+			}
+			if want := "401: key REDACTED refused on " + host; e[2].Error != want {
+				t.Errorf("error = %q, want %q", e[2].Error, want)
+			}
+			if detail != journal.DetailFull {
+				return
+			}
+			if want := "tell me REDACTED twice: REDACTED"; e[0].Prompt != want {
+				t.Errorf("prompt = %q, want %q", e[0].Prompt, want)
+			}
+			if want := "on " + host + " the key is REDACTED, the code " + short; e[0].Reply != want {
+				t.Errorf("reply = %q, want %q: what is not a secret is kept as it was said", e[0].Reply, want)
+			}
+			wantArgs := map[string]any{"token": "REDACTED", "REDACTED": "as a key", "account": "REDACTED", "n": float64(3)}
+			if !reflect.DeepEqual(e[1].Args, wantArgs) {
+				t.Errorf("args = %v, want %v", e[1].Args, wantArgs)
+			}
+			if want := map[string]any{"customer": "Ada", "note": "paid with REDACTED"}; !reflect.DeepEqual(e[1].Result, want) {
+				t.Errorf("result = %v, want %v", e[1].Result, want)
+			}
+		})
+	}
+
+	// A secret where a long prompt is cut is removed whole before the cut.
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, err := journal.Open(journal.Config{Path: path, Detail: journal.DetailFull, Secrets: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Record(t.Context(), journal.Entry{Kind: journal.KindModel, Name: "n", Prompt: strings.Repeat("x", journal.PayloadMaxChars-12) + key + strings.Repeat("y", 100)})
+	j.Close()
+	if p := readEntries(t, path)[0].Prompt; strings.Contains(p, key[:5]) || !strings.Contains(p, "xREDACTED") {
+		t.Errorf("a prompt with a secret where it is cut kept as …%q", p[len(p)-40:])
 	}
 }

@@ -37,6 +37,13 @@ func FromEnv(getenv func(string) string) (flow.Model, string) {
 	return c, "model: " + c.String()
 }
 
+// SecretEnv names the variables FromEnv reads whose values are secrets: the
+// key, and the base URL, which may carry a proxy's user and password. The
+// model's name (OPENAI_MODEL) is not one: the start line says it, and a
+// reply may name it. A journal removes the values of these (see package
+// secrets).
+func SecretEnv() []string { return []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"} }
+
 // broken is a model that was configured wrong: every call fails with why.
 type broken struct{ err error }
 

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +80,25 @@ func TestFromEnv(t *testing.T) {
 				tt.check(t, m)
 			}
 		})
+	}
+}
+
+// TestSecretEnv: every variable FromEnv reads is in SecretEnv, or is the
+// model's name: a variable added to FromEnv is a decision about whether
+// its value is a secret.
+func TestSecretEnv(t *testing.T) {
+	t.Parallel()
+	read := map[string]bool{}
+	FromEnv(func(name string) string {
+		read[name] = true
+		return map[string]string{"OPENAI_API_KEY": testKey}[name]
+	})
+	for name := range read {
+		if name != "OPENAI_MODEL" && !slices.Contains(SecretEnv(), name) {
+			t.Errorf("FromEnv reads %s, which SecretEnv does not name: say whether its value is a secret", name)
+		}
+	}
+	if !read["OPENAI_API_KEY"] || !read["OPENAI_BASE_URL"] {
+		t.Errorf("FromEnv read %v; want the key and the base URL among them", read)
 	}
 }

@@ -45,6 +45,9 @@ type process struct {
 	closed  bool
 	live    *instance              // the one calls use; nil before the first and after it ended
 	running map[*instance]struct{} // every instance not yet exited, live or abandoned
+	// died is the last instance that exited by itself, until a health
+	// check has said so (Set.Check).
+	died *instance
 	exited  sync.WaitGroup         // one per watch goroutine
 }
 
@@ -55,6 +58,8 @@ type instance struct {
 	done     chan struct{} // closed once the process has exited and been reaped
 	broken   atomic.Bool   // a call found its connection closed
 	stopping atomic.Bool   // closed by us, not dead by itself
+	exit     error         // how it ended, once done is closed
+	told     atomic.Bool   // a health check has said it is gone
 }
 
 func newProcess(name string, srv Server, dir string, client *mcp.Client, log *slog.Logger, stderr io.Writer) *process {
@@ -188,6 +193,7 @@ func (p *process) session(ctx context.Context) (*instance, error) {
 	}
 	p.mu.Lock()
 	p.live = in
+	p.died = nil // started again: a death before is past
 	p.mu.Unlock()
 	return in, nil
 }
@@ -220,11 +226,15 @@ func (p *process) start(ctx context.Context) (*instance, error) {
 func (p *process) watch(in *instance) {
 	defer p.exited.Done()
 	err := in.session.Wait()
+	in.exit = err
 	close(in.done)
 	p.mu.Lock()
 	delete(p.running, in)
 	if p.live == in {
 		p.live = nil
+	}
+	if !in.stopping.Load() {
+		p.died = in
 	}
 	p.mu.Unlock()
 	pid := in.cmd.Process.Pid

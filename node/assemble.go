@@ -42,6 +42,10 @@ type parts struct {
 	// ready, when set, is closed when a served agent's runs may start:
 	// the board has spoken on the tools, or the wait for it is over.
 	ready chan struct{}
+	// pauses is the agent's pause, told to the board and obeyed.
+	pauses *pauses
+	// health runs the agent's health checks; nil when none run.
+	health *healthChecks
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:
@@ -97,7 +101,7 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		BoardURL:     p.cfg.BoardURL,
 		Token:        p.cfg.Token,
 		Identity:     p.id,
-		Capabilities: p.cfg.Capabilities,
+		Capabilities: p.capabilities(),
 		Logger:       p.cfg.Logger,
 		OnState: func(st agentlink.State) {
 			if !st.Up {
@@ -138,10 +142,18 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 	if p.api != nil {
 		cfg.OnPaired = p.api.Paired
 	}
+	cfg.OnPause = p.pauses.fromBoard
 	link, err := agentlink.New(cfg)
 	if err != nil {
 		return nil, err
 	}
+	if err := p.pauses.use(link); err != nil {
+		return nil, err
+	}
+	if p.health != nil {
+		p.health.use(link)
+	}
+
 	if p.gov != nil {
 		p.gov.Use(link)
 	}

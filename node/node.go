@@ -18,11 +18,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
@@ -43,10 +41,6 @@ type Config struct {
 	// Token: an agent token minted for the flow's name; required with
 	// BoardURL.
 	Token string
-	// Capabilities: optional capabilities to claim on the link beside the
-	// six every agent has; each must be one of
-	// agentlink.OptionalCapabilities. nil claims none.
-	Capabilities []string
 	// Getenv: where the model's settings come from (OPENAI_API_KEY, …);
 	// nil is an empty environment, so the stand-in model.
 	Getenv func(string) string
@@ -78,6 +72,18 @@ type Config struct {
 	// JournalMaxBytes (Serve): rotate the journal past this size; 0 is
 	// journal.DefaultMaxBytes, and less than 0 is refused.
 	JournalMaxBytes int64
+	// HealthInterval (Serve): how often the health checks run; 0 is
+	// DefaultHealthInterval (60 s), otherwise from 1 s to 24 h. A check
+	// that has not answered within 5 s (half the interval when that is
+	// shorter) fails its round.
+	HealthInterval time.Duration
+	// NoHealthChecks (Serve): run no health checks, and do not announce
+	// the health capability. `agent run` never runs them.
+	NoHealthChecks bool
+	// HealthChecks (Serve): checks of the embedding program's, run beside
+	// the built-in ones (mcp:<server>, model, waiting) and the folder's
+	// health.json (docs/health.md).
+	HealthChecks []HealthCheck
 	// LinkUnservable (Serve): what to do with a flow this binary cannot
 	// assemble (one whose handlers and routers a generated program
 	// provides). false fails. true says "agent NAME: not served: …" and
@@ -100,8 +106,10 @@ type Config struct {
 	// counts from the start, and a message or answer that arrives during it
 	// waits for the rest of it. Unused for a flow that declares no tools.
 	SwitchesWithin time.Duration
-	// Reason (Cancel): why the run was ended, told to the board; at most
-	// governed.MaxReason bytes.
+	// Reason (Cancel, Pause, Resume): for Cancel, why the run was ended,
+	// told to the board, at most governed.MaxReason bytes; for Pause and
+	// Resume, why the agent is paused or resumed, at most pause.MaxReason
+	// bytes (required to pause).
 	Reason string
 	// JSON (Run): write the finished run's state on Stdout as one JSON
 	// object, and nothing else; false writes each output channel as
@@ -117,10 +125,12 @@ func (cfg Config) checked() (Config, error) {
 	if cfg.BoardURL != "" && cfg.Token == "" {
 		return cfg, errors.New("node: Config.Token is required with a BoardURL")
 	}
-	for _, c := range cfg.Capabilities {
-		if !slices.Contains(agentlink.OptionalCapabilities, c) {
-			return cfg, fmt.Errorf("node: Config.Capabilities: %q: want one of %s", c, strings.Join(agentlink.OptionalCapabilities, ", "))
-		}
+	if cfg.HealthInterval != 0 && (cfg.HealthInterval < MinHealthInterval || cfg.HealthInterval > MaxHealthInterval) {
+		return cfg, fmt.Errorf("node: Config.HealthInterval is %s; want 0 (the default, %s) or from %s to %s",
+			cfg.HealthInterval, DefaultHealthInterval, MinHealthInterval, MaxHealthInterval)
+	}
+	if err := checkHealthChecks(cfg.HealthChecks); err != nil {
+		return cfg, err
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"

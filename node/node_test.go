@@ -23,7 +23,6 @@ func TestConfigChecked(t *testing.T) {
 	}{
 		{name: "no dir", cfg: node.Config{}},
 		{name: "a board without a token", cfg: node.Config{Dir: dir, BoardURL: "http://127.0.0.1:1"}},
-		{name: "an unknown capability", cfg: node.Config{Dir: dir, Capabilities: []string{"flight"}}},
 		{name: "beyond loopback", cfg: node.Config{Dir: dir, Listen: ":8080"}, is: serve.ErrNotLoopback},
 		{name: "no port", cfg: node.Config{Dir: dir, Listen: "127.0.0.1"}},
 		{name: "an unknown journal detail", cfg: node.Config{Dir: dir, JournalDetail: "everything"}},
@@ -31,6 +30,10 @@ func TestConfigChecked(t *testing.T) {
 		{name: "an input with no name", cfg: node.Config{Dir: dir, Input: map[string]string{"": "x"}}},
 		{name: "a negative wait for the switches", cfg: node.Config{Dir: dir, SwitchesWithin: -time.Second}},
 		{name: "a long reason", cfg: node.Config{Dir: dir, Reason: strings.Repeat("x", 4097)}},
+		{name: "health checks too often", cfg: node.Config{Dir: dir, HealthInterval: 500 * time.Millisecond}},
+		{name: "health checks too seldom", cfg: node.Config{Dir: dir, HealthInterval: 25 * time.Hour}},
+		{name: "a health check without a check", cfg: node.Config{Dir: dir, HealthChecks: []node.HealthCheck{{Name: "printer"}}}},
+		{name: "a health check without a name", cfg: node.Config{Dir: dir, HealthChecks: []node.HealthCheck{{Check: func(context.Context) error { return nil }}}}},
 	}
 	for _, tt := range tests {
 		for _, start := range []struct {

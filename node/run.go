@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
@@ -66,11 +67,22 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	id, err := agentlink.ReadIdentity(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	pz, err := openPauses(cfg.Dir, id.Name, cfg.Stderr, cfg.Logger)
+	if err != nil {
+		return err
+	}
 	a, err := open(ctx, cfg, nil)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if err := refuseNewRun(ctx, cfg, a, pz); err != nil {
+		return err
+	}
 	sayAssembled(cfg.Stderr, a)
 	// Runs a decision on the board resumed or ended, on this run's thread.
 	decided := make(chan decision, 4)
@@ -113,11 +125,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	if cfg.BoardURL != "" {
-		id, err := agentlink.ReadIdentity(cfg.Dir)
-		if err != nil {
-			return err
-		}
-		p := &parts{cfg: cfg, id: id, out: cfg.Stderr, agent: a, gov: gov, quietLink: true, spoke: make(chan struct{})}
+		p := &parts{cfg: cfg, id: id, out: cfg.Stderr, agent: a, gov: gov, quietLink: true, spoke: make(chan struct{}), pauses: pz}
 		lctx, cancel := context.WithCancel(ctx)
 		link, err := p.link(lctx)
 		if err != nil {
@@ -129,6 +137,7 @@ func Run(ctx context.Context, cfg Config) error {
 			defer close(done)
 			_ = link.Run(lctx)
 		}()
+		p.bg.Go(func() { pz.run(lctx) })
 		defer func() {
 			cancel()
 			<-done
@@ -165,6 +174,9 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	default:
+		if err := refuseNewRun(ctx, cfg, a, pz); err != nil {
+			return err // paused meanwhile: by the board, once linked
+		}
 		if res, v, err = gov.Invoke(ctx, thread, in); err != nil {
 			return err
 		}
@@ -211,6 +223,24 @@ func Run(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(cfg.Stdout, "%s: %s\n", name, flow.Text(res.State[name]))
 	}
 	return nil
+}
+
+// refuseNewRun fails with ErrPaused, saying why, when the agent is paused
+// and no run waits on cfg.Thread: a new run is new work. A run waiting
+// there is what the agent has in flight, and may be answered.
+func refuseNewRun(ctx context.Context, cfg Config, a *agent.Agent, pz *pauses) error {
+	s := pz.Current()
+	if !s.Paused {
+		return nil
+	}
+	p, err := a.Graph.Pending(ctx, cfg.Thread)
+	if err != nil && !errors.Is(err, flow.ErrNothingPending) {
+		return err
+	}
+	if p != nil {
+		return nil
+	}
+	return fmt.Errorf("%w %s; a new run starts once it is resumed (`agent resume %s`, or on the board)", ErrPaused, s.Why(), cfg.Dir)
 }
 
 // awaitSwitches waits within for spoke to close — the board's first word

@@ -41,10 +41,18 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	pz, err := openPauses(cfg.Dir, id.Name, cfg.Stdout, cfg.Logger)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(cfg.Stdout, "agent %s: build %s\n", id.Name, id.Build)
+	if s := pz.Current(); s.Paused {
+		fmt.Fprintf(cfg.Stdout, "agent %s: %s: no new work is taken until it is resumed\n", id.Name, s.Say())
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	p := &parts{cfg: cfg, id: id, out: cfg.Stdout}
+	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz}
+	p.bg.Go(func() { pz.run(ctx) })
 	if cfg.BoardURL != "" {
 		p.spoke, p.ready = make(chan struct{}), make(chan struct{})
 	}
@@ -81,6 +89,9 @@ func Serve(ctx context.Context, cfg Config) error {
 	default:
 		return err
 	}
+	if p.health, err = newHealthChecks(cfg, id.Name, p.agent); err != nil {
+		return err
+	}
 
 	if cfg.BoardURL == "" {
 		fmt.Fprintf(cfg.Stdout, "agent %s: no board configured (--monitor or MONITOR_URL): running without a board\n", id.Name)
@@ -94,6 +105,10 @@ func Serve(ctx context.Context, cfg Config) error {
 			p.bg.Go(func() { awaitReady(ctx, p) })
 		}
 		tasks = append(tasks, func() error { return link.Run(ctx) })
+	}
+	if p.health != nil {
+		// Once the link has it: the first round goes to the board too.
+		p.bg.Go(func() { p.health.run(ctx) })
 	}
 	if len(tasks) == 0 {
 		<-ctx.Done()
@@ -169,9 +184,12 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	if s.held, err = lock.Take(cfg.Dir, lock.Me(url, time.Now())); err != nil {
 		return nil, err
 	}
-	s.journal, err = journal.Open(journal.Config{
-		Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Logger: cfg.Logger,
-	})
+	named, err := journalSecrets(cfg)
+	if err == nil {
+		s.journal, err = journal.Open(journal.Config{
+			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Secrets: named, Logger: cfg.Logger,
+		})
+	}
 	journalLine := ""
 	if err != nil {
 		journalLine = fmt.Sprintf("journal: not kept: %v", err)
@@ -195,7 +213,7 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	}
 	p.api, err = serve.New(ctx, serve.Config{
 		Agent: p.agent, Approvals: p.gov, Public: cfg.Public, Monitored: cfg.BoardURL != "", Logger: cfg.Logger,
-		Ready: p.ready,
+		Ready: p.ready, Paused: p.pauses.Current,
 	})
 	if err != nil {
 		return nil, err

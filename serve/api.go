@@ -81,6 +81,8 @@ type Description struct {
 	Description string    `json:"description,omitempty"`
 	Inputs      []Channel `json:"inputs"`
 	Outputs     []Channel `json:"outputs"`
+	// Paused: set while the agent takes no new work, and why.
+	Paused *Paused `json:"paused,omitempty"`
 }
 
 // Channel is one of the flow's inputs or outputs.
@@ -94,6 +96,9 @@ type Channel struct {
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	f := s.agent.Flow
 	d := Description{Name: f.Name, Description: f.Description, Inputs: []Channel{}, Outputs: []Channel{}}
+	if s.pause != nil {
+		d.Paused = pausedOf(s.pause())
+	}
 	channel := func(name string) Channel {
 		c := Channel{Name: name}
 		if ch := f.State[name]; ch != nil {
@@ -158,11 +163,17 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.paused(); err != nil {
+		return err
+	}
 	if err := s.claim(r, thread); err != nil {
 		return err
 	}
 	if err := s.awaitReady(r); err != nil {
 		return err
+	}
+	if err := s.paused(); err != nil {
+		return err // paused while it waited for the board's word on the tools
 	}
 	res, v, err := s.gov.Invoke(s.runContext(r, thread), thread, in)
 	if err != nil {

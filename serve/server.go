@@ -18,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/pause"
 )
 
 // Config configures New.
@@ -49,6 +50,12 @@ type Config struct {
 	// wait for that word is over, so that a tool is not refused for nobody
 	// having decided when the board had. nil: runs start at once.
 	Ready <-chan struct{}
+	// Paused: whether the agent takes new work now, asked on every
+	// message that would start a run; one refused while paused is 503
+	// with Retry-After and the pause (docs/serve.md, "Pause"). Answers,
+	// and the runs a decision on the board resumes, go on. nil: never
+	// paused.
+	Paused func() pause.State
 	// Logger: nil discards logs.
 	Logger *slog.Logger
 	// Now: the clock for the conversations' times; nil is time.Now.
@@ -75,7 +82,8 @@ type Server struct {
 	boardMu   sync.Mutex
 	board     Board // nil until Use
 	reports   *reports
-	ready     <-chan struct{} // Config's; nil: ready
+	ready     <-chan struct{}    // Config's; nil: ready
+	pause     func() pause.State // Config.Paused; nil: never paused
 }
 
 // New checks cfg and builds the server. It reads the conversations index
@@ -112,6 +120,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		public:    cfg.Public,
 		reports:   newReports(),
 		ready:     cfg.Ready,
+		pause:     cfg.Paused,
 	}
 	s.mux.Handle("/", page())
 	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {
@@ -222,6 +231,8 @@ type errorBody struct {
 	// Field is the field or header the request was wrong about, when the
 	// refusal is about one.
 	Field string `json:"field,omitempty"`
+	// Paused: why the agent takes no new work, on a 503 refusing it.
+	Paused *Paused `json:"paused,omitempty"`
 }
 
 // fail is the one place errors become statuses: a request's mistake is
@@ -232,9 +243,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var (
 		re *requestError
 		ne *flow.NodeError
+		pe *pausedError
 	)
 	thread := r.PathValue("thread")
 	switch {
+	case errors.As(err, &pe):
+		failPaused(w, pe)
 	case errors.As(err, &re):
 		writeJSON(w, re.status, errorBody{Error: re.Error(), Field: re.field})
 	case errors.Is(err, flow.ErrWaiting):

@@ -619,7 +619,7 @@ func TestHoldingRefusesAnUnencodableShow(t *testing.T) {
 
 func TestHoldingOfMemory(t *testing.T) {
 	t.Parallel()
-	if h, ok := HoldingOf(newMemory()).(*MemoryHolding); !ok || h == nil {
+	if h, ok := HoldingOf(newMemory(nil)).(*MemoryHolding); !ok || h == nil {
 		t.Errorf("HoldingOf(a memory checkpointer) = %T, want *MemoryHolding", h)
 	}
 }

@@ -25,7 +25,7 @@ import (
 func OpenOrMemory(ctx context.Context, dir string, cfg Config) (flow.Checkpointer, string) {
 	s, err := Open(ctx, dir, cfg)
 	if err != nil {
-		return newMemory(), "waiting runs are kept in memory (they are lost on restart): " + err.Error()
+		return newMemory(err), "waiting runs are kept in memory (they are lost on restart): " + err.Error()
 	}
 	path := s.Path()
 	if abs, err := filepath.Abs(path); err == nil {

@@ -89,7 +89,7 @@ func TestStore(t *testing.T) {
 
 func TestMemory(t *testing.T) {
 	t.Parallel()
-	exercise(t, newMemory())
+	exercise(t, newMemory(nil))
 }
 
 func TestOpenCreatesPrivateFolder(t *testing.T) {
@@ -304,7 +304,7 @@ func TestConcurrentPuts(t *testing.T) {
 func TestConcurrentMemory(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	m := newMemory()
+	m := newMemory(nil)
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {

@@ -22,6 +22,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return runFlow(ctx, args[1:], getenv, stdin, stdout, stderr)
 		case "cancel":
 			return runCancel(ctx, args[1:], getenv, stdout, stderr)
+		case "pause":
+			return runPause(args[1:], stdout, stderr, true)
+		case "resume":
+			return runPause(args[1:], stdout, stderr, false)
 		case "serve":
 			return runServe(ctx, args[1:], getenv, stdout, stderr, false)
 		}

@@ -25,18 +25,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.SetOutput(stderr)
 	monitor := fs.String("monitor", getenv("MONITOR_URL"), "the board's URL (env MONITOR_URL)")
 	token := fs.String("token", getenv("MONITOR_TOKEN"), "an agent token for this flow's name (env MONITOR_TOKEN)")
-	var caps listFlag
-	fs.Var(&caps, "capability", "an optional capability to claim (health, pause); repeatable")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	listen := fs.String("listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
 	public := fs.Bool("public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
 	detail := fs.String("journal-detail", string(journal.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
 	maxBytes := fs.Int64("journal-max-bytes", journal.DefaultMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
+	healthEvery := fs.Duration("health-interval", node.DefaultHealthInterval, "how often to run the health checks (1s to 24h); 0 turns them off, and the agent does not announce health")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: %s [--listen ADDR] [--monitor URL] [--token TOKEN] DIR", name)
+		return fmt.Errorf("usage: %s [--listen ADDR] [--monitor URL] [--token TOKEN] [--health-interval D] DIR", name)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -52,6 +51,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := serve.CheckListen(*listen, *public); err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
+	if e := *healthEvery; e != 0 && (e < node.MinHealthInterval || e > node.MaxHealthInterval) {
+		return fmt.Errorf("--health-interval: %s: want 0 (off) or from %s to %s", e, node.MinHealthInterval, node.MaxHealthInterval)
+	}
 	if *monitor != "" && *token == "" {
 		return errNoToken
 	}
@@ -59,7 +61,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Dir:             fs.Arg(0),
 		BoardURL:        *monitor,
 		Token:           *token,
-		Capabilities:    caps,
 		Getenv:          getenv,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Stdout:          stdout,
@@ -69,5 +70,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		JournalDetail:   jd,
 		JournalMaxBytes: *maxBytes,
 		LinkUnservable:  plain,
+		HealthInterval:  *healthEvery,
+		NoHealthChecks:  *healthEvery == 0,
 	}))
 }

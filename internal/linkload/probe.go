@@ -78,9 +78,8 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 	}
 	defer stream.Close()
 	err = stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
-		Name:         p.cred.Name,
-		Protocol:     agentlink.Protocol,
-		Capabilities: agentlink.Capabilities,
+		Name:     p.cred.Name,
+		Protocol: agentlink.Protocol,
 	}}})
 	if err != nil {
 		return false, err

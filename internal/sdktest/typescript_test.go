@@ -72,8 +72,8 @@ func TestTypeScriptAgentAndOperator(t *testing.T) {
 		"SYMPHONIX_AGENT_TOKEN=" + b.AgentToken("ts-refund-desk"),
 		"SYMPHONIX_RUN=run-ts-1",
 	}, "node", "examples/dist/agent.js")
-	if line := agent.waitFor(t, "linked: session "); !strings.HasSuffix(line, ", protocol 2, ping every 300 ms") {
-		t.Errorf("agent printed %q; want it linked on protocol 2, pinging as the welcome says (every 300 ms)", line)
+	if line := agent.waitFor(t, "linked: session "); !strings.HasSuffix(line, ", protocol 3, ping every 300 ms") {
+		t.Errorf("agent printed %q; want it linked on protocol 3, pinging as the welcome says (every 300 ms)", line)
 	}
 	agent.waitFor(t, "switches: on [] spoken=false")
 	agent.waitFor(t, "pong 1")
@@ -99,8 +99,8 @@ func TestTypeScriptAgentAndOperator(t *testing.T) {
 		t.Fatalf("GetAgent: %v", err)
 	}
 	if a := got.GetAgent(); a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || a.GetBuild() != flowID.Build ||
-		strings.Join(a.GetTools(), ",") != "orders.refund" || len(a.GetCapabilities()) != 6 {
-		t.Errorf("the board's ts-refund-desk = %v; want it online, of build %s, declaring orders.refund, with the six capabilities", a, flowID.Build)
+		strings.Join(a.GetTools(), ",") != "orders.refund" || len(a.GetCapabilities()) != 0 || a.GetProtocol() != "3" {
+		t.Errorf("the board's ts-refund-desk = %v; want it online, of build %s, declaring orders.refund, speaking protocol 3 and announcing no capability", a, flowID.Build)
 	}
 	wantDigest, err := approvals.Digest(map[string]any{"order_id": "A-1042", "amount": 5000, "currency": "EUR"},
 		"The customer was charged twice for order A-1042.")
@@ -158,7 +158,7 @@ func TestTypeScriptAgentAndOperator(t *testing.T) {
 		out := run(t, dir, env, "node", "examples/dist/operator.js", "agents")
 		for _, want := range []string{
 			"agent go-desk ", // online, or offline if its silence outlasted the board's patience
-			"agent ts-refund-desk offline protocol=2 build=" + flowID.Build + "\n",
+			"agent ts-refund-desk offline protocol=3 build=" + flowID.Build + "\n",
 			fmt.Sprintf("agents: 2 in %d page", pages),
 		} {
 			if !strings.Contains(out, want) {

@@ -38,6 +38,7 @@
     fields: $("fields"),
     send: $("send"),
     error: $("error"),
+    paused: $("paused"),
     who: $("who"),
     whoYou: $("who-you"),
     whoPeople: $("who-people"),
@@ -78,6 +79,7 @@
       const err = new Error(data.error || res.status + " " + res.statusText);
       err.status = res.status;
       err.field = data.field || "";
+      err.paused = data.paused || null;
       throw err;
     }
     return data;
@@ -86,6 +88,25 @@
   function showError(err) {
     ui.error.textContent = err ? String(err.message || err) : "";
     ui.error.hidden = !err;
+  }
+
+  // drawPaused says, above the message form, that the agent takes no new
+  // messages and why (GET /api/agent, or a message refused with 503); null
+  // hides it. Answers to what a conversation waits for still go through.
+  function drawPaused(p) {
+    if (!p) {
+      ui.paused.hidden = true;
+      return;
+    }
+    let line = "This agent is paused and takes no new messages";
+    if (p.reason) line += ": " + p.reason;
+    const who = [];
+    if (p.by) who.push("by " + p.by);
+    if (p.at) who.push("since " + new Date(p.at).toLocaleString());
+    if (p.origin === "board") who.push("on the board");
+    if (who.length) line += " (" + who.join(", ") + ")";
+    ui.paused.textContent = line + ". What it started goes on.";
+    ui.paused.hidden = false;
   }
 
   function newThreadName() {
@@ -498,7 +519,14 @@
       const name = thread;
       const body = messageBody();
       note("you", describeMessage(body));
-      const t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/messages", body);
+      let t;
+      try {
+        t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/messages", body);
+      } catch (err) {
+        if (err.status === 503 && err.paused) drawPaused(err.paused);
+        throw err;
+      }
+      drawPaused(null);
       if (thread !== name) return;
       drawTurn(t);
       for (const a of ui.fields.querySelectorAll("textarea")) a.value = "";
@@ -554,6 +582,7 @@
     document.title = agent.name || "Agent";
     ui.name.textContent = agent.name || "Agent";
     ui.description.textContent = agent.description || "";
+    drawPaused(agent.paused);
     drawFields();
     await loadDoor();
     drawWho(null);

@@ -35,7 +35,6 @@ import {
   approvalDigest,
   bearer,
   buildOf,
-  capabilities,
   LinkErrorCode,
   type LinkRequestSchema,
   Outbox,
@@ -170,7 +169,8 @@ async function main(): Promise<number> {
   out.push({
     kind: {
       case: "hello",
-      value: { name, protocol, capabilities: [...capabilities], build, tools, description: flow.description ?? "" },
+      // It pings, raises and waits for decisions: none of the capabilities.
+      value: { name, protocol, capabilities: [], build, tools, description: flow.description ?? "" },
     },
   });
   console.log(`agent ${name}: build ${build}`);

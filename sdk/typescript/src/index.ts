@@ -12,7 +12,7 @@
 //     const agents = createClient(AgentService, transport);
 //
 // Beside them: the digests an agent computes (approvalDigest, buildOf) and
-// what an agent needs to speak the link (protocol, capabilities, Outbox).
+// what an agent needs to speak the link (protocol, Capability, Outbox).
 
 export * from "./gen/symphonix/board/v1/agent_pb.js";
 export * from "./gen/symphonix/board/v1/approval_pb.js";
@@ -23,4 +23,4 @@ export * from "./gen/symphonix/board/v1/tool_pb.js";
 export * from "./gen/symphonix/board/v1/user_pb.js";
 
 export { approvalDigest, buildOf, canonicalJSON, digestOf, maxDepth, stillTheSameThing } from "./digest.js";
-export { bearer, capabilities, Outbox, protocol } from "./link.js";
+export { bearer, Capability, Outbox, protocol } from "./link.js";

@@ -1,25 +1,29 @@
 // What an agent needs beside the generated messages to speak the link
-// (AgentLinkService.Link): the protocol it says in its hello, the
-// capabilities every agent of that protocol has, a bearer-token interceptor,
-// and a queue to feed the request side of the bidi stream.
+// (AgentLinkService.Link): the protocol it says in its hello, the names of
+// the capabilities a board knows, a bearer-token interceptor, and a queue to
+// feed the request side of the bidi stream.
 
 import type { Interceptor } from "@connectrpc/connect";
 
 /** The link protocol this SDK speaks: Hello.protocol. */
-export const protocol = "2";
+export const protocol = "3";
 
 /**
- * The capabilities every agent of this protocol has. An agent adds the
- * optional ones ("health", "pause") only when it really has them.
+ * The capabilities a board knows, for Hello.capabilities. An agent announces
+ * one only when the code behind it runs in its process; the board sends what
+ * needs a capability only to agents that announce it (docs/link.md,
+ * "Capabilities"). An agent that implements none announces none.
  */
-export const capabilities: readonly string[] = Object.freeze([
-  "runs",
-  "live-runs",
-  "delegation",
-  "delegation-cycle",
-  "users",
-  "pairing",
-]);
+export const Capability = Object.freeze({
+  /** It asks the board who people are (howToIdentify, verify). */
+  users: "users",
+  /** It shows pairing codes and takes "paired". */
+  pairing: "pairing",
+  /** It runs health checks and reports rounds ("health"). */
+  health: "health",
+  /** It can stop taking new work and says so ("pauseState"); it takes "pause". */
+  pause: "pause",
+} as const);
 
 /**
  * bearer sends token in the Authorization header of every call: an operator

@@ -1,0 +1,46 @@
+package agentlink
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Protocol is the link protocol this agent speaks. The board names the
+// range it accepts in its welcome (Link.Protocols).
+const Protocol = "3"
+
+// The capabilities an agent built from this module may announce in its
+// hello. Each says that the code behind it runs in the announcing process;
+// the caller (package node) decides which do, and announces only those.
+const (
+	// CapabilityUsers: the agent knows people in its conversations and
+	// reports them with its pointers (the served chat's door).
+	CapabilityUsers = "users"
+	// CapabilityPairing: the agent shows pairing codes and hears of
+	// pairings (the served chat's door).
+	CapabilityPairing = "pairing"
+	// CapabilityHealth: the agent runs health checks and reports their
+	// rounds (ReportHealth).
+	CapabilityHealth = "health"
+	// CapabilityPause: the agent keeps a pause, obeys the board's Pause
+	// and reports its state (ReportPause, Config.OnPause).
+	CapabilityPause = "pause"
+)
+
+// Capabilities are every name Config.Capabilities may hold.
+var Capabilities = []string{CapabilityUsers, CapabilityPairing, CapabilityHealth, CapabilityPause}
+
+// checkCapabilities refuses a name this package does not know, and a name
+// given twice.
+func checkCapabilities(caps []string) error {
+	for i, c := range caps {
+		if !slices.Contains(Capabilities, c) {
+			return fmt.Errorf("agentlink: Config.Capabilities: %q: want one of %s", c, strings.Join(Capabilities, ", "))
+		}
+		if slices.Contains(caps[:i], c) {
+			return fmt.Errorf("agentlink: Config.Capabilities: %q given twice", c)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,404 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os/user"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect/v2"
+	"connectrpc.com/connect/v2/connecthttp"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/symphonix/symphonix/agentlink"
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/exampletest"
+	"github.com/symphonix/symphonix/node"
+	"github.com/symphonix/symphonix/pause"
+)
+
+// refusal is a 503 the served API answers a message with while paused.
+type refusal struct {
+	status     int
+	retryAfter string
+	body       struct {
+		Error  string
+		Paused *struct{ Reason, By, Origin string }
+	}
+}
+
+// postPaused posts a new message to thread and reads the answer as a
+// refusal (whatever its status).
+func postPaused(t *testing.T, url, thread string) refusal {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "POST", url+"/api/threads/"+thread+"/messages", strings.NewReader(askForRefund))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	r := refusal{status: res.StatusCode, retryAfter: res.Header.Get("Retry-After")}
+	if err := json.Unmarshal(b, &r.body); err != nil {
+		t.Fatalf("POST %s = %d %s: %v", thread, res.StatusCode, b, err)
+	}
+	return r
+}
+
+func me(t *testing.T) string {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil {
+		t.Skipf("no current user: %v", err)
+	}
+	return u.Username
+}
+
+// TestServePausedLocally: `agent pause` on the folder of a served agent
+// refuses new messages (503, Retry-After, the reason and who) and says so
+// on a line, while the run it has in flight is answered and finishes;
+// `agent resume` takes new messages again; an agent started while paused
+// stays paused.
+func TestServePausedLocally(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	s := startServe(t, node.Config{Dir: dir})
+	var first turn
+	if status := call(t, "POST", s.url+"/api/threads/in-flight/messages", askForRefund, &first); status != 200 || first.Pending == nil {
+		t.Fatalf("message = %d %+v, want the refund's approval", status, first)
+	}
+
+	if err := node.Pause(node.Config{Dir: dir}); err == nil || !strings.Contains(err.Error(), "--reason") {
+		t.Errorf("Pause without a reason = %v, want it refused, naming --reason", err)
+	}
+	var said lines
+	if err := node.Pause(node.Config{Dir: dir, Reason: "the order system is being migrated", Stdout: &said}); err != nil {
+		t.Fatal(err)
+	}
+	said.wait(t, regexp.MustCompile(`^agent refund-desk: paused by `+regexp.QuoteMeta(me(t))+` at \S+ \(on this machine\): the order system is being migrated$`), 0)
+	said.wait(t, regexp.MustCompile(`^agent refund-desk: served at `+regexp.QuoteMeta(s.url)+` \(pid \d+\): it takes this up within a second`), 0)
+
+	r := postPaused(t, s.url, "new")
+	if r.status != 503 || r.retryAfter != "60" || r.body.Paused == nil || r.body.Paused.Reason != "the order system is being migrated" ||
+		r.body.Paused.By != me(t) || r.body.Paused.Origin != "local" || !strings.Contains(r.body.Error, "the order system is being migrated") {
+		t.Fatalf("a new message while paused = %+v; want 503, Retry-After 60, the reason, who and where", r)
+	}
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: paused by \S+ at \S+ \(on this machine\): the order system is being migrated$`), 60*time.Second)
+	var desc struct{ Paused *struct{ Reason string } }
+	if call(t, "GET", s.url+"/api/agent", "", &desc); desc.Paused == nil || desc.Paused.Reason != "the order system is being migrated" {
+		t.Errorf("GET /api/agent while paused = %+v, want the pause", desc)
+	}
+
+	var done turn
+	if status := call(t, "POST", s.url+"/api/threads/in-flight/answer", `{"answer": "yes"}`, &done); status != 200 || done.Reply == "" {
+		t.Fatalf("answering the run in flight while paused = %d %+v, want it finished", status, done)
+	}
+	exampletest.CheckRefundedOnce(t, dir)
+
+	if err := node.Resume(node.Config{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	var again turn
+	if status := call(t, "POST", s.url+"/api/threads/after/messages", askForRefund, &again); status != 200 {
+		t.Fatalf("a new message after the resume = %d %+v, want 200", status, again)
+	}
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: taking work: resumed by \S+ at \S+ \(on this machine\)$`), 60*time.Second)
+	if err := s.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := node.Pause(node.Config{Dir: dir, Reason: "stay down"}); err != nil {
+		t.Fatal(err)
+	}
+	restarted := startServe(t, node.Config{Dir: dir})
+	restarted.out.wait(t, regexp.MustCompile(`^agent refund-desk: paused by \S+ at \S+ \(on this machine\): stay down: no new work is taken until it is resumed$`), 0)
+	if r := postPaused(t, restarted.url, "after-restart"); r.status != 503 || r.body.Paused == nil || r.body.Paused.Reason != "stay down" {
+		t.Errorf("a new message after a restart while paused = %+v, want 503 naming the reason", r)
+	}
+}
+
+// TestRunPaused: `agent run` of a paused agent starts no run (ErrPaused,
+// naming the reason), and answers the run already waiting on its thread.
+func TestRunPaused(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	if err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "waits", Input: refundInput}); !errors.Is(err, node.ErrNoAnswer) {
+		t.Fatalf("the first Run = %v, want ErrNoAnswer", err)
+	}
+	if err := node.Pause(node.Config{Dir: dir, Reason: "closing the books"}); err != nil {
+		t.Fatal(err)
+	}
+	var stderr lines
+	err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "new", Input: refundInput, Stdin: strings.NewReader("yes\n"), Stderr: &stderr})
+	if !errors.Is(err, node.ErrPaused) || !strings.Contains(err.Error(), "closing the books") {
+		t.Fatalf("a new run while paused = %v, want ErrPaused naming the reason", err)
+	}
+	if stderr.String() != "" {
+		t.Errorf("the refused run said %q; want nothing before the refusal", stderr.String())
+	}
+	if err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "waits", Stdin: strings.NewReader("yes\n")}); err != nil {
+		t.Fatalf("answering the waiting run while paused = %v, want it finished", err)
+	}
+	exampletest.CheckRefundedOnce(t, dir)
+}
+
+// pushBoard is a link-level board: it welcomes the agent, switches both of
+// the desk's tools on, answers who_decides with not governed, hands the
+// test the hello and every pause state, and sends what the test pushes.
+type pushBoard struct {
+	hellos chan *boardv1.Hello
+	states chan *boardv1.PauseState
+	health chan *boardv1.HealthReport
+	push   chan *boardv1.LinkResponse
+}
+
+func startPushBoard(t *testing.T) (*pushBoard, string) {
+	t.Helper()
+	b := &pushBoard{
+		hellos: make(chan *boardv1.Hello, 8),
+		states: make(chan *boardv1.PauseState, 64),
+		health: make(chan *boardv1.HealthReport, 64),
+		push:   make(chan *boardv1.LinkResponse),
+	}
+	srv := connect.NewServer()
+	boardv1connect.RegisterAgentLinkServiceHandler(srv, b)
+	mux := http.NewServeMux()
+	connecthttp.Mount(mux, srv)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: mux, Protocols: p}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return b, "http://" + ln.Addr().String()
+}
+
+func (b *pushBoard) Link(ctx context.Context, s boardv1connect.AgentLinkServiceLinkServerStream) error {
+	first, err := s.Receive()
+	if err != nil {
+		return err
+	}
+	keep(b.hellos, first.GetHello())
+	for _, m := range []*boardv1.LinkResponse{
+		{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{Session: "push", Protocol: "3", MinProtocol: "2", MaxProtocol: "3"}}},
+		{Kind: &boardv1.LinkResponse_Switches{Switches: &boardv1.ToolSwitches{On: []string{"orders.lookup_order", "orders.refund"}, Spoken: true}}},
+	} {
+		if err := s.Send(m); err != nil {
+			return err
+		}
+	}
+	in := make(chan *boardv1.LinkRequest)
+	go func() {
+		defer close(in)
+		for {
+			m, err := s.Receive()
+			if err != nil {
+				return
+			}
+			select {
+			case in <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		var out *boardv1.LinkResponse
+		select {
+		case <-ctx.Done():
+			return nil
+		case out = <-b.push:
+		case m, ok := <-in:
+			if !ok {
+				return nil
+			}
+			switch k := m.GetKind().(type) {
+			case *boardv1.LinkRequest_Ping:
+				out = &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{Seq: k.Ping.GetSeq()}}}
+			case *boardv1.LinkRequest_WhoDecides:
+				out = &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_WhoDecidesAnswer{WhoDecidesAnswer: &boardv1.WhoDecidesAnswer{
+					RequestId: k.WhoDecides.GetRequestId(), Ruling: boardv1.Ruling_RULING_NOT_GOVERNED,
+				}}}
+			case *boardv1.LinkRequest_PauseState:
+				keep(b.states, k.PauseState)
+			case *boardv1.LinkRequest_Health:
+				keep(b.health, k.Health)
+			}
+		}
+		if out != nil {
+			if err := s.Send(out); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// keep hands m to a test that reads ch; one that does not read it loses
+// what does not fit, rather than stall the link.
+func keep[T any](ch chan T, m T) {
+	select {
+	case ch <- m:
+	default:
+	}
+}
+
+// awaitPauseState waits for a pause state that satisfies ok.
+func (b *pushBoard) awaitPauseState(t *testing.T, what string, ok func(*boardv1.PauseState) bool) *boardv1.PauseState {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case s := <-b.states:
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			t.Fatalf("no pause state %s within a minute", what)
+		}
+	}
+}
+
+// TestPauseFromTheBoard: a served agent announces users, pairing, health
+// and pause; tells the board it is not paused after the welcome; keeps a Pause
+// the board sends in its folder (origin board), answers with the state it
+// came to, and refuses new messages; the board's resume takes them again.
+func TestPauseFromTheBoard(t *testing.T) {
+	t.Parallel()
+	b, url := startPushBoard(t)
+	dir := deskDir(t)
+	s := startServe(t, node.Config{Dir: dir, BoardURL: url, Token: "a-token"})
+	h := <-b.hellos
+	if h.GetProtocol() != "3" || !slices.Equal(h.GetCapabilities(), []string{"users", "pairing", "health", "pause"}) {
+		t.Errorf("hello = protocol %q, capabilities %q; want 3 and users, pairing, health, pause", h.GetProtocol(), h.GetCapabilities())
+	}
+	b.awaitPauseState(t, "saying it is not paused", func(s *boardv1.PauseState) bool { return !s.GetPaused() })
+
+	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+	b.push <- &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pause{Pause: &boardv1.Pause{
+		Paused: true, Reason: "quarterly audit", By: "Olga Ops", Time: timestamppb.New(at),
+	}}}
+	st := b.awaitPauseState(t, "paused", func(s *boardv1.PauseState) bool { return s.GetPaused() })
+	if st.GetOrigin() != boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD || st.GetReason() != "quarterly audit" || st.GetBy() != "Olga Ops" || !st.GetTime().AsTime().Equal(at) {
+		t.Errorf("the answer to the board's pause = %v, want it, from the board", st)
+	}
+	kept, err := pause.Read(dir)
+	if err != nil || !kept.Paused || kept.Origin != pause.Board || kept.By != "Olga Ops" || !kept.Time.Equal(at) {
+		t.Errorf("the folder's pause = %+v, %v; want the board's", kept, err)
+	}
+	if r := postPaused(t, s.url, "new"); r.status != 503 || r.body.Paused == nil || r.body.Paused.Origin != "board" || r.body.Paused.By != "Olga Ops" {
+		t.Errorf("a new message after the board's pause = %+v, want 503 naming the board's pause", r)
+	}
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: paused by Olga Ops at 2026-12-02T09:30:00Z \(on the board\): quarterly audit$`), 0)
+
+	b.push <- &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pause{Pause: &boardv1.Pause{Paused: false, By: "Olga Ops", Time: timestamppb.New(at.Add(time.Hour))}}}
+	b.awaitPauseState(t, "resumed", func(s *boardv1.PauseState) bool {
+		return !s.GetPaused() && s.GetOrigin() == boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD
+	})
+	var again turn
+	if status := call(t, "POST", s.url+"/api/threads/after/messages", askForRefund, &again); status != 200 || again.Pending == nil {
+		t.Errorf("a new message after the board's resume = %d %+v, want the refund's approval", status, again)
+	}
+}
+
+// TestRunAnnouncesPause: a run at a terminal announces pause and nothing
+// else: it serves no chat, and runs no health checks.
+func TestRunAnnouncesPause(t *testing.T) {
+	t.Parallel()
+	b, url := startPushBoard(t)
+	dir := deskDir(t)
+	err := node.Run(t.Context(), node.Config{Dir: dir, BoardURL: url, Token: "a-token", Input: refundInput})
+	if !errors.Is(err, node.ErrNoAnswer) {
+		t.Errorf("Run = %v, want ErrNoAnswer (nothing on stdin)", err)
+	}
+	if h := <-b.hellos; !slices.Equal(h.GetCapabilities(), []string{agentlink.CapabilityPause}) {
+		t.Errorf("a run's hello announces %q, want pause only", h.GetCapabilities())
+	}
+}
+
+// TestPauseAndHealthOnTheBoard: against a real board, a served agent's
+// health rounds are the board's view of it; an operator's pause reaches
+// it, is kept in its folder and refuses new messages, and the board sees
+// it delivered; a resume on the agent's machine reaches the board as the
+// agent's word.
+func TestPauseAndHealthOnTheBoard(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	admin := g.bt.Agents(g.bt.OperatorToken("root", identity.RoleAdmin))
+	dir := deskDir(t)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
+	s := startServe(t, node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk"), HealthInterval: time.Second})
+
+	var a *boardv1.Agent
+	boardtest.Eventually(t, time.Minute, "the desk's health on the board", func() bool {
+		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = res.GetAgent()
+		return a.GetHealth() != nil
+	})
+	if a.GetProtocol() != "3" || !slices.Equal(slices.Sorted(slices.Values(a.GetCapabilities())), []string{"health", "pairing", "pause", "users"}) {
+		t.Errorf("the board's desk speaks %q and announces %q; want 3, and users, pairing, health, pause", a.GetProtocol(), a.GetCapabilities())
+	}
+	var lines []string
+	for _, c := range a.GetHealth().GetChecks() {
+		lines = append(lines, c.GetName()+" "+c.GetStatus().String())
+	}
+	if a.GetHealth().GetStatus() != boardv1.HealthStatus_HEALTH_STATUS_OK ||
+		strings.Join(lines, ",") != "mcp:orders CHECK_STATUS_OK,waiting CHECK_STATUS_OK" {
+		t.Errorf("the board's view of the desk's health = %v; want ok, mcp:orders and waiting ok", a.GetHealth())
+	}
+
+	if _, err := admin.PauseAgent(t.Context(), &boardv1.PauseAgentRequest{Name: "refund-desk", Reason: "quarterly audit"}); err != nil {
+		t.Fatalf("PauseAgent: %v", err)
+	}
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: paused by root at \S+ \(on the board\): quarterly audit$`), 60*time.Second)
+	if kept, err := pause.Read(dir); err != nil || !kept.Paused || kept.Origin != pause.Board || kept.By != "root" {
+		t.Errorf("the folder's pause = %+v, %v; want root's, from the board", kept, err)
+	}
+	if r := postPaused(t, s.url, "new"); r.status != 503 || r.body.Paused == nil || r.body.Paused.Reason != "quarterly audit" {
+		t.Errorf("a new message after the operator's pause = %+v, want 503 naming it", r)
+	}
+	boardtest.Eventually(t, time.Minute, "the pause delivered", func() bool {
+		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.GetAgent().GetPause()
+		return p.GetPaused() && p.GetDelivered()
+	})
+
+	if err := node.Resume(node.Config{Dir: dir, Reason: "audit done"}); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, time.Minute, "the local resume on the board", func() bool {
+		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.GetAgent().GetPause()
+		return !p.GetPaused() && p.GetOrigin() == boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL && p.GetBy() == me(t)
+	})
+	var again turn
+	if status := call(t, "POST", s.url+"/api/threads/after/messages", askForRefund, &again); status != 200 || again.Pending == nil {
+		t.Errorf("a new message after the resume = %d %+v, want the refund's approval", status, again)
+	}
+}
