@@ -241,11 +241,14 @@ func TestBrowser(t *testing.T) {
 	build := "sha256:" + strings.Repeat("ab", 32)
 	beta := startAgent(t, bt, agentlink.Identity{Name: "beta"})
 	until("beta online", rowOnline, "beta", "true")
-	alpha := startAgent(t, bt, agentlink.Identity{
-		Name:        "alpha",
-		Description: `<img src=x id=injected>`,
-		Build:       build,
-		Tools:       []string{"files.read", "web.fetch"},
+	alpha := linkAgent(t, bt, agentlink.Config{
+		Identity: agentlink.Identity{
+			Name:        "alpha",
+			Description: `<img src=x id=injected>`,
+			Build:       build,
+			Tools:       []string{"files.read", "web.fetch"},
+		},
+		Capabilities: []string{agentlink.CapabilityUsers, agentlink.CapabilityPairing},
 	})
 	until("alpha online", rowOnline, "alpha", "true")
 
@@ -254,7 +257,7 @@ func TestBrowser(t *testing.T) {
 	}
 	row := `document.querySelector('tr[data-agent="alpha"]')`
 	text := eval(row + `.textContent`)
-	for _, want := range []string{"alpha", "<img src=x id=injected>", "online", "runs", "pairing", "files.read", "web.fetch", "ababababab", "now"} {
+	for _, want := range []string{"alpha", "<img src=x id=injected>", "online", "users", "pairing", "files.read", "web.fetch", "ababababab", "now"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("alpha's row = %q, want it to contain %q", text, want)
 		}
