@@ -28,12 +28,14 @@ import (
 )
 
 // scripts is how index.html loads the scripts: deferred, the shared part
-// first, then the words for the API's enums, then signing in and out, each
-// view's after them.
+// first, then the words for the API's enums, then signing in and out, then
+// the words for an agent's health and pause, each view's after them.
 const scripts = `<script src="board.js" defer></script>
 <script src="enums.js" defer></script>
 <script src="session.js" defer></script>
+<script src="health.js" defer></script>
 <script src="agents.js" defer></script>
+<script src="agent.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>
@@ -57,7 +59,9 @@ func TestHandler(t *testing.T) {
 		{name: "board", method: http.MethodGet, path: "/board.js", status: http.StatusOK, contentType: "text/javascript", body: "Connect-Protocol-Version"},
 		{name: "enums", method: http.MethodGet, path: "/enums.js", status: http.StatusOK, contentType: "text/javascript", body: `APPROVAL_STATE_PENDING: "pending"`},
 		{name: "session", method: http.MethodGet, path: "/session.js", status: http.StatusOK, contentType: "text/javascript", body: "/auth/signin"},
+		{name: "health", method: http.MethodGet, path: "/health.js", status: http.StatusOK, contentType: "text/javascript", body: "pauseWord"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
+		{name: "agent", method: http.MethodGet, path: "/agent.js", status: http.StatusOK, contentType: "text/javascript", body: "GetHealthHistory"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
@@ -237,11 +241,14 @@ func TestBrowser(t *testing.T) {
 	build := "sha256:" + strings.Repeat("ab", 32)
 	beta := startAgent(t, bt, agentlink.Identity{Name: "beta"})
 	until("beta online", rowOnline, "beta", "true")
-	alpha := startAgent(t, bt, agentlink.Identity{
-		Name:        "alpha",
-		Description: `<img src=x id=injected>`,
-		Build:       build,
-		Tools:       []string{"files.read", "web.fetch"},
+	alpha := linkAgent(t, bt, agentlink.Config{
+		Identity: agentlink.Identity{
+			Name:        "alpha",
+			Description: `<img src=x id=injected>`,
+			Build:       build,
+			Tools:       []string{"files.read", "web.fetch"},
+		},
+		Capabilities: []string{agentlink.CapabilityUsers, agentlink.CapabilityPairing},
 	})
 	until("alpha online", rowOnline, "alpha", "true")
 
@@ -250,7 +257,7 @@ func TestBrowser(t *testing.T) {
 	}
 	row := `document.querySelector('tr[data-agent="alpha"]')`
 	text := eval(row + `.textContent`)
-	for _, want := range []string{"alpha", "<img src=x id=injected>", "online", "runs", "pairing", "files.read", "web.fetch", "ababababab", "now"} {
+	for _, want := range []string{"alpha", "<img src=x id=injected>", "online", "users", "pairing", "files.read", "web.fetch", "ababababab", "now"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("alpha's row = %q, want it to contain %q", text, want)
 		}

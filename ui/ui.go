@@ -1,9 +1,9 @@
-// Package ui is the web board: one page and its hand-written scripts (one
-// per view, and board.js, enums.js and session.js beneath them), embedded
-// in the binary and served by the board. The scripts talk to the board's Connect
-// API with a person's session cookie (and CSRF header) or
-// an operator's token. /setup is the same page: it reads a one-time setup
-// link's token from the fragment.
+// Package ui is the web board (docs/web.md): one page and its hand-written
+// scripts (one per view, and board.js, enums.js, session.js and health.js
+// beneath them), embedded in the binary and served by the board. The
+// scripts talk to the board's Connect API with a person's session cookie
+// (and CSRF header) or an operator's token. /setup is the same page: it
+// reads a one-time setup link's token from the fragment.
 package ui
 
 import (

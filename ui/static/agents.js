@@ -2,11 +2,14 @@
 // ListAgents (every page, up to board.LIST_MAX agents) and then the
 // WatchAgents server stream, which sends every agent and then each change,
 // reconnecting whenever the stream ends. The table shows at most
-// board.LIST_MAX agents, by name, and says so when there are more.
+// board.LIST_MAX agents, by name, and says so when there are more. Each row
+// shows the agent's health (its latest round: ok, degraded, unknown, or —
+// when it never reported one) and whether it is paused, and links to the
+// agent's page (agent.js), which hears of every agent through onAgents.
 "use strict";
 
 (function () {
-  const { $, readAll, stream, count, node, none, tags, parseTime, ago, byName, sleep, retryDelay, refusal, signOut, LIST_MAX } = board;
+  const { $, readAll, stream, count, node, none, tags, parseTime, ago, byName, sleep, retryDelay, refusal, signOut, agentHref, LIST_MAX } = board;
   const AGENTS = "/symphonix.board.v1.AgentService/";
   const TICK_MS = 5000;
 
@@ -26,18 +29,29 @@
   let listCut = false; // the last ListAgents read stopped at LIST_MAX with more to come
   let renderQueued = false;
   const agents = new Map(); // name -> Agent, as the board sent it
+  const listeners = []; // see onAgents
 
   function upsert(agent) {
     if (!agent || typeof agent.name !== "string" || agent.name === "") return;
     agents.set(agent.name, agent);
+    for (const f of listeners) f(agent);
   }
 
   function replaceAll(list, more) {
     agents.clear();
+    for (const f of listeners) f(null);
     for (const a of list || []) upsert(a);
     loaded = true;
     listCut = more;
     render();
+  }
+
+  // onAgents registers f, called with each agent as the board sends it:
+  // every one listed, then each change the watch brings; and with null
+  // before the list is read again (after a watch ended, so a change may
+  // have been missed meanwhile).
+  function onAgents(f) {
+    listeners.push(f);
   }
 
   function queueRender() {
@@ -78,13 +92,24 @@
 
     const name = node("th");
     name.scope = "row";
-    name.append(node("span", "name", a.name));
+    const link = node("a", "name", a.name);
+    link.href = agentHref(a.name);
+    name.append(link);
     if (a.description) name.append(node("span", "description", a.description));
 
-    const status = node("td");
+    const now = Date.now();
+    const status = node("td", "agent-state");
     const badge = node("span", "badge " + (online ? "online" : "offline"));
     badge.append(node("span", "dot"), document.createTextNode(state));
     status.append(badge);
+    const paused = health.marker(a.pause, now);
+    if (paused) status.append(" ", paused);
+    tr.dataset.pause = health.pauseKind(a.pause);
+
+    const well = node("td");
+    const hb = health.badge(a, now);
+    tr.dataset.health = hb.dataset.health;
+    well.append(hb);
 
     const build = node("td");
     if (a.build) {
@@ -106,6 +131,7 @@
     tr.append(
       name,
       status,
+      well,
       cell(tags(a.capabilities, "capabilities")),
       cell(a.protocol ? node("span", "protocol", a.protocol) : none()),
       build,
@@ -212,6 +238,8 @@
       if (liveNap.wake) liveNap.wake();
     },
   });
+
+  Object.assign(board, { onAgents, agentNamed: (name) => agents.get(name) || null });
 
   ui.connectHint.textContent = "go run ./cmd/agent --monitor " + location.origin + " --token TOKEN DIR";
   setInterval(tick, TICK_MS);

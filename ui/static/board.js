@@ -2,7 +2,8 @@
 // streaming, JSON), small helpers, who is signed in, and the views. Signing
 // in and out, and the one-time setup page, are in session.js, loaded right
 // after enums.js (the words for the API's enums), which comes right after
-// this one. Each view is a script of its own (agents.js,
+// this one; health.js (the words for an agent's health and pause) follows
+// them. Each view is a script of its own (agents.js, agent.js,
 // approvals.js, tools.js, conversations.js, people.js, me.js), loaded after
 // those, that registers with board.part. No framework and no build step.
 // Everything that comes from the board reaches the page through
@@ -14,7 +15,11 @@ const board = (function () {
   const RETRY_MIN_MS = 1000;
   const RETRY_MAX_MS = 15000;
   const MAX_MESSAGE_BYTES = 16 << 20;
-  const VIEWS = ["agents", "approvals", "tools", "conversations", "people", "me"];
+  // VIEWS are the views, each a section of the page with that id, shown by
+  // the fragment: "#tools". One agent's page is "#agent/" and its name
+  // (agentHref), under the Agents tab.
+  const VIEWS = ["agents", "agent", "approvals", "tools", "conversations", "people", "me"];
+  const AGENT_HASH = "#agent/";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -359,15 +364,33 @@ const board = (function () {
   // ---- the views ----
 
   function viewOfHash() {
+    if (agentOfHash() !== "") return "agent";
     const name = location.hash.slice(1);
-    return VIEWS.includes(name) ? name : "agents";
+    return VIEWS.includes(name) && name !== "agent" ? name : "agents";
+  }
+
+  // agentHref is the fragment of the page of the agent named name.
+  function agentHref(name) {
+    return AGENT_HASH + encodeURIComponent(name);
+  }
+
+  // agentOfHash is the name of the agent whose page the fragment names, or
+  // "" when it names none.
+  function agentOfHash() {
+    if (!location.hash.startsWith(AGENT_HASH)) return "";
+    try {
+      return decodeURIComponent(location.hash.slice(AGENT_HASH.length));
+    } catch (e) {
+      return "";
+    }
   }
 
   function showView(name) {
     view = VIEWS.includes(name) && allowed(name) ? name : "agents";
     for (const v of VIEWS) $(v).hidden = v !== view;
+    const tabbed = view === "agent" ? "agents" : view; // an agent's page is under Agents
     for (const tab of ui.tabs) {
-      if (tab.dataset.view === view) tab.setAttribute("aria-current", "page");
+      if (tab.dataset.view === tabbed) tab.setAttribute("aria-current", "page");
       else tab.removeAttribute("aria-current");
     }
     for (const p of parts) if (p.shown) p.shown(view);
@@ -405,7 +428,7 @@ const board = (function () {
 
   return {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
-    parseTime, ago, byName, sleep, retryDelay, showError, part, may,
+    parseTime, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //

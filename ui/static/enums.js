@@ -38,6 +38,17 @@ const enums = (function () {
     door: table({ DOOR_PAIRING: "pairing", DOOR_VERIFY: "verify", DOOR_NONE: "none" }),
     // AgentState: whether an agent is linked to the board.
     agentState: table({ AGENT_STATE_ONLINE: "online", AGENT_STATE_OFFLINE: "offline" }),
+    // HealthStatus: how a round of an agent's health checks came out. The
+    // API reads an unspecified status as unknown; so do the views.
+    healthStatus: table({
+      HEALTH_STATUS_OK: "ok",
+      HEALTH_STATUS_DEGRADED: "degraded",
+      HEALTH_STATUS_UNKNOWN: "unknown",
+    }),
+    // CheckStatus: how one health check came out; unspecified is unknown.
+    checkStatus: table({ CHECK_STATUS_OK: "ok", CHECK_STATUS_ERROR: "error", CHECK_STATUS_UNKNOWN: "unknown" }),
+    // PauseOrigin: where a pause, or the end of one, was decided.
+    pauseOrigin: table({ PAUSE_ORIGIN_BOARD: "board", PAUSE_ORIGIN_LOCAL: "local" }),
     // ApprovalState: where an approval stands.
     approvalState: table({
       APPROVAL_STATE_PENDING: "pending",
