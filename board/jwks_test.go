@@ -52,7 +52,9 @@ func TestJWKS(t *testing.T) {
 func TestConnectJSONFieldNames(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
-	states, _ := runAgent(t, bt.URL, bt.AgentToken("json"), agentJSON, nil)
+	states, _ := runAgent(t, bt.URL, bt.AgentToken("json"), agentJSON, func(c *agentlink.Config) {
+		c.Capabilities = []string{"pause"}
+	})
 	await(t, states, 5*time.Second)
 	req, err := http.NewRequest("POST", bt.URL+"/symphonix.board.v1.AgentService/ListAgents", bytes.NewReader([]byte(`{}`)))
 	if err != nil {

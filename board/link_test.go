@@ -87,7 +87,7 @@ func TestAgentAppearsAndLeaves(t *testing.T) {
 		Tools:       []string{"payments.refund"},
 	}
 	states, stop := runAgent(t, bt.URL, bt.AgentToken(id.Name), id, func(c *agentlink.Config) {
-		c.Capabilities = []string{"health"}
+		c.Capabilities = []string{"users", "health"}
 	})
 	up := await(t, states, 5*time.Second)
 	if !up.Up || up.Session == "" {
@@ -100,7 +100,7 @@ func TestAgentAppearsAndLeaves(t *testing.T) {
 			Name:         id.Name,
 			Description:  id.Description,
 			State:        boardv1.AgentState_AGENT_STATE_ONLINE,
-			Capabilities: []string{"delegation", "delegation-cycle", "health", "live-runs", "pairing", "runs", "users"},
+			Capabilities: []string{"health", "users"},
 			Protocol:     agentlink.Protocol,
 			Build:        id.Build,
 			Tools:        id.Tools,
