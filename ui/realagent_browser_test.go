@@ -72,10 +72,14 @@ func startLedger(t *testing.T) *ledger {
 
 // TestBrowserRealAgentDegrades: a real agent, served with node.Serve and
 // linked to the board, checks a TCP service its health.json names every
-// second; the agents table shows it ok, and, when the service goes away,
-// degraded with the failing check named, without a reload; so does its
-// page.
+// round; the agents table shows it ok, and, when the service goes away,
+// degraded with the failing check named within one round, without a
+// reload; so does its page.
 func TestBrowserRealAgentDegrades(t *testing.T) {
+	// A round at least as long as the link's spacing of reports
+	// (agentlink.HealthSpacing), so that the round that finds the failure
+	// sends it at once.
+	const round = 6 * time.Second
 	bt := linkBoard(t)
 	svc := startLedger(t)
 	dir := filepath.Join(t.TempDir(), "watchman")
@@ -94,7 +98,7 @@ func TestBrowserRealAgentDegrades(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- node.Serve(ctx, node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("watchman"), HealthInterval: time.Second})
+		served <- node.Serve(ctx, node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("watchman"), HealthInterval: round})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -114,7 +118,12 @@ func TestBrowserRealAgentDegrades(t *testing.T) {
 	b.Eval(`window.sameDocument = "yes"; "set"`)
 
 	svc.stop()
+	stopped := time.Now()
 	b.Until("watchman degraded", rowHealth, "watchman", "degraded")
+	// One round, and a few seconds for the board, the watch and the page.
+	if took := time.Since(stopped); took > round+4*time.Second {
+		t.Errorf("degraded on the page %s after the service went away, want within one round (%s) and 4 s", took.Round(time.Millisecond), round)
+	}
 	if got := b.Eval(`document.querySelector('tr[data-agent="watchman"] .health').title`); !strings.Contains(got, "ledger-db failed") {
 		t.Errorf("watchman's health title = %q, want it to name ledger-db failing", got)
 	}
