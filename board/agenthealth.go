@@ -61,9 +61,11 @@ func (l linkService) health(ctx context.Context, s *session, r *boardv1.HealthRe
 	if t := r.GetStartTime(); t != nil && t.IsValid() {
 		started = t.AsTime()
 	}
-	if err := l.b.keepHealth(ctx, s.name, status, lines, started, now); err != nil {
+	outcome := outcomeOf(status, lines)
+	if err := l.b.keepHealth(ctx, s.name, status, lines, started, now, outcome != s.lastOutcome); err != nil {
 		return l.answerError(ctx, s, "", "health", err)
 	}
+	s.lastOutcome = outcome
 	return nil
 }
 
@@ -134,54 +136,107 @@ func cutDetail(d string) string {
 	return d[:n] + mark
 }
 
-// keepHealth records a round as the agent's latest and in its history, in
-// one transaction, and tells watchers when the outcome changed.
-func (b *Board) keepHealth(ctx context.Context, name, status string, lines []healthLine, started, received time.Time) error {
+// maxHealthBatch is the most health rounds one transaction keeps.
+const maxHealthBatch = 500
+
+// healthWrite is one round waiting for its batch (Board.healthWrites):
+// rounds are kept many at a time, so that a fleet reporting at once costs
+// the store one transaction a batch, not one each.
+type healthWrite struct {
+	name     string
+	status   string
+	checks   []byte
+	started  time.Time
+	received time.Time
+	// changed: its outcome differs from the last the link reported, so
+	// watchers are told.
+	changed bool
+	err     error
+}
+
+// keepHealth records a round as the agent's latest and in its history, and
+// tells watchers when changed.
+func (b *Board) keepHealth(ctx context.Context, name, status string, lines []healthLine, started, received time.Time, changed bool) error {
 	js, err := json.Marshal(lines)
 	if err != nil {
 		return err
 	}
-	started = started.UTC().Truncate(time.Microsecond)
-	received = received.UTC().Truncate(time.Microsecond)
-	var row *ent.Agent
-	changed := false
-	err = store.InTx(ctx, b.db, func(tx *ent.Tx) error {
-		a, err := tx.Agent.Query().Where(agent.Name(name)).Only(ctx)
-		if err != nil {
-			return err
-		}
-		changed = a.HealthStatus != status || !sameOutcome(a.HealthChecks, lines)
-		err = tx.HealthRound.Create().SetAgent(name).SetStatus(status).SetChecks(js).
-			SetStarted(started).SetReceived(received).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("keep health round: %w", err)
-		}
-		row, err = a.Update().SetHealthStatus(status).SetHealthChecks(js).
-			SetHealthStarted(started).SetHealthReceived(received).Save(ctx)
-		return err
-	})
-	if err != nil {
-		return err
+	w := &healthWrite{
+		name: name, status: status, checks: js, changed: changed,
+		started:  started.UTC().Truncate(time.Microsecond),
+		received: received.UTC().Truncate(time.Microsecond),
 	}
-	if changed {
-		b.hub.publish(agentProto(row))
-	}
-	return nil
+	b.healthWrites.add(w)
+	return w.err
 }
 
-// sameOutcome reports whether stored lines say what lines says, but for
-// how long each check took.
-func sameOutcome(stored []byte, lines []healthLine) bool {
-	var old []healthLine
-	if json.Unmarshal(stored, &old) != nil || len(old) != len(lines) {
-		return false
-	}
-	for i := range old {
-		if old[i].Name != lines[i].Name || old[i].Status != lines[i].Status || old[i].Detail != lines[i].Detail {
-			return false
+// writeHealth keeps a batch of rounds in one transaction: every round in
+// the history, and each agent's newest as its latest (one upsert); a
+// failure fails them all. Watchers are told of the agents whose outcome
+// changed, if anybody watches.
+func writeHealth(b *Board, batch []*healthWrite) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	latest := make(map[string]*healthWrite, len(batch))
+	var changed []string
+	for _, w := range batch {
+		latest[w.name] = w // the last in the batch is the newest
+		if w.changed && !slices.Contains(changed, w.name) {
+			changed = append(changed, w.name)
 		}
 	}
-	return true
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+		rounds := make([]*ent.HealthRoundCreate, len(batch))
+		for i, w := range batch {
+			rounds[i] = tx.HealthRound.Create().SetAgent(w.name).SetStatus(w.status).SetChecks(w.checks).
+				SetStarted(w.started).SetReceived(w.received)
+		}
+		if err := tx.HealthRound.CreateBulk(rounds...).Exec(ctx); err != nil {
+			return fmt.Errorf("keep health rounds: %w", err)
+		}
+		agents := make([]*ent.AgentCreate, 0, len(latest))
+		for _, w := range latest {
+			// Every agent that reports has linked, so its row is there:
+			// the insert is never taken, only its update.
+			agents = append(agents, tx.Agent.Create().SetName(w.name).SetFirstSeen(w.received).SetLastSeen(w.received).
+				SetHealthStatus(w.status).SetHealthChecks(w.checks).SetHealthStarted(w.started).SetHealthReceived(w.received))
+		}
+		err := tx.Agent.CreateBulk(agents...).
+			OnConflictColumns(agent.FieldName).
+			Update(func(u *ent.AgentUpsert) {
+				u.UpdateHealthStatus().UpdateHealthChecks().UpdateHealthStarted().UpdateHealthReceived()
+			}).
+			Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("keep the latest health: %w", err)
+		}
+		return nil
+	})
+	for _, w := range batch {
+		w.err = err
+	}
+	if err != nil || len(changed) == 0 || !b.hub.watched() {
+		return
+	}
+	rows, err := b.db.Agent.Query().Where(agent.NameIn(changed...)).All(ctx)
+	if err != nil {
+		b.log.ErrorContext(ctx, "read agents whose health changed", "err", err.Error())
+		return
+	}
+	for _, r := range rows {
+		b.hub.publish(agentProto(r))
+	}
+}
+
+// outcomeOf is what a round says, but for how long each check took: two
+// rounds of one outcome have the same.
+func outcomeOf(status string, lines []healthLine) string {
+	var sb strings.Builder
+	sb.WriteString(status)
+	for _, l := range lines {
+		fmt.Fprintf(&sb, "\x00%s\x00%s\x00%s", l.Name, l.Status, l.Detail)
+	}
+	return sb.String()
 }
 
 // GetHealthHistory is a page of an agent's rounds, newest first; its token

@@ -111,6 +111,8 @@ type Board struct {
 	// switchLocks serialises, per agent, keeping and sending its tool
 	// switches (tools.go).
 	switchLocks keyedLocks
+	// healthWrites keeps health rounds many at a time (agenthealth.go).
+	healthWrites batcher[healthWrite]
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
@@ -228,6 +230,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 	}
 	b.presence = newPresence(b)
+	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	// A board that stopped without saying goodbye (kill -9) left its agents
 	// online in the store; none has a link here yet.
 	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {

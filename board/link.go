@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -362,75 +361,28 @@ func uniqueTools(tools []string) []string {
 
 // recordHello records the agent online under session, with what its hello
 // says, and returns its row with any tools its build no longer declares
-// switched off. The write is one of a batch (helloBatch).
+// switched off. The write is one of a batch (presence.hellos).
 func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session string) (*ent.Agent, error) {
-	row, err := b.presence.hellos.write(b, h, session)
-	if err != nil {
-		return nil, err
+	w := &helloWrite{hello: h, session: session, at: b.now()}
+	b.presence.hellos.add(w)
+	if w.err != nil {
+		return nil, w.err
 	}
-	return b.pruneSwitches(ctx, row)
+	return b.pruneSwitches(ctx, w.row)
 }
 
 // maxHelloBatch is the most hellos one transaction records.
 const maxHelloBatch = 500
 
-// helloBatch records arrivals many at a time: one goroutine, started when
-// there is a hello to record and ended when there are none, takes every
-// hello that queued while it wrote the last batch and records them in one
-// transaction (one upsert statement, one read back), so that a fleet
-// redialling at once costs the store a few hundred writes, not one
-// transaction and a hand-over of the write connection each.
-type helloBatch struct {
-	mu      sync.Mutex
-	queue   []*helloWrite
-	writing bool
-}
-
-// helloWrite is one hello waiting for its batch.
+// helloWrite is one hello waiting for its batch (presence.hellos): arrivals
+// are recorded many at a time, so that a fleet redialling at once costs the
+// store a few hundred writes, not one transaction each.
 type helloWrite struct {
 	hello   *boardv1.Hello
 	session string
 	at      time.Time
-	done    chan struct{}
 	row     *ent.Agent
 	err     error
-}
-
-// write queues the hello and returns once its batch is written. It waits
-// even if the caller's request ends: arrivals of one agent are ordered by
-// its lock (presence.arrive), and a write left behind could land after a
-// later arrival's.
-func (q *helloBatch) write(b *Board, h *boardv1.Hello, session string) (*ent.Agent, error) {
-	w := &helloWrite{hello: h, session: session, at: b.now(), done: make(chan struct{})}
-	q.mu.Lock()
-	q.queue = append(q.queue, w)
-	if !q.writing {
-		q.writing = true
-		go q.flush(b)
-	}
-	q.mu.Unlock()
-	<-w.done
-	return w.row, w.err
-}
-
-// flush writes batches until the queue is empty, and ends.
-func (q *helloBatch) flush(b *Board) {
-	for {
-		q.mu.Lock()
-		n := min(len(q.queue), maxHelloBatch)
-		if n == 0 {
-			q.writing = false
-			q.mu.Unlock()
-			return
-		}
-		batch := slices.Clone(q.queue[:n])
-		q.queue = slices.Delete(q.queue, 0, n)
-		q.mu.Unlock()
-		writeHellos(b, batch)
-		for _, w := range batch {
-			close(w.done)
-		}
-	}
 }
 
 // writeHellos upserts every agent of batch as online under its session

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/board"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
@@ -34,5 +35,35 @@ func TestPostgres(t *testing.T) {
 	}
 	if s := await(t, states, 3*time.Second); s.Up {
 		t.Fatalf("state after revoke = %+v, want down", s)
+	}
+}
+
+// TestPostgresHealthAndPause: health rounds and a pause on PostgreSQL: the
+// round is kept as the latest and in the history, and the pause reaches
+// the link and is delivered once the agent answers.
+func TestPostgresHealthAndPause(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{DSN: boardtest.PostgresDSN(t)})
+	l, _ := openLinkWith(t, bt, &boardv1.Hello{Name: "pg-desk", Protocol: board.Protocol, Capabilities: []string{"health", "pause"}})
+	l.send(healthReport(check("waiting", checkOK, ""), check("mcp:orders", checkError, "refused")))
+	l.ping(1)
+	admin := bt.Agents(bt.OperatorToken("ops", identity.RoleAdmin))
+	if h := getAgent(t, admin, "pg-desk").GetHealth(); h.GetStatus() != boardv1.HealthStatus_HEALTH_STATUS_DEGRADED || len(h.GetChecks()) != 2 {
+		t.Errorf("health = %v, want degraded with two lines", h)
+	}
+	res, err := admin.GetHealthHistory(t.Context(), &boardv1.GetHealthHistoryRequest{Name: "pg-desk"})
+	if err != nil || len(res.GetRounds()) != 1 {
+		t.Fatalf("history = %v, %v; want one round", res, err)
+	}
+	if _, err := admin.PauseAgent(t.Context(), &boardv1.PauseAgentRequest{Name: "pg-desk", Reason: "maintenance"}); err != nil {
+		t.Fatal(err)
+	}
+	if m := l.next().GetPause(); !m.GetPaused() {
+		t.Fatalf("the link got %v, want the pause", m)
+	}
+	l.send(pauseState(true, boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD, "maintenance", "ops"))
+	l.ping(2)
+	if p := getAgent(t, admin, "pg-desk").GetPause(); !p.GetPaused() || !p.GetDelivered() {
+		t.Errorf("pause = %v, want paused and delivered", p)
 	}
 }

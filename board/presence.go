@@ -53,6 +53,9 @@ type session struct {
 	// lastHealth is when this link's last health report was kept; only
 	// the link's own goroutine reads and writes it.
 	lastHealth time.Time
+	// lastOutcome is what this link's last kept round said (outcomeOf);
+	// only the link's own goroutine reads and writes it.
+	lastOutcome string
 }
 
 func (s *session) stopExpiry() {
@@ -78,7 +81,7 @@ type presence struct {
 	// off is the departures waiting to be written.
 	off offlineMarks
 	// hellos is the arrivals waiting to be written (link.go).
-	hellos helloBatch
+	hellos batcher[helloWrite]
 
 	mu       sync.Mutex
 	sessions map[string]*session // by agent name
@@ -96,6 +99,7 @@ type leaving struct {
 
 func newPresence(b *Board) *presence {
 	p := &presence{b: b, sessions: make(map[string]*session), leaving: make(map[string]leaving)}
+	p.hellos = batcher[helloWrite]{max: maxHelloBatch, write: func(batch []*helloWrite) { writeHellos(b, batch) }}
 	p.off.p = p
 	return p
 }

@@ -72,6 +72,9 @@ func BenchmarkHealth(b *testing.B) {
 	b.ReportMetric(float64(with.RTT.P99)/float64(without.RTT.P99), "rtt-p99-ratio")
 	b.ReportMetric(without.BoardCPU, "board-cpu-cores-without")
 	b.ReportMetric(with.BoardCPU, "board-cpu-cores-with")
+	b.ReportMetric(without.ChildCPU, "agents-cpu-cores-without")
+	b.ReportMetric(with.ChildCPU, "agents-cpu-cores-with")
+	b.ReportMetric(float64(with.HealthRounds), "rounds-kept")
 	b.ReportMetric(perRound, "store-bytes/round")
 	b.ReportMetric(perDay/(1<<20), "store-MiB/day")
 }
