@@ -151,7 +151,7 @@ func healthReport(h Health) (*boardv1.HealthReport, Health, error) {
 		default:
 			return nil, h, fmt.Errorf("agentlink: ReportHealth: Checks[%d].Status %q: want %s, %s or %s", i, c.Status, CheckOK, CheckError, CheckUnknown)
 		}
-		c.Detail = clip(c.Detail, MaxCheckDetail)
+		c.Detail = Clip(c.Detail, MaxCheckDetail)
 		line.Detail = c.Detail
 		checks[i] = c
 		m.Checks = append(m.Checks, line)
@@ -168,7 +168,7 @@ func checkName(name string) error {
 		return fmt.Errorf("empty")
 	case len(name) > MaxCheckName:
 		return fmt.Errorf("%d bytes: at most %d", len(name), MaxCheckName)
-	case clip(name, len(name)) != name:
+	case Clip(name, len(name)) != name:
 		return fmt.Errorf("%q is not UTF-8", name)
 	case slices.ContainsFunc([]rune(name), unicode.IsControl):
 		return fmt.Errorf("%q holds a control character", name)

@@ -86,8 +86,8 @@ func (l *Link) ReportPause(s PauseState) error {
 	}
 	m := &boardv1.PauseState{
 		Paused: s.Paused,
-		Reason: clip(s.Reason, MaxPauseReason),
-		By:     clip(s.By, MaxPauseBy),
+		Reason: Clip(s.Reason, MaxPauseReason),
+		By:     Clip(s.By, MaxPauseBy),
 	}
 	if !s.At.IsZero() {
 		m.Time = timestamppb.New(s.At)
@@ -120,9 +120,11 @@ func (l *Link) pauseToSend(sent uint64) (*boardv1.PauseState, uint64) {
 	return l.pause.state, l.pause.ver
 }
 
-// clip makes s valid UTF-8, as the link carries it, and cuts it to at
-// most max bytes, at a character's edge.
-func clip(s string, max int) string {
+// Clip makes s valid UTF-8, as the link carries it, and cuts it to at
+// most max bytes, at a character's edge: for text from elsewhere (a
+// person, the board, an error) that must fit a field of the link or of a
+// file beside it.
+func Clip(s string, max int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= max {
 		return s

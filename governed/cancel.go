@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
@@ -88,7 +86,7 @@ func (a *Approvals) tell(ctx context.Context, n waiting.Note) error {
 		return nil
 	}
 	log := a.log.With("thread", n.Thread, "run", n.Run, "node", n.Node)
-	w, err := b.Withdraw(ctx, agentlink.Withdrawal{Run: n.Run, Node: n.Node, Reason: clip(n.Why, MaxReason)})
+	w, err := b.Withdraw(ctx, agentlink.Withdrawal{Run: n.Run, Node: n.Node, Reason: agentlink.Clip(n.Why, MaxReason)})
 	var refused *agentlink.BoardError
 	if errors.As(err, &refused) && refused.Code == "invalid_argument" {
 		// Never taken, however often sent: the board's approval is left
@@ -109,17 +107,4 @@ func (a *Approvals) tell(ctx context.Context, n waiting.Note) error {
 	}
 	a.swap(ctx, n, waiting.Withdrawn, waiting.Tombstone, n.Why)
 	return nil
-}
-
-// clip makes s valid UTF-8, as the link carries it, and cuts it to at
-// most max bytes, at a character's edge.
-func clip(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
-	}
-	return s[:max]
 }

@@ -71,7 +71,7 @@ func localUser() string {
 	case err != nil:
 		return "unknown"
 	case u.Username != "":
-		return pause.Clip(u.Username, pause.MaxBy)
+		return agentlink.Clip(u.Username, pause.MaxBy)
 	}
 	return "uid " + u.Uid
 }

@@ -178,8 +178,8 @@ func (p *pauses) obey(b agentlink.Pause) {
 	}
 	s := pause.State{
 		Paused: b.Paused,
-		Reason: pause.Clip(b.Reason, pause.MaxReason),
-		By:     pause.Clip(b.By, pause.MaxBy),
+		Reason: agentlink.Clip(b.Reason, pause.MaxReason),
+		By:     agentlink.Clip(b.By, pause.MaxBy),
 		Time:   at.UTC(),
 		Origin: pause.Board,
 	}

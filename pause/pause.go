@@ -169,20 +169,6 @@ func Write(dir string, s State) (err error) {
 	return nil
 }
 
-// Clip makes s valid UTF-8 and cuts it to at most max bytes, at a
-// character's edge: for a reason or a name from elsewhere (the board's)
-// that must fit.
-func Clip(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
-	}
-	return s[:max]
-}
-
 // Say is the state in words, for a line: "paused by ann at
 // 2026-12-02T09:00:00Z (on this machine): the database is being migrated",
 // "taking work: resumed by bob at … (on the board)", or "taking work" when

@@ -96,13 +96,3 @@ func TestReadRefuses(t *testing.T) {
 		}
 	}
 }
-
-func TestClip(t *testing.T) {
-	t.Parallel()
-	if got := pause.Clip(strings.Repeat("é", 10), 5); got != "éé" {
-		t.Errorf("Clip = %q, want two whole characters", got)
-	}
-	if got := pause.Clip("a\xffb", 10); got != "a\uFFFDb" {
-		t.Errorf("Clip = %q, want the bad byte replaced", got)
-	}
-}
