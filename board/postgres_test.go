@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agentlink"
-	"github.com/symphonix/symphonix/board"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )

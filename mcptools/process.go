@@ -47,8 +47,8 @@ type process struct {
 	running map[*instance]struct{} // every instance not yet exited, live or abandoned
 	// died is the last instance that exited by itself, until a health
 	// check has said so (Set.Check).
-	died *instance
-	exited  sync.WaitGroup         // one per watch goroutine
+	died   *instance
+	exited sync.WaitGroup // one per watch goroutine
 }
 
 // instance is one run of a server's process.
