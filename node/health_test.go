@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,9 +19,13 @@ import (
 	"testing"
 	"time"
 
-	"context"
+	"google.golang.org/protobuf/proto"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/node"
 )
 
@@ -69,20 +74,19 @@ func writeHealthJSON(t *testing.T, dir, text string) {
 	}
 }
 
-// awaitHealth waits for the board's next health report.
-func (b *pushBoard) awaitHealth(t *testing.T) *boardv1.HealthReport {
+// healthBoard is a real board for the health tests, and a viewer's client
+// of it. It takes a report a second from a link rather than one every 5 s:
+// the agent spaces its reports 5 s apart when it sends them, the board
+// counts from when they arrive, and on a busy machine a first report held
+// up on the way would make the next look early and be refused.
+func healthBoard(t *testing.T) (*boardtest.Board, boardv1connect.AgentServiceClient) {
 	t.Helper()
-	select {
-	case r := <-b.health:
-		return r
-	case <-time.After(time.Minute):
-		t.Fatal("no health report within a minute")
-	}
-	return nil
+	bt := boardtest.Start(t, boardtest.Options{Limits: board.Limits{HealthEvery: time.Second}})
+	return bt, bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 }
 
 // lineOf is the line named name in r.
-func lineOf(t *testing.T, r *boardv1.HealthReport, name string) *boardv1.HealthCheck {
+func lineOf(t *testing.T, r *boardv1.HealthRound, name string) *boardv1.HealthCheck {
 	t.Helper()
 	for _, c := range r.GetChecks() {
 		if c.GetName() == name {
@@ -93,43 +97,66 @@ func lineOf(t *testing.T, r *boardv1.HealthReport, name string) *boardv1.HealthC
 	return nil
 }
 
+// outcome is how r came out: its status, and each line's status and
+// detail (not how long the checks took, nor when the round was).
+func outcome(r *boardv1.HealthRound) string {
+	s := r.GetStatus().String()
+	for _, c := range r.GetChecks() {
+		s += fmt.Sprintf("; %s %s %q", c.GetName(), c.GetStatus(), c.GetDetail())
+	}
+	return s
+}
+
 // TestHealthAnnounced: a served agent with health checks announces
-// health; one whose checks are turned off does not, and reports none.
+// health, and its rounds reach the board; one whose checks are turned off
+// does not announce it, and the board has no round of it.
 func TestHealthAnnounced(t *testing.T) {
 	t.Parallel()
-	on, onURL := startPushBoard(t)
-	startServe(t, node.Config{Dir: deskDir(t), BoardURL: onURL, Token: "a-token"})
-	if h := <-on.hellos; !slices.Contains(h.GetCapabilities(), "health") {
-		t.Errorf("with health checks, the hello announces %q; want health among them", h.GetCapabilities())
+	on, onAgents := healthBoard(t)
+	off, offAgents := healthBoard(t)
+	startServe(t, node.Config{Dir: deskDir(t), BoardURL: on.URL, Token: on.AgentToken("refund-desk")})
+	startServe(t, node.Config{Dir: deskDir(t), BoardURL: off.URL, Token: off.AgentToken("refund-desk"), NoHealthChecks: true})
+
+	var a *boardv1.Agent
+	boardtest.Eventually(t, time.Minute, "the first round on the board", func() bool {
+		a = agentOn(t, onAgents, "refund-desk")
+		return a.GetHealth() != nil
+	})
+	if !slices.Contains(a.GetCapabilities(), "health") {
+		t.Errorf("with health checks, the hello announces %q; want health among them", a.GetCapabilities())
 	}
-	if r := on.awaitHealth(t); r.GetStatus() == boardv1.HealthStatus_HEALTH_STATUS_UNSPECIFIED {
-		t.Errorf("the first report = %v, want a status", r)
+	if a.GetHealth().GetStatus() == boardv1.HealthStatus_HEALTH_STATUS_UNSPECIFIED {
+		t.Errorf("the first round = %v, want a status", a.GetHealth())
 	}
 
-	off, offURL := startPushBoard(t)
-	s := startServe(t, node.Config{Dir: deskDir(t), BoardURL: offURL, Token: "a-token", NoHealthChecks: true})
-	if h := <-off.hellos; !slices.Equal(h.GetCapabilities(), []string{"users", "pairing", "pause"}) {
-		t.Errorf("with health checks off, the hello announces %q; want users, pairing, pause", h.GetCapabilities())
+	// By now the agent with checks has linked and reported; the one
+	// without, started with it, has linked too, and reported nothing.
+	var b *boardv1.Agent
+	boardtest.Eventually(t, time.Minute, "the agent without health checks on its board", func() bool {
+		b = agentOn(t, offAgents, "refund-desk")
+		return b.GetState() == boardv1.AgentState_AGENT_STATE_ONLINE
+	})
+	if !slices.Equal(b.GetCapabilities(), []string{"pairing", "pause", "users"}) { // sorted by the board
+		t.Errorf("with health checks off, the hello announces %q; want users, pairing, pause", b.GetCapabilities())
 	}
-	off.awaitPauseState(t, "after the welcome", func(*boardv1.PauseState) bool { return true })
-	var a turn
-	call(t, "POST", s.url+"/api/threads/t1/messages", askForRefund, &a) // the link is up and in use
-	select {
-	case r := <-off.health:
-		t.Errorf("with health checks off, the board was sent %v", r)
-	default:
+	if b.GetHealth() != nil {
+		t.Errorf("with health checks off, the board's latest round = %v, want none", b.GetHealth())
+	}
+	if rounds := healthHistory(t, offAgents, "refund-desk"); len(rounds) != 0 {
+		t.Errorf("with health checks off, the board keeps %d rounds, want none: %v", len(rounds), rounds)
 	}
 }
 
 // TestHealthReportedOnChange: every check of a served agent is a line of
 // its rounds — its MCP server, its model (asked with its key), its waiting
-// store, health.json's and the embedding program's — and the board hears
-// the first round, then nothing while rounds come out the same, then the
-// round in which the model's key is refused and a TCP service went away,
-// with no key in its details; the change is said on a line.
+// store, health.json's and the embedding program's — and the board keeps
+// the first round, then nothing while rounds come out the same (past the
+// 5 s the agent spaces its reports by), then the round in which the
+// model's key is refused and a TCP service went away, with no key in its
+// details; the change is said on a line.
 func TestHealthReportedOnChange(t *testing.T) {
 	t.Parallel()
-	b, url := startPushBoard(t)
+	bt, agents := healthBoard(t)
 	prov := startProvider(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -147,11 +174,16 @@ func TestHealthReportedOnChange(t *testing.T) {
 	dir := deskDir(t)
 	writeHealthJSON(t, dir, fmt.Sprintf(`{"checks": [{"name": "ledger-db", "tcp": %q}]}`, ln.Addr().String()))
 	s := startServe(t, node.Config{
-		Dir: dir, BoardURL: url, Token: "a-token", Getenv: prov.getenv, HealthInterval: time.Second,
+		Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("refund-desk"), Getenv: prov.getenv, HealthInterval: time.Second,
 		HealthChecks: []node.HealthCheck{{Name: "printer", Check: func(context.Context) error { return nil }}},
 	})
 
-	first := b.awaitHealth(t)
+	var rounds []*boardv1.HealthRound
+	boardtest.Eventually(t, time.Minute, "the first round on the board", func() bool {
+		rounds = healthHistory(t, agents, "refund-desk")
+		return len(rounds) > 0
+	})
+	first := rounds[len(rounds)-1]
 	var names []string
 	for _, c := range first.GetChecks() {
 		names = append(names, c.GetName())
@@ -160,38 +192,54 @@ func TestHealthReportedOnChange(t *testing.T) {
 		}
 	}
 	if first.GetStatus() != boardv1.HealthStatus_HEALTH_STATUS_OK || strings.Join(names, ",") != "ledger-db,mcp:orders,model,printer,waiting" {
-		t.Fatalf("the first report = %v; want ok, with ledger-db, mcp:orders, model, printer and waiting", first)
+		t.Fatalf("the first round = %v; want ok, with ledger-db, mcp:orders, model, printer and waiting", first)
 	}
 	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: health ok \(5 checks\)$`), 0)
 
-	// Three more rounds, the same: not reported.
-	for deadline := time.Now().Add(time.Minute); prov.asked.Load() < 4; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the model was asked %d times within a minute, want a round a second", prov.asked.Load())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Seven more rounds, a second apart and the same: the last starts more
+	// than 5 s after the first was reported, when the agent may report again,
+	// and none is.
+	asked := prov.asked.Load()
+	boardtest.Eventually(t, time.Minute, "seven more rounds", func() bool { return prov.asked.Load() >= asked+7 })
+	if rounds := healthHistory(t, agents, "refund-desk"); len(rounds) != 1 {
+		t.Fatalf("after rounds that came out the same, the board keeps %d rounds, want only the first: %v", len(rounds), rounds)
 	}
 	prov.refuse.Store(true)
 	ln.Close()
 
-	next := b.awaitHealth(t)
-	if next.GetStatus() != boardv1.HealthStatus_HEALTH_STATUS_DEGRADED {
-		t.Fatalf("the report after the first = %v; want the degraded one (unchanged rounds are not reported)", next)
+	var last *boardv1.HealthRound
+	boardtest.Eventually(t, time.Minute, "the round with the model and ledger-db failing on the board", func() bool {
+		rounds = healthHistory(t, agents, "refund-desk")
+		last = rounds[0]
+		return lineOf(t, last, "model").GetStatus() == boardv1.CheckStatus_CHECK_STATUS_ERROR &&
+			lineOf(t, last, "ledger-db").GetStatus() == boardv1.CheckStatus_CHECK_STATUS_ERROR
+	})
+	if last.GetStatus() != boardv1.HealthStatus_HEALTH_STATUS_DEGRADED {
+		t.Errorf("the newest round = %v; want degraded", last)
 	}
-	model := lineOf(t, next, "model")
-	if model.GetStatus() != boardv1.CheckStatus_CHECK_STATUS_ERROR || !strings.Contains(model.GetDetail(), "401") {
+	if model := lineOf(t, last, "model"); !strings.Contains(model.GetDetail(), "401") {
 		t.Errorf("the model's line = %v, want an error saying 401", model)
 	}
-	for _, c := range next.GetChecks() {
-		if strings.Contains(c.GetDetail(), testModelKey) || strings.Contains(c.GetDetail(), "health-0123456789") {
-			t.Errorf("line %s carries the model's key: %q", c.GetName(), c.GetDetail())
-		}
-	}
-	if db := lineOf(t, next, "ledger-db"); db.GetStatus() != boardv1.CheckStatus_CHECK_STATUS_ERROR || db.GetDetail() == "" {
+	if db := lineOf(t, last, "ledger-db"); db.GetDetail() == "" {
 		t.Errorf("the TCP check's line after its listener closed = %v, want an error saying why", db)
 	}
-	if ok := lineOf(t, next, "waiting"); ok.GetStatus() != boardv1.CheckStatus_CHECK_STATUS_OK {
+	if ok := lineOf(t, last, "waiting"); ok.GetStatus() != boardv1.CheckStatus_CHECK_STATUS_OK {
 		t.Errorf("the waiting store's line = %v, want ok", ok)
+	}
+	// Between the first round and that one, only changes: a round taken
+	// while the two went away one after the other may show one of them.
+	if oldest := rounds[len(rounds)-1]; !proto.Equal(oldest, first) {
+		t.Errorf("the oldest round kept = %v, want the first, %v", oldest, first)
+	}
+	for i, r := range rounds {
+		if i > 0 && outcome(r) == outcome(rounds[i-1]) {
+			t.Errorf("rounds %d and %d (newest first) came out the same, and both were reported: %s", i-1, i, outcome(r))
+		}
+		for _, c := range r.GetChecks() {
+			if strings.Contains(c.GetDetail(), testModelKey) || strings.Contains(c.GetDetail(), "health-0123456789") {
+				t.Errorf("line %s carries the model's key: %q", c.GetName(), c.GetDetail())
+			}
+		}
 	}
 	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: health degraded: ledger-db error: .+; model error: .*401.*$`), 60*time.Second)
 	if strings.Contains(s.out.String(), testModelKey) {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect/v2"
+
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -247,11 +249,18 @@ func (g *governance) approvalOf(t *testing.T, thread string) *boardv1.Approval {
 	return found
 }
 
-// switchOn switches on, on the board, the tools of the desk in dir, as an
-// operator does for an agent that has linked before: the desk says hello
-// once (from no folder of its own: nothing is remembered in dir), so the
-// board knows what it declares.
+// switchOn switches on, on g's board, the tools of the desk in dir
+// (switchOn).
 func (g *governance) switchOn(t *testing.T, dir string, tools ...string) {
+	t.Helper()
+	switchOn(t, g.bt, dir, tools...)
+}
+
+// switchOn switches on, on bt, the tools of the desk in dir, as an
+// operator does for an agent that has linked before: the desk says hello
+// once (from no folder of its own: nothing is remembered in dir, and it
+// announces no capabilities), so the board knows what it declares.
+func switchOn(t *testing.T, bt *boardtest.Board, dir string, on ...string) {
 	t.Helper()
 	id, err := agentlink.ReadIdentity(dir)
 	if err != nil {
@@ -259,7 +268,7 @@ func (g *governance) switchOn(t *testing.T, dir string, tools ...string) {
 	}
 	up := make(chan struct{}, 1)
 	link, err := agentlink.New(agentlink.Config{
-		BoardURL: g.bt.URL, Token: g.bt.AgentToken(id.Name), Identity: id,
+		BoardURL: bt.URL, Token: bt.AgentToken(id.Name), Identity: id,
 		OnState: func(s agentlink.State) {
 			if s.Up {
 				select {
@@ -281,13 +290,45 @@ func (g *governance) switchOn(t *testing.T, dir string, tools ...string) {
 	select {
 	case <-up:
 	case <-time.After(time.Minute):
-		t.Fatal("the desk's link did not come up within 10 s")
+		t.Fatal("the desk's link did not come up within a minute")
 	}
 	cancel()
 	<-done
-	if _, err := g.tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: id.Name, On: tools}); err != nil {
+	tools := boardv1connect.NewToolServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
+	if _, err := tools.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: id.Name, On: on}); err != nil {
 		t.Fatalf("ReplaceSwitches: %v", err)
 	}
+}
+
+// agentOn is what the board's agents client says of the agent name; nil
+// while the board has never seen it.
+func agentOn(t *testing.T, agents boardv1connect.AgentServiceClient, name string) *boardv1.Agent {
+	t.Helper()
+	res, err := agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: name})
+	if connect.CodeOf(err) == connect.CodeNotFound {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("GetAgent %s: %v", name, err)
+	}
+	return res.GetAgent()
+}
+
+// healthHistory is every round of the agent name's health the board keeps,
+// newest first (a test's agent reports far fewer than a page).
+func healthHistory(t *testing.T, agents boardv1connect.AgentServiceClient, name string) []*boardv1.HealthRound {
+	t.Helper()
+	res, err := agents.GetHealthHistory(t.Context(), &boardv1.GetHealthHistoryRequest{Name: name, PageSize: 1000})
+	if connect.CodeOf(err) == connect.CodeNotFound {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("GetHealthHistory %s: %v", name, err)
+	}
+	if res.GetNextPageToken() != "" {
+		t.Fatalf("GetHealthHistory %s: more than a page of rounds", name)
+	}
+	return res.GetRounds()
 }
 
 // state is the state of the approval id on the board.

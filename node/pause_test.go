@@ -1,11 +1,9 @@
 package node_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os/user"
 	"regexp"
@@ -14,13 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"connectrpc.com/connect/v2"
-	"connectrpc.com/connect/v2/connecthttp"
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/exampletest"
@@ -157,161 +150,60 @@ func TestRunPaused(t *testing.T) {
 	exampletest.CheckRefundedOnce(t, dir)
 }
 
-// pushBoard is a link-level board: it welcomes the agent, switches both of
-// the desk's tools on, answers who_decides with not governed, hands the
-// test the hello and every pause state, and sends what the test pushes.
-type pushBoard struct {
-	hellos chan *boardv1.Hello
-	states chan *boardv1.PauseState
-	health chan *boardv1.HealthReport
-	push   chan *boardv1.LinkResponse
-}
-
-func startPushBoard(t *testing.T) (*pushBoard, string) {
-	t.Helper()
-	b := &pushBoard{
-		hellos: make(chan *boardv1.Hello, 8),
-		states: make(chan *boardv1.PauseState, 64),
-		health: make(chan *boardv1.HealthReport, 64),
-		push:   make(chan *boardv1.LinkResponse),
-	}
-	srv := connect.NewServer()
-	boardv1connect.RegisterAgentLinkServiceHandler(srv, b)
-	mux := http.NewServeMux()
-	connecthttp.Mount(mux, srv)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: mux, Protocols: p}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return b, "http://" + ln.Addr().String()
-}
-
-func (b *pushBoard) Link(ctx context.Context, s boardv1connect.AgentLinkServiceLinkServerStream) error {
-	first, err := s.Receive()
-	if err != nil {
-		return err
-	}
-	keep(b.hellos, first.GetHello())
-	for _, m := range []*boardv1.LinkResponse{
-		{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{Session: "push", Protocol: "3", MinProtocol: "2", MaxProtocol: "3"}}},
-		{Kind: &boardv1.LinkResponse_Switches{Switches: &boardv1.ToolSwitches{On: []string{"orders.lookup_order", "orders.refund"}, Spoken: true}}},
-	} {
-		if err := s.Send(m); err != nil {
-			return err
-		}
-	}
-	in := make(chan *boardv1.LinkRequest)
-	go func() {
-		defer close(in)
-		for {
-			m, err := s.Receive()
-			if err != nil {
-				return
-			}
-			select {
-			case in <- m:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for {
-		var out *boardv1.LinkResponse
-		select {
-		case <-ctx.Done():
-			return nil
-		case out = <-b.push:
-		case m, ok := <-in:
-			if !ok {
-				return nil
-			}
-			switch k := m.GetKind().(type) {
-			case *boardv1.LinkRequest_Ping:
-				out = &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{Seq: k.Ping.GetSeq()}}}
-			case *boardv1.LinkRequest_WhoDecides:
-				out = &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_WhoDecidesAnswer{WhoDecidesAnswer: &boardv1.WhoDecidesAnswer{
-					RequestId: k.WhoDecides.GetRequestId(), Ruling: boardv1.Ruling_RULING_NOT_GOVERNED,
-				}}}
-			case *boardv1.LinkRequest_PauseState:
-				keep(b.states, k.PauseState)
-			case *boardv1.LinkRequest_Health:
-				keep(b.health, k.Health)
-			}
-		}
-		if out != nil {
-			if err := s.Send(out); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// keep hands m to a test that reads ch; one that does not read it loses
-// what does not fit, rather than stall the link.
-func keep[T any](ch chan T, m T) {
-	select {
-	case ch <- m:
-	default:
-	}
-}
-
-// awaitPauseState waits for a pause state that satisfies ok.
-func (b *pushBoard) awaitPauseState(t *testing.T, what string, ok func(*boardv1.PauseState) bool) *boardv1.PauseState {
-	t.Helper()
-	deadline := time.After(time.Minute)
-	for {
-		select {
-		case s := <-b.states:
-			if ok(s) {
-				return s
-			}
-		case <-deadline:
-			t.Fatalf("no pause state %s within a minute", what)
-		}
-	}
-}
-
 // TestPauseFromTheBoard: a served agent announces users, pairing, health
-// and pause; tells the board it is not paused after the welcome; keeps a Pause
-// the board sends in its folder (origin board), answers with the state it
-// came to, and refuses new messages; the board's resume takes them again.
+// and pause, in protocol 3; an operator's pause on the board reaches it,
+// is kept in its folder (origin board, with the operator's name and the
+// board's time), refuses new messages and is said on a line, and the
+// board sees it delivered; the operator's resume goes the same way, and
+// the agent takes new messages again.
 func TestPauseFromTheBoard(t *testing.T) {
 	t.Parallel()
-	b, url := startPushBoard(t)
+	bt := boardtest.Start(t, boardtest.Options{})
+	olga := bt.Agents(bt.OperatorToken("Olga Ops", identity.RoleAdmin))
 	dir := deskDir(t)
-	s := startServe(t, node.Config{Dir: dir, BoardURL: url, Token: "a-token"})
-	h := <-b.hellos
-	if h.GetProtocol() != "3" || !slices.Equal(h.GetCapabilities(), []string{"users", "pairing", "health", "pause"}) {
-		t.Errorf("hello = protocol %q, capabilities %q; want 3 and users, pairing, health, pause", h.GetProtocol(), h.GetCapabilities())
+	switchOn(t, bt, dir, "orders.lookup_order", "orders.refund")
+	s := startServe(t, node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("refund-desk")})
+	var a *boardv1.Agent
+	boardtest.Eventually(t, time.Minute, "the served desk's hello on the board", func() bool {
+		a = agentOn(t, olga, "refund-desk")
+		return len(a.GetCapabilities()) > 0 // the desk that switched tools on announced none
+	})
+	// The board keeps the capabilities sorted, whatever their order in the hello.
+	if a.GetProtocol() != "3" || !slices.Equal(a.GetCapabilities(), []string{"health", "pairing", "pause", "users"}) {
+		t.Errorf("hello = protocol %q, capabilities %q; want 3 and users, pairing, health, pause", a.GetProtocol(), a.GetCapabilities())
 	}
-	b.awaitPauseState(t, "saying it is not paused", func(s *boardv1.PauseState) bool { return !s.GetPaused() })
 
-	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
-	b.push <- &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pause{Pause: &boardv1.Pause{
-		Paused: true, Reason: "quarterly audit", By: "Olga Ops", Time: timestamppb.New(at),
-	}}}
-	st := b.awaitPauseState(t, "paused", func(s *boardv1.PauseState) bool { return s.GetPaused() })
-	if st.GetOrigin() != boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD || st.GetReason() != "quarterly audit" || st.GetBy() != "Olga Ops" || !st.GetTime().AsTime().Equal(at) {
-		t.Errorf("the answer to the board's pause = %v, want it, from the board", st)
+	res, err := olga.PauseAgent(t.Context(), &boardv1.PauseAgentRequest{Name: "refund-desk", Reason: "quarterly audit"})
+	if err != nil {
+		t.Fatalf("PauseAgent: %v", err)
+	}
+	at := res.GetAgent().GetPause().GetTime().AsTime()
+	boardtest.Eventually(t, time.Minute, "the pause delivered", func() bool {
+		a = agentOn(t, olga, "refund-desk")
+		return a.GetPause().GetDelivered()
+	})
+	if p := a.GetPause(); !p.GetPaused() || p.GetOrigin() != boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD || p.GetReason() != "quarterly audit" || p.GetBy() != "Olga Ops" {
+		t.Errorf("the board's view once the agent answered = %v, want Olga Ops's pause, from the board", p)
 	}
 	kept, err := pause.Read(dir)
-	if err != nil || !kept.Paused || kept.Origin != pause.Board || kept.By != "Olga Ops" || !kept.Time.Equal(at) {
-		t.Errorf("the folder's pause = %+v, %v; want the board's", kept, err)
+	if err != nil || !kept.Paused || kept.Origin != pause.Board || kept.Reason != "quarterly audit" || kept.By != "Olga Ops" || !kept.Time.Equal(at) {
+		t.Errorf("the folder's pause = %+v, %v; want the board's, at %s", kept, err, at)
 	}
 	if r := postPaused(t, s.url, "new"); r.status != 503 || r.body.Paused == nil || r.body.Paused.Origin != "board" || r.body.Paused.By != "Olga Ops" {
 		t.Errorf("a new message after the board's pause = %+v, want 503 naming the board's pause", r)
 	}
-	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: paused by Olga Ops at 2026-12-02T09:30:00Z \(on the board\): quarterly audit$`), 0)
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: paused by Olga Ops at `+regexp.QuoteMeta(at.UTC().Format(time.RFC3339))+` \(on the board\): quarterly audit$`), 60*time.Second)
 
-	b.push <- &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pause{Pause: &boardv1.Pause{Paused: false, By: "Olga Ops", Time: timestamppb.New(at.Add(time.Hour))}}}
-	b.awaitPauseState(t, "resumed", func(s *boardv1.PauseState) bool {
-		return !s.GetPaused() && s.GetOrigin() == boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD
+	if _, err := olga.ResumeAgent(t.Context(), &boardv1.ResumeAgentRequest{Name: "refund-desk"}); err != nil {
+		t.Fatalf("ResumeAgent: %v", err)
+	}
+	boardtest.Eventually(t, time.Minute, "the resume delivered", func() bool {
+		p := agentOn(t, olga, "refund-desk").GetPause()
+		return !p.GetPaused() && p.GetDelivered() && p.GetOrigin() == boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD
 	})
+	if kept, err := pause.Read(dir); err != nil || kept.Paused || kept.Origin != pause.Board || kept.By != "Olga Ops" {
+		t.Errorf("the folder's pause after the board's resume = %+v, %v; want not paused, by Olga Ops from the board", kept, err)
+	}
 	var again turn
 	if status := call(t, "POST", s.url+"/api/threads/after/messages", askForRefund, &again); status != 200 || again.Pending == nil {
 		t.Errorf("a new message after the board's resume = %d %+v, want the refund's approval", status, again)
@@ -322,14 +214,21 @@ func TestPauseFromTheBoard(t *testing.T) {
 // else: it serves no chat, and runs no health checks.
 func TestRunAnnouncesPause(t *testing.T) {
 	t.Parallel()
-	b, url := startPushBoard(t)
+	bt := boardtest.Start(t, boardtest.Options{})
+	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	dir := deskDir(t)
-	err := node.Run(t.Context(), node.Config{Dir: dir, BoardURL: url, Token: "a-token", Input: refundInput})
+	switchOn(t, bt, dir, "orders.lookup_order", "orders.refund")
+	err := node.Run(t.Context(), node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("refund-desk"), Input: refundInput})
 	if !errors.Is(err, node.ErrNoAnswer) {
 		t.Errorf("Run = %v, want ErrNoAnswer (nothing on stdin)", err)
 	}
-	if h := <-b.hellos; !slices.Equal(h.GetCapabilities(), []string{agentlink.CapabilityPause}) {
-		t.Errorf("a run's hello announces %q, want pause only", h.GetCapabilities())
+	var a *boardv1.Agent
+	boardtest.Eventually(t, time.Minute, "the run's hello on the board", func() bool {
+		a = agentOn(t, agents, "refund-desk")
+		return len(a.GetCapabilities()) > 0 // the desk that switched tools on announced none
+	})
+	if !slices.Equal(a.GetCapabilities(), []string{agentlink.CapabilityPause}) {
+		t.Errorf("a run's hello announces %q, want pause only", a.GetCapabilities())
 	}
 }
 
@@ -348,11 +247,7 @@ func TestPauseAndHealthOnTheBoard(t *testing.T) {
 
 	var a *boardv1.Agent
 	boardtest.Eventually(t, time.Minute, "the desk's health on the board", func() bool {
-		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a = res.GetAgent()
+		a = agentOn(t, g.agents, "refund-desk")
 		return a.GetHealth() != nil
 	})
 	if a.GetProtocol() != "3" || !slices.Equal(slices.Sorted(slices.Values(a.GetCapabilities())), []string{"health", "pairing", "pause", "users"}) {
@@ -378,11 +273,7 @@ func TestPauseAndHealthOnTheBoard(t *testing.T) {
 		t.Errorf("a new message after the operator's pause = %+v, want 503 naming it", r)
 	}
 	boardtest.Eventually(t, time.Minute, "the pause delivered", func() bool {
-		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := res.GetAgent().GetPause()
+		p := agentOn(t, g.agents, "refund-desk").GetPause()
 		return p.GetPaused() && p.GetDelivered()
 	})
 
@@ -390,11 +281,7 @@ func TestPauseAndHealthOnTheBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	boardtest.Eventually(t, time.Minute, "the local resume on the board", func() bool {
-		res, err := g.agents.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "refund-desk"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := res.GetAgent().GetPause()
+		p := agentOn(t, g.agents, "refund-desk").GetPause()
 		return !p.GetPaused() && p.GetOrigin() == boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL && p.GetBy() == me(t)
 	})
 	var again turn
