@@ -84,7 +84,8 @@ type Agent struct {
 	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
 	// Whether it is linked now.
 	State AgentState `protobuf:"varint,11,opt,name=state,proto3,enum=symphonix.board.v1.AgentState" json:"state,omitempty"`
-	// What it said it can do in its last hello, as it said it.
+	// What it said it can do in its last hello: every capability it
+	// announced, known to the board or not, sorted and without repeats.
 	Capabilities []string `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// The link protocol it spoke in its last hello.
 	Protocol string `protobuf:"bytes,5,opt,name=protocol,proto3" json:"protocol,omitempty"`

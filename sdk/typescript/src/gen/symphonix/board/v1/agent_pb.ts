@@ -46,7 +46,8 @@ export type Agent = Message<"symphonix.board.v1.Agent"> & {
   state: AgentState;
 
   /**
-   * What it said it can do in its last hello, as it said it.
+   * What it said it can do in its last hello: every capability it
+   * announced, known to the board or not, sorted and without repeats.
    *
    * @generated from field: repeated string capabilities = 4;
    */
