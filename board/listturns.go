@@ -20,6 +20,7 @@ var listProcedures = map[string]bool{
 	boardv1connect.ApprovalServiceListRulesProcedure:             true,
 	boardv1connect.AuditServiceListAuditProcedure:                true,
 	boardv1connect.ConversationServiceListConversationsProcedure: true,
+	boardv1connect.RunServiceListRunsProcedure:                   true,
 	boardv1connect.ToolServiceListServersProcedure:               true,
 	boardv1connect.ToolServiceListSwitchesProcedure:              true,
 	boardv1connect.UserServiceListUsersProcedure:                 true,

@@ -23,6 +23,7 @@ var streamProcedures = map[string]bool{
 	boardv1connect.AgentLinkServiceLinkProcedure:                     true,
 	boardv1connect.AgentServiceWatchAgentsProcedure:                  true,
 	boardv1connect.ApprovalServiceWatchApprovalsProcedure:            true,
+	boardv1connect.RunServiceWatchRunsProcedure:                      true,
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      true,
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": true,
 	"/grpc.health.v1.Health/Watch":                                   true,

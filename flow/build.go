@@ -67,6 +67,9 @@ type BuildOptions struct {
 	StepLimit int
 	// Now: the clock for the times a run records. nil: time.Now.
 	Now func() time.Time
+	// Watch: told everything that happens in every run (Event), as it
+	// happens. nil tells nobody.
+	Watch Watcher
 }
 
 // Graph is a flow built to run: Invoke starts a run on a thread, Resume
@@ -90,9 +93,11 @@ type Graph struct {
 	memory       Checkpointer
 	stepLimit    int
 	now          func() time.Time
+	watch        Watcher
 
-	mu    sync.Mutex
-	locks map[string]*threadLock
+	mu     sync.Mutex
+	locks  map[string]*threadLock
+	active map[string]*activeRun // runs taking steps, by id
 }
 
 // gnode is one node, built.
@@ -188,6 +193,7 @@ func newGraph(f *Flow, opts BuildOptions) *Graph {
 		memory:       opts.Memory,
 		stepLimit:    opts.StepLimit,
 		now:          opts.Now,
+		watch:        opts.Watch,
 		locks:        map[string]*threadLock{},
 		waits:        CheckpointerRequired(f) != nil,
 	}

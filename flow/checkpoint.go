@@ -18,6 +18,7 @@ const CheckpointVersion = 1
 // docs/flow.md.
 type checkpoint struct {
 	V      int            `json:"v"`
+	Run    string         `json:"run,omitempty"`
 	Thread string         `json:"thread"`
 	State  map[string]any `json:"state"`
 	Visits map[string]int `json:"visits,omitempty"`
@@ -58,7 +59,7 @@ const (
 
 // encode writes a paused run as a checkpoint.
 func (r *run) encode() ([]byte, error) {
-	c := checkpoint{V: CheckpointVersion, Thread: r.thread, State: r.state, Visits: r.visits, Asked: r.asked, Wrote: r.wrote}
+	c := checkpoint{V: CheckpointVersion, Run: r.id, Thread: r.thread, State: r.state, Visits: r.visits, Asked: r.asked, Wrote: r.wrote}
 	for _, t := range r.tasks {
 		tr := taskRecord{Node: t.node.ID, Copy: t.copy, As: t.as, Item: t.item, Approved: t.approved, Next: t.next, Pending: t.pending}
 		switch t.status {
@@ -89,7 +90,10 @@ func (g *Graph) decode(thread string, data []byte) (*run, error) {
 	if c.V != CheckpointVersion {
 		return nil, fmt.Errorf("%w: thread %q: version %d, and this build reads version %d", ErrCheckpoint, thread, c.V, CheckpointVersion)
 	}
-	r := &run{g: g, thread: thread, state: c.State, visits: c.Visits, asked: c.Asked, wrote: c.Wrote}
+	r := &run{g: g, id: c.Run, thread: thread, state: c.State, visits: c.Visits, asked: c.Asked, wrote: c.Wrote}
+	if r.id == "" {
+		r.id = NewRunID() // kept before runs had ids
+	}
 	if r.state == nil {
 		r.state = State{}
 	}
@@ -150,5 +154,7 @@ func (r *run) pause(ctx context.Context, steps int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("flow: thread %q stopped to wait, and could not be kept: %w", r.thread, err)
 	}
-	return Result{State: r.state, Pending: r.firstPaused().pending, Steps: steps}, nil
+	p := r.firstPaused().pending
+	r.tell(ctx, Event{Kind: EventRunPaused, Node: p.Node, Pending: p, Steps: steps, Duration: r.spent()})
+	return Result{Run: r.id, State: r.state, Pending: p, Steps: steps}, nil
 }

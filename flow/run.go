@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Result is what one call of Invoke or Resume comes to: a run that
@@ -20,6 +21,8 @@ type Result struct {
 	Pending *Pending
 	// Steps is how many steps this call took.
 	Steps int
+	// Run is the run's id (RunOf): the same across its pauses.
+	Run string
 }
 
 // Finished reports whether the run ended rather than paused.
@@ -58,7 +61,11 @@ func (g *Graph) Invoke(ctx context.Context, thread string, input map[string]any)
 		}
 	}
 
-	r := &run{g: g, thread: thread, state: make(State, len(g.defaults)+len(input)), visits: map[string]int{}}
+	id, _ := ctx.Value(runIDKey{}).(string)
+	if id == "" {
+		id = NewRunID()
+	}
+	r := &run{g: g, id: id, thread: thread, state: make(State, len(g.defaults)+len(input)), visits: map[string]int{}}
 	for k, v := range g.defaults {
 		r.state[k] = clone(v)
 	}
@@ -76,6 +83,9 @@ func (g *Graph) Invoke(ctx context.Context, thread string, input map[string]any)
 	}
 	r.asked = g.asked(in)
 	r.setTasks([]*task{{node: g.start, copy: -1}})
+	ctx = r.begin(ctx)
+	defer r.end()
+	r.tell(ctx, Event{Kind: EventRunStarted})
 	return r.loop(ctx)
 }
 
@@ -121,6 +131,9 @@ func (g *Graph) Resume(ctx context.Context, thread string, answer any) (Result, 
 	}
 	r.resumed = true
 	r.answer(t, a)
+	ctx = r.begin(ctx)
+	defer r.end()
+	r.tell(ctx, Event{Kind: EventRunResumed, Node: t.node.ID})
 	return r.loop(ctx)
 }
 
@@ -167,6 +180,8 @@ func (g *Graph) Cancel(ctx context.Context, thread string) error {
 // run is one run of a graph on a thread, between two steps or inside one.
 type run struct {
 	g       *Graph
+	id      string    // RunOf
+	began   time.Time // when this call of Invoke or Resume began its steps
 	thread  string
 	state   State          // as of the end of the last step
 	visits  map[string]int // limit counters
@@ -179,12 +194,18 @@ type run struct {
 // loop takes steps until the run ends, pauses or fails.
 func (r *run) loop(ctx context.Context) (Result, error) {
 	steps := 0
+	if r.g.watch != nil {
+		r.began = r.g.now()
+	}
 	for {
 		if len(r.tasks) == 0 {
 			return r.finish(ctx, steps)
 		}
 		if err := ctx.Err(); err != nil {
 			return r.fail(ctx, err)
+		}
+		if why := r.stopped(); why != "" {
+			return r.fail(ctx, &stopError{why: why})
 		}
 		if steps >= r.g.stepLimit {
 			return r.fail(ctx, fmt.Errorf("%w: %d steps and the run has not ended (BuildOptions.StepLimit)", ErrStepLimit, r.g.stepLimit))
@@ -316,8 +337,15 @@ func (r *run) firstPaused() *task {
 // finish ends a run that reached its end: a conversation's turn is added
 // to its history, what the thread remembers is kept, and a run that had
 // waited is taken out of the checkpointer.
-func (r *run) finish(ctx context.Context, steps int) (Result, error) {
-	res := Result{State: r.state, Steps: steps}
+func (r *run) finish(ctx context.Context, steps int) (res Result, err error) {
+	defer func() {
+		if err != nil {
+			r.tell(ctx, Event{Kind: EventRunFailed, Err: err, Steps: steps, Duration: r.spent()})
+		} else {
+			r.tell(ctx, Event{Kind: EventRunFinished, Steps: steps, Duration: r.spent()})
+		}
+	}()
+	res = Result{Run: r.id, State: r.state, Steps: steps}
 	var errs []error
 	if r.g.flow.Conversation {
 		turn := map[string]any{"at": r.g.now().UTC().Format(timeFormat), "asked": clone(r.asked), "answered": r.answered()}
@@ -398,7 +426,12 @@ func (r *run) fail(ctx context.Context, err error) (Result, error) {
 			err = errors.Join(err, fmt.Errorf("flow: the run ended and stays in the checkpointer: %w", derr))
 		}
 	}
-	return Result{}, err
+	kind := EventRunFailed
+	if errors.Is(err, ErrStopped) {
+		kind = EventRunStopped
+	}
+	r.tell(ctx, Event{Kind: kind, Err: err, Duration: r.spent()})
+	return Result{Run: r.id}, err
 }
 
 // input checks what a run is given and turns it into writes.

@@ -25,6 +25,7 @@ type task struct {
 	next    []string // where its edges go: node ids, END
 	sends   []send
 	pending *Pending
+	failed  error // why it failed, when it went to its onError
 }
 
 type taskStatus uint8
@@ -77,8 +78,20 @@ func (r *run) view(t *task) State {
 // does anything, and so does an ask not yet answered. A failure is tried
 // again while the node has attempts left; then it goes to onError, with
 // __error set, or ends the run. A pause is never a failure.
-func (r *run) exec(ctx context.Context, t *task) error {
+func (r *run) exec(ctx context.Context, t *task) (err error) {
 	n := t.node
+	if r.g.watch != nil {
+		start := r.g.now()
+		r.tell(ctx, Event{Kind: EventNodeEntered, Node: n.ID, NodeKind: n.Type, Copy: t.copy, At: start})
+		defer func() {
+			switch {
+			case err == nil && t.failed != nil: // failed, and went to onError
+				r.tellNode(ctx, t, start, OutcomeFailed, t.failed)
+			default:
+				r.tellNode(ctx, t, start, outcomeOf(ctx, t, err), err)
+			}
+		}()
+	}
 	v := r.view(t)
 	if n.Approval != nil && !t.approved {
 		p, err := r.approvalPending(v, n)
@@ -96,7 +109,6 @@ func (r *run) exec(ctx context.Context, t *task) error {
 	var (
 		writes []write
 		sends  []send
-		err    error
 	)
 	for attempt := 1; ; attempt++ {
 		writes, sends, err = r.do(ctx, t, v)
@@ -115,6 +127,7 @@ func (r *run) exec(ctx context.Context, t *task) error {
 		t.writes = []write{{channel: ErrorChannel, value: map[string]any{"node": n.ID, "message": err.Error()}}}
 		t.next = []string{n.OnError}
 		t.status = taskDone
+		t.failed = &NodeError{Node: n.ID, Attempts: attempt, Err: err}
 		return nil
 	}
 	if n.OnError != "" {

@@ -1,6 +1,7 @@
 package apigolden
 
 import (
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -523,6 +524,90 @@ func cases() []goldenCase {
 		RequestId: "q6", ApprovalId: "ap_pending", State: boardv1.ApprovalState_APPROVAL_STATE_CANCELLED,
 	}}})
 
+	resp("run_stored", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_RunStored{RunStored: &boardv1.RunStored{RunId: runID, Seq: 9}}})
+	resp("fire", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Fire{Fire: &boardv1.Fire{
+		RequestId: "q7", Input: fireInput(), Thread: "thread-20", By: "ops@example.com",
+	}}})
+	resp("stop", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Stop{Stop: &boardv1.Stop{
+		RequestId: "q8", RunId: runID, Reason: "Wrong customer.", By: "ops@example.com",
+	}}})
+	req("hello.inputs", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
+		Name:         "refund-desk",
+		Protocol:     "3",
+		Capabilities: []string{"users", "pairing", "health", "pause", "runs", "live-runs", "fire"},
+		Build:        build,
+		Description:  "Refunds orders under 500 EUR and asks above.",
+		Inputs:       flowInputs(),
+	}}})
+	req("raise.run_id", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
+		RequestId: "q2", Run: "run-7c1e", Thread: "thread-19", Node: "approve_refund",
+		Ask: "Refund 740.50 EUR for order A-1043?", Show: showJSON, Digest: digestA, RunId: runID,
+	}}})
+	event := func(kind string, seq uint32, e *boardv1.RunEvent) {
+		e.RunId, e.Seq, e.Time = runID, seq, at(int(seq))
+		req("run_event."+kind, &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: e}})
+	}
+	event("start", 1, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Start{Start: &boardv1.RunStart{
+		Thread: "thread-19", StartedBy: "chat", StartedByWho: "ana@example.com", Build: build,
+	}}})
+	event("step", 2, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Step{Step: runSteps()[0]}})
+	event("pause", 3, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Pause{Pause: &boardv1.RunPause{
+		Kind: boardv1.PauseKind_PAUSE_KIND_APPROVAL, Node: "approve_refund", ApprovalId: "ap_pending",
+	}}})
+	event("resume", 4, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Resume{Resume: &boardv1.RunResume{}}})
+	req("run_summary", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: runOf(true), Seq: 9}}})
+	req("fired", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: "q7", RunId: runID, Thread: "thread-20"}}})
+	req("stopped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Stopped{Stopped: &boardv1.Stopped{RequestId: "q8"}}})
+
+	// RunService, and what runs added to agents and approvals.
+	withInputs := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
+	withInputs.Inputs = flowInputs()
+	add("AgentService.GetAgent.response.inputs", &boardv1.GetAgentResponse{Agent: withInputs})
+	withRun := approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING)
+	withRun.RunId = runID
+	add("ApprovalService.GetApproval.response.run_id", &boardv1.GetApprovalResponse{Approval: withRun})
+	add("RunService.ListRuns.request", &boardv1.ListRunsRequest{
+		Agent: "refund-desk", State: boardv1.RunState_RUN_STATE_FAILED, Thread: "thread-19",
+		StartAfter: at(-1440), StartBefore: at(0), PageSize: 25, PageToken: "cnVucy0y",
+	})
+	listed := runOf(false)
+	listed.Steps = nil
+	running := runOf(false)
+	running.Id, running.State, running.EndTime, running.Error, running.Steps = "0b5e", boardv1.RunState_RUN_STATE_RUNNING, nil, "", nil
+	add("RunService.ListRuns.response", &boardv1.ListRunsResponse{Runs: []*boardv1.Run{running, listed}, NextPageToken: "cnVucy0z"})
+	add("RunService.GetRun.request", &boardv1.GetRunRequest{Agent: "refund-desk", Id: runID})
+	add("RunService.GetRun.response", &boardv1.GetRunResponse{Run: runOf(false)})
+	add("RunService.GetRun.response.paused", &boardv1.GetRunResponse{Run: pausedRun()})
+	add("RunService.WatchRuns.request", &boardv1.WatchRunsRequest{Agent: "refund-desk", Run: runID})
+	add("RunService.WatchRuns.response", &boardv1.WatchRunsResponse{Kind: boardv1.RunEventKind_RUN_EVENT_KIND_STEP, Run: running, Step: runSteps()[1]})
+	for _, k := range []boardv1.RunEventKind{
+		boardv1.RunEventKind_RUN_EVENT_KIND_SNAPSHOT, boardv1.RunEventKind_RUN_EVENT_KIND_STARTED,
+		boardv1.RunEventKind_RUN_EVENT_KIND_PAUSED, boardv1.RunEventKind_RUN_EVENT_KIND_RESUMED,
+		boardv1.RunEventKind_RUN_EVENT_KIND_ENDED,
+	} {
+		r := runOf(false)
+		r.Steps, r.StepsTruncated = nil, false
+		switch k {
+		case boardv1.RunEventKind_RUN_EVENT_KIND_SNAPSHOT, boardv1.RunEventKind_RUN_EVENT_KIND_STARTED, boardv1.RunEventKind_RUN_EVENT_KIND_RESUMED:
+			r.State, r.EndTime, r.Error = boardv1.RunState_RUN_STATE_RUNNING, nil, ""
+		case boardv1.RunEventKind_RUN_EVENT_KIND_PAUSED:
+			r.State, r.EndTime, r.Error, r.Pause, r.PausedAt = boardv1.RunState_RUN_STATE_PAUSED, nil, "", boardv1.PauseKind_PAUSE_KIND_ASK, "clarify"
+		case boardv1.RunEventKind_RUN_EVENT_KIND_ENDED:
+			r.State, r.Error = boardv1.RunState_RUN_STATE_FINISHED, ""
+		}
+		name := strings.ToLower(strings.TrimPrefix(k.String(), "RUN_EVENT_KIND_"))
+		add("RunService.WatchRuns.response."+name, &boardv1.WatchRunsResponse{Kind: k, Run: r})
+	}
+	add("RunService.WatchRuns.response.synced", &boardv1.WatchRunsResponse{Kind: boardv1.RunEventKind_RUN_EVENT_KIND_SYNCED})
+	add("RunService.WatchRuns.response.heartbeat", &boardv1.WatchRunsResponse{Kind: boardv1.RunEventKind_RUN_EVENT_KIND_HEARTBEAT})
+	stopped := runOf(false)
+	stopped.Steps, stopped.StepsTruncated, stopped.State, stopped.Error = nil, false, boardv1.RunState_RUN_STATE_STOPPED, "flow: the run was stopped: Wrong customer."
+	add("RunService.ListRuns.response.stopped", &boardv1.ListRunsResponse{Runs: []*boardv1.Run{stopped}})
+	add("RunService.StartRun.request", &boardv1.StartRunRequest{Agent: "refund-desk", Input: fireInput(), Thread: "thread-20"})
+	add("RunService.StartRun.response", &boardv1.StartRunResponse{RunId: runID, Thread: "thread-20"})
+	add("RunService.StopRun.request", &boardv1.StopRunRequest{Agent: "refund-desk", Id: runID, Reason: "Wrong customer."})
+	add("RunService.StopRun.response", &boardv1.StopRunResponse{})
+
 	// The bodies of the plain HTTP endpoints under /auth/.
 	add("auth.signin.request", &boardv1.SignInRequest{Email: "Ana@Example.com", Password: "correct horse battery"})
 	add("auth.setup.request", &boardv1.SetupRequest{Token: "c2V0dXAtdG9rZW4", Email: "ben@example.com", Name: "Ben Ode", Password: "correct horse battery"})
@@ -532,6 +617,68 @@ func cases() []goldenCase {
 	})
 	add("auth.error", &boardv1.AuthError{Error: "email: required"})
 	return out
+}
+
+// runID is the run the run cases are about.
+const runID = "7f3a9c2e5b1d4f60a8e2c4b6d8f0a1c3"
+
+func flowInputs() []*boardv1.FlowInput {
+	return []*boardv1.FlowInput{
+		{Name: "order", Type: "string", Description: "The order to refund."},
+		{Name: "amount", Type: "number", Description: "How much, in EUR."},
+	}
+}
+
+func fireInput() *structpb.Struct {
+	s, err := structpb.NewStruct(map[string]any{"order": "A-1043", "amount": 740.5})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func runSteps() []*boardv1.RunStep {
+	return []*boardv1.RunStep{
+		{Seq: 1, Node: "lookup", Kind: "tool", Copy: -1, StartTime: at(0), Duration: durationpb.New(420 * time.Millisecond),
+			Outcome: boardv1.StepOutcome_STEP_OUTCOME_OK},
+		{Seq: 2, Node: "decide", Kind: "llm", Copy: -1, StartTime: at(1), Duration: durationpb.New(2 * time.Second),
+			Outcome: boardv1.StepOutcome_STEP_OUTCOME_OK, Tokens: &boardv1.Tokens{Input: 812, Output: 64, Cached: 512, Total: 876}},
+		{Seq: 3, Node: "approve_refund", Kind: "handler", Copy: -1, StartTime: at(2), Duration: durationpb.New(time.Millisecond),
+			Outcome: boardv1.StepOutcome_STEP_OUTCOME_PAUSED, Pause: boardv1.PauseKind_PAUSE_KIND_APPROVAL, ApprovalId: "ap_pending"},
+		{Seq: 4, Node: "refund", Kind: "tool", Copy: 0, StartTime: at(30), Duration: durationpb.New(5 * time.Second),
+			Outcome: boardv1.StepOutcome_STEP_OUTCOME_FAILED, Error: "orders.refund: the payments provider answered 503"},
+		{Seq: 5, Node: "notify", Kind: "tool", Copy: 1, StartTime: at(30), Duration: durationpb.New(time.Second),
+			Outcome: boardv1.StepOutcome_STEP_OUTCOME_STOPPED},
+	}
+}
+
+// runOf is a failed run with its steps: with its values (full detail), or
+// with them withheld.
+func runOf(full bool) *boardv1.Run {
+	r := &boardv1.Run{
+		Id: runID, Agent: "refund-desk", Thread: "thread-19", StartedBy: "chat", StartedByWho: "ana@example.com",
+		Build: build, State: boardv1.RunState_RUN_STATE_FAILED, StartTime: at(0), EndTime: at(31),
+		Duration: durationpb.New(8*time.Second + 421*time.Millisecond), StepCount: 5,
+		Tokens: &boardv1.Tokens{Input: 812, Output: 64, Cached: 512, Total: 876},
+		Error:  "node refund: orders.refund: the payments provider answered 503",
+		Steps:  runSteps(), StepsTruncated: true,
+	}
+	if full {
+		r.Agent = ""
+		r.Input = fireInput()
+		r.Output, _ = structpb.NewStruct(map[string]any{"reply": "Refunded."})
+	} else {
+		r.Withheld = []string{"input", "output"}
+	}
+	return r
+}
+
+// pausedRun is a run waiting on an approval.
+func pausedRun() *boardv1.Run {
+	r := runOf(false)
+	r.State, r.EndTime, r.Error, r.Pause, r.PausedAt, r.ApprovalId = boardv1.RunState_RUN_STATE_PAUSED, nil, "",
+		boardv1.PauseKind_PAUSE_KIND_APPROVAL, "approve_refund", "ap_pending"
+	return r
 }
 
 // authMessages are the messages of the plain HTTP endpoints under /auth/,

@@ -103,7 +103,10 @@ type Agent struct {
 	// one (agents not announcing "health" never do).
 	Health *HealthRound `protobuf:"bytes,12,opt,name=health,proto3" json:"health,omitempty"`
 	// Whether it is taking work; absent when nobody has ever paused it.
-	Pause         *AgentPause `protobuf:"bytes,13,opt,name=pause,proto3" json:"pause,omitempty"`
+	Pause *AgentPause `protobuf:"bytes,13,opt,name=pause,proto3" json:"pause,omitempty"`
+	// The values a run may be started with (StartRun): the inputs its flow
+	// declares, as its last hello said.
+	Inputs        []*FlowInput `protobuf:"bytes,14,rep,name=inputs,proto3" json:"inputs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -218,6 +221,13 @@ func (x *Agent) GetHealth() *HealthRound {
 func (x *Agent) GetPause() *AgentPause {
 	if x != nil {
 		return x.Pause
+	}
+	return nil
+}
+
+func (x *Agent) GetInputs() []*FlowInput {
+	if x != nil {
+		return x.Inputs
 	}
 	return nil
 }
@@ -933,7 +943,7 @@ var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\"\xfc\x03\n" +
+	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a\x1csymphonix/board/v1/run.proto\"\xb3\x04\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -947,7 +957,8 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x0elast_seen_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime\x127\n" +
 	"\x06health\x18\f \x01(\v2\x1f.symphonix.board.v1.HealthRoundR\x06health\x124\n" +
-	"\x05pause\x18\r \x01(\v2\x1e.symphonix.board.v1.AgentPauseR\x05pauseJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
+	"\x05pause\x18\r \x01(\v2\x1e.symphonix.board.v1.AgentPauseR\x05pause\x125\n" +
+	"\x06inputs\x18\x0e \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputsJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
 	"\n" +
 	"AgentPause\x12\x16\n" +
 	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +
@@ -1035,7 +1046,8 @@ var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(*ResumeAgentResponse)(nil),      // 14: symphonix.board.v1.ResumeAgentResponse
 	(*timestamppb.Timestamp)(nil),    // 15: google.protobuf.Timestamp
 	(*HealthRound)(nil),              // 16: symphonix.board.v1.HealthRound
-	(PauseOrigin)(0),                 // 17: symphonix.board.v1.PauseOrigin
+	(*FlowInput)(nil),                // 17: symphonix.board.v1.FlowInput
+	(PauseOrigin)(0),                 // 18: symphonix.board.v1.PauseOrigin
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
@@ -1043,31 +1055,32 @@ var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	15, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
 	16, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
 	2,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
-	15, // 5: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
-	17, // 6: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
-	1,  // 7: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
-	1,  // 8: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	1,  // 9: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	16, // 10: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
-	1,  // 11: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	1,  // 12: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	3,  // 13: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	5,  // 14: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	7,  // 15: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	9,  // 16: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
-	11, // 17: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
-	13, // 18: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
-	4,  // 19: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	6,  // 20: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	8,  // 21: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	10, // 22: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
-	12, // 23: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
-	14, // 24: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
-	19, // [19:25] is the sub-list for method output_type
-	13, // [13:19] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	17, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
+	15, // 6: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
+	18, // 7: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
+	1,  // 8: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
+	1,  // 9: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	1,  // 10: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
+	16, // 11: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
+	1,  // 12: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	1,  // 13: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 14: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	5,  // 15: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	7,  // 16: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	9,  // 17: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
+	11, // 18: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
+	13, // 19: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
+	4,  // 20: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	6,  // 21: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	8,  // 22: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	10, // 23: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
+	12, // 24: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
+	14, // 25: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
+	20, // [20:26] is the sub-list for method output_type
+	14, // [14:20] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -1077,6 +1090,7 @@ func file_symphonix_board_v1_agent_proto_init() {
 	}
 	file_symphonix_board_v1_health_proto_init()
 	file_symphonix_board_v1_link_proto_init()
+	file_symphonix_board_v1_run_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

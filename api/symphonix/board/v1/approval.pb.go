@@ -730,7 +730,10 @@ type Approval struct {
 	Votes []string `protobuf:"bytes,15,rep,name=votes,proto3" json:"votes,omitempty"`
 	// What is shown, exactly as the agent sent it (the text the digest
 	// covers); read this rather than show to see numbers as they are.
-	ShowJson      string `protobuf:"bytes,16,opt,name=show_json,json=showJson,proto3" json:"show_json,omitempty"`
+	ShowJson string `protobuf:"bytes,16,opt,name=show_json,json=showJson,proto3" json:"show_json,omitempty"`
+	// The run that stopped for it, as the agent's run reports name it
+	// (RunService.GetRun); "" when the agent does not report runs.
+	RunId         string `protobuf:"bytes,17,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -874,6 +877,13 @@ func (x *Approval) GetVotes() []string {
 func (x *Approval) GetShowJson() string {
 	if x != nil {
 		return x.ShowJson
+	}
+	return ""
+}
+
+func (x *Approval) GetRunId() string {
+	if x != nil {
+		return x.RunId
 	}
 	return ""
 }
@@ -1598,7 +1608,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteRuleResponse\"\xa4\x04\n" +
+	"\x12DeleteRuleResponse\"\xbb\x04\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x10\n" +
@@ -1618,7 +1628,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"expireTime\x12@\n" +
 	"\bdecision\x18\x0e \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\x12\x14\n" +
 	"\x05votes\x18\x0f \x03(\tR\x05votes\x12\x1b\n" +
-	"\tshow_json\x18\x10 \x01(\tR\bshowJson\"\xa1\x01\n" +
+	"\tshow_json\x18\x10 \x01(\tR\bshowJson\x12\x15\n" +
+	"\x06run_id\x18\x11 \x01(\tR\x05runId\"\xa1\x01\n" +
 	"\x14ListApprovalsRequest\x127\n" +
 	"\x05state\x18\x01 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x1b\n" +

@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -221,6 +222,10 @@ type LinkRequest struct {
 	//	*LinkRequest_Withdraw
 	//	*LinkRequest_Health
 	//	*LinkRequest_PauseState
+	//	*LinkRequest_RunEvent
+	//	*LinkRequest_RunSummary
+	//	*LinkRequest_Fired
+	//	*LinkRequest_Stopped
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -371,6 +376,42 @@ func (x *LinkRequest) GetPauseState() *PauseState {
 	return nil
 }
 
+func (x *LinkRequest) GetRunEvent() *RunEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_RunEvent); ok {
+			return x.RunEvent
+		}
+	}
+	return nil
+}
+
+func (x *LinkRequest) GetRunSummary() *RunSummary {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_RunSummary); ok {
+			return x.RunSummary
+		}
+	}
+	return nil
+}
+
+func (x *LinkRequest) GetFired() *Fired {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Fired); ok {
+			return x.Fired
+		}
+	}
+	return nil
+}
+
+func (x *LinkRequest) GetStopped() *Stopped {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Stopped); ok {
+			return x.Stopped
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -449,6 +490,34 @@ type LinkRequest_PauseState struct {
 	PauseState *PauseState `protobuf:"bytes,12,opt,name=pause_state,json=pauseState,proto3,oneof"`
 }
 
+type LinkRequest_RunEvent struct {
+	// RunEvent reports a run as it goes (agents announcing "live-runs"):
+	// started, a node entered or finished, paused, resumed. Not answered,
+	// never queued: one sent while the link is down is lost, and the
+	// run's summary carries what it said. One out of bounds, out of order
+	// or for a run the board does not know is counted and dropped; the
+	// link stays up.
+	RunEvent *RunEvent `protobuf:"bytes,13,opt,name=run_event,json=runEvent,proto3,oneof"`
+}
+
+type LinkRequest_RunSummary struct {
+	// RunSummary is a run as it stands when it pauses or ends (agents
+	// announcing "runs"), with its steps. The agent keeps it until the
+	// board answers with RunStored, and sends it again after the next
+	// Welcome: the board keeps the one with the highest seq per run.
+	RunSummary *RunSummary `protobuf:"bytes,14,opt,name=run_summary,json=runSummary,proto3,oneof"`
+}
+
+type LinkRequest_Fired struct {
+	// Fired answers a Fire with the run it started.
+	Fired *Fired `protobuf:"bytes,15,opt,name=fired,proto3,oneof"`
+}
+
+type LinkRequest_Stopped struct {
+	// Stopped answers a Stop.
+	Stopped *Stopped `protobuf:"bytes,16,opt,name=stopped,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -473,6 +542,14 @@ func (*LinkRequest_Health) isLinkRequest_Kind() {}
 
 func (*LinkRequest_PauseState) isLinkRequest_Kind() {}
 
+func (*LinkRequest_RunEvent) isLinkRequest_Kind() {}
+
+func (*LinkRequest_RunSummary) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Fired) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Stopped) isLinkRequest_Kind() {}
+
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
 type LinkResponse struct {
@@ -495,6 +572,9 @@ type LinkResponse struct {
 	//	*LinkResponse_Paired
 	//	*LinkResponse_Withdrawn
 	//	*LinkResponse_Pause
+	//	*LinkResponse_RunStored
+	//	*LinkResponse_Fire
+	//	*LinkResponse_Stop
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -663,6 +743,33 @@ func (x *LinkResponse) GetPause() *Pause {
 	return nil
 }
 
+func (x *LinkResponse) GetRunStored() *RunStored {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_RunStored); ok {
+			return x.RunStored
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetFire() *Fire {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Fire); ok {
+			return x.Fire
+		}
+	}
+	return nil
+}
+
+func (x *LinkResponse) GetStop() *Stop {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Stop); ok {
+			return x.Stop
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -743,6 +850,24 @@ type LinkResponse_Pause struct {
 	Pause *Pause `protobuf:"bytes,14,opt,name=pause,proto3,oneof"`
 }
 
+type LinkResponse_RunStored struct {
+	// RunStored answers a RunSummary once the board holds it.
+	RunStored *RunStored `protobuf:"bytes,15,opt,name=run_stored,json=runStored,proto3,oneof"`
+}
+
+type LinkResponse_Fire struct {
+	// Fire asks an agent announcing "fire" to start a run: answered with
+	// Fired, or an Error naming the field at fault.
+	Fire *Fire `protobuf:"bytes,16,opt,name=fire,proto3,oneof"`
+}
+
+type LinkResponse_Stop struct {
+	// Stop asks an agent announcing "fire" to end a run at its next step
+	// boundary: answered with Stopped, or an Error (not_found for a run it
+	// is not running).
+	Stop *Stop `protobuf:"bytes,17,opt,name=stop,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -771,6 +896,12 @@ func (*LinkResponse_Withdrawn) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Pause) isLinkResponse_Kind() {}
 
+func (*LinkResponse_RunStored) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Fire) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Stop) isLinkResponse_Kind() {}
+
 // Hello registers a running agent.
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -789,7 +920,10 @@ type Hello struct {
 	// The MCP tools the flow declares, as "<server>.<tool>".
 	Tools []string `protobuf:"bytes,5,rep,name=tools,proto3" json:"tools,omitempty"`
 	// What the agent is for, from its flow.
-	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	// The values a run of the flow may be started with: its declared inputs.
+	// At most 64.
+	Inputs        []*FlowInput `protobuf:"bytes,7,rep,name=inputs,proto3" json:"inputs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -864,6 +998,13 @@ func (x *Hello) GetDescription() string {
 		return x.Description
 	}
 	return ""
+}
+
+func (x *Hello) GetInputs() []*FlowInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
 }
 
 // Welcome tells an agent the board accepted its hello.
@@ -1483,7 +1624,11 @@ type Raise struct {
 	// "sha256:" and 64 lower-case hex digits: the digest of what is shown and
 	// the account, computed by the agent. Required; the board stores it and
 	// hands it back with the decision.
-	Digest        string `protobuf:"bytes,8,opt,name=digest,proto3" json:"digest,omitempty"`
+	Digest string `protobuf:"bytes,8,opt,name=digest,proto3" json:"digest,omitempty"`
+	// The run, as RunEvent and RunSummary name it, that stopped for the
+	// approval; "" from an agent that does not report runs. Not part of the
+	// raise's identity.
+	RunId         string `protobuf:"bytes,9,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1570,6 +1715,13 @@ func (x *Raise) GetAccount() string {
 func (x *Raise) GetDigest() string {
 	if x != nil {
 		return x.Digest
+	}
+	return ""
+}
+
+func (x *Raise) GetRunId() string {
+	if x != nil {
+		return x.RunId
 	}
 	return ""
 }
@@ -2313,11 +2465,704 @@ func (x *Withdrawn) GetState() ApprovalState {
 	return ApprovalState_APPROVAL_STATE_UNSPECIFIED
 }
 
+// RunEvent is one thing that happened in a run, as it happens.
+type RunEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run: at most 64 bytes of letters, digits, '-', '_' and '.'.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Its place among the run's events and summaries, from 1, one more each
+	// time: the board drops one it has seen and counts a gap.
+	Seq uint32 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	// When it happened.
+	Time *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	// What happened.
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*RunEvent_Start
+	//	*RunEvent_Step
+	//	*RunEvent_Pause
+	//	*RunEvent_Resume
+	Kind          isRunEvent_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunEvent) Reset() {
+	*x = RunEvent{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunEvent) ProtoMessage() {}
+
+func (x *RunEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
+func (*RunEvent) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RunEvent) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunEvent) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *RunEvent) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *RunEvent) GetKind() isRunEvent_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *RunEvent) GetStart() *RunStart {
+	if x != nil {
+		if x, ok := x.Kind.(*RunEvent_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *RunEvent) GetStep() *RunStep {
+	if x != nil {
+		if x, ok := x.Kind.(*RunEvent_Step); ok {
+			return x.Step
+		}
+	}
+	return nil
+}
+
+func (x *RunEvent) GetPause() *RunPause {
+	if x != nil {
+		if x, ok := x.Kind.(*RunEvent_Pause); ok {
+			return x.Pause
+		}
+	}
+	return nil
+}
+
+func (x *RunEvent) GetResume() *RunResume {
+	if x != nil {
+		if x, ok := x.Kind.(*RunEvent_Resume); ok {
+			return x.Resume
+		}
+	}
+	return nil
+}
+
+type isRunEvent_Kind interface {
+	isRunEvent_Kind()
+}
+
+type RunEvent_Start struct {
+	// The run started: the first event of a run.
+	Start *RunStart `protobuf:"bytes,10,opt,name=start,proto3,oneof"`
+}
+
+type RunEvent_Step struct {
+	// A node was entered (outcome unspecified) or finished.
+	Step *RunStep `protobuf:"bytes,11,opt,name=step,proto3,oneof"`
+}
+
+type RunEvent_Pause struct {
+	// The run stopped to wait for a person.
+	Pause *RunPause `protobuf:"bytes,12,opt,name=pause,proto3,oneof"`
+}
+
+type RunEvent_Resume struct {
+	// The run was answered and goes on.
+	Resume *RunResume `protobuf:"bytes,13,opt,name=resume,proto3,oneof"`
+}
+
+func (*RunEvent_Start) isRunEvent_Kind() {}
+
+func (*RunEvent_Step) isRunEvent_Kind() {}
+
+func (*RunEvent_Pause) isRunEvent_Kind() {}
+
+func (*RunEvent_Resume) isRunEvent_Kind() {}
+
+// RunStart is how a run began.
+type RunStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The conversation; "" for none.
+	Thread string `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	// What started it: "chat", "board", "cli", "trigger", ….
+	StartedBy string `protobuf:"bytes,2,opt,name=started_by,json=startedBy,proto3" json:"started_by,omitempty"`
+	// Who, when the agent knows.
+	StartedByWho string `protobuf:"bytes,3,opt,name=started_by_who,json=startedByWho,proto3" json:"started_by_who,omitempty"`
+	// The flow's build.
+	Build         string `protobuf:"bytes,4,opt,name=build,proto3" json:"build,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStart) Reset() {
+	*x = RunStart{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStart) ProtoMessage() {}
+
+func (x *RunStart) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
+func (*RunStart) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RunStart) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+func (x *RunStart) GetStartedBy() string {
+	if x != nil {
+		return x.StartedBy
+	}
+	return ""
+}
+
+func (x *RunStart) GetStartedByWho() string {
+	if x != nil {
+		return x.StartedByWho
+	}
+	return ""
+}
+
+func (x *RunStart) GetBuild() string {
+	if x != nil {
+		return x.Build
+	}
+	return ""
+}
+
+// RunPause is what a paused run waits for.
+type RunPause struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An ask or an approval.
+	Kind PauseKind `protobuf:"varint,1,opt,name=kind,proto3,enum=symphonix.board.v1.PauseKind" json:"kind,omitempty"`
+	// The node it waits at.
+	Node string `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	// The approval, once raised.
+	ApprovalId    string `protobuf:"bytes,3,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunPause) Reset() {
+	*x = RunPause{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunPause) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunPause) ProtoMessage() {}
+
+func (x *RunPause) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunPause.ProtoReflect.Descriptor instead.
+func (*RunPause) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RunPause) GetKind() PauseKind {
+	if x != nil {
+		return x.Kind
+	}
+	return PauseKind_PAUSE_KIND_UNSPECIFIED
+}
+
+func (x *RunPause) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *RunPause) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+// RunResume says a paused run goes on.
+type RunResume struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunResume) Reset() {
+	*x = RunResume{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunResume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunResume) ProtoMessage() {}
+
+func (x *RunResume) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunResume.ProtoReflect.Descriptor instead.
+func (*RunResume) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{26}
+}
+
+// RunSummary is a run as it stands: paused or ended. Its run carries no
+// agent (it is this agent's), and at most 1,000 steps.
+type RunSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run, with its steps. Without full detail, input and output are
+	// unset and named in withheld when they had values.
+	Run *Run `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	// Its place among the run's events and summaries.
+	Seq           uint32 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunSummary) Reset() {
+	*x = RunSummary{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunSummary) ProtoMessage() {}
+
+func (x *RunSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
+func (*RunSummary) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *RunSummary) GetRun() *Run {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+func (x *RunSummary) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+// RunStored answers a RunSummary: the board holds it (or a later one).
+type RunStored struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The summary's run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The summary's seq.
+	Seq           uint32 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStored) Reset() {
+	*x = RunStored{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStored) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStored) ProtoMessage() {}
+
+func (x *RunStored) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStored.ProtoReflect.Descriptor instead.
+func (*RunStored) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RunStored) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunStored) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+// Fire asks the agent to start a run.
+type Fire struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The values to start with, checked by the board against the inputs the
+	// agent declared.
+	Input *structpb.Struct `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	// The conversation to run on; "" for a new one the agent names.
+	Thread string `protobuf:"bytes,3,opt,name=thread,proto3" json:"thread,omitempty"`
+	// The operator who fired it, for the run's started_by_who.
+	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Fire) Reset() {
+	*x = Fire{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Fire) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Fire) ProtoMessage() {}
+
+func (x *Fire) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Fire.ProtoReflect.Descriptor instead.
+func (*Fire) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Fire) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Fire) GetInput() *structpb.Struct {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *Fire) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+func (x *Fire) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// Fired answers a Fire.
+type Fired struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Fire's request_id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The run it started.
+	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The conversation it runs on.
+	Thread        string `protobuf:"bytes,3,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Fired) Reset() {
+	*x = Fired{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Fired) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Fired) ProtoMessage() {}
+
+func (x *Fired) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Fired.ProtoReflect.Descriptor instead.
+func (*Fired) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *Fired) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Fired) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *Fired) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+// Stop asks the agent to end a run at its next step boundary.
+type Stop struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Echoed in the answer.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The run.
+	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Why, as the operator said.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The operator who stopped it.
+	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Stop) Reset() {
+	*x = Stop{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Stop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Stop) ProtoMessage() {}
+
+func (x *Stop) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Stop.ProtoReflect.Descriptor instead.
+func (*Stop) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *Stop) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Stop) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *Stop) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Stop) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// Stopped answers a Stop: the run will end at its next step boundary (or
+// has ended).
+type Stopped struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Stop's request_id.
+	RequestId     string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Stopped) Reset() {
+	*x = Stopped{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Stopped) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Stopped) ProtoMessage() {}
+
+func (x *Stopped) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Stopped.ProtoReflect.Descriptor instead.
+func (*Stopped) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *Stopped) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xd7\x05\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xc3\a\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -2333,8 +3178,13 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	" \x01(\v2\x1c.symphonix.board.v1.WithdrawH\x00R\bwithdraw\x12:\n" +
 	"\x06health\x18\v \x01(\v2 .symphonix.board.v1.HealthReportH\x00R\x06health\x12A\n" +
 	"\vpause_state\x18\f \x01(\v2\x1e.symphonix.board.v1.PauseStateH\x00R\n" +
-	"pauseStateB\x06\n" +
-	"\x04kind\"\xf7\x06\n" +
+	"pauseState\x12;\n" +
+	"\trun_event\x18\r \x01(\v2\x1c.symphonix.board.v1.RunEventH\x00R\brunEvent\x12A\n" +
+	"\vrun_summary\x18\x0e \x01(\v2\x1e.symphonix.board.v1.RunSummaryH\x00R\n" +
+	"runSummary\x121\n" +
+	"\x05fired\x18\x0f \x01(\v2\x19.symphonix.board.v1.FiredH\x00R\x05fired\x127\n" +
+	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astoppedB\x06\n" +
+	"\x04kind\"\x97\b\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -2350,15 +3200,20 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\bverified\x18\v \x01(\v2\x1c.symphonix.board.v1.VerifiedH\x00R\bverified\x124\n" +
 	"\x06paired\x18\f \x01(\v2\x1a.symphonix.board.v1.PairedH\x00R\x06paired\x12=\n" +
 	"\twithdrawn\x18\r \x01(\v2\x1d.symphonix.board.v1.WithdrawnH\x00R\twithdrawn\x121\n" +
-	"\x05pause\x18\x0e \x01(\v2\x19.symphonix.board.v1.PauseH\x00R\x05pauseB\x06\n" +
-	"\x04kind\"\xa9\x01\n" +
+	"\x05pause\x18\x0e \x01(\v2\x19.symphonix.board.v1.PauseH\x00R\x05pause\x12>\n" +
+	"\n" +
+	"run_stored\x18\x0f \x01(\v2\x1d.symphonix.board.v1.RunStoredH\x00R\trunStored\x12.\n" +
+	"\x04fire\x18\x10 \x01(\v2\x18.symphonix.board.v1.FireH\x00R\x04fire\x12.\n" +
+	"\x04stop\x18\x11 \x01(\v2\x18.symphonix.board.v1.StopH\x00R\x04stopB\x06\n" +
+	"\x04kind\"\xe0\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\"\n" +
 	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\x12\x14\n" +
 	"\x05build\x18\x04 \x01(\tR\x05build\x12\x14\n" +
 	"\x05tools\x18\x05 \x03(\tR\x05tools\x12 \n" +
-	"\vdescription\x18\x06 \x01(\tR\vdescription\"\xc3\x02\n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x125\n" +
+	"\x06inputs\x18\a \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputs\"\xc3\x02\n" +
 	"\aWelcome\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12>\n" +
@@ -2403,7 +3258,7 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\arule_id\x18\x03 \x01(\tR\x06ruleId\x12,\n" +
 	"\x04role\x18\x04 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\x12\x16\n" +
 	"\x06people\x18\x05 \x03(\tR\x06people\x12\x16\n" +
-	"\x06quorum\x18\x06 \x01(\x05R\x06quorum\"\xbc\x01\n" +
+	"\x06quorum\x18\x06 \x01(\x05R\x06quorum\"\xd3\x01\n" +
 	"\x05Raise\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
@@ -2413,7 +3268,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x03ask\x18\x05 \x01(\tR\x03ask\x12\x12\n" +
 	"\x04show\x18\x06 \x01(\tR\x04show\x12\x18\n" +
 	"\aaccount\x18\a \x01(\tR\aaccount\x12\x16\n" +
-	"\x06digest\x18\b \x01(\tR\x06digest\"\xc3\x01\n" +
+	"\x06digest\x18\b \x01(\tR\x06digest\x12\x15\n" +
+	"\x06run_id\x18\t \x01(\tR\x05runId\"\xc3\x01\n" +
 	"\x06Raised\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
@@ -2472,7 +3328,56 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vapproval_id\x18\x02 \x01(\tR\n" +
 	"approvalId\x127\n" +
-	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state*[\n" +
+	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\"\xc3\x02\n" +
+	"\bRunEvent\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\rR\x03seq\x12.\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x124\n" +
+	"\x05start\x18\n" +
+	" \x01(\v2\x1c.symphonix.board.v1.RunStartH\x00R\x05start\x121\n" +
+	"\x04step\x18\v \x01(\v2\x1b.symphonix.board.v1.RunStepH\x00R\x04step\x124\n" +
+	"\x05pause\x18\f \x01(\v2\x1c.symphonix.board.v1.RunPauseH\x00R\x05pause\x127\n" +
+	"\x06resume\x18\r \x01(\v2\x1d.symphonix.board.v1.RunResumeH\x00R\x06resumeB\x06\n" +
+	"\x04kind\"}\n" +
+	"\bRunStart\x12\x16\n" +
+	"\x06thread\x18\x01 \x01(\tR\x06thread\x12\x1d\n" +
+	"\n" +
+	"started_by\x18\x02 \x01(\tR\tstartedBy\x12$\n" +
+	"\x0estarted_by_who\x18\x03 \x01(\tR\fstartedByWho\x12\x14\n" +
+	"\x05build\x18\x04 \x01(\tR\x05build\"r\n" +
+	"\bRunPause\x121\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1d.symphonix.board.v1.PauseKindR\x04kind\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\x12\x1f\n" +
+	"\vapproval_id\x18\x03 \x01(\tR\n" +
+	"approvalId\"\v\n" +
+	"\tRunResume\"I\n" +
+	"\n" +
+	"RunSummary\x12)\n" +
+	"\x03run\x18\x01 \x01(\v2\x17.symphonix.board.v1.RunR\x03run\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\rR\x03seq\"4\n" +
+	"\tRunStored\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\rR\x03seq\"|\n" +
+	"\x04Fire\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12-\n" +
+	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x16\n" +
+	"\x06thread\x18\x03 \x01(\tR\x06thread\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"U\n" +
+	"\x05Fired\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x16\n" +
+	"\x06thread\x18\x03 \x01(\tR\x06thread\"d\n" +
+	"\x04Stop\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"(\n" +
+	"\aStopped\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId*[\n" +
 	"\vPauseOrigin\x12\x1c\n" +
 	"\x18PAUSE_ORIGIN_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PAUSE_ORIGIN_BOARD\x10\x01\x12\x16\n" +
@@ -2505,7 +3410,7 @@ func file_symphonix_board_v1_link_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_link_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(PauseOrigin)(0),              // 0: symphonix.board.v1.PauseOrigin
 	(Ruling)(0),                   // 1: symphonix.board.v1.Ruling
@@ -2533,16 +3438,31 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Paired)(nil),                // 23: symphonix.board.v1.Paired
 	(*Withdraw)(nil),              // 24: symphonix.board.v1.Withdraw
 	(*Withdrawn)(nil),             // 25: symphonix.board.v1.Withdrawn
-	(*Conversations)(nil),         // 26: symphonix.board.v1.Conversations
-	(*ApprovalDecision)(nil),      // 27: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 28: symphonix.board.v1.ToolSwitches
-	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
-	(HealthStatus)(0),             // 30: symphonix.board.v1.HealthStatus
-	(*HealthCheck)(nil),           // 31: symphonix.board.v1.HealthCheck
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(Role)(0),                     // 33: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 34: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 35: symphonix.board.v1.Door
+	(*RunEvent)(nil),              // 26: symphonix.board.v1.RunEvent
+	(*RunStart)(nil),              // 27: symphonix.board.v1.RunStart
+	(*RunPause)(nil),              // 28: symphonix.board.v1.RunPause
+	(*RunResume)(nil),             // 29: symphonix.board.v1.RunResume
+	(*RunSummary)(nil),            // 30: symphonix.board.v1.RunSummary
+	(*RunStored)(nil),             // 31: symphonix.board.v1.RunStored
+	(*Fire)(nil),                  // 32: symphonix.board.v1.Fire
+	(*Fired)(nil),                 // 33: symphonix.board.v1.Fired
+	(*Stop)(nil),                  // 34: symphonix.board.v1.Stop
+	(*Stopped)(nil),               // 35: symphonix.board.v1.Stopped
+	(*Conversations)(nil),         // 36: symphonix.board.v1.Conversations
+	(*ApprovalDecision)(nil),      // 37: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 38: symphonix.board.v1.ToolSwitches
+	(*FlowInput)(nil),             // 39: symphonix.board.v1.FlowInput
+	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
+	(HealthStatus)(0),             // 41: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 42: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 43: google.protobuf.Timestamp
+	(Role)(0),                     // 44: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 45: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 46: symphonix.board.v1.Door
+	(*RunStep)(nil),               // 47: symphonix.board.v1.RunStep
+	(PauseKind)(0),                // 48: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 49: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 50: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -2553,52 +3473,68 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	17, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
 	19, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
 	21, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
-	26, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
+	36, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
 	24, // 9: symphonix.board.v1.LinkRequest.withdraw:type_name -> symphonix.board.v1.Withdraw
 	7,  // 10: symphonix.board.v1.LinkRequest.health:type_name -> symphonix.board.v1.HealthReport
 	9,  // 11: symphonix.board.v1.LinkRequest.pause_state:type_name -> symphonix.board.v1.PauseState
-	6,  // 12: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 13: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 14: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 15: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 16: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 17: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	27, // 18: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	28, // 19: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 20: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 21: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 22: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 23: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 24: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 25: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	29, // 26: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	29, // 27: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	29, // 28: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	30, // 29: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	31, // 30: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	32, // 31: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	32, // 32: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	32, // 33: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 34: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	32, // 35: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	32, // 36: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	29, // 37: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 38: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	33, // 39: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	34, // 40: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	27, // 41: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 42: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	35, // 43: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	32, // 44: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	32, // 45: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	34, // 46: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	3,  // 47: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 48: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	48, // [48:49] is the sub-list for method output_type
-	47, // [47:48] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	26, // 12: symphonix.board.v1.LinkRequest.run_event:type_name -> symphonix.board.v1.RunEvent
+	30, // 13: symphonix.board.v1.LinkRequest.run_summary:type_name -> symphonix.board.v1.RunSummary
+	33, // 14: symphonix.board.v1.LinkRequest.fired:type_name -> symphonix.board.v1.Fired
+	35, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
+	6,  // 16: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 17: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 18: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 19: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 20: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 21: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	37, // 22: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	38, // 23: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 24: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 25: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 26: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 27: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 28: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 29: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	31, // 30: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	32, // 31: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	34, // 32: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	39, // 33: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	40, // 34: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	40, // 35: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	40, // 36: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	41, // 37: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	42, // 38: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	43, // 39: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	43, // 40: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	43, // 41: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 42: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	43, // 43: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	43, // 44: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	40, // 45: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 46: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	44, // 47: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	45, // 48: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	37, // 49: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 50: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	46, // 51: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	43, // 52: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	43, // 53: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	45, // 54: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	43, // 55: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 56: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	47, // 57: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 58: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 59: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	48, // 60: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	49, // 61: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	50, // 62: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 63: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 64: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	64, // [64:65] is the sub-list for method output_type
+	63, // [63:64] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -2609,6 +3545,7 @@ func file_symphonix_board_v1_link_proto_init() {
 	file_symphonix_board_v1_approval_proto_init()
 	file_symphonix_board_v1_conversation_proto_init()
 	file_symphonix_board_v1_health_proto_init()
+	file_symphonix_board_v1_run_proto_init()
 	file_symphonix_board_v1_tool_proto_init()
 	file_symphonix_board_v1_user_proto_init()
 	file_symphonix_board_v1_link_proto_msgTypes[0].OneofWrappers = []any{
@@ -2624,6 +3561,10 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_Withdraw)(nil),
 		(*LinkRequest_Health)(nil),
 		(*LinkRequest_PauseState)(nil),
+		(*LinkRequest_RunEvent)(nil),
+		(*LinkRequest_RunSummary)(nil),
+		(*LinkRequest_Fired)(nil),
+		(*LinkRequest_Stopped)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
@@ -2640,6 +3581,15 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_Paired)(nil),
 		(*LinkResponse_Withdrawn)(nil),
 		(*LinkResponse_Pause)(nil),
+		(*LinkResponse_RunStored)(nil),
+		(*LinkResponse_Fire)(nil),
+		(*LinkResponse_Stop)(nil),
+	}
+	file_symphonix_board_v1_link_proto_msgTypes[23].OneofWrappers = []any{
+		(*RunEvent_Start)(nil),
+		(*RunEvent_Step)(nil),
+		(*RunEvent_Pause)(nil),
+		(*RunEvent_Resume)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2647,7 +3597,7 @@ func file_symphonix_board_v1_link_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_link_proto_rawDesc), len(file_symphonix_board_v1_link_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -5,24 +5,26 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ApprovalDecision, ApprovalState } from "./approval_pb.js";
 import { file_symphonix_board_v1_approval } from "./approval_pb.js";
 import type { Conversations } from "./conversation_pb.js";
 import { file_symphonix_board_v1_conversation } from "./conversation_pb.js";
 import type { HealthCheck, HealthStatus } from "./health_pb.js";
 import { file_symphonix_board_v1_health } from "./health_pb.js";
+import type { FlowInput, PauseKind, Run, RunStep } from "./run_pb.js";
+import { file_symphonix_board_v1_run } from "./run_pb.js";
 import type { ToolSwitches } from "./tool_pb.js";
 import { file_symphonix_board_v1_tool } from "./tool_pb.js";
 import type { Door, Role } from "./user_pb.js";
 import { file_symphonix_board_v1_user } from "./user_pb.js";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file symphonix/board/v1/link.proto.
  */
 export const file_symphonix_board_v1_link: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zeW1waG9uaXgvYm9hcmQvdjEvbGluay5wcm90bxISc3ltcGhvbml4LmJvYXJkLnYxIucECgtMaW5rUmVxdWVzdBIqCgVoZWxsbxgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5IZWxsb0gAEigKBHBpbmcYAiABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUGluZ0gAEigKBHBvbmcYAyABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUG9uZ0gAEjUKC3dob19kZWNpZGVzGAQgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLldob0RlY2lkZXNIABIqCgVyYWlzZRgFIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5SYWlzZUgAEjwKD2hvd190b19pZGVudGlmeRgGIAEoCzIhLnN5bXBob25peC5ib2FyZC52MS5Ib3dUb0lkZW50aWZ5SAASKAoEcGFpchgHIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5QYWlySAASLAoGdmVyaWZ5GAggASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlZlcmlmeUgAEjoKDWNvbnZlcnNhdGlvbnMYCSABKAsyIS5zeW1waG9uaXguYm9hcmQudjEuQ29udmVyc2F0aW9uc0gAEjAKCHdpdGhkcmF3GAogASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLldpdGhkcmF3SAASMgoGaGVhbHRoGAsgASgLMiAuc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJlcG9ydEgAEjUKC3BhdXNlX3N0YXRlGAwgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlU3RhdGVIAEIGCgRraW5kIuoFCgxMaW5rUmVzcG9uc2USLgoHd2VsY29tZRgBIAEoCzIbLnN5bXBob25peC5ib2FyZC52MS5XZWxjb21lSAASKAoEcGluZxgCIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5QaW5nSAASKAoEcG9uZxgDIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5Qb25nSAASQgoSd2hvX2RlY2lkZXNfYW5zd2VyGAQgASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLldob0RlY2lkZXNBbnN3ZXJIABIsCgZyYWlzZWQYBSABKAsyGi5zeW1waG9uaXguYm9hcmQudjEuUmFpc2VkSAASLgoFZXJyb3IYBiABKAsyHS5zeW1waG9uaXguYm9hcmQudjEuTGlua0Vycm9ySAASOAoIZGVjaXNpb24YByABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxEZWNpc2lvbkgAEjQKCHN3aXRjaGVzGAggASgLMiAuc3ltcGhvbml4LmJvYXJkLnYxLlRvb2xTd2l0Y2hlc0gAEkkKFmhvd190b19pZGVudGlmeV9hbnN3ZXIYCSABKAsyJy5zeW1waG9uaXguYm9hcmQudjEuSG93VG9JZGVudGlmeUFuc3dlckgAEjEKCXBhaXJfY29kZRgKIAEoCzIcLnN5bXBob25peC5ib2FyZC52MS5QYWlyQ29kZUgAEjAKCHZlcmlmaWVkGAsgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLlZlcmlmaWVkSAASLAoGcGFpcmVkGAwgASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlBhaXJlZEgAEjIKCXdpdGhkcmF3bhgNIAEoCzIdLnN5bXBob25peC5ib2FyZC52MS5XaXRoZHJhd25IABIqCgVwYXVzZRgOIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUgAQgYKBGtpbmQicAoFSGVsbG8SDAoEbmFtZRgBIAEoCRIQCghwcm90b2NvbBgCIAEoCRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSDQoFYnVpbGQYBCABKAkSDQoFdG9vbHMYBSADKAkSEwoLZGVzY3JpcHRpb24YBiABKAki7QEKB1dlbGNvbWUSDwoHc2Vzc2lvbhgBIAEoCRIQCghwcm90b2NvbBgCIAEoCRIwCg1waW5nX2ludGVydmFsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi8KDHBpbmdfdGltZW91dBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIwCg1yZWRpYWxfd2l0aGluGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhQKDG1pbl9wcm90b2NvbBgGIAEoCRIUCgxtYXhfcHJvdG9jb2wYByABKAkioQEKDEhlYWx0aFJlcG9ydBIwCgZzdGF0dXMYASABKA4yIC5zeW1waG9uaXguYm9hcmQudjEuSGVhbHRoU3RhdHVzEi8KBmNoZWNrcxgCIAMoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhDaGVjaxIuCgpzdGFydF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJdCgVQYXVzZRIOCgZwYXVzZWQYASABKAgSDgoGcmVhc29uGAIgASgJEgoKAmJ5GAMgASgJEigKBHRpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpMBCgpQYXVzZVN0YXRlEg4KBnBhdXNlZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSCgoCYnkYAyABKAkSKAoEdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoGb3JpZ2luGAUgASgOMh8uc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlT3JpZ2luIkIKBFBpbmcSCwoDc2VxGAEgASgEEi0KCXNlbmRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoEUG9uZxILCgNzZXEYASABKAQSLQoJc2VuZF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCg1yZWRpYWxfd2l0aGluGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIi4KCldob0RlY2lkZXMSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRub2RlGAIgASgJIqsBChBXaG9EZWNpZGVzQW5zd2VyEhIKCnJlcXVlc3RfaWQYASABKAkSKgoGcnVsaW5nGAIgASgOMhouc3ltcGhvbml4LmJvYXJkLnYxLlJ1bGluZxIPCgdydWxlX2lkGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSDgoGcXVvcnVtGAYgASgFIoIBCgVSYWlzZRISCgpyZXF1ZXN0X2lkGAEgASgJEgsKA3J1bhgCIAEoCRIOCgZ0aHJlYWQYAyABKAkSDAoEbm9kZRgEIAEoCRILCgNhc2sYBSABKAkSDAoEc2hvdxgGIAEoCRIPCgdhY2NvdW50GAcgASgJEg4KBmRpZ2VzdBgIIAEoCSKbAQoGUmFpc2VkEhIKCnJlcXVlc3RfaWQYASABKAkSEwoLYXBwcm92YWxfaWQYAiABKAkSMAoFc3RhdGUYAyABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZRI2CghkZWNpc2lvbhgEIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbERlY2lzaW9uImEKCUxpbmtFcnJvchISCgpyZXF1ZXN0X2lkGAEgASgJEi8KBGNvZGUYAiABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuTGlua0Vycm9yQ29kZRIPCgdtZXNzYWdlGAMgASgJIiMKDUhvd1RvSWRlbnRpZnkSEgoKcmVxdWVzdF9pZBgBIAEoCSJRChNIb3dUb0lkZW50aWZ5QW5zd2VyEhIKCnJlcXVlc3RfaWQYASABKAkSJgoEZG9vchgCIAEoDjIYLnN5bXBob25peC5ib2FyZC52MS5Eb29yIioKBFBhaXISEgoKcmVxdWVzdF9pZBgBIAEoCRIOCgZ0aHJlYWQYAiABKAkiXQoIUGFpckNvZGUSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRjb2RlGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI5CgZWZXJpZnkSEgoKcmVxdWVzdF9pZBgBIAEoCRILCgN3aG8YAiABKAkSDgoGc2VjcmV0GAMgASgJIlYKCFZlcmlmaWVkEhIKCnJlcXVlc3RfaWQYASABKAkSCgoCb2sYAiABKAgSDwoHYWRkcmVzcxgDIAEoCRIMCgRuYW1lGAQgASgJEgsKA3doeRgFIAEoCSJuCgZQYWlyZWQSCgoCaWQYASABKAkSDgoGdGhyZWFkGAIgASgJEgsKA3dobxgDIAEoCRIMCgRuYW1lGAQgASgJEi0KCXBhaXJfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoIV2l0aGRyYXcSEgoKcmVxdWVzdF9pZBgBIAEoCRILCgNydW4YAiABKAkSDAoEbm9kZRgDIAEoCRIOCgZyZWFzb24YBCABKAkiZgoJV2l0aGRyYXduEhIKCnJlcXVlc3RfaWQYASABKAkSEwoLYXBwcm92YWxfaWQYAiABKAkSMAoFc3RhdGUYAyABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZSpbCgtQYXVzZU9yaWdpbhIcChhQQVVTRV9PUklHSU5fVU5TUEVDSUZJRUQQABIWChJQQVVTRV9PUklHSU5fQk9BUkQQARIWChJQQVVTRV9PUklHSU5fTE9DQUwQAipOCgZSdWxpbmcSFgoSUlVMSU5HX1VOU1BFQ0lGSUVEEAASEwoPUlVMSU5HX0dPVkVSTkVEEAESFwoTUlVMSU5HX05PVF9HT1ZFUk5FRBACKoUCCg1MaW5rRXJyb3JDb2RlEh8KG0xJTktfRVJST1JfQ09ERV9VTlNQRUNJRklFRBAAEiQKIExJTktfRVJST1JfQ09ERV9JTlZBTElEX0FSR1VNRU5UEAMSHQoZTElOS19FUlJPUl9DT0RFX05PVF9GT1VORBAFEiYKIkxJTktfRVJST1JfQ09ERV9SRVNPVVJDRV9FWEhBVVNURUQQCBInCiNMSU5LX0VSUk9SX0NPREVfRkFJTEVEX1BSRUNPTkRJVElPThAJEhwKGExJTktfRVJST1JfQ09ERV9JTlRFUk5BTBANEh8KG0xJTktfRVJST1JfQ09ERV9VTkFWQUlMQUJMRRAOMmEKEEFnZW50TGlua1NlcnZpY2USTQoETGluaxIfLnN5bXBob25peC5ib2FyZC52MS5MaW5rUmVxdWVzdBogLnN5bXBob25peC5ib2FyZC52MS5MaW5rUmVzcG9uc2UoATABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_symphonix_board_v1_approval, file_symphonix_board_v1_conversation, file_symphonix_board_v1_health, file_symphonix_board_v1_tool, file_symphonix_board_v1_user]);
+  fileDesc("Ch1zeW1waG9uaXgvYm9hcmQvdjEvbGluay5wcm90bxISc3ltcGhvbml4LmJvYXJkLnYxIq0GCgtMaW5rUmVxdWVzdBIqCgVoZWxsbxgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5IZWxsb0gAEigKBHBpbmcYAiABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUGluZ0gAEigKBHBvbmcYAyABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUG9uZ0gAEjUKC3dob19kZWNpZGVzGAQgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLldob0RlY2lkZXNIABIqCgVyYWlzZRgFIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5SYWlzZUgAEjwKD2hvd190b19pZGVudGlmeRgGIAEoCzIhLnN5bXBob25peC5ib2FyZC52MS5Ib3dUb0lkZW50aWZ5SAASKAoEcGFpchgHIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5QYWlySAASLAoGdmVyaWZ5GAggASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlZlcmlmeUgAEjoKDWNvbnZlcnNhdGlvbnMYCSABKAsyIS5zeW1waG9uaXguYm9hcmQudjEuQ29udmVyc2F0aW9uc0gAEjAKCHdpdGhkcmF3GAogASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLldpdGhkcmF3SAASMgoGaGVhbHRoGAsgASgLMiAuc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJlcG9ydEgAEjUKC3BhdXNlX3N0YXRlGAwgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlU3RhdGVIABIxCglydW5fZXZlbnQYDSABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuUnVuRXZlbnRIABI1CgtydW5fc3VtbWFyeRgOIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5SdW5TdW1tYXJ5SAASKgoFZmlyZWQYDyABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuRmlyZWRIABIuCgdzdG9wcGVkGBAgASgLMhsuc3ltcGhvbml4LmJvYXJkLnYxLlN0b3BwZWRIAEIGCgRraW5kIvMGCgxMaW5rUmVzcG9uc2USLgoHd2VsY29tZRgBIAEoCzIbLnN5bXBob25peC5ib2FyZC52MS5XZWxjb21lSAASKAoEcGluZxgCIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5QaW5nSAASKAoEcG9uZxgDIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5Qb25nSAASQgoSd2hvX2RlY2lkZXNfYW5zd2VyGAQgASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLldob0RlY2lkZXNBbnN3ZXJIABIsCgZyYWlzZWQYBSABKAsyGi5zeW1waG9uaXguYm9hcmQudjEuUmFpc2VkSAASLgoFZXJyb3IYBiABKAsyHS5zeW1waG9uaXguYm9hcmQudjEuTGlua0Vycm9ySAASOAoIZGVjaXNpb24YByABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxEZWNpc2lvbkgAEjQKCHN3aXRjaGVzGAggASgLMiAuc3ltcGhvbml4LmJvYXJkLnYxLlRvb2xTd2l0Y2hlc0gAEkkKFmhvd190b19pZGVudGlmeV9hbnN3ZXIYCSABKAsyJy5zeW1waG9uaXguYm9hcmQudjEuSG93VG9JZGVudGlmeUFuc3dlckgAEjEKCXBhaXJfY29kZRgKIAEoCzIcLnN5bXBob25peC5ib2FyZC52MS5QYWlyQ29kZUgAEjAKCHZlcmlmaWVkGAsgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLlZlcmlmaWVkSAASLAoGcGFpcmVkGAwgASgLMhouc3ltcGhvbml4LmJvYXJkLnYxLlBhaXJlZEgAEjIKCXdpdGhkcmF3bhgNIAEoCzIdLnN5bXBob25peC5ib2FyZC52MS5XaXRoZHJhd25IABIqCgVwYXVzZRgOIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUgAEjMKCnJ1bl9zdG9yZWQYDyABKAsyHS5zeW1waG9uaXguYm9hcmQudjEuUnVuU3RvcmVkSAASKAoEZmlyZRgQIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5GaXJlSAASKAoEc3RvcBgRIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5TdG9wSABCBgoEa2luZCKfAQoFSGVsbG8SDAoEbmFtZRgBIAEoCRIQCghwcm90b2NvbBgCIAEoCRIUCgxjYXBhYmlsaXRpZXMYAyADKAkSDQoFYnVpbGQYBCABKAkSDQoFdG9vbHMYBSADKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSLQoGaW5wdXRzGAcgAygLMh0uc3ltcGhvbml4LmJvYXJkLnYxLkZsb3dJbnB1dCLtAQoHV2VsY29tZRIPCgdzZXNzaW9uGAEgASgJEhAKCHByb3RvY29sGAIgASgJEjAKDXBpbmdfaW50ZXJ2YWwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLwoMcGluZ190aW1lb3V0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjAKDXJlZGlhbF93aXRoaW4YBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFAoMbWluX3Byb3RvY29sGAYgASgJEhQKDG1heF9wcm90b2NvbBgHIAEoCSKhAQoMSGVhbHRoUmVwb3J0EjAKBnN0YXR1cxgBIAEoDjIgLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhTdGF0dXMSLwoGY2hlY2tzGAIgAygLMh8uc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aENoZWNrEi4KCnN0YXJ0X3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl0KBVBhdXNlEg4KBnBhdXNlZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSCgoCYnkYAyABKAkSKAoEdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKClBhdXNlU3RhdGUSDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4iQgoEUGluZxILCgNzZXEYASABKAQSLQoJc2VuZF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ0CgRQb25nEgsKA3NlcRgBIAEoBBItCglzZW5kX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDXJlZGlhbF93aXRoaW4YAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iLgoKV2hvRGVjaWRlcxISCgpyZXF1ZXN0X2lkGAEgASgJEgwKBG5vZGUYAiABKAkiqwEKEFdob0RlY2lkZXNBbnN3ZXISEgoKcmVxdWVzdF9pZBgBIAEoCRIqCgZydWxpbmcYAiABKA4yGi5zeW1waG9uaXguYm9hcmQudjEuUnVsaW5nEg8KB3J1bGVfaWQYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnN5bXBob25peC5ib2FyZC52MS5Sb2xlEg4KBnBlb3BsZRgFIAMoCRIOCgZxdW9ydW0YBiABKAUikgEKBVJhaXNlEhIKCnJlcXVlc3RfaWQYASABKAkSCwoDcnVuGAIgASgJEg4KBnRocmVhZBgDIAEoCRIMCgRub2RlGAQgASgJEgsKA2FzaxgFIAEoCRIMCgRzaG93GAYgASgJEg8KB2FjY291bnQYByABKAkSDgoGZGlnZXN0GAggASgJEg4KBnJ1bl9pZBgJIAEoCSKbAQoGUmFpc2VkEhIKCnJlcXVlc3RfaWQYASABKAkSEwoLYXBwcm92YWxfaWQYAiABKAkSMAoFc3RhdGUYAyABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZRI2CghkZWNpc2lvbhgEIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbERlY2lzaW9uImEKCUxpbmtFcnJvchISCgpyZXF1ZXN0X2lkGAEgASgJEi8KBGNvZGUYAiABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuTGlua0Vycm9yQ29kZRIPCgdtZXNzYWdlGAMgASgJIiMKDUhvd1RvSWRlbnRpZnkSEgoKcmVxdWVzdF9pZBgBIAEoCSJRChNIb3dUb0lkZW50aWZ5QW5zd2VyEhIKCnJlcXVlc3RfaWQYASABKAkSJgoEZG9vchgCIAEoDjIYLnN5bXBob25peC5ib2FyZC52MS5Eb29yIioKBFBhaXISEgoKcmVxdWVzdF9pZBgBIAEoCRIOCgZ0aHJlYWQYAiABKAkiXQoIUGFpckNvZGUSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRjb2RlGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI5CgZWZXJpZnkSEgoKcmVxdWVzdF9pZBgBIAEoCRILCgN3aG8YAiABKAkSDgoGc2VjcmV0GAMgASgJIlYKCFZlcmlmaWVkEhIKCnJlcXVlc3RfaWQYASABKAkSCgoCb2sYAiABKAgSDwoHYWRkcmVzcxgDIAEoCRIMCgRuYW1lGAQgASgJEgsKA3doeRgFIAEoCSJuCgZQYWlyZWQSCgoCaWQYASABKAkSDgoGdGhyZWFkGAIgASgJEgsKA3dobxgDIAEoCRIMCgRuYW1lGAQgASgJEi0KCXBhaXJfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoIV2l0aGRyYXcSEgoKcmVxdWVzdF9pZBgBIAEoCRILCgNydW4YAiABKAkSDAoEbm9kZRgDIAEoCRIOCgZyZWFzb24YBCABKAkiZgoJV2l0aGRyYXduEhIKCnJlcXVlc3RfaWQYASABKAkSEwoLYXBwcm92YWxfaWQYAiABKAkSMAoFc3RhdGUYAyABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZSKVAgoIUnVuRXZlbnQSDgoGcnVuX2lkGAEgASgJEgsKA3NlcRgCIAEoDRIoCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgVzdGFydBgKIAEoCzIcLnN5bXBob25peC5ib2FyZC52MS5SdW5TdGFydEgAEisKBHN0ZXAYCyABKAsyGy5zeW1waG9uaXguYm9hcmQudjEuUnVuU3RlcEgAEi0KBXBhdXNlGAwgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLlJ1blBhdXNlSAASLwoGcmVzdW1lGA0gASgLMh0uc3ltcGhvbml4LmJvYXJkLnYxLlJ1blJlc3VtZUgAQgYKBGtpbmQiVQoIUnVuU3RhcnQSDgoGdGhyZWFkGAEgASgJEhIKCnN0YXJ0ZWRfYnkYAiABKAkSFgoOc3RhcnRlZF9ieV93aG8YAyABKAkSDQoFYnVpbGQYBCABKAkiWgoIUnVuUGF1c2USKwoEa2luZBgBIAEoDjIdLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUtpbmQSDAoEbm9kZRgCIAEoCRITCgthcHByb3ZhbF9pZBgDIAEoCSILCglSdW5SZXN1bWUiPwoKUnVuU3VtbWFyeRIkCgNydW4YASABKAsyFy5zeW1waG9uaXguYm9hcmQudjEuUnVuEgsKA3NlcRgCIAEoDSIoCglSdW5TdG9yZWQSDgoGcnVuX2lkGAEgASgJEgsKA3NlcRgCIAEoDSJeCgRGaXJlEhIKCnJlcXVlc3RfaWQYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnRocmVhZBgDIAEoCRIKCgJieRgEIAEoCSI7CgVGaXJlZBISCgpyZXF1ZXN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIOCgZ0aHJlYWQYAyABKAkiRgoEU3RvcBISCgpyZXF1ZXN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSCgoCYnkYBCABKAkiHQoHU3RvcHBlZBISCgpyZXF1ZXN0X2lkGAEgASgJKlsKC1BhdXNlT3JpZ2luEhwKGFBBVVNFX09SSUdJTl9VTlNQRUNJRklFRBAAEhYKElBBVVNFX09SSUdJTl9CT0FSRBABEhYKElBBVVNFX09SSUdJTl9MT0NBTBACKk4KBlJ1bGluZxIWChJSVUxJTkdfVU5TUEVDSUZJRUQQABITCg9SVUxJTkdfR09WRVJORUQQARIXChNSVUxJTkdfTk9UX0dPVkVSTkVEEAIqhQIKDUxpbmtFcnJvckNvZGUSHwobTElOS19FUlJPUl9DT0RFX1VOU1BFQ0lGSUVEEAASJAogTElOS19FUlJPUl9DT0RFX0lOVkFMSURfQVJHVU1FTlQQAxIdChlMSU5LX0VSUk9SX0NPREVfTk9UX0ZPVU5EEAUSJgoiTElOS19FUlJPUl9DT0RFX1JFU09VUkNFX0VYSEFVU1RFRBAIEicKI0xJTktfRVJST1JfQ09ERV9GQUlMRURfUFJFQ09ORElUSU9OEAkSHAoYTElOS19FUlJPUl9DT0RFX0lOVEVSTkFMEA0SHwobTElOS19FUlJPUl9DT0RFX1VOQVZBSUxBQkxFEA4yYQoQQWdlbnRMaW5rU2VydmljZRJNCgRMaW5rEh8uc3ltcGhvbml4LmJvYXJkLnYxLkxpbmtSZXF1ZXN0GiAuc3ltcGhvbml4LmJvYXJkLnYxLkxpbmtSZXNwb25zZSgBMAFCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_approval, file_symphonix_board_v1_conversation, file_symphonix_board_v1_health, file_symphonix_board_v1_run, file_symphonix_board_v1_tool, file_symphonix_board_v1_user]);
 
 /**
  * LinkRequest is one message from the agent to the board. A kind the board
@@ -146,6 +148,46 @@ export type LinkRequest = Message<"symphonix.board.v1.LinkRequest"> & {
      */
     value: PauseState;
     case: "pauseState";
+  } | {
+    /**
+     * RunEvent reports a run as it goes (agents announcing "live-runs"):
+     * started, a node entered or finished, paused, resumed. Not answered,
+     * never queued: one sent while the link is down is lost, and the
+     * run's summary carries what it said. One out of bounds, out of order
+     * or for a run the board does not know is counted and dropped; the
+     * link stays up.
+     *
+     * @generated from field: symphonix.board.v1.RunEvent run_event = 13;
+     */
+    value: RunEvent;
+    case: "runEvent";
+  } | {
+    /**
+     * RunSummary is a run as it stands when it pauses or ends (agents
+     * announcing "runs"), with its steps. The agent keeps it until the
+     * board answers with RunStored, and sends it again after the next
+     * Welcome: the board keeps the one with the highest seq per run.
+     *
+     * @generated from field: symphonix.board.v1.RunSummary run_summary = 14;
+     */
+    value: RunSummary;
+    case: "runSummary";
+  } | {
+    /**
+     * Fired answers a Fire with the run it started.
+     *
+     * @generated from field: symphonix.board.v1.Fired fired = 15;
+     */
+    value: Fired;
+    case: "fired";
+  } | {
+    /**
+     * Stopped answers a Stop.
+     *
+     * @generated from field: symphonix.board.v1.Stopped stopped = 16;
+     */
+    value: Stopped;
+    case: "stopped";
   } | { case: undefined; value?: undefined };
 };
 
@@ -286,6 +328,33 @@ export type LinkResponse = Message<"symphonix.board.v1.LinkResponse"> & {
      */
     value: Pause;
     case: "pause";
+  } | {
+    /**
+     * RunStored answers a RunSummary once the board holds it.
+     *
+     * @generated from field: symphonix.board.v1.RunStored run_stored = 15;
+     */
+    value: RunStored;
+    case: "runStored";
+  } | {
+    /**
+     * Fire asks an agent announcing "fire" to start a run: answered with
+     * Fired, or an Error naming the field at fault.
+     *
+     * @generated from field: symphonix.board.v1.Fire fire = 16;
+     */
+    value: Fire;
+    case: "fire";
+  } | {
+    /**
+     * Stop asks an agent announcing "fire" to end a run at its next step
+     * boundary: answered with Stopped, or an Error (not_found for a run it
+     * is not running).
+     *
+     * @generated from field: symphonix.board.v1.Stop stop = 17;
+     */
+    value: Stop;
+    case: "stop";
   } | { case: undefined; value?: undefined };
 };
 
@@ -347,6 +416,14 @@ export type Hello = Message<"symphonix.board.v1.Hello"> & {
    * @generated from field: string description = 6;
    */
   description: string;
+
+  /**
+   * The values a run of the flow may be started with: its declared inputs.
+   * At most 64.
+   *
+   * @generated from field: repeated symphonix.board.v1.FlowInput inputs = 7;
+   */
+  inputs: FlowInput[];
 };
 
 /**
@@ -768,6 +845,15 @@ export type Raise = Message<"symphonix.board.v1.Raise"> & {
    * @generated from field: string digest = 8;
    */
   digest: string;
+
+  /**
+   * The run, as RunEvent and RunSummary name it, that stopped for the
+   * approval; "" from an agent that does not report runs. Not part of the
+   * raise's identity.
+   *
+   * @generated from field: string run_id = 9;
+   */
+  runId: string;
 };
 
 /**
@@ -1192,6 +1278,373 @@ export type Withdrawn = Message<"symphonix.board.v1.Withdrawn"> & {
  */
 export const WithdrawnSchema: GenMessage<Withdrawn> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_link, 22);
+
+/**
+ * RunEvent is one thing that happened in a run, as it happens.
+ *
+ * @generated from message symphonix.board.v1.RunEvent
+ */
+export type RunEvent = Message<"symphonix.board.v1.RunEvent"> & {
+  /**
+   * The run: at most 64 bytes of letters, digits, '-', '_' and '.'.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * Its place among the run's events and summaries, from 1, one more each
+   * time: the board drops one it has seen and counts a gap.
+   *
+   * @generated from field: uint32 seq = 2;
+   */
+  seq: number;
+
+  /**
+   * When it happened.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 3;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * What happened.
+   *
+   * @generated from oneof symphonix.board.v1.RunEvent.kind
+   */
+  kind: {
+    /**
+     * The run started: the first event of a run.
+     *
+     * @generated from field: symphonix.board.v1.RunStart start = 10;
+     */
+    value: RunStart;
+    case: "start";
+  } | {
+    /**
+     * A node was entered (outcome unspecified) or finished.
+     *
+     * @generated from field: symphonix.board.v1.RunStep step = 11;
+     */
+    value: RunStep;
+    case: "step";
+  } | {
+    /**
+     * The run stopped to wait for a person.
+     *
+     * @generated from field: symphonix.board.v1.RunPause pause = 12;
+     */
+    value: RunPause;
+    case: "pause";
+  } | {
+    /**
+     * The run was answered and goes on.
+     *
+     * @generated from field: symphonix.board.v1.RunResume resume = 13;
+     */
+    value: RunResume;
+    case: "resume";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunEvent.
+ * Use `create(RunEventSchema)` to create a new message.
+ */
+export const RunEventSchema: GenMessage<RunEvent> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 23);
+
+/**
+ * RunStart is how a run began.
+ *
+ * @generated from message symphonix.board.v1.RunStart
+ */
+export type RunStart = Message<"symphonix.board.v1.RunStart"> & {
+  /**
+   * The conversation; "" for none.
+   *
+   * @generated from field: string thread = 1;
+   */
+  thread: string;
+
+  /**
+   * What started it: "chat", "board", "cli", "trigger", ….
+   *
+   * @generated from field: string started_by = 2;
+   */
+  startedBy: string;
+
+  /**
+   * Who, when the agent knows.
+   *
+   * @generated from field: string started_by_who = 3;
+   */
+  startedByWho: string;
+
+  /**
+   * The flow's build.
+   *
+   * @generated from field: string build = 4;
+   */
+  build: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunStart.
+ * Use `create(RunStartSchema)` to create a new message.
+ */
+export const RunStartSchema: GenMessage<RunStart> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 24);
+
+/**
+ * RunPause is what a paused run waits for.
+ *
+ * @generated from message symphonix.board.v1.RunPause
+ */
+export type RunPause = Message<"symphonix.board.v1.RunPause"> & {
+  /**
+   * An ask or an approval.
+   *
+   * @generated from field: symphonix.board.v1.PauseKind kind = 1;
+   */
+  kind: PauseKind;
+
+  /**
+   * The node it waits at.
+   *
+   * @generated from field: string node = 2;
+   */
+  node: string;
+
+  /**
+   * The approval, once raised.
+   *
+   * @generated from field: string approval_id = 3;
+   */
+  approvalId: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunPause.
+ * Use `create(RunPauseSchema)` to create a new message.
+ */
+export const RunPauseSchema: GenMessage<RunPause> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 25);
+
+/**
+ * RunResume says a paused run goes on.
+ *
+ * @generated from message symphonix.board.v1.RunResume
+ */
+export type RunResume = Message<"symphonix.board.v1.RunResume"> & {
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunResume.
+ * Use `create(RunResumeSchema)` to create a new message.
+ */
+export const RunResumeSchema: GenMessage<RunResume> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 26);
+
+/**
+ * RunSummary is a run as it stands: paused or ended. Its run carries no
+ * agent (it is this agent's), and at most 1,000 steps.
+ *
+ * @generated from message symphonix.board.v1.RunSummary
+ */
+export type RunSummary = Message<"symphonix.board.v1.RunSummary"> & {
+  /**
+   * The run, with its steps. Without full detail, input and output are
+   * unset and named in withheld when they had values.
+   *
+   * @generated from field: symphonix.board.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+
+  /**
+   * Its place among the run's events and summaries.
+   *
+   * @generated from field: uint32 seq = 2;
+   */
+  seq: number;
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunSummary.
+ * Use `create(RunSummarySchema)` to create a new message.
+ */
+export const RunSummarySchema: GenMessage<RunSummary> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 27);
+
+/**
+ * RunStored answers a RunSummary: the board holds it (or a later one).
+ *
+ * @generated from message symphonix.board.v1.RunStored
+ */
+export type RunStored = Message<"symphonix.board.v1.RunStored"> & {
+  /**
+   * The summary's run.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The summary's seq.
+   *
+   * @generated from field: uint32 seq = 2;
+   */
+  seq: number;
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunStored.
+ * Use `create(RunStoredSchema)` to create a new message.
+ */
+export const RunStoredSchema: GenMessage<RunStored> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 28);
+
+/**
+ * Fire asks the agent to start a run.
+ *
+ * @generated from message symphonix.board.v1.Fire
+ */
+export type Fire = Message<"symphonix.board.v1.Fire"> & {
+  /**
+   * Echoed in the answer.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The values to start with, checked by the board against the inputs the
+   * agent declared.
+   *
+   * @generated from field: google.protobuf.Struct input = 2;
+   */
+  input?: JsonObject | undefined;
+
+  /**
+   * The conversation to run on; "" for a new one the agent names.
+   *
+   * @generated from field: string thread = 3;
+   */
+  thread: string;
+
+  /**
+   * The operator who fired it, for the run's started_by_who.
+   *
+   * @generated from field: string by = 4;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.Fire.
+ * Use `create(FireSchema)` to create a new message.
+ */
+export const FireSchema: GenMessage<Fire> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 29);
+
+/**
+ * Fired answers a Fire.
+ *
+ * @generated from message symphonix.board.v1.Fired
+ */
+export type Fired = Message<"symphonix.board.v1.Fired"> & {
+  /**
+   * The Fire's request_id.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The run it started.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * The conversation it runs on.
+   *
+   * @generated from field: string thread = 3;
+   */
+  thread: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.Fired.
+ * Use `create(FiredSchema)` to create a new message.
+ */
+export const FiredSchema: GenMessage<Fired> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 30);
+
+/**
+ * Stop asks the agent to end a run at its next step boundary.
+ *
+ * @generated from message symphonix.board.v1.Stop
+ */
+export type Stop = Message<"symphonix.board.v1.Stop"> & {
+  /**
+   * Echoed in the answer.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The run.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * Why, as the operator said.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * The operator who stopped it.
+   *
+   * @generated from field: string by = 4;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.Stop.
+ * Use `create(StopSchema)` to create a new message.
+ */
+export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 31);
+
+/**
+ * Stopped answers a Stop: the run will end at its next step boundary (or
+ * has ended).
+ *
+ * @generated from message symphonix.board.v1.Stopped
+ */
+export type Stopped = Message<"symphonix.board.v1.Stopped"> & {
+  /**
+   * The Stop's request_id.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.Stopped.
+ * Use `create(StoppedSchema)` to create a new message.
+ */
+export const StoppedSchema: GenMessage<Stopped> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_link, 32);
 
 /**
  * PauseOrigin is where a pause, or the end of one, was decided.
