@@ -556,12 +556,14 @@ func cases() []goldenCase {
 	}}})
 	event("resume", 4, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Resume{Resume: &boardv1.RunResume{}}})
 	req("run_summary", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: runOf(true), Seq: 9}}})
+	req("run_summary.dropped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: pausedRun(), Seq: 4, Dropped: 3}}})
 	req("fired", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: "q7", RunId: runID, Thread: "thread-20"}}})
 	req("stopped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Stopped{Stopped: &boardv1.Stopped{RequestId: "q8"}}})
 
 	// RunService, and what runs added to agents and approvals.
 	withInputs := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
 	withInputs.Inputs = flowInputs()
+	withInputs.RunsDropped = 3
 	add("AgentService.GetAgent.response.inputs", &boardv1.GetAgentResponse{Agent: withInputs})
 	withRun := approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING)
 	withRun.RunId = runID

@@ -106,7 +106,11 @@ type Agent struct {
 	Pause *AgentPause `protobuf:"bytes,13,opt,name=pause,proto3" json:"pause,omitempty"`
 	// The values a run may be started with (StartRun): the inputs its flow
 	// declares, as its last hello said.
-	Inputs        []*FlowInput `protobuf:"bytes,14,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	Inputs []*FlowInput `protobuf:"bytes,14,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	// How many run summaries the agent said it dropped, in all, because its
+	// outbox was full while the board could not be reached: those runs are
+	// missing from RunService.
+	RunsDropped   uint64 `protobuf:"varint,15,opt,name=runs_dropped,json=runsDropped,proto3" json:"runs_dropped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -230,6 +234,13 @@ func (x *Agent) GetInputs() []*FlowInput {
 		return x.Inputs
 	}
 	return nil
+}
+
+func (x *Agent) GetRunsDropped() uint64 {
+	if x != nil {
+		return x.RunsDropped
+	}
+	return 0
 }
 
 // AgentPause is what the board knows of whether an agent takes work: the
@@ -943,7 +954,7 @@ var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a\x1csymphonix/board/v1/run.proto\"\xb3\x04\n" +
+	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a\x1csymphonix/board/v1/run.proto\"\xd6\x04\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -958,7 +969,8 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime\x127\n" +
 	"\x06health\x18\f \x01(\v2\x1f.symphonix.board.v1.HealthRoundR\x06health\x124\n" +
 	"\x05pause\x18\r \x01(\v2\x1e.symphonix.board.v1.AgentPauseR\x05pause\x125\n" +
-	"\x06inputs\x18\x0e \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputsJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
+	"\x06inputs\x18\x0e \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputs\x12!\n" +
+	"\fruns_dropped\x18\x0f \x01(\x04R\vrunsDroppedJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
 	"\n" +
 	"AgentPause\x12\x16\n" +
 	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +

@@ -2796,7 +2796,11 @@ type RunSummary struct {
 	// unset and named in withheld when they had values.
 	Run *Run `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
 	// Its place among the run's events and summaries.
-	Seq           uint32 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq uint32 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	// How many summaries of other runs the agent's outbox dropped, oldest
+	// first, because it was full while the board could not be reached,
+	// since the last summary the board stored.
+	Dropped       uint32 `protobuf:"varint,3,opt,name=dropped,proto3" json:"dropped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2841,6 +2845,13 @@ func (x *RunSummary) GetRun() *Run {
 func (x *RunSummary) GetSeq() uint32 {
 	if x != nil {
 		return x.Seq
+	}
+	return 0
+}
+
+func (x *RunSummary) GetDropped() uint32 {
+	if x != nil {
+		return x.Dropped
 	}
 	return 0
 }
@@ -3350,11 +3361,12 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x1f\n" +
 	"\vapproval_id\x18\x03 \x01(\tR\n" +
 	"approvalId\"\v\n" +
-	"\tRunResume\"I\n" +
+	"\tRunResume\"c\n" +
 	"\n" +
 	"RunSummary\x12)\n" +
 	"\x03run\x18\x01 \x01(\v2\x17.symphonix.board.v1.RunR\x03run\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\rR\x03seq\"4\n" +
+	"\x03seq\x18\x02 \x01(\rR\x03seq\x12\x18\n" +
+	"\adropped\x18\x03 \x01(\rR\adropped\"4\n" +
 	"\tRunStored\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\rR\x03seq\"|\n" +
