@@ -226,6 +226,7 @@ type LinkRequest struct {
 	//	*LinkRequest_RunSummary
 	//	*LinkRequest_Fired
 	//	*LinkRequest_Stopped
+	//	*LinkRequest_ChatAnswer
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -412,6 +413,15 @@ func (x *LinkRequest) GetStopped() *Stopped {
 	return nil
 }
 
+func (x *LinkRequest) GetChatAnswer() *ChatAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_ChatAnswer); ok {
+			return x.ChatAnswer
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -518,6 +528,11 @@ type LinkRequest_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,16,opt,name=stopped,proto3,oneof"`
 }
 
+type LinkRequest_ChatAnswer struct {
+	// ChatAnswer answers a ChatRequest (agents announcing "chat").
+	ChatAnswer *ChatAnswer `protobuf:"bytes,17,opt,name=chat_answer,json=chatAnswer,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -550,6 +565,8 @@ func (*LinkRequest_Fired) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Stopped) isLinkRequest_Kind() {}
 
+func (*LinkRequest_ChatAnswer) isLinkRequest_Kind() {}
+
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
 type LinkResponse struct {
@@ -575,6 +592,7 @@ type LinkResponse struct {
 	//	*LinkResponse_RunStored
 	//	*LinkResponse_Fire
 	//	*LinkResponse_Stop
+	//	*LinkResponse_Chat
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -770,6 +788,15 @@ func (x *LinkResponse) GetStop() *Stop {
 	return nil
 }
 
+func (x *LinkResponse) GetChat() *ChatRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Chat); ok {
+			return x.Chat
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -868,6 +895,13 @@ type LinkResponse_Stop struct {
 	Stop *Stop `protobuf:"bytes,17,opt,name=stop,proto3,oneof"`
 }
 
+type LinkResponse_Chat struct {
+	// Chat asks an agent announcing "chat" one of the chat window's five
+	// things for a person on the board: answered with a ChatAnswer or an
+	// Error.
+	Chat *ChatRequest `protobuf:"bytes,18,opt,name=chat,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -901,6 +935,8 @@ func (*LinkResponse_RunStored) isLinkResponse_Kind() {}
 func (*LinkResponse_Fire) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Stop) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Chat) isLinkResponse_Kind() {}
 
 // Hello registers a running agent.
 type Hello struct {
@@ -3173,7 +3209,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xc3\a\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\x86\b\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3194,8 +3230,10 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\vrun_summary\x18\x0e \x01(\v2\x1e.symphonix.board.v1.RunSummaryH\x00R\n" +
 	"runSummary\x121\n" +
 	"\x05fired\x18\x0f \x01(\v2\x19.symphonix.board.v1.FiredH\x00R\x05fired\x127\n" +
-	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astoppedB\x06\n" +
-	"\x04kind\"\x97\b\n" +
+	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astopped\x12A\n" +
+	"\vchat_answer\x18\x11 \x01(\v2\x1e.symphonix.board.v1.ChatAnswerH\x00R\n" +
+	"chatAnswerB\x06\n" +
+	"\x04kind\"\xce\b\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3215,7 +3253,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
 	"run_stored\x18\x0f \x01(\v2\x1d.symphonix.board.v1.RunStoredH\x00R\trunStored\x12.\n" +
 	"\x04fire\x18\x10 \x01(\v2\x18.symphonix.board.v1.FireH\x00R\x04fire\x12.\n" +
-	"\x04stop\x18\x11 \x01(\v2\x18.symphonix.board.v1.StopH\x00R\x04stopB\x06\n" +
+	"\x04stop\x18\x11 \x01(\v2\x18.symphonix.board.v1.StopH\x00R\x04stop\x125\n" +
+	"\x04chat\x18\x12 \x01(\v2\x1f.symphonix.board.v1.ChatRequestH\x00R\x04chatB\x06\n" +
 	"\x04kind\"\xe0\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -3461,20 +3500,22 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Stop)(nil),                  // 34: symphonix.board.v1.Stop
 	(*Stopped)(nil),               // 35: symphonix.board.v1.Stopped
 	(*Conversations)(nil),         // 36: symphonix.board.v1.Conversations
-	(*ApprovalDecision)(nil),      // 37: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 38: symphonix.board.v1.ToolSwitches
-	(*FlowInput)(nil),             // 39: symphonix.board.v1.FlowInput
-	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
-	(HealthStatus)(0),             // 41: symphonix.board.v1.HealthStatus
-	(*HealthCheck)(nil),           // 42: symphonix.board.v1.HealthCheck
-	(*timestamppb.Timestamp)(nil), // 43: google.protobuf.Timestamp
-	(Role)(0),                     // 44: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 45: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 46: symphonix.board.v1.Door
-	(*RunStep)(nil),               // 47: symphonix.board.v1.RunStep
-	(PauseKind)(0),                // 48: symphonix.board.v1.PauseKind
-	(*Run)(nil),                   // 49: symphonix.board.v1.Run
-	(*structpb.Struct)(nil),       // 50: google.protobuf.Struct
+	(*ChatAnswer)(nil),            // 37: symphonix.board.v1.ChatAnswer
+	(*ApprovalDecision)(nil),      // 38: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 39: symphonix.board.v1.ToolSwitches
+	(*ChatRequest)(nil),           // 40: symphonix.board.v1.ChatRequest
+	(*FlowInput)(nil),             // 41: symphonix.board.v1.FlowInput
+	(*durationpb.Duration)(nil),   // 42: google.protobuf.Duration
+	(HealthStatus)(0),             // 43: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 44: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 45: google.protobuf.Timestamp
+	(Role)(0),                     // 46: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 47: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 48: symphonix.board.v1.Door
+	(*RunStep)(nil),               // 49: symphonix.board.v1.RunStep
+	(PauseKind)(0),                // 50: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 51: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 52: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -3493,60 +3534,62 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	30, // 13: symphonix.board.v1.LinkRequest.run_summary:type_name -> symphonix.board.v1.RunSummary
 	33, // 14: symphonix.board.v1.LinkRequest.fired:type_name -> symphonix.board.v1.Fired
 	35, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
-	6,  // 16: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 17: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 18: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 19: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 20: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 21: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	37, // 22: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	38, // 23: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 24: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 25: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 26: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 27: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 28: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 29: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	31, // 30: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
-	32, // 31: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
-	34, // 32: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
-	39, // 33: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	40, // 34: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	40, // 35: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	40, // 36: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	41, // 37: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	42, // 38: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	43, // 39: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	43, // 40: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	43, // 41: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 42: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	43, // 43: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	43, // 44: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	40, // 45: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 46: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	44, // 47: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	45, // 48: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	37, // 49: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 50: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	46, // 51: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	43, // 52: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	43, // 53: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	45, // 54: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	43, // 55: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 56: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	47, // 57: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 58: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 59: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	48, // 60: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	49, // 61: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	50, // 62: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 63: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 64: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	64, // [64:65] is the sub-list for method output_type
-	63, // [63:64] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	37, // 16: symphonix.board.v1.LinkRequest.chat_answer:type_name -> symphonix.board.v1.ChatAnswer
+	6,  // 17: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 18: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 19: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 20: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 21: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 22: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	38, // 23: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	39, // 24: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 25: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 26: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 27: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 28: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 29: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 30: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	31, // 31: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	32, // 32: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	34, // 33: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	40, // 34: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
+	41, // 35: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	42, // 36: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	42, // 37: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	42, // 38: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	43, // 39: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	44, // 40: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	45, // 41: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	45, // 42: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	45, // 43: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 44: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	45, // 45: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	45, // 46: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	42, // 47: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 48: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	46, // 49: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	47, // 50: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	38, // 51: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 52: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	48, // 53: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	45, // 54: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	45, // 55: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	47, // 56: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	45, // 57: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 58: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	49, // 59: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 60: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 61: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	50, // 62: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	51, // 63: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	52, // 64: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 65: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 66: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	66, // [66:67] is the sub-list for method output_type
+	65, // [65:66] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3555,6 +3598,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		return
 	}
 	file_symphonix_board_v1_approval_proto_init()
+	file_symphonix_board_v1_chat_proto_init()
 	file_symphonix_board_v1_conversation_proto_init()
 	file_symphonix_board_v1_health_proto_init()
 	file_symphonix_board_v1_run_proto_init()
@@ -3577,6 +3621,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_RunSummary)(nil),
 		(*LinkRequest_Fired)(nil),
 		(*LinkRequest_Stopped)(nil),
+		(*LinkRequest_ChatAnswer)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
@@ -3596,6 +3641,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_RunStored)(nil),
 		(*LinkResponse_Fire)(nil),
 		(*LinkResponse_Stop)(nil),
+		(*LinkResponse_Chat)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[23].OneofWrappers = []any{
 		(*RunEvent_Start)(nil),
