@@ -659,6 +659,9 @@ func cases() []goldenCase {
 		m.RequestId = "q9"
 		req("chat_answer."+kind, &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_ChatAnswer{ChatAnswer: m}})
 	}
+	req("error", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{
+		RequestId: "q7", Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, Message: "input.amount: not a number",
+	}}})
 	answer("talk", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Talk{Talk: &boardv1.TalkResponse{Turn: replied}}})
 	answer("chat_page", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_ChatPage{ChatPage: page}})
 	answer("describe", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Describe{Describe: described}})

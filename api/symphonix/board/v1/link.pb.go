@@ -227,6 +227,7 @@ type LinkRequest struct {
 	//	*LinkRequest_Fired
 	//	*LinkRequest_Stopped
 	//	*LinkRequest_ChatAnswer
+	//	*LinkRequest_Error
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -422,6 +423,15 @@ func (x *LinkRequest) GetChatAnswer() *ChatAnswer {
 	return nil
 }
 
+func (x *LinkRequest) GetError() *LinkError {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -533,6 +543,13 @@ type LinkRequest_ChatAnswer struct {
 	ChatAnswer *ChatAnswer `protobuf:"bytes,17,opt,name=chat_answer,json=chatAnswer,proto3,oneof"`
 }
 
+type LinkRequest_Error struct {
+	// Error refuses a request the board made (a Fire, a Stop, a Chat),
+	// with its request_id: the code says why, the message names the field
+	// at fault in the agent's words, which the board may show its caller.
+	Error *LinkError `protobuf:"bytes,18,opt,name=error,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -566,6 +583,8 @@ func (*LinkRequest_Fired) isLinkRequest_Kind() {}
 func (*LinkRequest_Stopped) isLinkRequest_Kind() {}
 
 func (*LinkRequest_ChatAnswer) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Error) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -3209,7 +3228,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\x86\b\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xbd\b\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3232,7 +3251,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x05fired\x18\x0f \x01(\v2\x19.symphonix.board.v1.FiredH\x00R\x05fired\x127\n" +
 	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astopped\x12A\n" +
 	"\vchat_answer\x18\x11 \x01(\v2\x1e.symphonix.board.v1.ChatAnswerH\x00R\n" +
-	"chatAnswerB\x06\n" +
+	"chatAnswer\x125\n" +
+	"\x05error\x18\x12 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05errorB\x06\n" +
 	"\x04kind\"\xce\b\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
@@ -3535,61 +3555,62 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	33, // 14: symphonix.board.v1.LinkRequest.fired:type_name -> symphonix.board.v1.Fired
 	35, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
 	37, // 16: symphonix.board.v1.LinkRequest.chat_answer:type_name -> symphonix.board.v1.ChatAnswer
-	6,  // 17: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 18: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 19: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 20: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 21: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 22: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	38, // 23: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	39, // 24: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 25: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 26: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 27: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 28: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 29: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 30: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	31, // 31: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
-	32, // 32: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
-	34, // 33: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
-	40, // 34: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
-	41, // 35: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	42, // 36: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	42, // 37: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	42, // 38: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	43, // 39: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	44, // 40: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	45, // 41: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	45, // 42: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	45, // 43: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 44: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	45, // 45: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	45, // 46: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	42, // 47: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 48: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	46, // 49: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	47, // 50: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	38, // 51: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 52: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	48, // 53: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	45, // 54: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	45, // 55: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	47, // 56: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	45, // 57: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 58: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	49, // 59: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 60: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 61: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	50, // 62: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	51, // 63: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	52, // 64: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 65: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 66: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	66, // [66:67] is the sub-list for method output_type
-	65, // [65:66] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	16, // 17: symphonix.board.v1.LinkRequest.error:type_name -> symphonix.board.v1.LinkError
+	6,  // 18: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 19: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 20: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 21: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 22: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 23: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	38, // 24: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	39, // 25: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 26: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 27: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 28: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 29: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 30: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 31: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	31, // 32: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	32, // 33: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	34, // 34: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	40, // 35: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
+	41, // 36: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	42, // 37: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	42, // 38: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	42, // 39: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	43, // 40: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	44, // 41: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	45, // 42: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	45, // 43: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	45, // 44: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 45: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	45, // 46: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	45, // 47: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	42, // 48: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 49: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	46, // 50: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	47, // 51: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	38, // 52: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 53: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	48, // 54: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	45, // 55: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	45, // 56: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	47, // 57: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	45, // 58: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 59: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	49, // 60: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 61: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 62: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	50, // 63: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	51, // 64: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	52, // 65: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 66: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 67: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	67, // [67:68] is the sub-list for method output_type
+	66, // [66:67] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3622,6 +3643,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_Fired)(nil),
 		(*LinkRequest_Stopped)(nil),
 		(*LinkRequest_ChatAnswer)(nil),
+		(*LinkRequest_Error)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
