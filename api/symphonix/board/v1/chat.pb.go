@@ -29,7 +29,7 @@ type TalkRequest struct {
 	// The agent: required.
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// The conversation: "" starts a new one the agent names. At most 128
-	// bytes of letters, digits, '-', '_', '.' and ':'.
+	// bytes of letters, digits, '-', '_' and '.'.
 	Thread string `protobuf:"bytes,2,opt,name=thread,proto3" json:"thread,omitempty"`
 	// A message in words, for a flow with one input (or none).
 	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`

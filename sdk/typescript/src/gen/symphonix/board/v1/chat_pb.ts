@@ -31,7 +31,7 @@ export type TalkRequest = Message<"symphonix.board.v1.TalkRequest"> & {
 
   /**
    * The conversation: "" starts a new one the agent names. At most 128
-   * bytes of letters, digits, '-', '_', '.' and ':'.
+   * bytes of letters, digits, '-', '_' and '.'.
    *
    * @generated from field: string thread = 2;
    */
