@@ -184,23 +184,8 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	if s.held, err = lock.Take(cfg.Dir, lock.Me(url, time.Now())); err != nil {
 		return nil, err
 	}
-	named, err := journalSecrets(cfg)
-	if err == nil {
-		s.journal, err = journal.Open(journal.Config{
-			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Secrets: named, Logger: cfg.Logger,
-		})
-	}
-	journalLine := ""
-	if err != nil {
-		journalLine = fmt.Sprintf("journal: not kept: %v", err)
-		s.journal = nil
-	} else {
-		what := "without payloads"
-		if cfg.JournalDetail == journal.DetailFull {
-			what = "with payloads (full detail)"
-		}
-		journalLine = fmt.Sprintf("journal: %s, %s, rotated past %d bytes", s.journal.Path(), what, cfg.JournalMaxBytes)
-	}
+	var journalLine string
+	s.journal, journalLine = openJournal(cfg)
 	if p.agent, err = open(ctx, cfg, s.journal); err != nil {
 		return nil, &cannotRun{err}
 	}
@@ -213,7 +198,7 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	}
 	p.api, err = serve.New(ctx, serve.Config{
 		Agent: p.agent, Approvals: p.gov, Public: cfg.Public, Monitored: cfg.BoardURL != "", Logger: cfg.Logger,
-		Ready: p.ready, Paused: p.pauses.Current,
+		Ready: p.ready, Paused: p.pauses.Current, Journal: s.journal,
 	})
 	if err != nil {
 		return nil, err
@@ -229,6 +214,28 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	fmt.Fprintln(cfg.Stdout, journalLine)
 	fmt.Fprintf(cfg.Stdout, "serving %s on %s\n", cfg.Dir, url)
 	return s, nil
+}
+
+// openJournal opens the folder's journal, without the agent's named
+// secrets, and says so in a line to print at start. It never fails: a
+// journal that cannot be kept (an .env that cannot be read, a folder that
+// cannot be written) is nil, and the line says why.
+func openJournal(cfg Config) (*journal.Journal, string) {
+	named, err := journalSecrets(cfg)
+	var j *journal.Journal
+	if err == nil {
+		j, err = journal.Open(journal.Config{
+			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Secrets: named, Logger: cfg.Logger,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("journal: not kept: %v", err)
+	}
+	what := "without payloads"
+	if cfg.JournalDetail == journal.DetailFull {
+		what = "with payloads (full detail)"
+	}
+	return j, fmt.Sprintf("journal: %s, %s, rotated past %d bytes", j.Path(), what, cfg.JournalMaxBytes)
 }
 
 // run serves until ctx ends, then stops taking requests and waits for the

@@ -56,6 +56,9 @@ type Config struct {
 	// and the runs a decision on the board resumes, go on. nil: never
 	// paused.
 	Paused func() pause.State
+	// Journal: the agent's journal, read back at GET /api/calls. nil: the
+	// agent keeps none, and the list is empty.
+	Journal *journal.Journal
 	// Logger: nil discards logs.
 	Logger *slog.Logger
 	// Now: the clock for the conversations' times; nil is time.Now.
@@ -84,6 +87,7 @@ type Server struct {
 	reports   *reports
 	ready     <-chan struct{}    // Config's; nil: ready
 	pause     func() pause.State // Config.Paused; nil: never paused
+	journal   *journal.Journal   // Config's; nil: none
 }
 
 // New checks cfg and builds the server. It reads the conversations index
@@ -121,6 +125,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		reports:   newReports(),
 		ready:     cfg.Ready,
 		pause:     cfg.Paused,
+		journal:   cfg.Journal,
 	}
 	s.mux.Handle("/", page())
 	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {
@@ -134,6 +139,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.mux.Handle("/api/threads/{thread}/pair", s.api([]string{http.MethodPost}, s.postPair))
 	s.mux.Handle("/api/threads/{thread}/verify", s.api([]string{http.MethodPost}, s.postVerify))
 	s.mux.Handle("/api/door", s.api([]string{http.MethodGet}, s.getDoor))
+	s.mux.Handle("/api/calls", s.api([]string{http.MethodGet}, s.getCalls))
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
