@@ -25,6 +25,7 @@ import (
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/transcript"
 )
 
 // doorServer is the package's refund desk served with a board configured
@@ -42,6 +43,8 @@ type doorOptions struct {
 	board serve.Board
 	// link: a link to make with board's URL and OnPaired; overrides board.
 	link *boardtest.Board
+	// transcript: the server's; nil keeps none.
+	transcript *transcript.Transcript
 }
 
 func newDoorServer(t *testing.T, o doorOptions) *doorServer {
@@ -55,6 +58,7 @@ func newDoorServer(t *testing.T, o doorOptions) *doorServer {
 		Agent:         desk.agent,
 		Conversations: o.index,
 		Journal:       desk.j,
+		Transcript:    o.transcript,
 		Monitored:     true,
 		Public:        o.public,
 		Logger:        slog.New(slog.NewTextHandler(d.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
