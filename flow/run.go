@@ -23,6 +23,27 @@ type Result struct {
 	Steps int
 	// Run is the run's id (RunOf): the same across its pauses.
 	Run string
+	// Turn is what a finished run was asked and answered, for a
+	// transcript; nil when the run paused. A conversation's history holds
+	// the same turn, with the same At.
+	Turn *Turn
+}
+
+// Turn is one finished run as a conversation remembers it: what it was
+// asked (the flow's input), what it answered (the flow's output), and when
+// it finished.
+type Turn struct {
+	At       time.Time
+	Asked    any
+	Answered any
+}
+
+// History is t as the history channel holds it: {"at", "asked",
+// "answered"}, at in RFC 3339 in UTC to the nanosecond. Turns handed to a
+// conversation's run as its input's history are in this form, and one the
+// thread already holds (the same at) is dropped.
+func (t Turn) History() map[string]any {
+	return map[string]any{"at": t.At.UTC().Format(timeFormat), "asked": t.Asked, "answered": t.Answered}
 }
 
 // Finished reports whether the run ended rather than paused.
@@ -345,11 +366,11 @@ func (r *run) finish(ctx context.Context, steps int) (res Result, err error) {
 			r.tell(ctx, Event{Kind: EventRunFinished, Steps: steps, Duration: r.spent()})
 		}
 	}()
-	res = Result{Run: r.id, State: r.state, Steps: steps}
+	turn := &Turn{At: r.g.now().UTC(), Asked: clone(r.asked), Answered: r.answered()}
+	res = Result{Run: r.id, State: r.state, Steps: steps, Turn: turn}
 	var errs []error
 	if r.g.flow.Conversation {
-		turn := map[string]any{"at": r.g.now().UTC().Format(timeFormat), "asked": clone(r.asked), "answered": r.answered()}
-		h, err := addTurns(r.state[HistoryChannel], []any{turn})
+		h, err := addTurns(r.state[HistoryChannel], []any{clone(turn.History())})
 		if err != nil {
 			errs = append(errs, err)
 		}

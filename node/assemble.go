@@ -62,11 +62,15 @@ func open(ctx context.Context, cfg Config, j *journal.Journal) (*agent.Agent, er
 	})
 }
 
-// sayAssembled says which model, waiting store and tools a are using.
+// sayAssembled says which model, waiting store, memory and tools a are
+// using.
 func sayAssembled(w io.Writer, a *agent.Agent) {
 	fmt.Fprintln(w, a.Model)
 	if a.Waiting != "" {
 		fmt.Fprintln(w, a.Waiting)
+	}
+	if a.Memory != "" {
+		fmt.Fprintln(w, a.Memory)
 	}
 	fmt.Fprintln(w, a.Tools)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/subscription"
 )
 
@@ -75,7 +76,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	a, err := open(ctx, cfg, nil)
+	j, journalLine := openJournal(cfg)
+	defer func() {
+		if err := j.Close(); err != nil {
+			cfg.Logger.Warn("closing the journal", "err", err)
+		}
+	}()
+	a, err := open(ctx, cfg, j)
 	if err != nil {
 		return err
 	}
@@ -84,6 +91,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	sayAssembled(cfg.Stderr, a)
+	fmt.Fprintln(cfg.Stderr, journalLine)
+	// The run's lines in the journal name its thread, as a served run's do.
+	ctx = journal.WithThread(ctx, cfg.Thread)
 	// Runs a decision on the board resumed or ended, on this run's thread.
 	decided := make(chan decision, 4)
 	gov, err := govern(cfg, a, func(th string, res flow.Result, v governed.Verdict, err error) {

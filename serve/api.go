@@ -116,12 +116,15 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// getConversations is GET /api/conversations: pointers only.
+// getConversations is GET /api/conversations: pointers only, to the
+// threads the index and the waiting store hold and those the transcript
+// holds, each with how many turns the transcript has of it.
 func (s *Server) getConversations(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.convs.list(r.Context(), s.agent)
 	if err != nil {
 		return err
 	}
+	list = withTurns(list, s.transcript.Conversations())
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": s.visible(r.Context(), list)})
 	return nil
 }
@@ -175,10 +178,12 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.paused(); err != nil {
 		return err // paused while it waited for the board's word on the tools
 	}
+	in = s.withHistory(r.Context(), thread, in)
 	res, v, err := s.gov.Invoke(s.runContext(r, thread), thread, in)
 	if err != nil {
 		return err
 	}
+	s.said(r.Context(), thread, res)
 	s.convs.touch(r.Context(), thread, s.now())
 	s.changed(thread)
 	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
@@ -214,6 +219,7 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.said(r.Context(), thread, res)
 	s.convs.touch(r.Context(), thread, s.now())
 	s.changed(thread)
 	writeJSON(w, http.StatusOK, s.turn(thread, res, v))

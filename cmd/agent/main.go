@@ -4,7 +4,8 @@
 //	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN] [--health-interval D] DIR
 //	agent validate DIR
 //	agent check DIR
-//	agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--token TOKEN] DIR
+//	agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--token TOKEN]
+//	      [--journal-detail metadata|full] [--journal-max-bytes N] DIR
 //	agent cancel [--thread T] [--reason TEXT] DIR
 //	agent pause --reason TEXT DIR
 //	agent resume [--reason TEXT] DIR
