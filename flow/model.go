@@ -34,6 +34,9 @@ type ModelReply struct {
 type Usage struct {
 	InputTokens  int
 	OutputTokens int
+	// CachedTokens is the part of InputTokens the provider served from its
+	// cache, when it says.
+	CachedTokens int
 }
 
 // ToolCaller calls a tool by name ("<server>.<tool>" for an MCP tool, or a

@@ -162,8 +162,11 @@ type chatResponse struct {
 		} `json:"message"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     *int `json:"prompt_tokens"`
-		CompletionTokens *int `json:"completion_tokens"`
+		PromptTokens        *int `json:"prompt_tokens"`
+		CompletionTokens    *int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -178,7 +181,8 @@ type errorResponse struct {
 // asks for structured output (response_format json_schema, not strict:
 // strict mode cannot say minLength and the like, and the engine checks
 // the reply either way). Usage is the provider's prompt_tokens and
-// completion_tokens, nil when it reported none.
+// completion_tokens (and prompt_tokens_details.cached_tokens), nil when it
+// reported none.
 func (c *OpenAI) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
 	body := chatRequest{
 		Model:    c.model,
@@ -242,6 +246,9 @@ func (c *OpenAI) Complete(ctx context.Context, req flow.ModelRequest) (flow.Mode
 		}
 		if u.CompletionTokens != nil {
 			reply.Usage.OutputTokens = *u.CompletionTokens
+		}
+		if u.PromptTokensDetails != nil {
+			reply.Usage.CachedTokens = u.PromptTokensDetails.CachedTokens
 		}
 	}
 	return reply, nil
