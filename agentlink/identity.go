@@ -19,7 +19,7 @@ type flowIdentity struct {
 		Type        string `json:"type"`
 		Description string `json:"description"`
 	} `json:"state"`
-	Requires    struct {
+	Requires struct {
 		MCP map[string]struct {
 			Tools []struct {
 				Name string `json:"name"`

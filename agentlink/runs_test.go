@@ -78,7 +78,7 @@ func TestRunSummariesDelivered(t *testing.T) {
 		ID: "r1", Thread: "t1", StartedBy: "chat", State: agentlink.RunFinished, Start: start, End: start.Add(time.Second),
 		Duration: 900 * time.Millisecond, StepCount: 1, Withheld: []string{"input", "output"},
 		Tokens: agentlink.Tokens{Input: 30, Output: 7, Cached: 12, Total: 37},
-		Steps: []agentlink.RunStep{{Seq: 1, Node: "answer", Kind: "llm", Copy: -1, Start: start, Duration: time.Second, Outcome: "ok"}},
+		Steps:  []agentlink.RunStep{{Seq: 1, Node: "answer", Kind: "llm", Copy: -1, Start: start, Duration: time.Second, Outcome: "ok"}},
 	}})
 	sums.add(agentlink.RunSummary{Seq: 2, Run: agentlink.Run{ID: "r2", State: agentlink.RunPaused, Pause: "approval", PausedAt: "refund"}})
 	l, states := runLink(t, url, agentlink.Config{
@@ -151,7 +151,7 @@ func TestRunEventsNeverQueued(t *testing.T) {
 	ev := agentlink.RunEvent{RunID: "r1", Seq: 1, At: at, Kind: agentlink.RunEventStart, Thread: "t1", StartedBy: "board", StartedByWho: "ann"}
 	states := make(chan agentlink.State, 64)
 	l, err := agentlink.New(agentlink.Config{BoardURL: url, Token: "t",
-		Identity: agentlink.Identity{Name: "desk", Inputs: []agentlink.FlowInput{{Name: "topic", Type: "string", Description: "what to ask"}}},
+		Identity:     agentlink.Identity{Name: "desk", Inputs: []agentlink.FlowInput{{Name: "topic", Type: "string", Description: "what to ask"}}},
 		Capabilities: []string{agentlink.CapabilityLiveRuns}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
 		OnState: func(s agentlink.State) { states <- s }})
 	if err != nil {
