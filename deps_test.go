@@ -47,8 +47,8 @@ var layers = []layer{
 	{pkg: "lock", why: "one served agent per folder: a file and a process check", noStd: domain},
 	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
-	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "waiting"}},
-	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "secrets", "serve", "subscription"}},
+	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "waiting"}},
+	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "runs", "secrets", "serve", "subscription"}},
 
 	// The board's side.
 	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
