@@ -1,0 +1,166 @@
+package node_test
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/node"
+	"github.com/symphonix/symphonix/runs"
+)
+
+// wire forwards TCP connections to a board and keeps every byte the
+// agents send it.
+type wire struct {
+	mu   sync.Mutex
+	sent bytes.Buffer
+	url  string
+}
+
+func newWire(t *testing.T, boardURL string) *wire {
+	t.Helper()
+	u, err := url.Parse(boardURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	w := &wire{url: "http://" + ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); b.Close() })
+			go func() { _, _ = io.Copy(c, b); c.Close() }()
+			go func() { _, _ = io.Copy(io.MultiWriter(b, w), c); b.Close() }()
+		}
+	}()
+	return w
+}
+
+func (w *wire) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sent.Write(p)
+}
+
+func (w *wire) holds(s string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Contains(w.sent.Bytes(), []byte(s))
+}
+
+// withheldOutput is how a summary of a finished run that had output says
+// so on the wire: Run.withheld (field 19) holding "output".
+const withheldOutput = "\x9a\x01\x06output"
+
+// runMarker is in what the customer writes: a value that must never leave
+// the agent without full detail.
+const runMarker = "PLUM-TOKEN-4711"
+
+// TestRunsWithoutPayloads: a served desk linked to a real board reports
+// its run — paused at a card, then finished — over the link, and not one
+// byte of what the run was given (the customer's words) or what its tools
+// gave back (the customer's name) crosses it, nor lands in the outbox in
+// the folder; with MONITOR_DETAIL=full the customer's words do.
+func TestRunsWithoutPayloads(t *testing.T) {
+	t.Parallel()
+	for _, full := range []bool{false, true} {
+		name := "metadata"
+		if full {
+			name = "full"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bt := boardtest.Start(t, boardtest.Options{})
+			w := newWire(t, bt.URL)
+			dir := deskDir(t)
+			switchOn(t, bt, dir, "orders.lookup_order", "orders.refund")
+			getenv := func(k string) string {
+				if k == runs.EnvDetail && full {
+					return "full"
+				}
+				return ""
+			}
+			s := startServe(t, node.Config{Dir: dir, BoardURL: w.url, Token: bt.AgentToken("refund-desk"), Getenv: getenv})
+			s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: `), 60*time.Second)
+			s.out.wait(t, regexp.MustCompile(`^runs: reported to the board `), time.Second)
+
+			body := `{"input": {"order_id": "A-1001", "request": "The mug arrived broken (` + runMarker + `); I want my money back."}}`
+			var first turn
+			if status := call(t, "POST", s.url+"/api/threads/runs-1/messages", body, &first); status != 200 ||
+				first.Pending == nil || first.Decides == nil || first.Decides.Who != governed.Chat {
+				t.Fatalf("message = %d %+v; want the refund's card", status, first)
+			}
+			var done turn
+			if status := call(t, "POST", s.url+"/api/threads/runs-1/answer", `{"answer": "yes"}`, &done); status != 200 || done.Pending != nil {
+				t.Fatalf("answer = %d %+v; want the run finished", status, done)
+			}
+			if full {
+				boardtest.Eventually(t, time.Minute, "the run's input on the wire, with full detail", func() bool { return w.holds(runMarker) })
+				return
+			}
+			// The finished run's summary has crossed: the board (which does
+			// not yet answer it) has the paused one's in flight for 10 s
+			// first.
+			boardtest.Eventually(t, time.Minute, "the finished run's summary on the wire", func() bool { return w.holds(withheldOutput) })
+			// The order id is in the hello (the input's description names
+			// one), so what the tools gave back stands for the tools: the
+			// customer's name the order lookup returns.
+			for _, v := range []string{runMarker, "money back", "Ada Lovelace"} {
+				if w.holds(v) {
+					w.mu.Lock()
+					b := w.sent.Bytes()
+					i := bytes.Index(b, []byte(v))
+					t.Errorf("the board was sent %q: %q", v, b[max(0, i-300):min(len(b), i+100)])
+					w.mu.Unlock()
+				}
+			}
+			data, err := os.ReadFile(runs.OutboxPath(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range []string{runMarker, "Ada Lovelace"} {
+				if strings.Contains(string(data), v) {
+					t.Errorf("the outbox holds %q", v)
+				}
+			}
+		})
+	}
+}
+
+// TestServeRefusesABadDetail: MONITOR_DETAIL other than full or unset
+// stops the agent before it serves, naming the variable.
+func TestServeRefusesABadDetail(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	err := node.Serve(t.Context(), node.Config{Dir: dir, BoardURL: "http://127.0.0.1:1", Token: "t",
+		Getenv: func(k string) string {
+			if k == runs.EnvDetail {
+				return "everything"
+			}
+			return ""
+		}})
+	if err == nil || !strings.Contains(err.Error(), "MONITOR_DETAIL") {
+		t.Errorf("Serve with MONITOR_DETAIL=everything = %v; want an error naming MONITOR_DETAIL", err)
+	}
+}
