@@ -164,3 +164,26 @@ func TestServeRefusesABadDetail(t *testing.T) {
 		t.Errorf("Serve with MONITOR_DETAIL=everything = %v; want an error naming MONITOR_DETAIL", err)
 	}
 }
+
+// TestRunAtATerminalIsRecorded: `agent run` linked to a board records its
+// run as started by the command line, and keeps its summary in the outbox
+// while the board has not stored it.
+func TestRunAtATerminalIsRecorded(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	dir := deskDir(t)
+	switchOn(t, bt, dir, "orders.lookup_order", "orders.refund")
+	err := node.Run(t.Context(), node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("refund-desk"),
+		Input: map[string]string{"order_id": "A-1001", "request": "broken"}, Stdin: strings.NewReader("yes\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := runs.OpenOutbox(runs.OutboxPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := box.Next(nil)
+	if !ok || s.Run.StartedBy != runs.ByCLI || s.Run.StartedByWho == "" || s.Run.State != runs.StateFinished || s.Run.Thread != "terminal" {
+		t.Errorf("the outbox holds %+v, %v; want the run, finished on thread terminal, started by cli and its user", s.Run, ok)
+	}
+}
