@@ -1,6 +1,7 @@
 package board_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -401,5 +402,194 @@ func TestApprovalRunID(t *testing.T) {
 	r := getRun(t, runsClient(bt, viewer), "desk", "run-7")
 	if r.GetApprovalId() != raised.GetApprovalId() || r.GetSteps()[1].GetApprovalId() != raised.GetApprovalId() {
 		t.Errorf("paused run: approval %q, step's %q; want both %q", r.GetApprovalId(), r.GetSteps()[1].GetApprovalId(), raised.GetApprovalId())
+	}
+}
+
+// TestListRuns: newest first, filtered by agent, state, thread (which
+// needs agent) and start time, a page at a time; a bad page_size or
+// filter is refused naming the field; GetRun of no run is not_found.
+func TestListRuns(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	a := runsLink(t, bt, "alpha", "runs")
+	b := runsLink(t, bt, "beta", "runs")
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for i := range 7 {
+		r := endedRun(fmt.Sprintf("a%d", i), 1)
+		r.StartTime, r.EndTime = timestamppb.New(base.Add(time.Duration(i)*time.Minute)), timestamppb.New(base.Add(time.Duration(i)*time.Minute+time.Second))
+		if i%2 == 1 {
+			r.State = boardv1.RunState_RUN_STATE_FAILED
+		}
+		a.stored(r, 1, 0)
+	}
+	rb := endedRun("b0", 1)
+	rb.Thread = "shared"
+	b.stored(rb, 1, 0)
+
+	list := func(req *boardv1.ListRunsRequest) []string {
+		t.Helper()
+		var ids []string
+		for {
+			res, err := runs.ListRuns(t.Context(), req)
+			if err != nil {
+				t.Fatalf("ListRuns(%v): %v", req, err)
+			}
+			for _, r := range res.GetRuns() {
+				ids = append(ids, r.GetId())
+			}
+			if req.PageToken = res.GetNextPageToken(); req.PageToken == "" {
+				return ids
+			}
+		}
+	}
+	if got := strings.Join(list(&boardv1.ListRunsRequest{Agent: "alpha", PageSize: 3}), " "); got != "a6 a5 a4 a3 a2 a1 a0" {
+		t.Errorf("alpha's runs, 3 a page: %s, want a6 … a0", got)
+	}
+	if got := strings.Join(list(&boardv1.ListRunsRequest{Agent: "alpha", State: boardv1.RunState_RUN_STATE_FAILED, PageSize: 2}), " "); got != "a5 a3 a1" {
+		t.Errorf("alpha's failed runs: %s, want a5 a3 a1", got)
+	}
+	if got := strings.Join(list(&boardv1.ListRunsRequest{Agent: "alpha",
+		StartAfter: timestamppb.New(base.Add(2 * time.Minute)), StartBefore: timestamppb.New(base.Add(5 * time.Minute))}), " "); got != "a4 a3 a2" {
+		t.Errorf("alpha's runs from minute 2 to before 5: %s, want a4 a3 a2", got)
+	}
+	if got := strings.Join(list(&boardv1.ListRunsRequest{Agent: "beta", Thread: "shared"}), " "); got != "b0" {
+		t.Errorf("beta's runs of thread shared: %s, want b0", got)
+	}
+	if got := len(list(&boardv1.ListRunsRequest{})); got != 8 {
+		t.Errorf("every run: %d, want 8", got)
+	}
+	first, err := runs.ListRuns(t.Context(), &boardv1.ListRunsRequest{Agent: "alpha", PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		req   *boardv1.ListRunsRequest
+		field string
+	}{
+		"negative page":        {&boardv1.ListRunsRequest{PageSize: -1}, "page_size"},
+		"thread without agent": {&boardv1.ListRunsRequest{Thread: "shared"}, "thread"},
+		"unknown state":        {&boardv1.ListRunsRequest{State: 42}, "state"},
+		"another list's token": {&boardv1.ListRunsRequest{Agent: "beta", PageToken: first.GetNextPageToken()}, "page_token"},
+	} {
+		_, err := runs.ListRuns(t.Context(), tc.req)
+		var ce *connect.Error
+		if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument || !strings.HasPrefix(ce.Message(), tc.field) {
+			t.Errorf("%s: %v, want invalid_argument naming %s", name, err, tc.field)
+		}
+	}
+	if res, err := runs.ListRuns(t.Context(), &boardv1.ListRunsRequest{PageSize: 1000}); err != nil || len(res.GetRuns()) != 8 {
+		t.Errorf("page_size 1,000: %d runs, %v; want all 8 (read as 500)", len(res.GetRuns()), err)
+	}
+	if _, err := runs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "alpha", Id: "none"}); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("GetRun of no run: %v, want not_found", err)
+	}
+	if _, err := runs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "alpha"}); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("GetRun without id: %v, want invalid_argument", err)
+	}
+}
+
+// TestWatchRuns: a watch sends the runs running or paused, synced, then
+// each start, step, pause, resume and end as it happens, only the agent's
+// or run's asked for, and heartbeats while nothing happens.
+func TestWatchRuns(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{WatchHeartbeat: 500 * time.Millisecond})
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	l := runsLink(t, bt, "desk", "runs", "live-runs")
+	other := runsLink(t, bt, "other", "runs", "live-runs")
+	l.send(startOf("before", 1, ""))
+	l.ping(1)
+
+	all, err := runs.WatchRuns(t.Context(), &boardv1.WatchRunsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer all.Close()
+	mine, err := runs.WatchRuns(t.Context(), &boardv1.WatchRunsRequest{Agent: "desk", Run: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	next := func(s boardv1connect.RunServiceWatchRunsClientStream) *boardv1.WatchRunsResponse {
+		t.Helper()
+		for {
+			m, err := s.Receive()
+			if err != nil {
+				t.Fatalf("watch: %v", err)
+			}
+			if m.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_HEARTBEAT {
+				return m
+			}
+		}
+	}
+	if m := next(all); m.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_SNAPSHOT || m.GetRun().GetId() != "before" {
+		t.Fatalf("first: %v, want the snapshot of before", m)
+	}
+	if m := next(all); m.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_SYNCED {
+		t.Fatalf("then: %v, want synced", m)
+	}
+	if m := next(mine); m.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_SYNCED {
+		t.Fatalf("r1's watch first: %v, want synced", m)
+	}
+	other.send(startOf("r1", 1, "")) // another agent's r1: not mine
+	l.send(startOf("r1", 1, "t"))
+	l.send(stepOf("r1", 2, 1, "plan", boardv1.StepOutcome_STEP_OUTCOME_OK))
+	l.send(pauseOf("r1", 3, "approve"))
+	l.send(resumeOf("r1", 4))
+	done := endedRun("r1", 2)
+	l.stored(done, 5, 0)
+	want := []boardv1.RunEventKind{boardv1.RunEventKind_RUN_EVENT_KIND_STARTED, boardv1.RunEventKind_RUN_EVENT_KIND_STEP,
+		boardv1.RunEventKind_RUN_EVENT_KIND_PAUSED, boardv1.RunEventKind_RUN_EVENT_KIND_RESUMED, boardv1.RunEventKind_RUN_EVENT_KIND_ENDED}
+	for i, k := range want {
+		m := next(mine)
+		if m.GetKind() != k || m.GetRun().GetAgent() != "desk" || m.GetRun().GetId() != "r1" || len(m.GetRun().GetSteps()) != 0 {
+			t.Fatalf("r1's watch, change %d: %v, want %s of desk's r1 without steps", i, m, k)
+		}
+		if k == boardv1.RunEventKind_RUN_EVENT_KIND_STEP && m.GetStep().GetNode() != "plan" {
+			t.Errorf("the step: %v, want plan", m.GetStep())
+		}
+		if k == boardv1.RunEventKind_RUN_EVENT_KIND_ENDED && m.GetRun().GetState() != boardv1.RunState_RUN_STATE_FINISHED {
+			t.Errorf("ended: %v, want finished", m.GetRun())
+		}
+	}
+	// All of them, the other agent's too.
+	agents := map[string]bool{}
+	for len(agents) < 2 {
+		agents[next(all).GetRun().GetAgent()] = true
+	}
+	// Heartbeats while nothing happens.
+	m, err := mine.Receive()
+	if err != nil || m.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_HEARTBEAT {
+		t.Errorf("with nothing happening: %v %v, want a heartbeat", m, err)
+	}
+	s, err := runs.WatchRuns(t.Context(), &boardv1.WatchRunsRequest{Run: "r1"})
+	if err == nil {
+		_, err = s.Receive()
+	}
+	if connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("a run without its agent: %v, want invalid_argument", err)
+	}
+}
+
+// TestWatchRunsFallsBehind: a watcher that does not read is dropped with
+// resource_exhausted once 256 changes wait for it, and one watching
+// another agent is not.
+func TestWatchRunsFallsBehind(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	slow := bt.Board.SlowRunWatcherForTest(t, "")
+	elsewhere := bt.Board.SlowRunWatcherForTest(t, "quiet")
+	l := runsLink(t, bt, "desk", "runs", "live-runs")
+	l.send(startOf("r", 1, ""))
+	for i := range board.WatcherBufferForTest + 1 {
+		l.send(stepOf("r", uint32(i+2), int32(i+1), "n", boardv1.StepOutcome_STEP_OUTCOME_OK))
+	}
+	l.ping(1)
+	if !slow() {
+		t.Errorf("a watcher %d changes behind was not dropped", board.WatcherBufferForTest+2)
+	}
+	if elsewhere() {
+		t.Errorf("a watcher of another agent was dropped")
 	}
 }
