@@ -560,7 +560,7 @@ func cases() []goldenCase {
 	req("fired", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: "q7", RunId: runID, Thread: "thread-20"}}})
 	req("stopped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Stopped{Stopped: &boardv1.Stopped{RequestId: "q8"}}})
 	req("error", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{
-		RequestId: "q9", Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, Message: "input.topic: want a string",
+		RequestId: "q9", Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, Message: "input.amount: want a number",
 	}}})
 
 	// RunService, and what runs added to agents and approvals.

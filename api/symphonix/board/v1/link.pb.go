@@ -529,9 +529,11 @@ type LinkRequest_Stopped struct {
 }
 
 type LinkRequest_Error struct {
-	// Error answers a Fire or a Stop the agent refused (request_id is
-	// theirs), with a code and a message naming the field at fault, as
-	// the Fire and the Stop say.
+	// Error answers a Fire or a Stop the agent could not do: request_id is
+	// the Fire's or Stop's, code why (invalid_argument naming the field,
+	// not_found for a run it is not running, failed_precondition when it
+	// takes no work now), message what was wrong, for a person to read: at
+	// most 1 KiB, without secrets. Not answered.
 	Error *LinkError `protobuf:"bytes,17,opt,name=error,proto3,oneof"`
 }
 

@@ -190,9 +190,11 @@ export type LinkRequest = Message<"symphonix.board.v1.LinkRequest"> & {
     case: "stopped";
   } | {
     /**
-     * Error answers a Fire or a Stop the agent refused (request_id is
-     * theirs), with a code and a message naming the field at fault, as
-     * the Fire and the Stop say.
+     * Error answers a Fire or a Stop the agent could not do: request_id is
+     * the Fire's or Stop's, code why (invalid_argument naming the field,
+     * not_found for a run it is not running, failed_precondition when it
+     * takes no work now), message what was wrong, for a person to read: at
+     * most 1 KiB, without secrets. Not answered.
      *
      * @generated from field: symphonix.board.v1.LinkError error = 17;
      */
