@@ -12,8 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/internal/exampletest"
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/runs"
 )
@@ -119,9 +125,7 @@ func TestRunsWithoutPayloads(t *testing.T) {
 				boardtest.Eventually(t, time.Minute, "the run's input on the wire, with full detail", func() bool { return w.holds(runMarker) })
 				return
 			}
-			// The finished run's summary has crossed: the board (which does
-			// not yet answer it) has the paused one's in flight for 10 s
-			// first.
+			// The finished run's summary has crossed.
 			boardtest.Eventually(t, time.Minute, "the finished run's summary on the wire", func() bool { return w.holds(withheldOutput) })
 			// The order id is in the hello (the input's description names
 			// one), so what the tools gave back stands for the tools: the
@@ -185,5 +189,49 @@ func TestRunAtATerminalIsRecorded(t *testing.T) {
 	s, ok := box.Next(nil)
 	if !ok || s.Run.StartedBy != runs.ByCLI || s.Run.StartedByWho == "" || s.Run.State != runs.StateFinished || s.Run.Thread != "terminal" {
 		t.Errorf("the outbox holds %+v, %v; want the run, finished on thread terminal, started by cli and its user", s.Run, ok)
+	}
+}
+
+// TestFireAndStopFromTheBoard: an admin's StartRun runs on the served
+// desk and shows on the board as started by the board and the operator;
+// StopRun ends it while it waits at its card, and the board holds it
+// stopped.
+func TestFireAndStopFromTheBoard(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	dir := deskDir(t)
+	switchOn(t, bt, dir, "orders.lookup_order", "orders.refund")
+	s := startServe(t, node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("refund-desk")})
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: `), 60*time.Second)
+	rs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
+	in, _ := structpb.NewStruct(map[string]any{"order_id": "A-1001", "request": "broken"})
+	var started *boardv1.StartRunResponse
+	boardtest.Eventually(t, time.Minute, "StartRun taken by the desk", func() bool {
+		res, err := rs.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "refund-desk", Input: in})
+		started = res
+		return err == nil
+	})
+	var run *boardv1.Run
+	boardtest.Eventually(t, time.Minute, "the fired run paused at its card, on the board", func() bool {
+		res, err := rs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "refund-desk", Id: started.GetRunId()})
+		run = res.GetRun()
+		return err == nil && run.GetState() == boardv1.RunState_RUN_STATE_PAUSED
+	})
+	if run.GetStartedBy() != "board" || run.GetStartedByWho() == "" || run.GetThread() != started.GetThread() || run.GetPause() != boardv1.PauseKind_PAUSE_KIND_APPROVAL {
+		t.Errorf("the fired run = %v; want it started by the board and its operator, on %q, waiting at an approval", run, started.GetThread())
+	}
+	if _, err := rs.StopRun(t.Context(), &boardv1.StopRunRequest{Agent: "refund-desk", Id: started.GetRunId(), Reason: "not today"}); err != nil {
+		t.Fatalf("StopRun: %v", err)
+	}
+	boardtest.Eventually(t, time.Minute, "the stopped run on the board", func() bool {
+		res, err := rs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "refund-desk", Id: started.GetRunId()})
+		run = res.GetRun()
+		return err == nil && run.GetState() == boardv1.RunState_RUN_STATE_STOPPED
+	})
+	if !strings.Contains(run.GetError(), "not today") {
+		t.Errorf("the stopped run's error = %q; want the reason", run.GetError())
+	}
+	if got := exampletest.Refunds(t, dir); len(got) != 0 {
+		t.Errorf("refunds after the stop: %v", got)
 	}
 }
