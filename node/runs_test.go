@@ -170,8 +170,8 @@ func TestServeRefusesABadDetail(t *testing.T) {
 }
 
 // TestRunAtATerminalIsRecorded: `agent run` linked to a board records its
-// run as started by the command line, and keeps its summary in the outbox
-// while the board has not stored it.
+// run as started by the command line, and before it exits the board has
+// stored it: the outbox is empty, and the board holds one finished run.
 func TestRunAtATerminalIsRecorded(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
@@ -186,9 +186,17 @@ func TestRunAtATerminalIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, ok := box.Next(nil)
-	if !ok || s.Run.StartedBy != runs.ByCLI || s.Run.StartedByWho == "" || s.Run.State != runs.StateFinished || s.Run.Thread != "terminal" {
-		t.Errorf("the outbox holds %+v, %v; want the run, finished on thread terminal, started by cli and its user", s.Run, ok)
+	if box.Len() != 0 {
+		t.Errorf("the outbox holds %d summaries after the run exited; want the board to have stored them", box.Len())
+	}
+	rs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleViewer)))
+	res, err := rs.ListRuns(t.Context(), &boardv1.ListRunsRequest{Agent: "refund-desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rl := res.GetRuns(); len(rl) != 1 || rl[0].GetStartedBy() != "cli" || rl[0].GetStartedByWho() == "" ||
+		rl[0].GetState() != boardv1.RunState_RUN_STATE_FINISHED || rl[0].GetThread() != "terminal" || rl[0].GetInput() != nil {
+		t.Errorf("the board's runs = %v; want one, finished on thread terminal, started by cli and its user, without its input", rl)
 	}
 }
 
