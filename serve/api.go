@@ -12,6 +12,7 @@ import (
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/runs"
 )
 
 // Turn is what a message or an answer comes to: a run that finished, with
@@ -240,10 +241,18 @@ func (s *Server) awaitReady(r *http.Request) error {
 }
 
 // runContext is the context a run is made in: the request's values but
-// not its end, so a run outlives a client that goes away, and the thread,
-// for the journal.
+// not its end, so a run outlives a client that goes away, the thread, for
+// the journal, and that the chat started it, and who when the door knows
+// (runs.StartedBy), for the run's record.
 func (s *Server) runContext(r *http.Request, thread string) context.Context {
-	return journal.WithThread(context.WithoutCancel(r.Context()), thread)
+	who := ""
+	if c, ok := callerFrom(r.Context()); ok && c.visitor != "" {
+		if p, ok := s.convs.person(c.visitor); ok {
+			who = p.Address
+		}
+	}
+	ctx := runs.StartedBy(context.WithoutCancel(r.Context()), runs.ByChat, who)
+	return journal.WithThread(ctx, thread)
 }
 
 // input reads a message's body into a run's input: input as it is, after
