@@ -121,6 +121,7 @@
       synced: (list) => {
         if (stale(s, gen)) return;
         const now = list.find((x) => x.id === r.id) || null;
+        if (now && run === null) showError(ui.error, "");
         if (now) take(now);
         // Not in the snapshot while the page holds it as running or
         // paused: it ended meanwhile. A step missed: read it again.
@@ -129,7 +130,12 @@
       },
       event: (kind, msg) => {
         if (stale(s, gen) || msg.run.id !== r.id) return;
+        const first = run === null;
         take(msg.run);
+        if (first) {
+          showError(ui.error, "");
+          reread(s, gen);
+        }
         if (kind === "step" && msg.step) addStep(msg.step);
         if (kind === "paused" || kind === "ended" || missed()) reread(s, gen);
         render();
@@ -146,8 +152,9 @@
     return s !== seq || !board.current(gen);
   }
 
-  // read reads the run with its steps, before each watch. Not found, it
-  // says so and throws, so that the watch is not opened.
+  // read reads the run with its steps, before each watch. A run the board
+  // does not know is watched all the same: one just started may not have
+  // reached it yet, and its start then comes by the watch.
   async function read(s, gen, signal) {
     try {
       const res = await unary(board.token(), runs.RUNS + "GetRun", { agent: shown.agent, id: shown.id }, signal);
@@ -156,12 +163,12 @@
       showError(ui.error, "");
       render();
     } catch (e) {
-      if (e.name !== "AbortError" && !stale(s, gen) && e.code === "not_found") {
-        ui.loading.hidden = true;
-        showError(ui.error, "The board has no run " + shown.id + " of the agent " + shown.agent +
-          ": it never reported one, or it was dropped before the board could keep it.");
-      }
-      throw e;
+      if (e.name === "AbortError" || stale(s, gen) || e.code !== "not_found") throw e;
+      if (run) return; // heard of by the watch meanwhile
+      ui.loading.hidden = true;
+      showError(ui.error, "The board has no run " + shown.id + " of the agent " + shown.agent +
+        " (not yet, or not at all): this page shows it if it starts. A run the agent never reported, " +
+        "or dropped before the board could keep it, is not on the board.");
     }
   }
 
