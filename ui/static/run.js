@@ -433,7 +433,8 @@
     const timing = node("div", "step-timing");
     const from = parseTime(st.startTime);
     const start = parseTime(run.startTime);
-    const offset = Number.isNaN(from) || Number.isNaN(start) ? "" : "+" + health.took(Math.max(0, from - start));
+    const after = Math.max(0, from - start);
+    const offset = Number.isNaN(from) || Number.isNaN(start) ? "" : "+" + (after < 1 ? "0 ms" : health.took(after));
     timing.append(
       node("span", "step-offset", offset === "" ? "—" : offset),
       node("span", "step-took", o === "running" ? "running" : runs.took(st.duration) || "—"),
@@ -482,6 +483,8 @@
     let said = "";
     if (!has && withheld) {
       said = "The " + what + " is kept on the agent: it reports runs without what they were given or gave back.";
+    } else if (!has && runs.state(run) === "running") {
+      said = "Not known yet: the agent reports it when the run pauses or ends.";
     } else if (!has) {
       said = what === "output" && !runs.ended(run) ? "None yet: the run has not ended." : "None.";
     }
