@@ -242,6 +242,29 @@ func (l *rawLink) runSummary(run *boardv1.Run, dropped uint32) {
 	}
 }
 
+// runSummaries sends each of list as its run's next summary, all at once,
+// and waits until the board has stored every one.
+func (l *rawLink) runSummaries(list []*boardv1.Run) {
+	l.t.Helper()
+	want := map[string]uint32{}
+	for _, r := range list {
+		l.runSeq[r.GetId()]++
+		want[r.GetId()] = l.runSeq[r.GetId()]
+		l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{
+			Run: r, Seq: l.runSeq[r.GetId()],
+		}}})
+	}
+	for len(want) > 0 {
+		m := l.next()
+		if e := m.GetError(); e != nil {
+			l.t.Fatalf("the summaries: the board refused: %v", e)
+		}
+		if st := m.GetRunStored(); st != nil && st.GetSeq() >= want[st.GetRunId()] {
+			delete(want, st.GetRunId())
+		}
+	}
+}
+
 // raise raises an approval at node for the run id, and returns the
 // approval's id.
 func (l *rawLink) raise(id, node, ask string) string {

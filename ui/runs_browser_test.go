@@ -416,3 +416,50 @@ func mustStruct(t *testing.T, v map[string]any) *structpb.Struct {
 	}
 	return s
 }
+
+// TestBrowserRunsPaged: an agent's page lists its newest 50 runs, and More
+// the older ones; a run that starts then appears at the top by the watch,
+// without the list being read again. When the board restarts, the page
+// watches again and a run started after it appears too.
+func TestBrowserRunsPaged(t *testing.T) {
+	bt := linkBoard(t)
+	desk := openRawLink(t, bt, "desk", "runs", "live-runs")
+	first := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var list []*boardv1.Run
+	var ids []string
+	for i := range 55 {
+		id := fmt.Sprintf("p-%02d", i)
+		at := first.Add(time.Duration(i) * time.Second)
+		list = append(list, &boardv1.Run{
+			Id: id, StartedBy: "trigger", State: runFinished, StartTime: timestamppb.New(at),
+			EndTime: timestamppb.New(at.Add(time.Millisecond)), Duration: durationpb.New(time.Millisecond),
+		})
+		ids = append([]string{id}, ids...)
+	}
+	desk.runSummaries(list)
+
+	b := browsertest.New(t)
+	signInTo(t, b, bt, bt.OperatorToken("vic", identity.RoleViewer), "agents")
+	openAgentPage(t, b, "desk")
+	b.Until("the newest 50", runRows, strings.Join(ids[:50], ","))
+	b.UntilText("more on the board", "#runs-count", "50 runs shown; older ones on the board")
+	b.Do("More", chromedp.Click(chromedp.ID("runs-more")))
+	b.Until("all 55", runRows, strings.Join(ids, ","))
+	if visible(t, b, "runs-more") {
+		t.Error("after the last page: want no More")
+	}
+	if n := calls(t, b, "ListRuns"); n != 2 {
+		t.Errorf("ListRuns called %d times, want 2: the first page and More", n)
+	}
+
+	desk.runStart("live-1", time.Now(), &boardv1.RunStart{StartedBy: "chat"})
+	b.Until("live-1 at the top", runRows, strings.Join(append([]string{"live-1"}, ids...), ","))
+	if n := calls(t, b, "ListRuns"); n != 2 {
+		t.Errorf("ListRuns called %d times, want still 2: the watch brings a run that starts", n)
+	}
+
+	bt.Restart()
+	again := openRawLink(t, bt, "desk", "runs", "live-runs")
+	again.runStart("after", time.Now(), &boardv1.RunStart{StartedBy: "chat"})
+	b.Until("a run started after the restart", runRow, "after", "running")
+}
