@@ -191,3 +191,26 @@ func TestStopRun(t *testing.T) {
 		t.Errorf("run.stop entries %v, want 2 naming live on t-9", entries)
 	}
 }
+
+// TestStartRunRate: one token starts at most 60 runs a minute, refused or
+// not; the next is resource_exhausted, and another token is not held.
+func TestStartRunRate(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return now }}) // the minute never passes
+	runsLink(t, bt, "deaf", "runs")
+	admin := runsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	for i := range 60 {
+		if _, err := admin.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "deaf"}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("start %d: %v, want failed_precondition (no fire)", i+1, err)
+		}
+	}
+	if _, err := admin.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "deaf"}); connect.CodeOf(err) != connect.CodeResourceExhausted ||
+		!strings.Contains(err.Error(), "60 a minute") {
+		t.Errorf("the 61st start in a minute: %v, want resource_exhausted naming the limit", err)
+	}
+	other := runsClient(bt, bt.OperatorToken("ann", identity.RoleAdmin))
+	if _, err := other.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "deaf"}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Errorf("another token's start: %v, want failed_precondition, not held to the first's rate", err)
+	}
+}
