@@ -32,6 +32,13 @@ func TestStartRun(t *testing.T) {
 	inputs := []*boardv1.FlowInput{{Name: "order_id", Type: "string"}, {Name: "amount", Type: "number"}, {Name: "any"}}
 	l, _ := openLinkWith(t, bt, &boardv1.Hello{Name: "desk", Protocol: board.Protocol, Capabilities: []string{"fire", "runs", "pause"}, Inputs: inputs})
 	runsLink(t, bt, "deaf", "runs")
+	left := runsLink(t, bt, "left", "fire")
+	if err := left.s.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, 30*time.Second, "left offline", func() bool {
+		return getAgent(t, bt.Agents(bt.OperatorToken("vic", identity.RoleViewer)), "left").GetState() == boardv1.AgentState_AGENT_STATE_OFFLINE
+	})
 
 	input := func(m map[string]any) *structpb.Struct {
 		s, err := structpb.NewStruct(m)
@@ -50,7 +57,8 @@ func TestStartRun(t *testing.T) {
 		"input too large":       {&boardv1.StartRunRequest{Agent: "desk", Input: input(map[string]any{"any": strings.Repeat("x", 65<<10)})}, connect.CodeInvalidArgument, "input:"},
 		"a thread too long":     {&boardv1.StartRunRequest{Agent: "desk", Thread: strings.Repeat("t", 129)}, connect.CodeInvalidArgument, "thread:"},
 		"no fire":               {&boardv1.StartRunRequest{Agent: "deaf"}, connect.CodeFailedPrecondition, "fire capability"},
-		"not linked":            {&boardv1.StartRunRequest{Agent: "gone"}, connect.CodeNotFound, "not found"},
+		"never seen":            {&boardv1.StartRunRequest{Agent: "gone"}, connect.CodeNotFound, "not found"},
+		"not linked":            {&boardv1.StartRunRequest{Agent: "left"}, connect.CodeFailedPrecondition, "not linked"},
 	} {
 		_, err := admin.StartRun(t.Context(), tc.req)
 		if connect.CodeOf(err) != tc.code || !strings.Contains(err.Error(), tc.says) {
