@@ -80,6 +80,10 @@ type Config struct {
 	// body before it must keep up 8 KiB a second on average; a body that
 	// falls behind is cut off (bodyrate.go). Zero means 10 s.
 	BodyGrace time.Duration
+	// RunRetention: how long runs are kept after they end (or start, for
+	// one that never ended), swept when the board starts and every hour.
+	// Zero means 30 days; negative means for ever.
+	RunRetention time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 	// Limits: what one agent or caller can make the board hold; zero
@@ -113,6 +117,16 @@ type Board struct {
 	switchLocks keyedLocks
 	// healthWrites keeps health rounds many at a time (agenthealth.go).
 	healthWrites batcher[healthWrite]
+	// runWrites keeps runs many at a time (runstore.go); live is what
+	// the board knows of runs as they go (runlive.go); runCounts counts the
+	// run events it dropped or cut; runs fans run changes out to WatchRuns
+	// (runs_watch.go).
+	runWrites batcher[runWrite]
+	live      liveRuns
+	runCounts runCounts
+	runs      *hub[*boardv1.WatchRunsResponse]
+	// fireRate holds each caller to its StartRun rate (fire.go).
+	fireRate *limiter
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
@@ -174,6 +188,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.WatchHeartbeat == 0 {
 		cfg.WatchHeartbeat = 15 * time.Second
 	}
+	if cfg.RunRetention == 0 {
+		cfg.RunRetention = DefaultRunRetention
+	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
 		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
@@ -217,6 +234,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		log:       cfg.Logger,
 		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
 		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
+		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
 
@@ -231,6 +249,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	}
 	b.presence = newPresence(b)
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
+	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
+	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
 	// A board that stopped without saying goodbye (kill -9) left its agents
 	// online in the store; none has a link here yet.
 	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
@@ -276,6 +296,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
 	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
 	boardv1connect.RegisterConversationServiceHandler(srv, conversationService{b})
+	boardv1connect.RegisterRunServiceHandler(srv, runService{b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
 	boardv1connect.RegisterUserServiceHandler(srv, userService{b})
 	b.registerHealth(srv)
@@ -335,6 +356,7 @@ func (b *Board) loop() {
 		}
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
+		b.logRunProblems(now)
 		cancel()
 	}
 }

@@ -56,6 +56,17 @@ type session struct {
 	// lastOutcome is what this link's last kept round said (outcomeOf);
 	// only the link's own goroutine reads and writes it.
 	lastOutcome string
+	// runEvents is the link's allowance of run events (runstore.go); only
+	// the link's own goroutine reads and writes it.
+	runEvents runEventBucket
+	// runSlots holds one token for each run write of this link waiting for
+	// the store; runStored, the summaries stored, for the link's goroutine
+	// to answer. Both hold at most maxRunWritesInFlight.
+	runSlots  chan struct{}
+	runStored chan *runWrite
+	// fires are the fires and stops sent on this link waiting for their
+	// answer, by request id (fire.go).
+	fires fireWaits
 }
 
 func (s *session) stopExpiry() {
@@ -267,6 +278,13 @@ func (p *presence) sendLive(agentName string, m *boardv1.LinkResponse) bool {
 		s.cancel(err)
 	}
 	return err == nil
+}
+
+// session is the agent's live link on this board; nil when it has none.
+func (p *presence) session(agentName string) *session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sessions[agentName]
 }
 
 // sendLiveTo is sendLive to an agent whose live link announced capability,

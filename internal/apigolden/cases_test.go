@@ -559,6 +559,9 @@ func cases() []goldenCase {
 	req("run_summary.dropped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: pausedRun(), Seq: 4, Dropped: 3}}})
 	req("fired", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: "q7", RunId: runID, Thread: "thread-20"}}})
 	req("stopped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Stopped{Stopped: &boardv1.Stopped{RequestId: "q8"}}})
+	req("error", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{
+		RequestId: "q9", Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, Message: "input.amount: want a number",
+	}}})
 
 	// RunService, and what runs added to agents and approvals.
 	withInputs := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)

@@ -226,6 +226,7 @@ type LinkRequest struct {
 	//	*LinkRequest_RunSummary
 	//	*LinkRequest_Fired
 	//	*LinkRequest_Stopped
+	//	*LinkRequest_Error
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -412,6 +413,15 @@ func (x *LinkRequest) GetStopped() *Stopped {
 	return nil
 }
 
+func (x *LinkRequest) GetError() *LinkError {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -518,6 +528,15 @@ type LinkRequest_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,16,opt,name=stopped,proto3,oneof"`
 }
 
+type LinkRequest_Error struct {
+	// Error answers a Fire or a Stop the agent could not do: request_id is
+	// the Fire's or Stop's, code why (invalid_argument naming the field,
+	// not_found for a run it is not running, failed_precondition when it
+	// takes no work now), message what was wrong, for a person to read: at
+	// most 1 KiB, without secrets. Not answered.
+	Error *LinkError `protobuf:"bytes,17,opt,name=error,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -549,6 +568,8 @@ func (*LinkRequest_RunSummary) isLinkRequest_Kind() {}
 func (*LinkRequest_Fired) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Stopped) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Error) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -3173,7 +3194,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xc3\a\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xfa\a\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3194,7 +3215,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\vrun_summary\x18\x0e \x01(\v2\x1e.symphonix.board.v1.RunSummaryH\x00R\n" +
 	"runSummary\x121\n" +
 	"\x05fired\x18\x0f \x01(\v2\x19.symphonix.board.v1.FiredH\x00R\x05fired\x127\n" +
-	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astoppedB\x06\n" +
+	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astopped\x125\n" +
+	"\x05error\x18\x11 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05errorB\x06\n" +
 	"\x04kind\"\x97\b\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
@@ -3493,60 +3515,61 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	30, // 13: symphonix.board.v1.LinkRequest.run_summary:type_name -> symphonix.board.v1.RunSummary
 	33, // 14: symphonix.board.v1.LinkRequest.fired:type_name -> symphonix.board.v1.Fired
 	35, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
-	6,  // 16: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 17: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 18: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 19: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 20: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 21: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	37, // 22: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	38, // 23: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 24: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 25: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 26: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 27: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 28: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 29: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	31, // 30: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
-	32, // 31: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
-	34, // 32: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
-	39, // 33: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	40, // 34: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	40, // 35: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	40, // 36: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	41, // 37: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	42, // 38: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	43, // 39: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	43, // 40: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	43, // 41: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 42: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	43, // 43: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	43, // 44: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	40, // 45: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 46: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	44, // 47: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	45, // 48: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	37, // 49: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 50: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	46, // 51: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	43, // 52: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	43, // 53: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	45, // 54: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	43, // 55: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 56: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	47, // 57: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 58: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 59: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	48, // 60: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	49, // 61: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	50, // 62: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 63: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 64: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	64, // [64:65] is the sub-list for method output_type
-	63, // [63:64] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	16, // 16: symphonix.board.v1.LinkRequest.error:type_name -> symphonix.board.v1.LinkError
+	6,  // 17: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 18: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 19: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 20: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 21: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 22: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	37, // 23: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	38, // 24: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 25: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 26: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 27: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 28: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 29: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 30: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	31, // 31: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	32, // 32: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	34, // 33: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	39, // 34: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	40, // 35: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	40, // 36: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	40, // 37: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	41, // 38: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	42, // 39: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	43, // 40: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	43, // 41: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	43, // 42: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 43: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	43, // 44: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	43, // 45: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	40, // 46: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 47: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	44, // 48: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	45, // 49: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	37, // 50: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 51: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	46, // 52: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	43, // 53: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	43, // 54: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	45, // 55: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	43, // 56: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 57: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	47, // 58: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 59: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 60: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	48, // 61: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	49, // 62: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	50, // 63: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 64: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 65: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	65, // [65:66] is the sub-list for method output_type
+	64, // [64:65] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3577,6 +3600,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_RunSummary)(nil),
 		(*LinkRequest_Fired)(nil),
 		(*LinkRequest_Stopped)(nil),
+		(*LinkRequest_Error)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
