@@ -115,9 +115,13 @@ func TestBrowserRunLive(t *testing.T) {
 	at := start
 	for i, s := range steps {
 		seq := int32(i + 1)
-		desk.runStep("r-1", step(seq, s.node, s.kind, at, 0, boardv1.StepOutcome_STEP_OUTCOME_UNSPECIFIED, nil))
-		b.Until(s.node+" entered", stepShows, seq, s.node, "running", i+1)
+		entered := step(seq, s.node, s.kind, at, 0, boardv1.StepOutcome_STEP_OUTCOME_UNSPECIFIED, nil)
 		finished := step(seq, s.node, s.kind, at, s.took, stepOK, s.tokens)
+		if s.node == "lookup" {
+			entered.Copy, finished.Copy = 1, 1 // the second copy of a fanout
+		}
+		desk.runStep("r-1", entered)
+		b.Until(s.node+" entered", stepShows, seq, s.node, "running", i+1)
 		desk.runStep("r-1", finished)
 		b.Until(s.node+" finished", stepShows, seq, s.node, "ok", i+1)
 		done = append(done, finished)
@@ -128,6 +132,9 @@ func TestBrowserRunLive(t *testing.T) {
 		if !strings.Contains(item, want) {
 			t.Errorf("the first step = %q, want it to contain %q", item, want)
 		}
+	}
+	if got := b.Eval(`document.querySelector('#steps li[data-seq="2"] .step-copy').textContent`); got != "copy 1" {
+		t.Errorf("the fanout's copy = %q, want copy 1", got)
 	}
 	// The bars are drawn to scale: the reply took five times the lookup.
 	widths := b.Eval(`Array.from(document.querySelectorAll("#steps .step-bar")).map((e) => e.style.width).join(" ")`)
@@ -181,9 +188,10 @@ func TestBrowserRunLive(t *testing.T) {
 }
 
 // TestBrowserRunPausedAndFailed: a run paused for an approval links to the
-// approval, whose card links back to the run; a failed run shows its error
-// as text; the list filters by state; the runs the agent's outbox dropped
-// are said in words.
+// approval, whose card links back to the run, and when the board restarts
+// its page watches again and hears it end; a failed run shows its error as
+// text; the list filters by state; the runs the agent's outbox dropped are
+// said in words.
 func TestBrowserRunPausedAndFailed(t *testing.T) {
 	bt := linkBoard(t)
 	desk := openRawLink(t, bt, "desk", "runs", "live-runs")
@@ -253,6 +261,20 @@ func TestBrowserRunPausedAndFailed(t *testing.T) {
 	}
 	b.Do("follow the card's link to the run", chromedp.Click(chromedp.CSS(`#queue li[data-approval="`+approval+`"] a.run-link`)))
 	b.Until("r-2's page again", runShows, "desk", "r-2", "paused")
+
+	// The board restarts: the page watches again, and hears that r-2 ended.
+	bt.Restart()
+	again := openRawLink(t, bt, "desk", "runs", "live-runs")
+	again.runSeq = desk.runSeq
+	again.runSummary(&boardv1.Run{
+		Id: "r-2", Thread: "t-2", StartedBy: "chat", State: runFinished, StartTime: timestamppb.New(start),
+		EndTime: timestamppb.New(start.Add(time.Second)), Duration: durationpb.New(40 * time.Millisecond), StepCount: 1,
+		Steps: []*boardv1.RunStep{step(1, "pay", "approval", start, 40*time.Millisecond, stepOK, nil)},
+	}, 0)
+	b.Until("r-2 finished, heard after the restart", runShows, "desk", "r-2", "finished")
+	if visible(t, b, "run-waits") {
+		t.Error("a finished run: want no word of what it waits for")
+	}
 
 	// A failed run: its error and its step's, as text; its input as JSON.
 	b.Eval(`location.hash = "#run/desk/r-3"; "moved"`)
