@@ -2,16 +2,25 @@ package node_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -20,6 +29,7 @@ import (
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/exampletest"
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/runs"
 )
@@ -79,17 +89,76 @@ func (w *wire) holds(s string) bool {
 // so on the wire: Run.withheld (field 19) holding "output".
 const withheldOutput = "\x9a\x01\x06output"
 
-// runMarker is in what the customer writes: a value that must never leave
-// the agent without full detail.
-const runMarker = "PLUM-TOKEN-4711"
+// The values a run of the refund desk is given, hands its tools and gets
+// back, none of which may leave the agent without full detail.
+const (
+	// runMarker is in what the customer writes: the run's input.
+	runMarker = "PLUM-TOKEN-4711"
+	// reasonMarker is the model's reason to refund, which the refund
+	// tool is given as its argument (and the approval's account).
+	reasonMarker = "QUINCE-REASON-2718"
+	// replyMarker is the model's reply to the customer: the run's output.
+	replyMarker = "DAMSON-REPLY-1618"
+	// customer is what the order lookup tool gives back.
+	customer = "Ada Lovelace"
+)
 
-// TestRunsWithoutPayloads: a served desk linked to a real board reports
-// its run — paused at a card, then finished — over the link, and not one
-// byte of what the run was given (the customer's words) or what its tools
-// gave back (the customer's name) crosses it, nor lands in the outbox in
-// the folder; with MONITOR_DETAIL=full the customer's words do.
+// deskProvider is an OpenAI-compatible chat-completions server for the
+// refund desk: its decide node is told to refund, for reasonMarker; every
+// other prompt is answered with replyMarker.
+func deskProvider(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string }
+		}
+		if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Messages) == 0 {
+			http.Error(w, "not a chat completion", http.StatusBadRequest)
+			return
+		}
+		content := "Your refund is on its way. " + replyMarker
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "Decide whether to refund") {
+			content = `{"action": "refund", "reason": "The mug arrived broken: ` + reasonMarker + `."}`
+		}
+		reply, _ := json.Marshal(content)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id": "c1", "object": "chat.completion", "model": "gpt-test",
+		  "choices": [{"index": 0, "message": {"role": "assistant", "content": %s}, "finish_reason": "stop"}],
+		  "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}}`, reply)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// storeBytes is every byte of the board's SQLite store in dir: the
+// database, its write-ahead log and its shared memory.
+func storeBytes(t *testing.T, dir string) []byte {
+	t.Helper()
+	var all []byte
+	for _, name := range []string{"board.db", "board.db-wal", "board.db-shm"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	if len(all) == 0 {
+		t.Fatalf("no store in %s", dir)
+	}
+	return all
+}
+
+// TestRunsWithoutPayloads: a served desk linked to a real board, its model
+// an OpenAI-compatible server of the test's, reports its run — paused at a
+// card, then finished — over the link, and not one byte of what the run
+// was given (the customer's words), what its tools were given (the model's
+// reason to refund) and gave back (the customer's name), nor what the model
+// replied, crosses it, lands in the board's store (its SQLite files) or in
+// what the board says of the run, nor in the outbox in the folder. With
+// MONITOR_DETAIL=full the customer's words cross, are stored and shown.
 func TestRunsWithoutPayloads(t *testing.T) {
 	t.Parallel()
+	provider := deskProvider(t)
 	for _, full := range []bool{false, true} {
 		name := "metadata"
 		if full {
@@ -101,15 +170,15 @@ func TestRunsWithoutPayloads(t *testing.T) {
 			w := newWire(t, bt.URL)
 			dir := deskDir(t)
 			switchOn(t, bt, dir, "orders.lookup_order", "orders.refund")
-			getenv := func(k string) string {
-				if k == runs.EnvDetail && full {
-					return "full"
-				}
-				return ""
+			env := map[string]string{"OPENAI_API_KEY": "sk-test-runs-0123456789", "OPENAI_BASE_URL": provider.URL + "/v1"}
+			if full {
+				env[runs.EnvDetail] = "full"
 			}
-			s := startServe(t, node.Config{Dir: dir, BoardURL: w.url, Token: bt.AgentToken("refund-desk"), Getenv: getenv})
+			s := startServe(t, node.Config{Dir: dir, BoardURL: w.url, Token: bt.AgentToken("refund-desk"),
+				Getenv: func(k string) string { return env[k] }, JournalDetail: journal.DetailFull})
 			s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: `), 60*time.Second)
 			s.out.wait(t, regexp.MustCompile(`^runs: reported to the board `), time.Second)
+			s.out.wait(t, regexp.MustCompile(`^model: gpt-4o-mini at http://127\.0\.0\.1:\d+/v1$`), time.Second)
 
 			body := `{"input": {"order_id": "A-1001", "request": "The mug arrived broken (` + runMarker + `); I want my money back."}}`
 			var first turn
@@ -121,16 +190,54 @@ func TestRunsWithoutPayloads(t *testing.T) {
 			if status := call(t, "POST", s.url+"/api/threads/runs-1/answer", `{"answer": "yes"}`, &done); status != 200 || done.Pending != nil {
 				t.Fatalf("answer = %d %+v; want the run finished", status, done)
 			}
+			// The run really had every value: the tools were given the
+			// model's reason, and the customer read its reply.
+			if !strings.Contains(done.Reply, replyMarker) {
+				t.Fatalf("the reply = %q; want the model's", done.Reply)
+			}
+			// (the journal, kept in full here, says so).
+			calls, err := journal.Read(journal.Path(dir), 0, journal.KindTool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j := fmt.Sprint(calls); !strings.Contains(j, reasonMarker) || !strings.Contains(j, customer) {
+				t.Fatalf("the journal's tool calls = %s; want the model's reason in the refund's arguments, the customer in the lookup's result", j)
+			}
+
+			// The board has stored the finished run.
+			rs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleViewer)))
+			var run *boardv1.Run
+			boardtest.Eventually(t, time.Minute, "the finished run, stored by the board", func() bool {
+				res, err := rs.ListRuns(t.Context(), &boardv1.ListRunsRequest{Agent: "refund-desk"})
+				if err != nil || len(res.GetRuns()) != 1 || res.GetRuns()[0].GetState() != boardv1.RunState_RUN_STATE_FINISHED {
+					return false
+				}
+				got, err := rs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "refund-desk", Id: res.GetRuns()[0].GetId()})
+				run = got.GetRun()
+				return err == nil
+			})
+			boardtest.Eventually(t, time.Minute, "the outbox emptied", func() bool {
+				box, err := runs.OpenOutbox(runs.OutboxPath(dir))
+				return err == nil && box.Len() == 0
+			})
+			shown, err := protojson.Marshal(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := storeBytes(t, bt.Dir)
 			if full {
-				boardtest.Eventually(t, time.Minute, "the run's input on the wire, with full detail", func() bool { return w.holds(runMarker) })
+				if !w.holds(runMarker) || !bytes.Contains(stored, []byte(runMarker)) || !strings.Contains(fmt.Sprint(run.GetInput().AsMap()), runMarker) {
+					t.Errorf("with full detail, the customer's words: on the wire %v, in the store %v, in GetRun %s; want all three",
+						w.holds(runMarker), bytes.Contains(stored, []byte(runMarker)), shown)
+				}
 				return
 			}
-			// The finished run's summary has crossed.
-			boardtest.Eventually(t, time.Minute, "the finished run's summary on the wire", func() bool { return w.holds(withheldOutput) })
+			if slices.Compare(run.GetWithheld(), []string{"input", "output"}) != 0 || run.GetInput() != nil || run.GetOutput() != nil || len(run.GetSteps()) != 5 {
+				t.Errorf("GetRun = %s; want its 5 steps (the pause and the resumption of pay among them), without its input and output, withheld named", shown)
+			}
 			// The order id is in the hello (the input's description names
-			// one), so what the tools gave back stands for the tools: the
-			// customer's name the order lookup returns.
-			for _, v := range []string{runMarker, "money back", "Ada Lovelace"} {
+			// one), so it cannot stand for the input.
+			for _, v := range []string{runMarker, "money back", reasonMarker, customer, replyMarker} {
 				if w.holds(v) {
 					w.mu.Lock()
 					b := w.sent.Bytes()
@@ -138,12 +245,18 @@ func TestRunsWithoutPayloads(t *testing.T) {
 					t.Errorf("the board was sent %q: %q", v, b[max(0, i-300):min(len(b), i+100)])
 					w.mu.Unlock()
 				}
+				if i := bytes.Index(stored, []byte(v)); i >= 0 {
+					t.Errorf("the board's store holds %q: %q", v, stored[max(0, i-200):min(len(stored), i+100)])
+				}
+				if bytes.Contains(shown, []byte(v)) {
+					t.Errorf("GetRun shows %q: %s", v, shown)
+				}
 			}
 			data, err := os.ReadFile(runs.OutboxPath(dir))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, v := range []string{runMarker, "Ada Lovelace"} {
+			for _, v := range []string{runMarker, reasonMarker, customer, replyMarker} {
 				if strings.Contains(string(data), v) {
 					t.Errorf("the outbox holds %q", v)
 				}
