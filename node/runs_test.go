@@ -356,3 +356,87 @@ func TestFireAndStopFromTheBoard(t *testing.T) {
 		t.Errorf("refunds after the stop: %v", got)
 	}
 }
+
+// relayFlow is an agent of two model steps, no tools and no approvals:
+// a run of it finishes without the board.
+const relayFlow = `{"version": "0.17", "name": "relay", "description": "Drafts an answer to what the person wrote, then polishes it.",
+  "inputs": ["message"], "outputs": ["reply"],
+  "state": {"message": {"type": "string", "description": "What the person wrote."},
+            "draft": {"type": "string", "description": "The first answer."},
+            "reply": {"type": "string", "description": "The answer the person reads."}},
+  "start": "draft",
+  "nodes": [{"id": "draft", "type": "llm", "prompt": "Answer: {{message}}", "output": "draft"},
+            {"id": "polish", "type": "llm", "prompt": "Polish: {{draft}}", "output": "reply"}],
+  "edges": [{"from": "draft", "to": "polish"}, {"from": "polish", "to": "END"}]}`
+
+// TestRunWhileTheBoardIsDown: a run made in the chat while the board is
+// down reaches the board once it is back: after the agent's next welcome
+// the board holds exactly one run, finished, started by chat, with both
+// its steps, and the agent's outbox is empty. The live events of that run
+// were never sent, and are not sent late: the board counts no problem with
+// run events.
+func TestRunWhileTheBoardIsDown(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	dir := filepath.Join(t.TempDir(), "relay")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), []byte(relayFlow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("relay")})
+	linked := regexp.MustCompile(`^agent relay: linked to `)
+	s.out.wait(t, linked, 60*time.Second)
+
+	bt.Stop()
+	s.out.wait(t, regexp.MustCompile(`^agent relay: link down: `), 60*time.Second)
+	var done turn
+	if status := call(t, "POST", s.url+"/api/threads/offline-1/messages", `{"input": {"message": "are you there?"}}`, &done); status != 200 || done.Reply == "" || done.Pending != nil {
+		t.Fatalf("message while the board is down = %d %+v; want the run finished", status, done)
+	}
+	box, err := runs.OpenOutbox(runs.OutboxPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if box.Len() != 1 {
+		t.Fatalf("the outbox holds %d summaries while the board is down; want the run's", box.Len())
+	}
+
+	bt.Restart()
+	boardtest.Eventually(t, time.Minute, "the agent linked again", func() bool {
+		return strings.Count(s.out.String(), "agent relay: linked to ") >= 2
+	})
+	rs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleViewer)))
+	var listed []*boardv1.Run
+	boardtest.Eventually(t, time.Minute, "the run stored by the board", func() bool {
+		res, err := rs.ListRuns(t.Context(), &boardv1.ListRunsRequest{Agent: "relay"})
+		listed = res.GetRuns()
+		return err == nil && len(listed) > 0
+	})
+	if len(listed) != 1 || listed[0].GetState() != boardv1.RunState_RUN_STATE_FINISHED || listed[0].GetStartedBy() != "chat" || listed[0].GetThread() != "offline-1" {
+		t.Fatalf("the board's runs = %v; want one, finished, started by chat on offline-1", listed)
+	}
+	got, err := rs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "relay", Id: listed[0].GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, st := range got.GetRun().GetSteps() {
+		steps = append(steps, st.GetNode()+" "+st.GetOutcome().String())
+	}
+	if want := []string{"draft STEP_OUTCOME_OK", "polish STEP_OUTCOME_OK"}; !slices.Equal(steps, want) || got.GetRun().GetStepCount() != 2 {
+		t.Errorf("the stored run's steps = %v (count %d); want %v", steps, got.GetRun().GetStepCount(), want)
+	}
+	boardtest.Eventually(t, time.Minute, "the outbox emptied", func() bool {
+		box, err := runs.OpenOutbox(runs.OutboxPath(dir))
+		return err == nil && box.Len() == 0
+	})
+	// A late event would be of a run the board does not know (unknown_run)
+	// or has ended (after_end); the summary is there, so there are none.
+	for reason, n := range bt.Board.RunEventProblems() {
+		if n != 0 {
+			t.Errorf("the board counted %d run events %s after it came back; want none sent late", n, reason)
+		}
+	}
+}
