@@ -440,3 +440,52 @@ func TestRunWhileTheBoardIsDown(t *testing.T) {
 		}
 	}
 }
+
+// TestGovernedRunWaitsForItsApproval: a run paused at an approval a rule
+// of the board governs is the approval's run: the approval names the run
+// (run_id), the run on the board is paused naming the approval
+// (approval_id), and once the approval is decided on the board the run
+// goes on and finishes as the same run — one run, not two.
+func TestGovernedRunWaitsForItsApproval(t *testing.T) {
+	t.Parallel()
+	g := startGovernance(t)
+	dir := deskDir(t)
+	g.switchOn(t, dir, "orders.lookup_order", "orders.refund")
+	s := startServe(t, node.Config{Dir: dir, BoardURL: g.bt.URL, Token: g.bt.AgentToken("refund-desk")})
+	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board switched on 2: `), 60*time.Second)
+
+	var first turn
+	if status := call(t, "POST", s.url+"/api/threads/gov-1/messages", askForRefund, &first); status != 200 ||
+		first.Pending == nil || first.Decides == nil || first.Decides.Who != governed.Organisation {
+		t.Fatalf("message = %d %+v; want the run waiting for the board", status, first)
+	}
+	a := g.approvalOf(t, "gov-1")
+	rs := boardv1connect.NewRunServiceClient(g.bt.Client(g.bt.OperatorToken("ops", identity.RoleViewer)))
+	var run *boardv1.Run
+	boardtest.Eventually(t, time.Minute, "the run paused at its approval, on the board", func() bool {
+		res, err := rs.ListRuns(t.Context(), &boardv1.ListRunsRequest{Agent: "refund-desk"})
+		if err != nil || len(res.GetRuns()) != 1 {
+			return false
+		}
+		got, err := rs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "refund-desk", Id: res.GetRuns()[0].GetId()})
+		run = got.GetRun()
+		return err == nil && run.GetState() == boardv1.RunState_RUN_STATE_PAUSED && run.GetApprovalId() != ""
+	})
+	if a.GetRunId() != run.GetId() || run.GetApprovalId() != a.GetId() || run.GetPausedAt() != "pay" || run.GetPause() != boardv1.PauseKind_PAUSE_KIND_APPROVAL {
+		t.Errorf("the approval's run_id %q, the run %s (paused at %q for %v, approval_id %q); want the approval %s naming the run and the run naming it",
+			a.GetRunId(), run.GetId(), run.GetPausedAt(), run.GetPause(), run.GetApprovalId(), a.GetId())
+	}
+
+	g.approve(t, a)
+	s.out.wait(t, regexp.MustCompile(`^thread gov-1: the board decided; the run finished$`), 60*time.Second)
+	var after []*boardv1.Run
+	boardtest.Eventually(t, time.Minute, "the run finished, on the board", func() bool {
+		res, err := rs.ListRuns(t.Context(), &boardv1.ListRunsRequest{Agent: "refund-desk"})
+		after = res.GetRuns()
+		return err == nil && len(after) > 0 && after[0].GetState() == boardv1.RunState_RUN_STATE_FINISHED
+	})
+	if len(after) != 1 || after[0].GetId() != run.GetId() || after[0].GetStartedBy() != "chat" {
+		t.Errorf("the board's runs after the decision = %v; want one, run %s, finished", after, run.GetId())
+	}
+	exampletest.CheckRefundedOnce(t, dir)
+}
