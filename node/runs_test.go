@@ -25,6 +25,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	entrun "github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
@@ -475,6 +476,14 @@ func TestGovernedRunWaitsForItsApproval(t *testing.T) {
 		t.Errorf("the approval's run_id %q, the run %s (paused at %q for %v, approval_id %q); want the approval %s naming the run and the run naming it",
 			a.GetRunId(), run.GetId(), run.GetPausedAt(), run.GetPause(), run.GetApprovalId(), a.GetId())
 	}
+
+	// The agent names the approval itself, in the paused run's summary:
+	// the board stores it on the run's row (GetRun would otherwise join
+	// it from the approval's run_id).
+	boardtest.Eventually(t, time.Minute, "the run's row naming its approval, from the agent's summary", func() bool {
+		row, err := g.bt.Store.Run.Query().Where(entrun.Agent("refund-desk"), entrun.RunID(run.GetId())).Only(t.Context())
+		return err == nil && row.ApprovalID == a.GetId()
+	})
 
 	g.approve(t, a)
 	s.out.wait(t, regexp.MustCompile(`^thread gov-1: the board decided; the run finished$`), 60*time.Second)
