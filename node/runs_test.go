@@ -86,10 +86,6 @@ func (w *wire) holds(s string) bool {
 	return bytes.Contains(w.sent.Bytes(), []byte(s))
 }
 
-// withheldOutput is how a summary of a finished run that had output says
-// so on the wire: Run.withheld (field 19) holding "output".
-const withheldOutput = "\x9a\x01\x06output"
-
 // The values a run of the refund desk is given, hands its tools and gets
 // back, none of which may leave the agent without full detail.
 const (
