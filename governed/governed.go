@@ -88,6 +88,10 @@ type Config struct {
 	// came to (err is ErrCancelled or ErrExpired for a run ended without
 	// an answer); nil means none. It must not block for long.
 	OnResult func(thread string, res flow.Result, v Verdict, err error)
+	// OnRaised hears, for each raise the board answered, the run that
+	// waits at it (agentlink.Raise.RunID) and the approval the board holds
+	// for it; nil means none. It must not block for long.
+	OnRaised func(run, approvalID string)
 	// RunContext: the context a run a decision resumes is carried on, for
 	// thread (a journal reads the thread from it); nil is a plain
 	// background context. It must not be cancelled when a request ends.
@@ -390,8 +394,14 @@ func (a *Approvals) raise(ctx context.Context, n waiting.Note, info agentlink.Ru
 	if b == nil {
 		return v
 	}
-	if _, err := b.Raise(ctx, a.raiseOf(ctx, n)); err != nil {
+	r := a.raiseOf(ctx, n)
+	raised, err := b.Raise(ctx, r)
+	if err != nil {
 		a.log.WarnContext(ctx, "raise: asked again when the link is up", "thread", n.Thread, "node", n.Node, "err", err)
+		return v
+	}
+	if a.cfg.OnRaised != nil && r.RunID != "" && raised.ApprovalID != "" {
+		a.cfg.OnRaised(r.RunID, raised.ApprovalID)
 	}
 	return v
 }

@@ -60,6 +60,7 @@ type desk struct {
 	gov     *governed.Approvals
 	link    *agentlink.Link
 	results chan result
+	raised  chan [2]string // OnRaised's run and approval
 	up      chan struct{}
 	stopped bool
 	stop    func()
@@ -92,7 +93,7 @@ func openDesk(t *testing.T, o deskOptions) *desk {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &desk{t: t, dir: o.dir, store: store, graph: g, results: make(chan result, 16), up: make(chan struct{}, 16)}
+	d := &desk{t: t, dir: o.dir, store: store, graph: g, results: make(chan result, 16), raised: make(chan [2]string, 16), up: make(chan struct{}, 16)}
 	monitored := o.board != nil || o.unlinked
 	d.gov, err = governed.New(governed.Config{
 		Graph:     g,
@@ -102,6 +103,7 @@ func openDesk(t *testing.T, o deskOptions) *desk {
 		OnResult: func(thread string, res flow.Result, v governed.Verdict, err error) {
 			d.results <- result{thread, res, v, err}
 		},
+		OnRaised: func(run, approvalID string) { d.raised <- [2]string{run, approvalID} },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -358,6 +360,15 @@ func TestApprovedOnTheBoard(t *testing.T) {
 	if a.GetDigest() != res.Pending.Digest || a.GetRun() != v.Run || a.GetThread() != "t1" || a.GetNode() != "pay" ||
 		a.GetAccount() != "the parcel arrived broken" || shownOf(t, a)["amount"] != 5000.0 {
 		t.Fatalf("raised %v; want the pause's digest %s, run %s", a, res.Pending.Digest, v.Run)
+	}
+	// The run that waits hears which approval the board holds for it.
+	select {
+	case r := <-d.raised:
+		if r != [2]string{res.Pending.Run, a.GetId()} || a.GetRunId() != res.Pending.Run {
+			t.Errorf("OnRaised %q, the approval's run_id %q; want run %s and approval %s", r, a.GetRunId(), res.Pending.Run, a.GetId())
+		}
+	default:
+		t.Error("OnRaised was not called for the raise the board answered")
 	}
 	// The chat cannot answer it: not with yes, and not with no.
 	for _, say := range []string{"yes", "no"} {

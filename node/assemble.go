@@ -85,9 +85,11 @@ func sayAssembled(w io.Writer, a *agent.Agent) {
 // govern returns who answers the approvals a's runs wait at: the chat
 // without a board, the board's rules with one. onResult hears every run a
 // decision on the board resumed or ended; runs it resumes carry their
-// thread for the journal.
-func govern(cfg Config, a *agent.Agent, onResult func(string, flow.Result, governed.Verdict, error)) (*governed.Approvals, error) {
+// thread for the journal. The approval the board holds for a run that
+// waits goes into the run's record in rr (nil: none kept).
+func govern(cfg Config, a *agent.Agent, rr *runRecord, onResult func(string, flow.Result, governed.Verdict, error)) (*governed.Approvals, error) {
 	return governed.New(governed.Config{
+		OnRaised:   rr.raised(),
 		Graph:      a.Graph,
 		Holding:    a.Holding(),
 		Monitored:  cfg.BoardURL != "",

@@ -47,7 +47,7 @@ func Cancel(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer a.Close()
-	gov, err := govern(cfg, a, nil)
+	gov, err := govern(cfg, a, nil, nil)
 	if err != nil {
 		return err
 	}

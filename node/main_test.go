@@ -33,6 +33,10 @@ const refundDesk = "../examples/refund-desk"
 var orders string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(holdServer) != "" {
+		// Started by a flow as its MCP server (holdFlow), not as tests.
+		os.Exit(serveHold())
+	}
 	os.Exit(runTests(m))
 }
 

@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx = journal.WithThread(ctx, cfg.Thread)
 	// Runs a decision on the board resumed or ended, on this run's thread.
 	decided := make(chan decision, 4)
-	gov, err := govern(cfg, a, func(th string, res flow.Result, v governed.Verdict, err error) {
+	gov, err := govern(cfg, a, rr, func(th string, res flow.Result, v governed.Verdict, err error) {
 		if th != cfg.Thread {
 			return
 		}

@@ -76,6 +76,16 @@ func (rr *runRecord) watch() flow.Watcher {
 	return rr.rec.Watch
 }
 
+// raised is governed's OnRaised: the approval the board holds for a
+// paused run goes into its record, and a summary naming it to the board.
+// nil without a record.
+func (rr *runRecord) raised() func(run, approvalID string) {
+	if rr == nil {
+		return nil
+	}
+	return func(run, approvalID string) { rr.rec.Raised(run, approvalID) }
+}
+
 // wrapModel counts the tokens of the model's calls in the runs' records.
 func (rr *runRecord) wrapModel(m flow.Model) flow.Model {
 	if rr == nil {

@@ -205,7 +205,7 @@ func startServing(ctx context.Context, p *parts, days int) (_ *serving, err erro
 	}
 	p.runs = rr
 	rr.settle(ctx, p.agent)
-	p.gov, err = govern(cfg, p.agent, func(thread string, res flow.Result, v governed.Verdict, err error) {
+	p.gov, err = govern(cfg, p.agent, rr, func(thread string, res flow.Result, v governed.Verdict, err error) {
 		p.api.Decided(thread, res, v, err) // before the line: the line says it is there
 		fmt.Fprintln(cfg.Stdout, decidedLine(thread, res, v, err))
 	})

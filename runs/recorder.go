@@ -251,13 +251,22 @@ func (r *Recorder) Stopped(id, why string, at time.Time) bool {
 }
 
 // Raised records the approval the paused run id waits on, once the board
-// has answered its raise.
-func (r *Recorder) Raised(id, approvalID string) {
+// has answered its raise: the run's summary, paused and naming the
+// approval (Run.ApprovalID), goes to the outbox in the place of the one
+// the pause put there. It reports whether the record changed: false for a
+// run that is not paused here, or already names approvalID.
+func (r *Recorder) Raised(id, approvalID string) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rec := r.runs[id]; rec != nil && rec.run.State == StatePaused {
-		rec.run.ApprovalID = approvalID
+	rec := r.runs[id]
+	if rec == nil || rec.run.State != StatePaused || approvalID == "" || rec.run.ApprovalID == approvalID {
+		r.mu.Unlock()
+		return false
 	}
+	rec.run.ApprovalID = approvalID
+	sum := rec.summary()
+	r.mu.Unlock()
+	r.keep(*sum)
+	return true
 }
 
 // Get returns the record of run id while it runs or waits.

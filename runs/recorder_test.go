@@ -292,3 +292,39 @@ func TestRecorderFailsAndStops(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+// TestRecorderRaised: the approval the board holds for a paused run goes
+// into its record and a new summary of it, in the place of the pause's;
+// the same approval again, or a run that is not paused, changes nothing;
+// the run's resumption clears it.
+func TestRecorderRaised(t *testing.T) {
+	t.Parallel()
+	rec, box, _ := recorder(t, runs.Config{})
+	g := graph(t, rec, &flow.MemoryCheckpointer{}, "ok")
+	if _, err := g.Invoke(flow.WithRunID(t.Context(), "run-1"), "t1", nil); err != nil {
+		t.Fatal(err)
+	}
+	paused, _ := box.Next(nil)
+	if paused.Run.ApprovalID != "" {
+		t.Fatalf("the pause's summary names approval %q before any was raised", paused.Run.ApprovalID)
+	}
+	if !rec.Raised("run-1", "appr-1") || rec.Raised("run-1", "appr-1") || rec.Raised("other", "appr-2") || rec.Raised("run-1", "") {
+		t.Fatal("Raised: want true once for the paused run, false for the same approval again, another run, or none")
+	}
+	if box.Len() != 1 {
+		t.Errorf("the outbox holds %d summaries; want the run's one", box.Len())
+	}
+	s, ok := box.Next(nil)
+	if !ok || s.Run.State != runs.StatePaused || s.Run.ApprovalID != "appr-1" || s.Seq != paused.Seq+1 || len(s.Run.Steps) != 1 {
+		t.Fatalf("after Raised the outbox holds %+v (seq %d); want the run paused naming appr-1, seq %d, with its step", s.Run, s.Seq, paused.Seq+1)
+	}
+	if got, _ := rec.Get("run-1"); got.ApprovalID != "appr-1" {
+		t.Errorf("the record names approval %q; want appr-1", got.ApprovalID)
+	}
+	if _, err := g.Resume(t.Context(), "t1", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if end, _ := box.Next(nil); end.Run.State != runs.StateFinished || end.Run.ApprovalID != "" {
+		t.Errorf("the finished run = %+v; want finished, waiting on no approval", end.Run)
+	}
+}
