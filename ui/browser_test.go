@@ -36,6 +36,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="health.js" defer></script>
 <script src="agents.js" defer></script>
 <script src="agent.js" defer></script>
+<script src="chat.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>
@@ -62,6 +63,7 @@ func TestHandler(t *testing.T) {
 		{name: "health", method: http.MethodGet, path: "/health.js", status: http.StatusOK, contentType: "text/javascript", body: "pauseWord"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "agent", method: http.MethodGet, path: "/agent.js", status: http.StatusOK, contentType: "text/javascript", body: "GetHealthHistory"},
+		{name: "chat", method: http.MethodGet, path: "/chat.js", status: http.StatusOK, contentType: "text/javascript", body: "ChatService"},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
