@@ -46,6 +46,10 @@ type Config struct {
 	// sees every tool call. nil calls them directly. Not called for a flow
 	// with no MCP servers.
 	WrapTools func(call flow.ToolCaller) flow.ToolCaller
+	// Watch: told everything that happens in every run
+	// (flow.BuildOptions.Watch) — how the agent's record of its runs is
+	// kept. nil: nothing is.
+	Watch flow.Watcher
 }
 
 // Agent is a flow folder, assembled.
@@ -96,7 +100,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{Dir: dir, Flow: f}
-	bo := flow.BuildOptions{Gate: cfg.Gate}
+	bo := flow.BuildOptions{Gate: cfg.Gate, Watch: cfg.Watch}
 	if a.Subscription, a.Tools, err = subscribe(f, dir, cfg.Monitored); err != nil {
 		return nil, err
 	}

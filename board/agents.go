@@ -144,5 +144,7 @@ func agentProto(r *ent.Agent) *boardv1.Agent {
 		LastSeenTime:  timestamppb.New(r.LastSeen),
 		Health:        agentHealthProto(r),
 		Pause:         agentPauseProto(r),
+		Inputs:        inputsProto(r.Inputs),
+		RunsDropped:   uint64(max(r.RunsDropped, 0)),
 	}
 }

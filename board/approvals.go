@@ -164,6 +164,11 @@ func validRaise(q *boardv1.Raise) error {
 			return badRequest("raise.%s: %v", f.name, err)
 		}
 	}
+	if id := q.GetRunId(); id != "" {
+		if err := validRunID(id); err != nil {
+			return badRequest("raise.run_id: %v", err)
+		}
+	}
 	if n := len(q.GetAsk()); n > maxAskLen {
 		return badRequest("raise.ask: %d bytes, at most %d", n, maxAskLen)
 	}
@@ -298,6 +303,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			SetID(id).
 			SetAgent(agentName).
 			SetRun(q.GetRun()).
+			SetRunID(q.GetRunId()).
 			SetThread(q.GetThread()).
 			SetNode(q.GetNode()).
 			SetAsk(q.GetAsk()).
@@ -490,6 +496,7 @@ func approvalProto(r *ent.Approval) *boardv1.Approval {
 		Id:         r.ID,
 		Agent:      r.Agent,
 		Run:        r.Run,
+		RunId:      r.RunID,
 		Thread:     r.Thread,
 		Node:       r.Node,
 		Ask:        r.Ask,

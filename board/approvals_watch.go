@@ -3,7 +3,6 @@ package board
 import (
 	"context"
 	"errors"
-	"time"
 
 	"connectrpc.com/connect/v2"
 
@@ -85,7 +84,9 @@ func (s approvalService) WatchApprovals(ctx context.Context, req *boardv1.WatchA
 	agentName := req.GetAgent()
 	// Subscribe before reading the snapshot so no change falls between them;
 	// a change seen twice is harmless, a change missed is not.
-	ch, stop := s.b.approvals.watch()
+	ch, stop := s.b.approvals.watchWhere(func(c *boardv1.WatchApprovalsResponse) bool {
+		return agentName == "" || c.GetApproval().GetAgent() == agentName
+	})
 	defer stop()
 	err = s.b.approvalSnapshot(ctx, agentName, history, func(a *boardv1.Approval) error {
 		return stream.Send(&boardv1.WatchApprovalsResponse{Event: eventSnapshot, Approval: a})
@@ -96,30 +97,7 @@ func (s approvalService) WatchApprovals(ctx context.Context, req *boardv1.WatchA
 	if err := stream.Send(&boardv1.WatchApprovalsResponse{Event: eventSynced}); err != nil {
 		return sendErr(err)
 	}
-	heartbeat := time.NewTicker(s.b.cfg.WatchHeartbeat)
-	defer heartbeat.Stop()
-	for {
-		var m *boardv1.WatchApprovalsResponse
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.b.done:
-			return connect.NewError(connect.CodeUnavailable, "board shutting down")
-		case <-heartbeat.C:
-			m = &boardv1.WatchApprovalsResponse{Event: eventHeartbeat}
-		case c, ok := <-ch:
-			if !ok {
-				return connect.NewError(connect.CodeResourceExhausted, "watcher fell behind; watch again")
-			}
-			if agentName != "" && c.GetApproval().GetAgent() != agentName {
-				continue
-			}
-			m = c
-		}
-		if err := stream.Send(m); err != nil {
-			return sendErr(err)
-		}
-	}
+	return watchLoop(ctx, s.b, ch, &boardv1.WatchApprovalsResponse{Event: eventHeartbeat}, stream.Send)
 }
 
 // sendErr is what a watch returns when a send failed: nothing when the

@@ -89,7 +89,7 @@ func (b *Board) ask(ctx context.Context, agentName, capability string, within ti
 	select {
 	case m := <-a.answer:
 		if e := m.GetError(); e != nil {
-			return nil, agentRefusal(agentName, e)
+			return nil, chatRefusal(agentName, e)
 		}
 		return m, nil
 	case <-a.gone:
@@ -120,7 +120,7 @@ func (a *asks) answered(s *session, requestID string, m *boardv1.LinkRequest) bo
 
 // agentRefusal is an Error an agent answered a request with, as the
 // board's caller is told it.
-func agentRefusal(agentName string, e *boardv1.LinkError) error {
+func chatRefusal(agentName string, e *boardv1.LinkError) error {
 	code := connect.CodeFailedPrecondition
 	switch e.GetCode() {
 	case boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT:

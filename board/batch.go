@@ -23,6 +23,7 @@ type batcher[T any] struct {
 type queued[T any] struct {
 	item *T
 	done chan struct{}
+	then func() // for an item queued without waiting; nil otherwise
 }
 
 // add queues item and returns once its batch is written. It waits even if
@@ -38,6 +39,20 @@ func (q *batcher[T]) add(item *T) {
 	}
 	q.mu.Unlock()
 	<-w.done
+}
+
+// later queues item and returns at once; then is called, on the writing
+// goroutine, once its batch is written. Items are written in the order
+// they were queued, whether waited for or not.
+func (q *batcher[T]) later(item *T, then func()) {
+	w := &queued[T]{item: item, done: make(chan struct{}), then: then}
+	q.mu.Lock()
+	q.queue = append(q.queue, w)
+	if !q.writing {
+		q.writing = true
+		go q.flush()
+	}
+	q.mu.Unlock()
 }
 
 // flush writes batches until the queue is empty, and ends.
@@ -59,6 +74,9 @@ func (q *batcher[T]) flush() {
 		}
 		q.write(items)
 		for _, w := range batch {
+			if w.then != nil {
+				w.then()
+			}
 			close(w.done)
 		}
 	}

@@ -113,6 +113,16 @@ type Board struct {
 	switchLocks keyedLocks
 	// healthWrites keeps health rounds many at a time (agenthealth.go).
 	healthWrites batcher[healthWrite]
+	// runWrites keeps runs many at a time (runstore.go); live is what
+	// the board knows of runs as they go (runlive.go); runCounts counts the
+	// run events it dropped or cut; runs fans run changes out to WatchRuns
+	// (runs_watch.go).
+	runWrites batcher[runWrite]
+	live      liveRuns
+	runCounts runCounts
+	runs      *hub[*boardv1.WatchRunsResponse]
+	// fireRate holds each caller to its StartRun rate (fire.go).
+	fireRate *limiter
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
@@ -219,6 +229,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		log:       cfg.Logger,
 		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
 		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
+		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
 
@@ -234,6 +245,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.presence = newPresence(b)
 	b.asks = newAsks()
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
+	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
+	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
 	// A board that stopped without saying goodbye (kill -9) left its agents
 	// online in the store; none has a link here yet.
 	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
@@ -280,6 +293,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
 	boardv1connect.RegisterChatServiceHandler(srv, chatService{b})
 	boardv1connect.RegisterConversationServiceHandler(srv, conversationService{b})
+	boardv1connect.RegisterRunServiceHandler(srv, runService{b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
 	boardv1connect.RegisterUserServiceHandler(srv, userService{b})
 	b.registerHealth(srv)
@@ -339,6 +353,7 @@ func (b *Board) loop() {
 		}
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
+		b.logRunProblems(now)
 		cancel()
 	}
 }

@@ -82,3 +82,19 @@ func (b *Board) HoldHashSlotsForTest() (release func()) {
 
 // MaxRequestIDForTest is the longest request id the link echoes.
 const MaxRequestIDForTest = maxRequestID
+
+// SlowRunWatcherForTest subscribes to run changes as WatchRuns does, for
+// agentName's runs ("" for all), and never reads one. dropped reports
+// whether the board has given up on it.
+func (b *Board) SlowRunWatcherForTest(t testing.TB, agentName string) (dropped func() bool) {
+	c, stop := b.runs.watchWhere(func(m *boardv1.WatchRunsResponse) bool {
+		return agentName == "" || m.GetRun().GetAgent() == agentName
+	})
+	t.Cleanup(stop)
+	return func() bool {
+		b.runs.mu.Lock()
+		defer b.runs.mu.Unlock()
+		_, ok := b.runs.watchers[c]
+		return !ok
+	}
+}

@@ -27,6 +27,9 @@ const watcherBuffer = 256
 type behind struct {
 	sizes []int
 	bytes int
+	// keep says which changes the watcher wants; nil is all of them. A
+	// change it does not want is never sent, and never counts against it.
+	keep func(any) bool
 }
 
 // received forgets the changes the watcher has taken from its channel,
@@ -46,9 +49,20 @@ func newHub[T proto.Message](maxBytes int) *hub[T] {
 
 // watch subscribes; stop unsubscribes and must be called.
 func (h *hub[T]) watch() (ch chan T, stop func()) {
+	return h.watchWhere(nil)
+}
+
+// watchWhere subscribes to the changes keep says yes to (nil: all of
+// them); stop unsubscribes and must be called. keep runs under the hub's
+// lock, for every change published: it must be quick and never block.
+func (h *hub[T]) watchWhere(keep func(T) bool) (ch chan T, stop func()) {
 	ch = make(chan T, watcherBuffer)
+	w := &behind{}
+	if keep != nil {
+		w.keep = func(v any) bool { return keep(v.(T)) }
+	}
 	h.mu.Lock()
-	h.watchers[ch] = &behind{}
+	h.watchers[ch] = w
 	h.mu.Unlock()
 	return ch, func() {
 		h.mu.Lock()
@@ -78,6 +92,9 @@ func (h *hub[T]) publish(v T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch, w := range h.watchers {
+		if w.keep != nil && !w.keep(v) {
+			continue
+		}
 		w.received(len(ch))
 		if w.bytes > 0 && w.bytes+n > h.maxBytes {
 			delete(h.watchers, ch)

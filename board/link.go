@@ -67,6 +67,7 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 	}
 	defer s.stopExpiry()
 	defer s.out.close()
+	defer s.fires.close()
 	return l.close(ctx, s, l.serve(ctx, s, in))
 }
 
@@ -89,7 +90,8 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		return nil, nil, err
 	}
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream),
-		caps: slices.Clone(hello.GetCapabilities()), gone: make(chan struct{})}
+		caps: slices.Clone(hello.GetCapabilities()), gone: make(chan struct{}),
+		runSlots: make(chan struct{}, maxRunWritesInFlight), runStored: make(chan *runWrite, maxRunWritesInFlight)}
 	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
 	})
@@ -217,6 +219,10 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 			return context.Cause(ctx)
 		case <-watchdog.C:
 			return errSilent
+		case w := <-s.runStored:
+			if err := l.runStored(s, w); err != nil {
+				return err
+			}
 		case r, ok := <-in:
 			if !ok {
 				return context.Cause(ctx)
@@ -274,8 +280,22 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				}
 			case *boardv1.LinkRequest_ChatAnswer:
 				b.asks.answered(s, k.ChatAnswer.GetRequestId(), r.Msg)
+			case *boardv1.LinkRequest_RunEvent:
+				if err := l.runEvent(ctx, s, k.RunEvent); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_RunSummary:
+				if err := l.runSummary(ctx, s, k.RunSummary); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_Fired:
+				s.fires.answer(k.Fired.GetRequestId(), k.Fired, nil)
+			case *boardv1.LinkRequest_Stopped:
+				s.fires.answer(k.Stopped.GetRequestId(), k.Stopped, nil)
 			case *boardv1.LinkRequest_Error:
-				b.asks.answered(s, k.Error.GetRequestId(), r.Msg)
+				if !b.asks.answered(s, k.Error.GetRequestId(), r.Msg) {
+					s.fires.answer(k.Error.GetRequestId(), nil, k.Error)
+				}
 			default:
 				// Pongs, and kinds this board does not know: ignored.
 			}
@@ -312,6 +332,9 @@ func validHello(h *boardv1.Hello, caller identity.Caller) error {
 	}
 	if b := h.GetBuild(); b != "" && !buildShape.MatchString(b) {
 		return bad("build: want sha256: and 64 lower-case hex digits")
+	}
+	if err := validInputs(h.GetInputs()); err != nil {
+		return bad("%v", err)
 	}
 	if n := len(h.GetTools()); n > maxTools {
 		return bad("tools: %d, at most %d", n, maxTools)
@@ -413,6 +436,7 @@ func writeHellos(b *Board, batch []*helloWrite) {
 				SetProtocol(h.GetProtocol()).
 				SetBuild(h.GetBuild()).
 				SetTools(uniqueTools(h.GetTools())).
+				SetInputs(inputsJSON(h.GetInputs())).
 				SetFirstSeen(w.at).
 				SetLastSeen(w.at)
 			names[i] = h.GetName()
@@ -421,7 +445,7 @@ func writeHellos(b *Board, batch []*helloWrite) {
 			OnConflictColumns(agent.FieldName).
 			Update(func(u *ent.AgentUpsert) {
 				u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
-					UpdateProtocol().UpdateBuild().UpdateTools().UpdateLastSeen()
+					UpdateProtocol().UpdateBuild().UpdateTools().UpdateInputs().UpdateLastSeen()
 			}).
 			Exec(ctx)
 		if err != nil {

@@ -58,6 +58,17 @@ type session struct {
 	// lastOutcome is what this link's last kept round said (outcomeOf);
 	// only the link's own goroutine reads and writes it.
 	lastOutcome string
+	// runEvents is the link's allowance of run events (runstore.go); only
+	// the link's own goroutine reads and writes it.
+	runEvents runEventBucket
+	// runSlots holds one token for each run write of this link waiting for
+	// the store; runStored, the summaries stored, for the link's goroutine
+	// to answer. Both hold at most maxRunWritesInFlight.
+	runSlots  chan struct{}
+	runStored chan *runWrite
+	// fires are the fires and stops sent on this link waiting for their
+	// answer, by request id (fire.go).
+	fires fireWaits
 }
 
 func (s *session) stopExpiry() {

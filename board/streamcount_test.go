@@ -15,7 +15,7 @@ import (
 )
 
 // TestStreamsPerCaller: one token holds at most Limits.StreamsPerCaller
-// watches open at once, WatchApprovals and WatchAgents together; the next
+// watches open at once, WatchApprovals, WatchAgents and WatchRuns together; the next
 // is refused with resource_exhausted, another token is not affected, and a
 // watch closed makes room for a new one.
 func TestStreamsPerCaller(t *testing.T) {
@@ -29,7 +29,14 @@ func TestStreamsPerCaller(t *testing.T) {
 	// message; cancel closes it.
 	watch := func(i int, c watchClients) (cancel context.CancelFunc, err error) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		if i%2 == 0 {
+		if i%3 == 2 {
+			s, err := c.runs.WatchRuns(ctx, &boardv1.WatchRunsRequest{})
+			if err == nil {
+				_, err = s.Receive()
+			}
+			return cancel, err
+		}
+		if i%3 == 0 {
 			s, err := c.approvals.WatchApprovals(ctx, &boardv1.WatchApprovalsRequest{})
 			if err == nil {
 				_, err = s.Receive()
@@ -42,7 +49,7 @@ func TestStreamsPerCaller(t *testing.T) {
 		}
 		return cancel, err
 	}
-	mine := watchClients{approvals, agents}
+	mine := watchClients{approvals, agents, runsClient(bt, token)}
 	var open []context.CancelFunc
 	for i := range board.DefaultStreamsPerCaller {
 		cancel, err := watch(i, mine)
@@ -59,7 +66,7 @@ func TestStreamsPerCaller(t *testing.T) {
 		}
 	}
 	other := bt.OperatorToken("ann", identity.RoleViewer)
-	cancel, err := watch(0, watchClients{approvalsClient(bt, other), bt.Agents(other)})
+	cancel, err := watch(0, watchClients{approvalsClient(bt, other), bt.Agents(other), runsClient(bt, other)})
 	if err != nil {
 		t.Fatalf("another token's watch: %v", err)
 	}
@@ -84,4 +91,5 @@ func TestStreamsPerCaller(t *testing.T) {
 type watchClients struct {
 	approvals boardv1connect.ApprovalServiceClient
 	agents    boardv1connect.AgentServiceClient
+	runs      boardv1connect.RunServiceClient
 }

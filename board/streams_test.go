@@ -287,13 +287,21 @@ func TestStreamsEndOnARealBoard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			runs, err := boardv1connect.NewRunServiceClient(bt.Client(m.Token, opts...)).WatchRuns(ctx, &boardv1.WatchRunsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if r, err := approvals.Receive(); err != nil || r.GetEvent() != boardv1.ApprovalEvent_APPROVAL_EVENT_SYNCED {
 				t.Fatalf("WatchApprovals: %v %v, want synced", r, err)
+			}
+			if r, err := runs.Receive(); err != nil || r.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_SYNCED {
+				t.Fatalf("WatchRuns: %v %v, want synced", r, err)
 			}
 			revoke(t, m.ID)
 			for name, receive := range map[string]func() error{
 				"WatchApprovals": func() error { _, err := approvals.Receive(); return err },
 				"WatchAgents":    func() error { _, err := agents.Receive(); return err },
+				"WatchRuns":      func() error { _, err := runs.Receive(); return err },
 			} {
 				var err error
 				for err == nil {

@@ -62,6 +62,10 @@ type Agent struct {
 	PauseOrigin string `json:"pause_origin,omitempty"`
 	// PauseDelivered holds the value of the "pause_delivered" field.
 	PauseDelivered bool `json:"pause_delivered,omitempty"`
+	// Inputs holds the value of the "inputs" field.
+	Inputs []byte `json:"inputs,omitempty"`
+	// RunsDropped holds the value of the "runs_dropped" field.
+	RunsDropped int64 `json:"runs_dropped,omitempty"`
 	// FirstSeen holds the value of the "first_seen" field.
 	FirstSeen time.Time `json:"first_seen,omitempty"`
 	// LastSeen holds the value of the "last_seen" field.
@@ -74,11 +78,11 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case agent.FieldCapabilities, agent.FieldTools, agent.FieldToolsOn, agent.FieldHealthChecks:
+		case agent.FieldCapabilities, agent.FieldTools, agent.FieldToolsOn, agent.FieldHealthChecks, agent.FieldInputs:
 			values[i] = new([]byte)
 		case agent.FieldOnline, agent.FieldToolsSpoken, agent.FieldPaused, agent.FieldPauseDelivered:
 			values[i] = new(sql.NullBool)
-		case agent.FieldID:
+		case agent.FieldID, agent.FieldRunsDropped:
 			values[i] = new(sql.NullInt64)
 		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin:
 			values[i] = new(sql.NullString)
@@ -247,6 +251,18 @@ func (_m *Agent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PauseDelivered = value.Bool
 			}
+		case agent.FieldInputs:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field inputs", values[i])
+			} else if value != nil {
+				_m.Inputs = *value
+			}
+		case agent.FieldRunsDropped:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field runs_dropped", values[i])
+			} else if value.Valid {
+				_m.RunsDropped = value.Int64
+			}
 		case agent.FieldFirstSeen:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field first_seen", values[i])
@@ -368,6 +384,12 @@ func (_m *Agent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("pause_delivered=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PauseDelivered))
+	builder.WriteString(", ")
+	builder.WriteString("inputs=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Inputs))
+	builder.WriteString(", ")
+	builder.WriteString("runs_dropped=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RunsDropped))
 	builder.WriteString(", ")
 	builder.WriteString("first_seen=")
 	builder.WriteString(_m.FirstSeen.Format(time.ANSIC))

@@ -290,6 +290,26 @@ func (_c *AgentCreate) SetNillablePauseDelivered(v *bool) *AgentCreate {
 	return _c
 }
 
+// SetInputs sets the "inputs" field.
+func (_c *AgentCreate) SetInputs(v []byte) *AgentCreate {
+	_c.mutation.SetInputs(v)
+	return _c
+}
+
+// SetRunsDropped sets the "runs_dropped" field.
+func (_c *AgentCreate) SetRunsDropped(v int64) *AgentCreate {
+	_c.mutation.SetRunsDropped(v)
+	return _c
+}
+
+// SetNillableRunsDropped sets the "runs_dropped" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableRunsDropped(v *int64) *AgentCreate {
+	if v != nil {
+		_c.SetRunsDropped(*v)
+	}
+	return _c
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (_c *AgentCreate) SetFirstSeen(v time.Time) *AgentCreate {
 	_c.mutation.SetFirstSeen(v)
@@ -389,6 +409,10 @@ func (_c *AgentCreate) defaults() {
 		v := agent.DefaultPauseDelivered
 		_c.mutation.SetPauseDelivered(v)
 	}
+	if _, ok := _c.mutation.RunsDropped(); !ok {
+		v := agent.DefaultRunsDropped
+		_c.mutation.SetRunsDropped(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -439,6 +463,9 @@ func (_c *AgentCreate) check() error {
 	}
 	if _, ok := _c.mutation.PauseDelivered(); !ok {
 		return &ValidationError{Name: "pause_delivered", err: errors.New(`ent: missing required field "Agent.pause_delivered"`)}
+	}
+	if _, ok := _c.mutation.RunsDropped(); !ok {
+		return &ValidationError{Name: "runs_dropped", err: errors.New(`ent: missing required field "Agent.runs_dropped"`)}
 	}
 	if _, ok := _c.mutation.FirstSeen(); !ok {
 		return &ValidationError{Name: "first_seen", err: errors.New(`ent: missing required field "Agent.first_seen"`)}
@@ -560,6 +587,14 @@ func (_c *AgentCreate) createSpec() (*Agent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PauseDelivered(); ok {
 		_spec.SetField(agent.FieldPauseDelivered, field.TypeBool, value)
 		_node.PauseDelivered = value
+	}
+	if value, ok := _c.mutation.Inputs(); ok {
+		_spec.SetField(agent.FieldInputs, field.TypeBytes, value)
+		_node.Inputs = value
+	}
+	if value, ok := _c.mutation.RunsDropped(); ok {
+		_spec.SetField(agent.FieldRunsDropped, field.TypeInt64, value)
+		_node.RunsDropped = value
 	}
 	if value, ok := _c.mutation.FirstSeen(); ok {
 		_spec.SetField(agent.FieldFirstSeen, field.TypeTime, value)
@@ -918,6 +953,42 @@ func (u *AgentUpsert) SetPauseDelivered(v bool) *AgentUpsert {
 // UpdatePauseDelivered sets the "pause_delivered" field to the value that was provided on create.
 func (u *AgentUpsert) UpdatePauseDelivered() *AgentUpsert {
 	u.SetExcluded(agent.FieldPauseDelivered)
+	return u
+}
+
+// SetInputs sets the "inputs" field.
+func (u *AgentUpsert) SetInputs(v []byte) *AgentUpsert {
+	u.Set(agent.FieldInputs, v)
+	return u
+}
+
+// UpdateInputs sets the "inputs" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateInputs() *AgentUpsert {
+	u.SetExcluded(agent.FieldInputs)
+	return u
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (u *AgentUpsert) ClearInputs() *AgentUpsert {
+	u.SetNull(agent.FieldInputs)
+	return u
+}
+
+// SetRunsDropped sets the "runs_dropped" field.
+func (u *AgentUpsert) SetRunsDropped(v int64) *AgentUpsert {
+	u.Set(agent.FieldRunsDropped, v)
+	return u
+}
+
+// UpdateRunsDropped sets the "runs_dropped" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateRunsDropped() *AgentUpsert {
+	u.SetExcluded(agent.FieldRunsDropped)
+	return u
+}
+
+// AddRunsDropped adds v to the "runs_dropped" field.
+func (u *AgentUpsert) AddRunsDropped(v int64) *AgentUpsert {
+	u.Add(agent.FieldRunsDropped, v)
 	return u
 }
 
@@ -1328,6 +1399,48 @@ func (u *AgentUpsertOne) SetPauseDelivered(v bool) *AgentUpsertOne {
 func (u *AgentUpsertOne) UpdatePauseDelivered() *AgentUpsertOne {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdatePauseDelivered()
+	})
+}
+
+// SetInputs sets the "inputs" field.
+func (u *AgentUpsertOne) SetInputs(v []byte) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetInputs(v)
+	})
+}
+
+// UpdateInputs sets the "inputs" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateInputs() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateInputs()
+	})
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (u *AgentUpsertOne) ClearInputs() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearInputs()
+	})
+}
+
+// SetRunsDropped sets the "runs_dropped" field.
+func (u *AgentUpsertOne) SetRunsDropped(v int64) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetRunsDropped(v)
+	})
+}
+
+// AddRunsDropped adds v to the "runs_dropped" field.
+func (u *AgentUpsertOne) AddRunsDropped(v int64) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.AddRunsDropped(v)
+	})
+}
+
+// UpdateRunsDropped sets the "runs_dropped" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateRunsDropped() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateRunsDropped()
 	})
 }
 
@@ -1906,6 +2019,48 @@ func (u *AgentUpsertBulk) SetPauseDelivered(v bool) *AgentUpsertBulk {
 func (u *AgentUpsertBulk) UpdatePauseDelivered() *AgentUpsertBulk {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdatePauseDelivered()
+	})
+}
+
+// SetInputs sets the "inputs" field.
+func (u *AgentUpsertBulk) SetInputs(v []byte) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetInputs(v)
+	})
+}
+
+// UpdateInputs sets the "inputs" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateInputs() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateInputs()
+	})
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (u *AgentUpsertBulk) ClearInputs() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearInputs()
+	})
+}
+
+// SetRunsDropped sets the "runs_dropped" field.
+func (u *AgentUpsertBulk) SetRunsDropped(v int64) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetRunsDropped(v)
+	})
+}
+
+// AddRunsDropped adds v to the "runs_dropped" field.
+func (u *AgentUpsertBulk) AddRunsDropped(v int64) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.AddRunsDropped(v)
+	})
+}
+
+// UpdateRunsDropped sets the "runs_dropped" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateRunsDropped() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateRunsDropped()
 	})
 }
 

@@ -357,6 +357,39 @@ func (_u *AgentUpdate) SetNillablePauseDelivered(v *bool) *AgentUpdate {
 	return _u
 }
 
+// SetInputs sets the "inputs" field.
+func (_u *AgentUpdate) SetInputs(v []byte) *AgentUpdate {
+	_u.mutation.SetInputs(v)
+	return _u
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (_u *AgentUpdate) ClearInputs() *AgentUpdate {
+	_u.mutation.ClearInputs()
+	return _u
+}
+
+// SetRunsDropped sets the "runs_dropped" field.
+func (_u *AgentUpdate) SetRunsDropped(v int64) *AgentUpdate {
+	_u.mutation.ResetRunsDropped()
+	_u.mutation.SetRunsDropped(v)
+	return _u
+}
+
+// SetNillableRunsDropped sets the "runs_dropped" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableRunsDropped(v *int64) *AgentUpdate {
+	if v != nil {
+		_u.SetRunsDropped(*v)
+	}
+	return _u
+}
+
+// AddRunsDropped adds value to the "runs_dropped" field.
+func (_u *AgentUpdate) AddRunsDropped(v int64) *AgentUpdate {
+	_u.mutation.AddRunsDropped(v)
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdate) SetLastSeen(v time.Time) *AgentUpdate {
 	_u.mutation.SetLastSeen(v)
@@ -513,6 +546,18 @@ func (_u *AgentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.PauseDelivered(); ok {
 		_spec.SetField(agent.FieldPauseDelivered, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.Inputs(); ok {
+		_spec.SetField(agent.FieldInputs, field.TypeBytes, value)
+	}
+	if _u.mutation.InputsCleared() {
+		_spec.ClearField(agent.FieldInputs, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.RunsDropped(); ok {
+		_spec.SetField(agent.FieldRunsDropped, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedRunsDropped(); ok {
+		_spec.AddField(agent.FieldRunsDropped, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
@@ -865,6 +910,39 @@ func (_u *AgentUpdateOne) SetNillablePauseDelivered(v *bool) *AgentUpdateOne {
 	return _u
 }
 
+// SetInputs sets the "inputs" field.
+func (_u *AgentUpdateOne) SetInputs(v []byte) *AgentUpdateOne {
+	_u.mutation.SetInputs(v)
+	return _u
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (_u *AgentUpdateOne) ClearInputs() *AgentUpdateOne {
+	_u.mutation.ClearInputs()
+	return _u
+}
+
+// SetRunsDropped sets the "runs_dropped" field.
+func (_u *AgentUpdateOne) SetRunsDropped(v int64) *AgentUpdateOne {
+	_u.mutation.ResetRunsDropped()
+	_u.mutation.SetRunsDropped(v)
+	return _u
+}
+
+// SetNillableRunsDropped sets the "runs_dropped" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableRunsDropped(v *int64) *AgentUpdateOne {
+	if v != nil {
+		_u.SetRunsDropped(*v)
+	}
+	return _u
+}
+
+// AddRunsDropped adds value to the "runs_dropped" field.
+func (_u *AgentUpdateOne) AddRunsDropped(v int64) *AgentUpdateOne {
+	_u.mutation.AddRunsDropped(v)
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdateOne) SetLastSeen(v time.Time) *AgentUpdateOne {
 	_u.mutation.SetLastSeen(v)
@@ -1051,6 +1129,18 @@ func (_u *AgentUpdateOne) sqlSave(ctx context.Context) (_node *Agent, err error)
 	}
 	if value, ok := _u.mutation.PauseDelivered(); ok {
 		_spec.SetField(agent.FieldPauseDelivered, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.Inputs(); ok {
+		_spec.SetField(agent.FieldInputs, field.TypeBytes, value)
+	}
+	if _u.mutation.InputsCleared() {
+		_spec.ClearField(agent.FieldInputs, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.RunsDropped(); ok {
+		_spec.SetField(agent.FieldRunsDropped, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedRunsDropped(); ok {
+		_spec.AddField(agent.FieldRunsDropped, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)

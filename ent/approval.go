@@ -24,6 +24,8 @@ type Approval struct {
 	Run string `json:"run,omitempty"`
 	// Thread holds the value of the "thread" field.
 	Thread string `json:"thread,omitempty"`
+	// RunID holds the value of the "run_id" field.
+	RunID string `json:"run_id,omitempty"`
 	// Node holds the value of the "node" field.
 	Node string `json:"node,omitempty"`
 	// Ask holds the value of the "ask" field.
@@ -66,7 +68,7 @@ func (*Approval) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case approval.FieldDecidedBy, approval.FieldVotes:
 			values[i] = new([]byte)
-		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason:
+		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason:
 			values[i] = new(sql.NullString)
 		case approval.FieldCreatedAt, approval.FieldDecidedAt, approval.FieldExpiresAt, approval.FieldDeliveredAt:
 			values[i] = new(sql.NullTime)
@@ -108,6 +110,12 @@ func (_m *Approval) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field thread", values[i])
 			} else if value.Valid {
 				_m.Thread = value.String
+			}
+		case approval.FieldRunID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field run_id", values[i])
+			} else if value.Valid {
+				_m.RunID = value.String
 			}
 		case approval.FieldNode:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -256,6 +264,9 @@ func (_m *Approval) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("thread=")
 	builder.WriteString(_m.Thread)
+	builder.WriteString(", ")
+	builder.WriteString("run_id=")
+	builder.WriteString(_m.RunID)
 	builder.WriteString(", ")
 	builder.WriteString("node=")
 	builder.WriteString(_m.Node)

@@ -49,6 +49,20 @@ func (_c *ApprovalCreate) SetNillableThread(v *string) *ApprovalCreate {
 	return _c
 }
 
+// SetRunID sets the "run_id" field.
+func (_c *ApprovalCreate) SetRunID(v string) *ApprovalCreate {
+	_c.mutation.SetRunID(v)
+	return _c
+}
+
+// SetNillableRunID sets the "run_id" field if the given value is not nil.
+func (_c *ApprovalCreate) SetNillableRunID(v *string) *ApprovalCreate {
+	if v != nil {
+		_c.SetRunID(*v)
+	}
+	return _c
+}
+
 // SetNode sets the "node" field.
 func (_c *ApprovalCreate) SetNode(v string) *ApprovalCreate {
 	_c.mutation.SetNode(v)
@@ -262,6 +276,10 @@ func (_c *ApprovalCreate) defaults() {
 		v := approval.DefaultThread
 		_c.mutation.SetThread(v)
 	}
+	if _, ok := _c.mutation.RunID(); !ok {
+		v := approval.DefaultRunID
+		_c.mutation.SetRunID(v)
+	}
 	if _, ok := _c.mutation.Ask(); !ok {
 		v := approval.DefaultAsk
 		_c.mutation.SetAsk(v)
@@ -308,6 +326,9 @@ func (_c *ApprovalCreate) check() error {
 	}
 	if _, ok := _c.mutation.Thread(); !ok {
 		return &ValidationError{Name: "thread", err: errors.New(`ent: missing required field "Approval.thread"`)}
+	}
+	if _, ok := _c.mutation.RunID(); !ok {
+		return &ValidationError{Name: "run_id", err: errors.New(`ent: missing required field "Approval.run_id"`)}
 	}
 	if _, ok := _c.mutation.Node(); !ok {
 		return &ValidationError{Name: "node", err: errors.New(`ent: missing required field "Approval.node"`)}
@@ -409,6 +430,10 @@ func (_c *ApprovalCreate) createSpec() (*Approval, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Thread(); ok {
 		_spec.SetField(approval.FieldThread, field.TypeString, value)
 		_node.Thread = value
+	}
+	if value, ok := _c.mutation.RunID(); ok {
+		_spec.SetField(approval.FieldRunID, field.TypeString, value)
+		_node.RunID = value
 	}
 	if value, ok := _c.mutation.Node(); ok {
 		_spec.SetField(approval.FieldNode, field.TypeString, value)
@@ -671,6 +696,9 @@ func (u *ApprovalUpsertOne) UpdateNewValues() *ApprovalUpsertOne {
 		}
 		if _, exists := u.create.mutation.Thread(); exists {
 			s.SetIgnore(approval.FieldThread)
+		}
+		if _, exists := u.create.mutation.RunID(); exists {
+			s.SetIgnore(approval.FieldRunID)
 		}
 		if _, exists := u.create.mutation.Node(); exists {
 			s.SetIgnore(approval.FieldNode)
@@ -1058,6 +1086,9 @@ func (u *ApprovalUpsertBulk) UpdateNewValues() *ApprovalUpsertBulk {
 			}
 			if _, exists := b.mutation.Thread(); exists {
 				s.SetIgnore(approval.FieldThread)
+			}
+			if _, exists := b.mutation.RunID(); exists {
+				s.SetIgnore(approval.FieldRunID)
 			}
 			if _, exists := b.mutation.Node(); exists {
 				s.SetIgnore(approval.FieldNode)

@@ -22,6 +22,8 @@ import (
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/signingkey"
@@ -52,6 +54,10 @@ type Client struct {
 	Pairing *PairingClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
+	// Run is the client for interacting with the Run builders.
+	Run *RunClient
+	// RunStep is the client for interacting with the RunStep builders.
+	RunStep *RunStepClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// Setting is the client for interacting with the Setting builders.
@@ -85,6 +91,8 @@ func (c *Client) init() {
 	c.PairCode = NewPairCodeClient(c.config)
 	c.Pairing = NewPairingClient(c.config)
 	c.Rule = NewRuleClient(c.config)
+	c.Run = NewRunClient(c.config)
+	c.RunStep = NewRunStepClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.Setting = NewSettingClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
@@ -192,6 +200,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PairCode:     NewPairCodeClient(cfg),
 		Pairing:      NewPairingClient(cfg),
 		Rule:         NewRuleClient(cfg),
+		Run:          NewRunClient(cfg),
+		RunStep:      NewRunStepClient(cfg),
 		Session:      NewSessionClient(cfg),
 		Setting:      NewSettingClient(cfg),
 		SigningKey:   NewSigningKeyClient(cfg),
@@ -226,6 +236,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PairCode:     NewPairCodeClient(cfg),
 		Pairing:      NewPairingClient(cfg),
 		Rule:         NewRuleClient(cfg),
+		Run:          NewRunClient(cfg),
+		RunStep:      NewRunStepClient(cfg),
 		Session:      NewSessionClient(cfg),
 		Setting:      NewSettingClient(cfg),
 		SigningKey:   NewSigningKeyClient(cfg),
@@ -263,8 +275,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound, c.PairCode,
-		c.Pairing, c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
-		c.Verification, c.Vote,
+		c.Pairing, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -275,8 +287,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound, c.PairCode,
-		c.Pairing, c.Rule, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
-		c.Verification, c.Vote,
+		c.Pairing, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -301,6 +313,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Pairing.mutate(ctx, m)
 	case *RuleMutation:
 		return c.Rule.mutate(ctx, m)
+	case *RunMutation:
+		return c.Run.mutate(ctx, m)
+	case *RunStepMutation:
+		return c.RunStep.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
 	case *SettingMutation:
@@ -1384,6 +1400,272 @@ func (c *RuleClient) mutate(ctx context.Context, m *RuleMutation) (Value, error)
 	}
 }
 
+// RunClient is a client for the Run schema.
+type RunClient struct {
+	config
+}
+
+// NewRunClient returns a client for the Run from the given config.
+func NewRunClient(c config) *RunClient {
+	return &RunClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `run.Hooks(f(g(h())))`.
+func (c *RunClient) Use(hooks ...Hook) {
+	c.hooks.Run = append(c.hooks.Run, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `run.Intercept(f(g(h())))`.
+func (c *RunClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Run = append(c.inters.Run, interceptors...)
+}
+
+// Create returns a builder for creating a Run entity.
+func (c *RunClient) Create() *RunCreate {
+	mutation := newRunMutation(c.config, OpCreate)
+	return &RunCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Run entities.
+func (c *RunClient) CreateBulk(builders ...*RunCreate) *RunCreateBulk {
+	return &RunCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RunClient) MapCreateBulk(slice any, setFunc func(*RunCreate, int)) *RunCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RunCreateBulk{err: fmt.Errorf("calling to RunClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RunCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RunCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Run.
+func (c *RunClient) Update() *RunUpdate {
+	mutation := newRunMutation(c.config, OpUpdate)
+	return &RunUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RunClient) UpdateOne(_m *Run) *RunUpdateOne {
+	mutation := newRunMutation(c.config, OpUpdateOne, withRun(_m))
+	return &RunUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RunClient) UpdateOneID(id int) *RunUpdateOne {
+	mutation := newRunMutation(c.config, OpUpdateOne, withRunID(id))
+	return &RunUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Run.
+func (c *RunClient) Delete() *RunDelete {
+	mutation := newRunMutation(c.config, OpDelete)
+	return &RunDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RunClient) DeleteOne(_m *Run) *RunDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RunClient) DeleteOneID(id int) *RunDeleteOne {
+	builder := c.Delete().Where(run.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RunDeleteOne{builder}
+}
+
+// Query returns a query builder for Run.
+func (c *RunClient) Query() *RunQuery {
+	return &RunQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRun},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Run entity by its id.
+func (c *RunClient) Get(ctx context.Context, id int) (*Run, error) {
+	return c.Query().Where(run.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RunClient) GetX(ctx context.Context, id int) *Run {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RunClient) Hooks() []Hook {
+	return c.hooks.Run
+}
+
+// Interceptors returns the client interceptors.
+func (c *RunClient) Interceptors() []Interceptor {
+	return c.inters.Run
+}
+
+func (c *RunClient) mutate(ctx context.Context, m *RunMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RunCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RunUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RunUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RunDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Run mutation op: %q", m.Op())
+	}
+}
+
+// RunStepClient is a client for the RunStep schema.
+type RunStepClient struct {
+	config
+}
+
+// NewRunStepClient returns a client for the RunStep from the given config.
+func NewRunStepClient(c config) *RunStepClient {
+	return &RunStepClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `runstep.Hooks(f(g(h())))`.
+func (c *RunStepClient) Use(hooks ...Hook) {
+	c.hooks.RunStep = append(c.hooks.RunStep, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `runstep.Intercept(f(g(h())))`.
+func (c *RunStepClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RunStep = append(c.inters.RunStep, interceptors...)
+}
+
+// Create returns a builder for creating a RunStep entity.
+func (c *RunStepClient) Create() *RunStepCreate {
+	mutation := newRunStepMutation(c.config, OpCreate)
+	return &RunStepCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RunStep entities.
+func (c *RunStepClient) CreateBulk(builders ...*RunStepCreate) *RunStepCreateBulk {
+	return &RunStepCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RunStepClient) MapCreateBulk(slice any, setFunc func(*RunStepCreate, int)) *RunStepCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RunStepCreateBulk{err: fmt.Errorf("calling to RunStepClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RunStepCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RunStepCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RunStep.
+func (c *RunStepClient) Update() *RunStepUpdate {
+	mutation := newRunStepMutation(c.config, OpUpdate)
+	return &RunStepUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RunStepClient) UpdateOne(_m *RunStep) *RunStepUpdateOne {
+	mutation := newRunStepMutation(c.config, OpUpdateOne, withRunStep(_m))
+	return &RunStepUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RunStepClient) UpdateOneID(id int) *RunStepUpdateOne {
+	mutation := newRunStepMutation(c.config, OpUpdateOne, withRunStepID(id))
+	return &RunStepUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RunStep.
+func (c *RunStepClient) Delete() *RunStepDelete {
+	mutation := newRunStepMutation(c.config, OpDelete)
+	return &RunStepDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RunStepClient) DeleteOne(_m *RunStep) *RunStepDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RunStepClient) DeleteOneID(id int) *RunStepDeleteOne {
+	builder := c.Delete().Where(runstep.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RunStepDeleteOne{builder}
+}
+
+// Query returns a query builder for RunStep.
+func (c *RunStepClient) Query() *RunStepQuery {
+	return &RunStepQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRunStep},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RunStep entity by its id.
+func (c *RunStepClient) Get(ctx context.Context, id int) (*RunStep, error) {
+	return c.Query().Where(runstep.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RunStepClient) GetX(ctx context.Context, id int) *RunStep {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RunStepClient) Hooks() []Hook {
+	return c.hooks.RunStep
+}
+
+// Interceptors returns the client interceptors.
+func (c *RunStepClient) Interceptors() []Interceptor {
+	return c.inters.RunStep
+}
+
+func (c *RunStepClient) mutate(ctx context.Context, m *RunStepMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RunStepCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RunStepUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RunStepUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RunStepDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RunStep mutation op: %q", m.Op())
+	}
+}
+
 // SessionClient is a client for the Session schema.
 type SessionClient struct {
 	config
@@ -2319,10 +2601,12 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 type (
 	hooks struct {
 		Agent, Approval, AuditEntry, Conversation, HealthRound, PairCode, Pairing, Rule,
-		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Hook
+		Run, RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		Vote []ent.Hook
 	}
 	inters struct {
 		Agent, Approval, AuditEntry, Conversation, HealthRound, PairCode, Pairing, Rule,
-		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Interceptor
+		Run, RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		Vote []ent.Interceptor
 	}
 )

@@ -20,6 +20,8 @@ import (
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/signingkey"
@@ -95,6 +97,8 @@ func checkColumn(t, c string) error {
 			paircode.Table:     paircode.ValidColumn,
 			pairing.Table:      pairing.ValidColumn,
 			rule.Table:         rule.ValidColumn,
+			run.Table:          run.ValidColumn,
+			runstep.Table:      runstep.ValidColumn,
 			session.Table:      session.ValidColumn,
 			setting.Table:      setting.ValidColumn,
 			signingkey.Table:   signingkey.ValidColumn,

@@ -20,6 +20,8 @@ import (
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/signingkey"
@@ -46,6 +48,8 @@ const (
 	TypePairCode     = "PairCode"
 	TypePairing      = "Pairing"
 	TypeRule         = "Rule"
+	TypeRun          = "Run"
+	TypeRunStep      = "RunStep"
 	TypeSession      = "Session"
 	TypeSetting      = "Setting"
 	TypeSigningKey   = "SigningKey"
@@ -86,6 +90,9 @@ type AgentMutation struct {
 	pause_time         *time.Time
 	pause_origin       *string
 	pause_delivered    *bool
+	inputs             *[]byte
+	runs_dropped       *int64
+	addruns_dropped    *int64
 	first_seen         *time.Time
 	last_seen          *time.Time
 	clearedFields      map[string]struct{}
@@ -1136,6 +1143,111 @@ func (m *AgentMutation) ResetPauseDelivered() {
 	m.pause_delivered = nil
 }
 
+// SetInputs sets the "inputs" field.
+func (m *AgentMutation) SetInputs(b []byte) {
+	m.inputs = &b
+}
+
+// Inputs returns the value of the "inputs" field in the mutation.
+func (m *AgentMutation) Inputs() (r []byte, exists bool) {
+	v := m.inputs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInputs returns the old "inputs" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldInputs(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInputs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInputs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInputs: %w", err)
+	}
+	return oldValue.Inputs, nil
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (m *AgentMutation) ClearInputs() {
+	m.inputs = nil
+	m.clearedFields[agent.FieldInputs] = struct{}{}
+}
+
+// InputsCleared returns if the "inputs" field was cleared in this mutation.
+func (m *AgentMutation) InputsCleared() bool {
+	_, ok := m.clearedFields[agent.FieldInputs]
+	return ok
+}
+
+// ResetInputs resets all changes to the "inputs" field.
+func (m *AgentMutation) ResetInputs() {
+	m.inputs = nil
+	delete(m.clearedFields, agent.FieldInputs)
+}
+
+// SetRunsDropped sets the "runs_dropped" field.
+func (m *AgentMutation) SetRunsDropped(i int64) {
+	m.runs_dropped = &i
+	m.addruns_dropped = nil
+}
+
+// RunsDropped returns the value of the "runs_dropped" field in the mutation.
+func (m *AgentMutation) RunsDropped() (r int64, exists bool) {
+	v := m.runs_dropped
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunsDropped returns the old "runs_dropped" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldRunsDropped(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunsDropped is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunsDropped requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunsDropped: %w", err)
+	}
+	return oldValue.RunsDropped, nil
+}
+
+// AddRunsDropped adds i to the "runs_dropped" field.
+func (m *AgentMutation) AddRunsDropped(i int64) {
+	if m.addruns_dropped != nil {
+		*m.addruns_dropped += i
+	} else {
+		m.addruns_dropped = &i
+	}
+}
+
+// AddedRunsDropped returns the value that was added to the "runs_dropped" field in this mutation.
+func (m *AgentMutation) AddedRunsDropped() (r int64, exists bool) {
+	v := m.addruns_dropped
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRunsDropped resets all changes to the "runs_dropped" field.
+func (m *AgentMutation) ResetRunsDropped() {
+	m.runs_dropped = nil
+	m.addruns_dropped = nil
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (m *AgentMutation) SetFirstSeen(t time.Time) {
 	m.first_seen = &t
@@ -1242,7 +1354,7 @@ func (m *AgentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 26)
 	if m.name != nil {
 		fields = append(fields, agent.FieldName)
 	}
@@ -1309,6 +1421,12 @@ func (m *AgentMutation) Fields() []string {
 	if m.pause_delivered != nil {
 		fields = append(fields, agent.FieldPauseDelivered)
 	}
+	if m.inputs != nil {
+		fields = append(fields, agent.FieldInputs)
+	}
+	if m.runs_dropped != nil {
+		fields = append(fields, agent.FieldRunsDropped)
+	}
 	if m.first_seen != nil {
 		fields = append(fields, agent.FieldFirstSeen)
 	}
@@ -1367,6 +1485,10 @@ func (m *AgentMutation) Field(name string) (ent.Value, bool) {
 		return m.PauseOrigin()
 	case agent.FieldPauseDelivered:
 		return m.PauseDelivered()
+	case agent.FieldInputs:
+		return m.Inputs()
+	case agent.FieldRunsDropped:
+		return m.RunsDropped()
 	case agent.FieldFirstSeen:
 		return m.FirstSeen()
 	case agent.FieldLastSeen:
@@ -1424,6 +1546,10 @@ func (m *AgentMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldPauseOrigin(ctx)
 	case agent.FieldPauseDelivered:
 		return m.OldPauseDelivered(ctx)
+	case agent.FieldInputs:
+		return m.OldInputs(ctx)
+	case agent.FieldRunsDropped:
+		return m.OldRunsDropped(ctx)
 	case agent.FieldFirstSeen:
 		return m.OldFirstSeen(ctx)
 	case agent.FieldLastSeen:
@@ -1591,6 +1717,20 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPauseDelivered(v)
 		return nil
+	case agent.FieldInputs:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInputs(v)
+		return nil
+	case agent.FieldRunsDropped:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunsDropped(v)
+		return nil
 	case agent.FieldFirstSeen:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -1612,13 +1752,21 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *AgentMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addruns_dropped != nil {
+		fields = append(fields, agent.FieldRunsDropped)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *AgentMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case agent.FieldRunsDropped:
+		return m.AddedRunsDropped()
+	}
 	return nil, false
 }
 
@@ -1627,6 +1775,13 @@ func (m *AgentMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *AgentMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case agent.FieldRunsDropped:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRunsDropped(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Agent numeric field %s", name)
 }
@@ -1658,6 +1813,9 @@ func (m *AgentMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(agent.FieldPauseTime) {
 		fields = append(fields, agent.FieldPauseTime)
+	}
+	if m.FieldCleared(agent.FieldInputs) {
+		fields = append(fields, agent.FieldInputs)
 	}
 	return fields
 }
@@ -1696,6 +1854,9 @@ func (m *AgentMutation) ClearField(name string) error {
 		return nil
 	case agent.FieldPauseTime:
 		m.ClearPauseTime()
+		return nil
+	case agent.FieldInputs:
+		m.ClearInputs()
 		return nil
 	}
 	return fmt.Errorf("unknown Agent nullable field %s", name)
@@ -1771,6 +1932,12 @@ func (m *AgentMutation) ResetField(name string) error {
 	case agent.FieldPauseDelivered:
 		m.ResetPauseDelivered()
 		return nil
+	case agent.FieldInputs:
+		m.ResetInputs()
+		return nil
+	case agent.FieldRunsDropped:
+		m.ResetRunsDropped()
+		return nil
 	case agent.FieldFirstSeen:
 		m.ResetFirstSeen()
 		return nil
@@ -1838,6 +2005,7 @@ type ApprovalMutation struct {
 	agent            *string
 	run              *string
 	thread           *string
+	run_id           *string
 	node             *string
 	ask              *string
 	show             *string
@@ -2072,6 +2240,42 @@ func (m *ApprovalMutation) OldThread(ctx context.Context) (v string, err error) 
 // ResetThread resets all changes to the "thread" field.
 func (m *ApprovalMutation) ResetThread() {
 	m.thread = nil
+}
+
+// SetRunID sets the "run_id" field.
+func (m *ApprovalMutation) SetRunID(s string) {
+	m.run_id = &s
+}
+
+// RunID returns the value of the "run_id" field in the mutation.
+func (m *ApprovalMutation) RunID() (r string, exists bool) {
+	v := m.run_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunID returns the old "run_id" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldRunID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunID: %w", err)
+	}
+	return oldValue.RunID, nil
+}
+
+// ResetRunID resets all changes to the "run_id" field.
+func (m *ApprovalMutation) ResetRunID() {
+	m.run_id = nil
 }
 
 // SetNode sets the "node" field.
@@ -2781,7 +2985,7 @@ func (m *ApprovalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ApprovalMutation) Fields() []string {
-	fields := make([]string, 0, 19)
+	fields := make([]string, 0, 20)
 	if m.agent != nil {
 		fields = append(fields, approval.FieldAgent)
 	}
@@ -2790,6 +2994,9 @@ func (m *ApprovalMutation) Fields() []string {
 	}
 	if m.thread != nil {
 		fields = append(fields, approval.FieldThread)
+	}
+	if m.run_id != nil {
+		fields = append(fields, approval.FieldRunID)
 	}
 	if m.node != nil {
 		fields = append(fields, approval.FieldNode)
@@ -2853,6 +3060,8 @@ func (m *ApprovalMutation) Field(name string) (ent.Value, bool) {
 		return m.Run()
 	case approval.FieldThread:
 		return m.Thread()
+	case approval.FieldRunID:
+		return m.RunID()
 	case approval.FieldNode:
 		return m.Node()
 	case approval.FieldAsk:
@@ -2900,6 +3109,8 @@ func (m *ApprovalMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldRun(ctx)
 	case approval.FieldThread:
 		return m.OldThread(ctx)
+	case approval.FieldRunID:
+		return m.OldRunID(ctx)
 	case approval.FieldNode:
 		return m.OldNode(ctx)
 	case approval.FieldAsk:
@@ -2961,6 +3172,13 @@ func (m *ApprovalMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetThread(v)
+		return nil
+	case approval.FieldRunID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunID(v)
 		return nil
 	case approval.FieldNode:
 		v, ok := value.(string)
@@ -3164,6 +3382,9 @@ func (m *ApprovalMutation) ResetField(name string) error {
 		return nil
 	case approval.FieldThread:
 		m.ResetThread()
+		return nil
+	case approval.FieldRunID:
+		m.ResetRunID()
 		return nil
 	case approval.FieldNode:
 		m.ResetNode()
@@ -7606,6 +7827,3329 @@ func (m *RuleMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *RuleMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Rule edge %s", name)
+}
+
+// RunMutation represents an operation that mutates the Run nodes in the graph.
+type RunMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *int
+	agent            *string
+	run_id           *string
+	thread           *string
+	started_by       *string
+	started_by_who   *string
+	build            *string
+	state            *string
+	start_time       *time.Time
+	end_time         *time.Time
+	duration_ns      *int64
+	addduration_ns   *int64
+	step_count       *int
+	addstep_count    *int
+	tokens_input     *int64
+	addtokens_input  *int64
+	tokens_output    *int64
+	addtokens_output *int64
+	tokens_cached    *int64
+	addtokens_cached *int64
+	tokens_total     *int64
+	addtokens_total  *int64
+	error            *string
+	pause            *string
+	paused_at        *string
+	approval_id      *string
+	input            *[]byte
+	output           *[]byte
+	withheld         *[]string
+	appendwithheld   []string
+	steps_truncated  *bool
+	seq              *int64
+	addseq           *int64
+	updated_at       *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*Run, error)
+	predicates       []predicate.Run
+}
+
+var _ ent.Mutation = (*RunMutation)(nil)
+
+// runOption allows management of the mutation configuration using functional options.
+type runOption func(*RunMutation)
+
+// newRunMutation creates new mutation for the Run entity.
+func newRunMutation(c config, op Op, opts ...runOption) *RunMutation {
+	m := &RunMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRun,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRunID sets the ID field of the mutation.
+func withRunID(id int) runOption {
+	return func(m *RunMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Run
+		)
+		m.oldValue = func(ctx context.Context) (*Run, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Run.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRun sets the old Run of the mutation.
+func withRun(node *Run) runOption {
+	return func(m *RunMutation) {
+		m.oldValue = func(context.Context) (*Run, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RunMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RunMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RunMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RunMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Run.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *RunMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *RunMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *RunMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetRunID sets the "run_id" field.
+func (m *RunMutation) SetRunID(s string) {
+	m.run_id = &s
+}
+
+// RunID returns the value of the "run_id" field in the mutation.
+func (m *RunMutation) RunID() (r string, exists bool) {
+	v := m.run_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunID returns the old "run_id" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldRunID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunID: %w", err)
+	}
+	return oldValue.RunID, nil
+}
+
+// ResetRunID resets all changes to the "run_id" field.
+func (m *RunMutation) ResetRunID() {
+	m.run_id = nil
+}
+
+// SetThread sets the "thread" field.
+func (m *RunMutation) SetThread(s string) {
+	m.thread = &s
+}
+
+// Thread returns the value of the "thread" field in the mutation.
+func (m *RunMutation) Thread() (r string, exists bool) {
+	v := m.thread
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldThread returns the old "thread" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldThread(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldThread is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldThread requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldThread: %w", err)
+	}
+	return oldValue.Thread, nil
+}
+
+// ResetThread resets all changes to the "thread" field.
+func (m *RunMutation) ResetThread() {
+	m.thread = nil
+}
+
+// SetStartedBy sets the "started_by" field.
+func (m *RunMutation) SetStartedBy(s string) {
+	m.started_by = &s
+}
+
+// StartedBy returns the value of the "started_by" field in the mutation.
+func (m *RunMutation) StartedBy() (r string, exists bool) {
+	v := m.started_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedBy returns the old "started_by" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldStartedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedBy: %w", err)
+	}
+	return oldValue.StartedBy, nil
+}
+
+// ResetStartedBy resets all changes to the "started_by" field.
+func (m *RunMutation) ResetStartedBy() {
+	m.started_by = nil
+}
+
+// SetStartedByWho sets the "started_by_who" field.
+func (m *RunMutation) SetStartedByWho(s string) {
+	m.started_by_who = &s
+}
+
+// StartedByWho returns the value of the "started_by_who" field in the mutation.
+func (m *RunMutation) StartedByWho() (r string, exists bool) {
+	v := m.started_by_who
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedByWho returns the old "started_by_who" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldStartedByWho(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedByWho is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedByWho requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedByWho: %w", err)
+	}
+	return oldValue.StartedByWho, nil
+}
+
+// ResetStartedByWho resets all changes to the "started_by_who" field.
+func (m *RunMutation) ResetStartedByWho() {
+	m.started_by_who = nil
+}
+
+// SetBuild sets the "build" field.
+func (m *RunMutation) SetBuild(s string) {
+	m.build = &s
+}
+
+// Build returns the value of the "build" field in the mutation.
+func (m *RunMutation) Build() (r string, exists bool) {
+	v := m.build
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBuild returns the old "build" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldBuild(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBuild is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBuild requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBuild: %w", err)
+	}
+	return oldValue.Build, nil
+}
+
+// ResetBuild resets all changes to the "build" field.
+func (m *RunMutation) ResetBuild() {
+	m.build = nil
+}
+
+// SetState sets the "state" field.
+func (m *RunMutation) SetState(s string) {
+	m.state = &s
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *RunMutation) State() (r string, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldState(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *RunMutation) ResetState() {
+	m.state = nil
+}
+
+// SetStartTime sets the "start_time" field.
+func (m *RunMutation) SetStartTime(t time.Time) {
+	m.start_time = &t
+}
+
+// StartTime returns the value of the "start_time" field in the mutation.
+func (m *RunMutation) StartTime() (r time.Time, exists bool) {
+	v := m.start_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartTime returns the old "start_time" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldStartTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartTime: %w", err)
+	}
+	return oldValue.StartTime, nil
+}
+
+// ResetStartTime resets all changes to the "start_time" field.
+func (m *RunMutation) ResetStartTime() {
+	m.start_time = nil
+}
+
+// SetEndTime sets the "end_time" field.
+func (m *RunMutation) SetEndTime(t time.Time) {
+	m.end_time = &t
+}
+
+// EndTime returns the value of the "end_time" field in the mutation.
+func (m *RunMutation) EndTime() (r time.Time, exists bool) {
+	v := m.end_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndTime returns the old "end_time" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldEndTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndTime: %w", err)
+	}
+	return oldValue.EndTime, nil
+}
+
+// ClearEndTime clears the value of the "end_time" field.
+func (m *RunMutation) ClearEndTime() {
+	m.end_time = nil
+	m.clearedFields[run.FieldEndTime] = struct{}{}
+}
+
+// EndTimeCleared returns if the "end_time" field was cleared in this mutation.
+func (m *RunMutation) EndTimeCleared() bool {
+	_, ok := m.clearedFields[run.FieldEndTime]
+	return ok
+}
+
+// ResetEndTime resets all changes to the "end_time" field.
+func (m *RunMutation) ResetEndTime() {
+	m.end_time = nil
+	delete(m.clearedFields, run.FieldEndTime)
+}
+
+// SetDurationNs sets the "duration_ns" field.
+func (m *RunMutation) SetDurationNs(i int64) {
+	m.duration_ns = &i
+	m.addduration_ns = nil
+}
+
+// DurationNs returns the value of the "duration_ns" field in the mutation.
+func (m *RunMutation) DurationNs() (r int64, exists bool) {
+	v := m.duration_ns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDurationNs returns the old "duration_ns" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldDurationNs(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDurationNs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDurationNs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDurationNs: %w", err)
+	}
+	return oldValue.DurationNs, nil
+}
+
+// AddDurationNs adds i to the "duration_ns" field.
+func (m *RunMutation) AddDurationNs(i int64) {
+	if m.addduration_ns != nil {
+		*m.addduration_ns += i
+	} else {
+		m.addduration_ns = &i
+	}
+}
+
+// AddedDurationNs returns the value that was added to the "duration_ns" field in this mutation.
+func (m *RunMutation) AddedDurationNs() (r int64, exists bool) {
+	v := m.addduration_ns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDurationNs resets all changes to the "duration_ns" field.
+func (m *RunMutation) ResetDurationNs() {
+	m.duration_ns = nil
+	m.addduration_ns = nil
+}
+
+// SetStepCount sets the "step_count" field.
+func (m *RunMutation) SetStepCount(i int) {
+	m.step_count = &i
+	m.addstep_count = nil
+}
+
+// StepCount returns the value of the "step_count" field in the mutation.
+func (m *RunMutation) StepCount() (r int, exists bool) {
+	v := m.step_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStepCount returns the old "step_count" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldStepCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStepCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStepCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStepCount: %w", err)
+	}
+	return oldValue.StepCount, nil
+}
+
+// AddStepCount adds i to the "step_count" field.
+func (m *RunMutation) AddStepCount(i int) {
+	if m.addstep_count != nil {
+		*m.addstep_count += i
+	} else {
+		m.addstep_count = &i
+	}
+}
+
+// AddedStepCount returns the value that was added to the "step_count" field in this mutation.
+func (m *RunMutation) AddedStepCount() (r int, exists bool) {
+	v := m.addstep_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStepCount resets all changes to the "step_count" field.
+func (m *RunMutation) ResetStepCount() {
+	m.step_count = nil
+	m.addstep_count = nil
+}
+
+// SetTokensInput sets the "tokens_input" field.
+func (m *RunMutation) SetTokensInput(i int64) {
+	m.tokens_input = &i
+	m.addtokens_input = nil
+}
+
+// TokensInput returns the value of the "tokens_input" field in the mutation.
+func (m *RunMutation) TokensInput() (r int64, exists bool) {
+	v := m.tokens_input
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensInput returns the old "tokens_input" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldTokensInput(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensInput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensInput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensInput: %w", err)
+	}
+	return oldValue.TokensInput, nil
+}
+
+// AddTokensInput adds i to the "tokens_input" field.
+func (m *RunMutation) AddTokensInput(i int64) {
+	if m.addtokens_input != nil {
+		*m.addtokens_input += i
+	} else {
+		m.addtokens_input = &i
+	}
+}
+
+// AddedTokensInput returns the value that was added to the "tokens_input" field in this mutation.
+func (m *RunMutation) AddedTokensInput() (r int64, exists bool) {
+	v := m.addtokens_input
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensInput resets all changes to the "tokens_input" field.
+func (m *RunMutation) ResetTokensInput() {
+	m.tokens_input = nil
+	m.addtokens_input = nil
+}
+
+// SetTokensOutput sets the "tokens_output" field.
+func (m *RunMutation) SetTokensOutput(i int64) {
+	m.tokens_output = &i
+	m.addtokens_output = nil
+}
+
+// TokensOutput returns the value of the "tokens_output" field in the mutation.
+func (m *RunMutation) TokensOutput() (r int64, exists bool) {
+	v := m.tokens_output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensOutput returns the old "tokens_output" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldTokensOutput(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensOutput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensOutput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensOutput: %w", err)
+	}
+	return oldValue.TokensOutput, nil
+}
+
+// AddTokensOutput adds i to the "tokens_output" field.
+func (m *RunMutation) AddTokensOutput(i int64) {
+	if m.addtokens_output != nil {
+		*m.addtokens_output += i
+	} else {
+		m.addtokens_output = &i
+	}
+}
+
+// AddedTokensOutput returns the value that was added to the "tokens_output" field in this mutation.
+func (m *RunMutation) AddedTokensOutput() (r int64, exists bool) {
+	v := m.addtokens_output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensOutput resets all changes to the "tokens_output" field.
+func (m *RunMutation) ResetTokensOutput() {
+	m.tokens_output = nil
+	m.addtokens_output = nil
+}
+
+// SetTokensCached sets the "tokens_cached" field.
+func (m *RunMutation) SetTokensCached(i int64) {
+	m.tokens_cached = &i
+	m.addtokens_cached = nil
+}
+
+// TokensCached returns the value of the "tokens_cached" field in the mutation.
+func (m *RunMutation) TokensCached() (r int64, exists bool) {
+	v := m.tokens_cached
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensCached returns the old "tokens_cached" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldTokensCached(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensCached is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensCached requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensCached: %w", err)
+	}
+	return oldValue.TokensCached, nil
+}
+
+// AddTokensCached adds i to the "tokens_cached" field.
+func (m *RunMutation) AddTokensCached(i int64) {
+	if m.addtokens_cached != nil {
+		*m.addtokens_cached += i
+	} else {
+		m.addtokens_cached = &i
+	}
+}
+
+// AddedTokensCached returns the value that was added to the "tokens_cached" field in this mutation.
+func (m *RunMutation) AddedTokensCached() (r int64, exists bool) {
+	v := m.addtokens_cached
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensCached resets all changes to the "tokens_cached" field.
+func (m *RunMutation) ResetTokensCached() {
+	m.tokens_cached = nil
+	m.addtokens_cached = nil
+}
+
+// SetTokensTotal sets the "tokens_total" field.
+func (m *RunMutation) SetTokensTotal(i int64) {
+	m.tokens_total = &i
+	m.addtokens_total = nil
+}
+
+// TokensTotal returns the value of the "tokens_total" field in the mutation.
+func (m *RunMutation) TokensTotal() (r int64, exists bool) {
+	v := m.tokens_total
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensTotal returns the old "tokens_total" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldTokensTotal(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensTotal is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensTotal requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensTotal: %w", err)
+	}
+	return oldValue.TokensTotal, nil
+}
+
+// AddTokensTotal adds i to the "tokens_total" field.
+func (m *RunMutation) AddTokensTotal(i int64) {
+	if m.addtokens_total != nil {
+		*m.addtokens_total += i
+	} else {
+		m.addtokens_total = &i
+	}
+}
+
+// AddedTokensTotal returns the value that was added to the "tokens_total" field in this mutation.
+func (m *RunMutation) AddedTokensTotal() (r int64, exists bool) {
+	v := m.addtokens_total
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensTotal resets all changes to the "tokens_total" field.
+func (m *RunMutation) ResetTokensTotal() {
+	m.tokens_total = nil
+	m.addtokens_total = nil
+}
+
+// SetError sets the "error" field.
+func (m *RunMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *RunMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *RunMutation) ResetError() {
+	m.error = nil
+}
+
+// SetPause sets the "pause" field.
+func (m *RunMutation) SetPause(s string) {
+	m.pause = &s
+}
+
+// Pause returns the value of the "pause" field in the mutation.
+func (m *RunMutation) Pause() (r string, exists bool) {
+	v := m.pause
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPause returns the old "pause" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldPause(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPause is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPause requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPause: %w", err)
+	}
+	return oldValue.Pause, nil
+}
+
+// ResetPause resets all changes to the "pause" field.
+func (m *RunMutation) ResetPause() {
+	m.pause = nil
+}
+
+// SetPausedAt sets the "paused_at" field.
+func (m *RunMutation) SetPausedAt(s string) {
+	m.paused_at = &s
+}
+
+// PausedAt returns the value of the "paused_at" field in the mutation.
+func (m *RunMutation) PausedAt() (r string, exists bool) {
+	v := m.paused_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPausedAt returns the old "paused_at" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldPausedAt(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPausedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPausedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPausedAt: %w", err)
+	}
+	return oldValue.PausedAt, nil
+}
+
+// ResetPausedAt resets all changes to the "paused_at" field.
+func (m *RunMutation) ResetPausedAt() {
+	m.paused_at = nil
+}
+
+// SetApprovalID sets the "approval_id" field.
+func (m *RunMutation) SetApprovalID(s string) {
+	m.approval_id = &s
+}
+
+// ApprovalID returns the value of the "approval_id" field in the mutation.
+func (m *RunMutation) ApprovalID() (r string, exists bool) {
+	v := m.approval_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovalID returns the old "approval_id" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldApprovalID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovalID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovalID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovalID: %w", err)
+	}
+	return oldValue.ApprovalID, nil
+}
+
+// ResetApprovalID resets all changes to the "approval_id" field.
+func (m *RunMutation) ResetApprovalID() {
+	m.approval_id = nil
+}
+
+// SetInput sets the "input" field.
+func (m *RunMutation) SetInput(b []byte) {
+	m.input = &b
+}
+
+// Input returns the value of the "input" field in the mutation.
+func (m *RunMutation) Input() (r []byte, exists bool) {
+	v := m.input
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInput returns the old "input" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldInput(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInput: %w", err)
+	}
+	return oldValue.Input, nil
+}
+
+// ClearInput clears the value of the "input" field.
+func (m *RunMutation) ClearInput() {
+	m.input = nil
+	m.clearedFields[run.FieldInput] = struct{}{}
+}
+
+// InputCleared returns if the "input" field was cleared in this mutation.
+func (m *RunMutation) InputCleared() bool {
+	_, ok := m.clearedFields[run.FieldInput]
+	return ok
+}
+
+// ResetInput resets all changes to the "input" field.
+func (m *RunMutation) ResetInput() {
+	m.input = nil
+	delete(m.clearedFields, run.FieldInput)
+}
+
+// SetOutput sets the "output" field.
+func (m *RunMutation) SetOutput(b []byte) {
+	m.output = &b
+}
+
+// Output returns the value of the "output" field in the mutation.
+func (m *RunMutation) Output() (r []byte, exists bool) {
+	v := m.output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutput returns the old "output" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldOutput(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutput: %w", err)
+	}
+	return oldValue.Output, nil
+}
+
+// ClearOutput clears the value of the "output" field.
+func (m *RunMutation) ClearOutput() {
+	m.output = nil
+	m.clearedFields[run.FieldOutput] = struct{}{}
+}
+
+// OutputCleared returns if the "output" field was cleared in this mutation.
+func (m *RunMutation) OutputCleared() bool {
+	_, ok := m.clearedFields[run.FieldOutput]
+	return ok
+}
+
+// ResetOutput resets all changes to the "output" field.
+func (m *RunMutation) ResetOutput() {
+	m.output = nil
+	delete(m.clearedFields, run.FieldOutput)
+}
+
+// SetWithheld sets the "withheld" field.
+func (m *RunMutation) SetWithheld(s []string) {
+	m.withheld = &s
+	m.appendwithheld = nil
+}
+
+// Withheld returns the value of the "withheld" field in the mutation.
+func (m *RunMutation) Withheld() (r []string, exists bool) {
+	v := m.withheld
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWithheld returns the old "withheld" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldWithheld(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWithheld is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWithheld requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWithheld: %w", err)
+	}
+	return oldValue.Withheld, nil
+}
+
+// AppendWithheld adds s to the "withheld" field.
+func (m *RunMutation) AppendWithheld(s []string) {
+	m.appendwithheld = append(m.appendwithheld, s...)
+}
+
+// AppendedWithheld returns the list of values that were appended to the "withheld" field in this mutation.
+func (m *RunMutation) AppendedWithheld() ([]string, bool) {
+	if len(m.appendwithheld) == 0 {
+		return nil, false
+	}
+	return m.appendwithheld, true
+}
+
+// ClearWithheld clears the value of the "withheld" field.
+func (m *RunMutation) ClearWithheld() {
+	m.withheld = nil
+	m.appendwithheld = nil
+	m.clearedFields[run.FieldWithheld] = struct{}{}
+}
+
+// WithheldCleared returns if the "withheld" field was cleared in this mutation.
+func (m *RunMutation) WithheldCleared() bool {
+	_, ok := m.clearedFields[run.FieldWithheld]
+	return ok
+}
+
+// ResetWithheld resets all changes to the "withheld" field.
+func (m *RunMutation) ResetWithheld() {
+	m.withheld = nil
+	m.appendwithheld = nil
+	delete(m.clearedFields, run.FieldWithheld)
+}
+
+// SetStepsTruncated sets the "steps_truncated" field.
+func (m *RunMutation) SetStepsTruncated(b bool) {
+	m.steps_truncated = &b
+}
+
+// StepsTruncated returns the value of the "steps_truncated" field in the mutation.
+func (m *RunMutation) StepsTruncated() (r bool, exists bool) {
+	v := m.steps_truncated
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStepsTruncated returns the old "steps_truncated" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldStepsTruncated(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStepsTruncated is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStepsTruncated requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStepsTruncated: %w", err)
+	}
+	return oldValue.StepsTruncated, nil
+}
+
+// ResetStepsTruncated resets all changes to the "steps_truncated" field.
+func (m *RunMutation) ResetStepsTruncated() {
+	m.steps_truncated = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *RunMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *RunMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *RunMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *RunMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *RunMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *RunMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *RunMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *RunMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the RunMutation builder.
+func (m *RunMutation) Where(ps ...predicate.Run) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RunMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RunMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Run, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RunMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RunMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Run).
+func (m *RunMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RunMutation) Fields() []string {
+	fields := make([]string, 0, 25)
+	if m.agent != nil {
+		fields = append(fields, run.FieldAgent)
+	}
+	if m.run_id != nil {
+		fields = append(fields, run.FieldRunID)
+	}
+	if m.thread != nil {
+		fields = append(fields, run.FieldThread)
+	}
+	if m.started_by != nil {
+		fields = append(fields, run.FieldStartedBy)
+	}
+	if m.started_by_who != nil {
+		fields = append(fields, run.FieldStartedByWho)
+	}
+	if m.build != nil {
+		fields = append(fields, run.FieldBuild)
+	}
+	if m.state != nil {
+		fields = append(fields, run.FieldState)
+	}
+	if m.start_time != nil {
+		fields = append(fields, run.FieldStartTime)
+	}
+	if m.end_time != nil {
+		fields = append(fields, run.FieldEndTime)
+	}
+	if m.duration_ns != nil {
+		fields = append(fields, run.FieldDurationNs)
+	}
+	if m.step_count != nil {
+		fields = append(fields, run.FieldStepCount)
+	}
+	if m.tokens_input != nil {
+		fields = append(fields, run.FieldTokensInput)
+	}
+	if m.tokens_output != nil {
+		fields = append(fields, run.FieldTokensOutput)
+	}
+	if m.tokens_cached != nil {
+		fields = append(fields, run.FieldTokensCached)
+	}
+	if m.tokens_total != nil {
+		fields = append(fields, run.FieldTokensTotal)
+	}
+	if m.error != nil {
+		fields = append(fields, run.FieldError)
+	}
+	if m.pause != nil {
+		fields = append(fields, run.FieldPause)
+	}
+	if m.paused_at != nil {
+		fields = append(fields, run.FieldPausedAt)
+	}
+	if m.approval_id != nil {
+		fields = append(fields, run.FieldApprovalID)
+	}
+	if m.input != nil {
+		fields = append(fields, run.FieldInput)
+	}
+	if m.output != nil {
+		fields = append(fields, run.FieldOutput)
+	}
+	if m.withheld != nil {
+		fields = append(fields, run.FieldWithheld)
+	}
+	if m.steps_truncated != nil {
+		fields = append(fields, run.FieldStepsTruncated)
+	}
+	if m.seq != nil {
+		fields = append(fields, run.FieldSeq)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, run.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RunMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case run.FieldAgent:
+		return m.Agent()
+	case run.FieldRunID:
+		return m.RunID()
+	case run.FieldThread:
+		return m.Thread()
+	case run.FieldStartedBy:
+		return m.StartedBy()
+	case run.FieldStartedByWho:
+		return m.StartedByWho()
+	case run.FieldBuild:
+		return m.Build()
+	case run.FieldState:
+		return m.State()
+	case run.FieldStartTime:
+		return m.StartTime()
+	case run.FieldEndTime:
+		return m.EndTime()
+	case run.FieldDurationNs:
+		return m.DurationNs()
+	case run.FieldStepCount:
+		return m.StepCount()
+	case run.FieldTokensInput:
+		return m.TokensInput()
+	case run.FieldTokensOutput:
+		return m.TokensOutput()
+	case run.FieldTokensCached:
+		return m.TokensCached()
+	case run.FieldTokensTotal:
+		return m.TokensTotal()
+	case run.FieldError:
+		return m.Error()
+	case run.FieldPause:
+		return m.Pause()
+	case run.FieldPausedAt:
+		return m.PausedAt()
+	case run.FieldApprovalID:
+		return m.ApprovalID()
+	case run.FieldInput:
+		return m.Input()
+	case run.FieldOutput:
+		return m.Output()
+	case run.FieldWithheld:
+		return m.Withheld()
+	case run.FieldStepsTruncated:
+		return m.StepsTruncated()
+	case run.FieldSeq:
+		return m.Seq()
+	case run.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RunMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case run.FieldAgent:
+		return m.OldAgent(ctx)
+	case run.FieldRunID:
+		return m.OldRunID(ctx)
+	case run.FieldThread:
+		return m.OldThread(ctx)
+	case run.FieldStartedBy:
+		return m.OldStartedBy(ctx)
+	case run.FieldStartedByWho:
+		return m.OldStartedByWho(ctx)
+	case run.FieldBuild:
+		return m.OldBuild(ctx)
+	case run.FieldState:
+		return m.OldState(ctx)
+	case run.FieldStartTime:
+		return m.OldStartTime(ctx)
+	case run.FieldEndTime:
+		return m.OldEndTime(ctx)
+	case run.FieldDurationNs:
+		return m.OldDurationNs(ctx)
+	case run.FieldStepCount:
+		return m.OldStepCount(ctx)
+	case run.FieldTokensInput:
+		return m.OldTokensInput(ctx)
+	case run.FieldTokensOutput:
+		return m.OldTokensOutput(ctx)
+	case run.FieldTokensCached:
+		return m.OldTokensCached(ctx)
+	case run.FieldTokensTotal:
+		return m.OldTokensTotal(ctx)
+	case run.FieldError:
+		return m.OldError(ctx)
+	case run.FieldPause:
+		return m.OldPause(ctx)
+	case run.FieldPausedAt:
+		return m.OldPausedAt(ctx)
+	case run.FieldApprovalID:
+		return m.OldApprovalID(ctx)
+	case run.FieldInput:
+		return m.OldInput(ctx)
+	case run.FieldOutput:
+		return m.OldOutput(ctx)
+	case run.FieldWithheld:
+		return m.OldWithheld(ctx)
+	case run.FieldStepsTruncated:
+		return m.OldStepsTruncated(ctx)
+	case run.FieldSeq:
+		return m.OldSeq(ctx)
+	case run.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Run field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RunMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case run.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case run.FieldRunID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunID(v)
+		return nil
+	case run.FieldThread:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetThread(v)
+		return nil
+	case run.FieldStartedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedBy(v)
+		return nil
+	case run.FieldStartedByWho:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedByWho(v)
+		return nil
+	case run.FieldBuild:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBuild(v)
+		return nil
+	case run.FieldState:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case run.FieldStartTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartTime(v)
+		return nil
+	case run.FieldEndTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndTime(v)
+		return nil
+	case run.FieldDurationNs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDurationNs(v)
+		return nil
+	case run.FieldStepCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStepCount(v)
+		return nil
+	case run.FieldTokensInput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensInput(v)
+		return nil
+	case run.FieldTokensOutput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensOutput(v)
+		return nil
+	case run.FieldTokensCached:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensCached(v)
+		return nil
+	case run.FieldTokensTotal:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensTotal(v)
+		return nil
+	case run.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case run.FieldPause:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPause(v)
+		return nil
+	case run.FieldPausedAt:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPausedAt(v)
+		return nil
+	case run.FieldApprovalID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovalID(v)
+		return nil
+	case run.FieldInput:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInput(v)
+		return nil
+	case run.FieldOutput:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutput(v)
+		return nil
+	case run.FieldWithheld:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWithheld(v)
+		return nil
+	case run.FieldStepsTruncated:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStepsTruncated(v)
+		return nil
+	case run.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case run.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Run field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RunMutation) AddedFields() []string {
+	var fields []string
+	if m.addduration_ns != nil {
+		fields = append(fields, run.FieldDurationNs)
+	}
+	if m.addstep_count != nil {
+		fields = append(fields, run.FieldStepCount)
+	}
+	if m.addtokens_input != nil {
+		fields = append(fields, run.FieldTokensInput)
+	}
+	if m.addtokens_output != nil {
+		fields = append(fields, run.FieldTokensOutput)
+	}
+	if m.addtokens_cached != nil {
+		fields = append(fields, run.FieldTokensCached)
+	}
+	if m.addtokens_total != nil {
+		fields = append(fields, run.FieldTokensTotal)
+	}
+	if m.addseq != nil {
+		fields = append(fields, run.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RunMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case run.FieldDurationNs:
+		return m.AddedDurationNs()
+	case run.FieldStepCount:
+		return m.AddedStepCount()
+	case run.FieldTokensInput:
+		return m.AddedTokensInput()
+	case run.FieldTokensOutput:
+		return m.AddedTokensOutput()
+	case run.FieldTokensCached:
+		return m.AddedTokensCached()
+	case run.FieldTokensTotal:
+		return m.AddedTokensTotal()
+	case run.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RunMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case run.FieldDurationNs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDurationNs(v)
+		return nil
+	case run.FieldStepCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStepCount(v)
+		return nil
+	case run.FieldTokensInput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensInput(v)
+		return nil
+	case run.FieldTokensOutput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensOutput(v)
+		return nil
+	case run.FieldTokensCached:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensCached(v)
+		return nil
+	case run.FieldTokensTotal:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensTotal(v)
+		return nil
+	case run.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Run numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RunMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(run.FieldEndTime) {
+		fields = append(fields, run.FieldEndTime)
+	}
+	if m.FieldCleared(run.FieldInput) {
+		fields = append(fields, run.FieldInput)
+	}
+	if m.FieldCleared(run.FieldOutput) {
+		fields = append(fields, run.FieldOutput)
+	}
+	if m.FieldCleared(run.FieldWithheld) {
+		fields = append(fields, run.FieldWithheld)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RunMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RunMutation) ClearField(name string) error {
+	switch name {
+	case run.FieldEndTime:
+		m.ClearEndTime()
+		return nil
+	case run.FieldInput:
+		m.ClearInput()
+		return nil
+	case run.FieldOutput:
+		m.ClearOutput()
+		return nil
+	case run.FieldWithheld:
+		m.ClearWithheld()
+		return nil
+	}
+	return fmt.Errorf("unknown Run nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RunMutation) ResetField(name string) error {
+	switch name {
+	case run.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case run.FieldRunID:
+		m.ResetRunID()
+		return nil
+	case run.FieldThread:
+		m.ResetThread()
+		return nil
+	case run.FieldStartedBy:
+		m.ResetStartedBy()
+		return nil
+	case run.FieldStartedByWho:
+		m.ResetStartedByWho()
+		return nil
+	case run.FieldBuild:
+		m.ResetBuild()
+		return nil
+	case run.FieldState:
+		m.ResetState()
+		return nil
+	case run.FieldStartTime:
+		m.ResetStartTime()
+		return nil
+	case run.FieldEndTime:
+		m.ResetEndTime()
+		return nil
+	case run.FieldDurationNs:
+		m.ResetDurationNs()
+		return nil
+	case run.FieldStepCount:
+		m.ResetStepCount()
+		return nil
+	case run.FieldTokensInput:
+		m.ResetTokensInput()
+		return nil
+	case run.FieldTokensOutput:
+		m.ResetTokensOutput()
+		return nil
+	case run.FieldTokensCached:
+		m.ResetTokensCached()
+		return nil
+	case run.FieldTokensTotal:
+		m.ResetTokensTotal()
+		return nil
+	case run.FieldError:
+		m.ResetError()
+		return nil
+	case run.FieldPause:
+		m.ResetPause()
+		return nil
+	case run.FieldPausedAt:
+		m.ResetPausedAt()
+		return nil
+	case run.FieldApprovalID:
+		m.ResetApprovalID()
+		return nil
+	case run.FieldInput:
+		m.ResetInput()
+		return nil
+	case run.FieldOutput:
+		m.ResetOutput()
+		return nil
+	case run.FieldWithheld:
+		m.ResetWithheld()
+		return nil
+	case run.FieldStepsTruncated:
+		m.ResetStepsTruncated()
+		return nil
+	case run.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case run.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Run field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RunMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RunMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RunMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RunMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RunMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RunMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RunMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Run unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RunMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Run edge %s", name)
+}
+
+// RunStepMutation represents an operation that mutates the RunStep nodes in the graph.
+type RunStepMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *int
+	run              *int
+	addrun           *int
+	seq              *int
+	addseq           *int
+	node             *string
+	kind             *string
+	copy             *int
+	addcopy          *int
+	start_time       *time.Time
+	duration_ns      *int64
+	addduration_ns   *int64
+	outcome          *string
+	error            *string
+	pause            *string
+	approval_id      *string
+	tokens_input     *int64
+	addtokens_input  *int64
+	tokens_output    *int64
+	addtokens_output *int64
+	tokens_cached    *int64
+	addtokens_cached *int64
+	tokens_total     *int64
+	addtokens_total  *int64
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*RunStep, error)
+	predicates       []predicate.RunStep
+}
+
+var _ ent.Mutation = (*RunStepMutation)(nil)
+
+// runstepOption allows management of the mutation configuration using functional options.
+type runstepOption func(*RunStepMutation)
+
+// newRunStepMutation creates new mutation for the RunStep entity.
+func newRunStepMutation(c config, op Op, opts ...runstepOption) *RunStepMutation {
+	m := &RunStepMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRunStep,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRunStepID sets the ID field of the mutation.
+func withRunStepID(id int) runstepOption {
+	return func(m *RunStepMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RunStep
+		)
+		m.oldValue = func(ctx context.Context) (*RunStep, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RunStep.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRunStep sets the old RunStep of the mutation.
+func withRunStep(node *RunStep) runstepOption {
+	return func(m *RunStepMutation) {
+		m.oldValue = func(context.Context) (*RunStep, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RunStepMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RunStepMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RunStepMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RunStepMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RunStep.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetRun sets the "run" field.
+func (m *RunStepMutation) SetRun(i int) {
+	m.run = &i
+	m.addrun = nil
+}
+
+// Run returns the value of the "run" field in the mutation.
+func (m *RunStepMutation) Run() (r int, exists bool) {
+	v := m.run
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRun returns the old "run" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldRun(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRun is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRun requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRun: %w", err)
+	}
+	return oldValue.Run, nil
+}
+
+// AddRun adds i to the "run" field.
+func (m *RunStepMutation) AddRun(i int) {
+	if m.addrun != nil {
+		*m.addrun += i
+	} else {
+		m.addrun = &i
+	}
+}
+
+// AddedRun returns the value that was added to the "run" field in this mutation.
+func (m *RunStepMutation) AddedRun() (r int, exists bool) {
+	v := m.addrun
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRun resets all changes to the "run" field.
+func (m *RunStepMutation) ResetRun() {
+	m.run = nil
+	m.addrun = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *RunStepMutation) SetSeq(i int) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *RunStepMutation) Seq() (r int, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldSeq(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *RunStepMutation) AddSeq(i int) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *RunStepMutation) AddedSeq() (r int, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *RunStepMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetNode sets the "node" field.
+func (m *RunStepMutation) SetNode(s string) {
+	m.node = &s
+}
+
+// Node returns the value of the "node" field in the mutation.
+func (m *RunStepMutation) Node() (r string, exists bool) {
+	v := m.node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNode returns the old "node" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldNode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNode: %w", err)
+	}
+	return oldValue.Node, nil
+}
+
+// ResetNode resets all changes to the "node" field.
+func (m *RunStepMutation) ResetNode() {
+	m.node = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *RunStepMutation) SetKind(s string) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *RunStepMutation) Kind() (r string, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldKind(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *RunStepMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetCopy sets the "copy" field.
+func (m *RunStepMutation) SetCopy(i int) {
+	m.copy = &i
+	m.addcopy = nil
+}
+
+// Copy returns the value of the "copy" field in the mutation.
+func (m *RunStepMutation) Copy() (r int, exists bool) {
+	v := m.copy
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCopy returns the old "copy" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldCopy(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCopy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCopy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCopy: %w", err)
+	}
+	return oldValue.Copy, nil
+}
+
+// AddCopy adds i to the "copy" field.
+func (m *RunStepMutation) AddCopy(i int) {
+	if m.addcopy != nil {
+		*m.addcopy += i
+	} else {
+		m.addcopy = &i
+	}
+}
+
+// AddedCopy returns the value that was added to the "copy" field in this mutation.
+func (m *RunStepMutation) AddedCopy() (r int, exists bool) {
+	v := m.addcopy
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCopy resets all changes to the "copy" field.
+func (m *RunStepMutation) ResetCopy() {
+	m.copy = nil
+	m.addcopy = nil
+}
+
+// SetStartTime sets the "start_time" field.
+func (m *RunStepMutation) SetStartTime(t time.Time) {
+	m.start_time = &t
+}
+
+// StartTime returns the value of the "start_time" field in the mutation.
+func (m *RunStepMutation) StartTime() (r time.Time, exists bool) {
+	v := m.start_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartTime returns the old "start_time" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldStartTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartTime: %w", err)
+	}
+	return oldValue.StartTime, nil
+}
+
+// ClearStartTime clears the value of the "start_time" field.
+func (m *RunStepMutation) ClearStartTime() {
+	m.start_time = nil
+	m.clearedFields[runstep.FieldStartTime] = struct{}{}
+}
+
+// StartTimeCleared returns if the "start_time" field was cleared in this mutation.
+func (m *RunStepMutation) StartTimeCleared() bool {
+	_, ok := m.clearedFields[runstep.FieldStartTime]
+	return ok
+}
+
+// ResetStartTime resets all changes to the "start_time" field.
+func (m *RunStepMutation) ResetStartTime() {
+	m.start_time = nil
+	delete(m.clearedFields, runstep.FieldStartTime)
+}
+
+// SetDurationNs sets the "duration_ns" field.
+func (m *RunStepMutation) SetDurationNs(i int64) {
+	m.duration_ns = &i
+	m.addduration_ns = nil
+}
+
+// DurationNs returns the value of the "duration_ns" field in the mutation.
+func (m *RunStepMutation) DurationNs() (r int64, exists bool) {
+	v := m.duration_ns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDurationNs returns the old "duration_ns" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldDurationNs(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDurationNs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDurationNs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDurationNs: %w", err)
+	}
+	return oldValue.DurationNs, nil
+}
+
+// AddDurationNs adds i to the "duration_ns" field.
+func (m *RunStepMutation) AddDurationNs(i int64) {
+	if m.addduration_ns != nil {
+		*m.addduration_ns += i
+	} else {
+		m.addduration_ns = &i
+	}
+}
+
+// AddedDurationNs returns the value that was added to the "duration_ns" field in this mutation.
+func (m *RunStepMutation) AddedDurationNs() (r int64, exists bool) {
+	v := m.addduration_ns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDurationNs resets all changes to the "duration_ns" field.
+func (m *RunStepMutation) ResetDurationNs() {
+	m.duration_ns = nil
+	m.addduration_ns = nil
+}
+
+// SetOutcome sets the "outcome" field.
+func (m *RunStepMutation) SetOutcome(s string) {
+	m.outcome = &s
+}
+
+// Outcome returns the value of the "outcome" field in the mutation.
+func (m *RunStepMutation) Outcome() (r string, exists bool) {
+	v := m.outcome
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutcome returns the old "outcome" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldOutcome(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutcome is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutcome requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutcome: %w", err)
+	}
+	return oldValue.Outcome, nil
+}
+
+// ResetOutcome resets all changes to the "outcome" field.
+func (m *RunStepMutation) ResetOutcome() {
+	m.outcome = nil
+}
+
+// SetError sets the "error" field.
+func (m *RunStepMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *RunStepMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *RunStepMutation) ResetError() {
+	m.error = nil
+}
+
+// SetPause sets the "pause" field.
+func (m *RunStepMutation) SetPause(s string) {
+	m.pause = &s
+}
+
+// Pause returns the value of the "pause" field in the mutation.
+func (m *RunStepMutation) Pause() (r string, exists bool) {
+	v := m.pause
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPause returns the old "pause" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldPause(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPause is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPause requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPause: %w", err)
+	}
+	return oldValue.Pause, nil
+}
+
+// ResetPause resets all changes to the "pause" field.
+func (m *RunStepMutation) ResetPause() {
+	m.pause = nil
+}
+
+// SetApprovalID sets the "approval_id" field.
+func (m *RunStepMutation) SetApprovalID(s string) {
+	m.approval_id = &s
+}
+
+// ApprovalID returns the value of the "approval_id" field in the mutation.
+func (m *RunStepMutation) ApprovalID() (r string, exists bool) {
+	v := m.approval_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovalID returns the old "approval_id" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldApprovalID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovalID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovalID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovalID: %w", err)
+	}
+	return oldValue.ApprovalID, nil
+}
+
+// ResetApprovalID resets all changes to the "approval_id" field.
+func (m *RunStepMutation) ResetApprovalID() {
+	m.approval_id = nil
+}
+
+// SetTokensInput sets the "tokens_input" field.
+func (m *RunStepMutation) SetTokensInput(i int64) {
+	m.tokens_input = &i
+	m.addtokens_input = nil
+}
+
+// TokensInput returns the value of the "tokens_input" field in the mutation.
+func (m *RunStepMutation) TokensInput() (r int64, exists bool) {
+	v := m.tokens_input
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensInput returns the old "tokens_input" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldTokensInput(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensInput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensInput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensInput: %w", err)
+	}
+	return oldValue.TokensInput, nil
+}
+
+// AddTokensInput adds i to the "tokens_input" field.
+func (m *RunStepMutation) AddTokensInput(i int64) {
+	if m.addtokens_input != nil {
+		*m.addtokens_input += i
+	} else {
+		m.addtokens_input = &i
+	}
+}
+
+// AddedTokensInput returns the value that was added to the "tokens_input" field in this mutation.
+func (m *RunStepMutation) AddedTokensInput() (r int64, exists bool) {
+	v := m.addtokens_input
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensInput resets all changes to the "tokens_input" field.
+func (m *RunStepMutation) ResetTokensInput() {
+	m.tokens_input = nil
+	m.addtokens_input = nil
+}
+
+// SetTokensOutput sets the "tokens_output" field.
+func (m *RunStepMutation) SetTokensOutput(i int64) {
+	m.tokens_output = &i
+	m.addtokens_output = nil
+}
+
+// TokensOutput returns the value of the "tokens_output" field in the mutation.
+func (m *RunStepMutation) TokensOutput() (r int64, exists bool) {
+	v := m.tokens_output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensOutput returns the old "tokens_output" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldTokensOutput(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensOutput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensOutput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensOutput: %w", err)
+	}
+	return oldValue.TokensOutput, nil
+}
+
+// AddTokensOutput adds i to the "tokens_output" field.
+func (m *RunStepMutation) AddTokensOutput(i int64) {
+	if m.addtokens_output != nil {
+		*m.addtokens_output += i
+	} else {
+		m.addtokens_output = &i
+	}
+}
+
+// AddedTokensOutput returns the value that was added to the "tokens_output" field in this mutation.
+func (m *RunStepMutation) AddedTokensOutput() (r int64, exists bool) {
+	v := m.addtokens_output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensOutput resets all changes to the "tokens_output" field.
+func (m *RunStepMutation) ResetTokensOutput() {
+	m.tokens_output = nil
+	m.addtokens_output = nil
+}
+
+// SetTokensCached sets the "tokens_cached" field.
+func (m *RunStepMutation) SetTokensCached(i int64) {
+	m.tokens_cached = &i
+	m.addtokens_cached = nil
+}
+
+// TokensCached returns the value of the "tokens_cached" field in the mutation.
+func (m *RunStepMutation) TokensCached() (r int64, exists bool) {
+	v := m.tokens_cached
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensCached returns the old "tokens_cached" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldTokensCached(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensCached is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensCached requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensCached: %w", err)
+	}
+	return oldValue.TokensCached, nil
+}
+
+// AddTokensCached adds i to the "tokens_cached" field.
+func (m *RunStepMutation) AddTokensCached(i int64) {
+	if m.addtokens_cached != nil {
+		*m.addtokens_cached += i
+	} else {
+		m.addtokens_cached = &i
+	}
+}
+
+// AddedTokensCached returns the value that was added to the "tokens_cached" field in this mutation.
+func (m *RunStepMutation) AddedTokensCached() (r int64, exists bool) {
+	v := m.addtokens_cached
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensCached resets all changes to the "tokens_cached" field.
+func (m *RunStepMutation) ResetTokensCached() {
+	m.tokens_cached = nil
+	m.addtokens_cached = nil
+}
+
+// SetTokensTotal sets the "tokens_total" field.
+func (m *RunStepMutation) SetTokensTotal(i int64) {
+	m.tokens_total = &i
+	m.addtokens_total = nil
+}
+
+// TokensTotal returns the value of the "tokens_total" field in the mutation.
+func (m *RunStepMutation) TokensTotal() (r int64, exists bool) {
+	v := m.tokens_total
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokensTotal returns the old "tokens_total" field's value of the RunStep entity.
+// If the RunStep object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunStepMutation) OldTokensTotal(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokensTotal is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokensTotal requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokensTotal: %w", err)
+	}
+	return oldValue.TokensTotal, nil
+}
+
+// AddTokensTotal adds i to the "tokens_total" field.
+func (m *RunStepMutation) AddTokensTotal(i int64) {
+	if m.addtokens_total != nil {
+		*m.addtokens_total += i
+	} else {
+		m.addtokens_total = &i
+	}
+}
+
+// AddedTokensTotal returns the value that was added to the "tokens_total" field in this mutation.
+func (m *RunStepMutation) AddedTokensTotal() (r int64, exists bool) {
+	v := m.addtokens_total
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokensTotal resets all changes to the "tokens_total" field.
+func (m *RunStepMutation) ResetTokensTotal() {
+	m.tokens_total = nil
+	m.addtokens_total = nil
+}
+
+// Where appends a list predicates to the RunStepMutation builder.
+func (m *RunStepMutation) Where(ps ...predicate.RunStep) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RunStepMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RunStepMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RunStep, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RunStepMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RunStepMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RunStep).
+func (m *RunStepMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RunStepMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.run != nil {
+		fields = append(fields, runstep.FieldRun)
+	}
+	if m.seq != nil {
+		fields = append(fields, runstep.FieldSeq)
+	}
+	if m.node != nil {
+		fields = append(fields, runstep.FieldNode)
+	}
+	if m.kind != nil {
+		fields = append(fields, runstep.FieldKind)
+	}
+	if m.copy != nil {
+		fields = append(fields, runstep.FieldCopy)
+	}
+	if m.start_time != nil {
+		fields = append(fields, runstep.FieldStartTime)
+	}
+	if m.duration_ns != nil {
+		fields = append(fields, runstep.FieldDurationNs)
+	}
+	if m.outcome != nil {
+		fields = append(fields, runstep.FieldOutcome)
+	}
+	if m.error != nil {
+		fields = append(fields, runstep.FieldError)
+	}
+	if m.pause != nil {
+		fields = append(fields, runstep.FieldPause)
+	}
+	if m.approval_id != nil {
+		fields = append(fields, runstep.FieldApprovalID)
+	}
+	if m.tokens_input != nil {
+		fields = append(fields, runstep.FieldTokensInput)
+	}
+	if m.tokens_output != nil {
+		fields = append(fields, runstep.FieldTokensOutput)
+	}
+	if m.tokens_cached != nil {
+		fields = append(fields, runstep.FieldTokensCached)
+	}
+	if m.tokens_total != nil {
+		fields = append(fields, runstep.FieldTokensTotal)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RunStepMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case runstep.FieldRun:
+		return m.Run()
+	case runstep.FieldSeq:
+		return m.Seq()
+	case runstep.FieldNode:
+		return m.Node()
+	case runstep.FieldKind:
+		return m.Kind()
+	case runstep.FieldCopy:
+		return m.Copy()
+	case runstep.FieldStartTime:
+		return m.StartTime()
+	case runstep.FieldDurationNs:
+		return m.DurationNs()
+	case runstep.FieldOutcome:
+		return m.Outcome()
+	case runstep.FieldError:
+		return m.Error()
+	case runstep.FieldPause:
+		return m.Pause()
+	case runstep.FieldApprovalID:
+		return m.ApprovalID()
+	case runstep.FieldTokensInput:
+		return m.TokensInput()
+	case runstep.FieldTokensOutput:
+		return m.TokensOutput()
+	case runstep.FieldTokensCached:
+		return m.TokensCached()
+	case runstep.FieldTokensTotal:
+		return m.TokensTotal()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RunStepMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case runstep.FieldRun:
+		return m.OldRun(ctx)
+	case runstep.FieldSeq:
+		return m.OldSeq(ctx)
+	case runstep.FieldNode:
+		return m.OldNode(ctx)
+	case runstep.FieldKind:
+		return m.OldKind(ctx)
+	case runstep.FieldCopy:
+		return m.OldCopy(ctx)
+	case runstep.FieldStartTime:
+		return m.OldStartTime(ctx)
+	case runstep.FieldDurationNs:
+		return m.OldDurationNs(ctx)
+	case runstep.FieldOutcome:
+		return m.OldOutcome(ctx)
+	case runstep.FieldError:
+		return m.OldError(ctx)
+	case runstep.FieldPause:
+		return m.OldPause(ctx)
+	case runstep.FieldApprovalID:
+		return m.OldApprovalID(ctx)
+	case runstep.FieldTokensInput:
+		return m.OldTokensInput(ctx)
+	case runstep.FieldTokensOutput:
+		return m.OldTokensOutput(ctx)
+	case runstep.FieldTokensCached:
+		return m.OldTokensCached(ctx)
+	case runstep.FieldTokensTotal:
+		return m.OldTokensTotal(ctx)
+	}
+	return nil, fmt.Errorf("unknown RunStep field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RunStepMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case runstep.FieldRun:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRun(v)
+		return nil
+	case runstep.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case runstep.FieldNode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNode(v)
+		return nil
+	case runstep.FieldKind:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case runstep.FieldCopy:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCopy(v)
+		return nil
+	case runstep.FieldStartTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartTime(v)
+		return nil
+	case runstep.FieldDurationNs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDurationNs(v)
+		return nil
+	case runstep.FieldOutcome:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutcome(v)
+		return nil
+	case runstep.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case runstep.FieldPause:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPause(v)
+		return nil
+	case runstep.FieldApprovalID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovalID(v)
+		return nil
+	case runstep.FieldTokensInput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensInput(v)
+		return nil
+	case runstep.FieldTokensOutput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensOutput(v)
+		return nil
+	case runstep.FieldTokensCached:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensCached(v)
+		return nil
+	case runstep.FieldTokensTotal:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokensTotal(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RunStep field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RunStepMutation) AddedFields() []string {
+	var fields []string
+	if m.addrun != nil {
+		fields = append(fields, runstep.FieldRun)
+	}
+	if m.addseq != nil {
+		fields = append(fields, runstep.FieldSeq)
+	}
+	if m.addcopy != nil {
+		fields = append(fields, runstep.FieldCopy)
+	}
+	if m.addduration_ns != nil {
+		fields = append(fields, runstep.FieldDurationNs)
+	}
+	if m.addtokens_input != nil {
+		fields = append(fields, runstep.FieldTokensInput)
+	}
+	if m.addtokens_output != nil {
+		fields = append(fields, runstep.FieldTokensOutput)
+	}
+	if m.addtokens_cached != nil {
+		fields = append(fields, runstep.FieldTokensCached)
+	}
+	if m.addtokens_total != nil {
+		fields = append(fields, runstep.FieldTokensTotal)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RunStepMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case runstep.FieldRun:
+		return m.AddedRun()
+	case runstep.FieldSeq:
+		return m.AddedSeq()
+	case runstep.FieldCopy:
+		return m.AddedCopy()
+	case runstep.FieldDurationNs:
+		return m.AddedDurationNs()
+	case runstep.FieldTokensInput:
+		return m.AddedTokensInput()
+	case runstep.FieldTokensOutput:
+		return m.AddedTokensOutput()
+	case runstep.FieldTokensCached:
+		return m.AddedTokensCached()
+	case runstep.FieldTokensTotal:
+		return m.AddedTokensTotal()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RunStepMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case runstep.FieldRun:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRun(v)
+		return nil
+	case runstep.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	case runstep.FieldCopy:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCopy(v)
+		return nil
+	case runstep.FieldDurationNs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDurationNs(v)
+		return nil
+	case runstep.FieldTokensInput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensInput(v)
+		return nil
+	case runstep.FieldTokensOutput:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensOutput(v)
+		return nil
+	case runstep.FieldTokensCached:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensCached(v)
+		return nil
+	case runstep.FieldTokensTotal:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokensTotal(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RunStep numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RunStepMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(runstep.FieldStartTime) {
+		fields = append(fields, runstep.FieldStartTime)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RunStepMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RunStepMutation) ClearField(name string) error {
+	switch name {
+	case runstep.FieldStartTime:
+		m.ClearStartTime()
+		return nil
+	}
+	return fmt.Errorf("unknown RunStep nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RunStepMutation) ResetField(name string) error {
+	switch name {
+	case runstep.FieldRun:
+		m.ResetRun()
+		return nil
+	case runstep.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case runstep.FieldNode:
+		m.ResetNode()
+		return nil
+	case runstep.FieldKind:
+		m.ResetKind()
+		return nil
+	case runstep.FieldCopy:
+		m.ResetCopy()
+		return nil
+	case runstep.FieldStartTime:
+		m.ResetStartTime()
+		return nil
+	case runstep.FieldDurationNs:
+		m.ResetDurationNs()
+		return nil
+	case runstep.FieldOutcome:
+		m.ResetOutcome()
+		return nil
+	case runstep.FieldError:
+		m.ResetError()
+		return nil
+	case runstep.FieldPause:
+		m.ResetPause()
+		return nil
+	case runstep.FieldApprovalID:
+		m.ResetApprovalID()
+		return nil
+	case runstep.FieldTokensInput:
+		m.ResetTokensInput()
+		return nil
+	case runstep.FieldTokensOutput:
+		m.ResetTokensOutput()
+		return nil
+	case runstep.FieldTokensCached:
+		m.ResetTokensCached()
+		return nil
+	case runstep.FieldTokensTotal:
+		m.ResetTokensTotal()
+		return nil
+	}
+	return fmt.Errorf("unknown RunStep field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RunStepMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RunStepMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RunStepMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RunStepMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RunStepMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RunStepMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RunStepMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RunStep unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RunStepMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RunStep edge %s", name)
 }
 
 // SessionMutation represents an operation that mutates the Session nodes in the graph.

@@ -11,6 +11,8 @@ import (
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/ent/schema"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
@@ -83,6 +85,10 @@ func init() {
 	agentDescPauseDelivered := agentFields[21].Descriptor()
 	// agent.DefaultPauseDelivered holds the default value on creation for the pause_delivered field.
 	agent.DefaultPauseDelivered = agentDescPauseDelivered.Default.(bool)
+	// agentDescRunsDropped is the schema descriptor for runs_dropped field.
+	agentDescRunsDropped := agentFields[23].Descriptor()
+	// agent.DefaultRunsDropped holds the default value on creation for the runs_dropped field.
+	agent.DefaultRunsDropped = agentDescRunsDropped.Default.(int64)
 	approvalFields := schema.Approval{}.Fields()
 	_ = approvalFields
 	// approvalDescAgent is the schema descriptor for agent field.
@@ -97,40 +103,44 @@ func init() {
 	approvalDescThread := approvalFields[3].Descriptor()
 	// approval.DefaultThread holds the default value on creation for the thread field.
 	approval.DefaultThread = approvalDescThread.Default.(string)
+	// approvalDescRunID is the schema descriptor for run_id field.
+	approvalDescRunID := approvalFields[4].Descriptor()
+	// approval.DefaultRunID holds the default value on creation for the run_id field.
+	approval.DefaultRunID = approvalDescRunID.Default.(string)
 	// approvalDescNode is the schema descriptor for node field.
-	approvalDescNode := approvalFields[4].Descriptor()
+	approvalDescNode := approvalFields[5].Descriptor()
 	// approval.NodeValidator is a validator for the "node" field. It is called by the builders before save.
 	approval.NodeValidator = approvalDescNode.Validators[0].(func(string) error)
 	// approvalDescAsk is the schema descriptor for ask field.
-	approvalDescAsk := approvalFields[5].Descriptor()
+	approvalDescAsk := approvalFields[6].Descriptor()
 	// approval.DefaultAsk holds the default value on creation for the ask field.
 	approval.DefaultAsk = approvalDescAsk.Default.(string)
 	// approvalDescAccount is the schema descriptor for account field.
-	approvalDescAccount := approvalFields[7].Descriptor()
+	approvalDescAccount := approvalFields[8].Descriptor()
 	// approval.DefaultAccount holds the default value on creation for the account field.
 	approval.DefaultAccount = approvalDescAccount.Default.(string)
 	// approvalDescDigest is the schema descriptor for digest field.
-	approvalDescDigest := approvalFields[8].Descriptor()
+	approvalDescDigest := approvalFields[9].Descriptor()
 	// approval.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
 	approval.DigestValidator = approvalDescDigest.Validators[0].(func(string) error)
 	// approvalDescRuleID is the schema descriptor for rule_id field.
-	approvalDescRuleID := approvalFields[9].Descriptor()
+	approvalDescRuleID := approvalFields[10].Descriptor()
 	// approval.DefaultRuleID holds the default value on creation for the rule_id field.
 	approval.DefaultRuleID = approvalDescRuleID.Default.(string)
 	// approvalDescState is the schema descriptor for state field.
-	approvalDescState := approvalFields[10].Descriptor()
+	approvalDescState := approvalFields[11].Descriptor()
 	// approval.StateValidator is a validator for the "state" field. It is called by the builders before save.
 	approval.StateValidator = approvalDescState.Validators[0].(func(string) error)
 	// approvalDescSay is the schema descriptor for say field.
-	approvalDescSay := approvalFields[14].Descriptor()
+	approvalDescSay := approvalFields[15].Descriptor()
 	// approval.DefaultSay holds the default value on creation for the say field.
 	approval.DefaultSay = approvalDescSay.Default.(string)
 	// approvalDescDecisionDigest is the schema descriptor for decision_digest field.
-	approvalDescDecisionDigest := approvalFields[15].Descriptor()
+	approvalDescDecisionDigest := approvalFields[16].Descriptor()
 	// approval.DefaultDecisionDigest holds the default value on creation for the decision_digest field.
 	approval.DefaultDecisionDigest = approvalDescDecisionDigest.Default.(string)
 	// approvalDescReason is the schema descriptor for reason field.
-	approvalDescReason := approvalFields[17].Descriptor()
+	approvalDescReason := approvalFields[18].Descriptor()
 	// approval.DefaultReason holds the default value on creation for the reason field.
 	approval.DefaultReason = approvalDescReason.Default.(string)
 	// approvalDescID is the schema descriptor for id field.
@@ -281,6 +291,134 @@ func init() {
 	ruleDescID := ruleFields[0].Descriptor()
 	// rule.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	rule.IDValidator = ruleDescID.Validators[0].(func(string) error)
+	runFields := schema.Run{}.Fields()
+	_ = runFields
+	// runDescAgent is the schema descriptor for agent field.
+	runDescAgent := runFields[0].Descriptor()
+	// run.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	run.AgentValidator = runDescAgent.Validators[0].(func(string) error)
+	// runDescRunID is the schema descriptor for run_id field.
+	runDescRunID := runFields[1].Descriptor()
+	// run.RunIDValidator is a validator for the "run_id" field. It is called by the builders before save.
+	run.RunIDValidator = runDescRunID.Validators[0].(func(string) error)
+	// runDescThread is the schema descriptor for thread field.
+	runDescThread := runFields[2].Descriptor()
+	// run.DefaultThread holds the default value on creation for the thread field.
+	run.DefaultThread = runDescThread.Default.(string)
+	// runDescStartedBy is the schema descriptor for started_by field.
+	runDescStartedBy := runFields[3].Descriptor()
+	// run.DefaultStartedBy holds the default value on creation for the started_by field.
+	run.DefaultStartedBy = runDescStartedBy.Default.(string)
+	// runDescStartedByWho is the schema descriptor for started_by_who field.
+	runDescStartedByWho := runFields[4].Descriptor()
+	// run.DefaultStartedByWho holds the default value on creation for the started_by_who field.
+	run.DefaultStartedByWho = runDescStartedByWho.Default.(string)
+	// runDescBuild is the schema descriptor for build field.
+	runDescBuild := runFields[5].Descriptor()
+	// run.DefaultBuild holds the default value on creation for the build field.
+	run.DefaultBuild = runDescBuild.Default.(string)
+	// runDescState is the schema descriptor for state field.
+	runDescState := runFields[6].Descriptor()
+	// run.StateValidator is a validator for the "state" field. It is called by the builders before save.
+	run.StateValidator = runDescState.Validators[0].(func(string) error)
+	// runDescDurationNs is the schema descriptor for duration_ns field.
+	runDescDurationNs := runFields[9].Descriptor()
+	// run.DefaultDurationNs holds the default value on creation for the duration_ns field.
+	run.DefaultDurationNs = runDescDurationNs.Default.(int64)
+	// runDescStepCount is the schema descriptor for step_count field.
+	runDescStepCount := runFields[10].Descriptor()
+	// run.DefaultStepCount holds the default value on creation for the step_count field.
+	run.DefaultStepCount = runDescStepCount.Default.(int)
+	// runDescTokensInput is the schema descriptor for tokens_input field.
+	runDescTokensInput := runFields[11].Descriptor()
+	// run.DefaultTokensInput holds the default value on creation for the tokens_input field.
+	run.DefaultTokensInput = runDescTokensInput.Default.(int64)
+	// runDescTokensOutput is the schema descriptor for tokens_output field.
+	runDescTokensOutput := runFields[12].Descriptor()
+	// run.DefaultTokensOutput holds the default value on creation for the tokens_output field.
+	run.DefaultTokensOutput = runDescTokensOutput.Default.(int64)
+	// runDescTokensCached is the schema descriptor for tokens_cached field.
+	runDescTokensCached := runFields[13].Descriptor()
+	// run.DefaultTokensCached holds the default value on creation for the tokens_cached field.
+	run.DefaultTokensCached = runDescTokensCached.Default.(int64)
+	// runDescTokensTotal is the schema descriptor for tokens_total field.
+	runDescTokensTotal := runFields[14].Descriptor()
+	// run.DefaultTokensTotal holds the default value on creation for the tokens_total field.
+	run.DefaultTokensTotal = runDescTokensTotal.Default.(int64)
+	// runDescError is the schema descriptor for error field.
+	runDescError := runFields[15].Descriptor()
+	// run.DefaultError holds the default value on creation for the error field.
+	run.DefaultError = runDescError.Default.(string)
+	// runDescPause is the schema descriptor for pause field.
+	runDescPause := runFields[16].Descriptor()
+	// run.DefaultPause holds the default value on creation for the pause field.
+	run.DefaultPause = runDescPause.Default.(string)
+	// runDescPausedAt is the schema descriptor for paused_at field.
+	runDescPausedAt := runFields[17].Descriptor()
+	// run.DefaultPausedAt holds the default value on creation for the paused_at field.
+	run.DefaultPausedAt = runDescPausedAt.Default.(string)
+	// runDescApprovalID is the schema descriptor for approval_id field.
+	runDescApprovalID := runFields[18].Descriptor()
+	// run.DefaultApprovalID holds the default value on creation for the approval_id field.
+	run.DefaultApprovalID = runDescApprovalID.Default.(string)
+	// runDescStepsTruncated is the schema descriptor for steps_truncated field.
+	runDescStepsTruncated := runFields[22].Descriptor()
+	// run.DefaultStepsTruncated holds the default value on creation for the steps_truncated field.
+	run.DefaultStepsTruncated = runDescStepsTruncated.Default.(bool)
+	// runDescSeq is the schema descriptor for seq field.
+	runDescSeq := runFields[23].Descriptor()
+	// run.DefaultSeq holds the default value on creation for the seq field.
+	run.DefaultSeq = runDescSeq.Default.(int64)
+	runstepFields := schema.RunStep{}.Fields()
+	_ = runstepFields
+	// runstepDescNode is the schema descriptor for node field.
+	runstepDescNode := runstepFields[2].Descriptor()
+	// runstep.DefaultNode holds the default value on creation for the node field.
+	runstep.DefaultNode = runstepDescNode.Default.(string)
+	// runstepDescKind is the schema descriptor for kind field.
+	runstepDescKind := runstepFields[3].Descriptor()
+	// runstep.DefaultKind holds the default value on creation for the kind field.
+	runstep.DefaultKind = runstepDescKind.Default.(string)
+	// runstepDescCopy is the schema descriptor for copy field.
+	runstepDescCopy := runstepFields[4].Descriptor()
+	// runstep.DefaultCopy holds the default value on creation for the copy field.
+	runstep.DefaultCopy = runstepDescCopy.Default.(int)
+	// runstepDescDurationNs is the schema descriptor for duration_ns field.
+	runstepDescDurationNs := runstepFields[6].Descriptor()
+	// runstep.DefaultDurationNs holds the default value on creation for the duration_ns field.
+	runstep.DefaultDurationNs = runstepDescDurationNs.Default.(int64)
+	// runstepDescOutcome is the schema descriptor for outcome field.
+	runstepDescOutcome := runstepFields[7].Descriptor()
+	// runstep.DefaultOutcome holds the default value on creation for the outcome field.
+	runstep.DefaultOutcome = runstepDescOutcome.Default.(string)
+	// runstepDescError is the schema descriptor for error field.
+	runstepDescError := runstepFields[8].Descriptor()
+	// runstep.DefaultError holds the default value on creation for the error field.
+	runstep.DefaultError = runstepDescError.Default.(string)
+	// runstepDescPause is the schema descriptor for pause field.
+	runstepDescPause := runstepFields[9].Descriptor()
+	// runstep.DefaultPause holds the default value on creation for the pause field.
+	runstep.DefaultPause = runstepDescPause.Default.(string)
+	// runstepDescApprovalID is the schema descriptor for approval_id field.
+	runstepDescApprovalID := runstepFields[10].Descriptor()
+	// runstep.DefaultApprovalID holds the default value on creation for the approval_id field.
+	runstep.DefaultApprovalID = runstepDescApprovalID.Default.(string)
+	// runstepDescTokensInput is the schema descriptor for tokens_input field.
+	runstepDescTokensInput := runstepFields[11].Descriptor()
+	// runstep.DefaultTokensInput holds the default value on creation for the tokens_input field.
+	runstep.DefaultTokensInput = runstepDescTokensInput.Default.(int64)
+	// runstepDescTokensOutput is the schema descriptor for tokens_output field.
+	runstepDescTokensOutput := runstepFields[12].Descriptor()
+	// runstep.DefaultTokensOutput holds the default value on creation for the tokens_output field.
+	runstep.DefaultTokensOutput = runstepDescTokensOutput.Default.(int64)
+	// runstepDescTokensCached is the schema descriptor for tokens_cached field.
+	runstepDescTokensCached := runstepFields[13].Descriptor()
+	// runstep.DefaultTokensCached holds the default value on creation for the tokens_cached field.
+	runstep.DefaultTokensCached = runstepDescTokensCached.Default.(int64)
+	// runstepDescTokensTotal is the schema descriptor for tokens_total field.
+	runstepDescTokensTotal := runstepFields[14].Descriptor()
+	// runstep.DefaultTokensTotal holds the default value on creation for the tokens_total field.
+	runstep.DefaultTokensTotal = runstepDescTokensTotal.Default.(int64)
 	sessionFields := schema.Session{}.Fields()
 	_ = sessionFields
 	// sessionDescUserID is the schema descriptor for user_id field.

@@ -28,6 +28,10 @@ type Tx struct {
 	Pairing *PairingClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
+	// Run is the client for interacting with the Run builders.
+	Run *RunClient
+	// RunStep is the client for interacting with the RunStep builders.
+	RunStep *RunStepClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// Setting is the client for interacting with the Setting builders.
@@ -181,6 +185,8 @@ func (tx *Tx) init() {
 	tx.PairCode = NewPairCodeClient(tx.config)
 	tx.Pairing = NewPairingClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
+	tx.Run = NewRunClient(tx.config)
+	tx.RunStep = NewRunStepClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)

@@ -106,7 +106,7 @@ func (g *Graph) Invoke(ctx context.Context, thread string, input map[string]any)
 	r.setTasks([]*task{{node: g.start, copy: -1}})
 	ctx = r.begin(ctx)
 	defer r.end()
-	r.tell(ctx, Event{Kind: EventRunStarted})
+	r.tell(ctx, Event{Kind: EventRunStarted, Input: input})
 	return r.loop(ctx)
 }
 
@@ -173,8 +173,10 @@ func (g *Graph) Pending(ctx context.Context, thread string) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t := r.firstPaused(); t != nil {
-		return t.pending, nil
+	if t := r.firstPaused(); t != nil && t.pending != nil {
+		p := *t.pending
+		p.Run = r.id
+		return &p, nil
 	}
 	return nil, nil
 }
@@ -363,7 +365,7 @@ func (r *run) finish(ctx context.Context, steps int) (res Result, err error) {
 		if err != nil {
 			r.tell(ctx, Event{Kind: EventRunFailed, Err: err, Steps: steps, Duration: r.spent()})
 		} else {
-			r.tell(ctx, Event{Kind: EventRunFinished, Steps: steps, Duration: r.spent()})
+			r.tell(ctx, Event{Kind: EventRunFinished, Steps: steps, Duration: r.spent(), State: r.state})
 		}
 	}()
 	turn := &Turn{At: r.g.now().UTC(), Asked: clone(r.asked), Answered: r.answered()}

@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/lock"
 	"github.com/symphonix/symphonix/mcptools"
+	"github.com/symphonix/symphonix/runs"
 	"github.com/symphonix/symphonix/secrets"
 	"github.com/symphonix/symphonix/serve"
 	"github.com/symphonix/symphonix/transcript"
@@ -57,7 +58,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz}
+	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz, runCtx: context.WithoutCancel(ctx)}
 	p.bg.Go(func() { pz.run(ctx) })
 	if cfg.BoardURL != "" {
 		p.spoke, p.ready = make(chan struct{}), make(chan struct{})
@@ -195,9 +196,15 @@ func startServing(ctx context.Context, p *parts, days int) (_ *serving, err erro
 	var journalLine, transcriptLine string
 	s.journal, journalLine = openJournal(cfg)
 	s.transcript, transcriptLine = openTranscript(cfg, days)
-	if p.agent, err = open(ctx, cfg, s.journal); err != nil {
+	rr, err := openRuns(cfg, p.id, cfg.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	if p.agent, err = open(ctx, cfg, s.journal, rr); err != nil {
 		return nil, &cannotRun{err}
 	}
+	p.runs = rr
+	rr.settle(ctx, p.agent)
 	p.gov, err = govern(cfg, p.agent, func(thread string, res flow.Result, v governed.Verdict, err error) {
 		p.api.Decided(thread, res, v, err) // before the line: the line says it is there
 		fmt.Fprintln(cfg.Stdout, decidedLine(thread, res, v, err))
@@ -222,6 +229,9 @@ func startServing(ctx context.Context, p *parts, days int) (_ *serving, err erro
 	sayAssembled(cfg.Stdout, p.agent)
 	fmt.Fprintln(cfg.Stdout, journalLine)
 	fmt.Fprintln(cfg.Stdout, transcriptLine)
+	if rr != nil {
+		fmt.Fprintln(cfg.Stdout, runsLine(rr))
+	}
 	fmt.Fprintf(cfg.Stdout, "serving %s on %s\n", cfg.Dir, url)
 	return s, nil
 }
@@ -283,6 +293,13 @@ func (s *serving) run(ctx context.Context) error {
 		s.p.cfg.Logger.WarnContext(sctx, "runs still in flight at shutdown", "err", err)
 		s.srv.Close()
 	}
+	fired := make(chan struct{})
+	go func() { s.p.fired.Wait(); close(fired) }()
+	select {
+	case <-fired:
+	case <-sctx.Done():
+		s.p.cfg.Logger.WarnContext(sctx, "runs fired from the board still in flight at shutdown", "err", sctx.Err())
+	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -309,4 +326,17 @@ func (s *serving) close() {
 	if s.ln != nil {
 		s.ln.Close() // already closed when it was served
 	}
+}
+
+// runsLine says how the agent's runs are reported.
+func runsLine(rr *runRecord) string {
+	what := "without their input and output"
+	if rr.rec.Detail() == runs.DetailFull {
+		what = "with their input and output, less the named secrets (MONITOR_DETAIL=full)"
+	}
+	where := "told live only"
+	if rr.box != nil {
+		where = "kept until it stores them, in " + rr.box.Path()
+	}
+	return fmt.Sprintf("runs: reported to the board %s; summaries %s", what, where)
 }

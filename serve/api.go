@@ -12,6 +12,7 @@ import (
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/runs"
 )
 
 // Turn is what a message or an answer comes to: a run that finished, with
@@ -275,10 +276,17 @@ func (s *Server) awaitReady(ctx context.Context) error {
 }
 
 // runContext is the context a run is made in: the request's values but
-// not its end, so a run outlives a client that goes away, and the thread,
-// for the journal.
+// not its end, so a run outlives a client that goes away, the thread, for
+// the journal, and that the chat started it, and who when the door knows
+// (runs.StartedBy), for the run's record.
 func (s *Server) runContext(ctx context.Context, thread string) context.Context {
-	return journal.WithThread(context.WithoutCancel(ctx), thread)
+	who := ""
+	if c, ok := callerFrom(ctx); ok && c.visitor != "" {
+		if p, ok := s.convs.person(c.visitor); ok {
+			who = p.Address
+		}
+	}
+	return journal.WithThread(runs.StartedBy(context.WithoutCancel(ctx), runs.ByChat, who), thread)
 }
 
 // input reads a message's body into a run's input: input as it is, after

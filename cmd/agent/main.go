@@ -12,6 +12,9 @@
 //
 // The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
 // Without a monitor URL the agent runs without a board and says so.
+// Linked, the agent reports its runs without their input and output;
+// MONITOR_DETAIL=full sends those too, less the named secrets, and any
+// other value than full or empty is refused at start (docs/runs.md).
 //
 // `agent serve DIR` serves the flow on loopback — a chat page and a JSON API
 // (docs/serve.md) — with its journal and lock in DIR/.symphonix, and prints

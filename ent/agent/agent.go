@@ -55,6 +55,10 @@ const (
 	FieldPauseOrigin = "pause_origin"
 	// FieldPauseDelivered holds the string denoting the pause_delivered field in the database.
 	FieldPauseDelivered = "pause_delivered"
+	// FieldInputs holds the string denoting the inputs field in the database.
+	FieldInputs = "inputs"
+	// FieldRunsDropped holds the string denoting the runs_dropped field in the database.
+	FieldRunsDropped = "runs_dropped"
 	// FieldFirstSeen holds the string denoting the first_seen field in the database.
 	FieldFirstSeen = "first_seen"
 	// FieldLastSeen holds the string denoting the last_seen field in the database.
@@ -88,6 +92,8 @@ var Columns = []string{
 	FieldPauseTime,
 	FieldPauseOrigin,
 	FieldPauseDelivered,
+	FieldInputs,
+	FieldRunsDropped,
 	FieldFirstSeen,
 	FieldLastSeen,
 }
@@ -131,6 +137,8 @@ var (
 	DefaultPauseOrigin string
 	// DefaultPauseDelivered holds the default value on creation for the "pause_delivered" field.
 	DefaultPauseDelivered bool
+	// DefaultRunsDropped holds the default value on creation for the "runs_dropped" field.
+	DefaultRunsDropped int64
 )
 
 // OrderOption defines the ordering options for the Agent queries.
@@ -229,6 +237,11 @@ func ByPauseOrigin(opts ...sql.OrderTermOption) OrderOption {
 // ByPauseDelivered orders the results by the pause_delivered field.
 func ByPauseDelivered(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPauseDelivered, opts...).ToFunc()
+}
+
+// ByRunsDropped orders the results by the runs_dropped field.
+func ByRunsDropped(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRunsDropped, opts...).ToFunc()
 }
 
 // ByFirstSeen orders the results by the first_seen field.

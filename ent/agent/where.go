@@ -149,6 +149,16 @@ func PauseDelivered(v bool) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldPauseDelivered, v))
 }
 
+// Inputs applies equality check predicate on the "inputs" field. It's identical to InputsEQ.
+func Inputs(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldInputs, v))
+}
+
+// RunsDropped applies equality check predicate on the "runs_dropped" field. It's identical to RunsDroppedEQ.
+func RunsDropped(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldRunsDropped, v))
+}
+
 // FirstSeen applies equality check predicate on the "first_seen" field. It's identical to FirstSeenEQ.
 func FirstSeen(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldFirstSeen, v))
@@ -1127,6 +1137,96 @@ func PauseDeliveredEQ(v bool) predicate.Agent {
 // PauseDeliveredNEQ applies the NEQ predicate on the "pause_delivered" field.
 func PauseDeliveredNEQ(v bool) predicate.Agent {
 	return predicate.Agent(sql.FieldNEQ(FieldPauseDelivered, v))
+}
+
+// InputsEQ applies the EQ predicate on the "inputs" field.
+func InputsEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldInputs, v))
+}
+
+// InputsNEQ applies the NEQ predicate on the "inputs" field.
+func InputsNEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldInputs, v))
+}
+
+// InputsIn applies the In predicate on the "inputs" field.
+func InputsIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldInputs, vs...))
+}
+
+// InputsNotIn applies the NotIn predicate on the "inputs" field.
+func InputsNotIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldInputs, vs...))
+}
+
+// InputsGT applies the GT predicate on the "inputs" field.
+func InputsGT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldInputs, v))
+}
+
+// InputsGTE applies the GTE predicate on the "inputs" field.
+func InputsGTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldInputs, v))
+}
+
+// InputsLT applies the LT predicate on the "inputs" field.
+func InputsLT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldInputs, v))
+}
+
+// InputsLTE applies the LTE predicate on the "inputs" field.
+func InputsLTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldInputs, v))
+}
+
+// InputsIsNil applies the IsNil predicate on the "inputs" field.
+func InputsIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldInputs))
+}
+
+// InputsNotNil applies the NotNil predicate on the "inputs" field.
+func InputsNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldInputs))
+}
+
+// RunsDroppedEQ applies the EQ predicate on the "runs_dropped" field.
+func RunsDroppedEQ(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldRunsDropped, v))
+}
+
+// RunsDroppedNEQ applies the NEQ predicate on the "runs_dropped" field.
+func RunsDroppedNEQ(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldRunsDropped, v))
+}
+
+// RunsDroppedIn applies the In predicate on the "runs_dropped" field.
+func RunsDroppedIn(vs ...int64) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldRunsDropped, vs...))
+}
+
+// RunsDroppedNotIn applies the NotIn predicate on the "runs_dropped" field.
+func RunsDroppedNotIn(vs ...int64) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldRunsDropped, vs...))
+}
+
+// RunsDroppedGT applies the GT predicate on the "runs_dropped" field.
+func RunsDroppedGT(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldRunsDropped, v))
+}
+
+// RunsDroppedGTE applies the GTE predicate on the "runs_dropped" field.
+func RunsDroppedGTE(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldRunsDropped, v))
+}
+
+// RunsDroppedLT applies the LT predicate on the "runs_dropped" field.
+func RunsDroppedLT(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldRunsDropped, v))
+}
+
+// RunsDroppedLTE applies the LTE predicate on the "runs_dropped" field.
+func RunsDroppedLTE(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldRunsDropped, v))
 }
 
 // FirstSeenEQ applies the EQ predicate on the "first_seen" field.

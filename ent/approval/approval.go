@@ -17,6 +17,8 @@ const (
 	FieldRun = "run"
 	// FieldThread holds the string denoting the thread field in the database.
 	FieldThread = "thread"
+	// FieldRunID holds the string denoting the run_id field in the database.
+	FieldRunID = "run_id"
 	// FieldNode holds the string denoting the node field in the database.
 	FieldNode = "node"
 	// FieldAsk holds the string denoting the ask field in the database.
@@ -59,6 +61,7 @@ var Columns = []string{
 	FieldAgent,
 	FieldRun,
 	FieldThread,
+	FieldRunID,
 	FieldNode,
 	FieldAsk,
 	FieldShow,
@@ -94,6 +97,8 @@ var (
 	RunValidator func(string) error
 	// DefaultThread holds the default value on creation for the "thread" field.
 	DefaultThread string
+	// DefaultRunID holds the default value on creation for the "run_id" field.
+	DefaultRunID string
 	// NodeValidator is a validator for the "node" field. It is called by the builders before save.
 	NodeValidator func(string) error
 	// DefaultAsk holds the default value on creation for the "ask" field.
@@ -137,6 +142,11 @@ func ByRun(opts ...sql.OrderTermOption) OrderOption {
 // ByThread orders the results by the thread field.
 func ByThread(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldThread, opts...).ToFunc()
+}
+
+// ByRunID orders the results by the run_id field.
+func ByRunID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRunID, opts...).ToFunc()
 }
 
 // ByNode orders the results by the node field.

@@ -79,6 +79,11 @@ func Thread(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldThread, v))
 }
 
+// RunID applies equality check predicate on the "run_id" field. It's identical to RunIDEQ.
+func RunID(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldRunID, v))
+}
+
 // Node applies equality check predicate on the "node" field. It's identical to NodeEQ.
 func Node(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldNode, v))
@@ -342,6 +347,71 @@ func ThreadEqualFold(v string) predicate.Approval {
 // ThreadContainsFold applies the ContainsFold predicate on the "thread" field.
 func ThreadContainsFold(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldContainsFold(FieldThread, v))
+}
+
+// RunIDEQ applies the EQ predicate on the "run_id" field.
+func RunIDEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldRunID, v))
+}
+
+// RunIDNEQ applies the NEQ predicate on the "run_id" field.
+func RunIDNEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldNEQ(FieldRunID, v))
+}
+
+// RunIDIn applies the In predicate on the "run_id" field.
+func RunIDIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldIn(FieldRunID, vs...))
+}
+
+// RunIDNotIn applies the NotIn predicate on the "run_id" field.
+func RunIDNotIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldNotIn(FieldRunID, vs...))
+}
+
+// RunIDGT applies the GT predicate on the "run_id" field.
+func RunIDGT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGT(FieldRunID, v))
+}
+
+// RunIDGTE applies the GTE predicate on the "run_id" field.
+func RunIDGTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGTE(FieldRunID, v))
+}
+
+// RunIDLT applies the LT predicate on the "run_id" field.
+func RunIDLT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLT(FieldRunID, v))
+}
+
+// RunIDLTE applies the LTE predicate on the "run_id" field.
+func RunIDLTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLTE(FieldRunID, v))
+}
+
+// RunIDContains applies the Contains predicate on the "run_id" field.
+func RunIDContains(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContains(FieldRunID, v))
+}
+
+// RunIDHasPrefix applies the HasPrefix predicate on the "run_id" field.
+func RunIDHasPrefix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasPrefix(FieldRunID, v))
+}
+
+// RunIDHasSuffix applies the HasSuffix predicate on the "run_id" field.
+func RunIDHasSuffix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasSuffix(FieldRunID, v))
+}
+
+// RunIDEqualFold applies the EqualFold predicate on the "run_id" field.
+func RunIDEqualFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEqualFold(FieldRunID, v))
+}
+
+// RunIDContainsFold applies the ContainsFold predicate on the "run_id" field.
+func RunIDContainsFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContainsFold(FieldRunID, v))
 }
 
 // NodeEQ applies the EQ predicate on the "node" field.

@@ -34,6 +34,8 @@ var (
 		{Name: "pause_time", Type: field.TypeTime, Nullable: true},
 		{Name: "pause_origin", Type: field.TypeString, Default: ""},
 		{Name: "pause_delivered", Type: field.TypeBool, Default: false},
+		{Name: "inputs", Type: field.TypeBytes, Nullable: true},
+		{Name: "runs_dropped", Type: field.TypeInt64, Default: 0},
 		{Name: "first_seen", Type: field.TypeTime},
 		{Name: "last_seen", Type: field.TypeTime},
 	}
@@ -56,6 +58,7 @@ var (
 		{Name: "agent", Type: field.TypeString},
 		{Name: "run", Type: field.TypeString},
 		{Name: "thread", Type: field.TypeString, Default: ""},
+		{Name: "run_id", Type: field.TypeString, Default: ""},
 		{Name: "node", Type: field.TypeString},
 		{Name: "ask", Type: field.TypeString, Default: ""},
 		{Name: "show", Type: field.TypeString, Size: 2147483647},
@@ -82,7 +85,7 @@ var (
 			{
 				Name:    "approval_one_pending",
 				Unique:  true,
-				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[2], ApprovalsColumns[4]},
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[2], ApprovalsColumns[5]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "state = 'pending'",
 				},
@@ -90,37 +93,42 @@ var (
 			{
 				Name:    "approval_agent_run_node_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[2], ApprovalsColumns[4], ApprovalsColumns[11]},
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[2], ApprovalsColumns[5], ApprovalsColumns[12]},
 			},
 			{
 				Name:    "approval_created_at_id_state",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[11], ApprovalsColumns[0], ApprovalsColumns[10]},
+				Columns: []*schema.Column{ApprovalsColumns[12], ApprovalsColumns[0], ApprovalsColumns[11]},
 			},
 			{
 				Name:    "approval_state_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[10], ApprovalsColumns[11], ApprovalsColumns[0]},
+				Columns: []*schema.Column{ApprovalsColumns[11], ApprovalsColumns[12], ApprovalsColumns[0]},
 			},
 			{
 				Name:    "approval_state_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[10], ApprovalsColumns[13]},
+				Columns: []*schema.Column{ApprovalsColumns[11], ApprovalsColumns[14]},
 			},
 			{
 				Name:    "approval_agent_created_at_id_state",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[11], ApprovalsColumns[0], ApprovalsColumns[10]},
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[12], ApprovalsColumns[0], ApprovalsColumns[11]},
 			},
 			{
 				Name:    "approval_agent_state_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[10], ApprovalsColumns[11], ApprovalsColumns[0]},
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[11], ApprovalsColumns[12], ApprovalsColumns[0]},
+			},
+			{
+				Name:    "approval_agent_run_id_node",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[4], ApprovalsColumns[5]},
 			},
 			{
 				Name:    "approval_agent_delivered_at_say",
 				Unique:  false,
-				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[19], ApprovalsColumns[14]},
+				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[20], ApprovalsColumns[15]},
 			},
 		},
 	}
@@ -274,6 +282,105 @@ var (
 			},
 		},
 	}
+	// RunsColumns holds the columns for the "runs" table.
+	RunsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "run_id", Type: field.TypeString},
+		{Name: "thread", Type: field.TypeString, Default: ""},
+		{Name: "started_by", Type: field.TypeString, Default: ""},
+		{Name: "started_by_who", Type: field.TypeString, Default: ""},
+		{Name: "build", Type: field.TypeString, Default: ""},
+		{Name: "state", Type: field.TypeString},
+		{Name: "start_time", Type: field.TypeTime},
+		{Name: "end_time", Type: field.TypeTime, Nullable: true},
+		{Name: "duration_ns", Type: field.TypeInt64, Default: 0},
+		{Name: "step_count", Type: field.TypeInt, Default: 0},
+		{Name: "tokens_input", Type: field.TypeInt64, Default: 0},
+		{Name: "tokens_output", Type: field.TypeInt64, Default: 0},
+		{Name: "tokens_cached", Type: field.TypeInt64, Default: 0},
+		{Name: "tokens_total", Type: field.TypeInt64, Default: 0},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "pause", Type: field.TypeString, Default: ""},
+		{Name: "paused_at", Type: field.TypeString, Default: ""},
+		{Name: "approval_id", Type: field.TypeString, Default: ""},
+		{Name: "input", Type: field.TypeBytes, Nullable: true},
+		{Name: "output", Type: field.TypeBytes, Nullable: true},
+		{Name: "withheld", Type: field.TypeJSON, Nullable: true},
+		{Name: "steps_truncated", Type: field.TypeBool, Default: false},
+		{Name: "seq", Type: field.TypeInt64, Default: 0},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// RunsTable holds the schema information for the "runs" table.
+	RunsTable = &schema.Table{
+		Name:       "runs",
+		Columns:    RunsColumns,
+		PrimaryKey: []*schema.Column{RunsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "run_agent_run_id",
+				Unique:  true,
+				Columns: []*schema.Column{RunsColumns[1], RunsColumns[2]},
+			},
+			{
+				Name:    "run_start_time",
+				Unique:  false,
+				Columns: []*schema.Column{RunsColumns[8]},
+			},
+			{
+				Name:    "run_agent_start_time",
+				Unique:  false,
+				Columns: []*schema.Column{RunsColumns[1], RunsColumns[8]},
+			},
+			{
+				Name:    "run_state_start_time",
+				Unique:  false,
+				Columns: []*schema.Column{RunsColumns[7], RunsColumns[8]},
+			},
+			{
+				Name:    "run_agent_thread_start_time",
+				Unique:  false,
+				Columns: []*schema.Column{RunsColumns[1], RunsColumns[3], RunsColumns[8]},
+			},
+			{
+				Name:    "run_end_time",
+				Unique:  false,
+				Columns: []*schema.Column{RunsColumns[9]},
+			},
+		},
+	}
+	// RunStepsColumns holds the columns for the "run_steps" table.
+	RunStepsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "run", Type: field.TypeInt},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "node", Type: field.TypeString, Default: ""},
+		{Name: "kind", Type: field.TypeString, Default: ""},
+		{Name: "copy", Type: field.TypeInt, Default: -1},
+		{Name: "start_time", Type: field.TypeTime, Nullable: true},
+		{Name: "duration_ns", Type: field.TypeInt64, Default: -1},
+		{Name: "outcome", Type: field.TypeString, Default: ""},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "pause", Type: field.TypeString, Default: ""},
+		{Name: "approval_id", Type: field.TypeString, Default: ""},
+		{Name: "tokens_input", Type: field.TypeInt64, Default: 0},
+		{Name: "tokens_output", Type: field.TypeInt64, Default: 0},
+		{Name: "tokens_cached", Type: field.TypeInt64, Default: 0},
+		{Name: "tokens_total", Type: field.TypeInt64, Default: 0},
+	}
+	// RunStepsTable holds the schema information for the "run_steps" table.
+	RunStepsTable = &schema.Table{
+		Name:       "run_steps",
+		Columns:    RunStepsColumns,
+		PrimaryKey: []*schema.Column{RunStepsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "runstep_run_seq",
+				Unique:  false,
+				Columns: []*schema.Column{RunStepsColumns[1], RunStepsColumns[2]},
+			},
+		},
+	}
 	// SessionsColumns holds the columns for the "sessions" table.
 	SessionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -417,6 +524,8 @@ var (
 		PairCodesTable,
 		PairingsTable,
 		RulesTable,
+		RunsTable,
+		RunStepsTable,
 		SessionsTable,
 		SettingsTable,
 		SigningKeysTable,

@@ -30,6 +30,12 @@ type Pairing func(*sql.Selector)
 // Rule is the predicate function for rule builders.
 type Rule func(*sql.Selector)
 
+// Run is the predicate function for run builders.
+type Run func(*sql.Selector)
+
+// RunStep is the predicate function for runstep builders.
+type RunStep func(*sql.Selector)
+
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 

@@ -46,6 +46,12 @@ func (Agent) Fields() []ent.Field {
 		field.Time("pause_time").Optional().Nillable(),
 		field.String("pause_origin").Default(""),
 		field.Bool("pause_delivered").Default(false),
+		// inputs are the values a run of its flow may be started with, from
+		// its last hello: JSON, a list of {name, type, description}.
+		field.Bytes("inputs").Optional(),
+		// runs_dropped is how many run summaries its outbox dropped, in all,
+		// as its summaries said.
+		field.Int64("runs_dropped").Default(0),
 		field.Time("first_seen").Immutable(),
 		field.Time("last_seen"),
 	}

@@ -21,6 +21,10 @@ func (Approval) Fields() []ent.Field {
 		field.String("agent").NotEmpty().Immutable(),
 		field.String("run").NotEmpty().Immutable(),
 		field.String("thread").Default("").Immutable(),
+		// run_id is the run, as the agent's run events and summaries name
+		// it, that stopped for the approval; "" from an agent that does not
+		// report runs.
+		field.String("run_id").Default("").Immutable(),
 		field.String("node").NotEmpty().Immutable(),
 		field.String("ask").Default("").Immutable(),
 		// show is what the agent shows a person: a JSON object, as text.
@@ -72,6 +76,8 @@ func (Approval) Indexes() []ent.Index {
 		// The same for one agent, and the count of its pending ones.
 		index.Fields("agent", "created_at", "id", "state"),
 		index.Fields("agent", "state", "created_at", "id"),
+		// A run's approvals (GetRun).
+		index.Fields("agent", "run_id", "node"),
 		// The decisions not yet delivered to an agent.
 		index.Fields("agent", "delivered_at", "say"),
 	}

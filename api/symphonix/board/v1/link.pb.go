@@ -545,8 +545,11 @@ type LinkRequest_ChatAnswer struct {
 
 type LinkRequest_Error struct {
 	// Error refuses a request the board made (a Fire, a Stop, a Chat),
-	// with its request_id: the code says why, the message names the field
-	// at fault in the agent's words, which the board may show its caller.
+	// with its request_id: the code says why (invalid_argument naming the
+	// field, not_found for a run it is not running, failed_precondition
+	// when it takes no work now), the message what was wrong, in the
+	// agent's words, for a person to read: at most 1 KiB, without secrets.
+	// Not answered.
 	Error *LinkError `protobuf:"bytes,18,opt,name=error,proto3,oneof"`
 }
 

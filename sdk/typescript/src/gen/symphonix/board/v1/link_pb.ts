@@ -201,8 +201,11 @@ export type LinkRequest = Message<"symphonix.board.v1.LinkRequest"> & {
   } | {
     /**
      * Error refuses a request the board made (a Fire, a Stop, a Chat),
-     * with its request_id: the code says why, the message names the field
-     * at fault in the agent's words, which the board may show its caller.
+     * with its request_id: the code says why (invalid_argument naming the
+     * field, not_found for a run it is not running, failed_precondition
+     * when it takes no work now), the message what was wrong, in the
+     * agent's words, for a person to read: at most 1 KiB, without secrets.
+     * Not answered.
      *
      * @generated from field: symphonix.board.v1.LinkError error = 18;
      */

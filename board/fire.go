@@ -1,0 +1,352 @@
+package board
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/audit"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/store"
+)
+
+// Limits of StartRun and StopRun (docs/limits.md, docs/runs.md).
+const (
+	// fireWithin is how long StartRun and StopRun wait for the agent.
+	fireWithin = 10 * time.Second
+	// startRunsPerCaller StartRuns a startRunWindow, per operator token or
+	// signed-in person.
+	startRunsPerCaller = 60
+	startRunWindow     = time.Minute
+	// maxFireThread is the longest thread StartRun takes.
+	maxFireThread = 128
+	// maxFireInput is the most input StartRun takes, as JSON.
+	maxFireInput = 64 << 10
+	// maxStopReason is the longest reason StopRun takes.
+	maxStopReason = 512
+	// maxFiresWaiting is how many fires and stops may wait for one
+	// agent's answer at once.
+	maxFiresWaiting = 64
+	// maxAgentWords is the most of an agent's refusal passed on.
+	maxAgentWords = 1024
+)
+
+// fireWaits are the fires and stops sent on one link waiting for their
+// answers, by request id. The zero value is ready.
+type fireWaits struct {
+	mu     sync.Mutex
+	m      map[string]chan fireAnswer
+	closed bool
+}
+
+// fireAnswer is what the agent said to a fire or a stop: a Fired, a
+// Stopped, or an Error.
+type fireAnswer struct {
+	msg proto.Message
+	err *boardv1.LinkError
+}
+
+var errLinkEnded = errors.New("the agent's link ended")
+
+// wait registers id; its answer comes on ch. done must be called.
+func (f *fireWaits) wait(id string) (ch <-chan fireAnswer, done func(), err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.closed:
+		return nil, nil, errLinkEnded
+	case len(f.m) >= maxFiresWaiting:
+		return nil, nil, connect.Errorf(connect.CodeResourceExhausted,
+			"the agent has %d starts and stops waiting for its answer, at most %d: try again", len(f.m), maxFiresWaiting)
+	}
+	if f.m == nil {
+		f.m = make(map[string]chan fireAnswer)
+	}
+	c := make(chan fireAnswer, 1)
+	f.m[id] = c
+	return c, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.m, id)
+	}, nil
+}
+
+// answer hands the agent's answer to whoever waits for id; an answer
+// nobody waits for (given up, or never asked) is dropped.
+func (f *fireWaits) answer(id string, msg proto.Message, le *boardv1.LinkError) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.m[id]
+	if !ok {
+		return
+	}
+	delete(f.m, id)
+	c <- fireAnswer{msg: msg, err: le}
+}
+
+// close ends every wait: the link is gone.
+func (f *fireWaits) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	for id, c := range f.m {
+		delete(f.m, id)
+		close(c)
+	}
+}
+
+// StartRun checks the request against the agent, sends it a Fire and
+// waits for its answer.
+func (s runService) StartRun(ctx context.Context, req *boardv1.StartRunRequest) (*boardv1.StartRunResponse, error) {
+	b := s.b
+	name := req.GetAgent()
+	if err := identity.ValidName(name); err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "agent: %v", err)
+	}
+	if err := validText(req.GetThread(), maxFireThread, false); err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "thread: %v", err)
+	}
+	if n := len(valuesJSON(req.GetInput())); n > maxFireInput {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "input: %d bytes as JSON, at most %d", n, maxFireInput)
+	}
+	caller, _ := identity.FromContext(ctx)
+	key := streamKey(caller)
+	if retry, ok := b.fireRate.take(key); !ok {
+		return nil, connect.Errorf(connect.CodeResourceExhausted,
+			"too many runs started: at most %d a minute for one token or person; try again in %s", startRunsPerCaller, retry.Round(time.Second))
+	}
+	b.fireRate.done(key, true) // every start counts
+	row, err := b.db.Agent.Query().Where(agent.Name(name)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, connect.Errorf(connect.CodeNotFound, "agent %s: not found", quoted(name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInput(req.GetInput(), inputsOf(row.Inputs)); err != nil {
+		return nil, err
+	}
+	sess, err := b.fireable(name, row)
+	if err != nil {
+		return nil, err
+	}
+	actor := identity.ActorOf(ctx, "")
+	id := newFireID()
+	ans, err := b.askAgent(ctx, sess, id, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Fire{Fire: &boardv1.Fire{
+		RequestId: id, Input: req.GetInput(), Thread: req.GetThread(), By: actor,
+	}}})
+	detail := map[string]any{"agent": name, "thread": req.GetThread()}
+	var out *boardv1.StartRunResponse
+	if err == nil {
+		fired, _ := ans.(*boardv1.Fired)
+		switch {
+		case fired == nil, validRunID(fired.GetRunId()) != nil, validText(fired.GetThread(), maxRunThread, false) != nil:
+			err = connect.NewError(connect.CodeUnavailable, "the agent's answer to the start did not name a run")
+		default:
+			out = &boardv1.StartRunResponse{RunId: fired.GetRunId(), Thread: fired.GetThread()}
+			detail["run"], detail["thread"] = fired.GetRunId(), fired.GetThread()
+		}
+	}
+	if err != nil {
+		detail["refused"] = connect.CodeOf(err).String()
+	}
+	if aerr := b.auditRun(ctx, actor, "run.start", name, detail); aerr != nil {
+		return nil, aerr
+	}
+	return out, err
+}
+
+// StopRun checks the run is one the agent may be running, sends it a Stop
+// and waits for its answer.
+func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*boardv1.StopRunResponse, error) {
+	b := s.b
+	name := req.GetAgent()
+	if err := identity.ValidName(name); err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "agent: %v", err)
+	}
+	if err := validRunID(req.GetId()); err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "id: %v", err)
+	}
+	if err := validText(req.GetReason(), maxStopReason, false); err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "reason: %v", err)
+	}
+	known := b.live.peek(name, req.GetId())
+	if known == nil {
+		row, err := b.db.Run.Query().Where(run.Agent(name), run.RunID(req.GetId())).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil, connect.Errorf(connect.CodeNotFound, "run %s of agent %s: not found", quoted(req.GetId()), quoted(name))
+		}
+		if err != nil {
+			return nil, err
+		}
+		known = runProto(row)
+	}
+	if ended(known.GetState()) {
+		return nil, connect.Errorf(connect.CodeFailedPrecondition, "run %s: it has ended (%s)", quoted(req.GetId()), runStateWord(known.GetState()))
+	}
+	sess, err := b.fireable(name, nil)
+	if err != nil {
+		return nil, err
+	}
+	actor := identity.ActorOf(ctx, "")
+	id := newFireID()
+	ans, err := b.askAgent(ctx, sess, id, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Stop{Stop: &boardv1.Stop{
+		RequestId: id, RunId: req.GetId(), Reason: req.GetReason(), By: actor,
+	}}})
+	if err == nil {
+		if _, ok := ans.(*boardv1.Stopped); !ok {
+			err = connect.NewError(connect.CodeUnavailable, "the agent's answer to the stop was not stopped")
+		}
+	}
+	if connect.CodeOf(err) == connect.CodeNotFound {
+		err = connect.Errorf(connect.CodeFailedPrecondition, "run %s: the agent is not running it", quoted(req.GetId()))
+	}
+	detail := map[string]any{"agent": name, "run": req.GetId(), "thread": known.GetThread(), "reason": req.GetReason()}
+	if err != nil {
+		detail["refused"] = connect.CodeOf(err).String()
+	}
+	if aerr := b.auditRun(ctx, actor, "run.stop", name, detail); aerr != nil {
+		return nil, aerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &boardv1.StopRunResponse{}, nil
+}
+
+// fireable is the agent's live link when it may be sent a fire or a stop:
+// linked here, announcing fire, and, when row is given, not paused.
+func (b *Board) fireable(name string, row *ent.Agent) (*session, error) {
+	sess := b.presence.session(name)
+	switch {
+	case sess == nil:
+		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: not linked to this board", quoted(name))
+	case !slices.Contains(sess.caps, capFire):
+		return nil, connect.Errorf(connect.CodeFailedPrecondition,
+			"agent %s: its hello did not announce the fire capability, so runs cannot be started or stopped from the board", quoted(name))
+	case row != nil && row.Paused:
+		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: paused, so it takes no new work; resume it first", quoted(name))
+	}
+	return sess, nil
+}
+
+// askAgent sends m, whose request id is id, on the agent's link and waits
+// up to fireWithin for the answer: the Fired or Stopped, or the agent's
+// Error as the matching code with its words.
+func (b *Board) askAgent(ctx context.Context, sess *session, id string, m *boardv1.LinkResponse) (proto.Message, error) {
+	ch, done, err := sess.fires.wait(id)
+	if errors.Is(err, errLinkEnded) {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, "the agent's link ended; try again once it is back")
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := sess.out.push(m); err != nil {
+		if errors.Is(err, errOverrun) {
+			sess.cancel(err)
+		}
+		return nil, connect.NewError(connect.CodeFailedPrecondition, "the agent's link ended; try again once it is back")
+	}
+	t := time.NewTimer(fireWithin)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, connect.Errorf(connect.CodeDeadlineExceeded, "the agent did not answer within %s; it may still act on it", fireWithin)
+	case a, ok := <-ch:
+		if !ok {
+			return nil, connect.NewError(connect.CodeUnavailable, "the agent's link ended before it answered; it may still act on it")
+		}
+		if a.err != nil {
+			return nil, agentRefusal(a.err)
+		}
+		return a.msg, nil
+	}
+}
+
+// agentRefusal is an agent's Error as a caller is told it: the code it
+// chose, where it is one the link carries, and its words when they are
+// safe to pass on (UTF-8 without control characters, cut to 1 KiB).
+func agentRefusal(le *boardv1.LinkError) error {
+	code := connect.CodeInternal
+	switch le.GetCode() {
+	case boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT:
+		code = connect.CodeInvalidArgument
+	case boardv1.LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND:
+		code = connect.CodeNotFound
+	case boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED:
+		code = connect.CodeResourceExhausted
+	case boardv1.LinkErrorCode_LINK_ERROR_CODE_FAILED_PRECONDITION:
+		code = connect.CodeFailedPrecondition
+	case boardv1.LinkErrorCode_LINK_ERROR_CODE_UNAVAILABLE:
+		code = connect.CodeUnavailable
+	}
+	words := le.GetMessage()
+	if !utf8.ValidString(words) || strings.ContainsFunc(words, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		words = "(its words were not shown: not plain text)"
+	}
+	if words == "" {
+		words = "(no words)"
+	}
+	return connect.NewError(code, "the agent refused: "+cutText(words, maxAgentWords))
+}
+
+// checkInput checks a start's input against the agent's declared inputs,
+// naming input.<name> at fault.
+func checkInput(in *structpb.Struct, declared []flowInput) error {
+	for name, v := range in.GetFields() {
+		i := slices.IndexFunc(declared, func(f flowInput) bool { return f.Name == name })
+		if i < 0 {
+			return connect.Errorf(connect.CodeInvalidArgument, "input.%s: the agent's flow declares no such input", cutText(name, maxInputName))
+		}
+		ok := true
+		switch declared[i].Type {
+		case "string":
+			_, ok = v.GetKind().(*structpb.Value_StringValue)
+		case "number":
+			_, ok = v.GetKind().(*structpb.Value_NumberValue)
+		case "boolean":
+			_, ok = v.GetKind().(*structpb.Value_BoolValue)
+		case "object":
+			_, ok = v.GetKind().(*structpb.Value_StructValue)
+		case "list":
+			_, ok = v.GetKind().(*structpb.Value_ListValue)
+		}
+		if !ok {
+			return connect.Errorf(connect.CodeInvalidArgument, "input.%s: want a %s", name, declared[i].Type)
+		}
+	}
+	return nil
+}
+
+// auditRun writes a start's or a stop's audit entry.
+func (b *Board) auditRun(ctx context.Context, actor, action, name string, detail map[string]any) error {
+	return store.InTx(context.WithoutCancel(ctx), b.db, func(tx *ent.Tx) error {
+		_, err := b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: action, Subject: name, Detail: detail, At: b.now().UTC()})
+		return err
+	})
+}
+
+// newFireID is a fresh request id for a fire or a stop.
+func newFireID() string {
+	var p [9]byte
+	_, _ = rand.Read(p[:])
+	return fmt.Sprintf("board-%s", hex.EncodeToString(p[:]))
+}

@@ -1,0 +1,386 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"connectrpc.com/connect/v2"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/runstep"
+	"github.com/symphonix/symphonix/store"
+)
+
+// The rates and windows of runs on one link (docs/limits.md).
+const (
+	// runEventsPerSecond and runEventsBurst: how many run events a link
+	// may send a second, and at once; the rest are dropped and counted.
+	// A run of 20 steps every 10 s is about 4 a second.
+	runEventsPerSecond = 100
+	runEventsBurst     = 500
+	// maxRunWritesInFlight is how many run writes (summaries, and events
+	// that start, pause or resume a run) of one link may wait for the
+	// store at once; the link's next one waits for one of them.
+	maxRunWritesInFlight = 64
+	// maxRunBatch is the most run writes one transaction makes.
+	maxRunBatch = 200
+	// stepChunk is how many steps one insert writes.
+	stepChunk = 250
+)
+
+// runEventBucket is one link's allowance of run events: a token bucket,
+// read and written by the link's own goroutine only.
+type runEventBucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// take reports whether one more event is within the rate at now.
+func (r *runEventBucket) take(now time.Time) bool {
+	if r.last.IsZero() {
+		r.tokens = runEventsBurst
+	} else if d := now.Sub(r.last); d > 0 {
+		r.tokens = min(runEventsBurst, r.tokens+d.Seconds()*runEventsPerSecond)
+	}
+	r.last = now
+	if r.tokens < 1 {
+		return false
+	}
+	r.tokens--
+	return true
+}
+
+// runEvent takes a run event: into the live view, to watchers, and, when
+// it starts, pauses or resumes the run, to the store, without waiting. One
+// that is refused is counted and dropped; only an agent that did not
+// announce live-runs is told, with an Error. The link stays up.
+func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEvent) error {
+	b := l.b
+	if !slices.Contains(s.caps, capLiveRuns) {
+		b.runCounts.add(problemCapability)
+		return l.answerError(ctx, s, "", "run_event", &linkRequestError{code: connect.CodeFailedPrecondition,
+			msg: "run_event: this agent did not announce the live-runs capability in its hello"})
+	}
+	now := b.now()
+	if !s.runEvents.take(now) {
+		b.runCounts.add(problemRate)
+		return nil
+	}
+	if err := validRunEvent(e, now); err != nil {
+		b.runCounts.add(problemInvalid)
+		return l.answerError(ctx, s, "", "run_event", err)
+	}
+	a := b.live.apply(s.name, e, now, b.runCounts.add)
+	if a.kind != boardv1.RunEventKind_RUN_EVENT_KIND_UNSPECIFIED {
+		b.publishRun(a.kind, a.run, a.step)
+	}
+	if a.write {
+		w := &runWrite{agent: s.name, run: a.run, seq: e.GetSeq(), start: e.GetStart() != nil}
+		if err := l.takeRunSlot(ctx, s); err != nil {
+			return err
+		}
+		b.runWrites.later(w, func() { <-s.runSlots; b.runWritten(w) })
+	}
+	return nil
+}
+
+// takeRunSlot waits for one of the link's slots for a run write, sending
+// the answers to summaries stored meanwhile (which free theirs).
+func (l linkService) takeRunSlot(ctx context.Context, s *session) error {
+	for {
+		select {
+		case s.runSlots <- struct{}{}:
+			return nil
+		case w := <-s.runStored:
+			if err := l.runStored(s, w); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// runStored answers a summary once its batch is committed, and frees its
+// slot. The link's own goroutine sends it: a writer never waits on an
+// agent that does not read. A summary that could not be stored is not
+// answered: the agent sends it again after its next welcome.
+func (l linkService) runStored(s *session, w *runWrite) error {
+	<-s.runSlots
+	if w.err != nil {
+		return nil
+	}
+	return s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_RunStored{RunStored: &boardv1.RunStored{
+		RunId: w.run.GetId(), Seq: w.seq,
+	}}})
+}
+
+// validRunEvent checks a run event, naming the field at fault, and cuts
+// a step's error to what the board keeps.
+func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
+	if err := validRunID(e.GetRunId()); err != nil {
+		return badRequest("run_event.run_id: %v", err)
+	}
+	if e.GetSeq() == 0 {
+		return badRequest("run_event.seq: required, 1 or more")
+	}
+	if t := e.GetTime(); t != nil {
+		if err := validRunTime(t, now); err != nil {
+			return badRequest("run_event.time: %v", err)
+		}
+	}
+	switch k := e.GetKind().(type) {
+	case *boardv1.RunEvent_Start:
+		st := k.Start
+		for _, f := range []struct {
+			name string
+			v    string
+			max  int
+		}{
+			{"thread", st.GetThread(), maxRunThread},
+			{"started_by", st.GetStartedBy(), maxStartedBy},
+			{"started_by_who", st.GetStartedByWho(), maxStartedByWho},
+		} {
+			if err := validText(f.v, f.max, false); err != nil {
+				return badRequest("run_event.start.%s: %v", f.name, err)
+			}
+		}
+		if b := st.GetBuild(); b != "" && !buildShape.MatchString(b) {
+			return badRequest("run_event.start.build: want sha256: and 64 lower-case hex digits")
+		}
+	case *boardv1.RunEvent_Step:
+		if k.Step == nil {
+			return badRequest("run_event.step: required")
+		}
+		return validStep("run_event.step", k.Step)
+	case *boardv1.RunEvent_Pause:
+		if err := linkEnum("run_event.pause.kind", k.Pause.GetKind()); err != nil {
+			return err
+		}
+		if err := validText(k.Pause.GetNode(), maxRunNode, false); err != nil {
+			return badRequest("run_event.pause.node: %v", err)
+		}
+		if err := validText(k.Pause.GetApprovalId(), maxApprovalIDLen, false); err != nil {
+			return badRequest("run_event.pause.approval_id: %v", err)
+		}
+	case *boardv1.RunEvent_Resume:
+	default:
+		return badRequest("run_event: start, step, pause or resume required")
+	}
+	return nil
+}
+
+// runSummary stores a summary without waiting for the store: the agent
+// is answered run_stored once it is committed (or a later one of the run
+// was). Up to maxRunWritesInFlight writes of one link wait for the store at once;
+// past that the link waits. A summary the board refuses is answered with
+// an Error (request_id empty); the link stays up.
+func (l linkService) runSummary(ctx context.Context, s *session, m *boardv1.RunSummary) error {
+	b := l.b
+	if !slices.Contains(s.caps, capRuns) {
+		return l.answerError(ctx, s, "", "run_summary", &linkRequestError{code: connect.CodeFailedPrecondition,
+			msg: "run_summary: this agent did not announce the runs capability in its hello"})
+	}
+	if err := validSummary(m, b.now()); err != nil {
+		return l.answerError(ctx, s, "", "run_summary", err)
+	}
+	r := m.GetRun()
+	r.Agent = s.name
+	w := &runWrite{agent: s.name, run: r, seq: m.GetSeq(), summary: true, dropped: m.GetDropped()}
+	if err := l.takeRunSlot(ctx, s); err != nil {
+		return err
+	}
+	b.runWrites.later(w, func() {
+		b.runWritten(w)
+		s.runStored <- w // never waits: it holds no more than the slots
+	})
+	return nil
+}
+
+// runWrite is one change of a run waiting for its batch (Board.runWrites):
+// what a run event says of it (created, paused, resumed), or its summary.
+type runWrite struct {
+	agent   string
+	run     *boardv1.Run // a summary's with its steps
+	seq     uint32
+	start   bool // the run's start event: its start fields are written
+	summary bool
+	dropped uint32
+	// stored is the run's row after the batch; kept says this write changed
+	// it (a write of a seq the row had reached already does not).
+	stored *ent.Run
+	kept   bool
+	err    error
+}
+
+// runWritten follows a write once its batch is committed: the live view
+// and watchers learn what a kept summary says, and what the store says of
+// a run the live view thought was running when the store holds its end.
+func (b *Board) runWritten(w *runWrite) {
+	if w.err != nil {
+		b.log.LogAttrs(context.Background(), slog.LevelError, "store a run", slog.String("agent", w.agent),
+			slog.String("run", w.run.GetId()), slog.String("err", w.err.Error()))
+		return
+	}
+	switch {
+	case w.summary && w.kept:
+		r := runProto(w.stored)
+		if k := b.live.summarised(r, w.seq); k != boardv1.RunEventKind_RUN_EVENT_KIND_UNSPECIFIED {
+			b.publishRun(k, r, nil)
+		}
+	case !w.kept && w.stored != nil && ended(runStateProto(w.stored.State)):
+		b.live.summarised(runProto(w.stored), uint32(w.stored.Seq))
+	}
+}
+
+// writeRuns makes a batch of run writes in one transaction, in the order
+// they came: a write whose seq is not past the row's is not made. A
+// failure fails them all.
+func writeRuns(b *Board, batch []*runWrite) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	now := storedTime(b.now())
+	type key struct{ agent, id string }
+	byKey := make(map[key]*ent.Run, len(batch))
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+		clear(byKey)
+		var agents, ids []string
+		for _, w := range batch {
+			agents, ids = append(agents, w.agent), append(ids, w.run.GetId())
+		}
+		slices.Sort(agents)
+		slices.Sort(ids)
+		rows, err := tx.Run.Query().Where(run.AgentIn(slices.Compact(agents)...), run.RunIDIn(slices.Compact(ids)...)).All(ctx)
+		if err != nil {
+			return fmt.Errorf("read runs: %w", err)
+		}
+		for _, r := range rows {
+			byKey[key{r.Agent, r.RunID}] = r
+		}
+		dropped := map[string]int64{}
+		for _, w := range batch {
+			w.kept = false
+			k := key{w.agent, w.run.GetId()}
+			row := byKey[k]
+			if row != nil && int64(w.seq) <= row.Seq {
+				continue
+			}
+			if w.summary {
+				row, err = writeSummary(ctx, tx, row, w, now)
+				dropped[w.agent] += int64(w.dropped)
+			} else {
+				row, err = writeLive(ctx, tx, row, w, now)
+			}
+			if err != nil {
+				return err
+			}
+			byKey[k] = row
+			w.kept = true
+		}
+		for name, n := range dropped {
+			if n == 0 {
+				continue
+			}
+			if err := tx.Agent.Update().Where(agent.Name(name)).AddRunsDropped(n).Exec(ctx); err != nil {
+				return fmt.Errorf("count dropped summaries: %w", err)
+			}
+		}
+		return nil
+	})
+	for _, w := range batch {
+		w.err, w.stored = err, byKey[key{w.agent, w.run.GetId()}]
+	}
+}
+
+// writeLive creates or updates a run's row from what a run event said.
+func writeLive(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now time.Time) (*ent.Run, error) {
+	r := w.run
+	if row == nil {
+		return tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetThread(r.GetThread()).
+			SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).SetBuild(r.GetBuild()).
+			SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
+			SetPause(pauseKindWord(r.GetPause())).SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).
+			SetSeq(int64(w.seq)).SetUpdatedAt(now).Save(ctx)
+	}
+	u := row.Update().SetState(runStateWord(r.GetState())).SetPause(pauseKindWord(r.GetPause())).
+		SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).SetSeq(int64(w.seq)).SetUpdatedAt(now)
+	if w.start {
+		u.SetThread(r.GetThread()).SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).
+			SetBuild(r.GetBuild()).SetStartTime(storedTime(r.GetStartTime().AsTime()))
+	}
+	return u.Save(ctx)
+}
+
+// writeSummary writes a run's row, and its steps in the place of any it
+// had, from its summary.
+func writeSummary(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now time.Time) (*ent.Run, error) {
+	r := w.run
+	var end *time.Time
+	if t := r.GetEndTime(); t != nil {
+		e := storedTime(t.AsTime())
+		end = &e
+	}
+	tk := r.GetTokens()
+	var err error
+	if row == nil {
+		row, err = tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetState(runRunning).
+			SetStartTime(storedTime(r.GetStartTime().AsTime())).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+	} else if _, err := tx.RunStep.Delete().Where(runstep.Run(row.ID)).Exec(ctx); err != nil {
+		return nil, err
+	}
+	u := row.Update().SetThread(r.GetThread()).SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).
+		SetBuild(r.GetBuild()).SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
+		SetNillableEndTime(end).SetDurationNs(int64(r.GetDuration().AsDuration())).SetStepCount(int(r.GetStepCount())).
+		SetTokensInput(tk.GetInput()).SetTokensOutput(tk.GetOutput()).SetTokensCached(tk.GetCached()).SetTokensTotal(tk.GetTotal()).
+		SetError(r.GetError()).SetPause(pauseKindWord(r.GetPause())).SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).
+		SetWithheld(r.GetWithheld()).SetStepsTruncated(r.GetStepsTruncated()).SetSeq(int64(w.seq)).SetUpdatedAt(now)
+	if end == nil {
+		u.ClearEndTime()
+	}
+	if in := valuesJSON(r.GetInput()); in != nil {
+		u.SetInput(in)
+	} else {
+		u.ClearInput()
+	}
+	if out := valuesJSON(r.GetOutput()); out != nil {
+		u.SetOutput(out)
+	} else {
+		u.ClearOutput()
+	}
+	if row, err = u.Save(ctx); err != nil {
+		return nil, err
+	}
+	steps := r.GetSteps()
+	for len(steps) > 0 {
+		n := min(len(steps), stepChunk)
+		creates := make([]*ent.RunStepCreate, n)
+		for i, st := range steps[:n] {
+			c := tx.RunStep.Create().SetRun(row.ID).SetSeq(int(st.GetSeq())).SetNode(st.GetNode()).SetKind(st.GetKind()).
+				SetCopy(int(st.GetCopy())).SetOutcome(outcomeWord(st.GetOutcome())).SetError(st.GetError()).
+				SetPause(pauseKindWord(st.GetPause())).SetApprovalID(st.GetApprovalId()).
+				SetTokensInput(st.GetTokens().GetInput()).SetTokensOutput(st.GetTokens().GetOutput()).
+				SetTokensCached(st.GetTokens().GetCached()).SetTokensTotal(st.GetTokens().GetTotal())
+			if t := st.GetStartTime(); t != nil {
+				c.SetStartTime(storedTime(t.AsTime()))
+			}
+			if d := st.GetDuration(); d != nil {
+				c.SetDurationNs(int64(d.AsDuration()))
+			}
+			creates[i] = c
+		}
+		if err := tx.RunStep.CreateBulk(creates...).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("write steps: %w", err)
+		}
+		steps = steps[n:]
+	}
+	return row, nil
+}
