@@ -109,8 +109,11 @@ func TestBoardTalk(t *testing.T) {
 	}
 	for name, try := range map[string]func() error{
 		"conversation": func() error { _, err := s.BoardConversation(t.Context(), bob, th); return err },
-		"answer":       func() error { _, err := s.BoardTalk(t.Context(), bob, serve.Talk{Thread: th, Answer: "Bob", Answering: true}); return err },
-		"message":      func() error { _, err := s.BoardTalk(t.Context(), bob, serve.Talk{Thread: th, Text: "hi"}); return err },
+		"answer": func() error {
+			_, err := s.BoardTalk(t.Context(), bob, serve.Talk{Thread: th, Answer: "Bob", Answering: true})
+			return err
+		},
+		"message": func() error { _, err := s.BoardTalk(t.Context(), bob, serve.Talk{Thread: th, Text: "hi"}); return err },
 	} {
 		if ce := refusal(t, "bob's "+name, try()); *ce != *missing {
 			t.Errorf("bob's %s on ann's thread = %+v, want %+v as for a missing one", name, ce, missing)
