@@ -146,7 +146,7 @@ type Config struct {
 	// *Refusal is told to the board as it is (its message cut to
 	// MaxChatRefusal), any other error as internal. nil refuses them
 	// (failed_precondition).
-	OnChat func(ctx context.Context, q *boardv1.ChatRequest) (*boardv1.ChatAnswer, error)
+	OnChat func(ctx context.Context, q Chat) (ChatReply, error)
 }
 
 // State is the link coming up or going down.

@@ -1,128 +1,112 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	"github.com/symphonix/symphonix/agentlink"
-	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/llm"
 	"github.com/symphonix/symphonix/secrets"
 	"github.com/symphonix/symphonix/serve"
 )
 
-// maxShowJSON is the most of an approval's show a chat answer carries.
+// maxShowJSON is the most of an approval's show a chat answer carries; a
+// larger one is left out (the approval's question still says what it is).
 const maxShowJSON = 64 << 10
 
-// chat answers one of the board's chat window's requests with the served
-// agent (Config.OnChat): the link's messages turned into serve's plain
-// types and back, and serve's refusals into the link's.
-func chat(s *serve.Server) func(context.Context, *boardv1.ChatRequest) (*boardv1.ChatAnswer, error) {
-	return func(ctx context.Context, q *boardv1.ChatRequest) (*boardv1.ChatAnswer, error) {
-		bc := serve.BoardCaller{Who: q.GetWho(), All: q.GetAll()}
-		a, err := chatAnswer(ctx, s, bc, q)
+// chat answers the board's chat window with the served agent
+// (agentlink.Config.OnChat): the link's request in serve's terms, its
+// answer and its refusals back in agentlink's.
+func chat(s *serve.Server) func(context.Context, agentlink.Chat) (agentlink.ChatReply, error) {
+	return func(ctx context.Context, q agentlink.Chat) (agentlink.ChatReply, error) {
+		r, err := chatReply(ctx, s, q)
 		var ce *serve.ChatError
 		if errors.As(err, &ce) {
-			return nil, &agentlink.Refusal{Code: ce.Code, Message: ce.Message}
+			return r, &agentlink.Refusal{Code: ce.Code, Message: ce.Message}
 		}
-		return a, err
+		return r, err
 	}
 }
 
-func chatAnswer(ctx context.Context, s *serve.Server, bc serve.BoardCaller, q *boardv1.ChatRequest) (*boardv1.ChatAnswer, error) {
-	switch k := q.GetKind().(type) {
-	case *boardv1.ChatRequest_Talk:
-		t := serve.Talk{Thread: k.Talk.GetThread(), Text: k.Talk.GetText()}
-		if in := k.Talk.GetInput(); in != nil {
-			t.Input = in.AsMap()
-		}
-		if ans := k.Talk.GetAnswer(); ans != nil {
-			t.Answer, t.Answering = ans.AsInterface(), true
-		}
-		turn, err := s.BoardTalk(ctx, bc, t)
+func chatReply(ctx context.Context, s *serve.Server, q agentlink.Chat) (agentlink.ChatReply, error) {
+	bc := serve.BoardCaller{Who: q.Who, All: q.All}
+	switch q.Kind {
+	case agentlink.ChatTalk:
+		turn, err := s.BoardTalk(ctx, bc, serve.Talk{Thread: q.Thread, Text: q.Text, Input: q.Input, Answer: q.Answer, Answering: q.Answering})
 		if err != nil {
-			return nil, err
+			return agentlink.ChatReply{}, err
 		}
-		return &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Talk{Talk: &boardv1.TalkResponse{Turn: &boardv1.ChatTurn{
-			Thread: turn.Thread, RunId: turn.Run, Reply: turn.Reply, Pending: chatPending(turn.Pending, turn.Decides),
-		}}}}, nil
-	case *boardv1.ChatRequest_ChatPage:
+		return agentlink.ChatReply{Turn: &agentlink.ChatTurn{Thread: turn.Thread, RunID: turn.Run, Reply: turn.Reply,
+			Pending: chatPending(turn.Pending, turn.Decides)}}, nil
+	case agentlink.ChatPageKind:
 		d, err := s.BoardChatPage(ctx, bc)
 		if err != nil {
-			return nil, err
+			return agentlink.ChatReply{}, err
 		}
-		p := &boardv1.GetChatPageResponse{Name: d.Name, Description: d.Description,
-			Inputs: flowInputs(d.Inputs), Outputs: flowInputs(d.Outputs)}
+		p := &agentlink.ChatPage{Name: d.Name, Description: d.Description, Inputs: channels(d.Inputs), Outputs: channels(d.Outputs)}
 		if d.Paused != nil {
 			p.Paused = d.Paused.Reason
 			if p.Paused == "" {
 				p.Paused = "paused"
 			}
 		}
-		return &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_ChatPage{ChatPage: p}}, nil
-	case *boardv1.ChatRequest_Describe:
+		return agentlink.ChatReply{Page: p}, nil
+	case agentlink.ChatDescribe:
 		d, err := s.BoardDescribe(ctx, bc)
 		if err != nil {
-			return nil, err
+			return agentlink.ChatReply{}, err
 		}
-		return &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Describe{Describe: &boardv1.DescribeAgentResponse{
-			Name: d.Name, Description: d.Description, Build: d.Build, Inputs: flowInputs(d.Inputs),
-			Outputs: flowInputs(d.Outputs), Tools: d.Tools, Needs: d.Needs, Conversation: d.Conversation,
-		}}}, nil
-	case *boardv1.ChatRequest_Conversations:
+		return agentlink.ChatReply{Description: &agentlink.ChatDescription{Name: d.Name, Description: d.Description,
+			Build: d.Build, Inputs: channels(d.Inputs), Outputs: channels(d.Outputs), Tools: d.Tools, Needs: d.Needs,
+			Conversation: d.Conversation}}, nil
+	case agentlink.ChatConversations:
 		list, err := s.BoardConversations(ctx, bc)
 		if err != nil {
-			return nil, err
+			return agentlink.ChatReply{}, err
 		}
-		out := &boardv1.ListThreadsResponse{}
+		r := agentlink.ChatReply{Listed: true}
 		for _, c := range list {
-			th := &boardv1.ChatThread{Thread: c.Thread, Turns: int32(c.Turns), Waiting: c.Waiting}
-			if !c.Updated.IsZero() {
-				th.UpdateTime = timestamppb.New(c.Updated)
-			}
-			out.Threads = append(out.Threads, th)
+			r.Threads = append(r.Threads, agentlink.ChatThread{Thread: c.Thread, Updated: c.Updated, Turns: c.Turns, Waiting: c.Waiting})
 		}
-		return &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Conversations{Conversations: out}}, nil
-	case *boardv1.ChatRequest_Conversation:
-		c, err := s.BoardConversation(ctx, bc, k.Conversation.GetThread())
+		return r, nil
+	case agentlink.ChatConversation:
+		c, err := s.BoardConversation(ctx, bc, q.Thread)
 		if err != nil {
-			return nil, err
+			return agentlink.ChatReply{}, err
 		}
-		out := &boardv1.GetThreadResponse{Thread: c.Thread, Pending: chatPending(c.Pending, c.Decides)}
+		out := &agentlink.ChatThreadTurns{Thread: c.Thread, Pending: chatPending(c.Pending, c.Decides)}
 		for _, t := range c.Turns {
-			out.Turns = append(out.Turns, &boardv1.ChatTurnRecord{Time: timestamppb.New(t.At),
-				Asked: flow.Text(t.Asked), Answered: flow.Text(t.Answered), Who: t.Who})
+			out.Turns = append(out.Turns, agentlink.ChatTurnRecord{At: t.At, Asked: flow.Text(t.Asked), Answered: flow.Text(t.Answered), Who: t.Who})
 		}
-		return &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Conversation{Conversation: out}}, nil
+		return agentlink.ChatReply{Conversation: out}, nil
 	}
-	return nil, &serve.ChatError{Code: serve.ChatInvalidArgument, Message: "kind: a chat request this agent does not know"}
+	return agentlink.ChatReply{}, &serve.ChatError{Code: serve.ChatInvalidArgument, Message: "kind: a chat request this agent does not know"}
 }
 
-func flowInputs(cs []serve.Channel) []*boardv1.FlowInput {
-	out := make([]*boardv1.FlowInput, 0, len(cs))
+func channels(cs []serve.Channel) []agentlink.FlowInput {
+	out := make([]agentlink.FlowInput, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, &boardv1.FlowInput{Name: c.Name, Type: c.Type, Description: c.Description})
+		out = append(out, agentlink.FlowInput{Name: c.Name, Type: c.Type, Description: c.Description})
 	}
 	return out
 }
 
-// chatPending is what a run waits for, as the link says it; nil for none.
-func chatPending(p *flow.Pending, d *serve.Decides) *boardv1.ChatPending {
+// chatPending is what a run waits for, for the link; nil for nothing.
+func chatPending(p *flow.Pending, d *serve.Decides) *agentlink.ChatPending {
 	if p == nil {
 		return nil
 	}
-	out := &boardv1.ChatPending{Kind: boardv1.PauseKind_PAUSE_KIND_ASK, Node: p.Node, Question: p.Question}
+	out := &agentlink.ChatPending{Node: p.Node, Question: p.Question}
 	if p.Kind == flow.PendingApproval {
-		out.Kind = boardv1.PauseKind_PAUSE_KIND_APPROVAL
+		out.Approval = true
 		if b, err := json.Marshal(p.Show); err == nil && len(b) <= maxShowJSON {
-			out.ShowJson = string(b)
+			out.ShowJSON = string(b)
 		}
 		if d != nil {
-			out.Decides, out.ApprovalId = d.Who, d.Approval
+			out.Decides, out.ApprovalID = d.Who, d.Approval
 		}
 	}
 	return out
@@ -145,14 +129,7 @@ func about(cfg Config, build string) serve.AboutConfig {
 	}
 	model := "stand-in"
 	if getenv("OPENAI_API_KEY") != "" {
-		model = cmpOr(getenv("OPENAI_MODEL"), llm.DefaultOpenAIModel)
+		model = cmp.Or(getenv("OPENAI_MODEL"), llm.DefaultOpenAIModel)
 	}
 	return serve.AboutConfig{Build: build, Env: names, Model: model}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
