@@ -80,6 +80,10 @@ type Config struct {
 	// body before it must keep up 8 KiB a second on average; a body that
 	// falls behind is cut off (bodyrate.go). Zero means 10 s.
 	BodyGrace time.Duration
+	// RunRetention: how long runs are kept after they end (or start, for
+	// one that never ended), swept when the board starts and every hour.
+	// Zero means 30 days; negative means for ever.
+	RunRetention time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 	// Limits: what one agent or caller can make the board hold; zero
@@ -185,6 +189,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	}
 	if cfg.WatchHeartbeat == 0 {
 		cfg.WatchHeartbeat = 15 * time.Second
+	}
+	if cfg.RunRetention == 0 {
+		cfg.RunRetention = DefaultRunRetention
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {

@@ -21,17 +21,22 @@ const (
 	healthSweepSpec  = "@hourly"
 )
 
-// startHealthSweep schedules the sweep of health history, and runs one
-// now; stop ends the schedule and waits for a sweep under way.
+// startHealthSweep schedules the sweeps of health history and of runs
+// (runsweep.go), and runs them now; stop ends the schedule and waits for a
+// sweep under way.
 func (b *Board) startHealthSweep() (stop func()) {
+	sweep := func() {
+		b.sweepHealthLogged()
+		b.sweepRunsLogged()
+	}
 	c := cron.New(cron.WithLocation(time.UTC))
-	if _, err := c.AddFunc(healthSweepSpec, b.sweepHealthLogged); err != nil {
+	if _, err := c.AddFunc(healthSweepSpec, sweep); err != nil {
 		panic(err) // the spec is a constant
 	}
 	c.Start()
 	go func() {
 		defer close(b.sweptAtStart)
-		b.sweepHealthLogged()
+		sweep()
 	}()
 	return func() {
 		<-c.Stop().Done()

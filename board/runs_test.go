@@ -3,7 +3,9 @@ package board_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -591,5 +593,53 @@ func TestWatchRunsFallsBehind(t *testing.T) {
 	}
 	if elsewhere() {
 		t.Errorf("a watcher of another agent was dropped")
+	}
+}
+
+// TestRunRetention: runs past the retention — by their end, or by their
+// start for one that never ended — are deleted with their steps when the
+// board starts (and every hour), by the board's clock; the others stay.
+func TestRunRetention(t *testing.T) {
+	t.Parallel()
+	var ahead atomic.Int64
+	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	l := runsLink(t, bt, "desk", "runs", "live-runs")
+	day := 24 * time.Hour
+	at := func(r *boardv1.Run, ago time.Duration) *boardv1.Run {
+		end := time.Now().Add(-ago)
+		r.StartTime, r.EndTime = timestamppb.New(end.Add(-time.Minute)), timestamppb.New(end)
+		return r
+	}
+	l.stored(at(endedRun("ten-days", 2), 10*day), 3, 0)
+	l.stored(at(endedRun("one-day", 2), day), 3, 0)
+	l.send(startOf("running", 1, ""))
+	l.ping(1)
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	ids := func() string {
+		t.Helper()
+		res, err := runs.ListRuns(t.Context(), &boardv1.ListRunsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range res.GetRuns() {
+			out = append(out, r.GetId())
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	boardtest.Eventually(t, 30*time.Second, "the running run stored", func() bool { return ids() == "one-day running ten-days" })
+
+	ahead.Store(int64(25 * day)) // the cutoff is 5 days ago
+	bt.Restart()
+	boardtest.Eventually(t, 60*time.Second, "the run ended 10 days ago swept", func() bool { return ids() == "one-day running" })
+	if n, err := bt.Store.RunStep.Query().Count(t.Context()); err != nil || n != 2 {
+		t.Errorf("%d steps left, %v; want the 2 of one-day", n, err)
+	}
+	ahead.Store(int64(31 * day))
+	bt.Restart()
+	boardtest.Eventually(t, 60*time.Second, "every run swept", func() bool { return ids() == "" })
+	if n, err := bt.Store.RunStep.Query().Count(t.Context()); err != nil || n != 0 {
+		t.Errorf("%d steps left, %v; want none", n, err)
 	}
 }

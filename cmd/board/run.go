@@ -20,6 +20,10 @@ import (
 )
 
 // run is the whole command, so tests can run it in-process.
+
+// maxRunDays is the longest --run-days: about ten years.
+const maxRunDays = 3650
+
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(ctx, args[1:], getenv, stdout, stderr)
@@ -39,6 +43,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	tlsKey := fs.String("tls-key", "", "PEM private key for --tls-cert")
 	publicURL := fs.String("public-url", getenv("SYMPHONIX_PUBLIC_URL"), "the board's URL as people's browsers reach it, for the links it prints (default: the listen address, 0.0.0.0 and [::] as 127.0.0.1 and localhost) (env SYMPHONIX_PUBLIC_URL)")
 	hashRate := fs.Float64("hash-rate", 0, "argon2id hashes (sign-in, setup, verify secrets) the board starts a second at most; 0: 5 for each core but one")
+	runDays := fs.Int("run-days", 30, "days runs are kept after they end (or start, for one that never ended); 0 keeps them for ever")
 	var proxies []netip.Prefix
 	fs.Func("trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
 		p, err := parseTrustedProxy(s)
@@ -56,6 +61,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if *hashRate < 0 {
 		return fmt.Errorf("--hash-rate: %v, must not be negative", *hashRate)
+	}
+	if *runDays < 0 || *runDays > maxRunDays {
+		return fmt.Errorf("--run-days: %d, want 0 (keep for ever) to %d", *runDays, maxRunDays)
+	}
+	runRetention := time.Duration(*runDays) * 24 * time.Hour
+	if *runDays == 0 {
+		runRetention = -1 // for ever
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
@@ -84,7 +96,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer db.Close()
-	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: *hashRate})
+	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: *hashRate,
+		RunRetention: runRetention})
 	if err != nil {
 		return err
 	}

@@ -115,3 +115,15 @@ func boardAt(t *testing.T, args []string) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRunDaysChecked: --run-days is 0 (for ever) to 3,650; anything else is
+// refused before the board starts, naming the flag.
+func TestRunDaysChecked(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{"-1", "3651", "ten"} {
+		err := run(t.Context(), []string{"--run-days", d, "--data", t.TempDir(), "--listen", "127.0.0.1:0"}, noEnv, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "run-days") {
+			t.Errorf("--run-days %s = %v, want refused naming it", d, err)
+		}
+	}
+}

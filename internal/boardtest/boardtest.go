@@ -54,6 +54,8 @@ type Options struct {
 	TLS bool
 	// Limits: the board's limits; zero fields take its defaults.
 	Limits board.Limits
+	// RunRetention: board.Config's; zero means its default.
+	RunRetention time.Duration
 }
 
 // Board is a running board under test.
@@ -109,6 +111,7 @@ func (b *Board) start() {
 		WatchHeartbeat: b.opts.WatchHeartbeat,
 		Now:            b.opts.Now,
 		Limits:         b.opts.Limits,
+		RunRetention:   b.opts.RunRetention,
 
 		ConcurrentHashes: b.opts.ConcurrentHashes,
 		HashesPerSecond:  hashRate(b.opts.BoardHashRate),

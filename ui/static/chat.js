@@ -242,8 +242,8 @@
       }
     }
     if (boards) {
-      const link = node("a", "", "the approvals");
-      link.href = "#approvals";
+      const link = node("a", "", p.approvalId ? "the approval" : "the approvals");
+      link.href = p.approvalId ? "#approval/" + encodeURIComponent(p.approvalId) : "#approvals";
       out.push(node("p", "", "The organisation decides it on the board" +
         (p.approvalId ? " (approval " + p.approvalId + ")" : "") + ": see "), link,
         document.createTextNode(". The run goes on once it is decided."));
