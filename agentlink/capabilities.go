@@ -35,11 +35,14 @@ const (
 	// CapabilityFire: the agent starts runs the board fires and stops the
 	// runs it is asked to (Config.OnFire, Config.OnStop).
 	CapabilityFire = "fire"
+	// CapabilityChat: the agent answers the board's chat window, the five
+	// requests a ChatRequest carries (Config.OnChat).
+	CapabilityChat = "chat"
 )
 
 // Capabilities are every name Config.Capabilities may hold.
 var Capabilities = []string{CapabilityUsers, CapabilityPairing, CapabilityHealth, CapabilityPause,
-	CapabilityRuns, CapabilityLiveRuns, CapabilityFire}
+	CapabilityRuns, CapabilityLiveRuns, CapabilityFire, CapabilityChat}
 
 // checkCapabilities refuses a name this package does not know, and a name
 // given twice.

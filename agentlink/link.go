@@ -138,6 +138,15 @@ type Config struct {
 	// the run in the background. nil refuses them (failed_precondition).
 	OnFire func(ctx context.Context, f Fire) (Fired, error)
 	OnStop func(ctx context.Context, s Stop) error
+	// OnChat: the board's chat window asking one of its five things
+	// (agents announcing CapabilityChat; docs/chat.md). It is called on its
+	// own goroutine, at most MaxChatAtOnce at once, with a context that
+	// ends after ChatTalkWithin for a talk and ChatWithin for the others,
+	// or with the link; its answer is sent with the request's id. A
+	// *Refusal is told to the board as it is (its message cut to
+	// MaxChatRefusal), any other error as internal. nil refuses them
+	// (failed_precondition).
+	OnChat func(ctx context.Context, q Chat) (ChatReply, error)
 }
 
 // State is the link coming up or going down.
@@ -183,6 +192,8 @@ type Link struct {
 	// summary was added; firing bounds the Fires and Stops handled at once.
 	summaryWake chan struct{}
 	firing      chan struct{}
+	// chatting bounds the chat requests answered at once.
+	chatting chan struct{}
 }
 
 // New checks cfg.
@@ -230,6 +241,7 @@ func New(cfg Config) (*Link, error) {
 
 		summaryWake: make(chan struct{}, 1),
 		firing:      make(chan struct{}, MaxFiring),
+		chatting:    make(chan struct{}, MaxChatAtOnce),
 	}, nil
 }
 
@@ -550,6 +562,8 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				l.runStored(c, k.RunStored)
 			case *boardv1.LinkResponse_Fire:
 				l.command(linkCtx, c, "fire", k.Fire.GetRequestId(), l.cfg.OnFire != nil, func() { l.fire(linkCtx, c, k.Fire) })
+			case *boardv1.LinkResponse_Chat:
+				l.chat(linkCtx, c, k.Chat)
 			case *boardv1.LinkResponse_Stop:
 				l.command(linkCtx, c, "stop", k.Stop.GetRequestId(), l.cfg.OnStop != nil, func() { l.stop(linkCtx, c, k.Stop) })
 			default:

@@ -67,6 +67,9 @@ type Verdict struct {
 	Rule agentlink.RuleInfo
 	// Run: the holding note's run id ("" for a card with no board).
 	Run string
+	// Approval: the board's id for the approval, when the board answered
+	// its raise in this call (or the holding note keeps it); "" otherwise.
+	Approval string
 }
 
 // Config configures New.
@@ -346,7 +349,8 @@ func (a *Approvals) ask(ctx context.Context, n waiting.Note) Verdict {
 	case waiting.Held:
 		// Raised when it was held; the link asks again whenever it is up.
 		info := agentlink.RuleInfo{ID: n.Rule}
-		return Verdict{Who: Organisation, Rule: info, Run: n.Run, Why: "the organisation decides this on the board" + ruleWords(info)}
+		return Verdict{Who: Organisation, Rule: info, Run: n.Run, Approval: n.ApprovalID,
+			Why: "the organisation decides this on the board" + ruleWords(info)}
 	case waiting.Tombstone, waiting.Withdrawn:
 		return Verdict{Who: Organisation, Why: "this run was ended: " + n.Why, Run: n.Run}
 	}
@@ -403,6 +407,7 @@ func (a *Approvals) raise(ctx context.Context, n waiting.Note, info agentlink.Ru
 	if a.cfg.OnRaised != nil && r.RunID != "" && raised.ApprovalID != "" {
 		a.cfg.OnRaised(r.RunID, raised.ApprovalID)
 	}
+	v.Approval = raised.ApprovalID
 	return v
 }
 

@@ -153,7 +153,7 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		}
 	}
 	if p.api != nil {
-		cfg.OnPaired = p.api.Paired
+		cfg.OnPaired, cfg.OnChat = p.api.Paired, chat(p.api)
 	}
 	cfg.OnPause = p.pauses.fromBoard
 	if p.runs != nil {

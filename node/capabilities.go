@@ -6,6 +6,8 @@ import "github.com/symphonix/symphonix/agentlink"
 // capability only when the code behind it runs here, decided in this one
 // place.
 //
+//   - chat: when the chat is served: the board's chat window reaches it
+//     through serve's door.
 //   - users and pairing: when the chat is served, whose door knows people
 //     through the board and shows pairing codes (serve); not for a run at a
 //     terminal, nor a flow that is only linked.
@@ -22,7 +24,7 @@ import "github.com/symphonix/symphonix/agentlink"
 func (p *parts) capabilities() []string {
 	var caps []string
 	if p.api != nil {
-		caps = append(caps, agentlink.CapabilityUsers, agentlink.CapabilityPairing)
+		caps = append(caps, agentlink.CapabilityUsers, agentlink.CapabilityPairing, agentlink.CapabilityChat)
 	}
 	if p.health != nil {
 		caps = append(caps, agentlink.CapabilityHealth)

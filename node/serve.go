@@ -215,6 +215,7 @@ func startServing(ctx context.Context, p *parts, days int) (_ *serving, err erro
 	p.api, err = serve.New(ctx, serve.Config{
 		Agent: p.agent, Approvals: p.gov, Public: cfg.Public, Monitored: cfg.BoardURL != "", Logger: cfg.Logger,
 		Ready: p.ready, Paused: p.pauses.Current, Journal: s.journal, Transcript: s.transcript,
+		About: about(cfg, p.id.Build),
 	})
 	if err != nil {
 		return nil, err

@@ -20,6 +20,8 @@ import (
 // for.
 type Turn struct {
 	Thread string `json:"thread"`
+	// Run is the run's id: the same across its pauses.
+	Run string `json:"run,omitempty"`
 	// State is the final state of a run that finished. A run that waits
 	// shows only its Pending: an approval shows the channels it names,
 	// never the whole state.
@@ -42,13 +44,16 @@ type Decides struct {
 	Who  string `json:"who"`
 	Why  string `json:"why"`
 	Rule string `json:"rule,omitempty"`
+	// Approval: the board's id for the approval, once the board has
+	// answered its raise here.
+	Approval string `json:"approval,omitempty"`
 }
 
 func decidesOf(v governed.Verdict) *Decides {
 	if v.Who == "" {
 		return nil
 	}
-	return &Decides{Who: v.Who, Why: v.Why, Rule: v.Rule.ID}
+	return &Decides{Who: v.Who, Why: v.Why, Rule: v.Rule.ID, Approval: v.Approval}
 }
 
 // Thread is where a thread stands.
@@ -95,6 +100,12 @@ type Channel struct {
 
 // getAgent is GET /api/agent.
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, s.description())
+	return nil
+}
+
+// description is what the chat page is composed of.
+func (s *Server) description() Description {
 	f := s.agent.Flow
 	d := Description{Name: f.Name, Description: f.Description, Inputs: []Channel{}, Outputs: []Channel{}}
 	if s.pause != nil {
@@ -113,8 +124,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	for _, n := range f.Outputs {
 		d.Outputs = append(d.Outputs, channel(n))
 	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
+	return d
 }
 
 // getConversations is GET /api/conversations: pointers only, to the
@@ -136,7 +146,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.mayUse(r, thread); err != nil {
+	if err := s.mayUse(r.Context(), thread); err != nil {
 		return err
 	}
 	p, err := s.agent.Graph.Pending(r.Context(), thread)
@@ -167,28 +177,42 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.paused(); err != nil {
-		return err
-	}
-	if err := s.claim(r, thread); err != nil {
-		return err
-	}
-	if err := s.awaitReady(r); err != nil {
-		return err
-	}
-	if err := s.paused(); err != nil {
-		return err // paused while it waited for the board's word on the tools
-	}
-	in = s.withHistory(r.Context(), thread, in)
-	res, v, err := s.gov.Invoke(s.runContext(r, thread), thread, in)
+	t, err := s.message(r.Context(), thread, in)
 	if err != nil {
 		return err
 	}
-	s.said(r.Context(), thread, res)
-	s.convs.touch(r.Context(), thread, s.now())
-	s.changed(thread)
-	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
+	writeJSON(w, http.StatusOK, t)
 	return nil
+}
+
+// message starts a run on thread with in, for the caller on ctx: refused
+// while paused, the thread claimed for a visitor who starts it, after the
+// wait for runs to be allowed, with the conversation's history when the
+// process has not talked on it; the turn is written to the transcript and
+// the thread's pointer moves. The one path of every new message, from the
+// page or through the board.
+func (s *Server) message(ctx context.Context, thread string, in map[string]any) (Turn, error) {
+	if err := s.paused(); err != nil {
+		return Turn{}, err
+	}
+	if err := s.claim(ctx, thread); err != nil {
+		return Turn{}, err
+	}
+	if err := s.awaitReady(ctx); err != nil {
+		return Turn{}, err
+	}
+	if err := s.paused(); err != nil {
+		return Turn{}, err // paused while it waited for the board's word on the tools
+	}
+	in = s.withHistory(ctx, thread, in)
+	res, v, err := s.gov.Invoke(s.runContext(ctx, thread), thread, in)
+	if err != nil {
+		return Turn{}, err
+	}
+	s.said(ctx, thread, res)
+	s.convs.touch(ctx, thread, s.now())
+	s.changed(thread)
+	return s.turn(thread, res, v), nil
 }
 
 // postAnswer is POST /api/threads/{thread}/answer: {"answer": ...} answers
@@ -198,7 +222,7 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.mayUse(r, thread); err != nil {
+	if err := s.mayUse(r.Context(), thread); err != nil {
 		return err
 	}
 	body, err := readObject(w, r, "answer")
@@ -213,30 +237,41 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	if err := json.Unmarshal(raw, &answer); err != nil {
 		return badRequest("answer", "not JSON: %v", err)
 	}
-	if err := s.awaitReady(r); err != nil {
-		return err
-	}
-	res, v, err := s.gov.Answer(s.runContext(r, thread), thread, answer)
+	t, err := s.answer(r.Context(), thread, answer)
 	if err != nil {
 		return err
 	}
-	s.said(r.Context(), thread, res)
-	s.convs.touch(r.Context(), thread, s.now())
-	s.changed(thread)
-	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
+	writeJSON(w, http.StatusOK, t)
 	return nil
 }
 
-// awaitReady waits until runs may start (Config.Ready), or r ends.
-func (s *Server) awaitReady(r *http.Request) error {
+// answer answers what the run on thread waits for, once runs may start:
+// the caller may use the thread (mayUse, checked first). The turn is
+// written to the transcript and the thread's pointer moves.
+func (s *Server) answer(ctx context.Context, thread string, answer any) (Turn, error) {
+	if err := s.awaitReady(ctx); err != nil {
+		return Turn{}, err
+	}
+	res, v, err := s.gov.Answer(s.runContext(ctx, thread), thread, answer)
+	if err != nil {
+		return Turn{}, err
+	}
+	s.said(ctx, thread, res)
+	s.convs.touch(ctx, thread, s.now())
+	s.changed(thread)
+	return s.turn(thread, res, v), nil
+}
+
+// awaitReady waits until runs may start (Config.Ready), or ctx ends.
+func (s *Server) awaitReady(ctx context.Context) error {
 	if s.ready == nil {
 		return nil
 	}
 	select {
 	case <-s.ready:
 		return nil
-	case <-r.Context().Done():
-		return r.Context().Err()
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -244,15 +279,14 @@ func (s *Server) awaitReady(r *http.Request) error {
 // not its end, so a run outlives a client that goes away, the thread, for
 // the journal, and that the chat started it, and who when the door knows
 // (runs.StartedBy), for the run's record.
-func (s *Server) runContext(r *http.Request, thread string) context.Context {
+func (s *Server) runContext(ctx context.Context, thread string) context.Context {
 	who := ""
-	if c, ok := callerFrom(r.Context()); ok && c.visitor != "" {
+	if c, ok := callerFrom(ctx); ok && c.visitor != "" {
 		if p, ok := s.convs.person(c.visitor); ok {
 			who = p.Address
 		}
 	}
-	ctx := runs.StartedBy(context.WithoutCancel(r.Context()), runs.ByChat, who)
-	return journal.WithThread(ctx, thread)
+	return journal.WithThread(runs.StartedBy(context.WithoutCancel(ctx), runs.ByChat, who), thread)
 }
 
 // input reads a message's body into a run's input: input as it is, after
@@ -346,7 +380,7 @@ func article(typ string) string {
 
 // turn is a run's result as the API sends it.
 func (s *Server) turn(thread string, res flow.Result, v governed.Verdict) Turn {
-	t := Turn{Thread: thread, Pending: res.Pending, Decides: decidesOf(v)}
+	t := Turn{Thread: thread, Run: res.Run, Pending: res.Pending, Decides: decidesOf(v)}
 	if res.Finished() {
 		t.State = res.State
 		if outs := s.agent.Flow.Outputs; len(outs) > 0 {

@@ -23,7 +23,8 @@ type caller struct {
 	// operator: the door is off (no board), or the request came from the
 	// agent's operator: every thread is theirs, and nothing is claimed.
 	operator bool
-	// visitor: the SHA-256 (hex) of the browser's visitor cookie.
+	// visitor: the SHA-256 (hex) of the browser's visitor cookie, or
+	// boardVisitor(who) for a person asking through the board.
 	visitor string
 }
 
@@ -100,10 +101,10 @@ func visitorID(cookie string) string {
 // visitor learns nothing of threads that are not theirs.
 var errNoConversation = &requestError{status: http.StatusNotFound, field: "thread", msg: "no such conversation"}
 
-// mayUse checks that the request's caller may see thread; errNoConversation
+// mayUse checks that the caller on ctx may see thread; errNoConversation
 // when not.
-func (s *Server) mayUse(r *http.Request, thread string) error {
-	c, ok := callerFrom(r.Context())
+func (s *Server) mayUse(ctx context.Context, thread string) error {
+	c, ok := callerFrom(ctx)
 	if !ok {
 		return errNoConversation
 	}
@@ -113,23 +114,25 @@ func (s *Server) mayUse(r *http.Request, thread string) error {
 	return errNoConversation
 }
 
-// claim checks that the request's caller may post to thread, and claims a
+// claim checks that the caller on ctx may post to thread, and claims a
 // thread nobody has for the visitor: the first visitor to post to a new
 // name has it. A thread that exists without a visitor (from before the
-// door, or the operator's) is nobody's to claim.
-func (s *Server) claim(r *http.Request, thread string) error {
-	c, ok := callerFrom(r.Context())
+// door, or the operator's) is nobody's to claim. An operator known as a
+// visitor (an admin through the board) claims a new thread too, and may
+// post to any.
+func (s *Server) claim(ctx context.Context, thread string) error {
+	c, ok := callerFrom(ctx)
 	switch {
 	case !ok:
 		return errNoConversation
-	case c.operator:
+	case c.operator && c.visitor == "":
 		return nil
 	}
-	p, err := s.agent.Graph.Pending(r.Context(), thread)
+	p, err := s.agent.Graph.Pending(ctx, thread)
 	if err != nil {
 		return err
 	}
-	if s.convs.claim(r.Context(), thread, c.visitor, p != nil, s.now()) {
+	if s.convs.claim(ctx, thread, c.visitor, p != nil, s.now()) || c.operator {
 		return nil
 	}
 	return errNoConversation

@@ -111,7 +111,7 @@ func (s *Server) postPair(w http.ResponseWriter, r *http.Request) error {
 		return &requestError{status: http.StatusConflict, field: "board",
 			msg: "no board is configured: there is nobody to pair with on this agent"}
 	}
-	if err := s.claim(r, thread); err != nil {
+	if err := s.claim(r.Context(), thread); err != nil {
 		return err
 	}
 	b := s.boardOrNil()
@@ -177,7 +177,7 @@ func (s *Server) postVerify(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("secret", "empty: want the verify secret you set on the board")
 	}
 	if s.monitored {
-		if err := s.claim(r, thread); err != nil {
+		if err := s.claim(r.Context(), thread); err != nil {
 			return err
 		}
 	}

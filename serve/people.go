@@ -71,12 +71,23 @@ func (c *conversations) addPerson(ctx context.Context, thread string, p Person, 
 		w.People = w.People[n-maxPeople:]
 	}
 	for _, v := range []string{w.Visitor, visitor} {
-		if v != "" {
+		if v != "" && !isBoardVisitor(v) { // a board visitor is who the board said, always
 			c.visitors[v] = p
 		}
 	}
 	c.touchLocked(thread, now)
 	c.saveLogged(ctx)
+}
+
+// boardPerson records that visitor, a person asking through the board, is
+// p. It is kept with the index the next time the index is written (a
+// visitor is kept only with a thread they started).
+func (c *conversations) boardPerson(visitor string, p Person) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q, ok := c.visitors[visitor]; !ok || q.Address != p.Address {
+		c.visitors[visitor] = p
+	}
 }
 
 // people is who is in thread, in the order they came in.

@@ -66,10 +66,25 @@ type Config struct {
 	// thread this server has not talked on as its history. nil: nothing is
 	// kept.
 	Transcript *transcript.Transcript
+	// About: what the board's chat window is told the flow needs, beyond
+	// what the flow says (BoardDescribe).
+	About AboutConfig
 	// Logger: nil discards logs.
 	Logger *slog.Logger
 	// Now: the clock for the conversations' times; nil is time.Now.
 	Now func() time.Time
+}
+
+// AboutConfig is what a served agent knows of itself beyond its flow, for
+// BoardDescribe. Nothing in it may be a secret.
+type AboutConfig struct {
+	// Build: "sha256:…", the flow's build (agentlink.Identity.Build).
+	Build string
+	// Env: the names of the environment variables the agent is known to
+	// read — never their values.
+	Env []string
+	// Model: the model in use, by name (never its key or its URL).
+	Model string
 }
 
 // Server serves one agent: the chat page at / and the JSON API under /api/
@@ -99,6 +114,8 @@ type Server struct {
 	transcript *transcript.Transcript
 	// talking: the threads this server has run a conversation on.
 	talking talking
+	// about: Config's.
+	about AboutConfig
 }
 
 // New checks cfg and builds the server. It reads the conversations index
@@ -139,6 +156,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		journal:   cfg.Journal,
 
 		transcript: cfg.Transcript,
+		about:      cfg.About,
 	}
 	s.mux.Handle("/", page())
 	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {

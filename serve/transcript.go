@@ -40,7 +40,7 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	if err := s.mayUse(r, thread); err != nil {
+	if err := s.mayUse(r.Context(), thread); err != nil {
 		return err
 	}
 	turns, err := s.transcript.Thread(thread, limit)

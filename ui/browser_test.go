@@ -38,6 +38,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="runs.js" defer></script>
 <script src="agents.js" defer></script>
 <script src="agent.js" defer></script>
+<script src="chat.js" defer></script>
 <script src="runlist.js" defer></script>
 <script src="fire.js" defer></script>
 <script src="run.js" defer></script>
@@ -67,6 +68,7 @@ func TestHandler(t *testing.T) {
 		{name: "health", method: http.MethodGet, path: "/health.js", status: http.StatusOK, contentType: "text/javascript", body: "pauseWord"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "agent", method: http.MethodGet, path: "/agent.js", status: http.StatusOK, contentType: "text/javascript", body: "GetHealthHistory"},
+		{name: "chat", method: http.MethodGet, path: "/chat.js", status: http.StatusOK, contentType: "text/javascript", body: "ChatService"},
 		{name: "runs", method: http.MethodGet, path: "/runs.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchRuns"},
 		{name: "runlist", method: http.MethodGet, path: "/runlist.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListRuns"`},
 		{name: "fire", method: http.MethodGet, path: "/fire.js", status: http.StatusOK, contentType: "text/javascript", body: `"StartRun"`},
