@@ -4,166 +4,175 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/proto"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 )
 
-// maxAsksPerAgent is how many requests the board may have waiting on one
-// agent's answer at once (asks): one more is refused with
-// resource_exhausted, so a busy agent, or one that never answers, costs
-// the board a bounded number of goroutines.
-const maxAsksPerAgent = 16
+// Limits of the requests the board makes of a linked agent (docs/limits.md).
+const (
+	// maxAsksWaiting is how many requests may wait for one link's answers
+	// at once: fires, stops and the chat window's together.
+	maxAsksWaiting = 64
+	// maxAgentWords is the most of an agent's refusal passed on.
+	maxAgentWords = 1024
+)
 
-// maxAskMessage is the most an agent's refusal message may say before the
-// board cuts it for its caller.
-const maxAskMessage = 512
-
-// asks are the requests the board makes of a linked agent and waits on: a
-// chat window's, a fire, a stop. Each carries a request id; the answer, or
-// an Error with that id, comes back on the link the request went out on,
-// and only that link's answer counts.
-type asks struct {
-	mu      sync.Mutex
-	waiting map[string]*ask // by request id
-	count   map[string]int  // by agent
+// askWaits are the requests the board sent on one link that wait for their
+// answers (fires, stops, the chat window's), by request id: only that
+// link's answer counts, and when it ends every one of them gives up. The
+// zero value is ready.
+type askWaits struct {
+	mu     sync.Mutex
+	m      map[string]chan askAnswer
+	closed bool
 }
 
-// ask is one request waiting for its answer.
-type ask struct {
-	agent   string
-	session string
-	answer  chan *boardv1.LinkRequest // buffered: one answer
-	gone    chan struct{}             // closed when the link ends first
+// askAnswer is what the agent said to a request: the answer of its kind
+// (a Fired, a Stopped, a ChatAnswer), or an Error.
+type askAnswer struct {
+	msg proto.Message
+	err *boardv1.LinkError
 }
 
-func newAsks() *asks {
-	return &asks{waiting: map[string]*ask{}, count: map[string]int{}}
+var errLinkEnded = errors.New("the agent's link ended")
+
+// wait registers id; its answer comes on ch. done must be called.
+func (f *askWaits) wait(id string) (ch <-chan askAnswer, done func(), err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.closed:
+		return nil, nil, errLinkEnded
+	case len(f.m) >= maxAsksWaiting:
+		return nil, nil, connect.Errorf(connect.CodeResourceExhausted,
+			"the agent has %d requests waiting for its answers, at most %d: try again", len(f.m), maxAsksWaiting)
+	}
+	if f.m == nil {
+		f.m = make(map[string]chan askAnswer)
+	}
+	c := make(chan askAnswer, 1)
+	f.m[id] = c
+	return c, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.m, id)
+	}, nil
 }
 
-// ask sends the message build makes, with a new request id, to the agent's
-// live link announcing capability, and waits up to within for the answer.
-// The agent not linked here, or without capability, is failed_precondition;
-// no answer in time is deadline_exceeded; the link ending first is
-// unavailable. An Error from the agent comes back as a connect error of its
-// code with its message, cut, which is the agent's to word: it names the
-// field at fault.
-func (b *Board) ask(ctx context.Context, agentName, capability string, within time.Duration,
-	build func(requestID string) *boardv1.LinkResponse) (*boardv1.LinkRequest, error) {
-	s := b.presence.session(agentName)
-	if s == nil {
-		return nil, refusal(connect.CodeFailedPrecondition, "agent %s: not linked to this board", quoted(agentName))
+// answer hands the agent's answer to whoever waits for id; an answer
+// nobody waits for (given up, or never asked) is dropped.
+func (f *askWaits) answer(id string, msg proto.Message, le *boardv1.LinkError) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.m[id]
+	if !ok {
+		return
 	}
-	if !slices.Contains(s.caps, capability) {
-		return nil, refusal(connect.CodeFailedPrecondition, "agent %s: its hello did not announce the %s capability", quoted(agentName), capability)
+	delete(f.m, id)
+	c <- askAnswer{msg: msg, err: le}
+}
+
+// close ends every wait: the link is gone.
+func (f *askWaits) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	for id, c := range f.m {
+		delete(f.m, id)
+		close(c)
 	}
-	id := newRequestID()
-	a := &ask{agent: agentName, session: s.id, answer: make(chan *boardv1.LinkRequest, 1), gone: s.gone}
-	b.asks.mu.Lock()
-	if b.asks.count[agentName] >= maxAsksPerAgent {
-		b.asks.mu.Unlock()
-		return nil, refusal(connect.CodeResourceExhausted, "agent %s: %d requests already wait on its answers; try again", quoted(agentName), maxAsksPerAgent)
+}
+
+// askAgent sends m, whose request id is id, on the agent's link and waits
+// up to within for the answer: the answer of its kind, or the agent's
+// Error as the matching code with its words.
+func (b *Board) askAgent(ctx context.Context, sess *session, id string, within time.Duration, m *boardv1.LinkResponse) (proto.Message, error) {
+	ch, done, err := sess.asks.wait(id)
+	if errors.Is(err, errLinkEnded) {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, "the agent's link ended; try again once it is back")
 	}
-	b.asks.waiting[id] = a
-	b.asks.count[agentName]++
-	b.asks.mu.Unlock()
-	defer func() {
-		b.asks.mu.Lock()
-		delete(b.asks.waiting, id)
-		if b.asks.count[agentName]--; b.asks.count[agentName] <= 0 {
-			delete(b.asks.count, agentName)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := sess.out.push(m); err != nil {
+		if errors.Is(err, errOverrun) {
+			sess.cancel(err)
 		}
-		b.asks.mu.Unlock()
-	}()
-
-	if !b.presence.sendLiveTo(agentName, capability, build(id)) {
-		return nil, refusal(connect.CodeUnavailable, "agent %s: its link went down; try again", quoted(agentName))
+		return nil, connect.NewError(connect.CodeFailedPrecondition, "the agent's link ended; try again once it is back")
 	}
-	timer := time.NewTimer(within)
-	defer timer.Stop()
+	t := time.NewTimer(within)
+	defer t.Stop()
 	select {
-	case m := <-a.answer:
-		if e := m.GetError(); e != nil {
-			return nil, chatRefusal(agentName, e)
-		}
-		return m, nil
-	case <-a.gone:
-		return nil, refusal(connect.CodeUnavailable, "agent %s: its link went down before it answered; try again", quoted(agentName))
-	case <-timer.C:
-		return nil, refusal(connect.CodeDeadlineExceeded, "agent %s: no answer within %s", quoted(agentName), within)
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-t.C:
+		return nil, connect.Errorf(connect.CodeDeadlineExceeded, "the agent did not answer within %s; it may still act on it", within)
+	case a, ok := <-ch:
+		if !ok {
+			return nil, connect.NewError(connect.CodeUnavailable, "the agent's link ended before it answered; it may still act on it")
+		}
+		if a.err != nil {
+			return nil, agentRefusal(a.err)
+		}
+		return a.msg, nil
 	}
 }
 
-// answered hands m, an answer that arrived on link s with requestID, to
-// the request waiting on it. An answer nobody waits for (late, or made up)
-// is dropped, and so is one from another link than the request went out
-// on.
-func (a *asks) answered(s *session, requestID string, m *boardv1.LinkRequest) bool {
-	a.mu.Lock()
-	w := a.waiting[requestID]
-	if w == nil || w.session != s.id {
-		a.mu.Unlock()
-		return false
-	}
-	delete(a.waiting, requestID) // one answer
-	a.mu.Unlock()
-	w.answer <- m
-	return true
-}
-
-// agentRefusal is an Error an agent answered a request with, as the
-// board's caller is told it.
-func chatRefusal(agentName string, e *boardv1.LinkError) error {
-	code := connect.CodeFailedPrecondition
-	switch e.GetCode() {
+// agentRefusal is an agent's Error as a caller is told it: the code it
+// chose, where it is one the link carries, and its words when they are
+// safe to pass on (UTF-8 without control characters, cut to 1 KiB).
+func agentRefusal(le *boardv1.LinkError) error {
+	code := connect.CodeInternal
+	switch le.GetCode() {
 	case boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT:
 		code = connect.CodeInvalidArgument
 	case boardv1.LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND:
 		code = connect.CodeNotFound
 	case boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED:
 		code = connect.CodeResourceExhausted
+	case boardv1.LinkErrorCode_LINK_ERROR_CODE_FAILED_PRECONDITION:
+		code = connect.CodeFailedPrecondition
 	case boardv1.LinkErrorCode_LINK_ERROR_CODE_UNAVAILABLE:
 		code = connect.CodeUnavailable
-	case boardv1.LinkErrorCode_LINK_ERROR_CODE_INTERNAL:
-		return refusal(connect.CodeInternal, "agent %s: it failed to answer", quoted(agentName))
 	}
-	msg := clipText(e.GetMessage(), maxAskMessage)
-	if msg == "" {
-		msg = "refused"
+	words := le.GetMessage()
+	if !utf8.ValidString(words) || strings.ContainsFunc(words, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		words = "(its words were not shown: not plain text)"
 	}
-	return refusal(code, "agent %s: %s", quoted(agentName), msg)
+	if words == "" {
+		words = "(no words)"
+	}
+	return connect.NewError(code, "the agent refused: "+cutText(words, maxAgentWords))
 }
 
-// clipText is s cut to at most n bytes, on a character boundary, with
-// control characters taken out: an agent's words on their way to a
-// person.
-func clipText(s string, n int) string {
-	out := make([]rune, 0, min(len(s), n))
-	size := 0
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			r = ' '
-		}
-		if size += len(string(r)); size > n {
-			break
-		}
-		out = append(out, r)
+// linkedWith is the agent's live link on this board when it announced
+// capability; failed_precondition naming why otherwise.
+func (b *Board) linkedWith(name, capability, what string) (*session, error) {
+	sess := b.presence.session(name)
+	switch {
+	case sess == nil:
+		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: not linked to this board", quoted(name))
+	case !slices.Contains(sess.caps, capability):
+		return nil, connect.Errorf(connect.CodeFailedPrecondition,
+			"agent %s: its hello did not announce the %s capability, so %s", quoted(name), capability, what)
 	}
-	return string(out)
+	return sess, nil
 }
 
-// newRequestID is a request id for an ask: 16 random bytes, hex.
+// newRequestID is the request id of a request the board makes.
 func newRequestID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err)) // does not fail on supported platforms
-	}
-	return hex.EncodeToString(b[:])
+	var p [9]byte
+	_, _ = rand.Read(p[:])
+	return fmt.Sprintf("board-%s", hex.EncodeToString(p[:]))
 }

@@ -130,8 +130,6 @@ type Board struct {
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
-	// asks are the requests waiting on a linked agent's answer.
-	asks *asks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
@@ -250,7 +248,6 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 	}
 	b.presence = newPresence(b)
-	b.asks = newAsks()
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
 	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)

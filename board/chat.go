@@ -137,15 +137,16 @@ func (b *Board) askChat(ctx context.Context, agentName string, within time.Durat
 	if !ok || !c.Operates() {
 		return nil, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
-	q.Who, q.All = c.Name, c.Role >= identity.RoleAdmin
-	m, err := b.ask(ctx, agentName, capChat, within, func(id string) *boardv1.LinkResponse {
-		q.RequestId = id
-		return &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Chat{Chat: q}}
-	})
+	sess, err := b.linkedWith(agentName, capChat, "it has no chat window on the board")
 	if err != nil {
 		return nil, err
 	}
-	if a := m.GetChatAnswer(); a != nil {
+	q.RequestId, q.Who, q.All = newRequestID(), c.Name, c.Role >= identity.RoleAdmin
+	m, err := b.askAgent(ctx, sess, q.RequestId, within, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Chat{Chat: q}})
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := m.(*boardv1.ChatAnswer); ok {
 		return a, nil
 	}
 	return nil, b.wrongAnswer(ctx, agentName, "chat", nil)

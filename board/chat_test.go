@@ -191,8 +191,8 @@ func TestChatRefusals(t *testing.T) {
 	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_ChatAnswer{ChatAnswer: &boardv1.ChatAnswer{RequestId: "made-up",
 		Kind: &boardv1.ChatAnswer_Conversation{Conversation: &boardv1.GetThreadResponse{Thread: "x"}}}}})
 	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{RequestId: q.GetRequestId(),
-		Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND, Message: "thread \"someone-elses\": not found\x00"}}})
-	if err := <-done; connect.CodeOf(err) != connect.CodeNotFound || !strings.Contains(err.Error(), `agent "desk": thread "someone-elses": not found`) {
+		Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND, Message: "thread \"someone-elses\": not found"}}})
+	if err := <-done; connect.CodeOf(err) != connect.CodeNotFound || !strings.Contains(err.Error(), `the agent refused: thread "someone-elses": not found`) {
 		t.Errorf("the agent's refusal: %v, want not_found in its words", err)
 	}
 
@@ -215,8 +215,8 @@ func TestChatRefusals(t *testing.T) {
 	}
 }
 
-// TestChatAsksAreBounded: one agent holds at most 16 requests waiting on
-// its answers; one more is refused at once.
+// TestChatAsksAreBounded: one agent's link holds at most 64 requests
+// waiting on its answers; one more is refused at once.
 func TestChatAsksAreBounded(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
@@ -225,23 +225,23 @@ func TestChatAsksAreBounded(t *testing.T) {
 	l.ping(1)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	errs := make(chan error, 16)
-	for range 16 {
+	errs := make(chan error, 64)
+	for range 64 {
 		go func() {
 			_, err := viewer.GetChatPage(ctx, &boardv1.GetChatPageRequest{Agent: "desk"})
 			errs <- err
 		}()
 	}
-	for range 16 {
+	for range 64 {
 		if l.next().GetChat() == nil {
 			t.Fatal("want a chat request")
 		}
 	}
 	if _, err := viewer.GetChatPage(t.Context(), &boardv1.GetChatPageRequest{Agent: "desk"}); connect.CodeOf(err) != connect.CodeResourceExhausted {
-		t.Errorf("the 17th: %v, want resource_exhausted", err)
+		t.Errorf("the 65th: %v, want resource_exhausted", err)
 	}
 	cancel()
-	for range 16 {
+	for range 64 {
 		<-errs
 	}
 }

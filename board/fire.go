@@ -2,18 +2,10 @@ package board
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
 	"connectrpc.com/connect/v2"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -39,76 +31,7 @@ const (
 	maxFireInput = 64 << 10
 	// maxStopReason is the longest reason StopRun takes.
 	maxStopReason = 512
-	// maxFiresWaiting is how many fires and stops may wait for one
-	// agent's answer at once.
-	maxFiresWaiting = 64
-	// maxAgentWords is the most of an agent's refusal passed on.
-	maxAgentWords = 1024
 )
-
-// fireWaits are the fires and stops sent on one link waiting for their
-// answers, by request id. The zero value is ready.
-type fireWaits struct {
-	mu     sync.Mutex
-	m      map[string]chan fireAnswer
-	closed bool
-}
-
-// fireAnswer is what the agent said to a fire or a stop: a Fired, a
-// Stopped, or an Error.
-type fireAnswer struct {
-	msg proto.Message
-	err *boardv1.LinkError
-}
-
-var errLinkEnded = errors.New("the agent's link ended")
-
-// wait registers id; its answer comes on ch. done must be called.
-func (f *fireWaits) wait(id string) (ch <-chan fireAnswer, done func(), err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case f.closed:
-		return nil, nil, errLinkEnded
-	case len(f.m) >= maxFiresWaiting:
-		return nil, nil, connect.Errorf(connect.CodeResourceExhausted,
-			"the agent has %d starts and stops waiting for its answer, at most %d: try again", len(f.m), maxFiresWaiting)
-	}
-	if f.m == nil {
-		f.m = make(map[string]chan fireAnswer)
-	}
-	c := make(chan fireAnswer, 1)
-	f.m[id] = c
-	return c, func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		delete(f.m, id)
-	}, nil
-}
-
-// answer hands the agent's answer to whoever waits for id; an answer
-// nobody waits for (given up, or never asked) is dropped.
-func (f *fireWaits) answer(id string, msg proto.Message, le *boardv1.LinkError) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c, ok := f.m[id]
-	if !ok {
-		return
-	}
-	delete(f.m, id)
-	c <- fireAnswer{msg: msg, err: le}
-}
-
-// close ends every wait: the link is gone.
-func (f *fireWaits) close() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	for id, c := range f.m {
-		delete(f.m, id)
-		close(c)
-	}
-}
 
 // StartRun checks the request against the agent, sends it a Fire and
 // waits for its answer.
@@ -146,8 +69,8 @@ func (s runService) StartRun(ctx context.Context, req *boardv1.StartRunRequest) 
 		return nil, err
 	}
 	actor := identity.ActorOf(ctx, "")
-	id := newFireID()
-	ans, err := b.askAgent(ctx, sess, id, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Fire{Fire: &boardv1.Fire{
+	id := newRequestID()
+	ans, err := b.askAgent(ctx, sess, id, fireWithin, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Fire{Fire: &boardv1.Fire{
 		RequestId: id, Input: req.GetInput(), Thread: req.GetThread(), By: actor,
 	}}})
 	detail := map[string]any{"agent": name, "thread": req.GetThread()}
@@ -204,8 +127,8 @@ func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*
 		return nil, err
 	}
 	actor := identity.ActorOf(ctx, "")
-	id := newFireID()
-	ans, err := b.askAgent(ctx, sess, id, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Stop{Stop: &boardv1.Stop{
+	id := newRequestID()
+	ans, err := b.askAgent(ctx, sess, id, fireWithin, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Stop{Stop: &boardv1.Stop{
 		RequestId: id, RunId: req.GetId(), Reason: req.GetReason(), By: actor,
 	}}})
 	if err == nil {
@@ -232,80 +155,14 @@ func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*
 // fireable is the agent's live link when it may be sent a fire or a stop:
 // linked here, announcing fire, and, when row is given, not paused.
 func (b *Board) fireable(name string, row *ent.Agent) (*session, error) {
-	sess := b.presence.session(name)
-	switch {
-	case sess == nil:
-		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: not linked to this board", quoted(name))
-	case !slices.Contains(sess.caps, capFire):
-		return nil, connect.Errorf(connect.CodeFailedPrecondition,
-			"agent %s: its hello did not announce the fire capability, so runs cannot be started or stopped from the board", quoted(name))
-	case row != nil && row.Paused:
-		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: paused, so it takes no new work; resume it first", quoted(name))
-	}
-	return sess, nil
-}
-
-// askAgent sends m, whose request id is id, on the agent's link and waits
-// up to fireWithin for the answer: the Fired or Stopped, or the agent's
-// Error as the matching code with its words.
-func (b *Board) askAgent(ctx context.Context, sess *session, id string, m *boardv1.LinkResponse) (proto.Message, error) {
-	ch, done, err := sess.fires.wait(id)
-	if errors.Is(err, errLinkEnded) {
-		return nil, connect.NewError(connect.CodeFailedPrecondition, "the agent's link ended; try again once it is back")
-	}
+	sess, err := b.linkedWith(name, capFire, "runs cannot be started or stopped from the board")
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	if err := sess.out.push(m); err != nil {
-		if errors.Is(err, errOverrun) {
-			sess.cancel(err)
-		}
-		return nil, connect.NewError(connect.CodeFailedPrecondition, "the agent's link ended; try again once it is back")
+	if row != nil && row.Paused {
+		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: paused, so it takes no new work; resume it first", quoted(name))
 	}
-	t := time.NewTimer(fireWithin)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-t.C:
-		return nil, connect.Errorf(connect.CodeDeadlineExceeded, "the agent did not answer within %s; it may still act on it", fireWithin)
-	case a, ok := <-ch:
-		if !ok {
-			return nil, connect.NewError(connect.CodeUnavailable, "the agent's link ended before it answered; it may still act on it")
-		}
-		if a.err != nil {
-			return nil, agentRefusal(a.err)
-		}
-		return a.msg, nil
-	}
-}
-
-// agentRefusal is an agent's Error as a caller is told it: the code it
-// chose, where it is one the link carries, and its words when they are
-// safe to pass on (UTF-8 without control characters, cut to 1 KiB).
-func agentRefusal(le *boardv1.LinkError) error {
-	code := connect.CodeInternal
-	switch le.GetCode() {
-	case boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT:
-		code = connect.CodeInvalidArgument
-	case boardv1.LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND:
-		code = connect.CodeNotFound
-	case boardv1.LinkErrorCode_LINK_ERROR_CODE_RESOURCE_EXHAUSTED:
-		code = connect.CodeResourceExhausted
-	case boardv1.LinkErrorCode_LINK_ERROR_CODE_FAILED_PRECONDITION:
-		code = connect.CodeFailedPrecondition
-	case boardv1.LinkErrorCode_LINK_ERROR_CODE_UNAVAILABLE:
-		code = connect.CodeUnavailable
-	}
-	words := le.GetMessage()
-	if !utf8.ValidString(words) || strings.ContainsFunc(words, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		words = "(its words were not shown: not plain text)"
-	}
-	if words == "" {
-		words = "(no words)"
-	}
-	return connect.NewError(code, "the agent refused: "+cutText(words, maxAgentWords))
+	return sess, nil
 }
 
 // checkInput checks a start's input against the agent's declared inputs,
@@ -345,8 +202,3 @@ func (b *Board) auditRun(ctx context.Context, actor, action, name string, detail
 }
 
 // newFireID is a fresh request id for a fire or a stop.
-func newFireID() string {
-	var p [9]byte
-	_, _ = rand.Read(p[:])
-	return fmt.Sprintf("board-%s", hex.EncodeToString(p[:]))
-}

@@ -67,7 +67,7 @@ func (l linkService) Link(ctx context.Context, stream boardv1connect.AgentLinkSe
 	}
 	defer s.stopExpiry()
 	defer s.out.close()
-	defer s.fires.close()
+	defer s.asks.close()
 	return l.close(ctx, s, l.serve(ctx, s, in))
 }
 
@@ -90,7 +90,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		return nil, nil, err
 	}
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream),
-		caps: slices.Clone(hello.GetCapabilities()), gone: make(chan struct{}),
+		caps: slices.Clone(hello.GetCapabilities()),
 		runSlots: make(chan struct{}, maxRunWritesInFlight), runStored: make(chan *runWrite, maxRunWritesInFlight)}
 	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
@@ -156,7 +156,6 @@ func (l linkService) close(ctx context.Context, s *session, err error) error {
 	// A link the agent closed itself is a goodbye; anything else may be a
 	// blip, and the agent gets the grace to come back.
 	l.b.presence.leave(s, !errors.Is(err, io.EOF))
-	close(s.gone) // the requests waiting on its answers give up
 	l.b.log.InfoContext(ctx, "agent unlinked", "agent", s.name, "session", s.id, "why", linkEnd(err))
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, errSuperseded), errors.Is(err, errShutdown), errors.Is(err, context.Canceled):
@@ -279,7 +278,7 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 					return err
 				}
 			case *boardv1.LinkRequest_ChatAnswer:
-				b.asks.answered(s, k.ChatAnswer.GetRequestId(), r.Msg)
+				s.asks.answer(k.ChatAnswer.GetRequestId(), k.ChatAnswer, nil)
 			case *boardv1.LinkRequest_RunEvent:
 				if err := l.runEvent(ctx, s, k.RunEvent); err != nil {
 					return err
@@ -289,13 +288,11 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 					return err
 				}
 			case *boardv1.LinkRequest_Fired:
-				s.fires.answer(k.Fired.GetRequestId(), k.Fired, nil)
+				s.asks.answer(k.Fired.GetRequestId(), k.Fired, nil)
 			case *boardv1.LinkRequest_Stopped:
-				s.fires.answer(k.Stopped.GetRequestId(), k.Stopped, nil)
+				s.asks.answer(k.Stopped.GetRequestId(), k.Stopped, nil)
 			case *boardv1.LinkRequest_Error:
-				if !b.asks.answered(s, k.Error.GetRequestId(), r.Msg) {
-					s.fires.answer(k.Error.GetRequestId(), nil, k.Error)
-				}
+				s.asks.answer(k.Error.GetRequestId(), nil, k.Error)
 			default:
 				// Pongs, and kinds this board does not know: ignored.
 			}

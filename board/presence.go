@@ -50,8 +50,6 @@ type session struct {
 	// caps is what the agent announced in its hello: what the board may
 	// send it beyond the protocol's core.
 	caps []string
-	// gone is closed when the link has ended (asks.go).
-	gone chan struct{}
 	// lastHealth is when this link's last health report was kept; only
 	// the link's own goroutine reads and writes it.
 	lastHealth time.Time
@@ -66,9 +64,9 @@ type session struct {
 	// to answer. Both hold at most maxRunWritesInFlight.
 	runSlots  chan struct{}
 	runStored chan *runWrite
-	// fires are the fires and stops sent on this link waiting for their
-	// answer, by request id (fire.go).
-	fires fireWaits
+	// asks are the requests sent on this link waiting for their
+	// answer, by request id (asks.go).
+	asks askWaits
 }
 
 func (s *session) stopExpiry() {
