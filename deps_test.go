@@ -43,11 +43,13 @@ var layers = []layer{
 	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "connectrpc.com/connect/v2", "google.golang.org/protobuf"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting"}},
 	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
+	{pkg: "transcript", why: "what was said, a line per turn, kept for TRANSCRIPT_DAYS, less the named secrets", allow: []string{"secrets"}},
+	{pkg: "runs", why: "the record of each run for the board: a flow Watcher, an outbox file, payloads withheld unless asked for and then without the named secrets", allow: []string{"flow", "secrets"}, noStd: domain},
 	{pkg: "lock", why: "one served agent per folder: a file and a process check", noStd: domain},
 	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
-	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "waiting"}},
-	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "secrets", "serve", "subscription"}},
+	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
+	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "runs", "secrets", "serve", "subscription", "transcript"}},
 
 	// The board's side.
 	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},

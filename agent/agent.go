@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/symphonix/symphonix/flow"
@@ -45,6 +46,10 @@ type Config struct {
 	// sees every tool call. nil calls them directly. Not called for a flow
 	// with no MCP servers.
 	WrapTools func(call flow.ToolCaller) flow.ToolCaller
+	// Watch: told everything that happens in every run
+	// (flow.BuildOptions.Watch) — how the agent's record of its runs is
+	// kept. nil: nothing is.
+	Watch flow.Watcher
 }
 
 // Agent is a flow folder, assembled.
@@ -52,10 +57,14 @@ type Agent struct {
 	Dir   string
 	Flow  *flow.Flow
 	Graph *flow.Graph
-	// Model and Waiting say which model and which store the agent uses, in
-	// words to print at start.
+	// Model, Waiting and Memory say which model the agent uses, where its
+	// waiting runs are kept and where what its threads remember is kept
+	// (a conversation's history, the channels marked remembers), in words
+	// to print at start; Waiting and Memory are "" for a flow that never
+	// waits, or never remembers.
 	Model   string
 	Waiting string
+	Memory  string
 	// Subscription says which declared tools may be called now: every
 	// tool call asks it first. Give it the board's word (Set, NeverSpoke,
 	// Unreachable) when a board is configured.
@@ -72,7 +81,10 @@ type Agent struct {
 // Open loads DIR/flow.json, and builds it with the MCP servers its
 // requires.mcp declares, the model the environment names (the stand-in
 // without a key), and the waiting store in the folder (memory when the
-// folder cannot hold one, said in Waiting). Close releases them.
+// folder cannot hold one, said in Waiting): its runs for a flow that
+// waits, and the memory table for one that remembers, so a
+// conversation's history and its remembered channels outlive the process
+// (said in Memory). Close releases them.
 func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) string { return "" }
@@ -88,7 +100,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{Dir: dir, Flow: f}
-	bo := flow.BuildOptions{Gate: cfg.Gate}
+	bo := flow.BuildOptions{Gate: cfg.Gate, Watch: cfg.Watch}
 	if a.Subscription, a.Tools, err = subscribe(f, dir, cfg.Monitored); err != nil {
 		return nil, err
 	}
@@ -118,10 +130,25 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if cfg.WrapModel != nil {
 		bo.Model = cfg.WrapModel(bo.Model)
 	}
-	if flow.CheckpointerRequired(f) != nil {
-		// Only a flow that waits needs somewhere to wait.
-		a.waiting, a.Waiting = waiting.OpenOrMemory(ctx, dir, waiting.Config{})
-		bo.Checkpointer = a.waiting
+	waits, remembers := flow.CheckpointerRequired(f) != nil, flow.Remembers(f)
+	if waits || remembers {
+		// Only a flow that waits needs somewhere to wait, and only one
+		// that remembers needs its threads' memory kept: both in the
+		// folder's store.
+		store, desc := waiting.OpenOrMemory(ctx, dir, waiting.Config{})
+		a.waiting = store
+		if waits {
+			bo.Checkpointer = store
+			a.Waiting = desc
+		}
+		if remembers {
+			bo.Memory = waiting.MemoryOf(store)
+			if _, durable := store.(*waiting.Store); durable {
+				a.Memory = strings.Replace(desc, "waiting runs are kept in ", "what threads remember is kept in ", 1)
+			} else {
+				a.Memory = "what threads remember is kept in memory (it is lost on restart)"
+			}
+		}
 	}
 	a.holding = waiting.HoldingOf(a.waiting)
 	a.Graph, err = flow.Build(f, bo)

@@ -337,3 +337,52 @@ func TestHealthChecks(t *testing.T) {
 		t.Errorf("the refund desk's checks = %s, want mcp:orders,model,waiting", got)
 	}
 }
+
+// TestMemorySurvivesReopening: a conversation's history and its remembered
+// channels are kept in the folder's store, not in the process: an agent
+// opened again on the folder goes on with them, although the flow never
+// waits.
+func TestMemorySurvivesReopening(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data, err := os.ReadFile("testdata/chat-flow.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.Open(t.Context(), dir, agent.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Waiting != "" || !strings.HasPrefix(a.Memory, "what threads remember is kept in ") || !strings.HasSuffix(a.Memory, "waiting.db") {
+		t.Errorf("Waiting %q, Memory %q; want no waiting store said, and the memory kept in the folder's", a.Waiting, a.Memory)
+	}
+	if _, err := a.Graph.Invoke(t.Context(), "t1", map[string]any{"question": "hello", "name": "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	a, err = agent.Open(t.Context(), dir, agent.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	res, err := a.Graph.Invoke(t.Context(), "t1", map[string]any{"question": "and again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State["name"] != "Ada" {
+		t.Errorf("name after reopening = %v, want Ada, remembered", res.State["name"])
+	}
+	h, _ := res.State["history"].([]any)
+	if len(h) != 2 {
+		t.Fatalf("history after reopening holds %d turns, want 2: %v", len(h), h)
+	}
+	if first, _ := h[0].(map[string]any); first["asked"] != "hello" {
+		t.Errorf("first turn = %v, want the one asked before reopening", h[0])
+	}
+}

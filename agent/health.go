@@ -23,9 +23,10 @@ type HealthCheck struct {
 //   - "model" when the environment names a model with a check (OPENAI_API_KEY
 //     set): the API lists its models with the key, which costs no tokens
 //     (llm.OpenAI.Check). The stand-in has none.
-//   - "waiting" when the flow waits for people: a write and a read in the
-//     waiting store (waiting.Store.Check); a store kept in memory fails it,
-//     since its runs do not survive a restart.
+//   - "waiting" when the flow waits for people or remembers (its threads'
+//     memory is kept in the same store): a write and a read in the waiting
+//     store (waiting.Store.Check); a store kept in memory fails it, since
+//     what it holds does not survive a restart.
 //
 // Each check takes as long as its ctx allows.
 func (a *Agent) HealthChecks() []HealthCheck {

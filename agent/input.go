@@ -3,7 +3,10 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/symphonix/symphonix/flow"
 )
@@ -34,4 +37,47 @@ func parseInput(ch *flow.Channel, value string) (any, error) {
 		return v, nil
 	}
 	return value, nil
+}
+
+// CheckInputs checks values a run is started with from elsewhere than a
+// terminal (a run fired from a board): each one must name an input the
+// flow declares (Flow.Inputs) and be of its channel's type — a string, a
+// number, true or false, a list, an object, or anything for a channel
+// whose type is not said or a file. The error names the field at fault,
+// "input.NAME".
+func (a *Agent) CheckInputs(in map[string]any) error {
+	for _, name := range slices.Sorted(maps.Keys(in)) {
+		field := "input." + name
+		if !slices.Contains(a.Flow.Inputs, name) {
+			return fmt.Errorf("%s: not one of the flow's inputs (%s)", field, strings.Join(a.Flow.Inputs, ", "))
+		}
+		typ := ""
+		if ch := a.Flow.State[name]; ch != nil {
+			typ = ch.Type
+		}
+		if v := in[name]; v != nil && !fits(typ, v) {
+			return fmt.Errorf("%s: want a %s, got %s", field, typ, flow.KindOf(v))
+		}
+	}
+	return nil
+}
+
+// fits reports whether JSON value v is of channel type typ.
+func fits(typ string, v any) bool {
+	var ok bool
+	switch typ {
+	case flow.ChannelString:
+		_, ok = v.(string)
+	case flow.ChannelNumber:
+		_, ok = v.(float64)
+	case flow.ChannelBoolean:
+		_, ok = v.(bool)
+	case flow.ChannelList:
+		_, ok = v.([]any)
+	case flow.ChannelObject:
+		_, ok = v.(map[string]any)
+	default:
+		ok = true
+	}
+	return ok
 }

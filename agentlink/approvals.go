@@ -70,6 +70,10 @@ type Raise struct {
 	// Digest: approvals.Digest of what is shown and the account, taken once
 	// and kept in the holding note; required.
 	Digest string
+	// RunID: the run, as the agent reports it (RunEvent, RunSummary), that
+	// stopped for the approval; "" from an agent that does not report runs.
+	// Not part of the raise's identity.
+	RunID string
 }
 
 // Raised is the approval the board holds for a Raise.
@@ -155,7 +159,7 @@ func (l *Link) raiseOn(ctx context.Context, c *conn, r Raise) (Raised, error) {
 	m, err := l.request(ctx, c, func(id string) *boardv1.LinkRequest {
 		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
 			RequestId: id, Run: r.Run, Thread: r.Thread, Node: r.Node,
-			Ask: r.Ask, Show: show, Account: r.Account, Digest: r.Digest,
+			Ask: r.Ask, Show: show, Account: r.Account, Digest: r.Digest, RunId: r.RunID,
 		}}}
 	})
 	if err != nil {

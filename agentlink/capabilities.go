@@ -26,10 +26,20 @@ const (
 	// CapabilityPause: the agent keeps a pause, obeys the board's Pause
 	// and reports its state (ReportPause, Config.OnPause).
 	CapabilityPause = "pause"
+	// CapabilityRuns: the agent records its runs and delivers a summary of
+	// each that pauses or ends (Config.Summaries).
+	CapabilityRuns = "runs"
+	// CapabilityLiveRuns: the agent tells its runs' steps as they happen
+	// (SendRunEvent).
+	CapabilityLiveRuns = "live-runs"
+	// CapabilityFire: the agent starts runs the board fires and stops the
+	// runs it is asked to (Config.OnFire, Config.OnStop).
+	CapabilityFire = "fire"
 )
 
 // Capabilities are every name Config.Capabilities may hold.
-var Capabilities = []string{CapabilityUsers, CapabilityPairing, CapabilityHealth, CapabilityPause}
+var Capabilities = []string{CapabilityUsers, CapabilityPairing, CapabilityHealth, CapabilityPause,
+	CapabilityRuns, CapabilityLiveRuns, CapabilityFire}
 
 // checkCapabilities refuses a name this package does not know, and a name
 // given twice.

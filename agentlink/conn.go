@@ -56,12 +56,18 @@ type conn struct {
 	mu      sync.Mutex
 	pending map[string]chan *boardv1.LinkResponse
 	done    chan struct{}
+
+	// events: live run events waiting to be sent (SendRunEvent); stored:
+	// the board's RunStored, for the summary deliverer.
+	events chan *boardv1.LinkRequest
+	stored chan runSeq
 }
 
 type linkStream = boardv1connect.AgentLinkServiceLinkClientStream
 
 func newConn(stream linkStream) *conn {
-	return &conn{stream: stream, pending: map[string]chan *boardv1.LinkResponse{}, done: make(chan struct{})}
+	return &conn{stream: stream, pending: map[string]chan *boardv1.LinkResponse{}, done: make(chan struct{}),
+		events: make(chan *boardv1.LinkRequest, RunEventBuffer), stored: make(chan runSeq, 16)}
 }
 
 // send sends m unless the link has ended.

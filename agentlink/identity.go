@@ -12,9 +12,14 @@ import (
 
 // flowIdentity is the part of a flow.json the hello needs.
 type flowIdentity struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Requires    struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Inputs      []string `json:"inputs"`
+	State       map[string]struct {
+		Type        string `json:"type"`
+		Description string `json:"description"`
+	} `json:"state"`
+	Requires struct {
 		MCP map[string]struct {
 			Tools []struct {
 				Name string `json:"name"`
@@ -24,7 +29,7 @@ type flowIdentity struct {
 }
 
 // ReadIdentity reads DIR/flow.json: its name (the folder's name when the flow
-// has none), description, declared MCP tools, and build — "sha256:" and the
+// has none), description, declared MCP tools, declared inputs, and build — "sha256:" and the
 // hex SHA-256 of the flow's RFC 8785 canonical JSON, so reformatting the
 // file or reordering its keys does not change it.
 func ReadIdentity(dir string) (Identity, error) {
@@ -64,5 +69,17 @@ func IdentityOf(flow []byte) (Identity, error) {
 		}
 	}
 	slices.Sort(tools)
-	return Identity{Name: f.Name, Description: f.Description, Build: build, Tools: tools}, nil
+	var inputs []FlowInput
+	for _, name := range f.Inputs {
+		in := FlowInput{Name: name}
+		if ch, ok := f.State[name]; ok {
+			in.Description = ch.Description
+			switch ch.Type {
+			case "string", "number", "boolean", "object", "list":
+				in.Type = ch.Type
+			}
+		}
+		inputs = append(inputs, in)
+	}
+	return Identity{Name: f.Name, Description: f.Description, Build: build, Tools: tools, Inputs: inputs}, nil
 }

@@ -42,7 +42,24 @@ type Identity struct {
 	Build string
 	// Tools: the declared MCP tools, as "<server>.<tool>".
 	Tools []string
+	// Inputs: the values a run may be started with, the flow's declared
+	// inputs; at most MaxInputs.
+	Inputs []FlowInput
 }
+
+// FlowInput is one value a run of the flow may be started with.
+type FlowInput struct {
+	// Name: the state channel.
+	Name string
+	// Type: "string", "number", "boolean", "object", "list", or "" for
+	// any JSON value (a channel whose type is not said, or a file).
+	Type string
+	// Description: what it is, from the flow.
+	Description string
+}
+
+// MaxInputs is the most declared inputs a hello carries.
+const MaxInputs = 64
 
 // Config configures a Link.
 type Config struct {
@@ -107,6 +124,20 @@ type Config struct {
 	// agent keeps it and answers with ReportPause. Calls are serialised;
 	// it must not block.
 	OnPause func(Pause)
+	// Summaries: where the run summaries to deliver are kept (agents
+	// announcing CapabilityRuns); nil delivers none. After every welcome,
+	// and whenever SummaryAdded says one was added, the link sends them
+	// oldest first, one at a time, each once the board stored the one
+	// before.
+	Summaries Summaries
+	// OnFire and OnStop: the board asking to start a run, or to end one
+	// at its next step boundary (agents announcing CapabilityFire). Each
+	// is called on its own goroutine, at most MaxFiring at once, and
+	// answered with what it returns: a *Refusal is told to the board as it
+	// is, any other error as internal. OnFire must answer at once and run
+	// the run in the background. nil refuses them (failed_precondition).
+	OnFire func(ctx context.Context, f Fire) (Fired, error)
+	OnStop func(ctx context.Context, s Stop) error
 }
 
 // State is the link coming up or going down.
@@ -148,6 +179,10 @@ type Link struct {
 	wake   chan struct{}
 	pause  pauseSlot
 	health healthSlot
+	// summaryWake tells the deliverer of the link that is up that a run
+	// summary was added; firing bounds the Fires and Stops handled at once.
+	summaryWake chan struct{}
+	firing      chan struct{}
 }
 
 // New checks cfg.
@@ -167,6 +202,9 @@ func New(cfg Config) (*Link, error) {
 	}
 	if err := checkCapabilities(cfg.Capabilities); err != nil {
 		return nil, err
+	}
+	if n := len(cfg.Identity.Inputs); n > MaxInputs {
+		return nil, fmt.Errorf("agentlink: Identity.Inputs: %d inputs, at most %d", n, MaxInputs)
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = DefaultMinBackoff
@@ -189,6 +227,9 @@ func New(cfg Config) (*Link, error) {
 		where:     newRecent[runNode](rememberDecisions),
 		pairings:  newRecent[struct{}](rememberDecisions),
 		wake:      make(chan struct{}, 1),
+
+		summaryWake: make(chan struct{}, 1),
+		firing:      make(chan struct{}, MaxFiring),
 	}, nil
 }
 
@@ -336,6 +377,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		Build:        l.cfg.Identity.Build,
 		Tools:        l.cfg.Identity.Tools,
 		Description:  l.cfg.Identity.Description,
+		Inputs:       inputsOf(l.cfg.Identity.Inputs),
 	}}})
 	if err != nil {
 		return false, receiveErr(stream, err)
@@ -377,7 +419,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		"capabilities", l.cfg.Capabilities)
 	l.state(State{Up: true, Session: welcome.GetSession()})
 	reAskCtx, stopReAsk := context.WithCancel(ctx)
-	reAsked, reported := make(chan struct{}), make(chan struct{})
+	reAsked, reported, delivered := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(reAsked)
 		l.reAskOnUp(reAskCtx, c)
@@ -386,11 +428,17 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		defer close(reported)
 		l.report(reAskCtx, c)
 	}()
-	err = l.serve(parent, c, in, interval, timeout)
+	go func() {
+		defer close(delivered)
+		go l.sendEvents(reAskCtx, c)
+		l.deliverSummaries(reAskCtx, c)
+	}()
+	err = l.serve(parent, c, in, interval, timeout, reAskCtx)
 	l.detach(c, err)
 	stopReAsk()
 	<-reAsked
 	<-reported
+	<-delivered
 	if parent.Err() != nil {
 		// Leaving on purpose: say goodbye, so the board records us offline
 		// at once rather than after its grace, and wait for it to hang up.
@@ -415,7 +463,8 @@ const goodbyeWithin = 2 * time.Second
 
 // serve pings every interval and gives the link up when a ping is not
 // answered within timeout or the stream ends.
-func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boardv1.LinkResponse], interval, timeout time.Duration) error {
+// Fires and Stops are handled on linkCtx, which ends with the link.
+func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boardv1.LinkResponse], interval, timeout time.Duration, linkCtx context.Context) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var (
@@ -497,6 +546,12 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				if l.cfg.OnPause != nil {
 					l.cfg.OnPause(pauseOf(k.Pause))
 				}
+			case *boardv1.LinkResponse_RunStored:
+				l.runStored(c, k.RunStored)
+			case *boardv1.LinkResponse_Fire:
+				l.command(linkCtx, c, "fire", k.Fire.GetRequestId(), l.cfg.OnFire != nil, func() { l.fire(linkCtx, c, k.Fire) })
+			case *boardv1.LinkResponse_Stop:
+				l.command(linkCtx, c, "stop", k.Stop.GetRequestId(), l.cfg.OnStop != nil, func() { l.stop(linkCtx, c, k.Stop) })
 			default:
 				// Kinds this agent does not know: ignored.
 			}

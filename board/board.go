@@ -130,6 +130,8 @@ type Board struct {
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
+	// asks are the requests waiting on a linked agent's answer.
+	asks *asks
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
@@ -248,6 +250,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 	}
 	b.presence = newPresence(b)
+	b.asks = newAsks()
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
 	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
@@ -295,6 +298,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
 	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
+	boardv1connect.RegisterChatServiceHandler(srv, chatService{b})
 	boardv1connect.RegisterConversationServiceHandler(srv, conversationService{b})
 	boardv1connect.RegisterRunServiceHandler(srv, runService{b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})

@@ -90,7 +90,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		return nil, nil, err
 	}
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream),
-		caps:     slices.Clone(hello.GetCapabilities()),
+		caps: slices.Clone(hello.GetCapabilities()), gone: make(chan struct{}),
 		runSlots: make(chan struct{}, maxRunWritesInFlight), runStored: make(chan *runWrite, maxRunWritesInFlight)}
 	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
@@ -156,6 +156,7 @@ func (l linkService) close(ctx context.Context, s *session, err error) error {
 	// A link the agent closed itself is a goodbye; anything else may be a
 	// blip, and the agent gets the grace to come back.
 	l.b.presence.leave(s, !errors.Is(err, io.EOF))
+	close(s.gone) // the requests waiting on its answers give up
 	l.b.log.InfoContext(ctx, "agent unlinked", "agent", s.name, "session", s.id, "why", linkEnd(err))
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, errSuperseded), errors.Is(err, errShutdown), errors.Is(err, context.Canceled):
@@ -277,6 +278,8 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				if err := l.pauseState(ctx, s, k.PauseState); err != nil {
 					return err
 				}
+			case *boardv1.LinkRequest_ChatAnswer:
+				b.asks.answered(s, k.ChatAnswer.GetRequestId(), r.Msg)
 			case *boardv1.LinkRequest_RunEvent:
 				if err := l.runEvent(ctx, s, k.RunEvent); err != nil {
 					return err
@@ -290,7 +293,9 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 			case *boardv1.LinkRequest_Stopped:
 				s.fires.answer(k.Stopped.GetRequestId(), k.Stopped, nil)
 			case *boardv1.LinkRequest_Error:
-				s.fires.answer(k.Error.GetRequestId(), nil, k.Error)
+				if !b.asks.answered(s, k.Error.GetRequestId(), r.Msg) {
+					s.fires.answer(k.Error.GetRequestId(), nil, k.Error)
+				}
 			default:
 				// Pongs, and kinds this board does not know: ignored.
 			}

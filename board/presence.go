@@ -50,6 +50,8 @@ type session struct {
 	// caps is what the agent announced in its hello: what the board may
 	// send it beyond the protocol's core.
 	caps []string
+	// gone is closed when the link has ended (asks.go).
+	gone chan struct{}
 	// lastHealth is when this link's last health report was kept; only
 	// the link's own goroutine reads and writes it.
 	lastHealth time.Time
@@ -280,7 +282,7 @@ func (p *presence) sendLive(agentName string, m *boardv1.LinkResponse) bool {
 	return err == nil
 }
 
-// session is the agent's live link on this board; nil when it has none.
+// session is the agent's live link on this board, or nil.
 func (p *presence) session(agentName string) *session {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -155,6 +155,7 @@ func (r *run) pause(ctx context.Context, steps int) (Result, error) {
 		return Result{}, fmt.Errorf("flow: thread %q stopped to wait, and could not be kept: %w", r.thread, err)
 	}
 	p := r.firstPaused().pending
+	p.Run = r.id
 	r.tell(ctx, Event{Kind: EventRunPaused, Node: p.Node, Pending: p, Steps: steps, Duration: r.spent()})
 	return Result{Run: r.id, State: r.state, Pending: p, Steps: steps}, nil
 }

@@ -70,3 +70,21 @@ func (r *run) keep(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Remembers reports whether runs of f carry anything from one message of a
+// thread to the next — a conversation's history, or a channel marked
+// remembers — and so want a durable BuildOptions.Memory.
+func Remembers(f *Flow) bool {
+	if f == nil {
+		return false
+	}
+	if f.Conversation {
+		return true
+	}
+	for _, c := range f.State {
+		if c != nil && c.Remembers {
+			return true
+		}
+	}
+	return false
+}

@@ -226,3 +226,34 @@ func TestMemoryCheckpointer(t *testing.T) {
 		t.Errorf("Delete of a thread that is not there = %v, want nil", err)
 	}
 }
+
+// A finished run says what it was asked and answered, with the time its
+// turn has in the conversation's history, so a transcript written from the
+// result and the history agree on which turn is which.
+func TestResultTurnIsTheHistorysTurn(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	g := build(t, load(t, chat), flow.BuildOptions{Registry: chatRegistry(), Now: clk.now})
+	res, err := g.Invoke(t.Context(), "ada", map[string]any{"question": "q1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turn == nil {
+		t.Fatal("a finished run has no Turn")
+	}
+	h := res.State["history"].([]any)
+	if diff := cmp.Diff(h[len(h)-1], res.Turn.History()); diff != "" {
+		t.Errorf("the history's turn and Result.Turn (-history +turn):\n%s", diff)
+	}
+	if res.Turn.Asked != "q1" || res.Turn.Answered != "q1 (turn 1)" {
+		t.Errorf("Turn = %+v", *res.Turn)
+	}
+	// Handed back as input, the same turn is not held twice.
+	res, err = g.Invoke(t.Context(), "ada", map[string]any{"question": "q2", "history": []any{res.Turn.History()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := res.State["history"].([]any); len(h) != 2 {
+		t.Errorf("history holds %d turns after the first was handed back, want 2: %v", len(h), h)
+	}
+}

@@ -34,6 +34,12 @@ type ModelReply struct {
 type Usage struct {
 	InputTokens  int
 	OutputTokens int
+	// CachedTokens is how many of InputTokens the provider read from its
+	// prompt cache; 0 when it did not say.
+	CachedTokens int
+	// TotalTokens is the provider's own total; 0 when it did not say, and
+	// InputTokens + OutputTokens is then the total.
+	TotalTokens int
 }
 
 // ToolCaller calls a tool by name ("<server>.<tool>" for an MCP tool, or a

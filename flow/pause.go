@@ -46,6 +46,10 @@ type Pending struct {
 	Accept  string `json:"accept,omitempty"`
 	// At is when the run paused.
 	At time.Time `json:"at"`
+	// Run is the id of the run that waits (RunOf), as Result.Run names it;
+	// not kept with the pause, and filled in by Graph.Pending and when the
+	// run pauses.
+	Run string `json:"-"`
 }
 
 // approvalPending is the question a node's approval puts, taken from the

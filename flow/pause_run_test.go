@@ -25,7 +25,11 @@ func TestAskPausesAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &flow.Pending{Kind: flow.PendingAsk, Node: "clarify", Question: "What about cats interests you most?",
-		At: time.Date(2026, 3, 1, 9, 0, 1, 0, time.UTC)}
+		At: time.Date(2026, 3, 1, 9, 0, 1, 0, time.UTC), Run: res.Run}
+	if res.Run == "" {
+		t.Fatal("Result.Run is empty")
+	}
+	// Pending names its run, here and read back from the checkpointer.
 	if diff := cmp.Diff(want, res.Pending); diff != "" {
 		t.Fatalf("Pending (-want +got):\n%s", diff)
 	}

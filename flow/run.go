@@ -23,6 +23,27 @@ type Result struct {
 	Steps int
 	// Run is the run's id (RunOf): the same across its pauses.
 	Run string
+	// Turn is what a finished run was asked and answered, for a
+	// transcript; nil when the run paused. A conversation's history holds
+	// the same turn, with the same At.
+	Turn *Turn
+}
+
+// Turn is one finished run as a conversation remembers it: what it was
+// asked (the flow's input), what it answered (the flow's output), and when
+// it finished.
+type Turn struct {
+	At       time.Time
+	Asked    any
+	Answered any
+}
+
+// History is t as the history channel holds it: {"at", "asked",
+// "answered"}, at in RFC 3339 in UTC to the nanosecond. Turns handed to a
+// conversation's run as its input's history are in this form, and one the
+// thread already holds (the same at) is dropped.
+func (t Turn) History() map[string]any {
+	return map[string]any{"at": t.At.UTC().Format(timeFormat), "asked": t.Asked, "answered": t.Answered}
 }
 
 // Finished reports whether the run ended rather than paused.
@@ -85,7 +106,7 @@ func (g *Graph) Invoke(ctx context.Context, thread string, input map[string]any)
 	r.setTasks([]*task{{node: g.start, copy: -1}})
 	ctx = r.begin(ctx)
 	defer r.end()
-	r.tell(ctx, Event{Kind: EventRunStarted})
+	r.tell(ctx, Event{Kind: EventRunStarted, Input: input})
 	return r.loop(ctx)
 }
 
@@ -152,8 +173,10 @@ func (g *Graph) Pending(ctx context.Context, thread string) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t := r.firstPaused(); t != nil {
-		return t.pending, nil
+	if t := r.firstPaused(); t != nil && t.pending != nil {
+		p := *t.pending
+		p.Run = r.id
+		return &p, nil
 	}
 	return nil, nil
 }
@@ -342,14 +365,14 @@ func (r *run) finish(ctx context.Context, steps int) (res Result, err error) {
 		if err != nil {
 			r.tell(ctx, Event{Kind: EventRunFailed, Err: err, Steps: steps, Duration: r.spent()})
 		} else {
-			r.tell(ctx, Event{Kind: EventRunFinished, Steps: steps, Duration: r.spent()})
+			r.tell(ctx, Event{Kind: EventRunFinished, Steps: steps, Duration: r.spent(), State: r.state})
 		}
 	}()
-	res = Result{Run: r.id, State: r.state, Steps: steps}
+	turn := &Turn{At: r.g.now().UTC(), Asked: clone(r.asked), Answered: r.answered()}
+	res = Result{Run: r.id, State: r.state, Steps: steps, Turn: turn}
 	var errs []error
 	if r.g.flow.Conversation {
-		turn := map[string]any{"at": r.g.now().UTC().Format(timeFormat), "asked": clone(r.asked), "answered": r.answered()}
-		h, err := addTurns(r.state[HistoryChannel], []any{turn})
+		h, err := addTurns(r.state[HistoryChannel], []any{clone(turn.History())})
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -77,6 +77,11 @@ type Event struct {
 	Err error
 	// Pending is what a paused run waits for.
 	Pending *Pending
+	// Input is what EventRunStarted's run was given, as Invoke was given
+	// it; State is the run's final state at EventRunFinished. Both are
+	// the run's own: a Watcher reads them and never changes them.
+	Input map[string]any
+	State State
 }
 
 // Watcher is told everything that happens in every run of a graph, as it

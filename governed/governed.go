@@ -390,7 +390,7 @@ func (a *Approvals) raise(ctx context.Context, n waiting.Note, info agentlink.Ru
 	if b == nil {
 		return v
 	}
-	if _, err := b.Raise(ctx, raiseOf(n)); err != nil {
+	if _, err := b.Raise(ctx, a.raiseOf(ctx, n)); err != nil {
 		a.log.WarnContext(ctx, "raise: asked again when the link is up", "thread", n.Thread, "node", n.Node, "err", err)
 	}
 	return v
@@ -408,9 +408,16 @@ func ruleWords(r agentlink.RuleInfo) string {
 	return ""
 }
 
-func raiseOf(n waiting.Note) agentlink.Raise {
-	return agentlink.Raise{Run: n.Run, Thread: n.Thread, Node: n.Node, Ask: n.Ask, Show: n.Show,
+// raiseOf is the question a held note puts to the board, with the id of
+// the run that waits at it (RunID), read from the run: "" when it no
+// longer waits there.
+func (a *Approvals) raiseOf(ctx context.Context, n waiting.Note) agentlink.Raise {
+	r := agentlink.Raise{Run: n.Run, Thread: n.Thread, Node: n.Node, Ask: n.Ask, Show: n.Show,
 		Account: n.Account, Digest: n.Digest}
+	if p, err := a.cfg.Graph.Pending(ctx, n.Thread); err == nil && p != nil && p.Node == n.Node && p.Digest == n.Digest {
+		r.RunID = p.Run
+	}
+	return r
 }
 
 // All lists every held note as the question to ask again: the
@@ -422,7 +429,7 @@ func (a *Approvals) All(ctx context.Context) ([]agentlink.Raise, error) {
 	}
 	out := make([]agentlink.Raise, len(notes))
 	for i, n := range notes {
-		out[i] = raiseOf(n)
+		out[i] = a.raiseOf(ctx, n)
 	}
 	return out, nil
 }

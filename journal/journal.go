@@ -28,11 +28,16 @@ import (
 	"github.com/symphonix/symphonix/secrets"
 )
 
-// The kinds of call a journal records.
+// The kinds of call a journal records: the flow language reference's llm
+// and tool.
 const (
-	KindModel = "model"
-	KindTool  = "tool"
+	KindLLM  = "llm"
+	KindTool = "tool"
 )
+
+// kindModel is what a model call's kind was before it was KindLLM: a
+// journal written then is read back as KindLLM.
+const kindModel = "model"
 
 // Detail is how much a journal keeps of each call.
 type Detail string
@@ -271,8 +276,9 @@ func (j *Journal) Close() error {
 }
 
 // WrapModel returns m with every call it answers recorded (the API
-// reference's journalledLlm): a KindModel entry named for the llm node,
-// with the tokens the model reports. A nil Journal returns m.
+// reference's journalledLlm): a KindLLM entry named for the llm node,
+// with the run it was made in and the tokens the model reports. A nil
+// Journal returns m.
 func (j *Journal) WrapModel(m flow.Model) flow.Model {
 	if j == nil || m == nil {
 		return m
@@ -291,8 +297,9 @@ func (jm journalledModel) Complete(ctx context.Context, req flow.ModelRequest) (
 	e := Entry{
 		At:         start.UTC(),
 		Thread:     threadFrom(ctx),
+		Run:        flow.RunOf(ctx),
 		Node:       req.Node,
-		Kind:       KindModel,
+		Kind:       KindLLM,
 		Name:       req.Node,
 		DurationMS: jm.j.now().Sub(start).Milliseconds(),
 		OK:         err == nil,
@@ -304,15 +311,18 @@ func (jm journalledModel) Complete(ctx context.Context, req flow.ModelRequest) (
 		e.Reply = reply.Text
 	}
 	if u := reply.Usage; u != nil {
-		e.Tokens = &Tokens{Input: u.InputTokens, Output: u.OutputTokens, Total: u.InputTokens + u.OutputTokens}
+		e.Tokens = &Tokens{Input: u.InputTokens, Output: u.OutputTokens, Cached: u.CachedTokens, Total: u.TotalTokens}
+		if e.Tokens.Total == 0 {
+			e.Tokens.Total = u.InputTokens + u.OutputTokens
+		}
 	}
 	jm.j.Record(ctx, e)
 	return reply, err
 }
 
 // WrapTools returns call with every call it makes recorded (the API
-// reference's journalledCallTool): a KindTool entry named for the tool. A
-// nil Journal returns call.
+// reference's journalledCallTool): a KindTool entry named for the tool,
+// with the run it was made in. A nil Journal returns call.
 func (j *Journal) WrapTools(call flow.ToolCaller) flow.ToolCaller {
 	if j == nil || call == nil {
 		return call
@@ -323,6 +333,7 @@ func (j *Journal) WrapTools(call flow.ToolCaller) flow.ToolCaller {
 		e := Entry{
 			At:         start.UTC(),
 			Thread:     threadFrom(ctx),
+			Run:        flow.RunOf(ctx),
 			Kind:       KindTool,
 			Name:       name,
 			DurationMS: j.now().Sub(start).Milliseconds(),
@@ -346,10 +357,15 @@ type Entry struct {
 	// Thread is the conversation the call was made for: the thread on the
 	// run's context (WithThread); empty when it carries none.
 	Thread string `json:"thread,omitempty"`
+	// Run is the id of the run the call was made in (flow.RunOf): the
+	// engine puts it on the context of every model and tool call. Empty
+	// for a call made outside a run.
+	Run string `json:"run,omitempty"`
 	// Node is the node that made the call, when it is known: an llm
 	// node's id. A tool call does not say which node made it.
 	Node string `json:"node,omitempty"`
-	// Kind is KindModel or KindTool.
+	// Kind is KindLLM or KindTool. A line written as "model" (before
+	// the kind was llm) is read back as KindLLM.
 	Kind string `json:"kind"`
 	// Name is the llm node's id for a model call and the tool's name
 	// ("server.tool") for a tool call.
@@ -376,9 +392,13 @@ type Entry struct {
 }
 
 // Tokens is what one model call spent, as the provider reported it.
+// Cached is how many of Input the provider read from its prompt cache (0
+// when it did not say); Total is the provider's total, or Input + Output
+// when it gave none.
 type Tokens struct {
 	Input  int `json:"input"`
 	Output int `json:"output"`
+	Cached int `json:"cached"`
 	Total  int `json:"total"`
 }
 

@@ -71,8 +71,18 @@ func TestEntries(t *testing.T) {
 					Complete(context.Background(), flow.ModelRequest{Node: "greet", Prompt: "say hi"})
 				return err
 			},
-			want: journal.Entry{Node: "greet", Kind: journal.KindModel, Name: "greet", DurationMS: 250, OK: true,
+			want: journal.Entry{Node: "greet", Kind: journal.KindLLM, Name: "greet", DurationMS: 250, OK: true,
 				Tokens: &journal.Tokens{Input: 7, Output: 3, Total: 10}, Withheld: []string{"prompt", "reply"}},
+		},
+		{
+			name: "model, the provider's cached tokens and total",
+			call: func(j *journal.Journal) error {
+				_, err := j.WrapModel(fakeModel{reply: flow.ModelReply{Text: "hi", Usage: &flow.Usage{InputTokens: 2006, OutputTokens: 300, CachedTokens: 1920, TotalTokens: 2310}}}).
+					Complete(context.Background(), flow.ModelRequest{Node: "greet", Prompt: "say hi"})
+				return err
+			},
+			want: journal.Entry{Node: "greet", Kind: journal.KindLLM, Name: "greet", DurationMS: 250, OK: true,
+				Tokens: &journal.Tokens{Input: 2006, Output: 300, Cached: 1920, Total: 2310}, Withheld: []string{"prompt", "reply"}},
 		},
 		{
 			name:   "model, full",
@@ -82,7 +92,7 @@ func TestEntries(t *testing.T) {
 					Complete(context.Background(), flow.ModelRequest{Node: "greet", Prompt: "say hi"})
 				return err
 			},
-			want: journal.Entry{Node: "greet", Kind: journal.KindModel, Name: "greet", DurationMS: 250, OK: true, Prompt: "say hi", Reply: "hi"},
+			want: journal.Entry{Node: "greet", Kind: journal.KindLLM, Name: "greet", DurationMS: 250, OK: true, Prompt: "say hi", Reply: "hi"},
 		},
 		{
 			name: "model fails",
@@ -91,7 +101,7 @@ func TestEntries(t *testing.T) {
 					Complete(context.Background(), flow.ModelRequest{Node: "greet", Prompt: "say hi"})
 				return err
 			},
-			want: journal.Entry{Node: "greet", Kind: journal.KindModel, Name: "greet", DurationMS: 250, Error: "rate limited", Withheld: []string{"prompt"}},
+			want: journal.Entry{Node: "greet", Kind: journal.KindLLM, Name: "greet", DurationMS: 250, Error: "rate limited", Withheld: []string{"prompt"}},
 		},
 		{
 			name: "tool, metadata",
@@ -109,7 +119,7 @@ func TestEntries(t *testing.T) {
 					Complete(journal.WithThread(context.Background(), "chat-1"), flow.ModelRequest{Node: "greet", Prompt: "say hi"})
 				return err
 			},
-			want: journal.Entry{Thread: "chat-1", Node: "greet", Kind: journal.KindModel, Name: "greet", DurationMS: 250, OK: true, Withheld: []string{"prompt", "reply"}},
+			want: journal.Entry{Thread: "chat-1", Node: "greet", Kind: journal.KindLLM, Name: "greet", DurationMS: 250, OK: true, Withheld: []string{"prompt", "reply"}},
 		},
 		{
 			name: "tool on a thread",
@@ -171,8 +181,8 @@ func TestWithoutPayloads(t *testing.T) {
 		in   journal.Entry
 		want []string
 	}{
-		{"model", journal.Entry{Kind: journal.KindModel, Prompt: "p", Reply: "r"}, []string{"prompt", "reply"}},
-		{"model with no reply", journal.Entry{Kind: journal.KindModel, Prompt: "p"}, []string{"prompt"}},
+		{"model", journal.Entry{Kind: journal.KindLLM, Prompt: "p", Reply: "r"}, []string{"prompt", "reply"}},
+		{"model with no reply", journal.Entry{Kind: journal.KindLLM, Prompt: "p"}, []string{"prompt"}},
 		{"tool", journal.Entry{Kind: journal.KindTool, Args: map[string]any{"a": 1}, Result: false}, []string{"args", "result"}},
 		{"tool with no args", journal.Entry{Kind: journal.KindTool, Result: "x"}, []string{"result"}},
 		{"nothing", journal.Entry{Kind: journal.KindTool}, nil},
@@ -195,7 +205,7 @@ func TestCutsLongPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("é", journal.PayloadMaxChars+10)
-	j.Record(t.Context(), journal.Entry{Kind: journal.KindModel, Name: "n", Prompt: long, Reply: "short"})
+	j.Record(t.Context(), journal.Entry{Kind: journal.KindLLM, Name: "n", Prompt: long, Reply: "short"})
 	j.Close()
 	e := readEntries(t, path)[0]
 	if want := strings.Repeat("é", journal.PayloadMaxChars) + "…"; e.Prompt != want || e.Reply != "short" {
@@ -419,7 +429,7 @@ func TestWithoutSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Record(t.Context(), journal.Entry{Kind: journal.KindModel, Name: "n", Prompt: strings.Repeat("x", journal.PayloadMaxChars-12) + key + strings.Repeat("y", 100)})
+	j.Record(t.Context(), journal.Entry{Kind: journal.KindLLM, Name: "n", Prompt: strings.Repeat("x", journal.PayloadMaxChars-12) + key + strings.Repeat("y", 100)})
 	j.Close()
 	if p := readEntries(t, path)[0].Prompt; strings.Contains(p, key[:5]) || !strings.Contains(p, "xREDACTED") {
 		t.Errorf("a prompt with a secret where it is cut kept as …%q", p[len(p)-40:])

@@ -162,8 +162,12 @@ type chatResponse struct {
 		} `json:"message"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     *int `json:"prompt_tokens"`
-		CompletionTokens *int `json:"completion_tokens"`
+		PromptTokens        *int `json:"prompt_tokens"`
+		CompletionTokens    *int `json:"completion_tokens"`
+		TotalTokens         *int `json:"total_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -177,8 +181,9 @@ type errorResponse struct {
 // Complete sends req's prompt as one user message. A request with a schema
 // asks for structured output (response_format json_schema, not strict:
 // strict mode cannot say minLength and the like, and the engine checks
-// the reply either way). Usage is the provider's prompt_tokens and
-// completion_tokens, nil when it reported none.
+// the reply either way). Usage is the provider's prompt_tokens,
+// completion_tokens, prompt_tokens_details.cached_tokens and total_tokens,
+// nil when it reported none.
 func (c *OpenAI) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
 	body := chatRequest{
 		Model:    c.model,
@@ -242,6 +247,12 @@ func (c *OpenAI) Complete(ctx context.Context, req flow.ModelRequest) (flow.Mode
 		}
 		if u.CompletionTokens != nil {
 			reply.Usage.OutputTokens = *u.CompletionTokens
+		}
+		if u.TotalTokens != nil {
+			reply.Usage.TotalTokens = *u.TotalTokens
+		}
+		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+			reply.Usage.CachedTokens = *d.CachedTokens
 		}
 	}
 	return reply, nil

@@ -120,7 +120,19 @@ func TestOpenAI(t *testing.T) {
 			name:   "structured, with usage",
 			schema: classifier,
 			answer: respond(200, completion(answer, true)),
-			want:   flow.ModelReply{Text: answer, Usage: &flow.Usage{InputTokens: 27, OutputTokens: 14}},
+			want:   flow.ModelReply{Text: answer, Usage: &flow.Usage{InputTokens: 27, OutputTokens: 14, TotalTokens: 41}},
+		},
+		{
+			name: "usage with cached tokens",
+			answer: respond(200, strings.Replace(completion("ok", false), `,"system_fingerprint"`,
+				`,"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}},"system_fingerprint"`, 1)),
+			want: flow.ModelReply{Text: "ok", Usage: &flow.Usage{InputTokens: 2006, OutputTokens: 300, CachedTokens: 1920, TotalTokens: 2306}},
+		},
+		{
+			name: "usage without a total or details",
+			answer: respond(200, strings.Replace(completion("ok", false), `,"system_fingerprint"`,
+				`,"usage":{"prompt_tokens":5,"completion_tokens":2},"system_fingerprint"`, 1)),
+			want: flow.ModelReply{Text: "ok", Usage: &flow.Usage{InputTokens: 5, OutputTokens: 2}},
 		},
 		{
 			name:   "text, without usage",

@@ -46,27 +46,38 @@ type parts struct {
 	pauses *pauses
 	// health runs the agent's health checks; nil when none run.
 	health *healthChecks
+	// runs is the record of the agent's runs; nil without a board.
+	runs *runRecord
+	// runCtx carries the runs fired from the board: it outlives the link
+	// that fired them; fired holds them, for a stopping agent to wait.
+	runCtx context.Context
+	fired  sync.WaitGroup
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:
-// not journalled), with the board switching its tools when one is
-// configured.
-func open(ctx context.Context, cfg Config, j *journal.Journal) (*agent.Agent, error) {
+// not journalled) and its runs recorded in rr (nil: not recorded), with the
+// board switching its tools when one is configured.
+func open(ctx context.Context, cfg Config, j *journal.Journal, rr *runRecord) (*agent.Agent, error) {
 	return agent.Open(ctx, cfg.Dir, agent.Config{
 		Getenv:    cfg.Getenv,
 		Logger:    cfg.Logger,
 		Stderr:    cfg.Stderr,
-		WrapModel: j.WrapModel,
+		WrapModel: func(m flow.Model) flow.Model { return rr.wrapModel(j.WrapModel(m)) },
 		WrapTools: j.WrapTools,
 		Monitored: cfg.BoardURL != "",
+		Watch:     rr.watch(),
 	})
 }
 
-// sayAssembled says which model, waiting store and tools a are using.
+// sayAssembled says which model, waiting store, memory and tools a are
+// using.
 func sayAssembled(w io.Writer, a *agent.Agent) {
 	fmt.Fprintln(w, a.Model)
 	if a.Waiting != "" {
 		fmt.Fprintln(w, a.Waiting)
+	}
+	if a.Memory != "" {
+		fmt.Fprintln(w, a.Memory)
 	}
 	fmt.Fprintln(w, a.Tools)
 }
@@ -143,6 +154,13 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		cfg.OnPaired = p.api.Paired
 	}
 	cfg.OnPause = p.pauses.fromBoard
+	if p.runs != nil {
+		cfg.Summaries = p.runs.summaries()
+	}
+	if p.api != nil && p.runs != nil {
+		cfg.OnFire, cfg.OnStop = p.fire, p.stop
+	}
+	cfg.Identity.Inputs = p.inputs()
 	link, err := agentlink.New(cfg)
 	if err != nil {
 		return nil, err
@@ -153,6 +171,7 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 	if p.health != nil {
 		p.health.use(link)
 	}
+	p.runs.use(link)
 
 	if p.gov != nil {
 		p.gov.Use(link)
@@ -195,4 +214,14 @@ func decidedLine(thread string, res flow.Result, v governed.Verdict, err error) 
 		return fmt.Sprintf("thread %s: waits at %s: %s", thread, res.Pending.Node, v.Why)
 	}
 	return fmt.Sprintf("thread %s: the board decided; the run finished", thread)
+}
+
+// inputs is the flow's declared inputs for the hello, at most
+// agentlink.MaxInputs (the flow's first).
+func (p *parts) inputs() []agentlink.FlowInput {
+	in := p.id.Inputs
+	if len(in) > agentlink.MaxInputs {
+		in = in[:agentlink.MaxInputs]
+	}
+	return in
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/lock"
+	"github.com/symphonix/symphonix/runs"
 )
 
 // ErrNothingWaits: Cancel found no run waiting on the thread.
@@ -40,7 +42,7 @@ func Cancel(ctx context.Context, cfg Config) error {
 		}
 	}()
 	cfg.BoardURL = "" // nothing is linked: the board hears of it on the agent's next link
-	a, err := open(ctx, cfg, nil)
+	a, err := open(ctx, cfg, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -57,6 +59,9 @@ func Cancel(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if end.Pending != nil {
+		stoppedInOutbox(cfg, end.Pending.Run, cfg.Reason)
+	}
 	switch {
 	case end.Pending != nil:
 		fmt.Fprintf(cfg.Stdout, "thread %s: the run waiting at %s (%s) was ended, without an answer\n",
@@ -68,4 +73,30 @@ func Cancel(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(cfg.Stdout, "thread %s: the board held its approval: it is told, and cancels it, the next time this agent is linked to it\n", cfg.Thread)
 	}
 	return nil
+}
+
+// stoppedInOutbox ends the record of run id, kept in the folder's outbox
+// while it waited, as stopped: the board hears of it the next time the
+// agent is linked. Nothing is done for a folder with no outbox, or a run
+// it holds no record of.
+func stoppedInOutbox(cfg Config, id, reason string) {
+	path := runs.OutboxPath(cfg.Dir)
+	if _, err := os.Stat(path); err != nil || id == "" {
+		return
+	}
+	box, err := runs.OpenOutbox(path)
+	if err != nil {
+		cfg.Logger.Warn("runs: the outbox", "err", err)
+		return
+	}
+	rec, err := runs.NewRecorder(runs.Config{Outbox: box, Safe: detailFilter(cfg),
+		OnError: func(err error) { cfg.Logger.Warn("runs: the outbox", "err", err) }})
+	if err != nil {
+		return
+	}
+	why := "ended at the agent, without an answer"
+	if reason != "" {
+		why += ": " + reason
+	}
+	rec.Stopped(id, why, time.Now())
 }

@@ -13,8 +13,12 @@ import "github.com/symphonix/symphonix/agentlink"
 //     one check to run).
 //   - pause: always; the agent keeps its pause and obeys the board's, served
 //     or run once.
+//   - runs and live-runs: when the agent's runs are recorded (a flow this
+//     binary runs, linked to a board), served or run once.
+//   - fire: when served and recorded; a run at a terminal takes no fired
+//     runs.
 //
-// Nothing else is announced: runs, live runs and delegation are not built.
+// Nothing else is announced: delegation is not built.
 func (p *parts) capabilities() []string {
 	var caps []string
 	if p.api != nil {
@@ -23,5 +27,12 @@ func (p *parts) capabilities() []string {
 	if p.health != nil {
 		caps = append(caps, agentlink.CapabilityHealth)
 	}
-	return append(caps, agentlink.CapabilityPause)
+	caps = append(caps, agentlink.CapabilityPause)
+	if p.runs != nil {
+		caps = append(caps, agentlink.CapabilityRuns, agentlink.CapabilityLiveRuns)
+		if p.api != nil {
+			caps = append(caps, agentlink.CapabilityFire)
+		}
+	}
+	return caps
 }

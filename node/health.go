@@ -140,7 +140,7 @@ func checkHealthChecks(checks []HealthCheck) error {
 // a credential (secrets.SafeDetail).
 func detailFilter(cfg Config) *secrets.Set {
 	list := secrets.In(os.Environ())
-	named, err := journalSecrets(cfg)
+	named, err := namedSecrets(cfg)
 	if err != nil {
 		getenv := cfg.Getenv
 		if getenv == nil {

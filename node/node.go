@@ -66,10 +66,10 @@ type Config struct {
 	// Public (Serve): allow a Listen address beyond loopback; there is no
 	// authentication on a served agent yet (docs/serve.md).
 	Public bool
-	// JournalDetail (Serve): how much the journal keeps of each call; ""
-	// is journal.DetailMetadata.
+	// JournalDetail (Serve, Run): how much the journal keeps of each
+	// call; "" is journal.DetailMetadata.
 	JournalDetail journal.Detail
-	// JournalMaxBytes (Serve): rotate the journal past this size; 0 is
+	// JournalMaxBytes (Serve, Run): rotate the journal past this size; 0 is
 	// journal.DefaultMaxBytes, and less than 0 is refused.
 	JournalMaxBytes int64
 	// HealthInterval (Serve): how often the health checks run; 0 is

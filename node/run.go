@@ -16,6 +16,8 @@ import (
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
+	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/runs"
 	"github.com/symphonix/symphonix/subscription"
 )
 
@@ -39,6 +41,11 @@ var ErrBoardDecides = errors.New("the board decides this approval, and no board 
 // neither is done: answer the waiting run (Run without Input), end it
 // (Cancel), or start the new one on another thread.
 var ErrRunWaiting = errors.New("a run waits on the thread")
+
+// summariesWithin is how long a run at a terminal, linked, waits before it
+// exits for the board to store the summaries of its runs; what it has not
+// stored is delivered the next time the agent links.
+const summariesWithin = 5 * time.Second
 
 // DefaultSwitchesWithin is how long a run linked to a board waits for the
 // board's word on its tools before it starts, unless
@@ -75,15 +82,29 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	a, err := open(ctx, cfg, nil)
+	rr, err := openRuns(cfg, id, cfg.Stderr)
+	if err != nil {
+		return err
+	}
+	j, journalLine := openJournal(cfg)
+	defer func() {
+		if err := j.Close(); err != nil {
+			cfg.Logger.Warn("closing the journal", "err", err)
+		}
+	}()
+	a, err := open(ctx, cfg, j, rr)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	rr.settle(ctx, a)
 	if err := refuseNewRun(ctx, cfg, a, pz); err != nil {
 		return err
 	}
 	sayAssembled(cfg.Stderr, a)
+	fmt.Fprintln(cfg.Stderr, journalLine)
+	// The run's lines in the journal name its thread, as a served run's do.
+	ctx = journal.WithThread(ctx, cfg.Thread)
 	// Runs a decision on the board resumed or ended, on this run's thread.
 	decided := make(chan decision, 4)
 	gov, err := govern(cfg, a, func(th string, res flow.Result, v governed.Verdict, err error) {
@@ -125,7 +146,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	if cfg.BoardURL != "" {
-		p := &parts{cfg: cfg, id: id, out: cfg.Stderr, agent: a, gov: gov, quietLink: true, spoke: make(chan struct{}), pauses: pz}
+		p := &parts{cfg: cfg, id: id, out: cfg.Stderr, agent: a, gov: gov, quietLink: true, spoke: make(chan struct{}), pauses: pz, runs: rr}
 		lctx, cancel := context.WithCancel(ctx)
 		link, err := p.link(lctx)
 		if err != nil {
@@ -143,6 +164,8 @@ func Run(ctx context.Context, cfg Config) error {
 			<-done
 			p.bg.Wait()
 		}()
+		// Before the link goes: the board is told what the run came to.
+		defer rr.drain(ctx, summariesWithin)
 		if len(a.Subscription.Declared()) > 0 {
 			// A tool called before the board has spoken would be refused
 			// for nobody having decided, when the board had.
@@ -177,7 +200,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := refuseNewRun(ctx, cfg, a, pz); err != nil {
 			return err // paused meanwhile: by the board, once linked
 		}
-		if res, v, err = gov.Invoke(ctx, thread, in); err != nil {
+		if res, v, err = gov.Invoke(runs.StartedBy(ctx, runs.ByCLI, localUser()), thread, in); err != nil {
 			return err
 		}
 	}

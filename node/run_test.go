@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/agent"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/internal/exampletest"
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/subscription"
 )
@@ -351,5 +352,38 @@ func TestRunPicksUpTheBoardsDecision(t *testing.T) {
 	}
 	if got := res.GetApprovals(); len(got) != 1 || got[0].GetId() != a.GetId() {
 		t.Errorf("approvals on the board = %v, want only the one decided", got)
+	}
+}
+
+// TestRunJournals: `agent run` keeps the folder's journal as a served agent
+// does: every model and tool call of the run, under its thread and the
+// run's id, with the detail it was given; the start lines say so.
+func TestRunJournals(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	stderr := &lines{}
+	err := node.Run(t.Context(), node.Config{Dir: dir, Thread: "t9", Input: refundInput, Stdin: strings.NewReader("no\n"),
+		Stderr: stderr, JournalDetail: journal.DetailFull})
+	if err != nil {
+		t.Fatalf("Run: %v; stderr:\n%s", err, stderr)
+	}
+	stderr.wait(t, regexp.MustCompile(`^journal: .*journal\.jsonl, with payloads \(full detail\), rotated past 10485760 bytes$`), 0)
+	entries, err := journal.Read(journal.Path(dir), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Kind+":"+e.Name)
+		if e.Thread != "t9" || e.Run == "" || e.Run != entries[0].Run {
+			t.Errorf("entry %s: thread %q, run %q; want t9 and the run's one id", e.Name, e.Thread, e.Run)
+		}
+	}
+	// Newest first: the reply after the refusal, the decision, the lookup.
+	if want := "llm:answer llm:decide tool:orders.lookup_order"; strings.Join(got, " ") != want {
+		t.Errorf("journal = %q, want %s", got, want)
+	}
+	if p := entries[1].Prompt; !strings.Contains(p, "A customer wrote about order A-1001") {
+		t.Errorf("the decide line's prompt = %q, want it kept (full detail)", p)
 	}
 }

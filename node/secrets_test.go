@@ -109,7 +109,7 @@ func TestJournalKeepsWhatWasSaid(t *testing.T) {
 		t.Fatalf("the journal %q: %v", b, err)
 	}
 	want := fmt.Sprintf("I am on %s; my key is REDACTED, the token REDACTED, the pin %s, the mailbox's REDACTED and the file's REDACTED", host, pin)
-	if e.Kind != journal.KindModel || e.Prompt != want || e.Reply != "echo: "+want {
+	if e.Kind != journal.KindLLM || e.Prompt != want || e.Reply != "echo: "+want {
 		t.Errorf("the journal's entry has prompt %q and reply %q; want %q and its echo", e.Prompt, e.Reply, want)
 	}
 	for _, secret := range []string{key, token, mailbox, dotenv} {

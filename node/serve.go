@@ -15,7 +15,10 @@ import (
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/lock"
 	"github.com/symphonix/symphonix/mcptools"
+	"github.com/symphonix/symphonix/runs"
+	"github.com/symphonix/symphonix/secrets"
 	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/transcript"
 )
 
 // shutdownGrace is how long a stopping agent waits for the runs in flight.
@@ -37,6 +40,10 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	days, err := transcript.DaysFrom(cfg.Getenv)
+	if err != nil {
+		return err
+	}
 	id, err := agentlink.ReadIdentity(cfg.Dir)
 	if err != nil {
 		return err
@@ -51,12 +58,12 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz}
+	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz, runCtx: context.WithoutCancel(ctx)}
 	p.bg.Go(func() { pz.run(ctx) })
 	if cfg.BoardURL != "" {
 		p.spoke, p.ready = make(chan struct{}), make(chan struct{})
 	}
-	s, err := startServing(ctx, p)
+	s, err := startServing(ctx, p, days)
 	defer func() {
 		// What the link and the tool check started ask the approvals
 		// and the agent: they end with ctx, and before those close.
@@ -158,17 +165,19 @@ func (e *cannotRun) Unwrap() error { return e.err }
 // serving is an agent being served: the listener, the lock, the journal
 // and the agent, released in the opposite order by close.
 type serving struct {
-	p       *parts
-	ln      net.Listener
-	srv     *http.Server
-	held    *lock.Lock
-	journal *journal.Journal
+	p          *parts
+	ln         net.Listener
+	srv        *http.Server
+	held       *lock.Lock
+	journal    *journal.Journal
+	transcript *transcript.Transcript
 }
 
 // startServing listens, takes the folder's lock naming the address, opens
-// the journal and the agent, and says where it serves; p gets the agent,
-// its approvals and the server. Nothing is served until run.
-func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
+// the journal, the transcript (keeping turns for days) and the agent, and
+// says where it serves; p gets the agent, its approvals and the server.
+// Nothing is served until run.
+func startServing(ctx context.Context, p *parts, days int) (_ *serving, err error) {
 	cfg := p.cfg
 	s := &serving{p: p}
 	defer func() {
@@ -184,26 +193,18 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	if s.held, err = lock.Take(cfg.Dir, lock.Me(url, time.Now())); err != nil {
 		return nil, err
 	}
-	named, err := journalSecrets(cfg)
-	if err == nil {
-		s.journal, err = journal.Open(journal.Config{
-			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Secrets: named, Logger: cfg.Logger,
-		})
-	}
-	journalLine := ""
+	var journalLine, transcriptLine string
+	s.journal, journalLine = openJournal(cfg)
+	s.transcript, transcriptLine = openTranscript(cfg, days)
+	rr, err := openRuns(cfg, p.id, cfg.Stdout)
 	if err != nil {
-		journalLine = fmt.Sprintf("journal: not kept: %v", err)
-		s.journal = nil
-	} else {
-		what := "without payloads"
-		if cfg.JournalDetail == journal.DetailFull {
-			what = "with payloads (full detail)"
-		}
-		journalLine = fmt.Sprintf("journal: %s, %s, rotated past %d bytes", s.journal.Path(), what, cfg.JournalMaxBytes)
+		return nil, err
 	}
-	if p.agent, err = open(ctx, cfg, s.journal); err != nil {
+	if p.agent, err = open(ctx, cfg, s.journal, rr); err != nil {
 		return nil, &cannotRun{err}
 	}
+	p.runs = rr
+	rr.settle(ctx, p.agent)
 	p.gov, err = govern(cfg, p.agent, func(thread string, res flow.Result, v governed.Verdict, err error) {
 		p.api.Decided(thread, res, v, err) // before the line: the line says it is there
 		fmt.Fprintln(cfg.Stdout, decidedLine(thread, res, v, err))
@@ -213,7 +214,7 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	}
 	p.api, err = serve.New(ctx, serve.Config{
 		Agent: p.agent, Approvals: p.gov, Public: cfg.Public, Monitored: cfg.BoardURL != "", Logger: cfg.Logger,
-		Ready: p.ready, Paused: p.pauses.Current,
+		Ready: p.ready, Paused: p.pauses.Current, Journal: s.journal, Transcript: s.transcript,
 	})
 	if err != nil {
 		return nil, err
@@ -227,8 +228,53 @@ func startServing(ctx context.Context, p *parts) (_ *serving, err error) {
 	}
 	sayAssembled(cfg.Stdout, p.agent)
 	fmt.Fprintln(cfg.Stdout, journalLine)
+	fmt.Fprintln(cfg.Stdout, transcriptLine)
+	if rr != nil {
+		fmt.Fprintln(cfg.Stdout, runsLine(rr))
+	}
 	fmt.Fprintf(cfg.Stdout, "serving %s on %s\n", cfg.Dir, url)
 	return s, nil
+}
+
+// openJournal opens the folder's journal, without the agent's named
+// secrets, and says so in a line to print at start. It never fails: a
+// journal that cannot be kept (an .env that cannot be read, a folder that
+// cannot be written) is nil, and the line says why.
+func openJournal(cfg Config) (*journal.Journal, string) {
+	named, err := namedSecrets(cfg)
+	var j *journal.Journal
+	if err == nil {
+		j, err = journal.Open(journal.Config{
+			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Secrets: named, Logger: cfg.Logger,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("journal: not kept: %v", err)
+	}
+	what := "without payloads"
+	if cfg.JournalDetail == journal.DetailFull {
+		what = "with payloads (full detail)"
+	}
+	return j, fmt.Sprintf("journal: %s, %s, rotated past %d bytes", j.Path(), what, cfg.JournalMaxBytes)
+}
+
+// openTranscript opens the folder's transcript, keeping turns for days,
+// written without the agent's named secrets, and says so in a line to
+// print at start. It never fails: a transcript that cannot be kept (an
+// .env that cannot be read, a file that cannot be read or written anew)
+// is nil, and the line says why.
+func openTranscript(cfg Config, days int) (*transcript.Transcript, string) {
+	named, err := namedSecrets(cfg)
+	var t *transcript.Transcript
+	if err == nil {
+		t, err = transcript.Open(transcript.Config{
+			Path: transcript.Path(cfg.Dir), Days: days, Secrets: secrets.NewSet(named), Logger: cfg.Logger,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("transcript: not kept: %v", err)
+	}
+	return t, fmt.Sprintf("transcript: %s, turns kept for %d days (%s), capped at %d bytes", t.Path(), days, transcript.EnvDays, transcript.DefaultMaxBytes)
 }
 
 // run serves until ctx ends, then stops taking requests and waits for the
@@ -246,6 +292,13 @@ func (s *serving) run(ctx context.Context) error {
 	if err := s.srv.Shutdown(sctx); err != nil {
 		s.p.cfg.Logger.WarnContext(sctx, "runs still in flight at shutdown", "err", err)
 		s.srv.Close()
+	}
+	fired := make(chan struct{})
+	go func() { s.p.fired.Wait(); close(fired) }()
+	select {
+	case <-fired:
+	case <-sctx.Done():
+		s.p.cfg.Logger.WarnContext(sctx, "runs fired from the board still in flight at shutdown", "err", sctx.Err())
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -273,4 +326,17 @@ func (s *serving) close() {
 	if s.ln != nil {
 		s.ln.Close() // already closed when it was served
 	}
+}
+
+// runsLine says how the agent's runs are reported.
+func runsLine(rr *runRecord) string {
+	what := "without their input and output"
+	if rr.rec.Detail() == runs.DetailFull {
+		what = "with their input and output, less the named secrets (MONITOR_DETAIL=full)"
+	}
+	where := "told live only"
+	if rr.box != nil {
+		where = "kept until it stores them, in " + rr.box.Path()
+	}
+	return fmt.Sprintf("runs: reported to the board %s; summaries %s", what, where)
 }

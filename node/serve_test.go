@@ -80,7 +80,7 @@ func TestServeWithBoard(t *testing.T) {
 		t.Errorf("thread after the board's yes = %+v, want it finished, with what the decision came to", th)
 	}
 	exampletest.CheckRefundedOnce(t, dir)
-	if got, want := strings.Join(exampletest.JournalCalls(t, dir, thread), ","), "tool orders.lookup_order,model decide,tool orders.refund,model answer"; got != want {
+	if got, want := strings.Join(exampletest.JournalCalls(t, dir, thread), ","), "tool orders.lookup_order,llm decide,tool orders.refund,llm answer"; got != want {
 		t.Errorf("journal calls for the thread = %s, want %s", got, want)
 	}
 
@@ -246,4 +246,26 @@ func TestServeWithASilentBoard(t *testing.T) {
 		t.Errorf("the first message = %d %+v, want its tool refused: nothing is on", status, first)
 	}
 	s.out.wait(t, regexp.MustCompile(`^agent refund-desk: tools: the board has not said which are on within 500ms, and no word of its is kept in this folder: none are on until it says$`), 0)
+}
+
+// TestServeRefusesABadTranscriptDays: TRANSCRIPT_DAYS that is not a whole
+// number of days in range stops Serve at start, naming it, before the
+// folder's lock is taken.
+func TestServeRefusesABadTranscriptDays(t *testing.T) {
+	t.Parallel()
+	dir := deskDir(t)
+	for _, v := range []string{"thirty", "0", "3651"} {
+		err := node.Serve(t.Context(), node.Config{Dir: dir, Getenv: func(k string) string {
+			if k == "TRANSCRIPT_DAYS" {
+				return v
+			}
+			return ""
+		}})
+		if err == nil || !strings.HasPrefix(err.Error(), "TRANSCRIPT_DAYS: ") {
+			t.Errorf("Serve with TRANSCRIPT_DAYS=%s = %v, want it refused naming the variable", v, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".symphonix", "agent.lock")); !os.IsNotExist(err) {
+		t.Errorf("the lock: %v, want none taken", err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/runs"
 )
 
 // Turn is what a message or an answer comes to: a run that finished, with
@@ -116,12 +117,15 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// getConversations is GET /api/conversations: pointers only.
+// getConversations is GET /api/conversations: pointers only, to the
+// threads the index and the waiting store hold and those the transcript
+// holds, each with how many turns the transcript has of it.
 func (s *Server) getConversations(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.convs.list(r.Context(), s.agent)
 	if err != nil {
 		return err
 	}
+	list = withTurns(list, s.transcript.Conversations())
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": s.visible(r.Context(), list)})
 	return nil
 }
@@ -175,10 +179,12 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.paused(); err != nil {
 		return err // paused while it waited for the board's word on the tools
 	}
+	in = s.withHistory(r.Context(), thread, in)
 	res, v, err := s.gov.Invoke(s.runContext(r, thread), thread, in)
 	if err != nil {
 		return err
 	}
+	s.said(r.Context(), thread, res)
 	s.convs.touch(r.Context(), thread, s.now())
 	s.changed(thread)
 	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
@@ -214,6 +220,7 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.said(r.Context(), thread, res)
 	s.convs.touch(r.Context(), thread, s.now())
 	s.changed(thread)
 	writeJSON(w, http.StatusOK, s.turn(thread, res, v))
@@ -234,10 +241,18 @@ func (s *Server) awaitReady(r *http.Request) error {
 }
 
 // runContext is the context a run is made in: the request's values but
-// not its end, so a run outlives a client that goes away, and the thread,
-// for the journal.
+// not its end, so a run outlives a client that goes away, the thread, for
+// the journal, and that the chat started it, and who when the door knows
+// (runs.StartedBy), for the run's record.
 func (s *Server) runContext(r *http.Request, thread string) context.Context {
-	return journal.WithThread(context.WithoutCancel(r.Context()), thread)
+	who := ""
+	if c, ok := callerFrom(r.Context()); ok && c.visitor != "" {
+		if p, ok := s.convs.person(c.visitor); ok {
+			who = p.Address
+		}
+	}
+	ctx := runs.StartedBy(context.WithoutCancel(r.Context()), runs.ByChat, who)
+	return journal.WithThread(ctx, thread)
 }
 
 // input reads a message's body into a run's input: input as it is, after

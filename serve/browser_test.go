@@ -1,16 +1,23 @@
 package serve_test
 
 import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/symphonix/symphonix/agent"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/browsertest"
+	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/transcript"
 )
 
 // TestBrowserPairs: on the chat page of an agent served with a board, a
@@ -43,5 +50,55 @@ func TestBrowserPairs(t *testing.T) {
 		document.getElementById("who-people").textContent.includes("dot@example.com (paired)")`)
 	if you := b.Eval(`document.getElementById("who-you").textContent`); !strings.Contains(you, "dot@example.com") {
 		t.Errorf("who-you = %q, want dot@example.com", you)
+	}
+}
+
+// TestBrowserGoesOnWithTheLastConversation: the chat page draws the most
+// recent conversation it may see, what was said in it out of the
+// transcript, and the next message goes on in that conversation.
+func TestBrowserGoesOnWithTheLastConversation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), []byte(chatFlow), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.Open(t.Context(), dir, agent.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	tr := openTranscript(t)
+	now := time.Now().UTC()
+	tr.Write(t.Context(), transcript.Turn{At: now.Add(-time.Hour), Thread: "older", Asked: "an older question", Answered: "an older answer"})
+	tr.Write(t.Context(), transcript.Turn{At: now.Add(-time.Minute), Thread: "recent", Asked: "the earlier question", Answered: "the earlier answer"})
+	s, err := serve.New(t.Context(), serve.Config{Agent: a, Conversations: filepath.Join(t.TempDir(), "c.json"), Transcript: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+
+	b := browsertest.New(t)
+	b.Do("open the page", chromedp.Navigate(ts.URL))
+	b.Until("the last conversation drawn", `() => document.getElementById("thread-title").textContent === "recent" &&
+		document.getElementById("log").textContent.includes("the earlier question") &&
+		document.getElementById("log").textContent.includes("the earlier answer")`)
+	if log := b.Eval(`document.getElementById("log").textContent`); strings.Contains(log, "older") {
+		t.Errorf("the log holds the older conversation too: %q", log)
+	}
+	b.Do("send a message",
+		chromedp.SetValue(chromedp.ID("field-0"), "and now?"),
+		chromedp.Click(chromedp.ID("send")),
+	)
+	b.Until("the reply", `() => document.getElementById("log").textContent.includes("stand-in reply to")`)
+	turns, err := tr.Thread("recent", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 2 || turns[1].Asked != "and now?" {
+		t.Errorf("the thread recent holds %+v, want the message as its second turn", turns)
+	}
+	if older, _ := tr.Thread("older", 10); len(older) != 1 {
+		t.Errorf("older holds %d turns, want 1: the message went on with the recent conversation", len(older))
 	}
 }

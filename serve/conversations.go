@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/transcript"
 	"github.com/symphonix/symphonix/waiting"
 )
 
@@ -42,6 +44,8 @@ type Conversation struct {
 	Waiting bool `json:"waiting"`
 	// People: the addresses of the people in it (paired or verified).
 	People []string `json:"people,omitempty"`
+	// Turns: how many turns the transcript holds of it.
+	Turns int `json:"turns,omitempty"`
 }
 
 // conversations is the index of the threads the server has run, and who
@@ -242,4 +246,43 @@ func (c *conversations) list(ctx context.Context, a *agent.Agent) ([]Conversatio
 	}
 	slices.SortStableFunc(out, func(a, b Conversation) int { return b.Updated.Compare(a.Updated) })
 	return out, nil
+}
+
+// known reports whether the index remembers thread.
+func (c *conversations) known(thread string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.updated[thread]
+	return ok
+}
+
+// withTurns adds to list what the transcript holds: each thread's turn
+// count, its last turn when that is later, and the threads only the
+// transcript holds; most recently updated first.
+func withTurns(list []Conversation, held []transcript.Conversation) []Conversation {
+	if len(held) == 0 {
+		return list
+	}
+	at := make(map[string]int, len(list))
+	for i, c := range list {
+		at[c.Thread] = i
+	}
+	for _, h := range held {
+		i, ok := at[h.Thread]
+		if !ok {
+			list = append(list, Conversation{Thread: h.Thread})
+			i = len(list) - 1
+		}
+		list[i].Turns = h.Turns
+		if h.Last.After(list[i].Updated) {
+			list[i].Updated = h.Last
+		}
+	}
+	slices.SortStableFunc(list, func(a, b Conversation) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Thread, b.Thread)
+	})
+	return list
 }

@@ -26,6 +26,7 @@ func (s *Server) Decided(thread string, res flow.Result, v governed.Verdict, err
 		d.Ended, d.Why = "failed", err.Error()
 	default:
 		d.Turn = s.turn(thread, res, v)
+		s.said(context.Background(), thread, res)
 	}
 	d.Thread = thread
 	s.decided.put(thread, d)

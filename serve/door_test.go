@@ -23,7 +23,9 @@ import (
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
+	"github.com/symphonix/symphonix/transcript"
 )
 
 // doorServer is the package's refund desk served with a board configured
@@ -41,6 +43,8 @@ type doorOptions struct {
 	board serve.Board
 	// link: a link to make with board's URL and OnPaired; overrides board.
 	link *boardtest.Board
+	// transcript: the server's; nil keeps none.
+	transcript *transcript.Transcript
 }
 
 func newDoorServer(t *testing.T, o doorOptions) *doorServer {
@@ -53,6 +57,8 @@ func newDoorServer(t *testing.T, o doorOptions) *doorServer {
 	d.s, err = serve.New(t.Context(), serve.Config{
 		Agent:         desk.agent,
 		Conversations: o.index,
+		Journal:       desk.j,
+		Transcript:    o.transcript,
 		Monitored:     true,
 		Public:        o.public,
 		Logger:        slog.New(slog.NewTextHandler(d.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -565,5 +571,49 @@ func TestDoorOldIndex(t *testing.T) {
 	var olderAgent struct{ Threads map[string]time.Time }
 	if err := json.Unmarshal(raw, &olderAgent); err != nil || !olderAgent.Threads[old].Equal(at) || olderAgent.Threads[mineToo].IsZero() {
 		t.Errorf("index after a claim, read as before the door = %+v (%v), want %s at %s and %s", olderAgent, err, old, at, mineToo)
+	}
+}
+
+// TestDoorCalls: behind the door, GET /api/calls shows a visitor the
+// journal entries of their own threads only, and the operator every one.
+func TestDoorCalls(t *testing.T) {
+	t.Parallel()
+	d := newDoorServer(t, doorOptions{})
+	ann, bob := newBrowser(t, d.ts), newBrowser(t, d.ts)
+	tAnn, tBob := threadName(t)+"-ann", threadName(t)+"-bob"
+	ann.start(tAnn)
+	bob.start(tBob)
+
+	calls := func(b *browser, fetch bool) []journal.Entry {
+		t.Helper()
+		status, body := b.send(http.MethodGet, "/api/calls?limit=500", "", fetch)
+		var c serve.Calls
+		if err := json.Unmarshal(body, &c); status != http.StatusOK || err != nil {
+			t.Fatalf("GET /api/calls = %d %s (%v)", status, body, err)
+		}
+		return c.Calls
+	}
+	threadsOf := func(es []journal.Entry) map[string]int {
+		m := map[string]int{}
+		for _, e := range es {
+			m[e.Thread]++
+		}
+		return m
+	}
+	got := threadsOf(calls(ann, true))
+	if len(got) != 1 || got[tAnn] != 2 {
+		t.Errorf("ann's calls by thread = %v, want the 2 of %s only", got, tAnn)
+	}
+	got = threadsOf(calls(bob, true))
+	if len(got) != 1 || got[tBob] != 2 {
+		t.Errorf("bob's calls by thread = %v, want the 2 of %s only", got, tBob)
+	}
+	stranger := newBrowser(t, d.ts)
+	if got := calls(stranger, true); len(got) != 0 {
+		t.Errorf("a new visitor's calls = %v, want none", got)
+	}
+	op := newBrowser(t, d.ts)
+	if got := threadsOf(calls(op, false)); got[tAnn] != 2 || got[tBob] != 2 {
+		t.Errorf("the operator's calls by thread = %v, want ann's and bob's", got)
 	}
 }

@@ -36,6 +36,7 @@ const refundDesk = "../examples/refund-desk"
 var desk struct {
 	agent   *agent.Agent
 	journal string
+	j       *journal.Journal
 }
 
 func TestMain(m *testing.M) {
@@ -56,6 +57,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer j.Close()
+	desk.j = j
 	dir, err := exampletest.CopyTo(tmp, refundDesk)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -74,18 +76,25 @@ func runTests(m *testing.M) int {
 // with a fresh order table, journalled in a temporary folder with detail.
 func openDesk(t *testing.T, detail journal.Detail) (a *agent.Agent, path string) {
 	t.Helper()
-	path = filepath.Join(t.TempDir(), "journal.jsonl")
+	a, j := openDeskJournal(t, detail)
+	return a, j.Path()
+}
+
+// openDeskJournal is openDesk, returning the journal.
+func openDeskJournal(t *testing.T, detail journal.Detail) (*agent.Agent, *journal.Journal) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
 	j, err := journal.Open(journal.Config{Path: path, Detail: detail})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	a, err = agent.Open(t.Context(), exampletest.Copy(t, refundDesk), agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
+	a, err := agent.Open(t.Context(), exampletest.Copy(t, refundDesk), agent.Config{WrapModel: j.WrapModel, WrapTools: j.WrapTools})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	return a, path
+	return a, j
 }
 
 var threads atomic.Int64

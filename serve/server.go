@@ -19,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/pause"
+	"github.com/symphonix/symphonix/transcript"
 )
 
 // Config configures New.
@@ -56,6 +57,15 @@ type Config struct {
 	// and the runs a decision on the board resumes, go on. nil: never
 	// paused.
 	Paused func() pause.State
+	// Journal: the agent's journal, read back at GET /api/calls. nil: the
+	// agent keeps none, and the list is empty.
+	Journal *journal.Journal
+	// Transcript: where what was said is kept, a turn per finished run,
+	// read back at GET /api/conversation and listed at GET
+	// /api/conversations, and handed to a conversation's first run on a
+	// thread this server has not talked on as its history. nil: nothing is
+	// kept.
+	Transcript *transcript.Transcript
 	// Logger: nil discards logs.
 	Logger *slog.Logger
 	// Now: the clock for the conversations' times; nil is time.Now.
@@ -84,6 +94,11 @@ type Server struct {
 	reports   *reports
 	ready     <-chan struct{}    // Config's; nil: ready
 	pause     func() pause.State // Config.Paused; nil: never paused
+	journal   *journal.Journal   // Config's; nil: none
+	// transcript: Config's; nil: none.
+	transcript *transcript.Transcript
+	// talking: the threads this server has run a conversation on.
+	talking talking
 }
 
 // New checks cfg and builds the server. It reads the conversations index
@@ -121,6 +136,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		reports:   newReports(),
 		ready:     cfg.Ready,
 		pause:     cfg.Paused,
+		journal:   cfg.Journal,
+
+		transcript: cfg.Transcript,
 	}
 	s.mux.Handle("/", page())
 	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {
@@ -128,12 +146,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}))
 	s.mux.Handle("/api/agent", s.api([]string{http.MethodGet}, s.getAgent))
 	s.mux.Handle("/api/conversations", s.api([]string{http.MethodGet}, s.getConversations))
+	s.mux.Handle("/api/conversation", s.api([]string{http.MethodGet}, s.getConversation))
 	s.mux.Handle("/api/threads/{thread}", s.api([]string{http.MethodGet}, s.getThread))
 	s.mux.Handle("/api/threads/{thread}/messages", s.api([]string{http.MethodPost}, s.postMessage))
 	s.mux.Handle("/api/threads/{thread}/answer", s.api([]string{http.MethodPost}, s.postAnswer))
 	s.mux.Handle("/api/threads/{thread}/pair", s.api([]string{http.MethodPost}, s.postPair))
 	s.mux.Handle("/api/threads/{thread}/verify", s.api([]string{http.MethodPost}, s.postVerify))
 	s.mux.Handle("/api/door", s.api([]string{http.MethodGet}, s.getDoor))
+	s.mux.Handle("/api/calls", s.api([]string{http.MethodGet}, s.getCalls))
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

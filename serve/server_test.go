@@ -64,7 +64,7 @@ func TestApprovedRefund(t *testing.T) {
 			t.Errorf("journal line %v, want ok, at and duration_ms", e)
 		}
 	}
-	want := []string{"tool orders.lookup_order", "model decide", "tool orders.refund", "model answer"}
+	want := []string{"tool orders.lookup_order", "llm decide", "tool orders.refund", "llm answer"}
 	if !slices.Equal(calls, want) {
 		t.Fatalf("journal calls = %q, want %q", calls, want)
 	}

@@ -29,13 +29,18 @@ import (
 
 // scripts is how index.html loads the scripts: deferred, the shared part
 // first, then the words for the API's enums, then signing in and out, then
-// the words for an agent's health and pause, each view's after them.
+// the words for an agent's health and pause and for runs, each view's
+// after them.
 const scripts = `<script src="board.js" defer></script>
 <script src="enums.js" defer></script>
 <script src="session.js" defer></script>
 <script src="health.js" defer></script>
+<script src="runs.js" defer></script>
 <script src="agents.js" defer></script>
 <script src="agent.js" defer></script>
+<script src="runlist.js" defer></script>
+<script src="fire.js" defer></script>
+<script src="run.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>
@@ -62,6 +67,10 @@ func TestHandler(t *testing.T) {
 		{name: "health", method: http.MethodGet, path: "/health.js", status: http.StatusOK, contentType: "text/javascript", body: "pauseWord"},
 		{name: "agents", method: http.MethodGet, path: "/agents.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchAgents"},
 		{name: "agent", method: http.MethodGet, path: "/agent.js", status: http.StatusOK, contentType: "text/javascript", body: "GetHealthHistory"},
+		{name: "runs", method: http.MethodGet, path: "/runs.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchRuns"},
+		{name: "runlist", method: http.MethodGet, path: "/runlist.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListRuns"`},
+		{name: "fire", method: http.MethodGet, path: "/fire.js", status: http.StatusOK, contentType: "text/javascript", body: `"StartRun"`},
+		{name: "run", method: http.MethodGet, path: "/run.js", status: http.StatusOK, contentType: "text/javascript", body: `"StopRun"`},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},

@@ -2,6 +2,8 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/browsertest"
@@ -26,6 +29,10 @@ type rawLink struct {
 	// held: what settle read past on its way to the pong, for next.
 	held []*boardv1.LinkResponse
 	seq  uint64
+	// runSeq is the seq of each run's last event or summary sent.
+	runSeq map[string]uint32
+	// request counts the requests sent that the board answers.
+	request int
 }
 
 // openRawLink links the agent name, announcing caps, and returns once the
@@ -33,13 +40,21 @@ type rawLink struct {
 // that it never waits on the test.
 func openRawLink(t *testing.T, bt *boardtest.Board, name string, caps ...string) *rawLink {
 	t.Helper()
+	return openRawHello(t, bt, &boardv1.Hello{Name: name, Capabilities: caps})
+}
+
+// openRawHello links the agent hello names with hello (its protocol filled
+// in), and returns once the board has welcomed it.
+func openRawHello(t *testing.T, bt *boardtest.Board, hello *boardv1.Hello) *rawLink {
+	t.Helper()
+	name := hello.GetName()
+	hello.Protocol = board.Protocol
 	ctx, cancel := context.WithCancel(t.Context())
 	s, err := boardv1connect.NewAgentLinkServiceClient(bt.Client(bt.AgentToken(name))).Link(ctx)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	hello := &boardv1.Hello{Name: name, Protocol: board.Protocol, Capabilities: caps}
 	if err := s.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: hello}}); err != nil {
 		cancel()
 		t.Fatalf("%s: hello: %v", name, err)
@@ -48,7 +63,7 @@ func openRawLink(t *testing.T, bt *boardtest.Board, name string, caps ...string)
 		cancel()
 		t.Fatalf("%s: hello answered %v, %v; want a welcome", name, m, err)
 	}
-	l := &rawLink{t: t, s: s, in: make(chan *boardv1.LinkResponse, 64)}
+	l := &rawLink{t: t, s: s, in: make(chan *boardv1.LinkResponse, 64), runSeq: map[string]uint32{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -179,4 +194,122 @@ func linkBoard(t *testing.T) *boardtest.Board {
 		PingInterval: 10 * time.Minute,
 		Limits:       board.Limits{HealthEvery: time.Millisecond},
 	})
+}
+
+// runEvent sends ev as the run id's next event, at time at, and waits
+// until the board has taken it.
+func (l *rawLink) runEvent(id string, at time.Time, ev *boardv1.RunEvent) {
+	l.t.Helper()
+	l.runSeq[id]++
+	ev.RunId = id
+	ev.Seq = l.runSeq[id]
+	ev.Time = timestamppb.New(at)
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: ev}})
+	l.settle()
+}
+
+// runStart sends the start of the run id.
+func (l *rawLink) runStart(id string, at time.Time, start *boardv1.RunStart) {
+	l.t.Helper()
+	l.runEvent(id, at, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Start{Start: start}})
+}
+
+// runStep sends a step of the run id: entered, or, with an outcome,
+// finished.
+func (l *rawLink) runStep(id string, step *boardv1.RunStep) {
+	l.t.Helper()
+	l.runEvent(id, step.GetStartTime().AsTime(), &boardv1.RunEvent{Kind: &boardv1.RunEvent_Step{Step: step}})
+}
+
+// runSummary sends run as its summary, the next in its order, saying the
+// outbox dropped dropped others, and waits until the board has stored it.
+func (l *rawLink) runSummary(run *boardv1.Run, dropped uint32) {
+	l.t.Helper()
+	id := run.GetId()
+	l.runSeq[id]++
+	seq := l.runSeq[id]
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{
+		Run: run, Seq: seq, Dropped: dropped,
+	}}})
+	for {
+		m := l.next()
+		if e := m.GetError(); e != nil {
+			l.t.Fatalf("the summary of %s: the board refused: %v", id, e)
+		}
+		if st := m.GetRunStored(); st != nil && st.GetRunId() == id && st.GetSeq() >= seq {
+			return
+		}
+	}
+}
+
+// runSummaries sends each of list as its run's next summary, all at once,
+// and waits until the board has stored every one.
+func (l *rawLink) runSummaries(list []*boardv1.Run) {
+	l.t.Helper()
+	want := map[string]uint32{}
+	for _, r := range list {
+		l.runSeq[r.GetId()]++
+		want[r.GetId()] = l.runSeq[r.GetId()]
+		l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{
+			Run: r, Seq: l.runSeq[r.GetId()],
+		}}})
+	}
+	for len(want) > 0 {
+		m := l.next()
+		if e := m.GetError(); e != nil {
+			l.t.Fatalf("the summaries: the board refused: %v", e)
+		}
+		if st := m.GetRunStored(); st != nil && st.GetSeq() >= want[st.GetRunId()] {
+			delete(want, st.GetRunId())
+		}
+	}
+}
+
+// raise raises an approval at node for the run id, and returns the
+// approval's id.
+func (l *rawLink) raise(id, node, ask string) string {
+	l.t.Helper()
+	l.request++
+	req := fmt.Sprintf("raise-%d", l.request)
+	const show = `{"amount":5000}`
+	var v map[string]any
+	if err := json.Unmarshal([]byte(show), &v); err != nil {
+		l.t.Fatal(err)
+	}
+	digest, err := approvals.Digest(v, "")
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
+		RequestId: req, Run: id, Node: node, Ask: ask, Show: show, Digest: digest, RunId: id,
+	}}})
+	for {
+		m := l.next()
+		if e := m.GetError(); e != nil && e.GetRequestId() == req {
+			l.t.Fatalf("raise: the board refused: %v", e)
+		}
+		if r := m.GetRaised(); r != nil && r.GetRequestId() == req {
+			return r.GetApprovalId()
+		}
+	}
+}
+
+// fireNext is the next Fire the board sends.
+func (l *rawLink) fireNext() *boardv1.Fire {
+	l.t.Helper()
+	for {
+		if f := l.next().GetFire(); f != nil {
+			return f
+		}
+	}
+}
+
+// stopNext is the next Stop the board sends.
+func (l *rawLink) stopNext() *boardv1.Stop {
+	l.t.Helper()
+	for {
+		if st := l.next().GetStop(); st != nil {
+			return st
+		}
+	}
 }

@@ -12,6 +12,11 @@
 // the whole thread, never by part of it, because a run is a chain and half a
 // chain is worse than none.
 //
+// Beside the runs, the same file keeps each thread's memory (MemoryOf): a
+// conversation's history and the channels a flow marks remembers, as the
+// engine's BuildOptions.Memory, so a thread goes on where it was after a
+// restart. It is forgotten after KeepDays untouched, as a thread's run is.
+//
 // OpenOrMemory never fails: a folder that cannot be written or a file that is
 // not a database takes away durability and nothing else, and the description
 // it returns, which the agent prints every time it starts, says which one the

@@ -865,8 +865,8 @@ func TestHoldingFromLayout1(t *testing.T) {
 	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if version != schemaVersion || schemaVersion != 2 {
-		t.Errorf("user_version after opening layout 1 = %d, want 2 (schemaVersion %d)", version, schemaVersion)
+	if version != schemaVersion || schemaVersion != 3 {
+		t.Errorf("user_version after opening layout 1 = %d, want 3 (schemaVersion %d)", version, schemaVersion)
 	}
 	h := HoldingOf(s)
 	n := fullNote()
@@ -877,7 +877,7 @@ func TestHoldingFromLayout1(t *testing.T) {
 	}
 	s.Close()
 
-	// And it opens again as layout 2, note and checkpoint kept.
+	// And it opens again as layout 3, note and checkpoint kept.
 	s = openStore(t, dir, Config{Now: c.Now})
 	if _, ok, err := HoldingOf(s).Find(ctx, n.Run, n.Node); !ok || err != nil {
 		t.Errorf("Find() after reopening = ok %v, %v; want the note", ok, err)

@@ -21,7 +21,7 @@ const KeepDays = 30
 
 // schemaVersion is the layout this build writes, kept in PRAGMA user_version.
 // A database of a newer layout is refused rather than written over.
-const schemaVersion = 2
+const schemaVersion = 3
 
 var _ flow.Checkpointer = (*Store)(nil)
 
@@ -146,6 +146,14 @@ func (s *Store) prepare(ctx context.Context, now time.Time, keep time.Duration) 
 		if _, err := s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS holding_thread ON holding (thread)`); err != nil {
 			return err
 		}
+		// Layout 3 adds the threads' memory (memory_table.go).
+		if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS memory (
+			thread     TEXT PRIMARY KEY,
+			memory     BLOB NOT NULL,
+			updated_at INTEGER NOT NULL -- unix milliseconds
+		)`); err != nil {
+			return err
+		}
 		if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 			return err
 		}
@@ -165,6 +173,9 @@ func (s *Store) prepare(ctx context.Context, now time.Time, keep time.Duration) 
 		OR (state NOT IN (?, ?) AND thread NOT IN (SELECT thread FROM waiting))`,
 		now.Add(-keep).UnixMilli(), string(Tombstone), string(Withdrawn)); err != nil {
 		return fmt.Errorf("forget old notes: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM memory WHERE updated_at <= ?", now.Add(-keep).UnixMilli()); err != nil {
+		return fmt.Errorf("forget old memory: %w", err)
 	}
 	s.forgotten = int(n)
 	return nil

@@ -4,13 +4,17 @@
 //	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN] [--health-interval D] DIR
 //	agent validate DIR
 //	agent check DIR
-//	agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--token TOKEN] DIR
+//	agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--token TOKEN]
+//	      [--journal-detail metadata|full] [--journal-max-bytes N] DIR
 //	agent cancel [--thread T] [--reason TEXT] DIR
 //	agent pause --reason TEXT DIR
 //	agent resume [--reason TEXT] DIR
 //
 // The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
 // Without a monitor URL the agent runs without a board and says so.
+// Linked, the agent reports its runs without their input and output;
+// MONITOR_DETAIL=full sends those too, less the named secrets, and any
+// other value than full or empty is refused at start (docs/runs.md).
 //
 // `agent serve DIR` serves the flow on loopback — a chat page and a JSON API
 // (docs/serve.md) — with its journal and lock in DIR/.symphonix, and prints

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/node"
 )
 
@@ -16,7 +17,8 @@ import (
 // from stdin; with --json the final state is the only thing on stdout. A
 // run left waiting (stdin ended) is resumed by the next `agent run` on the
 // same thread, after a restart too; one given --input is refused while a
-// run waits there.
+// run waits there. Its model and tool calls are journalled as a served
+// agent's are, in the same file.
 func runFlow(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agent run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -26,11 +28,20 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 	thread := fs.String("thread", "terminal", "the run's thread: a waiting run on it is resumed")
 	monitor := fs.String("monitor", getenv("MONITOR_URL"), "the board's URL (env MONITOR_URL)")
 	token := fs.String("token", getenv("MONITOR_TOKEN"), "an agent token (env MONITOR_TOKEN)")
+	detail := fs.String("journal-detail", string(journal.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
+	maxBytes := fs.Int64("journal-max-bytes", journal.DefaultMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] DIR")
+		return fmt.Errorf("usage: agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--journal-detail D] [--journal-max-bytes N] DIR")
+	}
+	jd, err := journal.ParseDetail(*detail)
+	if err != nil {
+		return fmt.Errorf("--journal-detail: %w", err)
+	}
+	if *maxBytes <= 0 {
+		return fmt.Errorf("--journal-max-bytes: %d: want more than 0", *maxBytes)
 	}
 	in := map[string]string{}
 	for _, kv := range inputs {
@@ -55,5 +66,8 @@ func runFlow(ctx context.Context, args []string, getenv func(string) string, std
 		Thread:   *thread,
 		Input:    in,
 		JSON:     *asJSON,
+
+		JournalDetail:   jd,
+		JournalMaxBytes: *maxBytes,
 	}))
 }

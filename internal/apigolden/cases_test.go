@@ -559,9 +559,6 @@ func cases() []goldenCase {
 	req("run_summary.dropped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: pausedRun(), Seq: 4, Dropped: 3}}})
 	req("fired", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: "q7", RunId: runID, Thread: "thread-20"}}})
 	req("stopped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Stopped{Stopped: &boardv1.Stopped{RequestId: "q8"}}})
-	req("error", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{
-		RequestId: "q9", Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, Message: "input.amount: want a number",
-	}}})
 
 	// RunService, and what runs added to agents and approvals.
 	withInputs := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
@@ -612,6 +609,64 @@ func cases() []goldenCase {
 	add("RunService.StartRun.response", &boardv1.StartRunResponse{RunId: runID, Thread: "thread-20"})
 	add("RunService.StopRun.request", &boardv1.StopRunRequest{Agent: "refund-desk", Id: runID, Reason: "Wrong customer."})
 	add("RunService.StopRun.response", &boardv1.StopRunResponse{})
+
+	// ChatService, and the chat window's requests on the link.
+	talk := &boardv1.TalkRequest{Agent: "refund-desk", Thread: "thread-19", Text: "Refund order A-1043, it arrived broken."}
+	talkInput := &boardv1.TalkRequest{Agent: "refund-desk", Input: fireInput()}
+	talkAnswer := &boardv1.TalkRequest{Agent: "refund-desk", Thread: "thread-19", Answer: structpb.NewStringValue("yes")}
+	add("ChatService.Talk.request", talk)
+	add("ChatService.Talk.request.input", talkInput)
+	add("ChatService.Talk.request.answer", talkAnswer)
+	replied := &boardv1.ChatTurn{Thread: "thread-19", RunId: runID, Reply: "Refunded 740.50 EUR."}
+	waiting := &boardv1.ChatTurn{Thread: "thread-19", RunId: runID, Pending: chatPending()}
+	asking := &boardv1.ChatTurn{Thread: "thread-20", RunId: runID, Pending: &boardv1.ChatPending{
+		Kind: boardv1.PauseKind_PAUSE_KIND_ASK, Node: "clarify", Question: "Which order?",
+	}}
+	add("ChatService.Talk.response", &boardv1.TalkResponse{Turn: replied})
+	add("ChatService.Talk.response.approval", &boardv1.TalkResponse{Turn: waiting})
+	add("ChatService.Talk.response.ask", &boardv1.TalkResponse{Turn: asking})
+	page := &boardv1.GetChatPageResponse{Name: "refund-desk", Description: "Refunds orders under 500 EUR and asks above.",
+		Inputs: flowInputs(), Outputs: []*boardv1.FlowInput{{Name: "reply", Type: "string", Description: "What the agent says."}},
+		Paused: "The payments provider is down."}
+	add("ChatService.GetChatPage.request", &boardv1.GetChatPageRequest{Agent: "refund-desk"})
+	add("ChatService.GetChatPage.response", page)
+	described := &boardv1.DescribeAgentResponse{Name: "refund-desk", Description: "Refunds orders under 500 EUR and asks above.",
+		Build: build, Inputs: flowInputs(), Outputs: page.Outputs, Tools: []string{"orders.lookup", "orders.refund"},
+		Needs: []string{"MCP server orders (node examples/orders/server.js)", "OPENAI_API_KEY", "a model: gpt-4o-mini"}, Conversation: true}
+	add("ChatService.DescribeAgent.request", &boardv1.DescribeAgentRequest{Agent: "refund-desk"})
+	add("ChatService.DescribeAgent.response", described)
+	threads := &boardv1.ListThreadsResponse{Threads: []*boardv1.ChatThread{
+		{Thread: "thread-19", UpdateTime: at(5), Turns: 3, Waiting: true}, {Thread: "thread-7", UpdateTime: at(-90), Turns: 12},
+	}}
+	add("ChatService.ListThreads.request", &boardv1.ListThreadsRequest{Agent: "refund-desk"})
+	add("ChatService.ListThreads.response", threads)
+	thread := &boardv1.GetThreadResponse{Thread: "thread-19", Pending: chatPending(), Turns: []*boardv1.ChatTurnRecord{
+		{Time: at(-2), Asked: "Where is order A-1043?", Answered: "It was delivered on Monday.", Who: "ana@example.com"},
+		{Time: at(0), Asked: `{"order":"A-1043","amount":740.5}`, Answered: "I will ask for approval."},
+	}}
+	add("ChatService.GetThread.request", &boardv1.GetThreadRequest{Agent: "refund-desk", Thread: "thread-19"})
+	add("ChatService.GetThread.response", thread)
+	chat := func(kind string, m *boardv1.ChatRequest) {
+		m.RequestId, m.Who = "q9", "ana@example.com"
+		resp("chat."+kind, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Chat{Chat: m}})
+	}
+	chat("talk", &boardv1.ChatRequest{Kind: &boardv1.ChatRequest_Talk{Talk: &boardv1.TalkRequest{Thread: "thread-19", Text: talk.Text}}})
+	chat("chat_page", &boardv1.ChatRequest{Kind: &boardv1.ChatRequest_ChatPage{ChatPage: &boardv1.GetChatPageRequest{}}})
+	chat("describe", &boardv1.ChatRequest{Kind: &boardv1.ChatRequest_Describe{Describe: &boardv1.DescribeAgentRequest{}}})
+	chat("conversations", &boardv1.ChatRequest{All: true, Kind: &boardv1.ChatRequest_Conversations{Conversations: &boardv1.ListThreadsRequest{}}})
+	chat("conversation", &boardv1.ChatRequest{Kind: &boardv1.ChatRequest_Conversation{Conversation: &boardv1.GetThreadRequest{Thread: "thread-19"}}})
+	answer := func(kind string, m *boardv1.ChatAnswer) {
+		m.RequestId = "q9"
+		req("chat_answer."+kind, &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_ChatAnswer{ChatAnswer: m}})
+	}
+	req("error", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{
+		RequestId: "q7", Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, Message: "input.amount: not a number",
+	}}})
+	answer("talk", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Talk{Talk: &boardv1.TalkResponse{Turn: replied}}})
+	answer("chat_page", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_ChatPage{ChatPage: page}})
+	answer("describe", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Describe{Describe: described}})
+	answer("conversations", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Conversations{Conversations: threads}})
+	answer("conversation", &boardv1.ChatAnswer{Kind: &boardv1.ChatAnswer_Conversation{Conversation: thread}})
 
 	// The bodies of the plain HTTP endpoints under /auth/.
 	add("auth.signin.request", &boardv1.SignInRequest{Email: "Ana@Example.com", Password: "correct horse battery"})
@@ -676,6 +731,12 @@ func runOf(full bool) *boardv1.Run {
 		r.Withheld = []string{"input", "output"}
 	}
 	return r
+}
+
+// chatPending is an approval the board decides, waited on in the chat.
+func chatPending() *boardv1.ChatPending {
+	return &boardv1.ChatPending{Kind: boardv1.PauseKind_PAUSE_KIND_APPROVAL, Node: "approve_refund",
+		Question: "Refund 740.50 EUR for order A-1043?", ShowJson: showJSON, Decides: "board", ApprovalId: "ap_pending"}
 }
 
 // pausedRun is a run waiting on an approval.

@@ -615,7 +615,7 @@ func TestAgentServe(t *testing.T) {
 			t.Errorf("journal line %v, want its payloads withheld", e)
 		}
 	}
-	if want := "tool orders.lookup_order,model decide,tool orders.refund,model answer"; strings.Join(calls, ",") != want {
+	if want := "tool orders.lookup_order,llm decide,tool orders.refund,llm answer"; strings.Join(calls, ",") != want {
 		t.Errorf("journal calls = %q, want %s", calls, want)
 	}
 }

@@ -257,7 +257,7 @@ func TestGovernedRefundDecidedOnTheBoard(t *testing.T) {
 	exampletest.CheckRefundedOnce(t, desk)
 	// The calls of the run the board's decision resumed are the thread's
 	// too.
-	if got, want := strings.Join(exampletest.JournalCalls(t, desk, thread), ","), "tool orders.lookup_order,model decide,tool orders.refund,model answer"; got != want {
+	if got, want := strings.Join(exampletest.JournalCalls(t, desk, thread), ","), "tool orders.lookup_order,llm decide,tool orders.refund,llm answer"; got != want {
 		t.Errorf("journal calls for the thread = %s, want %s (calls with no thread: %s)", got, want, exampletest.JournalCalls(t, desk, ""))
 	}
 }

@@ -56,7 +56,7 @@
   let agent = { name: "Agent", inputs: [], outputs: [] };
   let thread = null; // the conversation on screen
   let busy = false;
-  const said = new Map(); // thread -> what was said on this visit
+  const said = new Map(); // thread -> what was said: the transcript's turns, then this visit's
   const pollMillis = 1000; // how often a run the board decides is asked after
   let watching = null; // the board-decided approval being polled for, if any
   let door = { door: "" }; // GET /api/door: the board's door, and who this browser is
@@ -338,9 +338,33 @@
     }
   }
 
+  // loadSaid fills the log of thread name, when this visit has said nothing
+  // there yet, with what the agent's transcript holds of it: each turn's
+  // question and answer. A thread the agent holds nothing of (404) is new.
+  async function loadSaid(name) {
+    if (said.has(name)) return;
+    let c;
+    try {
+      c = await api("GET", "/api/conversation?thread=" + encodeURIComponent(name));
+    } catch (err) {
+      if (err.status !== 404) throw err;
+      return;
+    }
+    if (said.has(name)) return; // something was said meanwhile
+    const entries = [];
+    for (const t of c.turns || []) {
+      entries.push({ kind: "you", text: display(t.asked) });
+      entries.push({ kind: "agent", text: display(t.answered) });
+    }
+    said.set(name, entries);
+  }
+
   async function select(name) {
     thread = name;
     ui.title.textContent = name;
+    drawLog();
+    await loadSaid(name);
+    if (thread !== name) return;
     drawLog();
     drawPending(null);
     ui.form.hidden = false;
@@ -587,6 +611,8 @@
     await loadDoor();
     drawWho(null);
     await loadThreads();
+    // The most recent conversation this visitor may see is drawn, and the
+    // next message goes on with it.
     const first = ui.threads.querySelector("button");
     if (first) await select(first.dataset.thread);
   });

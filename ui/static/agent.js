@@ -11,7 +11,9 @@
 // history. A round colours the strip from when the agent ran it until its
 // next round (the last one until now, or until the agent was last seen).
 // Pause and Resume send PauseAgent and ResumeAgent; the watch then says
-// when the agent has acted on it.
+// when the agent has acted on it. The page's other parts (its runs,
+// runlist.js; starting one, fire.js) hear of the agent shown through
+// board.onAgentPage.
 "use strict";
 
 (function () {
@@ -67,6 +69,15 @@
   let denied = false; // the board refused a pause or resume as not allowed
   let controller = null; // aborts the reads of the agent shown
   let drawnChecks = null; // the round whose checks the table shows
+  const pageListeners = []; // see onAgentPage
+
+  // onAgentPage registers f, called with the agent shown each time the
+  // page is drawn (when it opens, when the watch changes it, and every
+  // TICK_MS while it is shown), and with null when the page is cleared
+  // (another agent is opened, or somebody signs in or out).
+  function onAgentPage(f) {
+    pageListeners.push(f);
+  }
 
   function say(message) {
     ui.pauseStatus.textContent = message || "";
@@ -98,6 +109,7 @@
     showError(ui.pauseError, "");
     showError(ui.historyError, "");
     say("");
+    for (const f of pageListeners) f(null);
   }
 
   // ---- reading ----
@@ -239,6 +251,7 @@
     drawChecks(now);
     drawStrip(now);
     drawIncidents(now);
+    for (const f of pageListeners) f(agent);
   }
 
   function online() {
@@ -588,6 +601,8 @@
     // An agent the board had not seen when the page opened has appeared.
     if (first && !loaded) readHistory(seq);
   });
+
+  board.onAgentPage = onAgentPage;
 
   board.part({
     reset,

@@ -4,13 +4,17 @@
 // deciding them (Decide, with the digest the board gave), by click or by
 // keyboard. The history shows the HISTORY_MAX newest decided approvals the
 // watch sends; its More button reads older ones from ListApprovals, a page
-// at a time.
+// at a time. "#approval/<id>" (board.approvalHref) opens the view with that
+// approval picked out: its card selected, its row in the history marked, or,
+// when the page holds neither, what GetApproval says of it. A card whose
+// approval names the run that stopped for it (run_id) links to the run's
+// page.
 "use strict";
 
 (function () {
   const {
     $, unary, stream, readPage, readAll, count, node, none, tags, parseTime, ago, byName, sleep, retryDelay,
-    showError, refusal, signOut, LIST_MAX,
+    showError, refusal, signOut, LIST_MAX, runHref, approvalOfHash,
   } = board;
   const APPROVALS = "/symphonix.board.v1.ApprovalService/";
   const TICK_MS = 1000; // how often the ages shown are brought up to date
@@ -64,6 +68,8 @@
   let moreToken = ""; // the next page of ListApprovals for More, or "" to start (or when done)
   let moreDone = false; // ListApprovals has no page after the last one read
   let moreBusy = false; // More is reading
+  let target = ""; // the approval the address picks out, until it has been shown
+  let targetSeq = 0; // counts the approvals picked out: an answer for an earlier one is dropped
 
   function clearApprovals() {
     approvalsLoaded = false;
@@ -78,6 +84,8 @@
     moreToken = "";
     moreDone = false;
     moreBusy = false;
+    target = "";
+    targetSeq++;
     ui.queue.replaceChildren();
     ui.historyRows.replaceChildren();
     ui.queueLoading.hidden = false;
@@ -283,6 +291,62 @@
     }
     applyApprovals(pending, decided);
     drawMore(decided.length);
+    pick();
+  }
+
+  // pick shows the approval the address picks out, once the page holds
+  // what the watch sent: its card selected, or its row in the history
+  // marked; else it is read from the board.
+  function pick() {
+    if (target === "" || !approvalsLoaded) return;
+    const id = target;
+    if (cards.has(id)) {
+      target = "";
+      select(id, true);
+      return;
+    }
+    const row = Array.from(ui.historyRows.children).find((tr) => tr.dataset.approval === id);
+    if (row) {
+      target = "";
+      for (const tr of ui.historyRows.querySelectorAll("tr.is-target")) tr.classList.remove("is-target");
+      row.classList.add("is-target");
+      row.scrollIntoView({ block: "nearest" });
+      say("The approval is no longer waiting: it is " + (row.dataset.state || "decided") + ", in the history below.");
+      return;
+    }
+    target = "";
+    lookUp(id);
+  }
+
+  // lookUp reads one approval the page does not hold, and says where it
+  // stands; a pending one joins the queue.
+  async function lookUp(id) {
+    const gen = board.generation();
+    const s = ++targetSeq;
+    try {
+      const res = await unary(board.token(), APPROVALS + "GetApproval", { id });
+      if (!board.current(gen) || s !== targetSeq) return;
+      const a = res && res.approval;
+      if (!validApproval(a)) return;
+      if (stateOf(a) === "pending") {
+        target = a.id;
+        if (upsert(a)) render();
+        return;
+      }
+      const d = a.decision || {};
+      const who = Array.isArray(d.who) && d.who.length > 0 ? " by " + d.who.join(", ") : "";
+      say("The approval " + (a.ask ? "“" + a.ask + "”" : a.id) + " of " + (a.agent || "?") + " is no longer waiting: it is " +
+        (stateOf(a) || "decided") + who + (d.reason ? " (" + d.reason + ")" : "") + ".");
+    } catch (e) {
+      if (!board.current(gen) || s !== targetSeq) return;
+      if (e.code === "unauthenticated") {
+        signOut(refusal(e));
+        return;
+      }
+      showError(ui.approvalsError, e.code === "not_found"
+        ? "The board has no approval " + id + "."
+        : "Could not read the approval " + id + " (" + e.code + "): " + e.message + ".");
+    }
   }
 
   // drawMore shows More while older decided approvals may be there: until
@@ -433,7 +497,7 @@
     meta.append(
       labelled("agent", a.agent),
       labelled("node", a.node),
-      labelled("run", a.run),
+      runField(a),
     );
     const age = relTime(a.createTime, "asked ");
     age.classList.add("age");
@@ -481,6 +545,18 @@
     el.addEventListener("focusin", () => select(a.id, false));
     el.addEventListener("click", () => select(a.id, false));
     return card;
+  }
+
+  // runField is the run waiting on the approval: a link to the run's page
+  // when the agent reports runs and named it, else the run as raised.
+  function runField(a) {
+    if (typeof a.runId !== "string" || a.runId === "" || !a.agent) return labelled("run", a.run);
+    const span = node("span", "field run");
+    const link = node("a", "field-value run-link", a.runId);
+    link.href = runHref(a.agent, a.runId);
+    link.title = "the run's page";
+    span.append(node("span", "field-name", "run "), link);
+    return span;
   }
 
   function labelled(what, value) {
@@ -889,6 +965,13 @@
     },
     wake() {
       if (liveNap.wake) liveNap.wake();
+    },
+    shown(view) {
+      const id = view === "approvals" ? approvalOfHash() : "";
+      if (id === "") return;
+      target = id;
+      targetSeq++;
+      pick();
     },
   });
 

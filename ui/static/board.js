@@ -2,10 +2,12 @@
 // streaming, JSON), small helpers, who is signed in, and the views. Signing
 // in and out, and the one-time setup page, are in session.js, loaded right
 // after enums.js (the words for the API's enums), which comes right after
-// this one; health.js (the words for an agent's health and pause) follows
-// them. Each view is a script of its own (agents.js, agent.js,
-// approvals.js, tools.js, conversations.js, people.js, me.js), loaded after
-// those, that registers with board.part. No framework and no build step.
+// this one; health.js (the words for an agent's health and pause) and
+// runs.js (the words for runs, and their watch) follow them. Each view, or
+// part of one, is a script of its own (agents.js, agent.js, runlist.js,
+// fire.js, run.js, approvals.js, tools.js, conversations.js, people.js,
+// me.js), loaded after those, that registers with board.part. No framework
+// and no build step.
 // Everything that comes from the board reaches the page through
 // textContent or an attribute, never as HTML.
 "use strict";
@@ -17,9 +19,13 @@ const board = (function () {
   const MAX_MESSAGE_BYTES = 16 << 20;
   // VIEWS are the views, each a section of the page with that id, shown by
   // the fragment: "#tools". One agent's page is "#agent/" and its name
-  // (agentHref), under the Agents tab.
-  const VIEWS = ["agents", "agent", "approvals", "tools", "conversations", "people", "me"];
+  // (agentHref), and one run's "#run/", its agent's name, "/" and its id
+  // (runHref), both under the Agents tab. "#approval/" and an approval's id
+  // (approvalHref) is the approvals view with that approval picked out.
+  const VIEWS = ["agents", "agent", "run", "approvals", "tools", "conversations", "people", "me"];
   const AGENT_HASH = "#agent/";
+  const RUN_HASH = "#run/";
+  const APPROVAL_HASH = "#approval/";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -259,6 +265,14 @@ const board = (function () {
     return ms > 0 ? ms : NaN;
   }
 
+  // parseDuration reads a protobuf JSON duration ("0.003s", "-1.5s") as
+  // milliseconds, or NaN.
+  function parseDuration(s) {
+    if (typeof s !== "string") return NaN;
+    const m = /^(-?\d+(?:\.\d+)?)s$/.exec(s);
+    return m ? Number(m[1]) * 1000 : NaN;
+  }
+
   function ago(ms, now) {
     const s = Math.max(0, Math.round((now - ms) / 1000));
     if (s < 60) return s + " s ago";
@@ -365,8 +379,49 @@ const board = (function () {
 
   function viewOfHash() {
     if (agentOfHash() !== "") return "agent";
+    if (runOfHash() !== null) return "run";
+    if (approvalOfHash() !== "") return "approvals";
     const name = location.hash.slice(1);
-    return VIEWS.includes(name) && name !== "agent" ? name : "agents";
+    return VIEWS.includes(name) && name !== "agent" && name !== "run" ? name : "agents";
+  }
+
+  // decoded is s URL-decoded, or "" when it is not valid.
+  function decoded(s) {
+    try {
+      return decodeURIComponent(s);
+    } catch (e) {
+      return "";
+    }
+  }
+
+  // runHref is the fragment of the page of the run id of the agent named
+  // agent.
+  function runHref(agent, id) {
+    return RUN_HASH + encodeURIComponent(agent) + "/" + encodeURIComponent(id);
+  }
+
+  // runOfHash is the run whose page the fragment names, as {agent, id}, or
+  // null when it names none.
+  function runOfHash() {
+    if (!location.hash.startsWith(RUN_HASH)) return null;
+    const parts = location.hash.slice(RUN_HASH.length).split("/");
+    if (parts.length !== 2) return null;
+    const agent = decoded(parts[0]);
+    const id = decoded(parts[1]);
+    return agent !== "" && id !== "" ? { agent, id } : null;
+  }
+
+  // approvalHref is the fragment of the approvals view with the approval id
+  // picked out.
+  function approvalHref(id) {
+    return APPROVAL_HASH + encodeURIComponent(id);
+  }
+
+  // approvalOfHash is the id of the approval the fragment picks out, or ""
+  // when it names none.
+  function approvalOfHash() {
+    if (!location.hash.startsWith(APPROVAL_HASH)) return "";
+    return decoded(location.hash.slice(APPROVAL_HASH.length));
   }
 
   // agentHref is the fragment of the page of the agent named name.
@@ -378,17 +433,13 @@ const board = (function () {
   // "" when it names none.
   function agentOfHash() {
     if (!location.hash.startsWith(AGENT_HASH)) return "";
-    try {
-      return decodeURIComponent(location.hash.slice(AGENT_HASH.length));
-    } catch (e) {
-      return "";
-    }
+    return decoded(location.hash.slice(AGENT_HASH.length));
   }
 
   function showView(name) {
     view = VIEWS.includes(name) && allowed(name) ? name : "agents";
     for (const v of VIEWS) $(v).hidden = v !== view;
-    const tabbed = view === "agent" ? "agents" : view; // an agent's page is under Agents
+    const tabbed = view === "agent" || view === "run" ? "agents" : view; // an agent's and a run's page are under Agents
     for (const tab of ui.tabs) {
       if (tab.dataset.view === tabbed) tab.setAttribute("aria-current", "page");
       else tab.removeAttribute("aria-current");
@@ -428,7 +479,8 @@ const board = (function () {
 
   return {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
-    parseTime, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
+    parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
+    runHref, runOfHash, approvalHref, approvalOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //

@@ -72,5 +72,34 @@ const enums = (function () {
       APPROVAL_EVENT_EXPIRED: "expired",
       APPROVAL_EVENT_HEARTBEAT: "heartbeat",
     }),
+    // RunState: where a run stands.
+    runState: table({
+      RUN_STATE_RUNNING: "running",
+      RUN_STATE_PAUSED: "paused",
+      RUN_STATE_FINISHED: "finished",
+      RUN_STATE_FAILED: "failed",
+      RUN_STATE_STOPPED: "stopped",
+    }),
+    // StepOutcome: how one step of a run came out; unspecified is a step
+    // still running.
+    stepOutcome: table({
+      STEP_OUTCOME_OK: "ok",
+      STEP_OUTCOME_FAILED: "failed",
+      STEP_OUTCOME_PAUSED: "paused",
+      STEP_OUTCOME_STOPPED: "stopped",
+    }),
+    // PauseKind: what a paused run waits for.
+    pauseKind: table({ PAUSE_KIND_ASK: "ask", PAUSE_KIND_APPROVAL: "approval" }),
+    // RunEventKind: what one message of WatchRuns is.
+    runEvent: table({
+      RUN_EVENT_KIND_SNAPSHOT: "snapshot",
+      RUN_EVENT_KIND_SYNCED: "synced",
+      RUN_EVENT_KIND_STARTED: "started",
+      RUN_EVENT_KIND_STEP: "step",
+      RUN_EVENT_KIND_PAUSED: "paused",
+      RUN_EVENT_KIND_RESUMED: "resumed",
+      RUN_EVENT_KIND_ENDED: "ended",
+      RUN_EVENT_KIND_HEARTBEAT: "heartbeat",
+    }),
   });
 })();

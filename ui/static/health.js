@@ -162,17 +162,10 @@ const health = (function () {
     return Math.floor(h / 24) + " d" + (h % 24 ? " " + (h % 24) + " h" : "");
   }
 
-  // duration reads a protobuf JSON duration ("0.003s") as milliseconds, or
-  // NaN.
-  function duration(s) {
-    if (typeof s !== "string") return NaN;
-    const m = /^(-?\d+(?:\.\d+)?)s$/.exec(s);
-    return m ? Number(m[1]) * 1000 : NaN;
-  }
-
-  // took is how long a check took, in words: "3 ms", "1.2 s".
+  // took is how long a check took, in words: "3 ms", "1.2 s"; s is a
+  // protobuf JSON duration, or milliseconds.
   function took(s) {
-    const ms = duration(s);
+    const ms = typeof s === "number" ? s : board.parseDuration(s);
     if (Number.isNaN(ms)) return "—";
     if (ms < 1) return "<1 ms";
     if (ms < 1000) return Math.round(ms) + " ms";

@@ -226,6 +226,7 @@ type LinkRequest struct {
 	//	*LinkRequest_RunSummary
 	//	*LinkRequest_Fired
 	//	*LinkRequest_Stopped
+	//	*LinkRequest_ChatAnswer
 	//	*LinkRequest_Error
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
@@ -413,6 +414,15 @@ func (x *LinkRequest) GetStopped() *Stopped {
 	return nil
 }
 
+func (x *LinkRequest) GetChatAnswer() *ChatAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_ChatAnswer); ok {
+			return x.ChatAnswer
+		}
+	}
+	return nil
+}
+
 func (x *LinkRequest) GetError() *LinkError {
 	if x != nil {
 		if x, ok := x.Kind.(*LinkRequest_Error); ok {
@@ -528,13 +538,19 @@ type LinkRequest_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,16,opt,name=stopped,proto3,oneof"`
 }
 
+type LinkRequest_ChatAnswer struct {
+	// ChatAnswer answers a ChatRequest (agents announcing "chat").
+	ChatAnswer *ChatAnswer `protobuf:"bytes,17,opt,name=chat_answer,json=chatAnswer,proto3,oneof"`
+}
+
 type LinkRequest_Error struct {
-	// Error answers a Fire or a Stop the agent could not do: request_id is
-	// the Fire's or Stop's, code why (invalid_argument naming the field,
-	// not_found for a run it is not running, failed_precondition when it
-	// takes no work now), message what was wrong, for a person to read: at
-	// most 1 KiB, without secrets. Not answered.
-	Error *LinkError `protobuf:"bytes,17,opt,name=error,proto3,oneof"`
+	// Error refuses a request the board made (a Fire, a Stop, a Chat),
+	// with its request_id: the code says why (invalid_argument naming the
+	// field, not_found for a run it is not running, failed_precondition
+	// when it takes no work now), the message what was wrong, in the
+	// agent's words, for a person to read: at most 1 KiB, without secrets.
+	// Not answered.
+	Error *LinkError `protobuf:"bytes,18,opt,name=error,proto3,oneof"`
 }
 
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
@@ -569,6 +585,8 @@ func (*LinkRequest_Fired) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Stopped) isLinkRequest_Kind() {}
 
+func (*LinkRequest_ChatAnswer) isLinkRequest_Kind() {}
+
 func (*LinkRequest_Error) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
@@ -596,6 +614,7 @@ type LinkResponse struct {
 	//	*LinkResponse_RunStored
 	//	*LinkResponse_Fire
 	//	*LinkResponse_Stop
+	//	*LinkResponse_Chat
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -791,6 +810,15 @@ func (x *LinkResponse) GetStop() *Stop {
 	return nil
 }
 
+func (x *LinkResponse) GetChat() *ChatRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_Chat); ok {
+			return x.Chat
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -889,6 +917,13 @@ type LinkResponse_Stop struct {
 	Stop *Stop `protobuf:"bytes,17,opt,name=stop,proto3,oneof"`
 }
 
+type LinkResponse_Chat struct {
+	// Chat asks an agent announcing "chat" one of the chat window's five
+	// things for a person on the board: answered with a ChatAnswer or an
+	// Error.
+	Chat *ChatRequest `protobuf:"bytes,18,opt,name=chat,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -922,6 +957,8 @@ func (*LinkResponse_RunStored) isLinkResponse_Kind() {}
 func (*LinkResponse_Fire) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Stop) isLinkResponse_Kind() {}
+
+func (*LinkResponse_Chat) isLinkResponse_Kind() {}
 
 // Hello registers a running agent.
 type Hello struct {
@@ -3194,7 +3231,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xfa\a\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xbd\b\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3215,9 +3252,11 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\vrun_summary\x18\x0e \x01(\v2\x1e.symphonix.board.v1.RunSummaryH\x00R\n" +
 	"runSummary\x121\n" +
 	"\x05fired\x18\x0f \x01(\v2\x19.symphonix.board.v1.FiredH\x00R\x05fired\x127\n" +
-	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astopped\x125\n" +
-	"\x05error\x18\x11 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05errorB\x06\n" +
-	"\x04kind\"\x97\b\n" +
+	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astopped\x12A\n" +
+	"\vchat_answer\x18\x11 \x01(\v2\x1e.symphonix.board.v1.ChatAnswerH\x00R\n" +
+	"chatAnswer\x125\n" +
+	"\x05error\x18\x12 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05errorB\x06\n" +
+	"\x04kind\"\xce\b\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3237,7 +3276,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
 	"run_stored\x18\x0f \x01(\v2\x1d.symphonix.board.v1.RunStoredH\x00R\trunStored\x12.\n" +
 	"\x04fire\x18\x10 \x01(\v2\x18.symphonix.board.v1.FireH\x00R\x04fire\x12.\n" +
-	"\x04stop\x18\x11 \x01(\v2\x18.symphonix.board.v1.StopH\x00R\x04stopB\x06\n" +
+	"\x04stop\x18\x11 \x01(\v2\x18.symphonix.board.v1.StopH\x00R\x04stop\x125\n" +
+	"\x04chat\x18\x12 \x01(\v2\x1f.symphonix.board.v1.ChatRequestH\x00R\x04chatB\x06\n" +
 	"\x04kind\"\xe0\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -3483,20 +3523,22 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Stop)(nil),                  // 34: symphonix.board.v1.Stop
 	(*Stopped)(nil),               // 35: symphonix.board.v1.Stopped
 	(*Conversations)(nil),         // 36: symphonix.board.v1.Conversations
-	(*ApprovalDecision)(nil),      // 37: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 38: symphonix.board.v1.ToolSwitches
-	(*FlowInput)(nil),             // 39: symphonix.board.v1.FlowInput
-	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
-	(HealthStatus)(0),             // 41: symphonix.board.v1.HealthStatus
-	(*HealthCheck)(nil),           // 42: symphonix.board.v1.HealthCheck
-	(*timestamppb.Timestamp)(nil), // 43: google.protobuf.Timestamp
-	(Role)(0),                     // 44: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 45: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 46: symphonix.board.v1.Door
-	(*RunStep)(nil),               // 47: symphonix.board.v1.RunStep
-	(PauseKind)(0),                // 48: symphonix.board.v1.PauseKind
-	(*Run)(nil),                   // 49: symphonix.board.v1.Run
-	(*structpb.Struct)(nil),       // 50: google.protobuf.Struct
+	(*ChatAnswer)(nil),            // 37: symphonix.board.v1.ChatAnswer
+	(*ApprovalDecision)(nil),      // 38: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 39: symphonix.board.v1.ToolSwitches
+	(*ChatRequest)(nil),           // 40: symphonix.board.v1.ChatRequest
+	(*FlowInput)(nil),             // 41: symphonix.board.v1.FlowInput
+	(*durationpb.Duration)(nil),   // 42: google.protobuf.Duration
+	(HealthStatus)(0),             // 43: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 44: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 45: google.protobuf.Timestamp
+	(Role)(0),                     // 46: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 47: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 48: symphonix.board.v1.Door
+	(*RunStep)(nil),               // 49: symphonix.board.v1.RunStep
+	(PauseKind)(0),                // 50: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 51: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 52: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -3515,61 +3557,63 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	30, // 13: symphonix.board.v1.LinkRequest.run_summary:type_name -> symphonix.board.v1.RunSummary
 	33, // 14: symphonix.board.v1.LinkRequest.fired:type_name -> symphonix.board.v1.Fired
 	35, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
-	16, // 16: symphonix.board.v1.LinkRequest.error:type_name -> symphonix.board.v1.LinkError
-	6,  // 17: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 18: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 19: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 20: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 21: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 22: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	37, // 23: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	38, // 24: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 25: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 26: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 27: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 28: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 29: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 30: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	31, // 31: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
-	32, // 32: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
-	34, // 33: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
-	39, // 34: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	40, // 35: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	40, // 36: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	40, // 37: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	41, // 38: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	42, // 39: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	43, // 40: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	43, // 41: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	43, // 42: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 43: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	43, // 44: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	43, // 45: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	40, // 46: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 47: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	44, // 48: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	45, // 49: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	37, // 50: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 51: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	46, // 52: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	43, // 53: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	43, // 54: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	45, // 55: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	43, // 56: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 57: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	47, // 58: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 59: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 60: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	48, // 61: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	49, // 62: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	50, // 63: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 64: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 65: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	65, // [65:66] is the sub-list for method output_type
-	64, // [64:65] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	37, // 16: symphonix.board.v1.LinkRequest.chat_answer:type_name -> symphonix.board.v1.ChatAnswer
+	16, // 17: symphonix.board.v1.LinkRequest.error:type_name -> symphonix.board.v1.LinkError
+	6,  // 18: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 19: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 20: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 21: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 22: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 23: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	38, // 24: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	39, // 25: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 26: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 27: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 28: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 29: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 30: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 31: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	31, // 32: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	32, // 33: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	34, // 34: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	40, // 35: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
+	41, // 36: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	42, // 37: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	42, // 38: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	42, // 39: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	43, // 40: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	44, // 41: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	45, // 42: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	45, // 43: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	45, // 44: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 45: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	45, // 46: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	45, // 47: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	42, // 48: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 49: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	46, // 50: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	47, // 51: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	38, // 52: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 53: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	48, // 54: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	45, // 55: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	45, // 56: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	47, // 57: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	45, // 58: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 59: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	49, // 60: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 61: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 62: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	50, // 63: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	51, // 64: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	52, // 65: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 66: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 67: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	67, // [67:68] is the sub-list for method output_type
+	66, // [66:67] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3578,6 +3622,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		return
 	}
 	file_symphonix_board_v1_approval_proto_init()
+	file_symphonix_board_v1_chat_proto_init()
 	file_symphonix_board_v1_conversation_proto_init()
 	file_symphonix_board_v1_health_proto_init()
 	file_symphonix_board_v1_run_proto_init()
@@ -3600,6 +3645,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_RunSummary)(nil),
 		(*LinkRequest_Fired)(nil),
 		(*LinkRequest_Stopped)(nil),
+		(*LinkRequest_ChatAnswer)(nil),
 		(*LinkRequest_Error)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
@@ -3620,6 +3666,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_RunStored)(nil),
 		(*LinkResponse_Fire)(nil),
 		(*LinkResponse_Stop)(nil),
+		(*LinkResponse_Chat)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[23].OneofWrappers = []any{
 		(*RunEvent_Start)(nil),
