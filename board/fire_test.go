@@ -204,11 +204,13 @@ func TestStopRun(t *testing.T) {
 // not; the next is resource_exhausted, and another token is not held.
 func TestStartRunRate(t *testing.T) {
 	t.Parallel()
-	now := time.Now()
-	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return now }}) // the minute never passes
+	// The minute never passes; the board's clock is ahead of the wall's, so
+	// that the tokens minted by the wall's are valid already.
+	now := time.Now().Add(time.Minute)
+	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return now }})
 	runsLink(t, bt, "deaf", "runs")
 	admin := runsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
-	other := runsClient(bt, bt.OperatorToken("ann", identity.RoleAdmin)) // minted while the clock is close to the board's
+	other := runsClient(bt, bt.OperatorToken("ann", identity.RoleAdmin))
 	for i := range 60 {
 		if _, err := admin.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "deaf"}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 			t.Fatalf("start %d: %v, want failed_precondition (no fire)", i+1, err)
