@@ -204,10 +204,13 @@ func TestStopRun(t *testing.T) {
 // not; the next is resource_exhausted, and another token is not held.
 func TestStartRunRate(t *testing.T) {
 	t.Parallel()
-	now := time.Now()
-	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return now }}) // the minute never passes
+	// The minute never passes; the board's clock is ahead of the wall's, so
+	// that the tokens minted by the wall's are valid already.
+	now := time.Now().Add(time.Minute)
+	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return now }})
 	runsLink(t, bt, "deaf", "runs")
 	admin := runsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	other := runsClient(bt, bt.OperatorToken("ann", identity.RoleAdmin))
 	for i := range 60 {
 		if _, err := admin.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "deaf"}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 			t.Fatalf("start %d: %v, want failed_precondition (no fire)", i+1, err)
@@ -217,7 +220,6 @@ func TestStartRunRate(t *testing.T) {
 		!strings.Contains(err.Error(), "60 a minute") {
 		t.Errorf("the 61st start in a minute: %v, want resource_exhausted naming the limit", err)
 	}
-	other := runsClient(bt, bt.OperatorToken("ann", identity.RoleAdmin))
 	if _, err := other.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "deaf"}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Errorf("another token's start: %v, want failed_precondition, not held to the first's rate", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// hub fans changes (agents, approvals) out to watchers. A watcher that
+// hub fans changes (agents, approvals, runs) out to watchers. A watcher that
 // falls too far behind — watcherBuffer changes, or more than its bytes
 // (Limits.WatcherBytes) of them — is dropped (its channel closed) rather
 // than slowing the board down or growing its memory; its client watches

@@ -18,7 +18,8 @@ type Limits struct {
 	// once; a raise past it is refused. Zero means 200.
 	PendingPerAgent int
 	// WatcherBytes: how many bytes of changes one watcher (WatchApprovals,
-	// WatchAgents) may fall behind before it is dropped. Zero means 8 MiB.
+	// WatchAgents, WatchRuns) may fall behind before it is dropped. Zero
+	// means 8 MiB.
 	WatcherBytes int
 	// StreamsPerCaller: how many watch streams one operator token, or one
 	// signed-in person, may have open at once. Zero means 16.

@@ -121,10 +121,14 @@ type applied struct {
 }
 
 // apply takes one valid event of agent's run, counting what was wrong
-// with it.
-func (v *liveRuns) apply(agentName string, e *boardv1.RunEvent, now time.Time, count func(string)) applied {
+// with it. The copies it returns are made only when they are needed: for
+// watchers when anybody watches, for the store when the row changes.
+// watching is asked under the view's lock: a watcher that subscribes
+// after it said no reads its snapshot after this event is in the view.
+func (v *liveRuns) apply(agentName string, e *boardv1.RunEvent, now time.Time, watching func() bool, count func(string)) applied {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	watched := watching()
 	if v.agents == nil {
 		v.agents = make(map[string]map[string]*liveRun)
 	}
@@ -172,7 +176,9 @@ func (v *liveRuns) apply(agentName string, e *boardv1.RunEvent, now time.Time, c
 		out.kind, out.write = boardv1.RunEventKind_RUN_EVENT_KIND_STARTED, true
 	case *boardv1.RunEvent_Step:
 		out.kind = boardv1.RunEventKind_RUN_EVENT_KIND_STEP
-		out.step = proto.CloneOf(k.Step)
+		if watched {
+			out.step = proto.CloneOf(k.Step)
+		}
 		lr.step(k.Step, count)
 	case *boardv1.RunEvent_Pause:
 		p := k.Pause
@@ -182,7 +188,9 @@ func (v *liveRuns) apply(agentName string, e *boardv1.RunEvent, now time.Time, c
 		lr.run.State, lr.run.Pause, lr.run.PausedAt, lr.run.ApprovalId = boardv1.RunState_RUN_STATE_RUNNING, 0, "", ""
 		out.kind, out.write = boardv1.RunEventKind_RUN_EVENT_KIND_RESUMED, true
 	}
-	out.run = proto.CloneOf(lr.run)
+	if watched || out.write {
+		out.run = proto.CloneOf(lr.run)
+	}
 	return out
 }
 

@@ -23,6 +23,7 @@ var (
 	runLoadAgents = flag.Int("run-load-agents", 1000, "BenchmarkRunLoad: agents linked")
 	runLoadEvery  = flag.Duration("run-load-every", 10*time.Second, "BenchmarkRunLoad: how often each agent finishes a run of 20 steps")
 	runLoadWindow = flag.Duration("run-load-window", 30*time.Second, "BenchmarkRunLoad: how long to measure, with runs and without")
+	runLoadSend   = flag.String("run-load-send", "all", "BenchmarkRunLoad: what each run sends: all, events (no summary) or summaries (no events)")
 )
 
 // BenchmarkRunLoad links -run-load-agents agents, each pinging every
@@ -196,8 +197,9 @@ func (a *loadAgent) runs(ctx context.Context, offset time.Duration) {
 		a.run++
 		id := fmt.Sprintf("run-%d", a.run)
 		start := time.Now()
+		events, summaries := *runLoadSend != "summaries", *runLoadSend != "events"
 		var seq uint32 = 1
-		if a.send(startOf(id, seq, "")) != nil {
+		if events && a.send(startOf(id, seq, "")) != nil {
 			return
 		}
 		r := &boardv1.Run{Id: id, StartedBy: "chat", State: boardv1.RunState_RUN_STATE_FINISHED, StartTime: timestamppb.New(start), StepCount: steps}
@@ -205,20 +207,23 @@ func (a *loadAgent) runs(ctx context.Context, offset time.Duration) {
 			if !wait(gap) {
 				return
 			}
-			seq++
-			_ = a.send(stepOf(id, seq, int32(i+1), fmt.Sprintf("node-%d", i+1), boardv1.StepOutcome_STEP_OUTCOME_UNSPECIFIED))
-			seq++
-			_ = a.send(stepOf(id, seq, int32(i+1), fmt.Sprintf("node-%d", i+1), boardv1.StepOutcome_STEP_OUTCOME_OK))
+			seq += 2
+			if events {
+				_ = a.send(stepOf(id, seq-1, int32(i+1), fmt.Sprintf("node-%d", i+1), boardv1.StepOutcome_STEP_OUTCOME_UNSPECIFIED))
+				_ = a.send(stepOf(id, seq, int32(i+1), fmt.Sprintf("node-%d", i+1), boardv1.StepOutcome_STEP_OUTCOME_OK))
+			}
 			r.Steps = append(r.Steps, &boardv1.RunStep{Seq: int32(i + 1), Node: fmt.Sprintf("node-%d", i+1), Kind: "llm", Copy: -1,
 				StartTime: timestamppb.Now(), Duration: durationpb.New(time.Millisecond), Outcome: boardv1.StepOutcome_STEP_OUTCOME_OK,
 				Tokens: &boardv1.Tokens{Input: 100, Output: 20, Total: 120}})
 		}
 		r.EndTime, r.Duration = timestamppb.Now(), durationpb.New(time.Since(start))
 		seq++
-		if a.send(summaryOf(r, seq, 0)) != nil {
-			return
+		if summaries {
+			if a.send(summaryOf(r, seq, 0)) != nil {
+				return
+			}
+			a.summaries.Add(1)
 		}
-		a.summaries.Add(1)
 		if !wait(gap) {
 			return
 		}

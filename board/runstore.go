@@ -76,8 +76,8 @@ func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEve
 		b.runCounts.add(problemInvalid)
 		return l.answerError(ctx, s, "", "run_event", err)
 	}
-	a := b.live.apply(s.name, e, now, b.runCounts.add)
-	if a.kind != boardv1.RunEventKind_RUN_EVENT_KIND_UNSPECIFIED {
+	a := b.live.apply(s.name, e, now, b.runs.watched, b.runCounts.add)
+	if a.kind != boardv1.RunEventKind_RUN_EVENT_KIND_UNSPECIFIED && a.run != nil {
 		b.publishRun(a.kind, a.run, a.step)
 	}
 	if a.write {

@@ -9,7 +9,7 @@ import (
 	"github.com/symphonix/symphonix/identity"
 )
 
-// streams counts the watch streams (WatchApprovals, WatchAgents) each
+// streams counts the watch streams (WatchApprovals, WatchAgents, WatchRuns) each
 // caller has open, so that one token or one person cannot hold more than
 // Limits.StreamsPerCaller of them. The zero value is ready.
 type streams struct {
