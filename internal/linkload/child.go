@@ -84,12 +84,18 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			if plan.HealthEvery > 0 {
 				caps = []string{agentlink.CapabilityHealth}
 			}
+			var box *summaries
+			if plan.RunEvery > 0 {
+				caps = append(caps, agentlink.CapabilityRuns, agentlink.CapabilityLiveRuns)
+				box = &summaries{}
+			}
 			link, err := agentlink.New(agentlink.Config{
 				BoardURL:     url,
 				TLS:          tlsConf,
 				Token:        c.Token,
 				Identity:     agentlink.Identity{Name: c.Name},
 				Capabilities: caps,
+				Summaries:    box.orNil(),
 				MinBackoff:   minBackoff,
 				MaxBackoff:   maxBackoff,
 				Logger:       slog.New(said),
@@ -113,6 +119,9 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			wg.Go(func() { _ = link.Run(ctx) })
 			if plan.HealthEvery > 0 {
 				wg.Go(func() { reportHealth(ctx, link, plan.HealthEvery) })
+			}
+			if plan.RunEvery > 0 {
+				wg.Go(func() { makeRuns(ctx, link, box, c.Name, plan.RunEvery) })
 			}
 		})
 	})

@@ -87,7 +87,16 @@ type Plan struct {
 	// so that each is sent and kept; the first at a random time within
 	// one period, so the fleet does not report in step.
 	HealthEvery time.Duration `json:"health_every,omitempty"`
+	// RunEvery: when set, every agent that is not a probe announces runs
+	// and live-runs, and finishes a run of RunSteps steps this often: a
+	// start, an entered and a finished event for each step, and a summary
+	// of the run with its steps; the first at a random time within one
+	// period.
+	RunEvery time.Duration `json:"run_every,omitempty"`
 }
+
+// RunSteps is how many steps each run of a load run takes.
+const RunSteps = 20
 
 // Credential is one agent's name and token.
 type Credential struct {

@@ -46,6 +46,9 @@ type Options struct {
 	// HealthEvery: when set, every agent but the probes reports a health
 	// round this often, each one new (Plan.HealthEvery).
 	HealthEvery time.Duration
+	// RunEvery: when set, every agent but the probes finishes a run of
+	// RunSteps steps this often (Plan.RunEvery).
+	RunEvery time.Duration
 	// ProfileDir: if set, the board's heap profile (heap.pprof) and its
 	// goroutines (goroutines.txt) are written there while every agent is linked.
 	ProfileDir string
@@ -78,6 +81,9 @@ type Result struct {
 	// HealthRounds: the health rounds the board kept, from the first link
 	// to the end of the window.
 	HealthRounds int
+	// Runs: the runs the board kept, from the first link to the end of the
+	// window.
+	Runs int
 	// StoreBytes: the store's files once the board has stopped (its
 	// write-ahead log folded in).
 	StoreBytes int64
@@ -123,6 +129,7 @@ func Run(t testing.TB, o Options) Result {
 		ProbeEvery:  o.ProbeEvery,
 		Window:      o.Window,
 		HealthEvery: o.HealthEvery,
+		RunEvery:    o.RunEvery,
 	}
 	res.Minting = time.Since(start)
 	planPath := filepath.Join(t.TempDir(), "plan.json")
@@ -175,6 +182,10 @@ func Run(t testing.TB, o Options) Result {
 	res.HealthRounds, err = bt.Store.HealthRound.Query().Count(context.Background())
 	if err != nil {
 		t.Fatalf("count health rounds: %v", err)
+	}
+	res.Runs, err = bt.Store.Run.Query().Count(context.Background())
+	if err != nil {
+		t.Fatalf("count runs: %v", err)
 	}
 	c.stop()
 	bt.Stop()

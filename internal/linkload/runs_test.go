@@ -1,0 +1,78 @@
+package linkload_test
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/symphonix/symphonix/internal/linkload"
+)
+
+var (
+	runEvery  = flag.Duration("run-every", 10*time.Second, "BenchmarkRuns: how often each agent finishes a run")
+	runWindow = flag.Duration("run-window", 5*time.Minute, "BenchmarkRuns: how long to measure, with runs and without")
+)
+
+// TestRunLoadSmall: agents of a load run that finish runs get them kept,
+// and the links stay up.
+func TestRunLoadSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second process; not with -short")
+	}
+	const n, probes = 30, 3
+	r := linkload.Run(t, linkload.Options{
+		Agents:       n,
+		Probes:       probes,
+		PingInterval: 250 * time.Millisecond,
+		Settle:       time.Second,
+		ProbeEvery:   50 * time.Millisecond,
+		Window:       6 * time.Second,
+		RunEvery:     2 * time.Second,
+	})
+	logResult(t, r)
+	if r.Up != n || r.Drops != 0 {
+		t.Errorf("agents up = %d, dropped %d; want %d and 0", r.Up, r.Drops, n)
+	}
+	// Every agent but the probes finishes a run within its first 2 s, and
+	// again every 2 s: at least one each in the window, most three.
+	if r.Runs < n-probes {
+		t.Errorf("runs kept = %d, want at least %d", r.Runs, n-probes)
+	}
+}
+
+// BenchmarkRuns links -agents agents twice, without runs and then with
+// every agent finishing a run of linkload.RunSteps steps every
+// -run-every (a start, two events a step and a summary), and compares the
+// board's CPU and the probes' ping round trips over -run-window; it
+// reports what a run costs the store. Run it once:
+//
+//	go test -run='^$' -bench=BenchmarkRuns -benchtime=1x -timeout=60m ./internal/linkload -agents=1000
+func BenchmarkRuns(b *testing.B) {
+	opts := linkload.Options{Agents: *agents, PingInterval: *ping, DialRate: *dialRate, Window: *runWindow}
+	without := linkload.Run(b, opts)
+	logResult(b, without)
+	opts.RunEvery = *runEvery
+	with := linkload.Run(b, opts)
+	logResult(b, with)
+	if without.Up != without.Agents || with.Up != with.Agents {
+		b.Errorf("agents up at the end = %d without runs, %d with; want %d", without.Up, with.Up, with.Agents)
+	}
+	perRun := float64(with.StoreBytes-without.StoreBytes) / float64(max(1, with.Runs))
+	running := with.Agents - with.Probes
+	perDay := perRun * float64(running) * float64(24*time.Hour/opts.RunEvery)
+	b.Logf("runs: %d kept; store %d bytes with, %d without: %.0f bytes a run, %.1f MiB a day for %d agents every %s",
+		with.Runs, with.StoreBytes, without.StoreBytes, perRun, perDay/(1<<20), running, opts.RunEvery)
+	b.Logf("ping p99: %s without runs, %s with (%.2f×); board cpu: %.3f cores without, %.3f with",
+		without.RTT.P99, with.RTT.P99, float64(with.RTT.P99)/float64(without.RTT.P99), without.BoardCPU, with.BoardCPU)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(without.RTT.P99.Microseconds()), "rtt-p99-µs-without")
+	b.ReportMetric(float64(with.RTT.P99.Microseconds()), "rtt-p99-µs-with")
+	b.ReportMetric(float64(with.RTT.P99)/float64(without.RTT.P99), "rtt-p99-ratio")
+	b.ReportMetric(without.BoardCPU, "board-cpu-cores-without")
+	b.ReportMetric(with.BoardCPU, "board-cpu-cores-with")
+	b.ReportMetric(without.ChildCPU, "agents-cpu-cores-without")
+	b.ReportMetric(with.ChildCPU, "agents-cpu-cores-with")
+	b.ReportMetric(float64(with.Runs), "runs-kept")
+	b.ReportMetric(perRun, "store-bytes/run")
+	b.ReportMetric(perDay/(1<<20), "store-MiB/day")
+}
