@@ -95,8 +95,13 @@ type Plan struct {
 	RunEvery time.Duration `json:"run_every,omitempty"`
 }
 
-// RunSteps is how many steps each run of a load run takes.
-const RunSteps = 20
+// RunSteps is how many steps each run of a load run takes, one every
+// StepEvery: a run of a load run lasts about two seconds, as a short run of
+// handlers and a model call or two does.
+const (
+	RunSteps  = 20
+	StepEvery = 100 * time.Millisecond
+)
 
 // Credential is one agent's name and token.
 type Credential struct {

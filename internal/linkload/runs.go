@@ -13,8 +13,9 @@ import (
 // makeRuns has link finish a run of RunSteps steps every period, starting
 // at a random time within the first, until ctx ends: what an agent of the
 // runs package sends for a run that goes straight through — a start, an
-// entered and a finished event for each step, as they happen, and the
-// run's summary, kept in box until the board stores it.
+// entered and a finished event for each step, as they happen (a step
+// every StepEvery), and the run's summary, kept in box until the board
+// stores it.
 func makeRuns(ctx context.Context, link *agentlink.Link, box *summaries, agent string, every time.Duration) {
 	select {
 	case <-ctx.Done():
@@ -31,6 +32,13 @@ func makeRuns(ctx context.Context, link *agentlink.Link, box *summaries, agent s
 			Thread: "load", StartedBy: "trigger", Build: "sha256:" + fmt.Sprintf("%064x", 1)})
 		steps := make([]agentlink.RunStep, 0, RunSteps)
 		for i := 1; i <= RunSteps; i++ {
+			if i > 1 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(StepEvery):
+				}
+			}
 			st := agentlink.RunStep{Seq: i, Node: fmt.Sprintf("node-%02d", i), Kind: "handler", Copy: -1, Start: time.Now()}
 			seq++
 			link.SendRunEvent(agentlink.RunEvent{RunID: id, Seq: seq, At: st.Start, Kind: agentlink.RunEventStep, Step: st})
