@@ -90,7 +90,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		return nil, nil, err
 	}
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream),
-		caps: slices.Clone(hello.GetCapabilities()),
+		caps:     slices.Clone(hello.GetCapabilities()),
 		runSlots: make(chan struct{}, maxRunWritesInFlight), runStored: make(chan *runWrite, maxRunWritesInFlight)}
 	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		return b.recordHello(ctx, hello, s.id)
