@@ -55,29 +55,10 @@ func (a *Agent) CheckInputs(in map[string]any) error {
 		if ch := a.Flow.State[name]; ch != nil {
 			typ = ch.Type
 		}
-		if v := in[name]; v != nil && !fits(typ, v) {
+		if v := in[name]; v != nil && !flow.Fits(typ, v) {
 			return fmt.Errorf("%s: want a %s, got %s", field, typ, flow.KindOf(v))
 		}
 	}
 	return nil
 }
 
-// fits reports whether JSON value v is of channel type typ.
-func fits(typ string, v any) bool {
-	var ok bool
-	switch typ {
-	case flow.ChannelString:
-		_, ok = v.(string)
-	case flow.ChannelNumber:
-		_, ok = v.(float64)
-	case flow.ChannelBoolean:
-		_, ok = v.(bool)
-	case flow.ChannelList:
-		_, ok = v.([]any)
-	case flow.ChannelObject:
-		_, ok = v.(map[string]any)
-	default:
-		ok = true
-	}
-	return ok
-}

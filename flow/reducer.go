@@ -125,6 +125,27 @@ func sameTurn(a, b any) bool {
 	return ea == nil && eb == nil && ta.Equal(tb)
 }
 
+// Fits reports whether the JSON value v is of channel type typ; a type not
+// said takes anything.
+func Fits(typ string, v any) bool {
+	var ok bool
+	switch typ {
+	case ChannelString:
+		_, ok = v.(string)
+	case ChannelNumber:
+		_, ok = v.(float64)
+	case ChannelBoolean:
+		_, ok = v.(bool)
+	case ChannelList:
+		_, ok = v.([]any)
+	case ChannelObject:
+		_, ok = v.(map[string]any)
+	default:
+		ok = true
+	}
+	return ok
+}
+
 // KindOf names a JSON value's type with its article, for messages ("a number").
 func KindOf(v any) string {
 	switch v.(type) {

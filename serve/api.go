@@ -343,33 +343,13 @@ func (s *Server) checkInput(in map[string]any) error {
 		if ch == nil {
 			return badRequest(field, "the flow declares no such channel")
 		}
-		if v := in[k]; v != nil && !fits(ch.Type, v) {
+		if v := in[k]; v != nil && !flow.Fits(ch.Type, v) {
 			return badRequest(field, "want %s for a %s channel, got %s", article(ch.Type), ch.Type, flow.KindOf(v))
 		}
 	}
 	return nil
 }
 
-// fits reports whether v is of channel type typ; a type not said, and a
-// file, take anything.
-func fits(typ string, v any) bool {
-	var ok bool
-	switch typ {
-	case flow.ChannelString:
-		_, ok = v.(string)
-	case flow.ChannelNumber:
-		_, ok = v.(float64)
-	case flow.ChannelBoolean:
-		_, ok = v.(bool)
-	case flow.ChannelList:
-		_, ok = v.([]any)
-	case flow.ChannelObject:
-		_, ok = v.(map[string]any)
-	default:
-		ok = true
-	}
-	return ok
-}
 
 func article(typ string) string {
 	if typ == flow.ChannelObject {
