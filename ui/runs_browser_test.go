@@ -96,7 +96,7 @@ func TestBrowserRunLive(t *testing.T) {
 		}
 	}
 
-	b.Do("open r-1's page", chromedp.Click(chromedp.CSS(`#run-rows tr[data-run="r-1"] a.run-link`)))
+	b.Click("open r-1's page", `#run-rows tr[data-run="r-1"] a.run-link`)
 	b.Until("r-1's page", runShows, "desk", "r-1", "running")
 	if got := b.Eval(`location.hash`); got != "#run/desk/r-1" {
 		t.Errorf("address = %q, want #run/desk/r-1", got)
@@ -240,7 +240,7 @@ func TestBrowserRunPausedAndFailed(t *testing.T) {
 	b.Eval(`(() => { const s = document.getElementById("runs-state"); s.value = "paused"; s.dispatchEvent(new Event("change")); return "paused"; })()`)
 	b.Until("only the paused run", runRows, "r-2")
 
-	b.Do("open r-2's page", chromedp.Click(chromedp.CSS(`#run-rows tr[data-run="r-2"] a.run-link`)))
+	b.Click("open r-2's page", `#run-rows tr[data-run="r-2"] a.run-link`)
 	b.Until("r-2's page, paused", runShows, "desk", "r-2", "paused")
 	waits := b.Eval(`document.getElementById("run-waits").textContent`)
 	if !strings.Contains(waits, "waiting for an approval at the node pay") {
@@ -253,13 +253,13 @@ func TestBrowserRunPausedAndFailed(t *testing.T) {
 		t.Errorf("the paused step's link = %q, want #approval/%s", got, approval)
 	}
 
-	b.Do("follow the link to the approval", chromedp.Click(chromedp.CSS("#run-waits a.approval-link")))
+	b.Click("follow the link to the approval", "#run-waits a.approval-link")
 	b.Until("the approval picked out", `(id) => !document.getElementById("approvals").hidden &&
 		document.querySelector('#queue li.is-selected[data-approval="' + id + '"]') !== null`, approval)
 	if got := b.Eval(card(approval) + `.querySelector("a.run-link").getAttribute("href")`); got != "#run/desk/r-2" {
 		t.Errorf("the card's run link = %q, want #run/desk/r-2", got)
 	}
-	b.Do("follow the card's link to the run", chromedp.Click(chromedp.CSS(`#queue li[data-approval="`+approval+`"] a.run-link`)))
+	b.Click("follow the card's link to the run", `#queue li[data-approval="`+approval+`"] a.run-link`)
 	b.Until("r-2's page again", runShows, "desk", "r-2", "paused")
 
 	// The board restarts: the page watches again, and hears that r-2 ended.

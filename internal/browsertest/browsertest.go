@@ -137,6 +137,20 @@ func (b *Tab) Until(what, predicate string, args ...any) {
 	}
 }
 
+// Click clicks the element the CSS selector sel finds, once it is there,
+// finding and clicking it in one step inside the page: an element of a list
+// the page draws again (a watch's update) may be replaced between a lookup
+// and a click made from outside, which chromedp.Click then fails to find.
+func (b *Tab) Click(what, sel string) {
+	b.t.Helper()
+	b.Until(what, `(sel) => {
+		const e = document.querySelector(sel);
+		if (e === null) return false;
+		e.click();
+		return true;
+	}`, sel)
+}
+
 // UntilText waits until the element that the CSS selector sel finds
 // shows text containing want.
 func (b *Tab) UntilText(what, sel, want string) {
