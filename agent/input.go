@@ -61,4 +61,3 @@ func (a *Agent) CheckInputs(in map[string]any) error {
 	}
 	return nil
 }
-

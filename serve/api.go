@@ -350,7 +350,6 @@ func (s *Server) checkInput(in map[string]any) error {
 	return nil
 }
 
-
 func article(typ string) string {
 	if typ == flow.ChannelObject {
 		return "an object"
