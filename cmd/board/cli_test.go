@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -277,5 +278,38 @@ func TestStoreCommandsNeedAPostgresStore(t *testing.T) {
 	runOK(t, "token", "agent", "--name", "desk", "--database", dsn, "--create")
 	if out, _ := runOK(t, "token", "list", "--database", dsn); !strings.Contains(out, "desk") {
 		t.Errorf("token list after --create:\n%s", out)
+	}
+}
+
+// TestLogFlags: --log-format json makes the board's log lines JSON;
+// --log-level warn leaves out its info lines.
+func TestLogFlags(t *testing.T) {
+	t.Parallel()
+	serveLogs := func(args ...string) string {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		out := &cancelOn{s: "listening on", cancel: cancel}
+		var errb syncBuffer
+		err := run(ctx, append([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0"}, args...), noEnv, out, &errb)
+		if !out.seen {
+			t.Fatalf("board %s did not start: %v\n%s", strings.Join(args, " "), err, errb.String())
+		}
+		return errb.String()
+	}
+	logs := serveLogs("--log-format", "json")
+	var line struct {
+		Level string `json:"level"`
+		Msg   string `json:"msg"`
+	}
+	last := strings.TrimSpace(logs)
+	last = last[strings.LastIndex(last, "\n")+1:]
+	if err := json.Unmarshal([]byte(last), &line); err != nil || line.Msg != "board stopped" || line.Level != "INFO" {
+		t.Errorf("--log-format json: last line %q (%v), want a JSON line saying board stopped", last, err)
+	}
+	if logs := serveLogs("--log-level", "warn"); strings.Contains(logs, "board stopped") {
+		t.Errorf("--log-level warn logged info lines:\n%s", logs)
+	}
+	if logs := serveLogs(); !strings.Contains(logs, "level=INFO msg=\"board stopped\"") {
+		t.Errorf("default logs, want text at info:\n%s", logs)
 	}
 }

@@ -46,7 +46,7 @@ func NewRoot(name, short string, getenv func(string) string, stdout, stderr io.W
 	c.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		return r.Config.Bind(cmd)
 	}
-	c.AddCommand(newVersionCmd(name))
+	c.AddCommand(newVersionCmd(c.Name()))
 	return r
 }
 
