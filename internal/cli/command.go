@@ -57,7 +57,10 @@ func (r *Root) Run(ctx context.Context, args []string) error {
 		args = []string{} // nil would make cobra read os.Args
 	}
 	r.SetArgs(args)
-	r.once.Do(func() { envInHelp(r.Command) })
+	r.once.Do(func() {
+		r.InitDefaultCompletionCmd() // cobra would add it in Execute, after this
+		envInHelp(r.Command)
+	})
 	_, err := r.ExecuteContextC(ctx)
 	return unknownCommand(err)
 }
