@@ -98,6 +98,10 @@ type Config struct {
 	// operator's token. Keep it on loopback or a network only the
 	// monitoring system reaches (docs/metrics.md).
 	MetricsListen string
+	// MetricsListener: a listener to serve the metrics on, in place of
+	// MetricsListen (which must then be empty); Serve or Close closes it
+	// (the caller, when New fails).
+	MetricsListener net.Listener
 	// DrainDelay: how long Serve, once its ctx ends, keeps serving while
 	// it answers not ready (/readyz 503, grpc.health.v1 NOT_SERVING), so
 	// that a load balancer stops sending it new work before its links and
@@ -228,6 +232,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.DrainDelay < 0 {
 		return nil, errors.New("board: DrainDelay must not be negative")
 	}
+	if cfg.MetricsListen != "" && cfg.MetricsListener != nil {
+		return nil, errors.New("board: MetricsListen and MetricsListener: give one of them")
+	}
 	if cfg.BodyGrace == 0 {
 		cfg.BodyGrace = 10 * time.Second
 	}
@@ -287,6 +294,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	// online in the store; none has a link here yet.
 	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
 		return nil, err
+	}
+	if ln := cfg.MetricsListener; ln != nil {
+		b.metricsLn, b.metricsAddr = ln, ln.Addr().String()
 	}
 	if cfg.MetricsListen != "" {
 		ln, err := net.Listen("tcp", cfg.MetricsListen)
