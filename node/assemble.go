@@ -123,6 +123,7 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		Identity:     p.id,
 		Capabilities: p.capabilities(),
 		Logger:       p.cfg.Logger,
+		OnPong:       p.metrics.pong(),
 		OnState: func(st agentlink.State) {
 			p.metrics.linkState(st)
 			if !st.Up {

@@ -44,6 +44,7 @@ type agentMetrics struct {
 	tokens      *prometheus.CounterVec // kind
 	linkUp      prometheus.Gauge
 	linkConnect prometheus.Counter
+	pingRTT     prometheus.Histogram
 
 	// declared is the flow's declared tools, the values the tool label
 	// takes besides toolOther; set once the agent is assembled.
@@ -77,11 +78,16 @@ func newAgentMetrics() *agentMetrics {
 			Name: "symphonix_agent_link_connects_total",
 			Help: "Times the agent's link came up (welcomed by the board).",
 		}),
+		pingRTT: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "symphonix_agent_link_ping_rtt_seconds",
+			Help:    "Round trip of the link's application pings, from the agent's ping to the board's pong.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16), // 0.5 ms to 16 s
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.runs, m.toolCalls, m.modelCalls, m.tokens, m.linkUp, m.linkConnect,
+		m.runs, m.toolCalls, m.modelCalls, m.tokens, m.linkUp, m.linkConnect, m.pingRTT,
 	)
 	for _, o := range []string{"finished", "failed", "stopped", "paused"} {
 		m.runs.WithLabelValues(o)
@@ -189,6 +195,14 @@ func (m *agentMetrics) linkState(st agentlink.State) {
 		return
 	}
 	m.linkUp.Set(0)
+}
+
+// pong times a ping's round trip; nil without metrics.
+func (m *agentMetrics) pong() func(time.Duration) {
+	if m == nil {
+		return nil
+	}
+	return func(rtt time.Duration) { m.pingRTT.Observe(rtt.Seconds()) }
 }
 
 func outcomeOf(err error) string {

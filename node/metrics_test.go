@@ -16,7 +16,8 @@ import (
 )
 
 // agentMetric is the value of the series of family name whose labels
-// include labels ("k", "v", ...) at url, and whether there is one.
+// include labels ("k", "v", ...) at url (a histogram's count), and
+// whether there is one.
 func agentMetric(t *testing.T, url, name string, labels ...string) (float64, bool) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -41,6 +42,8 @@ func agentMetric(t *testing.T, url, name string, labels ...string) (float64, boo
 			return m.GetCounter().GetValue(), true
 		case m.GetGauge() != nil:
 			return m.GetGauge().GetValue(), true
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
 		}
 	}
 	return 0, false
@@ -63,12 +66,13 @@ func labelled(m *dto.Metric, labels []string) bool {
 // board, its model an OpenAI-compatible server of the test's, counts on
 // its metrics address a run paused at its card and then finished, each
 // tool call by the tool the flow declares, the model's calls and the
-// tokens it reported, and its link: up, once, and then down when the
-// board goes.
+// tokens it reported, and its link: up, once, its pings timed, and then
+// down when the board goes.
 func TestServeMetrics(t *testing.T) {
 	t.Parallel()
 	provider := deskProvider(t)
-	bt := boardtest.Start(t, boardtest.Options{})
+	// Pings every 100 ms (the board's welcome says so), for some to time.
+	bt := boardtest.Start(t, boardtest.Options{PingInterval: 100 * time.Millisecond})
 	dir := deskDir(t)
 	switchOn(t, bt, dir, "orders.lookup_order", "orders.refund")
 	env := map[string]string{"OPENAI_API_KEY": "sk-test-metrics-0123456789", "OPENAI_BASE_URL": provider.URL + "/v1"}
@@ -111,6 +115,10 @@ func TestServeMetrics(t *testing.T) {
 	if _, ok := agentMetric(t, url, "go_goroutines"); !ok {
 		t.Error("go_goroutines: not there, want the runtime's metrics")
 	}
+	boardtest.Eventually(t, time.Minute, "pings timed", func() bool {
+		n, _ := agentMetric(t, url, "symphonix_agent_link_ping_rtt_seconds")
+		return n >= 1
+	})
 
 	bt.Stop()
 	boardtest.Eventually(t, time.Minute, "the link down in the metrics", func() bool {
