@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -184,5 +185,32 @@ func TestMetrics(t *testing.T) {
 		linked, _ := s.value("symphonix_agents", "state", "linked")
 		pending, _ := s.value("symphonix_approvals_pending")
 		return closed == 1 && linked == 0 && pending == 1
+	})
+}
+
+// TestMetricsExpiredAndCancelled: an approval past its rule's time limit
+// is counted expired under its rule, and one an operator cancels is
+// counted decided, said cancelled.
+func TestMetricsExpiredAndCancelled(t *testing.T) {
+	t.Parallel()
+	bt, admin := decideBoard(t, nil, boardtest.Options{MetricsListen: "127.0.0.1:0", RevocationPoll: 20 * time.Millisecond})
+	soon := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "pay", Role: boardv1.Role_ROLE_APPROVER, TimeLimit: durationpb.New(100 * time.Millisecond)})
+	later := putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "ship", Role: boardv1.Role_ROLE_APPROVER})
+	l := openLink(t, bt, "desk")
+	var ds []*boardv1.ApprovalDecision
+	l.raisedAmid(refund("run-1", 1), &ds)
+	ship := refund("run-2", 2)
+	ship.Node = "ship"
+	a := l.raisedAmid(ship, &ds)
+	if _, err := approver(bt, "ann").Cancel(t.Context(), &boardv1.CancelRequest{Id: a.GetApprovalId()}); err != nil {
+		t.Fatal(err)
+	}
+	c := bt.HTTPClient()
+	boardtest.Eventually(t, 30*time.Second, "the expiry and the cancel counted", func() bool {
+		s := scrapeMetrics(t, c, bt.MetricsURL+"/metrics", "")
+		expired, _ := s.value("symphonix_approvals_expired_total", "rule", soon.GetId())
+		cancelled, _ := s.value("symphonix_approvals_decided_total", "rule", later.GetId(), "say", "cancelled")
+		pending, _ := s.value("symphonix_approvals_pending")
+		return expired == 1 && cancelled == 1 && pending == 0
 	})
 }
