@@ -126,6 +126,11 @@ func TestMetrics(t *testing.T) {
 	if _, err := boardv1connect.NewAgentServiceClient(bt.Client("not-a-token")).ListAgents(t.Context(), &boardv1.ListAgentsRequest{}); err == nil {
 		t.Fatal("ListAgents with a bad token: no error")
 	}
+	if w, err := bt.Agents("not-a-token").WatchAgents(t.Context(), &boardv1.WatchAgentsRequest{}); err == nil {
+		if _, err := w.Receive(); err == nil {
+			t.Fatal("WatchAgents with a bad token: no error")
+		}
+	}
 	if resp, _ := bt.PostJSON("/auth/signin", map[string]string{"email": "nobody@example.com", "password": "wrong"}, "", ""); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("sign-in of nobody = %s, want 401", resp.Status)
 	}
@@ -145,6 +150,7 @@ func TestMetrics(t *testing.T) {
 			{"symphonix_approval_decision_seconds", nil, 1},
 			{"symphonix_approvals_pending", nil, 0},
 			{"symphonix_rpc_requests_total", []string{"procedure", boardv1connect.AgentServiceListAgentsProcedure, "code", "unauthenticated"}, 1},
+			{"symphonix_rpc_requests_total", []string{"procedure", boardv1connect.AgentServiceWatchAgentsProcedure, "code", "unauthenticated"}, 1},
 			{"symphonix_rpc_requests_total", []string{"procedure", boardv1connect.ApprovalServiceDecideProcedure, "code", "ok"}, 1},
 			{"symphonix_rpc_duration_seconds", []string{"procedure", boardv1connect.ApprovalServiceDecideProcedure}, 1},
 			{"symphonix_signin_failures_total", []string{"reason", "refused"}, 1},
