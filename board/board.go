@@ -168,8 +168,9 @@ type Board struct {
 	// openStreams are the streams held to their credential (streams.go).
 	openStreams openStreams
 
-	// metrics are the board's instruments (metrics.go); metricsLn is
-	// Config.MetricsListen's listener, served by Serve.
+	// metrics are the board's instruments (metrics.go); metricsLn is the
+	// metrics address's listener (Config.MetricsListen or
+	// MetricsListener), served by Serve.
 	metrics     *metrics
 	metricsMu   sync.Mutex
 	metricsLn   net.Listener // until Serve takes it
@@ -321,11 +322,12 @@ func (b *Board) Users() *identity.Users { return b.users }
 // Handler serves everything: the RPCs, /.well-known/jwks.json and the web board.
 func (b *Board) Handler() http.Handler { return b.handler }
 
-// MetricsAddr is the address Config.MetricsListen is served on ("" when
-// it is empty): with port 0, the port the system chose.
+// MetricsAddr is the address the metrics are served on without a token
+// (Config.MetricsListen or MetricsListener; "" for none): with port 0,
+// the port the system chose.
 func (b *Board) MetricsAddr() string { return b.metricsAddr }
 
-// takeMetricsListener hands Config.MetricsListen's listener to its one
+// takeMetricsListener hands the metrics address's listener to its one
 // server, or nil when there is none or it was taken.
 func (b *Board) takeMetricsListener() net.Listener {
 	b.metricsMu.Lock()
