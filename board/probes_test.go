@@ -91,7 +91,7 @@ func TestProbes(t *testing.T) {
 // its streams and stops.
 func TestDrain(t *testing.T) {
 	t.Parallel()
-	const delay = 3 * time.Second
+	const delay = 5 * time.Second // room for the probes below on a loaded machine
 	bt := boardtest.Start(t, boardtest.Options{DrainDelay: delay})
 	c := bt.HTTPClient()
 	token := bt.OperatorToken("ops", identity.RoleViewer)
