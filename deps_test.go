@@ -49,7 +49,7 @@ var layers = []layer{
 	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
 	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
-	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "runs", "secrets", "serve", "subscription", "transcript"}},
+	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "runs", "secrets", "serve", "subscription", "transcript", "github.com/prometheus/client_golang"}},
 
 	// The board's side.
 	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
@@ -59,6 +59,7 @@ var layers = []layer{
 		"api", "ent", "approvals", "audit", "identity", "store", "ui", "internal/pump",
 		"connectrpc.com", "entgo.io/ent/dialect/sql", "golang.org/x/net/http2", "golang.org/x/time/rate", "google.golang.org/protobuf",
 		"google.golang.org/grpc/health/grpc_health_v1", "github.com/robfig/cron/v3",
+		"github.com/prometheus/client_golang",
 	}},
 
 	// Commands, examples and harnesses: at the top, they may wire anything below.

@@ -90,6 +90,10 @@ type Config struct {
 	// board welcomes the agent, and up=false (and why) when the link ends.
 	// It must not block.
 	OnState func(State)
+	// OnPong: nil means none. Called with the round trip of each of the
+	// link's pings the board answered in time, from the send to the pong.
+	// It must not block.
+	OnPong func(rtt time.Duration)
 	// AnswerWithin: how long WhoDecides and Raise wait for the board's
 	// answer; zero means DefaultAnswerWithin.
 	AnswerWithin time.Duration
@@ -481,7 +485,8 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 	defer tick.Stop()
 	var (
 		seq      uint64
-		awaiting uint64 // the seq of the unanswered ping, or 0
+		awaiting uint64    // the seq of the unanswered ping, or 0
+		sent     time.Time // when it was sent
 		deadline = time.NewTimer(timeout)
 	)
 	deadline.Stop()
@@ -497,7 +502,7 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				continue // the deadline of the one in flight decides
 			}
 			seq++
-			awaiting = seq
+			awaiting, sent = seq, time.Now()
 			deadline.Reset(timeout)
 			err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
 				Seq: seq, SendTime: timestamppb.Now(),
@@ -518,6 +523,9 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				if k.Pong.GetSeq() == awaiting {
 					awaiting = 0
 					deadline.Stop()
+					if l.cfg.OnPong != nil {
+						l.cfg.OnPong(time.Since(sent))
+					}
 				}
 			case *boardv1.LinkResponse_Ping:
 				err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{

@@ -9,7 +9,7 @@ import "github.com/symphonix/symphonix/identity"
 type Access struct {
 	// Kind: identity.KindAgent (the link) or identity.KindOperator (the
 	// operator API, where a signed-in person stands for an operator); empty
-	// with AnyKind.
+	// with AnyKind or Public.
 	Kind identity.Kind
 	// Role: for operators, the lowest role allowed.
 	Role identity.Role
@@ -18,6 +18,8 @@ type Access struct {
 	SessionOnly bool
 	// AnyKind: any valid operator or agent token.
 	AnyKind bool
+	// Public: anyone, without a credential.
+	Public bool
 }
 
 // AccessOf returns what procedure ("/package.Service/Method") asks of its
@@ -27,5 +29,5 @@ func AccessOf(procedure string) (Access, bool) {
 	if !ok {
 		return Access{}, false
 	}
-	return Access{Kind: a.kind, Role: a.role, SessionOnly: a.session, AnyKind: a.anyKind}, true
+	return Access{Kind: a.kind, Role: a.role, SessionOnly: a.session, AnyKind: a.anyKind, Public: a.public}, true
 }

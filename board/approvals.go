@@ -346,6 +346,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 		b.publishApproval(ctx, eventSuperseded, superseded)
 	}
 	if created {
+		b.metrics.approvalRaised(out.RuleID)
 		b.publishApproval(ctx, eventRaised, out.ID)
 	}
 	return out, nil

@@ -22,6 +22,9 @@ type access struct {
 	anyKind bool
 	// session: only a signed-in person (a session cookie), never a token.
 	session bool
+	// public: anyone, with no credential at all (health's Check, which
+	// says no more than the probes do, docs/probes.md).
+	public bool
 }
 
 // policy maps every procedure the board serves to what it needs. A procedure
@@ -71,7 +74,8 @@ var policy = map[string]access{
 	boardv1connect.UserServiceSetIdentifyProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {kind: identity.KindOperator, role: identity.RoleViewer},
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {kind: identity.KindOperator, role: identity.RoleViewer},
-	"/grpc.health.v1.Health/Check":                                   {anyKind: true},
+	"/grpc.health.v1.Health/Check":                                   {public: true},
+	MetricsPath:                                                      {kind: identity.KindOperator, role: identity.RoleViewer},
 	"/grpc.health.v1.Health/Watch":                                   {anyKind: true},
 }
 
@@ -96,6 +100,9 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 	need, ok := policy[procedure]
 	if !ok {
 		return identity.Caller{}, connect.NewError(connect.CodePermissionDenied, "permission denied")
+	}
+	if need.public {
+		return identity.Caller{}, nil
 	}
 	raw := bearer(h.Get("Authorization"))
 	cookie := ""

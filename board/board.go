@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"runtime"
@@ -29,6 +30,7 @@ import (
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/store"
 	"github.com/symphonix/symphonix/ui"
 )
 
@@ -89,6 +91,23 @@ type Config struct {
 	// Limits: what one agent or caller can make the board hold; zero
 	// fields take the defaults (limits.go, docs/limits.md).
 	Limits Limits
+	// MetricsListen: an address (host:port) where Serve also serves the
+	// metrics without a token, and the probes /healthz and /readyz
+	// (MetricsHandler); New listens on it. Empty means none: the metrics
+	// are then only at /metrics on the board's own address, for an
+	// operator's token. Keep it on loopback or a network only the
+	// monitoring system reaches (docs/metrics.md).
+	MetricsListen string
+	// MetricsListener: a listener to serve the metrics on, in place of
+	// MetricsListen (which must then be empty); Serve or Close closes it
+	// (the caller, when New fails).
+	MetricsListener net.Listener
+	// DrainDelay: how long Serve, once its ctx ends, keeps serving while
+	// it answers not ready (/readyz 503, grpc.health.v1 NOT_SERVING), so
+	// that a load balancer stops sending it new work before its links and
+	// streams end. Zero means none: it then turns not ready and drains at
+	// once (docs/probes.md).
+	DrainDelay time.Duration
 }
 
 // Board is one running board.
@@ -149,6 +168,19 @@ type Board struct {
 	// openStreams are the streams held to their credential (streams.go).
 	openStreams openStreams
 
+	// metrics are the board's instruments (metrics.go); metricsLn is the
+	// metrics address's listener (Config.MetricsListen or
+	// MetricsListener), served by Serve.
+	metrics     *metrics
+	metricsMu   sync.Mutex
+	metricsLn   net.Listener // until Serve takes it
+	metricsAddr string
+	// ready: the cached answer to whether the store answers (probes.go);
+	// draining is closed when the board begins to shut down, before done.
+	ready     readiness
+	draining  chan struct{}
+	drainOnce sync.Once
+
 	stopSweep    func()        // ends the health history's sweep (healthsweep.go)
 	sweptAtStart chan struct{} // closed when the sweep at start is done
 
@@ -198,6 +230,12 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.BodyGrace < 0 {
 		return nil, errors.New("board: BodyGrace must not be negative")
 	}
+	if cfg.DrainDelay < 0 {
+		return nil, errors.New("board: DrainDelay must not be negative")
+	}
+	if cfg.MetricsListen != "" && cfg.MetricsListener != nil {
+		return nil, errors.New("board: MetricsListen and MetricsListener: give one of them")
+	}
 	if cfg.BodyGrace == 0 {
 		cfg.BodyGrace = 10 * time.Second
 	}
@@ -237,6 +275,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
+		draining:  make(chan struct{}),
 
 		sweptAtStart: make(chan struct{}),
 
@@ -248,6 +287,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 	}
 	b.presence = newPresence(b)
+	b.metrics = newMetrics(b)
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
 	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
@@ -256,7 +296,18 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
 		return nil, err
 	}
+	if ln := cfg.MetricsListener; ln != nil {
+		b.metricsLn, b.metricsAddr = ln, ln.Addr().String()
+	}
+	if cfg.MetricsListen != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			return nil, fmt.Errorf("board: MetricsListen: %w", err)
+		}
+		b.metricsLn, b.metricsAddr = ln, ln.Addr().String()
+	}
 	b.handler = b.routes()
+	store.Observe(cfg.Store, b.metrics)
 	b.stopSweep = b.startHealthSweep()
 	go b.loop()
 	return b, nil
@@ -271,16 +322,36 @@ func (b *Board) Users() *identity.Users { return b.users }
 // Handler serves everything: the RPCs, /.well-known/jwks.json and the web board.
 func (b *Board) Handler() http.Handler { return b.handler }
 
-// Close ends every link, records their agents offline and stops the
-// background loop. It does not close the store.
+// MetricsAddr is the address the metrics are served on without a token
+// (Config.MetricsListen or MetricsListener; "" for none): with port 0,
+// the port the system chose.
+func (b *Board) MetricsAddr() string { return b.metricsAddr }
+
+// takeMetricsListener hands the metrics address's listener to its one
+// server, or nil when there is none or it was taken.
+func (b *Board) takeMetricsListener() net.Listener {
+	b.metricsMu.Lock()
+	defer b.metricsMu.Unlock()
+	ln := b.metricsLn
+	b.metricsLn = nil
+	return ln
+}
+
+// Close turns the board not ready, ends every link, records their agents
+// offline and stops the background loop. It does not close the store.
 func (b *Board) Close() {
 	b.closeMu.Do(func() {
+		b.drain()
 		close(b.done)
 		<-b.loopDone
 		b.stopSweep()
 		b.presence.closeAll()
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
 		b.auditLimits().flush()   // what was left out of the audit log is summarised
+		store.Observe(b.db, nil)
+		if ln := b.takeMetricsListener(); ln != nil {
+			ln.Close() // never served
+		}
 	})
 }
 
@@ -290,7 +361,7 @@ func (b *Board) now() time.Time { return b.cfg.Now() }
 const MaxMessageBytes = 1 << 20
 
 func (b *Board) routes() http.Handler {
-	srv := connect.NewServer(b.interceptor())
+	srv := connect.NewServer(b.rpcMetrics(), b.interceptor())
 	boardv1connect.RegisterAgentLinkServiceHandler(srv, linkService{b})
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
@@ -302,6 +373,10 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterUserServiceHandler(srv, userService{b})
 	b.registerHealth(srv)
 	grpcreflect.Register(srv)
+	b.metrics.procedures = make(map[string]bool)
+	for spec := range srv.Specs() {
+		b.metrics.procedures[spec.Procedure] = true
+	}
 
 	mux := http.NewServeMux()
 	// Small messages (pings, pongs) are not worth compressing: gzip for a
@@ -318,6 +393,8 @@ func (b *Board) routes() http.Handler {
 		_ = json.NewEncoder(w).Encode(b.tokens.JWKS())
 	})
 	b.authRoutes(mux)
+	b.probeRoutes(mux)
+	mux.Handle("GET "+MetricsPath, b.metricsWithToken())
 	mux.Handle("/", ui.Handler())
 	return b.bodyDeadlines(b.holdToCredentials(mux))
 }

@@ -116,6 +116,7 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 		return nil, b.refused(ctx, caller, req.GetId(), detail, err)
 	}
 	if decided {
+		b.metrics.approvalDecided(out.RuleID, out.Say, out.CreatedAt, out.DecidedAt)
 		b.deliver(ctx, out.Agent, out.ID)
 	}
 	return out, nil
@@ -461,6 +462,7 @@ func (b *Board) cancelOnce(ctx context.Context, caller identity.Caller, req *boa
 	if err != nil {
 		return nil, err
 	}
+	b.metrics.approvalDecided(out.RuleID, sayCancelled, out.CreatedAt, out.DecidedAt)
 	b.publishApproval(ctx, eventCancelled, out.ID)
 	return out, nil
 }
@@ -590,6 +592,7 @@ func (b *Board) expireDue(ctx context.Context) {
 			continue
 		}
 		if expired {
+			b.metrics.approvalExpired(row.RuleID)
 			b.publishApproval(ctx, eventExpired, row.ID)
 			// Told to a live agent now; one that is away learns it when it
 			// raises again. Not recorded as delivered: there is no decision.

@@ -134,6 +134,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		b.presence.leave(s, true)
 		return nil, nil, context.Canceled
 	}
+	b.metrics.linked()
 	return s, in, nil
 }
 
@@ -156,6 +157,7 @@ func (l linkService) close(ctx context.Context, s *session, err error) error {
 	// A link the agent closed itself is a goodbye; anything else may be a
 	// blip, and the agent gets the grace to come back.
 	l.b.presence.leave(s, !errors.Is(err, io.EOF))
+	l.b.metrics.unlinked(disconnectReason(err))
 	l.b.log.InfoContext(ctx, "agent unlinked", "agent", s.name, "session", s.id, "why", linkEnd(err))
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, errSuperseded), errors.Is(err, errShutdown), errors.Is(err, context.Canceled):

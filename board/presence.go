@@ -226,6 +226,14 @@ func (p *presence) revoke(ids []string) {
 	}
 }
 
+// counts returns how many agents have a live session here, and how many
+// are held online for the grace after theirs dropped.
+func (p *presence) counts() (linked, grace int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sessions), len(p.leaving)
+}
+
 // names returns the agents with a live session here.
 func (p *presence) names() []string {
 	p.mu.Lock()

@@ -37,8 +37,9 @@ func (b *Board) NewHTTPServer() *http.Server {
 	}
 }
 
-// Serve serves the board on ln until ctx ends, then ends every link,
-// shuts the server down and closes the board.
+// Serve serves the board on ln, and Config.MetricsListen if set, until
+// ctx ends; then it turns not ready, waits Config.DrainDelay, ends every
+// link, shuts the server down and closes the board.
 func (b *Board) Serve(ctx context.Context, ln net.Listener) error {
 	return b.serve(ctx, ln, "", "")
 }
@@ -52,6 +53,24 @@ func (b *Board) ServeTLS(ctx context.Context, ln net.Listener, certFile, keyFile
 	return b.serve(ctx, ln, certFile, keyFile)
 }
 
+// newMetricsServer is the http.Server for Config.MetricsListen: short
+// requests only, so it has the deadlines the board's own server cannot.
+func (b *Board) newMetricsServer(base context.Context) *http.Server {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Protocols:         p,
+		Handler:           b.MetricsHandler(),
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      scrapeWithin + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+	}
+}
+
 func (b *Board) serve(ctx context.Context, ln net.Listener, certFile, keyFile string) error {
 	srv := b.NewHTTPServer()
 	base := context.WithoutCancel(ctx)
@@ -59,6 +78,25 @@ func (b *Board) serve(ctx context.Context, ln net.Listener, certFile, keyFile st
 	var hl net.Listener = ln
 	if certFile == "" {
 		hl = newH2CListener(base, ln, srv)
+	}
+	if mln := b.takeMetricsListener(); mln != nil {
+		msrv := b.newMetricsServer(base)
+		mdone := make(chan struct{})
+		go func() {
+			defer close(mdone)
+			if err := msrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				b.log.ErrorContext(base, "serve metrics", "err", err.Error())
+			}
+		}()
+		// The probes there answer until the board's own server is down.
+		defer func() {
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if msrv.Shutdown(shutdownCtx) != nil {
+				msrv.Close()
+			}
+			<-mdone
+		}()
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -75,7 +113,21 @@ func (b *Board) serve(ctx context.Context, ln net.Listener, certFile, keyFile st
 		return err
 	case <-ctx.Done():
 	}
-	// Streams never go idle, so end them first; then let unary calls finish.
+	// Not ready first, for DrainDelay, so that load balancers stop sending
+	// work; then end the streams, which never go idle; then let unary
+	// calls finish.
+	b.drain()
+	if d := b.cfg.DrainDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case err := <-errc:
+			t.Stop()
+			hl.Close()
+			b.Close()
+			return err
+		}
+	}
 	b.Close()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -67,6 +67,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	wait, ok := b.signinTake(account, source)
 	if !ok {
 		b.log.LogAttrs(ctx, slog.LevelWarn, "sign-in limited", slog.String("email", account), slog.String("source", source))
+		b.metrics.signinFailed("limited")
 		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 		writeAuthError(w, http.StatusTooManyRequests, "too many failed sign-ins: try again later")
 		return
@@ -118,6 +119,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		failed = true
+		b.metrics.signinFailed("refused")
 		if _, err := b.audit.AppendNow(ctx, audit.Record{
 			Actor: "board", Action: "signin.fail", Subject: account,
 			Detail: map[string]any{"email": account, "source": source, "why": why},

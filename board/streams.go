@@ -116,6 +116,7 @@ func (b *Board) holdToCredentials(next http.Handler) http.Handler {
 		}
 		c, err := b.authenticate(r.Context(), procedure, r.Header)
 		if err != nil {
+			b.metrics.rpcDone(procedure, err, 0, false) // never reaches rpcMetrics
 			_ = ew.Write(w, r, err)
 			return
 		}

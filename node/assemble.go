@@ -48,6 +48,8 @@ type parts struct {
 	health *healthChecks
 	// runs is the record of the agent's runs; nil without a board.
 	runs *runRecord
+	// metrics counts runs, calls and the link; nil counts nothing.
+	metrics *agentMetrics
 	// runCtx carries the runs fired from the board: it outlives the link
 	// that fired them; fired holds them, for a stopping agent to wait.
 	runCtx context.Context
@@ -55,18 +57,23 @@ type parts struct {
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:
-// not journalled) and its runs recorded in rr (nil: not recorded), with the
-// board switching its tools when one is configured.
-func open(ctx context.Context, cfg Config, j *journal.Journal, rr *runRecord) (*agent.Agent, error) {
-	return agent.Open(ctx, cfg.Dir, agent.Config{
+// not journalled), its runs recorded in rr (nil: not recorded) and all
+// three counted in m (nil: not counted), with the board switching its
+// tools when one is configured.
+func open(ctx context.Context, cfg Config, j *journal.Journal, rr *runRecord, m *agentMetrics) (*agent.Agent, error) {
+	a, err := agent.Open(ctx, cfg.Dir, agent.Config{
 		Getenv:    cfg.Getenv,
 		Logger:    cfg.Logger,
 		Stderr:    cfg.Stderr,
-		WrapModel: func(m flow.Model) flow.Model { return rr.wrapModel(j.WrapModel(m)) },
-		WrapTools: j.WrapTools,
+		WrapModel: func(model flow.Model) flow.Model { return m.wrapModel(rr.wrapModel(j.WrapModel(model))) },
+		WrapTools: func(call flow.ToolCaller) flow.ToolCaller { return m.wrapTools(j.WrapTools(call)) },
 		Monitored: cfg.BoardURL != "",
-		Watch:     rr.watch(),
+		Watch:     m.watch(rr.watch()),
 	})
+	if err == nil {
+		m.declare(a.Subscription.Declared())
+	}
+	return a, err
 }
 
 // sayAssembled says which model, waiting store, memory and tools a are
@@ -116,7 +123,9 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		Identity:     p.id,
 		Capabilities: p.capabilities(),
 		Logger:       p.cfg.Logger,
+		OnPong:       p.metrics.pong(),
 		OnState: func(st agentlink.State) {
+			p.metrics.linkState(st)
 			if !st.Up {
 				if !p.quietLink {
 					fmt.Fprintf(p.out, "agent %s: link down: %v\n", p.id.Name, st.Err)

@@ -42,7 +42,7 @@ func Cancel(ctx context.Context, cfg Config) error {
 		}
 	}()
 	cfg.BoardURL = "" // nothing is linked: the board hears of it on the agent's next link
-	a, err := open(ctx, cfg, nil, nil)
+	a, err := open(ctx, cfg, nil, nil, nil)
 	if err != nil {
 		return err
 	}

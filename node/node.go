@@ -63,9 +63,16 @@ type Config struct {
 	// port, which the "serving DIR on URL" line names. It must be loopback
 	// unless Public is set.
 	Listen string
-	// Public (Serve): allow a Listen address beyond loopback; there is no
-	// authentication on a served agent yet (docs/serve.md).
+	// Public (Serve): allow a Listen and a MetricsListen address beyond
+	// loopback; there is no authentication on a served agent yet
+	// (docs/serve.md).
 	Public bool
+	// MetricsListen (Serve): an address to serve the agent's metrics on,
+	// at /metrics in Prometheus's text format, without authentication
+	// (docs/metrics.md); "" serves none, and counts nothing. It must be
+	// loopback unless Public is set; port 0 takes a free port, which the
+	// "agent NAME: metrics on URL" line names.
+	MetricsListen string
 	// JournalDetail (Serve, Run): how much the journal keeps of each
 	// call; "" is journal.DetailMetadata.
 	JournalDetail journal.Detail
@@ -137,6 +144,11 @@ func (cfg Config) checked() (Config, error) {
 	}
 	if err := serve.CheckListen(cfg.Listen, cfg.Public); err != nil {
 		return cfg, fmt.Errorf("node: Config.Listen: %w", err)
+	}
+	if cfg.MetricsListen != "" {
+		if err := serve.CheckListen(cfg.MetricsListen, cfg.Public); err != nil {
+			return cfg, fmt.Errorf("node: Config.MetricsListen: %w", err)
+		}
 	}
 	if cfg.JournalDetail == "" {
 		cfg.JournalDetail = journal.DetailMetadata

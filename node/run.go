@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config) error {
 			cfg.Logger.Warn("closing the journal", "err", err)
 		}
 	}()
-	a, err := open(ctx, cfg, j, rr)
+	a, err := open(ctx, cfg, j, rr, nil)
 	if err != nil {
 		return err
 	}

@@ -57,9 +57,19 @@ func Serve(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(cfg.Stdout, "agent %s: %s: no new work is taken until it is resumed\n", id.Name, s.Say())
 	}
 
+	ms, err := listenMetrics(cfg, newAgentMetrics())
+	if err != nil {
+		return err
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz, runCtx: context.WithoutCancel(ctx)}
 	p.bg.Go(func() { pz.run(ctx) })
+	if ms != nil {
+		p.metrics = ms.metrics
+		fmt.Fprintf(cfg.Stdout, "agent %s: metrics on %s\n", id.Name, ms.url())
+		p.bg.Go(func() { ms.run(ctx) })
+	}
 	if cfg.BoardURL != "" {
 		p.spoke, p.ready = make(chan struct{}), make(chan struct{})
 	}
@@ -200,7 +210,7 @@ func startServing(ctx context.Context, p *parts, days int) (_ *serving, err erro
 	if err != nil {
 		return nil, err
 	}
-	if p.agent, err = open(ctx, cfg, s.journal, rr); err != nil {
+	if p.agent, err = open(ctx, cfg, s.journal, rr, p.metrics); err != nil {
 		return nil, &cannotRun{err}
 	}
 	p.runs = rr

@@ -77,7 +77,7 @@ func newSQLiteDriver(pool *entsql.Driver, wdb *sql.DB) *sqliteDriver {
 	return &sqliteDriver{
 		pool:  pool,
 		reads: &readStmts{db: pool.DB()},
-		w:     &sqliteWriter{db: wdb, sem: make(chan struct{}, 1), maxAge: maxGroupAge},
+		w:     &sqliteWriter{db: wdb, sem: make(chan struct{}, 1), maxAge: maxGroupAge, obs: new(observerSlot)},
 	}
 }
 
@@ -145,6 +145,7 @@ type sqliteWriter struct {
 	sem     chan struct{} // a send takes the write connection, a receive gives it back
 	waiting atomic.Int64  // callers waiting for sem
 	maxAge  time.Duration // maxGroupAge; a test may hold a group open longer
+	obs     *observerSlot // told the size of each group committed (Observe)
 
 	conn   *sql.Conn              // nil until first used, and after it failed
 	stmts  map[string]*cachedStmt // conn's prepared statements, by their text
@@ -346,6 +347,8 @@ func (w *sqliteWriter) commit() {
 	} else if err := w.exec("COMMIT"); err != nil {
 		g.err = fmt.Errorf("commit: %w", err)
 		w.drop()
+	} else if o := w.obs.get(); o != nil {
+		o.Group(g.n)
 	}
 	close(g.done)
 }

@@ -48,13 +48,17 @@ func Open(ctx context.Context, dsn string) (*ent.Client, error) {
 		if err := prepareStore(ctx, drv); err != nil {
 			return nil, err
 		}
-		return ent.NewClient(ent.Driver(drv)), nil
+		client := ent.NewClient(ent.Driver(drv))
+		watch(client, new(observerSlot))
+		return client, nil
 	}
 	drv, err := openSQLite(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	return ent.NewClient(ent.Driver(drv)), nil
+	client := ent.NewClient(ent.Driver(drv))
+	watch(client, drv.w.obs)
+	return client, nil
 }
 
 // openSQLite opens, migrates and wraps the SQLite store dsn names, after

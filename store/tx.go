@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -12,7 +13,14 @@ import (
 
 // InTx runs f in a transaction, committing when it returns nil and rolling
 // back otherwise.
-func InTx(ctx context.Context, db *ent.Client, f func(tx *ent.Tx) error) error {
+//
+// A store being observed (Observe) is told how long the transaction took,
+// from before its begin to after its commit or rollback.
+func InTx(ctx context.Context, db *ent.Client, f func(tx *ent.Tx) error) (err error) {
+	if o := observerOf(db).get(); o != nil {
+		start := time.Now()
+		defer func() { o.Transaction(time.Since(start), err == nil) }()
+	}
 	tx, err := db.Tx(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

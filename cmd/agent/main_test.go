@@ -143,6 +143,7 @@ func TestAgentUsageErrors(t *testing.T) {
 		{[]string{"serve", dir, "--health-interval", "soon"}, nil, `--health-interval: "soon" is not a duration`},
 		{[]string{"serve", dir, "--health-interval", "1ms"}, nil, "--health-interval: 1ms: want 0 (off) or from 1s to 24h0m0s"},
 		{[]string{"serve", dir, "--listen", "0.0.0.0:0"}, nil, "--listen: "},
+		{[]string{"serve", dir, "--metrics-listen", "0.0.0.0:0"}, nil, "--metrics-listen: "},
 		{[]string{"validate", dir, "-o", "xml"}, nil, `--output: "xml": want table or json`},
 		{[]string{"cancel"}, nil, "cancel: want DIR"},
 		{[]string{"pause", dir, "--log-format", "yaml"}, nil, `--log-format: "yaml": want text or json`},

@@ -21,6 +21,7 @@ type serveOptions struct {
 	listen      string
 	public      bool
 	healthEvery time.Duration
+	metrics     string
 }
 
 // serveFlags registers agent serve's flags on fs: plain agent and agent
@@ -30,6 +31,7 @@ func serveFlags(fs *pflag.FlagSet) *serveOptions {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
 	fs.BoolVar(&o.public, "public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
 	fs.DurationVar(&o.healthEvery, "health-interval", node.DefaultHealthInterval, "how often to run the health checks (1s to 24h); 0 turns them off, and the agent does not announce health")
+	fs.StringVar(&o.metrics, "metrics-listen", "", "an address to serve Prometheus metrics on, at /metrics, without authentication (loopback unless --public); empty: none")
 	return o
 }
 
@@ -56,6 +58,11 @@ func (o *serveOptions) serve(ctx context.Context, a *app, dir string, plain bool
 	if err := serve.CheckListen(o.listen, o.public); err != nil {
 		return cli.Usagef("--listen: %w", err)
 	}
+	if o.metrics != "" {
+		if err := serve.CheckListen(o.metrics, o.public); err != nil {
+			return cli.Usagef("--metrics-listen: %w", err)
+		}
+	}
 	if e := o.healthEvery; e != 0 && (e < node.MinHealthInterval || e > node.MaxHealthInterval) {
 		return cli.Usagef("--health-interval: %s: want 0 (off) or from %s to %s", e, node.MinHealthInterval, node.MaxHealthInterval)
 	}
@@ -78,6 +85,7 @@ func (o *serveOptions) serve(ctx context.Context, a *app, dir string, plain bool
 		LinkUnservable:  plain,
 		HealthInterval:  o.healthEvery,
 		NoHealthChecks:  o.healthEvery == 0,
+		MetricsListen:   o.metrics,
 	}))
 }
 

@@ -19,6 +19,14 @@ import (
 // maxRunDays is the longest --run-days: about ten years.
 const maxRunDays = 3650
 
+// defaultMetricsListen is --metrics-listen's default: loopback, the port
+// commonly left to an exporter of one's own. When it is taken the board
+// says so and serves without it; an address given otherwise must be had.
+const defaultMetricsListen = "127.0.0.1:9464"
+
+// maxDrainDelay is the longest --drain-delay.
+const maxDrainDelay = 5 * time.Minute
+
 // serveOptions are board serve's flags.
 type serveOptions struct {
 	listen    string
@@ -29,6 +37,8 @@ type serveOptions struct {
 	runDays   int
 	proxies   *[]string
 	store     *storeOptions
+	metrics   string
+	drain     time.Duration
 }
 
 // serveFlags registers board serve's flags on fs: plain board, board serve
@@ -41,6 +51,8 @@ func serveFlags(fs *pflag.FlagSet) *serveOptions {
 	fs.StringVar(&o.publicURL, "public-url", "", "the board's URL as people's browsers reach it, for the links it prints (default: the listen address, 0.0.0.0 and [::] as 127.0.0.1 and localhost)")
 	fs.Float64Var(&o.hashRate, "hash-rate", 0, "argon2id hashes (sign-in, setup, verify secrets) the board starts a second at most; 0: 5 for each core but one")
 	fs.IntVar(&o.runDays, "run-days", 30, "days runs are kept after they end (or start, for one that never ended); 0 keeps them for ever")
+	fs.StringVar(&o.metrics, "metrics-listen", defaultMetricsListen, "an address to serve Prometheus metrics and the probes on without a token (keep it private); empty: none (the metrics are then at /metrics on --listen, for an operator token)")
+	fs.DurationVar(&o.drain, "drain-delay", 0, "on SIGTERM, how long to keep serving while not ready (/readyz 503) before ending links and streams; at most 5m")
 	o.proxies = cli.List(fs, "trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
 		_, err := parseTrustedProxy(s)
 		return err
@@ -71,6 +83,9 @@ func (o *serveOptions) check() (runRetention time.Duration, proxies []netip.Pref
 	runRetention = time.Duration(o.runDays) * 24 * time.Hour
 	if o.runDays == 0 {
 		runRetention = -1 // for ever
+	}
+	if o.drain < 0 || o.drain > maxDrainDelay {
+		return 0, nil, cli.Usagef("--drain-delay: %s, want 0 to %s", o.drain, maxDrainDelay)
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return 0, nil, cli.Usagef("--tls-cert and --tls-key go together")
@@ -111,9 +126,16 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 		return err
 	}
 	defer db.Close()
-	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
-		RunRetention: runRetention})
+	mln, err := o.listenMetrics(a)
 	if err != nil {
+		return err
+	}
+	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
+		RunRetention: runRetention, MetricsListener: mln, DrainDelay: o.drain})
+	if err != nil {
+		if mln != nil {
+			mln.Close()
+		}
 		return err
 	}
 	ln, err := net.Listen("tcp", o.listen)
@@ -146,6 +168,9 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 	if first {
 		msg += fmt.Sprintf("board: first run: create the first admin at %s (works once, until %s)\n", link.URL(base), link.ExpiresAt.UTC().Format(time.RFC3339))
 	}
+	if mln != nil {
+		msg += fmt.Sprintf("board: metrics and probes on http://%s (no token: keep it private)\n", mln.Addr())
+	}
 	fmt.Fprint(a.stdout, msg)
 	if o.tlsCert != "" {
 		err = b.ServeTLS(ctx, ln, o.tlsCert, o.tlsKey)
@@ -154,6 +179,24 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 	}
 	log.Info("board stopped")
 	return err
+}
+
+// listenMetrics listens on --metrics-listen; nil when it is empty, or when
+// the default address is taken (said on a line: the board serves without
+// it, as a second board on one machine does).
+func (o *serveOptions) listenMetrics(a *app) (net.Listener, error) {
+	if o.metrics == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", o.metrics)
+	if err == nil {
+		return ln, nil
+	}
+	if o.metrics == defaultMetricsListen {
+		fmt.Fprintf(a.stdout, "board: metrics: %s is taken; not served there (--metrics-listen); at /metrics for an operator token\n", o.metrics)
+		return nil, nil
+	}
+	return nil, fmt.Errorf("--metrics-listen: %w", err)
 }
 
 // parseTrustedProxy reads a --trusted-proxy: a network in CIDR notation,

@@ -442,6 +442,8 @@ var roles = []identity.Role{identity.RoleViewer, identity.RoleApprover, identity
 // whoShort is who may call, for the services' tables.
 func whoShort(a board.Access) string {
 	switch {
+	case a.Public:
+		return "anyone, no token"
 	case a.AnyKind:
 		return "any token"
 	case a.Kind == identity.KindAgent:
@@ -455,6 +457,8 @@ func whoShort(a board.Access) string {
 // whoLong is who may call, in a sentence.
 func whoLong(a board.Access) string {
 	switch {
+	case a.Public:
+		return "anyone, without a credential"
 	case a.AnyKind:
 		return "any valid token, operator or agent"
 	case a.Kind == identity.KindAgent:

@@ -56,6 +56,10 @@ type Options struct {
 	Limits board.Limits
 	// RunRetention: board.Config's; zero means its default.
 	RunRetention time.Duration
+	// MetricsListen and DrainDelay: board.Config's. MetricsListen
+	// 127.0.0.1:0 takes a free port (Board.MetricsURL).
+	MetricsListen string
+	DrainDelay    time.Duration
 }
 
 // Board is a running board under test.
@@ -67,6 +71,9 @@ type Board struct {
 	Addr  string
 	Store *ent.Client
 	Board *board.Board
+	// MetricsURL is http:// and the address of Options.MetricsListen;
+	// empty without one.
+	MetricsURL string
 
 	stop  context.CancelFunc
 	done  chan error
@@ -116,6 +123,8 @@ func (b *Board) start() {
 		ConcurrentHashes: b.opts.ConcurrentHashes,
 		HashesPerSecond:  hashRate(b.opts.BoardHashRate),
 		BodyGrace:        b.opts.BodyGrace,
+		MetricsListen:    b.opts.MetricsListen,
+		DrainDelay:       b.opts.DrainDelay,
 	})
 	if err != nil {
 		db.Close()
@@ -142,6 +151,9 @@ func (b *Board) start() {
 	}
 	if b.opts.TLS {
 		b.URL = "https://" + b.Addr
+	}
+	if a := bd.MetricsAddr(); a != "" {
+		b.MetricsURL = "http://" + a
 	}
 	b.Store, b.Board = db, bd
 	ctx, b.stop = context.WithCancel(ctx)
