@@ -22,6 +22,7 @@ import (
 	"connectrpc.com/connect/v2/connectgzip"
 	"connectrpc.com/connect/v2/connecthttp"
 	"connectrpc.com/grpcreflect/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -29,6 +30,7 @@ import (
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/telemetry"
 	"github.com/symphonix/symphonix/ui"
 )
 
@@ -89,12 +91,16 @@ type Config struct {
 	// Limits: what one agent or caller can make the board hold; zero
 	// fields take the defaults (limits.go, docs/limits.md).
 	Limits Limits
+	// TracerProvider: where the board's spans go (trace.go,
+	// docs/tracing.md); nil is off.
+	TracerProvider trace.TracerProvider
 }
 
 // Board is one running board.
 type Board struct {
 	cfg      Config
 	db       *ent.Client
+	tracer   trace.Tracer // the board's spans (trace.go); a no-op one when off
 	tokens   *identity.Tokens
 	audit    *audit.Log // the one log every change is appended to; shared with tokens
 	users    *identity.Users
@@ -232,6 +238,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		tokens:    tokens,
 		audit:     audit.New(cfg.Store),
 		log:       cfg.Logger,
+		tracer:    telemetry.Tracer(cfg.TracerProvider),
 		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
 		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
 		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
@@ -290,7 +297,7 @@ func (b *Board) now() time.Time { return b.cfg.Now() }
 const MaxMessageBytes = 1 << 20
 
 func (b *Board) routes() http.Handler {
-	srv := connect.NewServer(b.interceptor())
+	srv := connect.NewServer(telemetry.ServerInterceptor(b.cfg.TracerProvider), b.interceptor())
 	boardv1connect.RegisterAgentLinkServiceHandler(srv, linkService{b})
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
@@ -319,7 +326,7 @@ func (b *Board) routes() http.Handler {
 	})
 	b.authRoutes(mux)
 	mux.Handle("/", ui.Handler())
-	return b.bodyDeadlines(b.holdToCredentials(mux))
+	return telemetry.RequestIDs(b.bodyDeadlines(b.holdToCredentials(mux)))
 }
 
 // loop closes links whose tokens were revoked (possibly by another process),
