@@ -57,15 +57,18 @@ type parts struct {
 // open assembles the flow folder, its model and tools journalled in j (nil:
 // not journalled) and its runs recorded in rr (nil: not recorded), with the
 // board switching its tools when one is configured.
+// Its nodes and model and tool calls have spans when cfg.TracerProvider
+// is set (trace.go).
 func open(ctx context.Context, cfg Config, j *journal.Journal, rr *runRecord) (*agent.Agent, error) {
+	tr := newTracing(cfg.TracerProvider)
 	return agent.Open(ctx, cfg.Dir, agent.Config{
 		Getenv:    cfg.Getenv,
 		Logger:    cfg.Logger,
 		Stderr:    cfg.Stderr,
-		WrapModel: func(m flow.Model) flow.Model { return rr.wrapModel(j.WrapModel(m)) },
-		WrapTools: j.WrapTools,
+		WrapModel: func(m flow.Model) flow.Model { return tr.wrapModel(rr.wrapModel(j.WrapModel(m))) },
+		WrapTools: func(call flow.ToolCaller) flow.ToolCaller { return tr.wrapTools(j.WrapTools(call)) },
 		Monitored: cfg.BoardURL != "",
-		Watch:     rr.watch(),
+		Watch:     watchers(rr.watch(), tr.watch()),
 	})
 }
 
@@ -97,6 +100,8 @@ func govern(cfg Config, a *agent.Agent, rr *runRecord, onResult func(string, flo
 		Logger:     cfg.Logger,
 		RunContext: serve.RunContext,
 		OnResult:   onResult,
+
+		TracerProvider: cfg.TracerProvider,
 	})
 }
 
@@ -116,6 +121,8 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		Identity:     p.id,
 		Capabilities: p.capabilities(),
 		Logger:       p.cfg.Logger,
+
+		TracerProvider: p.cfg.TracerProvider,
 		OnState: func(st agentlink.State) {
 			if !st.Up {
 				if !p.quietLink {
