@@ -34,8 +34,12 @@ const (
 // rpc.connect_rpc.error_code for a Connect call that failed. The span is
 // an error for the codes a server is at fault for (unknown, deadline
 // exceeded, unimplemented, internal, unavailable, data loss); its status
-// says the code and never the error's message. A nil tp is off.
+// says the code and never the error's message. A nil or no-op tp is off:
+// the interceptor then does nothing at all, not even read the header.
 func ServerInterceptor(tp trace.TracerProvider) connect.ServerInterceptor {
+	if Off(tp) {
+		return func(next connect.ServerFunc) connect.ServerFunc { return next }
+	}
 	tracer := Tracer(tp)
 	prop := propagation.TraceContext{}
 	return func(next connect.ServerFunc) connect.ServerFunc {
@@ -58,8 +62,11 @@ func ServerInterceptor(tp trace.TracerProvider) connect.ServerInterceptor {
 // ServerInterceptor's, of kind client, its traceparent sent in the
 // request's header so the server's span is its child. A call that fails
 // is an error whatever its code. The span ends when the stream does: its
-// last Receive, or Close. A nil tp is off.
+// last Receive, or Close. A nil or no-op tp is off, and does nothing.
 func ClientInterceptor(tp trace.TracerProvider) connect.ClientInterceptor {
+	if Off(tp) {
+		return func(next connect.ClientFunc) connect.ClientFunc { return next }
+	}
 	tracer := Tracer(tp)
 	prop := propagation.TraceContext{}
 	return func(next connect.ClientFunc) connect.ClientFunc {

@@ -39,6 +39,15 @@ func Tracer(tp trace.TracerProvider) trace.Tracer {
 	return tp.Tracer(instrumentation)
 }
 
+// Off reports whether tp traces nothing: nil, or the no-op provider.
+func Off(tp trace.TracerProvider) bool {
+	switch tp.(type) {
+	case nil, noop.TracerProvider, *noop.TracerProvider:
+		return true
+	}
+	return false
+}
+
 // Traces is the tracer provider a binary uses, and how to stop it.
 type Traces struct {
 	// Provider: a no-op provider when tracing is off.
