@@ -111,8 +111,13 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 		return err
 	}
 	defer db.Close()
+	tp, stopTraces, err := cli.Traces(ctx, a.getenv, "symphonix-board", log)
+	if err != nil {
+		return err
+	}
+	defer stopTraces()
 	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
-		RunRetention: runRetention})
+		RunRetention: runRetention, TracerProvider: tp})
 	if err != nil {
 		return err
 	}
