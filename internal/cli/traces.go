@@ -17,11 +17,11 @@ const flushWithin = 5 * time.Second
 // Traces is the tracer provider the environment asks for (telemetry.Start;
 // docs/tracing.md), nil when tracing is off, and the function that sends
 // what is left and stops it, to defer. The collector it exports to is
-// logged at info.
+// logged at info. A bad OTEL_ variable is a usage error naming it.
 func Traces(ctx context.Context, getenv func(string) string, service string, log *slog.Logger) (trace.TracerProvider, func(), error) {
 	t, err := telemetry.Start(ctx, getenv, service)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &UsageError{Err: err}
 	}
 	if t.Exporting == "" {
 		return nil, func() {}, nil
