@@ -39,7 +39,7 @@ func (b *Board) raiseSpan(ctx context.Context, agentName string, q *boardv1.Rais
 	}
 	if sc, err := telemetry.ParseTraceparent(q.GetTraceparent()); err == nil && sc.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.LinkFromContext(ctx)))
-		ctx = trace.ContextWithRemoteSpanContext(context.WithoutCancel(ctx), sc)
+		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 	}
 	return b.tracer.Start(ctx, "approval raise", opts...)
 }
