@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/net/http2"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -221,6 +222,32 @@ func TestHTTPErrorLog(t *testing.T) {
 	c.Close()
 	boardtest.Eventually(t, 10*time.Second, "the handshake error in the board's log", func() bool {
 		return len(logs.lines("level=WARN", "TLS handshake error")) > 0
+	})
+}
+
+// TestHTTP2ErrorLog: what the HTTP/2 server serving h2c connections
+// says (here a client's GOAWAY with an error) is a line of the board's
+// log too: it uses the http.Server's ErrorLog.
+func TestHTTP2ErrorLog(t *testing.T) {
+	t.Parallel()
+	bt, _, logs := tracedBoard(t, boardtest.Options{})
+	c, err := net.Dial("tcp", bt.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fr.WriteGoAway(0, http2.ErrCodeProtocol, nil); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, 10*time.Second, "the HTTP/2 server's line in the board's log", func() bool {
+		return len(logs.lines("level=WARN", "http2: received GOAWAY")) > 0
 	})
 }
 
