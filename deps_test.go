@@ -33,6 +33,9 @@ var layers = []layer{
 	{pkg: "secrets", why: "which values are secrets and removing them from text; reads an agent folder's env files, nothing more", noStd: domain},
 	{pkg: "ui", why: "the web board's files, embedded; the Go side serves bytes"},
 	{pkg: "internal/pump", why: "the one receive loop both ends of the link use"},
+	{pkg: "telemetry", why: "traces by OTLP from the environment, the connect interceptor, traceparents, request ids and the log handler; nothing of the module under it", allow: []string{
+		"connectrpc.com/connect/v2", "go.opentelemetry.io/otel",
+	}},
 
 	// The agent's side.
 	{pkg: "flow", why: "the engine: a flow is data, its functions come from a registry", allow: []string{"approvals", "subscription"}, noStd: domain},
@@ -40,8 +43,8 @@ var layers = []layer{
 	{pkg: "mcptools", why: "MCP servers over stdio through the go-sdk; knows nothing of flows or boards", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "waiting", why: "paused runs in SQLite in the agent's folder: flow's Checkpointer", allow: []string{"flow", "modernc.org/sqlite"}},
 	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store", allow: []string{"flow", "llm", "mcptools", "subscription", "waiting"}},
-	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "connectrpc.com/connect/v2", "google.golang.org/protobuf"}},
-	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting"}},
+	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "telemetry", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "go.opentelemetry.io/otel/trace"}},
+	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting", "go.opentelemetry.io/otel"}},
 	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
 	{pkg: "transcript", why: "what was said, a line per turn, kept for TRANSCRIPT_DAYS, less the named secrets", allow: []string{"secrets"}},
 	{pkg: "runs", why: "the record of each run for the board: a flow Watcher, an outbox file, payloads withheld unless asked for and then without the named secrets", allow: []string{"flow", "secrets"}, noStd: domain},
@@ -49,7 +52,7 @@ var layers = []layer{
 	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
 	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
-	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "runs", "secrets", "serve", "subscription", "transcript", "github.com/prometheus/client_golang"}},
+	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "runs", "secrets", "serve", "subscription", "transcript", "github.com/prometheus/client_golang", "go.opentelemetry.io/otel"}},
 
 	// The board's side.
 	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
@@ -59,17 +62,18 @@ var layers = []layer{
 		"api", "ent", "approvals", "audit", "identity", "store", "ui", "internal/pump",
 		"connectrpc.com", "entgo.io/ent/dialect/sql", "golang.org/x/net/http2", "golang.org/x/time/rate", "google.golang.org/protobuf",
 		"google.golang.org/grpc/health/grpc_health_v1", "github.com/robfig/cron/v3",
-		"github.com/prometheus/client_golang",
+		"github.com/prometheus/client_golang", "telemetry", "go.opentelemetry.io/otel",
 	}},
 
 	// Commands, examples and harnesses: at the top, they may wire anything below.
 	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit", allow: []string{"board", "store", "identity", "audit", "ent", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
 	{pkg: "cmd/agent", why: "flags, then one call into node", allow: []string{"node", "flow", "journal", "serve", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
-	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger", allow: []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml"}},
+	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger, traces", allow: []string{"telemetry", "github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
 	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "internal/boardtest", why: "a real board for tests, over Connect and gRPC", allow: []string{
 		"api", "board", "ent", "identity", "store", "connectrpc.com", "github.com/golang-jwt/jwt/v5", "github.com/jackc/pgx/v5", "google.golang.org/protobuf",
+		"go.opentelemetry.io/otel/trace",
 	}},
 	{pkg: "internal/linkload", why: "many agents' links against a real board, for benchmarks; board and store to run a board in a process of its own that the storm benchmark kills", allow: []string{
 		"agentlink", "api", "board", "ent", "identity", "internal/boardtest", "internal/pump", "store", "connectrpc.com", "google.golang.org/protobuf",

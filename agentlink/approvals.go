@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/telemetry"
 )
 
 // DefaultAnswerWithin is how long a request on the link waits for the
@@ -74,6 +77,10 @@ type Raise struct {
 	// stopped for the approval; "" from an agent that does not report runs.
 	// Not part of the raise's identity.
 	RunID string
+	// Trace: the span the raise is made in, sent as the raise's
+	// traceparent so that the board's handling of it and its decision join
+	// the agent's trace; zero for none. Not part of the raise's identity.
+	Trace trace.SpanContext
 }
 
 // Raised is the approval the board holds for a Raise.
@@ -101,6 +108,10 @@ type Decision struct {
 	Run    string
 	Node   string
 	Thread string
+	// Trace: the board's span for the decision, a child of the raise's
+	// (Raise.Trace), for the resumed run to continue; zero when the board
+	// sent none, or sent something that is not a traceparent.
+	Trace trace.SpanContext
 }
 
 // ReAskResult counts one re-ask: Held approvals listed, Asked that the
@@ -160,6 +171,7 @@ func (l *Link) raiseOn(ctx context.Context, c *conn, r Raise) (Raised, error) {
 		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
 			RequestId: id, Run: r.Run, Thread: r.Thread, Node: r.Node,
 			Ask: r.Ask, Show: show, Account: r.Account, Digest: r.Digest, RunId: r.RunID,
+			Traceparent: telemetry.Traceparent(r.Trace),
 		}}}
 	})
 	if err != nil {
@@ -278,6 +290,7 @@ func decisionOf(d *boardv1.ApprovalDecision) Decision {
 	if d.GetDecideTime() != nil {
 		out.At = d.GetDecideTime().AsTime()
 	}
+	out.Trace, _ = telemetry.ParseTraceparent(d.GetTraceparent()) // not one: no trace
 	return out
 }
 

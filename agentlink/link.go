@@ -21,11 +21,13 @@ import (
 
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/internal/pump"
+	"github.com/symphonix/symphonix/telemetry"
 )
 
 // The default bounds of the wait between dials.
@@ -86,6 +88,9 @@ type Config struct {
 	TLS *tls.Config
 	// Logger: nil discards logs.
 	Logger *slog.Logger
+	// TracerProvider: where the link's client span goes (one per link,
+	// docs/tracing.md); nil is off.
+	TracerProvider trace.TracerProvider
 	// OnState: nil means none. Called with up=true and the session when the
 	// board welcomes the agent, and up=false (and why) when the link ends.
 	// It must not block.
@@ -377,6 +382,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	defer conns.closeAll()
 	client := boardv1connect.NewAgentLinkServiceClient(connect.NewClient(
 		connecthttp.NewTransport(l.httpClient(conns, interval, timeout), l.base.String(), connecthttp.WithReadMaxBytes(1<<20)),
+		telemetry.ClientInterceptor(l.cfg.TracerProvider),
 	))
 	ctx, info := connect.NewClientContext(ctx)
 	info.RequestHeader().Set("Authorization", "Bearer "+l.cfg.Token)

@@ -76,7 +76,7 @@ func (b *Board) withdraw(ctx context.Context, agentName string, q *boardv1.Withd
 		if row.State != StatePending {
 			return nil
 		}
-		err = setDecision(ctx, tx, row.ID, StateCancelled, sayCancelled, row.Digest, []string{actor}, q.GetReason(), now)
+		err = setDecision(ctx, tx, row.ID, StateCancelled, sayCancelled, row.Digest, []string{actor}, q.GetReason(), "", now)
 		if errors.Is(err, errLostRace) {
 			// Decided at the same moment: answered as it now is.
 			out, err = tx.Approval.Get(ctx, row.ID)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"connectrpc.com/connect/v2"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
+	"github.com/symphonix/symphonix/telemetry"
 )
 
 // Approval states.
@@ -123,11 +125,13 @@ func (b *Board) whoDecidesAnswer(ctx context.Context, agentName string, q *board
 
 // raise answers a raise. Only a failure to send ends the link.
 func (l linkService) raise(ctx context.Context, s *session, q *boardv1.Raise) error {
+	ctx, span := l.b.raiseSpan(ctx, s.name, q)
 	row, err := l.b.raise(ctx, s.name, q)
+	endRaiseSpan(span, row, err)
 	if err != nil {
 		return l.answerError(ctx, s, q.GetRequestId(), "raise", err)
 	}
-	d := decisionProto(row)
+	d := linkDecisionProto(row)
 	if d != nil {
 		// The answer carries the decision: it counts as its delivery.
 		unlock := l.b.deliveries.lock(s.name)
@@ -310,6 +314,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			SetShow(q.GetShow()).
 			SetAccount(q.GetAccount()).
 			SetDigest(q.GetDigest()).
+			SetTraceparent(telemetry.Traceparent(trace.SpanContextFromContext(ctx))).
 			SetState(StatePending).
 			SetCreatedAt(now)
 		detail := map[string]any{
@@ -535,6 +540,17 @@ func decisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
 	}
 	if r.DecidedAt != nil {
 		d.DecideTime = timestamppb.New(*r.DecidedAt)
+	}
+	return d
+}
+
+// linkDecisionProto is decisionProto as the agent's link sends it: with
+// the traceparent of the board's span for the decision, which operators
+// are not sent.
+func linkDecisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
+	d := decisionProto(r)
+	if d != nil {
+		d.Traceparent = r.DecisionTraceparent
 	}
 	return d
 }

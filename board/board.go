@@ -23,6 +23,7 @@ import (
 	"connectrpc.com/connect/v2/connectgzip"
 	"connectrpc.com/connect/v2/connecthttp"
 	"connectrpc.com/grpcreflect/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -31,6 +32,7 @@ import (
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
+	"github.com/symphonix/symphonix/telemetry"
 	"github.com/symphonix/symphonix/ui"
 )
 
@@ -108,12 +110,16 @@ type Config struct {
 	// streams end. Zero means none: it then turns not ready and drains at
 	// once (docs/probes.md).
 	DrainDelay time.Duration
+	// TracerProvider: where the board's spans go (trace.go,
+	// docs/tracing.md); nil is off.
+	TracerProvider trace.TracerProvider
 }
 
 // Board is one running board.
 type Board struct {
 	cfg      Config
 	db       *ent.Client
+	tracer   trace.Tracer // the board's spans (trace.go); a no-op one when off
 	tokens   *identity.Tokens
 	audit    *audit.Log // the one log every change is appended to; shared with tokens
 	users    *identity.Users
@@ -270,6 +276,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		tokens:    tokens,
 		audit:     audit.New(cfg.Store),
 		log:       cfg.Logger,
+		tracer:    telemetry.Tracer(cfg.TracerProvider),
 		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
 		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
 		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
@@ -361,7 +368,7 @@ func (b *Board) now() time.Time { return b.cfg.Now() }
 const MaxMessageBytes = 1 << 20
 
 func (b *Board) routes() http.Handler {
-	srv := connect.NewServer(b.rpcMetrics(), b.interceptor())
+	srv := connect.NewServer(telemetry.ServerInterceptor(b.cfg.TracerProvider), b.rpcMetrics(), b.interceptor())
 	boardv1connect.RegisterAgentLinkServiceHandler(srv, linkService{b})
 	boardv1connect.RegisterAgentServiceHandler(srv, agentService{b})
 	boardv1connect.RegisterApprovalServiceHandler(srv, approvalService{b})
@@ -396,7 +403,7 @@ func (b *Board) routes() http.Handler {
 	b.probeRoutes(mux)
 	mux.Handle("GET "+MetricsPath, b.metricsWithToken())
 	mux.Handle("/", ui.Handler())
-	return b.bodyDeadlines(b.holdToCredentials(mux))
+	return telemetry.RequestIDs(b.bodyDeadlines(b.holdToCredentials(mux)))
 }
 
 // loop closes links whose tokens were revoked (possibly by another process),

@@ -127,11 +127,15 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 	var out *ent.Approval
 	var decided bool
 	event := boardv1.ApprovalEvent_APPROVAL_EVENT_UNSPECIFIED // what changed, for the watchers; unspecified when nothing did
-	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) (err error) {
 		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, false)
 		if err != nil {
 			return err
 		}
+		span := b.decisionSpan(ctx, row, "approval decide")
+		decidedSay := ""
+		defer func() { endDecisionSpan(span, decidedSay, err) }()
+		tp := traceparentOf(span)
 		if req.GetDigest() != row.Digest {
 			return refusal(connect.CodeFailedPrecondition,
 				"digest: %q is not the approval's %q: the operator saw another operation", req.GetDigest(), row.Digest)
@@ -147,10 +151,10 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 			detail["reason"] = req.GetReason()
 		}
 		if say == sayNo {
-			if err := setDecision(ctx, tx, row.ID, StateRejected, sayNo, row.Digest, []string{caller.Name}, req.GetReason(), now); err != nil {
+			if err := setDecision(ctx, tx, row.ID, StateRejected, sayNo, row.Digest, []string{caller.Name}, req.GetReason(), tp, now); err != nil {
 				return err
 			}
-			decided = true
+			decided, decidedSay = true, sayNo
 			event = eventDecided
 			detail["who"] = []string{caller.Name}
 			if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
@@ -186,10 +190,10 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 			event = eventVoted
 		}
 		if len(voters) >= r.Quorum {
-			if err := setDecision(ctx, tx, row.ID, StateApproved, sayYes, row.Digest, voters, req.GetReason(), now, voters...); err != nil {
+			if err := setDecision(ctx, tx, row.ID, StateApproved, sayYes, row.Digest, voters, req.GetReason(), tp, now, voters...); err != nil {
 				return err
 			}
-			decided = true
+			decided, decidedSay = true, sayYes
 			event = eventDecided
 			action = "approval.decide"
 			detail["who"] = voters
@@ -220,9 +224,10 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 	return out, decided, nil
 }
 
-// setDecision moves a pending approval to state with its decision, or
+// setDecision moves a pending approval to state with its decision and the
+// traceparent of the decision's span (decisionSpan; "" for none), or
 // returns errLostRace when it is no longer pending.
-func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string, who []string, reason string, now time.Time, votes ...string) error {
+func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string, who []string, reason, traceparent string, now time.Time, votes ...string) error {
 	u := tx.Approval.Update().
 		Where(approval.ID(id), approval.State(StatePending)).
 		SetState(state).
@@ -230,6 +235,7 @@ func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string,
 		SetDecisionDigest(digest).
 		SetDecidedBy(who).
 		SetReason(reason).
+		SetDecisionTraceparent(traceparent).
 		SetDecidedAt(now)
 	if votes != nil {
 		u.SetVotes(votes)
@@ -435,15 +441,17 @@ func (b *Board) cancel(ctx context.Context, req *boardv1.CancelRequest) (*ent.Ap
 func (b *Board) cancelOnce(ctx context.Context, caller identity.Caller, req *boardv1.CancelRequest) (*ent.Approval, error) {
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Approval
-	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
+	err := store.InTx(ctx, b.db, func(tx *ent.Tx) (err error) {
 		row, r, err := b.decidable(ctx, tx, caller, req.GetId(), now, true)
 		if err != nil {
 			return err
 		}
+		span := b.decisionSpan(ctx, row, "approval cancel")
+		defer func() { endDecisionSpan(span, sayCancelled, err) }()
 		if r != nil && r.RequireReason && req.GetReason() == "" {
 			return refusal(connect.CodeInvalidArgument, "reason: required by rule %q", r.ID)
 		}
-		if err := setDecision(ctx, tx, row.ID, StateCancelled, sayCancelled, row.Digest, []string{caller.Name}, req.GetReason(), now); err != nil {
+		if err := setDecision(ctx, tx, row.ID, StateCancelled, sayCancelled, row.Digest, []string{caller.Name}, req.GetReason(), traceparentOf(span), now); err != nil {
 			return err
 		}
 		detail := map[string]any{
@@ -491,7 +499,7 @@ func (b *Board) deliver(ctx context.Context, agentName, id string) {
 		b.log.ErrorContext(ctx, "read a decision to deliver", "approval", id, "err", err.Error())
 		return
 	}
-	d := decisionProto(row)
+	d := linkDecisionProto(row)
 	if d == nil || row.DeliveredAt != nil || b.deliveries.marks.has(id) {
 		return
 	}
@@ -522,7 +530,7 @@ func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
 		if b.deliveries.marks.has(row.ID) {
 			continue
 		}
-		err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: decisionProto(row)}})
+		err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: linkDecisionProto(row)}})
 		if err != nil {
 			break
 		}
@@ -596,10 +604,12 @@ func (b *Board) expireDue(ctx context.Context) {
 			b.publishApproval(ctx, eventExpired, row.ID)
 			// Told to a live agent now; one that is away learns it when it
 			// raises again. Not recorded as delivered: there is no decision.
+			span := b.decisionSpan(ctx, row, "approval expire")
 			b.pushDecision(row.Agent, &boardv1.ApprovalDecision{
 				ApprovalId: row.ID, Say: sayProto(sayExpired), Digest: row.Digest, DecideTime: timestamppb.New(now),
-				Run: row.Run, Node: row.Node, Thread: row.Thread,
+				Run: row.Run, Node: row.Node, Thread: row.Thread, Traceparent: traceparentOf(span),
 			})
+			endDecisionSpan(span, sayExpired, nil)
 		}
 	}
 }

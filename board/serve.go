@@ -3,6 +3,7 @@ package board
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -12,7 +13,10 @@ import (
 // without TLS), HTTP/2 PINGs after PingInterval of silence and a
 // PingTimeout to answer them, and no server-wide read or write deadline,
 // because links and watches are long-lived streams; each request that is
-// not a stream gets a read deadline of its own (bodyrate.go).
+// not a stream gets a read deadline of its own (bodyrate.go). What net/http
+// and the HTTP/2 server have to say (a failed TLS handshake, a client
+// breaking the protocol) goes to the board's logger at level warn, as
+// lines with msg set to what they said (docs/logs.md).
 func (b *Board) NewHTTPServer() *http.Server {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
@@ -24,6 +28,7 @@ func (b *Board) NewHTTPServer() *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
 		HTTP2: &http.HTTP2Config{
 			SendPingTimeout: b.cfg.PingInterval,
 			PingTimeout:     b.cfg.PingTimeout,

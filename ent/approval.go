@@ -57,8 +57,12 @@ type Approval struct {
 	// Votes holds the value of the "votes" field.
 	Votes []string `json:"votes,omitempty"`
 	// DeliveredAt holds the value of the "delivered_at" field.
-	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
-	selectValues sql.SelectValues
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	// Traceparent holds the value of the "traceparent" field.
+	Traceparent string `json:"traceparent,omitempty"`
+	// DecisionTraceparent holds the value of the "decision_traceparent" field.
+	DecisionTraceparent string `json:"decision_traceparent,omitempty"`
+	selectValues        sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -68,7 +72,7 @@ func (*Approval) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case approval.FieldDecidedBy, approval.FieldVotes:
 			values[i] = new([]byte)
-		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason:
+		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason, approval.FieldTraceparent, approval.FieldDecisionTraceparent:
 			values[i] = new(sql.NullString)
 		case approval.FieldCreatedAt, approval.FieldDecidedAt, approval.FieldExpiresAt, approval.FieldDeliveredAt:
 			values[i] = new(sql.NullTime)
@@ -220,6 +224,18 @@ func (_m *Approval) assignValues(columns []string, values []any) error {
 				_m.DeliveredAt = new(time.Time)
 				*_m.DeliveredAt = value.Time
 			}
+		case approval.FieldTraceparent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field traceparent", values[i])
+			} else if value.Valid {
+				_m.Traceparent = value.String
+			}
+		case approval.FieldDecisionTraceparent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field decision_traceparent", values[i])
+			} else if value.Valid {
+				_m.DecisionTraceparent = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -321,6 +337,12 @@ func (_m *Approval) String() string {
 		builder.WriteString("delivered_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("traceparent=")
+	builder.WriteString(_m.Traceparent)
+	builder.WriteString(", ")
+	builder.WriteString("decision_traceparent=")
+	builder.WriteString(_m.DecisionTraceparent)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -231,6 +231,34 @@ func (_c *ApprovalCreate) SetNillableDeliveredAt(v *time.Time) *ApprovalCreate {
 	return _c
 }
 
+// SetTraceparent sets the "traceparent" field.
+func (_c *ApprovalCreate) SetTraceparent(v string) *ApprovalCreate {
+	_c.mutation.SetTraceparent(v)
+	return _c
+}
+
+// SetNillableTraceparent sets the "traceparent" field if the given value is not nil.
+func (_c *ApprovalCreate) SetNillableTraceparent(v *string) *ApprovalCreate {
+	if v != nil {
+		_c.SetTraceparent(*v)
+	}
+	return _c
+}
+
+// SetDecisionTraceparent sets the "decision_traceparent" field.
+func (_c *ApprovalCreate) SetDecisionTraceparent(v string) *ApprovalCreate {
+	_c.mutation.SetDecisionTraceparent(v)
+	return _c
+}
+
+// SetNillableDecisionTraceparent sets the "decision_traceparent" field if the given value is not nil.
+func (_c *ApprovalCreate) SetNillableDecisionTraceparent(v *string) *ApprovalCreate {
+	if v != nil {
+		_c.SetDecisionTraceparent(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ApprovalCreate) SetID(v string) *ApprovalCreate {
 	_c.mutation.SetID(v)
@@ -303,6 +331,14 @@ func (_c *ApprovalCreate) defaults() {
 	if _, ok := _c.mutation.Reason(); !ok {
 		v := approval.DefaultReason
 		_c.mutation.SetReason(v)
+	}
+	if _, ok := _c.mutation.Traceparent(); !ok {
+		v := approval.DefaultTraceparent
+		_c.mutation.SetTraceparent(v)
+	}
+	if _, ok := _c.mutation.DecisionTraceparent(); !ok {
+		v := approval.DefaultDecisionTraceparent
+		_c.mutation.SetDecisionTraceparent(v)
 	}
 }
 
@@ -377,6 +413,12 @@ func (_c *ApprovalCreate) check() error {
 	}
 	if _, ok := _c.mutation.Reason(); !ok {
 		return &ValidationError{Name: "reason", err: errors.New(`ent: missing required field "Approval.reason"`)}
+	}
+	if _, ok := _c.mutation.Traceparent(); !ok {
+		return &ValidationError{Name: "traceparent", err: errors.New(`ent: missing required field "Approval.traceparent"`)}
+	}
+	if _, ok := _c.mutation.DecisionTraceparent(); !ok {
+		return &ValidationError{Name: "decision_traceparent", err: errors.New(`ent: missing required field "Approval.decision_traceparent"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := approval.IDValidator(v); err != nil {
@@ -498,6 +540,14 @@ func (_c *ApprovalCreate) createSpec() (*Approval, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DeliveredAt(); ok {
 		_spec.SetField(approval.FieldDeliveredAt, field.TypeTime, value)
 		_node.DeliveredAt = &value
+	}
+	if value, ok := _c.mutation.Traceparent(); ok {
+		_spec.SetField(approval.FieldTraceparent, field.TypeString, value)
+		_node.Traceparent = value
+	}
+	if value, ok := _c.mutation.DecisionTraceparent(); ok {
+		_spec.SetField(approval.FieldDecisionTraceparent, field.TypeString, value)
+		_node.DecisionTraceparent = value
 	}
 	return _node, _spec
 }
@@ -671,6 +721,18 @@ func (u *ApprovalUpsert) ClearDeliveredAt() *ApprovalUpsert {
 	return u
 }
 
+// SetDecisionTraceparent sets the "decision_traceparent" field.
+func (u *ApprovalUpsert) SetDecisionTraceparent(v string) *ApprovalUpsert {
+	u.Set(approval.FieldDecisionTraceparent, v)
+	return u
+}
+
+// UpdateDecisionTraceparent sets the "decision_traceparent" field to the value that was provided on create.
+func (u *ApprovalUpsert) UpdateDecisionTraceparent() *ApprovalUpsert {
+	u.SetExcluded(approval.FieldDecisionTraceparent)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -723,6 +785,9 @@ func (u *ApprovalUpsertOne) UpdateNewValues() *ApprovalUpsertOne {
 		}
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(approval.FieldExpiresAt)
+		}
+		if _, exists := u.create.mutation.Traceparent(); exists {
+			s.SetIgnore(approval.FieldTraceparent)
 		}
 	}))
 	return u
@@ -892,6 +957,20 @@ func (u *ApprovalUpsertOne) UpdateDeliveredAt() *ApprovalUpsertOne {
 func (u *ApprovalUpsertOne) ClearDeliveredAt() *ApprovalUpsertOne {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.ClearDeliveredAt()
+	})
+}
+
+// SetDecisionTraceparent sets the "decision_traceparent" field.
+func (u *ApprovalUpsertOne) SetDecisionTraceparent(v string) *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetDecisionTraceparent(v)
+	})
+}
+
+// UpdateDecisionTraceparent sets the "decision_traceparent" field to the value that was provided on create.
+func (u *ApprovalUpsertOne) UpdateDecisionTraceparent() *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateDecisionTraceparent()
 	})
 }
 
@@ -1114,6 +1193,9 @@ func (u *ApprovalUpsertBulk) UpdateNewValues() *ApprovalUpsertBulk {
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(approval.FieldExpiresAt)
 			}
+			if _, exists := b.mutation.Traceparent(); exists {
+				s.SetIgnore(approval.FieldTraceparent)
+			}
 		}
 	}))
 	return u
@@ -1283,6 +1365,20 @@ func (u *ApprovalUpsertBulk) UpdateDeliveredAt() *ApprovalUpsertBulk {
 func (u *ApprovalUpsertBulk) ClearDeliveredAt() *ApprovalUpsertBulk {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.ClearDeliveredAt()
+	})
+}
+
+// SetDecisionTraceparent sets the "decision_traceparent" field.
+func (u *ApprovalUpsertBulk) SetDecisionTraceparent(v string) *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetDecisionTraceparent(v)
+	})
+}
+
+// UpdateDecisionTraceparent sets the "decision_traceparent" field to the value that was provided on create.
+func (u *ApprovalUpsertBulk) UpdateDecisionTraceparent() *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateDecisionTraceparent()
 	})
 }
 

@@ -161,6 +161,20 @@ func (_u *ApprovalUpdate) ClearDeliveredAt() *ApprovalUpdate {
 	return _u
 }
 
+// SetDecisionTraceparent sets the "decision_traceparent" field.
+func (_u *ApprovalUpdate) SetDecisionTraceparent(v string) *ApprovalUpdate {
+	_u.mutation.SetDecisionTraceparent(v)
+	return _u
+}
+
+// SetNillableDecisionTraceparent sets the "decision_traceparent" field if the given value is not nil.
+func (_u *ApprovalUpdate) SetNillableDecisionTraceparent(v *string) *ApprovalUpdate {
+	if v != nil {
+		_u.SetDecisionTraceparent(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdate) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -263,6 +277,9 @@ func (_u *ApprovalUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.DeliveredAtCleared() {
 		_spec.ClearField(approval.FieldDeliveredAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DecisionTraceparent(); ok {
+		_spec.SetField(approval.FieldDecisionTraceparent, field.TypeString, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -416,6 +433,20 @@ func (_u *ApprovalUpdateOne) ClearDeliveredAt() *ApprovalUpdateOne {
 	return _u
 }
 
+// SetDecisionTraceparent sets the "decision_traceparent" field.
+func (_u *ApprovalUpdateOne) SetDecisionTraceparent(v string) *ApprovalUpdateOne {
+	_u.mutation.SetDecisionTraceparent(v)
+	return _u
+}
+
+// SetNillableDecisionTraceparent sets the "decision_traceparent" field if the given value is not nil.
+func (_u *ApprovalUpdateOne) SetNillableDecisionTraceparent(v *string) *ApprovalUpdateOne {
+	if v != nil {
+		_u.SetDecisionTraceparent(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdateOne) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -548,6 +579,9 @@ func (_u *ApprovalUpdateOne) sqlSave(ctx context.Context) (_node *Approval, err 
 	}
 	if _u.mutation.DeliveredAtCleared() {
 		_spec.ClearField(approval.FieldDeliveredAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DecisionTraceparent(); ok {
+		_spec.SetField(approval.FieldDecisionTraceparent, field.TypeString, value)
 	}
 	_node = &Approval{config: _u.config}
 	_spec.Assign = _node.assignValues

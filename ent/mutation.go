@@ -1999,35 +1999,37 @@ func (m *AgentMutation) ResetEdge(name string) error {
 // ApprovalMutation represents an operation that mutates the Approval nodes in the graph.
 type ApprovalMutation struct {
 	config
-	op               Op
-	typ              string
-	id               *string
-	agent            *string
-	run              *string
-	thread           *string
-	run_id           *string
-	node             *string
-	ask              *string
-	show             *string
-	account          *string
-	digest           *string
-	rule_id          *string
-	state            *string
-	created_at       *time.Time
-	decided_at       *time.Time
-	expires_at       *time.Time
-	say              *string
-	decision_digest  *string
-	decided_by       *[]string
-	appenddecided_by []string
-	reason           *string
-	votes            *[]string
-	appendvotes      []string
-	delivered_at     *time.Time
-	clearedFields    map[string]struct{}
-	done             bool
-	oldValue         func(context.Context) (*Approval, error)
-	predicates       []predicate.Approval
+	op                   Op
+	typ                  string
+	id                   *string
+	agent                *string
+	run                  *string
+	thread               *string
+	run_id               *string
+	node                 *string
+	ask                  *string
+	show                 *string
+	account              *string
+	digest               *string
+	rule_id              *string
+	state                *string
+	created_at           *time.Time
+	decided_at           *time.Time
+	expires_at           *time.Time
+	say                  *string
+	decision_digest      *string
+	decided_by           *[]string
+	appenddecided_by     []string
+	reason               *string
+	votes                *[]string
+	appendvotes          []string
+	delivered_at         *time.Time
+	traceparent          *string
+	decision_traceparent *string
+	clearedFields        map[string]struct{}
+	done                 bool
+	oldValue             func(context.Context) (*Approval, error)
+	predicates           []predicate.Approval
 }
 
 var _ ent.Mutation = (*ApprovalMutation)(nil)
@@ -2951,6 +2953,78 @@ func (m *ApprovalMutation) ResetDeliveredAt() {
 	delete(m.clearedFields, approval.FieldDeliveredAt)
 }
 
+// SetTraceparent sets the "traceparent" field.
+func (m *ApprovalMutation) SetTraceparent(s string) {
+	m.traceparent = &s
+}
+
+// Traceparent returns the value of the "traceparent" field in the mutation.
+func (m *ApprovalMutation) Traceparent() (r string, exists bool) {
+	v := m.traceparent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceparent returns the old "traceparent" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldTraceparent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceparent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceparent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceparent: %w", err)
+	}
+	return oldValue.Traceparent, nil
+}
+
+// ResetTraceparent resets all changes to the "traceparent" field.
+func (m *ApprovalMutation) ResetTraceparent() {
+	m.traceparent = nil
+}
+
+// SetDecisionTraceparent sets the "decision_traceparent" field.
+func (m *ApprovalMutation) SetDecisionTraceparent(s string) {
+	m.decision_traceparent = &s
+}
+
+// DecisionTraceparent returns the value of the "decision_traceparent" field in the mutation.
+func (m *ApprovalMutation) DecisionTraceparent() (r string, exists bool) {
+	v := m.decision_traceparent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDecisionTraceparent returns the old "decision_traceparent" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldDecisionTraceparent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDecisionTraceparent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDecisionTraceparent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDecisionTraceparent: %w", err)
+	}
+	return oldValue.DecisionTraceparent, nil
+}
+
+// ResetDecisionTraceparent resets all changes to the "decision_traceparent" field.
+func (m *ApprovalMutation) ResetDecisionTraceparent() {
+	m.decision_traceparent = nil
+}
+
 // Where appends a list predicates to the ApprovalMutation builder.
 func (m *ApprovalMutation) Where(ps ...predicate.Approval) {
 	m.predicates = append(m.predicates, ps...)
@@ -2985,7 +3059,7 @@ func (m *ApprovalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ApprovalMutation) Fields() []string {
-	fields := make([]string, 0, 20)
+	fields := make([]string, 0, 22)
 	if m.agent != nil {
 		fields = append(fields, approval.FieldAgent)
 	}
@@ -3046,6 +3120,12 @@ func (m *ApprovalMutation) Fields() []string {
 	if m.delivered_at != nil {
 		fields = append(fields, approval.FieldDeliveredAt)
 	}
+	if m.traceparent != nil {
+		fields = append(fields, approval.FieldTraceparent)
+	}
+	if m.decision_traceparent != nil {
+		fields = append(fields, approval.FieldDecisionTraceparent)
+	}
 	return fields
 }
 
@@ -3094,6 +3174,10 @@ func (m *ApprovalMutation) Field(name string) (ent.Value, bool) {
 		return m.Votes()
 	case approval.FieldDeliveredAt:
 		return m.DeliveredAt()
+	case approval.FieldTraceparent:
+		return m.Traceparent()
+	case approval.FieldDecisionTraceparent:
+		return m.DecisionTraceparent()
 	}
 	return nil, false
 }
@@ -3143,6 +3227,10 @@ func (m *ApprovalMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldVotes(ctx)
 	case approval.FieldDeliveredAt:
 		return m.OldDeliveredAt(ctx)
+	case approval.FieldTraceparent:
+		return m.OldTraceparent(ctx)
+	case approval.FieldDecisionTraceparent:
+		return m.OldDecisionTraceparent(ctx)
 	}
 	return nil, fmt.Errorf("unknown Approval field %s", name)
 }
@@ -3292,6 +3380,20 @@ func (m *ApprovalMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDeliveredAt(v)
 		return nil
+	case approval.FieldTraceparent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceparent(v)
+		return nil
+	case approval.FieldDecisionTraceparent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDecisionTraceparent(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)
 }
@@ -3433,6 +3535,12 @@ func (m *ApprovalMutation) ResetField(name string) error {
 		return nil
 	case approval.FieldDeliveredAt:
 		m.ResetDeliveredAt()
+		return nil
+	case approval.FieldTraceparent:
+		m.ResetTraceparent()
+		return nil
+	case approval.FieldDecisionTraceparent:
+		m.ResetDecisionTraceparent()
 		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)

@@ -143,6 +143,14 @@ func init() {
 	approvalDescReason := approvalFields[18].Descriptor()
 	// approval.DefaultReason holds the default value on creation for the reason field.
 	approval.DefaultReason = approvalDescReason.Default.(string)
+	// approvalDescTraceparent is the schema descriptor for traceparent field.
+	approvalDescTraceparent := approvalFields[21].Descriptor()
+	// approval.DefaultTraceparent holds the default value on creation for the traceparent field.
+	approval.DefaultTraceparent = approvalDescTraceparent.Default.(string)
+	// approvalDescDecisionTraceparent is the schema descriptor for decision_traceparent field.
+	approvalDescDecisionTraceparent := approvalFields[22].Descriptor()
+	// approval.DefaultDecisionTraceparent holds the default value on creation for the decision_traceparent field.
+	approval.DefaultDecisionTraceparent = approvalDescDecisionTraceparent.Default.(string)
 	// approvalDescID is the schema descriptor for id field.
 	approvalDescID := approvalFields[0].Descriptor()
 	// approval.IDValidator is a validator for the "id" field. It is called by the builders before save.

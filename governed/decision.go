@@ -57,6 +57,12 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	if a.cfg.RunContext != nil {
 		ctx = a.cfg.RunContext(n.Thread)
 	}
+	ctx, span := a.decisionSpan(ctx, d, n.Thread)
+	var (
+		res flow.Result
+		v   Verdict
+	)
+	defer func() { endRunSpan(span, res, v, err) }()
 
 	switch d.Say {
 	case "cancelled", "expired":
@@ -81,7 +87,8 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 			}
 		}
 		log.InfoContext(ctx, "the run ended without an answer", "why", why)
-		a.report(n.Thread, flow.Result{}, Verdict{Who: Organisation, Why: why, Run: n.Run}, end)
+		v, err = Verdict{Who: Organisation, Why: why, Run: n.Run}, end
+		a.report(n.Thread, flow.Result{}, v, err)
 		return
 	}
 
@@ -119,8 +126,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 		answer = "yes"
 	}
 	log.InfoContext(ctx, "a decision acted on", "who", d.Who)
-	res, err := a.cfg.Graph.Resume(ctx, n.Thread, answer)
-	var v Verdict
+	res, err = a.cfg.Graph.Resume(ctx, n.Thread, answer)
 	if err == nil {
 		v, err = a.settle(ctx, n.Thread, res.Pending, true)
 	} else {

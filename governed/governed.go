@@ -23,6 +23,9 @@ import (
 	"log/slog"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/approvals"
 	"github.com/symphonix/symphonix/flow"
@@ -101,13 +104,17 @@ type Config struct {
 	RunContext func(thread string) context.Context
 	// Logger: nil discards.
 	Logger *slog.Logger
+	// TracerProvider: where the spans of runs go (trace.go,
+	// docs/tracing.md); nil is off.
+	TracerProvider trace.TracerProvider
 }
 
 // Approvals decides who answers each approval a run waits at, and acts on
 // the board's decisions. It is safe for concurrent use.
 type Approvals struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	tracer trace.Tracer
 
 	boardMu sync.RWMutex
 	board   Board
@@ -135,7 +142,10 @@ func New(cfg Config) (*Approvals, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Approvals{cfg: cfg, log: cfg.Logger}, nil
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = noop.NewTracerProvider()
+	}
+	return &Approvals{cfg: cfg, log: cfg.Logger, tracer: cfg.TracerProvider.Tracer(tracerName)}, nil
 }
 
 // Use gives the board to ask (with Monitored set).
@@ -161,12 +171,16 @@ func (a *Approvals) Close() {
 
 // Invoke starts a run (flow.Graph.Invoke) and settles who answers it if it
 // pauses at an approval.
-func (a *Approvals) Invoke(ctx context.Context, thread string, input map[string]any) (flow.Result, Verdict, error) {
-	res, err := a.cfg.Graph.Invoke(ctx, thread, input)
+// The run has a span ("run", trace.go), in which the approval it pauses at
+// is raised.
+func (a *Approvals) Invoke(ctx context.Context, thread string, input map[string]any) (res flow.Result, v Verdict, err error) {
+	ctx, span := a.runSpan(ctx, "run", thread)
+	defer func() { endRunSpan(span, res, v, err) }()
+	res, err = a.cfg.Graph.Invoke(ctx, thread, input)
 	if err != nil {
 		return res, Verdict{}, err
 	}
-	v, err := a.Settle(ctx, thread, res.Pending)
+	v, err = a.Settle(ctx, thread, res.Pending)
 	return res, v, err
 }
 
@@ -174,7 +188,15 @@ func (a *Approvals) Invoke(ctx context.Context, thread string, input map[string]
 // is always the chat's. An approval is the chat's only with no board
 // configured, or when the board said it is not governed: anything else is
 // refused with ErrGoverned and the run keeps waiting.
-func (a *Approvals) Answer(ctx context.Context, thread string, answer any) (flow.Result, Verdict, error) {
+//
+// The resumed run has a span ("run resume", trace.go).
+func (a *Approvals) Answer(ctx context.Context, thread string, answer any) (res flow.Result, v Verdict, err error) {
+	ctx, span := a.runSpan(ctx, "run resume", thread)
+	defer func() { endRunSpan(span, res, v, err) }()
+	return a.answer(ctx, thread, answer)
+}
+
+func (a *Approvals) answer(ctx context.Context, thread string, answer any) (flow.Result, Verdict, error) {
 	p, err := a.cfg.Graph.Pending(ctx, thread)
 	if err != nil {
 		return flow.Result{}, Verdict{}, err
@@ -399,6 +421,7 @@ func (a *Approvals) raise(ctx context.Context, n waiting.Note, info agentlink.Ru
 		return v
 	}
 	r := a.raiseOf(ctx, n)
+	r.Trace = trace.SpanContextFromContext(ctx) // the run's span, so the decision joins its trace
 	raised, err := b.Raise(ctx, r)
 	if err != nil {
 		a.log.WarnContext(ctx, "raise: asked again when the link is up", "thread", n.Thread, "node", n.Node, "err", err)

@@ -59,16 +59,18 @@ type parts struct {
 // open assembles the flow folder, its model and tools journalled in j (nil:
 // not journalled), its runs recorded in rr (nil: not recorded) and all
 // three counted in m (nil: not counted), with the board switching its
-// tools when one is configured.
+// tools when one is configured. Its nodes and model and tool calls have
+// spans when cfg.TracerProvider is set (trace.go).
 func open(ctx context.Context, cfg Config, j *journal.Journal, rr *runRecord, m *agentMetrics) (*agent.Agent, error) {
+	tr := newTracing(cfg.TracerProvider)
 	a, err := agent.Open(ctx, cfg.Dir, agent.Config{
 		Getenv:    cfg.Getenv,
 		Logger:    cfg.Logger,
 		Stderr:    cfg.Stderr,
-		WrapModel: func(model flow.Model) flow.Model { return m.wrapModel(rr.wrapModel(j.WrapModel(model))) },
-		WrapTools: func(call flow.ToolCaller) flow.ToolCaller { return m.wrapTools(j.WrapTools(call)) },
+		WrapModel: func(model flow.Model) flow.Model { return tr.wrapModel(m.wrapModel(rr.wrapModel(j.WrapModel(model)))) },
+		WrapTools: func(call flow.ToolCaller) flow.ToolCaller { return tr.wrapTools(m.wrapTools(j.WrapTools(call))) },
 		Monitored: cfg.BoardURL != "",
-		Watch:     m.watch(rr.watch()),
+		Watch:     watchers(m.watch(rr.watch()), tr.watch()),
 	})
 	if err == nil {
 		m.declare(a.Subscription.Declared())
@@ -104,6 +106,8 @@ func govern(cfg Config, a *agent.Agent, rr *runRecord, onResult func(string, flo
 		Logger:     cfg.Logger,
 		RunContext: serve.RunContext,
 		OnResult:   onResult,
+
+		TracerProvider: cfg.TracerProvider,
 	})
 }
 
@@ -118,12 +122,13 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		sub = p.agent.Subscription
 	}
 	cfg := agentlink.Config{
-		BoardURL:     p.cfg.BoardURL,
-		Token:        p.cfg.Token,
-		Identity:     p.id,
-		Capabilities: p.capabilities(),
-		Logger:       p.cfg.Logger,
-		OnPong:       p.metrics.pong(),
+		BoardURL:       p.cfg.BoardURL,
+		Token:          p.cfg.Token,
+		Identity:       p.id,
+		Capabilities:   p.capabilities(),
+		Logger:         p.cfg.Logger,
+		OnPong:         p.metrics.pong(),
+		TracerProvider: p.cfg.TracerProvider,
 		OnState: func(st agentlink.State) {
 			p.metrics.linkState(st)
 			if !st.Up {

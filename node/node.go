@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
@@ -46,6 +48,9 @@ type Config struct {
 	Getenv func(string) string
 	// Logger: nil discards logs.
 	Logger *slog.Logger
+	// TracerProvider: where the spans of the agent's runs, nodes, model and
+	// tool calls and its link go (docs/tracing.md); nil is off.
+	TracerProvider trace.TracerProvider
 	// Stdin: Run reads the answers to what a run stops for from it, a line
 	// each; nil has none, so a run that stops for a person ends waiting.
 	Stdin io.Reader

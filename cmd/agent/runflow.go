@@ -49,18 +49,25 @@ func newRunCmd(a *app) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		log := a.logger(slog.LevelWarn)
+		tp, stopTraces, err := cli.Traces(cmd.Context(), a.getenv, "symphonix-agent", log)
+		if err != nil {
+			return err
+		}
+		defer stopTraces()
 		return reported(a.stderr, node.Run(cmd.Context(), node.Config{
-			Dir:      args[0],
-			BoardURL: url,
-			Token:    token,
-			Getenv:   a.getenv,
-			Logger:   a.logger(slog.LevelWarn),
-			Stdin:    a.stdin,
-			Stdout:   a.stdout,
-			Stderr:   a.stderr,
-			Thread:   *thread,
-			Input:    in,
-			JSON:     *asJSON,
+			Dir:            args[0],
+			BoardURL:       url,
+			Token:          token,
+			Getenv:         a.getenv,
+			Logger:         log,
+			TracerProvider: tp,
+			Stdin:          a.stdin,
+			Stdout:         a.stdout,
+			Stderr:         a.stderr,
+			Thread:         *thread,
+			Input:          in,
+			JSON:           *asJSON,
 
 			JournalDetail:   jd,
 			JournalMaxBytes: maxBytes,

@@ -70,12 +70,19 @@ func (o *serveOptions) serve(ctx context.Context, a *app, dir string, plain bool
 	if err != nil {
 		return err
 	}
+	log := a.logger(slog.LevelInfo)
+	tp, stopTraces, err := cli.Traces(ctx, a.getenv, "symphonix-agent", log)
+	if err != nil {
+		return err
+	}
+	defer stopTraces()
 	return reported(a.stderr, node.Serve(ctx, node.Config{
 		Dir:             dir,
 		BoardURL:        url,
 		Token:           token,
 		Getenv:          a.getenv,
-		Logger:          a.logger(slog.LevelInfo),
+		Logger:          log,
+		TracerProvider:  tp,
 		Stdout:          a.stdout,
 		Stderr:          a.stderr,
 		Listen:          o.listen,

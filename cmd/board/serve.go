@@ -126,12 +126,17 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 		return err
 	}
 	defer db.Close()
+	tp, stopTraces, err := cli.Traces(ctx, a.getenv, "symphonix-board", log)
+	if err != nil {
+		return err
+	}
+	defer stopTraces()
 	mln, err := o.listenMetrics(a)
 	if err != nil {
 		return err
 	}
 	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
-		RunRetention: runRetention, MetricsListener: mln, DrainDelay: o.drain})
+		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain})
 	if err != nil {
 		if mln != nil {
 			mln.Close()

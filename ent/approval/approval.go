@@ -51,6 +51,10 @@ const (
 	FieldVotes = "votes"
 	// FieldDeliveredAt holds the string denoting the delivered_at field in the database.
 	FieldDeliveredAt = "delivered_at"
+	// FieldTraceparent holds the string denoting the traceparent field in the database.
+	FieldTraceparent = "traceparent"
+	// FieldDecisionTraceparent holds the string denoting the decision_traceparent field in the database.
+	FieldDecisionTraceparent = "decision_traceparent"
 	// Table holds the table name of the approval in the database.
 	Table = "approvals"
 )
@@ -78,6 +82,8 @@ var Columns = []string{
 	FieldReason,
 	FieldVotes,
 	FieldDeliveredAt,
+	FieldTraceparent,
+	FieldDecisionTraceparent,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -117,6 +123,10 @@ var (
 	DefaultDecisionDigest string
 	// DefaultReason holds the default value on creation for the "reason" field.
 	DefaultReason string
+	// DefaultTraceparent holds the default value on creation for the "traceparent" field.
+	DefaultTraceparent string
+	// DefaultDecisionTraceparent holds the default value on creation for the "decision_traceparent" field.
+	DefaultDecisionTraceparent string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -217,4 +227,14 @@ func ByReason(opts ...sql.OrderTermOption) OrderOption {
 // ByDeliveredAt orders the results by the delivered_at field.
 func ByDeliveredAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDeliveredAt, opts...).ToFunc()
+}
+
+// ByTraceparent orders the results by the traceparent field.
+func ByTraceparent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceparent, opts...).ToFunc()
+}
+
+// ByDecisionTraceparent orders the results by the decision_traceparent field.
+func ByDecisionTraceparent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDecisionTraceparent, opts...).ToFunc()
 }

@@ -154,6 +154,16 @@ func DeliveredAt(v time.Time) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldDeliveredAt, v))
 }
 
+// Traceparent applies equality check predicate on the "traceparent" field. It's identical to TraceparentEQ.
+func Traceparent(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldTraceparent, v))
+}
+
+// DecisionTraceparent applies equality check predicate on the "decision_traceparent" field. It's identical to DecisionTraceparentEQ.
+func DecisionTraceparent(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldDecisionTraceparent, v))
+}
+
 // AgentEQ applies the EQ predicate on the "agent" field.
 func AgentEQ(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldAgent, v))
@@ -1272,6 +1282,136 @@ func DeliveredAtIsNil() predicate.Approval {
 // DeliveredAtNotNil applies the NotNil predicate on the "delivered_at" field.
 func DeliveredAtNotNil() predicate.Approval {
 	return predicate.Approval(sql.FieldNotNull(FieldDeliveredAt))
+}
+
+// TraceparentEQ applies the EQ predicate on the "traceparent" field.
+func TraceparentEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldTraceparent, v))
+}
+
+// TraceparentNEQ applies the NEQ predicate on the "traceparent" field.
+func TraceparentNEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldNEQ(FieldTraceparent, v))
+}
+
+// TraceparentIn applies the In predicate on the "traceparent" field.
+func TraceparentIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldIn(FieldTraceparent, vs...))
+}
+
+// TraceparentNotIn applies the NotIn predicate on the "traceparent" field.
+func TraceparentNotIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldNotIn(FieldTraceparent, vs...))
+}
+
+// TraceparentGT applies the GT predicate on the "traceparent" field.
+func TraceparentGT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGT(FieldTraceparent, v))
+}
+
+// TraceparentGTE applies the GTE predicate on the "traceparent" field.
+func TraceparentGTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGTE(FieldTraceparent, v))
+}
+
+// TraceparentLT applies the LT predicate on the "traceparent" field.
+func TraceparentLT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLT(FieldTraceparent, v))
+}
+
+// TraceparentLTE applies the LTE predicate on the "traceparent" field.
+func TraceparentLTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLTE(FieldTraceparent, v))
+}
+
+// TraceparentContains applies the Contains predicate on the "traceparent" field.
+func TraceparentContains(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContains(FieldTraceparent, v))
+}
+
+// TraceparentHasPrefix applies the HasPrefix predicate on the "traceparent" field.
+func TraceparentHasPrefix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasPrefix(FieldTraceparent, v))
+}
+
+// TraceparentHasSuffix applies the HasSuffix predicate on the "traceparent" field.
+func TraceparentHasSuffix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasSuffix(FieldTraceparent, v))
+}
+
+// TraceparentEqualFold applies the EqualFold predicate on the "traceparent" field.
+func TraceparentEqualFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEqualFold(FieldTraceparent, v))
+}
+
+// TraceparentContainsFold applies the ContainsFold predicate on the "traceparent" field.
+func TraceparentContainsFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContainsFold(FieldTraceparent, v))
+}
+
+// DecisionTraceparentEQ applies the EQ predicate on the "decision_traceparent" field.
+func DecisionTraceparentEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentNEQ applies the NEQ predicate on the "decision_traceparent" field.
+func DecisionTraceparentNEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldNEQ(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentIn applies the In predicate on the "decision_traceparent" field.
+func DecisionTraceparentIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldIn(FieldDecisionTraceparent, vs...))
+}
+
+// DecisionTraceparentNotIn applies the NotIn predicate on the "decision_traceparent" field.
+func DecisionTraceparentNotIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldNotIn(FieldDecisionTraceparent, vs...))
+}
+
+// DecisionTraceparentGT applies the GT predicate on the "decision_traceparent" field.
+func DecisionTraceparentGT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGT(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentGTE applies the GTE predicate on the "decision_traceparent" field.
+func DecisionTraceparentGTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGTE(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentLT applies the LT predicate on the "decision_traceparent" field.
+func DecisionTraceparentLT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLT(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentLTE applies the LTE predicate on the "decision_traceparent" field.
+func DecisionTraceparentLTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLTE(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentContains applies the Contains predicate on the "decision_traceparent" field.
+func DecisionTraceparentContains(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContains(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentHasPrefix applies the HasPrefix predicate on the "decision_traceparent" field.
+func DecisionTraceparentHasPrefix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasPrefix(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentHasSuffix applies the HasSuffix predicate on the "decision_traceparent" field.
+func DecisionTraceparentHasSuffix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasSuffix(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentEqualFold applies the EqualFold predicate on the "decision_traceparent" field.
+func DecisionTraceparentEqualFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEqualFold(FieldDecisionTraceparent, v))
+}
+
+// DecisionTraceparentContainsFold applies the ContainsFold predicate on the "decision_traceparent" field.
+func DecisionTraceparentContainsFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContainsFold(FieldDecisionTraceparent, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -75,6 +75,8 @@ var (
 		{Name: "reason", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "votes", Type: field.TypeJSON, Nullable: true},
 		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "traceparent", Type: field.TypeString, Default: ""},
+		{Name: "decision_traceparent", Type: field.TypeString, Default: ""},
 	}
 	// ApprovalsTable holds the schema information for the "approvals" table.
 	ApprovalsTable = &schema.Table{

@@ -51,6 +51,12 @@ func (Approval) Fields() []ent.Field {
 		// delivered_at is when the decision went out on the agent's link
 		// (or in the answer to a raise); nil while it has not.
 		field.Time("delivered_at").Optional().Nillable(),
+		// traceparent is the W3C traceparent the raise was made in; "" when
+		// the agent sent none. decision_traceparent is the board's span for
+		// the decision, a child of it, sent with the decision to the agent
+		// whenever it is delivered.
+		field.String("traceparent").Default("").Immutable(),
+		field.String("decision_traceparent").Default(""),
 	}
 }
 

@@ -543,6 +543,14 @@ func cases() []goldenCase {
 		RequestId: "q2", Run: "run-7c1e", Thread: "thread-19", Node: "approve_refund",
 		Ask: "Refund 740.50 EUR for order A-1043?", Show: showJSON, Digest: digestA, RunId: runID,
 	}}})
+	req("raise.traceparent", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
+		RequestId: "q2", Run: "run-7c1e", Thread: "thread-19", Node: "approve_refund",
+		Ask: "Refund 740.50 EUR for order A-1043?", Show: showJSON, Digest: digestA, RunId: runID,
+		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+	}}})
+	traced := decision("ap_approved", boardv1.Say_SAY_YES)
+	traced.Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01"
+	resp("decision.traceparent", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: traced}})
 	event := func(kind string, seq uint32, e *boardv1.RunEvent) {
 		e.RunId, e.Seq, e.Time = runID, seq, at(int(seq))
 		req("run_event."+kind, &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: e}})

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
@@ -60,6 +62,10 @@ type Options struct {
 	// 127.0.0.1:0 takes a free port (Board.MetricsURL).
 	MetricsListen string
 	DrainDelay    time.Duration
+	// Logger: board.Config's; nil discards.
+	Logger *slog.Logger
+	// TracerProvider: board.Config's; nil is off.
+	TracerProvider trace.TracerProvider
 }
 
 // Board is a running board under test.
@@ -119,6 +125,8 @@ func (b *Board) start() {
 		Now:            b.opts.Now,
 		Limits:         b.opts.Limits,
 		RunRetention:   b.opts.RunRetention,
+		Logger:         b.opts.Logger,
+		TracerProvider: b.opts.TracerProvider,
 
 		ConcurrentHashes: b.opts.ConcurrentHashes,
 		HashesPerSecond:  hashRate(b.opts.BoardHashRate),

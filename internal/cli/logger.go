@@ -6,6 +6,8 @@ import (
 	"log/slog"
 
 	"github.com/spf13/pflag"
+
+	"github.com/symphonix/symphonix/telemetry"
 )
 
 // Logger is the one logger a command uses: format text or json, level
@@ -16,11 +18,13 @@ func Logger(format, level string, w io.Writer) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %q: want debug, info, warn or error", level)
 	}
 	o := &slog.HandlerOptions{Level: l}
+	// Every line written while serving a request carries its request id,
+	// and in a traced span its trace and span ids (docs/logs.md).
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, o)), nil
+		return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, o))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, o)), nil
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, o))), nil
 	}
 	return nil, fmt.Errorf("--log-format: %q: want text or json", format)
 }

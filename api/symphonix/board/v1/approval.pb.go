@@ -1472,7 +1472,13 @@ type ApprovalDecision struct {
 	// The approval's node, as the agent raised it.
 	Node string `protobuf:"bytes,8,opt,name=node,proto3" json:"node,omitempty"`
 	// The approval's conversation, as the agent raised it.
-	Thread        string `protobuf:"bytes,9,opt,name=thread,proto3" json:"thread,omitempty"`
+	Thread string `protobuf:"bytes,9,opt,name=thread,proto3" json:"thread,omitempty"`
+	// The W3C Trace Context traceparent of the board's span for the decision,
+	// a child of the raise's (Raise.traceparent), so that the run the
+	// decision resumes continues the raise's trace. Set only on the agent's
+	// link, and only when the raise carried a traceparent and the board
+	// traces; "" otherwise.
+	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1570,6 +1576,13 @@ func (x *ApprovalDecision) GetThread() string {
 	return ""
 }
 
+func (x *ApprovalDecision) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
 var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
@@ -1662,7 +1675,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"J\n" +
 	"\x0eCancelResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\x9b\x02\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xbd\x02\n" +
 	"\x10ApprovalDecision\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12)\n" +
@@ -1674,7 +1687,9 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x10\n" +
 	"\x03run\x18\a \x01(\tR\x03run\x12\x12\n" +
 	"\x04node\x18\b \x01(\tR\x04node\x12\x16\n" +
-	"\x06thread\x18\t \x01(\tR\x06thread*\xde\x01\n" +
+	"\x06thread\x18\t \x01(\tR\x06thread\x12 \n" +
+	"\vtraceparent\x18\n" +
+	" \x01(\tR\vtraceparent*\xde\x01\n" +
 	"\rApprovalState\x12\x1e\n" +
 	"\x1aAPPROVAL_STATE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16APPROVAL_STATE_PENDING\x10\x01\x12\x1b\n" +

@@ -1686,7 +1686,13 @@ type Raise struct {
 	// The run, as RunEvent and RunSummary name it, that stopped for the
 	// approval; "" from an agent that does not report runs. Not part of the
 	// raise's identity.
-	RunId         string `protobuf:"bytes,9,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	RunId string `protobuf:"bytes,9,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The W3C Trace Context traceparent of the span the raise was made in
+	// ("00-<trace id>-<span id>-<flags>"), so that the approval, its decision
+	// and the run it resumes are one trace; "" when the agent does not trace.
+	// At most 55 bytes; a value that is not a traceparent is ignored. Never
+	// part of the raise's identity.
+	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1780,6 +1786,13 @@ func (x *Raise) GetDigest() string {
 func (x *Raise) GetRunId() string {
 	if x != nil {
 		return x.RunId
+	}
+	return ""
+}
+
+func (x *Raise) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
 	}
 	return ""
 }
@@ -3331,7 +3344,7 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\arule_id\x18\x03 \x01(\tR\x06ruleId\x12,\n" +
 	"\x04role\x18\x04 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\x12\x16\n" +
 	"\x06people\x18\x05 \x03(\tR\x06people\x12\x16\n" +
-	"\x06quorum\x18\x06 \x01(\x05R\x06quorum\"\xd3\x01\n" +
+	"\x06quorum\x18\x06 \x01(\x05R\x06quorum\"\xf5\x01\n" +
 	"\x05Raise\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
@@ -3342,7 +3355,9 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x04show\x18\x06 \x01(\tR\x04show\x12\x18\n" +
 	"\aaccount\x18\a \x01(\tR\aaccount\x12\x16\n" +
 	"\x06digest\x18\b \x01(\tR\x06digest\x12\x15\n" +
-	"\x06run_id\x18\t \x01(\tR\x05runId\"\xc3\x01\n" +
+	"\x06run_id\x18\t \x01(\tR\x05runId\x12 \n" +
+	"\vtraceparent\x18\n" +
+	" \x01(\tR\vtraceparent\"\xc3\x01\n" +
 	"\x06Raised\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
