@@ -62,8 +62,9 @@ var layers = []layer{
 	}},
 
 	// Commands, examples and harnesses: at the top, they may wire anything below.
-	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit", allow: []string{"board", "store", "identity", "audit", "ent"}},
-	{pkg: "cmd/agent", why: "flags, then one call into node", allow: []string{"node", "flow", "journal", "serve"}},
+	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit", allow: []string{"board", "store", "identity", "audit", "ent", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
+	{pkg: "cmd/agent", why: "flags, then one call into node", allow: []string{"node", "flow", "journal", "serve", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
+	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger", allow: []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
 	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "internal/boardtest", why: "a real board for tests, over Connect and gRPC", allow: []string{

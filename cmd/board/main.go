@@ -1,31 +1,46 @@
-// Command board runs the Symphonix board, and mints and revokes its tokens.
+// Command board runs the Symphonix board, and manages its tokens, people
+// and audit log.
 //
-//	board [--listen ADDR] [--public-url URL] [--data DIR] [--database DSN]
-//	board token operator --name NAME --role admin|approver|viewer [--ttl D] [--data DIR]
-//	board token agent --name NAME [--ttl D] [--data DIR]
-//	board token revoke [--data DIR] ID
-//	board token list [--data DIR]
-//	board audit verify [--data DIR]
-//	board audit list [--data DIR] [--after N] [--limit N]
-//	board user add --email EMAIL --name NAME --role admin|approver|viewer [--url URL] [--data DIR]
-//	board user list [--data DIR]
+//	board [serve] [--listen ADDR] [--public-url URL] [--data DIR] [--database DSN] ...
+//	board config [serve's flags] [-o table|json]
+//	board token operator --name NAME --role admin|approver|viewer [--ttl D] [--data DIR] [--create]
+//	board token agent --name NAME [--ttl D] [--data DIR] [--create]
+//	board token revoke ID [--data DIR]
+//	board token list [--data DIR] [-o table|json]
+//	board audit verify [--data DIR] [-o table|json]
+//	board audit list [--after N] [--limit N] [--data DIR] [-o table|json]
+//	board user add --email EMAIL --name NAME --role admin|approver|viewer [--url URL] [--data DIR] [--create]
+//	board user list [--data DIR] [-o table|json]
 //	board user disable|enable --email EMAIL [--data DIR]
+//	board version [-o table|json]
+//	board completion bash|zsh|fish|powershell
+//
+// Flags go before or after arguments. Every flag also comes from the
+// environment (SYMPHONIX_ and its name, --run-days as SYMPHONIX_RUN_DAYS)
+// and from a TOML config file (--config FILE or SYMPHONIX_CONFIG); a flag
+// on the command line wins over the environment, which wins over the
+// file (docs/cli.md).
+//
+// The store-side commands (token, user, audit) work on an existing store
+// and refuse to create one unless given --create.
+//
+// Exit status: 0 done; 1 failed; 2 the command line or configuration was
+// wrong, and nothing was done.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/symphonix/symphonix/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "board:", err)
-		os.Exit(1)
-	}
+	cli.Report(os.Stderr, "board", err)
+	os.Exit(cli.ExitCode(err))
 }

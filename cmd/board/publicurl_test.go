@@ -58,7 +58,7 @@ func TestLinksUsePublicURL(t *testing.T) {
 	// Nothing recorded, nothing given: refused, and nobody added.
 	data := t.TempDir()
 	var errb bytes.Buffer
-	err := run(t.Context(), []string{"user", "add", "--data", data, "--email", "ann@example.com", "--role", "viewer"}, noEnv, &bytes.Buffer{}, &errb)
+	err := run(t.Context(), []string{"user", "add", "--create", "--data", data, "--email", "ann@example.com", "--role", "viewer"}, noEnv, &bytes.Buffer{}, &errb)
 	if !errors.Is(err, errNoPublicURL) {
 		t.Errorf("user add before any board started = %v, want errNoPublicURL", err)
 	}

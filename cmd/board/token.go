@@ -1,106 +1,170 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
-	"io"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/cli"
 )
 
-// runToken mints, revokes and lists tokens. A minted token is the only
-// thing printed on stdout; its id goes to stderr.
-func runToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errUsage
+// newTokenCmd mints, revokes and lists tokens. A minted token is the only
+// thing printed on stdout (unless -o json); its id goes to stderr.
+func newTokenCmd(a *app) *cobra.Command {
+	c := cli.Group("token", "Mint, revoke and list the board's tokens")
+	c.AddCommand(newMintCmd(a, identity.Kind("operator")), newMintCmd(a, identity.Kind("agent")), newRevokeCmd(a), newTokenListCmd(a))
+	return c
+}
+
+// mintedJSON is a minted token, for -o json.
+type mintedJSON struct {
+	ID        string    `json:"id"`
+	Token     string    `json:"token"`
+	Kind      string    `json:"kind"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role,omitempty"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func newMintCmd(a *app, kind identity.Kind) *cobra.Command {
+	c := &cobra.Command{
+		Use:   string(kind) + " --name NAME",
+		Short: "Mint a token for an agent (its flow's name)",
+		Args:  cli.NoArgs,
 	}
-	verb := args[0]
-	fs := flag.NewFlagSet("board token "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	where := storeFlags(fs, getenv)
-	var name, role *string
-	var ttl *time.Duration
-	switch verb {
-	case "operator", "agent":
-		name = fs.String("name", "", "who the token is for (an agent: its flow's name)")
-		ttl = fs.Duration("ttl", 365*24*time.Hour, "how long the token is good for")
-		if verb == "operator" {
-			role = fs.String("role", "", "admin, approver or viewer")
-		}
-	case "revoke", "list":
-	default:
-		return errUsage
+	if kind == "operator" {
+		c.Use += " --role admin|approver|viewer"
+		c.Short = "Mint a token for an operator (a person or a script)"
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	fs := c.Flags()
+	where := storeFlags(fs, true)
+	var out cli.Output
+	out.AddFlag(fs)
+	name := fs.String("name", "", "who the token is for (an agent: its flow's name)")
+	ttl := fs.Duration("ttl", 365*24*time.Hour, "how long the token is good for")
+	var role *string
+	if kind == "operator" {
+		role = fs.String("role", "", "admin, approver or viewer")
 	}
-	db, err := where.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	tokens, err := identity.OpenTokens(ctx, db)
-	if err != nil {
-		return err
-	}
-	switch verb {
-	case "operator", "agent":
-		if fs.NArg() > 0 {
-			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-		}
-		o := identity.MintOptions{Kind: identity.Kind(verb), Name: *name, TTL: *ttl, Actor: "cli"}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		o := identity.MintOptions{Kind: kind, Name: *name, TTL: *ttl, Actor: "cli"}
 		if role != nil {
 			r, err := identity.ParseRole(*role)
 			if err != nil {
-				return fmt.Errorf("--role: %w", err)
+				return cli.Usagef("--role: %w", err)
 			}
 			o.Role = r
 		}
 		if *name == "" {
-			return fmt.Errorf("--name: required")
+			return cli.Usagef("--name: required")
+		}
+		db, err := where.open(ctx, false)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		tokens, err := identity.OpenTokens(ctx, db)
+		if err != nil {
+			return err
 		}
 		m, err := tokens.Mint(ctx, o)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, m.Token)
-		fmt.Fprintf(stderr, "token id %s, good until %s (revoke: board token revoke %s)\n", m.ID, m.ExpiresAt.UTC().Format(time.RFC3339), m.ID)
-		return nil
-	case "revoke":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("usage: board token revoke [--data DIR] ID")
+		if out.JSON() {
+			return cli.PrintJSON(a.stdout, mintedJSON{ID: m.ID, Token: m.Token, Kind: string(kind), Name: *name, Role: roleName(o.Role), ExpiresAt: m.ExpiresAt.UTC()})
 		}
-		if err := tokens.RevokeBy(ctx, fs.Arg(0), "cli", time.Now()); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "token %s revoked\n", fs.Arg(0))
+		fmt.Fprintln(a.stdout, m.Token)
+		fmt.Fprintf(a.stderr, "token id %s, good until %s (revoke: board token revoke %s)\n", m.ID, m.ExpiresAt.UTC().Format(time.RFC3339), m.ID)
 		return nil
-	default: // list
-		return listTokens(ctx, db, stdout)
 	}
+	return c
 }
 
-func listTokens(ctx context.Context, db *ent.Client, stdout io.Writer) error {
-	rows, err := db.Token.Query().Order(ent.Asc("issued_at")).All(ctx)
-	if err != nil {
-		return err
+func newRevokeCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a token: its links close and its calls are refused",
+		Args:  cli.Args("ID"),
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tKIND\tNAME\tROLE\tEXPIRES\tREVOKED")
-	for _, t := range rows {
-		revoked := "-"
-		if t.RevokedAt != nil {
-			revoked = t.RevokedAt.UTC().Format(time.RFC3339)
+	where := storeFlags(c.Flags(), false)
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		db, err := where.open(ctx, false)
+		if err != nil {
+			return err
 		}
-		role := t.Role
-		if role == "" {
-			role = "-"
+		defer db.Close()
+		tokens, err := identity.OpenTokens(ctx, db)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Kind, t.Name, role, t.ExpiresAt.UTC().Format(time.RFC3339), revoked)
+		if err := tokens.RevokeBy(ctx, args[0], "cli", time.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "token %s revoked\n", args[0])
+		return nil
 	}
-	return w.Flush()
+	return c
+}
+
+// tokenJSON is a token in token list -o json; never the token itself.
+type tokenJSON struct {
+	ID        string     `json:"id"`
+	Kind      string     `json:"kind"`
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	IssuedAt  time.Time  `json:"issued_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+func newTokenListCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the tokens minted (never the tokens themselves)",
+		Args:  cli.NoArgs,
+	}
+	where := storeFlags(c.Flags(), false)
+	var out cli.Output
+	out.AddFlag(c.Flags())
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		db, err := where.open(ctx, false)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		rows, err := db.Token.Query().Order(ent.Asc("issued_at")).All(ctx)
+		if err != nil {
+			return err
+		}
+		t := cli.Table{Header: []string{"ID", "KIND", "NAME", "ROLE", "EXPIRES", "REVOKED"}}
+		list := make([]tokenJSON, 0, len(rows))
+		for _, r := range rows {
+			revoked := ""
+			j := tokenJSON{ID: r.ID, Kind: string(r.Kind), Name: r.Name, Role: r.Role, IssuedAt: r.IssuedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}
+			if r.RevokedAt != nil {
+				at := r.RevokedAt.UTC()
+				j.RevokedAt = &at
+				revoked = at.Format(time.RFC3339)
+			}
+			t.Append(r.ID, string(r.Kind), r.Name, r.Role, r.ExpiresAt.UTC().Format(time.RFC3339), revoked)
+			list = append(list, j)
+		}
+		return out.Print(a.stdout, t, list)
+	}
+	return c
+}
+
+// roleName is an operator's role; "" for an agent's token.
+func roleName(r identity.Role) string {
+	if r == identity.RoleNone {
+		return ""
+	}
+	return r.String()
 }

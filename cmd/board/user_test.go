@@ -28,7 +28,7 @@ func runOK(t *testing.T, args ...string) (stdout, stderr string) {
 func TestUserCommands(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	out, _ := runOK(t, "user", "add", "--data", data, "--email", "Alice@Example.com", "--name", "Alice", "--role", "approver", "--url", "https://board.example/")
+	out, _ := runOK(t, "user", "add", "--create", "--data", data, "--email", "Alice@Example.com", "--name", "Alice", "--role", "approver", "--url", "https://board.example/")
 	if !regexp.MustCompile(`^https://board\.example/setup#token=[A-Za-z0-9_-]{43}\n$`).MatchString(out) {
 		t.Errorf("user add printed %q, want the setup link alone", out)
 	}

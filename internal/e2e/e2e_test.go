@@ -627,7 +627,7 @@ func TestAgentServe(t *testing.T) {
 func TestAuditVerify(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	opsTok, _ := runCmd(t, "board", "token", "operator", "--data", data, "--name", "ops", "--role", "admin")
+	opsTok, _ := runCmd(t, "board", "token", "operator", "--create", "--data", data, "--name", "ops", "--role", "admin")
 	agentTok, idLine := runCmd(t, "board", "token", "agent", "--data", data, "--name", "refunds")
 	id := regexp.MustCompile(`token id ([0-9a-f]+)`).FindStringSubmatch(idLine)
 	if id == nil {
@@ -639,9 +639,16 @@ func TestAuditVerify(t *testing.T) {
 	if !strings.HasPrefix(out, "audit: 3 entries, chain intact\n") {
 		t.Fatalf("board audit verify = %q, want 3 entries, chain intact", out)
 	}
-	list, _ := runCmd(t, "board", "audit", "list", "--data", data)
-	lines := strings.Split(strings.TrimSpace(list), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[0], "token.mint") || !strings.Contains(lines[2], "token.revoke\t"+id[1]) {
+	list, _ := runCmd(t, "board", "audit", "list", "--data", data, "--output", "json")
+	var entries []struct {
+		Seq     int64  `json:"seq"`
+		Action  string `json:"action"`
+		Subject string `json:"subject"`
+	}
+	if err := json.Unmarshal([]byte(list), &entries); err != nil {
+		t.Fatalf("board audit list --output json = %q: %v", list, err)
+	}
+	if len(entries) != 3 || entries[0].Action != "token.mint" || entries[2].Action != "token.revoke" || entries[2].Subject != id[1] {
 		t.Fatalf("board audit list = %q, want two mints and a revoke", list)
 	}
 	for _, tok := range []string{opsTok, agentTok} {
@@ -649,8 +656,8 @@ func TestAuditVerify(t *testing.T) {
 			t.Errorf("board audit list shows a token: %q", list)
 		}
 	}
-	if page, _ := runCmd(t, "board", "audit", "list", "--data", data, "--after", "1", "--limit", "1"); !strings.HasPrefix(page, "2\t") || strings.Count(page, "\n") != 1 {
-		t.Errorf("board audit list --after 1 --limit 1 = %q, want entry 2 alone", page)
+	if page, _ := runCmd(t, "board", "audit", "list", "--data", data, "--after", "1", "--limit", "1"); !regexp.MustCompile(`^SEQ +AT .*\n2 +\S+ +cli +token\.mint `).MatchString(page) || strings.Count(page, "\n") != 2 {
+		t.Errorf("board audit list --after 1 --limit 1 = %q, want a header and entry 2 alone", page)
 	}
 
 	db, err := sql.Open("sqlite", store.SQLiteDSN(data))

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/symphonix/symphonix/board"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/cli"
+	"github.com/symphonix/symphonix/store"
+)
+
+// maxRunDays is the longest --run-days: about ten years.
+const maxRunDays = 3650
+
+// serveOptions are board serve's flags.
+type serveOptions struct {
+	listen    string
+	tlsCert   string
+	tlsKey    string
+	publicURL string
+	hashRate  float64
+	runDays   int
+	proxies   *[]string
+	store     *storeOptions
+}
+
+// serveFlags registers board serve's flags on fs: plain board, board serve
+// and board config have them. A new flag of the board's is one line here.
+func serveFlags(fs *pflag.FlagSet) *serveOptions {
+	o := &serveOptions{store: storeFlags(fs, false)}
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:7777", "address to listen on (127.0.0.1:0 picks a free port)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate: serve HTTPS (HTTP/2 and HTTP/1.1) instead of plain HTTP")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
+	fs.StringVar(&o.publicURL, "public-url", "", "the board's URL as people's browsers reach it, for the links it prints (default: the listen address, 0.0.0.0 and [::] as 127.0.0.1 and localhost)")
+	fs.Float64Var(&o.hashRate, "hash-rate", 0, "argon2id hashes (sign-in, setup, verify secrets) the board starts a second at most; 0: 5 for each core but one")
+	fs.IntVar(&o.runDays, "run-days", 30, "days runs are kept after they end (or start, for one that never ended); 0 keeps them for ever")
+	o.proxies = cli.List(fs, "trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
+		_, err := parseTrustedProxy(s)
+		return err
+	})
+	return o
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the board (what plain board does)",
+		Args:  cli.NoArgs,
+	}
+	s := serveFlags(c.Flags())
+	c.RunE = func(cmd *cobra.Command, args []string) error { return s.serve(cmd.Context(), a) }
+	return c
+}
+
+// check reads the flags that need more than their type; a bad one is a
+// usage error naming it.
+func (o *serveOptions) check() (runRetention time.Duration, proxies []netip.Prefix, err error) {
+	if o.hashRate < 0 {
+		return 0, nil, cli.Usagef("--hash-rate: %v, must not be negative", o.hashRate)
+	}
+	if o.runDays < 0 || o.runDays > maxRunDays {
+		return 0, nil, cli.Usagef("--run-days: %d, want 0 (keep for ever) to %d", o.runDays, maxRunDays)
+	}
+	runRetention = time.Duration(o.runDays) * 24 * time.Hour
+	if o.runDays == 0 {
+		runRetention = -1 // for ever
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return 0, nil, cli.Usagef("--tls-cert and --tls-key go together")
+	}
+	if o.publicURL != "" {
+		u, err := checkPublicURL(o.publicURL)
+		if err != nil {
+			return 0, nil, cli.Usagef("--public-url: %w", err)
+		}
+		o.publicURL = u
+	}
+	for _, s := range *o.proxies {
+		p, err := parseTrustedProxy(s)
+		if err != nil {
+			return 0, nil, cli.Usagef("--trusted-proxy: %w", err)
+		}
+		proxies = append(proxies, p)
+	}
+	return runRetention, proxies, nil
+}
+
+func (o *serveOptions) serve(ctx context.Context, a *app) error {
+	runRetention, proxies, err := o.check()
+	if err != nil {
+		return err
+	}
+	log := a.logger()
+	where := o.store
+
+	// One board per SQLite store; the lock outlives the store's client.
+	lock, err := store.TakeLock(where.dsn())
+	if err != nil {
+		return where.flagErr(err)
+	}
+	defer lock.Release()
+	db, err := where.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
+		RunRetention: runRetention})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		b.Close()
+		return fmt.Errorf("--listen: %w", err)
+	}
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+	}
+	base := o.publicURL
+	if base == "" {
+		base = listenURL(scheme, o.listen, ln.Addr())
+	}
+	if err := recordPublicURL(ctx, db, base); err != nil {
+		b.Close()
+		ln.Close()
+		return err
+	}
+	// A board with nobody prints a one-time link that creates the first
+	// admin; every start prints a new one and the old one stops working.
+	link, first, err := identity.NewUsers(db, nil).FirstRun(ctx)
+	if err != nil {
+		b.Close()
+		ln.Close()
+		return err
+	}
+	msg := fmt.Sprintf("board: store %s; listening on %s://%s; public URL %s\n", where.describe(), scheme, ln.Addr(), base)
+	if first {
+		msg += fmt.Sprintf("board: first run: create the first admin at %s (works once, until %s)\n", link.URL(base), link.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprint(a.stdout, msg)
+	if o.tlsCert != "" {
+		err = b.ServeTLS(ctx, ln, o.tlsCert, o.tlsKey)
+	} else {
+		err = b.Serve(ctx, ln)
+	}
+	log.Info("board stopped")
+	return err
+}
+
+// parseTrustedProxy reads a --trusted-proxy: a network in CIDR notation,
+// or one address.
+func parseTrustedProxy(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q: want a CIDR such as 10.0.0.0/8, or an address", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
