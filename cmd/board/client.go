@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -336,6 +336,9 @@ func (c *boardClient) explainLocal(ce *connect.Error) error {
 		return fmt.Errorf("%s: the board's certificate is not valid (%v)", c.url, ci)
 	case errors.As(cause, &op) && op.Op == "dial":
 		return fmt.Errorf("cannot reach the board at %s (%v): is it running? check --board or SYMPHONIX_BOARD", c.url, op.Err)
+	case strings.Contains(cause.Error(), "looked like an HTTP/1.1 header"):
+		// net/http's h2c client gives this no type of its own.
+		return fmt.Errorf("%s is not a Symphonix board: it answers HTTP/1.1 only, and a board speaks HTTP/2 on http://; check --board or SYMPHONIX_BOARD", c.url)
 	case ce.Code() == connect.CodeUnavailable || ce.Code() == connect.CodeUnknown:
 		return fmt.Errorf("%s is not a Symphonix board, or not reachable: %s; check --board or SYMPHONIX_BOARD", c.url, oneLine(cause.Error()))
 	default:
@@ -368,7 +371,6 @@ func checkLimit(n int) error {
 func pageSize(remaining, most int) int32 {
 	return int32(min(remaining, most))
 }
-
 
 // clientFlags registers the flags of every command that talks to a running
 // board: --board, --token-file and --ca-file (each with its SYMPHONIX_

@@ -92,7 +92,6 @@ func clip(s string, n int) string {
 	return dash(s)
 }
 
-
 // sanitize is s safe to print on a terminal: control characters (but the
 // newlines of a multi-line text) and the characters that reorder text
 // (bidirectional controls) become U+FFFD, so what an agent wrote cannot
