@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 
 	"connectrpc.com/connect/v2"
@@ -33,8 +34,8 @@ const defaultBoardURL = "http://127.0.0.1:7777"
 // Bounds of what the operator commands read from files.
 const (
 	// maxTokenFileBytes is the most a --token-file may hold: a token is a
-	// few hundred bytes.
-	maxTokenFileBytes = 16 << 10
+	// few hundred bytes (the agent's --token-file takes as much).
+	maxTokenFileBytes = 64 << 10
 	// maxCAFileBytes is the most a --ca-file may hold.
 	maxCAFileBytes = 1 << 20
 )
@@ -125,7 +126,7 @@ func (o clientOptions) token() (string, error) {
 	what, tok := "SYMPHONIX_TOKEN", o.Token
 	if o.TokenFile != "" {
 		what = "--token-file " + o.TokenFile
-		b, err := readBounded(o.TokenFile, maxTokenFileBytes)
+		b, err := readTokenFile(o.TokenFile)
 		if err != nil {
 			return "", fmt.Errorf("--token-file: %w", err)
 		}
@@ -144,6 +145,21 @@ func (o clientOptions) token() (string, error) {
 		}
 	}
 	return tok, nil
+}
+
+// readTokenFile reads a token file: its owner's alone (on Unix, no
+// permission for group or others), as the agent's --token-file is.
+func readTokenFile(path string) ([]byte, error) {
+	if runtime.GOOS != "windows" {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil, pathError(err)
+		}
+		if m := fi.Mode().Perm(); m&0o077 != 0 {
+			return nil, fmt.Errorf("%s can be read by other users (mode %v): run chmod 600 %s", path, m, path)
+		}
+	}
+	return readBounded(path, maxTokenFileBytes)
 }
 
 // readBounded reads a whole file of at most limit bytes.

@@ -62,6 +62,10 @@ func TestClientRefusals(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	open := filepath.Join(dir, "open")
+	if err := os.WriteFile(open, []byte(f.admin), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	viewer := f.b.OperatorToken("watcher", identity.RoleViewer)
 
 	for _, tc := range []struct {
@@ -83,6 +87,7 @@ func TestClientRefusals(t *testing.T) {
 		{"wrong token", env("SYMPHONIX_TOKEN", "not-a-token"), []string{"agents", "list", "--board", f.b.URL}, 1, []string{"the board refused the token: ", "set SYMPHONIX_TOKEN or --token-file"}},
 		{"empty token file", env(), []string{"agents", "list", "--board", f.b.URL, "--token-file", empty}, 2, []string{"--token-file " + empty, "empty"}},
 		{"missing token file", env(), []string{"agents", "list", "--board", f.b.URL, "--token-file", filepath.Join(dir, "nope")}, 1, []string{"--token-file", "no such file"}},
+		{"token file others may read", env(), []string{"agents", "list", "--board", f.b.URL, "--token-file", open}, 1, []string{"--token-file", "other users", "chmod 600 " + open}},
 		{"a viewer deciding", env("SYMPHONIX_TOKEN", viewer), []string{"rules", "delete", "x", "--board", f.b.URL}, 1, []string{"rule x: the board refused: ", "role"}},
 		{"--ca-file for http", token, []string{"agents", "list", "--board", f.b.URL, "--ca-file", tokenFile}, 2, []string{"--ca-file", "https"}},
 		{"--limit 0", token, []string{"agents", "list", "--limit", "0", "--board", f.b.URL}, 2, []string{"--limit"}},
