@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -229,35 +230,58 @@ func approvalsWatch(a *app, co *clientOptions) *cobra.Command {
 				return err
 			}
 			h := int32(history)
-			ctx := cmd.Context()
-			stream, err := bc.approvals.WatchApprovals(ctx, &boardv1.WatchApprovalsRequest{Agent: agent, History: &h})
-			if err != nil {
-				return watchEnd(ctx, bc, err)
-			}
-			defer stream.Close()
-			for {
-				msg, err := stream.Receive()
-				if err != nil {
-					return watchEnd(ctx, bc, err)
-				}
-				if msg.GetEvent() == boardv1.ApprovalEvent_APPROVAL_EVENT_HEARTBEAT {
-					continue // only keeps the stream known alive
-				}
-				if out.JSON() {
-					err = jsonLine(a.stdout, protoJSON(msg))
-				} else {
-					err = approvalLine(a.stdout, msg)
-				}
-				if err != nil {
-					return err
-				}
-			}
+			return watchApprovals(cmd.Context(), bc, &boardv1.WatchApprovalsRequest{Agent: agent, History: &h}, out.JSON(), a.stdout)
 		},
 	}
 	out.AddFlag(c.Flags())
 	c.Flags().StringVar(&agent, "agent", "", "only approvals raised by this agent")
 	c.Flags().IntVar(&history, "history", 20, fmt.Sprintf("how many decided approvals to print first, newest first (0 to %d)", maxHistory))
 	return c
+}
+
+// errSilent: a watch heard nothing, not even a heartbeat, for
+// boardClient.silence.
+var errSilent = errors.New("the watch went silent (not even a heartbeat from the board): watch again")
+
+// watchApprovals prints one line (or JSON object) per message of
+// WatchApprovals, heartbeats aside, until ctx ends, the board ends the
+// watch, or nothing at all arrives for bc.silence.
+func watchApprovals(ctx context.Context, bc *boardClient, req *boardv1.WatchApprovalsRequest, asJSON bool, w io.Writer) error {
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	silent := time.AfterFunc(bc.silence, func() { cancel(errSilent) })
+	defer silent.Stop()
+	stream, err := bc.approvals.WatchApprovals(sctx, req)
+	if err != nil {
+		return watchEnd(ctx, bc, silentOr(sctx, err))
+	}
+	defer stream.Close()
+	for {
+		msg, err := stream.Receive()
+		if err != nil {
+			return watchEnd(ctx, bc, silentOr(sctx, err))
+		}
+		silent.Reset(bc.silence)
+		if msg.GetEvent() == boardv1.ApprovalEvent_APPROVAL_EVENT_HEARTBEAT {
+			continue // only keeps the stream known alive
+		}
+		if asJSON {
+			err = jsonLine(w, protoJSON(msg))
+		} else {
+			err = approvalLine(w, msg)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// silentOr is errSilent when the watch was ended for its silence, else err.
+func silentOr(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errSilent) {
+		return errSilent
+	}
+	return err
 }
 
 // approvalLine is one event of a watch, on one line.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -130,5 +131,30 @@ func TestApprovalsWatch(t *testing.T) {
 	}
 	if events[0] != "APPROVAL_EVENT_SNAPSHOT" || events[1] != "APPROVAL_EVENT_SYNCED" || events[2] != "APPROVAL_EVENT_RAISED" {
 		t.Errorf("approvals watch -o json events = %v", events)
+	}
+}
+
+// TestApprovalsWatchSilence: a watch whose connection dies without a word
+// (here, a proxy that stops forwarding) ends once nothing, not even a
+// heartbeat, has come for the silence, saying to watch again.
+func TestApprovalsWatchSilence(t *testing.T) {
+	t.Parallel()
+	b := boardtest.Start(t, boardtest.Options{WatchHeartbeat: 50 * time.Millisecond})
+	proxy := boardtest.NewProxy(t, b.Addr)
+	bc, err := clientOptions{Board: proxy.URL(), Token: b.OperatorToken("ops", identity.RoleViewer)}.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc.silence = time.Second
+	var out lines
+	done := make(chan error, 1)
+	go func() { done <- watchApprovals(t.Context(), bc, &boardv1.WatchApprovalsRequest{}, false, &out) }()
+	boardtest.Eventually(t, 10*time.Second, "the snapshot", func() bool { return strings.Contains(out.String(), "synced") })
+	proxy.Freeze()
+	select {
+	case err := <-done:
+		wantExit(t, err, 1, "went silent", "watch again")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the watch did not end within 20s of its connection going silent")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
@@ -40,6 +41,18 @@ const (
 	maxCAFileBytes = 1 << 20
 )
 
+// The HTTP/2 pings on a connection that has been quiet, and how long an
+// answer may take before the connection is taken for dead.
+const (
+	pingEvery   = 15 * time.Second
+	pingTimeout = 10 * time.Second
+)
+
+// watchSilence is how long approvals watch waits for any message, the
+// board's heartbeats included (one every 15 s or so), before it takes the
+// watch for lost: three heartbeats, as the API says.
+const watchSilence = 45 * time.Second
+
 // clientOptions say which board the operator commands talk to and how.
 // Board, TokenFile and CAFile come from flags (or their environment
 // variables); Token from SYMPHONIX_TOKEN.
@@ -59,6 +72,7 @@ type clientOptions struct {
 // boardClient is a running board's API, as the operator commands use it.
 type boardClient struct {
 	url       string
+	silence   time.Duration // watchSilence; shorter in tests
 	agents    boardv1connect.AgentServiceClient
 	approvals boardv1connect.ApprovalServiceClient
 	tools     boardv1connect.ToolServiceClient
@@ -94,6 +108,7 @@ func (o clientOptions) dial() (*boardClient, error) {
 	cc := connect.NewClient(connecthttp.NewTransport(hc, u), bearer(token))
 	return &boardClient{
 		url:       u,
+		silence:   watchSilence,
 		agents:    boardv1connect.NewAgentServiceClient(cc),
 		approvals: boardv1connect.NewApprovalServiceClient(cc),
 		tools:     boardv1connect.NewToolServiceClient(cc),
@@ -224,6 +239,9 @@ func transport(tlsConfig *tls.Config) *http.Transport {
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Protocols = p
+	// A watch is a long stream: a connection that died without a word (a
+	// dead NAT, a pulled cable) is found by HTTP/2 pings, as the link's is.
+	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: pingEvery, PingTimeout: pingTimeout}
 	t.TLSClientConfig = tlsConfig
 	t.Proxy = http.ProxyFromEnvironment
 	return t
@@ -435,6 +453,9 @@ func jsonLine(w io.Writer, v json.RawMessage) error {
 func watchEnd(ctx context.Context, bc *boardClient, err error) error {
 	if ctx.Err() != nil {
 		return nil
+	}
+	if errors.Is(err, errSilent) {
+		return err
 	}
 	if errors.Is(err, io.EOF) {
 		return errors.New("the board ended the watch: watch again")
