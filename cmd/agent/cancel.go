@@ -1,37 +1,36 @@
 package main
 
 import (
-	"context"
-	"flag"
-	"fmt"
-	"io"
 	"log/slog"
 
+	"github.com/spf13/cobra"
+
+	"github.com/symphonix/symphonix/internal/cli"
 	"github.com/symphonix/symphonix/node"
 )
 
-// runCancel is `agent cancel --thread T DIR` (node.Cancel): it ends the
-// run waiting on the thread, here, without an answer. When the board held
-// its approval, the board is told, and cancels it, the next time the
+// newCancelCmd is `agent cancel --thread T DIR` (node.Cancel): it ends
+// the run waiting on the thread, here, without an answer. When the board
+// held its approval, the board is told, and cancels it, the next time the
 // agent is linked to it.
-func runCancel(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("agent cancel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	thread := fs.String("thread", "terminal", "the thread whose waiting run to end")
-	reason := fs.String("reason", "", "why, for the board (at most 4096 bytes)")
-	if err := fs.Parse(args); err != nil {
-		return err
+func newCancelCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cancel DIR",
+		Short: "End the run waiting on a thread, without an answer",
+		Args:  cli.Args("DIR"),
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: agent cancel [--thread T] [--reason TEXT] DIR")
+	thread := c.Flags().String("thread", "terminal", "the thread whose waiting run to end")
+	reason := c.Flags().String("reason", "", "why, for the board (at most 4096 bytes)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		return reported(a.stderr, node.Cancel(cmd.Context(), node.Config{
+			Dir:    args[0],
+			Getenv: a.getenv,
+			Logger: a.logger(slog.LevelWarn),
+			Stdout: a.stdout,
+			Stderr: a.stderr,
+			Thread: *thread,
+			Reason: *reason,
+		}))
 	}
-	return reported(stderr, node.Cancel(ctx, node.Config{
-		Dir:    fs.Arg(0),
-		Getenv: getenv,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Stdout: stdout,
-		Stderr: stderr,
-		Thread: *thread,
-		Reason: *reason,
-	}))
+	return c
 }

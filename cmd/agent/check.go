@@ -2,44 +2,93 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/internal/cli"
 )
 
-// runCheck is `agent check DIR`: readiness findings and the plan. It exits
-// 1 when the flow is not ready; warnings alone do not fail it.
-func runCheck(args []string, stdout io.Writer) error {
-	if len(args) != 1 {
-		return fmt.Errorf("usage: agent check DIR")
+// planJSON is what agent check says would be written.
+type planJSON struct {
+	Handlers []string `json:"handlers"`
+	Routers  []string `json:"routers"`
+	Tools    []string `json:"tools"`
+	Services []string `json:"services"`
+	Declared []string `json:"declared"`
+}
+
+// checkJSON is agent check's -o json.
+type checkJSON struct {
+	File     string        `json:"file"`
+	Ready    bool          `json:"ready"`
+	Error    string        `json:"error,omitempty"` // the file could not be read as a flow
+	Findings []problemJSON `json:"findings"`
+	Plan     *planJSON     `json:"plan,omitempty"`
+}
+
+// newCheckCmd is `agent check DIR`: readiness findings and the plan. It
+// exits 1 when the flow is not ready; warnings alone do not fail it.
+func newCheckCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "check DIR",
+		Short: "Say whether the flow in DIR is ready to run, and what would be written for it",
+		Args:  cli.Args("DIR"),
 	}
-	path := filepath.Join(args[0], "flow.json")
-	f, err := flow.LoadFile(path)
-	if err != nil {
-		fmt.Fprintf(stdout, "%s: %v\n", path, err)
-		return errReported
+	var out cli.Output
+	out.AddFlag(c.Flags())
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		path := filepath.Join(args[0], "flow.json")
+		w := a.stdout
+		f, err := flow.LoadFile(path)
+		if err != nil {
+			if out.JSON() {
+				if err := cli.PrintJSON(w, checkJSON{File: path, Error: err.Error(), Findings: []problemJSON{}}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(w, "%s: %v\n", path, err)
+			}
+			return cli.ErrReported
+		}
+		r := flow.CheckReadiness(f)
+		p := r.Plan
+		if out.JSON() {
+			v := checkJSON{File: path, Ready: r.Ready, Findings: []problemJSON{}, Plan: &planJSON{
+				Handlers: nonNil(p.Handlers), Routers: nonNil(p.Routers), Tools: nonNil(p.Tools), Services: nonNil(p.Services), Declared: nonNil(p.Declared),
+			}}
+			for _, fd := range r.Findings {
+				v.Findings = append(v.Findings, problemJSON{Code: fd.Code, Severity: fd.Severity, Path: fd.Path, Message: fd.Message})
+			}
+			if err := cli.PrintJSON(w, v); err != nil {
+				return err
+			}
+		} else {
+			for _, fd := range r.Findings {
+				fmt.Fprintf(w, "%s: %s\n", path, fd)
+			}
+			fmt.Fprintln(w, "Would write:")
+			for _, l := range []struct {
+				what  string
+				names []string
+			}{{"handlers", p.Handlers}, {"routers", p.Routers}, {"tools", p.Tools}, {"services", p.Services}} {
+				fmt.Fprintf(w, "  %-9s %s\n", l.what+":", list(l.names))
+			}
+			fmt.Fprintf(w, "From the declaration: %s\n", list(p.Declared))
+			if r.Ready {
+				fmt.Fprintf(w, "%s: ready\n", path)
+			} else {
+				fmt.Fprintf(w, "%s: not ready\n", path)
+			}
+		}
+		if !r.Ready {
+			return cli.ErrReported
+		}
+		return nil
 	}
-	r := flow.CheckReadiness(f)
-	for _, fd := range r.Findings {
-		fmt.Fprintf(stdout, "%s: %s\n", path, fd)
-	}
-	p := r.Plan
-	fmt.Fprintln(stdout, "Would write:")
-	for _, l := range []struct {
-		what  string
-		names []string
-	}{{"handlers", p.Handlers}, {"routers", p.Routers}, {"tools", p.Tools}, {"services", p.Services}} {
-		fmt.Fprintf(stdout, "  %-9s %s\n", l.what+":", list(l.names))
-	}
-	fmt.Fprintf(stdout, "From the declaration: %s\n", list(p.Declared))
-	if !r.Ready {
-		fmt.Fprintf(stdout, "%s: not ready\n", path)
-		return errReported
-	}
-	fmt.Fprintf(stdout, "%s: ready\n", path)
-	return nil
+	return c
 }
 
 func list(names []string) string {
@@ -47,4 +96,11 @@ func list(names []string) string {
 		return "-"
 	}
 	return strings.Join(names, ", ")
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -1,16 +1,27 @@
 // Command agent serves a flow folder and links it to a board.
 //
 //	agent [serve] [--listen ADDR] [--public] [--journal-detail metadata|full]
-//	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN] [--health-interval D] DIR
-//	agent validate DIR
-//	agent check DIR
-//	agent run [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL] [--token TOKEN]
-//	      [--journal-detail metadata|full] [--journal-max-bytes N] DIR
-//	agent cancel [--thread T] [--reason TEXT] DIR
-//	agent pause --reason TEXT DIR
-//	agent resume [--reason TEXT] DIR
+//	      [--journal-max-bytes N] [--monitor URL] [--token TOKEN | --token-file PATH]
+//	      [--health-interval D] DIR
+//	agent validate DIR [-o table|json]
+//	agent check DIR [-o table|json]
+//	agent run DIR [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL]
+//	      [--token TOKEN | --token-file PATH] [--journal-detail metadata|full] [--journal-max-bytes N]
+//	agent cancel DIR [--thread T] [--reason TEXT]
+//	agent pause DIR --reason TEXT
+//	agent resume DIR [--reason TEXT]
+//	agent version [-o table|json]
+//	agent completion bash|zsh|fish|powershell
 //
-// The monitor URL and token also come from MONITOR_URL and MONITOR_TOKEN.
+// Flags go before or after the folder. Every flag also comes from the
+// environment (SYMPHONIX_ and its name: --journal-detail is
+// SYMPHONIX_JOURNAL_DETAIL) and from a TOML config file (--config FILE or
+// SYMPHONIX_CONFIG); a flag on the command line wins over the
+// environment, which wins over the file (docs/cli.md). The monitor URL
+// and token keep their names, MONITOR_URL and MONITOR_TOKEN; --token-file
+// (SYMPHONIX_TOKEN_FILE) reads the token from a file only its owner may
+// read, so that it never shows in ps.
+//
 // Without a monitor URL the agent runs without a board and says so.
 // Linked, the agent reports its runs without their input and output;
 // MONITOR_DETAIL=full sends those too, less the named secrets, and any
@@ -36,8 +47,9 @@
 // up, linked and healthy, and finishes what it has in flight. `agent run`
 // of a paused agent exits 75 (EX_TEMPFAIL) without starting a run.
 //
-// Exit status: 0 done; 1 failed; 75 a new run refused because the agent
-// is paused.
+// Exit status: 0 done; 1 failed; 2 the command line or configuration was
+// wrong, and nothing was done; 75 a new run refused because the agent is
+// paused.
 //
 // The command is its flags: serving, running and cancelling are package
 // node (node.Serve, node.Run, node.Cancel).
@@ -46,11 +58,11 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/symphonix/symphonix/internal/cli"
 	"github.com/symphonix/symphonix/node"
 )
 
@@ -58,12 +70,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, errReported) {
-			fmt.Fprintln(os.Stderr, "agent:", err)
-		}
-		os.Exit(exitCode(err))
-	}
+	cli.Report(os.Stderr, "agent", err)
+	os.Exit(exitCode(err))
 }
 
 // exitPaused is the exit status of a run refused because the agent is
@@ -71,11 +79,11 @@ func main() {
 // again later.
 const exitPaused = 75
 
-// exitCode is the exit status for err: exitPaused for a paused agent, 1
-// for anything else.
+// exitCode is the exit status for err: exitPaused for a paused agent,
+// else as cli.ExitCode says (2 for a usage error, 1 for a failure).
 func exitCode(err error) int {
 	if errors.Is(err, node.ErrPaused) {
 		return exitPaused
 	}
-	return 1
+	return cli.ExitCode(err)
 }

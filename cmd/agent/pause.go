@@ -1,35 +1,33 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"io"
+	"github.com/spf13/cobra"
 
+	"github.com/symphonix/symphonix/internal/cli"
 	"github.com/symphonix/symphonix/node"
 )
 
-// runPause is `agent pause --reason R DIR` and `agent resume [--reason R]
-// DIR` (node.Pause, node.Resume): the agent stops, or goes back to,
+// newPauseCmd is `agent pause --reason R DIR` and `agent resume [--reason
+// R] DIR` (node.Pause, node.Resume): the agent stops, or goes back to,
 // taking new work, decided on this machine, whether or not it is running.
-func runPause(args []string, stdout, stderr io.Writer, paused bool) error {
-	name, usage := "agent resume", "usage: agent resume [--reason TEXT] DIR"
+func newPauseCmd(a *app, paused bool) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "resume DIR",
+		Short: "Let a paused agent take new work again",
+		Args:  cli.Args("DIR"),
+	}
 	what := "why the agent is resumed (optional)"
 	if paused {
-		name, usage = "agent pause", "usage: agent pause --reason TEXT DIR"
+		c.Use, c.Short = "pause DIR --reason TEXT", "Stop the agent taking new work; what is in flight finishes"
 		what = "why the agent is paused (required; at most 512 bytes)"
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	reason := fs.String("reason", "", what)
-	if err := fs.Parse(args); err != nil {
-		return err
+	reason := c.Flags().String("reason", "", what)
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		cfg := node.Config{Dir: args[0], Reason: *reason, Stdout: a.stdout, Stderr: a.stderr}
+		if paused {
+			return node.Pause(cfg)
+		}
+		return node.Resume(cfg)
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%s", usage)
-	}
-	cfg := node.Config{Dir: fs.Arg(0), Reason: *reason, Stdout: stdout, Stderr: stderr}
-	if paused {
-		return node.Pause(cfg)
-	}
-	return node.Resume(cfg)
+	return c
 }

@@ -2,75 +2,105 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"io"
 	"log/slog"
+	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/symphonix/symphonix/internal/cli"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/node"
 	"github.com/symphonix/symphonix/serve"
 )
 
-// runServe is `agent serve DIR` and plain `agent DIR` (node.Serve): the
-// agent served on loopback, linked to the board when a monitor URL is
-// given. Plain `agent DIR` serves what it can: a flow this binary cannot
-// run is said so and only linked; `agent serve` fails on it.
-func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, plain bool) error {
-	name := "agent serve"
-	if plain {
-		name = "agent"
+// serveOptions are agent serve's flags.
+type serveOptions struct {
+	link        *linkOptions
+	journal     *journalOptions
+	listen      string
+	public      bool
+	healthEvery time.Duration
+}
+
+// serveFlags registers agent serve's flags on fs: plain agent and agent
+// serve have them. A new flag of the served agent's is one line here.
+func serveFlags(fs *pflag.FlagSet) *serveOptions {
+	o := &serveOptions{link: linkFlags(fs), journal: journalFlags(fs)}
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
+	fs.BoolVar(&o.public, "public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
+	fs.DurationVar(&o.healthEvery, "health-interval", node.DefaultHealthInterval, "how often to run the health checks (1s to 24h); 0 turns them off, and the agent does not announce health")
+	return o
+}
+
+// newServeCmd is `agent serve DIR`: the agent served on loopback, linked
+// to the board when a monitor URL is given. Plain `agent DIR` serves what
+// it can: a flow this binary cannot run is said so and only linked;
+// `agent serve` fails on it.
+func newServeCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "serve DIR",
+		Short: "Serve the flow in DIR on loopback (chat page and JSON API), linked to the board if given one",
+		Args:  cli.Args("DIR"),
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	monitor := fs.String("monitor", getenv("MONITOR_URL"), "the board's URL (env MONITOR_URL)")
-	token := fs.String("token", getenv("MONITOR_TOKEN"), "an agent token for this flow's name (env MONITOR_TOKEN)")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	listen := fs.String("listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
-	public := fs.Bool("public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
-	detail := fs.String("journal-detail", string(journal.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
-	maxBytes := fs.Int64("journal-max-bytes", journal.DefaultMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
-	healthEvery := fs.Duration("health-interval", node.DefaultHealthInterval, "how often to run the health checks (1s to 24h); 0 turns them off, and the agent does not announce health")
-	if err := fs.Parse(args); err != nil {
+	s := serveFlags(c.Flags())
+	c.RunE = func(cmd *cobra.Command, args []string) error { return s.serve(cmd.Context(), a, args[0], false) }
+	return c
+}
+
+func (o *serveOptions) serve(ctx context.Context, a *app, dir string, plain bool) error {
+	jd, maxBytes, err := o.journal.check()
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: %s [--listen ADDR] [--monitor URL] [--token TOKEN] [--health-interval D] DIR", name)
+	if err := serve.CheckListen(o.listen, o.public); err != nil {
+		return cli.Usagef("--listen: %w", err)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if e := o.healthEvery; e != 0 && (e < node.MinHealthInterval || e > node.MaxHealthInterval) {
+		return cli.Usagef("--health-interval: %s: want 0 (off) or from %s to %s", e, node.MinHealthInterval, node.MaxHealthInterval)
 	}
-	jd, err := journal.ParseDetail(*detail)
+	url, token, err := o.link.resolve(a)
 	if err != nil {
-		return fmt.Errorf("--journal-detail: %w", err)
+		return err
 	}
-	if *maxBytes <= 0 {
-		return fmt.Errorf("--journal-max-bytes: %d: want more than 0", *maxBytes)
-	}
-	if err := serve.CheckListen(*listen, *public); err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	if e := *healthEvery; e != 0 && (e < node.MinHealthInterval || e > node.MaxHealthInterval) {
-		return fmt.Errorf("--health-interval: %s: want 0 (off) or from %s to %s", e, node.MinHealthInterval, node.MaxHealthInterval)
-	}
-	if *monitor != "" && *token == "" {
-		return errNoToken
-	}
-	return reported(stderr, node.Serve(ctx, node.Config{
-		Dir:             fs.Arg(0),
-		BoardURL:        *monitor,
-		Token:           *token,
-		Getenv:          getenv,
-		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-		Stdout:          stdout,
-		Stderr:          stderr,
-		Listen:          *listen,
-		Public:          *public,
+	return reported(a.stderr, node.Serve(ctx, node.Config{
+		Dir:             dir,
+		BoardURL:        url,
+		Token:           token,
+		Getenv:          a.getenv,
+		Logger:          a.logger(slog.LevelInfo),
+		Stdout:          a.stdout,
+		Stderr:          a.stderr,
+		Listen:          o.listen,
+		Public:          o.public,
 		JournalDetail:   jd,
-		JournalMaxBytes: *maxBytes,
+		JournalMaxBytes: maxBytes,
 		LinkUnservable:  plain,
-		HealthInterval:  *healthEvery,
-		NoHealthChecks:  *healthEvery == 0,
+		HealthInterval:  o.healthEvery,
+		NoHealthChecks:  o.healthEvery == 0,
 	}))
+}
+
+// journalOptions are the flags of the journal of model and tool calls.
+type journalOptions struct {
+	detail   string
+	maxBytes int64
+}
+
+func journalFlags(fs *pflag.FlagSet) *journalOptions {
+	o := &journalOptions{}
+	fs.StringVar(&o.detail, "journal-detail", string(journal.DetailMetadata), "what the journal keeps of each call: metadata, or full (prompts, replies, tool arguments and results)")
+	fs.Int64Var(&o.maxBytes, "journal-max-bytes", journal.DefaultMaxBytes, "rotate the journal to journal.jsonl.1 past this many bytes")
+	return o
+}
+
+func (o *journalOptions) check() (journal.Detail, int64, error) {
+	jd, err := journal.ParseDetail(o.detail)
+	if err != nil {
+		return "", 0, cli.Usagef("--journal-detail: %w", err)
+	}
+	if o.maxBytes <= 0 {
+		return "", 0, cli.Usagef("--journal-max-bytes: %d: want more than 0", o.maxBytes)
+	}
+	return jd, o.maxBytes, nil
 }

@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Root is a command's root: a cobra command set to speak the house
@@ -17,6 +20,7 @@ type Root struct {
 	Log    *LogFlags
 	Config *Binder
 	name   string
+	once   sync.Once
 }
 
 // NewRoot makes the root command name. getenv is how the environment is
@@ -42,7 +46,7 @@ func NewRoot(name, short string, getenv func(string) string, stdout, stderr io.W
 	c.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		return r.Config.Bind(cmd)
 	}
-	c.AddCommand(newVersionCmd(name))
+	c.AddCommand(newVersionCmd(c.Name()))
 	return r
 }
 
@@ -53,6 +57,7 @@ func (r *Root) Run(ctx context.Context, args []string) error {
 		args = []string{} // nil would make cobra read os.Args
 	}
 	r.SetArgs(args)
+	r.once.Do(func() { envInHelp(r.Command) })
 	_, err := r.ExecuteContextC(ctx)
 	return unknownCommand(err)
 }
@@ -127,4 +132,20 @@ func under(cmd *cobra.Command) string {
 		return rest
 	}
 	return p
+}
+
+// envInHelp ends every flag's help with its environment variable, on
+// every command under c.
+func envInHelp(c *cobra.Command) {
+	add := func(f *pflag.Flag) {
+		if slices.Contains(skipped, f.Name) || strings.Contains(f.Usage, "(env ") {
+			return
+		}
+		f.Usage += " (env " + EnvName(f) + ")"
+	}
+	c.LocalNonPersistentFlags().VisitAll(add)
+	c.PersistentFlags().VisitAll(add)
+	for _, s := range c.Commands() {
+		envInHelp(s)
+	}
 }

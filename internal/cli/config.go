@@ -106,6 +106,17 @@ func (b *Binder) File() string { return b.file }
 // values and where each came from, secrets redacted, in name order.
 func (b *Binder) Settings() []Setting { return b.settings }
 
+// Source is where flag name of the command that ran got its value:
+// FromFlag, FromEnv, FromFile or FromDefault ("" for no such flag).
+func (b *Binder) Source(name string) string {
+	for _, s := range b.settings {
+		if s.Key == name {
+			return s.Source
+		}
+	}
+	return ""
+}
+
 // skipped are flags that are not configuration.
 var skipped = []string{"help", "version", "config"}
 
@@ -118,14 +129,17 @@ func (b *Binder) Bind(cmd *cobra.Command) error {
 	if !fs.Changed("config") {
 		path, pathSource = b.getenv(ConfigEnv), FromEnv
 	}
+	fileErr := func(err error) error {
+		if pathSource == FromEnv {
+			return Usagef("%s: %w", ConfigEnv, err)
+		}
+		return Usagef("--config: %w", err)
+	}
 	var file map[string]fileValue
 	if path != "" {
 		var err error
 		if file, err = loadConfig(path, cmd); err != nil {
-			if pathSource == FromEnv {
-				return Usagef("%s: %w", ConfigEnv, err)
-			}
-			return Usagef("--config: %w", err)
+			return fileErr(err)
 		}
 		b.file = path
 	}
@@ -160,7 +174,7 @@ func (b *Binder) Bind(cmd *cobra.Command) error {
 			}
 			source = FromFile
 			if e := setFlag(f, fv.vals); e != nil {
-				err = Usagef("%s:%d: %s: %v", path, fv.line, f.Name, e)
+				err = fileErr(fmt.Errorf("%s:%d: %s: %w", path, fv.line, f.Name, e))
 				return
 			}
 		}
@@ -294,14 +308,13 @@ func loadConfig(path string, cmd *cobra.Command) (map[string]fileValue, error) {
 		var tables []string
 		for _, k := range names {
 			full := append(slices.Clone(key), k)
-			if md.Type(full...) == "Hash" {
+			var p probe
+			line := lineOf(md.PrimitiveDecode(table[k], &p))
+			if _, ok := p.v.(map[string]any); ok {
 				tables = append(tables, k)
 				continue
 			}
 			f := flagIn(c, k)
-			var p probe
-			perr := md.PrimitiveDecode(table[k], &p)
-			line := lineOf(perr)
 			if f == nil {
 				return fmt.Errorf("%s:%d: %s: unknown key: keys are the flags of %s and its commands, without --", path, line, full, c.CommandPath())
 			}
@@ -320,8 +333,7 @@ func loadConfig(path string, cmd *cobra.Command) (map[string]fileValue, error) {
 			full := append(slices.Clone(key), k)
 			sub := subcommand(c, k)
 			if sub == nil {
-				var p probe
-				line := lineOf(md.PrimitiveDecode(table[k], &p))
+				line := lineOf(md.PrimitiveDecode(table[k], &probe{}))
 				return fmt.Errorf("%s:%d: [%s]: no such command: a table is named for a command (%s)", path, line, full, strings.Join(commandNames(c), ", "))
 			}
 			var inner map[string]toml.Primitive
