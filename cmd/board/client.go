@@ -62,7 +62,8 @@ type clientOptions struct {
 	// Token: the token itself, from SYMPHONIX_TOKEN. Never from argv, where
 	// any user of the machine can read it (ps).
 	Token string
-	// TokenFile: a file holding the token; wins over Token when set.
+	// TokenFile: a file holding the token; wins over Token when set
+	// (app.dial decides which of the two counts).
 	TokenFile string
 	// CAFile: PEM certificates trusted for an https board, besides the
 	// system's roots.
@@ -418,10 +419,21 @@ func clientFlags(fs *pflag.FlagSet) *clientOptions {
 	return o
 }
 
-// dial is a client for the board o names, with the token from
-// SYMPHONIX_TOKEN unless o has a token file.
+// dial is a client for the board o names. The token comes from --token-file
+// or SYMPHONIX_TOKEN, the stronger source winning as for any flag (the
+// command line, then the environment, then the config file); both from
+// the environment is a usage error, as the agent's --token and
+// --token-file from one place are.
 func (a *app) dial(o *clientOptions) (*boardClient, error) {
 	o.Token = a.getenv("SYMPHONIX_TOKEN")
+	if o.Token != "" && o.TokenFile != "" {
+		switch a.root.Config.Source("token-file") {
+		case cli.FromEnv:
+			return nil, cli.Usagef("SYMPHONIX_TOKEN and SYMPHONIX_TOKEN_FILE: set one of them, not both")
+		case cli.FromFile:
+			o.TokenFile = "" // the environment is stronger than the config file
+		}
+	}
 	return o.dial()
 }
 

@@ -118,6 +118,16 @@ func TestClientRefusals(t *testing.T) {
 	}
 	runOK(env(), "agents", "list", "--board", f.b.URL, "--token-file", tokenFile)
 	runOK(env("SYMPHONIX_TOKEN_FILE", tokenFile, "SYMPHONIX_BOARD", f.b.URL), "agents", "list")
+
+	// Both: the stronger source wins; both in the environment is refused.
+	runOK(env("SYMPHONIX_TOKEN", "not-a-token"), "agents", "list", "--board", f.b.URL, "--token-file", tokenFile)
+	config := filepath.Join(dir, "board.toml")
+	if err := os.WriteFile(config, []byte("token-file = \""+empty+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runOK(env("SYMPHONIX_TOKEN", f.admin, "SYMPHONIX_CONFIG", config), "agents", "list", "--board", f.b.URL)
+	_, _, err = runWith(t, env("SYMPHONIX_TOKEN", f.admin, "SYMPHONIX_TOKEN_FILE", tokenFile), nil, "agents", "list", "--board", f.b.URL)
+	wantExit(t, err, 2, "SYMPHONIX_TOKEN and SYMPHONIX_TOKEN_FILE")
 }
 
 // TestClientTLS: an https board is verified against the system's roots,
