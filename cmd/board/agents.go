@@ -37,7 +37,7 @@ func newAgentsCmd(a *app) *cobra.Command {
 			}
 			t := cli.Table{Header: []string{"NAME", "STATE", "HEALTH", "PAUSED", "TOOLS", "LAST SEEN"}}
 			for _, ag := range agents {
-				t.Append(ag.GetName(), word(ag.GetState()), health(ag), paused(ag), fmt.Sprint(len(ag.GetTools())), when(ag.GetLastSeenTime()))
+				t.Append(clip(ag.GetName(), 128), word(ag.GetState()), health(ag), paused(ag), fmt.Sprint(len(ag.GetTools())), when(ag.GetLastSeenTime()))
 			}
 			if err := out.Print(a.stdout, t, protoJSONs(agents)); err != nil {
 				return err
@@ -124,7 +124,7 @@ func watchAgents(ctx context.Context, bc *boardClient, out *cli.Output, w io.Wri
 		if out.JSON() {
 			err = jsonLine(w, protoJSON(msg))
 		} else {
-			_, err = fmt.Fprintf(w, "%s  %s  %s  health=%s  paused=%s\n", when(ag.GetLastSeenTime()), ag.GetName(), word(ag.GetState()), health(ag), paused(ag))
+			_, err = fmt.Fprintf(w, "%s  %s  %s  health=%s  paused=%s\n", when(ag.GetLastSeenTime()), clip(ag.GetName(), 128), word(ag.GetState()), health(ag), paused(ag))
 		}
 		if err != nil {
 			return err
@@ -135,7 +135,7 @@ func watchAgents(ctx context.Context, bc *boardClient, out *cli.Output, w io.Wri
 // agentCard is one agent as a two-column table.
 func agentCard(ag *boardv1.Agent) cli.Table {
 	t := cli.Table{Header: []string{"FIELD", "VALUE"}}
-	t.Append("name", ag.GetName())
+	t.Append("name", clip(ag.GetName(), 128))
 	t.Append("description", clip(ag.GetDescription(), 200))
 	t.Append("state", word(ag.GetState()))
 	t.Append("health", health(ag))
@@ -148,16 +148,16 @@ func agentCard(ag *boardv1.Agent) cli.Table {
 		t.Append("  by", fmt.Sprintf("%s (%s), %s", dash(p.GetBy()), word(p.GetOrigin()), when(p.GetTime())))
 		t.Append("  delivered", yesNo(p.GetDelivered(), "yes", "no"))
 	}
-	t.Append("protocol", ag.GetProtocol())
-	t.Append("build", ag.GetBuild())
-	t.Append("capabilities", list(ag.GetCapabilities()))
-	t.Append("tools", list(ag.GetTools()))
+	t.Append("protocol", clip(ag.GetProtocol(), 64))
+	t.Append("build", clip(ag.GetBuild(), 80))
+	t.Append("capabilities", sanitize(list(ag.GetCapabilities()), false))
+	t.Append("tools", sanitize(list(ag.GetTools()), false))
 	var inputs []string
 	for _, in := range ag.GetInputs() {
 		inputs = append(inputs, in.GetName())
 	}
-	t.Append("inputs", list(inputs))
-	t.Append("session", ag.GetSession())
+	t.Append("inputs", sanitize(list(inputs), false))
+	t.Append("session", clip(ag.GetSession(), 64))
 	t.Append("first seen", when(ag.GetFirstSeenTime()))
 	t.Append("last seen", when(ag.GetLastSeenTime()))
 	t.Append("runs dropped", fmt.Sprint(ag.GetRunsDropped()))

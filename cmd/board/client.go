@@ -326,7 +326,7 @@ func (c *boardClient) explain(err error, what string) error {
 	if !ce.IsRemote() {
 		return c.explainLocal(ce)
 	}
-	msg := ce.Message()
+	msg := oneLine(sanitize(ce.Message(), false))
 	if msg == "" {
 		msg = ce.Code().String()
 	}
@@ -381,11 +381,11 @@ func (c *boardClient) explainLocal(ce *connect.Error) error {
 	}
 }
 
-// oneLine is s on one line, at most 200 bytes.
+// oneLine is s on one line, at most 300 characters.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
 	}
 	return s
 }
