@@ -64,3 +64,39 @@ func TestAgentsCommands(t *testing.T) {
 	})
 	stop()
 }
+
+// TestWatchEndedByBoard: a board that shuts down ends a watch; the command
+// fails, saying so, rather than hang or exit 0.
+func TestWatchEndedByBoard(t *testing.T) {
+	t.Parallel()
+	f := startFleet(t)
+	lines, stop := f.watch(t, "agents", "watch")
+	boardtest.Eventually(t, 10*time.Second, "the snapshot", func() bool { return strings.Contains(lines.String(), "refund-bot") })
+	f.b.Stop()
+	err := stop()
+	wantExit(t, err, 1, "watch", "going away")
+}
+
+// TestSanitize: what agents write cannot reach the terminal as control
+// characters or reordering marks.
+func TestSanitize(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want  string
+		multiline bool
+	}{
+		{"refund 40 EUR", "refund 40 EUR", false},
+		{"\x1b[2Japprove? [y/N] y\r", "\ufffd[2Japprove? [y/N] y\ufffd", false},
+		{"a\nb\tc", "a\ufffdb c", false},
+		{"a\nb", "a\nb", true},
+		{"pay \u202eRUE 04\u202c", "pay \ufffdRUE 04\ufffd", false},
+		{"\u0085next", "\ufffdnext", false},
+	} {
+		if got := sanitize(tc.in, tc.multiline); got != tc.want {
+			t.Errorf("sanitize(%q, %v) = %q, want %q", tc.in, tc.multiline, got, tc.want)
+		}
+	}
+	if got := clip("a\x1b[31m  long   line", 8); got != "a\ufffd[31m …" {
+		t.Errorf("clip = %q", got)
+	}
+}
