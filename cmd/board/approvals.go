@@ -185,7 +185,7 @@ shown: if the agent raised something else meanwhile, the board refuses it.`,
 	}
 	out.AddFlag(c.Flags())
 	c.Flags().StringVar(&reason, "reason", "", "why (required when the approval's rule says so; at most 4,096 bytes)")
-	c.Flags().BoolVarP(&yes, "yes", "y", false, "decide without asking (for scripts); only on the command line")
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "decide without asking (for scripts); only on the command line (env SYMPHONIX_YES and the config file are ignored)")
 	return c
 }
 

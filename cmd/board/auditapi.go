@@ -17,8 +17,9 @@ import (
 // withAPI makes the store-side audit commands (audit list, audit verify)
 // read a running board's AuditService instead when --board (or
 // SYMPHONIX_BOARD, or the config file) names one; without it they read
-// the store as before (docs/cli.md). The store's flags and the board's do
-// not go together.
+// the store as before (docs/cli.md). --data or --database on the command
+// line reads the store whatever the environment says; with --board on the
+// command line too, it is refused.
 func withAPI(a *app, audit *cobra.Command) *cobra.Command {
 	for _, c := range audit.Commands() {
 		storeRun := c.RunE
@@ -46,13 +47,19 @@ func withAPI(a *app, audit *cobra.Command) *cobra.Command {
 		}
 		co := clientFlags(c.Flags())
 		c.RunE = func(cmd *cobra.Command, args []string) error {
-			if !boardGiven(a) {
-				return storeRun(cmd, args)
-			}
+			store := ""
 			for _, n := range []string{"data", "database"} {
 				if cmd.Flags().Changed(n) {
-					return cli.Usagef("--%s and --board: read the store or a running board, not both", n)
+					store = n
 				}
+			}
+			switch {
+			case store != "" && cmd.Flags().Changed("board"):
+				return cli.Usagef("--%s and --board: read the store or a running board, not both", store)
+			case store != "" || !boardGiven(a):
+				// A store named on the command line wins over a board
+				// named in the environment or the config file.
+				return storeRun(cmd, args)
 			}
 			bc, err := a.dial(co)
 			if err != nil {

@@ -43,6 +43,20 @@ func TestAuditOverAPI(t *testing.T) {
 
 	_, _, err = f.board(t, "audit", "verify", "--data", f.b.Dir)
 	wantExit(t, err, 2, "--data and --board")
+	// A board in the environment: audit reads it, unless the command line
+	// names a store.
+	boardEnv := func(k string) string {
+		if k == "SYMPHONIX_BOARD" {
+			return f.b.URL
+		}
+		return f.env(k)
+	}
+	if got, _, err := runWith(t, boardEnv, nil, "audit", "verify"); err != nil || got != out {
+		t.Errorf("audit verify with SYMPHONIX_BOARD: %v\n%s", err, got)
+	}
+	if got, _, err := runWith(t, boardEnv, nil, "audit", "verify", "--data", t.TempDir()); err == nil || !strings.Contains(err.Error(), "no store at") {
+		t.Errorf("audit verify --data EMPTY with SYMPHONIX_BOARD: %v\n%s, want the store read (and found missing)", err, got)
+	}
 
 	// An entry changed in the store behind the board's back.
 	raw, err := sql.Open("sqlite", store.SQLiteDSN(f.b.Dir))
