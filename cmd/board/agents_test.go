@@ -41,7 +41,7 @@ func TestAgentsCommands(t *testing.T) {
 		t.Errorf("agents get -o json = %+v", one)
 	}
 	_, _, err := f.board(t, "agents", "get", "nobody")
-	wantExit(t, err, 1, "agent nobody")
+	wantExit(t, err, 1, "nobody", "not found")
 
 	// watch: the agent as it stands first, then a change (it goes
 	// offline when its link ends), until interrupted.

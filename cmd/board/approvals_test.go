@@ -88,14 +88,14 @@ func TestApprovalsCommands(t *testing.T) {
 	_, _, err = f.board(t, "approvals", "decide", other, "maybe", "--yes")
 	wantExit(t, err, 2, "approve or reject")
 	_, _, err = f.board(t, "approvals", "decide", "nosuch", "approve", "--yes")
-	wantExit(t, err, 1, "approval nosuch")
+	wantExit(t, err, 1, "nosuch", "not found")
 
 	res := decodeJSON[approvalJSON](t, f.ok(t, "approvals", "cancel", other, "-o", "json"))
 	if res.ID != other || res.State != "APPROVAL_STATE_CANCELLED" {
 		t.Errorf("cancel -o json = %+v", res)
 	}
 	_, _, err = f.board(t, "approvals", "cancel", other)
-	wantExit(t, err, 1, "approval "+other)
+	wantExit(t, err, 1, other)
 }
 
 // TestApprovalsWatch: the watch prints the snapshot, then each change, one

@@ -342,6 +342,9 @@ func (c *boardClient) explain(err error, what string) error {
 	case connect.CodeUnavailable:
 		return fmt.Errorf("%sthe board is busy or going away (%s): try again", prefix, msg)
 	default:
+		if what != "" && strings.HasPrefix(msg, strings.Fields(what)[0]) {
+			prefix = "" // the board's message names it already: `approval "x": not found`
+		}
 		return fmt.Errorf("%s%s", prefix, msg)
 	}
 }

@@ -64,7 +64,7 @@ func TestRulesCommands(t *testing.T) {
 		t.Errorf("rules delete: %q", out)
 	}
 	_, _, err = f.board(t, "rules", "delete", "refunds")
-	wantExit(t, err, 1, "rule refunds")
+	wantExit(t, err, 1, "refunds")
 	if out := f.ok(t, "rules", "list"); strings.Contains(out, "refunds ") {
 		t.Errorf("rules list after delete:\n%s", out)
 	}

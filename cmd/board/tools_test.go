@@ -73,13 +73,13 @@ func TestToolsCommands(t *testing.T) {
 	}
 
 	_, _, err := f.board(t, "tools", "on", "refund-bot", "crm/delete")
-	wantExit(t, err, 1, "agent refund-bot", "crm.delete")
+	wantExit(t, err, 1, "crm.delete")
 	_, _, err = f.board(t, "tools", "on", "refund-bot", "crm")
 	wantExit(t, err, 2, "SERVER/TOOL")
 	_, _, err = f.board(t, "tools", "set", "refund-bot", "crm", "lookup", "maybe")
 	wantExit(t, err, 2, "on or off")
 	_, _, err = f.board(t, "tools", "get", "nobody")
-	wantExit(t, err, 1, "agent nobody")
+	wantExit(t, err, 1, "nobody", "never linked")
 }
 
 // TestMergeServer: a server the board cut between two pages is one
