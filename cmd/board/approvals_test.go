@@ -158,3 +158,19 @@ func TestApprovalsWatchSilence(t *testing.T) {
 		t.Fatal("the watch did not end within 20s of its connection going silent")
 	}
 }
+
+// TestApprovalsDecideQuorum: a yes short of the rule's quorum is counted
+// and said to be so; the approval stays pending.
+func TestApprovalsDecideQuorum(t *testing.T) {
+	t.Parallel()
+	f := startFleet(t)
+	f.ok(t, "rules", "put", "--agent", "refund-bot", "--node", "approve", "--person", "ops", "--person", "ann@example.com", "--quorum", "2")
+	id := f.raise(t, "r1", 400)
+	out := f.ok(t, "approvals", "decide", id, "approve", "--yes")
+	if out != "approval "+id+": vote counted, still pending (yes so far: ops)\n" {
+		t.Errorf("decide under a quorum of 2: %q", out)
+	}
+	if got := f.approval(t, id); got.GetState() != boardv1.ApprovalState_APPROVAL_STATE_PENDING || len(got.GetVotes()) != 1 {
+		t.Errorf("the board has %v with votes %v, want pending with one", got.GetState(), got.GetVotes())
+	}
+}
