@@ -19,7 +19,6 @@ type Root struct {
 	*cobra.Command
 	Log    *LogFlags
 	Config *Binder
-	name   string
 	once   sync.Once
 }
 
@@ -40,7 +39,7 @@ func NewRoot(name, short string, getenv func(string) string, stdout, stderr io.W
 	c.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	c.SetFlagErrorFunc(flagError)
 	c.CompletionOptions.HiddenDefaultCmd = false
-	r := &Root{Command: c, Log: &LogFlags{}, Config: NewBinder(getenv), name: name}
+	r := &Root{Command: c, Log: &LogFlags{}, Config: NewBinder(getenv)}
 	r.Log.AddFlags(c.PersistentFlags())
 	r.Config.AddFlag(c.PersistentFlags())
 	c.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
@@ -57,7 +56,10 @@ func (r *Root) Run(ctx context.Context, args []string) error {
 		args = []string{} // nil would make cobra read os.Args
 	}
 	r.SetArgs(args)
-	r.once.Do(func() { envInHelp(r.Command) })
+	r.once.Do(func() {
+		r.InitDefaultCompletionCmd() // cobra would add it in Execute, after this
+		envInHelp(r.Command)
+	})
 	_, err := r.ExecuteContextC(ctx)
 	return unknownCommand(err)
 }

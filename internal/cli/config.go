@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"slices"
@@ -276,19 +277,22 @@ type fileValue struct {
 func loadConfig(path string, cmd *cobra.Command) (map[string]fileValue, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is said once
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
-	data := make([]byte, MaxConfigBytes+1)
-	n, err := readFull(f, data)
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if n > MaxConfigBytes {
+	if len(data) > MaxConfigBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxConfigBytes)
 	}
 	var top map[string]toml.Primitive
-	md, err := toml.Decode(string(data[:n]), &top)
+	md, err := toml.Decode(string(data), &top)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
@@ -304,7 +308,7 @@ func loadConfig(path string, cmd *cobra.Command) (map[string]fileValue, error) {
 		for k := range table {
 			names = append(names, k)
 		}
-		slices.Sort(names) // tables after keys does not matter: each level is read whole
+		slices.Sort(names) // errors in a stable order
 		var tables []string
 		for _, k := range names {
 			full := append(slices.Clone(key), k)
@@ -371,22 +375,6 @@ func configPath(cmd *cobra.Command) []string {
 // ConfigTable is the annotation of a command whose config file table is
 // another command's: its path under the root, space-separated ("serve").
 const ConfigTable = "config_table"
-
-// readFull reads until buf is full or the file ends.
-func readFull(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return n, nil
-			}
-			return n, err
-		}
-	}
-	return n, nil
-}
 
 // probe takes a key's value from the decoder; its error makes the
 // decoder say the key's line.

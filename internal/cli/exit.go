@@ -87,11 +87,10 @@ func flagError(cmd *cobra.Command, err error) error {
 
 // typeWords says what a value of pflag's built-in types looks like.
 var typeWords = map[string]string{
-	"duration":    "a duration such as 90s, 15m or 720h",
-	"int":         "a whole number",
-	"int64":       "a whole number",
-	"uint":        "a whole number of 0 or more",
-	"float64":     "a number",
-	"bool":        "true or false",
-	"stringArray": "a value",
+	"duration": "a duration such as 90s, 15m or 720h",
+	"int":      "a whole number",
+	"int64":    "a whole number",
+	"uint":     "a whole number of 0 or more",
+	"float64":  "a number",
+	"bool":     "true or false",
 }

@@ -33,7 +33,7 @@ type LogFlags struct {
 // AddFlags registers --log-format and --log-level on fs.
 func (l *LogFlags) AddFlags(fs *pflag.FlagSet) {
 	l.format = Choice(fs, "log-format", "text", "how log lines are written: text or json", "text", "json")
-	l.level = Choice(fs, "log-level", "", "the least a line must be to be logged: debug, info, warn or error (default info; agent run and cancel: warn)", "debug", "info", "warn", "error")
+	l.level = Choice(fs, "log-level", "", "the least a line must be to be logged: debug, info, warn or error (default info; warn for agent run and agent cancel, which talk at a terminal)", "debug", "info", "warn", "error")
 }
 
 // Logger is the logger the flags ask for, writing to w; def is the level
