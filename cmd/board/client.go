@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ const (
 	maxTokenFileBytes = 64 << 10
 	// maxCAFileBytes is the most a --ca-file may hold.
 	maxCAFileBytes = 1 << 20
+	// maxReadBytes is the largest message read from the board: twice the
+	// 4 MiB a page of any list stops at (board.MaxListBytes).
+	maxReadBytes = 8 << 20
 )
 
 // The HTTP/2 pings on a connection that has been quiet, and how long an
@@ -106,7 +110,7 @@ func (o clientOptions) dial() (*boardClient, error) {
 	}
 	hc := &http.Client{Transport: boardOnly{next: transport(tlsConfig)}}
 	u := strings.TrimSuffix(base.String(), "/")
-	cc := connect.NewClient(connecthttp.NewTransport(hc, u), bearer(token))
+	cc := connect.NewClient(connecthttp.NewTransport(hc, u, connecthttp.WithReadMaxBytes(maxReadBytes)), bearer(token))
 	return &boardClient{
 		url:       u,
 		silence:   watchSilence,
@@ -125,7 +129,11 @@ func boardURL(s string) (*url.URL, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, cli.Usagef("--board: %q is not a board's URL: want http://HOST:PORT or https://HOST", s)
+		shown := strconv.Quote(s)
+		if strings.Contains(s, "@") {
+			shown = "the URL given" // it may hold a password
+		}
+		return nil, cli.Usagef("--board: %s is not a board's URL: want http://HOST:PORT or https://HOST", shown)
 	}
 	if u.User != nil {
 		return nil, cli.Usagef("--board: no credentials in the URL: set SYMPHONIX_TOKEN or --token-file")
@@ -364,6 +372,8 @@ func (c *boardClient) explainLocal(ce *connect.Error) error {
 	switch {
 	case ce.Code() == connect.CodeCanceled:
 		return context.Canceled
+	case ce.Code() == connect.CodeResourceExhausted:
+		return fmt.Errorf("%s sent a message larger than %d MiB, more than a board sends: %s", c.url, maxReadBytes>>20, oneLine(ce.Message()))
 	case ce.Code() == connect.CodeDeadlineExceeded:
 		return fmt.Errorf("%s did not answer in time", c.url)
 	case errors.As(cause, &ua), errors.As(cause, &ve) && errors.As(ve.Err, &ua):
