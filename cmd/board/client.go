@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -77,6 +78,7 @@ type clientOptions struct {
 // boardClient is a running board's API, as the operator commands use it.
 type boardClient struct {
 	url       string
+	h2c       bool          // http://: HTTP/2 without TLS
 	silence   time.Duration // watchSilence; shorter in tests
 	agents    boardv1connect.AgentServiceClient
 	approvals boardv1connect.ApprovalServiceClient
@@ -113,6 +115,7 @@ func (o clientOptions) dial() (*boardClient, error) {
 	cc := connect.NewClient(connecthttp.NewTransport(hc, u, connecthttp.WithReadMaxBytes(maxReadBytes)), bearer(token))
 	return &boardClient{
 		url:       u,
+		h2c:       base.Scheme == "http",
 		silence:   watchSilence,
 		agents:    boardv1connect.NewAgentServiceClient(cc),
 		approvals: boardv1connect.NewApprovalServiceClient(cc),
@@ -370,8 +373,8 @@ func (c *boardClient) explainLocal(ce *connect.Error) error {
 	var ve *tls.CertificateVerificationError
 	var op *net.OpError
 	switch {
-	case ce.Code() == connect.CodeCanceled:
-		return context.Canceled
+	case errors.Is(cause, context.Canceled):
+		return context.Canceled // interrupted
 	case ce.Code() == connect.CodeResourceExhausted:
 		return fmt.Errorf("%s sent a message larger than %d MiB, more than a board sends: %s", c.url, maxReadBytes>>20, oneLine(ce.Message()))
 	case ce.Code() == connect.CodeDeadlineExceeded:
@@ -384,14 +387,29 @@ func (c *boardClient) explainLocal(ce *connect.Error) error {
 		return fmt.Errorf("%s: the board's certificate is not valid (%v)", c.url, ci)
 	case errors.As(cause, &op) && op.Op == "dial":
 		return fmt.Errorf("cannot reach the board at %s (%v): is it running? check --board or SYMPHONIX_BOARD", c.url, op.Err)
-	case strings.Contains(cause.Error(), "looked like an HTTP/1.1 header"):
-		// net/http's h2c client gives this no type of its own.
-		return fmt.Errorf("%s is not a Symphonix board: it answers HTTP/1.1 only, and a board speaks HTTP/2 on http://; check --board or SYMPHONIX_BOARD", c.url)
+	case c.h2c && notH2C(cause):
+		return fmt.Errorf("%s is not a Symphonix board: it does not speak HTTP/2 (it answers HTTP/1.1 only, or drops the connection), and a board speaks HTTP/2 on http://; check --board or SYMPHONIX_BOARD", c.url)
+	case ce.Code() == connect.CodeCanceled:
+		return context.Canceled
 	case ce.Code() == connect.CodeUnavailable || ce.Code() == connect.CodeUnknown:
 		return fmt.Errorf("%s is not a Symphonix board, or not reachable: %s; check --board or SYMPHONIX_BOARD", c.url, oneLine(cause.Error()))
 	default:
 		return fmt.Errorf("%s did not answer as a Symphonix board does: %s; check --board or SYMPHONIX_BOARD", c.url, oneLine(ce.Message()))
 	}
+}
+
+// notH2C reports whether err is net/http's h2c client failing on a server
+// that speaks HTTP/1.1 only, once connected: the server drops the
+// connection on HTTP/2's preface (a broken pipe, a reset), or answers it
+// in HTTP/1.1. Which comes depends on timing; the last two have no type of
+// their own (net/http makes them with fmt.Errorf), so their words are all
+// there is to go by, as connect's own h2c hint does.
+func notH2C(err error) bool {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "looked like an HTTP/1.1 header") || strings.Contains(s, "http2: client conn could not be established")
 }
 
 // oneLine is s on one line, at most 300 characters.

@@ -43,6 +43,14 @@ func TestClientRefusals(t *testing.T) {
 	h2c.Config.Protocols.SetUnencryptedHTTP2(true)
 	h2c.Start()
 	t.Cleanup(h2c.Close)
+	// A server that answers as a board does, with far too much.
+	huge := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/proto")
+		w.Write(make([]byte, 9<<20))
+	}))
+	huge.Config.Protocols = h2c.Config.Protocols
+	huge.Start()
+	t.Cleanup(huge.Close)
 	h1 := httptest.NewServer(page)
 	t.Cleanup(h1.Close)
 	// An address nothing listens on.
@@ -79,7 +87,8 @@ func TestClientRefusals(t *testing.T) {
 		{"unknown command", token, []string{"agents", "dance", "--board", f.b.URL}, 2, []string{"dance"}},
 		{"no such flag as --token", token, []string{"agents", "list", "--token", f.admin, "--board", f.b.URL}, 2, []string{"--token: unknown flag"}},
 		{"not a board (h2c)", token, []string{"agents", "list", "--board", h2c.URL}, 1, []string{h2c.URL + " is not a Symphonix board: HTTP 404 Not Found (text/html)"}},
-		{"not a board (HTTP/1)", token, []string{"agents", "list", "--board", h1.URL}, 1, []string{h1.URL + " is not a Symphonix board: it answers HTTP/1.1 only"}},
+		{"not a board (HTTP/1)", token, []string{"agents", "list", "--board", h1.URL}, 1, []string{h1.URL + " is not a Symphonix board: it does not speak HTTP/2"}},
+		{"too much", token, []string{"agents", "list", "--board", huge.URL}, 1, []string{huge.URL + " sent a message larger than 8 MiB"}},
 		{"nothing there", token, []string{"agents", "list", "--board", closed}, 1, []string{"cannot reach the board at " + closed, "is it running?"}},
 		{"not a URL", token, []string{"agents", "list", "--board", "board.example.com"}, 2, []string{"--board", "http://HOST:PORT"}},
 		{"credentials in the URL", token, []string{"agents", "list", "--board", "http://ops:secret@127.0.0.1:1"}, 2, []string{"--board", "SYMPHONIX_TOKEN"}},
