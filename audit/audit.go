@@ -183,7 +183,7 @@ const verifyPage = 1000
 // or, when none does, OK with the number of entries. An error is a failure
 // to read the store, not a bad entry.
 func (a *Log) Verify(ctx context.Context) (VerifyResult, error) {
-	var r VerifyResult
+	var c Chain
 	var after int64 = -1 << 63
 	for {
 		rows, err := a.db.AuditEntry.Query().
@@ -195,26 +195,12 @@ func (a *Log) Verify(ctx context.Context) (VerifyResult, error) {
 			return VerifyResult{}, fmt.Errorf("audit: read entries: %w", err)
 		}
 		for _, row := range rows {
-			want := r.Entries + 1
-			switch {
-			case row.Seq > want:
-				r.Bad, r.Why = want, fmt.Errorf("seq %d %w", want, ErrMissing)
-				return r, nil
-			case row.Seq < want: // an entry with a seq below 1
-				r.Bad, r.Why = row.Seq, ErrUnlinked
-				return r, nil
-			case row.Prev != r.Head:
-				r.Bad, r.Why = row.Seq, ErrUnlinked
-				return r, nil
+			if !c.Next(entryOf(row)) {
+				return c.Result(), nil
 			}
-			if h, err := hashOf(entryOf(row)); err != nil || h != row.Hash {
-				r.Bad, r.Why = row.Seq, ErrModified
-				return r, nil
-			}
-			r.Entries, r.Head = row.Seq, row.Hash
 		}
 		if len(rows) < verifyPage {
-			return r, nil
+			return c.Result(), nil
 		}
 		after = rows[len(rows)-1].Seq
 	}

@@ -12,6 +12,10 @@
 //	board user add --email EMAIL --name NAME --role admin|approver|viewer [--url URL] [--data DIR] [--create]
 //	board user list [--data DIR] [-o table|json]
 //	board user disable|enable --email EMAIL [--data DIR]
+//	board agents list|get NAME|watch [--board URL] [-o table|json]
+//	board approvals list|get ID|decide ID approve|reject [--yes]|cancel ID|watch [--board URL]
+//	board rules list|put|delete ID [--board URL]
+//	board tools list [AGENT]|get AGENT|set AGENT SERVER TOOL on|off|on|off … [--board URL]
 //	board version [-o table|json]
 //	board completion bash|zsh|fish|powershell
 //
@@ -22,7 +26,10 @@
 // file (docs/cli.md).
 //
 // The store-side commands (token, user, audit) work on an existing store
-// and refuse to create one unless given --create.
+// and refuse to create one unless given --create. The operator commands
+// (agents, approvals, rules, tools; audit with --board) are clients of a
+// running board's API: --board URL, and an operator token from
+// SYMPHONIX_TOKEN or --token-file, never from argv.
 //
 // Exit status: 0 done; 1 failed; 2 the command line or configuration was
 // wrong, and nothing was done.

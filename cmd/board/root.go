@@ -39,6 +39,10 @@ func newRoot(getenv func(string) string, stdout, stderr io.Writer) *cli.Root {
 	root.AddCommand(newConfigCmd(a))
 	root.AddCommand(newTokenCmd(a))
 	root.AddCommand(newUserCmd(a))
-	root.AddCommand(newAuditCmd(a))
+	root.AddCommand(withAPI(a, newAuditCmd(a)))
+	root.AddCommand(newAgentsCmd(a))
+	root.AddCommand(newApprovalsCmd(a))
+	root.AddCommand(newRulesCmd(a))
+	root.AddCommand(newToolsCmd(a))
 	return root
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/internal/cli"
+)
+
+// newAgentsCmd is board agents: the fleet as a running board knows it.
+func newAgentsCmd(a *app) *cobra.Command {
+	c := cli.Group("agents", "Read the agents a running board knows: list, get, watch")
+	co := clientFlags(c.PersistentFlags())
+
+	var out cli.Output
+	var limit int
+	ls := &cobra.Command{
+		Use:   "list",
+		Short: "List the agents, by name",
+		Args:  cli.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
+			bc, err := a.dial(co)
+			if err != nil {
+				return err
+			}
+			agents, more, err := listAgents(cmd.Context(), bc, limit)
+			if err != nil {
+				return err
+			}
+			t := cli.Table{Header: []string{"NAME", "STATE", "HEALTH", "PAUSED", "TOOLS", "LAST SEEN"}}
+			for _, ag := range agents {
+				t.Append(clip(ag.GetName(), 128), word(ag.GetState()), health(ag), paused(ag), fmt.Sprint(len(ag.GetTools())), when(ag.GetLastSeenTime()))
+			}
+			if err := out.Print(a.stdout, t, protoJSONs(agents)); err != nil {
+				return err
+			}
+			a.more(more, limit)
+			return nil
+		},
+	}
+	out.AddFlag(ls.Flags())
+	limitFlag(ls, &limit)
+
+	var getOut cli.Output
+	get := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show one agent: its state, health, pause, capabilities and tools",
+		Args:  cli.Args("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bc, err := a.dial(co)
+			if err != nil {
+				return err
+			}
+			res, err := bc.agents.GetAgent(cmd.Context(), &boardv1.GetAgentRequest{Name: args[0]})
+			if err != nil {
+				return bc.explain(err, "agent "+args[0])
+			}
+			return getOut.Print(a.stdout, agentCard(res.GetAgent()), protoJSON(res.GetAgent()))
+		},
+	}
+	getOut.AddFlag(get.Flags())
+
+	var watchOut cli.Output
+	watch := &cobra.Command{
+		Use:   "watch",
+		Short: "Print every agent as it stands, then each change, until interrupted",
+		Args:  cli.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bc, err := a.dial(co)
+			if err != nil {
+				return err
+			}
+			return watchAgents(cmd.Context(), bc, &watchOut, a.stdout)
+		},
+	}
+	watchOut.AddFlag(watch.Flags())
+
+	c.AddCommand(ls, get, watch)
+	return c
+}
+
+// listAgents reads up to limit agents, a page at a time; more says there
+// were more.
+func listAgents(ctx context.Context, bc *boardClient, limit int) (agents []*boardv1.Agent, more bool, err error) {
+	token := ""
+	for {
+		res, err := bc.agents.ListAgents(ctx, &boardv1.ListAgentsRequest{PageSize: pageSize(limit-len(agents), 1000), PageToken: token})
+		if err != nil {
+			return nil, false, bc.explain(err, "")
+		}
+		agents = append(agents, res.GetAgents()...)
+		token = res.GetNextPageToken()
+		if len(agents) >= limit {
+			return agents[:limit], token != "" || len(agents) > limit, nil
+		}
+		if token == "" {
+			return agents, false, nil
+		}
+	}
+}
+
+// watchAgents prints one line (or JSON object) per message of
+// WatchAgents until ctx ends or the board ends the watch.
+func watchAgents(ctx context.Context, bc *boardClient, out *cli.Output, w io.Writer) error {
+	stream, err := bc.agents.WatchAgents(ctx, &boardv1.WatchAgentsRequest{})
+	if err != nil {
+		return watchEnd(ctx, bc, err)
+	}
+	defer stream.Close()
+	for {
+		msg, err := stream.Receive()
+		if err != nil {
+			return watchEnd(ctx, bc, err)
+		}
+		ag := msg.GetAgent()
+		if out.JSON() {
+			err = jsonLine(w, protoJSON(msg))
+		} else {
+			_, err = fmt.Fprintf(w, "%s  %s  %s  health=%s  paused=%s\n", when(ag.GetLastSeenTime()), clip(ag.GetName(), 128), word(ag.GetState()), health(ag), paused(ag))
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// agentCard is one agent as a two-column table.
+func agentCard(ag *boardv1.Agent) cli.Table {
+	t := cli.Table{Header: []string{"FIELD", "VALUE"}}
+	t.Append("name", clip(ag.GetName(), 128))
+	t.Append("description", clip(ag.GetDescription(), 200))
+	t.Append("state", word(ag.GetState()))
+	t.Append("health", health(ag))
+	for _, ch := range ag.GetHealth().GetChecks() {
+		t.Append("  "+ch.GetName(), strings.TrimSpace(word(ch.GetStatus())+" "+clip(ch.GetDetail(), 120)))
+	}
+	t.Append("paused", paused(ag))
+	if p := ag.GetPause(); p != nil {
+		t.Append("  reason", clip(p.GetReason(), 200))
+		t.Append("  by", fmt.Sprintf("%s (%s), %s", dash(p.GetBy()), word(p.GetOrigin()), when(p.GetTime())))
+		t.Append("  delivered", yesNo(p.GetDelivered(), "yes", "no"))
+	}
+	t.Append("protocol", clip(ag.GetProtocol(), 64))
+	t.Append("build", clip(ag.GetBuild(), 80))
+	t.Append("capabilities", sanitize(list(ag.GetCapabilities()), false))
+	t.Append("tools", sanitize(list(ag.GetTools()), false))
+	var inputs []string
+	for _, in := range ag.GetInputs() {
+		inputs = append(inputs, in.GetName())
+	}
+	t.Append("inputs", sanitize(list(inputs), false))
+	t.Append("session", clip(ag.GetSession(), 64))
+	t.Append("first seen", when(ag.GetFirstSeenTime()))
+	t.Append("last seen", when(ag.GetLastSeenTime()))
+	t.Append("runs dropped", fmt.Sprint(ag.GetRunsDropped()))
+	return t
+}
+
+// health is an agent's latest health, or "-" when it never reported.
+func health(ag *boardv1.Agent) string {
+	if ag.GetHealth() == nil {
+		return "-"
+	}
+	return word(ag.GetHealth().GetStatus())
+}
+
+// paused says whether an agent takes work: "no", "yes", or "asked" while
+// an operator's pause has not reached it yet.
+func paused(ag *boardv1.Agent) string {
+	p := ag.GetPause()
+	switch {
+	case p == nil || (!p.GetPaused() && p.GetDelivered()):
+		return "no"
+	case !p.GetDelivered():
+		if p.GetPaused() {
+			return "asked"
+		}
+		return "yes (resume asked)"
+	}
+	return "yes"
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+)
+
+// TestApprovalsDecideAsks: on a terminal (a real pseudo-terminal), decide
+// asks with the approval's ask; n decides nothing, y decides.
+func TestApprovalsDecideAsks(t *testing.T) {
+	t.Parallel()
+	f := startFleet(t)
+	f.governRefunds(t)
+	id := f.raise(t, "r1", 40)
+
+	answer := func(line string) (stderr string, err error) {
+		t.Helper()
+		master, tty := openPTY(t)
+		if _, err := master.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err = runWith(t, f.env, tty, "approvals", "decide", id, "approve", "--board", f.b.URL)
+		return stderr, err
+	}
+	stderr, err := answer("n\n")
+	wantExit(t, err, 1, "approval "+id+": not decided")
+	if !strings.HasSuffix(stderr, "approve refund 40 EUR to ann? [y/N] ") || !strings.Contains(stderr, f.approval(t, id).GetDigest()) {
+		t.Errorf("decide on a terminal: the card and question are not on stderr:\n%s", stderr)
+	}
+	if got := f.approval(t, id).GetState(); got != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
+		t.Fatalf("after answering n: %v, want pending", got)
+	}
+	if _, err := answer("y\n"); err != nil {
+		t.Fatalf("decide, answering y: %v", err)
+	}
+	if got := f.approval(t, id).GetState(); got != boardv1.ApprovalState_APPROVAL_STATE_APPROVED {
+		t.Fatalf("after answering y: %v, want approved", got)
+	}
+}
+
+// openPTY opens a pseudo-terminal: what is written to master, tty reads.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close() })
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatalf("unlock pty: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatalf("pty number: %v", e)
+	}
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	return master, tty
+}
