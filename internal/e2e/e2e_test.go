@@ -190,7 +190,7 @@ func TestAgentProcessDies(t *testing.T) {
 	agent.waitLine(t, regexp.MustCompile(`agent mortal: linked to`))
 	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	a := agentState(t, agents, "mortal")
-	// hello is only linked (its handlers live in a generated program), so
+	// This agent is only linked (its handlers live in a generated program), so
 	// it announces what this process does for it: its pause, and nothing
 	// it does not run.
 	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || strings.Join(a.GetCapabilities(), ",") != "pause" {
@@ -334,7 +334,7 @@ func TestAgentCheck(t *testing.T) {
 	if err != nil {
 		t.Fatalf("agent check examples/hello: %v\n%s", err, out)
 	}
-	for _, want := range []string{"Would write:", "handlers: greet", "From the declaration: -", "flow.json: ready"} {
+	for _, want := range []string{"Would write:", "handlers: -", "From the declaration: -", "flow.json: ready"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("agent check output lacks %q:\n%s", want, out)
 		}
