@@ -22,7 +22,7 @@ const quickly = 10 * time.Second
 
 // runUntilDone runs a link with cfg and returns what Run returned, its
 // waits recorded; the test fails if Run is still dialling after quickly.
-func runUntilDone(t *testing.T, cfg agentlink.Config) (error, *retries) {
+func runUntilDone(t *testing.T, cfg agentlink.Config) (*retries, error) {
 	t.Helper()
 	rec := &retries{changed: make(chan struct{}, 1)}
 	cfg.Logger = slog.New(rec)
@@ -36,7 +36,7 @@ func runUntilDone(t *testing.T, cfg agentlink.Config) (error, *retries) {
 	go func() { done <- link.Run(ctx) }()
 	select {
 	case err := <-done:
-		return err, rec
+		return rec, err
 	case <-time.After(quickly):
 		cancel()
 		<-done
@@ -93,7 +93,7 @@ func TestGivesUpOnARefusedToken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err, rec := runUntilDone(t, agentlink.Config{BoardURL: bt.URL, Token: tt.token, Identity: agentlink.Identity{Name: tt.agent}})
+			rec, err := runUntilDone(t, agentlink.Config{BoardURL: bt.URL, Token: tt.token, Identity: agentlink.Identity{Name: tt.agent}})
 			checkGaveUp(t, err, rec, agentlink.ErrTokenRefused, "board token agent --name "+tt.agent)
 		})
 	}
@@ -123,7 +123,7 @@ func TestGivesUpOnNotABoard(t *testing.T) {
 			srv := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, http.StatusText(status), status)
 			}))
-			err, rec := runUntilDone(t, agentlink.Config{BoardURL: srv.URL, Token: "t", Identity: agentlink.Identity{Name: "lost"}})
+			rec, err := runUntilDone(t, agentlink.Config{BoardURL: srv.URL, Token: "t", Identity: agentlink.Identity{Name: "lost"}})
 			checkGaveUp(t, err, rec, agentlink.ErrNotABoard, srv.URL, "--monitor", http.StatusText(status))
 		})
 	}
@@ -137,7 +137,7 @@ func TestGivesUpOnAnUntrustedCertificate(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{TLS: true})
 	tok := bt.AgentToken("careful")
-	err, rec := runUntilDone(t, agentlink.Config{BoardURL: bt.URL, Token: tok, Identity: agentlink.Identity{Name: "careful"}})
+	rec, err := runUntilDone(t, agentlink.Config{BoardURL: bt.URL, Token: tok, Identity: agentlink.Identity{Name: "careful"}})
 	checkGaveUp(t, err, rec, agentlink.ErrUntrustedCertificate, "SSL_CERT_FILE")
 
 	up := make(chan agentlink.State, 8)
