@@ -290,7 +290,6 @@ func (l *Link) Run(ctx context.Context) error {
 		}
 		if gave := l.giveUp(err); gave != nil {
 			l.log.ErrorContext(ctx, "link given up", "err", gave)
-			l.state(State{Err: gave})
 			return gave
 		}
 		if wasUp {
