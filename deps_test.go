@@ -85,6 +85,7 @@ var layers = []layer{
 	{pkg: "internal/apidoc", why: "writes docs/api.md from a buf image and the board's policy table, so the two cannot disagree", allow: []string{"board", "identity", "google.golang.org/protobuf"}},
 	{pkg: "internal/apigolden", why: "v1 messages saved, read back by today's generated code (tests only)"},
 	{pkg: "internal/sdktest", why: "the TypeScript SDK built with npm and run against a real board (tests only)"},
+	{pkg: "internal/deploytest", why: "deploy/, the Dockerfile and .goreleaser.yaml parsed and checked without a cluster (tests only)"},
 }
 
 // generated packages are checked by regeneration, not by this table.

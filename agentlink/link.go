@@ -1,6 +1,8 @@
 // Package agentlink is the agent's half of the link to the board: it dials
 // out, says hello, pings, and redials with exponential backoff and jitter
-// whenever the board goes away. The board never dials an agent.
+// whenever the board goes away, and gives up on what no redial can heal (a
+// refused token, a URL that is not a board's, an untrusted certificate).
+// The board never dials an agent.
 package agentlink
 
 import (
@@ -276,17 +278,28 @@ func (l *Link) Session() string {
 // (Welcome and Pong's redial_within), so that a fleet whose board died comes
 // back spread over the time the board needs to admit it; with no window, and
 // after every failed dial, it waits an exponential backoff with jitter. A
-// board that refuses the agent (a bad token, a name that is not the token's,
-// a protocol it does not speak) is retried too, at the longest backoff with
-// its upper half jittered, because an operator can fix each of those without
-// touching the agent. A board that cannot serve now (unavailable) is not a
-// refusal. Run returns nil when ctx ends.
+// board that refuses the hello (a protocol it does not speak, a field out of
+// its bounds) is retried too, at the longest backoff with its upper half
+// jittered, because upgrading the board can lift it. A board that cannot
+// serve now (unavailable), a refused connection, a timeout or a 5xx is not a
+// refusal: waiting heals it.
+//
+// Run gives up, and returns a *GaveUpError saying what is wrong and what to
+// do, on what no wait can heal: the board refusing the token
+// (ErrTokenRefused: unauthenticated or permission_denied), a URL that
+// answers the link with 404 or 405 (ErrNotABoard), and a TLS certificate
+// that no authority the agent trusts vouches for, or that is for another
+// host (ErrUntrustedCertificate). Otherwise Run returns nil when ctx ends.
 func (l *Link) Run(ctx context.Context) error {
 	attempt := 0
 	for {
 		wasUp, err := l.once(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if gave := l.giveUp(err); gave != nil {
+			l.log.ErrorContext(ctx, "link given up", "err", gave)
+			return gave
 		}
 		if wasUp {
 			attempt = 0
@@ -312,10 +325,11 @@ func (l *Link) Run(ctx context.Context) error {
 	}
 }
 
-// refused reports whether the board said no, as opposed to going away.
+// refused reports whether the board said no to the hello, as opposed to
+// going away. (A refused token is not retried at all: giveUp.)
 func refused(err error) bool {
 	switch connect.CodeOf(err) {
-	case connect.CodeUnauthenticated, connect.CodePermissionDenied, connect.CodeFailedPrecondition, connect.CodeInvalidArgument:
+	case connect.CodeFailedPrecondition, connect.CodeInvalidArgument:
 		var ce *connect.Error
 		return errors.As(err, &ce) && ce.IsRemote()
 	}
@@ -380,8 +394,16 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	}
 	conns := &connTracker{}
 	defer conns.closeAll()
+	hc := l.httpClient(conns, interval, timeout)
+	rec := &statusRecorder{next: hc.Transport}
+	hc.Transport = rec
+	defer func() {
+		if !wasUp {
+			err = rec.notABoard(err)
+		}
+	}()
 	client := boardv1connect.NewAgentLinkServiceClient(connect.NewClient(
-		connecthttp.NewTransport(l.httpClient(conns, interval, timeout), l.base.String(), connecthttp.WithReadMaxBytes(1<<20)),
+		connecthttp.NewTransport(hc, l.base.String(), connecthttp.WithReadMaxBytes(1<<20)),
 		telemetry.ClientInterceptor(l.cfg.TracerProvider),
 	))
 	ctx, info := connect.NewClientContext(ctx)

@@ -72,9 +72,10 @@ func awaitWaits(t *testing.T, rec *retries, n int) ([]time.Duration, []string) {
 	}
 }
 
-// TestRefusalWaitIsJittered: a board that refuses the link is retried at
-// the longest backoff with its upper half jittered, so a fleet refused at
-// once (a key rotated) does not come back in one wave.
+// TestRefusalWaitIsJittered: a board that refuses the hello (here a name
+// it does not accept: invalid_argument) is retried at the longest backoff
+// with its upper half jittered, so a fleet refused at once (a board
+// downgraded) does not come back in one wave.
 func TestRefusalWaitIsJittered(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
@@ -82,7 +83,7 @@ func TestRefusalWaitIsJittered(t *testing.T) {
 	rec := runLogged(t, agentlink.Config{
 		BoardURL:   bt.URL,
 		Token:      bt.AgentToken("someone-else"),
-		Identity:   agentlink.Identity{Name: "impostor"},
+		Identity:   agentlink.Identity{Name: " impostor"},
 		MinBackoff: 10 * time.Millisecond,
 		MaxBackoff: maxWait,
 	})

@@ -68,8 +68,23 @@ const DefaultSwitchesWithin = 10 * time.Second
 // ErrRunWaiting when cfg.Input is given and a run waits on the thread,
 // ErrNoAnswer when Stdin ends before the run does, ErrStopped when ctx
 // ends while the board has yet to decide, and ErrBoardDecides when the run
-// waits for a board and none is configured.
+// waits for a board and none is configured. Linked, it fails with the
+// link's *agentlink.GaveUpError when the link gives up (a refused token, a
+// URL that is not a board's, an untrusted certificate): the run is stopped
+// rather than left waiting on a board that will never answer.
 func Run(ctx context.Context, cfg Config) error {
+	ctx, gaveUp := context.WithCancelCause(ctx)
+	defer gaveUp(nil)
+	err := run(ctx, cfg, gaveUp)
+	var gave *agentlink.GaveUpError
+	if errors.As(context.Cause(ctx), &gave) {
+		return gave
+	}
+	return err
+}
+
+// run is Run; gaveUp ends ctx with the link's error when it gives up.
+func run(ctx context.Context, cfg Config, gaveUp context.CancelCauseFunc) error {
 	cfg, err := cfg.checked()
 	if err != nil {
 		return err
@@ -156,7 +171,9 @@ func Run(ctx context.Context, cfg Config) error {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = link.Run(lctx)
+			if err := link.Run(lctx); err != nil {
+				gaveUp(err)
+			}
 		}()
 		p.bg.Go(func() { pz.run(lctx) })
 		defer func() {

@@ -190,7 +190,7 @@ func TestAgentProcessDies(t *testing.T) {
 	agent.waitLine(t, regexp.MustCompile(`agent mortal: linked to`))
 	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	a := agentState(t, agents, "mortal")
-	// hello is only linked (its handlers live in a generated program), so
+	// This agent is only linked (its handlers live in a generated program), so
 	// it announces what this process does for it: its pause, and nothing
 	// it does not run.
 	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || strings.Join(a.GetCapabilities(), ",") != "pause" {
@@ -216,7 +216,7 @@ func TestAgentWithoutBoard(t *testing.T) {
 // TestBoardKilledAndRestarted: the board process is killed with SIGKILL and
 // started again on the same store; the agent process, untouched, is back
 // online under the same name. A token revoked from the command line while
-// the board runs closes the agent's live link.
+// the board runs closes the agent's live link, and the agent exits.
 func TestBoardKilledAndRestarted(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
@@ -265,7 +265,11 @@ func TestBoardKilledAndRestarted(t *testing.T) {
 	boardtest.Eventually(t, ceiling, "phoenix offline after its token was revoked", func() bool {
 		return agentState(t, agents, "phoenix").GetState() != boardv1.AgentState_AGENT_STATE_ONLINE
 	})
-	agent.waitLine(t, regexp.MustCompile(`board refused the link.*unauthenticated`))
+	// No redial brings a revoked token back: the agent gives up, saying so.
+	agent.waitLine(t, regexp.MustCompile(`^agent: link to .*: the board refused the agent's token \(unauthenticated: token revoked\); mint a token`))
+	if code := exited(t, agent); code != 1 {
+		t.Errorf("agent after its token was revoked: exit status %d, want 1", code)
+	}
 }
 
 // TestBoardStopsGracefully: SIGTERM ends the board with status 0, its
@@ -334,7 +338,7 @@ func TestAgentCheck(t *testing.T) {
 	if err != nil {
 		t.Fatalf("agent check examples/hello: %v\n%s", err, out)
 	}
-	for _, want := range []string{"Would write:", "handlers: greet", "From the declaration: -", "flow.json: ready"} {
+	for _, want := range []string{"Would write:", "handlers: -", "From the declaration: -", "flow.json: ready"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("agent check output lacks %q:\n%s", want, out)
 		}
