@@ -137,7 +137,7 @@ func TestRPCSpans(t *testing.T) {
 				t.Errorf("rpc.method = %q", got)
 			}
 			if got := attr(s, "rpc.grpc.status_code"); got != want.status {
-				t.Errorf("rpc.grpc.status_code = %v, want %v", got.Emit(), want.status.Emit())
+				t.Errorf("rpc.grpc.status_code = %v, want %v", got.String(), want.status.String())
 			}
 			if s.Status.Code == codes.Error {
 				t.Errorf("status = %v, want unset", s.Status)
@@ -158,7 +158,7 @@ func TestRPCSpans(t *testing.T) {
 	}
 	for _, s := range spans.GetSpans() {
 		for _, kv := range s.Attributes {
-			if strings.Contains(kv.Value.Emit(), viewer) {
+			if strings.Contains(kv.Value.String(), viewer) {
 				t.Errorf("span %s attribute %s holds the token", s.Name, kv.Key)
 			}
 		}

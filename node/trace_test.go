@@ -46,7 +46,7 @@ func spansNamed(t *testing.T, spans *tracetest.InMemoryExporter, name string, n 
 func attrOf(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
@@ -153,7 +153,7 @@ func TestTraceAcrossTheLink(t *testing.T) {
 	for _, side := range []*tracetest.InMemoryExporter{agentSpans, boardSpans} {
 		for _, s := range side.GetSpans() {
 			for _, kv := range s.Attributes {
-				if v := kv.Value.Emit(); strings.Contains(v, "A-1001") || strings.Contains(v, "broken") || strings.Contains(v, "Refund") {
+				if v := kv.Value.String(); strings.Contains(v, "A-1001") || strings.Contains(v, "broken") || strings.Contains(v, "Refund") {
 					t.Errorf("span %s: %s = %q holds a payload", s.Name, kv.Key, v)
 				}
 			}
