@@ -24,6 +24,7 @@ import (
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -513,8 +514,9 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 	defer tick.Stop()
 	var (
 		seq      uint64
-		awaiting uint64    // the seq of the unanswered ping, or 0
-		sent     time.Time // when it was sent
+		awaiting uint64        // the seq of the unanswered ping, or 0
+		sent     time.Time     // when it was sent
+		lastRTT  time.Duration // the round trip of the last answered, told the board in the next ping
 		deadline = time.NewTimer(timeout)
 	)
 	deadline.Stop()
@@ -532,9 +534,11 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 			seq++
 			awaiting, sent = seq, time.Now()
 			deadline.Reset(timeout)
-			err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
-				Seq: seq, SendTime: timestamppb.Now(),
-			}}})
+			ping := &boardv1.Ping{Seq: seq, SendTime: timestamppb.Now()}
+			if lastRTT > 0 {
+				ping.LastRoundTrip = durationpb.New(lastRTT)
+			}
+			err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: ping}})
 			if err != nil {
 				return receiveErr(c.stream, err)
 			}
@@ -551,8 +555,9 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				if k.Pong.GetSeq() == awaiting {
 					awaiting = 0
 					deadline.Stop()
+					lastRTT = time.Since(sent)
 					if l.cfg.OnPong != nil {
-						l.cfg.OnPong(time.Since(sent))
+						l.cfg.OnPong(lastRTT)
 					}
 				}
 			case *boardv1.LinkResponse_Ping:

@@ -1,6 +1,10 @@
 package agentlink_test
 
 import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,4 +42,31 @@ func TestOnPong(t *testing.T) {
 			t.Errorf("OnPong(%s): want a round trip between 0 and %s", rtt, time.Since(start))
 		}
 	}
+}
+
+// TestRoundTripsToldTheBoard: each ping after the first tells the board
+// the round trip of the one before, which the board keeps in its metrics.
+func TestRoundTripsToldTheBoard(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{MetricsListen: "127.0.0.1:0"})
+	a := startAgent(t, bt, "desk", func(c *agentlink.Config) { c.PingInterval = 20 * time.Millisecond })
+	a.awaitState(t, true)
+	boardtest.Eventually(t, 30*time.Second, "the board keeps three round trips", func() bool {
+		resp, err := http.Get(bt.MetricsURL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(body)) {
+			if n, ok := strings.CutPrefix(strings.TrimSpace(line), "symphonix_link_ping_rtt_seconds_count "); ok {
+				count, err := strconv.Atoi(n)
+				return err == nil && count >= 3
+			}
+		}
+		return false
+	})
 }

@@ -236,6 +236,13 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 			case *boardv1.LinkRequest_Hello:
 				return connect.NewError(connect.CodeInvalidArgument, "hello: sent twice")
 			case *boardv1.LinkRequest_Ping:
+				if d := k.Ping.GetLastRoundTrip(); d != nil {
+					if err := b.pingTimed(d); err != nil {
+						if err := l.answerError(ctx, s, "", "ping", err); err != nil {
+							return err
+						}
+					}
+				}
 				err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
 					Seq: k.Ping.GetSeq(), SendTime: k.Ping.GetSendTime(),
 					RedialWithin: durationpb.New(b.presence.redialWithin()),
@@ -471,4 +478,19 @@ func newSessionID() string {
 	var p [12]byte
 	_, _ = rand.Read(p[:])
 	return hex.EncodeToString(p[:])
+}
+
+// pingTimed keeps the round trip an agent timed for its last ping: from 0
+// to the ping timeout of its welcome, beyond which the agent would have
+// given its link up.
+func (b *Board) pingTimed(d *durationpb.Duration) error {
+	if err := d.CheckValid(); err != nil {
+		return badRequest("ping.last_round_trip: not a duration")
+	}
+	rtt := d.AsDuration()
+	if rtt < 0 || rtt > b.cfg.PingTimeout {
+		return badRequest("ping.last_round_trip: %s, want 0 to the ping timeout (%s)", rtt, b.cfg.PingTimeout)
+	}
+	b.metrics.pinged(rtt)
+	return nil
 }

@@ -58,6 +58,7 @@ type metrics struct {
 
 	linkConnects    prometheus.Counter
 	linkDisconnects *prometheus.CounterVec // reason
+	pingSeconds     prometheus.Histogram
 
 	raised          *prometheus.CounterVec // rule
 	decided         *prometheus.CounterVec // rule, say
@@ -92,6 +93,11 @@ func newMetrics(b *Board) *metrics {
 			Name: "symphonix_link_disconnects_total",
 			Help: "Agent links that ended on this board, by why (closed, superseded, silent, revoked, expired, overrun, shutdown, error).",
 		}, []string{"reason"}),
+		pingSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "symphonix_link_ping_rtt_seconds",
+			Help:    "Round trips of the links' pings, as each agent timed its last one and told the board in its next ping.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16), // 0.5 ms to 16 s
+		}),
 		raised: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "symphonix_approvals_raised_total",
 			Help: "Approvals raised by agents, by the rule that governs them (none: not governed).",
@@ -137,7 +143,7 @@ func newMetrics(b *Board) *metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.linkConnects, m.linkDisconnects,
+		m.linkConnects, m.linkDisconnects, m.pingSeconds,
 		m.raised, m.decided, m.expired, m.decisionSeconds,
 		m.rpcs, m.rpcSeconds,
 		m.txSeconds, m.groupSize, m.signinFails,
@@ -188,6 +194,9 @@ func (m *metrics) linked() { m.linkConnects.Inc() }
 
 // unlinked: a link ended, for the reason err says (linkService.close).
 func (m *metrics) unlinked(reason string) { m.linkDisconnects.WithLabelValues(reason).Inc() }
+
+// pinged counts the round trip an agent timed for its last ping.
+func (m *metrics) pinged(rtt time.Duration) { m.pingSeconds.Observe(rtt.Seconds()) }
 
 // approvalRaised: an approval was stored pending under rule id ruleID.
 func (m *metrics) approvalRaised(ruleID string) { m.raised.WithLabelValues(m.rule(ruleID)).Inc() }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -219,4 +220,42 @@ func TestMetricsExpiredAndCancelled(t *testing.T) {
 		pending, _ := s.value("symphonix_approvals_pending")
 		return expired == 1 && cancelled == 1 && pending == 0
 	})
+}
+
+// TestPingRoundTrips: the round trip an agent timed for its last ping, told
+// in its next one, is kept in symphonix_link_ping_rtt_seconds; one below
+// zero or past the ping timeout is refused with an Error naming the field,
+// is not kept, and the link stays up.
+func TestPingRoundTrips(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{MetricsListen: "127.0.0.1:0", PingTimeout: 10 * time.Second})
+	l := openLink(t, bt, "pinger")
+	ping := func(seq uint64, rtt time.Duration) {
+		l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{
+			Seq: seq, SendTime: timestamppb.Now(), LastRoundTrip: durationpb.New(rtt)}}})
+	}
+	ping(1, 3*time.Millisecond)
+	if m := l.next(); m.GetPong().GetSeq() != 1 {
+		t.Fatalf("ping 1 answered %v, want its pong", m)
+	}
+	for i, bad := range []time.Duration{-time.Millisecond, 11 * time.Second} {
+		seq := uint64(i + 2)
+		ping(seq, bad)
+		m := l.next()
+		if e := m.GetError(); e == nil || e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT ||
+			!strings.Contains(e.GetMessage(), "ping.last_round_trip") {
+			t.Fatalf("ping with a round trip of %s answered %v, want an invalid_argument Error naming ping.last_round_trip", bad, m)
+		}
+		if m := l.next(); m.GetPong().GetSeq() != seq {
+			t.Fatalf("ping %d answered %v after its Error, want its pong: the link stays up", seq, m)
+		}
+	}
+	f := scrapeMetrics(t, http.DefaultClient, bt.MetricsURL+"/metrics", "")["symphonix_link_ping_rtt_seconds"]
+	if f == nil || len(f.GetMetric()) != 1 {
+		t.Fatalf("symphonix_link_ping_rtt_seconds = %v, want one histogram", f)
+	}
+	h := f.GetMetric()[0].GetHistogram()
+	if h.GetSampleCount() != 1 || h.GetSampleSum() != 0.003 {
+		t.Errorf("symphonix_link_ping_rtt_seconds: %d round trips summing %vs, want the one of 3ms", h.GetSampleCount(), h.GetSampleSum())
+	}
 }

@@ -400,6 +400,7 @@ func cases() []goldenCase {
 		Description:  "Refunds orders under 500 EUR and asks above.",
 	}}})
 	req("ping", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: 7, SendTime: at(1)}}})
+	req("ping_round_trip", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Ping{Ping: &boardv1.Ping{Seq: 8, SendTime: at(2), LastRoundTrip: durationpb.New(1500 * time.Microsecond)}}})
 	req("pong", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{Seq: 3, SendTime: at(1)}}})
 	req("who_decides", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_WhoDecides{WhoDecides: &boardv1.WhoDecides{RequestId: "q1", Node: "approve_refund"}}})
 	req("raise", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{

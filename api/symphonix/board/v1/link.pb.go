@@ -1396,7 +1396,14 @@ type Ping struct {
 	// A number the sender chooses, echoed in the Pong.
 	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	// When the sender sent it, by its clock.
-	SendTime      *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=send_time,json=sendTime,proto3" json:"send_time,omitempty"`
+	SendTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=send_time,json=sendTime,proto3" json:"send_time,omitempty"`
+	// The round trip of the sender's last answered ping, as the sender timed
+	// it (from sending the Ping to reading its Pong); unset on a link's first.
+	// An agent sends it so that the board can keep the round trips of every
+	// link (the metric symphonix_link_ping_rtt_seconds); the board refuses a
+	// value below zero or above the ping timeout of its welcome, with an
+	// Error, and the link stays up. The board sends none.
+	LastRoundTrip *durationpb.Duration `protobuf:"bytes,3,opt,name=last_round_trip,json=lastRoundTrip,proto3" json:"last_round_trip,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1441,6 +1448,13 @@ func (x *Ping) GetSeq() uint64 {
 func (x *Ping) GetSendTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.SendTime
+	}
+	return nil
+}
+
+func (x *Ping) GetLastRoundTrip() *durationpb.Duration {
+	if x != nil {
+		return x.LastRoundTrip
 	}
 	return nil
 }
@@ -3324,10 +3338,11 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
 	"\x02by\x18\x03 \x01(\tR\x02by\x12.\n" +
 	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x127\n" +
-	"\x06origin\x18\x05 \x01(\x0e2\x1f.symphonix.board.v1.PauseOriginR\x06origin\"Q\n" +
+	"\x06origin\x18\x05 \x01(\x0e2\x1f.symphonix.board.v1.PauseOriginR\x06origin\"\x94\x01\n" +
 	"\x04Ping\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x127\n" +
-	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\x91\x01\n" +
+	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\x12A\n" +
+	"\x0flast_round_trip\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\rlastRoundTrip\"\x91\x01\n" +
 	"\x04Pong\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x127\n" +
 	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\x12>\n" +
@@ -3603,32 +3618,33 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	45, // 44: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
 	0,  // 45: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
 	45, // 46: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	45, // 47: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	42, // 48: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 49: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	46, // 50: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	47, // 51: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	38, // 52: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 53: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	48, // 54: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	45, // 55: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	45, // 56: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	47, // 57: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	45, // 58: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 59: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	49, // 60: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 61: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 62: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	50, // 63: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	51, // 64: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	52, // 65: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 66: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 67: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	67, // [67:68] is the sub-list for method output_type
-	66, // [66:67] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	42, // 47: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
+	45, // 48: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	42, // 49: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 50: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	46, // 51: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	47, // 52: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	38, // 53: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 54: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	48, // 55: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	45, // 56: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	45, // 57: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	47, // 58: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	45, // 59: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 60: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	49, // 61: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 62: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 63: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	50, // 64: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	51, // 65: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	52, // 66: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 67: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 68: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	68, // [68:69] is the sub-list for method output_type
+	67, // [67:68] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
