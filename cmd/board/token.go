@@ -15,6 +15,7 @@ import (
 // thing printed on stdout (unless -o json); its id goes to stderr.
 func newTokenCmd(a *app) *cobra.Command {
 	c := cli.Group("token", "Mint, revoke and list the board's tokens")
+	c.Aliases = []string{"tokens"} // as agents, approvals, rules and tools
 	c.AddCommand(newMintCmd(a, identity.Kind("operator")), newMintCmd(a, identity.Kind("agent")), newRevokeCmd(a), newTokenListCmd(a))
 	return c
 }

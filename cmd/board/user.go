@@ -15,6 +15,7 @@ import (
 // sets their own password: there is no default password.
 func newUserCmd(a *app) *cobra.Command {
 	c := cli.Group("user", "Add, list, disable and enable the people who sign in on the web")
+	c.Aliases = []string{"users"} // as agents, approvals, rules and tools
 	c.AddCommand(newUserAddCmd(a), newUserListCmd(a), newUserSetDisabledCmd(a, true), newUserSetDisabledCmd(a, false))
 	return c
 }

@@ -141,3 +141,18 @@ func TestFirstRunLink(t *testing.T) {
 		t.Errorf("a board with an admin printed a first-run link:\n%s", out)
 	}
 }
+
+// TestPluralNames: users and tokens are user and token, named as the
+// operator commands (agents, approvals, rules, tools) are.
+func TestPluralNames(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	runOK(t, "users", "add", "--create", "--data", data, "--email", "ann@example.com", "--name", "Ann", "--role", "viewer", "--url", "https://board.example/")
+	if out, _ := runOK(t, "users", "list", "--data", data); !strings.Contains(out, "ann@example.com") {
+		t.Errorf("board users list printed %q, want ann", out)
+	}
+	runOK(t, "tokens", "agent", "--name", "hello", "--data", data)
+	if out, _ := runOK(t, "tokens", "list", "--data", data); !strings.Contains(out, "hello") {
+		t.Errorf("board tokens list printed %q, want the token of hello", out)
+	}
+}
