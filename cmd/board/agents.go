@@ -90,21 +90,13 @@ func newAgentsCmd(a *app) *cobra.Command {
 // listAgents reads up to limit agents, a page at a time; more says there
 // were more.
 func listAgents(ctx context.Context, bc *boardClient, limit int) (agents []*boardv1.Agent, more bool, err error) {
-	token := ""
-	for {
-		res, err := bc.agents.ListAgents(ctx, &boardv1.ListAgentsRequest{PageSize: pageSize(limit-len(agents), 1000), PageToken: token})
+	return readPages(limit, 1000, func(size int32, token string) ([]*boardv1.Agent, string, error) {
+		res, err := bc.agents.ListAgents(ctx, &boardv1.ListAgentsRequest{PageSize: size, PageToken: token})
 		if err != nil {
-			return nil, false, bc.explain(err, "")
+			return nil, "", bc.explain(err, "")
 		}
-		agents = append(agents, res.GetAgents()...)
-		token = res.GetNextPageToken()
-		if len(agents) >= limit {
-			return agents[:limit], token != "" || len(agents) > limit, nil
-		}
-		if token == "" {
-			return agents, false, nil
-		}
-	}
+		return res.GetAgents(), res.GetNextPageToken(), nil
+	})
 }
 
 // watchAgents prints one line (or JSON object) per message of

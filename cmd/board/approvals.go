@@ -59,25 +59,16 @@ func approvalsList(a *app, co *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := &boardv1.ListApprovalsRequest{State: approvalStates[*state], Agent: agent}
-			var aps []*boardv1.Approval
-			more := false
-			for {
-				req.PageSize = pageSize(limit-len(aps), 500)
-				res, err := bc.approvals.ListApprovals(cmd.Context(), req)
+			aps, more, err := readPages(limit, 500, func(size int32, token string) ([]*boardv1.Approval, string, error) {
+				res, err := bc.approvals.ListApprovals(cmd.Context(), &boardv1.ListApprovalsRequest{
+					State: approvalStates[*state], Agent: agent, PageSize: size, PageToken: token})
 				if err != nil {
-					return bc.explain(err, "")
+					return nil, "", bc.explain(err, "")
 				}
-				aps = append(aps, res.GetApprovals()...)
-				req.PageToken = res.GetNextPageToken()
-				if len(aps) >= limit {
-					more = req.PageToken != "" || len(aps) > limit
-					aps = aps[:limit]
-					break
-				}
-				if req.PageToken == "" {
-					break
-				}
+				return res.GetApprovals(), res.GetNextPageToken(), nil
+			})
+			if err != nil {
+				return err
 			}
 			t := cli.Table{Header: []string{"ID", "STATE", "AGENT", "NODE", "ASK", "RULE", "RAISED"}}
 			for _, ap := range aps {

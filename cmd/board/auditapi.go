@@ -91,25 +91,15 @@ func jsonOutput(cmd *cobra.Command) bool {
 // auditListAPI prints up to limit entries after seq after, read from the
 // board a page at a time, as audit list prints the store's.
 func auditListAPI(ctx context.Context, a *app, bc *boardClient, after int64, limit int, asJSON bool) error {
-	req := &boardv1.ListAuditRequest{AfterSeq: after}
-	var entries []*boardv1.AuditEntry
-	more := false
-	for {
-		req.PageSize = pageSize(limit-len(entries), 1000)
-		res, err := bc.audit.ListAudit(ctx, req)
+	entries, more, err := readPages(limit, 1000, func(size int32, token string) ([]*boardv1.AuditEntry, string, error) {
+		res, err := bc.audit.ListAudit(ctx, &boardv1.ListAuditRequest{AfterSeq: after, PageSize: size, PageToken: token})
 		if err != nil {
-			return bc.explain(err, "audit")
+			return nil, "", bc.explain(err, "audit")
 		}
-		entries = append(entries, res.GetEntries()...)
-		req.PageToken = res.GetNextPageToken()
-		if len(entries) >= limit {
-			more = req.PageToken != "" || len(entries) > limit
-			entries = entries[:limit]
-			break
-		}
-		if req.PageToken == "" {
-			break
-		}
+		return res.GetEntries(), res.GetNextPageToken(), nil
+	})
+	if err != nil {
+		return err
 	}
 	t := cli.Table{Header: []string{"SEQ", "AT", "ACTOR", "ACTION", "SUBJECT", "DETAIL", "HASH"}}
 	list := make([]entryJSON, 0, len(entries))
@@ -123,7 +113,6 @@ func auditListAPI(ctx context.Context, a *app, bc *boardClient, after int64, lim
 			sanitize(e.GetSubject(), false), sanitize(string(detail), false), e.GetHash())
 		list = append(list, entryJSON{Seq: e.GetSeq(), At: at, Actor: e.GetActor(), Action: e.GetAction(), Subject: e.GetSubject(), Detail: detail, Hash: e.GetHash()})
 	}
-	var err error
 	if asJSON {
 		err = cli.PrintJSON(a.stdout, list)
 	} else {

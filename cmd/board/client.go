@@ -438,6 +438,27 @@ func pageSize(remaining, most int) int32 {
 	return int32(min(remaining, most))
 }
 
+// readPages reads a list from the board a page at a time, each of at most
+// most items, until it has limit items or the board has no more; more
+// says the board had more than limit. page asks for one page.
+func readPages[T any](limit, most int, page func(size int32, token string) (items []T, next string, err error)) (items []T, more bool, err error) {
+	token := ""
+	for {
+		got, next, err := page(pageSize(limit-len(items), most), token)
+		if err != nil {
+			return nil, false, err
+		}
+		items = append(items, got...)
+		token = next
+		if len(items) >= limit {
+			return items[:limit], token != "" || len(items) > limit, nil
+		}
+		if token == "" {
+			return items, false, nil
+		}
+	}
+}
+
 // clientFlags registers the flags of every command that talks to a running
 // board: --board, --token-file and --ca-file (each with its SYMPHONIX_
 // environment variable). The token itself is never a flag: argv is

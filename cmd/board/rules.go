@@ -41,25 +41,15 @@ func rulesList(a *app, co *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := &boardv1.ListRulesRequest{}
-			var rules []*boardv1.Rule
-			more := false
-			for {
-				req.PageSize = pageSize(limit-len(rules), 1000)
-				res, err := bc.approvals.ListRules(cmd.Context(), req)
+			rules, more, err := readPages(limit, 1000, func(size int32, token string) ([]*boardv1.Rule, string, error) {
+				res, err := bc.approvals.ListRules(cmd.Context(), &boardv1.ListRulesRequest{PageSize: size, PageToken: token})
 				if err != nil {
-					return bc.explain(err, "")
+					return nil, "", bc.explain(err, "")
 				}
-				rules = append(rules, res.GetRules()...)
-				req.PageToken = res.GetNextPageToken()
-				if len(rules) >= limit {
-					more = req.PageToken != "" || len(rules) > limit
-					rules = rules[:limit]
-					break
-				}
-				if req.PageToken == "" {
-					break
-				}
+				return res.GetRules(), res.GetNextPageToken(), nil
+			})
+			if err != nil {
+				return err
 			}
 			t := cli.Table{Header: []string{"ID", "AGENT", "NODE", "WHO", "QUORUM", "TIME LIMIT", "REASON", "SELF", "DESCRIPTION"}}
 			for _, r := range rules {
