@@ -11,35 +11,35 @@ type Reason string
 
 // The reasons Scan, Build, Import and Instantiate refuse a package.
 const (
-	ReasonNotGzip         Reason = "not_gzip"          // not a gzip stream, or a corrupt one
-	ReasonNotTar          Reason = "not_tar"           // the gzip'd bytes are not a tar archive
-	ReasonTrailingData    Reason = "trailing_data"     // bytes after the end of the archive
-	ReasonArchiveTooLarge Reason = "archive_too_large" // more compressed bytes than Limits.MaxArchiveBytes
-	ReasonFileTooLarge    Reason = "file_too_large"    // one file over Limits.MaxFileBytes (or a flow over MaxFlowBytes)
-	ReasonTotalTooLarge   Reason = "total_too_large"   // the files together over Limits.MaxTotalBytes
-	ReasonBomb            Reason = "compression_bomb"  // uncompressed bytes over Limits.MaxRatio times the compressed
-	ReasonTooManyEntries  Reason = "too_many_entries"  // more entries than Limits.MaxEntries
-	ReasonUnsafePath      Reason = "unsafe_path"       // absolute, "..", ".", empty element, backslash, drive letter, control character
-	ReasonBadName         Reason = "bad_name"          // a name that is not UTF-8
-	ReasonNameTooLong     Reason = "name_too_long"     // a path over Limits.MaxNameBytes
-	ReasonTooDeep         Reason = "too_deep"          // a path with more elements than Limits.MaxDepth
-	ReasonSymlink         Reason = "symlink"           // a symbolic link
-	ReasonHardLink        Reason = "hard_link"         // a hard link
-	ReasonSpecialFile     Reason = "special_file"      // a device, a FIFO, a directory entry or any other non-regular entry
-	ReasonDuplicate       Reason = "duplicate"         // the same path twice
-	ReasonCaseCollision   Reason = "case_collision"    // two paths equal but for case, or a file where a folder is
-	ReasonReservedPath    Reason = "reserved_path"     // .symphonix/ or .env, which a package never carries
-	ReasonManifestFirst   Reason = "manifest_not_first"
+	ReasonNotGzip          Reason = "not_gzip"          // not a gzip stream, or a corrupt one
+	ReasonNotTar           Reason = "not_tar"           // the gzip'd bytes are not a tar archive
+	ReasonTrailingData     Reason = "trailing_data"     // bytes after the end of the archive
+	ReasonArchiveTooLarge  Reason = "archive_too_large" // more compressed bytes than Limits.MaxArchiveBytes
+	ReasonFileTooLarge     Reason = "file_too_large"    // one file over Limits.MaxFileBytes (or a flow over MaxFlowBytes)
+	ReasonTotalTooLarge    Reason = "total_too_large"   // the files together over Limits.MaxTotalBytes
+	ReasonBomb             Reason = "compression_bomb"  // uncompressed bytes over Limits.MaxRatio times the compressed
+	ReasonTooManyEntries   Reason = "too_many_entries"  // more entries than Limits.MaxEntries
+	ReasonUnsafePath       Reason = "unsafe_path"       // absolute, "..", ".", empty element, backslash, drive letter, control character
+	ReasonBadName          Reason = "bad_name"          // a name that is not UTF-8
+	ReasonNameTooLong      Reason = "name_too_long"     // a path over Limits.MaxNameBytes
+	ReasonTooDeep          Reason = "too_deep"          // a path with more elements than Limits.MaxDepth
+	ReasonSymlink          Reason = "symlink"           // a symbolic link
+	ReasonHardLink         Reason = "hard_link"         // a hard link
+	ReasonSpecialFile      Reason = "special_file"      // a device, a FIFO, a directory entry or any other non-regular entry
+	ReasonDuplicate        Reason = "duplicate"         // the same path twice
+	ReasonCaseCollision    Reason = "case_collision"    // two paths equal but for case, or a file where a folder is
+	ReasonReservedPath     Reason = "reserved_path"     // .symphonix/ or .env, which a package never carries
+	ReasonManifestFirst    Reason = "manifest_not_first"
 	ReasonManifestTooLarge Reason = "manifest_too_large"
-	ReasonBadManifest     Reason = "bad_manifest" // unknown fields, not canonical, a field out of its rules
-	ReasonUnlisted        Reason = "unlisted_file"   // a file the manifest does not list
-	ReasonMissingFile     Reason = "missing_file"    // a file the manifest lists and the archive lacks
-	ReasonSizeMismatch    Reason = "size_mismatch"   // a file's size is not the manifest's
-	ReasonDigestMismatch  Reason = "digest_mismatch" // a file's SHA-256, or the package's digest, is not the expected one
-	ReasonInvalidFlow     Reason = "invalid_flow"    // flow.json does not load or validate
-	ReasonInvalidTemplate Reason = "invalid_template" // template.json, a placeholder or a parameter value is wrong
+	ReasonBadManifest      Reason = "bad_manifest"      // unknown fields, not canonical, a field out of its rules
+	ReasonUnlisted         Reason = "unlisted_file"     // a file the manifest does not list
+	ReasonMissingFile      Reason = "missing_file"      // a file the manifest lists and the archive lacks
+	ReasonSizeMismatch     Reason = "size_mismatch"     // a file's size is not the manifest's
+	ReasonDigestMismatch   Reason = "digest_mismatch"   // a file's SHA-256, or the package's digest, is not the expected one
+	ReasonInvalidFlow      Reason = "invalid_flow"      // flow.json does not load or validate
+	ReasonInvalidTemplate  Reason = "invalid_template"  // template.json, a placeholder or a parameter value is wrong
 	ReasonRequiresMismatch Reason = "requires_mismatch" // the manifest's requires or dsl_version are not the flow's
-	ReasonSourceFile      Reason = "source_file" // Build: a symlink or special file in the folder
+	ReasonSourceFile       Reason = "source_file"       // Build: a symlink or special file in the folder
 )
 
 // Error is a refused package: why (Reason), where (Path, the entry or

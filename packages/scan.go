@@ -155,21 +155,21 @@ func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
 			return nil, refuse(ReasonTooManyEntries, "", "more than %d entries", lim.MaxEntries)
 		}
 		name := h.Name
-		if err := checkPath(name, lim); err != nil {
-			return nil, err
-		}
 		switch h.Typeflag {
 		case tar.TypeReg:
 		case tar.TypeSymlink:
-			return nil, refuse(ReasonSymlink, name, "a symbolic link to %q", clip(h.Linkname))
+			return nil, refuse(ReasonSymlink, clip(name), "a symbolic link to %q", clip(h.Linkname))
 		case tar.TypeLink:
-			return nil, refuse(ReasonHardLink, name, "a hard link to %q", clip(h.Linkname))
+			return nil, refuse(ReasonHardLink, clip(name), "a hard link to %q", clip(h.Linkname))
 		case tar.TypeChar, tar.TypeBlock:
-			return nil, refuse(ReasonSpecialFile, name, "a device")
+			return nil, refuse(ReasonSpecialFile, clip(name), "a device")
 		case tar.TypeFifo:
-			return nil, refuse(ReasonSpecialFile, name, "a FIFO")
+			return nil, refuse(ReasonSpecialFile, clip(name), "a FIFO")
 		default:
-			return nil, refuse(ReasonSpecialFile, name, "entry type %q: a package holds regular files only", h.Typeflag)
+			return nil, refuse(ReasonSpecialFile, clip(name), "entry type %q: a package holds regular files only", h.Typeflag)
+		}
+		if err := checkPath(name, lim); err != nil {
+			return nil, err
 		}
 		if seen[name] {
 			return nil, refuse(ReasonDuplicate, name, "twice in the archive")
@@ -298,16 +298,10 @@ func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
 		slices.Sort(missing)
 		return nil, refuse(ReasonMissingFile, missing[0], "in the manifest, not in the archive (%d missing)", len(missing))
 	}
-	// Nothing but the end of the gzip stream may follow the tar's end.
-	n, err := io.Copy(io.Discard, io.LimitReader(gz, 64<<10))
-	if err != nil {
-		if errors.Is(err, errArchiveTooLarge) {
-			return nil, err
-		}
-		return nil, refuse(ReasonTrailingData, "", "after the archive: %v", err)
-	}
-	if n > 0 {
-		return nil, refuse(ReasonTrailingData, "", "%d bytes or more after the end of the archive", n)
+	// Nothing but zeros (the padding some tar writers add to a record)
+	// may follow the tar's end: never a hidden entry, never a second stream.
+	if err := zerosOnly(gz, buf); err != nil {
+		return nil, err
 	}
 	if err := gz.Close(); err != nil {
 		return nil, refuse(ReasonNotGzip, "", "%v", err)
@@ -337,4 +331,34 @@ func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
 		return nil, fmt.Errorf("packages: digest: %w", err)
 	}
 	return s, nil
+}
+
+// maxPadding bounds the zeros Scan reads after a tar's end.
+const maxPadding = 64 << 10
+
+// zerosOnly reads what follows the tar's end: at most maxPadding zero
+// bytes, then the end of the gzip stream.
+func zerosOnly(gz io.Reader, buf []byte) error {
+	var n int64
+	for {
+		k, err := gz.Read(buf)
+		for _, b := range buf[:k] {
+			if b != 0 {
+				return refuse(ReasonTrailingData, "", "data after the end of the archive")
+			}
+		}
+		n += int64(k)
+		if n > maxPadding {
+			return refuse(ReasonTrailingData, "", "more than %d bytes after the end of the archive", maxPadding)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, errArchiveTooLarge) {
+				return err
+			}
+			return refuse(ReasonTrailingData, "", "after the archive: %v", err)
+		}
+	}
 }
