@@ -9,7 +9,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -207,6 +206,9 @@ func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
 			if m, err = parseManifest(data, lim); err != nil {
 				return nil, err
 			}
+			// The bytes are the canonical form (parseManifest holds it), so
+			// their SHA-256 is the package digest.
+			s.pkg.Digest = sum256(data)
 			want = make(map[string]File, len(m.Files))
 			for _, f := range m.Files {
 				want[f.Path] = f
@@ -327,9 +329,6 @@ func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
 	}
 	s.flow = fl
 	s.pkg.Manifest = *m
-	if s.pkg.Digest, err = m.Digest(); err != nil {
-		return nil, fmt.Errorf("packages: digest: %w", err)
-	}
 	return s, nil
 }
 
@@ -361,4 +360,10 @@ func zerosOnly(gz io.Reader, buf []byte) error {
 			return refuse(ReasonTrailingData, "", "after the archive: %v", err)
 		}
 	}
+}
+
+// sum256 is "sha256:" and the lowercase hex SHA-256 of data.
+func sum256(data []byte) string {
+	h := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(h[:])
 }
