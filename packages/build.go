@@ -52,6 +52,11 @@ func Build(dir string, meta Meta, w io.Writer, lim Limits) (*Manifest, error) {
 	if err := CheckVersion(meta.Version); err != nil {
 		return nil, fmt.Errorf("packages: %w", err)
 	}
+	// The folder itself may be reached through a link; nothing under it may.
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
 	ignore, err := readIgnore(dir)
 	if err != nil {
 		return nil, err

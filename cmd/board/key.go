@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/symphonix/symphonix/internal/cli"
@@ -35,6 +38,11 @@ func newKeyCreateCmd(a *app) *cobra.Command {
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if *file == "" {
 			return cli.Usagef("--out: required: the private key file to create")
+		}
+		for _, f := range []string{*file, *file + ".pub"} {
+			if _, err := os.Lstat(f); err == nil {
+				return fmt.Errorf("%s exists: a key file is never replaced; choose another --out", f)
+			}
 		}
 		pub, priv, err := packages.NewKey()
 		if err != nil {
