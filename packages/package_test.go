@@ -3,6 +3,7 @@ package packages
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -328,5 +329,42 @@ func TestKeyFiles(t *testing.T) {
 	}
 	if id := KeyID(pub); len(id) != len("sha256:")+64 {
 		t.Errorf("KeyID = %q", id)
+	}
+}
+
+func TestFill(t *testing.T) {
+	t.Parallel()
+	in := []byte(`{"a":"{{params.n}}","b":"x {{ params.n }} y","c":"{{who}}","d":["{{params.on}}"],"e":"{{params.s}}"}`)
+	values := map[string]any{"n": json.Number("20"), "on": true, "s": `say "hi"`}
+	out, err := fill(in, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": 20.0, "b": "x 20 y", "c": "{{who}}", "d": []any{true}, "e": `say "hi"`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fill (-want +got):\n%s", diff)
+	}
+	if _, err := fill([]byte(`{"a":"{{params.nope}}"}`), values); ReasonOf(err) != ReasonInvalidTemplate {
+		t.Errorf("fill(undeclared placeholder) = %v, want %s", err, ReasonInvalidTemplate)
+	}
+}
+
+// TestBuildThroughLinkedFolder: the folder may be reached through a
+// symbolic link; the package is the same as from the folder itself.
+func TestBuildThroughLinkedFolder(t *testing.T) {
+	t.Parallel()
+	dir := agentDir(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	direct, _ := build(t, dir)
+	linked, _ := build(t, link)
+	if !bytes.Equal(direct, linked) {
+		t.Error("a build through a link to the folder differs from a build of the folder")
 	}
 }
