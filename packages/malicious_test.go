@@ -117,7 +117,7 @@ func TestMaliciousArchives(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (make it with -update)", err)
 			}
-			if !bytes.Equal(data, made) {
+			if !sameArchive(data, made) {
 				t.Errorf("%s is not what the generator makes now: run go test ./packages -run TestMaliciousArchives -update", file)
 			}
 			p, err := Scan(bytes.NewReader(data), Limits{})
@@ -134,4 +134,15 @@ func TestMaliciousArchives(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameArchive compares two archives by what they hold once gunzipped, so
+// a change in how compress/flate compresses does not fail the test; bytes
+// that are not all gzip are compared as they are.
+func sameArchive(a, b []byte) bool {
+	var ra, rb bytes.Buffer
+	if gunzipTo(&ra, a) != nil || gunzipTo(&rb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ra.Bytes(), rb.Bytes())
 }
