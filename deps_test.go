@@ -30,6 +30,7 @@ var layers = []layer{
 	{pkg: "jcs", why: "a digest is a protocol: one canonical encoding, nothing under it", noStd: domain},
 	{pkg: "approvals", why: "the agent's half of a governed approval; digests through jcs", allow: []string{"jcs"}, noStd: domain},
 	{pkg: "subscription", why: "the tool rule: declaration, board, remembered word; no I/O beyond its file", noStd: domain},
+	{pkg: "packages", why: "solution packages: reads, validates, digests and signs, never runs or installs into a running agent; jcs for the digest, flow to validate a package's flow (flow is pure: load and validate, no I/O)", allow: []string{"jcs", "flow"}, noStd: append([]string{"net", "net/http", "os/exec"}, domain...)},
 	{pkg: "secrets", why: "which values are secrets and removing them from text; reads an agent folder's env files, nothing more", noStd: domain},
 	{pkg: "ui", why: "the web board's files, embedded; the Go side serves bytes"},
 	{pkg: "internal/pump", why: "the one receive loop both ends of the link use"},
@@ -67,7 +68,7 @@ var layers = []layer{
 
 	// Commands, examples and harnesses: at the top, they may wire anything below.
 	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit; the operator commands are clients of a running board's API", allow: []string{"board", "store", "identity", "audit", "ent", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag",
-		"api", "connectrpc.com", "google.golang.org/protobuf"}},
+		"api", "connectrpc.com", "google.golang.org/protobuf", "packages"}},
 	{pkg: "cmd/agent", why: "flags, then one call into node", allow: []string{"node", "flow", "journal", "serve", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
 	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger, traces", allow: []string{"telemetry", "github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
