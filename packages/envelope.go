@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +19,41 @@ const PayloadType = "application/vnd.symphonix.package+json"
 
 // MaxSignatures bounds the signatures VerifySignature reads.
 const MaxSignatures = 32
+
+// MaxEnvelopeBytes bounds the envelope ReadEnvelope reads: room for
+// MaxSignatures signatures and more.
+const MaxEnvelopeBytes = 256 << 10
+
+// ReadEnvelope reads an Envelope as JSON: at most MaxEnvelopeBytes, no
+// unknown field, nothing after it.
+func ReadEnvelope(r io.Reader) (Envelope, error) {
+	var env Envelope
+	if err := readStrict(r, MaxEnvelopeBytes, &env); err != nil {
+		return Envelope{}, fmt.Errorf("packages: not a signature envelope: %w", err)
+	}
+	return env, nil
+}
+
+// readStrict decodes one JSON value from r into v: at most max bytes, no
+// unknown field, nothing after it.
+func readStrict(r io.Reader, max int, v any) error {
+	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > max {
+		return fmt.Errorf("over %d bytes", max)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more after the JSON value")
+	}
+	return nil
+}
 
 // Envelope is a DSSE envelope (github.com/secure-systems-lab/dsse): the
 // payload, its type, and signatures over PAE(payloadType, payload). Byte

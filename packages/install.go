@@ -1,7 +1,6 @@
 package packages
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,17 +138,8 @@ func Installed(dir string) (*Installation, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxRecordBytes {
-		return nil, fmt.Errorf("packages: %s: over %d bytes", RecordPath, maxRecordBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var in Installation
-	if err := dec.Decode(&in); err != nil {
+	if err := readStrict(f, maxRecordBytes, &in); err != nil {
 		return nil, fmt.Errorf("packages: %s: %w", RecordPath, err)
 	}
 	if CheckName(in.Name) != nil || CheckVersion(in.Version) != nil || !digestRE.MatchString(in.Digest) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -366,5 +367,41 @@ func TestBuildThroughLinkedFolder(t *testing.T) {
 	linked, _ := build(t, link)
 	if !bytes.Equal(direct, linked) {
 		t.Error("a build through a link to the folder differs from a build of the folder")
+	}
+}
+
+// TestReadEnvelope: an envelope reads back as it was written; one over
+// MaxEnvelopeBytes, with an unknown field, or with more after it is
+// refused.
+func TestReadEnvelope(t *testing.T) {
+	t.Parallel()
+	pub, priv, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := Sign("sha256:"+strings.Repeat("ab", 32), priv, KeyID(pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadEnvelope(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(env, got); diff != "" {
+		t.Errorf("ReadEnvelope of a written envelope (-wrote +read):\n%s", diff)
+	}
+	padded := append(slices.Clone(data[:len(data)-1]), []byte(`,"x":"`+strings.Repeat("a", MaxEnvelopeBytes)+`"}`)...)
+	for name, bad := range map[string][]byte{
+		"over the limit":   padded,
+		"an unknown field": append(slices.Clone(data[:len(data)-1]), []byte(`,"extra":1}`)...),
+		"more after it":    append(slices.Clone(data), []byte(` {}`)...),
+	} {
+		if _, err := ReadEnvelope(bytes.NewReader(bad)); err == nil {
+			t.Errorf("ReadEnvelope of an envelope with %s: no error", name)
+		}
 	}
 }

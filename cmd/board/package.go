@@ -18,9 +18,6 @@ import (
 	"github.com/symphonix/symphonix/packages"
 )
 
-// maxEnvelopeBytes bounds a signature file read.
-const maxEnvelopeBytes = 256 << 10
-
 // newPackageCmd is board package: solution packages offline. Nothing
 // here talks to a board or runs what a package holds.
 func newPackageCmd(a *app) *cobra.Command {
@@ -275,23 +272,14 @@ func scanFile(name string) (*packages.Package, error) {
 
 // readEnvelope reads a signature file.
 func readEnvelope(name string) (packages.Envelope, error) {
-	var env packages.Envelope
 	f, err := os.Open(name)
 	if err != nil {
-		return env, err
+		return packages.Envelope{}, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEnvelopeBytes+1))
+	env, err := packages.ReadEnvelope(f)
 	if err != nil {
-		return env, err
-	}
-	if len(data) > maxEnvelopeBytes {
-		return env, fmt.Errorf("%s: over %d bytes: not a signature file", name, maxEnvelopeBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
-		return env, fmt.Errorf("%s: not a DSSE envelope: %w", name, err)
+		return env, fmt.Errorf("%s: %w", name, err)
 	}
 	return env, nil
 }
