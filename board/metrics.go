@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/identity"
 )
@@ -294,19 +295,31 @@ func (c agentsCollector) Collect(ch chan<- prometheus.Metric) {
 type pendingCollector struct{ b *Board }
 
 var pendingDesc = prometheus.NewDesc("symphonix_approvals_pending",
-	"Approvals waiting for a decision, in the whole store.", nil, nil)
+	"Approvals waiting for a decision, in the whole store, by the rule that governs them (none: not governed).", []string{"rule"}, nil)
 
 func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc }
 
 func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), countWithin)
 	defer cancel()
-	n, err := c.b.db.Approval.Query().Where(approval.State(StatePending)).Count(ctx)
+	var rows []struct {
+		RuleID string `json:"rule_id"`
+		Count  int    `json:"count"`
+	}
+	err := c.b.db.Approval.Query().Where(approval.State(StatePending)).
+		GroupBy(approval.FieldRuleID).Aggregate(ent.Count()).Scan(ctx, &rows)
 	if err != nil {
 		c.b.log.LogAttrs(ctx, slog.LevelWarn, "count pending approvals for metrics", slog.String("err", err.Error()))
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
+	// Rules past the label bound count together, as other.
+	byLabel := make(map[string]int, len(rows))
+	for _, r := range rows {
+		byLabel[c.b.metrics.rule(r.RuleID)] += r.Count
+	}
+	for label, n := range byLabel {
+		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n), label)
+	}
 }
 
 // metricsWithToken serves the metrics on the board's own address to an
