@@ -250,7 +250,8 @@ func (lr *liveRun) step(st *boardv1.RunStep, count func(string)) {
 // summarised takes what a stored summary (or the stored row) says of a
 // run: the live view follows it, and an ended run keeps no steps. It
 // returns the event watchers are to hear of, if any: paused when the live
-// view did not say so already, ended when the run ended.
+// view did not say so already, or did without the approval the summary
+// names; ended when the run ended.
 func (v *liveRuns) summarised(r *boardv1.Run, seq uint32) boardv1.RunEventKind {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -271,6 +272,7 @@ func (v *liveRuns) summarised(r *boardv1.Run, seq uint32) boardv1.RunEventKind {
 		return boardv1.RunEventKind_RUN_EVENT_KIND_UNSPECIFIED
 	}
 	wasPaused := lr.run.GetState() == boardv1.RunState_RUN_STATE_PAUSED
+	hadApproval := lr.run.GetApprovalId()
 	v.clock++
 	lr.heard = v.clock
 	lr.seq = max(lr.seq, seq)
@@ -280,7 +282,10 @@ func (v *liveRuns) summarised(r *boardv1.Run, seq uint32) boardv1.RunEventKind {
 	case ended(r.GetState()):
 		lr.ended, lr.steps, lr.at = true, nil, nil
 		return boardv1.RunEventKind_RUN_EVENT_KIND_ENDED
-	case r.GetState() == boardv1.RunState_RUN_STATE_PAUSED && !wasPaused:
+	case r.GetState() == boardv1.RunState_RUN_STATE_PAUSED && (!wasPaused || r.GetApprovalId() != hadApproval):
+		// Paused, or paused still and now naming the approval it waits on
+		// (the agent learns its id only once the board has answered the
+		// raise): watchers are told again, with the approval.
 		return boardv1.RunEventKind_RUN_EVENT_KIND_PAUSED
 	}
 	return boardv1.RunEventKind_RUN_EVENT_KIND_UNSPECIFIED

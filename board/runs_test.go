@@ -1,6 +1,7 @@
 package board_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -641,5 +642,50 @@ func TestRunRetention(t *testing.T) {
 	boardtest.Eventually(t, 60*time.Second, "every run swept", func() bool { return ids() == "" })
 	if n, err := bt.Store.RunStep.Query().Count(t.Context()); err != nil || n != 0 {
 		t.Errorf("%d steps left, %v; want none", n, err)
+	}
+}
+
+// TestWatchRunsApprovalNamed: a run paused for an approval is told to
+// watchers when it pauses, and again when its summary names the approval,
+// which the agent learns only once the board answers the raise.
+func TestWatchRunsApprovalNamed(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	l := runsLink(t, bt, "desk", "runs", "live-runs")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a change that never comes fails the test
+	defer cancel()
+	w, err := runs.WatchRuns(ctx, &boardv1.WatchRunsRequest{Agent: "desk", Run: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	next := func() *boardv1.WatchRunsResponse {
+		t.Helper()
+		for {
+			m, err := w.Receive()
+			if err != nil {
+				t.Fatalf("watch: %v", err)
+			}
+			if k := m.GetKind(); k != boardv1.RunEventKind_RUN_EVENT_KIND_HEARTBEAT && k != boardv1.RunEventKind_RUN_EVENT_KIND_SYNCED {
+				return m
+			}
+		}
+	}
+	l.send(startOf("r1", 1, "t"))
+	l.send(pauseOf("r1", 2, "approve"))
+	for _, k := range []boardv1.RunEventKind{boardv1.RunEventKind_RUN_EVENT_KIND_STARTED, boardv1.RunEventKind_RUN_EVENT_KIND_PAUSED} {
+		if m := next(); m.GetKind() != k {
+			t.Fatalf("watch: %v, want %s", m, k)
+		}
+	}
+	paused := &boardv1.Run{Id: "r1", Thread: "t", StartedBy: "chat", State: boardv1.RunState_RUN_STATE_PAUSED,
+		StartTime: timestamppb.New(time.Now().Add(-time.Second)), Pause: boardv1.PauseKind_PAUSE_KIND_APPROVAL, PausedAt: "approve"}
+	l.stored(paused, 3, 0) // paused, as the live view has it: nothing new
+	paused.ApprovalId = "ap-1"
+	l.stored(paused, 4, 0)
+	m := next()
+	if m.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_PAUSED || m.GetRun().GetApprovalId() != "ap-1" {
+		t.Fatalf("watch after the summary naming the approval: %v, want paused with approval ap-1", m)
 	}
 }
