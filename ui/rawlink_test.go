@@ -192,7 +192,7 @@ func linkBoard(t *testing.T) *boardtest.Board {
 	return boardtest.Start(t, boardtest.Options{
 		OfflineGrace: 100 * time.Millisecond,
 		PingInterval: 10 * time.Minute,
-		Limits:       board.Limits{HealthEvery: time.Millisecond},
+		Limits:       board.Limits{HealthEvery: time.Nanosecond},
 	})
 }
 
