@@ -66,6 +66,12 @@ type Agent struct {
 	Inputs []byte `json:"inputs,omitempty"`
 	// RunsDropped holds the value of the "runs_dropped" field.
 	RunsDropped int64 `json:"runs_dropped,omitempty"`
+	// PackageName holds the value of the "package_name" field.
+	PackageName string `json:"package_name,omitempty"`
+	// PackageVersion holds the value of the "package_version" field.
+	PackageVersion string `json:"package_version,omitempty"`
+	// PackageDigest holds the value of the "package_digest" field.
+	PackageDigest string `json:"package_digest,omitempty"`
 	// FirstSeen holds the value of the "first_seen" field.
 	FirstSeen time.Time `json:"first_seen,omitempty"`
 	// LastSeen holds the value of the "last_seen" field.
@@ -84,7 +90,7 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case agent.FieldID, agent.FieldRunsDropped:
 			values[i] = new(sql.NullInt64)
-		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin:
+		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin, agent.FieldPackageName, agent.FieldPackageVersion, agent.FieldPackageDigest:
 			values[i] = new(sql.NullString)
 		case agent.FieldToolsSetAt, agent.FieldHealthStarted, agent.FieldHealthReceived, agent.FieldPauseTime, agent.FieldFirstSeen, agent.FieldLastSeen:
 			values[i] = new(sql.NullTime)
@@ -263,6 +269,24 @@ func (_m *Agent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RunsDropped = value.Int64
 			}
+		case agent.FieldPackageName:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field package_name", values[i])
+			} else if value.Valid {
+				_m.PackageName = value.String
+			}
+		case agent.FieldPackageVersion:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field package_version", values[i])
+			} else if value.Valid {
+				_m.PackageVersion = value.String
+			}
+		case agent.FieldPackageDigest:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field package_digest", values[i])
+			} else if value.Valid {
+				_m.PackageDigest = value.String
+			}
 		case agent.FieldFirstSeen:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field first_seen", values[i])
@@ -390,6 +414,15 @@ func (_m *Agent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("runs_dropped=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RunsDropped))
+	builder.WriteString(", ")
+	builder.WriteString("package_name=")
+	builder.WriteString(_m.PackageName)
+	builder.WriteString(", ")
+	builder.WriteString("package_version=")
+	builder.WriteString(_m.PackageVersion)
+	builder.WriteString(", ")
+	builder.WriteString("package_digest=")
+	builder.WriteString(_m.PackageDigest)
 	builder.WriteString(", ")
 	builder.WriteString("first_seen=")
 	builder.WriteString(_m.FirstSeen.Format(time.ANSIC))

@@ -310,6 +310,48 @@ func (_c *AgentCreate) SetNillableRunsDropped(v *int64) *AgentCreate {
 	return _c
 }
 
+// SetPackageName sets the "package_name" field.
+func (_c *AgentCreate) SetPackageName(v string) *AgentCreate {
+	_c.mutation.SetPackageName(v)
+	return _c
+}
+
+// SetNillablePackageName sets the "package_name" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePackageName(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetPackageName(*v)
+	}
+	return _c
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (_c *AgentCreate) SetPackageVersion(v string) *AgentCreate {
+	_c.mutation.SetPackageVersion(v)
+	return _c
+}
+
+// SetNillablePackageVersion sets the "package_version" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePackageVersion(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetPackageVersion(*v)
+	}
+	return _c
+}
+
+// SetPackageDigest sets the "package_digest" field.
+func (_c *AgentCreate) SetPackageDigest(v string) *AgentCreate {
+	_c.mutation.SetPackageDigest(v)
+	return _c
+}
+
+// SetNillablePackageDigest sets the "package_digest" field if the given value is not nil.
+func (_c *AgentCreate) SetNillablePackageDigest(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetPackageDigest(*v)
+	}
+	return _c
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (_c *AgentCreate) SetFirstSeen(v time.Time) *AgentCreate {
 	_c.mutation.SetFirstSeen(v)
@@ -413,6 +455,18 @@ func (_c *AgentCreate) defaults() {
 		v := agent.DefaultRunsDropped
 		_c.mutation.SetRunsDropped(v)
 	}
+	if _, ok := _c.mutation.PackageName(); !ok {
+		v := agent.DefaultPackageName
+		_c.mutation.SetPackageName(v)
+	}
+	if _, ok := _c.mutation.PackageVersion(); !ok {
+		v := agent.DefaultPackageVersion
+		_c.mutation.SetPackageVersion(v)
+	}
+	if _, ok := _c.mutation.PackageDigest(); !ok {
+		v := agent.DefaultPackageDigest
+		_c.mutation.SetPackageDigest(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -466,6 +520,15 @@ func (_c *AgentCreate) check() error {
 	}
 	if _, ok := _c.mutation.RunsDropped(); !ok {
 		return &ValidationError{Name: "runs_dropped", err: errors.New(`ent: missing required field "Agent.runs_dropped"`)}
+	}
+	if _, ok := _c.mutation.PackageName(); !ok {
+		return &ValidationError{Name: "package_name", err: errors.New(`ent: missing required field "Agent.package_name"`)}
+	}
+	if _, ok := _c.mutation.PackageVersion(); !ok {
+		return &ValidationError{Name: "package_version", err: errors.New(`ent: missing required field "Agent.package_version"`)}
+	}
+	if _, ok := _c.mutation.PackageDigest(); !ok {
+		return &ValidationError{Name: "package_digest", err: errors.New(`ent: missing required field "Agent.package_digest"`)}
 	}
 	if _, ok := _c.mutation.FirstSeen(); !ok {
 		return &ValidationError{Name: "first_seen", err: errors.New(`ent: missing required field "Agent.first_seen"`)}
@@ -595,6 +658,18 @@ func (_c *AgentCreate) createSpec() (*Agent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RunsDropped(); ok {
 		_spec.SetField(agent.FieldRunsDropped, field.TypeInt64, value)
 		_node.RunsDropped = value
+	}
+	if value, ok := _c.mutation.PackageName(); ok {
+		_spec.SetField(agent.FieldPackageName, field.TypeString, value)
+		_node.PackageName = value
+	}
+	if value, ok := _c.mutation.PackageVersion(); ok {
+		_spec.SetField(agent.FieldPackageVersion, field.TypeString, value)
+		_node.PackageVersion = value
+	}
+	if value, ok := _c.mutation.PackageDigest(); ok {
+		_spec.SetField(agent.FieldPackageDigest, field.TypeString, value)
+		_node.PackageDigest = value
 	}
 	if value, ok := _c.mutation.FirstSeen(); ok {
 		_spec.SetField(agent.FieldFirstSeen, field.TypeTime, value)
@@ -989,6 +1064,42 @@ func (u *AgentUpsert) UpdateRunsDropped() *AgentUpsert {
 // AddRunsDropped adds v to the "runs_dropped" field.
 func (u *AgentUpsert) AddRunsDropped(v int64) *AgentUpsert {
 	u.Add(agent.FieldRunsDropped, v)
+	return u
+}
+
+// SetPackageName sets the "package_name" field.
+func (u *AgentUpsert) SetPackageName(v string) *AgentUpsert {
+	u.Set(agent.FieldPackageName, v)
+	return u
+}
+
+// UpdatePackageName sets the "package_name" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePackageName() *AgentUpsert {
+	u.SetExcluded(agent.FieldPackageName)
+	return u
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (u *AgentUpsert) SetPackageVersion(v string) *AgentUpsert {
+	u.Set(agent.FieldPackageVersion, v)
+	return u
+}
+
+// UpdatePackageVersion sets the "package_version" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePackageVersion() *AgentUpsert {
+	u.SetExcluded(agent.FieldPackageVersion)
+	return u
+}
+
+// SetPackageDigest sets the "package_digest" field.
+func (u *AgentUpsert) SetPackageDigest(v string) *AgentUpsert {
+	u.Set(agent.FieldPackageDigest, v)
+	return u
+}
+
+// UpdatePackageDigest sets the "package_digest" field to the value that was provided on create.
+func (u *AgentUpsert) UpdatePackageDigest() *AgentUpsert {
+	u.SetExcluded(agent.FieldPackageDigest)
 	return u
 }
 
@@ -1441,6 +1552,48 @@ func (u *AgentUpsertOne) AddRunsDropped(v int64) *AgentUpsertOne {
 func (u *AgentUpsertOne) UpdateRunsDropped() *AgentUpsertOne {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdateRunsDropped()
+	})
+}
+
+// SetPackageName sets the "package_name" field.
+func (u *AgentUpsertOne) SetPackageName(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPackageName(v)
+	})
+}
+
+// UpdatePackageName sets the "package_name" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePackageName() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePackageName()
+	})
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (u *AgentUpsertOne) SetPackageVersion(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPackageVersion(v)
+	})
+}
+
+// UpdatePackageVersion sets the "package_version" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePackageVersion() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePackageVersion()
+	})
+}
+
+// SetPackageDigest sets the "package_digest" field.
+func (u *AgentUpsertOne) SetPackageDigest(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPackageDigest(v)
+	})
+}
+
+// UpdatePackageDigest sets the "package_digest" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdatePackageDigest() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePackageDigest()
 	})
 }
 
@@ -2061,6 +2214,48 @@ func (u *AgentUpsertBulk) AddRunsDropped(v int64) *AgentUpsertBulk {
 func (u *AgentUpsertBulk) UpdateRunsDropped() *AgentUpsertBulk {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdateRunsDropped()
+	})
+}
+
+// SetPackageName sets the "package_name" field.
+func (u *AgentUpsertBulk) SetPackageName(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPackageName(v)
+	})
+}
+
+// UpdatePackageName sets the "package_name" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePackageName() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePackageName()
+	})
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (u *AgentUpsertBulk) SetPackageVersion(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPackageVersion(v)
+	})
+}
+
+// UpdatePackageVersion sets the "package_version" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePackageVersion() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePackageVersion()
+	})
+}
+
+// SetPackageDigest sets the "package_digest" field.
+func (u *AgentUpsertBulk) SetPackageDigest(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetPackageDigest(v)
+	})
+}
+
+// UpdatePackageDigest sets the "package_digest" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdatePackageDigest() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdatePackageDigest()
 	})
 }
 

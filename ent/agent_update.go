@@ -390,6 +390,48 @@ func (_u *AgentUpdate) AddRunsDropped(v int64) *AgentUpdate {
 	return _u
 }
 
+// SetPackageName sets the "package_name" field.
+func (_u *AgentUpdate) SetPackageName(v string) *AgentUpdate {
+	_u.mutation.SetPackageName(v)
+	return _u
+}
+
+// SetNillablePackageName sets the "package_name" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePackageName(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetPackageName(*v)
+	}
+	return _u
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (_u *AgentUpdate) SetPackageVersion(v string) *AgentUpdate {
+	_u.mutation.SetPackageVersion(v)
+	return _u
+}
+
+// SetNillablePackageVersion sets the "package_version" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePackageVersion(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetPackageVersion(*v)
+	}
+	return _u
+}
+
+// SetPackageDigest sets the "package_digest" field.
+func (_u *AgentUpdate) SetPackageDigest(v string) *AgentUpdate {
+	_u.mutation.SetPackageDigest(v)
+	return _u
+}
+
+// SetNillablePackageDigest sets the "package_digest" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillablePackageDigest(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetPackageDigest(*v)
+	}
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdate) SetLastSeen(v time.Time) *AgentUpdate {
 	_u.mutation.SetLastSeen(v)
@@ -558,6 +600,15 @@ func (_u *AgentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedRunsDropped(); ok {
 		_spec.AddField(agent.FieldRunsDropped, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PackageName(); ok {
+		_spec.SetField(agent.FieldPackageName, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PackageVersion(); ok {
+		_spec.SetField(agent.FieldPackageVersion, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PackageDigest(); ok {
+		_spec.SetField(agent.FieldPackageDigest, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
@@ -943,6 +994,48 @@ func (_u *AgentUpdateOne) AddRunsDropped(v int64) *AgentUpdateOne {
 	return _u
 }
 
+// SetPackageName sets the "package_name" field.
+func (_u *AgentUpdateOne) SetPackageName(v string) *AgentUpdateOne {
+	_u.mutation.SetPackageName(v)
+	return _u
+}
+
+// SetNillablePackageName sets the "package_name" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePackageName(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPackageName(*v)
+	}
+	return _u
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (_u *AgentUpdateOne) SetPackageVersion(v string) *AgentUpdateOne {
+	_u.mutation.SetPackageVersion(v)
+	return _u
+}
+
+// SetNillablePackageVersion sets the "package_version" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePackageVersion(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPackageVersion(*v)
+	}
+	return _u
+}
+
+// SetPackageDigest sets the "package_digest" field.
+func (_u *AgentUpdateOne) SetPackageDigest(v string) *AgentUpdateOne {
+	_u.mutation.SetPackageDigest(v)
+	return _u
+}
+
+// SetNillablePackageDigest sets the "package_digest" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillablePackageDigest(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetPackageDigest(*v)
+	}
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdateOne) SetLastSeen(v time.Time) *AgentUpdateOne {
 	_u.mutation.SetLastSeen(v)
@@ -1141,6 +1234,15 @@ func (_u *AgentUpdateOne) sqlSave(ctx context.Context) (_node *Agent, err error)
 	}
 	if value, ok := _u.mutation.AddedRunsDropped(); ok {
 		_spec.AddField(agent.FieldRunsDropped, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PackageName(); ok {
+		_spec.SetField(agent.FieldPackageName, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PackageVersion(); ok {
+		_spec.SetField(agent.FieldPackageVersion, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PackageDigest(); ok {
+		_spec.SetField(agent.FieldPackageDigest, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)

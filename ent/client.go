@@ -19,8 +19,12 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/healthround"
+	"github.com/symphonix/symphonix/ent/packagechunk"
+	"github.com/symphonix/symphonix/ent/packagescope"
+	"github.com/symphonix/symphonix/ent/packageversion"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
+	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/runstep"
@@ -48,10 +52,18 @@ type Client struct {
 	Conversation *ConversationClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
+	// PackageChunk is the client for interacting with the PackageChunk builders.
+	PackageChunk *PackageChunkClient
+	// PackageScope is the client for interacting with the PackageScope builders.
+	PackageScope *PackageScopeClient
+	// PackageVersion is the client for interacting with the PackageVersion builders.
+	PackageVersion *PackageVersionClient
 	// PairCode is the client for interacting with the PairCode builders.
 	PairCode *PairCodeClient
 	// Pairing is the client for interacting with the Pairing builders.
 	Pairing *PairingClient
+	// PublisherKey is the client for interacting with the PublisherKey builders.
+	PublisherKey *PublisherKeyClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
@@ -88,8 +100,12 @@ func (c *Client) init() {
 	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.Conversation = NewConversationClient(c.config)
 	c.HealthRound = NewHealthRoundClient(c.config)
+	c.PackageChunk = NewPackageChunkClient(c.config)
+	c.PackageScope = NewPackageScopeClient(c.config)
+	c.PackageVersion = NewPackageVersionClient(c.config)
 	c.PairCode = NewPairCodeClient(c.config)
 	c.Pairing = NewPairingClient(c.config)
+	c.PublisherKey = NewPublisherKeyClient(c.config)
 	c.Rule = NewRuleClient(c.config)
 	c.Run = NewRunClient(c.config)
 	c.RunStep = NewRunStepClient(c.config)
@@ -190,25 +206,29 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:          ctx,
-		config:       cfg,
-		Agent:        NewAgentClient(cfg),
-		Approval:     NewApprovalClient(cfg),
-		AuditEntry:   NewAuditEntryClient(cfg),
-		Conversation: NewConversationClient(cfg),
-		HealthRound:  NewHealthRoundClient(cfg),
-		PairCode:     NewPairCodeClient(cfg),
-		Pairing:      NewPairingClient(cfg),
-		Rule:         NewRuleClient(cfg),
-		Run:          NewRunClient(cfg),
-		RunStep:      NewRunStepClient(cfg),
-		Session:      NewSessionClient(cfg),
-		Setting:      NewSettingClient(cfg),
-		SigningKey:   NewSigningKeyClient(cfg),
-		Token:        NewTokenClient(cfg),
-		User:         NewUserClient(cfg),
-		Verification: NewVerificationClient(cfg),
-		Vote:         NewVoteClient(cfg),
+		ctx:            ctx,
+		config:         cfg,
+		Agent:          NewAgentClient(cfg),
+		Approval:       NewApprovalClient(cfg),
+		AuditEntry:     NewAuditEntryClient(cfg),
+		Conversation:   NewConversationClient(cfg),
+		HealthRound:    NewHealthRoundClient(cfg),
+		PackageChunk:   NewPackageChunkClient(cfg),
+		PackageScope:   NewPackageScopeClient(cfg),
+		PackageVersion: NewPackageVersionClient(cfg),
+		PairCode:       NewPairCodeClient(cfg),
+		Pairing:        NewPairingClient(cfg),
+		PublisherKey:   NewPublisherKeyClient(cfg),
+		Rule:           NewRuleClient(cfg),
+		Run:            NewRunClient(cfg),
+		RunStep:        NewRunStepClient(cfg),
+		Session:        NewSessionClient(cfg),
+		Setting:        NewSettingClient(cfg),
+		SigningKey:     NewSigningKeyClient(cfg),
+		Token:          NewTokenClient(cfg),
+		User:           NewUserClient(cfg),
+		Verification:   NewVerificationClient(cfg),
+		Vote:           NewVoteClient(cfg),
 	}, nil
 }
 
@@ -226,25 +246,29 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:          ctx,
-		config:       cfg,
-		Agent:        NewAgentClient(cfg),
-		Approval:     NewApprovalClient(cfg),
-		AuditEntry:   NewAuditEntryClient(cfg),
-		Conversation: NewConversationClient(cfg),
-		HealthRound:  NewHealthRoundClient(cfg),
-		PairCode:     NewPairCodeClient(cfg),
-		Pairing:      NewPairingClient(cfg),
-		Rule:         NewRuleClient(cfg),
-		Run:          NewRunClient(cfg),
-		RunStep:      NewRunStepClient(cfg),
-		Session:      NewSessionClient(cfg),
-		Setting:      NewSettingClient(cfg),
-		SigningKey:   NewSigningKeyClient(cfg),
-		Token:        NewTokenClient(cfg),
-		User:         NewUserClient(cfg),
-		Verification: NewVerificationClient(cfg),
-		Vote:         NewVoteClient(cfg),
+		ctx:            ctx,
+		config:         cfg,
+		Agent:          NewAgentClient(cfg),
+		Approval:       NewApprovalClient(cfg),
+		AuditEntry:     NewAuditEntryClient(cfg),
+		Conversation:   NewConversationClient(cfg),
+		HealthRound:    NewHealthRoundClient(cfg),
+		PackageChunk:   NewPackageChunkClient(cfg),
+		PackageScope:   NewPackageScopeClient(cfg),
+		PackageVersion: NewPackageVersionClient(cfg),
+		PairCode:       NewPairCodeClient(cfg),
+		Pairing:        NewPairingClient(cfg),
+		PublisherKey:   NewPublisherKeyClient(cfg),
+		Rule:           NewRuleClient(cfg),
+		Run:            NewRunClient(cfg),
+		RunStep:        NewRunStepClient(cfg),
+		Session:        NewSessionClient(cfg),
+		Setting:        NewSettingClient(cfg),
+		SigningKey:     NewSigningKeyClient(cfg),
+		Token:          NewTokenClient(cfg),
+		User:           NewUserClient(cfg),
+		Verification:   NewVerificationClient(cfg),
+		Vote:           NewVoteClient(cfg),
 	}, nil
 }
 
@@ -274,8 +298,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound, c.PairCode,
-		c.Pairing, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound,
+		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
+		c.PublisherKey, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
 		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
@@ -286,8 +311,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound, c.PairCode,
-		c.Pairing, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound,
+		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
+		c.PublisherKey, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
 		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
@@ -307,10 +333,18 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Conversation.mutate(ctx, m)
 	case *HealthRoundMutation:
 		return c.HealthRound.mutate(ctx, m)
+	case *PackageChunkMutation:
+		return c.PackageChunk.mutate(ctx, m)
+	case *PackageScopeMutation:
+		return c.PackageScope.mutate(ctx, m)
+	case *PackageVersionMutation:
+		return c.PackageVersion.mutate(ctx, m)
 	case *PairCodeMutation:
 		return c.PairCode.mutate(ctx, m)
 	case *PairingMutation:
 		return c.Pairing.mutate(ctx, m)
+	case *PublisherKeyMutation:
+		return c.PublisherKey.mutate(ctx, m)
 	case *RuleMutation:
 		return c.Rule.mutate(ctx, m)
 	case *RunMutation:
@@ -1001,6 +1035,405 @@ func (c *HealthRoundClient) mutate(ctx context.Context, m *HealthRoundMutation) 
 	}
 }
 
+// PackageChunkClient is a client for the PackageChunk schema.
+type PackageChunkClient struct {
+	config
+}
+
+// NewPackageChunkClient returns a client for the PackageChunk from the given config.
+func NewPackageChunkClient(c config) *PackageChunkClient {
+	return &PackageChunkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `packagechunk.Hooks(f(g(h())))`.
+func (c *PackageChunkClient) Use(hooks ...Hook) {
+	c.hooks.PackageChunk = append(c.hooks.PackageChunk, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `packagechunk.Intercept(f(g(h())))`.
+func (c *PackageChunkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PackageChunk = append(c.inters.PackageChunk, interceptors...)
+}
+
+// Create returns a builder for creating a PackageChunk entity.
+func (c *PackageChunkClient) Create() *PackageChunkCreate {
+	mutation := newPackageChunkMutation(c.config, OpCreate)
+	return &PackageChunkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PackageChunk entities.
+func (c *PackageChunkClient) CreateBulk(builders ...*PackageChunkCreate) *PackageChunkCreateBulk {
+	return &PackageChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PackageChunkClient) MapCreateBulk(slice any, setFunc func(*PackageChunkCreate, int)) *PackageChunkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PackageChunkCreateBulk{err: fmt.Errorf("calling to PackageChunkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PackageChunkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PackageChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PackageChunk.
+func (c *PackageChunkClient) Update() *PackageChunkUpdate {
+	mutation := newPackageChunkMutation(c.config, OpUpdate)
+	return &PackageChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PackageChunkClient) UpdateOne(_m *PackageChunk) *PackageChunkUpdateOne {
+	mutation := newPackageChunkMutation(c.config, OpUpdateOne, withPackageChunk(_m))
+	return &PackageChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PackageChunkClient) UpdateOneID(id int) *PackageChunkUpdateOne {
+	mutation := newPackageChunkMutation(c.config, OpUpdateOne, withPackageChunkID(id))
+	return &PackageChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PackageChunk.
+func (c *PackageChunkClient) Delete() *PackageChunkDelete {
+	mutation := newPackageChunkMutation(c.config, OpDelete)
+	return &PackageChunkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PackageChunkClient) DeleteOne(_m *PackageChunk) *PackageChunkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PackageChunkClient) DeleteOneID(id int) *PackageChunkDeleteOne {
+	builder := c.Delete().Where(packagechunk.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PackageChunkDeleteOne{builder}
+}
+
+// Query returns a query builder for PackageChunk.
+func (c *PackageChunkClient) Query() *PackageChunkQuery {
+	return &PackageChunkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePackageChunk},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PackageChunk entity by its id.
+func (c *PackageChunkClient) Get(ctx context.Context, id int) (*PackageChunk, error) {
+	return c.Query().Where(packagechunk.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PackageChunkClient) GetX(ctx context.Context, id int) *PackageChunk {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PackageChunkClient) Hooks() []Hook {
+	return c.hooks.PackageChunk
+}
+
+// Interceptors returns the client interceptors.
+func (c *PackageChunkClient) Interceptors() []Interceptor {
+	return c.inters.PackageChunk
+}
+
+func (c *PackageChunkClient) mutate(ctx context.Context, m *PackageChunkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PackageChunkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PackageChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PackageChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PackageChunkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PackageChunk mutation op: %q", m.Op())
+	}
+}
+
+// PackageScopeClient is a client for the PackageScope schema.
+type PackageScopeClient struct {
+	config
+}
+
+// NewPackageScopeClient returns a client for the PackageScope from the given config.
+func NewPackageScopeClient(c config) *PackageScopeClient {
+	return &PackageScopeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `packagescope.Hooks(f(g(h())))`.
+func (c *PackageScopeClient) Use(hooks ...Hook) {
+	c.hooks.PackageScope = append(c.hooks.PackageScope, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `packagescope.Intercept(f(g(h())))`.
+func (c *PackageScopeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PackageScope = append(c.inters.PackageScope, interceptors...)
+}
+
+// Create returns a builder for creating a PackageScope entity.
+func (c *PackageScopeClient) Create() *PackageScopeCreate {
+	mutation := newPackageScopeMutation(c.config, OpCreate)
+	return &PackageScopeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PackageScope entities.
+func (c *PackageScopeClient) CreateBulk(builders ...*PackageScopeCreate) *PackageScopeCreateBulk {
+	return &PackageScopeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PackageScopeClient) MapCreateBulk(slice any, setFunc func(*PackageScopeCreate, int)) *PackageScopeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PackageScopeCreateBulk{err: fmt.Errorf("calling to PackageScopeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PackageScopeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PackageScopeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PackageScope.
+func (c *PackageScopeClient) Update() *PackageScopeUpdate {
+	mutation := newPackageScopeMutation(c.config, OpUpdate)
+	return &PackageScopeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PackageScopeClient) UpdateOne(_m *PackageScope) *PackageScopeUpdateOne {
+	mutation := newPackageScopeMutation(c.config, OpUpdateOne, withPackageScope(_m))
+	return &PackageScopeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PackageScopeClient) UpdateOneID(id string) *PackageScopeUpdateOne {
+	mutation := newPackageScopeMutation(c.config, OpUpdateOne, withPackageScopeID(id))
+	return &PackageScopeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PackageScope.
+func (c *PackageScopeClient) Delete() *PackageScopeDelete {
+	mutation := newPackageScopeMutation(c.config, OpDelete)
+	return &PackageScopeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PackageScopeClient) DeleteOne(_m *PackageScope) *PackageScopeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PackageScopeClient) DeleteOneID(id string) *PackageScopeDeleteOne {
+	builder := c.Delete().Where(packagescope.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PackageScopeDeleteOne{builder}
+}
+
+// Query returns a query builder for PackageScope.
+func (c *PackageScopeClient) Query() *PackageScopeQuery {
+	return &PackageScopeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePackageScope},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PackageScope entity by its id.
+func (c *PackageScopeClient) Get(ctx context.Context, id string) (*PackageScope, error) {
+	return c.Query().Where(packagescope.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PackageScopeClient) GetX(ctx context.Context, id string) *PackageScope {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PackageScopeClient) Hooks() []Hook {
+	return c.hooks.PackageScope
+}
+
+// Interceptors returns the client interceptors.
+func (c *PackageScopeClient) Interceptors() []Interceptor {
+	return c.inters.PackageScope
+}
+
+func (c *PackageScopeClient) mutate(ctx context.Context, m *PackageScopeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PackageScopeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PackageScopeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PackageScopeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PackageScopeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PackageScope mutation op: %q", m.Op())
+	}
+}
+
+// PackageVersionClient is a client for the PackageVersion schema.
+type PackageVersionClient struct {
+	config
+}
+
+// NewPackageVersionClient returns a client for the PackageVersion from the given config.
+func NewPackageVersionClient(c config) *PackageVersionClient {
+	return &PackageVersionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `packageversion.Hooks(f(g(h())))`.
+func (c *PackageVersionClient) Use(hooks ...Hook) {
+	c.hooks.PackageVersion = append(c.hooks.PackageVersion, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `packageversion.Intercept(f(g(h())))`.
+func (c *PackageVersionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PackageVersion = append(c.inters.PackageVersion, interceptors...)
+}
+
+// Create returns a builder for creating a PackageVersion entity.
+func (c *PackageVersionClient) Create() *PackageVersionCreate {
+	mutation := newPackageVersionMutation(c.config, OpCreate)
+	return &PackageVersionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PackageVersion entities.
+func (c *PackageVersionClient) CreateBulk(builders ...*PackageVersionCreate) *PackageVersionCreateBulk {
+	return &PackageVersionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PackageVersionClient) MapCreateBulk(slice any, setFunc func(*PackageVersionCreate, int)) *PackageVersionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PackageVersionCreateBulk{err: fmt.Errorf("calling to PackageVersionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PackageVersionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PackageVersionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PackageVersion.
+func (c *PackageVersionClient) Update() *PackageVersionUpdate {
+	mutation := newPackageVersionMutation(c.config, OpUpdate)
+	return &PackageVersionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PackageVersionClient) UpdateOne(_m *PackageVersion) *PackageVersionUpdateOne {
+	mutation := newPackageVersionMutation(c.config, OpUpdateOne, withPackageVersion(_m))
+	return &PackageVersionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PackageVersionClient) UpdateOneID(id int) *PackageVersionUpdateOne {
+	mutation := newPackageVersionMutation(c.config, OpUpdateOne, withPackageVersionID(id))
+	return &PackageVersionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PackageVersion.
+func (c *PackageVersionClient) Delete() *PackageVersionDelete {
+	mutation := newPackageVersionMutation(c.config, OpDelete)
+	return &PackageVersionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PackageVersionClient) DeleteOne(_m *PackageVersion) *PackageVersionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PackageVersionClient) DeleteOneID(id int) *PackageVersionDeleteOne {
+	builder := c.Delete().Where(packageversion.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PackageVersionDeleteOne{builder}
+}
+
+// Query returns a query builder for PackageVersion.
+func (c *PackageVersionClient) Query() *PackageVersionQuery {
+	return &PackageVersionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePackageVersion},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PackageVersion entity by its id.
+func (c *PackageVersionClient) Get(ctx context.Context, id int) (*PackageVersion, error) {
+	return c.Query().Where(packageversion.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PackageVersionClient) GetX(ctx context.Context, id int) *PackageVersion {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PackageVersionClient) Hooks() []Hook {
+	return c.hooks.PackageVersion
+}
+
+// Interceptors returns the client interceptors.
+func (c *PackageVersionClient) Interceptors() []Interceptor {
+	return c.inters.PackageVersion
+}
+
+func (c *PackageVersionClient) mutate(ctx context.Context, m *PackageVersionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PackageVersionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PackageVersionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PackageVersionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PackageVersionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PackageVersion mutation op: %q", m.Op())
+	}
+}
+
 // PairCodeClient is a client for the PairCode schema.
 type PairCodeClient struct {
 	config
@@ -1264,6 +1697,139 @@ func (c *PairingClient) mutate(ctx context.Context, m *PairingMutation) (Value, 
 		return (&PairingDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Pairing mutation op: %q", m.Op())
+	}
+}
+
+// PublisherKeyClient is a client for the PublisherKey schema.
+type PublisherKeyClient struct {
+	config
+}
+
+// NewPublisherKeyClient returns a client for the PublisherKey from the given config.
+func NewPublisherKeyClient(c config) *PublisherKeyClient {
+	return &PublisherKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `publisherkey.Hooks(f(g(h())))`.
+func (c *PublisherKeyClient) Use(hooks ...Hook) {
+	c.hooks.PublisherKey = append(c.hooks.PublisherKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `publisherkey.Intercept(f(g(h())))`.
+func (c *PublisherKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PublisherKey = append(c.inters.PublisherKey, interceptors...)
+}
+
+// Create returns a builder for creating a PublisherKey entity.
+func (c *PublisherKeyClient) Create() *PublisherKeyCreate {
+	mutation := newPublisherKeyMutation(c.config, OpCreate)
+	return &PublisherKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PublisherKey entities.
+func (c *PublisherKeyClient) CreateBulk(builders ...*PublisherKeyCreate) *PublisherKeyCreateBulk {
+	return &PublisherKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PublisherKeyClient) MapCreateBulk(slice any, setFunc func(*PublisherKeyCreate, int)) *PublisherKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PublisherKeyCreateBulk{err: fmt.Errorf("calling to PublisherKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PublisherKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PublisherKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PublisherKey.
+func (c *PublisherKeyClient) Update() *PublisherKeyUpdate {
+	mutation := newPublisherKeyMutation(c.config, OpUpdate)
+	return &PublisherKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PublisherKeyClient) UpdateOne(_m *PublisherKey) *PublisherKeyUpdateOne {
+	mutation := newPublisherKeyMutation(c.config, OpUpdateOne, withPublisherKey(_m))
+	return &PublisherKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PublisherKeyClient) UpdateOneID(id string) *PublisherKeyUpdateOne {
+	mutation := newPublisherKeyMutation(c.config, OpUpdateOne, withPublisherKeyID(id))
+	return &PublisherKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PublisherKey.
+func (c *PublisherKeyClient) Delete() *PublisherKeyDelete {
+	mutation := newPublisherKeyMutation(c.config, OpDelete)
+	return &PublisherKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PublisherKeyClient) DeleteOne(_m *PublisherKey) *PublisherKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PublisherKeyClient) DeleteOneID(id string) *PublisherKeyDeleteOne {
+	builder := c.Delete().Where(publisherkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PublisherKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for PublisherKey.
+func (c *PublisherKeyClient) Query() *PublisherKeyQuery {
+	return &PublisherKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePublisherKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PublisherKey entity by its id.
+func (c *PublisherKeyClient) Get(ctx context.Context, id string) (*PublisherKey, error) {
+	return c.Query().Where(publisherkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PublisherKeyClient) GetX(ctx context.Context, id string) *PublisherKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PublisherKeyClient) Hooks() []Hook {
+	return c.hooks.PublisherKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *PublisherKeyClient) Interceptors() []Interceptor {
+	return c.inters.PublisherKey
+}
+
+func (c *PublisherKeyClient) mutate(ctx context.Context, m *PublisherKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PublisherKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PublisherKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PublisherKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PublisherKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PublisherKey mutation op: %q", m.Op())
 	}
 }
 
@@ -2600,13 +3166,15 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, Approval, AuditEntry, Conversation, HealthRound, PairCode, Pairing, Rule,
-		Run, RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		Agent, Approval, AuditEntry, Conversation, HealthRound, PackageChunk,
+		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run,
+		RunStep, Session, Setting, SigningKey, Token, User, Verification,
 		Vote []ent.Hook
 	}
 	inters struct {
-		Agent, Approval, AuditEntry, Conversation, HealthRound, PairCode, Pairing, Rule,
-		Run, RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		Agent, Approval, AuditEntry, Conversation, HealthRound, PackageChunk,
+		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run,
+		RunStep, Session, Setting, SigningKey, Token, User, Verification,
 		Vote []ent.Interceptor
 	}
 )

@@ -17,8 +17,12 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/healthround"
+	"github.com/symphonix/symphonix/ent/packagechunk"
+	"github.com/symphonix/symphonix/ent/packagescope"
+	"github.com/symphonix/symphonix/ent/packageversion"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
+	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/runstep"
@@ -89,23 +93,27 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agent.Table:        agent.ValidColumn,
-			approval.Table:     approval.ValidColumn,
-			auditentry.Table:   auditentry.ValidColumn,
-			conversation.Table: conversation.ValidColumn,
-			healthround.Table:  healthround.ValidColumn,
-			paircode.Table:     paircode.ValidColumn,
-			pairing.Table:      pairing.ValidColumn,
-			rule.Table:         rule.ValidColumn,
-			run.Table:          run.ValidColumn,
-			runstep.Table:      runstep.ValidColumn,
-			session.Table:      session.ValidColumn,
-			setting.Table:      setting.ValidColumn,
-			signingkey.Table:   signingkey.ValidColumn,
-			token.Table:        token.ValidColumn,
-			user.Table:         user.ValidColumn,
-			verification.Table: verification.ValidColumn,
-			vote.Table:         vote.ValidColumn,
+			agent.Table:          agent.ValidColumn,
+			approval.Table:       approval.ValidColumn,
+			auditentry.Table:     auditentry.ValidColumn,
+			conversation.Table:   conversation.ValidColumn,
+			healthround.Table:    healthround.ValidColumn,
+			packagechunk.Table:   packagechunk.ValidColumn,
+			packagescope.Table:   packagescope.ValidColumn,
+			packageversion.Table: packageversion.ValidColumn,
+			paircode.Table:       paircode.ValidColumn,
+			pairing.Table:        pairing.ValidColumn,
+			publisherkey.Table:   publisherkey.ValidColumn,
+			rule.Table:           rule.ValidColumn,
+			run.Table:            run.ValidColumn,
+			runstep.Table:        runstep.ValidColumn,
+			session.Table:        session.ValidColumn,
+			setting.Table:        setting.ValidColumn,
+			signingkey.Table:     signingkey.ValidColumn,
+			token.Table:          token.ValidColumn,
+			user.Table:           user.ValidColumn,
+			verification.Table:   verification.ValidColumn,
+			vote.Table:           vote.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -16,9 +16,13 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/healthround"
+	"github.com/symphonix/symphonix/ent/packagechunk"
+	"github.com/symphonix/symphonix/ent/packagescope"
+	"github.com/symphonix/symphonix/ent/packageversion"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/predicate"
+	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/runstep"
@@ -40,23 +44,27 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAgent        = "Agent"
-	TypeApproval     = "Approval"
-	TypeAuditEntry   = "AuditEntry"
-	TypeConversation = "Conversation"
-	TypeHealthRound  = "HealthRound"
-	TypePairCode     = "PairCode"
-	TypePairing      = "Pairing"
-	TypeRule         = "Rule"
-	TypeRun          = "Run"
-	TypeRunStep      = "RunStep"
-	TypeSession      = "Session"
-	TypeSetting      = "Setting"
-	TypeSigningKey   = "SigningKey"
-	TypeToken        = "Token"
-	TypeUser         = "User"
-	TypeVerification = "Verification"
-	TypeVote         = "Vote"
+	TypeAgent          = "Agent"
+	TypeApproval       = "Approval"
+	TypeAuditEntry     = "AuditEntry"
+	TypeConversation   = "Conversation"
+	TypeHealthRound    = "HealthRound"
+	TypePackageChunk   = "PackageChunk"
+	TypePackageScope   = "PackageScope"
+	TypePackageVersion = "PackageVersion"
+	TypePairCode       = "PairCode"
+	TypePairing        = "Pairing"
+	TypePublisherKey   = "PublisherKey"
+	TypeRule           = "Rule"
+	TypeRun            = "Run"
+	TypeRunStep        = "RunStep"
+	TypeSession        = "Session"
+	TypeSetting        = "Setting"
+	TypeSigningKey     = "SigningKey"
+	TypeToken          = "Token"
+	TypeUser           = "User"
+	TypeVerification   = "Verification"
+	TypeVote           = "Vote"
 )
 
 // AgentMutation represents an operation that mutates the Agent nodes in the graph.
@@ -93,6 +101,9 @@ type AgentMutation struct {
 	inputs             *[]byte
 	runs_dropped       *int64
 	addruns_dropped    *int64
+	package_name       *string
+	package_version    *string
+	package_digest     *string
 	first_seen         *time.Time
 	last_seen          *time.Time
 	clearedFields      map[string]struct{}
@@ -1248,6 +1259,114 @@ func (m *AgentMutation) ResetRunsDropped() {
 	m.addruns_dropped = nil
 }
 
+// SetPackageName sets the "package_name" field.
+func (m *AgentMutation) SetPackageName(s string) {
+	m.package_name = &s
+}
+
+// PackageName returns the value of the "package_name" field in the mutation.
+func (m *AgentMutation) PackageName() (r string, exists bool) {
+	v := m.package_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPackageName returns the old "package_name" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPackageName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPackageName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPackageName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPackageName: %w", err)
+	}
+	return oldValue.PackageName, nil
+}
+
+// ResetPackageName resets all changes to the "package_name" field.
+func (m *AgentMutation) ResetPackageName() {
+	m.package_name = nil
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (m *AgentMutation) SetPackageVersion(s string) {
+	m.package_version = &s
+}
+
+// PackageVersion returns the value of the "package_version" field in the mutation.
+func (m *AgentMutation) PackageVersion() (r string, exists bool) {
+	v := m.package_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPackageVersion returns the old "package_version" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPackageVersion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPackageVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPackageVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPackageVersion: %w", err)
+	}
+	return oldValue.PackageVersion, nil
+}
+
+// ResetPackageVersion resets all changes to the "package_version" field.
+func (m *AgentMutation) ResetPackageVersion() {
+	m.package_version = nil
+}
+
+// SetPackageDigest sets the "package_digest" field.
+func (m *AgentMutation) SetPackageDigest(s string) {
+	m.package_digest = &s
+}
+
+// PackageDigest returns the value of the "package_digest" field in the mutation.
+func (m *AgentMutation) PackageDigest() (r string, exists bool) {
+	v := m.package_digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPackageDigest returns the old "package_digest" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldPackageDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPackageDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPackageDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPackageDigest: %w", err)
+	}
+	return oldValue.PackageDigest, nil
+}
+
+// ResetPackageDigest resets all changes to the "package_digest" field.
+func (m *AgentMutation) ResetPackageDigest() {
+	m.package_digest = nil
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (m *AgentMutation) SetFirstSeen(t time.Time) {
 	m.first_seen = &t
@@ -1354,7 +1473,7 @@ func (m *AgentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentMutation) Fields() []string {
-	fields := make([]string, 0, 26)
+	fields := make([]string, 0, 29)
 	if m.name != nil {
 		fields = append(fields, agent.FieldName)
 	}
@@ -1427,6 +1546,15 @@ func (m *AgentMutation) Fields() []string {
 	if m.runs_dropped != nil {
 		fields = append(fields, agent.FieldRunsDropped)
 	}
+	if m.package_name != nil {
+		fields = append(fields, agent.FieldPackageName)
+	}
+	if m.package_version != nil {
+		fields = append(fields, agent.FieldPackageVersion)
+	}
+	if m.package_digest != nil {
+		fields = append(fields, agent.FieldPackageDigest)
+	}
 	if m.first_seen != nil {
 		fields = append(fields, agent.FieldFirstSeen)
 	}
@@ -1489,6 +1617,12 @@ func (m *AgentMutation) Field(name string) (ent.Value, bool) {
 		return m.Inputs()
 	case agent.FieldRunsDropped:
 		return m.RunsDropped()
+	case agent.FieldPackageName:
+		return m.PackageName()
+	case agent.FieldPackageVersion:
+		return m.PackageVersion()
+	case agent.FieldPackageDigest:
+		return m.PackageDigest()
 	case agent.FieldFirstSeen:
 		return m.FirstSeen()
 	case agent.FieldLastSeen:
@@ -1550,6 +1684,12 @@ func (m *AgentMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldInputs(ctx)
 	case agent.FieldRunsDropped:
 		return m.OldRunsDropped(ctx)
+	case agent.FieldPackageName:
+		return m.OldPackageName(ctx)
+	case agent.FieldPackageVersion:
+		return m.OldPackageVersion(ctx)
+	case agent.FieldPackageDigest:
+		return m.OldPackageDigest(ctx)
 	case agent.FieldFirstSeen:
 		return m.OldFirstSeen(ctx)
 	case agent.FieldLastSeen:
@@ -1730,6 +1870,27 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRunsDropped(v)
+		return nil
+	case agent.FieldPackageName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPackageName(v)
+		return nil
+	case agent.FieldPackageVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPackageVersion(v)
+		return nil
+	case agent.FieldPackageDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPackageDigest(v)
 		return nil
 	case agent.FieldFirstSeen:
 		v, ok := value.(time.Time)
@@ -1937,6 +2098,15 @@ func (m *AgentMutation) ResetField(name string) error {
 		return nil
 	case agent.FieldRunsDropped:
 		m.ResetRunsDropped()
+		return nil
+	case agent.FieldPackageName:
+		m.ResetPackageName()
+		return nil
+	case agent.FieldPackageVersion:
+		m.ResetPackageVersion()
+		return nil
+	case agent.FieldPackageDigest:
+		m.ResetPackageDigest()
 		return nil
 	case agent.FieldFirstSeen:
 		m.ResetFirstSeen()
@@ -5511,6 +5681,2308 @@ func (m *HealthRoundMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown HealthRound edge %s", name)
 }
 
+// PackageChunkMutation represents an operation that mutates the PackageChunk nodes in the graph.
+type PackageChunkMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	digest        *string
+	seq           *int
+	addseq        *int
+	data          *[]byte
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*PackageChunk, error)
+	predicates    []predicate.PackageChunk
+}
+
+var _ ent.Mutation = (*PackageChunkMutation)(nil)
+
+// packagechunkOption allows management of the mutation configuration using functional options.
+type packagechunkOption func(*PackageChunkMutation)
+
+// newPackageChunkMutation creates new mutation for the PackageChunk entity.
+func newPackageChunkMutation(c config, op Op, opts ...packagechunkOption) *PackageChunkMutation {
+	m := &PackageChunkMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePackageChunk,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPackageChunkID sets the ID field of the mutation.
+func withPackageChunkID(id int) packagechunkOption {
+	return func(m *PackageChunkMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PackageChunk
+		)
+		m.oldValue = func(ctx context.Context) (*PackageChunk, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PackageChunk.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPackageChunk sets the old PackageChunk of the mutation.
+func withPackageChunk(node *PackageChunk) packagechunkOption {
+	return func(m *PackageChunkMutation) {
+		m.oldValue = func(context.Context) (*PackageChunk, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PackageChunkMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PackageChunkMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PackageChunkMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PackageChunkMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PackageChunk.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetDigest sets the "digest" field.
+func (m *PackageChunkMutation) SetDigest(s string) {
+	m.digest = &s
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *PackageChunkMutation) Digest() (r string, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the PackageChunk entity.
+// If the PackageChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageChunkMutation) OldDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *PackageChunkMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *PackageChunkMutation) SetSeq(i int) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *PackageChunkMutation) Seq() (r int, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the PackageChunk entity.
+// If the PackageChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageChunkMutation) OldSeq(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *PackageChunkMutation) AddSeq(i int) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *PackageChunkMutation) AddedSeq() (r int, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *PackageChunkMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetData sets the "data" field.
+func (m *PackageChunkMutation) SetData(b []byte) {
+	m.data = &b
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *PackageChunkMutation) Data() (r []byte, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the PackageChunk entity.
+// If the PackageChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageChunkMutation) OldData(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *PackageChunkMutation) ResetData() {
+	m.data = nil
+}
+
+// Where appends a list predicates to the PackageChunkMutation builder.
+func (m *PackageChunkMutation) Where(ps ...predicate.PackageChunk) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PackageChunkMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PackageChunkMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PackageChunk, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PackageChunkMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PackageChunkMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PackageChunk).
+func (m *PackageChunkMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PackageChunkMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.digest != nil {
+		fields = append(fields, packagechunk.FieldDigest)
+	}
+	if m.seq != nil {
+		fields = append(fields, packagechunk.FieldSeq)
+	}
+	if m.data != nil {
+		fields = append(fields, packagechunk.FieldData)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PackageChunkMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case packagechunk.FieldDigest:
+		return m.Digest()
+	case packagechunk.FieldSeq:
+		return m.Seq()
+	case packagechunk.FieldData:
+		return m.Data()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PackageChunkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case packagechunk.FieldDigest:
+		return m.OldDigest(ctx)
+	case packagechunk.FieldSeq:
+		return m.OldSeq(ctx)
+	case packagechunk.FieldData:
+		return m.OldData(ctx)
+	}
+	return nil, fmt.Errorf("unknown PackageChunk field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PackageChunkMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case packagechunk.FieldDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case packagechunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case packagechunk.FieldData:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PackageChunk field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PackageChunkMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, packagechunk.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PackageChunkMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case packagechunk.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PackageChunkMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case packagechunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PackageChunk numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PackageChunkMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PackageChunkMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PackageChunkMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown PackageChunk nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PackageChunkMutation) ResetField(name string) error {
+	switch name {
+	case packagechunk.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case packagechunk.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case packagechunk.FieldData:
+		m.ResetData()
+		return nil
+	}
+	return fmt.Errorf("unknown PackageChunk field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PackageChunkMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PackageChunkMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PackageChunkMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PackageChunkMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PackageChunkMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PackageChunkMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PackageChunkMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PackageChunk unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PackageChunkMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PackageChunk edge %s", name)
+}
+
+// PackageScopeMutation represents an operation that mutates the PackageScope nodes in the graph.
+type PackageScopeMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *string
+	publishers       *[]string
+	appendpublishers []string
+	threshold        *int
+	addthreshold     *int
+	set_by           *string
+	set_at           *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*PackageScope, error)
+	predicates       []predicate.PackageScope
+}
+
+var _ ent.Mutation = (*PackageScopeMutation)(nil)
+
+// packagescopeOption allows management of the mutation configuration using functional options.
+type packagescopeOption func(*PackageScopeMutation)
+
+// newPackageScopeMutation creates new mutation for the PackageScope entity.
+func newPackageScopeMutation(c config, op Op, opts ...packagescopeOption) *PackageScopeMutation {
+	m := &PackageScopeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePackageScope,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPackageScopeID sets the ID field of the mutation.
+func withPackageScopeID(id string) packagescopeOption {
+	return func(m *PackageScopeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PackageScope
+		)
+		m.oldValue = func(ctx context.Context) (*PackageScope, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PackageScope.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPackageScope sets the old PackageScope of the mutation.
+func withPackageScope(node *PackageScope) packagescopeOption {
+	return func(m *PackageScopeMutation) {
+		m.oldValue = func(context.Context) (*PackageScope, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PackageScopeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PackageScopeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PackageScope entities.
+func (m *PackageScopeMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PackageScopeMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PackageScopeMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PackageScope.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetPublishers sets the "publishers" field.
+func (m *PackageScopeMutation) SetPublishers(s []string) {
+	m.publishers = &s
+	m.appendpublishers = nil
+}
+
+// Publishers returns the value of the "publishers" field in the mutation.
+func (m *PackageScopeMutation) Publishers() (r []string, exists bool) {
+	v := m.publishers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublishers returns the old "publishers" field's value of the PackageScope entity.
+// If the PackageScope object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageScopeMutation) OldPublishers(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublishers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublishers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublishers: %w", err)
+	}
+	return oldValue.Publishers, nil
+}
+
+// AppendPublishers adds s to the "publishers" field.
+func (m *PackageScopeMutation) AppendPublishers(s []string) {
+	m.appendpublishers = append(m.appendpublishers, s...)
+}
+
+// AppendedPublishers returns the list of values that were appended to the "publishers" field in this mutation.
+func (m *PackageScopeMutation) AppendedPublishers() ([]string, bool) {
+	if len(m.appendpublishers) == 0 {
+		return nil, false
+	}
+	return m.appendpublishers, true
+}
+
+// ClearPublishers clears the value of the "publishers" field.
+func (m *PackageScopeMutation) ClearPublishers() {
+	m.publishers = nil
+	m.appendpublishers = nil
+	m.clearedFields[packagescope.FieldPublishers] = struct{}{}
+}
+
+// PublishersCleared returns if the "publishers" field was cleared in this mutation.
+func (m *PackageScopeMutation) PublishersCleared() bool {
+	_, ok := m.clearedFields[packagescope.FieldPublishers]
+	return ok
+}
+
+// ResetPublishers resets all changes to the "publishers" field.
+func (m *PackageScopeMutation) ResetPublishers() {
+	m.publishers = nil
+	m.appendpublishers = nil
+	delete(m.clearedFields, packagescope.FieldPublishers)
+}
+
+// SetThreshold sets the "threshold" field.
+func (m *PackageScopeMutation) SetThreshold(i int) {
+	m.threshold = &i
+	m.addthreshold = nil
+}
+
+// Threshold returns the value of the "threshold" field in the mutation.
+func (m *PackageScopeMutation) Threshold() (r int, exists bool) {
+	v := m.threshold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldThreshold returns the old "threshold" field's value of the PackageScope entity.
+// If the PackageScope object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageScopeMutation) OldThreshold(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldThreshold is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldThreshold requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldThreshold: %w", err)
+	}
+	return oldValue.Threshold, nil
+}
+
+// AddThreshold adds i to the "threshold" field.
+func (m *PackageScopeMutation) AddThreshold(i int) {
+	if m.addthreshold != nil {
+		*m.addthreshold += i
+	} else {
+		m.addthreshold = &i
+	}
+}
+
+// AddedThreshold returns the value that was added to the "threshold" field in this mutation.
+func (m *PackageScopeMutation) AddedThreshold() (r int, exists bool) {
+	v := m.addthreshold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetThreshold resets all changes to the "threshold" field.
+func (m *PackageScopeMutation) ResetThreshold() {
+	m.threshold = nil
+	m.addthreshold = nil
+}
+
+// SetSetBy sets the "set_by" field.
+func (m *PackageScopeMutation) SetSetBy(s string) {
+	m.set_by = &s
+}
+
+// SetBy returns the value of the "set_by" field in the mutation.
+func (m *PackageScopeMutation) SetBy() (r string, exists bool) {
+	v := m.set_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSetBy returns the old "set_by" field's value of the PackageScope entity.
+// If the PackageScope object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageScopeMutation) OldSetBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSetBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSetBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSetBy: %w", err)
+	}
+	return oldValue.SetBy, nil
+}
+
+// ResetSetBy resets all changes to the "set_by" field.
+func (m *PackageScopeMutation) ResetSetBy() {
+	m.set_by = nil
+}
+
+// SetSetAt sets the "set_at" field.
+func (m *PackageScopeMutation) SetSetAt(t time.Time) {
+	m.set_at = &t
+}
+
+// SetAt returns the value of the "set_at" field in the mutation.
+func (m *PackageScopeMutation) SetAt() (r time.Time, exists bool) {
+	v := m.set_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSetAt returns the old "set_at" field's value of the PackageScope entity.
+// If the PackageScope object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageScopeMutation) OldSetAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSetAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSetAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSetAt: %w", err)
+	}
+	return oldValue.SetAt, nil
+}
+
+// ResetSetAt resets all changes to the "set_at" field.
+func (m *PackageScopeMutation) ResetSetAt() {
+	m.set_at = nil
+}
+
+// Where appends a list predicates to the PackageScopeMutation builder.
+func (m *PackageScopeMutation) Where(ps ...predicate.PackageScope) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PackageScopeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PackageScopeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PackageScope, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PackageScopeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PackageScopeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PackageScope).
+func (m *PackageScopeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PackageScopeMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.publishers != nil {
+		fields = append(fields, packagescope.FieldPublishers)
+	}
+	if m.threshold != nil {
+		fields = append(fields, packagescope.FieldThreshold)
+	}
+	if m.set_by != nil {
+		fields = append(fields, packagescope.FieldSetBy)
+	}
+	if m.set_at != nil {
+		fields = append(fields, packagescope.FieldSetAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PackageScopeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case packagescope.FieldPublishers:
+		return m.Publishers()
+	case packagescope.FieldThreshold:
+		return m.Threshold()
+	case packagescope.FieldSetBy:
+		return m.SetBy()
+	case packagescope.FieldSetAt:
+		return m.SetAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PackageScopeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case packagescope.FieldPublishers:
+		return m.OldPublishers(ctx)
+	case packagescope.FieldThreshold:
+		return m.OldThreshold(ctx)
+	case packagescope.FieldSetBy:
+		return m.OldSetBy(ctx)
+	case packagescope.FieldSetAt:
+		return m.OldSetAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown PackageScope field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PackageScopeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case packagescope.FieldPublishers:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublishers(v)
+		return nil
+	case packagescope.FieldThreshold:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetThreshold(v)
+		return nil
+	case packagescope.FieldSetBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSetBy(v)
+		return nil
+	case packagescope.FieldSetAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSetAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PackageScope field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PackageScopeMutation) AddedFields() []string {
+	var fields []string
+	if m.addthreshold != nil {
+		fields = append(fields, packagescope.FieldThreshold)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PackageScopeMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case packagescope.FieldThreshold:
+		return m.AddedThreshold()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PackageScopeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case packagescope.FieldThreshold:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddThreshold(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PackageScope numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PackageScopeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(packagescope.FieldPublishers) {
+		fields = append(fields, packagescope.FieldPublishers)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PackageScopeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PackageScopeMutation) ClearField(name string) error {
+	switch name {
+	case packagescope.FieldPublishers:
+		m.ClearPublishers()
+		return nil
+	}
+	return fmt.Errorf("unknown PackageScope nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PackageScopeMutation) ResetField(name string) error {
+	switch name {
+	case packagescope.FieldPublishers:
+		m.ResetPublishers()
+		return nil
+	case packagescope.FieldThreshold:
+		m.ResetThreshold()
+		return nil
+	case packagescope.FieldSetBy:
+		m.ResetSetBy()
+		return nil
+	case packagescope.FieldSetAt:
+		m.ResetSetAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PackageScope field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PackageScopeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PackageScopeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PackageScopeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PackageScopeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PackageScopeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PackageScopeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PackageScopeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PackageScope unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PackageScopeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PackageScope edge %s", name)
+}
+
+// PackageVersionMutation represents an operation that mutates the PackageVersion nodes in the graph.
+type PackageVersionMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	name          *string
+	scope         *string
+	version       *string
+	digest        *string
+	kind          *string
+	description   *string
+	size          *int64
+	addsize       *int64
+	files         *int
+	addfiles      *int
+	manifest      *[]byte
+	envelope      *[]byte
+	signers       *[]string
+	appendsigners []string
+	published_by  *string
+	published_at  *time.Time
+	yanked_at     *time.Time
+	yanked_by     *string
+	yank_reason   *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*PackageVersion, error)
+	predicates    []predicate.PackageVersion
+}
+
+var _ ent.Mutation = (*PackageVersionMutation)(nil)
+
+// packageversionOption allows management of the mutation configuration using functional options.
+type packageversionOption func(*PackageVersionMutation)
+
+// newPackageVersionMutation creates new mutation for the PackageVersion entity.
+func newPackageVersionMutation(c config, op Op, opts ...packageversionOption) *PackageVersionMutation {
+	m := &PackageVersionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePackageVersion,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPackageVersionID sets the ID field of the mutation.
+func withPackageVersionID(id int) packageversionOption {
+	return func(m *PackageVersionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PackageVersion
+		)
+		m.oldValue = func(ctx context.Context) (*PackageVersion, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PackageVersion.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPackageVersion sets the old PackageVersion of the mutation.
+func withPackageVersion(node *PackageVersion) packageversionOption {
+	return func(m *PackageVersionMutation) {
+		m.oldValue = func(context.Context) (*PackageVersion, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PackageVersionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PackageVersionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PackageVersionMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PackageVersionMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PackageVersion.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *PackageVersionMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *PackageVersionMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *PackageVersionMutation) ResetName() {
+	m.name = nil
+}
+
+// SetScope sets the "scope" field.
+func (m *PackageVersionMutation) SetScope(s string) {
+	m.scope = &s
+}
+
+// Scope returns the value of the "scope" field in the mutation.
+func (m *PackageVersionMutation) Scope() (r string, exists bool) {
+	v := m.scope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScope returns the old "scope" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldScope(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScope is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScope requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScope: %w", err)
+	}
+	return oldValue.Scope, nil
+}
+
+// ResetScope resets all changes to the "scope" field.
+func (m *PackageVersionMutation) ResetScope() {
+	m.scope = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *PackageVersionMutation) SetVersion(s string) {
+	m.version = &s
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *PackageVersionMutation) Version() (r string, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldVersion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *PackageVersionMutation) ResetVersion() {
+	m.version = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *PackageVersionMutation) SetDigest(s string) {
+	m.digest = &s
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *PackageVersionMutation) Digest() (r string, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *PackageVersionMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *PackageVersionMutation) SetKind(s string) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *PackageVersionMutation) Kind() (r string, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldKind(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *PackageVersionMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *PackageVersionMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *PackageVersionMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *PackageVersionMutation) ResetDescription() {
+	m.description = nil
+}
+
+// SetSize sets the "size" field.
+func (m *PackageVersionMutation) SetSize(i int64) {
+	m.size = &i
+	m.addsize = nil
+}
+
+// Size returns the value of the "size" field in the mutation.
+func (m *PackageVersionMutation) Size() (r int64, exists bool) {
+	v := m.size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSize returns the old "size" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldSize(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSize is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSize requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSize: %w", err)
+	}
+	return oldValue.Size, nil
+}
+
+// AddSize adds i to the "size" field.
+func (m *PackageVersionMutation) AddSize(i int64) {
+	if m.addsize != nil {
+		*m.addsize += i
+	} else {
+		m.addsize = &i
+	}
+}
+
+// AddedSize returns the value that was added to the "size" field in this mutation.
+func (m *PackageVersionMutation) AddedSize() (r int64, exists bool) {
+	v := m.addsize
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSize resets all changes to the "size" field.
+func (m *PackageVersionMutation) ResetSize() {
+	m.size = nil
+	m.addsize = nil
+}
+
+// SetFiles sets the "files" field.
+func (m *PackageVersionMutation) SetFiles(i int) {
+	m.files = &i
+	m.addfiles = nil
+}
+
+// Files returns the value of the "files" field in the mutation.
+func (m *PackageVersionMutation) Files() (r int, exists bool) {
+	v := m.files
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFiles returns the old "files" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldFiles(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFiles is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFiles requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFiles: %w", err)
+	}
+	return oldValue.Files, nil
+}
+
+// AddFiles adds i to the "files" field.
+func (m *PackageVersionMutation) AddFiles(i int) {
+	if m.addfiles != nil {
+		*m.addfiles += i
+	} else {
+		m.addfiles = &i
+	}
+}
+
+// AddedFiles returns the value that was added to the "files" field in this mutation.
+func (m *PackageVersionMutation) AddedFiles() (r int, exists bool) {
+	v := m.addfiles
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFiles resets all changes to the "files" field.
+func (m *PackageVersionMutation) ResetFiles() {
+	m.files = nil
+	m.addfiles = nil
+}
+
+// SetManifest sets the "manifest" field.
+func (m *PackageVersionMutation) SetManifest(b []byte) {
+	m.manifest = &b
+}
+
+// Manifest returns the value of the "manifest" field in the mutation.
+func (m *PackageVersionMutation) Manifest() (r []byte, exists bool) {
+	v := m.manifest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldManifest returns the old "manifest" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldManifest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldManifest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldManifest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldManifest: %w", err)
+	}
+	return oldValue.Manifest, nil
+}
+
+// ResetManifest resets all changes to the "manifest" field.
+func (m *PackageVersionMutation) ResetManifest() {
+	m.manifest = nil
+}
+
+// SetEnvelope sets the "envelope" field.
+func (m *PackageVersionMutation) SetEnvelope(b []byte) {
+	m.envelope = &b
+}
+
+// Envelope returns the value of the "envelope" field in the mutation.
+func (m *PackageVersionMutation) Envelope() (r []byte, exists bool) {
+	v := m.envelope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEnvelope returns the old "envelope" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldEnvelope(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEnvelope is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEnvelope requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEnvelope: %w", err)
+	}
+	return oldValue.Envelope, nil
+}
+
+// ResetEnvelope resets all changes to the "envelope" field.
+func (m *PackageVersionMutation) ResetEnvelope() {
+	m.envelope = nil
+}
+
+// SetSigners sets the "signers" field.
+func (m *PackageVersionMutation) SetSigners(s []string) {
+	m.signers = &s
+	m.appendsigners = nil
+}
+
+// Signers returns the value of the "signers" field in the mutation.
+func (m *PackageVersionMutation) Signers() (r []string, exists bool) {
+	v := m.signers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSigners returns the old "signers" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldSigners(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSigners is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSigners requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSigners: %w", err)
+	}
+	return oldValue.Signers, nil
+}
+
+// AppendSigners adds s to the "signers" field.
+func (m *PackageVersionMutation) AppendSigners(s []string) {
+	m.appendsigners = append(m.appendsigners, s...)
+}
+
+// AppendedSigners returns the list of values that were appended to the "signers" field in this mutation.
+func (m *PackageVersionMutation) AppendedSigners() ([]string, bool) {
+	if len(m.appendsigners) == 0 {
+		return nil, false
+	}
+	return m.appendsigners, true
+}
+
+// ClearSigners clears the value of the "signers" field.
+func (m *PackageVersionMutation) ClearSigners() {
+	m.signers = nil
+	m.appendsigners = nil
+	m.clearedFields[packageversion.FieldSigners] = struct{}{}
+}
+
+// SignersCleared returns if the "signers" field was cleared in this mutation.
+func (m *PackageVersionMutation) SignersCleared() bool {
+	_, ok := m.clearedFields[packageversion.FieldSigners]
+	return ok
+}
+
+// ResetSigners resets all changes to the "signers" field.
+func (m *PackageVersionMutation) ResetSigners() {
+	m.signers = nil
+	m.appendsigners = nil
+	delete(m.clearedFields, packageversion.FieldSigners)
+}
+
+// SetPublishedBy sets the "published_by" field.
+func (m *PackageVersionMutation) SetPublishedBy(s string) {
+	m.published_by = &s
+}
+
+// PublishedBy returns the value of the "published_by" field in the mutation.
+func (m *PackageVersionMutation) PublishedBy() (r string, exists bool) {
+	v := m.published_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublishedBy returns the old "published_by" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldPublishedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublishedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublishedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublishedBy: %w", err)
+	}
+	return oldValue.PublishedBy, nil
+}
+
+// ResetPublishedBy resets all changes to the "published_by" field.
+func (m *PackageVersionMutation) ResetPublishedBy() {
+	m.published_by = nil
+}
+
+// SetPublishedAt sets the "published_at" field.
+func (m *PackageVersionMutation) SetPublishedAt(t time.Time) {
+	m.published_at = &t
+}
+
+// PublishedAt returns the value of the "published_at" field in the mutation.
+func (m *PackageVersionMutation) PublishedAt() (r time.Time, exists bool) {
+	v := m.published_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublishedAt returns the old "published_at" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldPublishedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublishedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublishedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublishedAt: %w", err)
+	}
+	return oldValue.PublishedAt, nil
+}
+
+// ResetPublishedAt resets all changes to the "published_at" field.
+func (m *PackageVersionMutation) ResetPublishedAt() {
+	m.published_at = nil
+}
+
+// SetYankedAt sets the "yanked_at" field.
+func (m *PackageVersionMutation) SetYankedAt(t time.Time) {
+	m.yanked_at = &t
+}
+
+// YankedAt returns the value of the "yanked_at" field in the mutation.
+func (m *PackageVersionMutation) YankedAt() (r time.Time, exists bool) {
+	v := m.yanked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldYankedAt returns the old "yanked_at" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldYankedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldYankedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldYankedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldYankedAt: %w", err)
+	}
+	return oldValue.YankedAt, nil
+}
+
+// ClearYankedAt clears the value of the "yanked_at" field.
+func (m *PackageVersionMutation) ClearYankedAt() {
+	m.yanked_at = nil
+	m.clearedFields[packageversion.FieldYankedAt] = struct{}{}
+}
+
+// YankedAtCleared returns if the "yanked_at" field was cleared in this mutation.
+func (m *PackageVersionMutation) YankedAtCleared() bool {
+	_, ok := m.clearedFields[packageversion.FieldYankedAt]
+	return ok
+}
+
+// ResetYankedAt resets all changes to the "yanked_at" field.
+func (m *PackageVersionMutation) ResetYankedAt() {
+	m.yanked_at = nil
+	delete(m.clearedFields, packageversion.FieldYankedAt)
+}
+
+// SetYankedBy sets the "yanked_by" field.
+func (m *PackageVersionMutation) SetYankedBy(s string) {
+	m.yanked_by = &s
+}
+
+// YankedBy returns the value of the "yanked_by" field in the mutation.
+func (m *PackageVersionMutation) YankedBy() (r string, exists bool) {
+	v := m.yanked_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldYankedBy returns the old "yanked_by" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldYankedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldYankedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldYankedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldYankedBy: %w", err)
+	}
+	return oldValue.YankedBy, nil
+}
+
+// ResetYankedBy resets all changes to the "yanked_by" field.
+func (m *PackageVersionMutation) ResetYankedBy() {
+	m.yanked_by = nil
+}
+
+// SetYankReason sets the "yank_reason" field.
+func (m *PackageVersionMutation) SetYankReason(s string) {
+	m.yank_reason = &s
+}
+
+// YankReason returns the value of the "yank_reason" field in the mutation.
+func (m *PackageVersionMutation) YankReason() (r string, exists bool) {
+	v := m.yank_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldYankReason returns the old "yank_reason" field's value of the PackageVersion entity.
+// If the PackageVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PackageVersionMutation) OldYankReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldYankReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldYankReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldYankReason: %w", err)
+	}
+	return oldValue.YankReason, nil
+}
+
+// ResetYankReason resets all changes to the "yank_reason" field.
+func (m *PackageVersionMutation) ResetYankReason() {
+	m.yank_reason = nil
+}
+
+// Where appends a list predicates to the PackageVersionMutation builder.
+func (m *PackageVersionMutation) Where(ps ...predicate.PackageVersion) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PackageVersionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PackageVersionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PackageVersion, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PackageVersionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PackageVersionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PackageVersion).
+func (m *PackageVersionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PackageVersionMutation) Fields() []string {
+	fields := make([]string, 0, 16)
+	if m.name != nil {
+		fields = append(fields, packageversion.FieldName)
+	}
+	if m.scope != nil {
+		fields = append(fields, packageversion.FieldScope)
+	}
+	if m.version != nil {
+		fields = append(fields, packageversion.FieldVersion)
+	}
+	if m.digest != nil {
+		fields = append(fields, packageversion.FieldDigest)
+	}
+	if m.kind != nil {
+		fields = append(fields, packageversion.FieldKind)
+	}
+	if m.description != nil {
+		fields = append(fields, packageversion.FieldDescription)
+	}
+	if m.size != nil {
+		fields = append(fields, packageversion.FieldSize)
+	}
+	if m.files != nil {
+		fields = append(fields, packageversion.FieldFiles)
+	}
+	if m.manifest != nil {
+		fields = append(fields, packageversion.FieldManifest)
+	}
+	if m.envelope != nil {
+		fields = append(fields, packageversion.FieldEnvelope)
+	}
+	if m.signers != nil {
+		fields = append(fields, packageversion.FieldSigners)
+	}
+	if m.published_by != nil {
+		fields = append(fields, packageversion.FieldPublishedBy)
+	}
+	if m.published_at != nil {
+		fields = append(fields, packageversion.FieldPublishedAt)
+	}
+	if m.yanked_at != nil {
+		fields = append(fields, packageversion.FieldYankedAt)
+	}
+	if m.yanked_by != nil {
+		fields = append(fields, packageversion.FieldYankedBy)
+	}
+	if m.yank_reason != nil {
+		fields = append(fields, packageversion.FieldYankReason)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PackageVersionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case packageversion.FieldName:
+		return m.Name()
+	case packageversion.FieldScope:
+		return m.Scope()
+	case packageversion.FieldVersion:
+		return m.Version()
+	case packageversion.FieldDigest:
+		return m.Digest()
+	case packageversion.FieldKind:
+		return m.Kind()
+	case packageversion.FieldDescription:
+		return m.Description()
+	case packageversion.FieldSize:
+		return m.Size()
+	case packageversion.FieldFiles:
+		return m.Files()
+	case packageversion.FieldManifest:
+		return m.Manifest()
+	case packageversion.FieldEnvelope:
+		return m.Envelope()
+	case packageversion.FieldSigners:
+		return m.Signers()
+	case packageversion.FieldPublishedBy:
+		return m.PublishedBy()
+	case packageversion.FieldPublishedAt:
+		return m.PublishedAt()
+	case packageversion.FieldYankedAt:
+		return m.YankedAt()
+	case packageversion.FieldYankedBy:
+		return m.YankedBy()
+	case packageversion.FieldYankReason:
+		return m.YankReason()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PackageVersionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case packageversion.FieldName:
+		return m.OldName(ctx)
+	case packageversion.FieldScope:
+		return m.OldScope(ctx)
+	case packageversion.FieldVersion:
+		return m.OldVersion(ctx)
+	case packageversion.FieldDigest:
+		return m.OldDigest(ctx)
+	case packageversion.FieldKind:
+		return m.OldKind(ctx)
+	case packageversion.FieldDescription:
+		return m.OldDescription(ctx)
+	case packageversion.FieldSize:
+		return m.OldSize(ctx)
+	case packageversion.FieldFiles:
+		return m.OldFiles(ctx)
+	case packageversion.FieldManifest:
+		return m.OldManifest(ctx)
+	case packageversion.FieldEnvelope:
+		return m.OldEnvelope(ctx)
+	case packageversion.FieldSigners:
+		return m.OldSigners(ctx)
+	case packageversion.FieldPublishedBy:
+		return m.OldPublishedBy(ctx)
+	case packageversion.FieldPublishedAt:
+		return m.OldPublishedAt(ctx)
+	case packageversion.FieldYankedAt:
+		return m.OldYankedAt(ctx)
+	case packageversion.FieldYankedBy:
+		return m.OldYankedBy(ctx)
+	case packageversion.FieldYankReason:
+		return m.OldYankReason(ctx)
+	}
+	return nil, fmt.Errorf("unknown PackageVersion field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PackageVersionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case packageversion.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case packageversion.FieldScope:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScope(v)
+		return nil
+	case packageversion.FieldVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case packageversion.FieldDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case packageversion.FieldKind:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case packageversion.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case packageversion.FieldSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSize(v)
+		return nil
+	case packageversion.FieldFiles:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFiles(v)
+		return nil
+	case packageversion.FieldManifest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetManifest(v)
+		return nil
+	case packageversion.FieldEnvelope:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEnvelope(v)
+		return nil
+	case packageversion.FieldSigners:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSigners(v)
+		return nil
+	case packageversion.FieldPublishedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublishedBy(v)
+		return nil
+	case packageversion.FieldPublishedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublishedAt(v)
+		return nil
+	case packageversion.FieldYankedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetYankedAt(v)
+		return nil
+	case packageversion.FieldYankedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetYankedBy(v)
+		return nil
+	case packageversion.FieldYankReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetYankReason(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PackageVersion field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PackageVersionMutation) AddedFields() []string {
+	var fields []string
+	if m.addsize != nil {
+		fields = append(fields, packageversion.FieldSize)
+	}
+	if m.addfiles != nil {
+		fields = append(fields, packageversion.FieldFiles)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PackageVersionMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case packageversion.FieldSize:
+		return m.AddedSize()
+	case packageversion.FieldFiles:
+		return m.AddedFiles()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PackageVersionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case packageversion.FieldSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSize(v)
+		return nil
+	case packageversion.FieldFiles:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFiles(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PackageVersion numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PackageVersionMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(packageversion.FieldSigners) {
+		fields = append(fields, packageversion.FieldSigners)
+	}
+	if m.FieldCleared(packageversion.FieldYankedAt) {
+		fields = append(fields, packageversion.FieldYankedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PackageVersionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PackageVersionMutation) ClearField(name string) error {
+	switch name {
+	case packageversion.FieldSigners:
+		m.ClearSigners()
+		return nil
+	case packageversion.FieldYankedAt:
+		m.ClearYankedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PackageVersion nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PackageVersionMutation) ResetField(name string) error {
+	switch name {
+	case packageversion.FieldName:
+		m.ResetName()
+		return nil
+	case packageversion.FieldScope:
+		m.ResetScope()
+		return nil
+	case packageversion.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case packageversion.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case packageversion.FieldKind:
+		m.ResetKind()
+		return nil
+	case packageversion.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case packageversion.FieldSize:
+		m.ResetSize()
+		return nil
+	case packageversion.FieldFiles:
+		m.ResetFiles()
+		return nil
+	case packageversion.FieldManifest:
+		m.ResetManifest()
+		return nil
+	case packageversion.FieldEnvelope:
+		m.ResetEnvelope()
+		return nil
+	case packageversion.FieldSigners:
+		m.ResetSigners()
+		return nil
+	case packageversion.FieldPublishedBy:
+		m.ResetPublishedBy()
+		return nil
+	case packageversion.FieldPublishedAt:
+		m.ResetPublishedAt()
+		return nil
+	case packageversion.FieldYankedAt:
+		m.ResetYankedAt()
+		return nil
+	case packageversion.FieldYankedBy:
+		m.ResetYankedBy()
+		return nil
+	case packageversion.FieldYankReason:
+		m.ResetYankReason()
+		return nil
+	}
+	return fmt.Errorf("unknown PackageVersion field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PackageVersionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PackageVersionMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PackageVersionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PackageVersionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PackageVersionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PackageVersionMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PackageVersionMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PackageVersion unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PackageVersionMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PackageVersion edge %s", name)
+}
+
 // PairCodeMutation represents an operation that mutates the PairCode nodes in the graph.
 type PairCodeMutation struct {
 	config
@@ -6901,6 +9373,684 @@ func (m *PairingMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *PairingMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Pairing edge %s", name)
+}
+
+// PublisherKeyMutation represents an operation that mutates the PublisherKey nodes in the graph.
+type PublisherKeyMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	public_key    *[]byte
+	publisher     *string
+	added_by      *string
+	added_at      *time.Time
+	revoked_at    *time.Time
+	revoked_by    *string
+	revoke_reason *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*PublisherKey, error)
+	predicates    []predicate.PublisherKey
+}
+
+var _ ent.Mutation = (*PublisherKeyMutation)(nil)
+
+// publisherkeyOption allows management of the mutation configuration using functional options.
+type publisherkeyOption func(*PublisherKeyMutation)
+
+// newPublisherKeyMutation creates new mutation for the PublisherKey entity.
+func newPublisherKeyMutation(c config, op Op, opts ...publisherkeyOption) *PublisherKeyMutation {
+	m := &PublisherKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePublisherKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPublisherKeyID sets the ID field of the mutation.
+func withPublisherKeyID(id string) publisherkeyOption {
+	return func(m *PublisherKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PublisherKey
+		)
+		m.oldValue = func(ctx context.Context) (*PublisherKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PublisherKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPublisherKey sets the old PublisherKey of the mutation.
+func withPublisherKey(node *PublisherKey) publisherkeyOption {
+	return func(m *PublisherKeyMutation) {
+		m.oldValue = func(context.Context) (*PublisherKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PublisherKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PublisherKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PublisherKey entities.
+func (m *PublisherKeyMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PublisherKeyMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PublisherKeyMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PublisherKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetPublicKey sets the "public_key" field.
+func (m *PublisherKeyMutation) SetPublicKey(b []byte) {
+	m.public_key = &b
+}
+
+// PublicKey returns the value of the "public_key" field in the mutation.
+func (m *PublisherKeyMutation) PublicKey() (r []byte, exists bool) {
+	v := m.public_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublicKey returns the old "public_key" field's value of the PublisherKey entity.
+// If the PublisherKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PublisherKeyMutation) OldPublicKey(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublicKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublicKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublicKey: %w", err)
+	}
+	return oldValue.PublicKey, nil
+}
+
+// ResetPublicKey resets all changes to the "public_key" field.
+func (m *PublisherKeyMutation) ResetPublicKey() {
+	m.public_key = nil
+}
+
+// SetPublisher sets the "publisher" field.
+func (m *PublisherKeyMutation) SetPublisher(s string) {
+	m.publisher = &s
+}
+
+// Publisher returns the value of the "publisher" field in the mutation.
+func (m *PublisherKeyMutation) Publisher() (r string, exists bool) {
+	v := m.publisher
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublisher returns the old "publisher" field's value of the PublisherKey entity.
+// If the PublisherKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PublisherKeyMutation) OldPublisher(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublisher is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublisher requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublisher: %w", err)
+	}
+	return oldValue.Publisher, nil
+}
+
+// ResetPublisher resets all changes to the "publisher" field.
+func (m *PublisherKeyMutation) ResetPublisher() {
+	m.publisher = nil
+}
+
+// SetAddedBy sets the "added_by" field.
+func (m *PublisherKeyMutation) SetAddedBy(s string) {
+	m.added_by = &s
+}
+
+// AddedBy returns the value of the "added_by" field in the mutation.
+func (m *PublisherKeyMutation) AddedBy() (r string, exists bool) {
+	v := m.added_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddedBy returns the old "added_by" field's value of the PublisherKey entity.
+// If the PublisherKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PublisherKeyMutation) OldAddedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddedBy: %w", err)
+	}
+	return oldValue.AddedBy, nil
+}
+
+// ResetAddedBy resets all changes to the "added_by" field.
+func (m *PublisherKeyMutation) ResetAddedBy() {
+	m.added_by = nil
+}
+
+// SetAddedAt sets the "added_at" field.
+func (m *PublisherKeyMutation) SetAddedAt(t time.Time) {
+	m.added_at = &t
+}
+
+// AddedAt returns the value of the "added_at" field in the mutation.
+func (m *PublisherKeyMutation) AddedAt() (r time.Time, exists bool) {
+	v := m.added_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddedAt returns the old "added_at" field's value of the PublisherKey entity.
+// If the PublisherKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PublisherKeyMutation) OldAddedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddedAt: %w", err)
+	}
+	return oldValue.AddedAt, nil
+}
+
+// ResetAddedAt resets all changes to the "added_at" field.
+func (m *PublisherKeyMutation) ResetAddedAt() {
+	m.added_at = nil
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *PublisherKeyMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *PublisherKeyMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the PublisherKey entity.
+// If the PublisherKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PublisherKeyMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *PublisherKeyMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[publisherkey.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *PublisherKeyMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[publisherkey.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *PublisherKeyMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, publisherkey.FieldRevokedAt)
+}
+
+// SetRevokedBy sets the "revoked_by" field.
+func (m *PublisherKeyMutation) SetRevokedBy(s string) {
+	m.revoked_by = &s
+}
+
+// RevokedBy returns the value of the "revoked_by" field in the mutation.
+func (m *PublisherKeyMutation) RevokedBy() (r string, exists bool) {
+	v := m.revoked_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedBy returns the old "revoked_by" field's value of the PublisherKey entity.
+// If the PublisherKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PublisherKeyMutation) OldRevokedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedBy: %w", err)
+	}
+	return oldValue.RevokedBy, nil
+}
+
+// ResetRevokedBy resets all changes to the "revoked_by" field.
+func (m *PublisherKeyMutation) ResetRevokedBy() {
+	m.revoked_by = nil
+}
+
+// SetRevokeReason sets the "revoke_reason" field.
+func (m *PublisherKeyMutation) SetRevokeReason(s string) {
+	m.revoke_reason = &s
+}
+
+// RevokeReason returns the value of the "revoke_reason" field in the mutation.
+func (m *PublisherKeyMutation) RevokeReason() (r string, exists bool) {
+	v := m.revoke_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokeReason returns the old "revoke_reason" field's value of the PublisherKey entity.
+// If the PublisherKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PublisherKeyMutation) OldRevokeReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokeReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokeReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokeReason: %w", err)
+	}
+	return oldValue.RevokeReason, nil
+}
+
+// ResetRevokeReason resets all changes to the "revoke_reason" field.
+func (m *PublisherKeyMutation) ResetRevokeReason() {
+	m.revoke_reason = nil
+}
+
+// Where appends a list predicates to the PublisherKeyMutation builder.
+func (m *PublisherKeyMutation) Where(ps ...predicate.PublisherKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PublisherKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PublisherKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PublisherKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PublisherKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PublisherKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PublisherKey).
+func (m *PublisherKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PublisherKeyMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.public_key != nil {
+		fields = append(fields, publisherkey.FieldPublicKey)
+	}
+	if m.publisher != nil {
+		fields = append(fields, publisherkey.FieldPublisher)
+	}
+	if m.added_by != nil {
+		fields = append(fields, publisherkey.FieldAddedBy)
+	}
+	if m.added_at != nil {
+		fields = append(fields, publisherkey.FieldAddedAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, publisherkey.FieldRevokedAt)
+	}
+	if m.revoked_by != nil {
+		fields = append(fields, publisherkey.FieldRevokedBy)
+	}
+	if m.revoke_reason != nil {
+		fields = append(fields, publisherkey.FieldRevokeReason)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PublisherKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case publisherkey.FieldPublicKey:
+		return m.PublicKey()
+	case publisherkey.FieldPublisher:
+		return m.Publisher()
+	case publisherkey.FieldAddedBy:
+		return m.AddedBy()
+	case publisherkey.FieldAddedAt:
+		return m.AddedAt()
+	case publisherkey.FieldRevokedAt:
+		return m.RevokedAt()
+	case publisherkey.FieldRevokedBy:
+		return m.RevokedBy()
+	case publisherkey.FieldRevokeReason:
+		return m.RevokeReason()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PublisherKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case publisherkey.FieldPublicKey:
+		return m.OldPublicKey(ctx)
+	case publisherkey.FieldPublisher:
+		return m.OldPublisher(ctx)
+	case publisherkey.FieldAddedBy:
+		return m.OldAddedBy(ctx)
+	case publisherkey.FieldAddedAt:
+		return m.OldAddedAt(ctx)
+	case publisherkey.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case publisherkey.FieldRevokedBy:
+		return m.OldRevokedBy(ctx)
+	case publisherkey.FieldRevokeReason:
+		return m.OldRevokeReason(ctx)
+	}
+	return nil, fmt.Errorf("unknown PublisherKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PublisherKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case publisherkey.FieldPublicKey:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublicKey(v)
+		return nil
+	case publisherkey.FieldPublisher:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublisher(v)
+		return nil
+	case publisherkey.FieldAddedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddedBy(v)
+		return nil
+	case publisherkey.FieldAddedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddedAt(v)
+		return nil
+	case publisherkey.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case publisherkey.FieldRevokedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedBy(v)
+		return nil
+	case publisherkey.FieldRevokeReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokeReason(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PublisherKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PublisherKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PublisherKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PublisherKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown PublisherKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PublisherKeyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(publisherkey.FieldRevokedAt) {
+		fields = append(fields, publisherkey.FieldRevokedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PublisherKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PublisherKeyMutation) ClearField(name string) error {
+	switch name {
+	case publisherkey.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PublisherKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PublisherKeyMutation) ResetField(name string) error {
+	switch name {
+	case publisherkey.FieldPublicKey:
+		m.ResetPublicKey()
+		return nil
+	case publisherkey.FieldPublisher:
+		m.ResetPublisher()
+		return nil
+	case publisherkey.FieldAddedBy:
+		m.ResetAddedBy()
+		return nil
+	case publisherkey.FieldAddedAt:
+		m.ResetAddedAt()
+		return nil
+	case publisherkey.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case publisherkey.FieldRevokedBy:
+		m.ResetRevokedBy()
+		return nil
+	case publisherkey.FieldRevokeReason:
+		m.ResetRevokeReason()
+		return nil
+	}
+	return fmt.Errorf("unknown PublisherKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PublisherKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PublisherKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PublisherKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PublisherKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PublisherKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PublisherKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PublisherKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PublisherKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PublisherKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PublisherKey edge %s", name)
 }
 
 // RuleMutation represents an operation that mutates the Rule nodes in the graph.

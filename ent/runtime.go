@@ -8,8 +8,12 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/healthround"
+	"github.com/symphonix/symphonix/ent/packagechunk"
+	"github.com/symphonix/symphonix/ent/packagescope"
+	"github.com/symphonix/symphonix/ent/packageversion"
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
+	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/runstep"
@@ -89,6 +93,18 @@ func init() {
 	agentDescRunsDropped := agentFields[23].Descriptor()
 	// agent.DefaultRunsDropped holds the default value on creation for the runs_dropped field.
 	agent.DefaultRunsDropped = agentDescRunsDropped.Default.(int64)
+	// agentDescPackageName is the schema descriptor for package_name field.
+	agentDescPackageName := agentFields[24].Descriptor()
+	// agent.DefaultPackageName holds the default value on creation for the package_name field.
+	agent.DefaultPackageName = agentDescPackageName.Default.(string)
+	// agentDescPackageVersion is the schema descriptor for package_version field.
+	agentDescPackageVersion := agentFields[25].Descriptor()
+	// agent.DefaultPackageVersion holds the default value on creation for the package_version field.
+	agent.DefaultPackageVersion = agentDescPackageVersion.Default.(string)
+	// agentDescPackageDigest is the schema descriptor for package_digest field.
+	agentDescPackageDigest := agentFields[26].Descriptor()
+	// agent.DefaultPackageDigest holds the default value on creation for the package_digest field.
+	agent.DefaultPackageDigest = agentDescPackageDigest.Default.(string)
 	approvalFields := schema.Approval{}.Fields()
 	_ = approvalFields
 	// approvalDescAgent is the schema descriptor for agent field.
@@ -205,6 +221,78 @@ func init() {
 	healthroundDescAgent := healthroundFields[0].Descriptor()
 	// healthround.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
 	healthround.AgentValidator = healthroundDescAgent.Validators[0].(func(string) error)
+	packagechunkFields := schema.PackageChunk{}.Fields()
+	_ = packagechunkFields
+	// packagechunkDescDigest is the schema descriptor for digest field.
+	packagechunkDescDigest := packagechunkFields[0].Descriptor()
+	// packagechunk.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	packagechunk.DigestValidator = packagechunkDescDigest.Validators[0].(func(string) error)
+	// packagechunkDescSeq is the schema descriptor for seq field.
+	packagechunkDescSeq := packagechunkFields[1].Descriptor()
+	// packagechunk.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	packagechunk.SeqValidator = packagechunkDescSeq.Validators[0].(func(int) error)
+	packagescopeFields := schema.PackageScope{}.Fields()
+	_ = packagescopeFields
+	// packagescopeDescThreshold is the schema descriptor for threshold field.
+	packagescopeDescThreshold := packagescopeFields[2].Descriptor()
+	// packagescope.DefaultThreshold holds the default value on creation for the threshold field.
+	packagescope.DefaultThreshold = packagescopeDescThreshold.Default.(int)
+	// packagescope.ThresholdValidator is a validator for the "threshold" field. It is called by the builders before save.
+	packagescope.ThresholdValidator = packagescopeDescThreshold.Validators[0].(func(int) error)
+	// packagescopeDescSetBy is the schema descriptor for set_by field.
+	packagescopeDescSetBy := packagescopeFields[3].Descriptor()
+	// packagescope.SetByValidator is a validator for the "set_by" field. It is called by the builders before save.
+	packagescope.SetByValidator = packagescopeDescSetBy.Validators[0].(func(string) error)
+	// packagescopeDescID is the schema descriptor for id field.
+	packagescopeDescID := packagescopeFields[0].Descriptor()
+	// packagescope.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	packagescope.IDValidator = packagescopeDescID.Validators[0].(func(string) error)
+	packageversionFields := schema.PackageVersion{}.Fields()
+	_ = packageversionFields
+	// packageversionDescName is the schema descriptor for name field.
+	packageversionDescName := packageversionFields[0].Descriptor()
+	// packageversion.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	packageversion.NameValidator = packageversionDescName.Validators[0].(func(string) error)
+	// packageversionDescScope is the schema descriptor for scope field.
+	packageversionDescScope := packageversionFields[1].Descriptor()
+	// packageversion.ScopeValidator is a validator for the "scope" field. It is called by the builders before save.
+	packageversion.ScopeValidator = packageversionDescScope.Validators[0].(func(string) error)
+	// packageversionDescVersion is the schema descriptor for version field.
+	packageversionDescVersion := packageversionFields[2].Descriptor()
+	// packageversion.VersionValidator is a validator for the "version" field. It is called by the builders before save.
+	packageversion.VersionValidator = packageversionDescVersion.Validators[0].(func(string) error)
+	// packageversionDescDigest is the schema descriptor for digest field.
+	packageversionDescDigest := packageversionFields[3].Descriptor()
+	// packageversion.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	packageversion.DigestValidator = packageversionDescDigest.Validators[0].(func(string) error)
+	// packageversionDescKind is the schema descriptor for kind field.
+	packageversionDescKind := packageversionFields[4].Descriptor()
+	// packageversion.KindValidator is a validator for the "kind" field. It is called by the builders before save.
+	packageversion.KindValidator = packageversionDescKind.Validators[0].(func(string) error)
+	// packageversionDescDescription is the schema descriptor for description field.
+	packageversionDescDescription := packageversionFields[5].Descriptor()
+	// packageversion.DefaultDescription holds the default value on creation for the description field.
+	packageversion.DefaultDescription = packageversionDescDescription.Default.(string)
+	// packageversionDescSize is the schema descriptor for size field.
+	packageversionDescSize := packageversionFields[6].Descriptor()
+	// packageversion.SizeValidator is a validator for the "size" field. It is called by the builders before save.
+	packageversion.SizeValidator = packageversionDescSize.Validators[0].(func(int64) error)
+	// packageversionDescFiles is the schema descriptor for files field.
+	packageversionDescFiles := packageversionFields[7].Descriptor()
+	// packageversion.FilesValidator is a validator for the "files" field. It is called by the builders before save.
+	packageversion.FilesValidator = packageversionDescFiles.Validators[0].(func(int) error)
+	// packageversionDescPublishedBy is the schema descriptor for published_by field.
+	packageversionDescPublishedBy := packageversionFields[11].Descriptor()
+	// packageversion.PublishedByValidator is a validator for the "published_by" field. It is called by the builders before save.
+	packageversion.PublishedByValidator = packageversionDescPublishedBy.Validators[0].(func(string) error)
+	// packageversionDescYankedBy is the schema descriptor for yanked_by field.
+	packageversionDescYankedBy := packageversionFields[14].Descriptor()
+	// packageversion.DefaultYankedBy holds the default value on creation for the yanked_by field.
+	packageversion.DefaultYankedBy = packageversionDescYankedBy.Default.(string)
+	// packageversionDescYankReason is the schema descriptor for yank_reason field.
+	packageversionDescYankReason := packageversionFields[15].Descriptor()
+	// packageversion.DefaultYankReason holds the default value on creation for the yank_reason field.
+	packageversion.DefaultYankReason = packageversionDescYankReason.Default.(string)
 	paircodeFields := schema.PairCode{}.Fields()
 	_ = paircodeFields
 	// paircodeDescCodeHash is the schema descriptor for code_hash field.
@@ -253,6 +341,28 @@ func init() {
 	pairingDescID := pairingFields[0].Descriptor()
 	// pairing.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	pairing.IDValidator = pairingDescID.Validators[0].(func(string) error)
+	publisherkeyFields := schema.PublisherKey{}.Fields()
+	_ = publisherkeyFields
+	// publisherkeyDescPublisher is the schema descriptor for publisher field.
+	publisherkeyDescPublisher := publisherkeyFields[2].Descriptor()
+	// publisherkey.PublisherValidator is a validator for the "publisher" field. It is called by the builders before save.
+	publisherkey.PublisherValidator = publisherkeyDescPublisher.Validators[0].(func(string) error)
+	// publisherkeyDescAddedBy is the schema descriptor for added_by field.
+	publisherkeyDescAddedBy := publisherkeyFields[3].Descriptor()
+	// publisherkey.AddedByValidator is a validator for the "added_by" field. It is called by the builders before save.
+	publisherkey.AddedByValidator = publisherkeyDescAddedBy.Validators[0].(func(string) error)
+	// publisherkeyDescRevokedBy is the schema descriptor for revoked_by field.
+	publisherkeyDescRevokedBy := publisherkeyFields[6].Descriptor()
+	// publisherkey.DefaultRevokedBy holds the default value on creation for the revoked_by field.
+	publisherkey.DefaultRevokedBy = publisherkeyDescRevokedBy.Default.(string)
+	// publisherkeyDescRevokeReason is the schema descriptor for revoke_reason field.
+	publisherkeyDescRevokeReason := publisherkeyFields[7].Descriptor()
+	// publisherkey.DefaultRevokeReason holds the default value on creation for the revoke_reason field.
+	publisherkey.DefaultRevokeReason = publisherkeyDescRevokeReason.Default.(string)
+	// publisherkeyDescID is the schema descriptor for id field.
+	publisherkeyDescID := publisherkeyFields[0].Descriptor()
+	// publisherkey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	publisherkey.IDValidator = publisherkeyDescID.Validators[0].(func(string) error)
 	ruleFields := schema.Rule{}.Fields()
 	_ = ruleFields
 	// ruleDescAgent is the schema descriptor for agent field.

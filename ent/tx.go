@@ -22,10 +22,18 @@ type Tx struct {
 	Conversation *ConversationClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
+	// PackageChunk is the client for interacting with the PackageChunk builders.
+	PackageChunk *PackageChunkClient
+	// PackageScope is the client for interacting with the PackageScope builders.
+	PackageScope *PackageScopeClient
+	// PackageVersion is the client for interacting with the PackageVersion builders.
+	PackageVersion *PackageVersionClient
 	// PairCode is the client for interacting with the PairCode builders.
 	PairCode *PairCodeClient
 	// Pairing is the client for interacting with the Pairing builders.
 	Pairing *PairingClient
+	// PublisherKey is the client for interacting with the PublisherKey builders.
+	PublisherKey *PublisherKeyClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
@@ -182,8 +190,12 @@ func (tx *Tx) init() {
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.Conversation = NewConversationClient(tx.config)
 	tx.HealthRound = NewHealthRoundClient(tx.config)
+	tx.PackageChunk = NewPackageChunkClient(tx.config)
+	tx.PackageScope = NewPackageScopeClient(tx.config)
+	tx.PackageVersion = NewPackageVersionClient(tx.config)
 	tx.PairCode = NewPairCodeClient(tx.config)
 	tx.Pairing = NewPairingClient(tx.config)
+	tx.PublisherKey = NewPublisherKeyClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
 	tx.Run = NewRunClient(tx.config)
 	tx.RunStep = NewRunStepClient(tx.config)

@@ -59,6 +59,12 @@ const (
 	FieldInputs = "inputs"
 	// FieldRunsDropped holds the string denoting the runs_dropped field in the database.
 	FieldRunsDropped = "runs_dropped"
+	// FieldPackageName holds the string denoting the package_name field in the database.
+	FieldPackageName = "package_name"
+	// FieldPackageVersion holds the string denoting the package_version field in the database.
+	FieldPackageVersion = "package_version"
+	// FieldPackageDigest holds the string denoting the package_digest field in the database.
+	FieldPackageDigest = "package_digest"
 	// FieldFirstSeen holds the string denoting the first_seen field in the database.
 	FieldFirstSeen = "first_seen"
 	// FieldLastSeen holds the string denoting the last_seen field in the database.
@@ -94,6 +100,9 @@ var Columns = []string{
 	FieldPauseDelivered,
 	FieldInputs,
 	FieldRunsDropped,
+	FieldPackageName,
+	FieldPackageVersion,
+	FieldPackageDigest,
 	FieldFirstSeen,
 	FieldLastSeen,
 }
@@ -139,6 +148,12 @@ var (
 	DefaultPauseDelivered bool
 	// DefaultRunsDropped holds the default value on creation for the "runs_dropped" field.
 	DefaultRunsDropped int64
+	// DefaultPackageName holds the default value on creation for the "package_name" field.
+	DefaultPackageName string
+	// DefaultPackageVersion holds the default value on creation for the "package_version" field.
+	DefaultPackageVersion string
+	// DefaultPackageDigest holds the default value on creation for the "package_digest" field.
+	DefaultPackageDigest string
 )
 
 // OrderOption defines the ordering options for the Agent queries.
@@ -242,6 +257,21 @@ func ByPauseDelivered(opts ...sql.OrderTermOption) OrderOption {
 // ByRunsDropped orders the results by the runs_dropped field.
 func ByRunsDropped(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRunsDropped, opts...).ToFunc()
+}
+
+// ByPackageName orders the results by the package_name field.
+func ByPackageName(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPackageName, opts...).ToFunc()
+}
+
+// ByPackageVersion orders the results by the package_version field.
+func ByPackageVersion(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPackageVersion, opts...).ToFunc()
+}
+
+// ByPackageDigest orders the results by the package_digest field.
+func ByPackageDigest(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPackageDigest, opts...).ToFunc()
 }
 
 // ByFirstSeen orders the results by the first_seen field.

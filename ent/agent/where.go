@@ -159,6 +159,21 @@ func RunsDropped(v int64) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldRunsDropped, v))
 }
 
+// PackageName applies equality check predicate on the "package_name" field. It's identical to PackageNameEQ.
+func PackageName(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPackageName, v))
+}
+
+// PackageVersion applies equality check predicate on the "package_version" field. It's identical to PackageVersionEQ.
+func PackageVersion(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPackageVersion, v))
+}
+
+// PackageDigest applies equality check predicate on the "package_digest" field. It's identical to PackageDigestEQ.
+func PackageDigest(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPackageDigest, v))
+}
+
 // FirstSeen applies equality check predicate on the "first_seen" field. It's identical to FirstSeenEQ.
 func FirstSeen(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldFirstSeen, v))
@@ -1227,6 +1242,201 @@ func RunsDroppedLT(v int64) predicate.Agent {
 // RunsDroppedLTE applies the LTE predicate on the "runs_dropped" field.
 func RunsDroppedLTE(v int64) predicate.Agent {
 	return predicate.Agent(sql.FieldLTE(FieldRunsDropped, v))
+}
+
+// PackageNameEQ applies the EQ predicate on the "package_name" field.
+func PackageNameEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPackageName, v))
+}
+
+// PackageNameNEQ applies the NEQ predicate on the "package_name" field.
+func PackageNameNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPackageName, v))
+}
+
+// PackageNameIn applies the In predicate on the "package_name" field.
+func PackageNameIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldPackageName, vs...))
+}
+
+// PackageNameNotIn applies the NotIn predicate on the "package_name" field.
+func PackageNameNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldPackageName, vs...))
+}
+
+// PackageNameGT applies the GT predicate on the "package_name" field.
+func PackageNameGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldPackageName, v))
+}
+
+// PackageNameGTE applies the GTE predicate on the "package_name" field.
+func PackageNameGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldPackageName, v))
+}
+
+// PackageNameLT applies the LT predicate on the "package_name" field.
+func PackageNameLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldPackageName, v))
+}
+
+// PackageNameLTE applies the LTE predicate on the "package_name" field.
+func PackageNameLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldPackageName, v))
+}
+
+// PackageNameContains applies the Contains predicate on the "package_name" field.
+func PackageNameContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldPackageName, v))
+}
+
+// PackageNameHasPrefix applies the HasPrefix predicate on the "package_name" field.
+func PackageNameHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldPackageName, v))
+}
+
+// PackageNameHasSuffix applies the HasSuffix predicate on the "package_name" field.
+func PackageNameHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldPackageName, v))
+}
+
+// PackageNameEqualFold applies the EqualFold predicate on the "package_name" field.
+func PackageNameEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldPackageName, v))
+}
+
+// PackageNameContainsFold applies the ContainsFold predicate on the "package_name" field.
+func PackageNameContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldPackageName, v))
+}
+
+// PackageVersionEQ applies the EQ predicate on the "package_version" field.
+func PackageVersionEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPackageVersion, v))
+}
+
+// PackageVersionNEQ applies the NEQ predicate on the "package_version" field.
+func PackageVersionNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPackageVersion, v))
+}
+
+// PackageVersionIn applies the In predicate on the "package_version" field.
+func PackageVersionIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldPackageVersion, vs...))
+}
+
+// PackageVersionNotIn applies the NotIn predicate on the "package_version" field.
+func PackageVersionNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldPackageVersion, vs...))
+}
+
+// PackageVersionGT applies the GT predicate on the "package_version" field.
+func PackageVersionGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldPackageVersion, v))
+}
+
+// PackageVersionGTE applies the GTE predicate on the "package_version" field.
+func PackageVersionGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldPackageVersion, v))
+}
+
+// PackageVersionLT applies the LT predicate on the "package_version" field.
+func PackageVersionLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldPackageVersion, v))
+}
+
+// PackageVersionLTE applies the LTE predicate on the "package_version" field.
+func PackageVersionLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldPackageVersion, v))
+}
+
+// PackageVersionContains applies the Contains predicate on the "package_version" field.
+func PackageVersionContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldPackageVersion, v))
+}
+
+// PackageVersionHasPrefix applies the HasPrefix predicate on the "package_version" field.
+func PackageVersionHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldPackageVersion, v))
+}
+
+// PackageVersionHasSuffix applies the HasSuffix predicate on the "package_version" field.
+func PackageVersionHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldPackageVersion, v))
+}
+
+// PackageVersionEqualFold applies the EqualFold predicate on the "package_version" field.
+func PackageVersionEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldPackageVersion, v))
+}
+
+// PackageVersionContainsFold applies the ContainsFold predicate on the "package_version" field.
+func PackageVersionContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldPackageVersion, v))
+}
+
+// PackageDigestEQ applies the EQ predicate on the "package_digest" field.
+func PackageDigestEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldPackageDigest, v))
+}
+
+// PackageDigestNEQ applies the NEQ predicate on the "package_digest" field.
+func PackageDigestNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldPackageDigest, v))
+}
+
+// PackageDigestIn applies the In predicate on the "package_digest" field.
+func PackageDigestIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldPackageDigest, vs...))
+}
+
+// PackageDigestNotIn applies the NotIn predicate on the "package_digest" field.
+func PackageDigestNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldPackageDigest, vs...))
+}
+
+// PackageDigestGT applies the GT predicate on the "package_digest" field.
+func PackageDigestGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldPackageDigest, v))
+}
+
+// PackageDigestGTE applies the GTE predicate on the "package_digest" field.
+func PackageDigestGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldPackageDigest, v))
+}
+
+// PackageDigestLT applies the LT predicate on the "package_digest" field.
+func PackageDigestLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldPackageDigest, v))
+}
+
+// PackageDigestLTE applies the LTE predicate on the "package_digest" field.
+func PackageDigestLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldPackageDigest, v))
+}
+
+// PackageDigestContains applies the Contains predicate on the "package_digest" field.
+func PackageDigestContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldPackageDigest, v))
+}
+
+// PackageDigestHasPrefix applies the HasPrefix predicate on the "package_digest" field.
+func PackageDigestHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldPackageDigest, v))
+}
+
+// PackageDigestHasSuffix applies the HasSuffix predicate on the "package_digest" field.
+func PackageDigestHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldPackageDigest, v))
+}
+
+// PackageDigestEqualFold applies the EqualFold predicate on the "package_digest" field.
+func PackageDigestEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldPackageDigest, v))
+}
+
+// PackageDigestContainsFold applies the ContainsFold predicate on the "package_digest" field.
+func PackageDigestContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldPackageDigest, v))
 }
 
 // FirstSeenEQ applies the EQ predicate on the "first_seen" field.

@@ -69,6 +69,42 @@ func (f HealthRoundFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.HealthRoundMutation", m)
 }
 
+// The PackageChunkFunc type is an adapter to allow the use of ordinary
+// function as PackageChunk mutator.
+type PackageChunkFunc func(context.Context, *ent.PackageChunkMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PackageChunkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PackageChunkMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PackageChunkMutation", m)
+}
+
+// The PackageScopeFunc type is an adapter to allow the use of ordinary
+// function as PackageScope mutator.
+type PackageScopeFunc func(context.Context, *ent.PackageScopeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PackageScopeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PackageScopeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PackageScopeMutation", m)
+}
+
+// The PackageVersionFunc type is an adapter to allow the use of ordinary
+// function as PackageVersion mutator.
+type PackageVersionFunc func(context.Context, *ent.PackageVersionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PackageVersionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PackageVersionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PackageVersionMutation", m)
+}
+
 // The PairCodeFunc type is an adapter to allow the use of ordinary
 // function as PairCode mutator.
 type PairCodeFunc func(context.Context, *ent.PairCodeMutation) (ent.Value, error)
@@ -91,6 +127,18 @@ func (f PairingFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PairingMutation", m)
+}
+
+// The PublisherKeyFunc type is an adapter to allow the use of ordinary
+// function as PublisherKey mutator.
+type PublisherKeyFunc func(context.Context, *ent.PublisherKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PublisherKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PublisherKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PublisherKeyMutation", m)
 }
 
 // The RuleFunc type is an adapter to allow the use of ordinary

@@ -36,6 +36,9 @@ var (
 		{Name: "pause_delivered", Type: field.TypeBool, Default: false},
 		{Name: "inputs", Type: field.TypeBytes, Nullable: true},
 		{Name: "runs_dropped", Type: field.TypeInt64, Default: 0},
+		{Name: "package_name", Type: field.TypeString, Default: ""},
+		{Name: "package_version", Type: field.TypeString, Default: ""},
+		{Name: "package_digest", Type: field.TypeString, Default: ""},
 		{Name: "first_seen", Type: field.TypeTime},
 		{Name: "last_seen", Type: field.TypeTime},
 	}
@@ -49,6 +52,11 @@ var (
 				Name:    "agent_online",
 				Unique:  false,
 				Columns: []*schema.Column{AgentsColumns[3]},
+			},
+			{
+				Name:    "agent_package_digest",
+				Unique:  false,
+				Columns: []*schema.Column{AgentsColumns[27]},
 			},
 		},
 	}
@@ -202,6 +210,78 @@ var (
 			},
 		},
 	}
+	// PackageChunksColumns holds the columns for the "package_chunks" table.
+	PackageChunksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "digest", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "data", Type: field.TypeBytes},
+	}
+	// PackageChunksTable holds the schema information for the "package_chunks" table.
+	PackageChunksTable = &schema.Table{
+		Name:       "package_chunks",
+		Columns:    PackageChunksColumns,
+		PrimaryKey: []*schema.Column{PackageChunksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "packagechunk_digest_seq",
+				Unique:  true,
+				Columns: []*schema.Column{PackageChunksColumns[1], PackageChunksColumns[2]},
+			},
+		},
+	}
+	// PackageScopesColumns holds the columns for the "package_scopes" table.
+	PackageScopesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "publishers", Type: field.TypeJSON, Nullable: true},
+		{Name: "threshold", Type: field.TypeInt, Default: 1},
+		{Name: "set_by", Type: field.TypeString},
+		{Name: "set_at", Type: field.TypeTime},
+	}
+	// PackageScopesTable holds the schema information for the "package_scopes" table.
+	PackageScopesTable = &schema.Table{
+		Name:       "package_scopes",
+		Columns:    PackageScopesColumns,
+		PrimaryKey: []*schema.Column{PackageScopesColumns[0]},
+	}
+	// PackageVersionsColumns holds the columns for the "package_versions" table.
+	PackageVersionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString},
+		{Name: "scope", Type: field.TypeString},
+		{Name: "version", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeString, Unique: true},
+		{Name: "kind", Type: field.TypeString},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "size", Type: field.TypeInt64},
+		{Name: "files", Type: field.TypeInt},
+		{Name: "manifest", Type: field.TypeBytes},
+		{Name: "envelope", Type: field.TypeBytes},
+		{Name: "signers", Type: field.TypeJSON, Nullable: true},
+		{Name: "published_by", Type: field.TypeString},
+		{Name: "published_at", Type: field.TypeTime},
+		{Name: "yanked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "yanked_by", Type: field.TypeString, Default: ""},
+		{Name: "yank_reason", Type: field.TypeString, Default: ""},
+	}
+	// PackageVersionsTable holds the schema information for the "package_versions" table.
+	PackageVersionsTable = &schema.Table{
+		Name:       "package_versions",
+		Columns:    PackageVersionsColumns,
+		PrimaryKey: []*schema.Column{PackageVersionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "packageversion_name_version",
+				Unique:  true,
+				Columns: []*schema.Column{PackageVersionsColumns[1], PackageVersionsColumns[3]},
+			},
+			{
+				Name:    "packageversion_scope",
+				Unique:  false,
+				Columns: []*schema.Column{PackageVersionsColumns[2]},
+			},
+		},
+	}
 	// PairCodesColumns holds the columns for the "pair_codes" table.
 	PairCodesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -252,6 +332,30 @@ var (
 				Name:    "pairing_user_id",
 				Unique:  false,
 				Columns: []*schema.Column{PairingsColumns[3]},
+			},
+		},
+	}
+	// PublisherKeysColumns holds the columns for the "publisher_keys" table.
+	PublisherKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "public_key", Type: field.TypeBytes},
+		{Name: "publisher", Type: field.TypeString},
+		{Name: "added_by", Type: field.TypeString},
+		{Name: "added_at", Type: field.TypeTime},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_by", Type: field.TypeString, Default: ""},
+		{Name: "revoke_reason", Type: field.TypeString, Default: ""},
+	}
+	// PublisherKeysTable holds the schema information for the "publisher_keys" table.
+	PublisherKeysTable = &schema.Table{
+		Name:       "publisher_keys",
+		Columns:    PublisherKeysColumns,
+		PrimaryKey: []*schema.Column{PublisherKeysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "publisherkey_publisher",
+				Unique:  false,
+				Columns: []*schema.Column{PublisherKeysColumns[2]},
 			},
 		},
 	}
@@ -523,8 +627,12 @@ var (
 		AuditEntriesTable,
 		ConversationsTable,
 		HealthRoundsTable,
+		PackageChunksTable,
+		PackageScopesTable,
+		PackageVersionsTable,
 		PairCodesTable,
 		PairingsTable,
+		PublisherKeysTable,
 		RulesTable,
 		RunsTable,
 		RunStepsTable,

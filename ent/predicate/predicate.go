@@ -21,11 +21,23 @@ type Conversation func(*sql.Selector)
 // HealthRound is the predicate function for healthround builders.
 type HealthRound func(*sql.Selector)
 
+// PackageChunk is the predicate function for packagechunk builders.
+type PackageChunk func(*sql.Selector)
+
+// PackageScope is the predicate function for packagescope builders.
+type PackageScope func(*sql.Selector)
+
+// PackageVersion is the predicate function for packageversion builders.
+type PackageVersion func(*sql.Selector)
+
 // PairCode is the predicate function for paircode builders.
 type PairCode func(*sql.Selector)
 
 // Pairing is the predicate function for pairing builders.
 type Pairing func(*sql.Selector)
+
+// PublisherKey is the predicate function for publisherkey builders.
+type PublisherKey func(*sql.Selector)
 
 // Rule is the predicate function for rule builders.
 type Rule func(*sql.Selector)

@@ -52,6 +52,12 @@ func (Agent) Fields() []ent.Field {
 		// runs_dropped is how many run summaries its outbox dropped, in all,
 		// as its summaries said.
 		field.Int64("runs_dropped").Default(0),
+		// package_name, package_version and package_digest: the package
+		// the agent's folder was installed from, as its last hello said;
+		// "" when it was not.
+		field.String("package_name").Default(""),
+		field.String("package_version").Default(""),
+		field.String("package_digest").Default(""),
 		field.Time("first_seen").Immutable(),
 		field.Time("last_seen"),
 	}
@@ -59,5 +65,5 @@ func (Agent) Fields() []ent.Field {
 
 // Indexes of the Agent.
 func (Agent) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("online")}
+	return []ent.Index{index.Fields("online"), index.Fields("package_digest")}
 }

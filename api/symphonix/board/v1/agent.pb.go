@@ -110,7 +110,10 @@ type Agent struct {
 	// How many run summaries the agent said it dropped, in all, because its
 	// outbox was full while the board could not be reached: those runs are
 	// missing from RunService.
-	RunsDropped   uint64 `protobuf:"varint,15,opt,name=runs_dropped,json=runsDropped,proto3" json:"runs_dropped,omitempty"`
+	RunsDropped uint64 `protobuf:"varint,15,opt,name=runs_dropped,json=runsDropped,proto3" json:"runs_dropped,omitempty"`
+	// The package its folder was installed from, as its last hello said;
+	// unset for a folder not installed from one.
+	Package       *InstalledPackage `protobuf:"bytes,16,opt,name=package,proto3" json:"package,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -241,6 +244,13 @@ func (x *Agent) GetRunsDropped() uint64 {
 		return x.RunsDropped
 	}
 	return 0
+}
+
+func (x *Agent) GetPackage() *InstalledPackage {
+	if x != nil {
+		return x.Package
+	}
+	return nil
 }
 
 // AgentPause is what the board knows of whether an agent takes work: the
@@ -954,7 +964,7 @@ var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a\x1csymphonix/board/v1/run.proto\"\xd6\x04\n" +
+	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\"\x96\x05\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -970,7 +980,8 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x06health\x18\f \x01(\v2\x1f.symphonix.board.v1.HealthRoundR\x06health\x124\n" +
 	"\x05pause\x18\r \x01(\v2\x1e.symphonix.board.v1.AgentPauseR\x05pause\x125\n" +
 	"\x06inputs\x18\x0e \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputs\x12!\n" +
-	"\fruns_dropped\x18\x0f \x01(\x04R\vrunsDroppedJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
+	"\fruns_dropped\x18\x0f \x01(\x04R\vrunsDropped\x12>\n" +
+	"\apackage\x18\x10 \x01(\v2$.symphonix.board.v1.InstalledPackageR\apackageJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
 	"\n" +
 	"AgentPause\x12\x16\n" +
 	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +
@@ -1059,7 +1070,8 @@ var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),    // 15: google.protobuf.Timestamp
 	(*HealthRound)(nil),              // 16: symphonix.board.v1.HealthRound
 	(*FlowInput)(nil),                // 17: symphonix.board.v1.FlowInput
-	(PauseOrigin)(0),                 // 18: symphonix.board.v1.PauseOrigin
+	(*InstalledPackage)(nil),         // 18: symphonix.board.v1.InstalledPackage
+	(PauseOrigin)(0),                 // 19: symphonix.board.v1.PauseOrigin
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
@@ -1068,31 +1080,32 @@ var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	16, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
 	2,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
 	17, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
-	15, // 6: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
-	18, // 7: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
-	1,  // 8: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
-	1,  // 9: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	1,  // 10: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	16, // 11: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
-	1,  // 12: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	1,  // 13: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	3,  // 14: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	5,  // 15: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	7,  // 16: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	9,  // 17: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
-	11, // 18: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
-	13, // 19: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
-	4,  // 20: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	6,  // 21: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	8,  // 22: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	10, // 23: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
-	12, // 24: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
-	14, // 25: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
-	20, // [20:26] is the sub-list for method output_type
-	14, // [14:20] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	18, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
+	15, // 7: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
+	19, // 8: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
+	1,  // 9: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
+	1,  // 10: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	1,  // 11: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
+	16, // 12: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
+	1,  // 13: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	1,  // 14: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 15: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	5,  // 16: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	7,  // 17: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	9,  // 18: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
+	11, // 19: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
+	13, // 20: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
+	4,  // 21: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	6,  // 22: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	8,  // 23: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	10, // 24: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
+	12, // 25: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
+	14, // 26: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
+	21, // [21:27] is the sub-list for method output_type
+	15, // [15:21] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -1102,6 +1115,7 @@ func file_symphonix_board_v1_agent_proto_init() {
 	}
 	file_symphonix_board_v1_health_proto_init()
 	file_symphonix_board_v1_link_proto_init()
+	file_symphonix_board_v1_package_proto_init()
 	file_symphonix_board_v1_run_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

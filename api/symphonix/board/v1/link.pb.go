@@ -981,7 +981,10 @@ type Hello struct {
 	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	// The values a run of the flow may be started with: its declared inputs.
 	// At most 64.
-	Inputs        []*FlowInput `protobuf:"bytes,7,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	Inputs []*FlowInput `protobuf:"bytes,7,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	// The package the agent's folder was installed from, when it was; the
+	// board shows which agents run which version.
+	Package       *InstalledPackage `protobuf:"bytes,8,opt,name=package,proto3" json:"package,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1061,6 +1064,13 @@ func (x *Hello) GetDescription() string {
 func (x *Hello) GetInputs() []*FlowInput {
 	if x != nil {
 		return x.Inputs
+	}
+	return nil
+}
+
+func (x *Hello) GetPackage() *InstalledPackage {
+	if x != nil {
+		return x.Package
 	}
 	return nil
 }
@@ -3258,7 +3268,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xbd\b\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xbd\b\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3305,7 +3315,7 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x04fire\x18\x10 \x01(\v2\x18.symphonix.board.v1.FireH\x00R\x04fire\x12.\n" +
 	"\x04stop\x18\x11 \x01(\v2\x18.symphonix.board.v1.StopH\x00R\x04stop\x125\n" +
 	"\x04chat\x18\x12 \x01(\v2\x1f.symphonix.board.v1.ChatRequestH\x00R\x04chatB\x06\n" +
-	"\x04kind\"\xe0\x01\n" +
+	"\x04kind\"\xa0\x02\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\"\n" +
@@ -3313,7 +3323,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x05build\x18\x04 \x01(\tR\x05build\x12\x14\n" +
 	"\x05tools\x18\x05 \x03(\tR\x05tools\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x125\n" +
-	"\x06inputs\x18\a \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputs\"\xc3\x02\n" +
+	"\x06inputs\x18\a \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputs\x12>\n" +
+	"\apackage\x18\b \x01(\v2$.symphonix.board.v1.InstalledPackageR\apackage\"\xc3\x02\n" +
 	"\aWelcome\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12>\n" +
@@ -3558,17 +3569,18 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*ToolSwitches)(nil),          // 39: symphonix.board.v1.ToolSwitches
 	(*ChatRequest)(nil),           // 40: symphonix.board.v1.ChatRequest
 	(*FlowInput)(nil),             // 41: symphonix.board.v1.FlowInput
-	(*durationpb.Duration)(nil),   // 42: google.protobuf.Duration
-	(HealthStatus)(0),             // 43: symphonix.board.v1.HealthStatus
-	(*HealthCheck)(nil),           // 44: symphonix.board.v1.HealthCheck
-	(*timestamppb.Timestamp)(nil), // 45: google.protobuf.Timestamp
-	(Role)(0),                     // 46: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 47: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 48: symphonix.board.v1.Door
-	(*RunStep)(nil),               // 49: symphonix.board.v1.RunStep
-	(PauseKind)(0),                // 50: symphonix.board.v1.PauseKind
-	(*Run)(nil),                   // 51: symphonix.board.v1.Run
-	(*structpb.Struct)(nil),       // 52: google.protobuf.Struct
+	(*InstalledPackage)(nil),      // 42: symphonix.board.v1.InstalledPackage
+	(*durationpb.Duration)(nil),   // 43: google.protobuf.Duration
+	(HealthStatus)(0),             // 44: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 45: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
+	(Role)(0),                     // 47: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 48: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 49: symphonix.board.v1.Door
+	(*RunStep)(nil),               // 50: symphonix.board.v1.RunStep
+	(PauseKind)(0),                // 51: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 52: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 53: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -3608,43 +3620,44 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	34, // 34: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
 	40, // 35: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
 	41, // 36: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	42, // 37: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	42, // 38: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	42, // 39: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	43, // 40: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	44, // 41: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	45, // 42: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	45, // 43: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	45, // 44: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 45: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	45, // 46: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	42, // 47: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
-	45, // 48: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	42, // 49: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 50: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	46, // 51: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	47, // 52: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	38, // 53: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 54: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	48, // 55: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	45, // 56: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	45, // 57: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	47, // 58: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	45, // 59: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 60: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	49, // 61: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 62: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 63: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	50, // 64: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	51, // 65: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	52, // 66: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 67: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 68: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	68, // [68:69] is the sub-list for method output_type
-	67, // [67:68] is the sub-list for method input_type
-	67, // [67:67] is the sub-list for extension type_name
-	67, // [67:67] is the sub-list for extension extendee
-	0,  // [0:67] is the sub-list for field type_name
+	42, // 37: symphonix.board.v1.Hello.package:type_name -> symphonix.board.v1.InstalledPackage
+	43, // 38: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	43, // 39: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	43, // 40: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	44, // 41: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	45, // 42: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	46, // 43: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	46, // 44: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	46, // 45: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 46: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	46, // 47: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	43, // 48: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
+	46, // 49: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	43, // 50: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 51: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	47, // 52: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	48, // 53: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	38, // 54: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 55: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	49, // 56: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	46, // 57: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	46, // 58: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	48, // 59: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	46, // 60: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 61: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	50, // 62: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 63: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 64: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	51, // 65: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	52, // 66: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	53, // 67: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 68: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 69: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	69, // [69:70] is the sub-list for method output_type
+	68, // [68:69] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3656,6 +3669,7 @@ func file_symphonix_board_v1_link_proto_init() {
 	file_symphonix_board_v1_chat_proto_init()
 	file_symphonix_board_v1_conversation_proto_init()
 	file_symphonix_board_v1_health_proto_init()
+	file_symphonix_board_v1_package_proto_init()
 	file_symphonix_board_v1_run_proto_init()
 	file_symphonix_board_v1_tool_proto_init()
 	file_symphonix_board_v1_user_proto_init()
