@@ -295,30 +295,34 @@ func verbOf(say boardv1.Say) string {
 	return "reject"
 }
 
-// errNotConfirmed: the person at the terminal did not say yes.
-var errNotConfirmed = errors.New("not decided")
-
-// confirm asks on the terminal, when stdin is one, whether to go ahead; a
-// y or yes goes ahead. Without a terminal it refuses: a script passes
-// --yes.
+// confirm asks on the terminal, when stdin is one, whether to decide an
+// approval; see askYes.
 func confirm(stdin io.Reader, prompt io.Writer, id, verb, ask string) error {
-	if !isTerminal(stdin) {
-		return cli.Usagef("approval %s: not decided: no terminal to confirm on; pass --yes to %s without asking", id, verb)
-	}
 	what := strings.TrimRight(clip(ask, 200), "?")
 	if what == "-" {
 		what = "approval " + id
 	}
-	fmt.Fprintf(prompt, "%s %s? [y/N] ", verb, what)
+	return askYes(stdin, prompt, "approval "+id, "not decided", verb+" "+what, verb)
+}
+
+// askYes asks question on the terminal, when stdin is one, and goes ahead
+// on y or yes; anything else, or the end of input, is an error saying
+// subject and undone ("approval 1", "not decided"). Without a terminal it
+// refuses, as a usage error: a script passes --yes (to verb).
+func askYes(stdin io.Reader, prompt io.Writer, subject, undone, question, verb string) error {
+	if !isTerminal(stdin) {
+		return cli.Usagef("%s: %s: no terminal to confirm on; pass --yes to %s without asking", subject, undone, verb)
+	}
+	fmt.Fprintf(prompt, "%s? [y/N] ", question)
 	line, err := bufio.NewReader(io.LimitReader(stdin, 1024)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("approval %s: reading the answer: %w", id, err)
+		return fmt.Errorf("%s: reading the answer: %w", subject, err)
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
 		return nil
 	}
-	return fmt.Errorf("approval %s: %w (answered %q, not y)", id, errNotConfirmed, clip(strings.TrimSpace(line), 20))
+	return fmt.Errorf("%s: %s (answered %q, not y)", subject, undone, clip(strings.TrimSpace(line), 20))
 }
 
 // isTerminal reports whether r is a terminal (a character device).

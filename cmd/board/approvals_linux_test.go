@@ -67,3 +67,36 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 	t.Cleanup(func() { tty.Close() })
 	return master, tty
 }
+
+// TestKeyRevokeAsks: on a terminal (a real pseudo-terminal), key revoke
+// asks, naming the key and its publisher; n revokes nothing, y revokes.
+func TestKeyRevokeAsks(t *testing.T) {
+	t.Parallel()
+	f := startFleet(t)
+	signer := newShelf(t).key(t, "signer")
+	f.ok(t, "key", "add", signer.PublicFile, "--publisher", "acme")
+
+	answer := func(line string) (stderr string, err error) {
+		t.Helper()
+		master, tty := openPTY(t)
+		if _, err := master.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err = runWith(t, f.env, tty, "key", "revoke", signer.KeyID, "--reason", "lost", "--board", f.b.URL)
+		return stderr, err
+	}
+	stderr, err := answer("n\n")
+	wantExit(t, err, 1, "key "+signer.KeyID+": not revoked")
+	if !strings.HasSuffix(stderr, "revoke key "+signer.KeyID+" of acme? [y/N] ") {
+		t.Errorf("revoke on a terminal: the question is not on stderr:\n%s", stderr)
+	}
+	if out := f.ok(t, "key", "list"); !regexpLine(out, signer.KeyID+`\s.*\s-$`) {
+		t.Fatalf("after answering n, want the key not revoked:\n%s", out)
+	}
+	if _, err := answer("y\n"); err != nil {
+		t.Fatalf("revoke, answering y: %v", err)
+	}
+	if out := f.ok(t, "key", "list"); !regexpLine(out, signer.KeyID+`\s.*\sby ops at \S+$`) {
+		t.Fatalf("after answering y, want the key revoked:\n%s", out)
+	}
+}

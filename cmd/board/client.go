@@ -84,6 +84,7 @@ type boardClient struct {
 	approvals boardv1connect.ApprovalServiceClient
 	tools     boardv1connect.ToolServiceClient
 	audit     boardv1connect.AuditServiceClient
+	packages  boardv1connect.PackageServiceClient
 }
 
 // dial checks o and returns a client for the board it names. Nothing is
@@ -121,6 +122,7 @@ func (o clientOptions) dial() (*boardClient, error) {
 		approvals: boardv1connect.NewApprovalServiceClient(cc),
 		tools:     boardv1connect.NewToolServiceClient(cc),
 		audit:     boardv1connect.NewAuditServiceClient(cc),
+		packages:  boardv1connect.NewPackageServiceClient(cc),
 	}, nil
 }
 

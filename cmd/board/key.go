@@ -10,10 +10,12 @@ import (
 	"github.com/symphonix/symphonix/packages"
 )
 
-// newKeyCmd is board key: the Ed25519 keys that sign packages.
+// newKeyCmd is board key: the Ed25519 keys that sign packages. create
+// is offline; add, list and revoke are a running board's.
 func newKeyCmd(a *app) *cobra.Command {
-	c := cli.Group("key", "Make the Ed25519 keys that sign packages")
-	c.AddCommand(newKeyCreateCmd(a))
+	c := cli.Group("key", "Make the Ed25519 keys that sign packages (offline), and the publisher keys a running board trusts: create, add, list, revoke")
+	c.Aliases = []string{"keys"}
+	c.AddCommand(newKeyCreateCmd(a), keyAdd(a), keyList(a), keyRevoke(a))
 	return c
 }
 

@@ -18,11 +18,14 @@ import (
 	"github.com/symphonix/symphonix/packages"
 )
 
-// newPackageCmd is board package: solution packages offline. Nothing
-// here talks to a board or runs what a package holds.
+// newPackageCmd is board package: solution packages. build, sign, verify
+// and inspect are offline; publish, list, show, yank and download are a
+// running board's library. Nothing here runs what a package holds.
 func newPackageCmd(a *app) *cobra.Command {
-	c := cli.Group("package", "Build, sign, verify and inspect solution packages, offline")
-	c.AddCommand(newPackageBuildCmd(a), newPackageSignCmd(a), newPackageVerifyCmd(a), newPackageInspectCmd(a))
+	c := cli.Group("package", "Build, sign, verify and inspect solution packages offline; publish, list, show, yank and download them in a board's library")
+	c.Aliases = []string{"packages"}
+	c.AddCommand(newPackageBuildCmd(a), newPackageSignCmd(a), newPackageVerifyCmd(a), newPackageInspectCmd(a),
+		packagePublish(a), packageList(a), packageShow(a), packageYank(a), packageDownload(a))
 	return c
 }
 
