@@ -404,9 +404,14 @@ func (b *Board) routes() http.Handler {
 	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10),
 		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))), strictCodecs(),
 		connecthttp.WithConditionalOptions(func(spec connect.Spec) []connecthttp.Option {
-			if spec.Procedure == boardv1connect.PackageServicePublishProcedure {
+			switch spec.Procedure {
+			case boardv1connect.PackageServicePublishProcedure:
 				// A chunk of MaxChunkBytes and its framing.
 				return []connecthttp.Option{connecthttp.WithReadMaxBytes(MaxChunkBytes + chunkFraming)}
+			case boardv1connect.PackageServiceDownloadProcedure:
+				// A package is gzip'd already: compressing it again costs a
+				// core and saves nothing.
+				return []connecthttp.Option{connecthttp.WithCompressMinBytes(2 * MaxChunkBytes)}
 			}
 			return nil
 		}))

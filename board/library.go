@@ -68,7 +68,10 @@ func versionProto(row *ent.PackageVersion, run running) *boardv1.PackageVersion 
 		v.Yanked = &boardv1.Yanked{By: row.YankedBy, Time: timestamppb.New(*row.YankedAt), Reason: row.YankReason}
 	}
 	if len(row.Manifest) > 0 {
-		var m packages.Manifest
+		// Only the requires: the manifest's file list can be long.
+		var m struct {
+			Requires packages.Requires `json:"requires"`
+		}
 		if err := json.Unmarshal(row.Manifest, &m); err == nil {
 			v.Requires = &boardv1.PackageRequires{
 				McpServers: append([]string{}, m.Requires.MCP...),

@@ -63,8 +63,8 @@ func (s packageService) ListPackages(ctx context.Context, req *boardv1.ListPacka
 }
 
 // GetPackage is one package and a page of its versions, newest first. A
-// page sorts the versions' listed fields, then reads the manifests of the
-// ones it holds; its token holds the last version sent.
+// page sorts the versions' listed fields, then reads the manifest of each
+// one it holds, one at a time; its token holds the last version sent.
 func (s packageService) GetPackage(ctx context.Context, req *boardv1.GetPackageRequest) (*boardv1.GetPackageResponse, error) {
 	b := s.b
 	name := req.GetName()
@@ -102,27 +102,24 @@ func (s packageService) GetPackage(ctx context.Context, req *boardv1.GetPackageR
 			break
 		}
 	}
-	ids := make([]int, len(page))
 	digests := make([]string, len(page))
 	for i, r := range page {
-		ids[i], digests[i] = r.ID, r.Digest
-	}
-	manifests, err := b.db.PackageVersion.Query().Where(packageversion.IDIn(ids...)).
-		Select(packageversion.FieldID, packageversion.FieldManifest).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	manifestOf := make(map[int][]byte, len(manifests))
-	for _, m := range manifests {
-		manifestOf[m.ID] = m.Manifest
+		digests[i] = r.Digest
 	}
 	run, err := b.agentsRunning(ctx, digests)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range page {
-		r.Manifest = manifestOf[r.ID]
+		// One manifest at a time: each can be megabytes.
+		m, err := b.db.PackageVersion.Query().Where(packageversion.ID(r.ID)).
+			Select(packageversion.FieldManifest).Only(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.Manifest = m.Manifest
 		v := versionProto(r, run[r.Digest])
+		r.Manifest = nil
 		if !pg.take(v, r.Version) {
 			break
 		}

@@ -1,7 +1,9 @@
 package board_test
 
 import (
+	"bytes"
 	"context"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -10,8 +12,10 @@ import (
 	"connectrpc.com/connect/v2"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/packagechunk"
+	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -232,4 +236,77 @@ func TestLibraryPages(t *testing.T) {
 	refused(t, "GetPackage of nothing", err, connect.CodeNotFound, "acme/nothing")
 	_, err = l.admin.GetPackage(t.Context(), &boardv1.GetPackageRequest{})
 	refused(t, "GetPackage without a name", err, connect.CodeInvalidArgument, "name: required")
+}
+
+// TestLibraryPublishStream: a publish's messages are checked as they
+// arrive: one header, first; chunks of 1 byte to 1 MiB.
+func TestLibraryPublishStream(t *testing.T) {
+	t.Parallel()
+	l := newLibrary(t, boardtest.Options{})
+	alice := newSigner(t)
+	l.trustKey("alice", alice)
+	l.putScope("acme", 1, "alice")
+	p := buildPkg(t, "acme/hello", "1.0.0", "# hello\n", nil)
+	header := &boardv1.PublishRequest{Part: &boardv1.PublishRequest_Header{Header: &boardv1.PublishHeader{
+		Envelope: signed(t, p.digest, alice), Size: 4 << 20,
+	}}}
+	chunk := func(b []byte) *boardv1.PublishRequest {
+		return &boardv1.PublishRequest{Part: &boardv1.PublishRequest_Chunk{Chunk: b}}
+	}
+	for _, tc := range []struct {
+		name  string
+		msgs  []*boardv1.PublishRequest
+		code  connect.Code
+		words []string
+	}{
+		{"nothing", nil, connect.CodeInvalidArgument, []string{"header: required"}},
+		{"two headers", []*boardv1.PublishRequest{header, chunk([]byte{1}), header}, connect.CodeInvalidArgument, []string{"header: only the first"}},
+		{"an empty chunk", []*boardv1.PublishRequest{header, chunk(nil)}, connect.CodeInvalidArgument, []string{"chunk: empty"}},
+		{"a chunk of 1 MiB and a byte", []*boardv1.PublishRequest{header, chunk(make([]byte, 1<<20+1))}, connect.CodeInvalidArgument, []string{"chunk: 1048577 bytes, at most 1048576"}},
+		{"a message over the most", []*boardv1.PublishRequest{header, chunk(make([]byte, 1<<20+64))}, connect.CodeResourceExhausted, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := l.admin.Publish(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range tc.msgs {
+				if st.Send(m) != nil {
+					break
+				}
+			}
+			_, err = st.CloseAndReceive()
+			refused(t, tc.name, err, tc.code, tc.words...)
+		})
+	}
+	if left := spooled(t, l.bt); len(left) != 0 {
+		t.Errorf("spool folder holds %v", left)
+	}
+}
+
+// TestLibraryProtocols: a publish in full 1 MiB chunks and its download
+// work over every wire protocol the board serves.
+func TestLibraryProtocols(t *testing.T) {
+	t.Parallel()
+	l := newLibrary(t, boardtest.Options{})
+	alice := newSigner(t)
+	l.trustKey("alice", alice)
+	l.putScope("acme", 1, "alice")
+	noise := make([]byte, 3<<19)
+	_, _ = rand.NewChaCha8([32]byte{2}).Read(noise)
+	token := l.bt.OperatorToken("root", identity.RoleAdmin)
+	for proto, opts := range boardtest.Protocols {
+		t.Run(proto, func(t *testing.T) {
+			p := buildPkg(t, "acme/"+proto, "1.0.0", "# hello\n", map[string]string{"noise.bin": string(noise)})
+			c := boardv1connect.NewPackageServiceClient(l.bt.Client(token, opts...))
+			res, err := publish(t.Context(), c, signed(t, p.digest, alice), p.archive, 1<<20)
+			if err != nil || !res.GetCreated() {
+				t.Fatalf("publish = %v, %v", res, err)
+			}
+			_, data, err := download(t.Context(), c, &boardv1.DownloadRequest{Name: p.name})
+			if err != nil || !bytes.Equal(data, p.archive) {
+				t.Fatalf("download: %d bytes of %d, %v", len(data), len(p.archive), err)
+			}
+		})
+	}
 }
