@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect/v2"
 
@@ -131,10 +130,6 @@ func newLibrary(t testing.TB, opts boardtest.Options) *library {
 	return &library{t: t, bt: bt, admin: packagesClient(bt, bt.OperatorToken("root", identity.RoleAdmin))}
 }
 
-func packagesClient(bt *boardtest.Board, token string) boardv1connect.PackageServiceClient {
-	return boardv1connect.NewPackageServiceClient(bt.Client(token))
-}
-
 // reconnect makes the admin client again, after a restart.
 func (l *library) reconnect() {
 	l.admin = packagesClient(l.bt, l.bt.OperatorToken("root", identity.RoleAdmin))
@@ -143,7 +138,7 @@ func (l *library) reconnect() {
 // trustKey trusts s's key as publisher's.
 func (l *library) trustKey(publisher string, s signer) {
 	l.t.Helper()
-	_, err := l.bt.Store.PublisherKey.Create().SetID(s.id).SetPublicKey(s.pub).SetPublisher(publisher).SetAddedBy("root").SetAddedAt(time.Now()).Save(l.t.Context())
+	_, err := l.admin.AddKey(l.t.Context(), &boardv1.AddKeyRequest{PublicKey: packages.FormatPublicKey(s.pub), Publisher: publisher})
 	if err != nil {
 		l.t.Fatalf("AddKey: %v", err)
 	}
@@ -152,7 +147,7 @@ func (l *library) trustKey(publisher string, s signer) {
 // putScope lets publishers publish in scope with threshold.
 func (l *library) putScope(scope string, threshold int, publishers ...string) {
 	l.t.Helper()
-	err := l.bt.Store.PackageScope.Create().SetID(scope).SetPublishers(publishers).SetThreshold(threshold).SetSetBy("root").SetSetAt(time.Now()).OnConflictColumns("id").UpdateNewValues().Exec(l.t.Context())
+	_, err := l.admin.PutScope(l.t.Context(), &boardv1.PutScopeRequest{Name: scope, Publishers: publishers, Threshold: int32(threshold)})
 	if err != nil {
 		l.t.Fatalf("PutScope: %v", err)
 	}
@@ -161,7 +156,7 @@ func (l *library) putScope(scope string, threshold int, publishers ...string) {
 // revoke revokes s's key.
 func (l *library) revoke(s signer) {
 	l.t.Helper()
-	err := l.bt.Store.PublisherKey.UpdateOneID(s.id).SetRevokedAt(time.Now()).SetRevokedBy("root").SetRevokeReason("lost laptop").Exec(l.t.Context())
+	_, err := l.admin.RevokeKey(l.t.Context(), &boardv1.RevokeKeyRequest{KeyId: s.id, Reason: "lost laptop"})
 	if err != nil {
 		l.t.Fatalf("RevokeKey: %v", err)
 	}
