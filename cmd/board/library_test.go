@@ -278,7 +278,7 @@ func TestLibraryRefusals(t *testing.T) {
 	file, _ := s.pkg(t, "acme/hello", "1.0.0", nil)
 	sign(t, file, signer)
 	_, _, err := f.board(t, "package", "publish", file)
-	wantExit(t, err, 1, file+": refused: signatures:", "admits nothing")
+	wantExit(t, err, 1, file+": refused: signatures:", "admits nobody")
 	f.ok(t, "scope", "set", "acme", "--publisher", "acme")
 
 	// Signed by a key the board does not trust.
@@ -290,7 +290,7 @@ func TestLibraryRefusals(t *testing.T) {
 	// A threshold of two, one signature.
 	f.ok(t, "scope", "set", "acme", "--publisher", "acme", "--threshold", "2")
 	_, _, err = f.board(t, "package", "publish", file)
-	wantExit(t, err, 1, "refused: signatures:", "needs 2")
+	wantExit(t, err, 1, "refused: signatures:", "of the 2 signatures")
 	f.ok(t, "scope", "set", "acme", "--publisher", "acme")
 
 	// The signatures of another package.
