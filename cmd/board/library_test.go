@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/cli"
 )
@@ -158,6 +160,10 @@ func TestLibraryLoop(t *testing.T) {
 	sign(t, file2, signer)
 	f.ok(t, "package", "publish", file2)
 
+	// An agent whose hello says it runs 1.0.0.
+	linkAs(t, f, &boardv1.Hello{Name: "desk", Protocol: board.Protocol,
+		Package: &boardv1.InstalledPackage{Name: "acme/hello", Version: "1.0.0", Digest: digest}})
+
 	if out := f.ok(t, "package", "list"); !regexpLine(out, `^acme/hello\s+agent\s+1\.1\.0\s+2\s+\S+\s+Greets whoever it is handed\.$`) {
 		t.Errorf("package list:\n%s", out)
 	}
@@ -167,7 +173,7 @@ func TestLibraryLoop(t *testing.T) {
 	show := f.ok(t, "package", "show", "acme/hello")
 	short := signer.KeyID[:19] + "…"
 	if !regexpLine(show, `^1\.1\.0\s+`+digest2+`\s+agent\s+`+short+`\s+ops\s+\S+\s+-\s+-$`) ||
-		!regexpLine(show, `^1\.0\.0\s+`+digest+`\s+agent\s+`+short+`\s+ops\s+\S+\s+-\s+-$`) ||
+		!regexpLine(show, `^1\.0\.0\s+`+digest+`\s+agent\s+`+short+`\s+ops\s+\S+\s+-\s+desk$`) ||
 		strings.Index(show, "1.1.0  ") > strings.Index(show, "1.0.0  ") {
 		t.Errorf("package show, want both versions, newest first:\n%s", show)
 	}
@@ -491,6 +497,24 @@ func TestLibraryUsageErrors(t *testing.T) {
 	}
 	_, _, err = runWith(t, env, nil, "package", "publish", file, "--board", "http://127.0.0.1:1")
 	wantExit(t, err, 1, "--sig: "+file+".sig.json", "board package sign")
+}
+
+// linkAs links an agent to the fleet's board with hello h, until the test
+// ends.
+func linkAs(t *testing.T, f *fleet, h *boardv1.Hello) {
+	t.Helper()
+	link := boardv1connect.NewAgentLinkServiceClient(f.b.Client(f.b.AgentToken(h.GetName())))
+	s, err := link.Link(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: h}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.Receive(); err != nil || m.GetWelcome() == nil {
+		t.Fatalf("hello: %v %v, want a welcome", m, err)
+	}
 }
 
 func readFile(t *testing.T, path string) []byte {
