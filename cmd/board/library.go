@@ -578,7 +578,7 @@ func packageShow(a *app) *cobra.Command {
 		versions, more, err := readPages(limit, 1000, func(size int32, token string) ([]*boardv1.PackageVersion, string, error) {
 			res, err := bc.packages.GetPackage(cmd.Context(), &boardv1.GetPackageRequest{Name: name, PageSize: size, PageToken: token})
 			if err != nil {
-				return nil, "", bc.explain(err, "package "+name)
+				return nil, "", bc.explain(err, name)
 			}
 			if summary == nil {
 				summary = res.GetPackage()
@@ -713,7 +713,7 @@ keeps the first reason. Admins only.`,
 		}
 		res, err := bc.packages.Yank(cmd.Context(), &boardv1.YankRequest{Name: name, Version: version, Reason: reason})
 		if err != nil {
-			return bc.explain(err, "package "+args[0])
+			return bc.explain(err, args[0])
 		}
 		if out.JSON() {
 			return cli.PrintJSON(a.stdout, protoJSON(res.GetVersion()))
@@ -825,12 +825,14 @@ func notThere(file string) error {
 // the target, checks it, then puts the file and its signatures in place,
 // neither replacing anything.
 func download(ctx context.Context, bc *boardClient, req *boardv1.DownloadRequest, file string) (*downloaded, error) {
-	what := "package " + req.GetName()
+	// What the board's messages start with, so explain does not say it
+	// twice.
+	what := req.GetName()
 	if req.GetVersion() != "" {
 		what += "@" + req.GetVersion()
 	}
-	if req.GetName() == "" {
-		what = "package " + req.GetDigest()
+	if what == "" {
+		what = req.GetDigest()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
