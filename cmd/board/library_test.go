@@ -13,6 +13,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/cli"
 )
 
@@ -401,6 +402,29 @@ func TestLibraryPublishCutShort(t *testing.T) {
 	}
 	// The whole file, from the command: published.
 	f.ok(t, "package", "publish", file)
+}
+
+// TestLibraryPublishOverLimit: a board that takes archives of at most
+// 2 MiB refuses a larger one as soon as the header announces its size;
+// the command ends with the board's reason while it is still sending,
+// and the library holds nothing.
+func TestLibraryPublishOverLimit(t *testing.T) {
+	t.Parallel()
+	f := &fleet{b: boardtest.Start(t, boardtest.Options{Limits: board.Limits{PackageBytes: 2 << 20}})}
+	f.admin = f.b.OperatorToken("ops", identity.RoleAdmin)
+	s := newShelf(t)
+	signer := s.key(t, "signer")
+	f.ok(t, "key", "add", signer.PublicFile, "--publisher", "acme")
+	f.ok(t, "scope", "set", "acme", "--publisher", "acme")
+	noise := make([]byte, 6<<20)
+	rand.Read(noise)
+	file, _ := s.pkg(t, "acme/big", "1.0.0", map[string][]byte{"noise.bin": noise})
+	sign(t, file, signer)
+	_, _, err := f.board(t, "package", "publish", file)
+	wantExit(t, err, 1, file+": refused: header.size:", "at most 2097152")
+	if out := f.ok(t, "package", "list"); strings.Contains(out, "acme/big") {
+		t.Errorf("package list after a refused publish:\n%s", out)
+	}
 }
 
 // TestLibraryRevokeNeedsConfirmation: without a terminal and without
