@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -323,16 +322,6 @@ func askYes(stdin io.Reader, prompt io.Writer, subject, undone, question, verb s
 		return nil
 	}
 	return fmt.Errorf("%s: %s (answered %q, not y)", subject, undone, clip(strings.TrimSpace(line), 20))
-}
-
-// isTerminal reports whether r is a terminal (a character device).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // printOutcome prints an approval after a decision or a cancel: one line,

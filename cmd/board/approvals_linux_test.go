@@ -100,3 +100,35 @@ func TestKeyRevokeAsks(t *testing.T) {
 		t.Fatalf("after answering y, want the key revoked:\n%s", out)
 	}
 }
+
+// TestIsTerminal: a pseudo-terminal is a terminal; /dev/null (a character
+// device), a pipe and a file are not, so a script run with stdin from
+// /dev/null is refused for want of --yes rather than asked.
+func TestIsTerminal(t *testing.T) {
+	t.Parallel()
+	_, tty := openPTY(t)
+	if !isTerminal(tty) {
+		t.Error("a pseudo-terminal is not taken for a terminal")
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	file, err := os.Create(t.TempDir() + "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for name, f := range map[string]*os.File{"/dev/null": null, "a pipe": r, "a file": file} {
+		if isTerminal(f) {
+			t.Errorf("%s is taken for a terminal", name)
+		}
+	}
+}
