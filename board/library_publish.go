@@ -39,10 +39,11 @@ import (
 // The archive is spooled to a file (Config.SpoolDir) as it arrives, and
 // removed whatever happens; nothing reaches the store until every gate has
 // passed, and then the chunks, the version and the audit entry go in one
-// transaction. A publish cut short leaves nothing. Publish is not a
-// stream that stays open (streams.go): its body is held to the minimum
-// rate of every request body (bodyrate.go), so a slow upload cannot hold
-// a publish slot for ever.
+// transaction. A publish cut short leaves nothing. Like every stream
+// but the link, a publish is held to its credential while it is open
+// (streams.go); unlike the streams that may stay open, its body is held
+// to the minimum rate of every request body (bodyrate.go), so a slow
+// upload cannot hold a publish slot for ever.
 func (s packageService) Publish(ctx context.Context, stream boardv1connect.PackageServicePublishServerStream) (*boardv1.PublishResponse, error) {
 	b := s.b
 	select {

@@ -338,3 +338,34 @@ func TestLibraryStalledPublish(t *testing.T) {
 		t.Fatalf("the next publish = %v", res)
 	}
 }
+
+// TestLibraryPublishRevoked: a publish is held to its credential while it
+// uploads: revoking the token ends it, and nothing is kept.
+func TestLibraryPublishRevoked(t *testing.T) {
+	t.Parallel()
+	l := newLibrary(t, boardtest.Options{RevocationPoll: 50 * time.Millisecond})
+	alice := newSigner(t)
+	l.trustKey("alice", alice)
+	l.putScope("acme", 1, "alice")
+	p := buildPkg(t, "acme/hello", "1.0.0", "# hello\n", nil)
+	m := l.bt.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "rita", Role: identity.RoleAdmin})
+
+	st, err := packagesClient(l.bt, m.Token).Publish(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&boardv1.PublishRequest{Part: &boardv1.PublishRequest_Header{Header: &boardv1.PublishHeader{
+		Envelope: signed(t, p.digest, alice), Size: int64(len(p.archive)),
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, 10*time.Second, "the upload is spooled", func() bool { return len(spooled(t, l.bt)) == 1 })
+	if err := l.bt.Board.Tokens().Revoke(t.Context(), m.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, 10*time.Second, "the upload is ended", func() bool { return len(spooled(t, l.bt)) == 0 })
+	_, err = st.CloseAndReceive()
+	refused(t, "a publish by a revoked token", err, connect.CodeUnauthenticated, "token revoked")
+	_, err = l.admin.GetPackage(t.Context(), &boardv1.GetPackageRequest{Name: p.name})
+	refused(t, "GetPackage after the revoked publish", err, connect.CodeNotFound)
+}
