@@ -171,7 +171,17 @@ func concurrentPublish(t *testing.T, opts boardtest.Options) {
 // for the request it came from.
 func TestLibraryPages(t *testing.T) {
 	t.Parallel()
-	l := newLibrary(t, boardtest.Options{})
+	libraryPages(t, boardtest.Options{})
+}
+
+// TestLibraryPagesPostgres is the same on PostgreSQL.
+func TestLibraryPagesPostgres(t *testing.T) {
+	t.Parallel()
+	libraryPages(t, boardtest.Options{DSN: boardtest.PostgresDSN(t)})
+}
+
+func libraryPages(t *testing.T, opts boardtest.Options) {
+	l := newLibrary(t, opts)
 	alice := newSigner(t)
 	l.trustKey("alice", alice)
 	l.putScope("acme", 1, "alice")
