@@ -163,6 +163,14 @@ func concurrentPublish(t *testing.T, opts boardtest.Options) {
 			t.Errorf("chunks of %s = %d, %v; the winner is %s", p.digest, n, err, won)
 		}
 	}
+	for _, p := range pkgs {
+		if p.digest != won {
+			continue
+		}
+		if _, data, err := download(t.Context(), l.admin, &boardv1.DownloadRequest{Name: p.name, Version: p.version}); err != nil || !bytes.Equal(data, p.archive) {
+			t.Errorf("download of the winner: %d bytes of %d, %v", len(data), len(p.archive), err)
+		}
+	}
 }
 
 // TestLibraryPages: GetPackage's versions come newest first by semantic
