@@ -98,8 +98,8 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 	lim.MaxArchiveBytes = limit
 	pkg, err := packages.Scan(bufio.NewReaderSize(f, 64<<10), lim)
 	if err != nil {
-		if r := packages.ReasonOf(err); r != "" {
-			return nil, connect.Errorf(connect.CodeInvalidArgument, "safe archive: %s: %v", r, err)
+		if packages.ReasonOf(err) != "" {
+			return nil, connect.Errorf(connect.CodeInvalidArgument, "safe archive: %v", err)
 		}
 		return nil, fmt.Errorf("scan a publish: %w", err)
 	}
