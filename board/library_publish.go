@@ -51,7 +51,7 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 		defer func() { <-b.publishing }()
 	default:
 		return nil, connect.Errorf(connect.CodeResourceExhausted,
-			"the board is taking %d publishes at once, its most: try again in a minute", cap(b.publishing))
+			"busy: the board takes at most %d publishes at once and is taking them: try again in a minute", cap(b.publishing))
 	}
 
 	first, err := stream.Receive()

@@ -81,7 +81,7 @@ func TestLibraryBusy(t *testing.T) {
 	}
 	boardtest.Eventually(t, 10*time.Second, "the first upload is spooled", func() bool { return len(spooled(t, l.bt)) == 1 })
 	_, err = publish(t.Context(), l.admin, signed(t, p.digest, alice), p.archive, 0)
-	refused(t, "a second publish at once", err, connect.CodeResourceExhausted, "1 publishes at once")
+	refused(t, "a second publish at once", err, connect.CodeResourceExhausted, "busy", "at most 1 publishes at once")
 	cancel()
 	_, _ = st.CloseAndReceive()
 	boardtest.Eventually(t, 10*time.Second, "the slot is free again", func() bool {
