@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
@@ -44,7 +43,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	id, err := agentlink.ReadIdentity(cfg.Dir)
+	id, err := readIdentity(cfg.Dir)
 	if err != nil {
 		return err
 	}
