@@ -164,7 +164,7 @@ func install(ctx context.Context, client boardv1connect.PackageServiceClient, re
 			return nil, err
 		}
 	}
-	if opts.Digest != "" && !isDigest(opts.Digest) {
+	if opts.Digest != "" && !IsDigest(opts.Digest) {
 		return nil, fmt.Errorf("digest %q: want sha256: and 64 lowercase hex digits", clip(opts.Digest))
 	}
 	dir = filepath.Clean(dir)
@@ -372,8 +372,8 @@ func checkSignature(head *boardv1.DownloadHead, name, digest string) ([]string, 
 // maxTrustedKeys bounds the keys of one scope's trust an install reads.
 const maxTrustedKeys = 1024
 
-// isDigest reports whether s is "sha256:" and 64 lowercase hex digits.
-func isDigest(s string) bool {
+// IsDigest reports whether s is "sha256:" and 64 lowercase hex digits.
+func IsDigest(s string) bool {
 	h, ok := strings.CutPrefix(s, "sha256:")
 	if !ok || len(h) != 64 {
 		return false
