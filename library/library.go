@@ -330,7 +330,7 @@ func checkSignature(head *boardv1.DownloadHead, name, digest string) ([]string, 
 		return nil, fmt.Errorf("the board sent the trust of scope %q, not of %q", clip(trust.GetScope()), scope)
 	}
 	if trust.GetThreshold() < 1 {
-		return nil, fmt.Errorf("scope %q: threshold %d: at least 1", scope, trust.GetThreshold())
+		return nil, fmt.Errorf("scope %q admits nobody (threshold %d): an admin of the board has not put it", scope, trust.GetThreshold())
 	}
 	if n := len(trust.GetKeys()); n > maxTrustedKeys {
 		return nil, fmt.Errorf("scope %q: %d keys: at most %d", scope, n, maxTrustedKeys)
@@ -372,19 +372,9 @@ func checkSignature(head *boardv1.DownloadHead, name, digest string) ([]string, 
 // maxTrustedKeys bounds the keys of one scope's trust an install reads.
 const maxTrustedKeys = 1024
 
-// IsDigest reports whether s is "sha256:" and 64 lowercase hex digits.
-func IsDigest(s string) bool {
-	h, ok := strings.CutPrefix(s, "sha256:")
-	if !ok || len(h) != 64 {
-		return false
-	}
-	for _, c := range h {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+// IsDigest reports whether s is a package digest: "sha256:" and 64
+// lowercase hex digits.
+func IsDigest(s string) bool { return packages.CheckDigest(s) == nil }
 
 // clip is s cut to 80 bytes for an error message.
 func clip(s string) string {

@@ -197,7 +197,7 @@ func TestVerifyChecks(t *testing.T) {
 		{name: "the key revoked", edit: func(h *boardv1.DownloadHead) { h.Trust.Keys[0].Revoked = &boardv1.Revoked{By: "admin", Reason: "lost"} }, check: library.CheckSignature, want: "0 of 1 trusted signatures"},
 		{name: "the scope has no keys", edit: func(h *boardv1.DownloadHead) { h.Trust.Keys = nil }, check: library.CheckSignature, want: "0 of 1"},
 		{name: "a threshold of two", edit: func(h *boardv1.DownloadHead) { h.Trust.Threshold = 2 }, check: library.CheckSignature, want: "1 of 2 trusted signatures"},
-		{name: "a threshold of zero", edit: func(h *boardv1.DownloadHead) { h.Trust.Threshold = 0 }, check: library.CheckSignature, want: "threshold 0"},
+		{name: "a threshold of zero", edit: func(h *boardv1.DownloadHead) { h.Trust.Threshold = 0 }, check: library.CheckSignature, want: "admits nobody"},
 		{name: "the trust of another scope", edit: func(h *boardv1.DownloadHead) { h.Trust.Scope = "evil" }, check: library.CheckSignature, want: `scope "evil", not of "acme"`},
 		{name: "no trust", edit: func(h *boardv1.DownloadHead) { h.Trust = nil }, check: library.CheckSignature, want: "no trust"},
 		{name: "a key id not of its bytes", edit: func(h *boardv1.DownloadHead) {
