@@ -218,6 +218,18 @@ func TestInstallRefusals(t *testing.T) {
 		}
 		noLeftovers(t, parent)
 	})
+	t.Run("an archive over the limit", func(t *testing.T) {
+		parent := t.TempDir()
+		size := int64(len(p.archive))
+		_, err := library.Install(t.Context(), s.agent, ref, filepath.Join(parent, "hello"), library.Options{Limits: packages.Limits{MaxArchiveBytes: size - 1}})
+		if library.CheckOf(err) != library.CheckArchive {
+			t.Errorf("Install of an archive one byte over the limit = %v, want refused by the archive check", err)
+		}
+		noLeftovers(t, parent)
+		if _, err := library.Install(t.Context(), s.agent, ref, filepath.Join(parent, "hello"), library.Options{Limits: packages.Limits{MaxArchiveBytes: size}}); err != nil {
+			t.Errorf("Install of an archive of exactly the limit: %v", err)
+		}
+	})
 	t.Run("a template", func(t *testing.T) {
 		tmpl := buildPackage(t, "acme/greeter", "1.0.0", templateFiles)
 		s.publish(t, tmpl)
