@@ -137,7 +137,7 @@ func TestInstallThenServe(t *testing.T) {
 
 	// The table: one row under its header.
 	r = runAgent(t, env, "", "install", "acme/greeter", filepath.Join(parent, "again"), "--board", b.URL)
-	if r.err != nil || !regexp.MustCompile(`(?m)^NAME\s+VERSION\s+KIND\s+DIGEST\s+FOLDER\n acme/greeter\s+1\.0\.0\s+agent\s+`+digest).MatchString(" "+r.stdout) {
+	if r.err != nil || !regexp.MustCompile(`^NAME\s+VERSION\s+KIND\s+DIGEST\s+FOLDER\nacme/greeter\s+1\.0\.0\s+agent\s+`+digest+`\s+`+regexp.QuoteMeta(filepath.Join(parent, "again"))+`\n$`).MatchString(r.stdout) {
 		t.Errorf("agent install (table) = %q, %v", r.stdout, r.err)
 	}
 
