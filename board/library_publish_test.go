@@ -310,3 +310,31 @@ func TestLibraryProtocols(t *testing.T) {
 		})
 	}
 }
+
+// TestLibraryStalledPublish: an upload that stops sending is cut off once
+// it falls behind the body rate, and its publish slot and spooled file go.
+func TestLibraryStalledPublish(t *testing.T) {
+	t.Parallel()
+	l := newLibrary(t, boardtest.Options{BodyGrace: 300 * time.Millisecond, Limits: board.Limits{PublishesAtOnce: 1}})
+	alice := newSigner(t)
+	l.trustKey("alice", alice)
+	l.putScope("acme", 1, "alice")
+	p := buildPkg(t, "acme/hello", "1.0.0", "# hello\n", nil)
+
+	st, err := l.admin.Publish(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&boardv1.PublishRequest{Part: &boardv1.PublishRequest_Header{Header: &boardv1.PublishHeader{
+		Envelope: signed(t, p.digest, alice), Size: int64(len(p.archive)),
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, 10*time.Second, "the upload is spooled", func() bool { return len(spooled(t, l.bt)) == 1 })
+	boardtest.Eventually(t, 10*time.Second, "the stalled upload is cut off", func() bool { return len(spooled(t, l.bt)) == 0 })
+	_, err = st.CloseAndReceive()
+	refused(t, "a stalled upload", err, connect.CodeDeadlineExceeded, "too slow")
+	if res := l.publishOK(p, alice); !res.GetCreated() {
+		t.Fatalf("the next publish = %v", res)
+	}
+}

@@ -3,6 +3,7 @@ package board_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/audit"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
@@ -116,5 +118,42 @@ func TestLibraryYank(t *testing.T) {
 		if counts[want] != 1 {
 			t.Errorf("audit %q: %d entries, want 1 (%v)", want, counts[want], counts)
 		}
+	}
+}
+
+// TestLibraryAgentsRunning: the versions the library shows name the agents
+// whose hello said they run them, by digest; yanking one tells them
+// nothing and keeps them shown.
+func TestLibraryAgentsRunning(t *testing.T) {
+	t.Parallel()
+	l := newLibrary(t, boardtest.Options{})
+	alice := newSigner(t)
+	l.trustKey("alice", alice)
+	l.putScope("acme", 1, "alice")
+	v1 := buildPkg(t, "acme/desk", "1.0.0", "# one\n", nil)
+	v2 := buildPkg(t, "acme/desk", "2.0.0", "# two\n", nil)
+	l.publishOK(v1, alice)
+	l.publishOK(v2, alice)
+	for _, name := range []string{"desk-b", "desk-a"} {
+		openLinkWith(t, l.bt, &boardv1.Hello{Name: name, Protocol: board.Protocol,
+			Package: &boardv1.InstalledPackage{Name: v1.name, Version: v1.version, Digest: v1.digest}})
+	}
+	res, err := l.admin.GetPackage(t.Context(), &boardv1.GetPackageRequest{Name: "acme/desk"})
+	if err != nil || len(res.GetVersions()) != 2 {
+		t.Fatalf("GetPackage = %v, %v", res, err)
+	}
+	if v := res.GetVersions()[1]; v.GetVersion() != "1.0.0" || v.GetAgentCount() != 2 || !slices.Equal(v.GetAgents(), []string{"desk-a", "desk-b"}) {
+		t.Errorf("1.0.0 = %v, want run by desk-a and desk-b", v)
+	}
+	if v := res.GetVersions()[0]; v.GetAgentCount() != 0 || len(v.GetAgents()) != 0 {
+		t.Errorf("2.0.0 = %v, want run by nobody", v)
+	}
+	y, err := l.admin.Yank(t.Context(), &boardv1.YankRequest{Name: v1.name, Version: v1.version, Reason: "a bug"})
+	if err != nil || y.GetVersion().GetAgentCount() != 2 {
+		t.Fatalf("Yank = %v, %v; want the two agents still shown", y, err)
+	}
+	head, _, err := download(t.Context(), l.admin, &boardv1.DownloadRequest{Digest: v1.digest})
+	if err != nil || head.GetVersion().GetAgentCount() != 2 {
+		t.Fatalf("download head = %v, %v", head, err)
 	}
 }
