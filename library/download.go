@@ -121,12 +121,22 @@ func oneLine(s string) string {
 // download streams ref (or the version pinned by digest, when set) from
 // the board into w: the head, then the archive's chunks, at most max
 // bytes of them and exactly as many as the head's record says.
-func download(ctx context.Context, client boardv1connect.PackageServiceClient, ref Ref, digest string, w io.Writer, max int64) (*boardv1.DownloadHead, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+func download(ctx context.Context, client boardv1connect.PackageServiceClient, ref Ref, digest string, w io.Writer, max int64, silence time.Duration) (*boardv1.DownloadHead, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The call ends when the board has sent nothing for silence.
+	quiet := fmt.Errorf("the board sent nothing for %s: try again", silence)
+	idle := time.AfterFunc(silence, func() { cancel(quiet) })
+	defer idle.Stop()
+	failed := func(err error) error {
+		if context.Cause(ctx) == quiet {
+			return &BoardError{Ref: ref, Code: connect.CodeDeadlineExceeded, Err: quiet}
+		}
+		return boardError(ref, err)
+	}
 	stream, err := client.Download(ctx, &boardv1.DownloadRequest{Name: ref.Name, Version: ref.Version, Digest: digest})
 	if err != nil {
-		return nil, boardError(ref, err)
+		return nil, failed(err)
 	}
 	defer stream.Close()
 	first, err := stream.Receive()
@@ -134,8 +144,9 @@ func download(ctx context.Context, client boardv1connect.PackageServiceClient, r
 		return nil, &BoardError{Ref: ref, Code: connect.CodeDataLoss, Err: errors.New("the board ended the download before it began")}
 	}
 	if err != nil {
-		return nil, boardError(ref, err)
+		return nil, failed(err)
 	}
+	idle.Reset(silence)
 	head := first.GetHead()
 	if head == nil {
 		return nil, &BoardError{Ref: ref, Code: connect.CodeDataLoss, Err: errors.New("the board sent the archive before saying what it is")}
@@ -151,8 +162,9 @@ func download(ctx context.Context, client boardv1connect.PackageServiceClient, r
 			break
 		}
 		if err != nil {
-			return nil, boardError(ref, err)
+			return nil, failed(err)
 		}
+		idle.Reset(silence)
 		if msg.GetHead() != nil {
 			return nil, &BoardError{Ref: ref, Code: connect.CodeDataLoss, Err: errors.New("the board sent a second head")}
 		}

@@ -2,13 +2,17 @@ package library_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect/v2"
 
@@ -302,4 +306,53 @@ func TestInstantiateFromTheLibrary(t *testing.T) {
 		t.Errorf("Instantiate of an agent package = %v, want the kind check naming agent install", err)
 	}
 	noLeftovers(t, other)
+}
+
+// TestDownloadGivesUpOnSilence: a board that accepts the connection and
+// then says nothing is given up once Silence has passed, saying so, and
+// nothing is left beside the target.
+func TestDownloadGivesUpOnSilence(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	client, err := library.Dial("http://"+ln.Addr().String(), "a.b.c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err = library.Install(ctx, client, library.Ref{Name: "acme/hello"}, filepath.Join(parent, "hello"), library.Options{Silence: 300 * time.Millisecond})
+	var be *library.BoardError
+	if !errors.As(err, &be) || be.Code != connect.CodeDeadlineExceeded || !strings.Contains(err.Error(), "sent nothing for 300ms") {
+		t.Errorf("Install from a silent board = %v, want given up after 300ms of silence", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("Install from a silent board took %s", took)
+	}
+	noLeftovers(t, parent)
 }

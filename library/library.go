@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -120,7 +121,15 @@ type Options struct {
 	// Limits: what Scan reads, as packages.Limits; zero fields take the
 	// defaults. The download is refused past Limits.MaxArchiveBytes.
 	Limits packages.Limits
+	// Silence: how long the download may go without a message from the
+	// board before it is given up; zero means DefaultSilence.
+	Silence time.Duration
 }
+
+// DefaultSilence is how long a download waits for the board's next
+// message: a board that stops sending mid-download (or never starts)
+// does not hold the install for ever.
+const DefaultSilence = time.Minute
 
 // Installed is what an install wrote.
 type Installed struct {
@@ -190,7 +199,11 @@ func install(ctx context.Context, client boardv1connect.PackageServiceClient, re
 		f.Close()
 		os.Remove(f.Name())
 	}()
-	head, err := download(ctx, client, ref, opts.Digest, f, lim.MaxArchiveBytes)
+	silence := opts.Silence
+	if silence <= 0 {
+		silence = DefaultSilence
+	}
+	head, err := download(ctx, client, ref, opts.Digest, f, lim.MaxArchiveBytes, silence)
 	if err != nil {
 		return nil, err
 	}
