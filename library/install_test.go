@@ -171,6 +171,24 @@ func TestInstallFromTheLibrary(t *testing.T) {
 	if err != nil || in.Version != "1.1.0" || in.Digest != newer.digest {
 		t.Errorf("Install acme/hello = %+v, %v; want 1.1.0", in, err)
 	}
+
+	// Yanked: not by its version, still by its digest.
+	if _, err := s.admin.Yank(t.Context(), &boardv1.YankRequest{Name: "acme/hello", Version: "1.1.0", Reason: "a bad greeting"}); err != nil {
+		t.Fatalf("Yank: %v", err)
+	}
+	_, err = library.Install(t.Context(), s.agent, library.Ref{Name: "acme/hello", Version: "1.1.0"}, filepath.Join(parent, "yanked"), library.Options{})
+	var be *library.BoardError
+	if !errors.As(err, &be) || be.Code != connect.CodeFailedPrecondition {
+		t.Errorf("Install of a yanked version by its version = %v, want the board's failed_precondition", err)
+	}
+	in, err = library.Install(t.Context(), s.agent, library.Ref{Name: "acme/hello", Version: "1.1.0"}, filepath.Join(parent, "pinned"), library.Options{Digest: newer.digest})
+	if err != nil || in.Digest != newer.digest {
+		t.Errorf("Install of a yanked version by its digest = %+v, %v; want it installed", in, err)
+	}
+	if in, err := library.Install(t.Context(), s.agent, library.Ref{Name: "acme/hello"}, filepath.Join(parent, "latest"), library.Options{}); err != nil || in.Version != "1.0.0" {
+		t.Errorf("Install acme/hello once 1.1.0 is yanked = %+v, %v; want 1.0.0", in, err)
+	}
+	noLeftovers(t, parent, "hello", "latest", "newest", "pinned")
 }
 
 // TestInstallRefusals: what an install refuses, against a real board:
