@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,8 @@ func TestHelloReportsThePackage(t *testing.T) {
 
 	bt := boardtest.Start(t, boardtest.Options{})
 	agents := bt.Agents(bt.OperatorToken("viewer", identity.RoleViewer))
-	startServe(t, node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("greeter"), NoHealthChecks: true})
+	s := startServe(t, node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("greeter"), NoHealthChecks: true})
+	s.out.wait(t, regexp.MustCompile(`^agent greeter: installed from package acme/greeter@1\.2\.0 \(`+digest+`\)$`), time.Minute)
 	var a *boardv1.Agent
 	boardtest.Eventually(t, time.Minute, "the agent on the board", func() bool {
 		a = agentOn(t, agents, "greeter")
@@ -74,13 +76,16 @@ func TestHelloReportsThePackage(t *testing.T) {
 	// The same flow in a folder of its own: no package.
 	other := boardtest.Start(t, boardtest.Options{})
 	otherAgents := other.Agents(other.OperatorToken("viewer", identity.RoleViewer))
-	startServe(t, node.Config{Dir: greeterDir(t), BoardURL: other.URL, Token: other.AgentToken("greeter"), NoHealthChecks: true})
+	plain := startServe(t, node.Config{Dir: greeterDir(t), BoardURL: other.URL, Token: other.AgentToken("greeter"), NoHealthChecks: true})
 	boardtest.Eventually(t, time.Minute, "the plain agent on its board", func() bool {
 		a = agentOn(t, otherAgents, "greeter")
 		return a.GetState() == boardv1.AgentState_AGENT_STATE_ONLINE
 	})
 	if a.GetPackage() != nil {
 		t.Errorf("a folder not installed from a package reports %v, want none", a.GetPackage())
+	}
+	if strings.Contains(plain.out.String(), "installed from") {
+		t.Errorf("a folder not installed from a package says it was:\n%s", plain.out)
 	}
 }
 
