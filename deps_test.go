@@ -60,7 +60,7 @@ var layers = []layer{
 	{pkg: "audit", why: "the hash-chained log, written in the caller's transaction", allow: []string{"ent", "jcs", "store"}, noStd: append([]string{"net/http"}, domain...)},
 	{pkg: "identity", why: "tokens, people, passwords, setup links, sessions' rows; no HTTP, no RPC", allow: []string{"ent", "audit", "store", "github.com/golang-jwt/jwt/v5", "golang.org/x/crypto"}, noStd: append([]string{"net/http"}, domain...)},
 	{pkg: "board", why: "serving, the policy table, the link and presence, the RPC services, sign-in; never the agent's half", allow: []string{
-		"api", "ent", "approvals", "audit", "identity", "store", "ui", "internal/pump",
+		"api", "ent", "approvals", "audit", "identity", "packages", "store", "ui", "internal/pump",
 		"connectrpc.com", "entgo.io/ent/dialect/sql", "golang.org/x/net/http2", "golang.org/x/time/rate", "google.golang.org/protobuf",
 		"google.golang.org/grpc/health/grpc_health_v1", "github.com/robfig/cron/v3",
 		"github.com/prometheus/client_golang", "telemetry", "go.opentelemetry.io/otel",

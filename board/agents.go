@@ -146,5 +146,6 @@ func agentProto(r *ent.Agent) *boardv1.Agent {
 		Pause:         agentPauseProto(r),
 		Inputs:        inputsProto(r.Inputs),
 		RunsDropped:   uint64(max(r.RunsDropped, 0)),
+		Package:       installedPackageProto(r),
 	}
 }

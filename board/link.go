@@ -342,6 +342,9 @@ func validHello(h *boardv1.Hello, caller identity.Caller) error {
 	if err := validInputs(h.GetInputs()); err != nil {
 		return bad("%v", err)
 	}
+	if err := validInstalledPackage(h.GetPackage()); err != nil {
+		return bad("%v", err)
+	}
 	if n := len(h.GetTools()); n > maxTools {
 		return bad("tools: %d, at most %d", n, maxTools)
 	}
@@ -443,6 +446,9 @@ func writeHellos(b *Board, batch []*helloWrite) {
 				SetBuild(h.GetBuild()).
 				SetTools(uniqueTools(h.GetTools())).
 				SetInputs(inputsJSON(h.GetInputs())).
+				SetPackageName(h.GetPackage().GetName()).
+				SetPackageVersion(h.GetPackage().GetVersion()).
+				SetPackageDigest(h.GetPackage().GetDigest()).
 				SetFirstSeen(w.at).
 				SetLastSeen(w.at)
 			names[i] = h.GetName()
@@ -451,7 +457,8 @@ func writeHellos(b *Board, batch []*helloWrite) {
 			OnConflictColumns(agent.FieldName).
 			Update(func(u *ent.AgentUpsert) {
 				u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
-					UpdateProtocol().UpdateBuild().UpdateTools().UpdateInputs().UpdateLastSeen()
+					UpdateProtocol().UpdateBuild().UpdateTools().UpdateInputs().UpdateLastSeen().
+					UpdatePackageName().UpdatePackageVersion().UpdatePackageDigest()
 			}).
 			Exec(ctx)
 		if err != nil {

@@ -318,6 +318,9 @@ func TestBadHello(t *testing.T) {
 		{name: "second hello", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol}), twice: true, code: connect.CodeInvalidArgument, says: "hello: sent twice"},
 		{name: "huge name", token: "bad", first: hello(&boardv1.Hello{Name: huge, Protocol: board.Protocol}), code: connect.CodeInvalidArgument, says: "hello: name: 921600 bytes, at most 128"},
 		{name: "huge protocol", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: huge}), code: connect.CodeFailedPrecondition, says: `hello: protocol: agent speaks "xxxx`},
+		{name: "package without digest", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Package: &boardv1.InstalledPackage{Name: "acme/desk", Version: "1.0.0"}}), code: connect.CodeInvalidArgument, says: "hello: package.digest"},
+		{name: "package with a bad name", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Package: &boardv1.InstalledPackage{Name: "Desk", Version: "1.0.0", Digest: "sha256:" + strings.Repeat("a", 64)}}), code: connect.CodeInvalidArgument, says: "hello: package.name"},
+		{name: "package with a bad version", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Package: &boardv1.InstalledPackage{Name: "acme/desk", Version: "v1", Digest: "sha256:" + strings.Repeat("a", 64)}}), code: connect.CodeInvalidArgument, says: "hello: package.version"},
 		{name: "huge build", token: "bad", first: hello(&boardv1.Hello{Name: "bad", Protocol: board.Protocol, Build: huge}), code: connect.CodeInvalidArgument, says: "hello: build: want sha256:"},
 	}
 	for _, tc := range cases {

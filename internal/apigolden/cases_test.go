@@ -540,6 +540,13 @@ func cases() []goldenCase {
 		Description:  "Refunds orders under 500 EUR and asks above.",
 		Inputs:       flowInputs(),
 	}}})
+	req("hello.package", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
+		Name:         "refund-desk",
+		Protocol:     "3",
+		Capabilities: []string{"users", "health", "pause", "runs"},
+		Build:        build,
+		Package:      installed(),
+	}}})
 	req("raise.run_id", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: &boardv1.Raise{
 		RequestId: "q2", Run: "run-7c1e", Thread: "thread-19", Node: "approve_refund",
 		Ask: "Refund 740.50 EUR for order A-1043?", Show: showJSON, Digest: digestA, RunId: runID,
@@ -685,6 +692,50 @@ func cases() []goldenCase {
 		Email: "ana@example.com", Name: "Ana Lima", Role: boardv1.Role_ROLE_ADMIN, CsrfToken: "Y3NyZi10b2tlbg", ExpireTime: at(720),
 	})
 	add("auth.error", &boardv1.AuthError{Error: "email: required"})
+
+	// PackageService.
+	add("PackageService.Publish.request.header", &boardv1.PublishRequest{Part: &boardv1.PublishRequest_Header{Header: &boardv1.PublishHeader{
+		Envelope: []byte(`{"payload":"eyJkaWdlc3QiOiJzaGEyNTY6NmQxZiJ9","payloadType":"application/vnd.symphonix.package+json","signatures":[]}`),
+		Size:     52_428_800,
+	}}})
+	add("PackageService.Publish.request.chunk", &boardv1.PublishRequest{Part: &boardv1.PublishRequest_Chunk{Chunk: []byte{0x1f, 0x8b, 0x08, 0x00}}})
+	add("PackageService.Publish.response", &boardv1.PublishResponse{Version: packageVersion("1.2.0"), Created: true})
+	add("PackageService.ListPackages.request", &boardv1.ListPackagesRequest{PageSize: 50, PageToken: "cGtnLTI", Scope: "acme"})
+	add("PackageService.ListPackages.response", &boardv1.ListPackagesResponse{
+		Packages:      []*boardv1.PackageSummary{packageSummary()},
+		NextPageToken: "cGtnLTM",
+	})
+	add("PackageService.GetPackage.request", &boardv1.GetPackageRequest{Name: "acme/refund-desk", PageSize: 20, PageToken: "dmVyLTI"})
+	yanked := packageVersion("1.1.0")
+	yanked.Digest = digestB
+	yanked.Yanked = &boardv1.Yanked{By: "ada@example.com", Time: at(30), Reason: "Refunds twice on a retry."}
+	add("PackageService.GetPackage.response", &boardv1.GetPackageResponse{
+		Package:       packageSummary(),
+		Versions:      []*boardv1.PackageVersion{packageVersion("1.2.0"), yanked},
+		NextPageToken: "dmVyLTM",
+	})
+	add("PackageService.Download.request", &boardv1.DownloadRequest{Name: "acme/refund-desk", Version: "1.2.0", Digest: digestA})
+	add("PackageService.Download.response.head", &boardv1.DownloadResponse{Part: &boardv1.DownloadResponse_Head{Head: &boardv1.DownloadHead{
+		Version:  packageVersion("1.2.0"),
+		Envelope: []byte(`{"payload":"e30","payloadType":"application/vnd.symphonix.package+json","signatures":[]}`),
+		Trust:    &boardv1.Trust{Scope: "acme", Threshold: 2, Keys: []*boardv1.PublisherKey{publisherKey(false)}},
+	}}})
+	add("PackageService.Download.response.chunk", &boardv1.DownloadResponse{Part: &boardv1.DownloadResponse_Chunk{Chunk: []byte{0x1f, 0x8b, 0x08, 0x00}}})
+	add("PackageService.Yank.request", &boardv1.YankRequest{Name: "acme/refund-desk", Version: "1.1.0", Reason: "Refunds twice on a retry."})
+	add("PackageService.Yank.response", &boardv1.YankResponse{Version: yanked})
+	add("PackageService.AddKey.request", &boardv1.AddKeyRequest{PublicKey: publisherKey(false).PublicKey, Publisher: "acme-release"})
+	add("PackageService.AddKey.response", &boardv1.AddKeyResponse{Key: publisherKey(false), Created: true})
+	add("PackageService.ListKeys.request", &boardv1.ListKeysRequest{PageSize: 10, PageToken: "a2V5LTI", Publisher: "acme-release"})
+	add("PackageService.ListKeys.response", &boardv1.ListKeysResponse{Keys: []*boardv1.PublisherKey{publisherKey(false), publisherKey(true)}, NextPageToken: "a2V5LTM"})
+	add("PackageService.RevokeKey.request", &boardv1.RevokeKeyRequest{KeyId: publisherKey(true).KeyId, Reason: "The laptop holding it was stolen."})
+	add("PackageService.RevokeKey.response", &boardv1.RevokeKeyResponse{Key: publisherKey(true)})
+	add("PackageService.PutScope.request", &boardv1.PutScopeRequest{Name: "acme", Publishers: []string{"acme-release", "acme-security"}, Threshold: 2})
+	add("PackageService.PutScope.response", &boardv1.PutScopeResponse{Scope: packageScope()})
+	add("PackageService.ListScopes.request", &boardv1.ListScopesRequest{PageSize: 10, PageToken: "c2NvcGUtMg"})
+	add("PackageService.ListScopes.response", &boardv1.ListScopesResponse{Scopes: []*boardv1.Scope{packageScope()}, NextPageToken: "c2NvcGUtMw"})
+	withPackage := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
+	withPackage.Package = installed()
+	add("AgentService.GetAgent.response.package", &boardv1.GetAgentResponse{Agent: withPackage})
 	return out
 }
 
@@ -760,4 +811,57 @@ func pausedRun() *boardv1.Run {
 // which no RPC names.
 var authMessages = []proto.Message{
 	&boardv1.SignInRequest{}, &boardv1.SetupRequest{}, &boardv1.Session{}, &boardv1.AuthError{}, &boardv1.User{},
+}
+
+func installed() *boardv1.InstalledPackage {
+	return &boardv1.InstalledPackage{Name: "acme/refund-desk", Version: "1.2.0", Digest: digestA}
+}
+
+func packageVersion(v string) *boardv1.PackageVersion {
+	return &boardv1.PackageVersion{
+		Name:        "acme/refund-desk",
+		Version:     v,
+		Digest:      digestA,
+		Kind:        "agent",
+		Description: "Refunds orders under 500 EUR and asks above.",
+		Size:        48_213,
+		Files:       7,
+		Signers:     []string{publisherKey(false).KeyId},
+		PublishedBy: "ada@example.com",
+		PublishTime: at(-120),
+		Agents:      []string{"refund-desk", "refund-desk-eu"},
+		AgentCount:  2,
+		Requires: &boardv1.PackageRequires{
+			McpServers: []string{"orders"},
+			Inputs:     []string{"order_id"},
+			Secrets:    []string{"ORDERS_API_KEY"},
+		},
+	}
+}
+
+func packageSummary() *boardv1.PackageSummary {
+	return &boardv1.PackageSummary{
+		Name: "acme/refund-desk", Kind: "agent", Description: "Refunds orders under 500 EUR and asks above.",
+		Latest: "1.2.0", Versions: 3, UpdateTime: at(-120),
+	}
+}
+
+func publisherKey(revoked bool) *boardv1.PublisherKey {
+	k := &boardv1.PublisherKey{
+		KeyId:     "sha256:9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
+		PublicKey: "ed25519:qL8yS7bF8c9mZ2xW4vT1nR6pK3jH5gD0aQeUoIyTrEw=",
+		Publisher: "acme-release",
+		AddedBy:   "ada@example.com",
+		AddTime:   at(-2880),
+	}
+	if revoked {
+		k.KeyId = "sha256:1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2c"
+		k.PublicKey = "ed25519:Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGw="
+		k.Revoked = &boardv1.Revoked{By: "ada@example.com", Time: at(-60), Reason: "The laptop holding it was stolen."}
+	}
+	return k
+}
+
+func packageScope() *boardv1.Scope {
+	return &boardv1.Scope{Name: "acme", Publishers: []string{"acme-release", "acme-security"}, Threshold: 2, SetBy: "ada@example.com", SetTime: at(-1000)}
 }
