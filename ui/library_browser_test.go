@@ -279,7 +279,7 @@ func TestBrowserLibrary(t *testing.T) {
 	}
 
 	// An empty reason is refused here, and nothing is sent.
-	b.Click("Yank 1.0.0", versionItem("1.0.0")+` .yank-button`)
+	b.Click("Yank 1.0.0", `#versions li[data-version="1.0.0"] .yank-button`)
 	b.Click("Yank it with no reason", `#versions li[data-version="1.0.0"] .yank-confirm`)
 	b.UntilText("the reason is asked for", "#package-action-error", "the reason is required")
 	if v := lib.version("acme/hello", "1.0.0"); v.GetYanked() != nil {
@@ -290,7 +290,7 @@ func TestBrowserLibrary(t *testing.T) {
 	// An admin yanks 2.0.0 with a reason: the page shows it without a
 	// reload, and the board has it.
 	b.Eval(`window.notReloaded = true; "marked"`)
-	b.Click("Yank 2.0.0", versionItem("2.0.0")+` .yank-button`)
+	b.Click("Yank 2.0.0", `#versions li[data-version="2.0.0"] .yank-button`)
 	const reason = "leaks the <token> into logs"
 	b.Do("write why", chromedp.SendKeys(`#versions li[data-version="2.0.0"] input.yank-reason`, reason))
 	b.Click("confirm the yank", `#versions li[data-version="2.0.0"] .yank-confirm`)

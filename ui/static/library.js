@@ -113,7 +113,7 @@
       name,
       cell(p.kind ? node("span", "kind", p.kind) : none()),
       latest,
-      node("td", "versions", versions.toLocaleString("en")),
+      node("td", "version-count", versions.toLocaleString("en")),
       cell(updated(p, now)),
     );
     return tr;
