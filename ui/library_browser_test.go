@@ -45,36 +45,47 @@ const libraryFlow = `{
 `
 
 // library is the board's library under test, filled through the real
-// PackageService by an admin: one publisher with one trusted key, allowed
-// in one scope.
+// PackageService by an admin: publishers with a trusted key each, allowed
+// in one scope with a threshold of one.
 type library struct {
-	t     *testing.T
-	pkgs  boardv1connect.PackageServiceClient
-	key   ed25519.PrivateKey
-	keyID string
+	t          *testing.T
+	pkgs       boardv1connect.PackageServiceClient
+	scope      string
+	publishers []string
+	key        ed25519.PrivateKey // the first publisher's, which signs every package
+	keyID      string
 }
 
 // newLibrary trusts a new key of publisher and lets publisher publish in
 // scope with a threshold of one.
 func newLibrary(t *testing.T, bt *boardtest.Board, admin, scope, publisher string) *library {
 	t.Helper()
+	l := &library{t: t, pkgs: boardv1connect.NewPackageServiceClient(bt.Client(bt.OperatorToken(admin, identity.RoleAdmin))), scope: scope}
+	l.key, l.keyID = l.trust(publisher)
+	return l
+}
+
+// trust trusts a new key of publisher, allows publisher in the library's
+// scope, and returns the key and its id.
+func (l *library) trust(publisher string) (ed25519.PrivateKey, string) {
+	l.t.Helper()
 	pub, key, err := packages.NewKey()
 	if err != nil {
-		t.Fatal(err)
+		l.t.Fatal(err)
 	}
-	pkgs := boardv1connect.NewPackageServiceClient(bt.Client(bt.OperatorToken(admin, identity.RoleAdmin)))
-	if _, err := pkgs.AddKey(t.Context(), &boardv1.AddKeyRequest{PublicKey: packages.FormatPublicKey(pub), Publisher: publisher}); err != nil {
-		t.Fatalf("add key: %v", err)
+	if _, err := l.pkgs.AddKey(l.t.Context(), &boardv1.AddKeyRequest{PublicKey: packages.FormatPublicKey(pub), Publisher: publisher}); err != nil {
+		l.t.Fatalf("add key: %v", err)
 	}
-	if _, err := pkgs.PutScope(t.Context(), &boardv1.PutScopeRequest{Name: scope, Publishers: []string{publisher}, Threshold: 1}); err != nil {
-		t.Fatalf("put scope: %v", err)
+	l.publishers = append(l.publishers, publisher)
+	if _, err := l.pkgs.PutScope(l.t.Context(), &boardv1.PutScopeRequest{Name: l.scope, Publishers: l.publishers, Threshold: 1}); err != nil {
+		l.t.Fatalf("put scope: %v", err)
 	}
-	return &library{t: t, pkgs: pkgs, key: key, keyID: packages.KeyID(pub)}
+	return key, packages.KeyID(pub)
 }
 
 // publish builds name@version from a folder in t.TempDir(), signs it
-// with the library's key and publishes it.
-func (l *library) publish(name, version, description string) *boardv1.PackageVersion {
+// with the library's key, and with each of also, and publishes it.
+func (l *library) publish(name, version, description string, also ...ed25519.PrivateKey) *boardv1.PackageVersion {
 	l.t.Helper()
 	dir := l.t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "flow.json"), []byte(libraryFlow), 0o644); err != nil {
@@ -92,6 +103,13 @@ func (l *library) publish(name, version, description string) *boardv1.PackageVer
 	env, err := packages.Sign(digest, l.key, l.keyID)
 	if err != nil {
 		l.t.Fatal(err)
+	}
+	for _, k := range also {
+		more, err := packages.Sign(digest, k, packages.KeyID(k.Public().(ed25519.PublicKey)))
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		env.Signatures = append(env.Signatures, more.Signatures...)
 	}
 	envelope, err := json.Marshal(env)
 	if err != nil {
@@ -174,7 +192,13 @@ func TestBrowserLibrary(t *testing.T) {
 	v1 := lib.publish("acme/hello", "1.0.0", description)
 	lib.publish("acme/hello", "1.2.0", description)
 	v2 := lib.publish("acme/hello", "2.0.0", description)
-	lib.publish("acme/other", "0.1.0", "")
+	// acme/other is signed by two publishers' keys, one revoked since.
+	otherKey, otherID := lib.trust("beta-signer")
+	lib.publish("acme/other", "0.1.0", "", otherKey)
+	const revokedWhy = "laptop <u>lost</u>"
+	if _, err := lib.pkgs.RevokeKey(t.Context(), &boardv1.RevokeKeyRequest{KeyId: otherID, Reason: revokedWhy}); err != nil {
+		t.Fatalf("revoke: %v", err)
+	}
 	const badReason = "broken <i>build</i>"
 	if _, err := lib.pkgs.Yank(t.Context(), &boardv1.YankRequest{Name: "acme/hello", Version: "1.2.0", Reason: badReason}); err != nil {
 		t.Fatalf("yank 1.2.0: %v", err)
@@ -278,6 +302,11 @@ func TestBrowserLibrary(t *testing.T) {
 		t.Errorf("2.0.0's agents: links|more = %q, want 100|and 1 more", got)
 	}
 
+	// Copy copies the digest whole, or, where the page may not write the
+	// clipboard, shows it whole and selected.
+	b.Click("Copy 1.0.0's digest", `#versions li[data-version="1.0.0"] button.copy`)
+	b.Until("the copy is said", `() => /digest of 1\.0\.0/.test(document.getElementById("package-status").textContent)`)
+
 	// An empty reason is refused here, and nothing is sent.
 	b.Click("Yank 1.0.0", `#versions li[data-version="1.0.0"] .yank-button`)
 	b.Click("Yank it with no reason", `#versions li[data-version="1.0.0"] .yank-confirm`)
@@ -326,6 +355,23 @@ func TestBrowserLibrary(t *testing.T) {
 	b.Until("the package page again", `() => !document.getElementById("package").hidden &&
 		document.querySelectorAll("#versions li.version").length === 3`)
 	noEnumNames(t, b, "the package page")
+
+	// A version signed by two publishers shows both, the revoked key marked,
+	// with who revoked it and why on hover.
+	b.Click("open the library", "#tab-library")
+	b.Click("open acme/other", `#library-rows tr[data-package="acme/other"] a`)
+	b.Until("acme/other's signers", `() => document.querySelectorAll('#versions li[data-version="0.1.0"] li.signer').length === 2`)
+	signers := `Array.from(document.querySelectorAll('#versions li[data-version="0.1.0"] li.signer'))`
+	if got := b.Eval(signers + `.map((li) => li.querySelector(".publisher").textContent + ":" + (li.dataset.revoked || "false")).sort().join(",")`); got != "acme-signer:false,beta-signer:true" {
+		t.Errorf("acme/other's signers = %s, want acme-signer:false,beta-signer:true", got)
+	}
+	revoked := `document.querySelector('#versions li[data-version="0.1.0"] li.signer[data-key-id="` + otherID + `"] .badge.revoked')`
+	if got := b.Eval(revoked + `.title`); !strings.Contains(got, "root") || !strings.Contains(got, revokedWhy) {
+		t.Errorf("the revoked key's mark says %q, want who (root) and why (%q)", got, revokedWhy)
+	}
+	if got := b.Eval(`String(document.querySelectorAll("#package u").length)`); got != "0" {
+		t.Errorf("a revocation's reason is drawn as markup")
+	}
 }
 
 // TestBrowserLibraryViewer: a viewer reads the library but sees no Yank
