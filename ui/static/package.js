@@ -247,10 +247,17 @@
   function when(s, now) {
     const ms = parseTime(s);
     if (Number.isNaN(ms)) return none();
-    const t = node("time", "", health.clock(ms, now) + " (" + ago(ms, now) + ")");
+    const t = node("time", "moving", "");
     t.dateTime = new Date(ms).toISOString();
     t.title = new Date(ms).toLocaleString();
+    t.dataset.ms = String(ms);
+    timeText(t, now);
     return t;
+  }
+
+  function timeText(t, now) {
+    const ms = Number(t.dataset.ms);
+    t.textContent = health.clock(ms, now) + " (" + ago(ms, now) + ")";
   }
 
   function fact(term, value) {
@@ -491,7 +498,10 @@
     const now = Date.now();
     const key = JSON.stringify([pkg, versions, hasMore, keys ? Array.from(keys) : null, canYank(),
       Array.from(yanking, ([v, s]) => [v, s.busy, s.invalid])]);
-    if (key === drawn) return;
+    if (key === drawn) {
+      for (const t of ui.body.querySelectorAll("time.moving")) timeText(t, now);
+      return;
+    }
     drawn = key;
     drawFacts(now);
     ui.readOnly.hidden = canYank() || !versions.some((v) => !v.yanked);
