@@ -508,11 +508,15 @@
     // Keep the focus, and what is being typed, in a yank form across a redraw.
     const focused = document.activeElement;
     const refocus = focused instanceof HTMLInputElement && ui.versions.contains(focused)
-      ? focused.closest("li.version").dataset.version : null;
+      ? { version: focused.closest("li.version").dataset.version, from: focused.selectionStart, to: focused.selectionEnd }
+      : null;
     ui.versions.replaceChildren(...versions.map((v) => versionItem(v, now)));
     if (refocus !== null) {
-      const again = ui.versions.querySelector('li[data-version="' + CSS.escape(refocus) + '"] input.yank-reason');
-      if (again) again.focus({ preventScroll: true });
+      const again = ui.versions.querySelector('li[data-version="' + CSS.escape(refocus.version) + '"] input.yank-reason');
+      if (again) {
+        again.focus({ preventScroll: true });
+        if (refocus.from !== null) again.setSelectionRange(refocus.from, refocus.to);
+      }
     }
     drawMore();
   }
