@@ -322,6 +322,18 @@ func TestBrowserLibrary(t *testing.T) {
 	b.Click("Yank 2.0.0", `#versions li[data-version="2.0.0"] .yank-button`)
 	const reason = "leaks the <token> into logs"
 	b.Do("write why", chromedp.SendKeys(`#versions li[data-version="2.0.0"] input.yank-reason`, reason))
+	// An agent that starts running 2.0.0 meanwhile redraws the page: what is
+	// being typed, and where, stays.
+	openRawHello(t, bt, &boardv1.Hello{Name: "late-runner", Package: &boardv1.InstalledPackage{
+		Name: "acme/hello", Version: "2.0.0", Digest: v2.GetDigest(),
+	}})
+	b.Until("the page redrawn with the agent that came", `() => {
+		const more = `+versionItem("2.0.0")+`.querySelector(".more-agents");
+		return more !== null && more.textContent === "and 2 more";
+	}`)
+	if got := b.Eval(`document.activeElement.matches('#versions li[data-version="2.0.0"] input.yank-reason') ? document.activeElement.value : "(focus lost)"`); got != reason {
+		t.Errorf("after a redraw the reason being typed is %q, want %q, still focused", got, reason)
+	}
 	b.Click("confirm the yank", `#versions li[data-version="2.0.0"] .yank-confirm`)
 	b.Until("2.0.0 shown yanked, with the reason", `(reason) => {
 		const li = `+versionItem("2.0.0")+`;
