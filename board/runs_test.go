@@ -18,7 +18,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
-	"github.com/symphonix/symphonix/ent/runstep"
+	"github.com/symphonix/symphonix/ent/rundetail"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -208,8 +208,11 @@ func TestRunsStored(t *testing.T) {
 	if n, _ := bt.Store.Run.Query().Count(t.Context()); n != 1 {
 		t.Errorf("%d run rows, want 1", n)
 	}
-	if n, _ := bt.Store.RunStep.Query().Where(runstep.Run(1)).Count(t.Context()); n != 3 {
-		t.Errorf("%d step rows, want 3", n)
+	if n, _ := bt.Store.RunDetail.Query().Where(rundetail.Run(1)).Count(t.Context()); n != 1 {
+		t.Errorf("%d step details, want 1", n)
+	}
+	if n, _ := bt.Store.RunStep.Query().Count(t.Context()); n != 0 {
+		t.Errorf("%d step rows, want none: steps are kept in one value", n)
 	}
 	if a := getAgent(t, bt.Agents(bt.OperatorToken("vic", identity.RoleViewer)), "desk"); a.GetRunsDropped() != 3 {
 		t.Errorf("runs_dropped %d, want 3", a.GetRunsDropped())
@@ -634,14 +637,14 @@ func TestRunRetention(t *testing.T) {
 	ahead.Store(int64(25 * day)) // the cutoff is 5 days ago
 	bt.Restart()
 	boardtest.Eventually(t, 60*time.Second, "the run ended 10 days ago swept", func() bool { return ids() == "one-day running" })
-	if n, err := bt.Store.RunStep.Query().Count(t.Context()); err != nil || n != 2 {
-		t.Errorf("%d steps left, %v; want the 2 of one-day", n, err)
+	if n, err := bt.Store.RunDetail.Query().Count(t.Context()); err != nil || n != 1 {
+		t.Errorf("%d step details left, %v; want one-day's", n, err)
 	}
 	ahead.Store(int64(31 * day))
 	bt.Restart()
 	boardtest.Eventually(t, 60*time.Second, "every run swept", func() bool { return ids() == "" })
-	if n, err := bt.Store.RunStep.Query().Count(t.Context()); err != nil || n != 0 {
-		t.Errorf("%d steps left, %v; want none", n, err)
+	if n, err := bt.Store.RunDetail.Query().Count(t.Context()); err != nil || n != 0 {
+		t.Errorf("%d step details left, %v; want none", n, err)
 	}
 }
 
@@ -687,5 +690,88 @@ func TestWatchRunsApprovalNamed(t *testing.T) {
 	m := next()
 	if m.GetKind() != boardv1.RunEventKind_RUN_EVENT_KIND_PAUSED || m.GetRun().GetApprovalId() != "ap-1" {
 		t.Fatalf("watch after the summary naming the approval: %v, want paused with approval ap-1", m)
+	}
+}
+
+// TestRunStepsOfAnOlderBoard: a run whose steps an older board kept as
+// rows of their own is read with them; its next summary's steps take
+// their place; the sweep deletes the rows with their run.
+func TestRunStepsOfAnOlderBoard(t *testing.T) {
+	t.Parallel()
+	var ahead atomic.Int64
+	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	l := runsLink(t, bt, "desk", "runs", "live-runs")
+	old := endedRun("old", 2)
+	l.stored(old, 3, 0)
+	ctx := t.Context()
+	row, err := bt.Store.Run.Query().Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As an older board left it: no detail, a row per step.
+	if _, err := bt.Store.RunDetail.Delete().Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, node := range []string{"fetch", "decide", "answer"} {
+		err := bt.Store.RunStep.Create().SetRun(row.ID).SetSeq(i + 1).SetNode(node).SetKind("llm").
+			SetOutcome("ok").SetDurationNs(int64(time.Second)).SetTokensTotal(10).Exec(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	r := getRun(t, runs, "desk", "old")
+	var nodes []string
+	for _, st := range r.GetSteps() {
+		nodes = append(nodes, st.GetNode())
+	}
+	if strings.Join(nodes, ",") != "fetch,decide,answer" || r.GetSteps()[2].GetTokens().GetTotal() != 10 {
+		t.Errorf("steps of the older board's rows: %v, want fetch, decide, answer", r.GetSteps())
+	}
+
+	newer := endedRun("old", 4)
+	l.stored(newer, 4, 0)
+	if r := getRun(t, runs, "desk", "old"); len(r.GetSteps()) != 4 || r.GetSteps()[0].GetNode() != "n1" {
+		t.Errorf("after a new summary: %v, want its 4 steps", r.GetSteps())
+	}
+
+	ahead.Store(int64(40 * 24 * time.Hour))
+	bt.Restart()
+	boardtest.Eventually(t, 60*time.Second, "the run swept", func() bool {
+		n, err := bt.Store.Run.Query().Count(ctx)
+		return err == nil && n == 0
+	})
+	if n, err := bt.Store.RunStep.Query().Count(ctx); err != nil || n != 0 {
+		t.Errorf("%d step rows left, %v; want none", n, err)
+	}
+	if n, err := bt.Store.RunDetail.Query().Count(ctx); err != nil || n != 0 {
+		t.Errorf("%d step details left, %v; want none", n, err)
+	}
+}
+
+// TestRunStepsPostgres: on PostgreSQL, each run's latest summary's steps
+// are what the board reads back, summaries of many runs written together.
+func TestRunStepsPostgres(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{DSN: boardtest.PostgresDSN(t)})
+	l := runsLink(t, bt, "desk", "runs", "live-runs")
+	for i := range 5 {
+		l.send(summaryOf(endedRun(fmt.Sprintf("run-%d", i), i+1), 3, 0))
+	}
+	for range 5 {
+		if m := l.next(); m.GetRunStored() == nil {
+			t.Fatalf("answered %v, want run_stored", m)
+		}
+	}
+	l.stored(endedRun("run-0", 7), 4, 0)
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	for i := range 5 {
+		want := i + 1
+		if i == 0 {
+			want = 7
+		}
+		if r := getRun(t, runs, "desk", fmt.Sprintf("run-%d", i)); len(r.GetSteps()) != want {
+			t.Errorf("run-%d: %d steps, want %d", i, len(r.GetSteps()), want)
+		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/ent/run"
-	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/identity"
 )
 
@@ -163,12 +162,8 @@ func (s runService) GetRun(ctx context.Context, req *boardv1.GetRunRequest) (*bo
 	var out *boardv1.Run
 	if row != nil {
 		out = runProto(row)
-		steps, err := s.b.db.RunStep.Query().Where(runstep.Run(row.ID)).Order(ent.Asc(runstep.FieldSeq)).All(ctx)
-		if err != nil {
+		if out.Steps, err = s.b.storedSteps(ctx, row.ID); err != nil {
 			return nil, err
-		}
-		for _, st := range steps {
-			out.Steps = append(out.Steps, runStepProto(st))
 		}
 	}
 	if live != nil && (out == nil || !ended(out.GetState())) {

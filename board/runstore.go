@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
 	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/proto"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/rundetail"
 	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/store"
 )
@@ -30,8 +33,8 @@ const (
 	maxRunWritesInFlight = 64
 	// maxRunBatch is the most run writes one transaction makes.
 	maxRunBatch = 200
-	// stepChunk is how many steps one insert writes.
-	stepChunk = 250
+	// detailChunk is how many runs' steps one insert writes.
+	detailChunk = 200
 )
 
 // runEventBucket is one link's allowance of run events: a token bucket,
@@ -264,6 +267,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 			byKey[key{r.Agent, r.RunID}] = r
 		}
 		dropped := map[string]int64{}
+		details := map[int][]*boardv1.RunStep{}
 		for _, w := range batch {
 			w.kept = false
 			k := key{w.agent, w.run.GetId()}
@@ -273,6 +277,9 @@ func writeRuns(b *Board, batch []*runWrite) {
 			}
 			if w.summary {
 				row, err = writeSummary(ctx, tx, row, w, now)
+				if err == nil {
+					details[row.ID] = w.run.GetSteps()
+				}
 				dropped[w.agent] += int64(w.dropped)
 			} else {
 				row, err = writeLive(ctx, tx, row, w, now)
@@ -282,6 +289,9 @@ func writeRuns(b *Board, batch []*runWrite) {
 			}
 			byKey[k] = row
 			w.kept = true
+		}
+		if err := writeDetails(ctx, tx, details); err != nil {
+			return err
 		}
 		for name, n := range dropped {
 			if n == 0 {
@@ -317,8 +327,8 @@ func writeLive(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now t
 	return u.Save(ctx)
 }
 
-// writeSummary writes a run's row, and its steps in the place of any it
-// had, from its summary.
+// writeSummary writes a run's row from its summary; writeDetails writes
+// its steps.
 func writeSummary(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now time.Time) (*ent.Run, error) {
 	r := w.run
 	var end *time.Time
@@ -334,8 +344,6 @@ func writeSummary(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, no
 		if err != nil {
 			return nil, err
 		}
-	} else if _, err := tx.RunStep.Delete().Where(runstep.Run(row.ID)).Exec(ctx); err != nil {
-		return nil, err
 	}
 	u := row.Update().SetThread(r.GetThread()).SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).
 		SetBuild(r.GetBuild()).SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
@@ -359,28 +367,74 @@ func writeSummary(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, no
 	if row, err = u.Save(ctx); err != nil {
 		return nil, err
 	}
-	steps := r.GetSteps()
-	for len(steps) > 0 {
-		n := min(len(steps), stepChunk)
-		creates := make([]*ent.RunStepCreate, n)
-		for i, st := range steps[:n] {
-			c := tx.RunStep.Create().SetRun(row.ID).SetSeq(int(st.GetSeq())).SetNode(st.GetNode()).SetKind(st.GetKind()).
-				SetCopy(int(st.GetCopy())).SetOutcome(outcomeWord(st.GetOutcome())).SetError(st.GetError()).
-				SetPause(pauseKindWord(st.GetPause())).SetApprovalID(st.GetApprovalId()).
-				SetTokensInput(st.GetTokens().GetInput()).SetTokensOutput(st.GetTokens().GetOutput()).
-				SetTokensCached(st.GetTokens().GetCached()).SetTokensTotal(st.GetTokens().GetTotal())
-			if t := st.GetStartTime(); t != nil {
-				c.SetStartTime(storedTime(t.AsTime()))
-			}
-			if d := st.GetDuration(); d != nil {
-				c.SetDurationNs(int64(d.AsDuration()))
-			}
-			creates[i] = c
-		}
-		if err := tx.RunStep.CreateBulk(creates...).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("write steps: %w", err)
-		}
-		steps = steps[n:]
-	}
 	return row, nil
+}
+
+// writeDetails writes the steps of each run, by its row's id, in the place
+// of any it had: one statement for the batch.
+func writeDetails(ctx context.Context, tx *ent.Tx, details map[int][]*boardv1.RunStep) error {
+	ids := slices.Sorted(maps.Keys(details))
+	for len(ids) > 0 {
+		n := min(len(ids), detailChunk)
+		creates := make([]*ent.RunDetailCreate, n)
+		for i, id := range ids[:n] {
+			enc, err := encodeSteps(details[id])
+			if err != nil {
+				return err
+			}
+			creates[i] = tx.RunDetail.Create().SetRun(id).SetSteps(enc)
+		}
+		err := tx.RunDetail.CreateBulk(creates...).OnConflictColumns(rundetail.FieldRun).UpdateNewValues().Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("write steps: %w", err)
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// stepsFormat is the version byte of a RunDetail's steps.
+const stepsFormat = 1
+
+// encodeSteps is steps as a RunDetail keeps them.
+func encodeSteps(steps []*boardv1.RunStep) ([]byte, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend([]byte{stepsFormat}, &boardv1.Run{Steps: steps})
+	if err != nil {
+		return nil, fmt.Errorf("encode steps: %w", err)
+	}
+	return b, nil
+}
+
+// decodeSteps reads what encodeSteps wrote.
+func decodeSteps(b []byte) ([]*boardv1.RunStep, error) {
+	if len(b) == 0 || b[0] != stepsFormat {
+		return nil, fmt.Errorf("run steps: stored in a form this board does not read")
+	}
+	var r boardv1.Run
+	if err := proto.Unmarshal(b[1:], &r); err != nil {
+		return nil, fmt.Errorf("run steps: %w", err)
+	}
+	return r.Steps, nil
+}
+
+// storedSteps is the steps the store holds of the run whose row has id:
+// from its RunDetail, or, for a run stored by a board before those, from
+// its RunStep rows.
+func (b *Board) storedSteps(ctx context.Context, id int) ([]*boardv1.RunStep, error) {
+	d, err := b.db.RunDetail.Query().Where(rundetail.Run(id)).Only(ctx)
+	switch {
+	case err == nil:
+		return decodeSteps(d.Steps)
+	case !ent.IsNotFound(err):
+		return nil, err
+	}
+	rows, err := b.db.RunStep.Query().Where(runstep.Run(id)).Order(ent.Asc(runstep.FieldSeq)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	steps := make([]*boardv1.RunStep, len(rows))
+	for i, st := range rows {
+		steps[i] = runStepProto(st)
+	}
+	return steps, nil
 }

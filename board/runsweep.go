@@ -7,6 +7,7 @@ import (
 
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/rundetail"
 	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/store"
 )
@@ -52,6 +53,9 @@ func (b *Board) sweepRuns(ctx context.Context) (int, error) {
 		}
 		err = store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 			if _, err := tx.RunStep.Delete().Where(runstep.RunIn(ids...)).Exec(ctx); err != nil {
+				return err
+			}
+			if _, err := tx.RunDetail.Delete().Where(rundetail.RunIn(ids...)).Exec(ctx); err != nil {
 				return err
 			}
 			_, err := tx.Run.Delete().Where(run.IDIn(ids...)).Exec(ctx)

@@ -27,6 +27,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/rundetail"
 	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
@@ -68,6 +69,8 @@ type Client struct {
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
 	Run *RunClient
+	// RunDetail is the client for interacting with the RunDetail builders.
+	RunDetail *RunDetailClient
 	// RunStep is the client for interacting with the RunStep builders.
 	RunStep *RunStepClient
 	// Session is the client for interacting with the Session builders.
@@ -108,6 +111,7 @@ func (c *Client) init() {
 	c.PublisherKey = NewPublisherKeyClient(c.config)
 	c.Rule = NewRuleClient(c.config)
 	c.Run = NewRunClient(c.config)
+	c.RunDetail = NewRunDetailClient(c.config)
 	c.RunStep = NewRunStepClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.Setting = NewSettingClient(c.config)
@@ -221,6 +225,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PublisherKey:   NewPublisherKeyClient(cfg),
 		Rule:           NewRuleClient(cfg),
 		Run:            NewRunClient(cfg),
+		RunDetail:      NewRunDetailClient(cfg),
 		RunStep:        NewRunStepClient(cfg),
 		Session:        NewSessionClient(cfg),
 		Setting:        NewSettingClient(cfg),
@@ -261,6 +266,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PublisherKey:   NewPublisherKeyClient(cfg),
 		Rule:           NewRuleClient(cfg),
 		Run:            NewRunClient(cfg),
+		RunDetail:      NewRunDetailClient(cfg),
 		RunStep:        NewRunStepClient(cfg),
 		Session:        NewSessionClient(cfg),
 		Setting:        NewSettingClient(cfg),
@@ -300,8 +306,8 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound,
 		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
-		c.PublisherKey, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
-		c.Token, c.User, c.Verification, c.Vote,
+		c.PublisherKey, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting,
+		c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -313,8 +319,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound,
 		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
-		c.PublisherKey, c.Rule, c.Run, c.RunStep, c.Session, c.Setting, c.SigningKey,
-		c.Token, c.User, c.Verification, c.Vote,
+		c.PublisherKey, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting,
+		c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -349,6 +355,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Rule.mutate(ctx, m)
 	case *RunMutation:
 		return c.Run.mutate(ctx, m)
+	case *RunDetailMutation:
+		return c.RunDetail.mutate(ctx, m)
 	case *RunStepMutation:
 		return c.RunStep.mutate(ctx, m)
 	case *SessionMutation:
@@ -2099,6 +2107,139 @@ func (c *RunClient) mutate(ctx context.Context, m *RunMutation) (Value, error) {
 	}
 }
 
+// RunDetailClient is a client for the RunDetail schema.
+type RunDetailClient struct {
+	config
+}
+
+// NewRunDetailClient returns a client for the RunDetail from the given config.
+func NewRunDetailClient(c config) *RunDetailClient {
+	return &RunDetailClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `rundetail.Hooks(f(g(h())))`.
+func (c *RunDetailClient) Use(hooks ...Hook) {
+	c.hooks.RunDetail = append(c.hooks.RunDetail, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rundetail.Intercept(f(g(h())))`.
+func (c *RunDetailClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RunDetail = append(c.inters.RunDetail, interceptors...)
+}
+
+// Create returns a builder for creating a RunDetail entity.
+func (c *RunDetailClient) Create() *RunDetailCreate {
+	mutation := newRunDetailMutation(c.config, OpCreate)
+	return &RunDetailCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RunDetail entities.
+func (c *RunDetailClient) CreateBulk(builders ...*RunDetailCreate) *RunDetailCreateBulk {
+	return &RunDetailCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RunDetailClient) MapCreateBulk(slice any, setFunc func(*RunDetailCreate, int)) *RunDetailCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RunDetailCreateBulk{err: fmt.Errorf("calling to RunDetailClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RunDetailCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RunDetailCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RunDetail.
+func (c *RunDetailClient) Update() *RunDetailUpdate {
+	mutation := newRunDetailMutation(c.config, OpUpdate)
+	return &RunDetailUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RunDetailClient) UpdateOne(_m *RunDetail) *RunDetailUpdateOne {
+	mutation := newRunDetailMutation(c.config, OpUpdateOne, withRunDetail(_m))
+	return &RunDetailUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RunDetailClient) UpdateOneID(id int) *RunDetailUpdateOne {
+	mutation := newRunDetailMutation(c.config, OpUpdateOne, withRunDetailID(id))
+	return &RunDetailUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RunDetail.
+func (c *RunDetailClient) Delete() *RunDetailDelete {
+	mutation := newRunDetailMutation(c.config, OpDelete)
+	return &RunDetailDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RunDetailClient) DeleteOne(_m *RunDetail) *RunDetailDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RunDetailClient) DeleteOneID(id int) *RunDetailDeleteOne {
+	builder := c.Delete().Where(rundetail.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RunDetailDeleteOne{builder}
+}
+
+// Query returns a query builder for RunDetail.
+func (c *RunDetailClient) Query() *RunDetailQuery {
+	return &RunDetailQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRunDetail},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RunDetail entity by its id.
+func (c *RunDetailClient) Get(ctx context.Context, id int) (*RunDetail, error) {
+	return c.Query().Where(rundetail.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RunDetailClient) GetX(ctx context.Context, id int) *RunDetail {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RunDetailClient) Hooks() []Hook {
+	return c.hooks.RunDetail
+}
+
+// Interceptors returns the client interceptors.
+func (c *RunDetailClient) Interceptors() []Interceptor {
+	return c.inters.RunDetail
+}
+
+func (c *RunDetailClient) mutate(ctx context.Context, m *RunDetailMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RunDetailCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RunDetailUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RunDetailUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RunDetailDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RunDetail mutation op: %q", m.Op())
+	}
+}
+
 // RunStepClient is a client for the RunStep schema.
 type RunStepClient struct {
 	config
@@ -3168,13 +3309,13 @@ type (
 	hooks struct {
 		Agent, Approval, AuditEntry, Conversation, HealthRound, PackageChunk,
 		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run,
-		RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		RunDetail, RunStep, Session, Setting, SigningKey, Token, User, Verification,
 		Vote []ent.Hook
 	}
 	inters struct {
 		Agent, Approval, AuditEntry, Conversation, HealthRound, PackageChunk,
 		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run,
-		RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		RunDetail, RunStep, Session, Setting, SigningKey, Token, User, Verification,
 		Vote []ent.Interceptor
 	}
 )

@@ -25,6 +25,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/rundetail"
 	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
@@ -106,6 +107,7 @@ func checkColumn(t, c string) error {
 			publisherkey.Table:   publisherkey.ValidColumn,
 			rule.Table:           rule.ValidColumn,
 			run.Table:            run.ValidColumn,
+			rundetail.Table:      rundetail.ValidColumn,
 			runstep.Table:        runstep.ValidColumn,
 			session.Table:        session.ValidColumn,
 			setting.Table:        setting.ValidColumn,

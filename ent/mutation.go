@@ -25,6 +25,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
+	"github.com/symphonix/symphonix/ent/rundetail"
 	"github.com/symphonix/symphonix/ent/runstep"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
@@ -57,6 +58,7 @@ const (
 	TypePublisherKey   = "PublisherKey"
 	TypeRule           = "Rule"
 	TypeRun            = "Run"
+	TypeRunDetail      = "RunDetail"
 	TypeRunStep        = "RunStep"
 	TypeSession        = "Session"
 	TypeSetting        = "Setting"
@@ -13037,6 +13039,422 @@ func (m *RunMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *RunMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Run edge %s", name)
+}
+
+// RunDetailMutation represents an operation that mutates the RunDetail nodes in the graph.
+type RunDetailMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	run           *int
+	addrun        *int
+	steps         *[]byte
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*RunDetail, error)
+	predicates    []predicate.RunDetail
+}
+
+var _ ent.Mutation = (*RunDetailMutation)(nil)
+
+// rundetailOption allows management of the mutation configuration using functional options.
+type rundetailOption func(*RunDetailMutation)
+
+// newRunDetailMutation creates new mutation for the RunDetail entity.
+func newRunDetailMutation(c config, op Op, opts ...rundetailOption) *RunDetailMutation {
+	m := &RunDetailMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRunDetail,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRunDetailID sets the ID field of the mutation.
+func withRunDetailID(id int) rundetailOption {
+	return func(m *RunDetailMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RunDetail
+		)
+		m.oldValue = func(ctx context.Context) (*RunDetail, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RunDetail.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRunDetail sets the old RunDetail of the mutation.
+func withRunDetail(node *RunDetail) rundetailOption {
+	return func(m *RunDetailMutation) {
+		m.oldValue = func(context.Context) (*RunDetail, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RunDetailMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RunDetailMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RunDetailMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RunDetailMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RunDetail.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetRun sets the "run" field.
+func (m *RunDetailMutation) SetRun(i int) {
+	m.run = &i
+	m.addrun = nil
+}
+
+// Run returns the value of the "run" field in the mutation.
+func (m *RunDetailMutation) Run() (r int, exists bool) {
+	v := m.run
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRun returns the old "run" field's value of the RunDetail entity.
+// If the RunDetail object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunDetailMutation) OldRun(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRun is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRun requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRun: %w", err)
+	}
+	return oldValue.Run, nil
+}
+
+// AddRun adds i to the "run" field.
+func (m *RunDetailMutation) AddRun(i int) {
+	if m.addrun != nil {
+		*m.addrun += i
+	} else {
+		m.addrun = &i
+	}
+}
+
+// AddedRun returns the value that was added to the "run" field in this mutation.
+func (m *RunDetailMutation) AddedRun() (r int, exists bool) {
+	v := m.addrun
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRun resets all changes to the "run" field.
+func (m *RunDetailMutation) ResetRun() {
+	m.run = nil
+	m.addrun = nil
+}
+
+// SetSteps sets the "steps" field.
+func (m *RunDetailMutation) SetSteps(b []byte) {
+	m.steps = &b
+}
+
+// Steps returns the value of the "steps" field in the mutation.
+func (m *RunDetailMutation) Steps() (r []byte, exists bool) {
+	v := m.steps
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSteps returns the old "steps" field's value of the RunDetail entity.
+// If the RunDetail object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunDetailMutation) OldSteps(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSteps is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSteps requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSteps: %w", err)
+	}
+	return oldValue.Steps, nil
+}
+
+// ResetSteps resets all changes to the "steps" field.
+func (m *RunDetailMutation) ResetSteps() {
+	m.steps = nil
+}
+
+// Where appends a list predicates to the RunDetailMutation builder.
+func (m *RunDetailMutation) Where(ps ...predicate.RunDetail) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RunDetailMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RunDetailMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RunDetail, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RunDetailMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RunDetailMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RunDetail).
+func (m *RunDetailMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RunDetailMutation) Fields() []string {
+	fields := make([]string, 0, 2)
+	if m.run != nil {
+		fields = append(fields, rundetail.FieldRun)
+	}
+	if m.steps != nil {
+		fields = append(fields, rundetail.FieldSteps)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RunDetailMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case rundetail.FieldRun:
+		return m.Run()
+	case rundetail.FieldSteps:
+		return m.Steps()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RunDetailMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case rundetail.FieldRun:
+		return m.OldRun(ctx)
+	case rundetail.FieldSteps:
+		return m.OldSteps(ctx)
+	}
+	return nil, fmt.Errorf("unknown RunDetail field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RunDetailMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case rundetail.FieldRun:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRun(v)
+		return nil
+	case rundetail.FieldSteps:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSteps(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RunDetail field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RunDetailMutation) AddedFields() []string {
+	var fields []string
+	if m.addrun != nil {
+		fields = append(fields, rundetail.FieldRun)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RunDetailMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case rundetail.FieldRun:
+		return m.AddedRun()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RunDetailMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case rundetail.FieldRun:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRun(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RunDetail numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RunDetailMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RunDetailMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RunDetailMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown RunDetail nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RunDetailMutation) ResetField(name string) error {
+	switch name {
+	case rundetail.FieldRun:
+		m.ResetRun()
+		return nil
+	case rundetail.FieldSteps:
+		m.ResetSteps()
+		return nil
+	}
+	return fmt.Errorf("unknown RunDetail field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RunDetailMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RunDetailMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RunDetailMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RunDetailMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RunDetailMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RunDetailMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RunDetailMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RunDetail unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RunDetailMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RunDetail edge %s", name)
 }
 
 // RunStepMutation represents an operation that mutates the RunStep nodes in the graph.

@@ -38,6 +38,8 @@ type Tx struct {
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
 	Run *RunClient
+	// RunDetail is the client for interacting with the RunDetail builders.
+	RunDetail *RunDetailClient
 	// RunStep is the client for interacting with the RunStep builders.
 	RunStep *RunStepClient
 	// Session is the client for interacting with the Session builders.
@@ -198,6 +200,7 @@ func (tx *Tx) init() {
 	tx.PublisherKey = NewPublisherKeyClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
 	tx.Run = NewRunClient(tx.config)
+	tx.RunDetail = NewRunDetailClient(tx.config)
 	tx.RunStep = NewRunStepClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)

@@ -165,6 +165,18 @@ func (f RunFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RunMutation", m)
 }
 
+// The RunDetailFunc type is an adapter to allow the use of ordinary
+// function as RunDetail mutator.
+type RunDetailFunc func(context.Context, *ent.RunDetailMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RunDetailFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RunDetailMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RunDetailMutation", m)
+}
+
 // The RunStepFunc type is an adapter to allow the use of ordinary
 // function as RunStep mutator.
 type RunStepFunc func(context.Context, *ent.RunStepMutation) (ent.Value, error)

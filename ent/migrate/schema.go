@@ -455,6 +455,18 @@ var (
 			},
 		},
 	}
+	// RunDetailsColumns holds the columns for the "run_details" table.
+	RunDetailsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "run", Type: field.TypeInt, Unique: true},
+		{Name: "steps", Type: field.TypeBytes},
+	}
+	// RunDetailsTable holds the schema information for the "run_details" table.
+	RunDetailsTable = &schema.Table{
+		Name:       "run_details",
+		Columns:    RunDetailsColumns,
+		PrimaryKey: []*schema.Column{RunDetailsColumns[0]},
+	}
 	// RunStepsColumns holds the columns for the "run_steps" table.
 	RunStepsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -635,6 +647,7 @@ var (
 		PublisherKeysTable,
 		RulesTable,
 		RunsTable,
+		RunDetailsTable,
 		RunStepsTable,
 		SessionsTable,
 		SettingsTable,

@@ -45,6 +45,9 @@ type Rule func(*sql.Selector)
 // Run is the predicate function for run builders.
 type Run func(*sql.Selector)
 
+// RunDetail is the predicate function for rundetail builders.
+type RunDetail func(*sql.Selector)
+
 // RunStep is the predicate function for runstep builders.
 type RunStep func(*sql.Selector)
 

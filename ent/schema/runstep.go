@@ -6,8 +6,10 @@ import (
 	"entgo.io/ent/schema/index"
 )
 
-// RunStep is one node's step of a stored Run, from the run's latest
-// summary: at most 1,000 a run. A new summary of the run replaces them all.
+// RunStep is one node's step of a Run stored by a board before RunDetail
+// held a run's steps in one value: the board reads them for such a run
+// when the run has no RunDetail, and the sweep removes them with their
+// run; it writes none.
 type RunStep struct {
 	ent.Schema
 }
