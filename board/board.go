@@ -113,6 +113,11 @@ type Config struct {
 	// TracerProvider: where the board's spans go (trace.go,
 	// docs/tracing.md); nil is off.
 	TracerProvider trace.TracerProvider
+	// SpoolDir: the folder where a package being published is kept until
+	// it has passed every gate, and removed whatever happens (at most
+	// Limits.PublishesAtOnce of Limits.PackageBytes each). Empty means the
+	// system's temporary folder (os.TempDir).
+	SpoolDir string
 }
 
 // Board is one running board.
@@ -173,6 +178,8 @@ type Board struct {
 	hashSlots hashSlots
 	// openStreams are the streams held to their credential (streams.go).
 	openStreams openStreams
+	// publishing bounds the publishes taken at once (library_publish.go).
+	publishing chan struct{}
 
 	// metrics are the board's instruments (metrics.go); metricsLn is the
 	// metrics address's listener (Config.MetricsListen or
@@ -292,6 +299,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
 		hashSlots:     newHashSlots(cfg.ConcurrentHashes, cfg.HashesPerSecond),
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
+		publishing:    make(chan struct{}, cfg.Limits.PublishesAtOnce),
 	}
 	b.presence = newPresence(b)
 	b.metrics = newMetrics(b)
@@ -394,7 +402,19 @@ func (b *Board) routes() http.Handler {
 	// of a core against 20, docs/benchmarks.md), for the same size, and a
 	// client may ask for one after another.
 	connecthttp.Mount(mux, srv, connecthttp.WithReadMaxBytes(MaxMessageBytes), connecthttp.WithCompressMinBytes(1<<10),
-		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))), strictCodecs())
+		connecthttp.WithCompressors(connectgzip.New(connectgzip.WithLevel(gzip.BestSpeed))), strictCodecs(),
+		connecthttp.WithConditionalOptions(func(spec connect.Spec) []connecthttp.Option {
+			switch spec.Procedure {
+			case boardv1connect.PackageServicePublishProcedure:
+				// A chunk of MaxChunkBytes and its framing.
+				return []connecthttp.Option{connecthttp.WithReadMaxBytes(MaxChunkBytes + chunkFraming)}
+			case boardv1connect.PackageServiceDownloadProcedure:
+				// A package is gzip'd already: compressing it again costs a
+				// core and saves nothing.
+				return []connecthttp.Option{connecthttp.WithCompressMinBytes(2 * MaxChunkBytes)}
+			}
+			return nil
+		}))
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "max-age=300")

@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/symphonix/symphonix/packages"
 )
 
 // Limits bound what one agent or one caller can make the board hold.
@@ -32,6 +34,14 @@ type Limits struct {
 	// HealthEvery: the least time between two health reports on one link;
 	// one sooner is refused and the link stays up. Zero means 5 s.
 	HealthEvery time.Duration
+	// PackageBytes: the largest package archive the library takes, in
+	// bytes; one of exactly this size is taken, one byte more refused.
+	// Zero means packages.DefaultLimits.MaxArchiveBytes (64 MiB).
+	PackageBytes int64
+	// PublishesAtOnce: how many publishes the board takes at once, each
+	// spooling up to PackageBytes to disk and scanning it; one more is
+	// refused busy. Zero means 2.
+	PublishesAtOnce int
 }
 
 // Defaults of Limits.
@@ -42,6 +52,7 @@ const (
 	DefaultAuditBurst       = 600
 	DefaultAuditPerSecond   = 10
 	DefaultHealthEvery      = 5 * time.Second
+	DefaultPublishesAtOnce  = 2
 )
 
 // withDefaults is l with every zero field set to its default.
@@ -63,6 +74,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.HealthEvery <= 0 {
 		l.HealthEvery = DefaultHealthEvery
+	}
+	if l.PackageBytes <= 0 {
+		l.PackageBytes = packages.DefaultLimits.MaxArchiveBytes
+	}
+	if l.PublishesAtOnce <= 0 {
+		l.PublishesAtOnce = DefaultPublishesAtOnce
 	}
 	return l
 }

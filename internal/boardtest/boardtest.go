@@ -133,6 +133,7 @@ func (b *Board) start() {
 		BodyGrace:        b.opts.BodyGrace,
 		MetricsListen:    b.opts.MetricsListen,
 		DrainDelay:       b.opts.DrainDelay,
+		SpoolDir:         b.Dir,
 	})
 	if err != nil {
 		db.Close()
