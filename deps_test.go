@@ -53,7 +53,8 @@ var layers = []layer{
 	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
 	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
-	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "pause", "runs", "secrets", "serve", "subscription", "transcript", "github.com/prometheus/client_golang", "go.opentelemetry.io/otel"}},
+	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board; packages to read the folder's install record for the hello", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "packages", "pause", "runs", "secrets", "serve", "subscription", "transcript", "github.com/prometheus/client_golang", "go.opentelemetry.io/otel"}},
+	{pkg: "library", why: "the agent's side of the board's library: downloads a version over the API, checks it with packages as the board did, imports it; never the board, never runs what it installs", allow: []string{"api", "packages", "connectrpc.com/connect/v2"}, noStd: append([]string{"os/exec"}, domain...)},
 
 	// The board's side.
 	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
@@ -69,7 +70,7 @@ var layers = []layer{
 	// Commands, examples and harnesses: at the top, they may wire anything below.
 	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit; the operator commands are clients of a running board's API", allow: []string{"board", "store", "identity", "audit", "ent", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag",
 		"api", "connectrpc.com", "google.golang.org/protobuf", "packages"}},
-	{pkg: "cmd/agent", why: "flags, then one call into node", allow: []string{"node", "flow", "journal", "serve", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
+	{pkg: "cmd/agent", why: "flags, then one call into node (or library, for install and instantiate)", allow: []string{"node", "flow", "journal", "library", "serve", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
 	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger, traces", allow: []string{"telemetry", "github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
 	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},

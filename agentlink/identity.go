@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/jcs"
 )
 
@@ -82,4 +84,52 @@ func IdentityOf(flow []byte) (Identity, error) {
 		inputs = append(inputs, in)
 	}
 	return Identity{Name: f.Name, Description: f.Description, Build: build, Tools: tools, Inputs: inputs}, nil
+}
+
+// checkPackage refuses an InstalledPackage the board would refuse: each
+// field set and within its bound, the digest "sha256:" and 64 lowercase
+// hex digits.
+func checkPackage(p *InstalledPackage) error {
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.Name == "" || len(p.Name) > MaxPackageName || !strings.Contains(p.Name, "/"):
+		return fmt.Errorf("agentlink: Identity.Package.Name %q: want scope/name, at most %d bytes", clipText(p.Name), MaxPackageName)
+	case p.Version == "" || len(p.Version) > MaxPackageVersion:
+		return fmt.Errorf("agentlink: Identity.Package.Version %q: want a semantic version, at most %d bytes", clipText(p.Version), MaxPackageVersion)
+	case !isDigest(p.Digest):
+		return fmt.Errorf("agentlink: Identity.Package.Digest %q: want sha256: and 64 lowercase hex digits", clipText(p.Digest))
+	}
+	return nil
+}
+
+// isDigest reports whether s is "sha256:" and 64 lowercase hex digits.
+func isDigest(s string) bool {
+	hex, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(s) != digestLen {
+		return false
+	}
+	for _, c := range hex {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// clipText is s cut to 64 bytes for an error message.
+func clipText(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// packageOf is p as the hello carries it; nil for none.
+func packageOf(p *InstalledPackage) *boardv1.InstalledPackage {
+	if p == nil {
+		return nil
+	}
+	return &boardv1.InstalledPackage{Name: p.Name, Version: p.Version, Digest: p.Digest}
 }

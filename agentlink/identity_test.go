@@ -143,3 +143,29 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		t.Errorf("New(%+v) = %v", ok, err)
 	}
 }
+
+// TestNewChecksPackage: a hello's package is checked before anything is
+// dialled: each field set, the digest a sha256 digest.
+func TestNewChecksPackage(t *testing.T) {
+	t.Parallel()
+	good := agentlink.InstalledPackage{Name: "acme/hello", Version: "1.0.0", Digest: "sha256:" + strings.Repeat("0a", 32)}
+	cfg := func(p *agentlink.InstalledPackage) agentlink.Config {
+		return agentlink.Config{BoardURL: "http://127.0.0.1:1", Token: "a.b.c", Identity: agentlink.Identity{Name: "hello", Package: p}}
+	}
+	for _, p := range []*agentlink.InstalledPackage{nil, &good} {
+		if _, err := agentlink.New(cfg(p)); err != nil {
+			t.Errorf("New with package %v: %v", p, err)
+		}
+	}
+	for want, edit := range map[string]func(*agentlink.InstalledPackage){
+		"Package.Name":    func(p *agentlink.InstalledPackage) { p.Name = "" },
+		"Package.Version": func(p *agentlink.InstalledPackage) { p.Version = "" },
+		"Package.Digest":  func(p *agentlink.InstalledPackage) { p.Digest = "sha256:" + strings.Repeat("A", 64) },
+	} {
+		p := good
+		edit(&p)
+		if _, err := agentlink.New(cfg(&p)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New with package %+v = %v, want an error naming %s", p, err, want)
+		}
+	}
+}

@@ -50,7 +50,29 @@ type Identity struct {
 	// Inputs: the values a run may be started with, the flow's declared
 	// inputs; at most MaxInputs.
 	Inputs []FlowInput
+	// Package: the solution package the agent's folder was installed
+	// from, as its install record says; nil for a folder that was not.
+	Package *InstalledPackage
 }
+
+// InstalledPackage is the package an agent's folder was installed from:
+// the hello tells the board, which shows which agents run which version.
+type InstalledPackage struct {
+	// Name: "scope/name".
+	Name string
+	// Version: a semantic version.
+	Version string
+	// Digest: "sha256:" and the hex SHA-256 of the package's canonical
+	// manifest.
+	Digest string
+}
+
+// Bounds of InstalledPackage's fields, as the board takes them.
+const (
+	MaxPackageName    = 127 // two DNS labels and a slash
+	MaxPackageVersion = 128
+	digestLen         = len("sha256:") + 64
+)
 
 // FlowInput is one value a run of the flow may be started with.
 type FlowInput struct {
@@ -228,6 +250,9 @@ func New(cfg Config) (*Link, error) {
 	}
 	if n := len(cfg.Identity.Inputs); n > MaxInputs {
 		return nil, fmt.Errorf("agentlink: Identity.Inputs: %d inputs, at most %d", n, MaxInputs)
+	}
+	if err := checkPackage(cfg.Identity.Package); err != nil {
+		return nil, err
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = DefaultMinBackoff
@@ -423,6 +448,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		Tools:        l.cfg.Identity.Tools,
 		Description:  l.cfg.Identity.Description,
 		Inputs:       inputsOf(l.cfg.Identity.Inputs),
+		Package:      packageOf(l.cfg.Identity.Package),
 	}}})
 	if err != nil {
 		return false, receiveErr(stream, err)

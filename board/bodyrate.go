@@ -24,8 +24,8 @@ func (e *slowBodyError) Error() string {
 	return fmt.Sprintf("request body too slow: %d bytes in %s, want %d bytes a second after the first %s", e.read, e.took.Round(time.Millisecond), minBodyRate, e.grace)
 }
 
-// bodyDeadlines cuts off the body of every request that is not a stream
-// when it falls behind: the read deadline starts at the grace and moves
+// bodyDeadlines cuts off the body of every request but the streams that
+// may stay open (openEnded) when it falls behind: the read deadline starts at the grace and moves
 // on by a second for every minBodyRate bytes read. Without it, a client
 // sending a byte now and then holds a connection, a handler and its
 // buffers for as long as it likes; there is no server-wide read deadline
@@ -33,7 +33,7 @@ func (e *slowBodyError) Error() string {
 // deadline goes once the body has been read to its end.
 func (b *Board) bodyDeadlines(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || streamProcedure(r.URL.Path) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || openEnded(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}

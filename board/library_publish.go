@@ -34,15 +34,18 @@ import (
 //     signs the manifest's digest;
 //  3. signatures: trusted keys of publishers allowed in the package's
 //     scope sign it, as many as the scope's threshold;
-//  4. name@version: new, or already there with the same digest (a no-op).
+//  4. name@version: new, or already there with the same digest: then
+//     nothing changes, or, when this publish's envelope is another, it
+//     takes the place of the stored one (the version signed again).
 //
 // The archive is spooled to a file (Config.SpoolDir) as it arrives, and
 // removed whatever happens; nothing reaches the store until every gate has
 // passed, and then the chunks, the version and the audit entry go in one
-// transaction. A publish cut short leaves nothing. Publish is not a
-// stream that stays open (streams.go): its body is held to the minimum
-// rate of every request body (bodyrate.go), so a slow upload cannot hold
-// a publish slot for ever.
+// transaction. A publish cut short leaves nothing. Like every stream
+// but the link, a publish is held to its credential while it is open
+// (streams.go); unlike the streams that may stay open, its body is held
+// to the minimum rate of every request body (bodyrate.go), so a slow
+// upload cannot hold a publish slot for ever.
 func (s packageService) Publish(ctx context.Context, stream boardv1connect.PackageServicePublishServerStream) (*boardv1.PublishResponse, error) {
 	b := s.b
 	select {
@@ -50,7 +53,7 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 		defer func() { <-b.publishing }()
 	default:
 		return nil, connect.Errorf(connect.CodeResourceExhausted,
-			"the board is taking %d publishes at once, its most: try again in a minute", cap(b.publishing))
+			"busy: the board takes at most %d publishes at once and is taking them: try again in a minute", cap(b.publishing))
 	}
 
 	first, err := stream.Receive()
@@ -97,8 +100,8 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 	lim.MaxArchiveBytes = limit
 	pkg, err := packages.Scan(bufio.NewReaderSize(f, 64<<10), lim)
 	if err != nil {
-		if r := packages.ReasonOf(err); r != "" {
-			return nil, connect.Errorf(connect.CodeInvalidArgument, "safe archive: %s: %v", r, err)
+		if packages.ReasonOf(err) != "" {
+			return nil, connect.Errorf(connect.CodeInvalidArgument, "safe archive: %v", err)
 		}
 		return nil, fmt.Errorf("scan a publish: %w", err)
 	}
@@ -121,8 +124,8 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 	actor := identity.ActorOf(ctx, "")
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var (
-		row     *ent.PackageVersion
-		created bool
+		row               *ent.PackageVersion
+		created, resigned bool
 	)
 	err = store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		// Gate 3: the scope's trust, read in the transaction that writes.
@@ -138,11 +141,15 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 		// Gate 4: name@version is immutable.
 		old, err := tx.PackageVersion.Query().
 			Where(packageversion.Name(m.Name), packageversion.Version(m.Version)).
-			Select(listedVersionFields...).Only(ctx)
+			Select(append(listedVersionFields, packageversion.FieldEnvelope)...).Only(ctx)
 		switch {
 		case err == nil:
 			row = old
-			return sameOrRefused(old, pkg.Digest)
+			if err := sameOrRefused(old, pkg.Digest); err != nil || bytes.Equal(old.Envelope, h.GetEnvelope()) {
+				return err
+			}
+			row, resigned, err = resign(ctx, b, tx, old, h.GetEnvelope(), signers, actor, now)
+			return err
 		case !ent.IsNotFound(err):
 			return err
 		}
@@ -206,7 +213,31 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 	if err != nil {
 		return nil, err
 	}
-	return &boardv1.PublishResponse{Version: versionProto(row, run), Created: created}, nil
+	return &boardv1.PublishResponse{Version: versionProto(row, run), Created: created, Resigned: resigned}, nil
+}
+
+// resign puts envelope, whose signers passed gate 3, in the place of the
+// one old was published or last signed with: the package is the same (its
+// digest is), only who vouches for it changes. It is audited as
+// package.resign.
+func resign(ctx context.Context, b *Board, tx *ent.Tx, old *ent.PackageVersion, envelope []byte, signers []string, actor string, now time.Time) (*ent.PackageVersion, bool, error) {
+	n, err := tx.PackageVersion.Update().Where(packageversion.Digest(old.Digest)).
+		SetEnvelope(envelope).SetSigners(signers).Save(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("sign %s@%s again: %w", old.Name, old.Version, err)
+	}
+	if n != 1 {
+		return nil, false, fmt.Errorf("sign %s@%s again: %d rows changed, want 1", old.Name, old.Version, n)
+	}
+	_, err = b.audit.Append(ctx, tx, audit.Record{
+		Actor:   actor,
+		Action:  "package.resign",
+		Subject: old.Name + "@" + old.Version,
+		Detail:  map[string]any{"digest": old.Digest, "signers": signers, "signers_before": old.Signers},
+		At:      now,
+	})
+	old.Signers = signers
+	return old, err == nil, err
 }
 
 // errChunkTaken is a chunk of the package already stored: another publish

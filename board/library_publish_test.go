@@ -3,8 +3,10 @@ package board_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/packages"
 )
 
 // TestLibraryInterruptedPublish: an upload cut off midway leaves nothing:
@@ -81,7 +84,7 @@ func TestLibraryBusy(t *testing.T) {
 	}
 	boardtest.Eventually(t, 10*time.Second, "the first upload is spooled", func() bool { return len(spooled(t, l.bt)) == 1 })
 	_, err = publish(t.Context(), l.admin, signed(t, p.digest, alice), p.archive, 0)
-	refused(t, "a second publish at once", err, connect.CodeResourceExhausted, "1 publishes at once")
+	refused(t, "a second publish at once", err, connect.CodeResourceExhausted, "busy", "at most 1 publishes at once")
 	cancel()
 	_, _ = st.CloseAndReceive()
 	boardtest.Eventually(t, 10*time.Second, "the slot is free again", func() bool {
@@ -163,6 +166,14 @@ func concurrentPublish(t *testing.T, opts boardtest.Options) {
 			t.Errorf("chunks of %s = %d, %v; the winner is %s", p.digest, n, err, won)
 		}
 	}
+	for _, p := range pkgs {
+		if p.digest != won {
+			continue
+		}
+		if _, data, err := download(t.Context(), l.admin, &boardv1.DownloadRequest{Name: p.name, Version: p.version}); err != nil || !bytes.Equal(data, p.archive) {
+			t.Errorf("download of the winner: %d bytes of %d, %v", len(data), len(p.archive), err)
+		}
+	}
 }
 
 // TestLibraryPages: GetPackage's versions come newest first by semantic
@@ -171,7 +182,17 @@ func concurrentPublish(t *testing.T, opts boardtest.Options) {
 // for the request it came from.
 func TestLibraryPages(t *testing.T) {
 	t.Parallel()
-	l := newLibrary(t, boardtest.Options{})
+	libraryPages(t, boardtest.Options{})
+}
+
+// TestLibraryPagesPostgres is the same on PostgreSQL.
+func TestLibraryPagesPostgres(t *testing.T) {
+	t.Parallel()
+	libraryPages(t, boardtest.Options{DSN: boardtest.PostgresDSN(t)})
+}
+
+func libraryPages(t *testing.T, opts boardtest.Options) {
+	l := newLibrary(t, opts)
 	alice := newSigner(t)
 	l.trustKey("alice", alice)
 	l.putScope("acme", 1, "alice")
@@ -337,4 +358,101 @@ func TestLibraryStalledPublish(t *testing.T) {
 	if res := l.publishOK(p, alice); !res.GetCreated() {
 		t.Fatalf("the next publish = %v", res)
 	}
+}
+
+// TestLibraryPublishRevoked: a publish is held to its credential while it
+// uploads: revoking the token ends it, and nothing is kept.
+func TestLibraryPublishRevoked(t *testing.T) {
+	t.Parallel()
+	l := newLibrary(t, boardtest.Options{RevocationPoll: 50 * time.Millisecond})
+	alice := newSigner(t)
+	l.trustKey("alice", alice)
+	l.putScope("acme", 1, "alice")
+	p := buildPkg(t, "acme/hello", "1.0.0", "# hello\n", nil)
+	m := l.bt.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "rita", Role: identity.RoleAdmin})
+
+	st, err := packagesClient(l.bt, m.Token).Publish(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&boardv1.PublishRequest{Part: &boardv1.PublishRequest_Header{Header: &boardv1.PublishHeader{
+		Envelope: signed(t, p.digest, alice), Size: int64(len(p.archive)),
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, 10*time.Second, "the upload is spooled", func() bool { return len(spooled(t, l.bt)) == 1 })
+	if err := l.bt.Board.Tokens().Revoke(t.Context(), m.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, 10*time.Second, "the upload is ended", func() bool { return len(spooled(t, l.bt)) == 0 })
+	_, err = st.CloseAndReceive()
+	refused(t, "a publish by a revoked token", err, connect.CodeUnauthenticated, "token revoked")
+	_, err = l.admin.GetPackage(t.Context(), &boardv1.GetPackageRequest{Name: p.name})
+	refused(t, "GetPackage after the revoked publish", err, connect.CodeNotFound)
+}
+
+// TestLibraryResign: a version whose only signer is revoked no longer has
+// a trusted signature in its download; the same archive published again
+// with a trusted key's envelope signs it again — the package unchanged,
+// the envelope and signers replaced, audited — and an envelope that does
+// not pass the signatures gate changes nothing.
+func TestLibraryResign(t *testing.T) {
+	t.Parallel()
+	l := newLibrary(t, boardtest.Options{})
+	old, fresh, stranger := newSigner(t), newSigner(t), newSigner(t)
+	l.trustKey("acme-release", old)
+	l.trustKey("acme-release", fresh)
+	l.putScope("acme", 1, "acme-release")
+	p := buildPkg(t, "acme/hello", "1.0.0", "v1", nil)
+	l.publishOK(p, old)
+	l.revoke(old)
+	ctx := t.Context()
+
+	head, _, err := download(ctx, l.admin, &boardv1.DownloadRequest{Name: p.name, Version: p.version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env, err := packages.ReadEnvelope(bytes.NewReader(head.GetEnvelope())); err != nil || verifyHead(head, env, p.digest) == nil {
+		t.Fatalf("before signing again: the download verifies (%v), want its only signer revoked", err)
+	}
+
+	_, err = publish(ctx, l.admin, signed(t, p.digest, stranger), p.archive, 0)
+	refused(t, "signed again by an unknown key", err, connect.CodePermissionDenied, "signatures:", "not known")
+
+	res, err := publish(ctx, l.admin, signed(t, p.digest, fresh), p.archive, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetCreated() || !res.GetResigned() || res.GetVersion().GetDigest() != p.digest ||
+		strings.Join(res.GetVersion().GetSigners(), ",") != fresh.id {
+		t.Errorf("signed again: %v, want resigned with %s the signer and the digest unchanged", res, fresh.id)
+	}
+	head, archive, err := download(ctx, l.admin, &boardv1.DownloadRequest{Name: p.name, Version: p.version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := packages.ReadEnvelope(bytes.NewReader(head.GetEnvelope()))
+	if err != nil || verifyHead(head, env, p.digest) != nil || !bytes.Equal(archive, p.archive) {
+		t.Errorf("after signing again: %v %v, want the same archive under a signature its trust accepts", err, verifyHead(head, env, p.digest))
+	}
+	again, err := publish(ctx, l.admin, signed(t, p.digest, fresh), p.archive, 0)
+	if err != nil || again.GetCreated() || again.GetResigned() {
+		t.Errorf("the same envelope again: %v %v, want nothing changed", again, err)
+	}
+	wantAudited(t, l.bt, "package.resign", 1)
+	wantAudited(t, l.bt, "package.publish", 1)
+}
+
+// verifyHead checks a download head's envelope against the trust it came
+// with.
+func verifyHead(head *boardv1.DownloadHead, env packages.Envelope, digest string) error {
+	var keys []ed25519.PublicKey
+	for _, k := range head.GetTrust().GetKeys() {
+		pub, err := packages.ParsePublicKey(k.GetPublicKey())
+		if err != nil {
+			return err
+		}
+		keys = append(keys, pub)
+	}
+	return packages.VerifySignature(env, digest, keys, int(head.GetTrust().GetThreshold()))
 }

@@ -340,20 +340,8 @@ func pauseKindProto(s string) boardv1.PauseKind {
 	return boardv1.PauseKind_PAUSE_KIND_UNSPECIFIED
 }
 
-func outcomeWord(o boardv1.StepOutcome) string {
-	switch o {
-	case boardv1.StepOutcome_STEP_OUTCOME_OK:
-		return "ok"
-	case boardv1.StepOutcome_STEP_OUTCOME_FAILED:
-		return "failed"
-	case boardv1.StepOutcome_STEP_OUTCOME_PAUSED:
-		return "paused"
-	case boardv1.StepOutcome_STEP_OUTCOME_STOPPED:
-		return "stopped"
-	}
-	return ""
-}
-
+// outcomeProto reads a step outcome as RunStep rows of an older board
+// keep it.
 func outcomeProto(s string) boardv1.StepOutcome {
 	switch s {
 	case "ok":

@@ -14,23 +14,40 @@ import (
 	"github.com/symphonix/symphonix/identity"
 )
 
-// streamProcedures are the procedures whose calls stay open: the link, the
-// watches, gRPC reflection and health's Watch. Their bodies are not held
-// to a rate (bodyrate.go): a link sends when it has something to say. All
-// but the link are held to their credential while they stay open (below);
-// the link is, by presence.
+// streamProcedures are the procedures whose calls stream: the link, the
+// watches, the library's Publish and Download, gRPC reflection and
+// health's Watch. All but the link are held to their credential while
+// they are open (below); the link is, by presence. All but Publish and
+// Download may stay open as long as they like, so their bodies are not
+// held to a rate (bodyrate.go): a link sends when it has something to
+// say.
 var streamProcedures = map[string]bool{
 	boardv1connect.AgentLinkServiceLinkProcedure:                     true,
 	boardv1connect.AgentServiceWatchAgentsProcedure:                  true,
 	boardv1connect.ApprovalServiceWatchApprovalsProcedure:            true,
 	boardv1connect.RunServiceWatchRunsProcedure:                      true,
+	boardv1connect.PackageServicePublishProcedure:                    true,
+	boardv1connect.PackageServiceDownloadProcedure:                   true,
 	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      true,
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": true,
 	"/grpc.health.v1.Health/Watch":                                   true,
 }
 
-// streamProcedure says whether calls to procedure stay open.
+// ratedStreams are the streams whose bodies are held to the rate of every
+// request body all the same: they end when their upload does. A publish
+// that stops sending loses its slot (library_publish.go); a download's
+// body is its one request.
+var ratedStreams = map[string]bool{
+	boardv1connect.PackageServicePublishProcedure:  true,
+	boardv1connect.PackageServiceDownloadProcedure: true,
+}
+
+// streamProcedure says whether calls to procedure stream.
 func streamProcedure(procedure string) bool { return streamProcedures[procedure] }
+
+// openEnded says whether calls to procedure may stay open as long as they
+// like, their bodies held to no rate.
+func openEnded(procedure string) bool { return streamProcedures[procedure] && !ratedStreams[procedure] }
 
 // A stream lives no longer than the credential that opened it. Every
 // stream but the link is registered here while it is open, with its

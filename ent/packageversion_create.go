@@ -426,6 +426,36 @@ type (
 	}
 )
 
+// SetEnvelope sets the "envelope" field.
+func (u *PackageVersionUpsert) SetEnvelope(v []byte) *PackageVersionUpsert {
+	u.Set(packageversion.FieldEnvelope, v)
+	return u
+}
+
+// UpdateEnvelope sets the "envelope" field to the value that was provided on create.
+func (u *PackageVersionUpsert) UpdateEnvelope() *PackageVersionUpsert {
+	u.SetExcluded(packageversion.FieldEnvelope)
+	return u
+}
+
+// SetSigners sets the "signers" field.
+func (u *PackageVersionUpsert) SetSigners(v []string) *PackageVersionUpsert {
+	u.Set(packageversion.FieldSigners, v)
+	return u
+}
+
+// UpdateSigners sets the "signers" field to the value that was provided on create.
+func (u *PackageVersionUpsert) UpdateSigners() *PackageVersionUpsert {
+	u.SetExcluded(packageversion.FieldSigners)
+	return u
+}
+
+// ClearSigners clears the value of the "signers" field.
+func (u *PackageVersionUpsert) ClearSigners() *PackageVersionUpsert {
+	u.SetNull(packageversion.FieldSigners)
+	return u
+}
+
 // SetYankedAt sets the "yanked_at" field.
 func (u *PackageVersionUpsert) SetYankedAt(v time.Time) *PackageVersionUpsert {
 	u.Set(packageversion.FieldYankedAt, v)
@@ -506,12 +536,6 @@ func (u *PackageVersionUpsertOne) UpdateNewValues() *PackageVersionUpsertOne {
 		if _, exists := u.create.mutation.Manifest(); exists {
 			s.SetIgnore(packageversion.FieldManifest)
 		}
-		if _, exists := u.create.mutation.Envelope(); exists {
-			s.SetIgnore(packageversion.FieldEnvelope)
-		}
-		if _, exists := u.create.mutation.Signers(); exists {
-			s.SetIgnore(packageversion.FieldSigners)
-		}
 		if _, exists := u.create.mutation.PublishedBy(); exists {
 			s.SetIgnore(packageversion.FieldPublishedBy)
 		}
@@ -547,6 +571,41 @@ func (u *PackageVersionUpsertOne) Update(set func(*PackageVersionUpsert)) *Packa
 		set(&PackageVersionUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetEnvelope sets the "envelope" field.
+func (u *PackageVersionUpsertOne) SetEnvelope(v []byte) *PackageVersionUpsertOne {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.SetEnvelope(v)
+	})
+}
+
+// UpdateEnvelope sets the "envelope" field to the value that was provided on create.
+func (u *PackageVersionUpsertOne) UpdateEnvelope() *PackageVersionUpsertOne {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.UpdateEnvelope()
+	})
+}
+
+// SetSigners sets the "signers" field.
+func (u *PackageVersionUpsertOne) SetSigners(v []string) *PackageVersionUpsertOne {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.SetSigners(v)
+	})
+}
+
+// UpdateSigners sets the "signers" field to the value that was provided on create.
+func (u *PackageVersionUpsertOne) UpdateSigners() *PackageVersionUpsertOne {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.UpdateSigners()
+	})
+}
+
+// ClearSigners clears the value of the "signers" field.
+func (u *PackageVersionUpsertOne) ClearSigners() *PackageVersionUpsertOne {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.ClearSigners()
+	})
 }
 
 // SetYankedAt sets the "yanked_at" field.
@@ -801,12 +860,6 @@ func (u *PackageVersionUpsertBulk) UpdateNewValues() *PackageVersionUpsertBulk {
 			if _, exists := b.mutation.Manifest(); exists {
 				s.SetIgnore(packageversion.FieldManifest)
 			}
-			if _, exists := b.mutation.Envelope(); exists {
-				s.SetIgnore(packageversion.FieldEnvelope)
-			}
-			if _, exists := b.mutation.Signers(); exists {
-				s.SetIgnore(packageversion.FieldSigners)
-			}
 			if _, exists := b.mutation.PublishedBy(); exists {
 				s.SetIgnore(packageversion.FieldPublishedBy)
 			}
@@ -843,6 +896,41 @@ func (u *PackageVersionUpsertBulk) Update(set func(*PackageVersionUpsert)) *Pack
 		set(&PackageVersionUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetEnvelope sets the "envelope" field.
+func (u *PackageVersionUpsertBulk) SetEnvelope(v []byte) *PackageVersionUpsertBulk {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.SetEnvelope(v)
+	})
+}
+
+// UpdateEnvelope sets the "envelope" field to the value that was provided on create.
+func (u *PackageVersionUpsertBulk) UpdateEnvelope() *PackageVersionUpsertBulk {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.UpdateEnvelope()
+	})
+}
+
+// SetSigners sets the "signers" field.
+func (u *PackageVersionUpsertBulk) SetSigners(v []string) *PackageVersionUpsertBulk {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.SetSigners(v)
+	})
+}
+
+// UpdateSigners sets the "signers" field to the value that was provided on create.
+func (u *PackageVersionUpsertBulk) UpdateSigners() *PackageVersionUpsertBulk {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.UpdateSigners()
+	})
+}
+
+// ClearSigners clears the value of the "signers" field.
+func (u *PackageVersionUpsertBulk) ClearSigners() *PackageVersionUpsertBulk {
+	return u.Update(func(s *PackageVersionUpsert) {
+		s.ClearSigners()
+	})
 }
 
 // SetYankedAt sets the "yanked_at" field.

@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/symphonix/symphonix/ent/packageversion"
 	"github.com/symphonix/symphonix/ent/predicate"
@@ -25,6 +26,30 @@ type PackageVersionUpdate struct {
 // Where appends a list predicates to the PackageVersionUpdate builder.
 func (_u *PackageVersionUpdate) Where(ps ...predicate.PackageVersion) *PackageVersionUpdate {
 	_u.mutation.Where(ps...)
+	return _u
+}
+
+// SetEnvelope sets the "envelope" field.
+func (_u *PackageVersionUpdate) SetEnvelope(v []byte) *PackageVersionUpdate {
+	_u.mutation.SetEnvelope(v)
+	return _u
+}
+
+// SetSigners sets the "signers" field.
+func (_u *PackageVersionUpdate) SetSigners(v []string) *PackageVersionUpdate {
+	_u.mutation.SetSigners(v)
+	return _u
+}
+
+// AppendSigners appends value to the "signers" field.
+func (_u *PackageVersionUpdate) AppendSigners(v []string) *PackageVersionUpdate {
+	_u.mutation.AppendSigners(v)
+	return _u
+}
+
+// ClearSigners clears the value of the "signers" field.
+func (_u *PackageVersionUpdate) ClearSigners() *PackageVersionUpdate {
+	_u.mutation.ClearSigners()
 	return _u
 }
 
@@ -117,6 +142,17 @@ func (_u *PackageVersionUpdate) sqlSave(ctx context.Context) (_node int, err err
 			}
 		}
 	}
+	if value, ok := _u.mutation.Envelope(); ok {
+		_spec.SetField(packageversion.FieldEnvelope, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.Signers(); ok {
+		_spec.SetField(packageversion.FieldSigners, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedSigners(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, packageversion.FieldSigners, value)
+		})
+	}
 	if _u.mutation.SignersCleared() {
 		_spec.ClearField(packageversion.FieldSigners, field.TypeJSON)
 	}
@@ -150,6 +186,30 @@ type PackageVersionUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *PackageVersionMutation
+}
+
+// SetEnvelope sets the "envelope" field.
+func (_u *PackageVersionUpdateOne) SetEnvelope(v []byte) *PackageVersionUpdateOne {
+	_u.mutation.SetEnvelope(v)
+	return _u
+}
+
+// SetSigners sets the "signers" field.
+func (_u *PackageVersionUpdateOne) SetSigners(v []string) *PackageVersionUpdateOne {
+	_u.mutation.SetSigners(v)
+	return _u
+}
+
+// AppendSigners appends value to the "signers" field.
+func (_u *PackageVersionUpdateOne) AppendSigners(v []string) *PackageVersionUpdateOne {
+	_u.mutation.AppendSigners(v)
+	return _u
+}
+
+// ClearSigners clears the value of the "signers" field.
+func (_u *PackageVersionUpdateOne) ClearSigners() *PackageVersionUpdateOne {
+	_u.mutation.ClearSigners()
+	return _u
 }
 
 // SetYankedAt sets the "yanked_at" field.
@@ -270,6 +330,17 @@ func (_u *PackageVersionUpdateOne) sqlSave(ctx context.Context) (_node *PackageV
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.Envelope(); ok {
+		_spec.SetField(packageversion.FieldEnvelope, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.Signers(); ok {
+		_spec.SetField(packageversion.FieldSigners, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedSigners(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, packageversion.FieldSigners, value)
+		})
 	}
 	if _u.mutation.SignersCleared() {
 		_spec.ClearField(packageversion.FieldSigners, field.TypeJSON)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/packages"
 	"github.com/symphonix/symphonix/serve"
 	"github.com/symphonix/symphonix/subscription"
 )
@@ -240,4 +242,25 @@ func (p *parts) inputs() []agentlink.FlowInput {
 		in = in[:agentlink.MaxInputs]
 	}
 	return in
+}
+
+// readIdentity is who the agent in dir says it is in its hello: its flow's
+// identity, and the package the folder was installed from when its
+// install record (packages.RecordPath) says so. A folder without a record
+// reports no package; a record that cannot be read is an error naming the
+// file, so an agent never reports a package it cannot vouch for.
+func readIdentity(dir string) (agentlink.Identity, error) {
+	id, err := agentlink.ReadIdentity(dir)
+	if err != nil {
+		return agentlink.Identity{}, err
+	}
+	in, err := packages.Installed(dir)
+	switch {
+	case errors.Is(err, packages.ErrNotInstalled):
+		return id, nil
+	case err != nil:
+		return agentlink.Identity{}, fmt.Errorf("%s: the install record cannot be read: %w", filepath.Join(dir, filepath.FromSlash(packages.RecordPath)), err)
+	}
+	id.Package = &agentlink.InstalledPackage{Name: in.Name, Version: in.Version, Digest: in.Digest}
+	return id, nil
 }

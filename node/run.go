@@ -89,7 +89,7 @@ func run(ctx context.Context, cfg Config, gaveUp context.CancelCauseFunc) error 
 	if err != nil {
 		return err
 	}
-	id, err := agentlink.ReadIdentity(cfg.Dir)
+	id, err := readIdentity(cfg.Dir)
 	if err != nil {
 		return err
 	}

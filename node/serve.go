@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/symphonix/symphonix/agentlink"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
@@ -44,7 +43,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	id, err := agentlink.ReadIdentity(cfg.Dir)
+	id, err := readIdentity(cfg.Dir)
 	if err != nil {
 		return err
 	}
@@ -53,6 +52,9 @@ func Serve(ctx context.Context, cfg Config) error {
 		return err
 	}
 	fmt.Fprintf(cfg.Stdout, "agent %s: build %s\n", id.Name, id.Build)
+	if p := id.Package; p != nil {
+		fmt.Fprintf(cfg.Stdout, "agent %s: installed from package %s@%s (%s)\n", id.Name, p.Name, p.Version, p.Digest)
+	}
 	if s := pz.Current(); s.Paused {
 		fmt.Fprintf(cfg.Stdout, "agent %s: %s: no new work is taken until it is resumed\n", id.Name, s.Say())
 	}

@@ -45,6 +45,8 @@ const scripts = `<script src="board.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>
+<script src="library.js" defer></script>
+<script src="package.js" defer></script>
 <script src="people.js" defer></script>
 <script src="me.js" defer></script>`
 
@@ -76,6 +78,8 @@ func TestHandler(t *testing.T) {
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
+		{name: "library", method: http.MethodGet, path: "/library.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListPackages"`},
+		{name: "package", method: http.MethodGet, path: "/package.js", status: http.StatusOK, contentType: "text/javascript", body: `"Yank"`},
 		{name: "people", method: http.MethodGet, path: "/people.js", status: http.StatusOK, contentType: "text/javascript", body: "AddUser"},
 		{name: "me", method: http.MethodGet, path: "/me.js", status: http.StatusOK, contentType: "text/javascript", body: "EnterPairingCode"},
 		{name: "setup page", method: http.MethodGet, path: "/setup", status: http.StatusOK, contentType: "text/html", body: `id="setup-form"`},

@@ -10,6 +10,10 @@
 //	agent cancel DIR [--thread T] [--reason TEXT]
 //	agent pause DIR --reason TEXT
 //	agent resume DIR [--reason TEXT]
+//	agent install NAME[@VERSION] DIR --board URL [--digest sha256:…]
+//	      [--token-file PATH] [--ca-file PEM] [-o table|json]
+//	agent instantiate NAME[@VERSION] DIR --board URL [--param NAME=VALUE]...
+//	      [--digest sha256:…] [--token-file PATH] [--ca-file PEM] [-o table|json]
 //	agent version [-o table|json]
 //	agent completion bash|zsh|fish|powershell
 //
@@ -47,12 +51,21 @@
 // up, linked and healthy, and finishes what it has in flight. `agent run`
 // of a paused agent exits 75 (EX_TEMPFAIL) without starting a run.
 //
+// `agent install NAME[@VERSION] DIR` downloads an agent package from the
+// board's library, checks it on this machine as the board did (a safe
+// archive, the digest of the board's record and of --digest, the signatures
+// of the scope's trusted keys, the name and version asked for) and only
+// then writes it into the new folder DIR; `agent instantiate` does the same
+// for a template, filling its parameters from --param. Nothing is run; the
+// token comes from --token-file or SYMPHONIX_TOKEN (docs/packages.md).
+//
 // Exit status: 0 done; 1 failed; 2 the command line or configuration was
 // wrong, and nothing was done; 75 a new run refused because the agent is
 // paused.
 //
 // The command is its flags: serving, running and cancelling are package
-// node (node.Serve, node.Run, node.Cancel).
+// node (node.Serve, node.Run, node.Cancel); installing is package library
+// (library.Install, library.Instantiate).
 package main
 
 import (

@@ -187,7 +187,7 @@ func TestAgentHelpEverywhere(t *testing.T) {
 		}
 	}
 	r := runAgent(t, nil, "", "--help")
-	for _, sub := range []string{"serve", "validate", "check", "run", "cancel", "pause", "resume", "version", "completion"} {
+	for _, sub := range []string{"serve", "validate", "check", "run", "cancel", "pause", "resume", "install", "instantiate", "version", "completion"} {
 		if !regexp.MustCompile(`(?m)^  ` + sub + ` `).MatchString(r.stdout) {
 			t.Errorf("agent --help does not list %s:\n%s", sub, r.stdout)
 		}

@@ -49,6 +49,8 @@ func newRoot(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writ
 	root.AddCommand(newCancelCmd(a))
 	root.AddCommand(newPauseCmd(a, true))
 	root.AddCommand(newPauseCmd(a, false))
+	root.AddCommand(newInstallCmd(a))
+	root.AddCommand(newInstantiateCmd(a))
 	return root
 }
 

@@ -432,7 +432,10 @@ prints the board's reason, naming the gate, and exits 1. Admins only.`,
 		}
 		v := res.GetVersion()
 		state := "published: new"
-		if !res.GetCreated() {
+		switch {
+		case res.GetResigned():
+			state = "signed again: the same package, its signatures replaced by these"
+		case !res.GetCreated():
 			state = "already published with this digest: nothing changed"
 		}
 		t := cli.Table{Header: []string{"NAME", "VERSION", "DIGEST", "STATE"}}

@@ -260,6 +260,16 @@ func TestLibraryLoop(t *testing.T) {
 			t.Errorf("a refused download left %s", p)
 		}
 	}
+	// Signed again by a new trusted key and published once more: the same
+	// package, installable again.
+	rotated := s.key(t, "rotated")
+	f.ok(t, "key", "add", rotated.PublicFile, "--publisher", "acme")
+	sign(t, file, rotated)
+	if out := f.ok(t, "package", "publish", file); !regexpLine(out, `^acme/hello\s+1\.0\.0\s+`+digest+`\s+signed again: `) {
+		t.Errorf("package publish, signed again:\n%s", out)
+	}
+	f.ok(t, "package", "download", "--digest", digest, "--out", late)
+	offline(t, "package", "verify", late, "--trust", rotated.PublicFile)
 	if entries, _ := os.ReadDir(s.dir); len(entries) == 0 {
 		t.Fatal("the shelf is empty")
 	} else {

@@ -30,10 +30,11 @@ func (PackageVersion) Fields() []ent.Field {
 		field.Int("files").NonNegative().Immutable(),
 		// manifest is the canonical manifest JSON, as digested.
 		field.Bytes("manifest").Immutable(),
-		// envelope is the DSSE signature envelope as published.
-		field.Bytes("envelope").Immutable(),
-		// signers are the key ids that counted at publish.
-		field.Strings("signers").Optional().Immutable(),
+		// envelope is the DSSE signature envelope as published, or as a
+		// later publish of the same digest signed it again.
+		field.Bytes("envelope"),
+		// signers are the key ids that counted when it was.
+		field.Strings("signers").Optional(),
 		field.String("published_by").NotEmpty().Immutable(),
 		field.Time("published_at").Immutable(),
 		field.Time("yanked_at").Optional().Nillable(),

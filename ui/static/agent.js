@@ -1,7 +1,8 @@
 // One agent's page, "#agent/<name>" (board.agentHref): what the board knows
-// of it, its latest health round check by check, a strip of its rounds over
-// the last 24 hours or 7 days and the incidents read from them, and, for
-// admins, pausing and resuming it.
+// of it (with the package it was installed from, linking to the package's
+// page in the library), its latest health round check by check, a strip of
+// its rounds over the last 24 hours or 7 days and the incidents read from
+// them, and, for admins, pausing and resuming it.
 //
 // The agent comes from the agents view's list (or GetAgent, for one past
 // it), its rounds from GetHealthHistory, newest first, a page at a time, up
@@ -283,6 +284,7 @@
       ...fact("protocol", agent.protocol || "—"),
       ...fact("capabilities", tags(agent.capabilities, "capabilities")),
       ...fact("build", build),
+      ...fact("package", board.installed(agent) || node("span", "none", "not installed from the library")),
       ...fact("tools", tags(agent.tools, "tools")),
       ...fact("first seen", time(agent.firstSeenTime)),
       ...fact("last seen", state === "online" ? node("span", "", "now (connected)") : time(agent.lastSeenTime)),

@@ -4,12 +4,17 @@
 // reconnecting whenever the stream ends. The table shows at most
 // board.LIST_MAX agents, by name, and says so when there are more. Each row
 // shows the agent's health (its latest round: ok, degraded, unknown, or —
-// when it never reported one) and whether it is paused, and links to the
-// agent's page (agent.js), which hears of every agent through onAgents.
+// when it never reported one), whether it is paused and the package it was
+// installed from, if any (linking to the package's page in the library),
+// and links to the agent's page (agent.js), which hears of every agent
+// through onAgents.
 "use strict";
 
 (function () {
-  const { $, readAll, stream, count, node, none, tags, parseTime, ago, byName, sleep, retryDelay, refusal, signOut, agentHref, LIST_MAX } = board;
+  const {
+    $, readAll, stream, count, node, none, tags, parseTime, ago, byName, sleep, retryDelay, refusal, signOut, agentHref,
+    packageHref, LIST_MAX,
+  } = board;
   const AGENTS = "/symphonix.board.v1.AgentService/";
   const TICK_MS = 5000;
 
@@ -63,6 +68,20 @@
   function shortBuild(build) {
     const hex = build.startsWith("sha256:") ? build.slice(7) : build;
     return hex.length > 12 ? hex.slice(0, 12) + "…" : hex;
+  }
+
+  // installed is the package an agent's last hello said it was installed
+  // from, as name@version linking to the package's page in the library, or
+  // null when it said none.
+  function installed(a) {
+    const p = a && a.package;
+    if (!p || typeof p.name !== "string" || p.name === "") return null;
+    const link = node("a", "package-ref", p.name + (p.version ? "@" + p.version : ""));
+    link.href = packageHref(p.name);
+    if (p.digest) link.title = p.digest;
+    link.dataset.package = p.name;
+    link.dataset.version = p.version || "";
+    return link;
   }
 
   function lastSeenText(el, now) {
@@ -135,6 +154,7 @@
       cell(tags(a.capabilities, "capabilities")),
       cell(a.protocol ? node("span", "protocol", a.protocol) : none()),
       build,
+      cell(installed(a) || none()),
       cell(tags(a.tools, "tools")),
       seen,
     );
@@ -239,7 +259,7 @@
     },
   });
 
-  Object.assign(board, { onAgents, agentNamed: (name) => agents.get(name) || null });
+  Object.assign(board, { onAgents, agentNamed: (name) => agents.get(name) || null, installed });
 
   ui.connectHint.textContent = "go run ./cmd/agent --monitor " + location.origin + " --token TOKEN DIR";
   setInterval(tick, TICK_MS);

@@ -5,8 +5,8 @@
 // this one; health.js (the words for an agent's health and pause) and
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
-// fire.js, run.js, approvals.js, tools.js, conversations.js, people.js,
-// me.js), loaded after those, that registers with board.part. No framework
+// fire.js, run.js, approvals.js, tools.js, conversations.js, library.js,
+// package.js, people.js, me.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
 // textContent or an attribute, never as HTML.
@@ -22,8 +22,11 @@ const board = (function () {
   // (agentHref), and one run's "#run/", its agent's name, "/" and its id
   // (runHref), both under the Agents tab. "#approval/" and an approval's id
   // (approvalHref) is the approvals view with that approval picked out.
-  const VIEWS = ["agents", "agent", "run", "approvals", "tools", "conversations", "people", "me"];
+  // One package of the library is "#package/" and its name (packageHref),
+  // under the Library tab.
+  const VIEWS = ["agents", "agent", "run", "approvals", "tools", "conversations", "library", "package", "people", "me"];
   const AGENT_HASH = "#agent/";
+  const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";
   const APPROVAL_HASH = "#approval/";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
@@ -379,10 +382,11 @@ const board = (function () {
 
   function viewOfHash() {
     if (agentOfHash() !== "") return "agent";
+    if (packageOfHash() !== "") return "package";
     if (runOfHash() !== null) return "run";
     if (approvalOfHash() !== "") return "approvals";
     const name = location.hash.slice(1);
-    return VIEWS.includes(name) && name !== "agent" && name !== "run" ? name : "agents";
+    return VIEWS.includes(name) && name !== "agent" && name !== "run" && name !== "package" ? name : "agents";
   }
 
   // decoded is s URL-decoded, or "" when it is not valid.
@@ -436,10 +440,24 @@ const board = (function () {
     return decoded(location.hash.slice(AGENT_HASH.length));
   }
 
+  // packageHref is the fragment of the library's page of the package
+  // named name ("scope/name").
+  function packageHref(name) {
+    return PACKAGE_HASH + encodeURIComponent(name);
+  }
+
+  // packageOfHash is the name of the package whose page the fragment names,
+  // or "" when it names none.
+  function packageOfHash() {
+    if (!location.hash.startsWith(PACKAGE_HASH)) return "";
+    return decoded(location.hash.slice(PACKAGE_HASH.length));
+  }
+
   function showView(name) {
     view = VIEWS.includes(name) && allowed(name) ? name : "agents";
     for (const v of VIEWS) $(v).hidden = v !== view;
-    const tabbed = view === "agent" || view === "run" ? "agents" : view; // an agent's and a run's page are under Agents
+    // An agent's and a run's page are under Agents, a package's under Library.
+    const tabbed = view === "agent" || view === "run" ? "agents" : view === "package" ? "library" : view;
     for (const tab of ui.tabs) {
       if (tab.dataset.view === tabbed) tab.setAttribute("aria-current", "page");
       else tab.removeAttribute("aria-current");
@@ -480,7 +498,7 @@ const board = (function () {
   return {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
     parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
-    runHref, runOfHash, approvalHref, approvalOfHash,
+    runHref, runOfHash, approvalHref, approvalOfHash, packageHref, packageOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //

@@ -173,8 +173,13 @@ type PublishResponse struct {
 	// The version.
 	Version *PackageVersion `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
 	// false when the same name@version with the same digest was already
-	// there: nothing changed.
-	Created       bool `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	// there.
+	Created bool `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	// true when it was already there and this publish's envelope, whose
+	// signatures passed the gate, took the place of the one it had: how a
+	// version is signed again after a key is revoked or rotated. The
+	// package itself never changes.
+	Resigned      bool `protobuf:"varint,3,opt,name=resigned,proto3" json:"resigned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -219,6 +224,13 @@ func (x *PublishResponse) GetVersion() *PackageVersion {
 func (x *PublishResponse) GetCreated() bool {
 	if x != nil {
 		return x.Created
+	}
+	return false
+}
+
+func (x *PublishResponse) GetResigned() bool {
+	if x != nil {
+		return x.Resigned
 	}
 	return false
 }
@@ -2117,10 +2129,11 @@ const file_symphonix_board_v1_package_proto_rawDesc = "" +
 	"\x04part\"?\n" +
 	"\rPublishHeader\x12\x1a\n" +
 	"\benvelope\x18\x01 \x01(\fR\benvelope\x12\x12\n" +
-	"\x04size\x18\x02 \x01(\x03R\x04size\"i\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\"\x85\x01\n" +
 	"\x0fPublishResponse\x12<\n" +
 	"\aversion\x18\x01 \x01(\v2\".symphonix.board.v1.PackageVersionR\aversion\x12\x18\n" +
-	"\acreated\x18\x02 \x01(\bR\acreated\"\xe0\x03\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\x12\x1a\n" +
+	"\bresigned\x18\x03 \x01(\bR\bresigned\"\xe0\x03\n" +
 	"\x0ePackageVersion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +

@@ -40,9 +40,9 @@ const (
 // reason: the archive is safe, every file matches the manifest's digest, the
 // signatures of trusted keys of publishers allowed in the package's scope
 // reach the scope's threshold, and name@version is new (the same digest
-// again is a no-op; another digest is refused). A published version never
-// changes; a yanked one is hidden from new installs and stays downloadable
-// by its digest. Which publishers may publish in a scope, their keys and
+// again keeps the package and takes the new signatures; another digest is
+// refused). A published package never changes; a yanked one is hidden
+// from new installs and stays downloadable by its digest. Which publishers may publish in a scope, their keys and
 // the scope's threshold are set by admins, and every change is audited.
 type PackageServiceClient interface {
 	// Publish uploads one signed package: the first message is the header
@@ -223,9 +223,9 @@ func (c *packageServiceClient) ListScopes(ctx context.Context, in *ListScopesReq
 // reason: the archive is safe, every file matches the manifest's digest, the
 // signatures of trusted keys of publishers allowed in the package's scope
 // reach the scope's threshold, and name@version is new (the same digest
-// again is a no-op; another digest is refused). A published version never
-// changes; a yanked one is hidden from new installs and stays downloadable
-// by its digest. Which publishers may publish in a scope, their keys and
+// again keeps the package and takes the new signatures; another digest is
+// refused). A published package never changes; a yanked one is hidden
+// from new installs and stays downloadable by its digest. Which publishers may publish in a scope, their keys and
 // the scope's threshold are set by admins, and every change is audited.
 type PackageServiceServer interface {
 	// Publish uploads one signed package: the first message is the header
