@@ -179,6 +179,30 @@ func TestLibraryLoop(t *testing.T) {
 		t.Errorf("package show, want both versions, newest first:\n%s", show)
 	}
 
+	type showJSON struct {
+		Package struct {
+			Name     string `json:"name"`
+			Latest   string `json:"latest"`
+			Versions int    `json:"versions"`
+		} `json:"package"`
+		Versions []struct {
+			Version    string   `json:"version"`
+			Digest     string   `json:"digest"`
+			Signers    []string `json:"signers"`
+			Agents     []string `json:"agents"`
+			AgentCount int      `json:"agent_count"`
+		} `json:"versions"`
+	}
+	sj := decodeJSON[showJSON](t, f.ok(t, "package", "show", "acme/hello", "-o", "json"))
+	if sj.Package.Name != "acme/hello" || sj.Package.Latest != "1.1.0" || sj.Package.Versions != 2 || len(sj.Versions) != 2 ||
+		sj.Versions[1].Digest != digest || sj.Versions[1].AgentCount != 1 || len(sj.Versions[1].Agents) != 1 || sj.Versions[1].Agents[0] != "desk" ||
+		len(sj.Versions[0].Signers) != 1 || sj.Versions[0].Signers[0] != signer.KeyID {
+		t.Errorf("package show -o json = %+v", sj)
+	}
+	if sj := decodeJSON[showJSON](t, f.ok(t, "package", "show", "acme/hello", "--limit", "1", "-o", "json")); len(sj.Versions) != 1 || sj.Versions[0].Version != "1.1.0" {
+		t.Errorf("package show --limit 1 -o json = %+v, want the newest version alone", sj)
+	}
+
 	// Download, then verify offline with the key the board trusts.
 	dl := filepath.Join(s.dir, "dl", "hello.tgz")
 	if err := os.MkdirAll(filepath.Dir(dl), 0o755); err != nil {
