@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -44,16 +43,10 @@ const (
 	maxDownloadBytes = 64 << 20
 )
 
-var (
-	publisherRE = regexp.MustCompile(`^[a-z0-9-]{1,63}$`)
-	scopeRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	digestRE    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-)
-
-// checkPublisher reads a --publisher.
+// checkPublisher reads a --publisher: a lowercase DNS label, as a scope.
 func checkPublisher(p string) error {
-	if !publisherRE.MatchString(p) {
-		return cli.Usagef("--publisher: %q: want 1 to 63 of a-z, 0-9 and '-'", clip(p, 80))
+	if err := packages.CheckScope(p); err != nil {
+		return cli.Usagef("--publisher: %v", err)
 	}
 	return nil
 }
@@ -87,7 +80,7 @@ again. Admins only.`,
 	}
 	co := clientFlags(c.Flags())
 	out.AddFlag(c.Flags())
-	c.Flags().StringVar(&publisher, "publisher", "", "the publisher the key belongs to: 1 to 63 of a-z, 0-9 and '-'")
+	c.Flags().StringVar(&publisher, "publisher", "", "the publisher the key belongs to: a lowercase DNS label (1 to 63 of a-z, 0-9 and '-', not starting or ending with '-')")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if publisher == "" {
 			return cli.Usagef("--publisher: required: the publisher the key belongs to")
@@ -204,8 +197,8 @@ it refuses unless --yes is given on the command line. Admins only.`,
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "revoke without asking (for scripts); only on the command line (env SYMPHONIX_YES and the config file are ignored)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		id := args[0]
-		if !digestRE.MatchString(id) {
-			return cli.Usagef("KEYID: %q: want sha256: and 64 lowercase hex digits, as board key list prints it", clip(id, 80))
+		if err := packages.CheckDigest(id); err != nil {
+			return cli.Usagef("KEYID: %v, as board key list prints it", err)
 		}
 		if err := checkReason(reason); err != nil {
 			return err
@@ -298,8 +291,8 @@ scope nobody has set admits nothing; --none closes one to new versions. Admins o
 	c.Flags().BoolVar(&none, "none", false, "admit no publisher: close the scope to new versions")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		name := args[0]
-		if !scopeRE.MatchString(name) {
-			return cli.Usagef("NAME: %q: want a scope, a lowercase DNS label (1 to 63 of a-z, 0-9 and '-', not starting or ending with '-')", clip(name, 80))
+		if err := packages.CheckScope(name); err != nil {
+			return cli.Usagef("NAME: %v", err)
 		}
 		switch {
 		case none && len(publishers) > 0:
@@ -524,8 +517,10 @@ func packageList(a *app) *cobra.Command {
 		if err := checkLimit(limit); err != nil {
 			return err
 		}
-		if scope != "" && !scopeRE.MatchString(scope) {
-			return cli.Usagef("--scope: %q: want a lowercase DNS label, the part of a package's name before the slash", clip(scope, 80))
+		if scope != "" {
+			if err := packages.CheckScope(scope); err != nil {
+				return cli.Usagef("--scope: %v", err)
+			}
 		}
 		bc, err := a.dial(co)
 		if err != nil {
@@ -758,8 +753,10 @@ the part after the slash) and FILE.sig.json beside it, so board package verify F
 		} else if digest == "" {
 			return cli.Usagef("package download: want NAME[@VERSION] or --digest (see %s --help)", cmd.CommandPath())
 		}
-		if digest != "" && !digestRE.MatchString(digest) {
-			return cli.Usagef("--digest: %q: want sha256: and 64 lowercase hex digits", clip(digest, 80))
+		if digest != "" {
+			if err := packages.CheckDigest(digest); err != nil {
+				return cli.Usagef("--digest: %v", err)
+			}
 		}
 		if file != "" {
 			if err := notThere(file); err != nil {
