@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +15,7 @@ import (
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/internal/cli"
+	"github.com/symphonix/symphonix/library"
 	"github.com/symphonix/symphonix/packages"
 )
 
@@ -903,7 +902,7 @@ func download(ctx context.Context, bc *boardClient, req *boardv1.DownloadRequest
 	if err := tmp.Close(); err != nil {
 		return nil, pathError(err)
 	}
-	checked, err := checkDownload(tmp.Name(), head)
+	checked, err := checkDownload(tmp.Name(), head, req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not kept: %w", what, err)
 	}
@@ -919,37 +918,27 @@ func download(ctx context.Context, bc *boardClient, req *boardv1.DownloadRequest
 	return &downloaded{File: file, SigFile: sigFile, Version: protoJSON(v), Trust: protoJSON(head.GetTrust()), Checked: checked, head: head}, nil
 }
 
-// checkDownload checks a downloaded archive against its head: a safe
-// archive, the manifest's digest, name and version the record's, and
-// signatures reaching the threshold of the keys its scope trusts now.
-func checkDownload(path string, head *boardv1.DownloadHead) (string, error) {
+// checkDownload checks a downloaded archive against its head with the
+// checks an install makes (library.Verify): the record is what was asked
+// for, a safe archive, its manifest the record's, its digest the record's
+// (and the one asked for), and signatures reaching the threshold of the
+// keys its scope trusts now. It says what held.
+func checkDownload(path string, head *boardv1.DownloadHead, req *boardv1.DownloadRequest) (string, error) {
 	v := head.GetVersion()
-	p, err := scanFile(path)
+	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return "", pathError(err)
 	}
-	if p.Digest != v.GetDigest() {
-		return "", fmt.Errorf("its digest is %s, the board's record says %s", p.Digest, v.GetDigest())
+	defer f.Close()
+	ref := library.Ref{Name: v.GetName(), Version: req.GetVersion()}
+	if req.GetName() != "" {
+		ref.Name = req.GetName()
 	}
-	if p.Manifest.Name != v.GetName() || p.Manifest.Version != v.GetVersion() {
-		return "", fmt.Errorf("its manifest says %s@%s, the board's record %s@%s", p.Manifest.Name, p.Manifest.Version, clip(v.GetName(), 128), clip(v.GetVersion(), 128))
-	}
-	env, err := packages.ReadEnvelope(bytes.NewReader(head.GetEnvelope()))
+	got, err := library.Verify(head, f, ref, packages.Kind(v.GetKind()), req.GetDigest(), packages.Limits{})
 	if err != nil {
 		return "", err
 	}
 	trust := head.GetTrust()
-	var keys []ed25519.PublicKey
-	for _, k := range trust.GetKeys() {
-		pub, err := packages.ParsePublicKey(k.GetPublicKey())
-		if err != nil {
-			return "", fmt.Errorf("the board's trusted key %s: %w", clip(k.GetKeyId(), 80), err)
-		}
-		keys = append(keys, pub)
-	}
-	threshold := int(trust.GetThreshold())
-	if err := packages.VerifySignature(env, p.Digest, keys, threshold); err != nil {
-		return "", fmt.Errorf("%w, of the keys scope %s trusts now", err, clip(trust.GetScope(), 63))
-	}
-	return fmt.Sprintf("a safe archive, the record's digest, signed by %d or more of the %d keys scope %s trusts now", threshold, len(keys), clip(trust.GetScope(), 63)), nil
+	return fmt.Sprintf("a safe archive, the record's digest, signed by %d of the keys scope %s trusts now (threshold %d)",
+		len(got.Signers), clip(trust.GetScope(), 63), trust.GetThreshold()), nil
 }

@@ -212,7 +212,7 @@ func TestLibraryLoop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("package download: %v\n%s", err, stderr)
 	}
-	if !regexpLine(out, `^digest\s+`+digest+`$`) || !regexpLine(out, `^checked\s+a safe archive, the record's digest, signed by 1 or more of the 1 keys scope acme trusts now$`) {
+	if !regexpLine(out, `^digest\s+`+digest+`$`) || !regexpLine(out, `^checked\s+a safe archive, the record's digest, signed by 1 of the keys scope acme trusts now \(threshold 1\)$`) {
 		t.Errorf("package download:\n%s", out)
 	}
 	if !strings.Contains(stderr, "board package verify "+dl+" --trust "+signer.PublicKey+" --threshold 1") {
@@ -278,7 +278,7 @@ func TestLibraryLoop(t *testing.T) {
 	wantExit(t, err, 1, "already revoked")
 	late := filepath.Join(s.dir, "late.tgz")
 	_, _, err = f.board(t, "package", "download", "--digest", digest, "--out", late)
-	wantExit(t, err, 1, "not kept", "signatures", "scope acme trusts now")
+	wantExit(t, err, 1, "not kept", "refused by the signature check", `scope "acme" asks for 1`)
 	for _, p := range []string{late, late + ".sig.json"} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("a refused download left %s", p)
