@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
-	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
 // TestInstallFromTheLibrary: a package made and signed with the board
-// binary's offline commands, published to a real board, is installed by
+// binary's offline commands, and published to a real board with its
+// operator commands (key add, scope set, package publish), is installed by
 // the agent binary into a new folder that agent validate accepts; served
 // and linked, the agent shows on the board with that package's name,
 // version and digest. Once the signer's key is revoked, a new install of
@@ -37,10 +37,6 @@ func TestInstallFromTheLibrary(t *testing.T) {
 	}
 	key := filepath.Join(work, "signer.key")
 	runCmd(t, "board", "key", "create", "--out", key)
-	pub, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
 	archive := filepath.Join(work, "greeter-1.0.0.tgz")
 	runCmd(t, "board", "package", "build", src, "--name", "acme/greeter", "--version", "1.0.0", "--out", archive)
 	runCmd(t, "board", "package", "sign", archive, "--key", key)
@@ -54,15 +50,27 @@ func TestInstallFromTheLibrary(t *testing.T) {
 	digest := manifest.Digest
 
 	bt := boardtest.Start(t, boardtest.Options{})
-	pkgs := boardv1connect.NewPackageServiceClient(bt.Client(bt.OperatorToken("admin", identity.RoleAdmin)))
-	added, err := pkgs.AddKey(t.Context(), &boardv1.AddKeyRequest{PublicKey: strings.TrimSpace(string(pub)), Publisher: "acme-team"})
-	if err != nil {
-		t.Fatalf("AddKey: %v", err)
+	adminToken := filepath.Join(work, "admin.token")
+	if err := os.WriteFile(adminToken, []byte(bt.OperatorToken("admin", identity.RoleAdmin)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := pkgs.PutScope(t.Context(), &boardv1.PutScopeRequest{Name: "acme", Publishers: []string{"acme-team"}, Threshold: 1}); err != nil {
-		t.Fatalf("PutScope: %v", err)
+	operator := func(args ...string) string {
+		t.Helper()
+		out, _ := runCmd(t, "board", append(args, "--board", bt.URL, "--token-file", adminToken)...)
+		return out
 	}
-	publish(t, pkgs, archive)
+	var added struct {
+		Key struct {
+			KeyID string `json:"key_id"`
+		} `json:"key"`
+	}
+	if out := operator("key", "add", key+".pub", "--publisher", "acme-team", "-o", "json"); json.Unmarshal([]byte(out), &added) != nil || added.Key.KeyID == "" {
+		t.Fatalf("board key add -o json = %s, want the key id", out)
+	}
+	operator("scope", "set", "acme", "--publisher", "acme-team")
+	if out := operator("package", "publish", archive); !strings.Contains(out, digest) {
+		t.Errorf("board package publish printed %q, want the digest %s", out, digest)
+	}
 
 	// agent install, by name alone, with the token in a file.
 	tokenFile := filepath.Join(work, "greeter.token")
@@ -100,9 +108,7 @@ func TestInstallFromTheLibrary(t *testing.T) {
 	}
 
 	// The key revoked: the version no longer installs.
-	if _, err := pkgs.RevokeKey(t.Context(), &boardv1.RevokeKeyRequest{KeyId: added.GetKey().GetKeyId(), Reason: "lost"}); err != nil {
-		t.Fatalf("RevokeKey: %v", err)
-	}
+	operator("key", "revoke", added.Key.KeyID, "--reason", "lost", "--yes")
 	again := filepath.Join(parent, "again")
 	cmd := exec.Command(filepath.Join(bin, "agent"), "install", "acme/greeter@1.0.0", again, "--board", bt.URL, "--token-file", tokenFile)
 	msg, err := cmd.CombinedOutput()
@@ -111,32 +117,5 @@ func TestInstallFromTheLibrary(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
 		t.Errorf("after a refused install, %s holds %d entries, want only the first install", parent, len(entries))
-	}
-}
-
-// publish uploads the package file and its signature file (FILE.sig.json)
-// to the library.
-func publish(t *testing.T, pkgs boardv1connect.PackageServiceClient, file string) {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	envelope, err := os.ReadFile(file + ".sig.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := pkgs.Publish(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Send(&boardv1.PublishRequest{Part: &boardv1.PublishRequest_Header{Header: &boardv1.PublishHeader{Envelope: envelope, Size: int64(len(data))}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Send(&boardv1.PublishRequest{Part: &boardv1.PublishRequest_Chunk{Chunk: data}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stream.CloseAndReceive(); err != nil {
-		t.Fatalf("Publish %s: %v", file, err)
 	}
 }
