@@ -142,6 +142,11 @@ func agentCard(ag *boardv1.Agent) cli.Table {
 	}
 	t.Append("protocol", clip(ag.GetProtocol(), 64))
 	t.Append("build", clip(ag.GetBuild(), 80))
+	if p := ag.GetPackage(); p != nil {
+		t.Append("package", sanitize(clip(p.GetName(), 200)+"@"+clip(p.GetVersion(), 64)+" ("+clip(p.GetDigest(), 80)+")", false))
+	} else {
+		t.Append("package", "-")
+	}
 	t.Append("capabilities", sanitize(list(ag.GetCapabilities()), false))
 	t.Append("tools", sanitize(list(ag.GetTools()), false))
 	var inputs []string

@@ -165,6 +165,9 @@ func TestLibraryLoop(t *testing.T) {
 	linkAs(t, f, &boardv1.Hello{Name: "desk", Protocol: board.Protocol,
 		Package: &boardv1.InstalledPackage{Name: "acme/hello", Version: "1.0.0", Digest: digest}})
 
+	if out := f.ok(t, "agents", "get", "desk"); !regexpLine(out, `^package\s+acme/hello@1\.0\.0 \(`+digest+`\)$`) {
+		t.Errorf("agents get desk, want the package it runs:\n%s", out)
+	}
 	if out := f.ok(t, "package", "list"); !regexpLine(out, `^acme/hello\s+agent\s+1\.1\.0\s+2\s+\S+\s+Greets whoever it is handed\.$`) {
 		t.Errorf("package list:\n%s", out)
 	}
