@@ -52,6 +52,7 @@ var layers = []layer{
 	{pkg: "lock", why: "one served agent per folder: a file and a process check", noStd: domain},
 	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
+	{pkg: "triggers", why: "schedules and webhooks that start a flow, and delivering its result: the file, cron, the template fill from flow, the listener and the delivery client", allow: []string{"flow", "secrets", "github.com/robfig/cron/v3"}},
 	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
 	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board; packages to read the folder's install record for the hello", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "packages", "pause", "runs", "secrets", "serve", "subscription", "transcript", "github.com/prometheus/client_golang", "go.opentelemetry.io/otel"}},
 	{pkg: "library", why: "the agent's side of the board's library: downloads a version over the API, checks it with packages as the board did, imports it; never the board, never runs what it installs", allow: []string{"api", "packages", "connectrpc.com/connect/v2"}, noStd: append([]string{"os/exec"}, domain...)},

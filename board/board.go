@@ -386,6 +386,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterRunServiceHandler(srv, runService{b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
 	boardv1connect.RegisterPackageServiceHandler(srv, packageService{b: b})
+	boardv1connect.RegisterTriggerServiceHandler(srv, triggerService{b: b})
 	boardv1connect.RegisterUserServiceHandler(srv, userService{b})
 	b.registerHealth(srv)
 	grpcreflect.Register(srv)

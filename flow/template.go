@@ -50,3 +50,11 @@ func renderArgs(a any, s State) any {
 	}
 	return a
 }
+
+// Fill is v with every {{path}} in its strings filled from values, at any
+// depth, by the rules a tool node's arguments are filled by: a string that
+// is only a placeholder passes the value itself (a number stays a
+// number), any other string has each placeholder written in as text. It
+// is the one template language for whatever else fills values from a
+// flow's world (a trigger's input, a delivery's body).
+func Fill(v any, values map[string]any) any { return renderArgs(v, State(values)) }

@@ -736,6 +736,32 @@ func cases() []goldenCase {
 	withPackage := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
 	withPackage.Package = installed()
 	add("AgentService.GetAgent.response.package", &boardv1.GetAgentResponse{Agent: withPackage})
+
+	// TriggerService, and triggers on the link and on runs.
+	add("TriggerService.ListTriggers.request", &boardv1.ListTriggersRequest{Agent: "refund-desk", PageSize: 50, PageToken: "dHJpZy0y"})
+	add("TriggerService.ListTriggers.response", &boardv1.ListTriggersResponse{
+		Triggers:      []*boardv1.AgentTrigger{agentTrigger(scheduleTrigger(), true), agentTrigger(webhookTrigger(), false)},
+		NextPageToken: "dHJpZy0z",
+	})
+	add("TriggerService.PauseTrigger.request", &boardv1.PauseTriggerRequest{Agent: "refund-desk", TriggerId: "nightly-report", Reason: "Month-end freeze."})
+	add("TriggerService.PauseTrigger.response", &boardv1.PauseTriggerResponse{Trigger: agentTrigger(scheduleTrigger(), true), Pushed: true})
+	add("TriggerService.ResumeTrigger.request", &boardv1.ResumeTriggerRequest{Agent: "refund-desk", TriggerId: "nightly-report"})
+	resumed := agentTrigger(scheduleTrigger(), false)
+	resumed.Trigger.Last.Delivery = boardv1.DeliveryState_DELIVERY_STATE_PENDING
+	add("TriggerService.ResumeTrigger.response", &boardv1.ResumeTriggerResponse{Trigger: resumed, Pushed: false})
+	req("triggers", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Triggers{Triggers: &boardv1.TriggerReport{
+		Triggers: []*boardv1.Trigger{scheduleTrigger(), webhookTrigger()},
+	}}})
+	resp("trigger_pauses", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_TriggerPauses{TriggerPauses: &boardv1.TriggerPauses{
+		Paused: []string{"nightly-report"},
+	}}})
+	req("run_event.start.trigger", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: &boardv1.RunEvent{
+		RunId: "run-trig-1", Seq: 1, Time: at(60),
+		Kind: &boardv1.RunEvent_Start{Start: &boardv1.RunStart{StartedBy: "trigger", Build: build, Trigger: runTrigger()}},
+	}}})
+	triggered := runOf(false)
+	triggered.StartedBy, triggered.StartedByWho, triggered.Trigger = "trigger", "", runTrigger()
+	add("RunService.GetRun.response.trigger", &boardv1.GetRunResponse{Run: triggered})
 	return out
 }
 
@@ -864,4 +890,42 @@ func publisherKey(revoked bool) *boardv1.PublisherKey {
 
 func packageScope() *boardv1.Scope {
 	return &boardv1.Scope{Name: "acme", Publishers: []string{"acme-release", "acme-security"}, Threshold: 2, SetBy: "ada@example.com", SetTime: at(-1000)}
+}
+
+func scheduleTrigger() *boardv1.Trigger {
+	return &boardv1.Trigger{
+		Id: "nightly-report", Kind: boardv1.TriggerKind_TRIGGER_KIND_SCHEDULE,
+		Schedule: "30 9 * * 1-5", TimeZone: "Europe/Paris", Description: "Every weekday at 09:30",
+		NextRunTime: at(1440), Overlap: "skip", Delivers: true,
+		Last: &boardv1.TriggerOccurrence{
+			Time: at(-60), RunId: "run-trig-0", Ok: true, Duration: durationpb.New(42 * time.Second),
+			Delivery: boardv1.DeliveryState_DELIVERY_STATE_DELIVERED,
+		},
+	}
+}
+
+func webhookTrigger() *boardv1.Trigger {
+	return &boardv1.Trigger{
+		Id: "order-created", Kind: boardv1.TriggerKind_TRIGGER_KIND_WEBHOOK,
+		Method: "POST", Path: "/hooks/order-created", Overlap: "queue", Signed: true,
+		Last: &boardv1.TriggerOccurrence{
+			Time: at(-5), Error: "a run of this trigger was still going: skipped",
+			Delivery: boardv1.DeliveryState_DELIVERY_STATE_NONE,
+		},
+	}
+}
+
+func agentTrigger(tr *boardv1.Trigger, paused bool) *boardv1.AgentTrigger {
+	a := &boardv1.AgentTrigger{Agent: "refund-desk", Trigger: tr, ReportTime: at(2), Online: true}
+	if paused {
+		a.Pause = &boardv1.TriggerPause{Paused: true, Reason: "Month-end freeze.", By: "ada@example.com", Time: at(1)}
+	}
+	return a
+}
+
+func runTrigger() *boardv1.RunTrigger {
+	return &boardv1.RunTrigger{
+		TriggerId: "nightly-report", Kind: boardv1.TriggerKind_TRIGGER_KIND_SCHEDULE, OccurrenceTime: at(60),
+		Delivery: boardv1.DeliveryState_DELIVERY_STATE_FAILED, DeliveryAttempts: 5,
+	}
 }

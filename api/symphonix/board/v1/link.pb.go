@@ -228,6 +228,7 @@ type LinkRequest struct {
 	//	*LinkRequest_Stopped
 	//	*LinkRequest_ChatAnswer
 	//	*LinkRequest_Error
+	//	*LinkRequest_Triggers
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -432,6 +433,15 @@ func (x *LinkRequest) GetError() *LinkError {
 	return nil
 }
 
+func (x *LinkRequest) GetTriggers() *TriggerReport {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Triggers); ok {
+			return x.Triggers
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -553,6 +563,12 @@ type LinkRequest_Error struct {
 	Error *LinkError `protobuf:"bytes,18,opt,name=error,proto3,oneof"`
 }
 
+type LinkRequest_Triggers struct {
+	// TriggerReport is every trigger the agent runs (agents announcing
+	// "triggers"), after each Welcome and when one changes. Not answered.
+	Triggers *TriggerReport `protobuf:"bytes,19,opt,name=triggers,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -589,6 +605,8 @@ func (*LinkRequest_ChatAnswer) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Error) isLinkRequest_Kind() {}
 
+func (*LinkRequest_Triggers) isLinkRequest_Kind() {}
+
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
 type LinkResponse struct {
@@ -615,6 +633,7 @@ type LinkResponse struct {
 	//	*LinkResponse_Fire
 	//	*LinkResponse_Stop
 	//	*LinkResponse_Chat
+	//	*LinkResponse_TriggerPauses
 	Kind          isLinkResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -819,6 +838,15 @@ func (x *LinkResponse) GetChat() *ChatRequest {
 	return nil
 }
 
+func (x *LinkResponse) GetTriggerPauses() *TriggerPauses {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkResponse_TriggerPauses); ok {
+			return x.TriggerPauses
+		}
+	}
+	return nil
+}
+
 type isLinkResponse_Kind interface {
 	isLinkResponse_Kind()
 }
@@ -924,6 +952,12 @@ type LinkResponse_Chat struct {
 	Chat *ChatRequest `protobuf:"bytes,18,opt,name=chat,proto3,oneof"`
 }
 
+type LinkResponse_TriggerPauses struct {
+	// TriggerPauses tells an agent announcing "triggers" which of its
+	// triggers are paused: after every Welcome and whenever that changes.
+	TriggerPauses *TriggerPauses `protobuf:"bytes,19,opt,name=trigger_pauses,json=triggerPauses,proto3,oneof"`
+}
+
 func (*LinkResponse_Welcome) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Ping) isLinkResponse_Kind() {}
@@ -959,6 +993,8 @@ func (*LinkResponse_Fire) isLinkResponse_Kind() {}
 func (*LinkResponse_Stop) isLinkResponse_Kind() {}
 
 func (*LinkResponse_Chat) isLinkResponse_Kind() {}
+
+func (*LinkResponse_TriggerPauses) isLinkResponse_Kind() {}
 
 // Hello registers a running agent.
 type Hello struct {
@@ -2719,7 +2755,9 @@ type RunStart struct {
 	// Who, when the agent knows.
 	StartedByWho string `protobuf:"bytes,3,opt,name=started_by_who,json=startedByWho,proto3" json:"started_by_who,omitempty"`
 	// The flow's build.
-	Build         string `protobuf:"bytes,4,opt,name=build,proto3" json:"build,omitempty"`
+	Build string `protobuf:"bytes,4,opt,name=build,proto3" json:"build,omitempty"`
+	// The trigger that started it, when one did.
+	Trigger       *RunTrigger `protobuf:"bytes,5,opt,name=trigger,proto3" json:"trigger,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2780,6 +2818,13 @@ func (x *RunStart) GetBuild() string {
 		return x.Build
 	}
 	return ""
+}
+
+func (x *RunStart) GetTrigger() *RunTrigger {
+	if x != nil {
+		return x.Trigger
+	}
+	return nil
 }
 
 // RunPause is what a paused run waits for.
@@ -3268,7 +3313,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xbd\b\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a symphonix/board/v1/trigger.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xfe\b\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3292,8 +3337,9 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\astopped\x18\x10 \x01(\v2\x1b.symphonix.board.v1.StoppedH\x00R\astopped\x12A\n" +
 	"\vchat_answer\x18\x11 \x01(\v2\x1e.symphonix.board.v1.ChatAnswerH\x00R\n" +
 	"chatAnswer\x125\n" +
-	"\x05error\x18\x12 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05errorB\x06\n" +
-	"\x04kind\"\xce\b\n" +
+	"\x05error\x18\x12 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05error\x12?\n" +
+	"\btriggers\x18\x13 \x01(\v2!.symphonix.board.v1.TriggerReportH\x00R\btriggersB\x06\n" +
+	"\x04kind\"\x9a\t\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3314,7 +3360,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"run_stored\x18\x0f \x01(\v2\x1d.symphonix.board.v1.RunStoredH\x00R\trunStored\x12.\n" +
 	"\x04fire\x18\x10 \x01(\v2\x18.symphonix.board.v1.FireH\x00R\x04fire\x12.\n" +
 	"\x04stop\x18\x11 \x01(\v2\x18.symphonix.board.v1.StopH\x00R\x04stop\x125\n" +
-	"\x04chat\x18\x12 \x01(\v2\x1f.symphonix.board.v1.ChatRequestH\x00R\x04chatB\x06\n" +
+	"\x04chat\x18\x12 \x01(\v2\x1f.symphonix.board.v1.ChatRequestH\x00R\x04chat\x12J\n" +
+	"\x0etrigger_pauses\x18\x13 \x01(\v2!.symphonix.board.v1.TriggerPausesH\x00R\rtriggerPausesB\x06\n" +
 	"\x04kind\"\xa0\x02\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -3452,13 +3499,14 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x04step\x18\v \x01(\v2\x1b.symphonix.board.v1.RunStepH\x00R\x04step\x124\n" +
 	"\x05pause\x18\f \x01(\v2\x1c.symphonix.board.v1.RunPauseH\x00R\x05pause\x127\n" +
 	"\x06resume\x18\r \x01(\v2\x1d.symphonix.board.v1.RunResumeH\x00R\x06resumeB\x06\n" +
-	"\x04kind\"}\n" +
+	"\x04kind\"\xb7\x01\n" +
 	"\bRunStart\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\tR\x06thread\x12\x1d\n" +
 	"\n" +
 	"started_by\x18\x02 \x01(\tR\tstartedBy\x12$\n" +
 	"\x0estarted_by_who\x18\x03 \x01(\tR\fstartedByWho\x12\x14\n" +
-	"\x05build\x18\x04 \x01(\tR\x05build\"r\n" +
+	"\x05build\x18\x04 \x01(\tR\x05build\x128\n" +
+	"\atrigger\x18\x05 \x01(\v2\x1e.symphonix.board.v1.RunTriggerR\atrigger\"r\n" +
 	"\bRunPause\x121\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.symphonix.board.v1.PauseKindR\x04kind\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x1f\n" +
@@ -3565,22 +3613,25 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Stopped)(nil),               // 35: symphonix.board.v1.Stopped
 	(*Conversations)(nil),         // 36: symphonix.board.v1.Conversations
 	(*ChatAnswer)(nil),            // 37: symphonix.board.v1.ChatAnswer
-	(*ApprovalDecision)(nil),      // 38: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 39: symphonix.board.v1.ToolSwitches
-	(*ChatRequest)(nil),           // 40: symphonix.board.v1.ChatRequest
-	(*FlowInput)(nil),             // 41: symphonix.board.v1.FlowInput
-	(*InstalledPackage)(nil),      // 42: symphonix.board.v1.InstalledPackage
-	(*durationpb.Duration)(nil),   // 43: google.protobuf.Duration
-	(HealthStatus)(0),             // 44: symphonix.board.v1.HealthStatus
-	(*HealthCheck)(nil),           // 45: symphonix.board.v1.HealthCheck
-	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
-	(Role)(0),                     // 47: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 48: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 49: symphonix.board.v1.Door
-	(*RunStep)(nil),               // 50: symphonix.board.v1.RunStep
-	(PauseKind)(0),                // 51: symphonix.board.v1.PauseKind
-	(*Run)(nil),                   // 52: symphonix.board.v1.Run
-	(*structpb.Struct)(nil),       // 53: google.protobuf.Struct
+	(*TriggerReport)(nil),         // 38: symphonix.board.v1.TriggerReport
+	(*ApprovalDecision)(nil),      // 39: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 40: symphonix.board.v1.ToolSwitches
+	(*ChatRequest)(nil),           // 41: symphonix.board.v1.ChatRequest
+	(*TriggerPauses)(nil),         // 42: symphonix.board.v1.TriggerPauses
+	(*FlowInput)(nil),             // 43: symphonix.board.v1.FlowInput
+	(*InstalledPackage)(nil),      // 44: symphonix.board.v1.InstalledPackage
+	(*durationpb.Duration)(nil),   // 45: google.protobuf.Duration
+	(HealthStatus)(0),             // 46: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 47: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
+	(Role)(0),                     // 49: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 50: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 51: symphonix.board.v1.Door
+	(*RunStep)(nil),               // 52: symphonix.board.v1.RunStep
+	(*RunTrigger)(nil),            // 53: symphonix.board.v1.RunTrigger
+	(PauseKind)(0),                // 54: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 55: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 56: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -3601,63 +3652,66 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	35, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
 	37, // 16: symphonix.board.v1.LinkRequest.chat_answer:type_name -> symphonix.board.v1.ChatAnswer
 	16, // 17: symphonix.board.v1.LinkRequest.error:type_name -> symphonix.board.v1.LinkError
-	6,  // 18: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 19: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 20: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 21: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 22: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 23: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	38, // 24: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	39, // 25: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 26: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 27: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 28: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 29: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 30: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 31: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	31, // 32: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
-	32, // 33: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
-	34, // 34: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
-	40, // 35: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
-	41, // 36: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	42, // 37: symphonix.board.v1.Hello.package:type_name -> symphonix.board.v1.InstalledPackage
-	43, // 38: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	43, // 39: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	43, // 40: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	44, // 41: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	45, // 42: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	46, // 43: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	46, // 44: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	46, // 45: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 46: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	46, // 47: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	43, // 48: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
-	46, // 49: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	43, // 50: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 51: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	47, // 52: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	48, // 53: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	38, // 54: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 55: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	49, // 56: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	46, // 57: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	46, // 58: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	48, // 59: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	46, // 60: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 61: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	50, // 62: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 63: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 64: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	51, // 65: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	52, // 66: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	53, // 67: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 68: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 69: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	69, // [69:70] is the sub-list for method output_type
-	68, // [68:69] is the sub-list for method input_type
-	68, // [68:68] is the sub-list for extension type_name
-	68, // [68:68] is the sub-list for extension extendee
-	0,  // [0:68] is the sub-list for field type_name
+	38, // 18: symphonix.board.v1.LinkRequest.triggers:type_name -> symphonix.board.v1.TriggerReport
+	6,  // 19: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 20: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 21: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 22: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 23: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 24: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	39, // 25: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	40, // 26: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 27: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 28: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 29: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 30: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 31: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 32: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	31, // 33: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	32, // 34: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	34, // 35: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	41, // 36: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
+	42, // 37: symphonix.board.v1.LinkResponse.trigger_pauses:type_name -> symphonix.board.v1.TriggerPauses
+	43, // 38: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	44, // 39: symphonix.board.v1.Hello.package:type_name -> symphonix.board.v1.InstalledPackage
+	45, // 40: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	45, // 41: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	45, // 42: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	46, // 43: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	47, // 44: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	48, // 45: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	48, // 46: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	48, // 47: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 48: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	48, // 49: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	45, // 50: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
+	48, // 51: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	45, // 52: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 53: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	49, // 54: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	50, // 55: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	39, // 56: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 57: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	51, // 58: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	48, // 59: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	48, // 60: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	50, // 61: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	48, // 62: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 63: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	52, // 64: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 65: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 66: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	53, // 67: symphonix.board.v1.RunStart.trigger:type_name -> symphonix.board.v1.RunTrigger
+	54, // 68: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	55, // 69: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	56, // 70: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 71: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 72: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	72, // [72:73] is the sub-list for method output_type
+	71, // [71:72] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3672,6 +3726,7 @@ func file_symphonix_board_v1_link_proto_init() {
 	file_symphonix_board_v1_package_proto_init()
 	file_symphonix_board_v1_run_proto_init()
 	file_symphonix_board_v1_tool_proto_init()
+	file_symphonix_board_v1_trigger_proto_init()
 	file_symphonix_board_v1_user_proto_init()
 	file_symphonix_board_v1_link_proto_msgTypes[0].OneofWrappers = []any{
 		(*LinkRequest_Hello)(nil),
@@ -3692,6 +3747,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_Stopped)(nil),
 		(*LinkRequest_ChatAnswer)(nil),
 		(*LinkRequest_Error)(nil),
+		(*LinkRequest_Triggers)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
@@ -3712,6 +3768,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkResponse_Fire)(nil),
 		(*LinkResponse_Stop)(nil),
 		(*LinkResponse_Chat)(nil),
+		(*LinkResponse_TriggerPauses)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[23].OneofWrappers = []any{
 		(*RunEvent_Start)(nil),

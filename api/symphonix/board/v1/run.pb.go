@@ -471,8 +471,11 @@ type Run struct {
 	Steps []*RunStep `protobuf:"bytes,20,rep,name=steps,proto3" json:"steps,omitempty"`
 	// Whether steps were left out because the run took more than 1,000.
 	StepsTruncated bool `protobuf:"varint,21,opt,name=steps_truncated,json=stepsTruncated,proto3" json:"steps_truncated,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The trigger that started it, when one did ("started_by" is then
+	// "trigger"): why the run exists.
+	Trigger       *RunTrigger `protobuf:"bytes,22,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -650,6 +653,13 @@ func (x *Run) GetStepsTruncated() bool {
 		return x.StepsTruncated
 	}
 	return false
+}
+
+func (x *Run) GetTrigger() *RunTrigger {
+	if x != nil {
+		return x.Trigger
+	}
+	return nil
 }
 
 // RunStep is one node's step in a run.
@@ -1390,7 +1400,7 @@ var File_symphonix_board_v1_run_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x1csymphonix/board/v1/run.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"U\n" +
+	"\x1csymphonix/board/v1/run.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a symphonix/board/v1/trigger.proto\"U\n" +
 	"\tFlowInput\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12 \n" +
@@ -1399,7 +1409,7 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
 	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x16\n" +
 	"\x06cached\x18\x03 \x01(\x03R\x06cached\x12\x14\n" +
-	"\x05total\x18\x04 \x01(\x03R\x05total\"\xaf\x06\n" +
+	"\x05total\x18\x04 \x01(\x03R\x05total\"\xe9\x06\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
@@ -1426,7 +1436,8 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\x06output\x18\x12 \x01(\v2\x17.google.protobuf.StructR\x06output\x12\x1a\n" +
 	"\bwithheld\x18\x13 \x03(\tR\bwithheld\x121\n" +
 	"\x05steps\x18\x14 \x03(\v2\x1b.symphonix.board.v1.RunStepR\x05steps\x12'\n" +
-	"\x0fsteps_truncated\x18\x15 \x01(\bR\x0estepsTruncated\"\xa4\x03\n" +
+	"\x0fsteps_truncated\x18\x15 \x01(\bR\x0estepsTruncated\x128\n" +
+	"\atrigger\x18\x16 \x01(\v2\x1e.symphonix.board.v1.RunTriggerR\atrigger\"\xa4\x03\n" +
 	"\aRunStep\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x12\n" +
@@ -1550,6 +1561,7 @@ var file_symphonix_board_v1_run_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
 	(*structpb.Struct)(nil),       // 20: google.protobuf.Struct
+	(*RunTrigger)(nil),            // 21: symphonix.board.v1.RunTrigger
 }
 var file_symphonix_board_v1_run_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Run.state:type_name -> symphonix.board.v1.RunState
@@ -1561,35 +1573,36 @@ var file_symphonix_board_v1_run_proto_depIdxs = []int32{
 	20, // 6: symphonix.board.v1.Run.input:type_name -> google.protobuf.Struct
 	20, // 7: symphonix.board.v1.Run.output:type_name -> google.protobuf.Struct
 	7,  // 8: symphonix.board.v1.Run.steps:type_name -> symphonix.board.v1.RunStep
-	18, // 9: symphonix.board.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
-	19, // 10: symphonix.board.v1.RunStep.duration:type_name -> google.protobuf.Duration
-	1,  // 11: symphonix.board.v1.RunStep.outcome:type_name -> symphonix.board.v1.StepOutcome
-	2,  // 12: symphonix.board.v1.RunStep.pause:type_name -> symphonix.board.v1.PauseKind
-	5,  // 13: symphonix.board.v1.RunStep.tokens:type_name -> symphonix.board.v1.Tokens
-	0,  // 14: symphonix.board.v1.ListRunsRequest.state:type_name -> symphonix.board.v1.RunState
-	18, // 15: symphonix.board.v1.ListRunsRequest.start_after:type_name -> google.protobuf.Timestamp
-	18, // 16: symphonix.board.v1.ListRunsRequest.start_before:type_name -> google.protobuf.Timestamp
-	6,  // 17: symphonix.board.v1.ListRunsResponse.runs:type_name -> symphonix.board.v1.Run
-	6,  // 18: symphonix.board.v1.GetRunResponse.run:type_name -> symphonix.board.v1.Run
-	3,  // 19: symphonix.board.v1.WatchRunsResponse.kind:type_name -> symphonix.board.v1.RunEventKind
-	6,  // 20: symphonix.board.v1.WatchRunsResponse.run:type_name -> symphonix.board.v1.Run
-	7,  // 21: symphonix.board.v1.WatchRunsResponse.step:type_name -> symphonix.board.v1.RunStep
-	20, // 22: symphonix.board.v1.StartRunRequest.input:type_name -> google.protobuf.Struct
-	8,  // 23: symphonix.board.v1.RunService.ListRuns:input_type -> symphonix.board.v1.ListRunsRequest
-	10, // 24: symphonix.board.v1.RunService.GetRun:input_type -> symphonix.board.v1.GetRunRequest
-	12, // 25: symphonix.board.v1.RunService.WatchRuns:input_type -> symphonix.board.v1.WatchRunsRequest
-	14, // 26: symphonix.board.v1.RunService.StartRun:input_type -> symphonix.board.v1.StartRunRequest
-	16, // 27: symphonix.board.v1.RunService.StopRun:input_type -> symphonix.board.v1.StopRunRequest
-	9,  // 28: symphonix.board.v1.RunService.ListRuns:output_type -> symphonix.board.v1.ListRunsResponse
-	11, // 29: symphonix.board.v1.RunService.GetRun:output_type -> symphonix.board.v1.GetRunResponse
-	13, // 30: symphonix.board.v1.RunService.WatchRuns:output_type -> symphonix.board.v1.WatchRunsResponse
-	15, // 31: symphonix.board.v1.RunService.StartRun:output_type -> symphonix.board.v1.StartRunResponse
-	17, // 32: symphonix.board.v1.RunService.StopRun:output_type -> symphonix.board.v1.StopRunResponse
-	28, // [28:33] is the sub-list for method output_type
-	23, // [23:28] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	21, // 9: symphonix.board.v1.Run.trigger:type_name -> symphonix.board.v1.RunTrigger
+	18, // 10: symphonix.board.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
+	19, // 11: symphonix.board.v1.RunStep.duration:type_name -> google.protobuf.Duration
+	1,  // 12: symphonix.board.v1.RunStep.outcome:type_name -> symphonix.board.v1.StepOutcome
+	2,  // 13: symphonix.board.v1.RunStep.pause:type_name -> symphonix.board.v1.PauseKind
+	5,  // 14: symphonix.board.v1.RunStep.tokens:type_name -> symphonix.board.v1.Tokens
+	0,  // 15: symphonix.board.v1.ListRunsRequest.state:type_name -> symphonix.board.v1.RunState
+	18, // 16: symphonix.board.v1.ListRunsRequest.start_after:type_name -> google.protobuf.Timestamp
+	18, // 17: symphonix.board.v1.ListRunsRequest.start_before:type_name -> google.protobuf.Timestamp
+	6,  // 18: symphonix.board.v1.ListRunsResponse.runs:type_name -> symphonix.board.v1.Run
+	6,  // 19: symphonix.board.v1.GetRunResponse.run:type_name -> symphonix.board.v1.Run
+	3,  // 20: symphonix.board.v1.WatchRunsResponse.kind:type_name -> symphonix.board.v1.RunEventKind
+	6,  // 21: symphonix.board.v1.WatchRunsResponse.run:type_name -> symphonix.board.v1.Run
+	7,  // 22: symphonix.board.v1.WatchRunsResponse.step:type_name -> symphonix.board.v1.RunStep
+	20, // 23: symphonix.board.v1.StartRunRequest.input:type_name -> google.protobuf.Struct
+	8,  // 24: symphonix.board.v1.RunService.ListRuns:input_type -> symphonix.board.v1.ListRunsRequest
+	10, // 25: symphonix.board.v1.RunService.GetRun:input_type -> symphonix.board.v1.GetRunRequest
+	12, // 26: symphonix.board.v1.RunService.WatchRuns:input_type -> symphonix.board.v1.WatchRunsRequest
+	14, // 27: symphonix.board.v1.RunService.StartRun:input_type -> symphonix.board.v1.StartRunRequest
+	16, // 28: symphonix.board.v1.RunService.StopRun:input_type -> symphonix.board.v1.StopRunRequest
+	9,  // 29: symphonix.board.v1.RunService.ListRuns:output_type -> symphonix.board.v1.ListRunsResponse
+	11, // 30: symphonix.board.v1.RunService.GetRun:output_type -> symphonix.board.v1.GetRunResponse
+	13, // 31: symphonix.board.v1.RunService.WatchRuns:output_type -> symphonix.board.v1.WatchRunsResponse
+	15, // 32: symphonix.board.v1.RunService.StartRun:output_type -> symphonix.board.v1.StartRunResponse
+	17, // 33: symphonix.board.v1.RunService.StopRun:output_type -> symphonix.board.v1.StopRunResponse
+	29, // [29:34] is the sub-list for method output_type
+	24, // [24:29] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_run_proto_init() }
@@ -1597,6 +1610,7 @@ func file_symphonix_board_v1_run_proto_init() {
 	if File_symphonix_board_v1_run_proto != nil {
 		return
 	}
+	file_symphonix_board_v1_trigger_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
