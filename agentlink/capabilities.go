@@ -38,11 +38,15 @@ const (
 	// CapabilityChat: the agent answers the board's chat window, the five
 	// requests a ChatRequest carries (Config.OnChat).
 	CapabilityChat = "chat"
+	// CapabilityTriggers: the agent runs triggers (schedules and webhooks
+	// that start runs), reports them (ReportTriggers) and obeys the
+	// board's pauses of them (Config.OnTriggerPauses).
+	CapabilityTriggers = "triggers"
 )
 
 // Capabilities are every name Config.Capabilities may hold.
 var Capabilities = []string{CapabilityUsers, CapabilityPairing, CapabilityHealth, CapabilityPause,
-	CapabilityRuns, CapabilityLiveRuns, CapabilityFire, CapabilityChat}
+	CapabilityRuns, CapabilityLiveRuns, CapabilityFire, CapabilityChat, CapabilityTriggers}
 
 // checkCapabilities refuses a name this package does not know, and a name
 // given twice.

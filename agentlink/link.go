@@ -181,6 +181,12 @@ type Config struct {
 	// MaxChatRefusal), any other error as internal. nil refuses them
 	// (failed_precondition).
 	OnChat func(ctx context.Context, q Chat) (ChatReply, error)
+	// OnTriggerPauses: nil means none. Called with the ids of the triggers
+	// operators have paused on the board (agents announcing
+	// CapabilityTriggers): after every welcome, and whenever a pause
+	// changes. Each call replaces the last. Calls are serialised; it must
+	// not block.
+	OnTriggerPauses func(paused []string)
 }
 
 // State is the link coming up or going down.
@@ -219,9 +225,10 @@ type Link struct {
 
 	// wake tells the reporter of the link that is up that a pause or a
 	// health round is waiting to be sent.
-	wake   chan struct{}
-	pause  pauseSlot
-	health healthSlot
+	wake     chan struct{}
+	pause    pauseSlot
+	health   healthSlot
+	triggers triggerSlot
 	// summaryWake tells the deliverer of the link that is up that a run
 	// summary was added; firing bounds the Fires and Stops handled at once.
 	summaryWake chan struct{}
@@ -621,6 +628,10 @@ func (l *Link) serve(ctx context.Context, c *conn, in <-chan pump.Received[*boar
 				}
 			case *boardv1.LinkResponse_Decision:
 				l.deliver(decisionOf(k.Decision))
+			case *boardv1.LinkResponse_TriggerPauses:
+				if l.cfg.OnTriggerPauses != nil && l.announces(CapabilityTriggers) {
+					l.cfg.OnTriggerPauses(k.TriggerPauses.GetPaused())
+				}
 			case *boardv1.LinkResponse_Pause:
 				if l.cfg.OnPause != nil {
 					l.cfg.OnPause(pauseOf(k.Pause))

@@ -22,13 +22,14 @@ func (l *Link) announces(capability string) bool {
 	return slices.Contains(l.cfg.Capabilities, capability)
 }
 
-// report sends, on c, the agent's pause state and health rounds as they
-// become due (ReportPause, ReportHealth): first the newest of each, since
-// this link has sent neither, then each newer one. It is the only sender
-// of either, so a caller never waits on the stream. It returns when ctx
+// report sends, on c, the agent's pause state, health rounds and trigger
+// reports as they become due (ReportPause, ReportHealth, ReportTriggers):
+// first the newest of each, since this link has sent none, then each
+// newer one. It is the only sender of any, so a caller never waits on the
+// stream. It returns when ctx
 // ends, c goes down, or a send fails (the link's receive loop sees why).
 func (l *Link) report(ctx context.Context, c *conn) {
-	var pauseSent, healthSent uint64 // the versions sent on c
+	var pauseSent, healthSent, triggersSent uint64 // the versions sent on c
 	hold := time.NewTimer(time.Hour)
 	hold.Stop()
 	defer hold.Stop()
@@ -41,6 +42,7 @@ func (l *Link) report(ctx context.Context, c *conn) {
 			l.log.DebugContext(ctx, "pause state reported", "paused", m.GetPaused())
 		}
 		now := time.Now()
+		var healthWait time.Duration
 		switch due, wait := l.healthToSend(healthSent, now); {
 		case due != nil:
 			if err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Health{Health: due.m}}); err != nil {
@@ -50,6 +52,17 @@ func (l *Link) report(ctx context.Context, c *conn) {
 			healthSent = due.ver
 			l.log.DebugContext(ctx, "health reported", "status", due.h.Status)
 		case wait > 0:
+			healthWait = wait
+			hold.Reset(wait)
+		}
+		switch m, ver, wait := l.triggersToSend(triggersSent, time.Now()); {
+		case m != nil:
+			if err := c.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Triggers{Triggers: m}}); err != nil {
+				return
+			}
+			triggersSent = ver
+			l.log.DebugContext(ctx, "triggers reported", "triggers", len(m.GetTriggers()))
+		case wait > 0 && (healthWait == 0 || wait < healthWait):
 			hold.Reset(wait)
 		}
 		select {

@@ -82,6 +82,8 @@ type Run struct {
 	Withheld       []string
 	Steps          []RunStep
 	StepsTruncated bool
+	// Trigger: why the run exists, when a trigger started it.
+	Trigger *RunTrigger
 }
 
 // RunEvent is one thing that happened in a run, as it happened.
@@ -91,8 +93,10 @@ type RunEvent struct {
 	At    time.Time
 	// Kind: RunEventStart, RunEventStep, RunEventPause or RunEventResume.
 	Kind string
-	// For a start: the run's thread, who started it, its build.
+	// For a start: the run's thread, who started it, its build, and the
+	// trigger that started it, if one did.
 	Thread, StartedBy, StartedByWho, Build string
+	Trigger                                *RunTrigger
 	// For a step: the step as it stands.
 	Step RunStep
 	// For a pause: "ask" or "approval", the node, the approval once raised.
@@ -357,6 +361,7 @@ func runEventOf(e RunEvent) *boardv1.RunEvent {
 	case RunEventStart:
 		m.Kind = &boardv1.RunEvent_Start{Start: &boardv1.RunStart{
 			Thread: e.Thread, StartedBy: e.StartedBy, StartedByWho: e.StartedByWho, Build: e.Build,
+			Trigger: runTriggerOf(e.Trigger),
 		}}
 	case RunEventStep:
 		m.Kind = &boardv1.RunEvent_Step{Step: stepOf(e.Step)}
@@ -374,7 +379,7 @@ func runOf(r Run) *boardv1.Run {
 		State: runStateOf(r.State), StartTime: timeOf(r.Start), EndTime: timeOf(r.End),
 		Duration: durationpb.New(max(r.Duration, 0)), StepCount: int32(r.StepCount), Tokens: tokensOf(r.Tokens),
 		Error: r.Error, Pause: pauseKindOf(r.Pause), PausedAt: r.PausedAt, ApprovalId: r.ApprovalID,
-		Withheld: r.Withheld, StepsTruncated: r.StepsTruncated,
+		Withheld: r.Withheld, StepsTruncated: r.StepsTruncated, Trigger: runTriggerOf(r.Trigger),
 	}
 	for what, v := range map[string]map[string]any{"input": r.Input, "output": r.Output} {
 		if v == nil {

@@ -114,7 +114,7 @@ func (rr *runRecord) event(e runs.Event) {
 		l.SendRunEvent(agentlink.RunEvent{
 			RunID: e.Run, Seq: e.Seq, At: e.At, Kind: e.Kind,
 			Thread: e.Thread, StartedBy: e.StartedBy, StartedByWho: e.StartedByWho, Build: e.Build,
-			Step: stepOf(e.Step), Pause: e.Pause, Node: e.Node, ApprovalID: e.ApprovalID,
+			Step: stepOf(e.Step), Pause: e.Pause, Node: e.Node, ApprovalID: e.ApprovalID, Trigger: runTriggerOf(e.Trigger),
 		})
 	}
 }
@@ -187,6 +187,7 @@ func runOf(r runs.Run) agentlink.Run {
 		State: r.State, Start: r.Start, End: r.End, Duration: r.Duration, StepCount: r.StepCount,
 		Tokens: tokensOf(r.Tokens), Error: r.Error, Pause: r.Pause, PausedAt: r.PausedAt, ApprovalID: r.ApprovalID,
 		Input: r.Input, Output: r.Output, Withheld: r.Withheld, StepsTruncated: r.StepsTruncated,
+		Trigger: runTriggerOf(r.Trigger),
 	}
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, stepOf(s))
@@ -201,4 +202,11 @@ func stepOf(s runs.Step) agentlink.RunStep {
 
 func tokensOf(t runs.Tokens) agentlink.Tokens {
 	return agentlink.Tokens{Input: t.Input, Output: t.Output, Cached: t.Cached, Total: t.Total}
+}
+
+func runTriggerOf(t *runs.Trigger) *agentlink.RunTrigger {
+	if t == nil {
+		return nil
+	}
+	return &agentlink.RunTrigger{ID: t.ID, Kind: t.Kind, At: t.At, Method: t.Method, Path: t.Path, Delivery: t.Delivery}
 }

@@ -19,3 +19,18 @@ func startedBy(ctx context.Context) (by, who string) {
 	o, _ := ctx.Value(originKey{}).(origin)
 	return o.by, o.who
 }
+
+type triggerKey struct{}
+
+// WithTrigger returns ctx saying the run made on it was started by
+// trigger t; a Recorder puts it in the run's record. StartedBy with
+// ByTrigger says the rest.
+func WithTrigger(ctx context.Context, t Trigger) context.Context {
+	return context.WithValue(ctx, triggerKey{}, &t)
+}
+
+// triggerOf is what WithTrigger put on ctx, or nil.
+func triggerOf(ctx context.Context) *Trigger {
+	t, _ := ctx.Value(triggerKey{}).(*Trigger)
+	return t
+}

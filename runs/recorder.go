@@ -101,7 +101,7 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 		by, who := startedBy(ctx)
 		rec := &record{open: map[stepKey]int{}, run: Run{
 			ID: e.Run, Thread: e.Thread, StartedBy: by, StartedByWho: clip(who, MaxWho), Build: r.cfg.Build,
-			State: StateRunning, Start: e.At,
+			State: StateRunning, Start: e.At, Trigger: triggerOf(ctx),
 		}}
 		if len(e.Input) > 0 {
 			rec.run.Input = r.payload(e.Input, "input", &rec.run.Withheld)
@@ -109,6 +109,7 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 		r.runs[e.Run] = rec
 		ev = rec.event(e.At, EventStart)
 		ev.Thread, ev.StartedBy, ev.StartedByWho, ev.Build = rec.run.Thread, rec.run.StartedBy, rec.run.StartedByWho, rec.run.Build
+		ev.Trigger = rec.run.Trigger
 	case flow.EventRunResumed:
 		rec := r.runs[e.Run]
 		if rec == nil {

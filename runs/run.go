@@ -35,6 +35,8 @@ const (
 	ByChat  = "chat"
 	ByBoard = "board"
 	ByCLI   = "cli"
+	// ByTrigger: a schedule or a webhook (WithTrigger says which).
+	ByTrigger = "trigger"
 )
 
 // The bounds of a run's record, as the board takes it.
@@ -132,6 +134,25 @@ type Run struct {
 	// StepsTruncated when there were more.
 	Steps          []Step `json:"steps,omitempty"`
 	StepsTruncated bool   `json:"steps_truncated,omitempty"`
+	// Trigger is why the run exists, when a trigger started it.
+	Trigger *Trigger `json:"trigger,omitempty"`
+}
+
+// Trigger is the trigger that started a run (WithTrigger).
+type Trigger struct {
+	// ID is the trigger's id in its file.
+	ID string `json:"id"`
+	// Kind is "schedule" or "webhook".
+	Kind string `json:"kind"`
+	// At is when it occurred.
+	At time.Time `json:"at"`
+	// Method and Path: a webhook's request.
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path,omitempty"`
+	// Delivery is where the result's delivery stands when the summary is
+	// made: "none", or "pending" for a trigger that delivers (the outcome
+	// is the trigger's report's, as the delivery comes after the run).
+	Delivery string `json:"delivery,omitempty"`
 }
 
 // clone copies r deeply enough that the record can go on changing: its
@@ -175,8 +196,10 @@ type Event struct {
 	At  time.Time
 	// Kind is EventStart, EventStep, EventPause or EventResume.
 	Kind string
-	// For EventStart: the thread, who started it, and the build.
+	// For EventStart: the thread, who started it, and the build, and the
+	// trigger that started it, if one did.
 	Thread, StartedBy, StartedByWho, Build string
+	Trigger                                *Trigger
 	// For EventStep: the step as it stands.
 	Step Step
 	// For EventPause: what it waits for, at which node, the approval.
