@@ -146,7 +146,6 @@ type Runtime struct {
 	// changed is closed and replaced whenever a pause changes: the
 	// schedules look again.
 	changed chan struct{}
-	runs    sync.WaitGroup
 }
 
 // armed is one trigger of a Runtime and where it stands.
@@ -313,9 +312,10 @@ func (r *Runtime) Reports() []Report {
 	return out
 }
 
-// Run arms the schedules until ctx ends, then waits for the runs and
-// deliveries in flight. A schedule with CatchUp first runs the latest
-// occurrence it missed while the agent was down, once.
+// Run arms the schedules until ctx ends. A schedule with CatchUp first
+// runs the latest occurrence it missed while the agent was down, once.
+// The runs in flight when it returns go on: Options.Run is where a caller
+// keeps count of them, to wait for them as it stops.
 func (r *Runtime) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, a := range r.triggers {
@@ -325,7 +325,6 @@ func (r *Runtime) Run(ctx context.Context) error {
 		wg.Go(func() { r.schedule(ctx, a) })
 	}
 	wg.Wait()
-	r.runs.Wait()
 	return nil
 }
 
@@ -375,9 +374,9 @@ func (r *Runtime) schedule(ctx context.Context, a *armed) {
 // fireSchedule makes a schedule's occurrence at. It does not wait for the
 // run: the next occurrence is armed at once, and meets the overlap policy.
 func (r *Runtime) fireSchedule(ctx context.Context, a *armed, at time.Time) {
-	r.runs.Go(func() {
+	go func() {
 		_, _ = r.Occur(context.WithoutCancel(ctx), a.t.ID, Occurrence{Kind: KindSchedule, Time: at})
-	})
+	}()
 }
 
 // ErrSkipped: an occurrence started nothing because a run of its trigger
@@ -398,6 +397,11 @@ var ErrNoTrigger = errors.New("no such trigger")
 // returns when the run ends, with the run's id and its error, then
 // delivers the result in the background when the trigger says so.
 func (r *Runtime) Occur(ctx context.Context, id string, o Occurrence) (string, error) {
+	return r.occur(ctx, id, o, flow.NewRunID())
+}
+
+// occur is Occur, the run it starts named runID.
+func (r *Runtime) occur(ctx context.Context, id string, o Occurrence, runID string) (string, error) {
 	a := r.byID[id]
 	if a == nil {
 		return "", fmt.Errorf("%w: %q", ErrNoTrigger, id)
@@ -415,7 +419,7 @@ func (r *Runtime) Occur(ctx context.Context, id string, o Occurrence) (string, e
 		r.log.InfoContext(ctx, "trigger: occurrence skipped", "trigger", id, "at", o.Time)
 		return "", ErrSkipped
 	}
-	s := Start{RunID: flow.NewRunID(), Trigger: a.t, Occurrence: o, Input: MapInput(a.t, o)}
+	s := Start{RunID: runID, Trigger: a.t, Occurrence: o, Input: MapInput(a.t, o)}
 	res, err := r.opts.Run(ctx, s)
 	<-a.slot
 	h := &Happened{At: o.Time, RunID: s.RunID, OK: err == nil, Duration: time.Since(o.Time), Delivery: Outcome{State: DeliveryNone}}
@@ -429,7 +433,7 @@ func (r *Runtime) Occur(ctx context.Context, id string, o Occurrence) (string, e
 	r.record(a, h)
 	if delivers && err == nil {
 		body := MapDeliveryBody(*a.t.Deliver, res.Outputs, o)
-		r.runs.Go(func() {
+		go func() {
 			out := Deliver(context.WithoutCancel(ctx), DeliverConfig{
 				Client: r.opts.Client, URL: url, Attempts: a.t.Deliver.Attempts, Backoff: r.opts.DeliveryBackoff,
 			}, body)
@@ -443,7 +447,7 @@ func (r *Runtime) Occur(ctx context.Context, id string, o Occurrence) (string, e
 			}
 			r.mu.Unlock()
 			r.notify()
-		})
+		}()
 	}
 	return s.RunID, err
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/symphonix/symphonix/flow"
 )
 
 // EnvBind is the environment variable naming the address the trigger
@@ -158,21 +160,21 @@ func (r *Runtime) Handler() http.Handler {
 		}
 		o := Occurrence{Kind: KindWebhook, Time: time.Now(), Method: req.Method, Path: req.URL.Path, Body: payload, Query: query(req)}
 		done := make(chan struct{})
-		var id string
+		id := flow.NewRunID()
 		var runErr error
 		// The run is the agent's, not the request's: a client that goes
 		// away does not end it.
 		ctx := context.WithoutCancel(req.Context())
-		r.runs.Go(func() {
+		go func() {
 			defer close(done)
-			id, runErr = r.Occur(ctx, match.t.ID, o)
-		})
+			_, runErr = r.occur(ctx, match.t.ID, o, id)
+		}()
 		t := time.NewTimer(WebhookWait)
 		defer t.Stop()
 		select {
 		case <-done:
 		case <-t.C:
-			answer(w, http.StatusAccepted, map[string]any{"state": "running", "note": "the run goes on; the board shows how it ends"})
+			answer(w, http.StatusAccepted, map[string]any{"run_id": id, "state": "running", "note": "the run goes on; the board shows how it ends"})
 			return
 		}
 		switch {
