@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/agentlink"
@@ -56,6 +57,10 @@ type parts struct {
 	// that fired them; fired holds them, for a stopping agent to wait.
 	runCtx context.Context
 	fired  sync.WaitGroup
+	// trig is the served agent's triggers; nil when its folder has none.
+	// trigLink is the link its reports go to, once there is one.
+	trig     *triggered
+	trigLink atomic.Pointer[agentlink.Link]
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:
@@ -178,6 +183,9 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 	if p.api != nil && p.runs != nil {
 		cfg.OnFire, cfg.OnStop = p.fire, p.stop
 	}
+	if p.trig != nil {
+		cfg.OnTriggerPauses = p.trig.rt.SetPaused
+	}
 	cfg.Identity.Inputs = p.inputs()
 	link, err := agentlink.New(cfg)
 	if err != nil {
@@ -190,6 +198,10 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 		p.health.use(link)
 	}
 	p.runs.use(link)
+	if p.trig != nil {
+		p.trigLink.Store(link)
+		p.reportTriggers()
+	}
 
 	if p.gov != nil {
 		p.gov.Use(link)

@@ -19,6 +19,8 @@ import "github.com/symphonix/symphonix/agentlink"
 //     binary runs, linked to a board), served or run once.
 //   - fire: when served and recorded; a run at a terminal takes no fired
 //     runs.
+//   - triggers: when served with a trigger file (the runtime runs it,
+//     reports it and obeys the board's pauses of it).
 //
 // Nothing else is announced: delegation is not built.
 func (p *parts) capabilities() []string {
@@ -35,6 +37,9 @@ func (p *parts) capabilities() []string {
 		if p.api != nil {
 			caps = append(caps, agentlink.CapabilityFire)
 		}
+	}
+	if p.trig != nil {
+		caps = append(caps, agentlink.CapabilityTriggers)
 	}
 	return caps
 }

@@ -72,6 +72,12 @@ type Config struct {
 	// loopback; there is no authentication on a served agent yet
 	// (docs/serve.md).
 	Public bool
+	// TriggerListen (Serve): the address to serve the flow's webhooks on,
+	// when its trigger file has any (docs/triggers.md); "" is the
+	// TRIGGER_BIND environment variable's (from Getenv), and without it
+	// 127.0.0.1 on a free port, which the "triggers: webhooks on URL"
+	// line names. Never the chat's: whatever reaches it starts the flow.
+	TriggerListen string
 	// MetricsListen (Serve): an address to serve the agent's metrics on,
 	// at /metrics in Prometheus's text format, without authentication
 	// (docs/metrics.md); "" serves none, and counts nothing. It must be

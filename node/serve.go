@@ -26,14 +26,19 @@ const shutdownGrace = 10 * time.Second
 // Serve is `agent serve DIR`: the agent served on cfg.Listen (the chat page
 // and its API, docs/serve.md), with its journal and its lock in
 // DIR/.symphonix, linked to the board when cfg.BoardURL is set, until ctx
-// ends. Then it stops taking requests, waits up to 10 s for the runs in
+// ends. When the flow has a trigger file (triggers.FileFor) its schedules
+// are armed and its webhooks served on their own listener
+// (cfg.TriggerListen), each occurrence a run as a message to the chat is,
+// and the triggers are reported to the board (docs/triggers.md). Then it stops taking requests, waits up to 10 s for the runs in
 // flight, closes the MCP servers and the journal, releases the lock, and
 // returns nil.
 //
 // It fails when cfg is wrong, the flow cannot be read, the folder's lock is
 // held by another agent (a *lock.HeldError), or the flow cannot be
 // assembled (a *flow.ValidationError when it is invalid) unless
-// cfg.LinkUnservable is set.
+// cfg.LinkUnservable is set, or its trigger file cannot be run (one that
+// cannot be read or has problems, a secret or delivery URL it names not
+// set, a listener that cannot be opened), naming why.
 func Serve(ctx context.Context, cfg Config) error {
 	cfg, err := cfg.checked()
 	if err != nil {
@@ -84,6 +89,9 @@ func Serve(ctx context.Context, cfg Config) error {
 		if s != nil {
 			s.close()
 		}
+		if p.trig != nil && p.trig.ln != nil {
+			p.trig.ln.Close() // already closed when it was served
+		}
 	}()
 	var tasks []func() error
 	var cannot *cannotRun
@@ -110,6 +118,15 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 	if p.health, err = newHealthChecks(cfg, id.Name, p.agent); err != nil {
 		return err
+	}
+	if p.api != nil {
+		if p.trig, err = openTriggers(p); err != nil {
+			return err
+		}
+		if p.trig != nil {
+			p.trig.say(p)
+			tasks = append(tasks, p.trig.tasks(ctx)...)
+		}
 	}
 
 	if cfg.BoardURL == "" {

@@ -22,6 +22,7 @@ type serveOptions struct {
 	public      bool
 	healthEvery time.Duration
 	metrics     string
+	triggers    string
 }
 
 // serveFlags registers agent serve's flags on fs: plain agent and agent
@@ -31,6 +32,7 @@ func serveFlags(fs *pflag.FlagSet) *serveOptions {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to serve the chat page and API on (loopback unless --public)")
 	fs.BoolVar(&o.public, "public", false, "allow a --listen address beyond loopback: there is no authentication on a served agent yet")
 	fs.DurationVar(&o.healthEvery, "health-interval", node.DefaultHealthInterval, "how often to run the health checks (1s to 24h); 0 turns them off, and the agent does not announce health")
+	fs.StringVar(&o.triggers, "trigger-listen", "", "the address to serve the flow's webhooks on, when its triggers.json has any, without the chat's authentication or bind; empty: $TRIGGER_BIND, else 127.0.0.1 on a free port")
 	fs.StringVar(&o.metrics, "metrics-listen", "", "an address to serve Prometheus metrics on, at /metrics, without authentication (loopback unless --public); empty: none")
 	return o
 }
@@ -93,6 +95,7 @@ func (o *serveOptions) serve(ctx context.Context, a *app, dir string, plain bool
 		HealthInterval:  o.healthEvery,
 		NoHealthChecks:  o.healthEvery == 0,
 		MetricsListen:   o.metrics,
+		TriggerListen:   o.triggers,
 	}))
 }
 
