@@ -323,7 +323,7 @@ func (c *checker) input(p string, t Trigger) {
 			typ = ch.Type
 		}
 		if got := staticKind(t.Input[name]); got != "" && got != "null" && !flow.Fits(typ, sample(got)) {
-			c.add(CodeInputWrongType, ip, "the input %q is a %s, and this always fills as a %s", name, typ, got)
+			c.add(CodeInputWrongType, ip, "the input %q is %s, and this always fills as %s", name, article(typ), article(got))
 		}
 	}
 	var missing []string
@@ -335,6 +335,14 @@ func (c *checker) input(p string, t Trigger) {
 	if len(missing) > 0 {
 		c.add(CodeInputMissing, p+".input", "the flow's input(s) %s have no default and are not mapped: map them from what the %s offers", strings.Join(missing, ", "), t.Kind)
 	}
+}
+
+// article puts "a" or "an" before a channel type.
+func article(typ string) string {
+	if typ == flow.ChannelObject {
+		return "an " + typ
+	}
+	return "a " + typ
 }
 
 // required reports whether a flow input has no default, so a run cannot
