@@ -37,14 +37,14 @@ type triggered struct {
 // not set, and a listener that cannot be opened fail, naming the problem:
 // an agent is never served with triggers it was given and cannot run.
 func openTriggers(p *parts) (*triggered, error) {
-	path, ok := triggers.FileFor(filepath.Join(p.cfg.Dir, "flow.json"))
-	if !ok {
-		return nil, nil
-	}
-	l, err := triggers.Load(path)
+	l, err := triggers.For(filepath.Join(p.cfg.Dir, "flow.json"))
 	if err != nil {
 		return nil, fmt.Errorf("triggers: %w", err)
 	}
+	if l == nil {
+		return nil, nil
+	}
+	path := l.Path
 	rt, err := triggers.NewRuntime(l, p.agent.Flow, triggers.Options{
 		Run:         p.triggerRun,
 		Getenv:      p.cfg.Getenv,
@@ -128,7 +128,7 @@ func (p *parts) triggerRun(_ context.Context, s triggers.Start) (triggers.Result
 		delivery = agentlink.DeliveryPending
 	}
 	ctx = runs.WithTrigger(runs.StartedBy(flow.WithRunID(ctx, s.RunID), runs.ByTrigger, s.Trigger.ID), runs.Trigger{
-		ID: s.Trigger.ID, Kind: string(s.Trigger.Kind), At: s.Occurrence.Time,
+		ID: s.Trigger.ID, Kind: string(s.Trigger.Kind), At: s.At,
 		Method: s.Occurrence.Method, Path: s.Occurrence.Path, Delivery: delivery,
 	})
 	thread := "trigger-" + s.Trigger.ID + "-" + s.RunID[:min(12, len(s.RunID))]

@@ -13,10 +13,6 @@ import (
 
 // The bounds of a delivery.
 const (
-	// DefaultAttempts is how many times a delivery is tried when the file
-	// does not say; MaxAttempts the most it may say.
-	DefaultAttempts = 5
-	MaxAttempts     = 10
 	// MaxDeliveryBody is the most bytes of a delivery's JSON body; a
 	// larger one is not sent, and the delivery fails.
 	MaxDeliveryBody = 256 << 10

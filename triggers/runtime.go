@@ -19,10 +19,6 @@ import (
 	"github.com/symphonix/symphonix/secrets"
 )
 
-// DefaultQueueLimit is how many occurrences of a "queue" trigger may wait
-// when its file does not say.
-const DefaultQueueLimit = 10
-
 // MaxError is the most bytes of an occurrence's or a delivery's error kept
 // and reported.
 const MaxError = 1024
@@ -34,8 +30,9 @@ type Start struct {
 	RunID string
 	// Trigger is the trigger that occurred.
 	Trigger Trigger
-	// Occurrence is what occurred; Occurrence.Time is when.
+	// Occurrence is what occurred, and At when.
 	Occurrence Occurrence
+	At         time.Time
 	// Input is the flow's input, filled from the occurrence by the
 	// trigger's mapping (MapInput).
 	Input map[string]any
@@ -180,7 +177,7 @@ func NewRuntime(l *Loaded, fl *flow.Flow, opts Options) (*Runtime, error) {
 	if ps := Problems(l.File, fl); len(ps) > 0 {
 		lines := make([]string, len(ps))
 		for i, p := range ps {
-			lines[i] = fmt.Sprintf("%s: %s (%s)", p.Path, p.Message, p.Code)
+			lines[i] = p.String()
 		}
 		return nil, fmt.Errorf("%s: %s", l.Path, strings.Join(lines, "; "))
 	}
@@ -197,24 +194,22 @@ func NewRuntime(l *Loaded, fl *flow.Flow, opts Options) (*Runtime, error) {
 		opts.DeliveryBackoff = time.Second
 	}
 	r := &Runtime{
-		file: l.File, opts: opts, log: opts.Logger,
+		file: *l.File, opts: opts, log: opts.Logger,
 		byID: map[string]*armed{}, secret: map[string][]byte{}, deliver: map[string]string{},
 		paused: map[string]bool{}, changed: make(chan struct{}),
 		state: runState{Last: map[string]time.Time{}},
 	}
 	var named []string
 	for i, t := range l.File.Triggers {
-		if t.Kind == KindWebhook && t.Method == "" {
-			t.Method = http.MethodPost
+		if t.Kind == KindWebhook {
+			t.Method = t.HTTPMethod()
 		}
-		if t.Kind == KindSchedule && t.TimeZone == "" {
-			t.TimeZone = "UTC"
+		if t.Kind == KindSchedule {
+			t.TimeZone = t.Zone()
 		}
-		if t.Overlap == "" {
-			t.Overlap = OverlapSkip
-		}
-		if t.Overlap == OverlapQueue && t.QueueLimit == 0 {
-			t.QueueLimit = DefaultQueueLimit
+		t.Overlap = t.OverlapPolicy()
+		if t.Overlap == OverlapQueue {
+			t.QueueLimit = t.QueueSize()
 		}
 		if t.Secret != "" {
 			v := opts.Getenv(t.Secret)
@@ -375,7 +370,7 @@ func (r *Runtime) schedule(ctx context.Context, a *armed) {
 // run: the next occurrence is armed at once, and meets the overlap policy.
 func (r *Runtime) fireSchedule(ctx context.Context, a *armed, at time.Time) {
 	go func() {
-		_, _ = r.Occur(context.WithoutCancel(ctx), a.t.ID, Occurrence{Kind: KindSchedule, Time: at})
+		_, _ = r.Occur(context.WithoutCancel(ctx), a.t.ID, OccurrenceOf(a.t), at)
 	}()
 }
 
@@ -390,39 +385,49 @@ var ErrPaused = errors.New("paused: it starts nothing until it is resumed")
 // ErrNoTrigger: Occur was given an id the file does not have.
 var ErrNoTrigger = errors.New("no such trigger")
 
-// Occur makes one occurrence of trigger id: it starts one run, unless the
-// trigger or the agent is paused (ErrPaused) or a run of it is in flight
-// and its overlap policy says skip, or its queue is full (ErrSkipped);
-// either is recorded as the trigger's latest occurrence, with no run. It
-// returns when the run ends, with the run's id and its error, then
-// delivers the result in the background when the trigger says so.
-func (r *Runtime) Occur(ctx context.Context, id string, o Occurrence) (string, error) {
-	return r.occur(ctx, id, o, flow.NewRunID())
+// Occur makes one occurrence o of trigger id at instant at (now when
+// zero): it starts one run, unless the trigger or the agent is paused
+// (ErrPaused), a run of it is in flight and its overlap policy says skip
+// or its queue is full (ErrSkipped), or the mapping fills an input with
+// nothing (wrapping ErrFilledNothing); each is recorded as the trigger's
+// latest occurrence, with no run. It returns when the run ends, with the
+// run's id and its error, then delivers the result in the background when
+// the trigger says so.
+func (r *Runtime) Occur(ctx context.Context, id string, o Occurrence, at time.Time) (string, error) {
+	return r.occur(ctx, id, o, at, flow.NewRunID())
 }
 
 // occur is Occur, the run it starts named runID.
-func (r *Runtime) occur(ctx context.Context, id string, o Occurrence, runID string) (string, error) {
+func (r *Runtime) occur(ctx context.Context, id string, o Occurrence, at time.Time, runID string) (string, error) {
 	a := r.byID[id]
 	if a == nil {
 		return "", fmt.Errorf("%w: %q", ErrNoTrigger, id)
 	}
-	if o.Time.IsZero() {
-		o.Time = time.Now()
+	if at.IsZero() {
+		at = time.Now()
 	}
-	o.Kind = a.t.Kind
+	o.Trigger, o.Kind = a.t.ID, a.t.Kind
+	if a.t.Kind == KindSchedule {
+		o.TimeZone = a.t.TimeZone
+	}
 	if r.isPaused(a) {
-		r.record(a, &Happened{At: o.Time, Error: ErrPaused.Error(), Delivery: Outcome{State: DeliveryNone}})
+		r.record(a, &Happened{At: at, Error: ErrPaused.Error(), Delivery: Outcome{State: DeliveryNone}})
 		return "", ErrPaused
 	}
+	input, err := MapInput(a.t, o, at)
+	if err != nil {
+		r.record(a, &Happened{At: at, Error: r.safe(err.Error()), Delivery: Outcome{State: DeliveryNone}})
+		return "", err
+	}
 	if !r.acquire(ctx, a) {
-		r.record(a, &Happened{At: o.Time, Error: ErrSkipped.Error(), Delivery: Outcome{State: DeliveryNone}})
-		r.log.InfoContext(ctx, "trigger: occurrence skipped", "trigger", id, "at", o.Time)
+		r.record(a, &Happened{At: at, Error: ErrSkipped.Error(), Delivery: Outcome{State: DeliveryNone}})
+		r.log.InfoContext(ctx, "trigger: occurrence skipped", "trigger", id, "at", at)
 		return "", ErrSkipped
 	}
-	s := Start{RunID: runID, Trigger: a.t, Occurrence: o, Input: MapInput(a.t, o)}
+	s := Start{RunID: runID, Trigger: a.t, Occurrence: o, At: at, Input: input}
 	res, err := r.opts.Run(ctx, s)
 	<-a.slot
-	h := &Happened{At: o.Time, RunID: s.RunID, OK: err == nil, Duration: time.Since(o.Time), Delivery: Outcome{State: DeliveryNone}}
+	h := &Happened{At: at, RunID: s.RunID, OK: err == nil, Duration: time.Since(at), Delivery: Outcome{State: DeliveryNone}}
 	if err != nil {
 		h.Error = r.safe(err.Error())
 	}
@@ -432,10 +437,10 @@ func (r *Runtime) occur(ctx context.Context, id string, o Occurrence, runID stri
 	}
 	r.record(a, h)
 	if delivers && err == nil {
-		body := MapDeliveryBody(*a.t.Deliver, res.Outputs, o)
+		body := MapDeliveryBody(*a.t.Deliver, res.Outputs, o, at)
 		go func() {
 			out := Deliver(context.WithoutCancel(ctx), DeliverConfig{
-				Client: r.opts.Client, URL: url, Attempts: a.t.Deliver.Attempts, Backoff: r.opts.DeliveryBackoff,
+				Client: r.opts.Client, URL: url, Attempts: a.t.Deliver.Tries(), Backoff: r.opts.DeliveryBackoff,
 			}, body)
 			out.Error = r.safe(out.Error)
 			if out.State == DeliveryFailed {

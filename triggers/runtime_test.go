@@ -63,7 +63,7 @@ func (r *runs) times() []time.Time {
 	defer r.mu.Unlock()
 	var out []time.Time
 	for _, s := range r.starts {
-		out = append(out, s.Occurrence.Time)
+		out = append(out, s.At)
 	}
 	return out
 }
@@ -156,11 +156,11 @@ func TestOverlapQueueWaitsItsTurnUpToItsLimit(t *testing.T) {
 		}
 		errs := make(chan error, 3)
 		for range 2 {
-			go func() { _, err := rt.Occur(t.Context(), "q", triggers.Occurrence{}); errs <- err }()
+			go func() { _, err := rt.Occur(t.Context(), "q", triggers.Occurrence{}, time.Time{}); errs <- err }()
 			synctest.Wait()
 		}
 		// A third finds the queue full.
-		if _, err := rt.Occur(t.Context(), "q", triggers.Occurrence{}); !errors.Is(err, triggers.ErrSkipped) {
+		if _, err := rt.Occur(t.Context(), "q", triggers.Occurrence{}, time.Time{}); !errors.Is(err, triggers.ErrSkipped) {
 			t.Fatalf("past the queue's limit: %v, want ErrSkipped", err)
 		}
 		if n := got.count(); n != 1 {

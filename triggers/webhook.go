@@ -97,8 +97,9 @@ func checkSignature(secret []byte, header string, body []byte, now time.Time) er
 }
 
 // Handler answers the file's webhooks, by method and path: an unknown
-// path 404, a known one with another method 405; a body that is not JSON
-// 400; one over MaxWebhookBody 413; a missing, malformed, stale or wrong
+// path 404, a known one with another method 405; a body that is not JSON,
+// or that lacks what the input mapping reads, 400; one over
+// MaxWebhookBody 413; a missing, malformed, stale or wrong
 // signature on a signed webhook 401; a paused trigger or agent 503; an
 // occurrence skipped by the overlap policy 409 — all of these start
 // nothing. Otherwise one run starts: 200 when it finished within
@@ -158,7 +159,9 @@ func (r *Runtime) Handler() http.Handler {
 				return
 			}
 		}
-		o := Occurrence{Kind: KindWebhook, Time: time.Now(), Method: req.Method, Path: req.URL.Path, Body: payload, Query: query(req)}
+		o := OccurrenceOf(match.t)
+		o.Method, o.Path, o.Query, o.Body = req.Method, req.URL.Path, QueryOf(req.URL.Query()), payload
+		at := time.Now()
 		done := make(chan struct{})
 		id := flow.NewRunID()
 		var runErr error
@@ -167,7 +170,7 @@ func (r *Runtime) Handler() http.Handler {
 		ctx := context.WithoutCancel(req.Context())
 		go func() {
 			defer close(done)
-			_, runErr = r.occur(ctx, match.t.ID, o, id)
+			_, runErr = r.occur(ctx, match.t.ID, o, at, id)
 		}()
 		t := time.NewTimer(WebhookWait)
 		defer t.Stop()
@@ -178,6 +181,8 @@ func (r *Runtime) Handler() http.Handler {
 			return
 		}
 		switch {
+		case errors.Is(runErr, ErrFilledNothing):
+			answer(w, http.StatusBadRequest, map[string]any{"error": r.safe(runErr.Error())})
 		case errors.Is(runErr, ErrPaused):
 			answer(w, http.StatusServiceUnavailable, map[string]any{"error": "trigger " + match.t.ID + " is " + ErrPaused.Error()})
 		case errors.Is(runErr, ErrSkipped):
@@ -189,20 +194,6 @@ func (r *Runtime) Handler() http.Handler {
 			answer(w, http.StatusOK, map[string]any{"run_id": id, "state": "finished"})
 		}
 	})
-}
-
-// query is the request's query, first value of each name: what a
-// mapping may read besides the body.
-func query(req *http.Request) map[string]string {
-	q := req.URL.Query()
-	if len(q) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(q))
-	for k, v := range q {
-		out[k] = v[0]
-	}
-	return out
 }
 
 // jsonProblem says where a body stops being JSON, without echoing it.

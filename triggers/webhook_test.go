@@ -107,6 +107,7 @@ func TestWebhookRefusalsStartNothing(t *testing.T) {
 		want   int
 	}{
 		{"not JSON", "/hooks/open", []byte("q=x"), nil, http.StatusBadRequest},
+		{"without what the mapping reads", "/hooks/open", []byte(`{"other":"x"}`), nil, http.StatusBadRequest},
 		{"over the limit", "/hooks/open", []byte(`"` + strings.Repeat("x", triggers.MaxWebhookBody) + `"`), nil, http.StatusRequestEntityTooLarge},
 		{"unknown path", "/hooks/other", body, nil, http.StatusNotFound},
 		{"unsigned", "/hooks/signed", body, nil, http.StatusUnauthorized},
@@ -145,14 +146,14 @@ func TestWebhookRefusalsStartNothing(t *testing.T) {
 func TestWebhookRunThatFailsIs500AndTheListenerStaysUp(t *testing.T) {
 	got := runs{fail: errors.New("the model said no")}
 	url := listening(t, webhookRuntime(t, &got))
-	code, answer := post(t, url+"/hooks/open", []byte(`{}`), nil)
+	code, answer := post(t, url+"/hooks/open", []byte(`{"q":"fail"}`), nil)
 	if code != http.StatusInternalServerError || answer["run_id"] == nil {
 		t.Fatalf("a failing run: %d %v, want 500 with its run id", code, answer)
 	}
 	got.mu.Lock()
 	got.fail = nil
 	got.mu.Unlock()
-	if code, _ := post(t, url+"/hooks/open", []byte(`{}`), nil); code != http.StatusOK {
+	if code, _ := post(t, url+"/hooks/open", []byte(`{"q":"again"}`), nil); code != http.StatusOK {
 		t.Fatalf("after a failed run: %d, want 200: the listener stays up", code)
 	}
 }
@@ -177,7 +178,7 @@ func TestDeliveryRetriesThenRecordsWithoutFailingTheRun(t *testing.T) {
 
 	var got runs
 	rt, err := triggers.NewRuntime(loaded(t, triggers.File{Flow: "flow.json", Triggers: []triggers.Trigger{
-		{ID: "tell", Kind: triggers.KindWebhook, Path: "/tell", Deliver: &triggers.Delivery{URLEnv: "GOOD_URL", Body: map[string]any{"text": "{{answer}}"}}},
+		{ID: "tell", Kind: triggers.KindWebhook, Path: "/tell", Deliver: &triggers.Delivery{URLEnv: "GOOD_URL", Body: map[string]any{"text": "{{outputs.answer}}"}}},
 		{ID: "lost", Kind: triggers.KindWebhook, Path: "/lost", Deliver: &triggers.Delivery{URLEnv: "DOWN_URL", Attempts: 3}},
 	}}), nil, triggers.Options{Run: got.run, DeliveryBackoff: time.Millisecond, Getenv: func(name string) string {
 		return map[string]string{"GOOD_URL": flaky.URL + "/secret-path", "DOWN_URL": down.URL + "/secret-path"}[name]
@@ -186,7 +187,7 @@ func TestDeliveryRetriesThenRecordsWithoutFailingTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"tell", "lost"} {
-		if _, err := rt.Occur(t.Context(), id, triggers.Occurrence{}); err != nil {
+		if _, err := rt.Occur(t.Context(), id, triggers.Occurrence{}, time.Time{}); err != nil {
 			t.Fatalf("%s: the run failed: %v", id, err)
 		}
 	}
