@@ -307,7 +307,8 @@ func (r *Runtime) Reports() []Report {
 	return out
 }
 
-// Run arms the schedules until ctx ends. A schedule with CatchUp first
+// Run arms the schedules, and returns nil when ctx ends (a file without
+// schedules too). A schedule with CatchUp first
 // runs the latest occurrence it missed while the agent was down, once.
 // The runs in flight when it returns go on: Options.Run is where a caller
 // keeps count of them, to wait for them as it stops.
@@ -319,6 +320,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 		}
 		wg.Go(func() { r.schedule(ctx, a) })
 	}
+	<-ctx.Done()
 	wg.Wait()
 	return nil
 }
