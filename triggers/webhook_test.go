@@ -235,3 +235,20 @@ func TestDeliverDoesNotRetryARefusal(t *testing.T) {
 		t.Errorf("nobody listening: %+v, want failed after 2 attempts without the URL", out)
 	}
 }
+
+func TestWebhookOfAPausedTriggerIs503AndStartsNothing(t *testing.T) {
+	var got runs
+	rt := webhookRuntime(t, &got)
+	url := listening(t, rt)
+	rt.SetPaused([]string{"open"})
+	if code, answer := post(t, url+"/hooks/open", []byte(`{"q":"x"}`), nil); code != http.StatusServiceUnavailable {
+		t.Errorf("a paused trigger: %d %v, want 503", code, answer)
+	}
+	if got.count() != 0 {
+		t.Fatalf("a paused trigger started %d runs", got.count())
+	}
+	rt.SetPaused(nil)
+	if code, _ := post(t, url+"/hooks/open", []byte(`{"q":"x"}`), nil); code != http.StatusOK || got.count() != 1 {
+		t.Errorf("resumed: %d with %d runs, want 200 and one", code, got.count())
+	}
+}
