@@ -252,7 +252,7 @@ func TestScheduleWaits(t *testing.T) {
 			t.Fatal(err)
 		}
 		from := time.Date(2000, 4, 1, 12, 0, 0, 0, ny)
-		time.Sleep(from.Sub(time.Now()))
+		time.Sleep(time.Until(from))
 		var woke []string
 		for range 3 {
 			next, ok := NextRun("30 2 * * *", "America/New_York", time.Now())
