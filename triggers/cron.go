@@ -47,10 +47,7 @@ func (e *ScheduleError) Error() string {
 // may still never come round (0 0 30 2 *): that is NeverRuns.
 func CronProblem(schedule string) error {
 	_, err := parseSchedule(schedule)
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // parseSchedule reads a schedule with robfig/cron's parser, one field at a
@@ -215,6 +212,11 @@ func next(s *cron.SpecSchedule, loc *time.Location, after time.Time) (time.Time,
 // of its minutes, then, for a schedule of every hour, the second pass of a
 // repeated hour.
 func inHour(s *cron.SpecSchedule, day time.Time, h int, loc *time.Location, after time.Time, everyHour bool) (time.Time, bool) {
+	// every instant of the hour is at most its 59th minute's: when that is
+	// not after `after`, nothing in the hour is
+	if first, second := instants(day.Year(), day.Month(), day.Day(), h, 59, loc); !first.After(after) && !second.After(after) {
+		return time.Time{}, false
+	}
 	var seconds []time.Time
 	for m := range 60 {
 		if s.Minute&(1<<m) == 0 {
@@ -334,7 +336,12 @@ func Describe(schedule string) string {
 		}
 	case mOK && strings.HasPrefix(hour, "*/") && dom == "*" && dow == "*":
 		if n, ok := number(hour[2:], 23); ok {
-			if m == 0 {
+			switch {
+			case n == 1 && m == 0:
+				return "Every hour"
+			case n == 1:
+				return fmt.Sprintf("Every hour at %d minutes past", m)
+			case m == 0:
 				return fmt.Sprintf("Every %d hours", n)
 			}
 			return fmt.Sprintf("Every %d hours at %d minutes past", n, m)

@@ -211,6 +211,8 @@ func TestDescribe(t *testing.T) {
 		{"0 * * * *", "Every hour"},
 		{"15 * * * *", "Every hour at 15 minutes past"},
 		{"0 */6 * * *", "Every 6 hours"},
+		{"0 */1 * * *", "Every hour"},
+		{"*/1 * * * *", "Every minute"},
 		// anything else as written
 		{"0 9 1 1 *", "0 9 1 1 *"},
 		{"0 9,17 * * *", "0 9,17 * * *"},
@@ -265,6 +267,30 @@ func TestScheduleWaits(t *testing.T) {
 		want := []string{"2000-04-02 03:00 EDT", "2000-04-03 02:30 EDT", "2000-04-04 02:30 EDT"}
 		if strings.Join(woke, ", ") != strings.Join(want, ", ") {
 			t.Fatalf("woke at %v, want %v", woke, want)
+		}
+	})
+}
+
+// FuzzNextRun: whatever the schedule and zone, NextRun and the others
+// answer without panicking, and an answer is after the instant asked
+// about, and is a time the schedule names or the jump of a clock change.
+func FuzzNextRun(f *testing.F) {
+	for _, s := range []string{"* * * * *", "30 2 * * *", "0 0 30 2 *", "TZ=UTC", "TZ=", "CRON_TZ=x", "*/0 * * * *", "1-0 * * * *",
+		"99999999999999999999 * * * *", "@every 1s", "0 0 29 2 1", "5-59/7 1,2,3 */3 JAN-MAR sun-sat"} {
+		f.Add(s, "America/New_York", int64(1772960400))
+		f.Add(s, "Nowhere", int64(0))
+	}
+	f.Fuzz(func(t *testing.T, schedule, zone string, unix int64) {
+		after := time.Unix(unix%(1<<34), 0) // within a few centuries
+		_ = CronProblem(schedule)
+		_ = Describe(schedule)
+		_ = NeverRuns(schedule)
+		next, ok := NextRun(schedule, zone, after)
+		if ok && !next.After(after) {
+			t.Fatalf("NextRun(%q, %q, %v) = %v, not after", schedule, zone, after, next)
+		}
+		if ok && CronProblem(schedule) != nil {
+			t.Fatalf("NextRun(%q) answered a schedule CronProblem refuses", schedule)
 		}
 	})
 }
