@@ -186,6 +186,60 @@ func NextRun(schedule, zone string, after time.Time) (time.Time, bool) {
 	return next(s, loc, after)
 }
 
+// PrevRun is the latest instant at or before `before` at which the
+// schedule ran in the zone, by the same rules as NextRun, and true; false
+// when it cannot tell. A schedule with catchUp runs this once when the
+// agent comes back, if it is later than the last run it knows of.
+func PrevRun(schedule, zone string, before time.Time) (time.Time, bool) {
+	s, err := parseSchedule(schedule)
+	if err != nil || never(s) {
+		return time.Time{}, false
+	}
+	loc, err := loadZone(zone)
+	if err != nil {
+		return time.Time{}, false
+	}
+	local := before.In(loc)
+	day := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+	everyHour := s.Hour&allHour == allHour
+	for range horizon {
+		if dayMatches(s, day) {
+			for h := 23; h >= 0; h-- {
+				if s.Hour&(1<<h) == 0 {
+					continue
+				}
+				if t, ok := lastInHour(s, day, h, loc, before, everyHour); ok {
+					return t, true
+				}
+			}
+		}
+		day = day.AddDate(0, 0, -1)
+	}
+	return time.Time{}, false
+}
+
+// lastInHour is the latest run at or before `before` in hour h of day.
+func lastInHour(s *cron.SpecSchedule, day time.Time, h int, loc *time.Location, before time.Time, everyHour bool) (time.Time, bool) {
+	var firsts, seconds []time.Time
+	for m := range 60 {
+		if s.Minute&(1<<m) == 0 {
+			continue
+		}
+		first, second := instants(day.Year(), day.Month(), day.Day(), h, m, loc)
+		firsts = append(firsts, first)
+		if everyHour && !second.IsZero() {
+			seconds = append(seconds, second)
+		}
+	}
+	all := append(firsts, seconds...) // in order: the first pass, then the second
+	for i := len(all) - 1; i >= 0; i-- {
+		if !all[i].After(before) {
+			return all[i], true
+		}
+	}
+	return time.Time{}, false
+}
+
 // next walks the zone's calendar from the day before `after` (a skipped
 // time of that day may land after it) and returns the first run after it.
 func next(s *cron.SpecSchedule, loc *time.Location, after time.Time) (time.Time, bool) {

@@ -289,8 +289,60 @@ func FuzzNextRun(f *testing.F) {
 		if ok && !next.After(after) {
 			t.Fatalf("NextRun(%q, %q, %v) = %v, not after", schedule, zone, after, next)
 		}
+		if prev, ok := PrevRun(schedule, zone, after); ok && prev.After(after) {
+			t.Fatalf("PrevRun(%q, %q, %v) = %v, after", schedule, zone, after, prev)
+		}
 		if ok && CronProblem(schedule) != nil {
 			t.Fatalf("NextRun(%q) answered a schedule CronProblem refuses", schedule)
 		}
 	})
+}
+
+func TestPrevRun(t *testing.T) {
+	for _, c := range []struct{ schedule, zone, before, want string }{
+		{"30 9 * * 1-5", "UTC", "2026-01-12T09:00:00Z", "2026-01-09T09:30:00Z"}, // Monday morning → Friday
+		{"30 9 * * *", "UTC", "2026-01-12T09:30:00Z", "2026-01-12T09:30:00Z"},   // at or before
+		{"30 2 * * *", "America/New_York", "2026-03-08T08:00:00Z", "2026-03-08T07:00:00Z"},
+		{"30 1 * * *", "America/New_York", "2026-11-01T07:00:00Z", "2026-11-01T05:30:00Z"},
+		{"30 * * * *", "America/New_York", "2026-11-01T06:45:00Z", "2026-11-01T06:30:00Z"},
+		{"0 0 29 2 *", "UTC", "2027-01-01T00:00:00Z", "2024-02-29T00:00:00Z"},
+		{"0 0 30 2 *", "UTC", "2027-01-01T00:00:00Z", ""},
+		{"0 9 * * *", "Nowhere/Else", "2027-01-01T00:00:00Z", ""},
+	} {
+		got, ok := PrevRun(c.schedule, c.zone, utc(t, c.before))
+		if c.want == "" {
+			if ok {
+				t.Errorf("PrevRun(%q, %q) = %v, want cannot tell", c.schedule, c.zone, got)
+			}
+			continue
+		}
+		if !ok || !got.Equal(utc(t, c.want)) {
+			t.Errorf("PrevRun(%q, %q, %s) = %v %v, want %s", c.schedule, c.zone, c.before, got.UTC(), ok, c.want)
+		}
+	}
+}
+
+// TestPrevNextAgree: no run falls between PrevRun(x) and x, and the run
+// after PrevRun(x) is NextRun's, around clock changes too.
+func TestPrevNextAgree(t *testing.T) {
+	for _, s := range []string{"30 2 * * *", "30 1 * * *", "*/15 * * * *", "*/20 1-3 * * *", "0 * * * *"} {
+		for x := utc(t, "2026-11-01T03:00:00Z"); x.Before(utc(t, "2026-11-01T09:00:00Z")); x = x.Add(7 * time.Minute) {
+			p, ok := PrevRun(s, "America/New_York", x)
+			if !ok || p.After(x) {
+				t.Fatalf("PrevRun(%q, %v) = %v %v", s, x, p, ok)
+			}
+			if n, _ := NextRun(s, "America/New_York", p); !n.After(x) {
+				t.Fatalf("%q: a run at %v falls between PrevRun(%v) = %v and it", s, n, x, p)
+			}
+		}
+		for x := utc(t, "2026-03-08T04:00:00Z"); x.Before(utc(t, "2026-03-08T09:00:00Z")); x = x.Add(7 * time.Minute) {
+			p, ok := PrevRun(s, "America/New_York", x)
+			if !ok || p.After(x) {
+				t.Fatalf("PrevRun(%q, %v) = %v %v", s, x, p, ok)
+			}
+			if n, _ := NextRun(s, "America/New_York", p); !n.After(x) {
+				t.Fatalf("%q: a run at %v falls between PrevRun(%v) = %v and it", s, n, x, p)
+			}
+		}
+	}
 }
