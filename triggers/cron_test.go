@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	_ "time/tzdata" // the zones the tests use, on a machine without its own
 
 	"github.com/robfig/cron/v3"
 )
@@ -65,6 +66,14 @@ func TestNextRun(t *testing.T) {
 		{"every hour runs in both passes", "30 * * * *", "America/New_York", "2026-11-01T05:30:00Z", "2026-11-01T06:30:00Z"},
 		{"every 15 minutes through the repeated hour", "*/15 * * * *", "America/New_York", "2026-11-01T05:45:00Z", "2026-11-01T06:00:00Z"},
 		{"first pass before second", "*/15 * * * *", "America/New_York", "2026-11-01T05:10:00Z", "2026-11-01T05:15:00Z"},
+		// London, 29 March and 25 October 2026, at 01:00Z both.
+		{"London: skipped", "30 1 * * *", "Europe/London", "2026-03-29T00:00:00Z", "2026-03-29T01:00:00Z"},
+		{"London: repeated, first", "30 1 * * *", "Europe/London", "2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z"},
+		{"London: repeated, once", "30 1 * * *", "Europe/London", "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"},
+		// Sydney, the other way round: back on 5 April, forward on 4 October 2026.
+		{"Sydney: repeated, first", "30 2 * * *", "Australia/Sydney", "2026-04-04T12:00:00Z", "2026-04-04T15:30:00Z"},
+		{"Sydney: repeated, once", "30 2 * * *", "Australia/Sydney", "2026-04-04T15:30:00Z", "2026-04-05T16:30:00Z"},
+		{"Sydney: skipped", "30 2 * * *", "Australia/Sydney", "2026-10-03T12:00:00Z", "2026-10-03T16:00:00Z"},
 		// Lord Howe moves by half an hour.
 		{"half-hour shift", "15 2 * * *", "Australia/Lord_Howe", "2026-10-03T14:00:00Z", "2026-10-03T15:30:00Z"},
 
