@@ -94,7 +94,8 @@ func parseSchedule(schedule string) (s *cron.SpecSchedule, err error) {
 // fieldReason words the parser's complaint about one field.
 func fieldReason(i int, err error) string {
 	bounds := [5]string{"0-59", "0-23", "1-31", "1-12 or JAN-DEC", "0-6 or SUN-SAT (Sunday is 0)"}
-	return fmt.Sprintf("%s; want %s, a range a-b, a step */n, or a list", err.Error(), bounds[i])
+	msg, _, _ := strings.Cut(err.Error(), ": strconv.") // the parser's words, without Go's
+	return fmt.Sprintf("%s; want %s, a range a-b, a step */n, or a list", msg, bounds[i])
 }
 
 // clip shortens text quoted in a message.
