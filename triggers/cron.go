@@ -47,10 +47,7 @@ func (e *ScheduleError) Error() string {
 // may still never come round (0 0 30 2 *): that is NeverRuns.
 func CronProblem(schedule string) error {
 	_, err := parseSchedule(schedule)
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // parseSchedule reads a schedule with robfig/cron's parser, one field at a
@@ -97,7 +94,8 @@ func parseSchedule(schedule string) (s *cron.SpecSchedule, err error) {
 // fieldReason words the parser's complaint about one field.
 func fieldReason(i int, err error) string {
 	bounds := [5]string{"0-59", "0-23", "1-31", "1-12 or JAN-DEC", "0-6 or SUN-SAT (Sunday is 0)"}
-	return fmt.Sprintf("%s; want %s, a range a-b, a step */n, or a list", err.Error(), bounds[i])
+	msg, _, _ := strings.Cut(err.Error(), ": strconv.") // the parser's words, without Go's
+	return fmt.Sprintf("%s; want %s, a range a-b, a step */n, or a list", msg, bounds[i])
 }
 
 // clip shortens text quoted in a message.
@@ -189,6 +187,60 @@ func NextRun(schedule, zone string, after time.Time) (time.Time, bool) {
 	return next(s, loc, after)
 }
 
+// PrevRun is the latest instant at or before `before` at which the
+// schedule ran in the zone, by the same rules as NextRun, and true; false
+// when it cannot tell. A schedule with catchUp runs this once when the
+// agent comes back, if it is later than the last run it knows of.
+func PrevRun(schedule, zone string, before time.Time) (time.Time, bool) {
+	s, err := parseSchedule(schedule)
+	if err != nil || never(s) {
+		return time.Time{}, false
+	}
+	loc, err := loadZone(zone)
+	if err != nil {
+		return time.Time{}, false
+	}
+	local := before.In(loc)
+	day := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+	everyHour := s.Hour&allHour == allHour
+	for range horizon {
+		if dayMatches(s, day) {
+			for h := 23; h >= 0; h-- {
+				if s.Hour&(1<<h) == 0 {
+					continue
+				}
+				if t, ok := lastInHour(s, day, h, loc, before, everyHour); ok {
+					return t, true
+				}
+			}
+		}
+		day = day.AddDate(0, 0, -1)
+	}
+	return time.Time{}, false
+}
+
+// lastInHour is the latest run at or before `before` in hour h of day.
+func lastInHour(s *cron.SpecSchedule, day time.Time, h int, loc *time.Location, before time.Time, everyHour bool) (time.Time, bool) {
+	var firsts, seconds []time.Time
+	for m := range 60 {
+		if s.Minute&(1<<m) == 0 {
+			continue
+		}
+		first, second := instants(day.Year(), day.Month(), day.Day(), h, m, loc)
+		firsts = append(firsts, first)
+		if everyHour && !second.IsZero() {
+			seconds = append(seconds, second)
+		}
+	}
+	all := append(firsts, seconds...) // in order: the first pass, then the second
+	for i := len(all) - 1; i >= 0; i-- {
+		if !all[i].After(before) {
+			return all[i], true
+		}
+	}
+	return time.Time{}, false
+}
+
 // next walks the zone's calendar from the day before `after` (a skipped
 // time of that day may land after it) and returns the first run after it.
 func next(s *cron.SpecSchedule, loc *time.Location, after time.Time) (time.Time, bool) {
@@ -215,6 +267,11 @@ func next(s *cron.SpecSchedule, loc *time.Location, after time.Time) (time.Time,
 // of its minutes, then, for a schedule of every hour, the second pass of a
 // repeated hour.
 func inHour(s *cron.SpecSchedule, day time.Time, h int, loc *time.Location, after time.Time, everyHour bool) (time.Time, bool) {
+	// every instant of the hour is at most its 59th minute's: when that is
+	// not after `after`, nothing in the hour is
+	if first, second := instants(day.Year(), day.Month(), day.Day(), h, 59, loc); !first.After(after) && !second.After(after) {
+		return time.Time{}, false
+	}
 	var seconds []time.Time
 	for m := range 60 {
 		if s.Minute&(1<<m) == 0 {
@@ -334,7 +391,12 @@ func Describe(schedule string) string {
 		}
 	case mOK && strings.HasPrefix(hour, "*/") && dom == "*" && dow == "*":
 		if n, ok := number(hour[2:], 23); ok {
-			if m == 0 {
+			switch {
+			case n == 1 && m == 0:
+				return "Every hour"
+			case n == 1:
+				return fmt.Sprintf("Every hour at %d minutes past", m)
+			case m == 0:
 				return fmt.Sprintf("Every %d hours", n)
 			}
 			return fmt.Sprintf("Every %d hours at %d minutes past", n, m)

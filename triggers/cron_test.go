@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	_ "time/tzdata" // the zones the tests use, on a machine without its own
 
 	"github.com/robfig/cron/v3"
 )
@@ -65,6 +66,14 @@ func TestNextRun(t *testing.T) {
 		{"every hour runs in both passes", "30 * * * *", "America/New_York", "2026-11-01T05:30:00Z", "2026-11-01T06:30:00Z"},
 		{"every 15 minutes through the repeated hour", "*/15 * * * *", "America/New_York", "2026-11-01T05:45:00Z", "2026-11-01T06:00:00Z"},
 		{"first pass before second", "*/15 * * * *", "America/New_York", "2026-11-01T05:10:00Z", "2026-11-01T05:15:00Z"},
+		// London, 29 March and 25 October 2026, at 01:00Z both.
+		{"London: skipped", "30 1 * * *", "Europe/London", "2026-03-29T00:00:00Z", "2026-03-29T01:00:00Z"},
+		{"London: repeated, first", "30 1 * * *", "Europe/London", "2026-10-25T00:00:00Z", "2026-10-25T00:30:00Z"},
+		{"London: repeated, once", "30 1 * * *", "Europe/London", "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"},
+		// Sydney, the other way round: back on 5 April, forward on 4 October 2026.
+		{"Sydney: repeated, first", "30 2 * * *", "Australia/Sydney", "2026-04-04T12:00:00Z", "2026-04-04T15:30:00Z"},
+		{"Sydney: repeated, once", "30 2 * * *", "Australia/Sydney", "2026-04-04T15:30:00Z", "2026-04-05T16:30:00Z"},
+		{"Sydney: skipped", "30 2 * * *", "Australia/Sydney", "2026-10-03T12:00:00Z", "2026-10-03T16:00:00Z"},
 		// Lord Howe moves by half an hour.
 		{"half-hour shift", "15 2 * * *", "Australia/Lord_Howe", "2026-10-03T14:00:00Z", "2026-10-03T15:30:00Z"},
 
@@ -211,6 +220,8 @@ func TestDescribe(t *testing.T) {
 		{"0 * * * *", "Every hour"},
 		{"15 * * * *", "Every hour at 15 minutes past"},
 		{"0 */6 * * *", "Every 6 hours"},
+		{"0 */1 * * *", "Every hour"},
+		{"*/1 * * * *", "Every minute"},
 		// anything else as written
 		{"0 9 1 1 *", "0 9 1 1 *"},
 		{"0 9,17 * * *", "0 9,17 * * *"},
@@ -252,7 +263,7 @@ func TestScheduleWaits(t *testing.T) {
 			t.Fatal(err)
 		}
 		from := time.Date(2000, 4, 1, 12, 0, 0, 0, ny)
-		time.Sleep(from.Sub(time.Now()))
+		time.Sleep(time.Until(from))
 		var woke []string
 		for range 3 {
 			next, ok := NextRun("30 2 * * *", "America/New_York", time.Now())
@@ -267,4 +278,80 @@ func TestScheduleWaits(t *testing.T) {
 			t.Fatalf("woke at %v, want %v", woke, want)
 		}
 	})
+}
+
+// FuzzNextRun: whatever the schedule and zone, NextRun and the others
+// answer without panicking, and an answer is after the instant asked
+// about, and is a time the schedule names or the jump of a clock change.
+func FuzzNextRun(f *testing.F) {
+	for _, s := range []string{"* * * * *", "30 2 * * *", "0 0 30 2 *", "TZ=UTC", "TZ=", "CRON_TZ=x", "*/0 * * * *", "1-0 * * * *",
+		"99999999999999999999 * * * *", "@every 1s", "0 0 29 2 1", "5-59/7 1,2,3 */3 JAN-MAR sun-sat"} {
+		f.Add(s, "America/New_York", int64(1772960400))
+		f.Add(s, "Nowhere", int64(0))
+	}
+	f.Fuzz(func(t *testing.T, schedule, zone string, unix int64) {
+		after := time.Unix(unix%(1<<34), 0) // within a few centuries
+		_ = CronProblem(schedule)
+		_ = Describe(schedule)
+		_ = NeverRuns(schedule)
+		next, ok := NextRun(schedule, zone, after)
+		if ok && !next.After(after) {
+			t.Fatalf("NextRun(%q, %q, %v) = %v, not after", schedule, zone, after, next)
+		}
+		if prev, ok := PrevRun(schedule, zone, after); ok && prev.After(after) {
+			t.Fatalf("PrevRun(%q, %q, %v) = %v, after", schedule, zone, after, prev)
+		}
+		if ok && CronProblem(schedule) != nil {
+			t.Fatalf("NextRun(%q) answered a schedule CronProblem refuses", schedule)
+		}
+	})
+}
+
+func TestPrevRun(t *testing.T) {
+	for _, c := range []struct{ schedule, zone, before, want string }{
+		{"30 9 * * 1-5", "UTC", "2026-01-12T09:00:00Z", "2026-01-09T09:30:00Z"}, // Monday morning → Friday
+		{"30 9 * * *", "UTC", "2026-01-12T09:30:00Z", "2026-01-12T09:30:00Z"},   // at or before
+		{"30 2 * * *", "America/New_York", "2026-03-08T08:00:00Z", "2026-03-08T07:00:00Z"},
+		{"30 1 * * *", "America/New_York", "2026-11-01T07:00:00Z", "2026-11-01T05:30:00Z"},
+		{"30 * * * *", "America/New_York", "2026-11-01T06:45:00Z", "2026-11-01T06:30:00Z"},
+		{"0 0 29 2 *", "UTC", "2027-01-01T00:00:00Z", "2024-02-29T00:00:00Z"},
+		{"0 0 30 2 *", "UTC", "2027-01-01T00:00:00Z", ""},
+		{"0 9 * * *", "Nowhere/Else", "2027-01-01T00:00:00Z", ""},
+	} {
+		got, ok := PrevRun(c.schedule, c.zone, utc(t, c.before))
+		if c.want == "" {
+			if ok {
+				t.Errorf("PrevRun(%q, %q) = %v, want cannot tell", c.schedule, c.zone, got)
+			}
+			continue
+		}
+		if !ok || !got.Equal(utc(t, c.want)) {
+			t.Errorf("PrevRun(%q, %q, %s) = %v %v, want %s", c.schedule, c.zone, c.before, got.UTC(), ok, c.want)
+		}
+	}
+}
+
+// TestPrevNextAgree: no run falls between PrevRun(x) and x, and the run
+// after PrevRun(x) is NextRun's, around clock changes too.
+func TestPrevNextAgree(t *testing.T) {
+	for _, s := range []string{"30 2 * * *", "30 1 * * *", "*/15 * * * *", "*/20 1-3 * * *", "0 * * * *"} {
+		for x := utc(t, "2026-11-01T03:00:00Z"); x.Before(utc(t, "2026-11-01T09:00:00Z")); x = x.Add(7 * time.Minute) {
+			p, ok := PrevRun(s, "America/New_York", x)
+			if !ok || p.After(x) {
+				t.Fatalf("PrevRun(%q, %v) = %v %v", s, x, p, ok)
+			}
+			if n, _ := NextRun(s, "America/New_York", p); !n.After(x) {
+				t.Fatalf("%q: a run at %v falls between PrevRun(%v) = %v and it", s, n, x, p)
+			}
+		}
+		for x := utc(t, "2026-03-08T04:00:00Z"); x.Before(utc(t, "2026-03-08T09:00:00Z")); x = x.Add(7 * time.Minute) {
+			p, ok := PrevRun(s, "America/New_York", x)
+			if !ok || p.After(x) {
+				t.Fatalf("PrevRun(%q, %v) = %v %v", s, x, p, ok)
+			}
+			if n, _ := NextRun(s, "America/New_York", p); !n.After(x) {
+				t.Fatalf("%q: a run at %v falls between PrevRun(%v) = %v and it", s, n, x, p)
+			}
+		}
+	}
 }

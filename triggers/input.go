@@ -157,7 +157,9 @@ func nothing(v any) bool {
 //	table    the outputs laid out for a chat app (AsTable)
 //
 // With no body, {"text": table}. It never fails: a placeholder reading
-// nothing fills as nothing.
+// nothing fills as nothing. occ says which trigger occurred (build it with
+// OccurrenceOf, then add a request's parts), as it was for the run's
+// input.
 func MapDeliveryBody(d Delivery, outputs map[string]any, occ Occurrence, at time.Time) any {
 	table := tableOf(outputs)
 	if d.Body == nil {

@@ -161,9 +161,9 @@ const maxFlowPath = 512
 // FileFor is the trigger file that governs the flow at flowPath, or ""
 // when none does: NAME.triggers.json beside NAME.json, by name, wins;
 // otherwise the plain triggers.json beside it when its "flow" names this
-// flow. A triggers.json that cannot be read far enough to tell which flow
-// it names is returned too, so that loading it says why rather than the
-// file being passed over in silence.
+// flow. A triggers.json that cannot be read, or names no flow or one
+// outside its folder, is returned too, so that loading and checking it
+// says what is wrong rather than the file being passed over in silence.
 func FileFor(flowPath string) string {
 	dir, base := filepath.Split(flowPath)
 	named := filepath.Join(dir, strings.TrimSuffix(base, filepath.Ext(base))+".triggers.json")
@@ -175,10 +175,7 @@ func FileFor(flowPath string) string {
 		return ""
 	}
 	l, err := Load(plain)
-	if err != nil {
-		return plain
-	}
-	if namesFlow(l, flowPath) {
+	if err != nil || flowPathProblem(l.File.Flow) != "" || namesFlow(l, flowPath) {
 		return plain
 	}
 	return ""

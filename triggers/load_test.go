@@ -148,6 +148,8 @@ func TestFileFor(t *testing.T) {
 		{"plain naming another flow", map[string]string{"triggers.json": plainAbout("other.json")}, "flow.json", ""},
 		{"plain naming another's by name is not ours", map[string]string{"other.triggers.json": plainAbout("other.json")}, "flow.json", ""},
 		{"plain that cannot be read is returned to say why", map[string]string{"triggers.json": `{"flow": `}, "flow.json", "triggers.json"},
+		{"plain naming no flow is returned to say why", map[string]string{"triggers.json": `{"triggers": []}`}, "flow.json", "triggers.json"},
+		{"plain naming a flow outside is returned to say why", map[string]string{"triggers.json": plainAbout("../flow.json")}, "flow.json", "triggers.json"},
 		{"a folder named like the file is no file", map[string]string{"flow.triggers.json/x": "", "triggers.json": plainAbout("flow.json")}, "flow.json", "triggers.json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

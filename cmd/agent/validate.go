@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/internal/cli"
+	"github.com/symphonix/symphonix/triggers"
 )
 
 // problemJSON is a problem or finding in -o json.
@@ -26,6 +28,18 @@ type validateJSON struct {
 	Version  string        `json:"version,omitempty"`
 	Nodes    int           `json:"nodes"`
 	Problems []problemJSON `json:"problems"`
+	// Triggers is the trigger file governing the flow, when there is one.
+	Triggers *triggersJSON `json:"triggers,omitempty"`
+}
+
+// triggersJSON is what agent validate says of the flow's trigger file.
+type triggersJSON struct {
+	File     string        `json:"file"`
+	Valid    bool          `json:"valid"`
+	Code     string        `json:"code,omitempty"`  // why the file could not be read
+	Error    string        `json:"error,omitempty"` // the same, for a person
+	Triggers int           `json:"triggers"`
+	Problems []problemJSON `json:"problems"`
 }
 
 // newValidateCmd is `agent validate DIR`: every problem with its code and
@@ -33,7 +47,7 @@ type validateJSON struct {
 func newValidateCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "validate DIR",
-		Short: "Check DIR/flow.json against the flow language; exits 1 on any problem",
+		Short: "Check DIR/flow.json against the flow language, and its trigger file; exits 1 on any problem",
 		Args:  cli.Args("DIR"),
 	}
 	var out cli.Output
@@ -51,6 +65,9 @@ func newValidateCmd(a *app) *cobra.Command {
 			}
 			v.Valid = len(v.Problems) == 0
 		}
+		if v.Triggers = validateTriggers(path, f); v.Triggers != nil && !v.Triggers.Valid {
+			v.Valid = false
+		}
 		if out.JSON() {
 			if err := cli.PrintJSON(a.stdout, v); err != nil {
 				return err
@@ -66,18 +83,56 @@ func newValidateCmd(a *app) *cobra.Command {
 	return c
 }
 
+// validateTriggers checks the trigger file governing the flow at path
+// against it (fl nil: a flow that could not be read, so the file's own
+// rules only); nil when there is no trigger file.
+func validateTriggers(path string, fl *flow.Flow) *triggersJSON {
+	file := triggers.FileFor(path)
+	if file == "" {
+		return nil
+	}
+	t := &triggersJSON{File: file, Problems: []problemJSON{}}
+	l, err := triggers.For(path)
+	if err != nil {
+		var te *triggers.Error
+		if errors.As(err, &te) {
+			t.Code = te.Code
+		}
+		t.Error = err.Error()
+		return t
+	}
+	t.Triggers = len(l.File.Triggers)
+	for _, p := range triggers.Problems(l.File, fl) {
+		t.Problems = append(t.Problems, problemJSON{Code: p.Code, Path: p.Path, Message: p.Message})
+	}
+	t.Valid = len(t.Problems) == 0
+	return t
+}
+
 func printValidate(a *app, path string, f *flow.Flow, loadErr error, v validateJSON) {
 	w := a.stdout
-	if loadErr != nil {
+	switch {
+	case loadErr != nil:
 		fmt.Fprintf(w, "%s: %v\n", path, loadErr)
-		return
-	}
-	for _, p := range v.Problems {
-		fmt.Fprintf(w, "%s: %s\n", path, flow.Problem{Code: p.Code, Path: p.Path, Message: p.Message})
-	}
-	if len(v.Problems) > 0 {
+	case len(v.Problems) > 0:
+		for _, p := range v.Problems {
+			fmt.Fprintf(w, "%s: %s\n", path, flow.Problem{Code: p.Code, Path: p.Path, Message: p.Message})
+		}
 		fmt.Fprintf(w, "%s: %d problem(s)\n", path, len(v.Problems))
-		return
+	default:
+		fmt.Fprintf(w, "%s: valid (version %s, %d nodes)\n", path, f.Version, len(f.Nodes))
 	}
-	fmt.Fprintf(w, "%s: valid (version %s, %d nodes)\n", path, f.Version, len(f.Nodes))
+	t := v.Triggers
+	switch {
+	case t == nil:
+	case t.Error != "":
+		fmt.Fprintln(w, t.Error)
+	case len(t.Problems) > 0:
+		for _, p := range t.Problems {
+			fmt.Fprintf(w, "%s: %s\n", t.File, flow.Problem{Code: p.Code, Path: p.Path, Message: p.Message})
+		}
+		fmt.Fprintf(w, "%s: %d problem(s)\n", t.File, len(t.Problems))
+	default:
+		fmt.Fprintf(w, "%s: valid (%d trigger(s))\n", t.File, t.Triggers)
+	}
 }

@@ -331,6 +331,44 @@ func TestAgentValidate(t *testing.T) {
 	}
 }
 
+// TestAgentValidateTriggers: the built agent checks the flow's trigger file
+// beside the flow: exit 0 when it is right, 1 with each problem's file,
+// path and code when it is not.
+func TestAgentValidateTriggers(t *testing.T) {
+	t.Parallel()
+	dir := example(t, "hello")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "triggers.json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"flow": "flow.json", "triggers": [{"id": "morning", "kind": "schedule", "schedule": "0 9 * * 1-5", "timeZone": "Europe/Paris", "input": {"who": "the team on {{time.weekday}}"}}]}`)
+	out, err := exec.Command(filepath.Join(bin, "agent"), "validate", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "triggers.json: valid (1 trigger(s))") {
+		t.Fatalf("agent validate with a valid trigger file: %v\n%s", err, out)
+	}
+
+	write(`{"flow": "flow.json", "triggers": [{"id": "morning", "kind": "schedule", "schedule": "0 9 * * 8", "timeZone": "Europe/Pariss", "input": {"whom": "{{headers.cookie}}"}}]}`)
+	out, err = exec.Command(filepath.Join(bin, "agent"), "validate", dir).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("agent validate with trigger problems: %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{
+		"flow.json: valid",
+		`triggers.json: triggers[0].schedule: SCHEDULE_INVALID: the day of week field "8"`,
+		"triggers.json: triggers[0].timeZone: TIME_ZONE_UNKNOWN:",
+		"triggers.json: triggers[0].input.whom: INPUT_READS_UNKNOWN: {{headers.cookie}}: request headers are never offered",
+		"triggers.json: triggers[0].input.whom: INPUT_UNKNOWN:",
+		"triggers.json: triggers[0].input: INPUT_MISSING: the flow's input(s) who",
+		"triggers.json: 5 problem(s)",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("agent validate output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestAgentCheck: readiness findings and the plan; exit 1 when not ready.
 func TestAgentCheck(t *testing.T) {
 	t.Parallel()
