@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -160,6 +161,11 @@ type Board struct {
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
+	// triggerLocks serialises, per agent, keeping and sending which of its
+	// triggers are paused; triggerDrops counts the trigger reports dropped
+	// for coming too soon after the last (triggers.go).
+	triggerLocks keyedLocks
+	triggerDrops atomic.Int64
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).

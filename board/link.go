@@ -128,6 +128,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
 	sendPause(s, row)
+	sendTriggerPauses(s, row)
 	if err := s.out.catchUpDone(); err != nil {
 		s.stopExpiry()
 		s.out.close()
@@ -280,6 +281,10 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				}
 			case *boardv1.LinkRequest_Health:
 				if err := l.health(ctx, s, k.Health); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_Triggers:
+				if err := l.triggerReport(ctx, s, k.Triggers); err != nil {
 					return err
 				}
 			case *boardv1.LinkRequest_PauseState:
