@@ -41,6 +41,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="chat.js" defer></script>
 <script src="runlist.js" defer></script>
 <script src="fire.js" defer></script>
+<script src="triggers.js" defer></script>
 <script src="run.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
