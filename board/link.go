@@ -122,7 +122,8 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// resumes calls its tools under the board's word; then the decisions
 	// made while it was away, exactly once; then the people who paired
 	// with its conversations meanwhile; then an operator's pause or resume
-	// it has not acted on yet. What happens meanwhile (a decision
+	// it has not acted on yet; then which of its triggers are paused. What
+	// happens meanwhile (a decision
 	// made, a switch flipped) is held, and follows them.
 	sendSwitches(s, row)
 	b.deliverUndelivered(ctx, s)

@@ -19,7 +19,9 @@ import (
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
-// testClock is a board clock a test moves by hand.
+// testClock is a board clock a test moves by hand. It starts a minute
+// ahead of the wall's, so that tokens minted by the wall's clock are valid
+// already.
 type testClock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -108,7 +110,7 @@ func triggerActions(t *testing.T, bt *boardtest.Board) []string {
 // its place; the list pages by agent and id.
 func TestTriggerReportKept(t *testing.T) {
 	t.Parallel()
-	clock := &testClock{t: time.Now()}
+	clock := &testClock{t: time.Now().Add(time.Minute)}
 	bt := boardtest.Start(t, boardtest.Options{Now: clock.now})
 	viewer := triggersClient(bt, bt.OperatorToken("v", identity.RoleViewer))
 	l, paused := triggersLink(t, bt, "desk")
@@ -168,7 +170,7 @@ func TestTriggerReportKept(t *testing.T) {
 // an agent that did not announce triggers is refused too.
 func TestTriggerReportRefused(t *testing.T) {
 	t.Parallel()
-	clock := &testClock{t: time.Now()}
+	clock := &testClock{t: time.Now().Add(time.Minute)}
 	bt := boardtest.Start(t, boardtest.Options{Now: clock.now})
 	viewer := triggersClient(bt, bt.OperatorToken("v", identity.RoleViewer))
 	l, _ := triggersLink(t, bt, "desk")
@@ -234,7 +236,7 @@ func TestTriggerReportRefused(t *testing.T) {
 // dropped and counted; one a second later is kept.
 func TestTriggerReportRate(t *testing.T) {
 	t.Parallel()
-	clock := &testClock{t: time.Now()}
+	clock := &testClock{t: time.Now().Add(time.Minute)}
 	bt := boardtest.Start(t, boardtest.Options{Now: clock.now})
 	viewer := triggersClient(bt, bt.OperatorToken("v", identity.RoleViewer))
 	l, _ := triggersLink(t, bt, "desk")
