@@ -17,7 +17,6 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -165,7 +164,7 @@ type Board struct {
 	// triggers are paused; triggerDrops counts the trigger reports dropped
 	// for coming too soon after the last (triggers.go).
 	triggerLocks keyedLocks
-	triggerDrops atomic.Int64
+	triggerDrops triggerDrops
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
@@ -470,6 +469,7 @@ func (b *Board) loop() {
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
 		b.logRunProblems(now)
+		b.logTriggerDrops(now)
 		cancel()
 	}
 }

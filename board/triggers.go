@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -256,9 +257,29 @@ func (l linkService) triggerReport(ctx context.Context, s *session, r *boardv1.T
 	return nil
 }
 
+// triggerDrops counts the trigger reports dropped for coming too soon, and
+// what the last log line said of them (the board's loop only).
+type triggerDrops struct {
+	atomic.Int64
+	logged   int64
+	loggedAt time.Time
+}
+
 // TriggerReportsDropped counts, since the board started, the trigger
 // reports it dropped for coming within a second of the link's last.
 func (b *Board) TriggerReportsDropped() int64 { return b.triggerDrops.Load() }
+
+// logTriggerDrops logs the count when it moved since the last line, at
+// most once a minute. The board's loop calls it.
+func (b *Board) logTriggerDrops(now time.Time) {
+	d := &b.triggerDrops
+	n := d.Load()
+	if n == d.logged || now.Sub(d.loggedAt) < time.Minute {
+		return
+	}
+	d.logged, d.loggedAt = n, now
+	b.log.Warn("trigger reports dropped since the board started: sent within a second of the link's last", "dropped", n)
+}
 
 // triggerPause is one operator's pause of one trigger, as the store keeps
 // it (Agent.trigger_pauses, by trigger id).
