@@ -230,8 +230,8 @@ func runTriggerProto(b []byte) *boardv1.RunTrigger {
 
 // triggerReport keeps the triggers an agent reports, or refuses the report
 // in a LinkError that names the field; either way the link stays up. A
-// report that comes within a second of the last this link sent is dropped
-// and counted (TriggerReportsDropped).
+// report that comes within a second of the last this link sent, kept or
+// refused, is dropped and counted (TriggerReportsDropped).
 func (l linkService) triggerReport(ctx context.Context, s *session, r *boardv1.TriggerReport) error {
 	b := l.b
 	if !slices.Contains(s.caps, capTriggers) {
@@ -243,10 +243,10 @@ func (l linkService) triggerReport(ctx context.Context, s *session, r *boardv1.T
 		b.triggerDrops.Add(1)
 		return nil
 	}
+	s.lastTriggers = now // a refused report counts too: refusing costs the board as well
 	if err := validTriggerReport(r, now); err != nil {
 		return l.answerError(ctx, s, "", "triggers", err)
 	}
-	s.lastTriggers = now
 	enc, err := encodeVersioned(r)
 	if err == nil {
 		err = b.db.Agent.Update().Where(agent.Name(s.name)).SetTriggers(enc).SetTriggersTime(storedTime(now)).Exec(ctx)

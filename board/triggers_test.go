@@ -232,8 +232,8 @@ func TestTriggerReportRefused(t *testing.T) {
 	plain.ping(1)
 }
 
-// TestTriggerReportRate: a second report within a second of the last is
-// dropped and counted; one a second later is kept.
+// TestTriggerReportRate: a second report within a second of the last,
+// kept or refused, is dropped and counted; one a second later is kept.
 func TestTriggerReportRate(t *testing.T) {
 	t.Parallel()
 	clock := &testClock{t: time.Now().Add(time.Minute)}
@@ -255,6 +255,20 @@ func TestTriggerReportRate(t *testing.T) {
 	l.ping(2)
 	if got := ids(listTriggers(t, viewer, "desk")); strings.Join(got, " ") != "desk/nightly-report" {
 		t.Errorf("a second later: %q, want the new report kept", got)
+	}
+	// A refused report counts too.
+	clock.add(time.Second)
+	l.send(report(&boardv1.Trigger{Id: "bad id"}))
+	if m := l.next(); m.GetError().GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT {
+		t.Fatalf("a bad report: %v, want invalid_argument", m)
+	}
+	l.send(report(hook()))
+	l.ping(3)
+	if n := bt.Board.TriggerReportsDropped(); n != 2 {
+		t.Errorf("dropped = %d after a report right behind a refused one, want 2", n)
+	}
+	if got := ids(listTriggers(t, viewer, "desk")); strings.Join(got, " ") != "desk/nightly-report" {
+		t.Errorf("after a report right behind a refused one: %q, want the earlier report kept", got)
 	}
 }
 
