@@ -15,8 +15,10 @@ const (
 	// MaxTriggers is the most triggers a report carries.
 	MaxTriggers = 64
 	// TriggerSpacing is the least time between two trigger reports: a
-	// newer one waits, and only the newest goes.
-	TriggerSpacing = time.Second
+	// newer one waits, and only the newest goes. The board drops a report
+	// within a second of the last it had; the half second more covers the
+	// network's jitter.
+	TriggerSpacing = 1500 * time.Millisecond
 	// MaxTriggerError is the most bytes of an occurrence's error.
 	MaxTriggerError = 1024
 )

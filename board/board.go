@@ -160,6 +160,11 @@ type Board struct {
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
+	// triggerLocks serialises, per agent, keeping and sending which of its
+	// triggers are paused; triggerDrops counts the trigger reports dropped
+	// for coming too soon after the last (triggers.go).
+	triggerLocks keyedLocks
+	triggerDrops triggerDrops
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
@@ -464,6 +469,7 @@ func (b *Board) loop() {
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
 		b.logRunProblems(now)
+		b.logTriggerDrops(now)
 		cancel()
 	}
 }

@@ -122,12 +122,14 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// resumes calls its tools under the board's word; then the decisions
 	// made while it was away, exactly once; then the people who paired
 	// with its conversations meanwhile; then an operator's pause or resume
-	// it has not acted on yet. What happens meanwhile (a decision
+	// it has not acted on yet; then which of its triggers are paused. What
+	// happens meanwhile (a decision
 	// made, a switch flipped) is held, and follows them.
 	sendSwitches(s, row)
 	b.deliverUndelivered(ctx, s)
 	b.deliverPairings(ctx, s)
 	sendPause(s, row)
+	sendTriggerPauses(s, row)
 	if err := s.out.catchUpDone(); err != nil {
 		s.stopExpiry()
 		s.out.close()
@@ -280,6 +282,10 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				}
 			case *boardv1.LinkRequest_Health:
 				if err := l.health(ctx, s, k.Health); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_Triggers:
+				if err := l.triggerReport(ctx, s, k.Triggers); err != nil {
 					return err
 				}
 			case *boardv1.LinkRequest_PauseState:

@@ -56,6 +56,9 @@ type session struct {
 	// lastOutcome is what this link's last kept round said (outcomeOf);
 	// only the link's own goroutine reads and writes it.
 	lastOutcome string
+	// lastTriggers is when this link's last trigger report was taken;
+	// only the link's own goroutine reads and writes it.
+	lastTriggers time.Time
 	// runEvents is the link's allowance of run events (runstore.go); only
 	// the link's own goroutine reads and writes it.
 	runEvents runEventBucket

@@ -173,6 +173,7 @@ func (v *liveRuns) apply(agentName string, e *boardv1.RunEvent, now time.Time, w
 		s := k.Start
 		lr.run.Thread, lr.run.StartedBy, lr.run.StartedByWho, lr.run.Build = s.GetThread(), s.GetStartedBy(), s.GetStartedByWho(), s.GetBuild()
 		lr.run.StartTime = timestamppb.New(at)
+		lr.run.Trigger = s.GetTrigger()
 		out.kind, out.write = boardv1.RunEventKind_RUN_EVENT_KIND_STARTED, true
 	case *boardv1.RunEvent_Step:
 		out.kind = boardv1.RunEventKind_RUN_EVENT_KIND_STEP

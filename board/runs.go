@@ -216,6 +216,11 @@ func validSummary(m *boardv1.RunSummary, now time.Time) error {
 	if err := linkEnum("run_summary.run.pause", r.GetPause()); err != nil {
 		return err
 	}
+	if t := r.GetTrigger(); t != nil {
+		if err := validRunTrigger("run_summary.run.trigger", t, now); err != nil {
+			return err
+		}
+	}
 	if n := len(r.GetWithheld()); n > maxWithheld {
 		return badRequest("run_summary.run.withheld: %d, at most %d", n, maxWithheld)
 	}
@@ -376,6 +381,7 @@ func runProto(r *ent.Run) *boardv1.Run {
 		Output:         valuesStruct(r.Output),
 		Withheld:       r.Withheld,
 		StepsTruncated: r.StepsTruncated,
+		Trigger:        runTriggerProto(r.Trigger),
 	}
 	if r.DurationNs > 0 {
 		p.Duration = durationpb.New(time.Duration(r.DurationNs))

@@ -157,6 +157,11 @@ func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
 		if b := st.GetBuild(); b != "" && !buildShape.MatchString(b) {
 			return badRequest("run_event.start.build: want sha256: and 64 lower-case hex digits")
 		}
+		if t := st.GetTrigger(); t != nil {
+			if err := validRunTrigger("run_event.start.trigger", t, now); err != nil {
+				return err
+			}
+		}
 	case *boardv1.RunEvent_Step:
 		if k.Step == nil {
 			return badRequest("run_event.step: required")
@@ -316,13 +321,16 @@ func writeLive(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now t
 			SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).SetBuild(r.GetBuild()).
 			SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
 			SetPause(pauseKindWord(r.GetPause())).SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).
-			SetSeq(int64(w.seq)).SetUpdatedAt(now).Save(ctx)
+			SetTrigger(runTriggerBytes(r.GetTrigger())).SetSeq(int64(w.seq)).SetUpdatedAt(now).Save(ctx)
 	}
 	u := row.Update().SetState(runStateWord(r.GetState())).SetPause(pauseKindWord(r.GetPause())).
 		SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).SetSeq(int64(w.seq)).SetUpdatedAt(now)
 	if w.start {
 		u.SetThread(r.GetThread()).SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).
 			SetBuild(r.GetBuild()).SetStartTime(storedTime(r.GetStartTime().AsTime()))
+		if t := runTriggerBytes(r.GetTrigger()); t != nil {
+			u.SetTrigger(t)
+		}
 	}
 	return u.Save(ctx)
 }
@@ -358,6 +366,10 @@ func writeSummary(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, no
 		u.SetInput(in)
 	} else {
 		u.ClearInput()
+	}
+	// A summary without the trigger keeps the one its start said.
+	if t := runTriggerBytes(r.GetTrigger()); t != nil {
+		u.SetTrigger(t)
 	}
 	if out := valuesJSON(r.GetOutput()); out != nil {
 		u.SetOutput(out)

@@ -72,6 +72,12 @@ type Agent struct {
 	PackageVersion string `json:"package_version,omitempty"`
 	// PackageDigest holds the value of the "package_digest" field.
 	PackageDigest string `json:"package_digest,omitempty"`
+	// Triggers holds the value of the "triggers" field.
+	Triggers []byte `json:"triggers,omitempty"`
+	// TriggersTime holds the value of the "triggers_time" field.
+	TriggersTime *time.Time `json:"triggers_time,omitempty"`
+	// TriggerPauses holds the value of the "trigger_pauses" field.
+	TriggerPauses []byte `json:"trigger_pauses,omitempty"`
 	// FirstSeen holds the value of the "first_seen" field.
 	FirstSeen time.Time `json:"first_seen,omitempty"`
 	// LastSeen holds the value of the "last_seen" field.
@@ -84,7 +90,7 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case agent.FieldCapabilities, agent.FieldTools, agent.FieldToolsOn, agent.FieldHealthChecks, agent.FieldInputs:
+		case agent.FieldCapabilities, agent.FieldTools, agent.FieldToolsOn, agent.FieldHealthChecks, agent.FieldInputs, agent.FieldTriggers, agent.FieldTriggerPauses:
 			values[i] = new([]byte)
 		case agent.FieldOnline, agent.FieldToolsSpoken, agent.FieldPaused, agent.FieldPauseDelivered:
 			values[i] = new(sql.NullBool)
@@ -92,7 +98,7 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin, agent.FieldPackageName, agent.FieldPackageVersion, agent.FieldPackageDigest:
 			values[i] = new(sql.NullString)
-		case agent.FieldToolsSetAt, agent.FieldHealthStarted, agent.FieldHealthReceived, agent.FieldPauseTime, agent.FieldFirstSeen, agent.FieldLastSeen:
+		case agent.FieldToolsSetAt, agent.FieldHealthStarted, agent.FieldHealthReceived, agent.FieldPauseTime, agent.FieldTriggersTime, agent.FieldFirstSeen, agent.FieldLastSeen:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -287,6 +293,25 @@ func (_m *Agent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PackageDigest = value.String
 			}
+		case agent.FieldTriggers:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field triggers", values[i])
+			} else if value != nil {
+				_m.Triggers = *value
+			}
+		case agent.FieldTriggersTime:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field triggers_time", values[i])
+			} else if value.Valid {
+				_m.TriggersTime = new(time.Time)
+				*_m.TriggersTime = value.Time
+			}
+		case agent.FieldTriggerPauses:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field trigger_pauses", values[i])
+			} else if value != nil {
+				_m.TriggerPauses = *value
+			}
 		case agent.FieldFirstSeen:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field first_seen", values[i])
@@ -423,6 +448,17 @@ func (_m *Agent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("package_digest=")
 	builder.WriteString(_m.PackageDigest)
+	builder.WriteString(", ")
+	builder.WriteString("triggers=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Triggers))
+	builder.WriteString(", ")
+	if v := _m.TriggersTime; v != nil {
+		builder.WriteString("triggers_time=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("trigger_pauses=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TriggerPauses))
 	builder.WriteString(", ")
 	builder.WriteString("first_seen=")
 	builder.WriteString(_m.FirstSeen.Format(time.ANSIC))

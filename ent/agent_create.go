@@ -352,6 +352,32 @@ func (_c *AgentCreate) SetNillablePackageDigest(v *string) *AgentCreate {
 	return _c
 }
 
+// SetTriggers sets the "triggers" field.
+func (_c *AgentCreate) SetTriggers(v []byte) *AgentCreate {
+	_c.mutation.SetTriggers(v)
+	return _c
+}
+
+// SetTriggersTime sets the "triggers_time" field.
+func (_c *AgentCreate) SetTriggersTime(v time.Time) *AgentCreate {
+	_c.mutation.SetTriggersTime(v)
+	return _c
+}
+
+// SetNillableTriggersTime sets the "triggers_time" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableTriggersTime(v *time.Time) *AgentCreate {
+	if v != nil {
+		_c.SetTriggersTime(*v)
+	}
+	return _c
+}
+
+// SetTriggerPauses sets the "trigger_pauses" field.
+func (_c *AgentCreate) SetTriggerPauses(v []byte) *AgentCreate {
+	_c.mutation.SetTriggerPauses(v)
+	return _c
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (_c *AgentCreate) SetFirstSeen(v time.Time) *AgentCreate {
 	_c.mutation.SetFirstSeen(v)
@@ -670,6 +696,18 @@ func (_c *AgentCreate) createSpec() (*Agent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PackageDigest(); ok {
 		_spec.SetField(agent.FieldPackageDigest, field.TypeString, value)
 		_node.PackageDigest = value
+	}
+	if value, ok := _c.mutation.Triggers(); ok {
+		_spec.SetField(agent.FieldTriggers, field.TypeBytes, value)
+		_node.Triggers = value
+	}
+	if value, ok := _c.mutation.TriggersTime(); ok {
+		_spec.SetField(agent.FieldTriggersTime, field.TypeTime, value)
+		_node.TriggersTime = &value
+	}
+	if value, ok := _c.mutation.TriggerPauses(); ok {
+		_spec.SetField(agent.FieldTriggerPauses, field.TypeBytes, value)
+		_node.TriggerPauses = value
 	}
 	if value, ok := _c.mutation.FirstSeen(); ok {
 		_spec.SetField(agent.FieldFirstSeen, field.TypeTime, value)
@@ -1100,6 +1138,60 @@ func (u *AgentUpsert) SetPackageDigest(v string) *AgentUpsert {
 // UpdatePackageDigest sets the "package_digest" field to the value that was provided on create.
 func (u *AgentUpsert) UpdatePackageDigest() *AgentUpsert {
 	u.SetExcluded(agent.FieldPackageDigest)
+	return u
+}
+
+// SetTriggers sets the "triggers" field.
+func (u *AgentUpsert) SetTriggers(v []byte) *AgentUpsert {
+	u.Set(agent.FieldTriggers, v)
+	return u
+}
+
+// UpdateTriggers sets the "triggers" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateTriggers() *AgentUpsert {
+	u.SetExcluded(agent.FieldTriggers)
+	return u
+}
+
+// ClearTriggers clears the value of the "triggers" field.
+func (u *AgentUpsert) ClearTriggers() *AgentUpsert {
+	u.SetNull(agent.FieldTriggers)
+	return u
+}
+
+// SetTriggersTime sets the "triggers_time" field.
+func (u *AgentUpsert) SetTriggersTime(v time.Time) *AgentUpsert {
+	u.Set(agent.FieldTriggersTime, v)
+	return u
+}
+
+// UpdateTriggersTime sets the "triggers_time" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateTriggersTime() *AgentUpsert {
+	u.SetExcluded(agent.FieldTriggersTime)
+	return u
+}
+
+// ClearTriggersTime clears the value of the "triggers_time" field.
+func (u *AgentUpsert) ClearTriggersTime() *AgentUpsert {
+	u.SetNull(agent.FieldTriggersTime)
+	return u
+}
+
+// SetTriggerPauses sets the "trigger_pauses" field.
+func (u *AgentUpsert) SetTriggerPauses(v []byte) *AgentUpsert {
+	u.Set(agent.FieldTriggerPauses, v)
+	return u
+}
+
+// UpdateTriggerPauses sets the "trigger_pauses" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateTriggerPauses() *AgentUpsert {
+	u.SetExcluded(agent.FieldTriggerPauses)
+	return u
+}
+
+// ClearTriggerPauses clears the value of the "trigger_pauses" field.
+func (u *AgentUpsert) ClearTriggerPauses() *AgentUpsert {
+	u.SetNull(agent.FieldTriggerPauses)
 	return u
 }
 
@@ -1594,6 +1686,69 @@ func (u *AgentUpsertOne) SetPackageDigest(v string) *AgentUpsertOne {
 func (u *AgentUpsertOne) UpdatePackageDigest() *AgentUpsertOne {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdatePackageDigest()
+	})
+}
+
+// SetTriggers sets the "triggers" field.
+func (u *AgentUpsertOne) SetTriggers(v []byte) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetTriggers(v)
+	})
+}
+
+// UpdateTriggers sets the "triggers" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateTriggers() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateTriggers()
+	})
+}
+
+// ClearTriggers clears the value of the "triggers" field.
+func (u *AgentUpsertOne) ClearTriggers() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearTriggers()
+	})
+}
+
+// SetTriggersTime sets the "triggers_time" field.
+func (u *AgentUpsertOne) SetTriggersTime(v time.Time) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetTriggersTime(v)
+	})
+}
+
+// UpdateTriggersTime sets the "triggers_time" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateTriggersTime() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateTriggersTime()
+	})
+}
+
+// ClearTriggersTime clears the value of the "triggers_time" field.
+func (u *AgentUpsertOne) ClearTriggersTime() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearTriggersTime()
+	})
+}
+
+// SetTriggerPauses sets the "trigger_pauses" field.
+func (u *AgentUpsertOne) SetTriggerPauses(v []byte) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetTriggerPauses(v)
+	})
+}
+
+// UpdateTriggerPauses sets the "trigger_pauses" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateTriggerPauses() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateTriggerPauses()
+	})
+}
+
+// ClearTriggerPauses clears the value of the "trigger_pauses" field.
+func (u *AgentUpsertOne) ClearTriggerPauses() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearTriggerPauses()
 	})
 }
 
@@ -2256,6 +2411,69 @@ func (u *AgentUpsertBulk) SetPackageDigest(v string) *AgentUpsertBulk {
 func (u *AgentUpsertBulk) UpdatePackageDigest() *AgentUpsertBulk {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdatePackageDigest()
+	})
+}
+
+// SetTriggers sets the "triggers" field.
+func (u *AgentUpsertBulk) SetTriggers(v []byte) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetTriggers(v)
+	})
+}
+
+// UpdateTriggers sets the "triggers" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateTriggers() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateTriggers()
+	})
+}
+
+// ClearTriggers clears the value of the "triggers" field.
+func (u *AgentUpsertBulk) ClearTriggers() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearTriggers()
+	})
+}
+
+// SetTriggersTime sets the "triggers_time" field.
+func (u *AgentUpsertBulk) SetTriggersTime(v time.Time) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetTriggersTime(v)
+	})
+}
+
+// UpdateTriggersTime sets the "triggers_time" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateTriggersTime() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateTriggersTime()
+	})
+}
+
+// ClearTriggersTime clears the value of the "triggers_time" field.
+func (u *AgentUpsertBulk) ClearTriggersTime() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearTriggersTime()
+	})
+}
+
+// SetTriggerPauses sets the "trigger_pauses" field.
+func (u *AgentUpsertBulk) SetTriggerPauses(v []byte) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetTriggerPauses(v)
+	})
+}
+
+// UpdateTriggerPauses sets the "trigger_pauses" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateTriggerPauses() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateTriggerPauses()
+	})
+}
+
+// ClearTriggerPauses clears the value of the "trigger_pauses" field.
+func (u *AgentUpsertBulk) ClearTriggerPauses() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearTriggerPauses()
 	})
 }
 

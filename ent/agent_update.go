@@ -432,6 +432,50 @@ func (_u *AgentUpdate) SetNillablePackageDigest(v *string) *AgentUpdate {
 	return _u
 }
 
+// SetTriggers sets the "triggers" field.
+func (_u *AgentUpdate) SetTriggers(v []byte) *AgentUpdate {
+	_u.mutation.SetTriggers(v)
+	return _u
+}
+
+// ClearTriggers clears the value of the "triggers" field.
+func (_u *AgentUpdate) ClearTriggers() *AgentUpdate {
+	_u.mutation.ClearTriggers()
+	return _u
+}
+
+// SetTriggersTime sets the "triggers_time" field.
+func (_u *AgentUpdate) SetTriggersTime(v time.Time) *AgentUpdate {
+	_u.mutation.SetTriggersTime(v)
+	return _u
+}
+
+// SetNillableTriggersTime sets the "triggers_time" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableTriggersTime(v *time.Time) *AgentUpdate {
+	if v != nil {
+		_u.SetTriggersTime(*v)
+	}
+	return _u
+}
+
+// ClearTriggersTime clears the value of the "triggers_time" field.
+func (_u *AgentUpdate) ClearTriggersTime() *AgentUpdate {
+	_u.mutation.ClearTriggersTime()
+	return _u
+}
+
+// SetTriggerPauses sets the "trigger_pauses" field.
+func (_u *AgentUpdate) SetTriggerPauses(v []byte) *AgentUpdate {
+	_u.mutation.SetTriggerPauses(v)
+	return _u
+}
+
+// ClearTriggerPauses clears the value of the "trigger_pauses" field.
+func (_u *AgentUpdate) ClearTriggerPauses() *AgentUpdate {
+	_u.mutation.ClearTriggerPauses()
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdate) SetLastSeen(v time.Time) *AgentUpdate {
 	_u.mutation.SetLastSeen(v)
@@ -609,6 +653,24 @@ func (_u *AgentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.PackageDigest(); ok {
 		_spec.SetField(agent.FieldPackageDigest, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Triggers(); ok {
+		_spec.SetField(agent.FieldTriggers, field.TypeBytes, value)
+	}
+	if _u.mutation.TriggersCleared() {
+		_spec.ClearField(agent.FieldTriggers, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.TriggersTime(); ok {
+		_spec.SetField(agent.FieldTriggersTime, field.TypeTime, value)
+	}
+	if _u.mutation.TriggersTimeCleared() {
+		_spec.ClearField(agent.FieldTriggersTime, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TriggerPauses(); ok {
+		_spec.SetField(agent.FieldTriggerPauses, field.TypeBytes, value)
+	}
+	if _u.mutation.TriggerPausesCleared() {
+		_spec.ClearField(agent.FieldTriggerPauses, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
@@ -1036,6 +1098,50 @@ func (_u *AgentUpdateOne) SetNillablePackageDigest(v *string) *AgentUpdateOne {
 	return _u
 }
 
+// SetTriggers sets the "triggers" field.
+func (_u *AgentUpdateOne) SetTriggers(v []byte) *AgentUpdateOne {
+	_u.mutation.SetTriggers(v)
+	return _u
+}
+
+// ClearTriggers clears the value of the "triggers" field.
+func (_u *AgentUpdateOne) ClearTriggers() *AgentUpdateOne {
+	_u.mutation.ClearTriggers()
+	return _u
+}
+
+// SetTriggersTime sets the "triggers_time" field.
+func (_u *AgentUpdateOne) SetTriggersTime(v time.Time) *AgentUpdateOne {
+	_u.mutation.SetTriggersTime(v)
+	return _u
+}
+
+// SetNillableTriggersTime sets the "triggers_time" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableTriggersTime(v *time.Time) *AgentUpdateOne {
+	if v != nil {
+		_u.SetTriggersTime(*v)
+	}
+	return _u
+}
+
+// ClearTriggersTime clears the value of the "triggers_time" field.
+func (_u *AgentUpdateOne) ClearTriggersTime() *AgentUpdateOne {
+	_u.mutation.ClearTriggersTime()
+	return _u
+}
+
+// SetTriggerPauses sets the "trigger_pauses" field.
+func (_u *AgentUpdateOne) SetTriggerPauses(v []byte) *AgentUpdateOne {
+	_u.mutation.SetTriggerPauses(v)
+	return _u
+}
+
+// ClearTriggerPauses clears the value of the "trigger_pauses" field.
+func (_u *AgentUpdateOne) ClearTriggerPauses() *AgentUpdateOne {
+	_u.mutation.ClearTriggerPauses()
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdateOne) SetLastSeen(v time.Time) *AgentUpdateOne {
 	_u.mutation.SetLastSeen(v)
@@ -1243,6 +1349,24 @@ func (_u *AgentUpdateOne) sqlSave(ctx context.Context) (_node *Agent, err error)
 	}
 	if value, ok := _u.mutation.PackageDigest(); ok {
 		_spec.SetField(agent.FieldPackageDigest, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Triggers(); ok {
+		_spec.SetField(agent.FieldTriggers, field.TypeBytes, value)
+	}
+	if _u.mutation.TriggersCleared() {
+		_spec.ClearField(agent.FieldTriggers, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.TriggersTime(); ok {
+		_spec.SetField(agent.FieldTriggersTime, field.TypeTime, value)
+	}
+	if _u.mutation.TriggersTimeCleared() {
+		_spec.ClearField(agent.FieldTriggersTime, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TriggerPauses(); ok {
+		_spec.SetField(agent.FieldTriggerPauses, field.TypeBytes, value)
+	}
+	if _u.mutation.TriggerPausesCleared() {
+		_spec.ClearField(agent.FieldTriggerPauses, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)

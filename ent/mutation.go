@@ -106,6 +106,9 @@ type AgentMutation struct {
 	package_name       *string
 	package_version    *string
 	package_digest     *string
+	triggers           *[]byte
+	triggers_time      *time.Time
+	trigger_pauses     *[]byte
 	first_seen         *time.Time
 	last_seen          *time.Time
 	clearedFields      map[string]struct{}
@@ -1369,6 +1372,153 @@ func (m *AgentMutation) ResetPackageDigest() {
 	m.package_digest = nil
 }
 
+// SetTriggers sets the "triggers" field.
+func (m *AgentMutation) SetTriggers(b []byte) {
+	m.triggers = &b
+}
+
+// Triggers returns the value of the "triggers" field in the mutation.
+func (m *AgentMutation) Triggers() (r []byte, exists bool) {
+	v := m.triggers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTriggers returns the old "triggers" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldTriggers(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTriggers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTriggers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTriggers: %w", err)
+	}
+	return oldValue.Triggers, nil
+}
+
+// ClearTriggers clears the value of the "triggers" field.
+func (m *AgentMutation) ClearTriggers() {
+	m.triggers = nil
+	m.clearedFields[agent.FieldTriggers] = struct{}{}
+}
+
+// TriggersCleared returns if the "triggers" field was cleared in this mutation.
+func (m *AgentMutation) TriggersCleared() bool {
+	_, ok := m.clearedFields[agent.FieldTriggers]
+	return ok
+}
+
+// ResetTriggers resets all changes to the "triggers" field.
+func (m *AgentMutation) ResetTriggers() {
+	m.triggers = nil
+	delete(m.clearedFields, agent.FieldTriggers)
+}
+
+// SetTriggersTime sets the "triggers_time" field.
+func (m *AgentMutation) SetTriggersTime(t time.Time) {
+	m.triggers_time = &t
+}
+
+// TriggersTime returns the value of the "triggers_time" field in the mutation.
+func (m *AgentMutation) TriggersTime() (r time.Time, exists bool) {
+	v := m.triggers_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTriggersTime returns the old "triggers_time" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldTriggersTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTriggersTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTriggersTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTriggersTime: %w", err)
+	}
+	return oldValue.TriggersTime, nil
+}
+
+// ClearTriggersTime clears the value of the "triggers_time" field.
+func (m *AgentMutation) ClearTriggersTime() {
+	m.triggers_time = nil
+	m.clearedFields[agent.FieldTriggersTime] = struct{}{}
+}
+
+// TriggersTimeCleared returns if the "triggers_time" field was cleared in this mutation.
+func (m *AgentMutation) TriggersTimeCleared() bool {
+	_, ok := m.clearedFields[agent.FieldTriggersTime]
+	return ok
+}
+
+// ResetTriggersTime resets all changes to the "triggers_time" field.
+func (m *AgentMutation) ResetTriggersTime() {
+	m.triggers_time = nil
+	delete(m.clearedFields, agent.FieldTriggersTime)
+}
+
+// SetTriggerPauses sets the "trigger_pauses" field.
+func (m *AgentMutation) SetTriggerPauses(b []byte) {
+	m.trigger_pauses = &b
+}
+
+// TriggerPauses returns the value of the "trigger_pauses" field in the mutation.
+func (m *AgentMutation) TriggerPauses() (r []byte, exists bool) {
+	v := m.trigger_pauses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTriggerPauses returns the old "trigger_pauses" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldTriggerPauses(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTriggerPauses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTriggerPauses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTriggerPauses: %w", err)
+	}
+	return oldValue.TriggerPauses, nil
+}
+
+// ClearTriggerPauses clears the value of the "trigger_pauses" field.
+func (m *AgentMutation) ClearTriggerPauses() {
+	m.trigger_pauses = nil
+	m.clearedFields[agent.FieldTriggerPauses] = struct{}{}
+}
+
+// TriggerPausesCleared returns if the "trigger_pauses" field was cleared in this mutation.
+func (m *AgentMutation) TriggerPausesCleared() bool {
+	_, ok := m.clearedFields[agent.FieldTriggerPauses]
+	return ok
+}
+
+// ResetTriggerPauses resets all changes to the "trigger_pauses" field.
+func (m *AgentMutation) ResetTriggerPauses() {
+	m.trigger_pauses = nil
+	delete(m.clearedFields, agent.FieldTriggerPauses)
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (m *AgentMutation) SetFirstSeen(t time.Time) {
 	m.first_seen = &t
@@ -1475,7 +1625,7 @@ func (m *AgentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 32)
 	if m.name != nil {
 		fields = append(fields, agent.FieldName)
 	}
@@ -1557,6 +1707,15 @@ func (m *AgentMutation) Fields() []string {
 	if m.package_digest != nil {
 		fields = append(fields, agent.FieldPackageDigest)
 	}
+	if m.triggers != nil {
+		fields = append(fields, agent.FieldTriggers)
+	}
+	if m.triggers_time != nil {
+		fields = append(fields, agent.FieldTriggersTime)
+	}
+	if m.trigger_pauses != nil {
+		fields = append(fields, agent.FieldTriggerPauses)
+	}
 	if m.first_seen != nil {
 		fields = append(fields, agent.FieldFirstSeen)
 	}
@@ -1625,6 +1784,12 @@ func (m *AgentMutation) Field(name string) (ent.Value, bool) {
 		return m.PackageVersion()
 	case agent.FieldPackageDigest:
 		return m.PackageDigest()
+	case agent.FieldTriggers:
+		return m.Triggers()
+	case agent.FieldTriggersTime:
+		return m.TriggersTime()
+	case agent.FieldTriggerPauses:
+		return m.TriggerPauses()
 	case agent.FieldFirstSeen:
 		return m.FirstSeen()
 	case agent.FieldLastSeen:
@@ -1692,6 +1857,12 @@ func (m *AgentMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldPackageVersion(ctx)
 	case agent.FieldPackageDigest:
 		return m.OldPackageDigest(ctx)
+	case agent.FieldTriggers:
+		return m.OldTriggers(ctx)
+	case agent.FieldTriggersTime:
+		return m.OldTriggersTime(ctx)
+	case agent.FieldTriggerPauses:
+		return m.OldTriggerPauses(ctx)
 	case agent.FieldFirstSeen:
 		return m.OldFirstSeen(ctx)
 	case agent.FieldLastSeen:
@@ -1894,6 +2065,27 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPackageDigest(v)
 		return nil
+	case agent.FieldTriggers:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTriggers(v)
+		return nil
+	case agent.FieldTriggersTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTriggersTime(v)
+		return nil
+	case agent.FieldTriggerPauses:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTriggerPauses(v)
+		return nil
 	case agent.FieldFirstSeen:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -1980,6 +2172,15 @@ func (m *AgentMutation) ClearedFields() []string {
 	if m.FieldCleared(agent.FieldInputs) {
 		fields = append(fields, agent.FieldInputs)
 	}
+	if m.FieldCleared(agent.FieldTriggers) {
+		fields = append(fields, agent.FieldTriggers)
+	}
+	if m.FieldCleared(agent.FieldTriggersTime) {
+		fields = append(fields, agent.FieldTriggersTime)
+	}
+	if m.FieldCleared(agent.FieldTriggerPauses) {
+		fields = append(fields, agent.FieldTriggerPauses)
+	}
 	return fields
 }
 
@@ -2020,6 +2221,15 @@ func (m *AgentMutation) ClearField(name string) error {
 		return nil
 	case agent.FieldInputs:
 		m.ClearInputs()
+		return nil
+	case agent.FieldTriggers:
+		m.ClearTriggers()
+		return nil
+	case agent.FieldTriggersTime:
+		m.ClearTriggersTime()
+		return nil
+	case agent.FieldTriggerPauses:
+		m.ClearTriggerPauses()
 		return nil
 	}
 	return fmt.Errorf("unknown Agent nullable field %s", name)
@@ -2109,6 +2319,15 @@ func (m *AgentMutation) ResetField(name string) error {
 		return nil
 	case agent.FieldPackageDigest:
 		m.ResetPackageDigest()
+		return nil
+	case agent.FieldTriggers:
+		m.ResetTriggers()
+		return nil
+	case agent.FieldTriggersTime:
+		m.ResetTriggersTime()
+		return nil
+	case agent.FieldTriggerPauses:
+		m.ResetTriggerPauses()
 		return nil
 	case agent.FieldFirstSeen:
 		m.ResetFirstSeen()
@@ -11125,6 +11344,7 @@ type RunMutation struct {
 	withheld         *[]string
 	appendwithheld   []string
 	steps_truncated  *bool
+	trigger          *[]byte
 	seq              *int64
 	addseq           *int64
 	updated_at       *time.Time
@@ -12248,6 +12468,55 @@ func (m *RunMutation) ResetStepsTruncated() {
 	m.steps_truncated = nil
 }
 
+// SetTrigger sets the "trigger" field.
+func (m *RunMutation) SetTrigger(b []byte) {
+	m.trigger = &b
+}
+
+// Trigger returns the value of the "trigger" field in the mutation.
+func (m *RunMutation) Trigger() (r []byte, exists bool) {
+	v := m.trigger
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTrigger returns the old "trigger" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldTrigger(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTrigger is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTrigger requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTrigger: %w", err)
+	}
+	return oldValue.Trigger, nil
+}
+
+// ClearTrigger clears the value of the "trigger" field.
+func (m *RunMutation) ClearTrigger() {
+	m.trigger = nil
+	m.clearedFields[run.FieldTrigger] = struct{}{}
+}
+
+// TriggerCleared returns if the "trigger" field was cleared in this mutation.
+func (m *RunMutation) TriggerCleared() bool {
+	_, ok := m.clearedFields[run.FieldTrigger]
+	return ok
+}
+
+// ResetTrigger resets all changes to the "trigger" field.
+func (m *RunMutation) ResetTrigger() {
+	m.trigger = nil
+	delete(m.clearedFields, run.FieldTrigger)
+}
+
 // SetSeq sets the "seq" field.
 func (m *RunMutation) SetSeq(i int64) {
 	m.seq = &i
@@ -12374,7 +12643,7 @@ func (m *RunMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RunMutation) Fields() []string {
-	fields := make([]string, 0, 25)
+	fields := make([]string, 0, 26)
 	if m.agent != nil {
 		fields = append(fields, run.FieldAgent)
 	}
@@ -12444,6 +12713,9 @@ func (m *RunMutation) Fields() []string {
 	if m.steps_truncated != nil {
 		fields = append(fields, run.FieldStepsTruncated)
 	}
+	if m.trigger != nil {
+		fields = append(fields, run.FieldTrigger)
+	}
 	if m.seq != nil {
 		fields = append(fields, run.FieldSeq)
 	}
@@ -12504,6 +12776,8 @@ func (m *RunMutation) Field(name string) (ent.Value, bool) {
 		return m.Withheld()
 	case run.FieldStepsTruncated:
 		return m.StepsTruncated()
+	case run.FieldTrigger:
+		return m.Trigger()
 	case run.FieldSeq:
 		return m.Seq()
 	case run.FieldUpdatedAt:
@@ -12563,6 +12837,8 @@ func (m *RunMutation) OldField(ctx context.Context, name string) (ent.Value, err
 		return m.OldWithheld(ctx)
 	case run.FieldStepsTruncated:
 		return m.OldStepsTruncated(ctx)
+	case run.FieldTrigger:
+		return m.OldTrigger(ctx)
 	case run.FieldSeq:
 		return m.OldSeq(ctx)
 	case run.FieldUpdatedAt:
@@ -12737,6 +13013,13 @@ func (m *RunMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStepsTruncated(v)
 		return nil
+	case run.FieldTrigger:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTrigger(v)
+		return nil
 	case run.FieldSeq:
 		v, ok := value.(int64)
 		if !ok {
@@ -12880,6 +13163,9 @@ func (m *RunMutation) ClearedFields() []string {
 	if m.FieldCleared(run.FieldWithheld) {
 		fields = append(fields, run.FieldWithheld)
 	}
+	if m.FieldCleared(run.FieldTrigger) {
+		fields = append(fields, run.FieldTrigger)
+	}
 	return fields
 }
 
@@ -12905,6 +13191,9 @@ func (m *RunMutation) ClearField(name string) error {
 		return nil
 	case run.FieldWithheld:
 		m.ClearWithheld()
+		return nil
+	case run.FieldTrigger:
+		m.ClearTrigger()
 		return nil
 	}
 	return fmt.Errorf("unknown Run nullable field %s", name)
@@ -12982,6 +13271,9 @@ func (m *RunMutation) ResetField(name string) error {
 		return nil
 	case run.FieldStepsTruncated:
 		m.ResetStepsTruncated()
+		return nil
+	case run.FieldTrigger:
+		m.ResetTrigger()
 		return nil
 	case run.FieldSeq:
 		m.ResetSeq()

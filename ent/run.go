@@ -64,6 +64,8 @@ type Run struct {
 	Withheld []string `json:"withheld,omitempty"`
 	// StepsTruncated holds the value of the "steps_truncated" field.
 	StepsTruncated bool `json:"steps_truncated,omitempty"`
+	// Trigger holds the value of the "trigger" field.
+	Trigger []byte `json:"trigger,omitempty"`
 	// Seq holds the value of the "seq" field.
 	Seq int64 `json:"seq,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -76,7 +78,7 @@ func (*Run) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case run.FieldInput, run.FieldOutput, run.FieldWithheld:
+		case run.FieldInput, run.FieldOutput, run.FieldWithheld, run.FieldTrigger:
 			values[i] = new([]byte)
 		case run.FieldStepsTruncated:
 			values[i] = new(sql.NullBool)
@@ -248,6 +250,12 @@ func (_m *Run) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.StepsTruncated = value.Bool
 			}
+		case run.FieldTrigger:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field trigger", values[i])
+			} else if value != nil {
+				_m.Trigger = *value
+			}
 		case run.FieldSeq:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field seq", values[i])
@@ -366,6 +374,9 @@ func (_m *Run) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("steps_truncated=")
 	builder.WriteString(fmt.Sprintf("%v", _m.StepsTruncated))
+	builder.WriteString(", ")
+	builder.WriteString("trigger=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Trigger))
 	builder.WriteString(", ")
 	builder.WriteString("seq=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Seq))

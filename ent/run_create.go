@@ -288,6 +288,12 @@ func (_c *RunCreate) SetNillableStepsTruncated(v *bool) *RunCreate {
 	return _c
 }
 
+// SetTrigger sets the "trigger" field.
+func (_c *RunCreate) SetTrigger(v []byte) *RunCreate {
+	_c.mutation.SetTrigger(v)
+	return _c
+}
+
 // SetSeq sets the "seq" field.
 func (_c *RunCreate) SetSeq(v int64) *RunCreate {
 	_c.mutation.SetSeq(v)
@@ -607,6 +613,10 @@ func (_c *RunCreate) createSpec() (*Run, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.StepsTruncated(); ok {
 		_spec.SetField(run.FieldStepsTruncated, field.TypeBool, value)
 		_node.StepsTruncated = value
+	}
+	if value, ok := _c.mutation.Trigger(); ok {
+		_spec.SetField(run.FieldTrigger, field.TypeBytes, value)
+		_node.Trigger = value
 	}
 	if value, ok := _c.mutation.Seq(); ok {
 		_spec.SetField(run.FieldSeq, field.TypeInt64, value)
@@ -977,6 +987,24 @@ func (u *RunUpsert) SetStepsTruncated(v bool) *RunUpsert {
 // UpdateStepsTruncated sets the "steps_truncated" field to the value that was provided on create.
 func (u *RunUpsert) UpdateStepsTruncated() *RunUpsert {
 	u.SetExcluded(run.FieldStepsTruncated)
+	return u
+}
+
+// SetTrigger sets the "trigger" field.
+func (u *RunUpsert) SetTrigger(v []byte) *RunUpsert {
+	u.Set(run.FieldTrigger, v)
+	return u
+}
+
+// UpdateTrigger sets the "trigger" field to the value that was provided on create.
+func (u *RunUpsert) UpdateTrigger() *RunUpsert {
+	u.SetExcluded(run.FieldTrigger)
+	return u
+}
+
+// ClearTrigger clears the value of the "trigger" field.
+func (u *RunUpsert) ClearTrigger() *RunUpsert {
+	u.SetNull(run.FieldTrigger)
 	return u
 }
 
@@ -1419,6 +1447,27 @@ func (u *RunUpsertOne) SetStepsTruncated(v bool) *RunUpsertOne {
 func (u *RunUpsertOne) UpdateStepsTruncated() *RunUpsertOne {
 	return u.Update(func(s *RunUpsert) {
 		s.UpdateStepsTruncated()
+	})
+}
+
+// SetTrigger sets the "trigger" field.
+func (u *RunUpsertOne) SetTrigger(v []byte) *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.SetTrigger(v)
+	})
+}
+
+// UpdateTrigger sets the "trigger" field to the value that was provided on create.
+func (u *RunUpsertOne) UpdateTrigger() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateTrigger()
+	})
+}
+
+// ClearTrigger clears the value of the "trigger" field.
+func (u *RunUpsertOne) ClearTrigger() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.ClearTrigger()
 	})
 }
 
@@ -2032,6 +2081,27 @@ func (u *RunUpsertBulk) SetStepsTruncated(v bool) *RunUpsertBulk {
 func (u *RunUpsertBulk) UpdateStepsTruncated() *RunUpsertBulk {
 	return u.Update(func(s *RunUpsert) {
 		s.UpdateStepsTruncated()
+	})
+}
+
+// SetTrigger sets the "trigger" field.
+func (u *RunUpsertBulk) SetTrigger(v []byte) *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.SetTrigger(v)
+	})
+}
+
+// UpdateTrigger sets the "trigger" field to the value that was provided on create.
+func (u *RunUpsertBulk) UpdateTrigger() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateTrigger()
+	})
+}
+
+// ClearTrigger clears the value of the "trigger" field.
+func (u *RunUpsertBulk) ClearTrigger() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.ClearTrigger()
 	})
 }
 

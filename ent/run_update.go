@@ -371,6 +371,18 @@ func (_u *RunUpdate) SetNillableStepsTruncated(v *bool) *RunUpdate {
 	return _u
 }
 
+// SetTrigger sets the "trigger" field.
+func (_u *RunUpdate) SetTrigger(v []byte) *RunUpdate {
+	_u.mutation.SetTrigger(v)
+	return _u
+}
+
+// ClearTrigger clears the value of the "trigger" field.
+func (_u *RunUpdate) ClearTrigger() *RunUpdate {
+	_u.mutation.ClearTrigger()
+	return _u
+}
+
 // SetSeq sets the "seq" field.
 func (_u *RunUpdate) SetSeq(v int64) *RunUpdate {
 	_u.mutation.ResetSeq()
@@ -557,6 +569,12 @@ func (_u *RunUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.StepsTruncated(); ok {
 		_spec.SetField(run.FieldStepsTruncated, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.Trigger(); ok {
+		_spec.SetField(run.FieldTrigger, field.TypeBytes, value)
+	}
+	if _u.mutation.TriggerCleared() {
+		_spec.ClearField(run.FieldTrigger, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.Seq(); ok {
 		_spec.SetField(run.FieldSeq, field.TypeInt64, value)
@@ -929,6 +947,18 @@ func (_u *RunUpdateOne) SetNillableStepsTruncated(v *bool) *RunUpdateOne {
 	return _u
 }
 
+// SetTrigger sets the "trigger" field.
+func (_u *RunUpdateOne) SetTrigger(v []byte) *RunUpdateOne {
+	_u.mutation.SetTrigger(v)
+	return _u
+}
+
+// ClearTrigger clears the value of the "trigger" field.
+func (_u *RunUpdateOne) ClearTrigger() *RunUpdateOne {
+	_u.mutation.ClearTrigger()
+	return _u
+}
+
 // SetSeq sets the "seq" field.
 func (_u *RunUpdateOne) SetSeq(v int64) *RunUpdateOne {
 	_u.mutation.ResetSeq()
@@ -1145,6 +1175,12 @@ func (_u *RunUpdateOne) sqlSave(ctx context.Context) (_node *Run, err error) {
 	}
 	if value, ok := _u.mutation.StepsTruncated(); ok {
 		_spec.SetField(run.FieldStepsTruncated, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.Trigger(); ok {
+		_spec.SetField(run.FieldTrigger, field.TypeBytes, value)
+	}
+	if _u.mutation.TriggerCleared() {
+		_spec.ClearField(run.FieldTrigger, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.Seq(); ok {
 		_spec.SetField(run.FieldSeq, field.TypeInt64, value)

@@ -484,7 +484,7 @@ func init() {
 	// run.DefaultStepsTruncated holds the default value on creation for the steps_truncated field.
 	run.DefaultStepsTruncated = runDescStepsTruncated.Default.(bool)
 	// runDescSeq is the schema descriptor for seq field.
-	runDescSeq := runFields[23].Descriptor()
+	runDescSeq := runFields[24].Descriptor()
 	// run.DefaultSeq holds the default value on creation for the seq field.
 	run.DefaultSeq = runDescSeq.Default.(int64)
 	runstepFields := schema.RunStep{}.Fields()

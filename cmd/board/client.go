@@ -85,6 +85,7 @@ type boardClient struct {
 	tools     boardv1connect.ToolServiceClient
 	audit     boardv1connect.AuditServiceClient
 	packages  boardv1connect.PackageServiceClient
+	triggers  boardv1connect.TriggerServiceClient
 }
 
 // dial checks o and returns a client for the board it names. Nothing is
@@ -123,6 +124,7 @@ func (o clientOptions) dial() (*boardClient, error) {
 		tools:     boardv1connect.NewToolServiceClient(cc),
 		audit:     boardv1connect.NewAuditServiceClient(cc),
 		packages:  boardv1connect.NewPackageServiceClient(cc),
+		triggers:  boardv1connect.NewTriggerServiceClient(cc),
 	}, nil
 }
 

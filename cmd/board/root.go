@@ -44,6 +44,7 @@ func newRoot(getenv func(string) string, stdout, stderr io.Writer) *cli.Root {
 	root.AddCommand(newApprovalsCmd(a))
 	root.AddCommand(newRulesCmd(a))
 	root.AddCommand(newToolsCmd(a))
+	root.AddCommand(newTriggersCmd(a))
 	root.AddCommand(newKeyCmd(a), newPackageCmd(a), newScopeCmd(a))
 	return root
 }

@@ -65,6 +65,12 @@ const (
 	FieldPackageVersion = "package_version"
 	// FieldPackageDigest holds the string denoting the package_digest field in the database.
 	FieldPackageDigest = "package_digest"
+	// FieldTriggers holds the string denoting the triggers field in the database.
+	FieldTriggers = "triggers"
+	// FieldTriggersTime holds the string denoting the triggers_time field in the database.
+	FieldTriggersTime = "triggers_time"
+	// FieldTriggerPauses holds the string denoting the trigger_pauses field in the database.
+	FieldTriggerPauses = "trigger_pauses"
 	// FieldFirstSeen holds the string denoting the first_seen field in the database.
 	FieldFirstSeen = "first_seen"
 	// FieldLastSeen holds the string denoting the last_seen field in the database.
@@ -103,6 +109,9 @@ var Columns = []string{
 	FieldPackageName,
 	FieldPackageVersion,
 	FieldPackageDigest,
+	FieldTriggers,
+	FieldTriggersTime,
+	FieldTriggerPauses,
 	FieldFirstSeen,
 	FieldLastSeen,
 }
@@ -272,6 +281,11 @@ func ByPackageVersion(opts ...sql.OrderTermOption) OrderOption {
 // ByPackageDigest orders the results by the package_digest field.
 func ByPackageDigest(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPackageDigest, opts...).ToFunc()
+}
+
+// ByTriggersTime orders the results by the triggers_time field.
+func ByTriggersTime(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTriggersTime, opts...).ToFunc()
 }
 
 // ByFirstSeen orders the results by the first_seen field.

@@ -174,6 +174,21 @@ func PackageDigest(v string) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldPackageDigest, v))
 }
 
+// Triggers applies equality check predicate on the "triggers" field. It's identical to TriggersEQ.
+func Triggers(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldTriggers, v))
+}
+
+// TriggersTime applies equality check predicate on the "triggers_time" field. It's identical to TriggersTimeEQ.
+func TriggersTime(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldTriggersTime, v))
+}
+
+// TriggerPauses applies equality check predicate on the "trigger_pauses" field. It's identical to TriggerPausesEQ.
+func TriggerPauses(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldTriggerPauses, v))
+}
+
 // FirstSeen applies equality check predicate on the "first_seen" field. It's identical to FirstSeenEQ.
 func FirstSeen(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldFirstSeen, v))
@@ -1437,6 +1452,156 @@ func PackageDigestEqualFold(v string) predicate.Agent {
 // PackageDigestContainsFold applies the ContainsFold predicate on the "package_digest" field.
 func PackageDigestContainsFold(v string) predicate.Agent {
 	return predicate.Agent(sql.FieldContainsFold(FieldPackageDigest, v))
+}
+
+// TriggersEQ applies the EQ predicate on the "triggers" field.
+func TriggersEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldTriggers, v))
+}
+
+// TriggersNEQ applies the NEQ predicate on the "triggers" field.
+func TriggersNEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldTriggers, v))
+}
+
+// TriggersIn applies the In predicate on the "triggers" field.
+func TriggersIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldTriggers, vs...))
+}
+
+// TriggersNotIn applies the NotIn predicate on the "triggers" field.
+func TriggersNotIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldTriggers, vs...))
+}
+
+// TriggersGT applies the GT predicate on the "triggers" field.
+func TriggersGT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldTriggers, v))
+}
+
+// TriggersGTE applies the GTE predicate on the "triggers" field.
+func TriggersGTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldTriggers, v))
+}
+
+// TriggersLT applies the LT predicate on the "triggers" field.
+func TriggersLT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldTriggers, v))
+}
+
+// TriggersLTE applies the LTE predicate on the "triggers" field.
+func TriggersLTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldTriggers, v))
+}
+
+// TriggersIsNil applies the IsNil predicate on the "triggers" field.
+func TriggersIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldTriggers))
+}
+
+// TriggersNotNil applies the NotNil predicate on the "triggers" field.
+func TriggersNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldTriggers))
+}
+
+// TriggersTimeEQ applies the EQ predicate on the "triggers_time" field.
+func TriggersTimeEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldTriggersTime, v))
+}
+
+// TriggersTimeNEQ applies the NEQ predicate on the "triggers_time" field.
+func TriggersTimeNEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldTriggersTime, v))
+}
+
+// TriggersTimeIn applies the In predicate on the "triggers_time" field.
+func TriggersTimeIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldTriggersTime, vs...))
+}
+
+// TriggersTimeNotIn applies the NotIn predicate on the "triggers_time" field.
+func TriggersTimeNotIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldTriggersTime, vs...))
+}
+
+// TriggersTimeGT applies the GT predicate on the "triggers_time" field.
+func TriggersTimeGT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldTriggersTime, v))
+}
+
+// TriggersTimeGTE applies the GTE predicate on the "triggers_time" field.
+func TriggersTimeGTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldTriggersTime, v))
+}
+
+// TriggersTimeLT applies the LT predicate on the "triggers_time" field.
+func TriggersTimeLT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldTriggersTime, v))
+}
+
+// TriggersTimeLTE applies the LTE predicate on the "triggers_time" field.
+func TriggersTimeLTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldTriggersTime, v))
+}
+
+// TriggersTimeIsNil applies the IsNil predicate on the "triggers_time" field.
+func TriggersTimeIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldTriggersTime))
+}
+
+// TriggersTimeNotNil applies the NotNil predicate on the "triggers_time" field.
+func TriggersTimeNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldTriggersTime))
+}
+
+// TriggerPausesEQ applies the EQ predicate on the "trigger_pauses" field.
+func TriggerPausesEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldTriggerPauses, v))
+}
+
+// TriggerPausesNEQ applies the NEQ predicate on the "trigger_pauses" field.
+func TriggerPausesNEQ(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldTriggerPauses, v))
+}
+
+// TriggerPausesIn applies the In predicate on the "trigger_pauses" field.
+func TriggerPausesIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldTriggerPauses, vs...))
+}
+
+// TriggerPausesNotIn applies the NotIn predicate on the "trigger_pauses" field.
+func TriggerPausesNotIn(vs ...[]byte) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldTriggerPauses, vs...))
+}
+
+// TriggerPausesGT applies the GT predicate on the "trigger_pauses" field.
+func TriggerPausesGT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldTriggerPauses, v))
+}
+
+// TriggerPausesGTE applies the GTE predicate on the "trigger_pauses" field.
+func TriggerPausesGTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldTriggerPauses, v))
+}
+
+// TriggerPausesLT applies the LT predicate on the "trigger_pauses" field.
+func TriggerPausesLT(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldTriggerPauses, v))
+}
+
+// TriggerPausesLTE applies the LTE predicate on the "trigger_pauses" field.
+func TriggerPausesLTE(v []byte) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldTriggerPauses, v))
+}
+
+// TriggerPausesIsNil applies the IsNil predicate on the "trigger_pauses" field.
+func TriggerPausesIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldTriggerPauses))
+}
+
+// TriggerPausesNotNil applies the NotNil predicate on the "trigger_pauses" field.
+func TriggerPausesNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldTriggerPauses))
 }
 
 // FirstSeenEQ applies the EQ predicate on the "first_seen" field.

@@ -39,6 +39,9 @@ var (
 		{Name: "package_name", Type: field.TypeString, Default: ""},
 		{Name: "package_version", Type: field.TypeString, Default: ""},
 		{Name: "package_digest", Type: field.TypeString, Default: ""},
+		{Name: "triggers", Type: field.TypeBytes, Nullable: true},
+		{Name: "triggers_time", Type: field.TypeTime, Nullable: true},
+		{Name: "trigger_pauses", Type: field.TypeBytes, Nullable: true},
 		{Name: "first_seen", Type: field.TypeTime},
 		{Name: "last_seen", Type: field.TypeTime},
 	}
@@ -414,6 +417,7 @@ var (
 		{Name: "output", Type: field.TypeBytes, Nullable: true},
 		{Name: "withheld", Type: field.TypeJSON, Nullable: true},
 		{Name: "steps_truncated", Type: field.TypeBool, Default: false},
+		{Name: "trigger", Type: field.TypeBytes, Nullable: true},
 		{Name: "seq", Type: field.TypeInt64, Default: 0},
 		{Name: "updated_at", Type: field.TypeTime},
 	}

@@ -57,6 +57,8 @@ const (
 	FieldWithheld = "withheld"
 	// FieldStepsTruncated holds the string denoting the steps_truncated field in the database.
 	FieldStepsTruncated = "steps_truncated"
+	// FieldTrigger holds the string denoting the trigger field in the database.
+	FieldTrigger = "trigger"
 	// FieldSeq holds the string denoting the seq field in the database.
 	FieldSeq = "seq"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -91,6 +93,7 @@ var Columns = []string{
 	FieldOutput,
 	FieldWithheld,
 	FieldStepsTruncated,
+	FieldTrigger,
 	FieldSeq,
 	FieldUpdatedAt,
 }

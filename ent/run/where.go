@@ -164,6 +164,11 @@ func StepsTruncated(v bool) predicate.Run {
 	return predicate.Run(sql.FieldEQ(FieldStepsTruncated, v))
 }
 
+// Trigger applies equality check predicate on the "trigger" field. It's identical to TriggerEQ.
+func Trigger(v []byte) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldTrigger, v))
+}
+
 // Seq applies equality check predicate on the "seq" field. It's identical to SeqEQ.
 func Seq(v int64) predicate.Run {
 	return predicate.Run(sql.FieldEQ(FieldSeq, v))
@@ -1337,6 +1342,56 @@ func StepsTruncatedEQ(v bool) predicate.Run {
 // StepsTruncatedNEQ applies the NEQ predicate on the "steps_truncated" field.
 func StepsTruncatedNEQ(v bool) predicate.Run {
 	return predicate.Run(sql.FieldNEQ(FieldStepsTruncated, v))
+}
+
+// TriggerEQ applies the EQ predicate on the "trigger" field.
+func TriggerEQ(v []byte) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldTrigger, v))
+}
+
+// TriggerNEQ applies the NEQ predicate on the "trigger" field.
+func TriggerNEQ(v []byte) predicate.Run {
+	return predicate.Run(sql.FieldNEQ(FieldTrigger, v))
+}
+
+// TriggerIn applies the In predicate on the "trigger" field.
+func TriggerIn(vs ...[]byte) predicate.Run {
+	return predicate.Run(sql.FieldIn(FieldTrigger, vs...))
+}
+
+// TriggerNotIn applies the NotIn predicate on the "trigger" field.
+func TriggerNotIn(vs ...[]byte) predicate.Run {
+	return predicate.Run(sql.FieldNotIn(FieldTrigger, vs...))
+}
+
+// TriggerGT applies the GT predicate on the "trigger" field.
+func TriggerGT(v []byte) predicate.Run {
+	return predicate.Run(sql.FieldGT(FieldTrigger, v))
+}
+
+// TriggerGTE applies the GTE predicate on the "trigger" field.
+func TriggerGTE(v []byte) predicate.Run {
+	return predicate.Run(sql.FieldGTE(FieldTrigger, v))
+}
+
+// TriggerLT applies the LT predicate on the "trigger" field.
+func TriggerLT(v []byte) predicate.Run {
+	return predicate.Run(sql.FieldLT(FieldTrigger, v))
+}
+
+// TriggerLTE applies the LTE predicate on the "trigger" field.
+func TriggerLTE(v []byte) predicate.Run {
+	return predicate.Run(sql.FieldLTE(FieldTrigger, v))
+}
+
+// TriggerIsNil applies the IsNil predicate on the "trigger" field.
+func TriggerIsNil() predicate.Run {
+	return predicate.Run(sql.FieldIsNull(FieldTrigger))
+}
+
+// TriggerNotNil applies the NotNil predicate on the "trigger" field.
+func TriggerNotNil() predicate.Run {
+	return predicate.Run(sql.FieldNotNull(FieldTrigger))
 }
 
 // SeqEQ applies the EQ predicate on the "seq" field.

@@ -58,6 +58,15 @@ func (Agent) Fields() []ent.Field {
 		field.String("package_name").Default(""),
 		field.String("package_version").Default(""),
 		field.String("package_digest").Default(""),
+		// triggers is its latest trigger report (agents announcing
+		// "triggers"): a symphonix.board.v1.TriggerReport in protobuf's
+		// binary form, after a version byte; triggers_time is when the
+		// board received it. trigger_pauses is which of its triggers
+		// operators paused: JSON, trigger id → {reason, by, time}; kept
+		// whether or not the agent still reports the trigger.
+		field.Bytes("triggers").Optional(),
+		field.Time("triggers_time").Optional().Nillable(),
+		field.Bytes("trigger_pauses").Optional(),
 		field.Time("first_seen").Immutable(),
 		field.Time("last_seen"),
 	}

@@ -47,6 +47,10 @@ func (Run) Fields() []ent.Field {
 		field.Bytes("output").Optional(),
 		field.Strings("withheld").Optional(),
 		field.Bool("steps_truncated").Default(false),
+		// trigger is the trigger that started it, when one did: a
+		// symphonix.board.v1.RunTrigger in protobuf's binary form, after a
+		// version byte; nil otherwise.
+		field.Bytes("trigger").Optional(),
 		// seq is the place among the run's events and summaries of the
 		// last one written: a summary of a lower or equal seq is older.
 		field.Int64("seq").Default(0),

@@ -88,6 +88,15 @@ const enums = (function () {
       STEP_OUTCOME_PAUSED: "paused",
       STEP_OUTCOME_STOPPED: "stopped",
     }),
+    // TriggerKind: what makes a trigger occur.
+    triggerKind: table({ TRIGGER_KIND_SCHEDULE: "schedule", TRIGGER_KIND_WEBHOOK: "webhook" }),
+    // DeliveryState: where a triggered run's result stands.
+    deliveryState: table({
+      DELIVERY_STATE_NONE: "none",
+      DELIVERY_STATE_PENDING: "pending",
+      DELIVERY_STATE_DELIVERED: "delivered",
+      DELIVERY_STATE_FAILED: "failed",
+    }),
     // PauseKind: what a paused run waits for.
     pauseKind: table({ PAUSE_KIND_ASK: "ask", PAUSE_KIND_APPROVAL: "approval" }),
     // RunEventKind: what one message of WatchRuns is.

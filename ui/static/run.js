@@ -27,6 +27,7 @@
     loading: $("run-loading"),
     body: $("run-body"),
     facts: $("run-facts"),
+    trigger: $("run-trigger"),
     waits: $("run-waits"),
     failure: $("run-failure"),
     failureText: $("run-failure-text"),
@@ -255,6 +256,7 @@
     ui.loading.hidden = true;
     ui.body.hidden = false;
     const now = Date.now();
+    drawTrigger(now);
     drawFacts(now);
     drawWaits();
     drawStop();
@@ -267,6 +269,32 @@
   function endOf(now) {
     const end = parseTime(run.endTime);
     return Number.isNaN(end) ? now : end;
+  }
+
+  // drawTrigger shows, above everything else, why the run exists when a
+  // trigger started it: which, of what kind, when it occurred, and where
+  // the delivery of its result stands. Text only: ids and paths come from
+  // agents.
+  function drawTrigger(now) {
+    const t = run.trigger;
+    if (!t || !t.triggerId) {
+      ui.trigger.hidden = true;
+      ui.trigger.replaceChildren();
+      return;
+    }
+    const kind = enums.triggerKind.word(t.kind) || "unknown kind";
+    const parts = [document.createTextNode("Started by trigger "), node("strong", "trigger-id", t.triggerId),
+      document.createTextNode(" (" + kind + ")")];
+    if (kind === "webhook" && (t.method || t.path)) {
+      parts.push(document.createTextNode(" on "), node("code", "trigger-request", ((t.method || "") + " " + (t.path || "")).trim()));
+    }
+    parts.push(document.createTextNode(" at "), runs.time(t.occurrenceTime, now));
+    const d = runs.delivery(t.delivery, t.deliveryAttempts);
+    if (d !== "") parts.push(document.createTextNode("; "), node("span", "trigger-delivery", d));
+    parts.push(document.createTextNode("."));
+    ui.trigger.replaceChildren(...parts);
+    ui.trigger.dataset.trigger = t.triggerId;
+    ui.trigger.hidden = false;
   }
 
   function drawFacts(now) {

@@ -215,6 +215,17 @@
     return "No run yet. A run appears here as it starts.";
   }
 
+  // startedCell is what started r, with a trigger's mark when one did.
+  function startedCell(r) {
+    const by = runs.startedBy(r);
+    const mark = runs.triggerMarker(r);
+    if (mark === "") return by;
+    const span = node("span");
+    span.append(mark);
+    if (by !== "" && by !== "trigger") span.append(document.createTextNode(" " + by));
+    return span;
+  }
+
   function row(r, now) {
     const w = runs.state(r);
     const tr = node("tr", "run");
@@ -241,7 +252,7 @@
       th,
       state,
       cell(runs.time(r.startTime, now), "run-start"),
-      cell(runs.startedBy(r), "run-by"),
+      cell(startedCell(r), "run-by"),
       cell(r.thread || "", "run-thread"),
       cell(runs.took(r.duration), "run-took"),
       cell(String(runs.int(r.stepCount)), "run-steps"),

@@ -86,6 +86,30 @@ const runs = (function () {
     return (what || "?") + " (" + who + ")";
   }
 
+  // delivery is the words for where a triggered run's result stands: ""
+  // when the trigger delivers nothing or nothing was said.
+  function delivery(d, attempts) {
+    const w = enums.deliveryState.word(d);
+    const n = int(attempts);
+    switch (w) {
+      case "pending": return "delivery pending" + (n > 0 ? " (" + n + (n === 1 ? " attempt" : " attempts") + " so far)" : "");
+      case "delivered": return "result delivered";
+      case "failed": return "delivery failed" + (n > 0 ? " after " + n + (n === 1 ? " attempt" : " attempts") : "");
+    }
+    return "";
+  }
+
+  // triggerMarker is the mark a list shows on a run a trigger started; ""
+  // for one it did not.
+  function triggerMarker(r) {
+    const t = r && r.trigger;
+    if (!t || !t.triggerId) return "";
+    const el = node("span", "badge trigger-marker", "trigger " + t.triggerId);
+    el.dataset.trigger = t.triggerId;
+    el.title = "Started by trigger " + t.triggerId + " (" + (enums.triggerKind.word(t.kind) || "unknown kind") + ")";
+    return el;
+  }
+
   // cut is s cut to n characters, with an ellipsis when it was longer.
   function cut(s, n) {
     const chars = Array.from(s);
@@ -229,7 +253,7 @@ const runs = (function () {
   }
 
   return Object.freeze({
-    RUNS, state, ended, badge, outcome, pauseKind, int, tokens, took, startedBy, cut, errorText, time, newer,
+    RUNS, delivery, triggerMarker, state, ended, badge, outcome, pauseKind, int, tokens, took, startedBy, cut, errorText, time, newer,
     follow, valid,
   });
 })();
