@@ -33,9 +33,12 @@ const greeterTriggers = `{
 // TestServeRunsAWebhookTrigger: a served greeter with a trigger file says
 // where its webhooks are, on a listener of their own; a JSON request
 // there starts one run, answered 200 with the run's id; the run reaches
-// the board started by "trigger", named by the trigger; its greeting is
+// the board started by "trigger", carrying the trigger; its greeting is
 // delivered to a real local endpoint; a request that is not JSON is 400
-// and starts nothing.
+// and starts nothing. The board lists the trigger as reported, with its
+// latest occurrence delivered; paused there, the webhook is 503 and
+// starts nothing, and resumed, it starts a run again. A paused agent's
+// webhook starts nothing.
 func TestServeRunsAWebhookTrigger(t *testing.T) {
 	t.Parallel()
 	delivered := make(chan map[string]any, 4)
@@ -102,14 +105,68 @@ func TestServeRunsAWebhookTrigger(t *testing.T) {
 	if run.GetStartedBy() != "trigger" || run.GetStartedByWho() != "greet-hook" {
 		t.Errorf("the run on the board started by %q (%q): want trigger, greet-hook", run.GetStartedBy(), run.GetStartedByWho())
 	}
+	if tr := run.GetTrigger(); tr.GetTriggerId() != "greet-hook" || tr.GetKind() != boardv1.TriggerKind_TRIGGER_KIND_WEBHOOK ||
+		tr.GetMethod() != "POST" || tr.GetPath() != "/hooks/greet" || tr.GetOccurrenceTime() == nil {
+		t.Errorf("the run's trigger on the board: %v, want the webhook, its request and when", tr)
+	}
+
+	// The board lists the trigger as the agent reported it, its latest
+	// occurrence the run, delivered.
+	ts := boardv1connect.NewTriggerServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
+	boardtest.Eventually(t, time.Minute, "the trigger on the board, delivered", func() bool {
+		res, err := ts.ListTriggers(context.Background(), &boardv1.ListTriggersRequest{Agent: "greeter"})
+		if err != nil || len(res.GetTriggers()) != 1 {
+			return false
+		}
+		tr := res.GetTriggers()[0].GetTrigger()
+		return tr.GetId() == "greet-hook" && tr.GetPath() == "/hooks/greet" && tr.GetDelivers() && tr.GetLast().GetRunId() == answer.RunID &&
+			tr.GetLast().GetOk() && tr.GetLast().GetDelivery() == boardv1.DeliveryState_DELIVERY_STATE_DELIVERED
+	})
+
+	// Paused on the board, the webhook starts nothing; resumed, it does.
+	if _, err := ts.PauseTrigger(context.Background(), &boardv1.PauseTriggerRequest{Agent: "greeter", TriggerId: "greet-hook", Reason: "noisy"}); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, time.Minute, "the paused webhook refusing", func() bool {
+		resp, err := http.Post(hooks+"/hooks/greet", "application/json", strings.NewReader(`{"name": "Bob"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable
+	})
+	if _, err := ts.ResumeTrigger(context.Background(), &boardv1.ResumeTriggerRequest{Agent: "greeter", TriggerId: "greet-hook"}); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, time.Minute, "the resumed webhook starting a run", func() bool {
+		resp, err := http.Post(hooks+"/hooks/greet", "application/json", strings.NewReader(`{"name": "Cy"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+
+	// A paused agent starts nothing from its triggers.
+	if err := node.Pause(node.Config{Dir: dir, Reason: "maintenance"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.Post(hooks+"/hooks/greet", "application/json", strings.NewReader(`{"name": "Di"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a webhook of a paused agent: %d, want 503", resp.StatusCode)
+	}
 	n := 0
 	for line := range strings.Lines(s.out.String()) {
 		if strings.HasPrefix(line, "agent greeter: trigger greet-hook: thread ") {
 			n++
 		}
 	}
-	if n != 1 {
-		t.Errorf("%d triggered runs: want 1 (the request that was not JSON started nothing)", n)
+	if n != 2 {
+		t.Errorf("%d triggered runs: want 2 (the request that was not JSON, and those while paused, started nothing)", n)
 	}
 }
 
