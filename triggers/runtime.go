@@ -527,22 +527,12 @@ func (r *Runtime) missed(a *armed, now time.Time) time.Time {
 	if !ok {
 		return time.Time{}
 	}
-	var latest time.Time
-	// Bounded: a schedule every minute over a year's absence is 525,600
-	// steps; past MaxCatchUpSteps the latest found so far is used.
-	for i, t := 0, last; i < MaxCatchUpSteps; i++ {
-		next := r.nextAfter(a, t)
-		if next.IsZero() || next.After(now) {
-			break
-		}
-		latest, t = next, next
+	prev, ok := PrevRun(a.t.Schedule, a.t.TimeZone, now)
+	if !ok || !prev.After(last) {
+		return time.Time{}
 	}
-	return latest
+	return prev
 }
-
-// MaxCatchUpSteps bounds the search for the latest missed occurrence of a
-// schedule with CatchUp.
-const MaxCatchUpSteps = 100_000
 
 // consider records at as a's latest instant considered, fired or not, in
 // the state file: what CatchUp counts from.
