@@ -208,5 +208,6 @@ func runTriggerOf(t *runs.Trigger) *agentlink.RunTrigger {
 	if t == nil {
 		return nil
 	}
-	return &agentlink.RunTrigger{ID: t.ID, Kind: t.Kind, At: t.At, Method: t.Method, Path: t.Path, Delivery: t.Delivery}
+	return &agentlink.RunTrigger{ID: t.ID, Kind: t.Kind, At: t.At, Method: t.Method, Path: t.Path,
+		Delivery: t.Delivery, DeliveryAttempts: t.DeliveryAttempts}
 }

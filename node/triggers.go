@@ -51,6 +51,11 @@ func openTriggers(p *parts) (*triggered, error) {
 		AgentPaused: func() bool { return p.pauses.Current().Paused },
 		StatePath:   TriggerStatePath(p.cfg.Dir),
 		OnChange:    p.reportTriggers,
+		OnDelivered: func(run string, o triggers.Outcome) {
+			if p.runs != nil {
+				p.runs.rec.Delivered(run, string(o.State), o.Attempts)
+			}
+		},
 		Logger:      p.cfg.Logger,
 	})
 	if err != nil {
@@ -123,9 +128,9 @@ func (p *parts) triggerRun(_ context.Context, s triggers.Start) (triggers.Result
 			return triggers.Result{}, ctx.Err()
 		}
 	}
-	delivery := agentlink.DeliveryNone
+	delivery := runs.DeliveryNone
 	if s.Trigger.Deliver != nil {
-		delivery = agentlink.DeliveryPending
+		delivery = runs.DeliveryPending
 	}
 	ctx = runs.WithTrigger(runs.StartedBy(flow.WithRunID(ctx, s.RunID), runs.ByTrigger, s.Trigger.ID), runs.Trigger{
 		ID: s.Trigger.ID, Kind: string(s.Trigger.Kind), At: s.At,

@@ -97,10 +97,11 @@ func TestServeRunsAWebhookTrigger(t *testing.T) {
 
 	rs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
 	var run *boardv1.Run
-	boardtest.Eventually(t, time.Minute, "the triggered run on the board", func() bool {
+	boardtest.Eventually(t, time.Minute, "the triggered run on the board, its result delivered", func() bool {
 		res, err := rs.GetRun(context.Background(), &boardv1.GetRunRequest{Agent: "greeter", Id: answer.RunID})
 		run = res.GetRun()
-		return err == nil && run.GetState() == boardv1.RunState_RUN_STATE_FINISHED
+		return err == nil && run.GetState() == boardv1.RunState_RUN_STATE_FINISHED &&
+			run.GetTrigger().GetDelivery() == boardv1.DeliveryState_DELIVERY_STATE_DELIVERED && run.GetTrigger().GetDeliveryAttempts() == 1
 	})
 	if run.GetStartedBy() != "trigger" || run.GetStartedByWho() != "greet-hook" {
 		t.Errorf("the run on the board started by %q (%q): want trigger, greet-hook", run.GetStartedBy(), run.GetStartedByWho())

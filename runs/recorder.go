@@ -53,7 +53,16 @@ type Recorder struct {
 
 	mu   sync.Mutex
 	runs map[string]*record
+	// delivering are ended runs whose trigger's delivery is pending, for
+	// Delivered: at most MaxDelivering, the oldest forgotten first.
+	delivering      map[string]*record
+	deliveringOrder []string
 }
+
+// MaxDelivering is how many ended runs a Recorder remembers while their
+// results are being delivered; past it the oldest is forgotten, and its
+// record says pending.
+const MaxDelivering = 256
 
 // record is one run as it stands, and its next seq.
 type record struct {
@@ -74,7 +83,7 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if _, err := ParseDetail(string(cfg.Detail)); err != nil {
 		return nil, err
 	}
-	r := &Recorder{cfg: cfg, secrets: secrets.NewSet(cfg.Secrets), runs: map[string]*record{}}
+	r := &Recorder{cfg: cfg, secrets: secrets.NewSet(cfg.Secrets), runs: map[string]*record{}, delivering: map[string]*record{}}
 	if cfg.Safe == nil {
 		r.cfg.Safe = r.secrets
 	}
@@ -192,6 +201,9 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 			if e.Kind == flow.EventRunFinished {
 				if out := outputsOf(e.State, r.cfg.Outputs); len(out) > 0 {
 					rec.run.Output = r.payload(out, "output", &rec.run.Withheld)
+				}
+				if t := rec.run.Trigger; t != nil && t.Delivery == DeliveryPending {
+					r.remember(e.Run, rec)
 				}
 			}
 			sum = rec.summary()
@@ -345,4 +357,48 @@ func clip(s string, max int) string {
 		n += l
 	}
 	return string(b)
+}
+
+// The delivery states of a run's trigger (Trigger.Delivery).
+const (
+	DeliveryNone      = "none"
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// remember keeps the ended run id's record until its delivery is done.
+// Called with r.mu held.
+func (r *Recorder) remember(id string, rec *record) {
+	if len(r.deliveringOrder) >= MaxDelivering {
+		delete(r.delivering, r.deliveringOrder[0])
+		r.deliveringOrder = r.deliveringOrder[1:]
+	}
+	r.delivering[id] = rec
+	r.deliveringOrder = append(r.deliveringOrder, id)
+}
+
+// Delivered records how the delivery of the ended run id's result came
+// out — state DeliveryDelivered or DeliveryFailed, after attempts posts —
+// and puts a summary saying so in the outbox, so the board shows it with
+// the run. It reports whether the recorder knew the run as delivering.
+func (r *Recorder) Delivered(id, state string, attempts int) bool {
+	r.mu.Lock()
+	rec := r.delivering[id]
+	var sum *Summary
+	if rec != nil {
+		delete(r.delivering, id)
+		if i := slices.Index(r.deliveringOrder, id); i >= 0 {
+			r.deliveringOrder = slices.Delete(r.deliveringOrder, i, i+1)
+		}
+		t := *rec.run.Trigger
+		t.Delivery, t.DeliveryAttempts = state, attempts
+		rec.run.Trigger = &t
+		sum = rec.summary()
+	}
+	r.mu.Unlock()
+	if sum != nil {
+		r.keep(*sum)
+	}
+	return sum != nil
 }

@@ -149,10 +149,12 @@ type Trigger struct {
 	// Method and Path: a webhook's request.
 	Method string `json:"method,omitempty"`
 	Path   string `json:"path,omitempty"`
-	// Delivery is where the result's delivery stands when the summary is
-	// made: "none", or "pending" for a trigger that delivers (the outcome
-	// is the trigger's report's, as the delivery comes after the run).
+	// Delivery is where the result's delivery stands: "none", "pending"
+	// for a trigger that delivers until Recorder.Delivered says how it
+	// came out, "delivered" or "failed".
 	Delivery string `json:"delivery,omitempty"`
+	// DeliveryAttempts is how many posts the delivery made.
+	DeliveryAttempts int `json:"delivery_attempts,omitempty"`
 }
 
 // clone copies r deeply enough that the record can go on changing: its

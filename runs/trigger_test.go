@@ -10,8 +10,9 @@ import (
 
 // TestRecorderKeepsTheTrigger: a run started by a trigger carries it — id,
 // kind, when it occurred, the request — in its start event and in the
-// summaries it leaves in the outbox, started by "trigger"; a run nothing
-// triggered carries none.
+// summaries it leaves in the outbox, started by "trigger", and one more
+// summary says how its delivery came out; a run nothing triggered carries
+// none.
 func TestRecorderKeepsTheTrigger(t *testing.T) {
 	t.Parallel()
 	rec, box, ev := recorder(t, runs.Config{})
@@ -32,6 +33,33 @@ func TestRecorderKeepsTheTrigger(t *testing.T) {
 	}
 	if err := box.Stored("run-t", s.Seq); err != nil {
 		t.Fatal(err)
+	}
+	if rec.Delivered("run-t", runs.DeliveryDelivered, 1) {
+		t.Error("Delivered for a run that has not finished: want it refused")
+	}
+	if _, err := g.Resume(ctx, "t1", "the focus"); err != nil {
+		t.Fatal(err)
+	}
+	s, ok = box.Next(nil)
+	if !ok || s.Run.State != runs.StateFinished || s.Run.Trigger.Delivery != runs.DeliveryPending {
+		t.Fatalf("the finished run's summary %+v: want its delivery pending", s.Run)
+	}
+	if err := box.Stored("run-t", s.Seq); err != nil {
+		t.Fatal(err)
+	}
+	// The delivery after the run: one more summary says how it came out.
+	if !rec.Delivered("run-t", runs.DeliveryDelivered, 2) {
+		t.Fatal("Delivered: the recorder did not know the run as delivering")
+	}
+	d, ok := box.Next(nil)
+	if !ok || d.Seq <= s.Seq || d.Run.State != runs.StateFinished || d.Run.Trigger.Delivery != runs.DeliveryDelivered || d.Run.Trigger.DeliveryAttempts != 2 {
+		t.Fatalf("after the delivery the outbox holds %+v (seq %d after %d): want the run finished, delivered in 2 attempts", d.Run, d.Seq, s.Seq)
+	}
+	if err := box.Stored("run-t", d.Seq); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Delivered("run-t", runs.DeliveryFailed, 3) {
+		t.Error("Delivered twice for one run: want the second refused")
 	}
 
 	if _, err := g.Invoke(flow.WithRunID(t.Context(), "run-plain"), "t2", map[string]any{"topic": "x"}); err != nil {

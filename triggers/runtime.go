@@ -109,6 +109,9 @@ type Options struct {
 	// occurrence in, so that CatchUp knows what it missed while the agent
 	// was down; "" keeps none (and CatchUp replays nothing).
 	StatePath string
+	// OnDelivered hears how the delivery of run runID's result came out;
+	// it must not block. nil: nobody.
+	OnDelivered func(runID string, o Outcome)
 	// OnChange hears that Reports changed (a next run time, an occurrence,
 	// a delivery, a pause); it must not block.
 	OnChange func()
@@ -453,6 +456,9 @@ func (r *Runtime) occur(ctx context.Context, id string, o Occurrence, at time.Ti
 				a.last.Delivery = out
 			}
 			r.mu.Unlock()
+			if r.opts.OnDelivered != nil {
+				r.opts.OnDelivered(s.RunID, out)
+			}
 			r.notify()
 		}()
 	}
