@@ -56,7 +56,7 @@ func openTriggers(p *parts) (*triggered, error) {
 				p.runs.rec.Delivered(run, string(o.State), o.Attempts)
 			}
 		},
-		Logger:      p.cfg.Logger,
+		Logger: p.cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("triggers: %w", err)
