@@ -132,7 +132,6 @@ type Options struct {
 // trigger's overlapping occurrences by its Overlap policy. It is safe for
 // concurrent use.
 type Runtime struct {
-	file     File
 	opts     Options
 	log      *slog.Logger
 	triggers []*armed
@@ -197,7 +196,7 @@ func NewRuntime(l *Loaded, fl *flow.Flow, opts Options) (*Runtime, error) {
 		opts.DeliveryBackoff = time.Second
 	}
 	r := &Runtime{
-		file: *l.File, opts: opts, log: opts.Logger,
+		opts: opts, log: opts.Logger,
 		byID: map[string]*armed{}, secret: map[string][]byte{}, deliver: map[string]string{},
 		paused: map[string]bool{}, changed: make(chan struct{}),
 		state: runState{Last: map[string]time.Time{}},
