@@ -35,6 +35,9 @@ type pauses struct {
 	seen  fs.FileInfo // the file as last read; nil: there was none
 	bad   error       // why the file could not be read, said once
 	link  *agentlink.Link
+	// onChange, when set before run, hears every change, on a goroutine of
+	// its own.
+	onChange func()
 
 	// board holds the newest Pause from the board not yet acted on; wake
 	// says there is one.
@@ -105,6 +108,9 @@ func sameFile(a, b fs.FileInfo) bool {
 // p.mu is held.
 func (p *pauses) changed(s pause.State, note string) {
 	fmt.Fprintf(p.out, "agent %s: %s%s\n", p.name, s.Say(), note)
+	if p.onChange != nil {
+		go p.onChange() // p.mu is held, and it may ask Current
+	}
 	if p.link != nil {
 		if err := p.link.ReportPause(stateOf(s)); err != nil {
 			p.log.Warn("the pause not told to the board", "err", err)

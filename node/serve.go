@@ -71,6 +71,7 @@ func Serve(ctx context.Context, cfg Config) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz, runCtx: context.WithoutCancel(ctx)}
+	pz.onChange = p.reportTriggers
 	p.bg.Go(func() { pz.run(ctx) })
 	if ms != nil {
 		p.metrics = ms.metrics

@@ -173,13 +173,15 @@ func triggeredLine(name, id, thread string, res flow.Result, err error) string {
 }
 
 // reportTriggers tells the board the triggers as they stand (the
-// runtime's OnChange); nothing without a link, or before the runtime is
-// made.
+// runtime's OnChange, and the agent's pause changing: a paused agent's
+// schedules have no next run); nothing without a link, or before the
+// runtime is made.
 func (p *parts) reportTriggers() {
-	l, tr := p.trigLink.Load(), p.trig
-	if l == nil || tr == nil {
+	l := p.trigLink.Load() // stored after p.trig was set
+	if l == nil {
 		return
 	}
+	tr := p.trig
 	if err := l.ReportTriggers(triggerReports(tr.rt.Reports())); err != nil {
 		p.cfg.Logger.Warn("reporting the triggers", "err", err)
 	}
