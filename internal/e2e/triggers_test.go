@@ -136,3 +136,79 @@ func signature(secret string, at time.Time, body string) string {
 	m.Write([]byte(ts + "." + body))
 	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
 }
+
+// TestAgentServeScheduleTrigger: the built agent, linked to the built
+// board, arms a schedule that comes round every minute: the board lists it
+// with its next run within the minute, in words; when the minute comes, the
+// agent starts one run, which the board keeps as started by the schedule at
+// that instant, and the trigger's latest occurrence names it. Cron's finest
+// step is a minute, so this test waits for up to one.
+func TestAgentServeScheduleTrigger(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	_, boardURL := startBoard(t, data, "127.0.0.1:0")
+	mint := func(args ...string) string {
+		out, _ := runCmd(t, "board", append([]string{"token"}, append(args, "--data", data)...)...)
+		return strings.TrimSpace(out)
+	}
+	viewerTok := mint("operator", "--name", "vic", "--role", "viewer")
+	agentTok := mint("agent", "--name", "ticker")
+
+	dir := filepath.Join(t.TempDir(), "ticker")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"flow.json": `{"version": "0.17", "name": "ticker", "inputs": ["at"], "outputs": ["note"],
+  "state": {"at": {"type": "string"}, "note": {"type": "string"}},
+  "nodes": [{"id": "note", "type": "llm", "output": "note", "prompt": "Note the time {{at}}."}],
+  "edges": [{"from": "note", "to": "END"}], "start": "note"}`,
+		"triggers.json": `{"flow": "flow.json", "triggers": [{"id": "every-minute", "kind": "schedule",
+  "schedule": "* * * * *", "timeZone": "Europe/Paris", "input": {"at": "{{time.iso}}"}}]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent := startWithEnv(t, []string{"OPENAI_API_KEY="}, "agent", "serve", "--monitor", boardURL, "--token", agentTok, dir)
+	agent.waitLine(t, regexp.MustCompile(`^agent ticker: linked to `))
+	armed := time.Now()
+
+	viewer := boardtest.NewClient(boardURL, viewerTok)
+	trig := boardv1connect.NewTriggerServiceClient(viewer)
+	listed := func() *boardv1.Trigger {
+		l, err := trig.ListTriggers(t.Context(), &boardv1.ListTriggersRequest{Agent: "ticker"})
+		if err != nil || len(l.GetTriggers()) != 1 {
+			return nil
+		}
+		return l.GetTriggers()[0].GetTrigger()
+	}
+	var tr *boardv1.Trigger
+	boardtest.Eventually(t, ceiling, "the schedule listed with its next run", func() bool {
+		tr = listed()
+		return tr.GetNextRunTime() != nil
+	})
+	next := tr.GetNextRunTime().AsTime()
+	if tr.GetKind() != boardv1.TriggerKind_TRIGGER_KIND_SCHEDULE || tr.GetTimeZone() != "Europe/Paris" ||
+		next.Second() != 0 || next.Before(armed.Add(-time.Second)) || next.After(armed.Add(61*time.Second)) {
+		t.Fatalf("listed %v: want a schedule in Europe/Paris whose next run is the next whole minute after %v", tr, armed)
+	}
+	if tr.GetDescription() == "" || tr.GetDescription() == "* * * * *" {
+		t.Errorf("description %q: want the schedule in words", tr.GetDescription())
+	}
+
+	boardtest.Eventually(t, 90*time.Second, "the minute's occurrence and its run", func() bool {
+		tr = listed()
+		return tr.GetLast().GetRunId() != ""
+	})
+	if at := tr.GetLast().GetTime().AsTime(); !at.Equal(next) {
+		t.Errorf("the occurrence at %v, want the announced %v", at, next)
+	}
+	runs := boardv1connect.NewRunServiceClient(viewer)
+	boardtest.Eventually(t, ceiling, "the run kept as the schedule's", func() bool {
+		r, err := runs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "ticker", Id: tr.GetLast().GetRunId()})
+		rt := r.GetRun().GetTrigger()
+		return err == nil && r.GetRun().GetStartedBy() == "trigger" && rt.GetTriggerId() == "every-minute" &&
+			rt.GetKind() == boardv1.TriggerKind_TRIGGER_KIND_SCHEDULE && rt.GetOccurrenceTime().AsTime().Equal(next)
+	})
+}
