@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/symphonix/symphonix/internal/boardtest"
@@ -251,4 +252,56 @@ func TestWebhookOfAPausedTriggerIs503AndStartsNothing(t *testing.T) {
 	if code, _ := post(t, url+"/hooks/open", []byte(`{"q":"x"}`), nil); code != http.StatusOK || got.count() != 1 {
 		t.Errorf("resumed: %d with %d runs, want 200 and one", code, got.count())
 	}
+}
+
+// TestWebhookBusyAndLongRuns: a request whose run is still going after
+// WebhookWait is answered 202 with the run's id, and the run goes on; with
+// MaxWebhooksInFlight requests being handled, one more is answered 503 and
+// starts nothing. Under synctest, so the wait passes at once.
+func TestWebhookBusyAndLongRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		got := runs{hold: make(chan struct{})}
+		rt, err := triggers.NewRuntime(loaded(t, triggers.File{Flow: "flow.json", Triggers: []triggers.Trigger{
+			{ID: "queued", Kind: triggers.KindWebhook, Path: "/hooks/queued", Overlap: triggers.OverlapQueue, QueueLimit: 100},
+		}}), nil, triggers.Options{Run: got.run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := rt.Handler()
+		call := func() *httptest.ResponseRecorder {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/hooks/queued", strings.NewReader(`{}`)))
+			return w
+		}
+		answers := make(chan *httptest.ResponseRecorder, triggers.MaxWebhooksInFlight)
+		for range triggers.MaxWebhooksInFlight {
+			go func() { answers <- call() }()
+		}
+		synctest.Wait() // every request in flight: the first run held, the others queued behind it
+		if w := call(); w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+			t.Errorf("a request past %d in flight: %d %s, want 503 with Retry-After", triggers.MaxWebhooksInFlight, w.Code, w.Body)
+		}
+		if n := got.count(); n != 1 {
+			t.Errorf("%d runs started, want the first only (the rest queue)", n)
+		}
+		time.Sleep(triggers.WebhookWait + time.Second)
+		synctest.Wait()
+		var accepted int
+		for range len(answers) {
+			w := <-answers
+			var body map[string]any
+			_ = json.Unmarshal(w.Body.Bytes(), &body)
+			if w.Code == http.StatusAccepted && body["run_id"] != nil && body["run_id"] != "" {
+				accepted++
+			}
+		}
+		if accepted != triggers.MaxWebhooksInFlight {
+			t.Errorf("%d of %d long runs answered 202 with their run's id", accepted, triggers.MaxWebhooksInFlight)
+		}
+		close(got.hold)
+		synctest.Wait()
+		if n := got.count(); n != triggers.MaxWebhooksInFlight {
+			t.Errorf("%d runs in all, want %d: a 202 run goes on, and the queue drains", n, triggers.MaxWebhooksInFlight)
+		}
+	})
 }
