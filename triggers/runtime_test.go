@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -286,4 +287,41 @@ func TestNewRuntimeRefusesAMissingSecretOrURL(t *testing.T) {
 			t.Errorf("%s: started with its variable unset", tr.ID)
 		}
 	}
+}
+
+// TestOverlapQueueOfASchedule: with "queue" and a limit of 1, a minute that
+// comes while the run of the one before still goes waits its turn, and a
+// third, with the queue full, is skipped, saying why; once the long run
+// ends, the queued one runs, at its own occurrence time.
+func TestOverlapQueueOfASchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		got := runs{hold: make(chan struct{})}
+		tr := everyMinute("queued")
+		tr.Overlap, tr.QueueLimit = triggers.OverlapQueue, 1
+		rt, err := triggers.NewRuntime(loaded(t, triggers.File{Flow: "flow.json", Triggers: []triggers.Trigger{tr}}), nil,
+			triggers.Options{Run: got.run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = rt.Run(ctx) }()
+		advance(time.Minute + time.Second) // the first occurrence: its run holds
+		advance(time.Minute)               // the second: queued
+		if n := got.count(); n != 1 {
+			t.Fatalf("%d runs started, want 1 while it holds", n)
+		}
+		advance(time.Minute) // the third: the queue is full
+		if last := rt.Reports()[0].Last; last == nil || last.RunID != "" || !strings.Contains(last.Error, "skipped") {
+			t.Errorf("the third occurrence %+v: want skipped, the queue full, saying so", last)
+		}
+		close(got.hold)
+		synctest.Wait()
+		times := got.times()
+		if len(times) != 2 || times[1].Sub(times[0]) != time.Minute {
+			t.Errorf("runs at %v: want the first and the queued second, a minute apart", times)
+		}
+		cancel()
+		<-done
+	})
 }
