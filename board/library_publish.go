@@ -1,13 +1,9 @@
 package board
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,9 +110,9 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 		return nil, connect.Errorf(connect.CodeInvalidArgument,
 			"digests: the signature is for another package: the archive's manifest is %s, the envelope signs %s", pkg.Digest, signed)
 	}
-	manifest, err := readManifest(f, pkg.Digest)
+	manifest, err := pkg.Manifest.Canonical()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the manifest of a publish: %w", err)
 	}
 
 	m := pkg.Manifest
@@ -329,32 +325,6 @@ func spool(stream boardv1connect.PackageServicePublishServerStream, f *os.File, 
 		return fmt.Errorf("spool a publish: %w", err)
 	}
 	return nil
-}
-
-// readManifest reads the manifest of the archive in f, which Scan passed,
-// as its bytes: the canonical form, whose SHA-256 is digest.
-func readManifest(f *os.File, digest string) ([]byte, error) {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	gz, err := gzip.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return nil, fmt.Errorf("read a manifest: %w", err)
-	}
-	tr := tar.NewReader(gz)
-	h, err := tr.Next()
-	if err != nil || h.Name != packages.ManifestName {
-		return nil, fmt.Errorf("read a manifest: %v, %v", h, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(tr, packages.DefaultLimits.MaxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read a manifest: %w", err)
-	}
-	sum := sha256.Sum256(data)
-	if "sha256:"+hex.EncodeToString(sum[:]) != digest {
-		return nil, fmt.Errorf("read a manifest: its digest is not the scanned one")
-	}
-	return data, nil
 }
 
 // storeChunks writes the archive in f into the store under digest, in

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -438,6 +440,10 @@ func TestLibraryResign(t *testing.T) {
 	again, err := publish(ctx, l.admin, signed(t, p.digest, fresh), p.archive, 0)
 	if err != nil || again.GetCreated() || again.GetResigned() {
 		t.Errorf("the same envelope again: %v %v, want nothing changed", again, err)
+	}
+	row, err := l.bt.Store.PackageVersion.Query().Only(ctx)
+	if sum := sha256.Sum256(row.Manifest); err != nil || "sha256:"+hex.EncodeToString(sum[:]) != p.digest {
+		t.Errorf("the stored manifest (%v): its SHA-256 is not the package digest %s", err, p.digest)
 	}
 	wantAudited(t, l.bt, "package.resign", 1)
 	wantAudited(t, l.bt, "package.publish", 1)

@@ -138,7 +138,7 @@ func Build(dir string, meta Meta, w io.Writer, lim Limits) (*Manifest, error) {
 	if err := m.check(lim); err != nil {
 		return nil, err
 	}
-	head, err := m.canonical()
+	head, err := m.Canonical()
 	if err != nil {
 		return nil, err
 	}

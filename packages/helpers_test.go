@@ -159,7 +159,7 @@ func manifestOf(t testing.TB, files map[string][]byte, edit func(*Manifest)) []b
 	if edit != nil {
 		edit(m)
 	}
-	data, err := m.canonical()
+	data, err := m.Canonical()
 	if err != nil {
 		t.Fatal(err)
 	}

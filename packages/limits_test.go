@@ -35,7 +35,7 @@ func TestLimits(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, files)
 	data, m := build(t, dir)
-	manifest, _ := m.canonical()
+	manifest, _ := m.Canonical()
 	var total int64 = int64(len(manifest))
 	for _, f := range m.Files {
 		total += f.Size

@@ -86,8 +86,11 @@ func (m *Manifest) Digest() (string, error) {
 	return jcs.DigestOf(m)
 }
 
-// canonical returns the manifest's bytes as a package carries them.
-func (m *Manifest) canonical() ([]byte, error) {
+// Canonical returns the manifest's bytes as a package carries them: its
+// RFC 8785 form, whose SHA-256 is the package digest. Scan refuses a
+// manifest not in this form, so for a scanned package these are the bytes
+// the archive holds.
+func (m *Manifest) Canonical() ([]byte, error) {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -216,7 +219,7 @@ func parseManifest(data []byte, lim Limits) (*Manifest, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, refuse(ReasonBadManifest, ManifestName, "%v", err)
 	}
-	again, err := m.canonical()
+	again, err := m.Canonical()
 	if err != nil || !bytes.Equal(again, canon) || !bytes.Equal(canon, data) {
 		return nil, refuse(ReasonBadManifest, ManifestName, "not in canonical form (RFC 8785) or with a null where an array belongs")
 	}

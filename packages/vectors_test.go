@@ -36,7 +36,7 @@ func TestVectors(t *testing.T) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatal(err)
 	}
-	canon, err := v.Manifest.Value.canonical()
+	canon, err := v.Manifest.Value.Canonical()
 	if err != nil || string(canon) != v.Manifest.Canonical {
 		t.Errorf("canonical manifest = %s, %v\nwant %s", canon, err, v.Manifest.Canonical)
 	}
