@@ -133,7 +133,7 @@ func (t scopeTrust) check(env packages.Envelope, digest string) ([]string, error
 		case t.notAllowed[id]:
 			why = append(why, fmt.Sprintf("key %s is %s's, who may not publish in scope %q", id, t.publisherOf[id], t.scope))
 		default:
-			why = append(why, fmt.Sprintf("key %s is not known to this board", clipText(id, 80)))
+			why = append(why, fmt.Sprintf("key %s is not known to this board", keyIDText(id)))
 		}
 	}
 	if len(signers) >= t.threshold {
@@ -146,12 +146,13 @@ func (t scopeTrust) check(env packages.Envelope, digest string) ([]string, error
 	return signers, errors.New(msg)
 }
 
-// clipText is s cut to at most n bytes, for quoting what a client sent.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return fmt.Sprintf("%q", s)
+// keyIDText is a key id for a refusal: as it is when it has a key id's
+// shape, quoted and cut otherwise.
+func keyIDText(id string) string {
+	if packages.CheckDigest(id) == nil {
+		return id
 	}
-	return fmt.Sprintf("%q…", s[:n])
+	return quoted(id)
 }
 
 // running is who runs one package version: the first maxRunningNames
@@ -286,7 +287,7 @@ func (s packageService) RevokeKey(ctx context.Context, req *boardv1.RevokeKeyReq
 		return nil, connect.Errorf(connect.CodeInvalidArgument, "key_id: required")
 	}
 	if !strings.HasPrefix(id, "sha256:") || packages.CheckDigest(id) != nil {
-		return nil, connect.Errorf(connect.CodeInvalidArgument, "key_id: %s: want sha256: and 64 lowercase hex digits, as `board key list` prints it", clipText(id, 80))
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "key_id: %s: want sha256: and 64 lowercase hex digits, as `board key list` prints it", quoted(id))
 	}
 	reason := req.GetReason()
 	if err := checkReason(reason); err != nil {
