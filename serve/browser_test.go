@@ -36,6 +36,7 @@ func TestBrowserPairs(t *testing.T) {
 	b.Do("ask for a code",
 		chromedp.Navigate(d.ts.URL),
 		chromedp.WaitVisible(chromedp.ID("pair")),
+		chromedp.WaitEnabled(chromedp.ID("pair")),
 		chromedp.Click(chromedp.ID("pair")),
 		chromedp.WaitVisible(chromedp.ID("pair-code")),
 	)
@@ -88,6 +89,7 @@ func TestBrowserGoesOnWithTheLastConversation(t *testing.T) {
 	}
 	b.Do("send a message",
 		chromedp.SetValue(chromedp.ID("field-0"), "and now?"),
+		chromedp.WaitEnabled(chromedp.ID("send")),
 		chromedp.Click(chromedp.ID("send")),
 	)
 	b.Until("the reply", `() => document.getElementById("log").textContent.includes("stand-in reply to")`)

@@ -323,10 +323,14 @@
     loadThreads().catch(showError);
   }
 
+  // withBusy runs fn with every control that starts work disabled, so that
+  // a click while the page is still loading or answering shows as refused
+  // rather than being dropped without a word.
+  const busyControls = [ui.send, ui.approve, ui.reject, ui.pair, ui.newThread, $("verify")];
   async function withBusy(fn) {
     if (busy) return;
     busy = true;
-    ui.send.disabled = ui.approve.disabled = ui.reject.disabled = true;
+    for (const c of busyControls) c.disabled = true;
     showError(null);
     try {
       await fn();
@@ -334,7 +338,7 @@
       showError(err);
     } finally {
       busy = false;
-      ui.send.disabled = ui.approve.disabled = ui.reject.disabled = false;
+      for (const c of busyControls) c.disabled = false;
     }
   }
 
