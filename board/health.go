@@ -29,6 +29,7 @@ var servedServices = map[string]bool{
 	"":                                         true,
 	boardv1connect.AgentLinkServiceName:        true,
 	boardv1connect.AgentServiceName:            true,
+	boardv1connect.AlertServiceName:            true,
 	boardv1connect.ApprovalServiceName:         true,
 	boardv1connect.AuditServiceName:            true,
 	boardv1connect.ChatServiceName:             true,

@@ -18,6 +18,7 @@ import (
 
 // runService is symphonix.board.v1.RunService.
 type runService struct {
+	boardv1connect.UnimplementedRunServiceHandler
 	b *Board
 }
 

@@ -75,6 +75,65 @@ func (AgentState) EnumDescriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{0}
 }
 
+// CycleKnowledge is whether an agent's silence about delegation cycles
+// means anything.
+type CycleKnowledge int32
+
+const (
+	// Not said.
+	CycleKnowledge_CYCLE_KNOWLEDGE_UNSPECIFIED CycleKnowledge = 0
+	// Its last hello did not announce "delegation-cycle": it would not
+	// report a cycle, so none reported says nothing.
+	CycleKnowledge_CYCLE_KNOWLEDGE_CANNOT_TELL CycleKnowledge = 1
+	// It announces "delegation-cycle" and has reported none the board keeps.
+	CycleKnowledge_CYCLE_KNOWLEDGE_NONE_REPORTED CycleKnowledge = 2
+	// It has reported at least one.
+	CycleKnowledge_CYCLE_KNOWLEDGE_REPORTED CycleKnowledge = 3
+)
+
+// Enum value maps for CycleKnowledge.
+var (
+	CycleKnowledge_name = map[int32]string{
+		0: "CYCLE_KNOWLEDGE_UNSPECIFIED",
+		1: "CYCLE_KNOWLEDGE_CANNOT_TELL",
+		2: "CYCLE_KNOWLEDGE_NONE_REPORTED",
+		3: "CYCLE_KNOWLEDGE_REPORTED",
+	}
+	CycleKnowledge_value = map[string]int32{
+		"CYCLE_KNOWLEDGE_UNSPECIFIED":   0,
+		"CYCLE_KNOWLEDGE_CANNOT_TELL":   1,
+		"CYCLE_KNOWLEDGE_NONE_REPORTED": 2,
+		"CYCLE_KNOWLEDGE_REPORTED":      3,
+	}
+)
+
+func (x CycleKnowledge) Enum() *CycleKnowledge {
+	p := new(CycleKnowledge)
+	*p = x
+	return p
+}
+
+func (x CycleKnowledge) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CycleKnowledge) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_agent_proto_enumTypes[1].Descriptor()
+}
+
+func (CycleKnowledge) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_agent_proto_enumTypes[1]
+}
+
+func (x CycleKnowledge) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CycleKnowledge.Descriptor instead.
+func (CycleKnowledge) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
 // Agent is what the board knows about one agent, by name.
 type Agent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -113,9 +172,11 @@ type Agent struct {
 	RunsDropped uint64 `protobuf:"varint,15,opt,name=runs_dropped,json=runsDropped,proto3" json:"runs_dropped,omitempty"`
 	// The package its folder was installed from, as its last hello said;
 	// unset for a folder not installed from one.
-	Package       *InstalledPackage `protobuf:"bytes,16,opt,name=package,proto3" json:"package,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Package *InstalledPackage `protobuf:"bytes,16,opt,name=package,proto3" json:"package,omitempty"`
+	// What the board can tell of circular delegations in its runs.
+	DelegationCycles *DelegationCycles `protobuf:"bytes,17,opt,name=delegation_cycles,json=delegationCycles,proto3" json:"delegation_cycles,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -253,6 +314,78 @@ func (x *Agent) GetPackage() *InstalledPackage {
 	return nil
 }
 
+func (x *Agent) GetDelegationCycles() *DelegationCycles {
+	if x != nil {
+		return x.DelegationCycles
+	}
+	return nil
+}
+
+// DelegationCycles is what an agent reported of delegations refused as
+// circular (code AGENT_RECURSION).
+type DelegationCycles struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether the board can tell, and what.
+	Knowledge CycleKnowledge `protobuf:"varint,1,opt,name=knowledge,proto3,enum=symphonix.board.v1.CycleKnowledge" json:"knowledge,omitempty"`
+	// How many the board keeps (the latest 1,000 delegation failures).
+	Count int64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// When the latest was refused; unset when none is kept.
+	LastTime      *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_time,json=lastTime,proto3" json:"last_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DelegationCycles) Reset() {
+	*x = DelegationCycles{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationCycles) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationCycles) ProtoMessage() {}
+
+func (x *DelegationCycles) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationCycles.ProtoReflect.Descriptor instead.
+func (*DelegationCycles) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DelegationCycles) GetKnowledge() CycleKnowledge {
+	if x != nil {
+		return x.Knowledge
+	}
+	return CycleKnowledge_CYCLE_KNOWLEDGE_UNSPECIFIED
+}
+
+func (x *DelegationCycles) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *DelegationCycles) GetLastTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastTime
+	}
+	return nil
+}
+
 // AgentPause is what the board knows of whether an agent takes work: the
 // latest word on it, from an operator or from the agent.
 type AgentPause struct {
@@ -277,7 +410,7 @@ type AgentPause struct {
 
 func (x *AgentPause) Reset() {
 	*x = AgentPause{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -289,7 +422,7 @@ func (x *AgentPause) String() string {
 func (*AgentPause) ProtoMessage() {}
 
 func (x *AgentPause) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[1]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -302,7 +435,7 @@ func (x *AgentPause) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentPause.ProtoReflect.Descriptor instead.
 func (*AgentPause) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AgentPause) GetPaused() bool {
@@ -362,7 +495,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -374,7 +507,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[2]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -387,7 +520,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListAgentsRequest) GetPageSize() int32 {
@@ -419,7 +552,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +564,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +577,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*Agent {
@@ -472,7 +605,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -484,7 +617,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -497,7 +630,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetAgentRequest) GetName() string {
@@ -518,7 +651,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -530,7 +663,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -543,7 +676,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetAgentResponse) GetAgent() *Agent {
@@ -562,7 +695,7 @@ type WatchAgentsRequest struct {
 
 func (x *WatchAgentsRequest) Reset() {
 	*x = WatchAgentsRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +707,7 @@ func (x *WatchAgentsRequest) String() string {
 func (*WatchAgentsRequest) ProtoMessage() {}
 
 func (x *WatchAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +720,7 @@ func (x *WatchAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAgentsRequest.ProtoReflect.Descriptor instead.
 func (*WatchAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 // WatchAgentsResponse is one agent, as it stands now.
@@ -601,7 +734,7 @@ type WatchAgentsResponse struct {
 
 func (x *WatchAgentsResponse) Reset() {
 	*x = WatchAgentsResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -613,7 +746,7 @@ func (x *WatchAgentsResponse) String() string {
 func (*WatchAgentsResponse) ProtoMessage() {}
 
 func (x *WatchAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -626,7 +759,7 @@ func (x *WatchAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAgentsResponse.ProtoReflect.Descriptor instead.
 func (*WatchAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WatchAgentsResponse) GetAgent() *Agent {
@@ -652,7 +785,7 @@ type GetHealthHistoryRequest struct {
 
 func (x *GetHealthHistoryRequest) Reset() {
 	*x = GetHealthHistoryRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +797,7 @@ func (x *GetHealthHistoryRequest) String() string {
 func (*GetHealthHistoryRequest) ProtoMessage() {}
 
 func (x *GetHealthHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +810,7 @@ func (x *GetHealthHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHealthHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHealthHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetHealthHistoryRequest) GetName() string {
@@ -715,7 +848,7 @@ type GetHealthHistoryResponse struct {
 
 func (x *GetHealthHistoryResponse) Reset() {
 	*x = GetHealthHistoryResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +860,7 @@ func (x *GetHealthHistoryResponse) String() string {
 func (*GetHealthHistoryResponse) ProtoMessage() {}
 
 func (x *GetHealthHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +873,7 @@ func (x *GetHealthHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHealthHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHealthHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetHealthHistoryResponse) GetRounds() []*HealthRound {
@@ -771,7 +904,7 @@ type PauseAgentRequest struct {
 
 func (x *PauseAgentRequest) Reset() {
 	*x = PauseAgentRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +916,7 @@ func (x *PauseAgentRequest) String() string {
 func (*PauseAgentRequest) ProtoMessage() {}
 
 func (x *PauseAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +929,7 @@ func (x *PauseAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseAgentRequest.ProtoReflect.Descriptor instead.
 func (*PauseAgentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PauseAgentRequest) GetName() string {
@@ -824,7 +957,7 @@ type PauseAgentResponse struct {
 
 func (x *PauseAgentResponse) Reset() {
 	*x = PauseAgentResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +969,7 @@ func (x *PauseAgentResponse) String() string {
 func (*PauseAgentResponse) ProtoMessage() {}
 
 func (x *PauseAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +982,7 @@ func (x *PauseAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseAgentResponse.ProtoReflect.Descriptor instead.
 func (*PauseAgentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PauseAgentResponse) GetAgent() *Agent {
@@ -872,7 +1005,7 @@ type ResumeAgentRequest struct {
 
 func (x *ResumeAgentRequest) Reset() {
 	*x = ResumeAgentRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +1017,7 @@ func (x *ResumeAgentRequest) String() string {
 func (*ResumeAgentRequest) ProtoMessage() {}
 
 func (x *ResumeAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +1030,7 @@ func (x *ResumeAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeAgentRequest.ProtoReflect.Descriptor instead.
 func (*ResumeAgentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ResumeAgentRequest) GetName() string {
@@ -925,7 +1058,7 @@ type ResumeAgentResponse struct {
 
 func (x *ResumeAgentResponse) Reset() {
 	*x = ResumeAgentResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1070,7 @@ func (x *ResumeAgentResponse) String() string {
 func (*ResumeAgentResponse) ProtoMessage() {}
 
 func (x *ResumeAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1083,7 @@ func (x *ResumeAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeAgentResponse.ProtoReflect.Descriptor instead.
 func (*ResumeAgentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ResumeAgentResponse) GetAgent() *Agent {
@@ -964,7 +1097,7 @@ var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\"\x96\x05\n" +
+	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\"\xe9\x05\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -981,7 +1114,12 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x05pause\x18\r \x01(\v2\x1e.symphonix.board.v1.AgentPauseR\x05pause\x125\n" +
 	"\x06inputs\x18\x0e \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputs\x12!\n" +
 	"\fruns_dropped\x18\x0f \x01(\x04R\vrunsDropped\x12>\n" +
-	"\apackage\x18\x10 \x01(\v2$.symphonix.board.v1.InstalledPackageR\apackageJ\x04\b\x03\x10\x04R\x06online\"\xd3\x01\n" +
+	"\apackage\x18\x10 \x01(\v2$.symphonix.board.v1.InstalledPackageR\apackage\x12Q\n" +
+	"\x11delegation_cycles\x18\x11 \x01(\v2$.symphonix.board.v1.DelegationCyclesR\x10delegationCyclesJ\x04\b\x03\x10\x04R\x06online\"\xa3\x01\n" +
+	"\x10DelegationCycles\x12@\n" +
+	"\tknowledge\x18\x01 \x01(\x0e2\".symphonix.board.v1.CycleKnowledgeR\tknowledge\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x03R\x05count\x127\n" +
+	"\tlast_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\blastTime\"\xd3\x01\n" +
 	"\n" +
 	"AgentPause\x12\x16\n" +
 	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +
@@ -1026,7 +1164,12 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12AGENT_STATE_ONLINE\x10\x01\x12\x17\n" +
-	"\x13AGENT_STATE_OFFLINE\x10\x022\xd0\x04\n" +
+	"\x13AGENT_STATE_OFFLINE\x10\x02*\x93\x01\n" +
+	"\x0eCycleKnowledge\x12\x1f\n" +
+	"\x1bCYCLE_KNOWLEDGE_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bCYCLE_KNOWLEDGE_CANNOT_TELL\x10\x01\x12!\n" +
+	"\x1dCYCLE_KNOWLEDGE_NONE_REPORTED\x10\x02\x12\x1c\n" +
+	"\x18CYCLE_KNOWLEDGE_REPORTED\x10\x032\xd0\x04\n" +
 	"\fAgentService\x12[\n" +
 	"\n" +
 	"ListAgents\x12%.symphonix.board.v1.ListAgentsRequest\x1a&.symphonix.board.v1.ListAgentsResponse\x12U\n" +
@@ -1049,63 +1192,68 @@ func file_symphonix_board_v1_agent_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_agent_proto_rawDescData
 }
 
-var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: symphonix.board.v1.AgentState
-	(*Agent)(nil),                    // 1: symphonix.board.v1.Agent
-	(*AgentPause)(nil),               // 2: symphonix.board.v1.AgentPause
-	(*ListAgentsRequest)(nil),        // 3: symphonix.board.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),       // 4: symphonix.board.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),          // 5: symphonix.board.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),         // 6: symphonix.board.v1.GetAgentResponse
-	(*WatchAgentsRequest)(nil),       // 7: symphonix.board.v1.WatchAgentsRequest
-	(*WatchAgentsResponse)(nil),      // 8: symphonix.board.v1.WatchAgentsResponse
-	(*GetHealthHistoryRequest)(nil),  // 9: symphonix.board.v1.GetHealthHistoryRequest
-	(*GetHealthHistoryResponse)(nil), // 10: symphonix.board.v1.GetHealthHistoryResponse
-	(*PauseAgentRequest)(nil),        // 11: symphonix.board.v1.PauseAgentRequest
-	(*PauseAgentResponse)(nil),       // 12: symphonix.board.v1.PauseAgentResponse
-	(*ResumeAgentRequest)(nil),       // 13: symphonix.board.v1.ResumeAgentRequest
-	(*ResumeAgentResponse)(nil),      // 14: symphonix.board.v1.ResumeAgentResponse
-	(*timestamppb.Timestamp)(nil),    // 15: google.protobuf.Timestamp
-	(*HealthRound)(nil),              // 16: symphonix.board.v1.HealthRound
-	(*FlowInput)(nil),                // 17: symphonix.board.v1.FlowInput
-	(*InstalledPackage)(nil),         // 18: symphonix.board.v1.InstalledPackage
-	(PauseOrigin)(0),                 // 19: symphonix.board.v1.PauseOrigin
+	(CycleKnowledge)(0),              // 1: symphonix.board.v1.CycleKnowledge
+	(*Agent)(nil),                    // 2: symphonix.board.v1.Agent
+	(*DelegationCycles)(nil),         // 3: symphonix.board.v1.DelegationCycles
+	(*AgentPause)(nil),               // 4: symphonix.board.v1.AgentPause
+	(*ListAgentsRequest)(nil),        // 5: symphonix.board.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),       // 6: symphonix.board.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),          // 7: symphonix.board.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),         // 8: symphonix.board.v1.GetAgentResponse
+	(*WatchAgentsRequest)(nil),       // 9: symphonix.board.v1.WatchAgentsRequest
+	(*WatchAgentsResponse)(nil),      // 10: symphonix.board.v1.WatchAgentsResponse
+	(*GetHealthHistoryRequest)(nil),  // 11: symphonix.board.v1.GetHealthHistoryRequest
+	(*GetHealthHistoryResponse)(nil), // 12: symphonix.board.v1.GetHealthHistoryResponse
+	(*PauseAgentRequest)(nil),        // 13: symphonix.board.v1.PauseAgentRequest
+	(*PauseAgentResponse)(nil),       // 14: symphonix.board.v1.PauseAgentResponse
+	(*ResumeAgentRequest)(nil),       // 15: symphonix.board.v1.ResumeAgentRequest
+	(*ResumeAgentResponse)(nil),      // 16: symphonix.board.v1.ResumeAgentResponse
+	(*timestamppb.Timestamp)(nil),    // 17: google.protobuf.Timestamp
+	(*HealthRound)(nil),              // 18: symphonix.board.v1.HealthRound
+	(*FlowInput)(nil),                // 19: symphonix.board.v1.FlowInput
+	(*InstalledPackage)(nil),         // 20: symphonix.board.v1.InstalledPackage
+	(PauseOrigin)(0),                 // 21: symphonix.board.v1.PauseOrigin
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
-	15, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
-	15, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
-	16, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
-	2,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
-	17, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
-	18, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
-	15, // 7: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
-	19, // 8: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
-	1,  // 9: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
-	1,  // 10: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	1,  // 11: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	16, // 12: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
-	1,  // 13: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	1,  // 14: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	3,  // 15: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	5,  // 16: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	7,  // 17: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	9,  // 18: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
-	11, // 19: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
-	13, // 20: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
-	4,  // 21: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	6,  // 22: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	8,  // 23: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	10, // 24: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
-	12, // 25: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
-	14, // 26: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
-	21, // [21:27] is the sub-list for method output_type
-	15, // [15:21] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	17, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
+	17, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
+	18, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
+	4,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
+	19, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
+	20, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
+	3,  // 7: symphonix.board.v1.Agent.delegation_cycles:type_name -> symphonix.board.v1.DelegationCycles
+	1,  // 8: symphonix.board.v1.DelegationCycles.knowledge:type_name -> symphonix.board.v1.CycleKnowledge
+	17, // 9: symphonix.board.v1.DelegationCycles.last_time:type_name -> google.protobuf.Timestamp
+	17, // 10: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
+	21, // 11: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
+	2,  // 12: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
+	2,  // 13: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	2,  // 14: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
+	18, // 15: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
+	2,  // 16: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	2,  // 17: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	5,  // 18: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	7,  // 19: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	9,  // 20: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	11, // 21: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
+	13, // 22: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
+	15, // 23: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
+	6,  // 24: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	8,  // 25: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	10, // 26: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	12, // 27: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
+	14, // 28: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
+	16, // 29: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
+	24, // [24:30] is the sub-list for method output_type
+	18, // [18:24] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -1122,8 +1270,8 @@ func file_symphonix_board_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_agent_proto_rawDesc), len(file_symphonix_board_v1_agent_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   14,
+			NumEnums:      2,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

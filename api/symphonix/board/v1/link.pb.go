@@ -2614,6 +2614,7 @@ type RunEvent struct {
 	//	*RunEvent_Step
 	//	*RunEvent_Pause
 	//	*RunEvent_Resume
+	//	*RunEvent_DelegationFailed
 	Kind          isRunEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2713,6 +2714,15 @@ func (x *RunEvent) GetResume() *RunResume {
 	return nil
 }
 
+func (x *RunEvent) GetDelegationFailed() *DelegationFailure {
+	if x != nil {
+		if x, ok := x.Kind.(*RunEvent_DelegationFailed); ok {
+			return x.DelegationFailed
+		}
+	}
+	return nil
+}
+
 type isRunEvent_Kind interface {
 	isRunEvent_Kind()
 }
@@ -2737,6 +2747,14 @@ type RunEvent_Resume struct {
 	Resume *RunResume `protobuf:"bytes,13,opt,name=resume,proto3,oneof"`
 }
 
+type RunEvent_DelegationFailed struct {
+	// One of its agent nodes asked for a delegation and did not get it
+	// (agents announcing "delegation"). The run goes on as the node's
+	// onError says; its board, announcing "delegation-cycle", reads the
+	// cycles out of these. The failure's agent and time are the board's.
+	DelegationFailed *DelegationFailure `protobuf:"bytes,14,opt,name=delegation_failed,json=delegationFailed,proto3,oneof"`
+}
+
 func (*RunEvent_Start) isRunEvent_Kind() {}
 
 func (*RunEvent_Step) isRunEvent_Kind() {}
@@ -2744,6 +2762,8 @@ func (*RunEvent_Step) isRunEvent_Kind() {}
 func (*RunEvent_Pause) isRunEvent_Kind() {}
 
 func (*RunEvent_Resume) isRunEvent_Kind() {}
+
+func (*RunEvent_DelegationFailed) isRunEvent_Kind() {}
 
 // RunStart is how a run began.
 type RunStart struct {
@@ -2757,7 +2777,10 @@ type RunStart struct {
 	// The flow's build.
 	Build string `protobuf:"bytes,4,opt,name=build,proto3" json:"build,omitempty"`
 	// The trigger that started it, when one did.
-	Trigger       *RunTrigger `protobuf:"bytes,5,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	Trigger *RunTrigger `protobuf:"bytes,5,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// The run and node that delegated to it, when one did (started_by is
+	// then "delegation").
+	Delegation    *RunDelegation `protobuf:"bytes,6,opt,name=delegation,proto3" json:"delegation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2823,6 +2846,13 @@ func (x *RunStart) GetBuild() string {
 func (x *RunStart) GetTrigger() *RunTrigger {
 	if x != nil {
 		return x.Trigger
+	}
+	return nil
+}
+
+func (x *RunStart) GetDelegation() *RunDelegation {
+	if x != nil {
+		return x.Delegation
 	}
 	return nil
 }
@@ -3489,7 +3519,7 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vapproval_id\x18\x02 \x01(\tR\n" +
 	"approvalId\x127\n" +
-	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\"\xc3\x02\n" +
+	"\x05state\x18\x03 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\"\x99\x03\n" +
 	"\bRunEvent\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\rR\x03seq\x12.\n" +
@@ -3498,15 +3528,19 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	" \x01(\v2\x1c.symphonix.board.v1.RunStartH\x00R\x05start\x121\n" +
 	"\x04step\x18\v \x01(\v2\x1b.symphonix.board.v1.RunStepH\x00R\x04step\x124\n" +
 	"\x05pause\x18\f \x01(\v2\x1c.symphonix.board.v1.RunPauseH\x00R\x05pause\x127\n" +
-	"\x06resume\x18\r \x01(\v2\x1d.symphonix.board.v1.RunResumeH\x00R\x06resumeB\x06\n" +
-	"\x04kind\"\xb7\x01\n" +
+	"\x06resume\x18\r \x01(\v2\x1d.symphonix.board.v1.RunResumeH\x00R\x06resume\x12T\n" +
+	"\x11delegation_failed\x18\x0e \x01(\v2%.symphonix.board.v1.DelegationFailureH\x00R\x10delegationFailedB\x06\n" +
+	"\x04kind\"\xfa\x01\n" +
 	"\bRunStart\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\tR\x06thread\x12\x1d\n" +
 	"\n" +
 	"started_by\x18\x02 \x01(\tR\tstartedBy\x12$\n" +
 	"\x0estarted_by_who\x18\x03 \x01(\tR\fstartedByWho\x12\x14\n" +
 	"\x05build\x18\x04 \x01(\tR\x05build\x128\n" +
-	"\atrigger\x18\x05 \x01(\v2\x1e.symphonix.board.v1.RunTriggerR\atrigger\"r\n" +
+	"\atrigger\x18\x05 \x01(\v2\x1e.symphonix.board.v1.RunTriggerR\atrigger\x12A\n" +
+	"\n" +
+	"delegation\x18\x06 \x01(\v2!.symphonix.board.v1.RunDelegationR\n" +
+	"delegation\"r\n" +
 	"\bRunPause\x121\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.symphonix.board.v1.PauseKindR\x04kind\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x1f\n" +
@@ -3628,10 +3662,12 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(ApprovalState)(0),            // 50: symphonix.board.v1.ApprovalState
 	(Door)(0),                     // 51: symphonix.board.v1.Door
 	(*RunStep)(nil),               // 52: symphonix.board.v1.RunStep
-	(*RunTrigger)(nil),            // 53: symphonix.board.v1.RunTrigger
-	(PauseKind)(0),                // 54: symphonix.board.v1.PauseKind
-	(*Run)(nil),                   // 55: symphonix.board.v1.Run
-	(*structpb.Struct)(nil),       // 56: google.protobuf.Struct
+	(*DelegationFailure)(nil),     // 53: symphonix.board.v1.DelegationFailure
+	(*RunTrigger)(nil),            // 54: symphonix.board.v1.RunTrigger
+	(*RunDelegation)(nil),         // 55: symphonix.board.v1.RunDelegation
+	(PauseKind)(0),                // 56: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 57: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 58: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -3701,17 +3737,19 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	52, // 64: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
 	28, // 65: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
 	29, // 66: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	53, // 67: symphonix.board.v1.RunStart.trigger:type_name -> symphonix.board.v1.RunTrigger
-	54, // 68: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	55, // 69: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	56, // 70: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 71: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 72: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	72, // [72:73] is the sub-list for method output_type
-	71, // [71:72] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	53, // 67: symphonix.board.v1.RunEvent.delegation_failed:type_name -> symphonix.board.v1.DelegationFailure
+	54, // 68: symphonix.board.v1.RunStart.trigger:type_name -> symphonix.board.v1.RunTrigger
+	55, // 69: symphonix.board.v1.RunStart.delegation:type_name -> symphonix.board.v1.RunDelegation
+	56, // 70: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	57, // 71: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	58, // 72: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 73: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 74: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	74, // [74:75] is the sub-list for method output_type
+	73, // [73:74] is the sub-list for method input_type
+	73, // [73:73] is the sub-list for extension type_name
+	73, // [73:73] is the sub-list for extension extendee
+	0,  // [0:73] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3775,6 +3813,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*RunEvent_Step)(nil),
 		(*RunEvent_Pause)(nil),
 		(*RunEvent_Resume)(nil),
+		(*RunEvent_DelegationFailed)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

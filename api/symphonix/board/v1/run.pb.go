@@ -473,7 +473,11 @@ type Run struct {
 	StepsTruncated bool `protobuf:"varint,21,opt,name=steps_truncated,json=stepsTruncated,proto3" json:"steps_truncated,omitempty"`
 	// The trigger that started it, when one did ("started_by" is then
 	// "trigger"): why the run exists.
-	Trigger       *RunTrigger `protobuf:"bytes,22,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	Trigger *RunTrigger `protobuf:"bytes,22,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// Where it sits in a delegation, when an agent node of another run
+	// started it ("started_by" is then "delegation"); unset for a run
+	// nothing delegated.
+	Delegation    *RunDelegation `protobuf:"bytes,23,opt,name=delegation,proto3" json:"delegation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -662,6 +666,222 @@ func (x *Run) GetTrigger() *RunTrigger {
 	return nil
 }
 
+func (x *Run) GetDelegation() *RunDelegation {
+	if x != nil {
+		return x.Delegation
+	}
+	return nil
+}
+
+// RunDelegation is how a run was delegated to: which run's agent node
+// started it, and the chain of agents it is at the end of.
+type RunDelegation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run whose agent node started this one.
+	ParentRunId string `protobuf:"bytes,1,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	// The node of the parent run that delegated.
+	ParentNode string `protobuf:"bytes,2,opt,name=parent_node,json=parentNode,proto3" json:"parent_node,omitempty"`
+	// The delegation's id, unique to the one call: at most 64 bytes of
+	// letters, digits, '-', '_' and '.'.
+	InvocationId string `protobuf:"bytes,3,opt,name=invocation_id,json=invocationId,proto3" json:"invocation_id,omitempty"`
+	// The registered agent this run ran as (the child's name in the
+	// registry); the linked agent is Run.agent.
+	Agent string `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The agents from the root run's to this one's, this one last: at most
+	// 32 names.
+	Chain         []string `protobuf:"bytes,5,rep,name=chain,proto3" json:"chain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunDelegation) Reset() {
+	*x = RunDelegation{}
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunDelegation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunDelegation) ProtoMessage() {}
+
+func (x *RunDelegation) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunDelegation.ProtoReflect.Descriptor instead.
+func (*RunDelegation) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RunDelegation) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *RunDelegation) GetParentNode() string {
+	if x != nil {
+		return x.ParentNode
+	}
+	return ""
+}
+
+func (x *RunDelegation) GetInvocationId() string {
+	if x != nil {
+		return x.InvocationId
+	}
+	return ""
+}
+
+func (x *RunDelegation) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *RunDelegation) GetChain() []string {
+	if x != nil {
+		return x.Chain
+	}
+	return nil
+}
+
+// DelegationFailure is one delegation an agent node asked for and did not
+// get.
+type DelegationFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The linked agent whose run asked. Set by the board.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The run whose agent node asked.
+	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// That node.
+	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
+	// The agent it asked for, as given (at most 64 bytes): a name that is
+	// not a name is shown as received, never looked up.
+	Target string `protobuf:"bytes,4,opt,name=target,proto3" json:"target,omitempty"`
+	// Why, as one of the agent codes: UNKNOWN_AGENT, AGENT_NOT_PERMITTED,
+	// AGENT_DECISION_INVALID, AGENT_INPUT_INVALID, AGENT_OUTPUT_INVALID,
+	// AGENT_FAILED, AGENT_RECURSION (a cycle, refused before it ran), ….
+	Code string `protobuf:"bytes,5,opt,name=code,proto3" json:"code,omitempty"`
+	// The reason in the agent's words, without secrets: at most 1 KiB.
+	Message string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	// The chain of agents when it was asked, the asking agent last: at most
+	// 32 names.
+	Chain []string `protobuf:"bytes,7,rep,name=chain,proto3" json:"chain,omitempty"`
+	// The delegation's id, when the call got far enough to have one.
+	InvocationId string `protobuf:"bytes,8,opt,name=invocation_id,json=invocationId,proto3" json:"invocation_id,omitempty"`
+	// When it was refused or failed.
+	Time          *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=time,proto3" json:"time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DelegationFailure) Reset() {
+	*x = DelegationFailure{}
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegationFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegationFailure) ProtoMessage() {}
+
+func (x *DelegationFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegationFailure.ProtoReflect.Descriptor instead.
+func (*DelegationFailure) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DelegationFailure) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *DelegationFailure) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *DelegationFailure) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *DelegationFailure) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *DelegationFailure) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *DelegationFailure) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DelegationFailure) GetChain() []string {
+	if x != nil {
+		return x.Chain
+	}
+	return nil
+}
+
+func (x *DelegationFailure) GetInvocationId() string {
+	if x != nil {
+		return x.InvocationId
+	}
+	return ""
+}
+
+func (x *DelegationFailure) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
 // RunStep is one node's step in a run.
 type RunStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -693,7 +913,7 @@ type RunStep struct {
 
 func (x *RunStep) Reset() {
 	*x = RunStep{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +925,7 @@ func (x *RunStep) String() string {
 func (*RunStep) ProtoMessage() {}
 
 func (x *RunStep) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[3]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +938,7 @@ func (x *RunStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStep.ProtoReflect.Descriptor instead.
 func (*RunStep) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{3}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RunStep) GetSeq() int32 {
@@ -823,7 +1043,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +1055,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[4]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +1068,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{4}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListRunsRequest) GetAgent() string {
@@ -913,7 +1133,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1145,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[5]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1158,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{5}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -968,7 +1188,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -980,7 +1200,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[6]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1213,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{6}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetRunRequest) GetAgent() string {
@@ -1021,7 +1241,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1253,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[7]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1266,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{7}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetRunResponse) GetRun() *Run {
@@ -1069,7 +1289,7 @@ type WatchRunsRequest struct {
 
 func (x *WatchRunsRequest) Reset() {
 	*x = WatchRunsRequest{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1301,7 @@ func (x *WatchRunsRequest) String() string {
 func (*WatchRunsRequest) ProtoMessage() {}
 
 func (x *WatchRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1314,7 @@ func (x *WatchRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRunsRequest.ProtoReflect.Descriptor instead.
 func (*WatchRunsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{8}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WatchRunsRequest) GetAgent() string {
@@ -1126,7 +1346,7 @@ type WatchRunsResponse struct {
 
 func (x *WatchRunsResponse) Reset() {
 	*x = WatchRunsResponse{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1358,7 @@ func (x *WatchRunsResponse) String() string {
 func (*WatchRunsResponse) ProtoMessage() {}
 
 func (x *WatchRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1371,7 @@ func (x *WatchRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRunsResponse.ProtoReflect.Descriptor instead.
 func (*WatchRunsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{9}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatchRunsResponse) GetKind() RunEventKind {
@@ -1191,7 +1411,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1423,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1436,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{10}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StartRunRequest) GetAgent() string {
@@ -1253,7 +1473,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1485,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1498,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{11}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StartRunResponse) GetRunId() string {
@@ -1310,7 +1530,7 @@ type StopRunRequest struct {
 
 func (x *StopRunRequest) Reset() {
 	*x = StopRunRequest{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1542,7 @@ func (x *StopRunRequest) String() string {
 func (*StopRunRequest) ProtoMessage() {}
 
 func (x *StopRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1555,7 @@ func (x *StopRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRunRequest.ProtoReflect.Descriptor instead.
 func (*StopRunRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StopRunRequest) GetAgent() string {
@@ -1368,7 +1588,7 @@ type StopRunResponse struct {
 
 func (x *StopRunResponse) Reset() {
 	*x = StopRunResponse{}
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1600,7 @@ func (x *StopRunResponse) String() string {
 func (*StopRunResponse) ProtoMessage() {}
 
 func (x *StopRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_run_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1613,300 @@ func (x *StopRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRunResponse.ProtoReflect.Descriptor instead.
 func (*StopRunResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{13}
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{15}
+}
+
+// GetRunTreeRequest names a run of the tree.
+type GetRunTreeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The linked agent that ran it: required.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Any run of the tree: required.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRunTreeRequest) Reset() {
+	*x = GetRunTreeRequest{}
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRunTreeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRunTreeRequest) ProtoMessage() {}
+
+func (x *GetRunTreeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRunTreeRequest.ProtoReflect.Descriptor instead.
+func (*GetRunTreeRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetRunTreeRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *GetRunTreeRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetRunTreeResponse is the tree.
+type GetRunTreeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The root run and everything under it.
+	Root *RunTreeNode `protobuf:"bytes,1,opt,name=root,proto3" json:"root,omitempty"`
+	// Whether runs were left out (more than 1,000, or deeper than 32).
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRunTreeResponse) Reset() {
+	*x = GetRunTreeResponse{}
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRunTreeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRunTreeResponse) ProtoMessage() {}
+
+func (x *GetRunTreeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRunTreeResponse.ProtoReflect.Descriptor instead.
+func (*GetRunTreeResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetRunTreeResponse) GetRoot() *RunTreeNode {
+	if x != nil {
+		return x.Root
+	}
+	return nil
+}
+
+func (x *GetRunTreeResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// RunTreeNode is one run of a tree and the runs it delegated to.
+type RunTreeNode struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run, without its steps.
+	Run *Run `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	// The runs its agent nodes started, in the order they started.
+	Children      []*RunTreeNode `protobuf:"bytes,2,rep,name=children,proto3" json:"children,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunTreeNode) Reset() {
+	*x = RunTreeNode{}
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunTreeNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunTreeNode) ProtoMessage() {}
+
+func (x *RunTreeNode) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunTreeNode.ProtoReflect.Descriptor instead.
+func (*RunTreeNode) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RunTreeNode) GetRun() *Run {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+func (x *RunTreeNode) GetChildren() []*RunTreeNode {
+	if x != nil {
+		return x.Children
+	}
+	return nil
+}
+
+// ListDelegationFailuresRequest filters and pages ListDelegationFailures.
+type ListDelegationFailuresRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The linked agent: required.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Only failures with this code, when given.
+	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// How many at most: 1 to 500; 0 means 100.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDelegationFailuresRequest) Reset() {
+	*x = ListDelegationFailuresRequest{}
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDelegationFailuresRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDelegationFailuresRequest) ProtoMessage() {}
+
+func (x *ListDelegationFailuresRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDelegationFailuresRequest.ProtoReflect.Descriptor instead.
+func (*ListDelegationFailuresRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListDelegationFailuresRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *ListDelegationFailuresRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ListDelegationFailuresRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDelegationFailuresRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListDelegationFailuresResponse is one page of failures.
+type ListDelegationFailuresResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Failures []*DelegationFailure `protobuf:"bytes,1,rep,name=failures,proto3" json:"failures,omitempty"`
+	// Give it back for the next page; "" on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDelegationFailuresResponse) Reset() {
+	*x = ListDelegationFailuresResponse{}
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDelegationFailuresResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDelegationFailuresResponse) ProtoMessage() {}
+
+func (x *ListDelegationFailuresResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_run_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDelegationFailuresResponse.ProtoReflect.Descriptor instead.
+func (*ListDelegationFailuresResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_run_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListDelegationFailuresResponse) GetFailures() []*DelegationFailure {
+	if x != nil {
+		return x.Failures
+	}
+	return nil
+}
+
+func (x *ListDelegationFailuresResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 var File_symphonix_board_v1_run_proto protoreflect.FileDescriptor
@@ -1409,7 +1922,7 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
 	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x16\n" +
 	"\x06cached\x18\x03 \x01(\x03R\x06cached\x12\x14\n" +
-	"\x05total\x18\x04 \x01(\x03R\x05total\"\xe9\x06\n" +
+	"\x05total\x18\x04 \x01(\x03R\x05total\"\xac\a\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
@@ -1437,7 +1950,27 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\bwithheld\x18\x13 \x03(\tR\bwithheld\x121\n" +
 	"\x05steps\x18\x14 \x03(\v2\x1b.symphonix.board.v1.RunStepR\x05steps\x12'\n" +
 	"\x0fsteps_truncated\x18\x15 \x01(\bR\x0estepsTruncated\x128\n" +
-	"\atrigger\x18\x16 \x01(\v2\x1e.symphonix.board.v1.RunTriggerR\atrigger\"\xa4\x03\n" +
+	"\atrigger\x18\x16 \x01(\v2\x1e.symphonix.board.v1.RunTriggerR\atrigger\x12A\n" +
+	"\n" +
+	"delegation\x18\x17 \x01(\v2!.symphonix.board.v1.RunDelegationR\n" +
+	"delegation\"\xa5\x01\n" +
+	"\rRunDelegation\x12\"\n" +
+	"\rparent_run_id\x18\x01 \x01(\tR\vparentRunId\x12\x1f\n" +
+	"\vparent_node\x18\x02 \x01(\tR\n" +
+	"parentNode\x12#\n" +
+	"\rinvocation_id\x18\x03 \x01(\tR\finvocationId\x12\x14\n" +
+	"\x05agent\x18\x04 \x01(\tR\x05agent\x12\x14\n" +
+	"\x05chain\x18\x05 \x03(\tR\x05chain\"\x85\x02\n" +
+	"\x11DelegationFailure\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\x12\x16\n" +
+	"\x06target\x18\x04 \x01(\tR\x06target\x12\x12\n" +
+	"\x04code\x18\x05 \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\x12\x14\n" +
+	"\x05chain\x18\a \x03(\tR\x05chain\x12#\n" +
+	"\rinvocation_id\x18\b \x01(\tR\finvocationId\x12.\n" +
+	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xa4\x03\n" +
 	"\aRunStep\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x12\n" +
@@ -1489,7 +2022,25 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x11\n" +
-	"\x0fStopRunResponse*\x97\x01\n" +
+	"\x0fStopRunResponse\"9\n" +
+	"\x11GetRunTreeRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"g\n" +
+	"\x12GetRunTreeResponse\x123\n" +
+	"\x04root\x18\x01 \x01(\v2\x1f.symphonix.board.v1.RunTreeNodeR\x04root\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"u\n" +
+	"\vRunTreeNode\x12)\n" +
+	"\x03run\x18\x01 \x01(\v2\x17.symphonix.board.v1.RunR\x03run\x12;\n" +
+	"\bchildren\x18\x02 \x03(\v2\x1f.symphonix.board.v1.RunTreeNodeR\bchildren\"\x85\x01\n" +
+	"\x1dListDelegationFailuresRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x8b\x01\n" +
+	"\x1eListDelegationFailuresResponse\x12A\n" +
+	"\bfailures\x18\x01 \x03(\v2%.symphonix.board.v1.DelegationFailureR\bfailures\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x97\x01\n" +
 	"\bRunState\x12\x19\n" +
 	"\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11RUN_STATE_RUNNING\x10\x01\x12\x14\n" +
@@ -1516,14 +2067,17 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\x15RUN_EVENT_KIND_PAUSED\x10\x05\x12\x1a\n" +
 	"\x16RUN_EVENT_KIND_RESUMED\x10\x06\x12\x18\n" +
 	"\x14RUN_EVENT_KIND_ENDED\x10\a\x12\x1c\n" +
-	"\x18RUN_EVENT_KIND_HEARTBEAT\x10\b2\xbb\x03\n" +
+	"\x18RUN_EVENT_KIND_HEARTBEAT\x10\b2\x99\x05\n" +
 	"\n" +
 	"RunService\x12U\n" +
 	"\bListRuns\x12#.symphonix.board.v1.ListRunsRequest\x1a$.symphonix.board.v1.ListRunsResponse\x12O\n" +
 	"\x06GetRun\x12!.symphonix.board.v1.GetRunRequest\x1a\".symphonix.board.v1.GetRunResponse\x12Z\n" +
 	"\tWatchRuns\x12$.symphonix.board.v1.WatchRunsRequest\x1a%.symphonix.board.v1.WatchRunsResponse0\x01\x12U\n" +
 	"\bStartRun\x12#.symphonix.board.v1.StartRunRequest\x1a$.symphonix.board.v1.StartRunResponse\x12R\n" +
-	"\aStopRun\x12\".symphonix.board.v1.StopRunRequest\x1a#.symphonix.board.v1.StopRunResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\aStopRun\x12\".symphonix.board.v1.StopRunRequest\x1a#.symphonix.board.v1.StopRunResponse\x12[\n" +
+	"\n" +
+	"GetRunTree\x12%.symphonix.board.v1.GetRunTreeRequest\x1a&.symphonix.board.v1.GetRunTreeResponse\x12\x7f\n" +
+	"\x16ListDelegationFailures\x121.symphonix.board.v1.ListDelegationFailuresRequest\x1a2.symphonix.board.v1.ListDelegationFailuresResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_run_proto_rawDescOnce sync.Once
@@ -1538,71 +2092,88 @@ func file_symphonix_board_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_symphonix_board_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_symphonix_board_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_symphonix_board_v1_run_proto_goTypes = []any{
-	(RunState)(0),                 // 0: symphonix.board.v1.RunState
-	(StepOutcome)(0),              // 1: symphonix.board.v1.StepOutcome
-	(PauseKind)(0),                // 2: symphonix.board.v1.PauseKind
-	(RunEventKind)(0),             // 3: symphonix.board.v1.RunEventKind
-	(*FlowInput)(nil),             // 4: symphonix.board.v1.FlowInput
-	(*Tokens)(nil),                // 5: symphonix.board.v1.Tokens
-	(*Run)(nil),                   // 6: symphonix.board.v1.Run
-	(*RunStep)(nil),               // 7: symphonix.board.v1.RunStep
-	(*ListRunsRequest)(nil),       // 8: symphonix.board.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),      // 9: symphonix.board.v1.ListRunsResponse
-	(*GetRunRequest)(nil),         // 10: symphonix.board.v1.GetRunRequest
-	(*GetRunResponse)(nil),        // 11: symphonix.board.v1.GetRunResponse
-	(*WatchRunsRequest)(nil),      // 12: symphonix.board.v1.WatchRunsRequest
-	(*WatchRunsResponse)(nil),     // 13: symphonix.board.v1.WatchRunsResponse
-	(*StartRunRequest)(nil),       // 14: symphonix.board.v1.StartRunRequest
-	(*StartRunResponse)(nil),      // 15: symphonix.board.v1.StartRunResponse
-	(*StopRunRequest)(nil),        // 16: symphonix.board.v1.StopRunRequest
-	(*StopRunResponse)(nil),       // 17: symphonix.board.v1.StopRunResponse
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 20: google.protobuf.Struct
-	(*RunTrigger)(nil),            // 21: symphonix.board.v1.RunTrigger
+	(RunState)(0),                          // 0: symphonix.board.v1.RunState
+	(StepOutcome)(0),                       // 1: symphonix.board.v1.StepOutcome
+	(PauseKind)(0),                         // 2: symphonix.board.v1.PauseKind
+	(RunEventKind)(0),                      // 3: symphonix.board.v1.RunEventKind
+	(*FlowInput)(nil),                      // 4: symphonix.board.v1.FlowInput
+	(*Tokens)(nil),                         // 5: symphonix.board.v1.Tokens
+	(*Run)(nil),                            // 6: symphonix.board.v1.Run
+	(*RunDelegation)(nil),                  // 7: symphonix.board.v1.RunDelegation
+	(*DelegationFailure)(nil),              // 8: symphonix.board.v1.DelegationFailure
+	(*RunStep)(nil),                        // 9: symphonix.board.v1.RunStep
+	(*ListRunsRequest)(nil),                // 10: symphonix.board.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),               // 11: symphonix.board.v1.ListRunsResponse
+	(*GetRunRequest)(nil),                  // 12: symphonix.board.v1.GetRunRequest
+	(*GetRunResponse)(nil),                 // 13: symphonix.board.v1.GetRunResponse
+	(*WatchRunsRequest)(nil),               // 14: symphonix.board.v1.WatchRunsRequest
+	(*WatchRunsResponse)(nil),              // 15: symphonix.board.v1.WatchRunsResponse
+	(*StartRunRequest)(nil),                // 16: symphonix.board.v1.StartRunRequest
+	(*StartRunResponse)(nil),               // 17: symphonix.board.v1.StartRunResponse
+	(*StopRunRequest)(nil),                 // 18: symphonix.board.v1.StopRunRequest
+	(*StopRunResponse)(nil),                // 19: symphonix.board.v1.StopRunResponse
+	(*GetRunTreeRequest)(nil),              // 20: symphonix.board.v1.GetRunTreeRequest
+	(*GetRunTreeResponse)(nil),             // 21: symphonix.board.v1.GetRunTreeResponse
+	(*RunTreeNode)(nil),                    // 22: symphonix.board.v1.RunTreeNode
+	(*ListDelegationFailuresRequest)(nil),  // 23: symphonix.board.v1.ListDelegationFailuresRequest
+	(*ListDelegationFailuresResponse)(nil), // 24: symphonix.board.v1.ListDelegationFailuresResponse
+	(*timestamppb.Timestamp)(nil),          // 25: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),            // 26: google.protobuf.Duration
+	(*structpb.Struct)(nil),                // 27: google.protobuf.Struct
+	(*RunTrigger)(nil),                     // 28: symphonix.board.v1.RunTrigger
 }
 var file_symphonix_board_v1_run_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Run.state:type_name -> symphonix.board.v1.RunState
-	18, // 1: symphonix.board.v1.Run.start_time:type_name -> google.protobuf.Timestamp
-	18, // 2: symphonix.board.v1.Run.end_time:type_name -> google.protobuf.Timestamp
-	19, // 3: symphonix.board.v1.Run.duration:type_name -> google.protobuf.Duration
+	25, // 1: symphonix.board.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	25, // 2: symphonix.board.v1.Run.end_time:type_name -> google.protobuf.Timestamp
+	26, // 3: symphonix.board.v1.Run.duration:type_name -> google.protobuf.Duration
 	5,  // 4: symphonix.board.v1.Run.tokens:type_name -> symphonix.board.v1.Tokens
 	2,  // 5: symphonix.board.v1.Run.pause:type_name -> symphonix.board.v1.PauseKind
-	20, // 6: symphonix.board.v1.Run.input:type_name -> google.protobuf.Struct
-	20, // 7: symphonix.board.v1.Run.output:type_name -> google.protobuf.Struct
-	7,  // 8: symphonix.board.v1.Run.steps:type_name -> symphonix.board.v1.RunStep
-	21, // 9: symphonix.board.v1.Run.trigger:type_name -> symphonix.board.v1.RunTrigger
-	18, // 10: symphonix.board.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
-	19, // 11: symphonix.board.v1.RunStep.duration:type_name -> google.protobuf.Duration
-	1,  // 12: symphonix.board.v1.RunStep.outcome:type_name -> symphonix.board.v1.StepOutcome
-	2,  // 13: symphonix.board.v1.RunStep.pause:type_name -> symphonix.board.v1.PauseKind
-	5,  // 14: symphonix.board.v1.RunStep.tokens:type_name -> symphonix.board.v1.Tokens
-	0,  // 15: symphonix.board.v1.ListRunsRequest.state:type_name -> symphonix.board.v1.RunState
-	18, // 16: symphonix.board.v1.ListRunsRequest.start_after:type_name -> google.protobuf.Timestamp
-	18, // 17: symphonix.board.v1.ListRunsRequest.start_before:type_name -> google.protobuf.Timestamp
-	6,  // 18: symphonix.board.v1.ListRunsResponse.runs:type_name -> symphonix.board.v1.Run
-	6,  // 19: symphonix.board.v1.GetRunResponse.run:type_name -> symphonix.board.v1.Run
-	3,  // 20: symphonix.board.v1.WatchRunsResponse.kind:type_name -> symphonix.board.v1.RunEventKind
-	6,  // 21: symphonix.board.v1.WatchRunsResponse.run:type_name -> symphonix.board.v1.Run
-	7,  // 22: symphonix.board.v1.WatchRunsResponse.step:type_name -> symphonix.board.v1.RunStep
-	20, // 23: symphonix.board.v1.StartRunRequest.input:type_name -> google.protobuf.Struct
-	8,  // 24: symphonix.board.v1.RunService.ListRuns:input_type -> symphonix.board.v1.ListRunsRequest
-	10, // 25: symphonix.board.v1.RunService.GetRun:input_type -> symphonix.board.v1.GetRunRequest
-	12, // 26: symphonix.board.v1.RunService.WatchRuns:input_type -> symphonix.board.v1.WatchRunsRequest
-	14, // 27: symphonix.board.v1.RunService.StartRun:input_type -> symphonix.board.v1.StartRunRequest
-	16, // 28: symphonix.board.v1.RunService.StopRun:input_type -> symphonix.board.v1.StopRunRequest
-	9,  // 29: symphonix.board.v1.RunService.ListRuns:output_type -> symphonix.board.v1.ListRunsResponse
-	11, // 30: symphonix.board.v1.RunService.GetRun:output_type -> symphonix.board.v1.GetRunResponse
-	13, // 31: symphonix.board.v1.RunService.WatchRuns:output_type -> symphonix.board.v1.WatchRunsResponse
-	15, // 32: symphonix.board.v1.RunService.StartRun:output_type -> symphonix.board.v1.StartRunResponse
-	17, // 33: symphonix.board.v1.RunService.StopRun:output_type -> symphonix.board.v1.StopRunResponse
-	29, // [29:34] is the sub-list for method output_type
-	24, // [24:29] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	27, // 6: symphonix.board.v1.Run.input:type_name -> google.protobuf.Struct
+	27, // 7: symphonix.board.v1.Run.output:type_name -> google.protobuf.Struct
+	9,  // 8: symphonix.board.v1.Run.steps:type_name -> symphonix.board.v1.RunStep
+	28, // 9: symphonix.board.v1.Run.trigger:type_name -> symphonix.board.v1.RunTrigger
+	7,  // 10: symphonix.board.v1.Run.delegation:type_name -> symphonix.board.v1.RunDelegation
+	25, // 11: symphonix.board.v1.DelegationFailure.time:type_name -> google.protobuf.Timestamp
+	25, // 12: symphonix.board.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
+	26, // 13: symphonix.board.v1.RunStep.duration:type_name -> google.protobuf.Duration
+	1,  // 14: symphonix.board.v1.RunStep.outcome:type_name -> symphonix.board.v1.StepOutcome
+	2,  // 15: symphonix.board.v1.RunStep.pause:type_name -> symphonix.board.v1.PauseKind
+	5,  // 16: symphonix.board.v1.RunStep.tokens:type_name -> symphonix.board.v1.Tokens
+	0,  // 17: symphonix.board.v1.ListRunsRequest.state:type_name -> symphonix.board.v1.RunState
+	25, // 18: symphonix.board.v1.ListRunsRequest.start_after:type_name -> google.protobuf.Timestamp
+	25, // 19: symphonix.board.v1.ListRunsRequest.start_before:type_name -> google.protobuf.Timestamp
+	6,  // 20: symphonix.board.v1.ListRunsResponse.runs:type_name -> symphonix.board.v1.Run
+	6,  // 21: symphonix.board.v1.GetRunResponse.run:type_name -> symphonix.board.v1.Run
+	3,  // 22: symphonix.board.v1.WatchRunsResponse.kind:type_name -> symphonix.board.v1.RunEventKind
+	6,  // 23: symphonix.board.v1.WatchRunsResponse.run:type_name -> symphonix.board.v1.Run
+	9,  // 24: symphonix.board.v1.WatchRunsResponse.step:type_name -> symphonix.board.v1.RunStep
+	27, // 25: symphonix.board.v1.StartRunRequest.input:type_name -> google.protobuf.Struct
+	22, // 26: symphonix.board.v1.GetRunTreeResponse.root:type_name -> symphonix.board.v1.RunTreeNode
+	6,  // 27: symphonix.board.v1.RunTreeNode.run:type_name -> symphonix.board.v1.Run
+	22, // 28: symphonix.board.v1.RunTreeNode.children:type_name -> symphonix.board.v1.RunTreeNode
+	8,  // 29: symphonix.board.v1.ListDelegationFailuresResponse.failures:type_name -> symphonix.board.v1.DelegationFailure
+	10, // 30: symphonix.board.v1.RunService.ListRuns:input_type -> symphonix.board.v1.ListRunsRequest
+	12, // 31: symphonix.board.v1.RunService.GetRun:input_type -> symphonix.board.v1.GetRunRequest
+	14, // 32: symphonix.board.v1.RunService.WatchRuns:input_type -> symphonix.board.v1.WatchRunsRequest
+	16, // 33: symphonix.board.v1.RunService.StartRun:input_type -> symphonix.board.v1.StartRunRequest
+	18, // 34: symphonix.board.v1.RunService.StopRun:input_type -> symphonix.board.v1.StopRunRequest
+	20, // 35: symphonix.board.v1.RunService.GetRunTree:input_type -> symphonix.board.v1.GetRunTreeRequest
+	23, // 36: symphonix.board.v1.RunService.ListDelegationFailures:input_type -> symphonix.board.v1.ListDelegationFailuresRequest
+	11, // 37: symphonix.board.v1.RunService.ListRuns:output_type -> symphonix.board.v1.ListRunsResponse
+	13, // 38: symphonix.board.v1.RunService.GetRun:output_type -> symphonix.board.v1.GetRunResponse
+	15, // 39: symphonix.board.v1.RunService.WatchRuns:output_type -> symphonix.board.v1.WatchRunsResponse
+	17, // 40: symphonix.board.v1.RunService.StartRun:output_type -> symphonix.board.v1.StartRunResponse
+	19, // 41: symphonix.board.v1.RunService.StopRun:output_type -> symphonix.board.v1.StopRunResponse
+	21, // 42: symphonix.board.v1.RunService.GetRunTree:output_type -> symphonix.board.v1.GetRunTreeResponse
+	24, // 43: symphonix.board.v1.RunService.ListDelegationFailures:output_type -> symphonix.board.v1.ListDelegationFailuresResponse
+	37, // [37:44] is the sub-list for method output_type
+	30, // [30:37] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_run_proto_init() }
@@ -1617,7 +2188,7 @@ func file_symphonix_board_v1_run_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_run_proto_rawDesc), len(file_symphonix_board_v1_run_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   14,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

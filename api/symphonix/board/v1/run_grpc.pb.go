@@ -19,11 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RunService_ListRuns_FullMethodName  = "/symphonix.board.v1.RunService/ListRuns"
-	RunService_GetRun_FullMethodName    = "/symphonix.board.v1.RunService/GetRun"
-	RunService_WatchRuns_FullMethodName = "/symphonix.board.v1.RunService/WatchRuns"
-	RunService_StartRun_FullMethodName  = "/symphonix.board.v1.RunService/StartRun"
-	RunService_StopRun_FullMethodName   = "/symphonix.board.v1.RunService/StopRun"
+	RunService_ListRuns_FullMethodName               = "/symphonix.board.v1.RunService/ListRuns"
+	RunService_GetRun_FullMethodName                 = "/symphonix.board.v1.RunService/GetRun"
+	RunService_WatchRuns_FullMethodName              = "/symphonix.board.v1.RunService/WatchRuns"
+	RunService_StartRun_FullMethodName               = "/symphonix.board.v1.RunService/StartRun"
+	RunService_StopRun_FullMethodName                = "/symphonix.board.v1.RunService/StopRun"
+	RunService_GetRunTree_FullMethodName             = "/symphonix.board.v1.RunService/GetRunTree"
+	RunService_ListDelegationFailures_FullMethodName = "/symphonix.board.v1.RunService/ListDelegationFailures"
 )
 
 // RunServiceClient is the client API for RunService service.
@@ -65,6 +67,19 @@ type RunServiceClient interface {
 	// boundary. Admins only. failed_precondition: the run has ended, or its
 	// agent is not linked or does not announce "fire".
 	StopRun(ctx context.Context, in *StopRunRequest, opts ...grpc.CallOption) (*StopRunResponse, error)
+	// GetRunTree returns the tree of runs a run belongs to (agentTree): from
+	// the run nothing delegated (its root, with the trigger that started it
+	// when one did) down through every run its agent nodes delegated to,
+	// children in the order they started. At most 1,000 runs and 32 levels;
+	// truncated says when more were left out. not_found when the run is not
+	// stored. Any operator.
+	GetRunTree(ctx context.Context, in *GetRunTreeRequest, opts ...grpc.CallOption) (*GetRunTreeResponse, error)
+	// ListDelegationFailures returns, newest first, the delegations an
+	// agent's runs asked for and did not get, as the agent reported them
+	// (agents announcing "delegation"): refused before the child ran, with
+	// the code saying why, or failed in it. The board keeps the latest 1,000
+	// per agent. Any operator.
+	ListDelegationFailures(ctx context.Context, in *ListDelegationFailuresRequest, opts ...grpc.CallOption) (*ListDelegationFailuresResponse, error)
 }
 
 type runServiceClient struct {
@@ -134,6 +149,26 @@ func (c *runServiceClient) StopRun(ctx context.Context, in *StopRunRequest, opts
 	return out, nil
 }
 
+func (c *runServiceClient) GetRunTree(ctx context.Context, in *GetRunTreeRequest, opts ...grpc.CallOption) (*GetRunTreeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetRunTreeResponse)
+	err := c.cc.Invoke(ctx, RunService_GetRunTree_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *runServiceClient) ListDelegationFailures(ctx context.Context, in *ListDelegationFailuresRequest, opts ...grpc.CallOption) (*ListDelegationFailuresResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDelegationFailuresResponse)
+	err := c.cc.Invoke(ctx, RunService_ListDelegationFailures_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RunServiceServer is the server API for RunService service.
 // All implementations must embed UnimplementedRunServiceServer
 // for forward compatibility.
@@ -173,6 +208,19 @@ type RunServiceServer interface {
 	// boundary. Admins only. failed_precondition: the run has ended, or its
 	// agent is not linked or does not announce "fire".
 	StopRun(context.Context, *StopRunRequest) (*StopRunResponse, error)
+	// GetRunTree returns the tree of runs a run belongs to (agentTree): from
+	// the run nothing delegated (its root, with the trigger that started it
+	// when one did) down through every run its agent nodes delegated to,
+	// children in the order they started. At most 1,000 runs and 32 levels;
+	// truncated says when more were left out. not_found when the run is not
+	// stored. Any operator.
+	GetRunTree(context.Context, *GetRunTreeRequest) (*GetRunTreeResponse, error)
+	// ListDelegationFailures returns, newest first, the delegations an
+	// agent's runs asked for and did not get, as the agent reported them
+	// (agents announcing "delegation"): refused before the child ran, with
+	// the code saying why, or failed in it. The board keeps the latest 1,000
+	// per agent. Any operator.
+	ListDelegationFailures(context.Context, *ListDelegationFailuresRequest) (*ListDelegationFailuresResponse, error)
 	mustEmbedUnimplementedRunServiceServer()
 }
 
@@ -197,6 +245,12 @@ func (UnimplementedRunServiceServer) StartRun(context.Context, *StartRunRequest)
 }
 func (UnimplementedRunServiceServer) StopRun(context.Context, *StopRunRequest) (*StopRunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StopRun not implemented")
+}
+func (UnimplementedRunServiceServer) GetRunTree(context.Context, *GetRunTreeRequest) (*GetRunTreeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRunTree not implemented")
+}
+func (UnimplementedRunServiceServer) ListDelegationFailures(context.Context, *ListDelegationFailuresRequest) (*ListDelegationFailuresResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDelegationFailures not implemented")
 }
 func (UnimplementedRunServiceServer) mustEmbedUnimplementedRunServiceServer() {}
 func (UnimplementedRunServiceServer) testEmbeddedByValue()                    {}
@@ -302,6 +356,42 @@ func _RunService_StopRun_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RunService_GetRunTree_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRunTreeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RunServiceServer).GetRunTree(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RunService_GetRunTree_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RunServiceServer).GetRunTree(ctx, req.(*GetRunTreeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RunService_ListDelegationFailures_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDelegationFailuresRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RunServiceServer).ListDelegationFailures(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RunService_ListDelegationFailures_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RunServiceServer).ListDelegationFailures(ctx, req.(*ListDelegationFailuresRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RunService_ServiceDesc is the grpc.ServiceDesc for RunService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -324,6 +414,14 @@ var RunService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StopRun",
 			Handler:    _RunService_StopRun_Handler,
+		},
+		{
+			MethodName: "GetRunTree",
+			Handler:    _RunService_GetRunTree_Handler,
+		},
+		{
+			MethodName: "ListDelegationFailures",
+			Handler:    _RunService_ListDelegationFailures_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

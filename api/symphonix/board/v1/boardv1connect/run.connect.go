@@ -34,6 +34,11 @@ const (
 	RunServiceStartRunProcedure = "/symphonix.board.v1.RunService/StartRun"
 	// RunServiceStopRunProcedure is the procedure name of the RunService's StopRun RPC.
 	RunServiceStopRunProcedure = "/symphonix.board.v1.RunService/StopRun"
+	// RunServiceGetRunTreeProcedure is the procedure name of the RunService's GetRunTree RPC.
+	RunServiceGetRunTreeProcedure = "/symphonix.board.v1.RunService/GetRunTree"
+	// RunServiceListDelegationFailuresProcedure is the procedure name of the RunService's
+	// ListDelegationFailures RPC.
+	RunServiceListDelegationFailuresProcedure = "/symphonix.board.v1.RunService/ListDelegationFailures"
 )
 
 var (
@@ -72,6 +77,20 @@ var (
 			Procedure:  RunServiceStopRunProcedure,
 		}
 	})
+	runServiceGetRunTreeSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_run_proto.Services().ByName("RunService").Methods().ByName("GetRunTree"),
+			Procedure:  RunServiceGetRunTreeProcedure,
+		}
+	})
+	runServiceListDelegationFailuresSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_run_proto.Services().ByName("RunService").Methods().ByName("ListDelegationFailures"),
+			Procedure:  RunServiceListDelegationFailuresProcedure,
+		}
+	})
 )
 
 // RunServiceClient is a client for the symphonix.board.v1.RunService service.
@@ -103,6 +122,19 @@ type RunServiceClient interface {
 	// boundary. Admins only. failed_precondition: the run has ended, or its
 	// agent is not linked or does not announce "fire".
 	StopRun(context.Context, *v1.StopRunRequest) (*v1.StopRunResponse, error)
+	// GetRunTree returns the tree of runs a run belongs to (agentTree): from
+	// the run nothing delegated (its root, with the trigger that started it
+	// when one did) down through every run its agent nodes delegated to,
+	// children in the order they started. At most 1,000 runs and 32 levels;
+	// truncated says when more were left out. not_found when the run is not
+	// stored. Any operator.
+	GetRunTree(context.Context, *v1.GetRunTreeRequest) (*v1.GetRunTreeResponse, error)
+	// ListDelegationFailures returns, newest first, the delegations an
+	// agent's runs asked for and did not get, as the agent reported them
+	// (agents announcing "delegation"): refused before the child ran, with
+	// the code saying why, or failed in it. The board keeps the latest 1,000
+	// per agent. Any operator.
+	ListDelegationFailures(context.Context, *v1.ListDelegationFailuresRequest) (*v1.ListDelegationFailuresResponse, error)
 }
 
 // NewRunServiceClient constructs a client for the symphonix.board.v1.RunService service. Multiple
@@ -160,6 +192,19 @@ type RunServiceHandler interface {
 	// boundary. Admins only. failed_precondition: the run has ended, or its
 	// agent is not linked or does not announce "fire".
 	StopRun(context.Context, *v1.StopRunRequest) (*v1.StopRunResponse, error)
+	// GetRunTree returns the tree of runs a run belongs to (agentTree): from
+	// the run nothing delegated (its root, with the trigger that started it
+	// when one did) down through every run its agent nodes delegated to,
+	// children in the order they started. At most 1,000 runs and 32 levels;
+	// truncated says when more were left out. not_found when the run is not
+	// stored. Any operator.
+	GetRunTree(context.Context, *v1.GetRunTreeRequest) (*v1.GetRunTreeResponse, error)
+	// ListDelegationFailures returns, newest first, the delegations an
+	// agent's runs asked for and did not get, as the agent reported them
+	// (agents announcing "delegation"): refused before the child ran, with
+	// the code saying why, or failed in it. The board keeps the latest 1,000
+	// per agent. Any operator.
+	ListDelegationFailures(context.Context, *v1.ListDelegationFailuresRequest) (*v1.ListDelegationFailuresResponse, error)
 }
 
 // RegisterRunServiceHandler registers svc as the symphonix.board.v1.RunService implementation on
@@ -172,6 +217,8 @@ func RegisterRunServiceHandler(server *connect.Server, svc RunServiceHandler) {
 		connect.Method{Spec: runServiceWatchRunsSpec(), Handler: adapter.watchRuns},
 		connect.Method{Spec: runServiceStartRunSpec(), Handler: adapter.startRun},
 		connect.Method{Spec: runServiceStopRunSpec(), Handler: adapter.stopRun},
+		connect.Method{Spec: runServiceGetRunTreeSpec(), Handler: adapter.getRunTree},
+		connect.Method{Spec: runServiceListDelegationFailuresSpec(), Handler: adapter.listDelegationFailures},
 	)
 }
 
@@ -213,6 +260,14 @@ func (UnimplementedRunServiceHandler) StopRun(context.Context, *v1.StopRunReques
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.RunService.StopRun is not implemented")
 }
 
+func (UnimplementedRunServiceHandler) GetRunTree(context.Context, *v1.GetRunTreeRequest) (*v1.GetRunTreeResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.RunService.GetRunTree is not implemented")
+}
+
+func (UnimplementedRunServiceHandler) ListDelegationFailures(context.Context, *v1.ListDelegationFailuresRequest) (*v1.ListDelegationFailuresResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.RunService.ListDelegationFailures is not implemented")
+}
+
 type runServiceClient struct {
 	client *connect.Client
 }
@@ -252,6 +307,22 @@ func (c *runServiceClient) StartRun(ctx context.Context, req *v1.StartRunRequest
 func (c *runServiceClient) StopRun(ctx context.Context, req *v1.StopRunRequest) (*v1.StopRunResponse, error) {
 	var res v1.StopRunResponse
 	if err := c.client.CallUnary(ctx, runServiceStopRunSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *runServiceClient) GetRunTree(ctx context.Context, req *v1.GetRunTreeRequest) (*v1.GetRunTreeResponse, error) {
+	var res v1.GetRunTreeResponse
+	if err := c.client.CallUnary(ctx, runServiceGetRunTreeSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *runServiceClient) ListDelegationFailures(ctx context.Context, req *v1.ListDelegationFailuresRequest) (*v1.ListDelegationFailuresResponse, error) {
+	var res v1.ListDelegationFailuresResponse
+	if err := c.client.CallUnary(ctx, runServiceListDelegationFailuresSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -309,6 +380,30 @@ func (h runServiceHandler) stopRun(ctx context.Context, _ connect.Spec, stream c
 		return err
 	}
 	res, err := h.svc.StopRun(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h runServiceHandler) getRunTree(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.GetRunTreeRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.GetRunTree(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h runServiceHandler) listDelegationFailures(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ListDelegationFailuresRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.ListDelegationFailures(ctx, &req)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/agent.proto.
  */
 export const file_symphonix_board_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSKDBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZUoECAMQBFIGb25saW5lIqYBCgpBZ2VudFBhdXNlEg4KBnBhdXNlZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSCgoCYnkYAyABKAkSKAoEdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoGb3JpZ2luGAUgASgOMh8uc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlT3JpZ2luEhEKCWRlbGl2ZXJlZBgGIAEoCCI6ChFMaXN0QWdlbnRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJpChJMaXN0QWdlbnRzUmVzcG9uc2USKQoGYWdlbnRzGAEgAygLMhkuc3ltcGhvbml4LmJvYXJkLnYxLkFnZW50EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCUoECAIQA1IJdHJ1bmNhdGVkIh8KD0dldEFnZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJIjwKEEdldEFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiFAoSV2F0Y2hBZ2VudHNSZXF1ZXN0Ij8KE1dhdGNoQWdlbnRzUmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiTgoXR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJkChhHZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USLwoGcm91bmRzGAEgAygLMh8uc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJvdW5kEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIxChFQYXVzZUFnZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChJQYXVzZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSUmVzdW1lQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE1Jlc3VtZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQqWgoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkFHRU5UX1NUQVRFX09OTElORRABEhcKE0FHRU5UX1NUQVRFX09GRkxJTkUQAjLQBAoMQWdlbnRTZXJ2aWNlElsKCkxpc3RBZ2VudHMSJS5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFnZW50c1JlcXVlc3QaJi5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFnZW50c1Jlc3BvbnNlElUKCEdldEFnZW50EiMuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFnZW50UmVxdWVzdBokLnN5bXBob25peC5ib2FyZC52MS5HZXRBZ2VudFJlc3BvbnNlEmAKC1dhdGNoQWdlbnRzEiYuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQWdlbnRzUmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFnZW50c1Jlc3BvbnNlMAESbQoQR2V0SGVhbHRoSGlzdG9yeRIrLnN5bXBob25peC5ib2FyZC52MS5HZXRIZWFsdGhIaXN0b3J5UmVxdWVzdBosLnN5bXBob25peC5ib2FyZC52MS5HZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USWwoKUGF1c2VBZ2VudBIlLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUFnZW50UmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUFnZW50UmVzcG9uc2USXgoLUmVzdW1lQWdlbnQSJi5zeW1waG9uaXguYm9hcmQudjEuUmVzdW1lQWdlbnRSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLlJlc3VtZUFnZW50UmVzcG9uc2VCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
+  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLEBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZRI/ChFkZWxlZ2F0aW9uX2N5Y2xlcxgRIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uQ3ljbGVzSgQIAxAEUgZvbmxpbmUihwEKEERlbGVnYXRpb25DeWNsZXMSNQoJa25vd2xlZGdlGAEgASgOMiIuc3ltcGhvbml4LmJvYXJkLnYxLkN5Y2xlS25vd2xlZGdlEg0KBWNvdW50GAIgASgDEi0KCWxhc3RfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiPwoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCJOChdHZXRIZWFsdGhIaXN0b3J5UmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImQKGEdldEhlYWx0aEhpc3RvcnlSZXNwb25zZRIvCgZyb3VuZHMYASADKAsyHy5zeW1waG9uaXguYm9hcmQudjEuSGVhbHRoUm91bmQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjEKEVBhdXNlQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj4KElBhdXNlQWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIyChJSZXN1bWVBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZyZWFzb24YAiABKAkiPwoTUmVzdW1lQWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCpaCgpBZ2VudFN0YXRlEhsKF0FHRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSQUdFTlRfU1RBVEVfT05MSU5FEAESFwoTQUdFTlRfU1RBVEVfT0ZGTElORRACKpMBCg5DeWNsZUtub3dsZWRnZRIfChtDWUNMRV9LTk9XTEVER0VfVU5TUEVDSUZJRUQQABIfChtDWUNMRV9LTk9XTEVER0VfQ0FOTk9UX1RFTEwQARIhCh1DWUNMRV9LTk9XTEVER0VfTk9ORV9SRVBPUlRFRBACEhwKGENZQ0xFX0tOT1dMRURHRV9SRVBPUlRFRBADMtAECgxBZ2VudFNlcnZpY2USWwoKTGlzdEFnZW50cxIlLnN5bXBob25peC5ib2FyZC52MS5MaXN0QWdlbnRzUmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5MaXN0QWdlbnRzUmVzcG9uc2USVQoIR2V0QWdlbnQSIy5zeW1waG9uaXguYm9hcmQudjEuR2V0QWdlbnRSZXF1ZXN0GiQuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFnZW50UmVzcG9uc2USYAoLV2F0Y2hBZ2VudHMSJi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBZ2VudHNSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQWdlbnRzUmVzcG9uc2UwARJtChBHZXRIZWFsdGhIaXN0b3J5Eisuc3ltcGhvbml4LmJvYXJkLnYxLkdldEhlYWx0aEhpc3RvcnlSZXF1ZXN0Giwuc3ltcGhvbml4LmJvYXJkLnYxLkdldEhlYWx0aEhpc3RvcnlSZXNwb25zZRJbCgpQYXVzZUFnZW50EiUuc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlQWdlbnRSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlQWdlbnRSZXNwb25zZRJeCgtSZXN1bWVBZ2VudBImLnN5bXBob25peC5ib2FyZC52MS5SZXN1bWVBZ2VudFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuUmVzdW1lQWdlbnRSZXNwb25zZUI/Wj1naXRodWIuY29tL3N5bXBob25peC9zeW1waG9uaXgvYXBpL3N5bXBob25peC9ib2FyZC92MTtib2FyZHYxYgZwcm90bzM", [file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
 
 /**
  * Agent is what the board knows about one agent, by name.
@@ -138,6 +138,13 @@ export type Agent = Message<"symphonix.board.v1.Agent"> & {
    * @generated from field: symphonix.board.v1.InstalledPackage package = 16;
    */
   package?: InstalledPackage | undefined;
+
+  /**
+   * What the board can tell of circular delegations in its runs.
+   *
+   * @generated from field: symphonix.board.v1.DelegationCycles delegation_cycles = 17;
+   */
+  delegationCycles?: DelegationCycles | undefined;
 };
 
 /**
@@ -146,6 +153,42 @@ export type Agent = Message<"symphonix.board.v1.Agent"> & {
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_agent, 0);
+
+/**
+ * DelegationCycles is what an agent reported of delegations refused as
+ * circular (code AGENT_RECURSION).
+ *
+ * @generated from message symphonix.board.v1.DelegationCycles
+ */
+export type DelegationCycles = Message<"symphonix.board.v1.DelegationCycles"> & {
+  /**
+   * Whether the board can tell, and what.
+   *
+   * @generated from field: symphonix.board.v1.CycleKnowledge knowledge = 1;
+   */
+  knowledge: CycleKnowledge;
+
+  /**
+   * How many the board keeps (the latest 1,000 delegation failures).
+   *
+   * @generated from field: int64 count = 2;
+   */
+  count: bigint;
+
+  /**
+   * When the latest was refused; unset when none is kept.
+   *
+   * @generated from field: google.protobuf.Timestamp last_time = 3;
+   */
+  lastTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.DelegationCycles.
+ * Use `create(DelegationCyclesSchema)` to create a new message.
+ */
+export const DelegationCyclesSchema: GenMessage<DelegationCycles> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 1);
 
 /**
  * AgentPause is what the board knows of whether an agent takes work: the
@@ -204,7 +247,7 @@ export type AgentPause = Message<"symphonix.board.v1.AgentPause"> & {
  * Use `create(AgentPauseSchema)` to create a new message.
  */
 export const AgentPauseSchema: GenMessage<AgentPause> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 1);
+  messageDesc(file_symphonix_board_v1_agent, 2);
 
 /**
  * ListAgentsRequest asks for a page of agents, by name.
@@ -234,7 +277,7 @@ export type ListAgentsRequest = Message<"symphonix.board.v1.ListAgentsRequest"> 
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 2);
+  messageDesc(file_symphonix_board_v1_agent, 3);
 
 /**
  * ListAgentsResponse is one page of agents.
@@ -264,7 +307,7 @@ export type ListAgentsResponse = Message<"symphonix.board.v1.ListAgentsResponse"
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 3);
+  messageDesc(file_symphonix_board_v1_agent, 4);
 
 /**
  * GetAgentRequest asks for one agent.
@@ -285,7 +328,7 @@ export type GetAgentRequest = Message<"symphonix.board.v1.GetAgentRequest"> & {
  * Use `create(GetAgentRequestSchema)` to create a new message.
  */
 export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 4);
+  messageDesc(file_symphonix_board_v1_agent, 5);
 
 /**
  * GetAgentResponse is one agent.
@@ -306,7 +349,7 @@ export type GetAgentResponse = Message<"symphonix.board.v1.GetAgentResponse"> & 
  * Use `create(GetAgentResponseSchema)` to create a new message.
  */
 export const GetAgentResponseSchema: GenMessage<GetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 5);
+  messageDesc(file_symphonix_board_v1_agent, 6);
 
 /**
  * WatchAgentsRequest opens a watch on the fleet.
@@ -321,7 +364,7 @@ export type WatchAgentsRequest = Message<"symphonix.board.v1.WatchAgentsRequest"
  * Use `create(WatchAgentsRequestSchema)` to create a new message.
  */
 export const WatchAgentsRequestSchema: GenMessage<WatchAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 6);
+  messageDesc(file_symphonix_board_v1_agent, 7);
 
 /**
  * WatchAgentsResponse is one agent, as it stands now.
@@ -342,7 +385,7 @@ export type WatchAgentsResponse = Message<"symphonix.board.v1.WatchAgentsRespons
  * Use `create(WatchAgentsResponseSchema)` to create a new message.
  */
 export const WatchAgentsResponseSchema: GenMessage<WatchAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 7);
+  messageDesc(file_symphonix_board_v1_agent, 8);
 
 /**
  * GetHealthHistoryRequest asks for a page of an agent's health rounds.
@@ -378,7 +421,7 @@ export type GetHealthHistoryRequest = Message<"symphonix.board.v1.GetHealthHisto
  * Use `create(GetHealthHistoryRequestSchema)` to create a new message.
  */
 export const GetHealthHistoryRequestSchema: GenMessage<GetHealthHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 8);
+  messageDesc(file_symphonix_board_v1_agent, 9);
 
 /**
  * GetHealthHistoryResponse is one page of health rounds, newest first.
@@ -407,7 +450,7 @@ export type GetHealthHistoryResponse = Message<"symphonix.board.v1.GetHealthHist
  * Use `create(GetHealthHistoryResponseSchema)` to create a new message.
  */
 export const GetHealthHistoryResponseSchema: GenMessage<GetHealthHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 9);
+  messageDesc(file_symphonix_board_v1_agent, 10);
 
 /**
  * PauseAgentRequest asks an agent to stop taking new work.
@@ -436,7 +479,7 @@ export type PauseAgentRequest = Message<"symphonix.board.v1.PauseAgentRequest"> 
  * Use `create(PauseAgentRequestSchema)` to create a new message.
  */
 export const PauseAgentRequestSchema: GenMessage<PauseAgentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 10);
+  messageDesc(file_symphonix_board_v1_agent, 11);
 
 /**
  * PauseAgentResponse is the agent after the pause was recorded.
@@ -457,7 +500,7 @@ export type PauseAgentResponse = Message<"symphonix.board.v1.PauseAgentResponse"
  * Use `create(PauseAgentResponseSchema)` to create a new message.
  */
 export const PauseAgentResponseSchema: GenMessage<PauseAgentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 11);
+  messageDesc(file_symphonix_board_v1_agent, 12);
 
 /**
  * ResumeAgentRequest asks a paused agent to take work again.
@@ -485,7 +528,7 @@ export type ResumeAgentRequest = Message<"symphonix.board.v1.ResumeAgentRequest"
  * Use `create(ResumeAgentRequestSchema)` to create a new message.
  */
 export const ResumeAgentRequestSchema: GenMessage<ResumeAgentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 12);
+  messageDesc(file_symphonix_board_v1_agent, 13);
 
 /**
  * ResumeAgentResponse is the agent after the resume was recorded.
@@ -506,7 +549,7 @@ export type ResumeAgentResponse = Message<"symphonix.board.v1.ResumeAgentRespons
  * Use `create(ResumeAgentResponseSchema)` to create a new message.
  */
 export const ResumeAgentResponseSchema: GenMessage<ResumeAgentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 13);
+  messageDesc(file_symphonix_board_v1_agent, 14);
 
 /**
  * AgentState is whether an agent is linked to the board.
@@ -541,6 +584,49 @@ export enum AgentState {
  */
 export const AgentStateSchema: GenEnum<AgentState> = /*@__PURE__*/
   enumDesc(file_symphonix_board_v1_agent, 0);
+
+/**
+ * CycleKnowledge is whether an agent's silence about delegation cycles
+ * means anything.
+ *
+ * @generated from enum symphonix.board.v1.CycleKnowledge
+ */
+export enum CycleKnowledge {
+  /**
+   * Not said.
+   *
+   * @generated from enum value: CYCLE_KNOWLEDGE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Its last hello did not announce "delegation-cycle": it would not
+   * report a cycle, so none reported says nothing.
+   *
+   * @generated from enum value: CYCLE_KNOWLEDGE_CANNOT_TELL = 1;
+   */
+  CANNOT_TELL = 1,
+
+  /**
+   * It announces "delegation-cycle" and has reported none the board keeps.
+   *
+   * @generated from enum value: CYCLE_KNOWLEDGE_NONE_REPORTED = 2;
+   */
+  NONE_REPORTED = 2,
+
+  /**
+   * It has reported at least one.
+   *
+   * @generated from enum value: CYCLE_KNOWLEDGE_REPORTED = 3;
+   */
+  REPORTED = 3,
+}
+
+/**
+ * Describes the enum symphonix.board.v1.CycleKnowledge.
+ */
+export const CycleKnowledgeSchema: GenEnum<CycleKnowledge> = /*@__PURE__*/
+  enumDesc(file_symphonix_board_v1_agent, 1);
 
 /**
  * AgentService is what operators read about the fleet. Every RPC needs an

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/run.proto.
  */
 export const file_symphonix_board_v1_run: GenFile = /*@__PURE__*/
-  fileDesc("ChxzeW1waG9uaXgvYm9hcmQvdjEvcnVuLnByb3RvEhJzeW1waG9uaXguYm9hcmQudjEiPAoJRmxvd0lucHV0EgwKBG5hbWUYASABKAkSDAoEdHlwZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJGCgZUb2tlbnMSDQoFaW5wdXQYASABKAMSDgoGb3V0cHV0GAIgASgDEg4KBmNhY2hlZBgDIAEoAxINCgV0b3RhbBgEIAEoAyKhBQoDUnVuEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEg4KBnRocmVhZBgDIAEoCRISCgpzdGFydGVkX2J5GAQgASgJEhYKDnN0YXJ0ZWRfYnlfd2hvGAUgASgJEg0KBWJ1aWxkGAYgASgJEisKBXN0YXRlGAcgASgOMhwuc3ltcGhvbml4LmJvYXJkLnYxLlJ1blN0YXRlEi4KCnN0YXJ0X3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCghkdXJhdGlvbhgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgpzdGVwX2NvdW50GAsgASgFEioKBnRva2VucxgMIAEoCzIaLnN5bXBob25peC5ib2FyZC52MS5Ub2tlbnMSDQoFZXJyb3IYDSABKAkSLAoFcGF1c2UYDiABKA4yHS5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VLaW5kEhEKCXBhdXNlZF9hdBgPIAEoCRITCgthcHByb3ZhbF9pZBgQIAEoCRImCgVpbnB1dBgRIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJwoGb3V0cHV0GBIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCgh3aXRoaGVsZBgTIAMoCRIqCgVzdGVwcxgUIAMoCzIbLnN5bXBob25peC5ib2FyZC52MS5SdW5TdGVwEhcKD3N0ZXBzX3RydW5jYXRlZBgVIAEoCBIvCgd0cmlnZ2VyGBYgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLlJ1blRyaWdnZXIizQIKB1J1blN0ZXASCwoDc2VxGAEgASgFEgwKBG5vZGUYAiABKAkSDAoEa2luZBgDIAEoCRIMCgRjb3B5GAQgASgFEi4KCnN0YXJ0X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCGR1cmF0aW9uGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjAKB291dGNvbWUYByABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuU3RlcE91dGNvbWUSDQoFZXJyb3IYCCABKAkSLAoFcGF1c2UYCSABKA4yHS5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VLaW5kEhMKC2FwcHJvdmFsX2lkGAogASgJEioKBnRva2VucxgLIAEoCzIaLnN5bXBob25peC5ib2FyZC52MS5Ub2tlbnMi5wEKD0xpc3RSdW5zUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIrCgVzdGF0ZRgCIAEoDjIcLnN5bXBob25peC5ib2FyZC52MS5SdW5TdGF0ZRIOCgZ0aHJlYWQYAyABKAkSLwoLc3RhcnRfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHN0YXJ0X2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoQTGlzdFJ1bnNSZXNwb25zZRIlCgRydW5zGAEgAygLMhcuc3ltcGhvbml4LmJvYXJkLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKgoNR2V0UnVuUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIKCgJpZBgCIAEoCSI2Cg5HZXRSdW5SZXNwb25zZRIkCgNydW4YASABKAsyFy5zeW1waG9uaXguYm9hcmQudjEuUnVuIi4KEFdhdGNoUnVuc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSCwoDcnVuGAIgASgJIpQBChFXYXRjaFJ1bnNSZXNwb25zZRIuCgRraW5kGAEgASgOMiAuc3ltcGhvbml4LmJvYXJkLnYxLlJ1bkV2ZW50S2luZBIkCgNydW4YAiABKAsyFy5zeW1waG9uaXguYm9hcmQudjEuUnVuEikKBHN0ZXAYAyABKAsyGy5zeW1waG9uaXguYm9hcmQudjEuUnVuU3RlcCJYCg9TdGFydFJ1blJlcXVlc3QSDQoFYWdlbnQYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnRocmVhZBgDIAEoCSIyChBTdGFydFJ1blJlc3BvbnNlEg4KBnJ1bl9pZBgBIAEoCRIOCgZ0aHJlYWQYAiABKAkiOwoOU3RvcFJ1blJlcXVlc3QSDQoFYWdlbnQYASABKAkSCgoCaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIhEKD1N0b3BSdW5SZXNwb25zZSqXAQoIUnVuU3RhdGUSGQoVUlVOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRFX1JVTk5JTkcQARIUChBSVU5fU1RBVEVfUEFVU0VEEAISFgoSUlVOX1NUQVRFX0ZJTklTSEVEEAMSFAoQUlVOX1NUQVRFX0ZBSUxFRBAEEhUKEVJVTl9TVEFURV9TVE9QUEVEEAUqjAEKC1N0ZXBPdXRjb21lEhwKGFNURVBfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhMKD1NURVBfT1VUQ09NRV9PSxABEhcKE1NURVBfT1VUQ09NRV9GQUlMRUQQAhIXChNTVEVQX09VVENPTUVfUEFVU0VEEAMSGAoUU1RFUF9PVVRDT01FX1NUT1BQRUQQBCpUCglQYXVzZUtpbmQSGgoWUEFVU0VfS0lORF9VTlNQRUNJRklFRBAAEhIKDlBBVVNFX0tJTkRfQVNLEAESFwoTUEFVU0VfS0lORF9BUFBST1ZBTBACKooCCgxSdW5FdmVudEtpbmQSHgoaUlVOX0VWRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIbChdSVU5fRVZFTlRfS0lORF9TTkFQU0hPVBABEhkKFVJVTl9FVkVOVF9LSU5EX1NZTkNFRBACEhoKFlJVTl9FVkVOVF9LSU5EX1NUQVJURUQQAxIXChNSVU5fRVZFTlRfS0lORF9TVEVQEAQSGQoVUlVOX0VWRU5UX0tJTkRfUEFVU0VEEAUSGgoWUlVOX0VWRU5UX0tJTkRfUkVTVU1FRBAGEhgKFFJVTl9FVkVOVF9LSU5EX0VOREVEEAcSHAoYUlVOX0VWRU5UX0tJTkRfSEVBUlRCRUFUEAgyuwMKClJ1blNlcnZpY2USVQoITGlzdFJ1bnMSIy5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bnNSZXF1ZXN0GiQuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RSdW5zUmVzcG9uc2USTwoGR2V0UnVuEiEuc3ltcGhvbml4LmJvYXJkLnYxLkdldFJ1blJlcXVlc3QaIi5zeW1waG9uaXguYm9hcmQudjEuR2V0UnVuUmVzcG9uc2USWgoJV2F0Y2hSdW5zEiQuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoUnVuc1JlcXVlc3QaJS5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hSdW5zUmVzcG9uc2UwARJVCghTdGFydFJ1bhIjLnN5bXBob25peC5ib2FyZC52MS5TdGFydFJ1blJlcXVlc3QaJC5zeW1waG9uaXguYm9hcmQudjEuU3RhcnRSdW5SZXNwb25zZRJSCgdTdG9wUnVuEiIuc3ltcGhvbml4LmJvYXJkLnYxLlN0b3BSdW5SZXF1ZXN0GiMuc3ltcGhvbml4LmJvYXJkLnYxLlN0b3BSdW5SZXNwb25zZUI/Wj1naXRodWIuY29tL3N5bXBob25peC9zeW1waG9uaXgvYXBpL3N5bXBob25peC9ib2FyZC92MTtib2FyZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_trigger]);
+  fileDesc("ChxzeW1waG9uaXgvYm9hcmQvdjEvcnVuLnByb3RvEhJzeW1waG9uaXguYm9hcmQudjEiPAoJRmxvd0lucHV0EgwKBG5hbWUYASABKAkSDAoEdHlwZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJGCgZUb2tlbnMSDQoFaW5wdXQYASABKAMSDgoGb3V0cHV0GAIgASgDEg4KBmNhY2hlZBgDIAEoAxINCgV0b3RhbBgEIAEoAyLYBQoDUnVuEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEg4KBnRocmVhZBgDIAEoCRISCgpzdGFydGVkX2J5GAQgASgJEhYKDnN0YXJ0ZWRfYnlfd2hvGAUgASgJEg0KBWJ1aWxkGAYgASgJEisKBXN0YXRlGAcgASgOMhwuc3ltcGhvbml4LmJvYXJkLnYxLlJ1blN0YXRlEi4KCnN0YXJ0X3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCghkdXJhdGlvbhgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgpzdGVwX2NvdW50GAsgASgFEioKBnRva2VucxgMIAEoCzIaLnN5bXBob25peC5ib2FyZC52MS5Ub2tlbnMSDQoFZXJyb3IYDSABKAkSLAoFcGF1c2UYDiABKA4yHS5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VLaW5kEhEKCXBhdXNlZF9hdBgPIAEoCRITCgthcHByb3ZhbF9pZBgQIAEoCRImCgVpbnB1dBgRIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJwoGb3V0cHV0GBIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCgh3aXRoaGVsZBgTIAMoCRIqCgVzdGVwcxgUIAMoCzIbLnN5bXBob25peC5ib2FyZC52MS5SdW5TdGVwEhcKD3N0ZXBzX3RydW5jYXRlZBgVIAEoCBIvCgd0cmlnZ2VyGBYgASgLMh4uc3ltcGhvbml4LmJvYXJkLnYxLlJ1blRyaWdnZXISNQoKZGVsZWdhdGlvbhgXIAEoCzIhLnN5bXBob25peC5ib2FyZC52MS5SdW5EZWxlZ2F0aW9uInAKDVJ1bkRlbGVnYXRpb24SFQoNcGFyZW50X3J1bl9pZBgBIAEoCRITCgtwYXJlbnRfbm9kZRgCIAEoCRIVCg1pbnZvY2F0aW9uX2lkGAMgASgJEg0KBWFnZW50GAQgASgJEg0KBWNoYWluGAUgAygJIr8BChFEZWxlZ2F0aW9uRmFpbHVyZRINCgVhZ2VudBgBIAEoCRIOCgZydW5faWQYAiABKAkSDAoEbm9kZRgDIAEoCRIOCgZ0YXJnZXQYBCABKAkSDAoEY29kZRgFIAEoCRIPCgdtZXNzYWdlGAYgASgJEg0KBWNoYWluGAcgAygJEhUKDWludm9jYXRpb25faWQYCCABKAkSKAoEdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAizQIKB1J1blN0ZXASCwoDc2VxGAEgASgFEgwKBG5vZGUYAiABKAkSDAoEa2luZBgDIAEoCRIMCgRjb3B5GAQgASgFEi4KCnN0YXJ0X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCGR1cmF0aW9uGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjAKB291dGNvbWUYByABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuU3RlcE91dGNvbWUSDQoFZXJyb3IYCCABKAkSLAoFcGF1c2UYCSABKA4yHS5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VLaW5kEhMKC2FwcHJvdmFsX2lkGAogASgJEioKBnRva2VucxgLIAEoCzIaLnN5bXBob25peC5ib2FyZC52MS5Ub2tlbnMi5wEKD0xpc3RSdW5zUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIrCgVzdGF0ZRgCIAEoDjIcLnN5bXBob25peC5ib2FyZC52MS5SdW5TdGF0ZRIOCgZ0aHJlYWQYAyABKAkSLwoLc3RhcnRfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHN0YXJ0X2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiUgoQTGlzdFJ1bnNSZXNwb25zZRIlCgRydW5zGAEgAygLMhcuc3ltcGhvbml4LmJvYXJkLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKgoNR2V0UnVuUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIKCgJpZBgCIAEoCSI2Cg5HZXRSdW5SZXNwb25zZRIkCgNydW4YASABKAsyFy5zeW1waG9uaXguYm9hcmQudjEuUnVuIi4KEFdhdGNoUnVuc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSCwoDcnVuGAIgASgJIpQBChFXYXRjaFJ1bnNSZXNwb25zZRIuCgRraW5kGAEgASgOMiAuc3ltcGhvbml4LmJvYXJkLnYxLlJ1bkV2ZW50S2luZBIkCgNydW4YAiABKAsyFy5zeW1waG9uaXguYm9hcmQudjEuUnVuEikKBHN0ZXAYAyABKAsyGy5zeW1waG9uaXguYm9hcmQudjEuUnVuU3RlcCJYCg9TdGFydFJ1blJlcXVlc3QSDQoFYWdlbnQYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnRocmVhZBgDIAEoCSIyChBTdGFydFJ1blJlc3BvbnNlEg4KBnJ1bl9pZBgBIAEoCRIOCgZ0aHJlYWQYAiABKAkiOwoOU3RvcFJ1blJlcXVlc3QSDQoFYWdlbnQYASABKAkSCgoCaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIhEKD1N0b3BSdW5SZXNwb25zZSIuChFHZXRSdW5UcmVlUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIKCgJpZBgCIAEoCSJWChJHZXRSdW5UcmVlUmVzcG9uc2USLQoEcm9vdBgBIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5SdW5UcmVlTm9kZRIRCgl0cnVuY2F0ZWQYAiABKAgiZgoLUnVuVHJlZU5vZGUSJAoDcnVuGAEgASgLMhcuc3ltcGhvbml4LmJvYXJkLnYxLlJ1bhIxCghjaGlsZHJlbhgCIAMoCzIfLnN5bXBob25peC5ib2FyZC52MS5SdW5UcmVlTm9kZSJjCh1MaXN0RGVsZWdhdGlvbkZhaWx1cmVzUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIMCgRjb2RlGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJInIKHkxpc3REZWxlZ2F0aW9uRmFpbHVyZXNSZXNwb25zZRI3CghmYWlsdXJlcxgBIAMoCzIlLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uRmFpbHVyZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqlwEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9SVU5OSU5HEAESFAoQUlVOX1NUQVRFX1BBVVNFRBACEhYKElJVTl9TVEFURV9GSU5JU0hFRBADEhQKEFJVTl9TVEFURV9GQUlMRUQQBBIVChFSVU5fU1RBVEVfU1RPUFBFRBAFKowBCgtTdGVwT3V0Y29tZRIcChhTVEVQX09VVENPTUVfVU5TUEVDSUZJRUQQABITCg9TVEVQX09VVENPTUVfT0sQARIXChNTVEVQX09VVENPTUVfRkFJTEVEEAISFwoTU1RFUF9PVVRDT01FX1BBVVNFRBADEhgKFFNURVBfT1VUQ09NRV9TVE9QUEVEEAQqVAoJUGF1c2VLaW5kEhoKFlBBVVNFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5QQVVTRV9LSU5EX0FTSxABEhcKE1BBVVNFX0tJTkRfQVBQUk9WQUwQAiqKAgoMUnVuRXZlbnRLaW5kEh4KGlJVTl9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASGwoXUlVOX0VWRU5UX0tJTkRfU05BUFNIT1QQARIZChVSVU5fRVZFTlRfS0lORF9TWU5DRUQQAhIaChZSVU5fRVZFTlRfS0lORF9TVEFSVEVEEAMSFwoTUlVOX0VWRU5UX0tJTkRfU1RFUBAEEhkKFVJVTl9FVkVOVF9LSU5EX1BBVVNFRBAFEhoKFlJVTl9FVkVOVF9LSU5EX1JFU1VNRUQQBhIYChRSVU5fRVZFTlRfS0lORF9FTkRFRBAHEhwKGFJVTl9FVkVOVF9LSU5EX0hFQVJUQkVBVBAIMpkFCgpSdW5TZXJ2aWNlElUKCExpc3RSdW5zEiMuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RSdW5zUmVxdWVzdBokLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVuc1Jlc3BvbnNlEk8KBkdldFJ1bhIhLnN5bXBob25peC5ib2FyZC52MS5HZXRSdW5SZXF1ZXN0GiIuc3ltcGhvbml4LmJvYXJkLnYxLkdldFJ1blJlc3BvbnNlEloKCVdhdGNoUnVucxIkLnN5bXBob25peC5ib2FyZC52MS5XYXRjaFJ1bnNSZXF1ZXN0GiUuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoUnVuc1Jlc3BvbnNlMAESVQoIU3RhcnRSdW4SIy5zeW1waG9uaXguYm9hcmQudjEuU3RhcnRSdW5SZXF1ZXN0GiQuc3ltcGhvbml4LmJvYXJkLnYxLlN0YXJ0UnVuUmVzcG9uc2USUgoHU3RvcFJ1bhIiLnN5bXBob25peC5ib2FyZC52MS5TdG9wUnVuUmVxdWVzdBojLnN5bXBob25peC5ib2FyZC52MS5TdG9wUnVuUmVzcG9uc2USWwoKR2V0UnVuVHJlZRIlLnN5bXBob25peC5ib2FyZC52MS5HZXRSdW5UcmVlUmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5HZXRSdW5UcmVlUmVzcG9uc2USfwoWTGlzdERlbGVnYXRpb25GYWlsdXJlcxIxLnN5bXBob25peC5ib2FyZC52MS5MaXN0RGVsZWdhdGlvbkZhaWx1cmVzUmVxdWVzdBoyLnN5bXBob25peC5ib2FyZC52MS5MaXN0RGVsZWdhdGlvbkZhaWx1cmVzUmVzcG9uc2VCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_trigger]);
 
 /**
  * FlowInput is one value a run of a flow may be started with.
@@ -260,6 +260,15 @@ export type Run = Message<"symphonix.board.v1.Run"> & {
    * @generated from field: symphonix.board.v1.RunTrigger trigger = 22;
    */
   trigger?: RunTrigger | undefined;
+
+  /**
+   * Where it sits in a delegation, when an agent node of another run
+   * started it ("started_by" is then "delegation"); unset for a run
+   * nothing delegated.
+   *
+   * @generated from field: symphonix.board.v1.RunDelegation delegation = 23;
+   */
+  delegation?: RunDelegation | undefined;
 };
 
 /**
@@ -268,6 +277,141 @@ export type Run = Message<"symphonix.board.v1.Run"> & {
  */
 export const RunSchema: GenMessage<Run> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_run, 2);
+
+/**
+ * RunDelegation is how a run was delegated to: which run's agent node
+ * started it, and the chain of agents it is at the end of.
+ *
+ * @generated from message symphonix.board.v1.RunDelegation
+ */
+export type RunDelegation = Message<"symphonix.board.v1.RunDelegation"> & {
+  /**
+   * The run whose agent node started this one.
+   *
+   * @generated from field: string parent_run_id = 1;
+   */
+  parentRunId: string;
+
+  /**
+   * The node of the parent run that delegated.
+   *
+   * @generated from field: string parent_node = 2;
+   */
+  parentNode: string;
+
+  /**
+   * The delegation's id, unique to the one call: at most 64 bytes of
+   * letters, digits, '-', '_' and '.'.
+   *
+   * @generated from field: string invocation_id = 3;
+   */
+  invocationId: string;
+
+  /**
+   * The registered agent this run ran as (the child's name in the
+   * registry); the linked agent is Run.agent.
+   *
+   * @generated from field: string agent = 4;
+   */
+  agent: string;
+
+  /**
+   * The agents from the root run's to this one's, this one last: at most
+   * 32 names.
+   *
+   * @generated from field: repeated string chain = 5;
+   */
+  chain: string[];
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunDelegation.
+ * Use `create(RunDelegationSchema)` to create a new message.
+ */
+export const RunDelegationSchema: GenMessage<RunDelegation> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_run, 3);
+
+/**
+ * DelegationFailure is one delegation an agent node asked for and did not
+ * get.
+ *
+ * @generated from message symphonix.board.v1.DelegationFailure
+ */
+export type DelegationFailure = Message<"symphonix.board.v1.DelegationFailure"> & {
+  /**
+   * The linked agent whose run asked. Set by the board.
+   *
+   * @generated from field: string agent = 1;
+   */
+  agent: string;
+
+  /**
+   * The run whose agent node asked.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * That node.
+   *
+   * @generated from field: string node = 3;
+   */
+  node: string;
+
+  /**
+   * The agent it asked for, as given (at most 64 bytes): a name that is
+   * not a name is shown as received, never looked up.
+   *
+   * @generated from field: string target = 4;
+   */
+  target: string;
+
+  /**
+   * Why, as one of the agent codes: UNKNOWN_AGENT, AGENT_NOT_PERMITTED,
+   * AGENT_DECISION_INVALID, AGENT_INPUT_INVALID, AGENT_OUTPUT_INVALID,
+   * AGENT_FAILED, AGENT_RECURSION (a cycle, refused before it ran), ….
+   *
+   * @generated from field: string code = 5;
+   */
+  code: string;
+
+  /**
+   * The reason in the agent's words, without secrets: at most 1 KiB.
+   *
+   * @generated from field: string message = 6;
+   */
+  message: string;
+
+  /**
+   * The chain of agents when it was asked, the asking agent last: at most
+   * 32 names.
+   *
+   * @generated from field: repeated string chain = 7;
+   */
+  chain: string[];
+
+  /**
+   * The delegation's id, when the call got far enough to have one.
+   *
+   * @generated from field: string invocation_id = 8;
+   */
+  invocationId: string;
+
+  /**
+   * When it was refused or failed.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 9;
+   */
+  time?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.DelegationFailure.
+ * Use `create(DelegationFailureSchema)` to create a new message.
+ */
+export const DelegationFailureSchema: GenMessage<DelegationFailure> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_run, 4);
 
 /**
  * RunStep is one node's step in a run.
@@ -358,7 +502,7 @@ export type RunStep = Message<"symphonix.board.v1.RunStep"> & {
  * Use `create(RunStepSchema)` to create a new message.
  */
 export const RunStepSchema: GenMessage<RunStep> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 3);
+  messageDesc(file_symphonix_board_v1_run, 5);
 
 /**
  * ListRunsRequest filters and pages ListRuns.
@@ -423,7 +567,7 @@ export type ListRunsRequest = Message<"symphonix.board.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 4);
+  messageDesc(file_symphonix_board_v1_run, 6);
 
 /**
  * ListRunsResponse is one page of runs.
@@ -451,7 +595,7 @@ export type ListRunsResponse = Message<"symphonix.board.v1.ListRunsResponse"> & 
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 5);
+  messageDesc(file_symphonix_board_v1_run, 7);
 
 /**
  * GetRunRequest names one run.
@@ -479,7 +623,7 @@ export type GetRunRequest = Message<"symphonix.board.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 6);
+  messageDesc(file_symphonix_board_v1_run, 8);
 
 /**
  * GetRunResponse is the run GetRun found.
@@ -500,7 +644,7 @@ export type GetRunResponse = Message<"symphonix.board.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 7);
+  messageDesc(file_symphonix_board_v1_run, 9);
 
 /**
  * WatchRunsRequest says which runs to watch: all of them by default.
@@ -528,7 +672,7 @@ export type WatchRunsRequest = Message<"symphonix.board.v1.WatchRunsRequest"> & 
  * Use `create(WatchRunsRequestSchema)` to create a new message.
  */
 export const WatchRunsRequestSchema: GenMessage<WatchRunsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 8);
+  messageDesc(file_symphonix_board_v1_run, 10);
 
 /**
  * WatchRunsResponse is one thing that happened to a run.
@@ -563,7 +707,7 @@ export type WatchRunsResponse = Message<"symphonix.board.v1.WatchRunsResponse"> 
  * Use `create(WatchRunsResponseSchema)` to create a new message.
  */
 export const WatchRunsResponseSchema: GenMessage<WatchRunsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 9);
+  messageDesc(file_symphonix_board_v1_run, 11);
 
 /**
  * StartRunRequest says which agent to start a run on, and with what.
@@ -599,7 +743,7 @@ export type StartRunRequest = Message<"symphonix.board.v1.StartRunRequest"> & {
  * Use `create(StartRunRequestSchema)` to create a new message.
  */
 export const StartRunRequestSchema: GenMessage<StartRunRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 10);
+  messageDesc(file_symphonix_board_v1_run, 12);
 
 /**
  * StartRunResponse names the run StartRun started.
@@ -627,7 +771,7 @@ export type StartRunResponse = Message<"symphonix.board.v1.StartRunResponse"> & 
  * Use `create(StartRunResponseSchema)` to create a new message.
  */
 export const StartRunResponseSchema: GenMessage<StartRunResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 11);
+  messageDesc(file_symphonix_board_v1_run, 13);
 
 /**
  * StopRunRequest names the run to stop.
@@ -662,7 +806,7 @@ export type StopRunRequest = Message<"symphonix.board.v1.StopRunRequest"> & {
  * Use `create(StopRunRequestSchema)` to create a new message.
  */
 export const StopRunRequestSchema: GenMessage<StopRunRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 12);
+  messageDesc(file_symphonix_board_v1_run, 14);
 
 /**
  * StopRunResponse is empty: the agent took the stop.
@@ -677,7 +821,161 @@ export type StopRunResponse = Message<"symphonix.board.v1.StopRunResponse"> & {
  * Use `create(StopRunResponseSchema)` to create a new message.
  */
 export const StopRunResponseSchema: GenMessage<StopRunResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_run, 13);
+  messageDesc(file_symphonix_board_v1_run, 15);
+
+/**
+ * GetRunTreeRequest names a run of the tree.
+ *
+ * @generated from message symphonix.board.v1.GetRunTreeRequest
+ */
+export type GetRunTreeRequest = Message<"symphonix.board.v1.GetRunTreeRequest"> & {
+  /**
+   * The linked agent that ran it: required.
+   *
+   * @generated from field: string agent = 1;
+   */
+  agent: string;
+
+  /**
+   * Any run of the tree: required.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.GetRunTreeRequest.
+ * Use `create(GetRunTreeRequestSchema)` to create a new message.
+ */
+export const GetRunTreeRequestSchema: GenMessage<GetRunTreeRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_run, 16);
+
+/**
+ * GetRunTreeResponse is the tree.
+ *
+ * @generated from message symphonix.board.v1.GetRunTreeResponse
+ */
+export type GetRunTreeResponse = Message<"symphonix.board.v1.GetRunTreeResponse"> & {
+  /**
+   * The root run and everything under it.
+   *
+   * @generated from field: symphonix.board.v1.RunTreeNode root = 1;
+   */
+  root?: RunTreeNode | undefined;
+
+  /**
+   * Whether runs were left out (more than 1,000, or deeper than 32).
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message symphonix.board.v1.GetRunTreeResponse.
+ * Use `create(GetRunTreeResponseSchema)` to create a new message.
+ */
+export const GetRunTreeResponseSchema: GenMessage<GetRunTreeResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_run, 17);
+
+/**
+ * RunTreeNode is one run of a tree and the runs it delegated to.
+ *
+ * @generated from message symphonix.board.v1.RunTreeNode
+ */
+export type RunTreeNode = Message<"symphonix.board.v1.RunTreeNode"> & {
+  /**
+   * The run, without its steps.
+   *
+   * @generated from field: symphonix.board.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+
+  /**
+   * The runs its agent nodes started, in the order they started.
+   *
+   * @generated from field: repeated symphonix.board.v1.RunTreeNode children = 2;
+   */
+  children: RunTreeNode[];
+};
+
+/**
+ * Describes the message symphonix.board.v1.RunTreeNode.
+ * Use `create(RunTreeNodeSchema)` to create a new message.
+ */
+export const RunTreeNodeSchema: GenMessage<RunTreeNode> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_run, 18);
+
+/**
+ * ListDelegationFailuresRequest filters and pages ListDelegationFailures.
+ *
+ * @generated from message symphonix.board.v1.ListDelegationFailuresRequest
+ */
+export type ListDelegationFailuresRequest = Message<"symphonix.board.v1.ListDelegationFailuresRequest"> & {
+  /**
+   * The linked agent: required.
+   *
+   * @generated from field: string agent = 1;
+   */
+  agent: string;
+
+  /**
+   * Only failures with this code, when given.
+   *
+   * @generated from field: string code = 2;
+   */
+  code: string;
+
+  /**
+   * How many at most: 1 to 500; 0 means 100.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ListDelegationFailuresRequest.
+ * Use `create(ListDelegationFailuresRequestSchema)` to create a new message.
+ */
+export const ListDelegationFailuresRequestSchema: GenMessage<ListDelegationFailuresRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_run, 19);
+
+/**
+ * ListDelegationFailuresResponse is one page of failures.
+ *
+ * @generated from message symphonix.board.v1.ListDelegationFailuresResponse
+ */
+export type ListDelegationFailuresResponse = Message<"symphonix.board.v1.ListDelegationFailuresResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated symphonix.board.v1.DelegationFailure failures = 1;
+   */
+  failures: DelegationFailure[];
+
+  /**
+   * Give it back for the next page; "" on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ListDelegationFailuresResponse.
+ * Use `create(ListDelegationFailuresResponseSchema)` to create a new message.
+ */
+export const ListDelegationFailuresResponseSchema: GenMessage<ListDelegationFailuresResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_run, 20);
 
 /**
  * RunState is where a run stands.
@@ -972,6 +1270,35 @@ export const RunService: GenService<{
     methodKind: "unary";
     input: typeof StopRunRequestSchema;
     output: typeof StopRunResponseSchema;
+  },
+  /**
+   * GetRunTree returns the tree of runs a run belongs to (agentTree): from
+   * the run nothing delegated (its root, with the trigger that started it
+   * when one did) down through every run its agent nodes delegated to,
+   * children in the order they started. At most 1,000 runs and 32 levels;
+   * truncated says when more were left out. not_found when the run is not
+   * stored. Any operator.
+   *
+   * @generated from rpc symphonix.board.v1.RunService.GetRunTree
+   */
+  getRunTree: {
+    methodKind: "unary";
+    input: typeof GetRunTreeRequestSchema;
+    output: typeof GetRunTreeResponseSchema;
+  },
+  /**
+   * ListDelegationFailures returns, newest first, the delegations an
+   * agent's runs asked for and did not get, as the agent reported them
+   * (agents announcing "delegation"): refused before the child ran, with
+   * the code saying why, or failed in it. The board keeps the latest 1,000
+   * per agent. Any operator.
+   *
+   * @generated from rpc symphonix.board.v1.RunService.ListDelegationFailures
+   */
+  listDelegationFailures: {
+    methodKind: "unary";
+    input: typeof ListDelegationFailuresRequestSchema;
+    output: typeof ListDelegationFailuresResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_symphonix_board_v1_run, 0);
