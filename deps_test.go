@@ -51,6 +51,7 @@ var layers = []layer{
 	{pkg: "runs", why: "the record of each run for the board: a flow Watcher, an outbox file, payloads withheld unless asked for and then without the named secrets", allow: []string{"flow", "secrets"}, noStd: domain},
 	{pkg: "lock", why: "one served agent per folder: a file and a process check", noStd: domain},
 	{pkg: "health", why: "whether the agent can do its job: rounds of checks and health.json's; the caller reports them", noStd: domain},
+	{pkg: "files", why: "the agent's own store of files: content-addressed, sniffed, bounded; nothing of the module under it", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
 	{pkg: "triggers", why: "schedules and webhooks that start a flow, and delivering its result: the file, cron, the template fill from flow, the listener and the delivery client", allow: []string{"flow", "secrets", "github.com/robfig/cron/v3"}},
 	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
