@@ -48,6 +48,11 @@ type BuildOptions struct {
 	Registry Registry
 	// Model: asked by llm nodes. nil: a flow with an llm node is refused.
 	Model Model
+	// Files: reads the bytes of the files an llm node's prompt reads
+	// ({{photo}}, a file channel), which the model is handed with the
+	// prompt (ModelRequest.Files). nil: the model gets the prompt only,
+	// with each file as its object's text.
+	Files FileReader
 	// Tools: calls tools for tool and tools nodes. nil: a flow with either
 	// is refused.
 	Tools ToolCaller
@@ -87,6 +92,7 @@ type Graph struct {
 	waits    bool     // the flow can stop for a person
 
 	model        Model
+	files        FileReader
 	tools        ToolCaller
 	gate         Gate
 	checkpointer Checkpointer
@@ -187,6 +193,7 @@ func newGraph(f *Flow, opts BuildOptions) *Graph {
 		reducers:     map[string]Reducer{},
 		defaults:     map[string]any{},
 		model:        opts.Model,
+		files:        opts.Files,
 		tools:        opts.Tools,
 		gate:         opts.Gate,
 		checkpointer: opts.Checkpointer,

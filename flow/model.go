@@ -20,6 +20,10 @@ type ModelRequest struct {
 	// matching it. A model that can be told (a provider's structured output,
 	// the stand-in) should be; the engine checks the reply either way.
 	Schema *Schema
+	// Files are the files the prompt reads (each {{channel}} of a file
+	// channel holding one), with their bytes, for a model that takes files.
+	// Empty when the graph has no FileReader (BuildOptions.Files).
+	Files []ModelFile
 }
 
 // ModelReply is a model's answer.

@@ -53,7 +53,11 @@ func (g *Graph) llm(ctx context.Context, n *gnode, v State) ([]write, error) {
 	if n.Schema != nil {
 		prompt += schemaWords(n.Schema)
 	}
-	reply, err := g.model.Complete(ctx, ModelRequest{Node: n.ID, Prompt: prompt, Schema: n.Schema})
+	files, err := g.modelFiles(ctx, n.Prompt, v)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := g.model.Complete(ctx, ModelRequest{Node: n.ID, Prompt: prompt, Schema: n.Schema, Files: files})
 	if err != nil {
 		return nil, err
 	}

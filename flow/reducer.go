@@ -126,7 +126,7 @@ func sameTurn(a, b any) bool {
 }
 
 // Fits reports whether the JSON value v is of channel type typ; a type not
-// said takes anything.
+// said takes anything. A file channel takes a file object (FileOf).
 func Fits(typ string, v any) bool {
 	var ok bool
 	switch typ {
@@ -140,6 +140,9 @@ func Fits(typ string, v any) bool {
 		_, ok = v.([]any)
 	case ChannelObject:
 		_, ok = v.(map[string]any)
+	case ChannelFile:
+		f, err := FileOf(v)
+		ok = f != nil && err == nil
 	default:
 		ok = true
 	}

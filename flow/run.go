@@ -150,6 +150,13 @@ func (g *Graph) Resume(ctx context.Context, thread string, answer any) (Result, 
 	if t == nil {
 		return Result{}, fmt.Errorf("%w: thread %q holds no paused node", ErrCheckpoint, thread)
 	}
+	if t.pending.Kind == PendingAsk {
+		// An answer that cannot go to the ask's file channel is refused,
+		// and the run keeps waiting.
+		if err := g.checkFile(t.node.Output, a); err != nil {
+			return Result{}, err
+		}
+	}
 	r.resumed = true
 	r.answer(t, a)
 	ctx = r.begin(ctx)

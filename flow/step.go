@@ -234,6 +234,9 @@ func (g *Graph) merge(s State, batches []batch) (string, error) {
 			wrote = w.channel
 			red := g.reducers[w.channel]
 			if red == nil {
+				if err := g.checkFile(w.channel, w.value); err != nil {
+					return "", err
+				}
 				if prev, ok := writers[w.channel]; ok {
 					return "", &WriteConflictError{Channel: w.channel, Nodes: [2]string{prev, b.label}}
 				}
