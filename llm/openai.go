@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,8 +134,65 @@ var (
 )
 
 type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role string `json:"role"`
+	// Content is the prompt as a string, or, with files, a list of
+	// contentParts.
+	Content any `json:"content"`
+}
+
+// contentPart is one part of a message that carries files: the text, an
+// image, audio, or any other file.
+type contentPart struct {
+	Type       string      `json:"type"`
+	Text       string      `json:"text,omitempty"`
+	ImageURL   *imageURL   `json:"image_url,omitempty"`
+	InputAudio *inputAudio `json:"input_audio,omitempty"`
+	File       *filePart   `json:"file,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type inputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
+}
+
+type filePart struct {
+	Filename string `json:"filename"`
+	FileData string `json:"file_data"`
+}
+
+// content is what a request's one user message carries: the prompt alone,
+// or, when the prompt reads files, the prompt as a text part followed by
+// a part per file. An image is an image_url part with a base64 data URL;
+// WAV and MP3 audio an input_audio part; anything else (a PDF, a text
+// file, a video) a file part with its name and a base64 data URL — which
+// a provider that does not take that type refuses, and the node fails
+// with its refusal.
+func content(req flow.ModelRequest) any {
+	if len(req.Files) == 0 {
+		return req.Prompt
+	}
+	parts := []contentPart{{Type: "text", Text: req.Prompt}}
+	for _, f := range req.Files {
+		mt, _, _ := strings.Cut(f.MediaType, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		b64 := base64.StdEncoding.EncodeToString(f.Data)
+		dataURL := "data:" + mt + ";base64," + b64
+		switch {
+		case strings.HasPrefix(mt, "image/"):
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: dataURL}})
+		case mt == "audio/wave" || mt == "audio/wav" || mt == "audio/x-wav":
+			parts = append(parts, contentPart{Type: "input_audio", InputAudio: &inputAudio{Data: b64, Format: "wav"}})
+		case mt == "audio/mpeg":
+			parts = append(parts, contentPart{Type: "input_audio", InputAudio: &inputAudio{Data: b64, Format: "mp3"}})
+		default:
+			parts = append(parts, contentPart{Type: "file", File: &filePart{Filename: f.Name, FileData: dataURL}})
+		}
+	}
+	return parts
 }
 
 type chatRequest struct {
@@ -178,7 +236,8 @@ type errorResponse struct {
 	} `json:"error"`
 }
 
-// Complete sends req's prompt as one user message. A request with a schema
+// Complete sends req's prompt as one user message, with the files it
+// reads as content parts (see content). A request with a schema
 // asks for structured output (response_format json_schema, not strict:
 // strict mode cannot say minLength and the like, and the engine checks
 // the reply either way). Usage is the provider's prompt_tokens,
@@ -187,7 +246,7 @@ type errorResponse struct {
 func (c *OpenAI) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
 	body := chatRequest{
 		Model:    c.model,
-		Messages: []chatMessage{{Role: "user", Content: req.Prompt}},
+		Messages: []chatMessage{{Role: "user", Content: content(req)}},
 	}
 	if req.Schema != nil {
 		body.ResponseFormat = &responseFormat{

@@ -317,3 +317,39 @@ func TestNewOpenAI(t *testing.T) {
 		}
 	}
 }
+
+// A prompt that reads files sends them as content parts: an image as a
+// base64 data URL, any other file as a file part.
+func TestOpenAISendsFiles(t *testing.T) {
+	t.Parallel()
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Errorf("request body: %v", err)
+		}
+		io.WriteString(w, completion("a cat", false))
+	}))
+	defer srv.Close()
+	c, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "gpt-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := flow.ModelRequest{Node: "look", Prompt: "What is this?", Files: []flow.ModelFile{
+		{File: flow.File{ID: "a.png", Name: "cat.png", MediaType: "image/png"}, Data: []byte("PNG")},
+		{File: flow.File{ID: "b.pdf", Name: "menu.pdf", MediaType: "application/pdf"}, Data: []byte("%PDF")},
+		{File: flow.File{ID: "c.wav", Name: "meow.wav", MediaType: "audio/wave"}, Data: []byte("RIFF")},
+	}}
+	reply, err := c.Complete(t.Context(), req)
+	if err != nil || reply.Text != "a cat" {
+		t.Fatalf("Complete = %+v, %v", reply, err)
+	}
+	want := []any{map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "text", "text": "What is this?"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,UE5H"}},
+		map[string]any{"type": "file", "file": map[string]any{"filename": "menu.pdf", "file_data": "data:application/pdf;base64,JVBERg=="}},
+		map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": "UklGRg==", "format": "wav"}},
+	}}}
+	if diff := cmp.Diff(want, got["messages"]); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}

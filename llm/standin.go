@@ -22,7 +22,8 @@ var _ flow.Model = StandIn{}
 //
 //   - Without a schema, the reply is "stand-in reply to: " and the prompt's
 //     first 60 characters, with its runs of white space made one space and
-//     "…" added when it was cut.
+//     "…" added when it was cut; then, when the prompt read files, which it
+//     received: " (received cat.png, image/png, 84213 bytes)".
 //   - With a schema, the reply is JSON that fits it, depending only on the
 //     schema: an object has every property (required or not); a list has
 //     one item; an enum gives its first value; a string is "stand-in" and the
@@ -47,7 +48,7 @@ func (StandIn) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelR
 		return flow.ModelReply{}, err
 	}
 	if req.Schema == nil {
-		return flow.ModelReply{Text: "stand-in reply to: " + opening(req.Prompt, standInPromptChars)}, nil
+		return flow.ModelReply{Text: "stand-in reply to: " + opening(req.Prompt, standInPromptChars) + received(req.Files)}, nil
 	}
 	v, err := standInValue(req.Schema, "", 0)
 	if err != nil {
@@ -58,6 +59,19 @@ func (StandIn) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelR
 		return flow.ModelReply{}, fmt.Errorf("%w: %v", ErrStandInSchema, err)
 	}
 	return flow.ModelReply{Text: string(text)}, nil
+}
+
+// received says which files a request handed the stand-in: "" for none,
+// else " (received cat.png, image/png, 84213 bytes; …)".
+func received(files []flow.ModelFile) string {
+	if len(files) == 0 {
+		return ""
+	}
+	said := make([]string, len(files))
+	for i, f := range files {
+		said[i] = fmt.Sprintf("%s, %s, %d bytes", opening(f.Name, standInPromptChars), f.MediaType, len(f.Data))
+	}
+	return " (received " + strings.Join(said, "; ") + ")"
 }
 
 // opening returns the first n characters of s, white space collapsed, with

@@ -268,3 +268,13 @@ func TestStandInRefusals(t *testing.T) {
 		t.Errorf("Complete(a cancelled context) = %v, want context.Canceled", err)
 	}
 }
+
+func TestStandInSaysWhichFiles(t *testing.T) {
+	t.Parallel()
+	reply, err := StandIn{}.Complete(t.Context(), flow.ModelRequest{Prompt: "Look", Files: []flow.ModelFile{
+		{File: flow.File{Name: "cat.png", MediaType: "image/png"}, Data: []byte("12345")},
+	}})
+	if want := "stand-in reply to: Look (received cat.png, image/png, 5 bytes)"; err != nil || reply.Text != want {
+		t.Errorf("Complete = %q, %v; want %q", reply.Text, err, want)
+	}
+}
