@@ -43,7 +43,7 @@ var layers = []layer{
 	{pkg: "llm", why: "model clients speak HTTP to a provider; they know flow's model interface only", allow: []string{"flow"}},
 	{pkg: "mcptools", why: "MCP servers over stdio through the go-sdk; knows nothing of flows or boards", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "waiting", why: "paused runs in SQLite in the agent's folder: flow's Checkpointer", allow: []string{"flow", "modernc.org/sqlite"}},
-	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store", allow: []string{"flow", "llm", "mcptools", "subscription", "waiting"}},
+	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store", allow: []string{"files", "flow", "llm", "mcptools", "subscription", "waiting"}},
 	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "telemetry", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting", "go.opentelemetry.io/otel"}},
 	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
@@ -54,7 +54,7 @@ var layers = []layer{
 	{pkg: "files", why: "the agent's own store of files: content-addressed, sniffed, bounded; nothing of the module under it", noStd: domain},
 	{pkg: "pause", why: "whether the agent takes new work: a file in its folder, written here and by the board's word", noStd: domain},
 	{pkg: "triggers", why: "schedules and webhooks that start a flow, and delivering its result: the file, cron, the template fill from flow, the listener and the delivery client", allow: []string{"flow", "secrets", "github.com/robfig/cron/v3"}},
-	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
+	{pkg: "serve", why: "the served agent: chat page and JSON API over an assembled agent", allow: []string{"agent", "agentlink", "files", "flow", "governed", "journal", "pause", "runs", "transcript", "waiting"}},
 	{pkg: "node", why: "one agent process wired in one place, for every command that starts one; never the board; packages to read the folder's install record for the hello", allow: []string{"agent", "agentlink", "flow", "governed", "health", "journal", "llm", "lock", "mcptools", "packages", "pause", "runs", "secrets", "serve", "subscription", "transcript", "triggers", "github.com/prometheus/client_golang", "go.opentelemetry.io/otel"}},
 	{pkg: "library", why: "the agent's side of the board's library: downloads a version over the API, checks it with packages as the board did, imports it; never the board, never runs what it installs", allow: []string{"api", "packages", "connectrpc.com/connect/v2"}, noStd: append([]string{"os/exec"}, domain...)},
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/symphonix/symphonix/files"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/llm"
 	"github.com/symphonix/symphonix/mcptools"
@@ -50,6 +51,9 @@ type Config struct {
 	// (flow.BuildOptions.Watch) — how the agent's record of its runs is
 	// kept. nil: nothing is.
 	Watch flow.Watcher
+	// Files: the bounds of the folder's file store, for a flow with a file
+	// channel (docs/files.md). Zero: the store's defaults.
+	Files files.Config
 }
 
 // Agent is a flow folder, assembled.
@@ -71,6 +75,9 @@ type Agent struct {
 	Subscription *subscription.Subscription
 	// Tools says what the subscription started from, in words to print.
 	Tools string
+	// Files is the folder's file store (DIR/.symphonix/files), for a flow
+	// with a file channel; nil for one without.
+	Files *files.Store
 
 	tools   *mcptools.Set
 	waiting flow.Checkpointer
@@ -101,6 +108,9 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	}
 	a := &Agent{Dir: dir, Flow: f}
 	bo := flow.BuildOptions{Gate: cfg.Gate, Watch: cfg.Watch}
+	if err := a.openFiles(cfg.Files, &bo); err != nil {
+		return nil, err
+	}
 	if a.Subscription, a.Tools, err = subscribe(f, dir, cfg.Monitored); err != nil {
 		return nil, err
 	}
@@ -167,6 +177,9 @@ func (a *Agent) Close() error {
 	}
 	if c, ok := a.waiting.(io.Closer); ok {
 		errs = append(errs, c.Close())
+	}
+	if a.Files != nil {
+		errs = append(errs, a.Files.Close())
 	}
 	return errors.Join(errs...)
 }
