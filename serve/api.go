@@ -96,6 +96,9 @@ type Channel struct {
 	Name        string `json:"name"`
 	Type        string `json:"type,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Accept is a file channel's media types ("image/*"), for the page's
+	// file control.
+	Accept string `json:"accept,omitempty"`
 }
 
 // getAgent is GET /api/agent.
@@ -114,7 +117,7 @@ func (s *Server) description() Description {
 	channel := func(name string) Channel {
 		c := Channel{Name: name}
 		if ch := f.State[name]; ch != nil {
-			c.Type, c.Description = ch.Type, ch.Description
+			c.Type, c.Description, c.Accept = ch.Type, ch.Description, ch.Accept
 		}
 		return c
 	}
@@ -198,6 +201,9 @@ func (s *Server) message(ctx context.Context, thread string, in map[string]any) 
 	if err := s.claim(ctx, thread); err != nil {
 		return Turn{}, err
 	}
+	if err := s.ownFiles(ctx, thread, in, func(ch string) string { return "input." + ch }); err != nil {
+		return Turn{}, err
+	}
 	if err := s.awaitReady(ctx); err != nil {
 		return Turn{}, err
 	}
@@ -250,6 +256,10 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request) error {
 // written to the transcript and the thread's pointer moves.
 func (s *Server) answer(ctx context.Context, thread string, answer any) (Turn, error) {
 	if err := s.awaitReady(ctx); err != nil {
+		return Turn{}, err
+	}
+	answer, err := s.ownAnswer(ctx, thread, answer)
+	if err != nil {
 		return Turn{}, err
 	}
 	res, v, err := s.gov.Answer(s.runContext(ctx, thread), thread, answer)
@@ -343,7 +353,11 @@ func (s *Server) checkInput(in map[string]any) error {
 		if ch == nil {
 			return badRequest(field, "the flow declares no such channel")
 		}
-		if v := in[k]; v != nil && !flow.Fits(ch.Type, v) {
+		if v := in[k]; v != nil && ch.Type == flow.ChannelFile {
+			if _, err := flow.FileOf(v); err != nil {
+				return badRequest(field, "want a file object {id, name, mediaType, url, bytes} from POST /files, never the bytes: %v", err)
+			}
+		} else if v != nil && !flow.Fits(ch.Type, v) {
 			return badRequest(field, "want %s for a %s channel, got %s", article(ch.Type), ch.Type, flow.KindOf(v))
 		}
 	}

@@ -330,6 +330,7 @@ func (s *Server) chatRefusal(ctx context.Context, thread string, err error) erro
 		re *requestError
 		ne *flow.NodeError
 		pe *pausedError
+		fe *flow.FileError
 	)
 	refuse := func(code, msg string) error {
 		return &ChatError{Code: code, Message: clipBytes(msg, MaxChatMessage)}
@@ -341,6 +342,8 @@ func (s *Server) chatRefusal(ctx context.Context, thread string, err error) erro
 		return err
 	case errors.As(err, &pe):
 		return refuse(ChatFailedPrecondition, pe.Error())
+	case errors.As(err, &fe):
+		return refuse(ChatInvalidArgument, fe.Channel+": "+fe.Problem)
 	case errors.As(err, &re):
 		code := ChatInvalidArgument
 		switch re.status {

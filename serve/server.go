@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/files"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
@@ -116,6 +117,10 @@ type Server struct {
 	talking talking
 	// about: Config's.
 	about AboutConfig
+	// files: the agent's file store; nil for a flow without file
+	// channels. uploads: each caller's uploads this minute.
+	files   *files.Store
+	uploads uploads
 }
 
 // New checks cfg and builds the server. It reads the conversations index
@@ -157,6 +162,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 		transcript: cfg.Transcript,
 		about:      cfg.About,
+		files:      cfg.Agent.Files,
 	}
 	s.mux.Handle("/", page())
 	s.mux.Handle("/api/", s.api(nil, func(http.ResponseWriter, *http.Request) error {
@@ -172,6 +178,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.mux.Handle("/api/threads/{thread}/verify", s.api([]string{http.MethodPost}, s.postVerify))
 	s.mux.Handle("/api/door", s.api([]string{http.MethodGet}, s.getDoor))
 	s.mux.Handle("/api/calls", s.api([]string{http.MethodGet}, s.getCalls))
+	s.mux.Handle("/files", s.api([]string{http.MethodPost}, s.postFile))
+	s.mux.Handle("/files/{id}", s.api([]string{http.MethodGet}, s.getFile))
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +198,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Content-Security-Policy on every response.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
@@ -282,11 +290,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		re *requestError
 		ne *flow.NodeError
 		pe *pausedError
+		fe *flow.FileError
 	)
 	thread := r.PathValue("thread")
 	switch {
 	case errors.As(err, &pe):
 		failPaused(w, pe)
+	case errors.As(err, &fe):
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: fe.Problem, Field: fe.Channel})
 	case errors.As(err, &re):
 		writeJSON(w, re.status, errorBody{Error: re.Error(), Field: re.field})
 	case errors.Is(err, flow.ErrWaiting):
