@@ -104,3 +104,72 @@ func TestBrowserGoesOnWithTheLastConversation(t *testing.T) {
 		t.Errorf("older holds %d turns, want 1: the message went on with the recent conversation", len(older))
 	}
 }
+
+// TestBrowserSendsAPhoto: on the chat page of a flow whose input is a
+// file, a person browses for a PNG; the page uploads it, the message
+// carries its object, the run's model receives it, and the photo the run
+// answers with is drawn as an image.
+func TestBrowserSendsAPhoto(t *testing.T) {
+	t.Parallel()
+	a := openFlow(t, photoFlow, agent.Config{})
+	ts := fileServer(t, a, false, nil)
+	photo := filepath.Join(t.TempDir(), "cat.png")
+	if err := os.WriteFile(photo, pngBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	b := browsertest.New(t)
+	b.Do("open the page", chromedp.Navigate(ts.URL))
+	b.Until("the file control", `() => document.querySelector("#fields .drop input[type=file]") !== null &&
+		!document.getElementById("send").disabled`)
+	b.Do("browse for the photo", chromedp.SetUploadFiles(chromedp.ID("field-0"), []string{photo}))
+	b.Until("the photo uploaded", `() => !!document.querySelector("#fields .drop").dataset.uploaded`)
+	id := b.Eval(`document.querySelector("#fields .drop").dataset.uploaded`)
+	if m, err := a.Files.Meta(id); err != nil || m.MediaType != "image/png" || m.Name != "cat.png" {
+		t.Fatalf("the store holds %s as %+v, %v; want cat.png, image/png", id, m, err)
+	}
+	b.Do("send it",
+		chromedp.WaitEnabled(chromedp.ID("send")),
+		chromedp.Click(chromedp.ID("send")),
+	)
+	b.Until("the answer drawn as an image", `() => {
+		const imgs = document.querySelectorAll("#log li.agent img.file");
+		return imgs.length === 1 && imgs[0].complete && imgs[0].naturalWidth === 1 &&
+			imgs[0].getAttribute("src") === "/files/`+id+`";
+	}`)
+	if log := b.Eval(`document.getElementById("log").textContent`); !strings.Contains(log, "received cat.png, image/png") {
+		t.Errorf("the log = %q, want the model to have received cat.png, image/png", log)
+	}
+}
+
+// TestBrowserAnswersWithAFile: a question that expects a file offers the
+// file control rather than somewhere to type, and the file answers it.
+func TestBrowserAnswersWithAFile(t *testing.T) {
+	t.Parallel()
+	ts := fileServer(t, openFlow(t, askPhotoFlow, agent.Config{}), false, nil)
+	photo := filepath.Join(t.TempDir(), "tabby.png")
+	if err := os.WriteFile(photo, pngBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.New(t)
+	b.Do("send a topic",
+		chromedp.Navigate(ts.URL),
+		chromedp.WaitVisible(chromedp.ID("field-0")),
+		chromedp.WaitEnabled(chromedp.ID("send")),
+		chromedp.SetValue(chromedp.ID("field-0"), "cats"),
+		chromedp.Click(chromedp.ID("send")),
+	)
+	b.Until("the question offering a file", `() => !document.getElementById("ask-form").hidden &&
+		document.getElementById("ask-words").hidden && document.getElementById("ask-file-input") !== null &&
+		document.getElementById("ask-file-input").accept === "image/*"`)
+	b.Do("browse for the photo", chromedp.SetUploadFiles(chromedp.ID("ask-file-input"), []string{photo}))
+	b.Until("the photo uploaded", `() => !!document.querySelector("#ask-file .drop").dataset.uploaded`)
+	b.Do("answer", chromedp.Click(chromedp.ID("ask-send")))
+	b.Until("the answer drawn as an image", `() => {
+		const img = document.querySelector("#log li.agent img.file");
+		return img !== null && img.complete && img.naturalWidth === 1 && document.getElementById("pending").hidden;
+	}`)
+	if log := b.Eval(`document.getElementById("log").textContent`); !strings.Contains(log, "received tabby.png, image/png") {
+		t.Errorf("the log = %q, want the model to have received tabby.png", log)
+	}
+}

@@ -6,7 +6,10 @@
 // With a board, the page also asks who the person is, by the board's door:
 // a code to enter on the board (pairing), or their address and verify
 // secret (verify); the agent shows only this browser's threads, and its
-// person's. No framework and no build step. Everything that comes from the agent
+// person's. A file input, and a question that expects a file, get a drop /
+// paste / browse control: the file is uploaded first (POST /files) and its
+// object is what the message or the answer carries; a file output is drawn
+// as an image, a player, or a download link. No framework and no build step. Everything that comes from the agent
 // reaches the page through textContent, never as HTML.
 "use strict";
 
@@ -34,6 +37,8 @@
     reject: $("reject"),
     askForm: $("ask-form"),
     askAnswer: $("ask-answer"),
+    askWords: $("ask-words"),
+    askFile: $("ask-file"),
     form: $("message-form"),
     fields: $("fields"),
     send: $("send"),
@@ -61,6 +66,7 @@
   let watching = null; // the board-decided approval being polled for, if any
   let door = { door: "" }; // GET /api/door: the board's door, and who this browser is
   let pairing = null; // the code being waited for, if any
+  let askControl = null; // the file control of a question that expects a file
 
   async function api(method, path, body) {
     const init = { method, headers: {} };
@@ -122,15 +128,145 @@
     return JSON.stringify(v);
   }
 
-  // The message form: one field per input the flow names.
+  // upload sends a file to the agent's store for the conversation on
+  // screen (starting one when there is none), for channel when it is
+  // named, and answers its object: { id, name, mediaType, url, bytes }.
+  async function upload(file, channel) {
+    if (!thread) await select(newThreadName());
+    const q = new URLSearchParams({ thread, name: file.name || "pasted" });
+    if (channel) q.set("channel", channel);
+    const res = await fetch("/files?" + q.toString(), {
+      method: "POST",
+      headers: { "Content-Type": file.type || "application/octet-stream" },
+      body: file,
+    });
+    let data = {};
+    try {
+      data = await res.json();
+    } catch (e) {
+      data = {};
+    }
+    if (!res.ok) {
+      const err = new Error(data.error || res.status + " " + res.statusText);
+      err.status = res.status;
+      throw err;
+    }
+    return data;
+  }
+
+  // isFile: v is a file object as a file channel holds it.
+  function isFile(v) {
+    return !!v && typeof v === "object" && typeof v.id === "string" && typeof v.url === "string" &&
+      typeof v.mediaType === "string" && v.url === "/files/" + v.id;
+  }
+
+  // fileView draws a file: an image inline, audio or video in a player,
+  // anything else as a link to download it.
+  function fileView(f) {
+    const type = f.mediaType.split(";")[0].trim().toLowerCase();
+    let el;
+    if (type.startsWith("image/") && !type.includes("svg")) {
+      el = document.createElement("img");
+      el.alt = f.name;
+    } else if (type.startsWith("audio/")) {
+      el = document.createElement("audio");
+      el.controls = true;
+    } else if (type.startsWith("video/")) {
+      el = document.createElement("video");
+      el.controls = true;
+    } else {
+      el = document.createElement("a");
+      el.href = f.url;
+      el.download = f.name;
+      el.textContent = "Download " + f.name;
+      el.className = "file download";
+      return el;
+    }
+    el.src = f.url;
+    el.className = "file";
+    el.title = f.name;
+    return el;
+  }
+
+  // fileControl is somewhere to drop, paste or browse for one file of
+  // accept, uploaded at once for channel; its value() is the uploaded
+  // file's object, or null.
+  function fileControl(id, channel, accept) {
+    const box = document.createElement("div");
+    box.className = "drop";
+    box.tabIndex = 0;
+    box.dataset.name = channel;
+    const input = document.createElement("input");
+    input.type = "file";
+    input.id = id;
+    if (accept) input.accept = accept;
+    const hint = document.createElement("p");
+    hint.className = "quiet";
+    hint.textContent = "Drop a file here, paste one, or browse" + (accept ? " (" + accept + ")" : "") + ".";
+    const shown = document.createElement("div");
+    shown.className = "chosen";
+    box.append(input, hint, shown);
+    let value = null;
+    const take = (file) => {
+      if (!file) return;
+      withBusy(async () => {
+        value = null;
+        shown.replaceChildren();
+        const f = await upload(file, channel);
+        value = f;
+        const line = document.createElement("p");
+        line.textContent = f.name + " (" + f.mediaType.split(";")[0] + ", " + f.bytes + " bytes)";
+        shown.append(fileView(f), line);
+        box.dataset.uploaded = f.id;
+      });
+    };
+    input.addEventListener("change", () => take(input.files[0]));
+    box.addEventListener("dragover", (ev) => {
+      ev.preventDefault();
+      box.classList.add("over");
+    });
+    box.addEventListener("dragleave", () => box.classList.remove("over"));
+    box.addEventListener("drop", (ev) => {
+      ev.preventDefault();
+      box.classList.remove("over");
+      take(ev.dataTransfer.files[0]);
+    });
+    box.addEventListener("paste", (ev) => {
+      const file = Array.from(ev.clipboardData.files || [])[0];
+      if (!file) return;
+      ev.preventDefault();
+      take(file);
+    });
+    return {
+      el: box,
+      value: () => value,
+      clear: () => {
+        value = null;
+        input.value = "";
+        shown.replaceChildren();
+        delete box.dataset.uploaded;
+      },
+    };
+  }
+
+  // The message form: one field per input the flow names; a file input is
+  // a file control.
+  let fileControls = [];
   function drawFields() {
     ui.fields.replaceChildren();
+    fileControls = [];
     const inputs = agent.inputs.length ? agent.inputs : [{ name: "", type: "string", description: "" }];
     inputs.forEach((input, i) => {
       const id = "field-" + i;
       const label = document.createElement("label");
       label.htmlFor = id;
       label.textContent = input.name ? input.name + (input.description ? " — " + input.description : "") : "Message";
+      if (input.type === "file") {
+        const c = fileControl(id, input.name, input.accept || "");
+        fileControls.push(c);
+        ui.fields.append(label, c.el);
+        return;
+      }
       const area = document.createElement("textarea");
       area.id = id;
       area.rows = input.type === "string" || !input.type ? 2 : 1;
@@ -160,26 +296,51 @@
 
   function messageBody() {
     const areas = Array.from(ui.fields.querySelectorAll("textarea"));
-    if (areas.length === 1) {
+    if (areas.length === 1 && fileControls.length === 0) {
       return { text: areas[0].value };
     }
     const input = {};
     for (const a of areas) {
       if (a.value.trim() !== "") input[a.dataset.name] = typed(a.value, a.dataset.type);
     }
+    for (const c of fileControls) {
+      if (c.value()) input[c.el.dataset.name] = c.value();
+    }
     return { input };
   }
 
   function describeMessage(body) {
     if (body.text !== undefined) return body.text;
-    return Object.entries(body.input).map(([k, v]) => k + ": " + display(v)).join("\n");
+    return Object.entries(body.input).map(([k, v]) => k + ": " + (isFile(v) ? v.name : display(v))).join("\n");
   }
 
-  function note(kind, text, state) {
+  // filesIn is the files among values, in order.
+  function filesIn(values) {
+    return Object.values(values || {}).filter(isFile);
+  }
+
+  function note(kind, text, state, files) {
     const entries = said.get(thread) || [];
-    entries.push({ kind, text, state });
+    entries.push({ kind, text, state, files });
     said.set(thread, entries);
     drawLog();
+  }
+
+  // outputFiles is the files a finished run's outputs hold.
+  function outputFiles(state) {
+    const out = {};
+    for (const o of agent.outputs) {
+      if (state && isFile(state[o.name])) out[o.name] = state[o.name];
+    }
+    return filesIn(out);
+  }
+
+  // replyText is a finished run's reply in words: its first output, unless
+  // that is a file, which is drawn instead.
+  function replyText(t) {
+    const first = agent.outputs[0];
+    if (first && t.state && isFile(t.state[first.name])) return "";
+    return t.reply || (outputFiles(t.state).length ? "" : "(done)");
   }
 
   function drawLog() {
@@ -188,6 +349,11 @@
       const li = document.createElement("li");
       li.className = e.kind;
       li.textContent = e.text;
+      for (const f of e.files || []) {
+        const fig = document.createElement("figure");
+        fig.append(fileView(f));
+        li.append(fig);
+      }
       if (e.state) {
         const details = document.createElement("details");
         const summary = document.createElement("summary");
@@ -232,6 +398,19 @@
     ui.approval.hidden = p.kind !== "approval" || board;
     ui.askForm.hidden = p.kind === "approval";
     ui.askAnswer.value = "";
+    // A question whose answer goes to a file channel takes a file, not words.
+    const wantsFile = p.kind === "ask" && p.expects === "file";
+    ui.askWords.hidden = wantsFile;
+    ui.askFile.hidden = !wantsFile;
+    ui.askFile.replaceChildren();
+    askControl = null;
+    if (wantsFile) {
+      askControl = fileControl("ask-file-input", "", p.accept || "");
+      const label = document.createElement("label");
+      label.htmlFor = "ask-file-input";
+      label.textContent = "Your file";
+      ui.askFile.append(label, askControl.el);
+    }
     ui.form.hidden = true;
     drawBoard(board ? decides : null);
     if (board) watchBoard(p);
@@ -256,7 +435,7 @@
     if (t.pending) {
       note("note", pendingNote(t.pending, t.decides));
     } else {
-      note("agent", t.reply || "(done)", t.state);
+      note("agent", replyText(t), t.state, outputFiles(t.state));
     }
     drawPending(t.pending, t.decides);
     ui.form.hidden = !!t.pending;
@@ -312,7 +491,7 @@
       note("note", "The run ended without an answer (" + d.ended + "): " + (d.why || ""));
     } else if (!t.waiting || !t.pending) {
       note("note", "The board decided; the run went on.");
-      if (d && !d.pending) note("agent", d.reply || "(done)", d.state);
+      if (d && !d.pending) note("agent", replyText(d), d.state, outputFiles(d.state));
     } else if (t.pending.digest === digest) {
       note("note", "The chat decides this approval after all.");
     } else {
@@ -546,7 +725,7 @@
       if (!thread) await select(newThreadName());
       const name = thread;
       const body = messageBody();
-      note("you", describeMessage(body));
+      note("you", describeMessage(body), undefined, filesIn(body.input));
       let t;
       try {
         t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/messages", body);
@@ -558,13 +737,14 @@
       if (thread !== name) return;
       drawTurn(t);
       for (const a of ui.fields.querySelectorAll("textarea")) a.value = "";
+      for (const c of fileControls) c.clear();
       await loadThreads();
     });
   });
 
   async function answer(value, words) {
     const name = thread;
-    note("you", words);
+    note("you", words, undefined, isFile(value) ? [value] : undefined);
     let t;
     try {
       t = await api("POST", "/api/threads/" + encodeURIComponent(name) + "/answer", { answer: value });
@@ -600,6 +780,15 @@
   ui.reject.addEventListener("click", () => withBusy(() => answer("no", "No.")));
   ui.askForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
+    if (askControl) {
+      const f = askControl.value();
+      if (!f) {
+        showError("Choose a file first.");
+        return;
+      }
+      withBusy(() => answer(f, f.name));
+      return;
+    }
     const v = ui.askAnswer.value;
     withBusy(() => answer(v, v));
   });
