@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -195,8 +194,11 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
 	if files.Inline(m.MediaType) {
 		disposition = "inline"
 	}
-	h.Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": m.Name}))
-	h.Set("Content-Length", strconv.FormatInt(m.Bytes, 10))
+	cd := mime.FormatMediaType(disposition, map[string]string{"filename": m.Name})
+	if cd == "" {
+		cd = disposition // a name that cannot be said in the header
+	}
+	h.Set("Content-Disposition", cd)
 	http.ServeContent(w, r, "", time.Time{}, f)
 	return nil
 }

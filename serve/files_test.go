@@ -341,3 +341,18 @@ func TestAskForAFileAnswered(t *testing.T) {
 		t.Errorf("seen = %q, want the model to have received tabby.png", seen)
 	}
 }
+
+// The page may draw the agent's own images, audio and video, and nothing
+// from elsewhere.
+func TestPagePolicyAllowsOwnMedia(t *testing.T) {
+	t.Parallel()
+	ts := fileServer(t, openFlow(t, photoFlow, agent.Config{}), false, nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/", nil)
+	res, _ := send(t, ts, req)
+	csp := res.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "img-src 'self'", "media-src 'self'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("GET /: Content-Security-Policy = %q, want %s", csp, want)
+		}
+	}
+}
