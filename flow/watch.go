@@ -82,6 +82,10 @@ type Event struct {
 	// the run's own: a Watcher reads them and never changes them.
 	Input map[string]any
 	State State
+	// Delegation is how the run was delegated to, when an agent node of
+	// another run started it; nil otherwise. The same on every event of
+	// the run.
+	Delegation *Delegation
 }
 
 // Watcher is told everything that happens in every run of a graph, as it
@@ -188,6 +192,7 @@ func (r *run) tell(ctx context.Context, e Event) {
 		return
 	}
 	e.Run, e.Thread = r.id, r.thread
+	e.Delegation = DelegationOf(ctx)
 	if e.At.IsZero() {
 		e.At = r.g.now()
 	}
