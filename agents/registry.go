@@ -236,7 +236,7 @@ func (r *Registry) read(e Entry, opts Options) (*Agent, *Error) {
 		}
 		f, err := flow.LoadFile(p)
 		if err != nil {
-			return nil, &Error{Code: CodeFlowUnreadable, Agent: e.Name, Message: fmt.Sprintf("agent %q: its flow %s cannot be read: %v", e.Name, e.Flow, pathless(err)), Err: err}
+			return nil, &Error{Code: CodeFlowUnreadable, Agent: e.Name, Message: fmt.Sprintf("agent %q: its flow %s cannot be read: %s", e.Name, e.Flow, strings.ReplaceAll(pathless(err).Error(), p, e.Flow)), Err: err}
 		}
 		a.Flow, a.Path = f, p
 	}

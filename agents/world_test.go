@@ -188,3 +188,5 @@ func (w *world) eventsCopy() []flow.Event {
 	defer w.mu.Unlock()
 	return append([]flow.Event(nil), w.events...)
 }
+
+func flowJSON(f map[string]any) ([]byte, error) { return json.Marshal(f) }
