@@ -72,10 +72,11 @@ type Agent struct {
 	// Tools says what the subscription started from, in words to print.
 	Tools string
 
-	tools   *mcptools.Set
-	waiting flow.Checkpointer
-	holding waiting.Holding
-	model   flow.Model // as the environment names it, before WrapModel
+	tools      *mcptools.Set
+	waiting    flow.Checkpointer
+	delegation *delegation // nil: the folder has no agents.json
+	holding    waiting.Holding
+	model      flow.Model // as the environment names it, before WrapModel
 }
 
 // Open loads DIR/flow.json, and builds it with the MCP servers its
@@ -101,12 +102,22 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	}
 	a := &Agent{Dir: dir, Flow: f}
 	bo := flow.BuildOptions{Gate: cfg.Gate, Watch: cfg.Watch}
-	if a.Subscription, a.Tools, err = subscribe(f, dir, cfg.Monitored); err != nil {
+	// The agents it delegates to (delegation.go): their MCP servers are
+	// started, switched and announced with the flow's own (tf), and a
+	// child that waits makes the folder's store needed.
+	if a.delegation, err = openDelegation(dir, f); err != nil {
 		return nil, err
 	}
-	if f.Requires != nil && len(f.Requires.MCP) > 0 {
-		servers := make(map[string]mcptools.Server, len(f.Requires.MCP))
-		for name, s := range f.Requires.MCP {
+	tf, err := a.delegation.requires(f)
+	if err != nil {
+		return nil, err
+	}
+	if a.Subscription, a.Tools, err = subscribe(tf, dir, cfg.Monitored); err != nil {
+		return nil, err
+	}
+	if tf.Requires != nil && len(tf.Requires.MCP) > 0 {
+		servers := make(map[string]mcptools.Server, len(tf.Requires.MCP))
+		for name, s := range tf.Requires.MCP {
 			if s == nil {
 				continue
 			}
@@ -130,7 +141,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if cfg.WrapModel != nil {
 		bo.Model = cfg.WrapModel(bo.Model)
 	}
-	waits, remembers := flow.CheckpointerRequired(f) != nil, flow.Remembers(f)
+	waits, remembers := flow.CheckpointerRequired(f) != nil || a.delegation.waits(), flow.Remembers(f)
 	if waits || remembers {
 		// Only a flow that waits needs somewhere to wait, and only one
 		// that remembers needs its threads' memory kept: both in the
@@ -151,7 +162,9 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		}
 	}
 	a.holding = waiting.HoldingOf(a.waiting)
-	a.Graph, err = flow.Build(f, bo)
+	if bo, err = a.delegation.build(bo); err == nil {
+		a.Graph, err = flow.Build(f, bo)
+	}
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -1,0 +1,110 @@
+package agent_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/agents"
+	"github.com/symphonix/symphonix/subscription"
+)
+
+const parentFlow = `{
+  "version": "0.17",
+  "name": "desk",
+  "state": { "why": { "type": "string" }, "result": { "type": "object" } },
+  "start": "hand-over",
+  "nodes": [ { "id": "hand-over", "type": "agent", "agent": "keeper", "input": { "why": "{{why}}" }, "output": "result" } ],
+  "edges": [ { "from": "hand-over", "to": "END" } ]
+}`
+
+// TestChildToolsObeyTheParentsSwitches: a child's own MCP server is
+// started with the parent's, its tools are announced and switched by the
+// parent's subscription, and a tool switched off is refused inside the
+// child exactly as in the parent.
+func TestChildToolsObeyTheParentsSwitches(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls.txt")
+	vault := filepath.Join(dir, "mcp-vault")
+	if out, err := exec.Command("go", "build", "-o", vault, "./testdata/mcp-vault").CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-vault: %v\n%s", err, out)
+	}
+	child, err := os.ReadFile("testdata/vault-flow.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	child = bytes.Replace(child, []byte(`"command": "go",
+        "args": ["run", "./mcp-vault"],`), fmt.Appendf(nil, `"command": %q, "env": {"VAULT_CALLS": %q},`, vault, calls), 1)
+	os.MkdirAll(filepath.Join(dir, "keeper"), 0o755)
+	os.WriteFile(filepath.Join(dir, "keeper", "flow.json"), child, 0o644)
+	os.WriteFile(filepath.Join(dir, "flow.json"), []byte(parentFlow), 0o644)
+	os.WriteFile(filepath.Join(dir, agents.FileName), []byte(`{"agents":{"keeper":"keeper"}}`), 0o644)
+
+	a, err := agent.Open(t.Context(), dir, agent.Config{Monitored: true})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	want := []string{"vault.empty", "vault.peek", "vault.sweep"}
+	if got := a.Subscription.Declared(); !slices.Equal(got, want) {
+		t.Errorf("Declared = %v, want the child's tools %v", got, want)
+	}
+	if got := agent.DelegatedTools(dir, nil); !slices.Equal(got, want) {
+		t.Errorf("DelegatedTools = %v, want %v", got, want)
+	}
+	if a.Registry() == nil || !slices.Equal(a.Registry().Names(), []string{"keeper"}) {
+		t.Errorf("Registry = %v, want keeper", a.Registry())
+	}
+
+	if _, err := a.Subscription.Set([]string{"vault.peek"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Graph.Invoke(t.Context(), "t1", map[string]any{"why": "count it"})
+	var ae *agents.Error
+	if !errors.Is(err, subscription.ErrRefused) || !errors.As(err, &ae) || ae.Code != agents.CodeFailed {
+		t.Fatalf("Invoke with empty switched off = %v, want AGENT_FAILED with the tool refused", err)
+	}
+	if _, err := a.Subscription.Set([]string{"vault.peek", "vault.empty"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Graph.Invoke(t.Context(), "t2", map[string]any{"why": "count it"})
+	if err != nil || !res.Finished() {
+		t.Fatalf("Invoke with both on = %+v, %v", res, err)
+	}
+	out, _ := res.State["result"].(map[string]any)
+	if _, ok := out["emptied"]; !ok || len(out) != 1 {
+		t.Errorf("result = %v, want only the child's declared output emptied", res.State["result"])
+	}
+	b, _ := os.ReadFile(calls)
+	if got := strings.Fields(string(b)); !slices.Equal(got, []string{"peek", "peek", "empty"}) {
+		t.Errorf("the server received %v, want peek, peek, empty", got)
+	}
+}
+
+func TestCheckDelegation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if ps := agent.CheckDelegation(dir); ps != nil {
+		t.Errorf("CheckDelegation with no registry = %v, want nil", ps)
+	}
+	os.WriteFile(filepath.Join(dir, agents.FileName), []byte(`{"agents":[{"name":"a","flow":"missing"},{"name":"a","flow":"x"}]}`), 0o644)
+	ps := agent.CheckDelegation(dir)
+	if len(ps) != 2 || ps[0].Code != agents.CodeFlowUnreadable || ps[1].Code != agents.CodeDuplicateAgent {
+		t.Errorf("CheckDelegation = %+v, want AGENT_FLOW_UNREADABLE then DUPLICATE_AGENT", ps)
+	}
+	// Open refuses the same registry.
+	os.WriteFile(filepath.Join(dir, "flow.json"), []byte(parentFlow), 0o644)
+	_, err := agent.Open(t.Context(), dir, agent.Config{})
+	var ae *agents.Error
+	if !errors.As(err, &ae) || ae.Code != agents.CodeFlowUnreadable {
+		t.Errorf("Open = %v, want AGENT_FLOW_UNREADABLE", err)
+	}
+}
