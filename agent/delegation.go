@@ -155,42 +155,6 @@ func (a *Agent) Registry() *agents.Registry {
 	return a.delegation.registry
 }
 
-// DelegationProblem is one thing wrong with a folder's delegation: its
-// registry or a child's contract, with its code.
-type DelegationProblem struct {
-	Code    string
-	Agent   string
-	Message string
-}
-
-// CheckDelegation reports what is wrong with the registry in dir, each
-// problem with its code (agents.Codes); nil when there is no registry or
-// nothing is wrong. agent validate prints them beside the flow's own.
-func CheckDelegation(dir string) []DelegationProblem {
-	p := filepath.Join(dir, agents.FileName)
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	_, err := agents.Load(p)
-	if err == nil {
-		return nil
-	}
-	var ps agents.Problems
-	if !errors.As(err, &ps) {
-		var e *agents.Error
-		if errors.As(err, &e) {
-			ps = agents.Problems{e}
-		} else {
-			return []DelegationProblem{{Code: agents.CodeInvalidRegistry, Message: err.Error()}}
-		}
-	}
-	out := make([]DelegationProblem, len(ps))
-	for i, e := range ps {
-		out[i] = DelegationProblem{Code: e.Code, Agent: e.Agent, Message: e.Message}
-	}
-	return out
-}
-
 // DelegatedTools is tools with the MCP tools of the agents dir's registry
 // delegates to added, as "<server>.<tool>", sorted after the flow's own:
 // what the agent announces, since its children's calls pass through it. A

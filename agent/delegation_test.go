@@ -13,6 +13,7 @@ import (
 
 	"github.com/symphonix/symphonix/agent"
 	"github.com/symphonix/symphonix/agents"
+	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/subscription"
 )
 
@@ -89,22 +90,23 @@ func TestChildToolsObeyTheParentsSwitches(t *testing.T) {
 	}
 }
 
-func TestCheckDelegation(t *testing.T) {
+func TestOpenRefusesABrokenRegistry(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if ps := agent.CheckDelegation(dir); ps != nil {
-		t.Errorf("CheckDelegation with no registry = %v, want nil", ps)
-	}
 	os.WriteFile(filepath.Join(dir, agents.FileName), []byte(`{"agents":[{"name":"a","flow":"missing"},{"name":"a","flow":"x"}]}`), 0o644)
-	ps := agent.CheckDelegation(dir)
-	if len(ps) != 2 || ps[0].Code != agents.CodeFlowUnreadable || ps[1].Code != agents.CodeDuplicateAgent {
-		t.Errorf("CheckDelegation = %+v, want AGENT_FLOW_UNREADABLE then DUPLICATE_AGENT", ps)
-	}
-	// Open refuses the same registry.
 	os.WriteFile(filepath.Join(dir, "flow.json"), []byte(parentFlow), 0o644)
 	_, err := agent.Open(t.Context(), dir, agent.Config{})
-	var ae *agents.Error
-	if !errors.As(err, &ae) || ae.Code != agents.CodeFlowUnreadable {
-		t.Errorf("Open = %v, want AGENT_FLOW_UNREADABLE", err)
+	ps := agents.ProblemsOf(err)
+	if len(ps) != 2 || ps[0].Code != agents.CodeFlowUnreadable || ps[1].Code != agents.CodeDuplicateAgent {
+		t.Errorf("Open = %v, want AGENT_FLOW_UNREADABLE then DUPLICATE_AGENT", err)
+	}
+}
+
+func TestOpenWithoutRegistryRefusesAnAgentNode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "flow.json"), []byte(parentFlow), 0o644)
+	if _, err := agent.Open(t.Context(), dir, agent.Config{}); !errors.Is(err, flow.ErrNoDelegate) {
+		t.Errorf("Open = %v, want flow.ErrNoDelegate", err)
 	}
 }

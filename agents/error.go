@@ -1,6 +1,8 @@
 package agents
 
 import (
+	"errors"
+
 	"github.com/symphonix/symphonix/flow"
 )
 
@@ -80,4 +82,18 @@ func (p Problems) Unwrap() []error {
 		errs[i] = e
 	}
 	return errs
+}
+
+// ProblemsOf lists the *Errors in err: every one of a Problems, or the one
+// *Error; nil for nil, and for an error that holds none.
+func ProblemsOf(err error) []*Error {
+	var ps Problems
+	if errors.As(err, &ps) {
+		return ps
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return []*Error{e}
+	}
+	return nil
 }

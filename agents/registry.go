@@ -293,3 +293,32 @@ func clipName(s string) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// CheckFlow reports every agent an agent node of f names that r does not
+// register, as UNKNOWN_AGENT: what would be refused at run time, said
+// before it runs. r nil registers nothing.
+func CheckFlow(r *Registry, f *flow.Flow) []*Error {
+	var ps []*Error
+	for _, n := range f.Nodes {
+		if n == nil || n.Type != flow.KindAgent {
+			continue
+		}
+		names := n.Agents
+		if n.Agent != "" {
+			names = []string{n.Agent}
+		}
+		for _, name := range names {
+			if !flow.ValidAgentName(name) {
+				continue // the flow's own validation says so
+			}
+			if r == nil {
+				ps = append(ps, fail(CodeUnknownAgent, name, fmt.Sprintf("node %q delegates to agent %q, and the folder has no %s", n.ID, name, FileName)))
+				continue
+			}
+			if _, ok := r.Agent(name); !ok {
+				ps = append(ps, fail(CodeUnknownAgent, name, fmt.Sprintf("node %q delegates to agent %q, which %s does not register", n.ID, name, FileName)))
+			}
+		}
+	}
+	return ps
+}
