@@ -211,12 +211,15 @@ func (a *Agent) ToolMismatches(ctx context.Context, limit time.Duration) []strin
 }
 
 // WaitingThreads lists the threads whose runs wait for a person in the
-// agent's waiting store; nil for a flow that never waits.
+// agent's waiting store; nil for a flow that never waits. The threads of
+// the children its runs delegated to are left out: their parents wait on
+// them, and answering a parent answers its child.
 func (a *Agent) WaitingThreads(ctx context.Context) ([]string, error) {
 	if a.waiting == nil {
 		return nil, nil
 	}
-	return a.waiting.Threads(ctx)
+	threads, err := a.waiting.Threads(ctx)
+	return withoutChildren(threads), err
 }
 
 // Input turns NAME=VALUE text into a run's input, by each channel's type: a

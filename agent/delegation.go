@@ -186,3 +186,8 @@ func DelegatedTools(dir string, tools []string) []string {
 	slices.Sort(more)
 	return append(slices.Clone(tools), more...)
 }
+
+// withoutChildren is threads without the children's (agents.ChildThread).
+func withoutChildren(threads []string) []string {
+	return slices.DeleteFunc(threads, agents.ChildThread)
+}

@@ -110,3 +110,48 @@ func TestOpenWithoutRegistryRefusesAnAgentNode(t *testing.T) {
 		t.Errorf("Open = %v, want flow.ErrNoDelegate", err)
 	}
 }
+
+// TestChildApprovalWaitsInTheFolder: a child's approval pauses the
+// parent in the folder's store; the agent lists the parent's thread only,
+// its Pending is the child's question, and answering the parent runs the
+// child on and then the parent.
+func TestChildApprovalWaitsInTheFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "flow.json"), []byte(`{
+  "version": "0.17", "name": "desk",
+  "state": { "why": { "type": "string" }, "result": { "type": "object" } },
+  "start": "hand-over",
+  "nodes": [ { "id": "hand-over", "type": "agent", "agent": "keeper", "input": { "why": "{{why}}" }, "output": "result" } ],
+  "edges": [ { "from": "hand-over", "to": "END" } ]
+}`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "keeper"), 0o755)
+	os.WriteFile(filepath.Join(dir, "keeper", "flow.json"), []byte(`{
+  "version": "0.17", "description": "Writes a note once someone agrees.", "inputs": ["why"], "outputs": ["note"],
+  "state": { "why": { "type": "string" }, "note": { "type": "string" } },
+  "start": "write",
+  "nodes": [ { "id": "write", "type": "llm", "prompt": "Note: {{why}}", "output": "note",
+               "approval": { "ask": "Write a note about {{why}}?", "show": ["why"] } } ],
+  "edges": [ { "from": "write", "to": "END" } ]
+}`), 0o644)
+	os.WriteFile(filepath.Join(dir, agents.FileName), []byte(`{"agents":{"keeper":"keeper"}}`), 0o644)
+	a, err := agent.Open(t.Context(), dir, agent.Config{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	res, err := a.Graph.Invoke(t.Context(), "t1", map[string]any{"why": "otters"})
+	if err != nil || res.Pending == nil || res.Pending.Question != "Write a note about otters?" || res.Pending.Agent != "keeper" {
+		t.Fatalf("Invoke = %+v, %v; want paused at the child's approval", res.Pending, err)
+	}
+	if threads, err := a.WaitingThreads(t.Context()); err != nil || !slices.Equal(threads, []string{"t1"}) {
+		t.Errorf("WaitingThreads = %v, %v; want only the parent's t1", threads, err)
+	}
+	res, err = a.Graph.Resume(t.Context(), "t1", "yes")
+	if err != nil || !res.Finished() {
+		t.Fatalf("Resume = %+v, %v; want finished", res, err)
+	}
+	if out, _ := res.State["result"].(map[string]any); out["note"] == nil {
+		t.Errorf("result = %v, want the child's note", res.State["result"])
+	}
+}

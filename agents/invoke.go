@@ -31,6 +31,14 @@ const (
 	MaxMessageBytes = 1024
 )
 
+// ThreadPrefix begins the thread of every child run, in the parent's
+// store: "delegation:<invocation>". The parent waits on such a thread; it
+// is never a conversation of its own.
+const ThreadPrefix = "delegation:"
+
+// ChildThread reports whether thread is a child run's.
+func ChildThread(thread string) bool { return strings.HasPrefix(thread, ThreadPrefix) }
+
 // Call is one delegation: run the agent Name with Input as a child of the
 // run ParentRun, whose node Node asked, at the end of Chain.
 type Call struct {
@@ -125,7 +133,7 @@ func Invoke(ctx context.Context, c Call) (Result, error) {
 	d := c.Resume
 	if d == nil {
 		inv := newID()
-		d = &flow.DelegatedRun{Agent: name, Run: flow.NewRunID(), Invocation: inv, Thread: "delegation:" + inv,
+		d = &flow.DelegatedRun{Agent: name, Run: flow.NewRunID(), Invocation: inv, Thread: ThreadPrefix + inv,
 			Chain: append(slices.Clip(c.Chain), name)}
 	}
 	failed := func(e *Error) (Result, error) {
