@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,6 +38,9 @@ type Delegator struct {
 // answer — {"agent": …, "input": {…}} — is checked before anything is
 // looked up: an answer that is not a choice is AGENT_DECISION_INVALID.
 func (d *Delegator) Delegate(ctx context.Context, call flow.DelegateCall) (flow.DelegateResult, error) {
+	if c := call.Cancel; c != nil {
+		return flow.DelegateResult{}, d.cancel(ctx, c)
+	}
 	chain := d.chain(ctx)
 	c := Call{Registry: d.Registry, Graph: d.Graph, Name: call.Agent, Input: call.Input,
 		Node: call.Node, ParentRun: call.Run, Thread: call.Thread, Chain: chain,
@@ -148,4 +152,20 @@ func Decide(text, where string) (string, map[string]any, *Error) {
 		}
 	}
 	return name, input, nil
+}
+
+// cancel ends a waiting child, and through its own graph the children it
+// waits on in turn.
+func (d *Delegator) cancel(ctx context.Context, c *flow.DelegatedRun) error {
+	if !flow.ValidAgentName(c.Agent) || !ChildThread(c.Thread) {
+		return fail(CodeUnknownAgent, clipName(c.Agent), fmt.Sprintf("a waiting child named %q on thread %q is not one of ours", clipName(c.Agent), clipName(c.Thread)))
+	}
+	g, err := d.Graph(c.Agent)
+	if err != nil {
+		return &Error{Code: CodeFailed, Agent: c.Agent, Message: fmt.Sprintf("agent %q could not be built", c.Agent), Err: err}
+	}
+	if err := g.Cancel(ctx, c.Thread); err != nil && !errors.Is(err, flow.ErrNothingPending) {
+		return err
+	}
+	return nil
 }

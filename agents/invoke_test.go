@@ -211,6 +211,27 @@ func TestApprovalInsideChildPausesParent(t *testing.T) {
 	}
 }
 
+func TestCancelledParentCancelsItsChild(t *testing.T) {
+	payer := child("Pays an invoice.", []string{"subject"}, []string{"findings"},
+		map[string]any{"id": "pay", "handler": "pay", "approval": map[string]any{"ask": "Pay?", "show": []any{"subject"}}})
+	w := newWorld(t, map[string]any{"agents": map[string]any{"payer": "payer"}}, map[string]map[string]any{"payer/flow.json": payer}, 0)
+	w.handlers["pay"] = func(context.Context, flow.State) (flow.Update, error) { return nil, nil }
+	g := w.root(rootFlow(map[string]any{"id": "delegate", "type": "agent", "agent": "payer",
+		"input": map[string]any{"subject": "{{topic}}"}, "output": "result"}))
+	if _, err := g.Invoke(t.Context(), "t1", map[string]any{"topic": "INV-7"}); err != nil {
+		t.Fatal(err)
+	}
+	if threads, _ := w.store.Threads(t.Context()); len(threads) != 2 {
+		t.Fatalf("threads waiting = %v, want the parent's and the child's", threads)
+	}
+	if err := g.Cancel(t.Context(), "t1"); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	if threads, _ := w.store.Threads(t.Context()); len(threads) != 0 {
+		t.Errorf("threads left waiting after Cancel = %v, want none: the child is cancelled with its parent", threads)
+	}
+}
+
 func TestRefusedApprovalInsideChild(t *testing.T) {
 	payer := child("Pays an invoice.", []string{"subject"}, []string{"findings"},
 		map[string]any{"id": "pay", "handler": "pay", "approval": map[string]any{"ask": "Pay?", "show": []any{"subject"}}})

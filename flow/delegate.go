@@ -39,6 +39,10 @@ type DelegateCall struct {
 	// person's answer to it: the child goes on from where it stopped.
 	Resume *DelegatedRun
 	Answer any
+	// Cancel, when set, is the waiting child to end without an answer,
+	// because the parent waiting on it was cancelled: nothing else is
+	// asked, and the result is ignored.
+	Cancel *DelegatedRun
 }
 
 // DelegateResult is what a child came to.
@@ -155,4 +159,25 @@ func (r *run) delegate(ctx context.Context, t *task, v State) ([]write, error) {
 		return nil, fmt.Errorf("agent %q: its outputs are %w", res.Agent, err)
 	}
 	return []write{{channel: n.Output, value: val}}, nil
+}
+
+// cancelChildren ends the children the run in data waits on, so a parent
+// cancelled leaves none waiting in the store. A checkpoint this graph
+// cannot read has no children it knows of.
+func (g *Graph) cancelChildren(ctx context.Context, thread string, data []byte) error {
+	if g.delegateFn == nil {
+		return nil
+	}
+	r, err := g.decode(thread, data)
+	if err != nil {
+		return nil
+	}
+	var errs []error
+	for _, t := range r.tasks {
+		if t.status == taskPaused && t.delegated != nil {
+			_, err := g.delegateFn(ctx, DelegateCall{Run: r.id, Thread: thread, Node: t.node.ID, Agent: t.delegated.Agent, Cancel: t.delegated})
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
