@@ -312,3 +312,37 @@ func TestTreeFromEvents(t *testing.T) {
 		t.Errorf("single-flow tree = %+v", one)
 	}
 }
+
+// TestChainDeeperThanTheLimit: agents that hand work on down a line are
+// refused at the ninth, before it runs, with AGENT_RECURSION saying how
+// deep the chain is.
+func TestChainDeeperThanTheLimit(t *testing.T) {
+	entries := map[string]any{}
+	flows := map[string]map[string]any{}
+	for i := range 12 {
+		name := fmt.Sprintf("c%d", i)
+		entries[name] = name
+		f := child("Hands work on down the line.", []string{"subject"}, []string{"findings"},
+			map[string]any{"id": "next", "type": "agent", "agent": fmt.Sprintf("c%d", i+1), "input": map[string]any{"subject": "{{subject}}"}, "output": "result"})
+		f["state"].(map[string]any)["result"] = map[string]any{"type": "object"}
+		flows[name+"/flow.json"] = f
+	}
+	w := newWorld(t, map[string]any{"agents": entries}, flows, 0)
+	g := w.root(rootFlow(map[string]any{"id": "start", "type": "agent", "agent": "c0",
+		"input": map[string]any{"subject": "{{topic}}"}, "output": "result"}))
+	_, err := g.Invoke(t.Context(), "t1", map[string]any{"topic": "deep"})
+	got := codes(err)
+	if len(got) == 0 || got[len(got)-1] != agents.CodeRecursion || !strings.Contains(err.Error(), "already 8 agents deep") {
+		t.Fatalf("Invoke = %v (codes %v), want AGENT_RECURSION at the limit", err, got)
+	}
+	// root, c0 … c6 make 8: c7 is refused before it runs.
+	for i := range 12 {
+		n, want := w.runsOf(fmt.Sprintf("c%d", i)), 0
+		if i < 7 {
+			want = 1
+		}
+		if n != want {
+			t.Errorf("c%d ran %d times, want %d", i, n, want)
+		}
+	}
+}
