@@ -346,3 +346,24 @@ func TestChainDeeperThanTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestAskInsideChild: a child's question is the parent's; the answer given
+// to the parent is the child's answer.
+func TestAskInsideChild(t *testing.T) {
+	asker := child("Asks which colour.", []string{"subject"}, []string{"findings"},
+		map[string]any{"id": "which", "type": "ask", "ask": "Which colour for {{subject}}?", "output": "findings"})
+	w := newWorld(t, map[string]any{"agents": map[string]any{"asker": "asker"}}, map[string]map[string]any{"asker/flow.json": asker}, 0)
+	g := w.root(rootFlow(map[string]any{"id": "delegate", "type": "agent", "agent": "asker",
+		"input": map[string]any{"subject": "{{topic}}"}, "output": "result"}))
+	res, err := g.Invoke(t.Context(), "t1", map[string]any{"topic": "the shed"})
+	if err != nil || res.Pending == nil || res.Pending.Kind != flow.PendingAsk || res.Pending.Question != "Which colour for the shed?" {
+		t.Fatalf("Invoke = %+v, %v; want the child's question", res.Pending, err)
+	}
+	res, err = g.Resume(t.Context(), "t1", "green")
+	if err != nil || !res.Finished() {
+		t.Fatalf("Resume = %+v, %v", res, err)
+	}
+	if diff := cmp.Diff(map[string]any{"findings": "green"}, res.State["result"]); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
