@@ -156,8 +156,11 @@ func (r *run) pause(ctx context.Context, steps int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("flow: thread %q stopped to wait, and could not be kept: %w", r.thread, err)
 	}
-	p := r.firstPaused().pending
+	t := r.firstPaused()
+	p := t.pending
 	p.Run = r.id
-	r.tell(ctx, Event{Kind: EventRunPaused, Node: p.Node, Pending: p, Steps: steps, Duration: r.spent()})
+	// The node of this run that waits: for an agent node, its own id, while
+	// the question (p.Node) is its child's.
+	r.tell(ctx, Event{Kind: EventRunPaused, Node: t.node.ID, Pending: p, Steps: steps, Duration: r.spent()})
 	return Result{Run: r.id, State: r.state, Pending: p, Steps: steps}, nil
 }

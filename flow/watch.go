@@ -75,7 +75,8 @@ type Event struct {
 	Steps int
 	// Err is why a node failed, or why the run failed or was stopped.
 	Err error
-	// Pending is what a paused run waits for.
+	// Pending is what a paused run waits for, and what a node whose
+	// outcome is paused waits for.
 	Pending *Pending
 	// Input is what EventRunStarted's run was given, as Invoke was given
 	// it; State is the run's final state at EventRunFinished. Both are
@@ -217,8 +218,12 @@ func (r *run) tellNode(ctx context.Context, t *task, start time.Time, outcome st
 	if r.g.watch == nil {
 		return
 	}
-	r.tell(ctx, Event{Kind: EventNodeFinished, Node: t.node.ID, NodeKind: t.node.Type, Copy: t.copy,
-		Outcome: outcome, Duration: r.g.now().Sub(start), Err: err})
+	e := Event{Kind: EventNodeFinished, Node: t.node.ID, NodeKind: t.node.Type, Copy: t.copy,
+		Outcome: outcome, Duration: r.g.now().Sub(start), Err: err}
+	if outcome == OutcomePaused {
+		e.Pending = t.pending
+	}
+	r.tell(ctx, e)
 }
 
 // outcomeOf says how a node's step came out from what exec returned.

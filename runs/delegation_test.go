@@ -135,3 +135,62 @@ func TestRecorderReportsDelegation(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderParentWaitsOnChild: a parent that waits on its child's
+// question is paused at its own agent node, waiting for an ask, and so is
+// that node's step; the child is paused at its own.
+func TestRecorderParentWaitsOnChild(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "asker"), 0o755)
+	os.WriteFile(filepath.Join(dir, "asker", "flow.json"), []byte(`{
+  "version": "0.17", "description": "Asks.", "start": "which", "inputs": ["subject"], "outputs": ["findings"],
+  "state": { "subject": { "type": "string" }, "findings": { "type": "string" } },
+  "nodes": [ { "id": "which", "type": "ask", "ask": "Which {{subject}}?", "output": "findings" } ],
+  "edges": [ { "from": "which", "to": "END" } ]
+}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "agents.json"), []byte(`{"agents":{"asker":"asker"}}`), 0o644)
+	reg, err := agents.Load(filepath.Join(dir, "agents.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := runs.NewRecorder(runs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child *flow.Graph
+	del := &agents.Delegator{Registry: reg, Graph: func(string) (*flow.Graph, error) { return child, nil }}
+	opts := flow.BuildOptions{Watch: rec.Watch, Delegate: del.Delegate, Checkpointer: &flow.MemoryCheckpointer{}}
+	a, _ := reg.Agent("asker")
+	if child, err = flow.Build(a.Flow, opts); err != nil {
+		t.Fatal(err)
+	}
+	f, err := flow.Load([]byte(`{"version": "0.17", "start": "hand-over",
+	  "state": { "topic": { "type": "string" }, "result": { "type": "object" } },
+	  "nodes": [ { "id": "hand-over", "type": "agent", "agent": "asker", "input": { "subject": "{{topic}}" }, "output": "result" } ],
+	  "edges": [ { "from": "hand-over", "to": "END" } ]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := flow.Build(f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(t.Context(), "t1", map[string]any{"topic": "colour"})
+	if err != nil || res.Pending == nil {
+		t.Fatalf("Invoke = %+v, %v; want paused", res, err)
+	}
+	parent, ok := rec.Get(res.Run)
+	if !ok || parent.State != runs.StatePaused || parent.PausedAt != "hand-over" || parent.Pause != runs.PauseAsk ||
+		len(parent.Steps) != 1 || parent.Steps[0].Pause != runs.PauseAsk {
+		t.Errorf("parent record = %+v, want paused at hand-over for an ask", parent)
+	}
+	var kid runs.Run
+	for _, id := range rec.Active() {
+		if id != res.Run {
+			kid, _ = rec.Get(id)
+		}
+	}
+	if kid.State != runs.StatePaused || kid.PausedAt != "which" || kid.StartedBy != runs.ByDelegation {
+		t.Errorf("child record = %+v, want paused at which, started by delegation", kid)
+	}
+}

@@ -167,8 +167,8 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 			}
 			if e.Outcome == flow.OutcomePaused {
 				st.Pause = PauseApproval
-				if e.NodeKind == flow.KindAsk {
-					st.Pause = PauseAsk
+				if e.NodeKind == flow.KindAsk || (e.Pending != nil && e.Pending.Kind == flow.PendingAsk) {
+					st.Pause = PauseAsk // an ask node, or an agent node whose child asks
 				}
 			}
 			if ok {
