@@ -79,10 +79,11 @@ type Agent struct {
 	// with a file channel; nil for one without.
 	Files *files.Store
 
-	tools   *mcptools.Set
-	waiting flow.Checkpointer
-	holding waiting.Holding
-	model   flow.Model // as the environment names it, before WrapModel
+	tools      *mcptools.Set
+	waiting    flow.Checkpointer
+	delegation *delegation // nil: the folder has no agents.json
+	holding    waiting.Holding
+	model      flow.Model // as the environment names it, before WrapModel
 }
 
 // Open loads DIR/flow.json, and builds it with the MCP servers its
@@ -111,12 +112,22 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if err := a.openFiles(cfg.Files, &bo); err != nil {
 		return nil, err
 	}
-	if a.Subscription, a.Tools, err = subscribe(f, dir, cfg.Monitored); err != nil {
+	// The agents it delegates to (delegation.go): their MCP servers are
+	// started, switched and announced with the flow's own (tf), and a
+	// child that waits makes the folder's store needed.
+	if a.delegation, err = openDelegation(dir, f); err != nil {
 		return nil, err
 	}
-	if f.Requires != nil && len(f.Requires.MCP) > 0 {
-		servers := make(map[string]mcptools.Server, len(f.Requires.MCP))
-		for name, s := range f.Requires.MCP {
+	tf, err := a.delegation.requires(f)
+	if err != nil {
+		return nil, err
+	}
+	if a.Subscription, a.Tools, err = subscribe(tf, dir, cfg.Monitored); err != nil {
+		return nil, err
+	}
+	if tf.Requires != nil && len(tf.Requires.MCP) > 0 {
+		servers := make(map[string]mcptools.Server, len(tf.Requires.MCP))
+		for name, s := range tf.Requires.MCP {
 			if s == nil {
 				continue
 			}
@@ -140,7 +151,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if cfg.WrapModel != nil {
 		bo.Model = cfg.WrapModel(bo.Model)
 	}
-	waits, remembers := flow.CheckpointerRequired(f) != nil, flow.Remembers(f)
+	waits, remembers := flow.CheckpointerRequired(f) != nil || a.delegation.waits(), flow.Remembers(f)
 	if waits || remembers {
 		// Only a flow that waits needs somewhere to wait, and only one
 		// that remembers needs its threads' memory kept: both in the
@@ -161,7 +172,9 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		}
 	}
 	a.holding = waiting.HoldingOf(a.waiting)
-	a.Graph, err = flow.Build(f, bo)
+	if bo, err = a.delegation.build(bo); err == nil {
+		a.Graph, err = flow.Build(f, bo)
+	}
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -211,12 +224,15 @@ func (a *Agent) ToolMismatches(ctx context.Context, limit time.Duration) []strin
 }
 
 // WaitingThreads lists the threads whose runs wait for a person in the
-// agent's waiting store; nil for a flow that never waits.
+// agent's waiting store; nil for a flow that never waits. The threads of
+// the children its runs delegated to are left out: their parents wait on
+// them, and answering a parent answers its child.
 func (a *Agent) WaitingThreads(ctx context.Context) ([]string, error) {
 	if a.waiting == nil {
 		return nil, nil
 	}
-	return a.waiting.Threads(ctx)
+	threads, err := a.waiting.Threads(ctx)
+	return withoutChildren(threads), err
 }
 
 // Input turns NAME=VALUE text into a run's input, by each channel's type: a

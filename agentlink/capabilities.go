@@ -42,11 +42,21 @@ const (
 	// that start runs), reports them (ReportTriggers) and obeys the
 	// board's pauses of them (Config.OnTriggerPauses).
 	CapabilityTriggers = "triggers"
+	// CapabilityDelegation: the agent's runs may delegate to other
+	// agents; a child run is reported with its RunDelegation, and every
+	// delegation refused or failed as a RunEventDelegationFailed.
+	CapabilityDelegation = "delegation"
+	// CapabilityDelegationCycle: the agent refuses a circular delegation
+	// before it runs, and reports the refusal (AGENT_RECURSION) as a
+	// delegation failure. Nothing turns it off; it is announced so that a
+	// board reading cycles out of the failures knows silence means none.
+	CapabilityDelegationCycle = "delegation-cycle"
 )
 
 // Capabilities are every name Config.Capabilities may hold.
 var Capabilities = []string{CapabilityUsers, CapabilityPairing, CapabilityHealth, CapabilityPause,
-	CapabilityRuns, CapabilityLiveRuns, CapabilityFire, CapabilityChat, CapabilityTriggers}
+	CapabilityRuns, CapabilityLiveRuns, CapabilityFire, CapabilityChat, CapabilityTriggers,
+	CapabilityDelegation, CapabilityDelegationCycle}
 
 // checkCapabilities refuses a name this package does not know, and a name
 // given twice.

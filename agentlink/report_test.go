@@ -192,7 +192,7 @@ func TestHelloAnnouncesWhatIsGiven(t *testing.T) {
 func TestNewRefusesCapabilities(t *testing.T) {
 	t.Parallel()
 	for name, caps := range map[string][]string{
-		"not built":   {"delegation"},
+		"not built":   {"delegation-trees"},
 		"unknown":     {"teleport"},
 		"given twice": {"pause", "users", "pause"},
 	} {

@@ -27,6 +27,9 @@ const (
 	RunEventStep   = "step"
 	RunEventPause  = "pause"
 	RunEventResume = "resume"
+	// RunEventDelegationFailed: one of the run's agent nodes did not get
+	// its delegation (RunEvent.Failure).
+	RunEventDelegationFailed = "delegation_failed"
 )
 
 // The bounds of what the link carries of runs.
@@ -84,6 +87,8 @@ type Run struct {
 	StepsTruncated bool
 	// Trigger: why the run exists, when a trigger started it.
 	Trigger *RunTrigger
+	// Delegation: the run and node that delegated to it, when one did.
+	Delegation *RunDelegation
 }
 
 // RunEvent is one thing that happened in a run, as it happened.
@@ -94,9 +99,12 @@ type RunEvent struct {
 	// Kind: RunEventStart, RunEventStep, RunEventPause or RunEventResume.
 	Kind string
 	// For a start: the run's thread, who started it, its build, and the
-	// trigger that started it, if one did.
+	// trigger or the delegation that started it, if one did.
 	Thread, StartedBy, StartedByWho, Build string
 	Trigger                                *RunTrigger
+	Delegation                             *RunDelegation
+	// For RunEventDelegationFailed: which delegation, and why.
+	Failure *DelegationFailure
 	// For a step: the step as it stands.
 	Step RunStep
 	// For a pause: "ask" or "approval", the node, the approval once raised.
@@ -361,7 +369,7 @@ func runEventOf(e RunEvent) *boardv1.RunEvent {
 	case RunEventStart:
 		m.Kind = &boardv1.RunEvent_Start{Start: &boardv1.RunStart{
 			Thread: e.Thread, StartedBy: e.StartedBy, StartedByWho: e.StartedByWho, Build: e.Build,
-			Trigger: runTriggerOf(e.Trigger),
+			Trigger: runTriggerOf(e.Trigger), Delegation: runDelegationOf(e.Delegation),
 		}}
 	case RunEventStep:
 		m.Kind = &boardv1.RunEvent_Step{Step: stepOf(e.Step)}
@@ -369,6 +377,8 @@ func runEventOf(e RunEvent) *boardv1.RunEvent {
 		m.Kind = &boardv1.RunEvent_Pause{Pause: &boardv1.RunPause{Kind: pauseKindOf(e.Pause), Node: e.Node, ApprovalId: e.ApprovalID}}
 	case RunEventResume:
 		m.Kind = &boardv1.RunEvent_Resume{Resume: &boardv1.RunResume{}}
+	case RunEventDelegationFailed:
+		m.Kind = &boardv1.RunEvent_DelegationFailed{DelegationFailed: delegationFailureOf(e.Failure, e.RunID, e)}
 	}
 	return m
 }
@@ -380,6 +390,7 @@ func runOf(r Run) *boardv1.Run {
 		Duration: durationpb.New(max(r.Duration, 0)), StepCount: int32(r.StepCount), Tokens: tokensOf(r.Tokens),
 		Error: r.Error, Pause: pauseKindOf(r.Pause), PausedAt: r.PausedAt, ApprovalId: r.ApprovalID,
 		Withheld: r.Withheld, StepsTruncated: r.StepsTruncated, Trigger: runTriggerOf(r.Trigger),
+		Delegation: runDelegationOf(r.Delegation),
 	}
 	for what, v := range map[string]map[string]any{"input": r.Input, "output": r.Output} {
 		if v == nil {

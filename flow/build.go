@@ -75,6 +75,9 @@ type BuildOptions struct {
 	// Watch: told everything that happens in every run (Event), as it
 	// happens. nil tells nobody.
 	Watch Watcher
+	// Delegate: runs the children agent nodes delegate to. nil: a flow
+	// with an agent node is refused (ErrNoDelegate).
+	Delegate Delegate
 }
 
 // Graph is a flow built to run: Invoke starts a run on a thread, Resume
@@ -100,6 +103,7 @@ type Graph struct {
 	stepLimit    int
 	now          func() time.Time
 	watch        Watcher
+	delegateFn   Delegate
 
 	mu     sync.Mutex
 	locks  map[string]*threadLock
@@ -201,8 +205,11 @@ func newGraph(f *Flow, opts BuildOptions) *Graph {
 		stepLimit:    opts.StepLimit,
 		now:          opts.Now,
 		watch:        opts.Watch,
+		delegateFn:   opts.Delegate,
 		locks:        map[string]*threadLock{},
-		waits:        CheckpointerRequired(f) != nil,
+		// A flow with an agent node waits when its child does, if it has
+		// somewhere to wait.
+		waits: CheckpointerRequired(f) != nil || (opts.Checkpointer != nil && delegates(f)),
 	}
 	if g.stepLimit <= 0 {
 		g.stepLimit = DefaultStepLimit
@@ -312,6 +319,19 @@ func (g *Graph) compileNodes(opts BuildOptions) []error {
 			if opts.Tools == nil {
 				errs = append(errs, fmt.Errorf("node %q: %w", n.ID, ErrNoToolCaller))
 			}
+		case KindAgent:
+			if opts.Delegate == nil {
+				errs = append(errs, fmt.Errorf("node %q: %w", n.ID, ErrNoDelegate))
+			}
+			if n.Agents != nil && opts.Model == nil {
+				errs = append(errs, fmt.Errorf("node %q: a model chooses its agent: %w", n.ID, ErrNoModel))
+			}
+			gn.args = map[string]any{}
+			if n.Input != nil {
+				if err := json.Unmarshal(n.Input, &gn.args); err != nil || gn.args == nil {
+					errs = append(errs, fmt.Errorf("flow: node %q: input must be an object of the child's input channels", n.ID))
+				}
+			}
 		}
 	}
 	g.start = g.byID[f.Start]
@@ -380,6 +400,16 @@ func (g *Graph) chooseMemory() error {
 		return errors.New("flow: BuildOptions.Memory must not be the Checkpointer: a thread's memory and its waiting run are kept by the same key")
 	}
 	return nil
+}
+
+// delegates reports whether f has an agent node.
+func delegates(f *Flow) bool {
+	for _, n := range f.Nodes {
+		if n != nil && n.Type == KindAgent {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKey[V any](m map[string]V, k string) bool {

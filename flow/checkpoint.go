@@ -38,6 +38,8 @@ type taskRecord struct {
 	Next     []string      `json:"next,omitempty"`
 	Sends    []sendRecord  `json:"sends,omitempty"`
 	Pending  *Pending      `json:"pending,omitempty"`
+	// Delegated is the child an agent node waits on.
+	Delegated *DelegatedRun `json:"delegated,omitempty"`
 }
 
 type writeRecord struct {
@@ -61,7 +63,7 @@ const (
 func (r *run) encode() ([]byte, error) {
 	c := checkpoint{V: CheckpointVersion, Run: r.id, Thread: r.thread, State: r.state, Visits: r.visits, Asked: r.asked, Wrote: r.wrote}
 	for _, t := range r.tasks {
-		tr := taskRecord{Node: t.node.ID, Copy: t.copy, As: t.as, Item: t.item, Approved: t.approved, Next: t.next, Pending: t.pending}
+		tr := taskRecord{Node: t.node.ID, Copy: t.copy, As: t.as, Item: t.item, Approved: t.approved, Next: t.next, Pending: t.pending, Delegated: t.delegated}
 		switch t.status {
 		case taskDone:
 			tr.Status = statusDone
@@ -111,7 +113,7 @@ func (g *Graph) decode(thread string, data []byte) (*run, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := &task{node: n, copy: tr.Copy, as: tr.As, item: tr.Item, approved: tr.Approved, next: tr.Next, pending: tr.Pending}
+		t := &task{node: n, copy: tr.Copy, as: tr.As, item: tr.Item, approved: tr.Approved, next: tr.Next, pending: tr.Pending, delegated: tr.Delegated}
 		switch tr.Status {
 		case statusDone:
 			t.status = taskDone
@@ -154,8 +156,11 @@ func (r *run) pause(ctx context.Context, steps int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("flow: thread %q stopped to wait, and could not be kept: %w", r.thread, err)
 	}
-	p := r.firstPaused().pending
+	t := r.firstPaused()
+	p := t.pending
 	p.Run = r.id
-	r.tell(ctx, Event{Kind: EventRunPaused, Node: p.Node, Pending: p, Steps: steps, Duration: r.spent()})
+	// The node of this run that waits: for an agent node, its own id, while
+	// the question (p.Node) is its child's.
+	r.tell(ctx, Event{Kind: EventRunPaused, Node: t.node.ID, Pending: p, Steps: steps, Duration: r.spent()})
 	return Result{Run: r.id, State: r.state, Pending: p, Steps: steps}, nil
 }

@@ -352,6 +352,12 @@ func (d *decoder) node(v *jvalue, path string) *Node {
 			n.As = d.str(m.val, p)
 		case "ask":
 			n.Ask = d.str(m.val, p)
+		case "agent":
+			n.Agent = d.str(m.val, p)
+		case "agents":
+			n.Agents = d.strs(m.val, p)
+		case "input":
+			n.Input = raw(m.val)
 		default:
 			known = false
 			d.unknown(path, m.key)

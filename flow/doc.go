@@ -18,7 +18,9 @@
 // ends. Invoke starts a run on a thread; a run that stops for a person (an
 // ask node, an approval) is kept in the Checkpointer and Resume answers
 // it, from any Graph built from the same flow. Every tool call goes
-// through one Gate.
+// through one Gate. An agent node hands work to another agent through
+// BuildOptions.Delegate (package agents implements it); a child that stops
+// for a person stops its parent, and answering the parent answers it.
 //
 // The design notes, the feature table and the problem codes are in
 // docs/flow.md.

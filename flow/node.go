@@ -17,10 +17,11 @@ const (
 	KindTools   Kind = "tools"   // v0.4: the calls something else queued
 	KindFanout  Kind = "fanout"  // v0.6: one copy of a node per item of a list
 	KindAsk     Kind = "ask"     // v0.8: a question to the person, the reply to output
+	KindAgent   Kind = "agent"   // v0.17: a delegation to another registered agent
 )
 
 // NodeTypes lists every value a node's type may take.
-var NodeTypes = []Kind{KindLLM, KindTool, KindTools, KindFanout, KindAsk}
+var NodeTypes = []Kind{KindLLM, KindTool, KindTools, KindFanout, KindAsk, KindAgent}
 
 // Node is one step of the graph. Which fields apply depends on its kind;
 // Validate refuses a field on a node of a kind it does not belong to.
@@ -71,6 +72,16 @@ type Node struct {
 	// Ask is an ask node's question; {{channel}} reads state.
 	Ask string
 
+	// Agent is the registered agent an agent node delegates to, named by
+	// the flow; Agents, instead, lists the agents a model chooses between
+	// (with Prompt saying what for). A node has one or the other.
+	Agent  string
+	Agents []string
+	// Input is what an agent node with a fixed Agent hands its child: an
+	// object of the child's input channels, templated like a tool node's
+	// args.
+	Input json.RawMessage
+
 	keys []string // the keys Load saw, in order
 }
 
@@ -112,6 +123,7 @@ var kindKeys = map[Kind][]string{
 	KindTools:   {"calls", "output"},
 	KindFanout:  {"over", "to", "as"},
 	KindAsk:     {"ask", "output"},
+	KindAgent:   {"agent", "agents", "input", "prompt", "output"},
 }
 
 // belongs reports whether key may appear on a node of kind k.
@@ -146,13 +158,16 @@ func (n *Node) present() []string {
 	add(n.To != "", "to")
 	add(n.As != "", "as")
 	add(n.Ask != "", "ask")
+	add(n.Agent != "", "agent")
+	add(n.Agents != nil, "agents")
+	add(n.Input != nil, "input")
 	return ks
 }
 
 // writes returns the channel a typed node writes, if the compiler knows it.
 func (n *Node) writes() string {
 	switch n.Type {
-	case KindLLM, KindTool, KindTools, KindAsk:
+	case KindLLM, KindTool, KindTools, KindAsk, KindAgent:
 		return n.Output
 	}
 	return ""

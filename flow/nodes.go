@@ -39,6 +39,9 @@ func (r *run) do(ctx context.Context, t *task, v State) (writes []write, sends [
 		return nil, ss, err
 	case KindAsk:
 		return []write{{channel: n.Output, value: t.answer}}, nil, nil
+	case KindAgent:
+		ws, err := r.delegate(ctx, t, v)
+		return ws, nil, err
 	}
 	return nil, nil, fmt.Errorf("node kind %q does not run", n.Kind())
 }

@@ -46,6 +46,10 @@ type Pending struct {
 	Accept  string `json:"accept,omitempty"`
 	// At is when the run paused.
 	At time.Time `json:"at"`
+	// Agent is, for a question an agent node's child asks, the
+	// registered agent whose run waits: the parent waits on it, and
+	// answering the parent answers the child. "" for the flow's own.
+	Agent string `json:"agent,omitempty"`
 	// Run is the id of the run that waits (RunOf), as Result.Run names it;
 	// not kept with the pause, and filled in by Graph.Pending and when the
 	// run pauses.
@@ -93,6 +97,12 @@ func (r *run) askPending(v State, n *gnode) *Pending {
 
 // answer applies a person's answer to the task that waits for it.
 func (r *run) answer(t *task, a any) {
+	if t.delegated != nil {
+		// The question is the child's: the answer goes to it, and the
+		// node runs on to hand it over.
+		t.answered, t.answer, t.status, t.pending = true, a, taskTodo, nil
+		return
+	}
 	switch t.pending.Kind {
 	case PendingApproval:
 		if approvedAnswer(a) {

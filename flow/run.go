@@ -189,7 +189,7 @@ func (g *Graph) Pending(ctx context.Context, thread string) (*Pending, error) {
 }
 
 // Cancel ends the run waiting on thread without answering it: no onReject,
-// nothing runs. A thread with nothing waiting fails with
+// nothing runs. A child an agent node waits on is cancelled with it. A thread with nothing waiting fails with
 // ErrNothingPending.
 func (g *Graph) Cancel(ctx context.Context, thread string) error {
 	if g.checkpointer == nil {
@@ -197,12 +197,15 @@ func (g *Graph) Cancel(ctx context.Context, thread string) error {
 	}
 	unlock := g.lock(thread)
 	defer unlock()
-	_, ok, err := g.checkpointer.Get(ctx, thread)
+	data, ok, err := g.checkpointer.Get(ctx, thread)
 	if err != nil {
 		return fmt.Errorf("flow: thread %q: reading the checkpointer: %w", thread, err)
 	}
 	if !ok {
 		return fmt.Errorf("flow: thread %q: %w", thread, ErrNothingPending)
+	}
+	if err := g.cancelChildren(ctx, thread, data); err != nil {
+		return fmt.Errorf("flow: thread %q: cancelling the agent it waits on: %w", thread, err)
 	}
 	return g.checkpointer.Delete(ctx, thread)
 }

@@ -17,8 +17,10 @@ type task struct {
 
 	status   taskStatus
 	approved bool // its approval said yes
-	answered bool // its ask was answered, with answer
+	answered bool // its ask was answered, with answer (or the question of the child it waits on)
 	answer   any
+	// delegated is the child an agent node waits on.
+	delegated *DelegatedRun
 
 	// What it came to.
 	writes  []write
@@ -129,6 +131,9 @@ func (r *run) exec(ctx context.Context, t *task) (err error) {
 		t.status = taskDone
 		t.failed = &NodeError{Node: n.ID, Attempts: attempt, Err: err}
 		return nil
+	}
+	if t.status == taskPaused {
+		return nil // an agent node whose child stopped for a person
 	}
 	if n.OnError != "" {
 		writes = append(writes, write{channel: ErrorChannel}) // cleared when the node succeeds

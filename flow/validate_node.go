@@ -15,6 +15,7 @@ var typeFeature = map[Kind]string{
 	KindTools:  FeatureToolsNode,
 	KindFanout: FeatureFanout,
 	KindAsk:    FeatureAsk,
+	KindAgent:  FeatureAgentNode,
 }
 
 // kindLabel is how a message names a node of each kind.
@@ -25,6 +26,7 @@ var kindLabel = map[Kind]string{
 	KindTools:   "Tools node",
 	KindFanout:  "Fanout node",
 	KindAsk:     "Ask node",
+	KindAgent:   "Agent node",
 }
 
 // kindPhrase is a node of each kind with its article.
@@ -35,6 +37,7 @@ var kindPhrase = map[Kind]string{
 	KindTools:   "a tools node",
 	KindFanout:  "a fanout node",
 	KindAsk:     "an ask node",
+	KindAgent:   "an agent node",
 }
 
 func (v *validator) nodeCheck(i int, n *Node) {
@@ -158,6 +161,11 @@ func (v *validator) nodeCheck(i int, n *Node) {
 		if need(n.Ask, "ask") {
 			v.templateReads(n.Ask, join(path, "ask"))
 		}
+		if need(n.Output, "output") {
+			v.declared(n.Output, join(path, "output"))
+		}
+	case KindAgent:
+		v.agentCheck(n, label, path)
 		if need(n.Output, "output") {
 			v.declared(n.Output, join(path, "output"))
 		}

@@ -87,8 +87,8 @@ var refusals = []refusal{
 		[]Problem{{CodeMissingHandler, `Node "a" has neither a handler nor a type`, "nodes[0].handler"}}},
 	{"node with handler and type", `{"version":"0.3","start":"a","nodes":[{"id":"a","handler":"h","type":"llm","prompt":"p","output":"o"}],"edges":[]}`,
 		[]Problem{{CodeHandlerAndType, `Node "a" has both a handler and a type: a node has one or the other`, "nodes[0].type"}}},
-	{"unknown node type", `{"version":"0.17","start":"a","nodes":[{"id":"a","type":"agent"}],"edges":[]}`,
-		[]Problem{{CodeUnknownNodeType, `Node "a" has unknown type "agent": a node's type is one of llm, tool, tools, fanout, ask`, "nodes[0].type"}}},
+	{"unknown node type", `{"version":"0.17","start":"a","nodes":[{"id":"a","type":"form"}],"edges":[]}`,
+		[]Problem{{CodeUnknownNodeType, `Node "a" has unknown type "form": a node's type is one of llm, tool, tools, fanout, ask, agent`, "nodes[0].type"}}},
 	{"key of another kind", `{"version":"0.6","start":"a","nodes":[{"id":"a","handler":"h","prompt":"p"},
 		{"id":"b","type":"llm","prompt":"p","output":"o","over":"x","tool":"t"}],"edges":[{"from":"a","to":"b"}]}`,
 		[]Problem{

@@ -62,6 +62,7 @@ const (
 	FeatureViews              = "views"
 	FeatureSchema             = "schema"
 	FeatureKind               = "kind"
+	FeatureAgentNode          = "agent"
 )
 
 // Features is the one table of which version introduced what, oldest
@@ -98,6 +99,10 @@ var Features = []Feature{
 	{FeatureViews, "0.11", "Declaring views", `"views"`},
 	{FeatureSchema, "0.15", "Giving an llm node a schema", `"schema" on an llm node`},
 	{FeatureKind, "0.17", "Declaring a flow's kind", `"kind"`},
+	// The agent node is this build's own: the DSL reference has no marker
+	// for it, and 0.17 is the newest version this build accepts, so no
+	// engine that reads an older version is ever handed one.
+	{FeatureAgentNode, "0.17", "Using an agent node", `"type": "agent"`},
 }
 
 // FeatureByKey returns the feature with the given key.

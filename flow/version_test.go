@@ -113,6 +113,10 @@ var useFeature = map[string]func(f map[string]any){
 			"schema": map[string]any{"type": "string"}}}
 	},
 	FeatureKind: func(f map[string]any) { f["kind"] = "system" },
+	FeatureAgentNode: func(f map[string]any) {
+		f["state"] = map[string]any{"o": map[string]any{}}
+		f["nodes"] = []any{map[string]any{"id": "a", "type": "agent", "agent": "helper", "output": "o"}}
+	},
 }
 
 // featurePath is where each feature's refusal is reported in its flow.
@@ -147,6 +151,7 @@ var featurePath = map[string]string{
 	FeatureViews:              "views",
 	FeatureSchema:             "nodes[0].schema",
 	FeatureKind:               "kind",
+	FeatureAgentNode:          "nodes[0].type",
 }
 
 // featureAlso is what else a feature's flow is refused for one version
@@ -315,7 +320,7 @@ func TestFeatureSince(t *testing.T) {
 		FeatureChannelDescription: "0.7", FeatureNodeDescription: "0.7", FeatureWhen: "0.7",
 		FeatureToolDescription: "0.7", FeatureAsk: "0.8", FeatureFileChannel: "0.9", FeatureConversation: "0.9",
 		FeatureRemembers: "0.9", FeaturePackages: "0.9", FeatureServices: "0.9", FeatureMCP: "0.9",
-		FeatureViews: "0.11", FeatureSchema: "0.15", FeatureKind: "0.17",
+		FeatureViews: "0.11", FeatureSchema: "0.15", FeatureKind: "0.17", FeatureAgentNode: "0.17",
 	}
 	got := map[string]string{}
 	for _, f := range Features {

@@ -75,13 +75,18 @@ type Event struct {
 	Steps int
 	// Err is why a node failed, or why the run failed or was stopped.
 	Err error
-	// Pending is what a paused run waits for.
+	// Pending is what a paused run waits for, and what a node whose
+	// outcome is paused waits for.
 	Pending *Pending
 	// Input is what EventRunStarted's run was given, as Invoke was given
 	// it; State is the run's final state at EventRunFinished. Both are
 	// the run's own: a Watcher reads them and never changes them.
 	Input map[string]any
 	State State
+	// Delegation is how the run was delegated to, when an agent node of
+	// another run started it; nil otherwise. The same on every event of
+	// the run.
+	Delegation *Delegation
 }
 
 // Watcher is told everything that happens in every run of a graph, as it
@@ -188,6 +193,7 @@ func (r *run) tell(ctx context.Context, e Event) {
 		return
 	}
 	e.Run, e.Thread = r.id, r.thread
+	e.Delegation = DelegationOf(ctx)
 	if e.At.IsZero() {
 		e.At = r.g.now()
 	}
@@ -212,8 +218,12 @@ func (r *run) tellNode(ctx context.Context, t *task, start time.Time, outcome st
 	if r.g.watch == nil {
 		return
 	}
-	r.tell(ctx, Event{Kind: EventNodeFinished, Node: t.node.ID, NodeKind: t.node.Type, Copy: t.copy,
-		Outcome: outcome, Duration: r.g.now().Sub(start), Err: err})
+	e := Event{Kind: EventNodeFinished, Node: t.node.ID, NodeKind: t.node.Type, Copy: t.copy,
+		Outcome: outcome, Duration: r.g.now().Sub(start), Err: err}
+	if outcome == OutcomePaused {
+		e.Pending = t.pending
+	}
+	r.tell(ctx, e)
 }
 
 // outcomeOf says how a node's step came out from what exec returned.

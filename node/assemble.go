@@ -266,6 +266,9 @@ func readIdentity(dir string) (agentlink.Identity, error) {
 	if err != nil {
 		return agentlink.Identity{}, err
 	}
+	// The tools of the agents it delegates to are called through it, and
+	// switched by its subscription: it announces them as its own.
+	id.Tools = agent.DelegatedTools(dir, id.Tools)
 	in, err := packages.Installed(dir)
 	switch {
 	case errors.Is(err, packages.ErrNotInstalled):

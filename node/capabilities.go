@@ -21,8 +21,11 @@ import "github.com/symphonix/symphonix/agentlink"
 //     runs.
 //   - triggers: when served with a trigger file (the runtime runs it,
 //     reports it and obeys the board's pauses of it).
-//
-// Nothing else is announced: delegation is not built.
+//   - delegation and delegation-cycle: always. Every agent of this build
+//     can delegate (an agent node with an agents.json) and refuses a
+//     circular delegation before it runs; nothing about a deployment
+//     turns either off, and a board asks the capability rather than
+//     reading silence as "no cycles here".
 func (p *parts) capabilities() []string {
 	var caps []string
 	if p.api != nil {
@@ -41,5 +44,6 @@ func (p *parts) capabilities() []string {
 	if p.trig != nil {
 		caps = append(caps, agentlink.CapabilityTriggers)
 	}
+	caps = append(caps, agentlink.CapabilityDelegation, agentlink.CapabilityDelegationCycle)
 	return caps
 }

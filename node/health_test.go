@@ -136,8 +136,8 @@ func TestHealthAnnounced(t *testing.T) {
 		b = agentOn(t, offAgents, "refund-desk")
 		return b.GetState() == boardv1.AgentState_AGENT_STATE_ONLINE
 	})
-	if !slices.Equal(b.GetCapabilities(), []string{"chat", "fire", "live-runs", "pairing", "pause", "runs", "users"}) { // sorted by the board
-		t.Errorf("with health checks off, the hello announces %q; want chat, users, pairing, pause, runs, live-runs, fire", b.GetCapabilities())
+	if !slices.Equal(b.GetCapabilities(), []string{"chat", "delegation", "delegation-cycle", "fire", "live-runs", "pairing", "pause", "runs", "users"}) { // sorted by the board
+		t.Errorf("with health checks off, the hello announces %q; want chat, users, pairing, pause, runs, live-runs, fire, delegation, delegation-cycle", b.GetCapabilities())
 	}
 	if b.GetHealth() != nil {
 		t.Errorf("with health checks off, the board's latest round = %v, want none", b.GetHealth())

@@ -174,8 +174,8 @@ func TestPauseFromTheBoard(t *testing.T) {
 		return len(a.GetCapabilities()) > 0 // the desk that switched tools on announced none
 	})
 	// The board keeps the capabilities sorted, whatever their order in the hello.
-	if a.GetProtocol() != "3" || !slices.Equal(a.GetCapabilities(), []string{"chat", "fire", "health", "live-runs", "pairing", "pause", "runs", "users"}) {
-		t.Errorf("hello = protocol %q, capabilities %q; want 3 and chat, users, pairing, health, pause, runs, live-runs, fire", a.GetProtocol(), a.GetCapabilities())
+	if a.GetProtocol() != "3" || !slices.Equal(a.GetCapabilities(), []string{"chat", "delegation", "delegation-cycle", "fire", "health", "live-runs", "pairing", "pause", "runs", "users"}) {
+		t.Errorf("hello = protocol %q, capabilities %q; want 3 and chat, users, pairing, health, pause, runs, live-runs, fire, delegation, delegation-cycle", a.GetProtocol(), a.GetCapabilities())
 	}
 
 	res, err := olga.PauseAgent(t.Context(), &boardv1.PauseAgentRequest{Name: "refund-desk", Reason: "quarterly audit"})
@@ -233,8 +233,8 @@ func TestRunAnnouncesPause(t *testing.T) {
 		return len(a.GetCapabilities()) > 0 // the desk that switched tools on announced none
 	})
 	// A run at a terminal takes no fired runs.
-	if !slices.Equal(a.GetCapabilities(), []string{agentlink.CapabilityLiveRuns, agentlink.CapabilityPause, agentlink.CapabilityRuns}) {
-		t.Errorf("a run's hello announces %q, want pause, runs and live-runs", a.GetCapabilities())
+	if !slices.Equal(a.GetCapabilities(), []string{agentlink.CapabilityDelegation, agentlink.CapabilityDelegationCycle, agentlink.CapabilityLiveRuns, agentlink.CapabilityPause, agentlink.CapabilityRuns}) {
+		t.Errorf("a run's hello announces %q, want pause, runs, live-runs, delegation and delegation-cycle", a.GetCapabilities())
 	}
 }
 
@@ -256,8 +256,8 @@ func TestPauseAndHealthOnTheBoard(t *testing.T) {
 		a = agentOn(t, g.agents, "refund-desk")
 		return a.GetHealth() != nil
 	})
-	if a.GetProtocol() != "3" || !slices.Equal(slices.Sorted(slices.Values(a.GetCapabilities())), []string{"chat", "fire", "health", "live-runs", "pairing", "pause", "runs", "users"}) {
-		t.Errorf("the board's desk speaks %q and announces %q; want 3, and chat, users, pairing, health, pause, runs, live-runs, fire", a.GetProtocol(), a.GetCapabilities())
+	if a.GetProtocol() != "3" || !slices.Equal(slices.Sorted(slices.Values(a.GetCapabilities())), []string{"chat", "delegation", "delegation-cycle", "fire", "health", "live-runs", "pairing", "pause", "runs", "users"}) {
+		t.Errorf("the board's desk speaks %q and announces %q; want 3, and chat, users, pairing, health, pause, runs, live-runs, fire, delegation, delegation-cycle", a.GetProtocol(), a.GetCapabilities())
 	}
 	var lines []string
 	for _, c := range a.GetHealth().GetChecks() {

@@ -115,6 +115,7 @@ func (rr *runRecord) event(e runs.Event) {
 			RunID: e.Run, Seq: e.Seq, At: e.At, Kind: e.Kind,
 			Thread: e.Thread, StartedBy: e.StartedBy, StartedByWho: e.StartedByWho, Build: e.Build,
 			Step: stepOf(e.Step), Pause: e.Pause, Node: e.Node, ApprovalID: e.ApprovalID, Trigger: runTriggerOf(e.Trigger),
+			Delegation: runDelegationOf(e.Delegation), Failure: delegationFailureOf(e.Failure),
 		})
 	}
 }
@@ -187,7 +188,7 @@ func runOf(r runs.Run) agentlink.Run {
 		State: r.State, Start: r.Start, End: r.End, Duration: r.Duration, StepCount: r.StepCount,
 		Tokens: tokensOf(r.Tokens), Error: r.Error, Pause: r.Pause, PausedAt: r.PausedAt, ApprovalID: r.ApprovalID,
 		Input: r.Input, Output: r.Output, Withheld: r.Withheld, StepsTruncated: r.StepsTruncated,
-		Trigger: runTriggerOf(r.Trigger),
+		Trigger: runTriggerOf(r.Trigger), Delegation: runDelegationOf(r.Delegation),
 	}
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, stepOf(s))
@@ -210,4 +211,20 @@ func runTriggerOf(t *runs.Trigger) *agentlink.RunTrigger {
 	}
 	return &agentlink.RunTrigger{ID: t.ID, Kind: t.Kind, At: t.At, Method: t.Method, Path: t.Path,
 		Delivery: t.Delivery, DeliveryAttempts: t.DeliveryAttempts}
+}
+
+func runDelegationOf(d *runs.Delegation) *agentlink.RunDelegation {
+	if d == nil {
+		return nil
+	}
+	return &agentlink.RunDelegation{ParentRunID: d.ParentRun, ParentNode: d.ParentNode, InvocationID: d.Invocation,
+		Agent: d.Agent, Chain: d.Chain}
+}
+
+func delegationFailureOf(f *runs.DelegationFailure) *agentlink.DelegationFailure {
+	if f == nil {
+		return nil
+	}
+	return &agentlink.DelegationFailure{Node: f.Node, Target: f.Target, Code: f.Code, Message: f.Message,
+		Chain: f.Chain, InvocationID: f.Invocation}
 }

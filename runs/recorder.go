@@ -101,8 +101,9 @@ func (r *Recorder) Detail() Detail { return r.cfg.Detail }
 // Watch is the flow.Watcher: give it to BuildOptions.Watch.
 func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 	var (
-		ev  *Event
-		sum *Summary
+		ev     *Event
+		failed *Event
+		sum    *Summary
 	)
 	r.mu.Lock()
 	switch e.Kind {
@@ -112,13 +113,16 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 			ID: e.Run, Thread: e.Thread, StartedBy: by, StartedByWho: clip(who, MaxWho), Build: r.cfg.Build,
 			State: StateRunning, Start: e.At, Trigger: triggerOf(ctx),
 		}}
+		if d := delegationOf(e.Delegation); d != nil {
+			rec.run.StartedBy, rec.run.StartedByWho, rec.run.Delegation = ByDelegation, "", d
+		}
 		if len(e.Input) > 0 {
 			rec.run.Input = r.payload(e.Input, "input", &rec.run.Withheld)
 		}
 		r.runs[e.Run] = rec
 		ev = rec.event(e.At, EventStart)
 		ev.Thread, ev.StartedBy, ev.StartedByWho, ev.Build = rec.run.Thread, rec.run.StartedBy, rec.run.StartedByWho, rec.run.Build
-		ev.Trigger = rec.run.Trigger
+		ev.Trigger, ev.Delegation = rec.run.Trigger, rec.run.Delegation
 	case flow.EventRunResumed:
 		rec := r.runs[e.Run]
 		if rec == nil {
@@ -127,6 +131,9 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 			by, who := startedBy(ctx)
 			rec = &record{open: map[stepKey]int{}, run: Run{ID: e.Run, Thread: e.Thread, StartedBy: by,
 				StartedByWho: clip(who, MaxWho), Build: r.cfg.Build, Start: e.At}}
+			if d := delegationOf(e.Delegation); d != nil {
+				rec.run.StartedBy, rec.run.StartedByWho, rec.run.Delegation = ByDelegation, "", d
+			}
 			r.runs[e.Run] = rec
 		}
 		rec.run.State = StateRunning
@@ -160,8 +167,8 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 			}
 			if e.Outcome == flow.OutcomePaused {
 				st.Pause = PauseApproval
-				if e.NodeKind == flow.KindAsk {
-					st.Pause = PauseAsk
+				if e.NodeKind == flow.KindAsk || (e.Pending != nil && e.Pending.Kind == flow.PendingAsk) {
+					st.Pause = PauseAsk // an ask node, or an agent node whose child asks
 				}
 			}
 			if ok {
@@ -169,6 +176,11 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 			}
 			ev = rec.event(e.At, EventStep)
 			ev.Step = st
+			var de flow.DelegateError
+			if e.NodeKind == flow.KindAgent && errors.As(e.Err, &de) {
+				failed = rec.event(e.At, EventDelegationFailed)
+				failed.Failure = r.failure(e.Node, de)
+			}
 		}
 	case flow.EventRunPaused:
 		if rec := r.runs[e.Run]; rec != nil {
@@ -211,6 +223,9 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 	}
 	if ev != nil && r.cfg.OnEvent != nil {
 		r.cfg.OnEvent(*ev) // under the lock: a run's events in order
+	}
+	if failed != nil && r.cfg.OnEvent != nil {
+		r.cfg.OnEvent(*failed)
 	}
 	r.mu.Unlock()
 	if sum != nil {
@@ -401,4 +416,35 @@ func (r *Recorder) Delivered(id, state string, attempts int) bool {
 		r.keep(*sum)
 	}
 	return sum != nil
+}
+
+// delegationOf is the engine's delegation as a record keeps it, bounded:
+// names and ids at most MaxName bytes, the chain's latest MaxChain names.
+func delegationOf(d *flow.Delegation) *Delegation {
+	if d == nil {
+		return nil
+	}
+	return &Delegation{ParentRun: clip(d.ParentRun, MaxName), ParentNode: clip(d.ParentNode, MaxName),
+		Invocation: clip(d.Invocation, MaxName), Agent: clip(d.Agent, MaxName), Chain: chainOf(d.Chain)}
+}
+
+// chainOf is a chain bounded: its latest MaxChain names, each at most
+// MaxName bytes.
+func chainOf(chain []string) []string {
+	if len(chain) > MaxChain {
+		chain = chain[len(chain)-MaxChain:]
+	}
+	out := make([]string, len(chain))
+	for i, c := range chain {
+		out[i] = clip(c, MaxName)
+	}
+	return out
+}
+
+// failure is the delegation an agent node did not get, fit to leave the
+// machine: its message without secrets, at most MaxError bytes.
+func (r *Recorder) failure(node string, de flow.DelegateError) *DelegationFailure {
+	f := de.DelegateFailure()
+	return &DelegationFailure{Node: clip(node, MaxName), Target: clip(f.Target, MaxName), Code: f.Code,
+		Message: r.safe(de), Chain: chainOf(f.Chain), Invocation: clip(f.Invocation, MaxName)}
 }

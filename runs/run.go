@@ -37,6 +37,8 @@ const (
 	ByCLI   = "cli"
 	// ByTrigger: a schedule or a webhook (WithTrigger says which).
 	ByTrigger = "trigger"
+	// ByDelegation: another run's agent node (Run.Delegation says which).
+	ByDelegation = "delegation"
 )
 
 // The bounds of a run's record, as the board takes it.
@@ -51,6 +53,11 @@ const (
 	MaxPayload = 64 << 10
 	// MaxWho is the most bytes of who started a run.
 	MaxWho = 256
+	// MaxChain is the most agents a delegation's chain carries (the
+	// latest, when there are more); MaxName the most bytes of an agent's
+	// name, a node's or an id in one.
+	MaxChain = 32
+	MaxName  = 64
 )
 
 // Tokens is what model calls spent, as the provider reported it.
@@ -136,6 +143,32 @@ type Run struct {
 	StepsTruncated bool   `json:"steps_truncated,omitempty"`
 	// Trigger is why the run exists, when a trigger started it.
 	Trigger *Trigger `json:"trigger,omitempty"`
+	// Delegation is the run and node that delegated to it, when one did
+	// (StartedBy is then ByDelegation).
+	Delegation *Delegation `json:"delegation,omitempty"`
+}
+
+// Delegation is how a run was delegated to.
+type Delegation struct {
+	ParentRun  string   `json:"parent_run"`
+	ParentNode string   `json:"parent_node"`
+	Invocation string   `json:"invocation"`
+	Agent      string   `json:"agent"`
+	Chain      []string `json:"chain,omitempty"`
+}
+
+// DelegationFailure is a delegation an agent node asked for and did not
+// get: refused before the child ran, or failed in it.
+type DelegationFailure struct {
+	Node string
+	// Target is the agent asked for, as given: at most MaxName bytes.
+	Target string
+	// Code is one of package agents' codes.
+	Code string
+	// Message says why, without secrets: at most MaxError bytes.
+	Message    string
+	Chain      []string
+	Invocation string
 }
 
 // Trigger is the trigger that started a run (WithTrigger).
@@ -187,6 +220,8 @@ const (
 	EventStep   = "step"
 	EventPause  = "pause"
 	EventResume = "resume"
+	// EventDelegationFailed: an agent node did not get its delegation.
+	EventDelegationFailed = "delegation_failed"
 )
 
 // Event is one thing that happened in a run, as it happened: the link's
@@ -196,12 +231,16 @@ type Event struct {
 	// Seq is its place among the run's events and summaries, from 1.
 	Seq uint32
 	At  time.Time
-	// Kind is EventStart, EventStep, EventPause or EventResume.
+	// Kind is EventStart, EventStep, EventPause, EventResume or
+	// EventDelegationFailed.
 	Kind string
 	// For EventStart: the thread, who started it, and the build, and the
-	// trigger that started it, if one did.
+	// trigger or the delegation that started it, if one did.
 	Thread, StartedBy, StartedByWho, Build string
 	Trigger                                *Trigger
+	Delegation                             *Delegation
+	// For EventDelegationFailed: which, and why.
+	Failure *DelegationFailure
 	// For EventStep: the step as it stands.
 	Step Step
 	// For EventPause: what it waits for, at which node, the approval.

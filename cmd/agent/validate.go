@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/symphonix/symphonix/agents"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/internal/cli"
 	"github.com/symphonix/symphonix/triggers"
@@ -30,6 +32,19 @@ type validateJSON struct {
 	Problems []problemJSON `json:"problems"`
 	// Triggers is the trigger file governing the flow, when there is one.
 	Triggers *triggersJSON `json:"triggers,omitempty"`
+	// Agents is the registry of the agents the flow delegates to, when the
+	// folder has one or the flow has an agent node.
+	Agents *agentsJSON `json:"agents,omitempty"`
+}
+
+// agentsJSON is what agent validate says of the folder's agents.json: the
+// registry's problems and the flow's agent nodes naming agents it does
+// not register, each with its code (agents.Codes).
+type agentsJSON struct {
+	File     string        `json:"file"`
+	Valid    bool          `json:"valid"`
+	Agents   int           `json:"agents"`
+	Problems []problemJSON `json:"problems"`
 }
 
 // triggersJSON is what agent validate says of the flow's trigger file.
@@ -66,6 +81,9 @@ func newValidateCmd(a *app) *cobra.Command {
 			v.Valid = len(v.Problems) == 0
 		}
 		if v.Triggers = validateTriggers(path, f); v.Triggers != nil && !v.Triggers.Valid {
+			v.Valid = false
+		}
+		if v.Agents = validateAgents(args[0], f); v.Agents != nil && !v.Agents.Valid {
 			v.Valid = false
 		}
 		if out.JSON() {
@@ -109,6 +127,44 @@ func validateTriggers(path string, fl *flow.Flow) *triggersJSON {
 	return t
 }
 
+// validateAgents checks dir's registry, and fl's agent nodes against it
+// (fl nil: the registry alone); nil when the folder has no registry and
+// the flow delegates to nothing.
+func validateAgents(dir string, fl *flow.Flow) *agentsJSON {
+	file := filepath.Join(dir, agents.FileName)
+	t := &agentsJSON{File: file, Problems: []problemJSON{}}
+	var (
+		reg  *agents.Registry
+		errs []*agents.Error
+	)
+	if _, err := os.Stat(file); err == nil {
+		var lerr error
+		reg, lerr = agents.Load(file)
+		errs = agents.ProblemsOf(lerr)
+		if lerr != nil && errs == nil {
+			errs = []*agents.Error{{Code: agents.CodeInvalidRegistry, Message: lerr.Error()}}
+		}
+		if reg != nil {
+			t.Agents = len(reg.Names())
+		}
+	}
+	if fl != nil && (reg != nil || len(errs) == 0) {
+		errs = append(errs, agents.CheckFlow(reg, fl)...)
+	}
+	if reg == nil && len(errs) == 0 {
+		return nil
+	}
+	for _, e := range errs {
+		path := ""
+		if e.Agent != "" {
+			path = "agents." + e.Agent
+		}
+		t.Problems = append(t.Problems, problemJSON{Code: e.Code, Path: path, Message: e.Message})
+	}
+	t.Valid = len(t.Problems) == 0
+	return t
+}
+
 func printValidate(a *app, path string, f *flow.Flow, loadErr error, v validateJSON) {
 	w := a.stdout
 	switch {
@@ -134,5 +190,15 @@ func printValidate(a *app, path string, f *flow.Flow, loadErr error, v validateJ
 		fmt.Fprintf(w, "%s: %d problem(s)\n", t.File, len(t.Problems))
 	default:
 		fmt.Fprintf(w, "%s: valid (%d trigger(s))\n", t.File, t.Triggers)
+	}
+	if g := v.Agents; g != nil {
+		for _, p := range g.Problems {
+			fmt.Fprintf(w, "%s: %s\n", g.File, flow.Problem{Code: p.Code, Path: p.Path, Message: p.Message})
+		}
+		if len(g.Problems) > 0 {
+			fmt.Fprintf(w, "%s: %d problem(s)\n", g.File, len(g.Problems))
+		} else {
+			fmt.Fprintf(w, "%s: valid (%d agent(s))\n", g.File, g.Agents)
+		}
 	}
 }

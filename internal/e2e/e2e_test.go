@@ -191,10 +191,11 @@ func TestAgentProcessDies(t *testing.T) {
 	agents := bt.Agents(bt.OperatorToken("ops", identity.RoleViewer))
 	a := agentState(t, agents, "mortal")
 	// This agent is only linked (its handlers live in a generated program), so
-	// it announces what this process does for it: its pause, and nothing
-	// it does not run.
-	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || strings.Join(a.GetCapabilities(), ",") != "pause" {
-		t.Fatalf("mortal = %v, want online announcing pause and nothing else", a)
+	// it announces what this process does for it: its pause, and the two
+	// every agent of this protocol has (delegation and its cycle check,
+	// which nothing about a deployment turns off), and nothing else.
+	if a.GetState() != boardv1.AgentState_AGENT_STATE_ONLINE || strings.Join(a.GetCapabilities(), ",") != "delegation,delegation-cycle,pause" {
+		t.Fatalf("mortal = %v, want online announcing delegation, delegation-cycle and pause, and nothing else", a)
 	}
 	if err := agent.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
