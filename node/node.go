@@ -25,6 +25,7 @@ import (
 
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/secrets"
 	"github.com/symphonix/symphonix/serve"
 )
 
@@ -133,6 +134,12 @@ type Config struct {
 	// object, and nothing else; false writes each output channel as
 	// "NAME: TEXT".
 	JSON bool
+
+	// env is the folder's .env applied to Getenv, and named the agent's
+	// named secrets, which grow as .env changes while it is served; both
+	// set by withEnv.
+	env   *secrets.Env
+	named *secrets.Set
 }
 
 // checked returns cfg with its defaults filled in, or what is wrong with it.
