@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/symphonix/symphonix/secrets"
@@ -26,10 +27,46 @@ func (cfg Config) withEnv(name string, out io.Writer) Config {
 		fmt.Fprintf(out, "agent %s: env: %v\n", name, err)
 	}
 	cfg.env, cfg.Getenv = env, env.Getenv
+	cfg.follow = &followers{}
 	if named, err := namedSecrets(cfg); err == nil {
 		cfg.named = secrets.NewSet(named)
+		cfg.follow.add(cfg.named)
 	}
 	return cfg
+}
+
+// followers are the Sets that hold the agent's named secrets, grown
+// together when .env changes.
+type followers struct {
+	mu   sync.Mutex
+	sets []*secrets.Set
+}
+
+// add makes s follow .env; on a nil followers it does nothing.
+func (f *followers) add(s *secrets.Set) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sets = append(f.sets, s)
+}
+
+// grow adds list to every set, and returns how many values were new to
+// the first (the named secrets themselves).
+func (f *followers) grow(list []string) int {
+	if f == nil {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	added := 0
+	for i, s := range f.sets {
+		if n := s.Add(list); i == 0 {
+			added = n
+		}
+	}
+	return added
 }
 
 // namedSet is the agent's named secrets as a Set: the one withEnv made,
@@ -48,10 +85,11 @@ func namedSet(cfg Config) (*secrets.Set, error) {
 
 // watchEnv reads the folder's .env again every EnvPollInterval until ctx
 // ends. When what it gives has changed, the values the agent's named
-// secrets now hold are added to cfg.named (nothing is ever taken out), and
-// the change is logged with how many variables the file gives, never a
-// value. A file that cannot be read or is refused keeps the values last
-// read well, and is logged once, naming the file and the line.
+// secrets now hold are added to cfg.named and to the filters of details
+// (detailFilter), and nothing is ever taken out; the change is logged with
+// how many variables the file gives, never a value. A file that cannot be
+// read or is refused keeps the values last read well, and is logged once,
+// naming the file and the line.
 func watchEnv(ctx context.Context, cfg Config, log *slog.Logger) {
 	if cfg.env == nil {
 		return
@@ -75,8 +113,8 @@ func watchEnv(ctx context.Context, cfg Config, log *slog.Logger) {
 		added := 0
 		if named, err := namedSecrets(cfg); err != nil {
 			log.WarnContext(ctx, "env: the named secrets not read again", "err", err)
-		} else if cfg.named != nil {
-			added = cfg.named.Add(named)
+		} else {
+			added = cfg.follow.grow(named)
 		}
 		log.InfoContext(ctx, "env: read again", "path", cfg.env.Path(), "variables", cfg.env.Len(), "secrets_added", added)
 	}

@@ -53,6 +53,7 @@ func TestWatchEnv(t *testing.T) {
 		var logs lockedBuffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
 		cfg := Config{Dir: dir, Logger: log}.withEnv("echo", io.Discard)
+		filter := detailFilter(cfg)
 		if got := cfg.Getenv("ORDERS_TOKEN"); got != first {
 			t.Fatalf("Getenv(ORDERS_TOKEN) at start = %q, want .env's %q", got, first)
 		}
@@ -70,6 +71,9 @@ func TestWatchEnv(t *testing.T) {
 		// and the old one still is.
 		if got := cfg.named.Without(first + " " + second); got != "REDACTED REDACTED" {
 			t.Errorf("the named secrets after the change remove %q, want both values", got)
+		}
+		if got := filter.SafeDetail("token " + second); strings.Contains(got, second) {
+			t.Errorf("the filter of details after the change gives %q, want the new value removed", got)
 		}
 
 		write("ORDERS_TOKEN=" + third + "\nthis is not a variable " + third + "\n")

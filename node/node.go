@@ -135,11 +135,13 @@ type Config struct {
 	// "NAME: TEXT".
 	JSON bool
 
-	// env is the folder's .env applied to Getenv, and named the agent's
-	// named secrets, which grow as .env changes while it is served; both
-	// set by withEnv.
-	env   *secrets.Env
-	named *secrets.Set
+	// env is the folder's .env applied to Getenv, named the agent's named
+	// secrets, and follow every Set holding them (named, and the filters
+	// of details: detailFilter), which grow as .env changes while it is
+	// served; all set by withEnv.
+	env    *secrets.Env
+	named  *secrets.Set
+	follow *followers
 }
 
 // checked returns cfg with its defaults filled in, or what is wrong with it.
