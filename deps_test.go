@@ -32,6 +32,7 @@ var layers = []layer{
 	{pkg: "subscription", why: "the tool rule: declaration, board, remembered word; no I/O beyond its file", noStd: domain},
 	{pkg: "packages", why: "solution packages: reads, validates, digests and signs, never runs or installs into a running agent; jcs for the digest, flow to validate a package's flow (flow is pure: load and validate, no I/O)", allow: []string{"jcs", "flow"}, noStd: append([]string{"net", "net/http", "os/exec"}, domain...)},
 	{pkg: "secrets", why: "which values are secrets and removing them from text; reads an agent folder's env files, nothing more", noStd: domain},
+	{pkg: "text", why: "reading what a person wrote, such as an amount, where a program needs a value: the standard library only", noStd: domain},
 	{pkg: "ui", why: "the web board's files, embedded; the Go side serves bytes"},
 	{pkg: "internal/pump", why: "the one receive loop both ends of the link use"},
 	{pkg: "telemetry", why: "traces by OTLP from the environment, the connect interceptor, traceparents, request ids and the log handler; nothing of the module under it", allow: []string{
@@ -39,7 +40,7 @@ var layers = []layer{
 	}},
 
 	// The agent's side.
-	{pkg: "flow", why: "the engine: a flow is data, its functions come from a registry", allow: []string{"approvals", "subscription"}, noStd: domain},
+	{pkg: "flow", why: "the engine: a flow is data, its functions come from a registry; text reads the amounts an approval card shows", allow: []string{"approvals", "subscription", "text"}, noStd: domain},
 	{pkg: "llm", why: "model clients speak HTTP to a provider; they know flow's model interface only", allow: []string{"flow"}},
 	{pkg: "mcptools", why: "MCP servers over stdio through the go-sdk; knows nothing of flows or boards", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "waiting", why: "paused runs in SQLite in the agent's folder: flow's Checkpointer", allow: []string{"flow", "modernc.org/sqlite"}},

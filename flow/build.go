@@ -88,7 +88,8 @@ type Graph struct {
 	nodes    []*gnode // in flow order
 	byID     map[string]*gnode
 	start    *gnode
-	declared map[string]bool // nil: the flow declares no state
+	declared map[string]bool   // nil: the flow declares no state
+	types    map[string]string // each declared channel's type, when it says one
 	reducers map[string]Reducer
 	defaults map[string]any
 	remember []string // channels carried between runs of a thread, sorted
@@ -120,6 +121,7 @@ type gnode struct {
 	conds    []*gcond
 	to       *gnode // a fanout's target
 	output   string // the type of the channel an llm node writes
+	appends  bool   // that channel's reducer is "append"
 	attempts int
 	resets   []string // limit counters this node's visit puts back to zero
 	counts   []string // limit counters this node's visit counts in
@@ -195,6 +197,7 @@ func newGraph(f *Flow, opts BuildOptions) *Graph {
 		flow:         f,
 		byID:         map[string]*gnode{},
 		reducers:     map[string]Reducer{},
+		types:        map[string]string{},
 		defaults:     map[string]any{},
 		model:        opts.Model,
 		files:        opts.Files,
@@ -237,6 +240,9 @@ func (g *Graph) compileChannels(reg Registry) []error {
 		g.declared[name] = true
 		if c == nil {
 			continue
+		}
+		if c.Type != "" {
+			g.types[name] = c.Type
 		}
 		switch c.Reducer {
 		case "":
@@ -304,6 +310,7 @@ func (g *Graph) compileNodes(opts BuildOptions) []error {
 			}
 			if c := f.State[n.Output]; c != nil {
 				gn.output = c.Type
+				gn.appends = c.Reducer == ReducerAppend
 			}
 		case KindTool:
 			if opts.Tools == nil {

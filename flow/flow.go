@@ -39,9 +39,8 @@ type Flow struct {
 	Nodes []*Node
 	Edges []*Edge
 
-	// Kind says whose flow this is, the system's own or a person's (v0.17).
-	// The API reference names the kinds (FLOW_KINDS) without listing them,
-	// so any non-empty string is accepted.
+	// Kind says whose flow this is, the system's own or a person's (v0.17):
+	// one of FlowKinds. Empty: the person's (see IsSystemFlow).
 	Kind string
 	// Views is what a run shows while it runs (v0.11), kept as given: the
 	// flow language reference and the API reference name views without

@@ -50,7 +50,9 @@ func (r *run) do(ctx context.Context, t *task, v State) (writes []write, sends [
 // writes the reply, trimmed. With a schema the path is ask, parse, check,
 // write — and an answer that does not fit is never written, not even the
 // part of it that did. Without one, a reply for an object or list channel
-// is read as JSON all the same.
+// is read as JSON all the same, except that a list channel which appends
+// takes a reply that is not a list as one item; and a reply for a string
+// channel is the text as written, even when it reads as JSON.
 func (g *Graph) llm(ctx context.Context, n *gnode, v State) ([]write, error) {
 	prompt := render(n.Prompt, v)
 	if n.Schema != nil {
@@ -71,6 +73,12 @@ func (g *Graph) llm(ctx context.Context, n *gnode, v State) ([]write, error) {
 		value = readJSON(answer, n.Schema.Type)
 		if err := checkSchema(n.Schema, value, n.Output); err != nil {
 			return nil, err
+		}
+	case n.output == ChannelList && n.appends:
+		// Each copy of a fan-out appends its answer: a list is its items,
+		// anything else — prose, most often — one item, as written.
+		if l, ok := readJSON(answer, ChannelList).([]any); ok {
+			value = l
 		}
 	case n.output == ChannelObject || n.output == ChannelList:
 		value = readJSON(answer, n.output)
@@ -95,6 +103,9 @@ func (g *Graph) tool(ctx context.Context, n *gnode, v State) ([]write, error) {
 	val, err := jsonValue(res)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q returned a value that is %w", n.Tool, err)
+	}
+	if err := g.fitsString(n.Output, val); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", n.Tool, err)
 	}
 	return []write{{channel: n.Output, value: val}}, nil
 }
@@ -206,4 +217,18 @@ func fanout(n *gnode, v State) ([]send, error) {
 		sends[i] = send{node: n.To, as: n.As, item: clone(it)}
 	}
 	return sends, nil
+}
+
+// fitsString refuses a list or an object written to a string channel: a
+// string channel never silently holds one. Other types are not checked
+// here; a channel's type is what its readers are told to expect.
+func (g *Graph) fitsString(ch string, v any) error {
+	if g.types[ch] != ChannelString {
+		return nil
+	}
+	switch v.(type) {
+	case []any, map[string]any:
+		return fmt.Errorf("wrote %s to channel %q, which is a string", KindOf(v), ch)
+	}
+	return nil
 }

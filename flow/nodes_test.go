@@ -280,3 +280,87 @@ func TestFanoutCopiesMergeInItemOrder(t *testing.T) {
 		t.Errorf("Steps = %d, want 2: the copies run in one step", res.Steps)
 	}
 }
+
+// A fan-out whose copies are llm nodes writing a typed list channel with
+// the append reducer: a copy that answers in prose appends its answer as
+// one item, and a copy that answers with a list appends its items.
+func TestFanoutIntoTypedListTakesProse(t *testing.T) {
+	t.Parallel()
+	f := loadFile(t, "parallel-review.json")
+	f.Version = "0.7"
+	f.State["summary"].Type = "list"
+	f.State["documents"].Type = "list"
+	reg := flow.Registry{
+		Handlers: map[string]flow.Handler{"gather": set(flow.Update{"documents": []any{"alpha"}})},
+		Routers:  map[string]flow.Router{"routeBatch": route("review")},
+	}
+	for _, tt := range []struct {
+		name, reply string
+		want        []any
+	}{
+		{"prose", "A fine document, well argued.", []any{"A fine document, well argued."}},
+		{"a list", `["good", "short"]`, []any{"good", "short"}},
+		{"an object is prose too", `{"grade": "A"}`, []any{`{"grade": "A"}`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := &testModel{script: map[string][]string{"grade": {tt.reply}}}
+			res, err := build(t, f, flow.BuildOptions{Registry: reg, Model: m}).Invoke(t.Context(), "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, res.State["summary"]); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A string channel never silently holds a list: an llm answer that reads
+// as JSON stays the text as written, and a handler or a tool writing a
+// list or an object to it fails the node.
+func TestStringChannelHoldsNoList(t *testing.T) {
+	t.Parallel()
+	src := `{
+		"version": "0.7", "start": "work",
+		"state": { "out": { "type": "string" } },
+		"nodes": [ %s ],
+		"edges": [ { "from": "work", "to": "END" } ]
+	}`
+	t.Run("llm", func(t *testing.T) {
+		t.Parallel()
+		f := load(t, fmt.Sprintf(src, `{ "id": "work", "type": "llm", "prompt": "Say it", "output": "out" }`))
+		for _, reply := range []string{`["a", "b"]`, `{"a": 1}`, "```json\n[1]\n```"} {
+			m := &testModel{script: map[string][]string{"work": {reply}}}
+			res, err := build(t, f, flow.BuildOptions{Model: m}).Invoke(t.Context(), "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.State["out"] != reply {
+				t.Errorf("out = %#v, want the reply as written, %q", res.State["out"], reply)
+			}
+		}
+	})
+	t.Run("handler", func(t *testing.T) {
+		t.Parallel()
+		f := load(t, fmt.Sprintf(src, `{ "id": "work", "handler": "work" }`))
+		for _, v := range []any{[]any{"a"}, map[string]any{"a": 1}} {
+			reg := flow.Registry{Handlers: map[string]flow.Handler{"work": set(flow.Update{"out": v})}}
+			res, err := build(t, f, flow.BuildOptions{Registry: reg}).Invoke(t.Context(), "", nil)
+			if err == nil {
+				t.Fatalf("a handler writing %v to a string channel: no error, out = %#v", v, res.State["out"])
+			}
+			if !strings.Contains(err.Error(), `channel "out", which is a string`) {
+				t.Errorf("error = %v, want it to name the channel and its type", err)
+			}
+		}
+	})
+	t.Run("tool", func(t *testing.T) {
+		t.Parallel()
+		f := load(t, fmt.Sprintf(src, `{ "id": "work", "type": "tool", "tool": "getCustomerDetails", "args": {}, "output": "out" }`))
+		box := &toolBox{}
+		if _, err := build(t, f, flow.BuildOptions{Tools: box.call}).Invoke(t.Context(), "", nil); err == nil {
+			t.Fatal("a tool's object written to a string channel: no error")
+		}
+	})
+}

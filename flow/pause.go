@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/approvals"
+	"github.com/symphonix/symphonix/text"
 )
 
 // The kinds of thing a paused run waits for.
@@ -35,6 +36,12 @@ type Pending struct {
 	// with newlines. Anything else, and anything empty, is "" — and
 	// nothing should be drawn for it.
 	Account string `json:"account,omitempty"`
+	// Amounts is, for an approval, the amounts written in Question and then
+	// Account (text.AmountsIn), so a card can show each as a value and a
+	// currency rather than a person reading them out of prose. It is read
+	// from what the digest covers and is not itself in the digest; at most
+	// MaxPendingAmounts.
+	Amounts []text.Amount `json:"amounts,omitempty"`
 	// Digest is, for an approval, approvals.Digest(Show, Account): the
 	// digest of the operation put in front of the person. The board stores
 	// it and hands it back with the decision.
@@ -75,15 +82,30 @@ func (r *run) approvalPending(v State, n *gnode) (*Pending, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flow: node %q: the approval's digest: %w", n.ID, err)
 	}
+	question := render(a.Ask, v)
 	return &Pending{
 		Kind:     PendingApproval,
 		Node:     n.ID,
-		Question: render(a.Ask, v),
+		Question: question,
 		Show:     show,
 		Account:  account,
+		Amounts:  amountsOf(question, account),
 		Digest:   digest,
 		At:       r.g.now().UTC(),
 	}, nil
+}
+
+// MaxPendingAmounts is the most amounts an approval's Pending carries.
+const MaxPendingAmounts = 16
+
+// amountsOf reads the amounts in an approval's question and account, the
+// question's first; nil when there is none.
+func amountsOf(question, account string) []text.Amount {
+	as := append(text.AmountsIn(question), text.AmountsIn(account)...)
+	if len(as) > MaxPendingAmounts {
+		as = as[:MaxPendingAmounts]
+	}
+	return as
 }
 
 // askPending is an ask node's question.

@@ -71,6 +71,7 @@ const (
 	ReadyShowsRawData       = "VIEW_SHOWS_RAW_DATA"
 	ReadyMCPPackageMissing  = "MCP_PACKAGE_MISSING"
 	ReadyFanoutSilences     = "FANOUT_MAY_SILENCE_THE_TAIL"
+	ReadyShapeUnchecked     = "LLM_SHAPE_UNCHECKED"
 )
 
 // thinWords: a description under this many words is too thin.
@@ -240,6 +241,12 @@ func (r *readiness) nodes() {
 		}
 		if n.Kind() == KindTool && n.Approval == nil && r.writes(n.Tool) {
 			r.add(ReadyWriteNoApproval, SeverityWarning, path, "Tool node %q calls %q, which changes something, and nobody is asked first: give the node an approval", n.ID, n.Tool)
+		}
+		if n.Kind() == KindLLM && n.Schema == nil {
+			if c := f.State[n.Output]; c != nil && (c.Type == ChannelList || c.Type == ChannelObject) {
+				r.add(ReadyShapeUnchecked, SeverityWarning, path,
+					"LLM node %q fills %q, a %s, from a model with no schema: the answer's shape is read, not checked - give the node a schema", n.ID, n.Output, c.Type)
+			}
 		}
 		if n.Kind() == KindFanout && !r.routedAround(n.ID) {
 			r.add(ReadyFanoutSilences, SeverityWarning, path,

@@ -107,6 +107,7 @@ func TestReadinessFindings(t *testing.T) {
 		"TOOL_UNDESCRIBED@nodes[5].tool",
 		"CHANNEL_FORGETS_BETWEEN_TURNS@state.spent",
 		"FANOUT_MAY_SILENCE_THE_TAIL@nodes[1]",
+		"LLM_SHAPE_UNCHECKED@nodes[2]",
 		"ASK_OVERWRITES_INPUT@nodes[3]",
 		"WRITE_WITHOUT_APPROVAL@nodes[4]",
 		"VIEW_SHOWS_RAW_DATA@nodes[5].approval.show[0]",
@@ -132,6 +133,40 @@ func TestReadinessFindings(t *testing.T) {
 		if fd.Message == "" || strings.HasSuffix(fd.Message, ".") {
 			t.Errorf("finding %s: message %q", fd.Code, fd.Message)
 		}
+	}
+}
+
+// TestReadinessShapeUnchecked: an object or list channel filled by an llm
+// node with no schema is a warning; with a schema, or into a string, it is
+// nothing.
+func TestReadinessShapeUnchecked(t *testing.T) {
+	t.Parallel()
+	const src = `{
+  "version": "0.17", "start": "a",
+  "state": { "o": { "type": "object" }, "l": { "type": "list" }, "s": { "type": "string" }, "c": { "type": "object" } },
+  "nodes": [
+    { "id": "a", "type": "llm", "prompt": "p", "output": "o" },
+    { "id": "b", "type": "llm", "prompt": "p", "output": "l" },
+    { "id": "c", "type": "llm", "prompt": "p", "output": "s" },
+    { "id": "d", "type": "llm", "prompt": "p", "output": "c", "schema": { "type": "object" } }
+  ],
+  "edges": [ { "from": "a", "to": "b" }, { "from": "b", "to": "c" }, { "from": "c", "to": "d" }, { "from": "d", "to": "END" } ]
+}`
+	f, err := Load([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, fd := range CheckReadiness(f).Findings {
+		if fd.Code == ReadyShapeUnchecked {
+			if fd.Severity != SeverityWarning {
+				t.Errorf("%v: severity %s, want a warning", fd, fd.Severity)
+			}
+			got = append(got, fd.Path)
+		}
+	}
+	if diff := cmp.Diff([]string{"nodes[0]", "nodes[1]"}, got); diff != "" {
+		t.Errorf("LLM_SHAPE_UNCHECKED paths (-want +got):\n%s", diff)
 	}
 }
 

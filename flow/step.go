@@ -264,7 +264,7 @@ func (g *Graph) merge(s State, batches []batch) (string, error) {
 
 // updates turns what a handler returned into writes, checking each
 // channel: not one of the engine's own, declared when the flow declares
-// state, and a JSON value.
+// state, a JSON value, and no list or object for a string channel.
 func (g *Graph) updates(u Update) ([]write, error) {
 	if len(u) == 0 {
 		return nil, nil
@@ -285,6 +285,9 @@ func (g *Graph) updates(u Update) ([]write, error) {
 		v, err := jsonValue(u[ch])
 		if err != nil {
 			return nil, fmt.Errorf("wrote channel %q: %w", ch, err)
+		}
+		if err := g.fitsString(ch, v); err != nil {
+			return nil, err
 		}
 		ws = append(ws, write{channel: ch, value: v})
 	}

@@ -158,6 +158,9 @@ func (v *validator) topCheck() {
 	}
 	if f.Kind != "" {
 		v.needs(FeatureKind, "kind")
+		if !knownKind(f.Kind) {
+			v.add(CodeInvalidValue, "kind", fmt.Sprintf("Unknown kind %q: a flow's kind is one of %s", f.Kind, strings.Join(FlowKinds, ", ")))
+		}
 	}
 }
 

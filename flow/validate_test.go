@@ -56,6 +56,10 @@ var refusals = []refusal{
 		[]Problem{{CodeWrongType, "nodes[0].retry.maxAttempts must be a whole number", "nodes[0].retry.maxAttempts"}}},
 
 	// The flow as a whole.
+	{"unknown kind", `{"version":"0.17","kind":"admin","start":"a","nodes":[{"id":"a","handler":"h"}],"edges":[]}`,
+		[]Problem{{CodeInvalidValue, `Unknown kind "admin": a flow's kind is one of system, user`, "kind"}}},
+	{"kind below 0.17", `{"version":"0.16","kind":"system","start":"a","nodes":[{"id":"a","handler":"h"}],"edges":[]}`,
+		[]Problem{{CodeFeatureTooNew, `Declaring a flow's kind requires version "0.17" or later`, "kind"}}},
 	{"no start", `{"version":"0.1","nodes":[{"id":"a","handler":"h"}],"edges":[]}`,
 		[]Problem{{CodeMissingStart, "Flow has no start", "start"}}},
 	{"start names no node", `{"version":"0.1","start":"b","nodes":[{"id":"a","handler":"h"}],"edges":[]}`,

@@ -94,6 +94,10 @@ type Config struct {
 	// secrets.Enough are never secrets, and are ignored. nil removes
 	// nothing.
 	Secrets []string
+	// SecretSet: when not nil, used instead of Secrets, and followed as it
+	// grows (secrets.Set.Add): a served agent's named secrets follow its
+	// .env.
+	SecretSet *secrets.Set
 	// Logger: where a failed write is said; nil discards.
 	Logger *slog.Logger
 	// Now: the clock for Entry.At and durations; nil is time.Now.
@@ -154,8 +158,12 @@ func Open(cfg Config) (*Journal, error) {
 	case !st.Mode().IsRegular():
 		return nil, fmt.Errorf("journal: %s is not a file", cfg.Path)
 	}
+	set := cfg.SecretSet
+	if set == nil {
+		set = secrets.NewSet(cfg.Secrets)
+	}
 	return &Journal{
-		path: cfg.Path, max: cfg.MaxBytes, detail: cfg.Detail, secrets: secrets.NewSet(cfg.Secrets), log: cfg.Logger, now: cfg.Now,
+		path: cfg.Path, max: cfg.MaxBytes, detail: cfg.Detail, secrets: set, log: cfg.Logger, now: cfg.Now,
 	}, nil
 }
 

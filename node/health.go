@@ -148,7 +148,9 @@ func detailFilter(cfg Config) *secrets.Set {
 		}
 		named = secrets.Named(llm.SecretEnv(), getenv) // the env files cannot be read: the model's, at least
 	}
-	return secrets.NewSet(append(list, named...))
+	set := secrets.NewSet(append(list, named...))
+	cfg.follow.add(set)
+	return set
 }
 
 // modelCheck reads a provider that is rate limiting (429) as unknown: the

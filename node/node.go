@@ -25,6 +25,7 @@ import (
 
 	"github.com/symphonix/symphonix/governed"
 	"github.com/symphonix/symphonix/journal"
+	"github.com/symphonix/symphonix/secrets"
 	"github.com/symphonix/symphonix/serve"
 )
 
@@ -133,6 +134,14 @@ type Config struct {
 	// object, and nothing else; false writes each output channel as
 	// "NAME: TEXT".
 	JSON bool
+
+	// env is the folder's .env applied to Getenv, named the agent's named
+	// secrets, and follow every Set holding them (named, and the filters
+	// of details: detailFilter), which grow as .env changes while it is
+	// served; all set by withEnv.
+	env    *secrets.Env
+	named  *secrets.Set
+	follow *followers
 }
 
 // checked returns cfg with its defaults filled in, or what is wrong with it.

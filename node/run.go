@@ -93,6 +93,7 @@ func run(ctx context.Context, cfg Config, gaveUp context.CancelCauseFunc) error 
 	if err != nil {
 		return err
 	}
+	cfg = cfg.withEnv(id.Name, cfg.Stderr)
 	pz, err := openPauses(cfg.Dir, id.Name, cfg.Stderr, cfg.Logger)
 	if err != nil {
 		return err

@@ -49,13 +49,13 @@ func openRuns(cfg Config, id agentlink.Identity, out io.Writer) (*runRecord, err
 		fmt.Fprintf(out, "agent %s: runs: %v: the summaries of runs are not kept for the board\n", id.Name, err)
 		rr.box = nil
 	}
-	named, _ := namedSecrets(cfg) // unreadable env files: detailFilter says so for errors
+	named, _ := namedSet(cfg) // unreadable env files: nil, none; detailFilter says so for errors
 	var outputs []string
 	if f, err := flow.LoadFile(filepath.Join(cfg.Dir, "flow.json")); err == nil {
 		outputs = f.Outputs
 	}
 	rcfg := runs.Config{
-		Build: id.Build, Outputs: outputs, Detail: detail, Secrets: named, Safe: detailFilter(cfg),
+		Build: id.Build, Outputs: outputs, Detail: detail, SecretSet: named, Safe: detailFilter(cfg),
 		OnEvent: rr.event, OnSummary: rr.added,
 		OnError: func(err error) { cfg.Logger.Warn("runs: the outbox", "err", err) },
 	}

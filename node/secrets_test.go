@@ -73,7 +73,7 @@ func TestJournalKeepsWhatWasSaid(t *testing.T) {
 	for name, content := range map[string]string{
 		"flow.json":    echoFlow,
 		".env.example": "SUPPORT_MAILBOX_PASSWORD=\n",
-		".env":         "# read by the MCP servers, never by the agent's environment\nLOCAL_ONLY=" + dotenv + "\n",
+		".env":         "# a variable nothing of the agent reads, named all the same\nLOCAL_ONLY=" + dotenv + "\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -157,5 +157,30 @@ func TestJournalNotKeptForABadEnvFile(t *testing.T) {
 	}
 	if _, err := os.Stat(journal.Path(dir)); err == nil {
 		t.Error("a journal was written")
+	}
+}
+
+// TestServeAppliesDotEnv: the folder's .env is applied to the agent's
+// environment when it starts: the model's settings come from it when the
+// process's environment does not set them.
+func TestServeAppliesDotEnv(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "echo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-from-the-dotenv-0123456789"
+	for name, content := range map[string]string{
+		"flow.json": echoFlow,
+		".env":      "OPENAI_API_KEY=" + key + "\nOPENAI_BASE_URL=" + echoProvider(t).URL + "/v1\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startServe(t, node.Config{Dir: dir})
+	s.out.wait(t, regexp.MustCompile(`^model: gpt-4o-mini at http://127\.0\.0\.1:\d+/v1$`), 0)
+	if strings.Contains(s.out.String(), key) {
+		t.Errorf("the start lines hold the key:\n%s", s.out)
 	}
 }

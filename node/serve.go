@@ -15,7 +15,6 @@ import (
 	"github.com/symphonix/symphonix/lock"
 	"github.com/symphonix/symphonix/mcptools"
 	"github.com/symphonix/symphonix/runs"
-	"github.com/symphonix/symphonix/secrets"
 	"github.com/symphonix/symphonix/serve"
 	"github.com/symphonix/symphonix/transcript"
 )
@@ -44,11 +43,12 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	days, err := transcript.DaysFrom(cfg.Getenv)
+	id, err := readIdentity(cfg.Dir)
 	if err != nil {
 		return err
 	}
-	id, err := readIdentity(cfg.Dir)
+	cfg = cfg.withEnv(id.Name, cfg.Stdout)
+	days, err := transcript.DaysFrom(cfg.Getenv)
 	if err != nil {
 		return err
 	}
@@ -73,6 +73,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	p := &parts{cfg: cfg, id: id, out: cfg.Stdout, pauses: pz, runCtx: context.WithoutCancel(ctx)}
 	pz.onChange = p.reportTriggers
 	p.bg.Go(func() { pz.run(ctx) })
+	p.bg.Go(func() { watchEnv(ctx, cfg, cfg.Logger) })
 	if ms != nil {
 		p.metrics = ms.metrics
 		fmt.Fprintf(cfg.Stdout, "agent %s: metrics on %s\n", id.Name, ms.url())
@@ -272,11 +273,11 @@ func startServing(ctx context.Context, p *parts, days int) (_ *serving, err erro
 // journal that cannot be kept (an .env that cannot be read, a folder that
 // cannot be written) is nil, and the line says why.
 func openJournal(cfg Config) (*journal.Journal, string) {
-	named, err := namedSecrets(cfg)
+	named, err := namedSet(cfg)
 	var j *journal.Journal
 	if err == nil {
 		j, err = journal.Open(journal.Config{
-			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, Secrets: named, Logger: cfg.Logger,
+			Path: journal.Path(cfg.Dir), MaxBytes: cfg.JournalMaxBytes, Detail: cfg.JournalDetail, SecretSet: named, Logger: cfg.Logger,
 		})
 	}
 	if err != nil {
@@ -295,11 +296,11 @@ func openJournal(cfg Config) (*journal.Journal, string) {
 // .env that cannot be read, a file that cannot be read or written anew)
 // is nil, and the line says why.
 func openTranscript(cfg Config, days int) (*transcript.Transcript, string) {
-	named, err := namedSecrets(cfg)
+	named, err := namedSet(cfg)
 	var t *transcript.Transcript
 	if err == nil {
 		t, err = transcript.Open(transcript.Config{
-			Path: transcript.Path(cfg.Dir), Days: days, Secrets: secrets.NewSet(named), Logger: cfg.Logger,
+			Path: transcript.Path(cfg.Dir), Days: days, Secrets: named, Logger: cfg.Logger,
 		})
 	}
 	if err != nil {

@@ -26,6 +26,9 @@ type Config struct {
 	// the agent's named secrets (secrets.Named), as its journal removes
 	// them.
 	Secrets []string
+	// SecretSet: when not nil, used instead of Secrets, and followed as it
+	// grows (secrets.Set.Add).
+	SecretSet *secrets.Set
 	// Safe makes an error fit to leave the machine (secrets.Set's
 	// SafeDetail); nil is a Set of Secrets.
 	Safe *secrets.Set
@@ -83,7 +86,11 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if _, err := ParseDetail(string(cfg.Detail)); err != nil {
 		return nil, err
 	}
-	r := &Recorder{cfg: cfg, secrets: secrets.NewSet(cfg.Secrets), runs: map[string]*record{}, delivering: map[string]*record{}}
+	set := cfg.SecretSet
+	if set == nil {
+		set = secrets.NewSet(cfg.Secrets)
+	}
+	r := &Recorder{cfg: cfg, secrets: set, runs: map[string]*record{}, delivering: map[string]*record{}}
 	if cfg.Safe == nil {
 		r.cfg.Safe = r.secrets
 	}

@@ -90,6 +90,20 @@ type envVar struct {
 // readEnvFile reads the variables the env file at path sets; none when
 // there is no file.
 func readEnvFile(path string) ([]envVar, error) {
+	b, err := readEnvBytes(path)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	vars, err := parseEnv(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("secrets: %s %w", path, err)
+	}
+	return vars, nil
+}
+
+// readEnvBytes reads the env file at path, at most MaxEnvFileBytes; nil
+// and no error when there is no file.
+func readEnvBytes(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -105,11 +119,10 @@ func readEnvFile(path string) ([]envVar, error) {
 	if len(b) > MaxEnvFileBytes {
 		return nil, fmt.Errorf("secrets: %s is larger than %d bytes (secrets.MaxEnvFileBytes)", path, MaxEnvFileBytes)
 	}
-	vars, err := parseEnv(string(b))
-	if err != nil {
-		return nil, fmt.Errorf("secrets: %s %w", path, err)
+	if b == nil {
+		b = []byte{}
 	}
-	return vars, nil
+	return b, nil
 }
 
 // parseEnv reads the variables of an env file's text (see NamesIn). Its

@@ -5,12 +5,21 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Set is a list of secrets made ready to remove: build it once (NewSet)
 // and use it for every text. A nil or empty Set removes nothing. It is
-// safe for concurrent use.
+// safe for concurrent use, and may grow (Add) while it is used: a served
+// agent's named secrets follow its .env.
 type Set struct {
+	mu  sync.Mutex // serialises Add
+	cur atomic.Pointer[setState]
+}
+
+// setState is what a Set removes at one time; it never changes once built.
+type setState struct {
 	values []string
 	r      *strings.Replacer // nil when values is empty
 }
@@ -19,6 +28,12 @@ type Set struct {
 // value shorter than Enough is left out, as every list of this package
 // leaves it out (see Enough).
 func NewSet(list []string) *Set {
+	s := &Set{}
+	s.cur.Store(newSetState(list))
+	return s
+}
+
+func newSetState(list []string) *setState {
 	var values []string
 	for _, v := range list {
 		if len(v) >= Enough {
@@ -32,23 +47,44 @@ func NewSet(list []string) *Set {
 		return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
 	})
 	values = slices.Compact(values)
-	s := &Set{values: values}
+	st := &setState{values: values}
 	if len(values) > 0 {
 		pairs := make([]string, 0, 2*len(values))
 		for _, v := range values {
 			pairs = append(pairs, v, Redacted)
 		}
-		s.r = strings.NewReplacer(pairs...)
+		st.r = strings.NewReplacer(pairs...)
 	}
-	return s
+	return st
+}
+
+func (s *Set) state() *setState {
+	if s == nil {
+		return &setState{}
+	}
+	if st := s.cur.Load(); st != nil {
+		return st
+	}
+	return &setState{}
+}
+
+// Add adds the values of list Enough long to the set, and reports how many
+// it did not hold. A value is never taken out: what was once a secret is
+// removed from every text after it, so a key replaced in .env is still
+// removed where an old conversation repeats it. Texts being read while it
+// adds are read with the set as it was.
+func (s *Set) Add(list []string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.state()
+	st := newSetState(append(slices.Clone(old.values), list...))
+	s.cur.Store(st)
+	return len(st.values) - len(old.values)
 }
 
 // Len is how many values the set removes.
 func (s *Set) Len() int {
-	if s == nil {
-		return 0
-	}
-	return len(s.values)
+	return len(s.state().values)
 }
 
 // Without returns text with every occurrence of each of the set's values
@@ -58,10 +94,11 @@ func (s *Set) Len() int {
 // a value that occurs twice is removed twice. The time it takes grows with
 // the text's length, not with the number of values.
 func (s *Set) Without(text string) string {
-	if s == nil || s.r == nil {
+	st := s.state()
+	if st.r == nil {
 		return text
 	}
-	return s.r.Replace(text)
+	return st.r.Replace(text)
 }
 
 // Without returns text with each value of list at least Enough long

@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/browsertest"
+	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/serve"
 	"github.com/symphonix/symphonix/transcript"
 )
@@ -171,5 +172,27 @@ func TestBrowserAnswersWithAFile(t *testing.T) {
 	}`)
 	if log := b.Eval(`document.getElementById("log").textContent`); !strings.Contains(log, "received tabby.png, image/png") {
 		t.Errorf("the log = %q, want the model to have received tabby.png", log)
+	}
+}
+
+// TestBrowserCardShowsAmounts: the chat page's approval card lists the
+// amounts the agent read out of the question, each as written and as a
+// value with its currency.
+func TestBrowserCardShowsAmounts(t *testing.T) {
+	t.Parallel()
+	a, _ := openDesk(t, journal.DetailMetadata)
+	ts := newServer(t, a)
+	b := browsertest.New(t)
+	b.Do("ask for a refund",
+		chromedp.Navigate(ts.URL),
+		chromedp.WaitVisible(chromedp.ID("field-1")),
+		chromedp.SetValue(chromedp.ID("field-0"), "A-1001"),
+		chromedp.SetValue(chromedp.ID("field-1"), "The mug arrived broken; I want my money back."),
+		chromedp.WaitEnabled(chromedp.ID("send")),
+		chromedp.Click(chromedp.ID("send")),
+	)
+	b.Until("the card with its amounts", `() => !document.getElementById("pending-amounts").hidden`)
+	if got := b.Eval(`document.getElementById("pending-amounts").textContent`); got != "49.9 EUR" {
+		t.Errorf("the card's amounts = %q, want 49.9 EUR (and not the order's number, A-1001)", got)
 	}
 }

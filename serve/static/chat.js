@@ -28,6 +28,7 @@
     show: $("pending-show"),
     rows: $("pending-rows"),
     account: $("pending-account"),
+    amounts: $("pending-amounts"),
     digest: $("pending-digest"),
     approval: $("approval-buttons"),
     boardWait: $("board-wait"),
@@ -393,6 +394,16 @@
     ui.show.hidden = keys.length === 0;
     ui.account.textContent = p.account ? "Why: " + p.account : "";
     ui.account.hidden = !p.account;
+    // The amounts the agent read out of the question and the account, each
+    // as written and as a value: "€6k = 6000 EUR".
+    const amounts = p.amounts || [];
+    ui.amounts.replaceChildren(...amounts.map((a) => {
+      const li = document.createElement("li");
+      const value = String(a.value) + (a.currency ? " " + a.currency : "");
+      li.textContent = a.text === value ? value : a.text + " = " + value;
+      return li;
+    }));
+    ui.amounts.hidden = amounts.length === 0;
     ui.digest.textContent = p.digest || "";
     ui.digest.hidden = !p.digest;
     ui.approval.hidden = p.kind !== "approval" || board;
