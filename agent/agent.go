@@ -50,6 +50,11 @@ type Config struct {
 	// (flow.BuildOptions.Watch) — how the agent's record of its runs is
 	// kept. nil: nothing is.
 	Watch flow.Watcher
+	// Registry: the Go handlers, routers and reducers of a program
+	// embedding the agent. A name it holds wins over the folder's
+	// executables and handlers.json (docs/handlers.md). Empty: the folder
+	// provides every handler and router.
+	Registry flow.Registry
 }
 
 // Agent is a flow folder, assembled.
@@ -76,6 +81,8 @@ type Agent struct {
 	waiting flow.Checkpointer
 	holding waiting.Holding
 	model   flow.Model // as the environment names it, before WrapModel
+
+	provided []Provision // how each handler and router is provided
 }
 
 // Open loads DIR/flow.json, and builds it with the MCP servers its
@@ -151,6 +158,10 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		}
 	}
 	a.holding = waiting.HoldingOf(a.waiting)
+	if err := a.provide(cfg, &bo); err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.Graph, err = flow.Build(f, bo)
 	if err != nil {
 		a.Close()

@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/llm"
+	"github.com/symphonix/symphonix/secrets"
+)
+
+// ErrNotProvided: a handler or router the flow names is provided neither
+// by the Go registry, nor by handlers.json, nor by the folder's
+// convention (docs/handlers.md).
+var ErrNotProvided = errors.New("agent: handler or router not provided")
+
+// Provisions says how each handler and router the flow names is provided,
+// as Provide found it when the agent opened.
+func (a *Agent) Provisions() []Provision { return slices.Clone(a.provided) }
+
+// provide fills bo.Registry with the handlers and routers the flow names:
+// cfg.Registry's own first, then an executable or an MCP tool for each of
+// the others (Provide). One that is provided by nothing is an error before
+// anything runs, ErrNotProvided, naming it and what was looked for.
+func (a *Agent) provide(cfg Config, bo *flow.BuildOptions) error {
+	provided, err := Provide(a.Dir, a.Flow, cfg.Registry)
+	if err != nil {
+		return err
+	}
+	a.provided = provided
+	reg := flow.Registry{
+		Handlers: maps.Clone(cfg.Registry.Handlers),
+		Routers:  maps.Clone(cfg.Registry.Routers),
+		Reducers: cfg.Registry.Reducers,
+	}
+	if reg.Handlers == nil {
+		reg.Handlers = map[string]flow.Handler{}
+	}
+	if reg.Routers == nil {
+		reg.Routers = map[string]flow.Router{}
+	}
+	dir, err := filepath.Abs(a.Dir)
+	if err != nil {
+		return fmt.Errorf("agent: the folder: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	declared := declaredChannels(a.Flow)
+	x := &execer{dir: dir, env: handlerEnv(a.Flow, cfg.Getenv), log: log, declared: declared,
+		secrets: secrets.NewSet(secrets.Named(append(requiredEnv(a.Flow), llm.SecretEnv()...), cfg.Getenv))}
+	t := &toolCaller{gate: cfg.Gate, call: bo.Tools, declared: declared}
+	var missing []error
+	for _, p := range provided {
+		switch {
+		case p.By == ByExec && p.Kind == "handler":
+			reg.Handlers[p.Name] = x.handler(p)
+		case p.By == ByExec:
+			reg.Routers[p.Name] = x.router(p)
+		case p.By == ByTool && p.Kind == "handler":
+			reg.Handlers[p.Name] = t.handler(p)
+		case p.By == ByTool:
+			reg.Routers[p.Name] = t.router(p)
+		case p.By == "":
+			missing = append(missing, fmt.Errorf("%s %q is not provided: %s: %w", p.Kind, p.Name, p.Problem, ErrNotProvided))
+		}
+	}
+	if len(missing) > 0 {
+		return errors.Join(missing...)
+	}
+	bo.Registry = reg
+	return nil
+}
+
+// requiredEnv is the variables the flow's requires.env names.
+func requiredEnv(f *flow.Flow) []string {
+	if f.Requires == nil {
+		return nil
+	}
+	return f.Requires.Env
+}
+
+// handlerEnv is the whole environment of an executable handler: the
+// variables requires.env names that getenv sets, and PATH (HandlerPath
+// unless requires.env names PATH). Nothing else of the agent's environment
+// is passed on.
+func handlerEnv(f *flow.Flow, getenv func(string) string) []string {
+	env := []string{}
+	path := false
+	for _, name := range requiredEnv(f) {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		env = append(env, name+"="+v)
+		path = path || name == "PATH"
+	}
+	if !path {
+		env = append(env, "PATH="+HandlerPath)
+	}
+	return env
+}
+
+// declaredChannels is the channels a handler may write: the flow's state
+// when it declares one; nil (any) when it does not.
+func declaredChannels(f *flow.Flow) map[string]bool {
+	if f.State == nil {
+		return nil
+	}
+	m := make(map[string]bool, len(f.State))
+	for name := range f.State {
+		m[name] = true
+	}
+	return m
+}
