@@ -460,3 +460,31 @@ func TestToolHandler(t *testing.T) {
 		t.Errorf("the server received %q, want look", got)
 	}
 }
+
+// TestHandlersHealthCheck: an agent whose handlers are executables has a
+// "handlers" health check, which passes while they are as the agent found
+// them and fails, naming the handler, once one is made writable by
+// everyone.
+func TestHandlersHealthCheck(t *testing.T) {
+	t.Parallel()
+	dir := folder(t, fmt.Sprintf(handlerFlow, ""), map[string]file{"handlers/h": script(`echo '{}'`)})
+	a := openDir(t, dir, nil)
+	var check *agent.HealthCheck
+	for _, c := range a.HealthChecks() {
+		if c.Name == "handlers" {
+			check = &c
+		}
+	}
+	if check == nil {
+		t.Fatalf("HealthChecks = %+v, want one named handlers", a.HealthChecks())
+	}
+	if err := check.Run(t.Context()); err != nil {
+		t.Fatalf("handlers check = %v, want it to pass", err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "handlers", "h"), 0o757); err != nil {
+		t.Fatal(err)
+	}
+	if err := check.Run(t.Context()); err == nil || !strings.Contains(err.Error(), `handler "h": handlers/h is writable by everyone`) {
+		t.Errorf("handlers check = %v, want it to name h, writable by everyone", err)
+	}
+}

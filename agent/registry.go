@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -118,4 +119,28 @@ func declaredChannels(f *flow.Flow) map[string]bool {
 		m[name] = true
 	}
 	return m
+}
+
+// executables reports whether an executable provides any of the flow's
+// handlers and routers.
+func (a *Agent) executables() bool {
+	return slices.ContainsFunc(a.provided, func(p Provision) bool { return p.By == ByExec })
+}
+
+// checkExecutables checks again every executable that provides a handler
+// or router, as Open did: the error names each that would now be refused.
+func (a *Agent) checkExecutables(ctx context.Context) error {
+	var errs []error
+	for _, p := range a.provided {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p.By != ByExec {
+			continue
+		}
+		if err := checkExecutable(a.Dir, filepath.FromSlash(p.Path)); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", p.Kind, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
