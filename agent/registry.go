@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/llm"
@@ -18,7 +19,7 @@ import (
 // ErrNotProvided: a handler or router the flow names is provided neither
 // by the Go registry, nor by handlers.json, nor by the folder's
 // convention (docs/handlers.md).
-var ErrNotProvided = errors.New("agent: handler or router not provided")
+var ErrNotProvided = errors.New("not provided")
 
 // Provisions says how each handler and router the flow names is provided,
 // as Provide found it when the agent opened.
@@ -57,7 +58,7 @@ func (a *Agent) provide(cfg Config, bo *flow.BuildOptions) error {
 	x := &execer{dir: dir, env: handlerEnv(a.Flow, cfg.Getenv), log: log, declared: declared,
 		secrets: secrets.NewSet(secrets.Named(append(requiredEnv(a.Flow), llm.SecretEnv()...), cfg.Getenv))}
 	t := &toolCaller{gate: cfg.Gate, call: bo.Tools, declared: declared}
-	var missing []error
+	var missing []string
 	for _, p := range provided {
 		switch {
 		case p.By == ByExec && p.Kind == "handler":
@@ -69,11 +70,11 @@ func (a *Agent) provide(cfg Config, bo *flow.BuildOptions) error {
 		case p.By == ByTool:
 			reg.Routers[p.Name] = t.router(p)
 		case p.By == "":
-			missing = append(missing, fmt.Errorf("%s %q is not provided: %s: %w", p.Kind, p.Name, p.Problem, ErrNotProvided))
+			missing = append(missing, fmt.Sprintf("%s %q: %s", p.Kind, p.Name, p.Problem))
 		}
 	}
 	if len(missing) > 0 {
-		return errors.Join(missing...)
+		return fmt.Errorf("handlers and routers %w (docs/handlers.md): %s", ErrNotProvided, strings.Join(missing, "; "))
 	}
 	bo.Registry = reg
 	return nil

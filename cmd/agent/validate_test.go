@@ -185,4 +185,16 @@ func TestValidateHandlers(t *testing.T) {
 	if r.code != 0 {
 		t.Errorf("validate exited %d, want 0: %s", r.code, r.stdout)
 	}
+
+	// agent check says the same beside its plan, as advice.
+	var c struct {
+		Provided []provided `json:"provided"`
+	}
+	r = runAgent(t, nil, "", "check", dir, "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatalf("check -o json = %q: %v", r.stdout, err)
+	}
+	if len(c.Provided) != 3 || c.Provided[2] != (provided{Kind: "router", Name: "pick", By: "exec", Path: "bin/pick", Timeout: "2s"}) {
+		t.Errorf("check's provided = %+v", c.Provided)
+	}
 }
