@@ -152,10 +152,12 @@ func Provide(dir string, f *flow.Flow, reg flow.Registry) ([]Provision, error) {
 	} {
 		for _, name := range k.names {
 			p := Provision{Kind: k.kind, Name: name}
-			switch spec := k.specs[name]; {
+			switch spec, listed := k.specs[name]; {
 			case k.inGo(name):
 				p.By = ByGo
-			case spec != nil:
+			case listed && spec == nil:
+				p.Problem = fmt.Sprintf("%s: %ss.%s is null: give run (an executable) or tool (an MCP tool)", HandlersFile, p.Kind, p.Name)
+			case listed:
 				provideBySpec(&p, dir, f, spec)
 			default:
 				provideByConvention(&p, dir)

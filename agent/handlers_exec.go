@@ -132,11 +132,15 @@ func (x *execer) run(ctx context.Context, p Provision, s flow.State) ([]byte, er
 	switch {
 	case stdout.overflow:
 		return nil, fmt.Errorf("%s: printed more than %d bytes on stdout: killed", label(p), MaxHandlerStdout)
+	case err == nil:
+		// It finished, even if the time limit passed as it did.
+		x.log.DebugContext(ctx, "handler ran", "kind", p.Kind, "name", p.Name, "path", p.Path, "duration", time.Since(began))
+		return stdout.buf.Bytes(), nil
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("%s: %w", label(p), ctx.Err())
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("%s: did not finish within %s: killed", label(p), p.Timeout)
-	case err != nil:
+	default:
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() >= 0 {
 			return nil, fmt.Errorf("%s: exited with status %d (its stderr is in the agent's log)", label(p), ee.ExitCode())
@@ -146,8 +150,6 @@ func (x *execer) run(ctx context.Context, p Provision, s flow.State) ([]byte, er
 		}
 		return nil, fmt.Errorf("%s: %v", label(p), err)
 	}
-	x.log.DebugContext(ctx, "handler ran", "kind", p.Kind, "name", p.Name, "path", p.Path, "duration", time.Since(began))
-	return stdout.buf.Bytes(), nil
 }
 
 // logStderr puts what p printed on stderr in the log, the secrets the

@@ -329,6 +329,7 @@ func TestExecutableRefused(t *testing.T) {
 		{"two candidates", map[string]file{"handlers/h.sh": script(""), "handlers/h.py": script("")}, nil, "more than one executable could be it (handlers/h.py, handlers/h.sh)"},
 		{"timeout too long", map[string]file{"handlers/h": script(""), "handlers.json": {`{"handlers": {"h": {"run": "handlers/h", "timeout": "6m"}}}`, 0o644}}, nil, `.timeout: "6m" is not a duration`},
 		{"tool not declared", map[string]file{"handlers.json": {`{"handlers": {"h": {"tool": "vault.peek"}}}`, 0o644}}, nil, `"vault.peek" is not a tool requires.mcp declares`},
+		{"null", map[string]file{"handlers/h": script(""), "handlers.json": {`{"handlers": {"h": null}}`, 0o644}}, nil, "handlers.h is null"},
 		{"both", map[string]file{"handlers.json": {`{"handlers": {"h": {"tool": "vault.peek", "run": "handlers/h"}}}`, 0o644}}, nil, "give run or tool, not both"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -486,5 +487,34 @@ func TestHandlersHealthCheck(t *testing.T) {
 	}
 	if err := check.Run(t.Context()); err == nil || !strings.Contains(err.Error(), `handler "h": handlers/h is writable by everyone`) {
 		t.Errorf("handlers check = %v, want it to name h, writable by everyone", err)
+	}
+}
+
+// TestExecHandlerOnError: a failing executable's onError route is taken,
+// with __error naming the failure, and what the run held before is kept.
+func TestExecHandlerOnError(t *testing.T) {
+	t.Parallel()
+	const recovering = `{
+  "version": "0.17",
+  "state": { "in": { "type": "string" }, "out": { "type": "string" } },
+  "nodes": [ { "id": "h", "handler": "h", "onError": "recover" }, { "id": "recover", "handler": "recover" } ],
+  "edges": [ { "from": "h", "to": "END" }, { "from": "recover", "to": "END" } ],
+  "start": "h"
+}`
+	dir := folder(t, recovering, map[string]file{
+		"handlers/h":       script(`exit 2`),
+		"handlers/recover": script(`cat > seen.json; echo '{"out":"recovered"}'`),
+	})
+	a := openDir(t, dir, nil)
+	res, err := a.Graph.Invoke(t.Context(), "", map[string]any{"in": "kept"})
+	if err != nil || res.State["out"] != "recovered" || res.State["in"] != "kept" {
+		t.Fatalf("Invoke = %v, %v; want the run recovered with in kept", res.State, err)
+	}
+	seen, err := os.ReadFile(filepath.Join(dir, "seen.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(seen), `exited with status 2`) || !strings.Contains(string(seen), `"in":"kept"`) {
+		t.Errorf("recover saw %s, want __error naming the exit status, and in", seen)
 	}
 }
