@@ -239,12 +239,13 @@ func gone(pid int) bool {
 }
 
 // TestExecHandlerStderr: what an executable prints on stderr goes to the
-// agent's log, the values of the variables the flow declares removed, and
-// not into the run.
+// agent's log, the values of the variables the flow declares and of the
+// folder's .env removed, and not into the run.
 func TestExecHandlerStderr(t *testing.T) {
 	t.Parallel()
 	dir := folder(t, fmt.Sprintf(handlerFlow, ""), map[string]file{
-		"handlers/h": script(`echo "using key $DECLARED_VAR now" >&2; echo '{"out":"ok"}'`),
+		"handlers/h": script(`echo "using key $DECLARED_VAR now" >&2; cat .env >&2; echo '{"out":"ok"}'`),
+		".env":       {"FILE_SECRET=file-secret-value-42\n", 0o600},
 	})
 	var log syncBuffer
 	a := openDir(t, dir, &log)
@@ -253,8 +254,9 @@ func TestExecHandlerStderr(t *testing.T) {
 		t.Fatalf("Invoke = %v, %v", res.State, err)
 	}
 	got := log.String()
-	if !strings.Contains(got, "handler stderr") || !strings.Contains(got, "using key REDACTED now") || strings.Contains(got, declaredValue) {
-		t.Errorf("log = %q, want the handler's stderr with the declared value removed", got)
+	if !strings.Contains(got, "handler stderr") || !strings.Contains(got, "using key REDACTED now") || strings.Contains(got, declaredValue) ||
+		!strings.Contains(got, "FILE_SECRET=REDACTED") || strings.Contains(got, "file-secret-value-42") {
+		t.Errorf("log = %q, want the handler's stderr with the declared value and the .env's removed", got)
 	}
 }
 

@@ -55,8 +55,7 @@ func (a *Agent) provide(cfg Config, bo *flow.BuildOptions) error {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	declared := declaredChannels(a.Flow)
-	x := &execer{dir: dir, env: handlerEnv(a.Flow, cfg.Getenv), log: log, declared: declared,
-		secrets: secrets.NewSet(secrets.Named(append(requiredEnv(a.Flow), llm.SecretEnv()...), cfg.Getenv))}
+	x := &execer{dir: dir, env: handlerEnv(a.Flow, cfg.Getenv), log: log, declared: declared, secrets: stderrSecrets(dir, a.Flow, cfg.Getenv)}
 	t := &toolCaller{gate: cfg.Gate, call: bo.Tools, declared: declared}
 	var missing []string
 	for _, p := range provided {
@@ -144,4 +143,22 @@ func (a *Agent) checkExecutables(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stderrSecrets is what is removed from an executable's stderr before it
+// is logged, as the journal removes it: the values of the variables
+// requires.env names, of the model's settings, of those the folder's .env
+// and .env.example name, and every value .env gives (an executable runs
+// in the folder, and could read the file). A .env that cannot be read
+// leaves its values out; the agent says so where it reads it.
+func stderrSecrets(dir string, f *flow.Flow, getenv func(string) string) *secrets.Set {
+	names := append(slices.Clone(requiredEnv(f)), llm.SecretEnv()...)
+	if more, err := secrets.NamesIn(dir); err == nil {
+		names = append(names, more...)
+	}
+	list := secrets.Named(names, getenv)
+	if values, err := secrets.ValuesIn(dir); err == nil {
+		list = append(list, values...)
+	}
+	return secrets.NewSet(list)
 }
