@@ -201,7 +201,7 @@ func TestExecHandlerGroupKilled(t *testing.T) {
 	t.Parallel()
 	dir := folder(t, fmt.Sprintf(handlerFlow, ""), map[string]file{
 		"handlers/h":    script(`sleep 60 & echo $! > child.pid; sleep 60`),
-		"handlers.json": {`{"handlers": {"h": {"run": "handlers/h", "timeout": "300ms"}}}`, 0o644},
+		"handlers.json": {`{"handlers": {"h": {"run": "handlers/h", "timeout": "2s"}}}`, 0o644},
 	})
 	a := openDir(t, dir, nil)
 	if _, err := a.Graph.Invoke(t.Context(), "", map[string]any{"in": "x"}); err == nil {
