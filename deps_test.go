@@ -45,7 +45,7 @@ var layers = []layer{
 	{pkg: "mcptools", why: "MCP servers over stdio through the go-sdk; knows nothing of flows or boards", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	{pkg: "waiting", why: "paused runs in SQLite in the agent's folder: flow's Checkpointer", allow: []string{"flow", "modernc.org/sqlite"}},
 	{pkg: "agents", why: "delegation between agents: the registry, contracts and the checks of a call; the engine's Delegate, built on flow alone", allow: []string{"flow"}, noStd: domain},
-	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store, and the agents it delegates to", allow: []string{"agents", "files", "flow", "llm", "mcptools", "subscription", "waiting"}},
+	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store, the agents it delegates to, and the executables and MCP tools that provide its handlers and routers, their stderr less the named secrets", allow: []string{"agents", "files", "flow", "llm", "mcptools", "secrets", "subscription", "waiting"}},
 	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "telemetry", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting", "go.opentelemetry.io/otel"}},
 	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
@@ -74,7 +74,7 @@ var layers = []layer{
 	// Commands, examples and harnesses: at the top, they may wire anything below.
 	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit; the operator commands are clients of a running board's API, and package download checks what it fetched with library's Verify, as agent install does", allow: []string{"board", "store", "identity", "audit", "ent", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag",
 		"api", "connectrpc.com", "google.golang.org/protobuf", "packages", "library"}},
-	{pkg: "cmd/agent", why: "flags, then one call into node (or library, for install and instantiate; flow, triggers and agents for validate)", allow: []string{"node", "agents", "flow", "journal", "library", "serve", "triggers", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
+	{pkg: "cmd/agent", why: "flags, then one call into node (or library, for install and instantiate; flow, triggers, agents and agent's handlers for validate)", allow: []string{"node", "agent", "agents", "flow", "journal", "library", "serve", "triggers", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
 	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger, traces", allow: []string{"telemetry", "github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
 	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},

@@ -54,6 +54,11 @@ type Config struct {
 	// Files: the bounds of the folder's file store, for a flow with a file
 	// channel (docs/files.md). Zero: the store's defaults.
 	Files files.Config
+	// Registry: the Go handlers, routers and reducers of a program
+	// embedding the agent. A name it holds wins over the folder's
+	// executables and handlers.json (docs/handlers.md). Empty: the folder
+	// provides every handler and router.
+	Registry flow.Registry
 }
 
 // Agent is a flow folder, assembled.
@@ -84,6 +89,8 @@ type Agent struct {
 	delegation *delegation // nil: the folder has no agents.json
 	holding    waiting.Holding
 	model      flow.Model // as the environment names it, before WrapModel
+
+	provided []Provision // how each handler and router is provided
 }
 
 // Open loads DIR/flow.json, and builds it with the MCP servers its
@@ -172,6 +179,10 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		}
 	}
 	a.holding = waiting.HoldingOf(a.waiting)
+	if err := a.provide(cfg, &bo); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if bo, err = a.delegation.build(bo); err == nil {
 		a.Graph, err = flow.Build(f, bo)
 	}

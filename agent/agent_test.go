@@ -234,7 +234,19 @@ func TestRealServerSwitched(t *testing.T) {
 // and what reads the calls the server received ("peek,empty").
 func openVault(t *testing.T, file string) (*agent.Agent, func() string) {
 	t.Helper()
+	return openVaultWith(t, file, nil)
+}
+
+// openVaultWith is openVault with more files written into the folder
+// first, by name.
+func openVaultWith(t *testing.T, file string, files map[string]string) (*agent.Agent, func() string) {
+	t.Helper()
 	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	calls := filepath.Join(dir, "calls.txt")
 	vault := filepath.Join(dir, "mcp-vault")
 	if out, err := exec.Command("go", "build", "-o", vault, "./testdata/mcp-vault").CombinedOutput(); err != nil {

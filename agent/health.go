@@ -27,6 +27,10 @@ type HealthCheck struct {
 //     memory is kept in the same store): a write and a read in the waiting
 //     store (waiting.Store.Check); a store kept in memory fails it, since
 //     what it holds does not survive a restart.
+//   - "handlers" when an executable in the folder provides a handler or a
+//     router (docs/handlers.md): each one is still a file inside the
+//     folder, executable and not writable by everyone, as when the agent
+//     opened; one that is not fails the node that runs it.
 //
 // Each check takes as long as its ctx allows.
 func (a *Agent) HealthChecks() []HealthCheck {
@@ -43,6 +47,9 @@ func (a *Agent) HealthChecks() []HealthCheck {
 	}
 	if c := waiting.CheckerOf(a.waiting); c != nil {
 		checks = append(checks, HealthCheck{Name: "waiting", Run: c.Check})
+	}
+	if a.executables() {
+		checks = append(checks, HealthCheck{Name: "handlers", Run: a.checkExecutables})
 	}
 	return checks
 }

@@ -86,7 +86,7 @@ func open(ctx context.Context, cfg Config, j *journal.Journal, rr *runRecord, m 
 }
 
 // sayAssembled says which model, waiting store, memory and tools a are
-// using.
+// using, and how each of its handlers and routers is provided.
 func sayAssembled(w io.Writer, a *agent.Agent) {
 	fmt.Fprintln(w, a.Model)
 	if a.Waiting != "" {
@@ -96,6 +96,9 @@ func sayAssembled(w io.Writer, a *agent.Agent) {
 		fmt.Fprintln(w, a.Memory)
 	}
 	fmt.Fprintln(w, a.Tools)
+	for _, p := range a.Provisions() {
+		fmt.Fprintln(w, p)
+	}
 }
 
 // govern returns who answers the approvals a's runs wait at: the chat

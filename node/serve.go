@@ -187,7 +187,8 @@ func awaitReady(ctx context.Context, p *parts) {
 }
 
 // cannotRun is a flow this binary cannot assemble: invalid, or naming
-// handlers only a generated program has.
+// handlers or routers that neither the folder nor an MCP tool provides
+// (docs/handlers.md).
 type cannotRun struct{ err error }
 
 func (e *cannotRun) Error() string { return e.err.Error() }

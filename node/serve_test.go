@@ -155,8 +155,8 @@ func TestServeWithoutBoard(t *testing.T) {
 	}
 }
 
-// TestServeUnservable: a flow whose handlers a generated program provides
-// is not served. Serve fails on it, leaving the folder unlocked; with
+// TestServeUnservable: a flow naming a handler nothing in its folder
+// provides (no handlers/greet, no handlers.json) is not served. Serve fails on it, leaving the folder unlocked; with
 // LinkUnservable it says so and links to the board all the same.
 func TestServeUnservable(t *testing.T) {
 	t.Parallel()

@@ -27,6 +27,9 @@ type checkJSON struct {
 	Error    string        `json:"error,omitempty"` // the file could not be read as a flow
 	Findings []problemJSON `json:"findings"`
 	Plan     *planJSON     `json:"plan,omitempty"`
+	// Provided says how each handler and router is provided to the
+	// folder as it is now (docs/handlers.md); advice, not a finding.
+	Provided []provisionJSON `json:"provided,omitempty"`
 }
 
 // newCheckCmd is `agent check DIR`: readiness findings and the plan. It
@@ -55,8 +58,9 @@ func newCheckCmd(a *app) *cobra.Command {
 		}
 		r := flow.CheckReadiness(f)
 		p := r.Plan
+		provided, problems := provisions(args[0], f, nil)
 		if out.JSON() {
-			v := checkJSON{File: path, Ready: r.Ready, Findings: []problemJSON{}, Plan: &planJSON{
+			v := checkJSON{File: path, Ready: r.Ready, Findings: []problemJSON{}, Provided: provided, Plan: &planJSON{
 				Handlers: nonNil(p.Handlers), Routers: nonNil(p.Routers), Tools: nonNil(p.Tools), Services: nonNil(p.Services), Declared: nonNil(p.Declared),
 			}}
 			for _, fd := range r.Findings {
@@ -77,6 +81,17 @@ func newCheckCmd(a *app) *cobra.Command {
 				fmt.Fprintf(w, "  %-9s %s\n", l.what+":", list(l.names))
 			}
 			fmt.Fprintf(w, "From the declaration: %s\n", list(p.Declared))
+			if len(provided) > 0 {
+				fmt.Fprintln(w, "Provided now:")
+				for _, pv := range provided {
+					fmt.Fprintf(w, "  %s\n", provisionOf(pv))
+				}
+			}
+			for _, pr := range problems {
+				if pr.Code == codeHandlersFile {
+					fmt.Fprintf(w, "%s: %s\n", path, pr.Message)
+				}
+			}
 			if r.Ready {
 				fmt.Fprintf(w, "%s: ready\n", path)
 			} else {

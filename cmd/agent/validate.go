@@ -35,6 +35,9 @@ type validateJSON struct {
 	// Agents is the registry of the agents the flow delegates to, when the
 	// folder has one or the flow has an agent node.
 	Agents *agentsJSON `json:"agents,omitempty"`
+	// Provided says how each handler and router the flow names is
+	// provided; one that is not is a problem too.
+	Provided []provisionJSON `json:"provided"`
 }
 
 // agentsJSON is what agent validate says of the folder's agents.json: the
@@ -45,6 +48,17 @@ type agentsJSON struct {
 	Valid    bool          `json:"valid"`
 	Agents   int           `json:"agents"`
 	Problems []problemJSON `json:"problems"`
+}
+
+// provisionJSON is how one handler or router is provided (agent.Provision).
+type provisionJSON struct {
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	By      string `json:"by,omitempty"` // go, exec or tool; missing when not provided
+	Path    string `json:"path,omitempty"`
+	Timeout string `json:"timeout,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Problem string `json:"problem,omitempty"`
 }
 
 // triggersJSON is what agent validate says of the flow's trigger file.
@@ -69,7 +83,7 @@ func newValidateCmd(a *app) *cobra.Command {
 	out.AddFlag(c.Flags())
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		path := filepath.Join(args[0], "flow.json")
-		v := validateJSON{File: path, Problems: []problemJSON{}}
+		v := validateJSON{File: path, Problems: []problemJSON{}, Provided: []provisionJSON{}}
 		f, err := flow.LoadFile(path)
 		if err != nil {
 			v.Error = err.Error()
@@ -78,6 +92,7 @@ func newValidateCmd(a *app) *cobra.Command {
 			for _, p := range flow.Validate(f) {
 				v.Problems = append(v.Problems, problemJSON{Code: p.Code, Path: p.Path, Message: p.Message})
 			}
+			v.Provided, v.Problems = provisions(args[0], f, v.Problems)
 			v.Valid = len(v.Problems) == 0
 		}
 		if v.Triggers = validateTriggers(path, f); v.Triggers != nil && !v.Triggers.Valid {
@@ -177,6 +192,11 @@ func printValidate(a *app, path string, f *flow.Flow, loadErr error, v validateJ
 		fmt.Fprintf(w, "%s: %d problem(s)\n", path, len(v.Problems))
 	default:
 		fmt.Fprintf(w, "%s: valid (version %s, %d nodes)\n", path, f.Version, len(f.Nodes))
+	}
+	for _, p := range v.Provided {
+		if p.By != "missing" { // a missing one is among the problems
+			fmt.Fprintf(w, "  %s\n", provisionOf(p))
+		}
 	}
 	t := v.Triggers
 	switch {

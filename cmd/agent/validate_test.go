@@ -114,3 +114,87 @@ func TestValidateTriggers(t *testing.T) {
 		t.Fatalf("validate with an unreadable trigger file = %q (exit %d)", r.stdout, r.code)
 	}
 }
+
+// TestValidateHandlers: agent validate says how each handler and router
+// the flow names is provided, and one nothing provides is a problem at
+// the node or edge that names it, before any run.
+func TestValidateHandlers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) {
+		t.Helper()
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("flow.json", `{
+  "version": "0.1",
+  "start": "a",
+  "nodes": [ { "id": "a", "handler": "first" }, { "id": "b", "handler": "second" } ],
+  "edges": [ { "from": "a", "type": "conditional", "router": "pick", "routes": { "on": "b", "off": "END" } },
+             { "from": "b", "to": "END" } ]
+}`, 0o644)
+	write("handlers/first.sh", "#!/bin/sh\necho '{}'\n", 0o755)
+
+	type provided struct {
+		Kind, Name, By, Path, Timeout, Tool, Problem string
+	}
+	var v struct {
+		Valid    bool `json:"valid"`
+		Problems []struct {
+			Code, Path string
+		} `json:"problems"`
+		Provided []provided `json:"provided"`
+	}
+	r := runAgent(t, nil, "", "validate", dir, "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+		t.Fatalf("validate -o json = %q: %v", r.stdout, err)
+	}
+	if r.code != 1 || v.Valid {
+		t.Errorf("validate exited %d, valid %v; want 1 and not valid", r.code, v.Valid)
+	}
+	var codes []string
+	for _, p := range v.Problems {
+		codes = append(codes, p.Code+" "+p.Path)
+	}
+	if want := []string{"HANDLER_NOT_PROVIDED nodes[1].handler", "ROUTER_NOT_PROVIDED edges[0].router"}; !slices.Equal(codes, want) {
+		t.Errorf("problems = %q, want %q", codes, want)
+	}
+	if len(v.Provided) != 3 || v.Provided[0] != (provided{Kind: "handler", Name: "first", By: "exec", Path: "handlers/first.sh", Timeout: "30s"}) ||
+		v.Provided[1].By != "missing" || v.Provided[2].Kind != "router" || v.Provided[2].By != "missing" {
+		t.Errorf("provided = %+v", v.Provided)
+	}
+
+	write("handlers/second", "#!/bin/sh\necho '{}'\n", 0o755)
+	write("handlers.json", `{"routers": {"pick": {"run": "bin/pick", "timeout": "2s"}}}`, 0o644)
+	write("bin/pick", "#!/bin/sh\necho '\"off\"'\n", 0o755)
+	r = runAgent(t, nil, "", "validate", dir)
+	for _, want := range []string{
+		`handler "first": executable handlers/first.sh (time limit 30s)`,
+		`handler "second": executable handlers/second (time limit 30s)`,
+		`router "pick": executable bin/pick (time limit 2s)`,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("validate = %q, want it to say %q", r.stdout, want)
+		}
+	}
+	if r.code != 0 {
+		t.Errorf("validate exited %d, want 0: %s", r.code, r.stdout)
+	}
+
+	// agent check says the same beside its plan, as advice.
+	var c struct {
+		Provided []provided `json:"provided"`
+	}
+	r = runAgent(t, nil, "", "check", dir, "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatalf("check -o json = %q: %v", r.stdout, err)
+	}
+	if len(c.Provided) != 3 || c.Provided[2] != (provided{Kind: "router", Name: "pick", By: "exec", Path: "bin/pick", Timeout: "2s"}) {
+		t.Errorf("check's provided = %+v", c.Provided)
+	}
+}

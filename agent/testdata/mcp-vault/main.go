@@ -1,6 +1,8 @@
 // Command mcp-vault is an MCP server over stdio for the agent's tests: two
 // tools, "peek" (harmless) and "empty" (the one an operator switches off),
-// and a third it serves but the test flow does not declare, "audit". Every
+// a third it serves but the test flow does not declare, "audit", and
+// "look", which takes any arguments and says the one named "why" back, for
+// the handler an MCP tool provides. Every
 // call it receives is appended, one line a call, to the file VAULT_CALLS
 // names, so a test can tell a refused call never reached it.
 package main
@@ -30,6 +32,11 @@ type result struct {
 	Tool string `json:"tool"`
 }
 
+type looked struct {
+	Tool string `json:"tool"`
+	Why  string `json:"why"`
+}
+
 func run(ctx context.Context) error {
 	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-vault", Version: "v0.1.0"}, nil)
 	for _, name := range []string{"peek", "empty", "audit"} {
@@ -41,6 +48,14 @@ func run(ctx context.Context) error {
 				return nil, result{Tool: name}, nil
 			})
 	}
+	mcp.AddTool(server, &mcp.Tool{Name: "look", Description: "Look into the vault, for a reason."},
+		func(_ context.Context, _ *mcp.CallToolRequest, args map[string]any) (*mcp.CallToolResult, looked, error) {
+			if err := record("look"); err != nil {
+				return nil, looked{}, err
+			}
+			why, _ := args["why"].(string)
+			return nil, looked{Tool: "look", Why: why}, nil
+		})
 	err := server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -1,0 +1,3 @@
+#!/bin/sh
+# answerGeneral: anything else.
+echo '{"answer": "Thank you for writing; a person will answer within a day."}'
