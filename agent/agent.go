@@ -183,7 +183,9 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		a.Close()
 		return nil, err
 	}
-	if bo, err = a.delegation.build(bo); err == nil {
+	var children []Provision
+	if bo, children, err = a.delegation.build(bo, dir, cfg); err == nil {
+		a.provided = append(a.provided, children...)
 		a.Graph, err = flow.Build(f, bo)
 	}
 	if err != nil {

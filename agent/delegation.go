@@ -130,20 +130,44 @@ func (d *delegation) waits() bool {
 // build builds every child with the parent's options — its model, tools
 // and gate, checkpointer, memory and watcher — so a child obeys the
 // parent's rules, and returns bo with the Delegate its agent nodes call.
-func (d *delegation) build(bo flow.BuildOptions) (flow.BuildOptions, error) {
+// A child's handlers and routers are its own: provided by its own folder's
+// executables and handlers.json, or the Go registry (registryFor); their
+// provisions are returned with their paths relative to the parent's
+// folder, so the parent's checks of its executables cover them too.
+func (d *delegation) build(bo flow.BuildOptions, root string, cfg Config) (flow.BuildOptions, []Provision, error) {
 	if d == nil {
-		return bo, nil
+		return bo, nil, nil
 	}
 	bo.Delegate = d.del.Delegate
+	var all []Provision
 	for _, name := range d.registry.Names() {
 		a, _ := d.registry.Agent(name)
-		g, err := flow.Build(a.Flow, bo)
+		cbo := bo
+		if a.Path != "" {
+			dir := filepath.Dir(a.Path)
+			reg, provided, err := registryFor(dir, a.Flow, cfg, bo.Tools)
+			if err != nil {
+				return bo, nil, fmt.Errorf("agent %q: %w", name, err)
+			}
+			cbo.Registry = reg
+			rel, err := filepath.Rel(root, dir)
+			if err != nil {
+				return bo, nil, fmt.Errorf("agent %q: its folder: %w", name, err)
+			}
+			for _, p := range provided {
+				if p.By == ByExec {
+					p.Path = filepath.ToSlash(filepath.Join(rel, filepath.FromSlash(p.Path)))
+					all = append(all, p)
+				}
+			}
+		}
+		g, err := flow.Build(a.Flow, cbo)
 		if err != nil {
-			return bo, fmt.Errorf("agent %q: %w", name, err)
+			return bo, nil, fmt.Errorf("agent %q: %w", name, err)
 		}
 		d.graphs[name] = g
 	}
-	return bo, nil
+	return bo, all, nil
 }
 
 // Registry returns the agents this agent may delegate to; nil when its

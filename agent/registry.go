@@ -30,11 +30,25 @@ func (a *Agent) Provisions() []Provision { return slices.Clone(a.provided) }
 // the others (Provide). One that is provided by nothing is an error before
 // anything runs, ErrNotProvided, naming it and what was looked for.
 func (a *Agent) provide(cfg Config, bo *flow.BuildOptions) error {
-	provided, err := Provide(a.Dir, a.Flow, cfg.Registry)
+	reg, provided, err := registryFor(a.Dir, a.Flow, cfg, bo.Tools)
 	if err != nil {
 		return err
 	}
 	a.provided = provided
+	bo.Registry = reg
+	return nil
+}
+
+// registryFor is the registry of the flow f in the folder dir: cfg.Registry's
+// handlers and routers first, then an executable of dir or an MCP tool
+// (called through tools, behind cfg.Gate) for each of the others, with how
+// each is provided. One that is provided by nothing is ErrNotProvided,
+// naming every such one.
+func registryFor(dir string, f *flow.Flow, cfg Config, tools flow.ToolCaller) (flow.Registry, []Provision, error) {
+	provided, err := Provide(dir, f, cfg.Registry)
+	if err != nil {
+		return flow.Registry{}, nil, err
+	}
 	reg := flow.Registry{
 		Handlers: maps.Clone(cfg.Registry.Handlers),
 		Routers:  maps.Clone(cfg.Registry.Routers),
@@ -46,17 +60,17 @@ func (a *Agent) provide(cfg Config, bo *flow.BuildOptions) error {
 	if reg.Routers == nil {
 		reg.Routers = map[string]flow.Router{}
 	}
-	dir, err := filepath.Abs(a.Dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return fmt.Errorf("agent: the folder: %w", err)
+		return flow.Registry{}, nil, fmt.Errorf("agent: the folder: %w", err)
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	declared := declaredChannels(a.Flow)
-	x := &execer{dir: dir, env: handlerEnv(a.Flow, cfg.Getenv), log: log, declared: declared, secrets: stderrSecrets(dir, a.Flow, cfg.Getenv)}
-	t := &toolCaller{gate: cfg.Gate, call: bo.Tools, declared: declared}
+	declared := declaredChannels(f)
+	x := &execer{dir: abs, env: handlerEnv(f, cfg.Getenv), log: log, declared: declared, secrets: stderrSecrets(abs, f, cfg.Getenv)}
+	t := &toolCaller{gate: cfg.Gate, call: tools, declared: declared}
 	var missing []string
 	for _, p := range provided {
 		switch {
@@ -73,10 +87,9 @@ func (a *Agent) provide(cfg Config, bo *flow.BuildOptions) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("handlers and routers %w (docs/handlers.md): %s", ErrNotProvided, strings.Join(missing, "; "))
+		return flow.Registry{}, nil, fmt.Errorf("handlers and routers %w (docs/handlers.md): %s", ErrNotProvided, strings.Join(missing, "; "))
 	}
-	bo.Registry = reg
-	return nil
+	return reg, provided, nil
 }
 
 // requiredEnv is the variables the flow's requires.env names.
