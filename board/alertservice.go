@@ -124,9 +124,9 @@ func (s alertService) PutAlertRule(ctx context.Context, req *boardv1.PutAlertRul
 		old, err := tx.AlertRule.Get(ctx, in.id)
 		switch {
 		case ent.IsNotFound(err):
-			n, err := tx.AlertRule.Query().Count(ctx)
-			if err != nil {
-				return err
+			n, cerr := tx.AlertRule.Query().Count(ctx)
+			if cerr != nil {
+				return cerr
 			}
 			if n >= maxAlertRules {
 				return connect.Errorf(connect.CodeResourceExhausted,
