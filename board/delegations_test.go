@@ -331,6 +331,12 @@ func TestDelegationCycles(t *testing.T) {
 		c := cyclesOf(t, agents, "desk")
 		return c.GetKnowledge() == boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_REPORTED && c.GetCount() == 1 && c.GetLastTime() != nil
 	})
+	m := scrapeMetrics(t, bt.HTTPClient(), bt.URL+"/metrics", bt.OperatorToken("vic", identity.RoleViewer))
+	for code, want := range map[string]float64{"AGENT_RECURSION": 1, "AGENT_FAILED": 1, "UNKNOWN_AGENT": 0} {
+		if got, ok := m.value("symphonix_delegation_failures_total", "code", code); !ok || got != want {
+			t.Errorf("symphonix_delegation_failures_total{code=%s} = %v (there: %v), want %v", code, got, ok, want)
+		}
+	}
 	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
 	fs, err := runs.ListDelegationFailures(t.Context(), &boardv1.ListDelegationFailuresRequest{Agent: "desk"})
 	if err != nil || len(fs.GetFailures()) != 2 || fs.GetFailures()[0].GetCode() != "AGENT_RECURSION" || fs.GetFailures()[0].GetAgent() != "desk" ||

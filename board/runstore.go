@@ -347,6 +347,13 @@ func writeRuns(b *Board, batch []*runWrite) {
 	for _, w := range batch {
 		w.err, w.stored = err, byKey[key{w.agent, w.run.GetId()}]
 	}
+	if err == nil {
+		for _, w := range batch {
+			if w.failure != nil {
+				b.metrics.delegationFailed(w.failure.GetCode())
+			}
+		}
+	}
 	if err == nil && len(cycles) > 0 {
 		// Watchers of agents see the count of cycles move.
 		rows, err := b.db.Agent.Query().Where(agent.NameIn(cycles...)).All(ctx)
