@@ -167,7 +167,7 @@ func runDelegationProto(r *ent.Run) *boardv1.RunDelegation {
 	}
 }
 
-// setDelegation writes d on a run's row being created or updated.
+// delegationSetter is a builder of a run's row, created or updated.
 type delegationSetter[T any] interface {
 	SetParentRunID(string) T
 	SetParentNode(string) T
@@ -176,6 +176,8 @@ type delegationSetter[T any] interface {
 	SetChain([]string) T
 }
 
+// setDelegation writes d on a run's row being created or updated; nil
+// writes nothing, so a row keeps the delegation its start said.
 func setDelegation[T any](u delegationSetter[T], d *boardv1.RunDelegation) {
 	if d == nil {
 		return

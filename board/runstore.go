@@ -369,14 +369,13 @@ func writeRuns(b *Board, batch []*runWrite) {
 func writeLive(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now time.Time) (*ent.Run, error) {
 	r := w.run
 	if row == nil {
-		return tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetThread(r.GetThread()).
+		c := tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetThread(r.GetThread()).
 			SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).SetBuild(r.GetBuild()).
 			SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
 			SetPause(pauseKindWord(r.GetPause())).SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).
-			SetTrigger(runTriggerBytes(r.GetTrigger())).SetSeq(int64(w.seq)).SetUpdatedAt(now).
-			SetParentRunID(r.GetDelegation().GetParentRunId()).SetParentNode(r.GetDelegation().GetParentNode()).
-			SetInvocationID(r.GetDelegation().GetInvocationId()).SetDelegatedAgent(r.GetDelegation().GetAgent()).
-			SetChain(r.GetDelegation().GetChain()).Save(ctx)
+			SetTrigger(runTriggerBytes(r.GetTrigger())).SetSeq(int64(w.seq)).SetUpdatedAt(now)
+		setDelegation(c, r.GetDelegation())
+		return c.Save(ctx)
 	}
 	u := row.Update().SetState(runStateWord(r.GetState())).SetPause(pauseKindWord(r.GetPause())).
 		SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).SetSeq(int64(w.seq)).SetUpdatedAt(now)
