@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/identity"
@@ -244,8 +245,8 @@ func (s alertService) ListAlerts(ctx context.Context, req *boardv1.ListAlertsReq
 		if rl.ID == afterRule {
 			from = afterAgent
 		}
-		err := s.b.agentRows(ctx, from, func(a *ent.Agent) (bool, error) {
-			if (req.GetAgent() != "" && a.Name != req.GetAgent()) || !patternMatches(rl.Agent, a.Name) {
+		err := s.b.agentsNamed(ctx, req.GetAgent(), from, func(a *ent.Agent) (bool, error) {
+			if !patternMatches(rl.Agent, a.Name) {
 				return true, nil
 			}
 			al, err := s.b.evaluate(ctx, rl, a, now)
@@ -271,6 +272,26 @@ func (s alertService) ListAlerts(ctx context.Context, req *boardv1.ListAlertsReq
 	}
 	res.NextPageToken = pg.next()
 	return res, nil
+}
+
+// agentsNamed is agentRows, or, when name is given, only the agent of
+// that name (when it sorts after after).
+func (b *Board) agentsNamed(ctx context.Context, name, after string, f func(*ent.Agent) (bool, error)) error {
+	if name == "" {
+		return b.agentRows(ctx, after, f)
+	}
+	if name <= after {
+		return nil
+	}
+	a, err := b.db.Agent.Query().Where(agent.Name(name)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f(a)
+	return err
 }
 
 // evaluate is where rule r stands for agent a at now. A cycle reported
