@@ -135,7 +135,7 @@ func TestAlertRuleAudited(t *testing.T) {
 // than the window does not fire.
 func TestListAlerts(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: time.Now()}
+	clk := &clock{}
 	bt := boardtest.Start(t, boardtest.Options{Now: clk.Now})
 	c := alertsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	for _, r := range []*boardv1.AlertRule{cycleRule("all", "*", time.Hour), cycleRule("day", "loop*", 0)} {

@@ -291,15 +291,16 @@ func TestDelegationRefusals(t *testing.T) {
 	}
 }
 
-// clock is a board clock a test moves.
+// clock is a board clock a test moves on: the real time plus what the
+// test added, so that tokens minted by the real clock are taken.
 type clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu    sync.Mutex
+	ahead time.Duration
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.ahead) }
 
-func (c *clock) add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.ahead += d }
 
 func cyclesOf(t *testing.T, agents boardv1connect.AgentServiceClient, name string) *boardv1.DelegationCycles {
 	t.Helper()
@@ -384,7 +385,7 @@ func TestDelegationCycles(t *testing.T) {
 // oldest go; the pages hold the latest 1,000, newest first.
 func TestDelegationFailuresSwept(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: time.Now()}
+	clk := &clock{}
 	bt := boardtest.Start(t, boardtest.Options{Now: clk.Now})
 	l := runsLink(t, bt, "desk", delegCaps...)
 	l.send(startOf("r", 1, ""))
