@@ -73,6 +73,8 @@ type metrics struct {
 	groupSize   prometheus.Histogram
 	signinFails *prometheus.CounterVec // reason
 
+	delegationFails *prometheus.CounterVec // code
+
 	// procedures are the procedures the board serves, the values the
 	// procedure label may take besides procUnknown; set once in routes.
 	procedures map[string]bool
@@ -139,6 +141,10 @@ func newMetrics(b *Board) *metrics {
 			Name: "symphonix_signin_failures_total",
 			Help: "Failed web sign-ins, by reason (refused: wrong email or password, or a disabled person; limited: too many failures).",
 		}, []string{"reason"}),
+		delegationFails: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "symphonix_delegation_failures_total",
+			Help: "Delegation failures agents reported and this board stored, by agent code (AGENT_RECURSION: a circular delegation).",
+		}, []string{"code"}),
 		rules: make(map[string]bool),
 	}
 	m.reg.MustRegister(
@@ -147,7 +153,7 @@ func newMetrics(b *Board) *metrics {
 		m.linkConnects, m.linkDisconnects, m.pingSeconds,
 		m.raised, m.decided, m.expired, m.decisionSeconds,
 		m.rpcs, m.rpcSeconds,
-		m.txSeconds, m.groupSize, m.signinFails,
+		m.txSeconds, m.groupSize, m.signinFails, m.delegationFails,
 		agentsCollector{b},
 		pendingCollector{b},
 	)
@@ -155,6 +161,9 @@ func newMetrics(b *Board) *metrics {
 	// is defined before the first event.
 	for _, r := range []string{"refused", "limited"} {
 		m.signinFails.WithLabelValues(r)
+	}
+	for _, c := range agentCodes {
+		m.delegationFails.WithLabelValues(c)
 	}
 	for _, o := range []string{"committed", "rolled_back"} {
 		m.txSeconds.WithLabelValues(o)
@@ -216,6 +225,10 @@ func (m *metrics) approvalDecided(ruleID, say string, raisedAt time.Time, decide
 
 // approvalExpired: an approval reached its time limit.
 func (m *metrics) approvalExpired(ruleID string) { m.expired.WithLabelValues(m.rule(ruleID)).Inc() }
+
+// delegationFailed: a delegation failure of code was stored; code is
+// one of agentCodes, so the label is bounded.
+func (m *metrics) delegationFailed(code string) { m.delegationFails.WithLabelValues(code).Inc() }
 
 // signinFailed: a sign-in was refused (reason "refused") or limited.
 func (m *metrics) signinFailed(reason string) { m.signinFails.WithLabelValues(reason).Inc() }

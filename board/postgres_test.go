@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/board"
@@ -65,5 +67,42 @@ func TestPostgresHealthAndPause(t *testing.T) {
 	l.ping(2)
 	if p := getAgent(t, admin, "pg-desk").GetPause(); !p.GetPaused() || !p.GetDelivered() {
 		t.Errorf("pause = %v, want paused and delivered", p)
+	}
+}
+
+// TestPostgresDelegation: a run's delegation, its tree, a delegation
+// failure, the agent's count of cycles and an alert that fires, on
+// PostgreSQL.
+func TestPostgresDelegation(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{DSN: boardtest.PostgresDSN(t)})
+	l := runsLink(t, bt, "pg-desk", delegCaps...)
+	t0 := time.Now().Add(-time.Minute)
+	root := endedRun("root", 1)
+	root.StartTime = timestamppb.New(t0)
+	l.storeAll([]*boardv1.Run{root, delegated("kid", "root", t0.Add(time.Second), "pg-desk", "billing")})
+	l.send(startOf("live", 1, ""))
+	l.send(failureOf("live", 2, cycle(1)))
+	l.ping(1)
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	res, err := runs.GetRunTree(t.Context(), &boardv1.GetRunTreeRequest{Agent: "pg-desk", Id: "kid"})
+	if err != nil || treeIDs(res.GetRoot()) != "root(kid)" {
+		t.Fatalf("GetRunTree(kid) = %v %v, want root(kid)", res, err)
+	}
+	agents := bt.Agents(bt.OperatorToken("vic", identity.RoleViewer))
+	boardtest.Eventually(t, 5*time.Second, "the cycle counted", func() bool {
+		return cyclesOf(t, agents, "pg-desk").GetKnowledge() == boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_REPORTED
+	})
+	fs, err := runs.ListDelegationFailures(t.Context(), &boardv1.ListDelegationFailuresRequest{Agent: "pg-desk", Code: "AGENT_RECURSION"})
+	if err != nil || len(fs.GetFailures()) != 1 || fs.GetFailures()[0].GetChain()[1] != "triage" {
+		t.Fatalf("ListDelegationFailures = %v %v, want the one cycle with its chain", fs, err)
+	}
+	alerts := alertsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
+	if _, err := alerts.PutAlertRule(t.Context(), &boardv1.PutAlertRuleRequest{Rule: cycleRule("loops", "pg-*", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	al, err := alerts.ListAlerts(t.Context(), &boardv1.ListAlertsRequest{})
+	if err != nil || len(al.GetAlerts()) != 1 || al.GetAlerts()[0].GetState() != boardv1.AlertState_ALERT_STATE_FIRING {
+		t.Errorf("ListAlerts = %v %v, want loops firing for pg-desk", al, err)
 	}
 }

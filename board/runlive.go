@@ -118,6 +118,7 @@ type applied struct {
 	run   *boardv1.Run         // a copy, without steps
 	step  *boardv1.RunStep
 	write bool // the run's row changes: created, paused or resumed
+	seen  bool // the event was taken: not dropped as old or after the end
 }
 
 // apply takes one valid event of agent's run, counting what was wrong
@@ -167,13 +168,14 @@ func (v *liveRuns) apply(agentName string, e *boardv1.RunEvent, now time.Time, w
 	v.clock++
 	lr.heard = v.clock
 	lr.seq = e.GetSeq()
-	out := applied{write: created}
+	out := applied{write: created, seen: true}
 	switch k := e.GetKind().(type) {
 	case *boardv1.RunEvent_Start:
 		s := k.Start
 		lr.run.Thread, lr.run.StartedBy, lr.run.StartedByWho, lr.run.Build = s.GetThread(), s.GetStartedBy(), s.GetStartedByWho(), s.GetBuild()
 		lr.run.StartTime = timestamppb.New(at)
 		lr.run.Trigger = s.GetTrigger()
+		lr.run.Delegation = s.GetDelegation()
 		out.kind, out.write = boardv1.RunEventKind_RUN_EVENT_KIND_STARTED, true
 	case *boardv1.RunEvent_Step:
 		out.kind = boardv1.RunEventKind_RUN_EVENT_KIND_STEP

@@ -221,6 +221,11 @@ func validSummary(m *boardv1.RunSummary, now time.Time) error {
 			return err
 		}
 	}
+	if d := r.GetDelegation(); d != nil {
+		if err := validRunDelegation("run_summary.run.delegation", r.GetId(), d); err != nil {
+			return err
+		}
+	}
 	if n := len(r.GetWithheld()); n > maxWithheld {
 		return badRequest("run_summary.run.withheld: %d, at most %d", n, maxWithheld)
 	}
@@ -382,6 +387,7 @@ func runProto(r *ent.Run) *boardv1.Run {
 		Withheld:       r.Withheld,
 		StepsTruncated: r.StepsTruncated,
 		Trigger:        runTriggerProto(r.Trigger),
+		Delegation:     runDelegationProto(r),
 	}
 	if r.DurationNs > 0 {
 		p.Duration = durationpb.New(time.Duration(r.DurationNs))

@@ -75,6 +75,11 @@ func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEve
 		b.runCounts.add(problemRate)
 		return nil
 	}
+	if !slices.Contains(s.caps, capDelegation) && (e.GetDelegationFailed() != nil || e.GetStart().GetDelegation() != nil) {
+		b.runCounts.add(problemCapability)
+		return l.answerError(ctx, s, "", "run_event", &linkRequestError{code: connect.CodeFailedPrecondition,
+			msg: "run_event: this agent did not announce the delegation capability in its hello"})
+	}
 	if err := validRunEvent(e, now); err != nil {
 		b.runCounts.add(problemInvalid)
 		return l.answerError(ctx, s, "", "run_event", err)
@@ -85,6 +90,13 @@ func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEve
 	}
 	if a.write {
 		w := &runWrite{agent: s.name, run: a.run, seq: e.GetSeq(), start: e.GetStart() != nil}
+		if err := l.takeRunSlot(ctx, s); err != nil {
+			return err
+		}
+		b.runWrites.later(w, func() { <-s.runSlots; b.runWritten(w) })
+	}
+	if f := e.GetDelegationFailed(); f != nil && a.seen {
+		w := &runWrite{agent: s.name, run: &boardv1.Run{Id: e.GetRunId()}, failure: f}
 		if err := l.takeRunSlot(ctx, s); err != nil {
 			return err
 		}
@@ -162,6 +174,11 @@ func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
 				return err
 			}
 		}
+		if d := st.GetDelegation(); d != nil {
+			if err := validRunDelegation("run_event.start.delegation", e.GetRunId(), d); err != nil {
+				return err
+			}
+		}
 	case *boardv1.RunEvent_Step:
 		if k.Step == nil {
 			return badRequest("run_event.step: required")
@@ -178,8 +195,10 @@ func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
 			return badRequest("run_event.pause.approval_id: %v", err)
 		}
 	case *boardv1.RunEvent_Resume:
+	case *boardv1.RunEvent_DelegationFailed:
+		return validDelegationFailure(e.GetRunId(), k.DelegationFailed)
 	default:
-		return badRequest("run_event: start, step, pause or resume required")
+		return badRequest("run_event: start, step, pause, resume or delegation_failed required")
 	}
 	return nil
 }
@@ -194,6 +213,11 @@ func (l linkService) runSummary(ctx context.Context, s *session, m *boardv1.RunS
 	if !slices.Contains(s.caps, capRuns) {
 		return l.answerError(ctx, s, "", "run_summary", &linkRequestError{code: connect.CodeFailedPrecondition,
 			msg: "run_summary: this agent did not announce the runs capability in its hello"})
+	}
+	if r := m.GetRun(); r != nil && !slices.Contains(s.caps, capDelegation) {
+		// A delegation from an agent that did not announce it is not
+		// taken; the rest of the summary is.
+		r.Delegation = nil
 	}
 	if err := validSummary(m, b.now()); err != nil {
 		return l.answerError(ctx, s, "", "run_summary", err)
@@ -220,6 +244,9 @@ type runWrite struct {
 	start   bool // the run's start event: its start fields are written
 	summary bool
 	dropped uint32
+	// failure is a delegation failure of the run to keep; nothing else
+	// of the run is written.
+	failure *boardv1.DelegationFailure
 	// stored is the run's row after the batch; kept says this write changed
 	// it (a write of a seq the row had reached already does not).
 	stored *ent.Run
@@ -256,6 +283,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 	now := storedTime(b.now())
 	type key struct{ agent, id string }
 	byKey := make(map[key]*ent.Run, len(batch))
+	var cycles []string
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		clear(byKey)
 		var agents, ids []string
@@ -273,8 +301,13 @@ func writeRuns(b *Board, batch []*runWrite) {
 		}
 		dropped := map[string]int64{}
 		details := map[int][]*boardv1.RunStep{}
+		var failures []*runWrite
 		for _, w := range batch {
 			w.kept = false
+			if w.failure != nil {
+				failures = append(failures, w)
+				continue
+			}
 			k := key{w.agent, w.run.GetId()}
 			row := byKey[k]
 			if row != nil && int64(w.seq) <= row.Seq {
@@ -298,6 +331,9 @@ func writeRuns(b *Board, batch []*runWrite) {
 		if err := writeDetails(ctx, tx, details); err != nil {
 			return err
 		}
+		if cycles, err = writeFailures(ctx, tx, failures, now); err != nil {
+			return err
+		}
 		for name, n := range dropped {
 			if n == 0 {
 				continue
@@ -311,17 +347,35 @@ func writeRuns(b *Board, batch []*runWrite) {
 	for _, w := range batch {
 		w.err, w.stored = err, byKey[key{w.agent, w.run.GetId()}]
 	}
+	if err == nil {
+		for _, w := range batch {
+			if w.failure != nil {
+				b.metrics.delegationFailed(w.failure.GetCode())
+			}
+		}
+	}
+	if err == nil && len(cycles) > 0 {
+		// Watchers of agents see the count of cycles move.
+		rows, err := b.db.Agent.Query().Where(agent.NameIn(cycles...)).All(ctx)
+		if err == nil {
+			for _, r := range rows {
+				b.hub.publish(agentProto(r))
+			}
+		}
+	}
 }
 
 // writeLive creates or updates a run's row from what a run event said.
 func writeLive(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now time.Time) (*ent.Run, error) {
 	r := w.run
 	if row == nil {
-		return tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetThread(r.GetThread()).
+		c := tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetThread(r.GetThread()).
 			SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).SetBuild(r.GetBuild()).
 			SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
 			SetPause(pauseKindWord(r.GetPause())).SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).
-			SetTrigger(runTriggerBytes(r.GetTrigger())).SetSeq(int64(w.seq)).SetUpdatedAt(now).Save(ctx)
+			SetTrigger(runTriggerBytes(r.GetTrigger())).SetSeq(int64(w.seq)).SetUpdatedAt(now)
+		setDelegation(c, r.GetDelegation())
+		return c.Save(ctx)
 	}
 	u := row.Update().SetState(runStateWord(r.GetState())).SetPause(pauseKindWord(r.GetPause())).
 		SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).SetSeq(int64(w.seq)).SetUpdatedAt(now)
@@ -331,6 +385,7 @@ func writeLive(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now t
 		if t := runTriggerBytes(r.GetTrigger()); t != nil {
 			u.SetTrigger(t)
 		}
+		setDelegation(u, r.GetDelegation())
 	}
 	return u.Save(ctx)
 }
@@ -367,7 +422,9 @@ func writeSummary(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, no
 	} else {
 		u.ClearInput()
 	}
-	// A summary without the trigger keeps the one its start said.
+	// A summary without the delegation or the trigger keeps the one its
+	// start said.
+	setDelegation(u, r.GetDelegation())
 	if t := runTriggerBytes(r.GetTrigger()); t != nil {
 		u.SetTrigger(t)
 	}

@@ -78,6 +78,10 @@ type Agent struct {
 	TriggersTime *time.Time `json:"triggers_time,omitempty"`
 	// TriggerPauses holds the value of the "trigger_pauses" field.
 	TriggerPauses []byte `json:"trigger_pauses,omitempty"`
+	// CycleCount holds the value of the "cycle_count" field.
+	CycleCount int64 `json:"cycle_count,omitempty"`
+	// CycleLast holds the value of the "cycle_last" field.
+	CycleLast *time.Time `json:"cycle_last,omitempty"`
 	// FirstSeen holds the value of the "first_seen" field.
 	FirstSeen time.Time `json:"first_seen,omitempty"`
 	// LastSeen holds the value of the "last_seen" field.
@@ -94,11 +98,11 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case agent.FieldOnline, agent.FieldToolsSpoken, agent.FieldPaused, agent.FieldPauseDelivered:
 			values[i] = new(sql.NullBool)
-		case agent.FieldID, agent.FieldRunsDropped:
+		case agent.FieldID, agent.FieldRunsDropped, agent.FieldCycleCount:
 			values[i] = new(sql.NullInt64)
 		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin, agent.FieldPackageName, agent.FieldPackageVersion, agent.FieldPackageDigest:
 			values[i] = new(sql.NullString)
-		case agent.FieldToolsSetAt, agent.FieldHealthStarted, agent.FieldHealthReceived, agent.FieldPauseTime, agent.FieldTriggersTime, agent.FieldFirstSeen, agent.FieldLastSeen:
+		case agent.FieldToolsSetAt, agent.FieldHealthStarted, agent.FieldHealthReceived, agent.FieldPauseTime, agent.FieldTriggersTime, agent.FieldCycleLast, agent.FieldFirstSeen, agent.FieldLastSeen:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -312,6 +316,19 @@ func (_m *Agent) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.TriggerPauses = *value
 			}
+		case agent.FieldCycleCount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field cycle_count", values[i])
+			} else if value.Valid {
+				_m.CycleCount = value.Int64
+			}
+		case agent.FieldCycleLast:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field cycle_last", values[i])
+			} else if value.Valid {
+				_m.CycleLast = new(time.Time)
+				*_m.CycleLast = value.Time
+			}
 		case agent.FieldFirstSeen:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field first_seen", values[i])
@@ -459,6 +476,14 @@ func (_m *Agent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("trigger_pauses=")
 	builder.WriteString(fmt.Sprintf("%v", _m.TriggerPauses))
+	builder.WriteString(", ")
+	builder.WriteString("cycle_count=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CycleCount))
+	builder.WriteString(", ")
+	if v := _m.CycleLast; v != nil {
+		builder.WriteString("cycle_last=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("first_seen=")
 	builder.WriteString(_m.FirstSeen.Format(time.ANSIC))

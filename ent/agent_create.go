@@ -378,6 +378,34 @@ func (_c *AgentCreate) SetTriggerPauses(v []byte) *AgentCreate {
 	return _c
 }
 
+// SetCycleCount sets the "cycle_count" field.
+func (_c *AgentCreate) SetCycleCount(v int64) *AgentCreate {
+	_c.mutation.SetCycleCount(v)
+	return _c
+}
+
+// SetNillableCycleCount sets the "cycle_count" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableCycleCount(v *int64) *AgentCreate {
+	if v != nil {
+		_c.SetCycleCount(*v)
+	}
+	return _c
+}
+
+// SetCycleLast sets the "cycle_last" field.
+func (_c *AgentCreate) SetCycleLast(v time.Time) *AgentCreate {
+	_c.mutation.SetCycleLast(v)
+	return _c
+}
+
+// SetNillableCycleLast sets the "cycle_last" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableCycleLast(v *time.Time) *AgentCreate {
+	if v != nil {
+		_c.SetCycleLast(*v)
+	}
+	return _c
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (_c *AgentCreate) SetFirstSeen(v time.Time) *AgentCreate {
 	_c.mutation.SetFirstSeen(v)
@@ -493,6 +521,10 @@ func (_c *AgentCreate) defaults() {
 		v := agent.DefaultPackageDigest
 		_c.mutation.SetPackageDigest(v)
 	}
+	if _, ok := _c.mutation.CycleCount(); !ok {
+		v := agent.DefaultCycleCount
+		_c.mutation.SetCycleCount(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -555,6 +587,9 @@ func (_c *AgentCreate) check() error {
 	}
 	if _, ok := _c.mutation.PackageDigest(); !ok {
 		return &ValidationError{Name: "package_digest", err: errors.New(`ent: missing required field "Agent.package_digest"`)}
+	}
+	if _, ok := _c.mutation.CycleCount(); !ok {
+		return &ValidationError{Name: "cycle_count", err: errors.New(`ent: missing required field "Agent.cycle_count"`)}
 	}
 	if _, ok := _c.mutation.FirstSeen(); !ok {
 		return &ValidationError{Name: "first_seen", err: errors.New(`ent: missing required field "Agent.first_seen"`)}
@@ -708,6 +743,14 @@ func (_c *AgentCreate) createSpec() (*Agent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TriggerPauses(); ok {
 		_spec.SetField(agent.FieldTriggerPauses, field.TypeBytes, value)
 		_node.TriggerPauses = value
+	}
+	if value, ok := _c.mutation.CycleCount(); ok {
+		_spec.SetField(agent.FieldCycleCount, field.TypeInt64, value)
+		_node.CycleCount = value
+	}
+	if value, ok := _c.mutation.CycleLast(); ok {
+		_spec.SetField(agent.FieldCycleLast, field.TypeTime, value)
+		_node.CycleLast = &value
 	}
 	if value, ok := _c.mutation.FirstSeen(); ok {
 		_spec.SetField(agent.FieldFirstSeen, field.TypeTime, value)
@@ -1192,6 +1235,42 @@ func (u *AgentUpsert) UpdateTriggerPauses() *AgentUpsert {
 // ClearTriggerPauses clears the value of the "trigger_pauses" field.
 func (u *AgentUpsert) ClearTriggerPauses() *AgentUpsert {
 	u.SetNull(agent.FieldTriggerPauses)
+	return u
+}
+
+// SetCycleCount sets the "cycle_count" field.
+func (u *AgentUpsert) SetCycleCount(v int64) *AgentUpsert {
+	u.Set(agent.FieldCycleCount, v)
+	return u
+}
+
+// UpdateCycleCount sets the "cycle_count" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateCycleCount() *AgentUpsert {
+	u.SetExcluded(agent.FieldCycleCount)
+	return u
+}
+
+// AddCycleCount adds v to the "cycle_count" field.
+func (u *AgentUpsert) AddCycleCount(v int64) *AgentUpsert {
+	u.Add(agent.FieldCycleCount, v)
+	return u
+}
+
+// SetCycleLast sets the "cycle_last" field.
+func (u *AgentUpsert) SetCycleLast(v time.Time) *AgentUpsert {
+	u.Set(agent.FieldCycleLast, v)
+	return u
+}
+
+// UpdateCycleLast sets the "cycle_last" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateCycleLast() *AgentUpsert {
+	u.SetExcluded(agent.FieldCycleLast)
+	return u
+}
+
+// ClearCycleLast clears the value of the "cycle_last" field.
+func (u *AgentUpsert) ClearCycleLast() *AgentUpsert {
+	u.SetNull(agent.FieldCycleLast)
 	return u
 }
 
@@ -1749,6 +1828,48 @@ func (u *AgentUpsertOne) UpdateTriggerPauses() *AgentUpsertOne {
 func (u *AgentUpsertOne) ClearTriggerPauses() *AgentUpsertOne {
 	return u.Update(func(s *AgentUpsert) {
 		s.ClearTriggerPauses()
+	})
+}
+
+// SetCycleCount sets the "cycle_count" field.
+func (u *AgentUpsertOne) SetCycleCount(v int64) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetCycleCount(v)
+	})
+}
+
+// AddCycleCount adds v to the "cycle_count" field.
+func (u *AgentUpsertOne) AddCycleCount(v int64) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.AddCycleCount(v)
+	})
+}
+
+// UpdateCycleCount sets the "cycle_count" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateCycleCount() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateCycleCount()
+	})
+}
+
+// SetCycleLast sets the "cycle_last" field.
+func (u *AgentUpsertOne) SetCycleLast(v time.Time) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetCycleLast(v)
+	})
+}
+
+// UpdateCycleLast sets the "cycle_last" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateCycleLast() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateCycleLast()
+	})
+}
+
+// ClearCycleLast clears the value of the "cycle_last" field.
+func (u *AgentUpsertOne) ClearCycleLast() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearCycleLast()
 	})
 }
 
@@ -2474,6 +2595,48 @@ func (u *AgentUpsertBulk) UpdateTriggerPauses() *AgentUpsertBulk {
 func (u *AgentUpsertBulk) ClearTriggerPauses() *AgentUpsertBulk {
 	return u.Update(func(s *AgentUpsert) {
 		s.ClearTriggerPauses()
+	})
+}
+
+// SetCycleCount sets the "cycle_count" field.
+func (u *AgentUpsertBulk) SetCycleCount(v int64) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetCycleCount(v)
+	})
+}
+
+// AddCycleCount adds v to the "cycle_count" field.
+func (u *AgentUpsertBulk) AddCycleCount(v int64) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.AddCycleCount(v)
+	})
+}
+
+// UpdateCycleCount sets the "cycle_count" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateCycleCount() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateCycleCount()
+	})
+}
+
+// SetCycleLast sets the "cycle_last" field.
+func (u *AgentUpsertBulk) SetCycleLast(v time.Time) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetCycleLast(v)
+	})
+}
+
+// UpdateCycleLast sets the "cycle_last" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateCycleLast() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateCycleLast()
+	})
+}
+
+// ClearCycleLast clears the value of the "cycle_last" field.
+func (u *AgentUpsertBulk) ClearCycleLast() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.ClearCycleLast()
 	})
 }
 

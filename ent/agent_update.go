@@ -476,6 +476,47 @@ func (_u *AgentUpdate) ClearTriggerPauses() *AgentUpdate {
 	return _u
 }
 
+// SetCycleCount sets the "cycle_count" field.
+func (_u *AgentUpdate) SetCycleCount(v int64) *AgentUpdate {
+	_u.mutation.ResetCycleCount()
+	_u.mutation.SetCycleCount(v)
+	return _u
+}
+
+// SetNillableCycleCount sets the "cycle_count" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableCycleCount(v *int64) *AgentUpdate {
+	if v != nil {
+		_u.SetCycleCount(*v)
+	}
+	return _u
+}
+
+// AddCycleCount adds value to the "cycle_count" field.
+func (_u *AgentUpdate) AddCycleCount(v int64) *AgentUpdate {
+	_u.mutation.AddCycleCount(v)
+	return _u
+}
+
+// SetCycleLast sets the "cycle_last" field.
+func (_u *AgentUpdate) SetCycleLast(v time.Time) *AgentUpdate {
+	_u.mutation.SetCycleLast(v)
+	return _u
+}
+
+// SetNillableCycleLast sets the "cycle_last" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableCycleLast(v *time.Time) *AgentUpdate {
+	if v != nil {
+		_u.SetCycleLast(*v)
+	}
+	return _u
+}
+
+// ClearCycleLast clears the value of the "cycle_last" field.
+func (_u *AgentUpdate) ClearCycleLast() *AgentUpdate {
+	_u.mutation.ClearCycleLast()
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdate) SetLastSeen(v time.Time) *AgentUpdate {
 	_u.mutation.SetLastSeen(v)
@@ -671,6 +712,18 @@ func (_u *AgentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.TriggerPausesCleared() {
 		_spec.ClearField(agent.FieldTriggerPauses, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.CycleCount(); ok {
+		_spec.SetField(agent.FieldCycleCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCycleCount(); ok {
+		_spec.AddField(agent.FieldCycleCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.CycleLast(); ok {
+		_spec.SetField(agent.FieldCycleLast, field.TypeTime, value)
+	}
+	if _u.mutation.CycleLastCleared() {
+		_spec.ClearField(agent.FieldCycleLast, field.TypeTime)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
@@ -1142,6 +1195,47 @@ func (_u *AgentUpdateOne) ClearTriggerPauses() *AgentUpdateOne {
 	return _u
 }
 
+// SetCycleCount sets the "cycle_count" field.
+func (_u *AgentUpdateOne) SetCycleCount(v int64) *AgentUpdateOne {
+	_u.mutation.ResetCycleCount()
+	_u.mutation.SetCycleCount(v)
+	return _u
+}
+
+// SetNillableCycleCount sets the "cycle_count" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableCycleCount(v *int64) *AgentUpdateOne {
+	if v != nil {
+		_u.SetCycleCount(*v)
+	}
+	return _u
+}
+
+// AddCycleCount adds value to the "cycle_count" field.
+func (_u *AgentUpdateOne) AddCycleCount(v int64) *AgentUpdateOne {
+	_u.mutation.AddCycleCount(v)
+	return _u
+}
+
+// SetCycleLast sets the "cycle_last" field.
+func (_u *AgentUpdateOne) SetCycleLast(v time.Time) *AgentUpdateOne {
+	_u.mutation.SetCycleLast(v)
+	return _u
+}
+
+// SetNillableCycleLast sets the "cycle_last" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableCycleLast(v *time.Time) *AgentUpdateOne {
+	if v != nil {
+		_u.SetCycleLast(*v)
+	}
+	return _u
+}
+
+// ClearCycleLast clears the value of the "cycle_last" field.
+func (_u *AgentUpdateOne) ClearCycleLast() *AgentUpdateOne {
+	_u.mutation.ClearCycleLast()
+	return _u
+}
+
 // SetLastSeen sets the "last_seen" field.
 func (_u *AgentUpdateOne) SetLastSeen(v time.Time) *AgentUpdateOne {
 	_u.mutation.SetLastSeen(v)
@@ -1367,6 +1461,18 @@ func (_u *AgentUpdateOne) sqlSave(ctx context.Context) (_node *Agent, err error)
 	}
 	if _u.mutation.TriggerPausesCleared() {
 		_spec.ClearField(agent.FieldTriggerPauses, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.CycleCount(); ok {
+		_spec.SetField(agent.FieldCycleCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCycleCount(); ok {
+		_spec.AddField(agent.FieldCycleCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.CycleLast(); ok {
+		_spec.SetField(agent.FieldCycleLast, field.TypeTime, value)
+	}
+	if _u.mutation.CycleLastCleared() {
+		_spec.ClearField(agent.FieldCycleLast, field.TypeTime)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)

@@ -15,9 +15,11 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -45,12 +47,16 @@ type Client struct {
 	Schema *migrate.Schema
 	// Agent is the client for interacting with the Agent builders.
 	Agent *AgentClient
+	// AlertRule is the client for interacting with the AlertRule builders.
+	AlertRule *AlertRuleClient
 	// Approval is the client for interacting with the Approval builders.
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
+	// DelegationFailure is the client for interacting with the DelegationFailure builders.
+	DelegationFailure *DelegationFailureClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
 	// PackageChunk is the client for interacting with the PackageChunk builders.
@@ -99,9 +105,11 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Agent = NewAgentClient(c.config)
+	c.AlertRule = NewAlertRuleClient(c.config)
 	c.Approval = NewApprovalClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.Conversation = NewConversationClient(c.config)
+	c.DelegationFailure = NewDelegationFailureClient(c.config)
 	c.HealthRound = NewHealthRoundClient(c.config)
 	c.PackageChunk = NewPackageChunkClient(c.config)
 	c.PackageScope = NewPackageScopeClient(c.config)
@@ -210,30 +218,32 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:            ctx,
-		config:         cfg,
-		Agent:          NewAgentClient(cfg),
-		Approval:       NewApprovalClient(cfg),
-		AuditEntry:     NewAuditEntryClient(cfg),
-		Conversation:   NewConversationClient(cfg),
-		HealthRound:    NewHealthRoundClient(cfg),
-		PackageChunk:   NewPackageChunkClient(cfg),
-		PackageScope:   NewPackageScopeClient(cfg),
-		PackageVersion: NewPackageVersionClient(cfg),
-		PairCode:       NewPairCodeClient(cfg),
-		Pairing:        NewPairingClient(cfg),
-		PublisherKey:   NewPublisherKeyClient(cfg),
-		Rule:           NewRuleClient(cfg),
-		Run:            NewRunClient(cfg),
-		RunDetail:      NewRunDetailClient(cfg),
-		RunStep:        NewRunStepClient(cfg),
-		Session:        NewSessionClient(cfg),
-		Setting:        NewSettingClient(cfg),
-		SigningKey:     NewSigningKeyClient(cfg),
-		Token:          NewTokenClient(cfg),
-		User:           NewUserClient(cfg),
-		Verification:   NewVerificationClient(cfg),
-		Vote:           NewVoteClient(cfg),
+		ctx:               ctx,
+		config:            cfg,
+		Agent:             NewAgentClient(cfg),
+		AlertRule:         NewAlertRuleClient(cfg),
+		Approval:          NewApprovalClient(cfg),
+		AuditEntry:        NewAuditEntryClient(cfg),
+		Conversation:      NewConversationClient(cfg),
+		DelegationFailure: NewDelegationFailureClient(cfg),
+		HealthRound:       NewHealthRoundClient(cfg),
+		PackageChunk:      NewPackageChunkClient(cfg),
+		PackageScope:      NewPackageScopeClient(cfg),
+		PackageVersion:    NewPackageVersionClient(cfg),
+		PairCode:          NewPairCodeClient(cfg),
+		Pairing:           NewPairingClient(cfg),
+		PublisherKey:      NewPublisherKeyClient(cfg),
+		Rule:              NewRuleClient(cfg),
+		Run:               NewRunClient(cfg),
+		RunDetail:         NewRunDetailClient(cfg),
+		RunStep:           NewRunStepClient(cfg),
+		Session:           NewSessionClient(cfg),
+		Setting:           NewSettingClient(cfg),
+		SigningKey:        NewSigningKeyClient(cfg),
+		Token:             NewTokenClient(cfg),
+		User:              NewUserClient(cfg),
+		Verification:      NewVerificationClient(cfg),
+		Vote:              NewVoteClient(cfg),
 	}, nil
 }
 
@@ -251,30 +261,32 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:            ctx,
-		config:         cfg,
-		Agent:          NewAgentClient(cfg),
-		Approval:       NewApprovalClient(cfg),
-		AuditEntry:     NewAuditEntryClient(cfg),
-		Conversation:   NewConversationClient(cfg),
-		HealthRound:    NewHealthRoundClient(cfg),
-		PackageChunk:   NewPackageChunkClient(cfg),
-		PackageScope:   NewPackageScopeClient(cfg),
-		PackageVersion: NewPackageVersionClient(cfg),
-		PairCode:       NewPairCodeClient(cfg),
-		Pairing:        NewPairingClient(cfg),
-		PublisherKey:   NewPublisherKeyClient(cfg),
-		Rule:           NewRuleClient(cfg),
-		Run:            NewRunClient(cfg),
-		RunDetail:      NewRunDetailClient(cfg),
-		RunStep:        NewRunStepClient(cfg),
-		Session:        NewSessionClient(cfg),
-		Setting:        NewSettingClient(cfg),
-		SigningKey:     NewSigningKeyClient(cfg),
-		Token:          NewTokenClient(cfg),
-		User:           NewUserClient(cfg),
-		Verification:   NewVerificationClient(cfg),
-		Vote:           NewVoteClient(cfg),
+		ctx:               ctx,
+		config:            cfg,
+		Agent:             NewAgentClient(cfg),
+		AlertRule:         NewAlertRuleClient(cfg),
+		Approval:          NewApprovalClient(cfg),
+		AuditEntry:        NewAuditEntryClient(cfg),
+		Conversation:      NewConversationClient(cfg),
+		DelegationFailure: NewDelegationFailureClient(cfg),
+		HealthRound:       NewHealthRoundClient(cfg),
+		PackageChunk:      NewPackageChunkClient(cfg),
+		PackageScope:      NewPackageScopeClient(cfg),
+		PackageVersion:    NewPackageVersionClient(cfg),
+		PairCode:          NewPairCodeClient(cfg),
+		Pairing:           NewPairingClient(cfg),
+		PublisherKey:      NewPublisherKeyClient(cfg),
+		Rule:              NewRuleClient(cfg),
+		Run:               NewRunClient(cfg),
+		RunDetail:         NewRunDetailClient(cfg),
+		RunStep:           NewRunStepClient(cfg),
+		Session:           NewSessionClient(cfg),
+		Setting:           NewSettingClient(cfg),
+		SigningKey:        NewSigningKeyClient(cfg),
+		Token:             NewTokenClient(cfg),
+		User:              NewUserClient(cfg),
+		Verification:      NewVerificationClient(cfg),
+		Vote:              NewVoteClient(cfg),
 	}, nil
 }
 
@@ -304,10 +316,11 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound,
-		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
-		c.PublisherKey, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting,
-		c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
+		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.Conversation,
+		c.DelegationFailure, c.HealthRound, c.PackageChunk, c.PackageScope,
+		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.Rule, c.Run,
+		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
+		c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -317,10 +330,11 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.Approval, c.AuditEntry, c.Conversation, c.HealthRound,
-		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
-		c.PublisherKey, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting,
-		c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
+		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.Conversation,
+		c.DelegationFailure, c.HealthRound, c.PackageChunk, c.PackageScope,
+		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.Rule, c.Run,
+		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
+		c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -331,12 +345,16 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *AgentMutation:
 		return c.Agent.mutate(ctx, m)
+	case *AlertRuleMutation:
+		return c.AlertRule.mutate(ctx, m)
 	case *ApprovalMutation:
 		return c.Approval.mutate(ctx, m)
 	case *AuditEntryMutation:
 		return c.AuditEntry.mutate(ctx, m)
 	case *ConversationMutation:
 		return c.Conversation.mutate(ctx, m)
+	case *DelegationFailureMutation:
+		return c.DelegationFailure.mutate(ctx, m)
 	case *HealthRoundMutation:
 		return c.HealthRound.mutate(ctx, m)
 	case *PackageChunkMutation:
@@ -508,6 +526,139 @@ func (c *AgentClient) mutate(ctx context.Context, m *AgentMutation) (Value, erro
 		return (&AgentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Agent mutation op: %q", m.Op())
+	}
+}
+
+// AlertRuleClient is a client for the AlertRule schema.
+type AlertRuleClient struct {
+	config
+}
+
+// NewAlertRuleClient returns a client for the AlertRule from the given config.
+func NewAlertRuleClient(c config) *AlertRuleClient {
+	return &AlertRuleClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `alertrule.Hooks(f(g(h())))`.
+func (c *AlertRuleClient) Use(hooks ...Hook) {
+	c.hooks.AlertRule = append(c.hooks.AlertRule, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `alertrule.Intercept(f(g(h())))`.
+func (c *AlertRuleClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AlertRule = append(c.inters.AlertRule, interceptors...)
+}
+
+// Create returns a builder for creating a AlertRule entity.
+func (c *AlertRuleClient) Create() *AlertRuleCreate {
+	mutation := newAlertRuleMutation(c.config, OpCreate)
+	return &AlertRuleCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AlertRule entities.
+func (c *AlertRuleClient) CreateBulk(builders ...*AlertRuleCreate) *AlertRuleCreateBulk {
+	return &AlertRuleCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AlertRuleClient) MapCreateBulk(slice any, setFunc func(*AlertRuleCreate, int)) *AlertRuleCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AlertRuleCreateBulk{err: fmt.Errorf("calling to AlertRuleClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AlertRuleCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AlertRuleCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AlertRule.
+func (c *AlertRuleClient) Update() *AlertRuleUpdate {
+	mutation := newAlertRuleMutation(c.config, OpUpdate)
+	return &AlertRuleUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AlertRuleClient) UpdateOne(_m *AlertRule) *AlertRuleUpdateOne {
+	mutation := newAlertRuleMutation(c.config, OpUpdateOne, withAlertRule(_m))
+	return &AlertRuleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AlertRuleClient) UpdateOneID(id string) *AlertRuleUpdateOne {
+	mutation := newAlertRuleMutation(c.config, OpUpdateOne, withAlertRuleID(id))
+	return &AlertRuleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AlertRule.
+func (c *AlertRuleClient) Delete() *AlertRuleDelete {
+	mutation := newAlertRuleMutation(c.config, OpDelete)
+	return &AlertRuleDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AlertRuleClient) DeleteOne(_m *AlertRule) *AlertRuleDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AlertRuleClient) DeleteOneID(id string) *AlertRuleDeleteOne {
+	builder := c.Delete().Where(alertrule.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AlertRuleDeleteOne{builder}
+}
+
+// Query returns a query builder for AlertRule.
+func (c *AlertRuleClient) Query() *AlertRuleQuery {
+	return &AlertRuleQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAlertRule},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AlertRule entity by its id.
+func (c *AlertRuleClient) Get(ctx context.Context, id string) (*AlertRule, error) {
+	return c.Query().Where(alertrule.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AlertRuleClient) GetX(ctx context.Context, id string) *AlertRule {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AlertRuleClient) Hooks() []Hook {
+	return c.hooks.AlertRule
+}
+
+// Interceptors returns the client interceptors.
+func (c *AlertRuleClient) Interceptors() []Interceptor {
+	return c.inters.AlertRule
+}
+
+func (c *AlertRuleClient) mutate(ctx context.Context, m *AlertRuleMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AlertRuleCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AlertRuleUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AlertRuleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AlertRuleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AlertRule mutation op: %q", m.Op())
 	}
 }
 
@@ -907,6 +1058,139 @@ func (c *ConversationClient) mutate(ctx context.Context, m *ConversationMutation
 		return (&ConversationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Conversation mutation op: %q", m.Op())
+	}
+}
+
+// DelegationFailureClient is a client for the DelegationFailure schema.
+type DelegationFailureClient struct {
+	config
+}
+
+// NewDelegationFailureClient returns a client for the DelegationFailure from the given config.
+func NewDelegationFailureClient(c config) *DelegationFailureClient {
+	return &DelegationFailureClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `delegationfailure.Hooks(f(g(h())))`.
+func (c *DelegationFailureClient) Use(hooks ...Hook) {
+	c.hooks.DelegationFailure = append(c.hooks.DelegationFailure, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `delegationfailure.Intercept(f(g(h())))`.
+func (c *DelegationFailureClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DelegationFailure = append(c.inters.DelegationFailure, interceptors...)
+}
+
+// Create returns a builder for creating a DelegationFailure entity.
+func (c *DelegationFailureClient) Create() *DelegationFailureCreate {
+	mutation := newDelegationFailureMutation(c.config, OpCreate)
+	return &DelegationFailureCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DelegationFailure entities.
+func (c *DelegationFailureClient) CreateBulk(builders ...*DelegationFailureCreate) *DelegationFailureCreateBulk {
+	return &DelegationFailureCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DelegationFailureClient) MapCreateBulk(slice any, setFunc func(*DelegationFailureCreate, int)) *DelegationFailureCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DelegationFailureCreateBulk{err: fmt.Errorf("calling to DelegationFailureClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DelegationFailureCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DelegationFailureCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DelegationFailure.
+func (c *DelegationFailureClient) Update() *DelegationFailureUpdate {
+	mutation := newDelegationFailureMutation(c.config, OpUpdate)
+	return &DelegationFailureUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DelegationFailureClient) UpdateOne(_m *DelegationFailure) *DelegationFailureUpdateOne {
+	mutation := newDelegationFailureMutation(c.config, OpUpdateOne, withDelegationFailure(_m))
+	return &DelegationFailureUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DelegationFailureClient) UpdateOneID(id int) *DelegationFailureUpdateOne {
+	mutation := newDelegationFailureMutation(c.config, OpUpdateOne, withDelegationFailureID(id))
+	return &DelegationFailureUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DelegationFailure.
+func (c *DelegationFailureClient) Delete() *DelegationFailureDelete {
+	mutation := newDelegationFailureMutation(c.config, OpDelete)
+	return &DelegationFailureDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DelegationFailureClient) DeleteOne(_m *DelegationFailure) *DelegationFailureDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DelegationFailureClient) DeleteOneID(id int) *DelegationFailureDeleteOne {
+	builder := c.Delete().Where(delegationfailure.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DelegationFailureDeleteOne{builder}
+}
+
+// Query returns a query builder for DelegationFailure.
+func (c *DelegationFailureClient) Query() *DelegationFailureQuery {
+	return &DelegationFailureQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDelegationFailure},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DelegationFailure entity by its id.
+func (c *DelegationFailureClient) Get(ctx context.Context, id int) (*DelegationFailure, error) {
+	return c.Query().Where(delegationfailure.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DelegationFailureClient) GetX(ctx context.Context, id int) *DelegationFailure {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DelegationFailureClient) Hooks() []Hook {
+	return c.hooks.DelegationFailure
+}
+
+// Interceptors returns the client interceptors.
+func (c *DelegationFailureClient) Interceptors() []Interceptor {
+	return c.inters.DelegationFailure
+}
+
+func (c *DelegationFailureClient) mutate(ctx context.Context, m *DelegationFailureMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DelegationFailureCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DelegationFailureUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DelegationFailureUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DelegationFailureDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DelegationFailure mutation op: %q", m.Op())
 	}
 }
 
@@ -3307,15 +3591,15 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, Approval, AuditEntry, Conversation, HealthRound, PackageChunk,
-		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run,
-		RunDetail, RunStep, Session, Setting, SigningKey, Token, User, Verification,
-		Vote []ent.Hook
+		Agent, AlertRule, Approval, AuditEntry, Conversation, DelegationFailure,
+		HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
+		PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
+		Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
-		Agent, Approval, AuditEntry, Conversation, HealthRound, PackageChunk,
-		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run,
-		RunDetail, RunStep, Session, Setting, SigningKey, Token, User, Verification,
-		Vote []ent.Interceptor
+		Agent, AlertRule, Approval, AuditEntry, Conversation, DelegationFailure,
+		HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
+		PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
+		Token, User, Verification, Vote []ent.Interceptor
 	}
 )

@@ -13,9 +13,11 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -94,28 +96,30 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			agent.Table:          agent.ValidColumn,
-			approval.Table:       approval.ValidColumn,
-			auditentry.Table:     auditentry.ValidColumn,
-			conversation.Table:   conversation.ValidColumn,
-			healthround.Table:    healthround.ValidColumn,
-			packagechunk.Table:   packagechunk.ValidColumn,
-			packagescope.Table:   packagescope.ValidColumn,
-			packageversion.Table: packageversion.ValidColumn,
-			paircode.Table:       paircode.ValidColumn,
-			pairing.Table:        pairing.ValidColumn,
-			publisherkey.Table:   publisherkey.ValidColumn,
-			rule.Table:           rule.ValidColumn,
-			run.Table:            run.ValidColumn,
-			rundetail.Table:      rundetail.ValidColumn,
-			runstep.Table:        runstep.ValidColumn,
-			session.Table:        session.ValidColumn,
-			setting.Table:        setting.ValidColumn,
-			signingkey.Table:     signingkey.ValidColumn,
-			token.Table:          token.ValidColumn,
-			user.Table:           user.ValidColumn,
-			verification.Table:   verification.ValidColumn,
-			vote.Table:           vote.ValidColumn,
+			agent.Table:             agent.ValidColumn,
+			alertrule.Table:         alertrule.ValidColumn,
+			approval.Table:          approval.ValidColumn,
+			auditentry.Table:        auditentry.ValidColumn,
+			conversation.Table:      conversation.ValidColumn,
+			delegationfailure.Table: delegationfailure.ValidColumn,
+			healthround.Table:       healthround.ValidColumn,
+			packagechunk.Table:      packagechunk.ValidColumn,
+			packagescope.Table:      packagescope.ValidColumn,
+			packageversion.Table:    packageversion.ValidColumn,
+			paircode.Table:          paircode.ValidColumn,
+			pairing.Table:           pairing.ValidColumn,
+			publisherkey.Table:      publisherkey.ValidColumn,
+			rule.Table:              rule.ValidColumn,
+			run.Table:               run.ValidColumn,
+			rundetail.Table:         rundetail.ValidColumn,
+			runstep.Table:           runstep.ValidColumn,
+			session.Table:           session.ValidColumn,
+			setting.Table:           setting.ValidColumn,
+			signingkey.Table:        signingkey.ValidColumn,
+			token.Table:             token.ValidColumn,
+			user.Table:              user.ValidColumn,
+			verification.Table:      verification.ValidColumn,
+			vote.Table:              vote.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -12,9 +12,11 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -45,28 +47,30 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAgent          = "Agent"
-	TypeApproval       = "Approval"
-	TypeAuditEntry     = "AuditEntry"
-	TypeConversation   = "Conversation"
-	TypeHealthRound    = "HealthRound"
-	TypePackageChunk   = "PackageChunk"
-	TypePackageScope   = "PackageScope"
-	TypePackageVersion = "PackageVersion"
-	TypePairCode       = "PairCode"
-	TypePairing        = "Pairing"
-	TypePublisherKey   = "PublisherKey"
-	TypeRule           = "Rule"
-	TypeRun            = "Run"
-	TypeRunDetail      = "RunDetail"
-	TypeRunStep        = "RunStep"
-	TypeSession        = "Session"
-	TypeSetting        = "Setting"
-	TypeSigningKey     = "SigningKey"
-	TypeToken          = "Token"
-	TypeUser           = "User"
-	TypeVerification   = "Verification"
-	TypeVote           = "Vote"
+	TypeAgent             = "Agent"
+	TypeAlertRule         = "AlertRule"
+	TypeApproval          = "Approval"
+	TypeAuditEntry        = "AuditEntry"
+	TypeConversation      = "Conversation"
+	TypeDelegationFailure = "DelegationFailure"
+	TypeHealthRound       = "HealthRound"
+	TypePackageChunk      = "PackageChunk"
+	TypePackageScope      = "PackageScope"
+	TypePackageVersion    = "PackageVersion"
+	TypePairCode          = "PairCode"
+	TypePairing           = "Pairing"
+	TypePublisherKey      = "PublisherKey"
+	TypeRule              = "Rule"
+	TypeRun               = "Run"
+	TypeRunDetail         = "RunDetail"
+	TypeRunStep           = "RunStep"
+	TypeSession           = "Session"
+	TypeSetting           = "Setting"
+	TypeSigningKey        = "SigningKey"
+	TypeToken             = "Token"
+	TypeUser              = "User"
+	TypeVerification      = "Verification"
+	TypeVote              = "Vote"
 )
 
 // AgentMutation represents an operation that mutates the Agent nodes in the graph.
@@ -109,6 +113,9 @@ type AgentMutation struct {
 	triggers           *[]byte
 	triggers_time      *time.Time
 	trigger_pauses     *[]byte
+	cycle_count        *int64
+	addcycle_count     *int64
+	cycle_last         *time.Time
 	first_seen         *time.Time
 	last_seen          *time.Time
 	clearedFields      map[string]struct{}
@@ -1519,6 +1526,111 @@ func (m *AgentMutation) ResetTriggerPauses() {
 	delete(m.clearedFields, agent.FieldTriggerPauses)
 }
 
+// SetCycleCount sets the "cycle_count" field.
+func (m *AgentMutation) SetCycleCount(i int64) {
+	m.cycle_count = &i
+	m.addcycle_count = nil
+}
+
+// CycleCount returns the value of the "cycle_count" field in the mutation.
+func (m *AgentMutation) CycleCount() (r int64, exists bool) {
+	v := m.cycle_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCycleCount returns the old "cycle_count" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldCycleCount(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCycleCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCycleCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCycleCount: %w", err)
+	}
+	return oldValue.CycleCount, nil
+}
+
+// AddCycleCount adds i to the "cycle_count" field.
+func (m *AgentMutation) AddCycleCount(i int64) {
+	if m.addcycle_count != nil {
+		*m.addcycle_count += i
+	} else {
+		m.addcycle_count = &i
+	}
+}
+
+// AddedCycleCount returns the value that was added to the "cycle_count" field in this mutation.
+func (m *AgentMutation) AddedCycleCount() (r int64, exists bool) {
+	v := m.addcycle_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCycleCount resets all changes to the "cycle_count" field.
+func (m *AgentMutation) ResetCycleCount() {
+	m.cycle_count = nil
+	m.addcycle_count = nil
+}
+
+// SetCycleLast sets the "cycle_last" field.
+func (m *AgentMutation) SetCycleLast(t time.Time) {
+	m.cycle_last = &t
+}
+
+// CycleLast returns the value of the "cycle_last" field in the mutation.
+func (m *AgentMutation) CycleLast() (r time.Time, exists bool) {
+	v := m.cycle_last
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCycleLast returns the old "cycle_last" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldCycleLast(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCycleLast is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCycleLast requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCycleLast: %w", err)
+	}
+	return oldValue.CycleLast, nil
+}
+
+// ClearCycleLast clears the value of the "cycle_last" field.
+func (m *AgentMutation) ClearCycleLast() {
+	m.cycle_last = nil
+	m.clearedFields[agent.FieldCycleLast] = struct{}{}
+}
+
+// CycleLastCleared returns if the "cycle_last" field was cleared in this mutation.
+func (m *AgentMutation) CycleLastCleared() bool {
+	_, ok := m.clearedFields[agent.FieldCycleLast]
+	return ok
+}
+
+// ResetCycleLast resets all changes to the "cycle_last" field.
+func (m *AgentMutation) ResetCycleLast() {
+	m.cycle_last = nil
+	delete(m.clearedFields, agent.FieldCycleLast)
+}
+
 // SetFirstSeen sets the "first_seen" field.
 func (m *AgentMutation) SetFirstSeen(t time.Time) {
 	m.first_seen = &t
@@ -1625,7 +1737,7 @@ func (m *AgentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentMutation) Fields() []string {
-	fields := make([]string, 0, 32)
+	fields := make([]string, 0, 34)
 	if m.name != nil {
 		fields = append(fields, agent.FieldName)
 	}
@@ -1716,6 +1828,12 @@ func (m *AgentMutation) Fields() []string {
 	if m.trigger_pauses != nil {
 		fields = append(fields, agent.FieldTriggerPauses)
 	}
+	if m.cycle_count != nil {
+		fields = append(fields, agent.FieldCycleCount)
+	}
+	if m.cycle_last != nil {
+		fields = append(fields, agent.FieldCycleLast)
+	}
 	if m.first_seen != nil {
 		fields = append(fields, agent.FieldFirstSeen)
 	}
@@ -1790,6 +1908,10 @@ func (m *AgentMutation) Field(name string) (ent.Value, bool) {
 		return m.TriggersTime()
 	case agent.FieldTriggerPauses:
 		return m.TriggerPauses()
+	case agent.FieldCycleCount:
+		return m.CycleCount()
+	case agent.FieldCycleLast:
+		return m.CycleLast()
 	case agent.FieldFirstSeen:
 		return m.FirstSeen()
 	case agent.FieldLastSeen:
@@ -1863,6 +1985,10 @@ func (m *AgentMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldTriggersTime(ctx)
 	case agent.FieldTriggerPauses:
 		return m.OldTriggerPauses(ctx)
+	case agent.FieldCycleCount:
+		return m.OldCycleCount(ctx)
+	case agent.FieldCycleLast:
+		return m.OldCycleLast(ctx)
 	case agent.FieldFirstSeen:
 		return m.OldFirstSeen(ctx)
 	case agent.FieldLastSeen:
@@ -2086,6 +2212,20 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTriggerPauses(v)
 		return nil
+	case agent.FieldCycleCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCycleCount(v)
+		return nil
+	case agent.FieldCycleLast:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCycleLast(v)
+		return nil
 	case agent.FieldFirstSeen:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -2111,6 +2251,9 @@ func (m *AgentMutation) AddedFields() []string {
 	if m.addruns_dropped != nil {
 		fields = append(fields, agent.FieldRunsDropped)
 	}
+	if m.addcycle_count != nil {
+		fields = append(fields, agent.FieldCycleCount)
+	}
 	return fields
 }
 
@@ -2121,6 +2264,8 @@ func (m *AgentMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case agent.FieldRunsDropped:
 		return m.AddedRunsDropped()
+	case agent.FieldCycleCount:
+		return m.AddedCycleCount()
 	}
 	return nil, false
 }
@@ -2136,6 +2281,13 @@ func (m *AgentMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddRunsDropped(v)
+		return nil
+	case agent.FieldCycleCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCycleCount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Agent numeric field %s", name)
@@ -2180,6 +2332,9 @@ func (m *AgentMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(agent.FieldTriggerPauses) {
 		fields = append(fields, agent.FieldTriggerPauses)
+	}
+	if m.FieldCleared(agent.FieldCycleLast) {
+		fields = append(fields, agent.FieldCycleLast)
 	}
 	return fields
 }
@@ -2230,6 +2385,9 @@ func (m *AgentMutation) ClearField(name string) error {
 		return nil
 	case agent.FieldTriggerPauses:
 		m.ClearTriggerPauses()
+		return nil
+	case agent.FieldCycleLast:
+		m.ClearCycleLast()
 		return nil
 	}
 	return fmt.Errorf("unknown Agent nullable field %s", name)
@@ -2329,6 +2487,12 @@ func (m *AgentMutation) ResetField(name string) error {
 	case agent.FieldTriggerPauses:
 		m.ResetTriggerPauses()
 		return nil
+	case agent.FieldCycleCount:
+		m.ResetCycleCount()
+		return nil
+	case agent.FieldCycleLast:
+		m.ResetCycleLast()
+		return nil
 	case agent.FieldFirstSeen:
 		m.ResetFirstSeen()
 		return nil
@@ -2385,6 +2549,698 @@ func (m *AgentMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AgentMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Agent edge %s", name)
+}
+
+// AlertRuleMutation represents an operation that mutates the AlertRule nodes in the graph.
+type AlertRuleMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	agent         *string
+	condition     *string
+	window        *int64
+	addwindow     *int64
+	description   *string
+	created_at    *time.Time
+	updated_at    *time.Time
+	updated_by    *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*AlertRule, error)
+	predicates    []predicate.AlertRule
+}
+
+var _ ent.Mutation = (*AlertRuleMutation)(nil)
+
+// alertruleOption allows management of the mutation configuration using functional options.
+type alertruleOption func(*AlertRuleMutation)
+
+// newAlertRuleMutation creates new mutation for the AlertRule entity.
+func newAlertRuleMutation(c config, op Op, opts ...alertruleOption) *AlertRuleMutation {
+	m := &AlertRuleMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAlertRule,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAlertRuleID sets the ID field of the mutation.
+func withAlertRuleID(id string) alertruleOption {
+	return func(m *AlertRuleMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AlertRule
+		)
+		m.oldValue = func(ctx context.Context) (*AlertRule, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AlertRule.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAlertRule sets the old AlertRule of the mutation.
+func withAlertRule(node *AlertRule) alertruleOption {
+	return func(m *AlertRuleMutation) {
+		m.oldValue = func(context.Context) (*AlertRule, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AlertRuleMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AlertRuleMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AlertRule entities.
+func (m *AlertRuleMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AlertRuleMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AlertRuleMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AlertRule.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *AlertRuleMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *AlertRuleMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the AlertRule entity.
+// If the AlertRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertRuleMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *AlertRuleMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetCondition sets the "condition" field.
+func (m *AlertRuleMutation) SetCondition(s string) {
+	m.condition = &s
+}
+
+// Condition returns the value of the "condition" field in the mutation.
+func (m *AlertRuleMutation) Condition() (r string, exists bool) {
+	v := m.condition
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCondition returns the old "condition" field's value of the AlertRule entity.
+// If the AlertRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertRuleMutation) OldCondition(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCondition is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCondition requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCondition: %w", err)
+	}
+	return oldValue.Condition, nil
+}
+
+// ResetCondition resets all changes to the "condition" field.
+func (m *AlertRuleMutation) ResetCondition() {
+	m.condition = nil
+}
+
+// SetWindow sets the "window" field.
+func (m *AlertRuleMutation) SetWindow(i int64) {
+	m.window = &i
+	m.addwindow = nil
+}
+
+// Window returns the value of the "window" field in the mutation.
+func (m *AlertRuleMutation) Window() (r int64, exists bool) {
+	v := m.window
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWindow returns the old "window" field's value of the AlertRule entity.
+// If the AlertRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertRuleMutation) OldWindow(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWindow is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWindow requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWindow: %w", err)
+	}
+	return oldValue.Window, nil
+}
+
+// AddWindow adds i to the "window" field.
+func (m *AlertRuleMutation) AddWindow(i int64) {
+	if m.addwindow != nil {
+		*m.addwindow += i
+	} else {
+		m.addwindow = &i
+	}
+}
+
+// AddedWindow returns the value that was added to the "window" field in this mutation.
+func (m *AlertRuleMutation) AddedWindow() (r int64, exists bool) {
+	v := m.addwindow
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetWindow resets all changes to the "window" field.
+func (m *AlertRuleMutation) ResetWindow() {
+	m.window = nil
+	m.addwindow = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *AlertRuleMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *AlertRuleMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the AlertRule entity.
+// If the AlertRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertRuleMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *AlertRuleMutation) ResetDescription() {
+	m.description = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AlertRuleMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AlertRuleMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AlertRule entity.
+// If the AlertRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertRuleMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AlertRuleMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *AlertRuleMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *AlertRuleMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the AlertRule entity.
+// If the AlertRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertRuleMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *AlertRuleMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetUpdatedBy sets the "updated_by" field.
+func (m *AlertRuleMutation) SetUpdatedBy(s string) {
+	m.updated_by = &s
+}
+
+// UpdatedBy returns the value of the "updated_by" field in the mutation.
+func (m *AlertRuleMutation) UpdatedBy() (r string, exists bool) {
+	v := m.updated_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedBy returns the old "updated_by" field's value of the AlertRule entity.
+// If the AlertRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertRuleMutation) OldUpdatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedBy: %w", err)
+	}
+	return oldValue.UpdatedBy, nil
+}
+
+// ResetUpdatedBy resets all changes to the "updated_by" field.
+func (m *AlertRuleMutation) ResetUpdatedBy() {
+	m.updated_by = nil
+}
+
+// Where appends a list predicates to the AlertRuleMutation builder.
+func (m *AlertRuleMutation) Where(ps ...predicate.AlertRule) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AlertRuleMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AlertRuleMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AlertRule, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AlertRuleMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AlertRuleMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AlertRule).
+func (m *AlertRuleMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AlertRuleMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.agent != nil {
+		fields = append(fields, alertrule.FieldAgent)
+	}
+	if m.condition != nil {
+		fields = append(fields, alertrule.FieldCondition)
+	}
+	if m.window != nil {
+		fields = append(fields, alertrule.FieldWindow)
+	}
+	if m.description != nil {
+		fields = append(fields, alertrule.FieldDescription)
+	}
+	if m.created_at != nil {
+		fields = append(fields, alertrule.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, alertrule.FieldUpdatedAt)
+	}
+	if m.updated_by != nil {
+		fields = append(fields, alertrule.FieldUpdatedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AlertRuleMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case alertrule.FieldAgent:
+		return m.Agent()
+	case alertrule.FieldCondition:
+		return m.Condition()
+	case alertrule.FieldWindow:
+		return m.Window()
+	case alertrule.FieldDescription:
+		return m.Description()
+	case alertrule.FieldCreatedAt:
+		return m.CreatedAt()
+	case alertrule.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case alertrule.FieldUpdatedBy:
+		return m.UpdatedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AlertRuleMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case alertrule.FieldAgent:
+		return m.OldAgent(ctx)
+	case alertrule.FieldCondition:
+		return m.OldCondition(ctx)
+	case alertrule.FieldWindow:
+		return m.OldWindow(ctx)
+	case alertrule.FieldDescription:
+		return m.OldDescription(ctx)
+	case alertrule.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case alertrule.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case alertrule.FieldUpdatedBy:
+		return m.OldUpdatedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown AlertRule field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AlertRuleMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case alertrule.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case alertrule.FieldCondition:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCondition(v)
+		return nil
+	case alertrule.FieldWindow:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWindow(v)
+		return nil
+	case alertrule.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case alertrule.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case alertrule.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case alertrule.FieldUpdatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AlertRule field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AlertRuleMutation) AddedFields() []string {
+	var fields []string
+	if m.addwindow != nil {
+		fields = append(fields, alertrule.FieldWindow)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AlertRuleMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case alertrule.FieldWindow:
+		return m.AddedWindow()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AlertRuleMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case alertrule.FieldWindow:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWindow(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AlertRule numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AlertRuleMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AlertRuleMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AlertRuleMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown AlertRule nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AlertRuleMutation) ResetField(name string) error {
+	switch name {
+	case alertrule.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case alertrule.FieldCondition:
+		m.ResetCondition()
+		return nil
+	case alertrule.FieldWindow:
+		m.ResetWindow()
+		return nil
+	case alertrule.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case alertrule.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case alertrule.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case alertrule.FieldUpdatedBy:
+		m.ResetUpdatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown AlertRule field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AlertRuleMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AlertRuleMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AlertRuleMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AlertRuleMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AlertRuleMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AlertRuleMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AlertRuleMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AlertRule unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AlertRuleMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AlertRule edge %s", name)
 }
 
 // ApprovalMutation represents an operation that mutates the Approval nodes in the graph.
@@ -5358,6 +6214,803 @@ func (m *ConversationMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *ConversationMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Conversation edge %s", name)
+}
+
+// DelegationFailureMutation represents an operation that mutates the DelegationFailure nodes in the graph.
+type DelegationFailureMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	agent         *string
+	run_id        *string
+	node          *string
+	target        *string
+	code          *string
+	message       *string
+	chain         *[]string
+	appendchain   []string
+	invocation_id *string
+	time          *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*DelegationFailure, error)
+	predicates    []predicate.DelegationFailure
+}
+
+var _ ent.Mutation = (*DelegationFailureMutation)(nil)
+
+// delegationfailureOption allows management of the mutation configuration using functional options.
+type delegationfailureOption func(*DelegationFailureMutation)
+
+// newDelegationFailureMutation creates new mutation for the DelegationFailure entity.
+func newDelegationFailureMutation(c config, op Op, opts ...delegationfailureOption) *DelegationFailureMutation {
+	m := &DelegationFailureMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDelegationFailure,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDelegationFailureID sets the ID field of the mutation.
+func withDelegationFailureID(id int) delegationfailureOption {
+	return func(m *DelegationFailureMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DelegationFailure
+		)
+		m.oldValue = func(ctx context.Context) (*DelegationFailure, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DelegationFailure.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDelegationFailure sets the old DelegationFailure of the mutation.
+func withDelegationFailure(node *DelegationFailure) delegationfailureOption {
+	return func(m *DelegationFailureMutation) {
+		m.oldValue = func(context.Context) (*DelegationFailure, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DelegationFailureMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DelegationFailureMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DelegationFailureMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DelegationFailureMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DelegationFailure.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *DelegationFailureMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *DelegationFailureMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *DelegationFailureMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetRunID sets the "run_id" field.
+func (m *DelegationFailureMutation) SetRunID(s string) {
+	m.run_id = &s
+}
+
+// RunID returns the value of the "run_id" field in the mutation.
+func (m *DelegationFailureMutation) RunID() (r string, exists bool) {
+	v := m.run_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunID returns the old "run_id" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldRunID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunID: %w", err)
+	}
+	return oldValue.RunID, nil
+}
+
+// ResetRunID resets all changes to the "run_id" field.
+func (m *DelegationFailureMutation) ResetRunID() {
+	m.run_id = nil
+}
+
+// SetNode sets the "node" field.
+func (m *DelegationFailureMutation) SetNode(s string) {
+	m.node = &s
+}
+
+// Node returns the value of the "node" field in the mutation.
+func (m *DelegationFailureMutation) Node() (r string, exists bool) {
+	v := m.node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNode returns the old "node" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldNode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNode: %w", err)
+	}
+	return oldValue.Node, nil
+}
+
+// ResetNode resets all changes to the "node" field.
+func (m *DelegationFailureMutation) ResetNode() {
+	m.node = nil
+}
+
+// SetTarget sets the "target" field.
+func (m *DelegationFailureMutation) SetTarget(s string) {
+	m.target = &s
+}
+
+// Target returns the value of the "target" field in the mutation.
+func (m *DelegationFailureMutation) Target() (r string, exists bool) {
+	v := m.target
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTarget returns the old "target" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldTarget(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTarget is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTarget requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTarget: %w", err)
+	}
+	return oldValue.Target, nil
+}
+
+// ResetTarget resets all changes to the "target" field.
+func (m *DelegationFailureMutation) ResetTarget() {
+	m.target = nil
+}
+
+// SetCode sets the "code" field.
+func (m *DelegationFailureMutation) SetCode(s string) {
+	m.code = &s
+}
+
+// Code returns the value of the "code" field in the mutation.
+func (m *DelegationFailureMutation) Code() (r string, exists bool) {
+	v := m.code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCode returns the old "code" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCode: %w", err)
+	}
+	return oldValue.Code, nil
+}
+
+// ResetCode resets all changes to the "code" field.
+func (m *DelegationFailureMutation) ResetCode() {
+	m.code = nil
+}
+
+// SetMessage sets the "message" field.
+func (m *DelegationFailureMutation) SetMessage(s string) {
+	m.message = &s
+}
+
+// Message returns the value of the "message" field in the mutation.
+func (m *DelegationFailureMutation) Message() (r string, exists bool) {
+	v := m.message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMessage returns the old "message" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldMessage(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMessage: %w", err)
+	}
+	return oldValue.Message, nil
+}
+
+// ResetMessage resets all changes to the "message" field.
+func (m *DelegationFailureMutation) ResetMessage() {
+	m.message = nil
+}
+
+// SetChain sets the "chain" field.
+func (m *DelegationFailureMutation) SetChain(s []string) {
+	m.chain = &s
+	m.appendchain = nil
+}
+
+// Chain returns the value of the "chain" field in the mutation.
+func (m *DelegationFailureMutation) Chain() (r []string, exists bool) {
+	v := m.chain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChain returns the old "chain" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldChain(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChain: %w", err)
+	}
+	return oldValue.Chain, nil
+}
+
+// AppendChain adds s to the "chain" field.
+func (m *DelegationFailureMutation) AppendChain(s []string) {
+	m.appendchain = append(m.appendchain, s...)
+}
+
+// AppendedChain returns the list of values that were appended to the "chain" field in this mutation.
+func (m *DelegationFailureMutation) AppendedChain() ([]string, bool) {
+	if len(m.appendchain) == 0 {
+		return nil, false
+	}
+	return m.appendchain, true
+}
+
+// ClearChain clears the value of the "chain" field.
+func (m *DelegationFailureMutation) ClearChain() {
+	m.chain = nil
+	m.appendchain = nil
+	m.clearedFields[delegationfailure.FieldChain] = struct{}{}
+}
+
+// ChainCleared returns if the "chain" field was cleared in this mutation.
+func (m *DelegationFailureMutation) ChainCleared() bool {
+	_, ok := m.clearedFields[delegationfailure.FieldChain]
+	return ok
+}
+
+// ResetChain resets all changes to the "chain" field.
+func (m *DelegationFailureMutation) ResetChain() {
+	m.chain = nil
+	m.appendchain = nil
+	delete(m.clearedFields, delegationfailure.FieldChain)
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (m *DelegationFailureMutation) SetInvocationID(s string) {
+	m.invocation_id = &s
+}
+
+// InvocationID returns the value of the "invocation_id" field in the mutation.
+func (m *DelegationFailureMutation) InvocationID() (r string, exists bool) {
+	v := m.invocation_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInvocationID returns the old "invocation_id" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldInvocationID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInvocationID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInvocationID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInvocationID: %w", err)
+	}
+	return oldValue.InvocationID, nil
+}
+
+// ResetInvocationID resets all changes to the "invocation_id" field.
+func (m *DelegationFailureMutation) ResetInvocationID() {
+	m.invocation_id = nil
+}
+
+// SetTime sets the "time" field.
+func (m *DelegationFailureMutation) SetTime(t time.Time) {
+	m.time = &t
+}
+
+// Time returns the value of the "time" field in the mutation.
+func (m *DelegationFailureMutation) Time() (r time.Time, exists bool) {
+	v := m.time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTime returns the old "time" field's value of the DelegationFailure entity.
+// If the DelegationFailure object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DelegationFailureMutation) OldTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTime: %w", err)
+	}
+	return oldValue.Time, nil
+}
+
+// ResetTime resets all changes to the "time" field.
+func (m *DelegationFailureMutation) ResetTime() {
+	m.time = nil
+}
+
+// Where appends a list predicates to the DelegationFailureMutation builder.
+func (m *DelegationFailureMutation) Where(ps ...predicate.DelegationFailure) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DelegationFailureMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DelegationFailureMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DelegationFailure, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DelegationFailureMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DelegationFailureMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DelegationFailure).
+func (m *DelegationFailureMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DelegationFailureMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.agent != nil {
+		fields = append(fields, delegationfailure.FieldAgent)
+	}
+	if m.run_id != nil {
+		fields = append(fields, delegationfailure.FieldRunID)
+	}
+	if m.node != nil {
+		fields = append(fields, delegationfailure.FieldNode)
+	}
+	if m.target != nil {
+		fields = append(fields, delegationfailure.FieldTarget)
+	}
+	if m.code != nil {
+		fields = append(fields, delegationfailure.FieldCode)
+	}
+	if m.message != nil {
+		fields = append(fields, delegationfailure.FieldMessage)
+	}
+	if m.chain != nil {
+		fields = append(fields, delegationfailure.FieldChain)
+	}
+	if m.invocation_id != nil {
+		fields = append(fields, delegationfailure.FieldInvocationID)
+	}
+	if m.time != nil {
+		fields = append(fields, delegationfailure.FieldTime)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DelegationFailureMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case delegationfailure.FieldAgent:
+		return m.Agent()
+	case delegationfailure.FieldRunID:
+		return m.RunID()
+	case delegationfailure.FieldNode:
+		return m.Node()
+	case delegationfailure.FieldTarget:
+		return m.Target()
+	case delegationfailure.FieldCode:
+		return m.Code()
+	case delegationfailure.FieldMessage:
+		return m.Message()
+	case delegationfailure.FieldChain:
+		return m.Chain()
+	case delegationfailure.FieldInvocationID:
+		return m.InvocationID()
+	case delegationfailure.FieldTime:
+		return m.Time()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DelegationFailureMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case delegationfailure.FieldAgent:
+		return m.OldAgent(ctx)
+	case delegationfailure.FieldRunID:
+		return m.OldRunID(ctx)
+	case delegationfailure.FieldNode:
+		return m.OldNode(ctx)
+	case delegationfailure.FieldTarget:
+		return m.OldTarget(ctx)
+	case delegationfailure.FieldCode:
+		return m.OldCode(ctx)
+	case delegationfailure.FieldMessage:
+		return m.OldMessage(ctx)
+	case delegationfailure.FieldChain:
+		return m.OldChain(ctx)
+	case delegationfailure.FieldInvocationID:
+		return m.OldInvocationID(ctx)
+	case delegationfailure.FieldTime:
+		return m.OldTime(ctx)
+	}
+	return nil, fmt.Errorf("unknown DelegationFailure field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DelegationFailureMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case delegationfailure.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case delegationfailure.FieldRunID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunID(v)
+		return nil
+	case delegationfailure.FieldNode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNode(v)
+		return nil
+	case delegationfailure.FieldTarget:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTarget(v)
+		return nil
+	case delegationfailure.FieldCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCode(v)
+		return nil
+	case delegationfailure.FieldMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMessage(v)
+		return nil
+	case delegationfailure.FieldChain:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChain(v)
+		return nil
+	case delegationfailure.FieldInvocationID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInvocationID(v)
+		return nil
+	case delegationfailure.FieldTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTime(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DelegationFailure field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DelegationFailureMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DelegationFailureMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DelegationFailureMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown DelegationFailure numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DelegationFailureMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(delegationfailure.FieldChain) {
+		fields = append(fields, delegationfailure.FieldChain)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DelegationFailureMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DelegationFailureMutation) ClearField(name string) error {
+	switch name {
+	case delegationfailure.FieldChain:
+		m.ClearChain()
+		return nil
+	}
+	return fmt.Errorf("unknown DelegationFailure nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DelegationFailureMutation) ResetField(name string) error {
+	switch name {
+	case delegationfailure.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case delegationfailure.FieldRunID:
+		m.ResetRunID()
+		return nil
+	case delegationfailure.FieldNode:
+		m.ResetNode()
+		return nil
+	case delegationfailure.FieldTarget:
+		m.ResetTarget()
+		return nil
+	case delegationfailure.FieldCode:
+		m.ResetCode()
+		return nil
+	case delegationfailure.FieldMessage:
+		m.ResetMessage()
+		return nil
+	case delegationfailure.FieldChain:
+		m.ResetChain()
+		return nil
+	case delegationfailure.FieldInvocationID:
+		m.ResetInvocationID()
+		return nil
+	case delegationfailure.FieldTime:
+		m.ResetTime()
+		return nil
+	}
+	return fmt.Errorf("unknown DelegationFailure field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DelegationFailureMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DelegationFailureMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DelegationFailureMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DelegationFailureMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DelegationFailureMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DelegationFailureMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DelegationFailureMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DelegationFailure unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DelegationFailureMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DelegationFailure edge %s", name)
 }
 
 // HealthRoundMutation represents an operation that mutates the HealthRound nodes in the graph.
@@ -11345,6 +12998,12 @@ type RunMutation struct {
 	appendwithheld   []string
 	steps_truncated  *bool
 	trigger          *[]byte
+	parent_run_id    *string
+	parent_node      *string
+	invocation_id    *string
+	delegated_agent  *string
+	chain            *[]string
+	appendchain      []string
 	seq              *int64
 	addseq           *int64
 	updated_at       *time.Time
@@ -12517,6 +14176,215 @@ func (m *RunMutation) ResetTrigger() {
 	delete(m.clearedFields, run.FieldTrigger)
 }
 
+// SetParentRunID sets the "parent_run_id" field.
+func (m *RunMutation) SetParentRunID(s string) {
+	m.parent_run_id = &s
+}
+
+// ParentRunID returns the value of the "parent_run_id" field in the mutation.
+func (m *RunMutation) ParentRunID() (r string, exists bool) {
+	v := m.parent_run_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentRunID returns the old "parent_run_id" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldParentRunID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentRunID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentRunID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentRunID: %w", err)
+	}
+	return oldValue.ParentRunID, nil
+}
+
+// ResetParentRunID resets all changes to the "parent_run_id" field.
+func (m *RunMutation) ResetParentRunID() {
+	m.parent_run_id = nil
+}
+
+// SetParentNode sets the "parent_node" field.
+func (m *RunMutation) SetParentNode(s string) {
+	m.parent_node = &s
+}
+
+// ParentNode returns the value of the "parent_node" field in the mutation.
+func (m *RunMutation) ParentNode() (r string, exists bool) {
+	v := m.parent_node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentNode returns the old "parent_node" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldParentNode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentNode: %w", err)
+	}
+	return oldValue.ParentNode, nil
+}
+
+// ResetParentNode resets all changes to the "parent_node" field.
+func (m *RunMutation) ResetParentNode() {
+	m.parent_node = nil
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (m *RunMutation) SetInvocationID(s string) {
+	m.invocation_id = &s
+}
+
+// InvocationID returns the value of the "invocation_id" field in the mutation.
+func (m *RunMutation) InvocationID() (r string, exists bool) {
+	v := m.invocation_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInvocationID returns the old "invocation_id" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldInvocationID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInvocationID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInvocationID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInvocationID: %w", err)
+	}
+	return oldValue.InvocationID, nil
+}
+
+// ResetInvocationID resets all changes to the "invocation_id" field.
+func (m *RunMutation) ResetInvocationID() {
+	m.invocation_id = nil
+}
+
+// SetDelegatedAgent sets the "delegated_agent" field.
+func (m *RunMutation) SetDelegatedAgent(s string) {
+	m.delegated_agent = &s
+}
+
+// DelegatedAgent returns the value of the "delegated_agent" field in the mutation.
+func (m *RunMutation) DelegatedAgent() (r string, exists bool) {
+	v := m.delegated_agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDelegatedAgent returns the old "delegated_agent" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldDelegatedAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDelegatedAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDelegatedAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDelegatedAgent: %w", err)
+	}
+	return oldValue.DelegatedAgent, nil
+}
+
+// ResetDelegatedAgent resets all changes to the "delegated_agent" field.
+func (m *RunMutation) ResetDelegatedAgent() {
+	m.delegated_agent = nil
+}
+
+// SetChain sets the "chain" field.
+func (m *RunMutation) SetChain(s []string) {
+	m.chain = &s
+	m.appendchain = nil
+}
+
+// Chain returns the value of the "chain" field in the mutation.
+func (m *RunMutation) Chain() (r []string, exists bool) {
+	v := m.chain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChain returns the old "chain" field's value of the Run entity.
+// If the Run object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RunMutation) OldChain(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChain: %w", err)
+	}
+	return oldValue.Chain, nil
+}
+
+// AppendChain adds s to the "chain" field.
+func (m *RunMutation) AppendChain(s []string) {
+	m.appendchain = append(m.appendchain, s...)
+}
+
+// AppendedChain returns the list of values that were appended to the "chain" field in this mutation.
+func (m *RunMutation) AppendedChain() ([]string, bool) {
+	if len(m.appendchain) == 0 {
+		return nil, false
+	}
+	return m.appendchain, true
+}
+
+// ClearChain clears the value of the "chain" field.
+func (m *RunMutation) ClearChain() {
+	m.chain = nil
+	m.appendchain = nil
+	m.clearedFields[run.FieldChain] = struct{}{}
+}
+
+// ChainCleared returns if the "chain" field was cleared in this mutation.
+func (m *RunMutation) ChainCleared() bool {
+	_, ok := m.clearedFields[run.FieldChain]
+	return ok
+}
+
+// ResetChain resets all changes to the "chain" field.
+func (m *RunMutation) ResetChain() {
+	m.chain = nil
+	m.appendchain = nil
+	delete(m.clearedFields, run.FieldChain)
+}
+
 // SetSeq sets the "seq" field.
 func (m *RunMutation) SetSeq(i int64) {
 	m.seq = &i
@@ -12643,7 +14511,7 @@ func (m *RunMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RunMutation) Fields() []string {
-	fields := make([]string, 0, 26)
+	fields := make([]string, 0, 31)
 	if m.agent != nil {
 		fields = append(fields, run.FieldAgent)
 	}
@@ -12716,6 +14584,21 @@ func (m *RunMutation) Fields() []string {
 	if m.trigger != nil {
 		fields = append(fields, run.FieldTrigger)
 	}
+	if m.parent_run_id != nil {
+		fields = append(fields, run.FieldParentRunID)
+	}
+	if m.parent_node != nil {
+		fields = append(fields, run.FieldParentNode)
+	}
+	if m.invocation_id != nil {
+		fields = append(fields, run.FieldInvocationID)
+	}
+	if m.delegated_agent != nil {
+		fields = append(fields, run.FieldDelegatedAgent)
+	}
+	if m.chain != nil {
+		fields = append(fields, run.FieldChain)
+	}
 	if m.seq != nil {
 		fields = append(fields, run.FieldSeq)
 	}
@@ -12778,6 +14661,16 @@ func (m *RunMutation) Field(name string) (ent.Value, bool) {
 		return m.StepsTruncated()
 	case run.FieldTrigger:
 		return m.Trigger()
+	case run.FieldParentRunID:
+		return m.ParentRunID()
+	case run.FieldParentNode:
+		return m.ParentNode()
+	case run.FieldInvocationID:
+		return m.InvocationID()
+	case run.FieldDelegatedAgent:
+		return m.DelegatedAgent()
+	case run.FieldChain:
+		return m.Chain()
 	case run.FieldSeq:
 		return m.Seq()
 	case run.FieldUpdatedAt:
@@ -12839,6 +14732,16 @@ func (m *RunMutation) OldField(ctx context.Context, name string) (ent.Value, err
 		return m.OldStepsTruncated(ctx)
 	case run.FieldTrigger:
 		return m.OldTrigger(ctx)
+	case run.FieldParentRunID:
+		return m.OldParentRunID(ctx)
+	case run.FieldParentNode:
+		return m.OldParentNode(ctx)
+	case run.FieldInvocationID:
+		return m.OldInvocationID(ctx)
+	case run.FieldDelegatedAgent:
+		return m.OldDelegatedAgent(ctx)
+	case run.FieldChain:
+		return m.OldChain(ctx)
 	case run.FieldSeq:
 		return m.OldSeq(ctx)
 	case run.FieldUpdatedAt:
@@ -13020,6 +14923,41 @@ func (m *RunMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTrigger(v)
 		return nil
+	case run.FieldParentRunID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentRunID(v)
+		return nil
+	case run.FieldParentNode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentNode(v)
+		return nil
+	case run.FieldInvocationID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInvocationID(v)
+		return nil
+	case run.FieldDelegatedAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDelegatedAgent(v)
+		return nil
+	case run.FieldChain:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChain(v)
+		return nil
 	case run.FieldSeq:
 		v, ok := value.(int64)
 		if !ok {
@@ -13166,6 +15104,9 @@ func (m *RunMutation) ClearedFields() []string {
 	if m.FieldCleared(run.FieldTrigger) {
 		fields = append(fields, run.FieldTrigger)
 	}
+	if m.FieldCleared(run.FieldChain) {
+		fields = append(fields, run.FieldChain)
+	}
 	return fields
 }
 
@@ -13194,6 +15135,9 @@ func (m *RunMutation) ClearField(name string) error {
 		return nil
 	case run.FieldTrigger:
 		m.ClearTrigger()
+		return nil
+	case run.FieldChain:
+		m.ClearChain()
 		return nil
 	}
 	return fmt.Errorf("unknown Run nullable field %s", name)
@@ -13274,6 +15218,21 @@ func (m *RunMutation) ResetField(name string) error {
 		return nil
 	case run.FieldTrigger:
 		m.ResetTrigger()
+		return nil
+	case run.FieldParentRunID:
+		m.ResetParentRunID()
+		return nil
+	case run.FieldParentNode:
+		m.ResetParentNode()
+		return nil
+	case run.FieldInvocationID:
+		m.ResetInvocationID()
+		return nil
+	case run.FieldDelegatedAgent:
+		m.ResetDelegatedAgent()
+		return nil
+	case run.FieldChain:
+		m.ResetChain()
 		return nil
 	case run.FieldSeq:
 		m.ResetSeq()

@@ -66,6 +66,16 @@ type Run struct {
 	StepsTruncated bool `json:"steps_truncated,omitempty"`
 	// Trigger holds the value of the "trigger" field.
 	Trigger []byte `json:"trigger,omitempty"`
+	// ParentRunID holds the value of the "parent_run_id" field.
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	// ParentNode holds the value of the "parent_node" field.
+	ParentNode string `json:"parent_node,omitempty"`
+	// InvocationID holds the value of the "invocation_id" field.
+	InvocationID string `json:"invocation_id,omitempty"`
+	// DelegatedAgent holds the value of the "delegated_agent" field.
+	DelegatedAgent string `json:"delegated_agent,omitempty"`
+	// Chain holds the value of the "chain" field.
+	Chain []string `json:"chain,omitempty"`
 	// Seq holds the value of the "seq" field.
 	Seq int64 `json:"seq,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -78,13 +88,13 @@ func (*Run) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case run.FieldInput, run.FieldOutput, run.FieldWithheld, run.FieldTrigger:
+		case run.FieldInput, run.FieldOutput, run.FieldWithheld, run.FieldTrigger, run.FieldChain:
 			values[i] = new([]byte)
 		case run.FieldStepsTruncated:
 			values[i] = new(sql.NullBool)
 		case run.FieldID, run.FieldDurationNs, run.FieldStepCount, run.FieldTokensInput, run.FieldTokensOutput, run.FieldTokensCached, run.FieldTokensTotal, run.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case run.FieldAgent, run.FieldRunID, run.FieldThread, run.FieldStartedBy, run.FieldStartedByWho, run.FieldBuild, run.FieldState, run.FieldError, run.FieldPause, run.FieldPausedAt, run.FieldApprovalID:
+		case run.FieldAgent, run.FieldRunID, run.FieldThread, run.FieldStartedBy, run.FieldStartedByWho, run.FieldBuild, run.FieldState, run.FieldError, run.FieldPause, run.FieldPausedAt, run.FieldApprovalID, run.FieldParentRunID, run.FieldParentNode, run.FieldInvocationID, run.FieldDelegatedAgent:
 			values[i] = new(sql.NullString)
 		case run.FieldStartTime, run.FieldEndTime, run.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -256,6 +266,38 @@ func (_m *Run) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.Trigger = *value
 			}
+		case run.FieldParentRunID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field parent_run_id", values[i])
+			} else if value.Valid {
+				_m.ParentRunID = value.String
+			}
+		case run.FieldParentNode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field parent_node", values[i])
+			} else if value.Valid {
+				_m.ParentNode = value.String
+			}
+		case run.FieldInvocationID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field invocation_id", values[i])
+			} else if value.Valid {
+				_m.InvocationID = value.String
+			}
+		case run.FieldDelegatedAgent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field delegated_agent", values[i])
+			} else if value.Valid {
+				_m.DelegatedAgent = value.String
+			}
+		case run.FieldChain:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field chain", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Chain); err != nil {
+					return fmt.Errorf("unmarshal field chain: %w", err)
+				}
+			}
 		case run.FieldSeq:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field seq", values[i])
@@ -377,6 +419,21 @@ func (_m *Run) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("trigger=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Trigger))
+	builder.WriteString(", ")
+	builder.WriteString("parent_run_id=")
+	builder.WriteString(_m.ParentRunID)
+	builder.WriteString(", ")
+	builder.WriteString("parent_node=")
+	builder.WriteString(_m.ParentNode)
+	builder.WriteString(", ")
+	builder.WriteString("invocation_id=")
+	builder.WriteString(_m.InvocationID)
+	builder.WriteString(", ")
+	builder.WriteString("delegated_agent=")
+	builder.WriteString(_m.DelegatedAgent)
+	builder.WriteString(", ")
+	builder.WriteString("chain=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Chain))
 	builder.WriteString(", ")
 	builder.WriteString("seq=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Seq))

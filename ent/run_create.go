@@ -294,6 +294,68 @@ func (_c *RunCreate) SetTrigger(v []byte) *RunCreate {
 	return _c
 }
 
+// SetParentRunID sets the "parent_run_id" field.
+func (_c *RunCreate) SetParentRunID(v string) *RunCreate {
+	_c.mutation.SetParentRunID(v)
+	return _c
+}
+
+// SetNillableParentRunID sets the "parent_run_id" field if the given value is not nil.
+func (_c *RunCreate) SetNillableParentRunID(v *string) *RunCreate {
+	if v != nil {
+		_c.SetParentRunID(*v)
+	}
+	return _c
+}
+
+// SetParentNode sets the "parent_node" field.
+func (_c *RunCreate) SetParentNode(v string) *RunCreate {
+	_c.mutation.SetParentNode(v)
+	return _c
+}
+
+// SetNillableParentNode sets the "parent_node" field if the given value is not nil.
+func (_c *RunCreate) SetNillableParentNode(v *string) *RunCreate {
+	if v != nil {
+		_c.SetParentNode(*v)
+	}
+	return _c
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (_c *RunCreate) SetInvocationID(v string) *RunCreate {
+	_c.mutation.SetInvocationID(v)
+	return _c
+}
+
+// SetNillableInvocationID sets the "invocation_id" field if the given value is not nil.
+func (_c *RunCreate) SetNillableInvocationID(v *string) *RunCreate {
+	if v != nil {
+		_c.SetInvocationID(*v)
+	}
+	return _c
+}
+
+// SetDelegatedAgent sets the "delegated_agent" field.
+func (_c *RunCreate) SetDelegatedAgent(v string) *RunCreate {
+	_c.mutation.SetDelegatedAgent(v)
+	return _c
+}
+
+// SetNillableDelegatedAgent sets the "delegated_agent" field if the given value is not nil.
+func (_c *RunCreate) SetNillableDelegatedAgent(v *string) *RunCreate {
+	if v != nil {
+		_c.SetDelegatedAgent(*v)
+	}
+	return _c
+}
+
+// SetChain sets the "chain" field.
+func (_c *RunCreate) SetChain(v []string) *RunCreate {
+	_c.mutation.SetChain(v)
+	return _c
+}
+
 // SetSeq sets the "seq" field.
 func (_c *RunCreate) SetSeq(v int64) *RunCreate {
 	_c.mutation.SetSeq(v)
@@ -409,6 +471,22 @@ func (_c *RunCreate) defaults() {
 		v := run.DefaultStepsTruncated
 		_c.mutation.SetStepsTruncated(v)
 	}
+	if _, ok := _c.mutation.ParentRunID(); !ok {
+		v := run.DefaultParentRunID
+		_c.mutation.SetParentRunID(v)
+	}
+	if _, ok := _c.mutation.ParentNode(); !ok {
+		v := run.DefaultParentNode
+		_c.mutation.SetParentNode(v)
+	}
+	if _, ok := _c.mutation.InvocationID(); !ok {
+		v := run.DefaultInvocationID
+		_c.mutation.SetInvocationID(v)
+	}
+	if _, ok := _c.mutation.DelegatedAgent(); !ok {
+		v := run.DefaultDelegatedAgent
+		_c.mutation.SetDelegatedAgent(v)
+	}
 	if _, ok := _c.mutation.Seq(); !ok {
 		v := run.DefaultSeq
 		_c.mutation.SetSeq(v)
@@ -488,6 +566,18 @@ func (_c *RunCreate) check() error {
 	}
 	if _, ok := _c.mutation.StepsTruncated(); !ok {
 		return &ValidationError{Name: "steps_truncated", err: errors.New(`ent: missing required field "Run.steps_truncated"`)}
+	}
+	if _, ok := _c.mutation.ParentRunID(); !ok {
+		return &ValidationError{Name: "parent_run_id", err: errors.New(`ent: missing required field "Run.parent_run_id"`)}
+	}
+	if _, ok := _c.mutation.ParentNode(); !ok {
+		return &ValidationError{Name: "parent_node", err: errors.New(`ent: missing required field "Run.parent_node"`)}
+	}
+	if _, ok := _c.mutation.InvocationID(); !ok {
+		return &ValidationError{Name: "invocation_id", err: errors.New(`ent: missing required field "Run.invocation_id"`)}
+	}
+	if _, ok := _c.mutation.DelegatedAgent(); !ok {
+		return &ValidationError{Name: "delegated_agent", err: errors.New(`ent: missing required field "Run.delegated_agent"`)}
 	}
 	if _, ok := _c.mutation.Seq(); !ok {
 		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "Run.seq"`)}
@@ -617,6 +707,26 @@ func (_c *RunCreate) createSpec() (*Run, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Trigger(); ok {
 		_spec.SetField(run.FieldTrigger, field.TypeBytes, value)
 		_node.Trigger = value
+	}
+	if value, ok := _c.mutation.ParentRunID(); ok {
+		_spec.SetField(run.FieldParentRunID, field.TypeString, value)
+		_node.ParentRunID = value
+	}
+	if value, ok := _c.mutation.ParentNode(); ok {
+		_spec.SetField(run.FieldParentNode, field.TypeString, value)
+		_node.ParentNode = value
+	}
+	if value, ok := _c.mutation.InvocationID(); ok {
+		_spec.SetField(run.FieldInvocationID, field.TypeString, value)
+		_node.InvocationID = value
+	}
+	if value, ok := _c.mutation.DelegatedAgent(); ok {
+		_spec.SetField(run.FieldDelegatedAgent, field.TypeString, value)
+		_node.DelegatedAgent = value
+	}
+	if value, ok := _c.mutation.Chain(); ok {
+		_spec.SetField(run.FieldChain, field.TypeJSON, value)
+		_node.Chain = value
 	}
 	if value, ok := _c.mutation.Seq(); ok {
 		_spec.SetField(run.FieldSeq, field.TypeInt64, value)
@@ -1005,6 +1115,72 @@ func (u *RunUpsert) UpdateTrigger() *RunUpsert {
 // ClearTrigger clears the value of the "trigger" field.
 func (u *RunUpsert) ClearTrigger() *RunUpsert {
 	u.SetNull(run.FieldTrigger)
+	return u
+}
+
+// SetParentRunID sets the "parent_run_id" field.
+func (u *RunUpsert) SetParentRunID(v string) *RunUpsert {
+	u.Set(run.FieldParentRunID, v)
+	return u
+}
+
+// UpdateParentRunID sets the "parent_run_id" field to the value that was provided on create.
+func (u *RunUpsert) UpdateParentRunID() *RunUpsert {
+	u.SetExcluded(run.FieldParentRunID)
+	return u
+}
+
+// SetParentNode sets the "parent_node" field.
+func (u *RunUpsert) SetParentNode(v string) *RunUpsert {
+	u.Set(run.FieldParentNode, v)
+	return u
+}
+
+// UpdateParentNode sets the "parent_node" field to the value that was provided on create.
+func (u *RunUpsert) UpdateParentNode() *RunUpsert {
+	u.SetExcluded(run.FieldParentNode)
+	return u
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (u *RunUpsert) SetInvocationID(v string) *RunUpsert {
+	u.Set(run.FieldInvocationID, v)
+	return u
+}
+
+// UpdateInvocationID sets the "invocation_id" field to the value that was provided on create.
+func (u *RunUpsert) UpdateInvocationID() *RunUpsert {
+	u.SetExcluded(run.FieldInvocationID)
+	return u
+}
+
+// SetDelegatedAgent sets the "delegated_agent" field.
+func (u *RunUpsert) SetDelegatedAgent(v string) *RunUpsert {
+	u.Set(run.FieldDelegatedAgent, v)
+	return u
+}
+
+// UpdateDelegatedAgent sets the "delegated_agent" field to the value that was provided on create.
+func (u *RunUpsert) UpdateDelegatedAgent() *RunUpsert {
+	u.SetExcluded(run.FieldDelegatedAgent)
+	return u
+}
+
+// SetChain sets the "chain" field.
+func (u *RunUpsert) SetChain(v []string) *RunUpsert {
+	u.Set(run.FieldChain, v)
+	return u
+}
+
+// UpdateChain sets the "chain" field to the value that was provided on create.
+func (u *RunUpsert) UpdateChain() *RunUpsert {
+	u.SetExcluded(run.FieldChain)
+	return u
+}
+
+// ClearChain clears the value of the "chain" field.
+func (u *RunUpsert) ClearChain() *RunUpsert {
+	u.SetNull(run.FieldChain)
 	return u
 }
 
@@ -1468,6 +1644,83 @@ func (u *RunUpsertOne) UpdateTrigger() *RunUpsertOne {
 func (u *RunUpsertOne) ClearTrigger() *RunUpsertOne {
 	return u.Update(func(s *RunUpsert) {
 		s.ClearTrigger()
+	})
+}
+
+// SetParentRunID sets the "parent_run_id" field.
+func (u *RunUpsertOne) SetParentRunID(v string) *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.SetParentRunID(v)
+	})
+}
+
+// UpdateParentRunID sets the "parent_run_id" field to the value that was provided on create.
+func (u *RunUpsertOne) UpdateParentRunID() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateParentRunID()
+	})
+}
+
+// SetParentNode sets the "parent_node" field.
+func (u *RunUpsertOne) SetParentNode(v string) *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.SetParentNode(v)
+	})
+}
+
+// UpdateParentNode sets the "parent_node" field to the value that was provided on create.
+func (u *RunUpsertOne) UpdateParentNode() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateParentNode()
+	})
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (u *RunUpsertOne) SetInvocationID(v string) *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.SetInvocationID(v)
+	})
+}
+
+// UpdateInvocationID sets the "invocation_id" field to the value that was provided on create.
+func (u *RunUpsertOne) UpdateInvocationID() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateInvocationID()
+	})
+}
+
+// SetDelegatedAgent sets the "delegated_agent" field.
+func (u *RunUpsertOne) SetDelegatedAgent(v string) *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.SetDelegatedAgent(v)
+	})
+}
+
+// UpdateDelegatedAgent sets the "delegated_agent" field to the value that was provided on create.
+func (u *RunUpsertOne) UpdateDelegatedAgent() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateDelegatedAgent()
+	})
+}
+
+// SetChain sets the "chain" field.
+func (u *RunUpsertOne) SetChain(v []string) *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.SetChain(v)
+	})
+}
+
+// UpdateChain sets the "chain" field to the value that was provided on create.
+func (u *RunUpsertOne) UpdateChain() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateChain()
+	})
+}
+
+// ClearChain clears the value of the "chain" field.
+func (u *RunUpsertOne) ClearChain() *RunUpsertOne {
+	return u.Update(func(s *RunUpsert) {
+		s.ClearChain()
 	})
 }
 
@@ -2102,6 +2355,83 @@ func (u *RunUpsertBulk) UpdateTrigger() *RunUpsertBulk {
 func (u *RunUpsertBulk) ClearTrigger() *RunUpsertBulk {
 	return u.Update(func(s *RunUpsert) {
 		s.ClearTrigger()
+	})
+}
+
+// SetParentRunID sets the "parent_run_id" field.
+func (u *RunUpsertBulk) SetParentRunID(v string) *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.SetParentRunID(v)
+	})
+}
+
+// UpdateParentRunID sets the "parent_run_id" field to the value that was provided on create.
+func (u *RunUpsertBulk) UpdateParentRunID() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateParentRunID()
+	})
+}
+
+// SetParentNode sets the "parent_node" field.
+func (u *RunUpsertBulk) SetParentNode(v string) *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.SetParentNode(v)
+	})
+}
+
+// UpdateParentNode sets the "parent_node" field to the value that was provided on create.
+func (u *RunUpsertBulk) UpdateParentNode() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateParentNode()
+	})
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (u *RunUpsertBulk) SetInvocationID(v string) *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.SetInvocationID(v)
+	})
+}
+
+// UpdateInvocationID sets the "invocation_id" field to the value that was provided on create.
+func (u *RunUpsertBulk) UpdateInvocationID() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateInvocationID()
+	})
+}
+
+// SetDelegatedAgent sets the "delegated_agent" field.
+func (u *RunUpsertBulk) SetDelegatedAgent(v string) *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.SetDelegatedAgent(v)
+	})
+}
+
+// UpdateDelegatedAgent sets the "delegated_agent" field to the value that was provided on create.
+func (u *RunUpsertBulk) UpdateDelegatedAgent() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateDelegatedAgent()
+	})
+}
+
+// SetChain sets the "chain" field.
+func (u *RunUpsertBulk) SetChain(v []string) *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.SetChain(v)
+	})
+}
+
+// UpdateChain sets the "chain" field to the value that was provided on create.
+func (u *RunUpsertBulk) UpdateChain() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.UpdateChain()
+	})
+}
+
+// ClearChain clears the value of the "chain" field.
+func (u *RunUpsertBulk) ClearChain() *RunUpsertBulk {
+	return u.Update(func(s *RunUpsert) {
+		s.ClearChain()
 	})
 }
 

@@ -383,6 +383,80 @@ func (_u *RunUpdate) ClearTrigger() *RunUpdate {
 	return _u
 }
 
+// SetParentRunID sets the "parent_run_id" field.
+func (_u *RunUpdate) SetParentRunID(v string) *RunUpdate {
+	_u.mutation.SetParentRunID(v)
+	return _u
+}
+
+// SetNillableParentRunID sets the "parent_run_id" field if the given value is not nil.
+func (_u *RunUpdate) SetNillableParentRunID(v *string) *RunUpdate {
+	if v != nil {
+		_u.SetParentRunID(*v)
+	}
+	return _u
+}
+
+// SetParentNode sets the "parent_node" field.
+func (_u *RunUpdate) SetParentNode(v string) *RunUpdate {
+	_u.mutation.SetParentNode(v)
+	return _u
+}
+
+// SetNillableParentNode sets the "parent_node" field if the given value is not nil.
+func (_u *RunUpdate) SetNillableParentNode(v *string) *RunUpdate {
+	if v != nil {
+		_u.SetParentNode(*v)
+	}
+	return _u
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (_u *RunUpdate) SetInvocationID(v string) *RunUpdate {
+	_u.mutation.SetInvocationID(v)
+	return _u
+}
+
+// SetNillableInvocationID sets the "invocation_id" field if the given value is not nil.
+func (_u *RunUpdate) SetNillableInvocationID(v *string) *RunUpdate {
+	if v != nil {
+		_u.SetInvocationID(*v)
+	}
+	return _u
+}
+
+// SetDelegatedAgent sets the "delegated_agent" field.
+func (_u *RunUpdate) SetDelegatedAgent(v string) *RunUpdate {
+	_u.mutation.SetDelegatedAgent(v)
+	return _u
+}
+
+// SetNillableDelegatedAgent sets the "delegated_agent" field if the given value is not nil.
+func (_u *RunUpdate) SetNillableDelegatedAgent(v *string) *RunUpdate {
+	if v != nil {
+		_u.SetDelegatedAgent(*v)
+	}
+	return _u
+}
+
+// SetChain sets the "chain" field.
+func (_u *RunUpdate) SetChain(v []string) *RunUpdate {
+	_u.mutation.SetChain(v)
+	return _u
+}
+
+// AppendChain appends value to the "chain" field.
+func (_u *RunUpdate) AppendChain(v []string) *RunUpdate {
+	_u.mutation.AppendChain(v)
+	return _u
+}
+
+// ClearChain clears the value of the "chain" field.
+func (_u *RunUpdate) ClearChain() *RunUpdate {
+	_u.mutation.ClearChain()
+	return _u
+}
+
 // SetSeq sets the "seq" field.
 func (_u *RunUpdate) SetSeq(v int64) *RunUpdate {
 	_u.mutation.ResetSeq()
@@ -575,6 +649,29 @@ func (_u *RunUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.TriggerCleared() {
 		_spec.ClearField(run.FieldTrigger, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.ParentRunID(); ok {
+		_spec.SetField(run.FieldParentRunID, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ParentNode(); ok {
+		_spec.SetField(run.FieldParentNode, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.InvocationID(); ok {
+		_spec.SetField(run.FieldInvocationID, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.DelegatedAgent(); ok {
+		_spec.SetField(run.FieldDelegatedAgent, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Chain(); ok {
+		_spec.SetField(run.FieldChain, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedChain(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, run.FieldChain, value)
+		})
+	}
+	if _u.mutation.ChainCleared() {
+		_spec.ClearField(run.FieldChain, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.Seq(); ok {
 		_spec.SetField(run.FieldSeq, field.TypeInt64, value)
@@ -959,6 +1056,80 @@ func (_u *RunUpdateOne) ClearTrigger() *RunUpdateOne {
 	return _u
 }
 
+// SetParentRunID sets the "parent_run_id" field.
+func (_u *RunUpdateOne) SetParentRunID(v string) *RunUpdateOne {
+	_u.mutation.SetParentRunID(v)
+	return _u
+}
+
+// SetNillableParentRunID sets the "parent_run_id" field if the given value is not nil.
+func (_u *RunUpdateOne) SetNillableParentRunID(v *string) *RunUpdateOne {
+	if v != nil {
+		_u.SetParentRunID(*v)
+	}
+	return _u
+}
+
+// SetParentNode sets the "parent_node" field.
+func (_u *RunUpdateOne) SetParentNode(v string) *RunUpdateOne {
+	_u.mutation.SetParentNode(v)
+	return _u
+}
+
+// SetNillableParentNode sets the "parent_node" field if the given value is not nil.
+func (_u *RunUpdateOne) SetNillableParentNode(v *string) *RunUpdateOne {
+	if v != nil {
+		_u.SetParentNode(*v)
+	}
+	return _u
+}
+
+// SetInvocationID sets the "invocation_id" field.
+func (_u *RunUpdateOne) SetInvocationID(v string) *RunUpdateOne {
+	_u.mutation.SetInvocationID(v)
+	return _u
+}
+
+// SetNillableInvocationID sets the "invocation_id" field if the given value is not nil.
+func (_u *RunUpdateOne) SetNillableInvocationID(v *string) *RunUpdateOne {
+	if v != nil {
+		_u.SetInvocationID(*v)
+	}
+	return _u
+}
+
+// SetDelegatedAgent sets the "delegated_agent" field.
+func (_u *RunUpdateOne) SetDelegatedAgent(v string) *RunUpdateOne {
+	_u.mutation.SetDelegatedAgent(v)
+	return _u
+}
+
+// SetNillableDelegatedAgent sets the "delegated_agent" field if the given value is not nil.
+func (_u *RunUpdateOne) SetNillableDelegatedAgent(v *string) *RunUpdateOne {
+	if v != nil {
+		_u.SetDelegatedAgent(*v)
+	}
+	return _u
+}
+
+// SetChain sets the "chain" field.
+func (_u *RunUpdateOne) SetChain(v []string) *RunUpdateOne {
+	_u.mutation.SetChain(v)
+	return _u
+}
+
+// AppendChain appends value to the "chain" field.
+func (_u *RunUpdateOne) AppendChain(v []string) *RunUpdateOne {
+	_u.mutation.AppendChain(v)
+	return _u
+}
+
+// ClearChain clears the value of the "chain" field.
+func (_u *RunUpdateOne) ClearChain() *RunUpdateOne {
+	_u.mutation.ClearChain()
+	return _u
+}
+
 // SetSeq sets the "seq" field.
 func (_u *RunUpdateOne) SetSeq(v int64) *RunUpdateOne {
 	_u.mutation.ResetSeq()
@@ -1181,6 +1352,29 @@ func (_u *RunUpdateOne) sqlSave(ctx context.Context) (_node *Run, err error) {
 	}
 	if _u.mutation.TriggerCleared() {
 		_spec.ClearField(run.FieldTrigger, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.ParentRunID(); ok {
+		_spec.SetField(run.FieldParentRunID, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ParentNode(); ok {
+		_spec.SetField(run.FieldParentNode, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.InvocationID(); ok {
+		_spec.SetField(run.FieldInvocationID, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.DelegatedAgent(); ok {
+		_spec.SetField(run.FieldDelegatedAgent, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Chain(); ok {
+		_spec.SetField(run.FieldChain, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedChain(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, run.FieldChain, value)
+		})
+	}
+	if _u.mutation.ChainCleared() {
+		_spec.ClearField(run.FieldChain, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.Seq(); ok {
 		_spec.SetField(run.FieldSeq, field.TypeInt64, value)

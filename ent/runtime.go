@@ -4,9 +4,11 @@ package ent
 
 import (
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
+	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -105,6 +107,36 @@ func init() {
 	agentDescPackageDigest := agentFields[26].Descriptor()
 	// agent.DefaultPackageDigest holds the default value on creation for the package_digest field.
 	agent.DefaultPackageDigest = agentDescPackageDigest.Default.(string)
+	// agentDescCycleCount is the schema descriptor for cycle_count field.
+	agentDescCycleCount := agentFields[30].Descriptor()
+	// agent.DefaultCycleCount holds the default value on creation for the cycle_count field.
+	agent.DefaultCycleCount = agentDescCycleCount.Default.(int64)
+	alertruleFields := schema.AlertRule{}.Fields()
+	_ = alertruleFields
+	// alertruleDescAgent is the schema descriptor for agent field.
+	alertruleDescAgent := alertruleFields[1].Descriptor()
+	// alertrule.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	alertrule.AgentValidator = alertruleDescAgent.Validators[0].(func(string) error)
+	// alertruleDescCondition is the schema descriptor for condition field.
+	alertruleDescCondition := alertruleFields[2].Descriptor()
+	// alertrule.ConditionValidator is a validator for the "condition" field. It is called by the builders before save.
+	alertrule.ConditionValidator = alertruleDescCondition.Validators[0].(func(string) error)
+	// alertruleDescWindow is the schema descriptor for window field.
+	alertruleDescWindow := alertruleFields[3].Descriptor()
+	// alertrule.WindowValidator is a validator for the "window" field. It is called by the builders before save.
+	alertrule.WindowValidator = alertruleDescWindow.Validators[0].(func(int64) error)
+	// alertruleDescDescription is the schema descriptor for description field.
+	alertruleDescDescription := alertruleFields[4].Descriptor()
+	// alertrule.DefaultDescription holds the default value on creation for the description field.
+	alertrule.DefaultDescription = alertruleDescDescription.Default.(string)
+	// alertruleDescUpdatedBy is the schema descriptor for updated_by field.
+	alertruleDescUpdatedBy := alertruleFields[7].Descriptor()
+	// alertrule.UpdatedByValidator is a validator for the "updated_by" field. It is called by the builders before save.
+	alertrule.UpdatedByValidator = alertruleDescUpdatedBy.Validators[0].(func(string) error)
+	// alertruleDescID is the schema descriptor for id field.
+	alertruleDescID := alertruleFields[0].Descriptor()
+	// alertrule.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	alertrule.IDValidator = alertruleDescID.Validators[0].(func(string) error)
 	approvalFields := schema.Approval{}.Fields()
 	_ = approvalFields
 	// approvalDescAgent is the schema descriptor for agent field.
@@ -215,6 +247,36 @@ func init() {
 	conversationDescWaiting := conversationFields[3].Descriptor()
 	// conversation.DefaultWaiting holds the default value on creation for the waiting field.
 	conversation.DefaultWaiting = conversationDescWaiting.Default.(bool)
+	delegationfailureFields := schema.DelegationFailure{}.Fields()
+	_ = delegationfailureFields
+	// delegationfailureDescAgent is the schema descriptor for agent field.
+	delegationfailureDescAgent := delegationfailureFields[0].Descriptor()
+	// delegationfailure.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	delegationfailure.AgentValidator = delegationfailureDescAgent.Validators[0].(func(string) error)
+	// delegationfailureDescRunID is the schema descriptor for run_id field.
+	delegationfailureDescRunID := delegationfailureFields[1].Descriptor()
+	// delegationfailure.RunIDValidator is a validator for the "run_id" field. It is called by the builders before save.
+	delegationfailure.RunIDValidator = delegationfailureDescRunID.Validators[0].(func(string) error)
+	// delegationfailureDescNode is the schema descriptor for node field.
+	delegationfailureDescNode := delegationfailureFields[2].Descriptor()
+	// delegationfailure.DefaultNode holds the default value on creation for the node field.
+	delegationfailure.DefaultNode = delegationfailureDescNode.Default.(string)
+	// delegationfailureDescTarget is the schema descriptor for target field.
+	delegationfailureDescTarget := delegationfailureFields[3].Descriptor()
+	// delegationfailure.DefaultTarget holds the default value on creation for the target field.
+	delegationfailure.DefaultTarget = delegationfailureDescTarget.Default.(string)
+	// delegationfailureDescCode is the schema descriptor for code field.
+	delegationfailureDescCode := delegationfailureFields[4].Descriptor()
+	// delegationfailure.CodeValidator is a validator for the "code" field. It is called by the builders before save.
+	delegationfailure.CodeValidator = delegationfailureDescCode.Validators[0].(func(string) error)
+	// delegationfailureDescMessage is the schema descriptor for message field.
+	delegationfailureDescMessage := delegationfailureFields[5].Descriptor()
+	// delegationfailure.DefaultMessage holds the default value on creation for the message field.
+	delegationfailure.DefaultMessage = delegationfailureDescMessage.Default.(string)
+	// delegationfailureDescInvocationID is the schema descriptor for invocation_id field.
+	delegationfailureDescInvocationID := delegationfailureFields[7].Descriptor()
+	// delegationfailure.DefaultInvocationID holds the default value on creation for the invocation_id field.
+	delegationfailure.DefaultInvocationID = delegationfailureDescInvocationID.Default.(string)
 	healthroundFields := schema.HealthRound{}.Fields()
 	_ = healthroundFields
 	// healthroundDescAgent is the schema descriptor for agent field.
@@ -483,8 +545,24 @@ func init() {
 	runDescStepsTruncated := runFields[22].Descriptor()
 	// run.DefaultStepsTruncated holds the default value on creation for the steps_truncated field.
 	run.DefaultStepsTruncated = runDescStepsTruncated.Default.(bool)
+	// runDescParentRunID is the schema descriptor for parent_run_id field.
+	runDescParentRunID := runFields[24].Descriptor()
+	// run.DefaultParentRunID holds the default value on creation for the parent_run_id field.
+	run.DefaultParentRunID = runDescParentRunID.Default.(string)
+	// runDescParentNode is the schema descriptor for parent_node field.
+	runDescParentNode := runFields[25].Descriptor()
+	// run.DefaultParentNode holds the default value on creation for the parent_node field.
+	run.DefaultParentNode = runDescParentNode.Default.(string)
+	// runDescInvocationID is the schema descriptor for invocation_id field.
+	runDescInvocationID := runFields[26].Descriptor()
+	// run.DefaultInvocationID holds the default value on creation for the invocation_id field.
+	run.DefaultInvocationID = runDescInvocationID.Default.(string)
+	// runDescDelegatedAgent is the schema descriptor for delegated_agent field.
+	runDescDelegatedAgent := runFields[27].Descriptor()
+	// run.DefaultDelegatedAgent holds the default value on creation for the delegated_agent field.
+	run.DefaultDelegatedAgent = runDescDelegatedAgent.Default.(string)
 	// runDescSeq is the schema descriptor for seq field.
-	runDescSeq := runFields[24].Descriptor()
+	runDescSeq := runFields[29].Descriptor()
 	// run.DefaultSeq holds the default value on creation for the seq field.
 	run.DefaultSeq = runDescSeq.Default.(int64)
 	runstepFields := schema.RunStep{}.Fields()

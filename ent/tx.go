@@ -14,12 +14,16 @@ type Tx struct {
 	config
 	// Agent is the client for interacting with the Agent builders.
 	Agent *AgentClient
+	// AlertRule is the client for interacting with the AlertRule builders.
+	AlertRule *AlertRuleClient
 	// Approval is the client for interacting with the Approval builders.
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
+	// DelegationFailure is the client for interacting with the DelegationFailure builders.
+	DelegationFailure *DelegationFailureClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
 	// PackageChunk is the client for interacting with the PackageChunk builders.
@@ -188,9 +192,11 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Agent = NewAgentClient(tx.config)
+	tx.AlertRule = NewAlertRuleClient(tx.config)
 	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.Conversation = NewConversationClient(tx.config)
+	tx.DelegationFailure = NewDelegationFailureClient(tx.config)
 	tx.HealthRound = NewHealthRoundClient(tx.config)
 	tx.PackageChunk = NewPackageChunkClient(tx.config)
 	tx.PackageScope = NewPackageScopeClient(tx.config)

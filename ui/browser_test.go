@@ -42,7 +42,9 @@ const scripts = `<script src="board.js" defer></script>
 <script src="runlist.js" defer></script>
 <script src="fire.js" defer></script>
 <script src="triggers.js" defer></script>
+<script src="runtree.js" defer></script>
 <script src="run.js" defer></script>
+<script src="alerts.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>

@@ -86,6 +86,8 @@ type boardClient struct {
 	audit     boardv1connect.AuditServiceClient
 	packages  boardv1connect.PackageServiceClient
 	triggers  boardv1connect.TriggerServiceClient
+	runs      boardv1connect.RunServiceClient
+	alerts    boardv1connect.AlertServiceClient
 }
 
 // dial checks o and returns a client for the board it names. Nothing is
@@ -125,6 +127,8 @@ func (o clientOptions) dial() (*boardClient, error) {
 		audit:     boardv1connect.NewAuditServiceClient(cc),
 		packages:  boardv1connect.NewPackageServiceClient(cc),
 		triggers:  boardv1connect.NewTriggerServiceClient(cc),
+		runs:      boardv1connect.NewRunServiceClient(cc),
+		alerts:    boardv1connect.NewAlertServiceClient(cc),
 	}, nil
 }
 

@@ -71,6 +71,10 @@ const (
 	FieldTriggersTime = "triggers_time"
 	// FieldTriggerPauses holds the string denoting the trigger_pauses field in the database.
 	FieldTriggerPauses = "trigger_pauses"
+	// FieldCycleCount holds the string denoting the cycle_count field in the database.
+	FieldCycleCount = "cycle_count"
+	// FieldCycleLast holds the string denoting the cycle_last field in the database.
+	FieldCycleLast = "cycle_last"
 	// FieldFirstSeen holds the string denoting the first_seen field in the database.
 	FieldFirstSeen = "first_seen"
 	// FieldLastSeen holds the string denoting the last_seen field in the database.
@@ -112,6 +116,8 @@ var Columns = []string{
 	FieldTriggers,
 	FieldTriggersTime,
 	FieldTriggerPauses,
+	FieldCycleCount,
+	FieldCycleLast,
 	FieldFirstSeen,
 	FieldLastSeen,
 }
@@ -163,6 +169,8 @@ var (
 	DefaultPackageVersion string
 	// DefaultPackageDigest holds the default value on creation for the "package_digest" field.
 	DefaultPackageDigest string
+	// DefaultCycleCount holds the default value on creation for the "cycle_count" field.
+	DefaultCycleCount int64
 )
 
 // OrderOption defines the ordering options for the Agent queries.
@@ -286,6 +294,16 @@ func ByPackageDigest(opts ...sql.OrderTermOption) OrderOption {
 // ByTriggersTime orders the results by the triggers_time field.
 func ByTriggersTime(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTriggersTime, opts...).ToFunc()
+}
+
+// ByCycleCount orders the results by the cycle_count field.
+func ByCycleCount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCycleCount, opts...).ToFunc()
+}
+
+// ByCycleLast orders the results by the cycle_last field.
+func ByCycleLast(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCycleLast, opts...).ToFunc()
 }
 
 // ByFirstSeen orders the results by the first_seen field.

@@ -189,6 +189,16 @@ func TriggerPauses(v []byte) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldTriggerPauses, v))
 }
 
+// CycleCount applies equality check predicate on the "cycle_count" field. It's identical to CycleCountEQ.
+func CycleCount(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldCycleCount, v))
+}
+
+// CycleLast applies equality check predicate on the "cycle_last" field. It's identical to CycleLastEQ.
+func CycleLast(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldCycleLast, v))
+}
+
 // FirstSeen applies equality check predicate on the "first_seen" field. It's identical to FirstSeenEQ.
 func FirstSeen(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldFirstSeen, v))
@@ -1602,6 +1612,96 @@ func TriggerPausesIsNil() predicate.Agent {
 // TriggerPausesNotNil applies the NotNil predicate on the "trigger_pauses" field.
 func TriggerPausesNotNil() predicate.Agent {
 	return predicate.Agent(sql.FieldNotNull(FieldTriggerPauses))
+}
+
+// CycleCountEQ applies the EQ predicate on the "cycle_count" field.
+func CycleCountEQ(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldCycleCount, v))
+}
+
+// CycleCountNEQ applies the NEQ predicate on the "cycle_count" field.
+func CycleCountNEQ(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldCycleCount, v))
+}
+
+// CycleCountIn applies the In predicate on the "cycle_count" field.
+func CycleCountIn(vs ...int64) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldCycleCount, vs...))
+}
+
+// CycleCountNotIn applies the NotIn predicate on the "cycle_count" field.
+func CycleCountNotIn(vs ...int64) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldCycleCount, vs...))
+}
+
+// CycleCountGT applies the GT predicate on the "cycle_count" field.
+func CycleCountGT(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldCycleCount, v))
+}
+
+// CycleCountGTE applies the GTE predicate on the "cycle_count" field.
+func CycleCountGTE(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldCycleCount, v))
+}
+
+// CycleCountLT applies the LT predicate on the "cycle_count" field.
+func CycleCountLT(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldCycleCount, v))
+}
+
+// CycleCountLTE applies the LTE predicate on the "cycle_count" field.
+func CycleCountLTE(v int64) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldCycleCount, v))
+}
+
+// CycleLastEQ applies the EQ predicate on the "cycle_last" field.
+func CycleLastEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldCycleLast, v))
+}
+
+// CycleLastNEQ applies the NEQ predicate on the "cycle_last" field.
+func CycleLastNEQ(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldCycleLast, v))
+}
+
+// CycleLastIn applies the In predicate on the "cycle_last" field.
+func CycleLastIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldCycleLast, vs...))
+}
+
+// CycleLastNotIn applies the NotIn predicate on the "cycle_last" field.
+func CycleLastNotIn(vs ...time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldCycleLast, vs...))
+}
+
+// CycleLastGT applies the GT predicate on the "cycle_last" field.
+func CycleLastGT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldCycleLast, v))
+}
+
+// CycleLastGTE applies the GTE predicate on the "cycle_last" field.
+func CycleLastGTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldCycleLast, v))
+}
+
+// CycleLastLT applies the LT predicate on the "cycle_last" field.
+func CycleLastLT(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldCycleLast, v))
+}
+
+// CycleLastLTE applies the LTE predicate on the "cycle_last" field.
+func CycleLastLTE(v time.Time) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldCycleLast, v))
+}
+
+// CycleLastIsNil applies the IsNil predicate on the "cycle_last" field.
+func CycleLastIsNil() predicate.Agent {
+	return predicate.Agent(sql.FieldIsNull(FieldCycleLast))
+}
+
+// CycleLastNotNil applies the NotNil predicate on the "cycle_last" field.
+func CycleLastNotNil() predicate.Agent {
+	return predicate.Agent(sql.FieldNotNull(FieldCycleLast))
 }
 
 // FirstSeenEQ applies the EQ predicate on the "first_seen" field.

@@ -42,6 +42,8 @@ var (
 		{Name: "triggers", Type: field.TypeBytes, Nullable: true},
 		{Name: "triggers_time", Type: field.TypeTime, Nullable: true},
 		{Name: "trigger_pauses", Type: field.TypeBytes, Nullable: true},
+		{Name: "cycle_count", Type: field.TypeInt64, Default: 0},
+		{Name: "cycle_last", Type: field.TypeTime, Nullable: true},
 		{Name: "first_seen", Type: field.TypeTime},
 		{Name: "last_seen", Type: field.TypeTime},
 	}
@@ -62,6 +64,23 @@ var (
 				Columns: []*schema.Column{AgentsColumns[27]},
 			},
 		},
+	}
+	// AlertRulesColumns holds the columns for the "alert_rules" table.
+	AlertRulesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "condition", Type: field.TypeString},
+		{Name: "window", Type: field.TypeInt64},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "updated_by", Type: field.TypeString},
+	}
+	// AlertRulesTable holds the schema information for the "alert_rules" table.
+	AlertRulesTable = &schema.Table{
+		Name:       "alert_rules",
+		Columns:    AlertRulesColumns,
+		PrimaryKey: []*schema.Column{AlertRulesColumns[0]},
 	}
 	// ApprovalsColumns holds the columns for the "approvals" table.
 	ApprovalsColumns = []*schema.Column{
@@ -183,6 +202,37 @@ var (
 				Name:    "conversation_agent_thread",
 				Unique:  true,
 				Columns: []*schema.Column{ConversationsColumns[1], ConversationsColumns[2]},
+			},
+		},
+	}
+	// DelegationFailuresColumns holds the columns for the "delegation_failures" table.
+	DelegationFailuresColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "run_id", Type: field.TypeString},
+		{Name: "node", Type: field.TypeString, Default: ""},
+		{Name: "target", Type: field.TypeString, Default: ""},
+		{Name: "code", Type: field.TypeString},
+		{Name: "message", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "chain", Type: field.TypeJSON, Nullable: true},
+		{Name: "invocation_id", Type: field.TypeString, Default: ""},
+		{Name: "time", Type: field.TypeTime},
+	}
+	// DelegationFailuresTable holds the schema information for the "delegation_failures" table.
+	DelegationFailuresTable = &schema.Table{
+		Name:       "delegation_failures",
+		Columns:    DelegationFailuresColumns,
+		PrimaryKey: []*schema.Column{DelegationFailuresColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "delegationfailure_agent_time",
+				Unique:  false,
+				Columns: []*schema.Column{DelegationFailuresColumns[1], DelegationFailuresColumns[9]},
+			},
+			{
+				Name:    "delegationfailure_agent_code_time",
+				Unique:  false,
+				Columns: []*schema.Column{DelegationFailuresColumns[1], DelegationFailuresColumns[5], DelegationFailuresColumns[9]},
 			},
 		},
 	}
@@ -418,6 +468,11 @@ var (
 		{Name: "withheld", Type: field.TypeJSON, Nullable: true},
 		{Name: "steps_truncated", Type: field.TypeBool, Default: false},
 		{Name: "trigger", Type: field.TypeBytes, Nullable: true},
+		{Name: "parent_run_id", Type: field.TypeString, Default: ""},
+		{Name: "parent_node", Type: field.TypeString, Default: ""},
+		{Name: "invocation_id", Type: field.TypeString, Default: ""},
+		{Name: "delegated_agent", Type: field.TypeString, Default: ""},
+		{Name: "chain", Type: field.TypeJSON, Nullable: true},
 		{Name: "seq", Type: field.TypeInt64, Default: 0},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
@@ -456,6 +511,11 @@ var (
 				Name:    "run_end_time",
 				Unique:  false,
 				Columns: []*schema.Column{RunsColumns[9]},
+			},
+			{
+				Name:    "run_agent_parent_run_id_start_time",
+				Unique:  false,
+				Columns: []*schema.Column{RunsColumns[1], RunsColumns[25], RunsColumns[8]},
 			},
 		},
 	}
@@ -639,9 +699,11 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AgentsTable,
+		AlertRulesTable,
 		ApprovalsTable,
 		AuditEntriesTable,
 		ConversationsTable,
+		DelegationFailuresTable,
 		HealthRoundsTable,
 		PackageChunksTable,
 		PackageScopesTable,

@@ -9,6 +9,9 @@ import (
 // Agent is the predicate function for agent builders.
 type Agent func(*sql.Selector)
 
+// AlertRule is the predicate function for alertrule builders.
+type AlertRule func(*sql.Selector)
+
 // Approval is the predicate function for approval builders.
 type Approval func(*sql.Selector)
 
@@ -17,6 +20,9 @@ type AuditEntry func(*sql.Selector)
 
 // Conversation is the predicate function for conversation builders.
 type Conversation func(*sql.Selector)
+
+// DelegationFailure is the predicate function for delegationfailure builders.
+type DelegationFailure func(*sql.Selector)
 
 // HealthRound is the predicate function for healthround builders.
 type HealthRound func(*sql.Selector)

@@ -59,6 +59,16 @@ const (
 	FieldStepsTruncated = "steps_truncated"
 	// FieldTrigger holds the string denoting the trigger field in the database.
 	FieldTrigger = "trigger"
+	// FieldParentRunID holds the string denoting the parent_run_id field in the database.
+	FieldParentRunID = "parent_run_id"
+	// FieldParentNode holds the string denoting the parent_node field in the database.
+	FieldParentNode = "parent_node"
+	// FieldInvocationID holds the string denoting the invocation_id field in the database.
+	FieldInvocationID = "invocation_id"
+	// FieldDelegatedAgent holds the string denoting the delegated_agent field in the database.
+	FieldDelegatedAgent = "delegated_agent"
+	// FieldChain holds the string denoting the chain field in the database.
+	FieldChain = "chain"
 	// FieldSeq holds the string denoting the seq field in the database.
 	FieldSeq = "seq"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -94,6 +104,11 @@ var Columns = []string{
 	FieldWithheld,
 	FieldStepsTruncated,
 	FieldTrigger,
+	FieldParentRunID,
+	FieldParentNode,
+	FieldInvocationID,
+	FieldDelegatedAgent,
+	FieldChain,
 	FieldSeq,
 	FieldUpdatedAt,
 }
@@ -145,6 +160,14 @@ var (
 	DefaultApprovalID string
 	// DefaultStepsTruncated holds the default value on creation for the "steps_truncated" field.
 	DefaultStepsTruncated bool
+	// DefaultParentRunID holds the default value on creation for the "parent_run_id" field.
+	DefaultParentRunID string
+	// DefaultParentNode holds the default value on creation for the "parent_node" field.
+	DefaultParentNode string
+	// DefaultInvocationID holds the default value on creation for the "invocation_id" field.
+	DefaultInvocationID string
+	// DefaultDelegatedAgent holds the default value on creation for the "delegated_agent" field.
+	DefaultDelegatedAgent string
 	// DefaultSeq holds the default value on creation for the "seq" field.
 	DefaultSeq int64
 )
@@ -255,6 +278,26 @@ func ByApprovalID(opts ...sql.OrderTermOption) OrderOption {
 // ByStepsTruncated orders the results by the steps_truncated field.
 func ByStepsTruncated(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStepsTruncated, opts...).ToFunc()
+}
+
+// ByParentRunID orders the results by the parent_run_id field.
+func ByParentRunID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldParentRunID, opts...).ToFunc()
+}
+
+// ByParentNode orders the results by the parent_node field.
+func ByParentNode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldParentNode, opts...).ToFunc()
+}
+
+// ByInvocationID orders the results by the invocation_id field.
+func ByInvocationID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldInvocationID, opts...).ToFunc()
+}
+
+// ByDelegatedAgent orders the results by the delegated_agent field.
+func ByDelegatedAgent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDelegatedAgent, opts...).ToFunc()
 }
 
 // BySeq orders the results by the seq field.

@@ -169,6 +169,26 @@ func Trigger(v []byte) predicate.Run {
 	return predicate.Run(sql.FieldEQ(FieldTrigger, v))
 }
 
+// ParentRunID applies equality check predicate on the "parent_run_id" field. It's identical to ParentRunIDEQ.
+func ParentRunID(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldParentRunID, v))
+}
+
+// ParentNode applies equality check predicate on the "parent_node" field. It's identical to ParentNodeEQ.
+func ParentNode(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldParentNode, v))
+}
+
+// InvocationID applies equality check predicate on the "invocation_id" field. It's identical to InvocationIDEQ.
+func InvocationID(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldInvocationID, v))
+}
+
+// DelegatedAgent applies equality check predicate on the "delegated_agent" field. It's identical to DelegatedAgentEQ.
+func DelegatedAgent(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldDelegatedAgent, v))
+}
+
 // Seq applies equality check predicate on the "seq" field. It's identical to SeqEQ.
 func Seq(v int64) predicate.Run {
 	return predicate.Run(sql.FieldEQ(FieldSeq, v))
@@ -1392,6 +1412,276 @@ func TriggerIsNil() predicate.Run {
 // TriggerNotNil applies the NotNil predicate on the "trigger" field.
 func TriggerNotNil() predicate.Run {
 	return predicate.Run(sql.FieldNotNull(FieldTrigger))
+}
+
+// ParentRunIDEQ applies the EQ predicate on the "parent_run_id" field.
+func ParentRunIDEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldParentRunID, v))
+}
+
+// ParentRunIDNEQ applies the NEQ predicate on the "parent_run_id" field.
+func ParentRunIDNEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldNEQ(FieldParentRunID, v))
+}
+
+// ParentRunIDIn applies the In predicate on the "parent_run_id" field.
+func ParentRunIDIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldIn(FieldParentRunID, vs...))
+}
+
+// ParentRunIDNotIn applies the NotIn predicate on the "parent_run_id" field.
+func ParentRunIDNotIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldNotIn(FieldParentRunID, vs...))
+}
+
+// ParentRunIDGT applies the GT predicate on the "parent_run_id" field.
+func ParentRunIDGT(v string) predicate.Run {
+	return predicate.Run(sql.FieldGT(FieldParentRunID, v))
+}
+
+// ParentRunIDGTE applies the GTE predicate on the "parent_run_id" field.
+func ParentRunIDGTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldGTE(FieldParentRunID, v))
+}
+
+// ParentRunIDLT applies the LT predicate on the "parent_run_id" field.
+func ParentRunIDLT(v string) predicate.Run {
+	return predicate.Run(sql.FieldLT(FieldParentRunID, v))
+}
+
+// ParentRunIDLTE applies the LTE predicate on the "parent_run_id" field.
+func ParentRunIDLTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldLTE(FieldParentRunID, v))
+}
+
+// ParentRunIDContains applies the Contains predicate on the "parent_run_id" field.
+func ParentRunIDContains(v string) predicate.Run {
+	return predicate.Run(sql.FieldContains(FieldParentRunID, v))
+}
+
+// ParentRunIDHasPrefix applies the HasPrefix predicate on the "parent_run_id" field.
+func ParentRunIDHasPrefix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasPrefix(FieldParentRunID, v))
+}
+
+// ParentRunIDHasSuffix applies the HasSuffix predicate on the "parent_run_id" field.
+func ParentRunIDHasSuffix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasSuffix(FieldParentRunID, v))
+}
+
+// ParentRunIDEqualFold applies the EqualFold predicate on the "parent_run_id" field.
+func ParentRunIDEqualFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldEqualFold(FieldParentRunID, v))
+}
+
+// ParentRunIDContainsFold applies the ContainsFold predicate on the "parent_run_id" field.
+func ParentRunIDContainsFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldContainsFold(FieldParentRunID, v))
+}
+
+// ParentNodeEQ applies the EQ predicate on the "parent_node" field.
+func ParentNodeEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldParentNode, v))
+}
+
+// ParentNodeNEQ applies the NEQ predicate on the "parent_node" field.
+func ParentNodeNEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldNEQ(FieldParentNode, v))
+}
+
+// ParentNodeIn applies the In predicate on the "parent_node" field.
+func ParentNodeIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldIn(FieldParentNode, vs...))
+}
+
+// ParentNodeNotIn applies the NotIn predicate on the "parent_node" field.
+func ParentNodeNotIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldNotIn(FieldParentNode, vs...))
+}
+
+// ParentNodeGT applies the GT predicate on the "parent_node" field.
+func ParentNodeGT(v string) predicate.Run {
+	return predicate.Run(sql.FieldGT(FieldParentNode, v))
+}
+
+// ParentNodeGTE applies the GTE predicate on the "parent_node" field.
+func ParentNodeGTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldGTE(FieldParentNode, v))
+}
+
+// ParentNodeLT applies the LT predicate on the "parent_node" field.
+func ParentNodeLT(v string) predicate.Run {
+	return predicate.Run(sql.FieldLT(FieldParentNode, v))
+}
+
+// ParentNodeLTE applies the LTE predicate on the "parent_node" field.
+func ParentNodeLTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldLTE(FieldParentNode, v))
+}
+
+// ParentNodeContains applies the Contains predicate on the "parent_node" field.
+func ParentNodeContains(v string) predicate.Run {
+	return predicate.Run(sql.FieldContains(FieldParentNode, v))
+}
+
+// ParentNodeHasPrefix applies the HasPrefix predicate on the "parent_node" field.
+func ParentNodeHasPrefix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasPrefix(FieldParentNode, v))
+}
+
+// ParentNodeHasSuffix applies the HasSuffix predicate on the "parent_node" field.
+func ParentNodeHasSuffix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasSuffix(FieldParentNode, v))
+}
+
+// ParentNodeEqualFold applies the EqualFold predicate on the "parent_node" field.
+func ParentNodeEqualFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldEqualFold(FieldParentNode, v))
+}
+
+// ParentNodeContainsFold applies the ContainsFold predicate on the "parent_node" field.
+func ParentNodeContainsFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldContainsFold(FieldParentNode, v))
+}
+
+// InvocationIDEQ applies the EQ predicate on the "invocation_id" field.
+func InvocationIDEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldInvocationID, v))
+}
+
+// InvocationIDNEQ applies the NEQ predicate on the "invocation_id" field.
+func InvocationIDNEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldNEQ(FieldInvocationID, v))
+}
+
+// InvocationIDIn applies the In predicate on the "invocation_id" field.
+func InvocationIDIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldIn(FieldInvocationID, vs...))
+}
+
+// InvocationIDNotIn applies the NotIn predicate on the "invocation_id" field.
+func InvocationIDNotIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldNotIn(FieldInvocationID, vs...))
+}
+
+// InvocationIDGT applies the GT predicate on the "invocation_id" field.
+func InvocationIDGT(v string) predicate.Run {
+	return predicate.Run(sql.FieldGT(FieldInvocationID, v))
+}
+
+// InvocationIDGTE applies the GTE predicate on the "invocation_id" field.
+func InvocationIDGTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldGTE(FieldInvocationID, v))
+}
+
+// InvocationIDLT applies the LT predicate on the "invocation_id" field.
+func InvocationIDLT(v string) predicate.Run {
+	return predicate.Run(sql.FieldLT(FieldInvocationID, v))
+}
+
+// InvocationIDLTE applies the LTE predicate on the "invocation_id" field.
+func InvocationIDLTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldLTE(FieldInvocationID, v))
+}
+
+// InvocationIDContains applies the Contains predicate on the "invocation_id" field.
+func InvocationIDContains(v string) predicate.Run {
+	return predicate.Run(sql.FieldContains(FieldInvocationID, v))
+}
+
+// InvocationIDHasPrefix applies the HasPrefix predicate on the "invocation_id" field.
+func InvocationIDHasPrefix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasPrefix(FieldInvocationID, v))
+}
+
+// InvocationIDHasSuffix applies the HasSuffix predicate on the "invocation_id" field.
+func InvocationIDHasSuffix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasSuffix(FieldInvocationID, v))
+}
+
+// InvocationIDEqualFold applies the EqualFold predicate on the "invocation_id" field.
+func InvocationIDEqualFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldEqualFold(FieldInvocationID, v))
+}
+
+// InvocationIDContainsFold applies the ContainsFold predicate on the "invocation_id" field.
+func InvocationIDContainsFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldContainsFold(FieldInvocationID, v))
+}
+
+// DelegatedAgentEQ applies the EQ predicate on the "delegated_agent" field.
+func DelegatedAgentEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldEQ(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentNEQ applies the NEQ predicate on the "delegated_agent" field.
+func DelegatedAgentNEQ(v string) predicate.Run {
+	return predicate.Run(sql.FieldNEQ(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentIn applies the In predicate on the "delegated_agent" field.
+func DelegatedAgentIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldIn(FieldDelegatedAgent, vs...))
+}
+
+// DelegatedAgentNotIn applies the NotIn predicate on the "delegated_agent" field.
+func DelegatedAgentNotIn(vs ...string) predicate.Run {
+	return predicate.Run(sql.FieldNotIn(FieldDelegatedAgent, vs...))
+}
+
+// DelegatedAgentGT applies the GT predicate on the "delegated_agent" field.
+func DelegatedAgentGT(v string) predicate.Run {
+	return predicate.Run(sql.FieldGT(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentGTE applies the GTE predicate on the "delegated_agent" field.
+func DelegatedAgentGTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldGTE(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentLT applies the LT predicate on the "delegated_agent" field.
+func DelegatedAgentLT(v string) predicate.Run {
+	return predicate.Run(sql.FieldLT(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentLTE applies the LTE predicate on the "delegated_agent" field.
+func DelegatedAgentLTE(v string) predicate.Run {
+	return predicate.Run(sql.FieldLTE(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentContains applies the Contains predicate on the "delegated_agent" field.
+func DelegatedAgentContains(v string) predicate.Run {
+	return predicate.Run(sql.FieldContains(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentHasPrefix applies the HasPrefix predicate on the "delegated_agent" field.
+func DelegatedAgentHasPrefix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasPrefix(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentHasSuffix applies the HasSuffix predicate on the "delegated_agent" field.
+func DelegatedAgentHasSuffix(v string) predicate.Run {
+	return predicate.Run(sql.FieldHasSuffix(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentEqualFold applies the EqualFold predicate on the "delegated_agent" field.
+func DelegatedAgentEqualFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldEqualFold(FieldDelegatedAgent, v))
+}
+
+// DelegatedAgentContainsFold applies the ContainsFold predicate on the "delegated_agent" field.
+func DelegatedAgentContainsFold(v string) predicate.Run {
+	return predicate.Run(sql.FieldContainsFold(FieldDelegatedAgent, v))
+}
+
+// ChainIsNil applies the IsNil predicate on the "chain" field.
+func ChainIsNil() predicate.Run {
+	return predicate.Run(sql.FieldIsNull(FieldChain))
+}
+
+// ChainNotNil applies the NotNil predicate on the "chain" field.
+func ChainNotNil() predicate.Run {
+	return predicate.Run(sql.FieldNotNull(FieldChain))
 }
 
 // SeqEQ applies the EQ predicate on the "seq" field.

@@ -67,6 +67,12 @@ func (Agent) Fields() []ent.Field {
 		field.Bytes("triggers").Optional(),
 		field.Time("triggers_time").Optional().Nillable(),
 		field.Bytes("trigger_pauses").Optional(),
+		// cycle_count is how many of the delegation failures the board
+		// keeps of it have the code AGENT_RECURSION (a circular
+		// delegation), and cycle_last when the latest was refused: what
+		// Agent.delegation_cycles says, without reading the failures.
+		field.Int64("cycle_count").Default(0),
+		field.Time("cycle_last").Optional().Nillable(),
 		field.Time("first_seen").Immutable(),
 		field.Time("last_seen"),
 	}

@@ -51,6 +51,16 @@ func (Run) Fields() []ent.Field {
 		// symphonix.board.v1.RunTrigger in protobuf's binary form, after a
 		// version byte; nil otherwise.
 		field.Bytes("trigger").Optional(),
+		// parent_run_id, parent_node, invocation_id, delegated_agent and
+		// chain say where it sits in a delegation, when an agent node of
+		// another run of the same agent started it (RunDelegation); all
+		// empty for a run nothing delegated. GetRunTree walks
+		// parent_run_id both ways.
+		field.String("parent_run_id").Default(""),
+		field.String("parent_node").Default(""),
+		field.String("invocation_id").Default(""),
+		field.String("delegated_agent").Default(""),
+		field.Strings("chain").Optional(),
 		// seq is the place among the run's events and summaries of the
 		// last one written: a summary of a lower or equal seq is older.
 		field.Int64("seq").Default(0),
@@ -60,7 +70,8 @@ func (Run) Fields() []ent.Field {
 }
 
 // Indexes of the Run: one row per agent and run; and one for every way the
-// board lists runs (newest first, by start_time and id) and sweeps them.
+// board lists runs (newest first, by start_time and id), reads their
+// trees and sweeps them.
 func (Run) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("agent", "run_id").Unique(),
@@ -69,5 +80,7 @@ func (Run) Indexes() []ent.Index {
 		index.Fields("state", "start_time"),
 		index.Fields("agent", "thread", "start_time"),
 		index.Fields("end_time"),
+		// A run's children, for GetRunTree.
+		index.Fields("agent", "parent_run_id", "start_time"),
 	}
 }

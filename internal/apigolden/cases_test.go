@@ -571,6 +571,13 @@ func cases() []goldenCase {
 		Kind: boardv1.PauseKind_PAUSE_KIND_APPROVAL, Node: "approve_refund", ApprovalId: "ap_pending",
 	}}})
 	event("resume", 4, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Resume{Resume: &boardv1.RunResume{}}})
+	event("start.delegation", 1, &boardv1.RunEvent{Kind: &boardv1.RunEvent_Start{Start: &boardv1.RunStart{
+		Thread: "thread-19", StartedBy: "delegation", Build: build, Delegation: runDelegation(),
+	}}})
+	event("delegation_failed", 5, &boardv1.RunEvent{Kind: &boardv1.RunEvent_DelegationFailed{DelegationFailed: &boardv1.DelegationFailure{
+		Node: "ask_billing", Target: "refund-desk", Code: "AGENT_RECURSION",
+		Message: "refund-desk is already in the chain refund-desk → billing", Chain: []string{"refund-desk", "billing"},
+	}}})
 	req("run_summary", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: runOf(true), Seq: 9}}})
 	req("run_summary.dropped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: pausedRun(), Seq: 4, Dropped: 3}}})
 	req("fired", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: "q7", RunId: runID, Thread: "thread-20"}}})
@@ -623,6 +630,52 @@ func cases() []goldenCase {
 	add("RunService.ListRuns.response.stopped", &boardv1.ListRunsResponse{Runs: []*boardv1.Run{stopped}})
 	add("RunService.StartRun.request", &boardv1.StartRunRequest{Agent: "refund-desk", Input: fireInput(), Thread: "thread-20"})
 	add("RunService.StartRun.response", &boardv1.StartRunResponse{RunId: runID, Thread: "thread-20"})
+	// Delegation: a run's tree, the failures, an agent's cycles.
+	child := runOf(false)
+	child.Id, child.StartedBy, child.Delegation = "9b1c7d3e5f2a4b6c8d0e1f2a3b4c5d6e", "delegation", runDelegation()
+	child.Steps = nil
+	rootRun := runOf(false)
+	rootRun.Steps = nil
+	add("RunService.GetRunTree.request", &boardv1.GetRunTreeRequest{Agent: "refund-desk", Id: child.Id})
+	add("RunService.GetRunTree.response", &boardv1.GetRunTreeResponse{Root: &boardv1.RunTreeNode{Run: rootRun,
+		Children: []*boardv1.RunTreeNode{{Run: child}}}})
+	add("RunService.GetRunTree.response.truncated", &boardv1.GetRunTreeResponse{Root: &boardv1.RunTreeNode{Run: rootRun}, Truncated: true})
+	add("RunService.ListDelegationFailures.request", &boardv1.ListDelegationFailuresRequest{Agent: "refund-desk", Code: "AGENT_RECURSION", PageSize: 50, PageToken: "ZmFpbHVyZXMtMg"})
+	add("RunService.ListDelegationFailures.response", &boardv1.ListDelegationFailuresResponse{Failures: []*boardv1.DelegationFailure{{
+		Agent: "refund-desk", RunId: runID, Node: "ask_billing", Target: "refund-desk", Code: "AGENT_RECURSION",
+		Message: "refund-desk is already in the chain refund-desk → billing", Chain: []string{"refund-desk", "billing"},
+		InvocationId: "inv-3", Time: at(5),
+	}}, NextPageToken: "ZmFpbHVyZXMtMw"})
+	for name, c := range map[string]*boardv1.DelegationCycles{
+		"cannot_tell":   {Knowledge: boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_CANNOT_TELL},
+		"none_reported": {Knowledge: boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_NONE_REPORTED},
+		"reported":      {Knowledge: boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_REPORTED, Count: 2, LastTime: at(5)},
+	} {
+		a := agent("refund-desk", boardv1.AgentState_AGENT_STATE_ONLINE)
+		a.DelegationCycles = c
+		add("AgentService.GetAgent.response.cycles_"+name, &boardv1.GetAgentResponse{Agent: a})
+	}
+
+	// AlertService.
+	alertRule := &boardv1.AlertRule{Id: "loops", Agent: "refund-*", Condition: boardv1.AlertCondition_ALERT_CONDITION_DELEGATION_CYCLE,
+		Window: durationpb.New(24 * time.Hour), Description: "Tell us when a refund agent delegates in a circle.",
+		CreateTime: at(-60), UpdateTime: at(0), UpdatedBy: "ana@example.com"}
+	add("AlertService.PutAlertRule.request", &boardv1.PutAlertRuleRequest{Rule: &boardv1.AlertRule{Agent: "refund-*",
+		Condition: boardv1.AlertCondition_ALERT_CONDITION_DELEGATION_CYCLE, Description: alertRule.Description}})
+	add("AlertService.PutAlertRule.response", &boardv1.PutAlertRuleResponse{Rule: alertRule})
+	add("AlertService.ListAlertRules.request", &boardv1.ListAlertRulesRequest{})
+	add("AlertService.ListAlertRules.response", &boardv1.ListAlertRulesResponse{Rules: []*boardv1.AlertRule{alertRule}})
+	add("AlertService.DeleteAlertRule.request", &boardv1.DeleteAlertRuleRequest{Id: "loops"})
+	add("AlertService.DeleteAlertRule.response", &boardv1.DeleteAlertRuleResponse{})
+	add("AlertService.ListAlerts.request", &boardv1.ListAlertsRequest{RuleId: "loops", Agent: "refund-desk", IncludeQuiet: true, PageSize: 2, PageToken: "YWxlcnRzLTI"})
+	add("AlertService.ListAlerts.response", &boardv1.ListAlertsResponse{Alerts: []*boardv1.Alert{
+		{RuleId: "loops", Agent: "refund-billing", State: boardv1.AlertState_ALERT_STATE_CANNOT_TELL,
+			Reason: "the agent's last hello did not announce delegation-cycle: it would not report a circular delegation, so its silence says nothing"},
+		{RuleId: "loops", Agent: "refund-desk", State: boardv1.AlertState_ALERT_STATE_FIRING, Count: 2, LastTime: at(5),
+			Reason: "2 circular delegation(s) (AGENT_RECURSION) reported in the last 24h, the latest at 2026-12-01T09:35:15Z"},
+		{RuleId: "loops", Agent: "refund-triage", State: boardv1.AlertState_ALERT_STATE_QUIET,
+			Reason: "no circular delegation reported in the last 24h; the agent announces delegation-cycle"},
+	}, NextPageToken: "YWxlcnRzLTM"})
 	add("RunService.StopRun.request", &boardv1.StopRunRequest{Agent: "refund-desk", Id: runID, Reason: "Wrong customer."})
 	add("RunService.StopRun.response", &boardv1.StopRunResponse{})
 
@@ -800,6 +853,12 @@ func runSteps() []*boardv1.RunStep {
 
 // runOf is a failed run with its steps: with its values (full detail), or
 // with them withheld.
+// runDelegation is how billing's run was delegated to by refund-desk's.
+func runDelegation() *boardv1.RunDelegation {
+	return &boardv1.RunDelegation{ParentRunId: runID, ParentNode: "ask_billing", InvocationId: "inv-3", Agent: "billing",
+		Chain: []string{"refund-desk", "billing"}}
+}
+
 func runOf(full bool) *boardv1.Run {
 	r := &boardv1.Run{
 		Id: runID, Agent: "refund-desk", Thread: "thread-19", StartedBy: "chat", StartedByWho: "ana@example.com",

@@ -286,9 +286,29 @@
       ...fact("build", build),
       ...fact("package", board.installed(agent) || node("span", "none", "not installed from the library")),
       ...fact("tools", tags(agent.tools, "tools")),
+      ...fact("delegation cycles", cycles(agent.delegationCycles, time)),
       ...fact("first seen", time(agent.firstSeenTime)),
       ...fact("last seen", state === "online" ? node("span", "", "now (connected)") : time(agent.lastSeenTime)),
     );
+  }
+
+  // cycles says what the board can tell of the agent's circular
+  // delegations: "cannot tell" for an agent that does not announce
+  // delegation-cycle, never "none".
+  function cycles(c, time) {
+    const w = enums.cycleKnowledge.word(c && c.knowledge) || "cannot tell";
+    const el = node("span", "cycles");
+    el.dataset.cycles = w;
+    if (w === "reported") {
+      const n = Number(c.count) || 0;
+      el.append(node("strong", "", n.toLocaleString("en") + (n === 1 ? " reported" : " reported")),
+        document.createTextNode(", the latest "), time(c.lastTime));
+    } else if (w === "none reported") {
+      el.append(document.createTextNode("none reported (the agent reports every one)"));
+    } else {
+      el.append(document.createTextNode("cannot tell: the agent does not announce delegation-cycle, so its silence says nothing"));
+    }
+    return el;
   }
 
   function drawPause(now) {

@@ -5,7 +5,7 @@
 // this one; health.js (the words for an agent's health and pause) and
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
-// fire.js, run.js, approvals.js, tools.js, conversations.js, library.js,
+// fire.js, runtree.js, run.js, alerts.js, approvals.js, tools.js, conversations.js, library.js,
 // package.js, people.js, me.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
@@ -24,7 +24,7 @@ const board = (function () {
   // (approvalHref) is the approvals view with that approval picked out.
   // One package of the library is "#package/" and its name (packageHref),
   // under the Library tab.
-  const VIEWS = ["agents", "agent", "run", "approvals", "tools", "conversations", "library", "package", "people", "me"];
+  const VIEWS = ["agents", "agent", "run", "approvals", "tools", "conversations", "alerts", "library", "package", "people", "me"];
   const AGENT_HASH = "#agent/";
   const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";

@@ -99,6 +99,17 @@ const enums = (function () {
     }),
     // PauseKind: what a paused run waits for.
     pauseKind: table({ PAUSE_KIND_ASK: "ask", PAUSE_KIND_APPROVAL: "approval" }),
+    // CycleKnowledge: what the board can tell of an agent's circular
+    // delegations. "cannot tell" is never shown as "none".
+    cycleKnowledge: table({
+      CYCLE_KNOWLEDGE_CANNOT_TELL: "cannot tell",
+      CYCLE_KNOWLEDGE_NONE_REPORTED: "none reported",
+      CYCLE_KNOWLEDGE_REPORTED: "reported",
+    }),
+    // AlertState: where one alert rule stands for one agent.
+    alertState: table({ ALERT_STATE_FIRING: "firing", ALERT_STATE_QUIET: "quiet", ALERT_STATE_CANNOT_TELL: "cannot tell" }),
+    // AlertCondition: what an alert rule watches for.
+    alertCondition: table({ ALERT_CONDITION_DELEGATION_CYCLE: "delegation cycle" }),
     // RunEventKind: what one message of WatchRuns is.
     runEvent: table({
       RUN_EVENT_KIND_SNAPSHOT: "snapshot",

@@ -8,7 +8,8 @@
 // a page that falls behind: when a step's place shows one was missed, when
 // the watch begins again, and when the run pauses or ends, the run is read
 // again with GetRun, which has every step the board keeps and, once it
-// paused or ended, its input and output.
+// paused or ended, its input and output. Each read also reads the tree of
+// delegations the run belongs to (runtree.js).
 "use strict";
 
 (function () {
@@ -86,6 +87,7 @@
     ui.id.textContent = "";
     ui.agent.textContent = "";
     ui.steps.replaceChildren();
+    runTree.clear();
     ui.body.hidden = true;
     ui.loading.hidden = false;
     ui.stopReason.value = "";
@@ -163,6 +165,7 @@
       got(res && res.run);
       showError(ui.error, "");
       render();
+      runTree.load(shown);
     } catch (e) {
       if (e.name === "AbortError" || stale(s, gen) || e.code !== "not_found") throw e;
       if (run) return; // heard of by the watch meanwhile
@@ -188,6 +191,7 @@
       if (stale(s, gen)) return;
       got(res && res.run);
       render();
+      runTree.load(shown);
     } catch (e) {
       if (e.name === "AbortError" || stale(s, gen)) return;
       if (e.code === "unauthenticated") {

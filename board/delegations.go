@@ -1,0 +1,294 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/delegationfailure"
+)
+
+// The capabilities of delegation (docs/runs.md): an agent announcing
+// "delegation" may say, in a run's start, which run delegated to it, and
+// may report the delegations its runs did not get; one announcing
+// "delegation-cycle" reports every delegation refused as circular, so its
+// silence means none was.
+const (
+	capDelegation      = "delegation"
+	capDelegationCycle = "delegation-cycle"
+)
+
+// Limits on delegation (docs/limits.md).
+const (
+	// maxChain is how many agents a delegation's chain may name.
+	maxChain = 32
+	// maxDelegationName is the longest agent name in a chain, a target
+	// or RunDelegation.agent.
+	maxDelegationName = 64
+	// maxInvocationID is the longest invocation id.
+	maxInvocationID = 64
+	// maxFailureMessage is the longest message of a delegation failure.
+	maxFailureMessage = 1024
+	// maxFailuresPerAgent is how many delegation failures of one agent the
+	// board keeps: the latest; older ones are swept as new ones come.
+	maxFailuresPerAgent = 1000
+)
+
+// codeRecursion is the agent code of a delegation refused as circular.
+const codeRecursion = "AGENT_RECURSION"
+
+// agentCodes are the codes a delegation failure may carry: every code an
+// agent error can (the seeds' AGENT_CODES).
+var agentCodes = []string{
+	"UNKNOWN_AGENT", "DUPLICATE_AGENT", "INVALID_REGISTRY", "INVALID_REGISTRY_ENTRY",
+	"AGENT_FLOW_UNREADABLE", "AGENT_FLOW_INVALID", "AGENT_NOT_PERMITTED", "AGENT_DECISION_INVALID",
+	"AGENT_INPUT_INVALID", "AGENT_OUTPUT_INVALID", "AGENT_FAILED", codeRecursion,
+}
+
+// delegationNameShape is the shape of an agent's name in a delegation: the
+// registry's names, and the shape of an invocation id.
+var delegationNameShape = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// validDelegationName checks an agent name of a delegation: 1 to 64 bytes
+// of letters, digits, '.', '_' and '-'.
+func validDelegationName(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("required")
+	case len(s) > maxDelegationName:
+		return fmt.Errorf("%d bytes, at most %d", len(s), maxDelegationName)
+	case !delegationNameShape.MatchString(s):
+		return fmt.Errorf("%s: want letters, digits, '.', '_' and '-'", quoted(s))
+	}
+	return nil
+}
+
+// validInvocationID checks an invocation id; "" is allowed.
+func validInvocationID(s string) error {
+	switch {
+	case s == "":
+		return nil
+	case len(s) > maxInvocationID:
+		return fmt.Errorf("%d bytes, at most %d", len(s), maxInvocationID)
+	case !delegationNameShape.MatchString(s):
+		return fmt.Errorf("want letters, digits, '.', '_' and '-'")
+	}
+	return nil
+}
+
+// validChain checks a chain of agents, naming the field at fault.
+func validChain(at string, chain []string) error {
+	if n := len(chain); n > maxChain {
+		return badRequest("%s: %d names, at most %d", at, n, maxChain)
+	}
+	for i, c := range chain {
+		if err := validDelegationName(c); err != nil {
+			return badRequest("%s[%d]: %v", at, i, err)
+		}
+	}
+	return nil
+}
+
+// validRunDelegation checks the delegation a run's start or summary
+// carries, naming the field under at.
+func validRunDelegation(at, runID string, d *boardv1.RunDelegation) error {
+	if err := validRunID(d.GetParentRunId()); err != nil {
+		return badRequest("%s.parent_run_id: %v", at, err)
+	}
+	if d.GetParentRunId() == runID {
+		return badRequest("%s.parent_run_id: the run itself", at)
+	}
+	if err := validText(d.GetParentNode(), maxRunNode, true); err != nil {
+		return badRequest("%s.parent_node: %v", at, err)
+	}
+	if err := validInvocationID(d.GetInvocationId()); err != nil {
+		return badRequest("%s.invocation_id: %v", at, err)
+	}
+	if err := validDelegationName(d.GetAgent()); err != nil {
+		return badRequest("%s.agent: %v", at, err)
+	}
+	return validChain(at+".chain", d.GetChain())
+}
+
+// validDelegationFailure checks a delegation_failed of the run runID,
+// naming the field at fault. Nothing of it is cut: a failure out of
+// bounds is refused whole.
+func validDelegationFailure(runID string, f *boardv1.DelegationFailure) error {
+	const at = "run_event.delegation_failed"
+	if f == nil {
+		return badRequest("%s: required", at)
+	}
+	if f.GetAgent() != "" {
+		return badRequest("%s.agent: set by the board; leave it empty", at)
+	}
+	if f.GetTime() != nil {
+		return badRequest("%s.time: set by the board; leave it unset", at)
+	}
+	if id := f.GetRunId(); id != "" && id != runID {
+		return badRequest("%s.run_id: %s, not the event's run %s", at, quoted(id), quoted(runID))
+	}
+	if err := validText(f.GetNode(), maxRunNode, true); err != nil {
+		return badRequest("%s.node: %v", at, err)
+	}
+	if err := validText(f.GetTarget(), maxDelegationName, false); err != nil {
+		return badRequest("%s.target: %v", at, err)
+	}
+	if !slices.Contains(agentCodes, f.GetCode()) {
+		return badRequest("%s.code: %s, want one of the agent codes (UNKNOWN_AGENT, …, AGENT_RECURSION)", at, quoted(f.GetCode()))
+	}
+	if err := validText(f.GetMessage(), maxFailureMessage, false); err != nil {
+		return badRequest("%s.message: %v", at, err)
+	}
+	if err := validInvocationID(f.GetInvocationId()); err != nil {
+		return badRequest("%s.invocation_id: %v", at, err)
+	}
+	return validChain(at+".chain", f.GetChain())
+}
+
+// runDelegationProto is a stored run's delegation; nil for a run nothing
+// delegated.
+func runDelegationProto(r *ent.Run) *boardv1.RunDelegation {
+	if r.ParentRunID == "" {
+		return nil
+	}
+	return &boardv1.RunDelegation{
+		ParentRunId:  r.ParentRunID,
+		ParentNode:   r.ParentNode,
+		InvocationId: r.InvocationID,
+		Agent:        r.DelegatedAgent,
+		Chain:        r.Chain,
+	}
+}
+
+// delegationSetter is a builder of a run's row, created or updated.
+type delegationSetter[T any] interface {
+	SetParentRunID(string) T
+	SetParentNode(string) T
+	SetInvocationID(string) T
+	SetDelegatedAgent(string) T
+	SetChain([]string) T
+}
+
+// setDelegation writes d on a run's row being created or updated; nil
+// writes nothing, so a row keeps the delegation its start said.
+func setDelegation[T any](u delegationSetter[T], d *boardv1.RunDelegation) {
+	if d == nil {
+		return
+	}
+	u.SetParentRunID(d.GetParentRunId())
+	u.SetParentNode(d.GetParentNode())
+	u.SetInvocationID(d.GetInvocationId())
+	u.SetDelegatedAgent(d.GetAgent())
+	u.SetChain(d.GetChain())
+}
+
+// delegationFailureProto is the API's view of a stored failure.
+func delegationFailureProto(f *ent.DelegationFailure) *boardv1.DelegationFailure {
+	return &boardv1.DelegationFailure{
+		Agent:        f.Agent,
+		RunId:        f.RunID,
+		Node:         f.Node,
+		Target:       f.Target,
+		Code:         f.Code,
+		Message:      f.Message,
+		Chain:        f.Chain,
+		InvocationId: f.InvocationID,
+		Time:         timestamppb.New(f.Time),
+	}
+}
+
+// delegationCyclesProto is what the board can tell of an agent's circular
+// delegations: nothing when its last hello did not announce
+// delegation-cycle, whatever it reported before.
+func delegationCyclesProto(r *ent.Agent) *boardv1.DelegationCycles {
+	c := &boardv1.DelegationCycles{Count: r.CycleCount}
+	if r.CycleLast != nil {
+		c.LastTime = timestamppb.New(*r.CycleLast)
+	}
+	switch {
+	case !slices.Contains(r.Capabilities, capDelegationCycle):
+		c.Knowledge = boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_CANNOT_TELL
+	case r.CycleCount > 0:
+		c.Knowledge = boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_REPORTED
+	default:
+		c.Knowledge = boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_NONE_REPORTED
+	}
+	return c
+}
+
+// writeFailures stores the delegation failures of a batch, keeps each
+// agent's latest maxFailuresPerAgent, and brings its count of cycles up to
+// date. It returns the agents whose count changed, to be published.
+func writeFailures(ctx context.Context, tx *ent.Tx, ws []*runWrite, now time.Time) ([]string, error) {
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	creates := make([]*ent.DelegationFailureCreate, len(ws))
+	cycles := map[string]bool{}
+	var agents []string
+	for i, w := range ws {
+		f := w.failure
+		creates[i] = tx.DelegationFailure.Create().SetAgent(w.agent).SetRunID(w.run.GetId()).SetNode(f.GetNode()).
+			SetTarget(f.GetTarget()).SetCode(f.GetCode()).SetMessage(f.GetMessage()).SetChain(f.GetChain()).
+			SetInvocationID(f.GetInvocationId()).SetTime(now)
+		if !slices.Contains(agents, w.agent) {
+			agents = append(agents, w.agent)
+		}
+		if f.GetCode() == codeRecursion {
+			cycles[w.agent] = true
+		}
+	}
+	if err := tx.DelegationFailure.CreateBulk(creates...).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("write delegation failures: %w", err)
+	}
+	var changed []string
+	for _, a := range agents {
+		old, err := tx.DelegationFailure.Query().Where(delegationfailure.Agent(a)).
+			Order(ent.Desc(delegationfailure.FieldTime), ent.Desc(delegationfailure.FieldID)).
+			Offset(maxFailuresPerAgent).IDs(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("old delegation failures: %w", err)
+		}
+		if len(old) > 0 {
+			if _, err := tx.DelegationFailure.Delete().Where(delegationfailure.IDIn(old...)).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("sweep delegation failures: %w", err)
+			}
+		}
+		if !cycles[a] && len(old) == 0 {
+			continue
+		}
+		if err := countCycles(ctx, tx, a); err != nil {
+			return nil, err
+		}
+		changed = append(changed, a)
+	}
+	return changed, nil
+}
+
+// countCycles writes on an agent's row how many cycles of it the board
+// keeps, and the time of the latest.
+func countCycles(ctx context.Context, tx *ent.Tx, name string) error {
+	where := delegationfailure.And(delegationfailure.Agent(name), delegationfailure.Code(codeRecursion))
+	n, err := tx.DelegationFailure.Query().Where(where).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count cycles: %w", err)
+	}
+	u := tx.Agent.Update().Where(agent.Name(name)).SetCycleCount(int64(n))
+	last, err := tx.DelegationFailure.Query().Where(where).Order(ent.Desc(delegationfailure.FieldTime)).First(ctx)
+	switch {
+	case err == nil:
+		u.SetCycleLast(last.Time)
+	case ent.IsNotFound(err):
+		u.ClearCycleLast()
+	default:
+		return fmt.Errorf("latest cycle: %w", err)
+	}
+	return u.Exec(ctx)
+}
