@@ -1,6 +1,8 @@
 package agentlink
 
 import (
+	"time"
+
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 )
 
@@ -33,7 +35,13 @@ type DelegationFailure struct {
 	Node, Target, Code, Message string
 	Chain                       []string
 	InvocationID                string
+	// At is when it was refused or failed: sent in a summary, where the
+	// board keeps it; a live event's time is the board's.
+	At time.Time
 }
+
+// MaxRunFailures is the most delegation failures one run summary carries.
+const MaxRunFailures = 64
 
 func runDelegationOf(d *RunDelegation) *boardv1.RunDelegation {
 	if d == nil {
@@ -43,13 +51,13 @@ func runDelegationOf(d *RunDelegation) *boardv1.RunDelegation {
 		InvocationId: Clip(d.InvocationID, MaxAgentName), Agent: Clip(d.Agent, MaxAgentName), Chain: chainOf(d.Chain)}
 }
 
-func delegationFailureOf(f *DelegationFailure, run string, e RunEvent) *boardv1.DelegationFailure {
+func delegationFailureOf(f *DelegationFailure, run string) *boardv1.DelegationFailure {
 	if f == nil {
-		return &boardv1.DelegationFailure{RunId: run, Time: timeOf(e.At)}
+		return &boardv1.DelegationFailure{RunId: run}
 	}
 	return &boardv1.DelegationFailure{RunId: run, Node: Clip(f.Node, MaxAgentName), Target: Clip(f.Target, MaxAgentName),
 		Code: f.Code, Message: Clip(f.Message, MaxDelegationMessage), Chain: chainOf(f.Chain),
-		InvocationId: Clip(f.InvocationID, MaxAgentName), Time: timeOf(e.At)}
+		InvocationId: Clip(f.InvocationID, MaxAgentName)}
 }
 
 // chainOf is a chain within the link's bounds.

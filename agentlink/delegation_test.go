@@ -52,7 +52,7 @@ func TestDelegationOnTheWire(t *testing.T) {
 	f := rec.next(t).GetRunEvent().GetDelegationFailed()
 	if f.GetRunId() != "root" || f.GetNode() != "ask" || f.GetCode() != "AGENT_RECURSION" || len(f.GetTarget()) != 64 ||
 		!strings.HasPrefix(f.GetTarget(), "../") || len(f.GetMessage()) > 1024 || !slices.Equal(f.GetChain(), []string{"desk", "b"}) ||
-		f.GetInvocationId() != "inv2" || !f.GetTime().AsTime().Equal(at) {
+		f.GetInvocationId() != "inv2" || f.GetTime() != nil {
 		t.Errorf("delegation_failed = %v", f)
 	}
 }

@@ -89,6 +89,9 @@ type Run struct {
 	Trigger *RunTrigger
 	// Delegation: the run and node that delegated to it, when one did.
 	Delegation *RunDelegation
+	// Failures: the delegations its agent nodes did not get, in order; at
+	// most MaxRunFailures are sent, the first ones.
+	Failures []DelegationFailure
 }
 
 // RunEvent is one thing that happened in a run, as it happened.
@@ -378,7 +381,7 @@ func runEventOf(e RunEvent) *boardv1.RunEvent {
 	case RunEventResume:
 		m.Kind = &boardv1.RunEvent_Resume{Resume: &boardv1.RunResume{}}
 	case RunEventDelegationFailed:
-		m.Kind = &boardv1.RunEvent_DelegationFailed{DelegationFailed: delegationFailureOf(e.Failure, e.RunID, e)}
+		m.Kind = &boardv1.RunEvent_DelegationFailed{DelegationFailed: delegationFailureOf(e.Failure, e.RunID)}
 	}
 	return m
 }
@@ -391,6 +394,11 @@ func runOf(r Run) *boardv1.Run {
 		Error: r.Error, Pause: pauseKindOf(r.Pause), PausedAt: r.PausedAt, ApprovalId: r.ApprovalID,
 		Withheld: r.Withheld, StepsTruncated: r.StepsTruncated, Trigger: runTriggerOf(r.Trigger),
 		Delegation: runDelegationOf(r.Delegation),
+	}
+	for i := range r.Failures[:min(len(r.Failures), MaxRunFailures)] {
+		f := delegationFailureOf(&r.Failures[i], r.ID)
+		f.Time = timeOf(r.Failures[i].At)
+		m.DelegationFailures = append(m.DelegationFailures, f)
 	}
 	for what, v := range map[string]map[string]any{"input": r.Input, "output": r.Output} {
 		if v == nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
@@ -39,6 +40,9 @@ const (
 	// maxFailuresPerAgent is how many delegation failures of one agent the
 	// board keeps: the latest; older ones are swept as new ones come.
 	maxFailuresPerAgent = 1000
+	// maxRunFailures is how many delegation failures one run summary may
+	// list.
+	maxRunFailures = 64
 )
 
 // codeRecursion is the agent code of a delegation refused as circular.
@@ -120,8 +124,7 @@ func validRunDelegation(at, runID string, d *boardv1.RunDelegation) error {
 // validDelegationFailure checks a delegation_failed of the run runID,
 // naming the field at fault. Nothing of it is cut: a failure out of
 // bounds is refused whole.
-func validDelegationFailure(runID string, f *boardv1.DelegationFailure) error {
-	const at = "run_event.delegation_failed"
+func validDelegationFailure(at, runID string, f *boardv1.DelegationFailure) error {
 	if f == nil {
 		return badRequest("%s: required", at)
 	}
@@ -250,18 +253,11 @@ func writeFailures(ctx context.Context, tx *ent.Tx, ws []*runWrite, now time.Tim
 	}
 	var changed []string
 	for _, a := range agents {
-		old, err := tx.DelegationFailure.Query().Where(delegationfailure.Agent(a)).
-			Order(ent.Desc(delegationfailure.FieldTime), ent.Desc(delegationfailure.FieldID)).
-			Offset(maxFailuresPerAgent).IDs(ctx)
+		swept, err := sweepFailures(ctx, tx, a)
 		if err != nil {
-			return nil, fmt.Errorf("old delegation failures: %w", err)
+			return nil, err
 		}
-		if len(old) > 0 {
-			if _, err := tx.DelegationFailure.Delete().Where(delegationfailure.IDIn(old...)).Exec(ctx); err != nil {
-				return nil, fmt.Errorf("sweep delegation failures: %w", err)
-			}
-		}
-		if !cycles[a] && len(old) == 0 {
+		if !cycles[a] && !swept {
 			continue
 		}
 		if err := countCycles(ctx, tx, a); err != nil {
@@ -270,6 +266,116 @@ func writeFailures(ctx context.Context, tx *ent.Tx, ws []*runWrite, now time.Tim
 		changed = append(changed, a)
 	}
 	return changed, nil
+}
+
+// replaceFailures makes the failures the board keeps of one run the list
+// its kept summary gives (each summary holds the run's whole list, so a
+// failure whose live event was lost arrives, and one whose event did
+// arrive is not kept twice). A failure already held keeps its time. It
+// returns the codes of the failures it did not hold yet, and whether the
+// agent's cycles changed.
+func replaceFailures(ctx context.Context, tx *ent.Tx, name, runID string, fs []*boardv1.DelegationFailure, now time.Time) ([]string, bool, error) {
+	where := delegationfailure.And(delegationfailure.Agent(name), delegationfailure.RunID(runID))
+	old, err := tx.DelegationFailure.Query().Where(where).Order(ent.Asc(delegationfailure.FieldID)).All(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("read a run's delegation failures: %w", err)
+	}
+	if len(old) == 0 && len(fs) == 0 {
+		return nil, false, nil
+	}
+	held := map[string][]time.Time{}
+	cycled := false
+	for _, o := range old {
+		k := failureKey(o.Node, o.Target, o.Code, o.InvocationID)
+		held[k] = append(held[k], o.Time)
+		cycled = cycled || o.Code == codeRecursion
+	}
+	if _, err := tx.DelegationFailure.Delete().Where(where).Exec(ctx); err != nil {
+		return nil, false, fmt.Errorf("replace a run's delegation failures: %w", err)
+	}
+	var fresh []string
+	creates := make([]*ent.DelegationFailureCreate, 0, len(fs))
+	for _, f := range fs {
+		at := now
+		if t := f.GetTime(); t != nil && t.AsTime().Before(now) {
+			at = storedTime(t.AsTime())
+		}
+		k := failureKey(f.GetNode(), f.GetTarget(), f.GetCode(), f.GetInvocationId())
+		if ts := held[k]; len(ts) > 0 {
+			at, held[k] = ts[0], ts[1:]
+		} else {
+			fresh = append(fresh, f.GetCode())
+		}
+		cycled = cycled || f.GetCode() == codeRecursion
+		creates = append(creates, tx.DelegationFailure.Create().SetAgent(name).SetRunID(runID).SetNode(f.GetNode()).
+			SetTarget(f.GetTarget()).SetCode(f.GetCode()).SetMessage(f.GetMessage()).SetChain(f.GetChain()).
+			SetInvocationID(f.GetInvocationId()).SetTime(at))
+	}
+	if len(creates) > 0 {
+		if err := tx.DelegationFailure.CreateBulk(creates...).Exec(ctx); err != nil {
+			return nil, false, fmt.Errorf("write a run's delegation failures: %w", err)
+		}
+	}
+	if len(fresh) > 0 {
+		swept, err := sweepFailures(ctx, tx, name)
+		if err != nil {
+			return nil, false, err
+		}
+		cycled = cycled || swept
+	}
+	if cycled {
+		if err := countCycles(ctx, tx, name); err != nil {
+			return nil, false, err
+		}
+	}
+	return fresh, cycled, nil
+}
+
+// failureKey is what tells one failure of a run from another.
+func failureKey(node, target, code, invocation string) string {
+	return node + "\x00" + target + "\x00" + code + "\x00" + invocation
+}
+
+// sweepFailures removes an agent's failures past the latest
+// maxFailuresPerAgent, and says whether it removed any.
+func sweepFailures(ctx context.Context, tx *ent.Tx, name string) (bool, error) {
+	old, err := tx.DelegationFailure.Query().Where(delegationfailure.Agent(name)).
+		Order(ent.Desc(delegationfailure.FieldTime), ent.Desc(delegationfailure.FieldID)).
+		Offset(maxFailuresPerAgent).IDs(ctx)
+	if err != nil {
+		return false, fmt.Errorf("old delegation failures: %w", err)
+	}
+	if len(old) > 0 {
+		if _, err := tx.DelegationFailure.Delete().Where(delegationfailure.IDIn(old...)).Exec(ctx); err != nil {
+			return false, fmt.Errorf("sweep delegation failures: %w", err)
+		}
+	}
+	return len(old) > 0, nil
+}
+
+// validSummaryFailures checks the delegation failures a run summary
+// lists: at most maxRunFailures, each as a live event's would be, with the
+// time it happened (not in the future).
+func validSummaryFailures(r *boardv1.Run, now time.Time) error {
+	fs := r.GetDelegationFailures()
+	if len(fs) > maxRunFailures {
+		return badRequest("run_summary.run.delegation_failures: %d, at most %d", len(fs), maxRunFailures)
+	}
+	for i, f := range fs {
+		t := f.GetTime()
+		if t == nil {
+			return badRequest("run_summary.run.delegation_failures[%d].time: required", i)
+		}
+		if err := validRunTime(t, now); err != nil {
+			return badRequest("run_summary.run.delegation_failures[%d].time: %v", i, err)
+		}
+		c := proto.CloneOf(f)
+		c.Time = nil
+		if err := validDelegationFailure(fmt.Sprintf("run_summary.run.delegation_failures[%d]", i), r.GetId(), c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // countCycles writes on an agent's row how many cycles of it the board

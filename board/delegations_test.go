@@ -434,3 +434,81 @@ func TestDelegationFailuresSwept(t *testing.T) {
 		t.Errorf("desk after the sweep: %v, want NONE_REPORTED, 0", c)
 	}
 }
+
+// TestDelegationFailuresInSummaries: a run summary lists the run's
+// delegation failures, so one whose live event never arrived is stored all
+// the same, one whose event did arrive is not stored twice (and keeps the
+// time it was first stored with), and a later summary of the run does not
+// add them again; a summary listing a bad failure is refused naming it.
+func TestDelegationFailuresInSummaries(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	agents := bt.Agents(bt.OperatorToken("vic", identity.RoleViewer))
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	l := runsLink(t, bt, "desk", delegCaps...)
+	list := func() []*boardv1.DelegationFailure {
+		t.Helper()
+		res, err := runs.ListDelegationFailures(t.Context(), &boardv1.ListDelegationFailuresRequest{Agent: "desk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.GetFailures()
+	}
+
+	// The live event of the first failure arrives; the second's is lost.
+	l.send(startOf("r", 1, ""))
+	l.send(failureOf("r", 2, cycle(1)))
+	l.ping(1)
+	boardtest.Eventually(t, 5*time.Second, "the live failure stored", func() bool { return len(list()) == 1 })
+	first := list()[0].GetTime().AsTime()
+
+	at := time.Now().Add(-time.Second).UTC()
+	lost := &boardv1.DelegationFailure{Node: "ask-sql", Target: "sql", Code: "AGENT_FAILED", Message: "sql failed",
+		Chain: []string{"desk"}, Time: timestamppb.New(at)}
+	seen := cycle(1)
+	seen.Time = timestamppb.New(at)
+	r := endedRun("r", 1)
+	r.DelegationFailures = []*boardv1.DelegationFailure{seen, lost}
+	l.stored(r, 5, 0)
+	got := list()
+	if len(got) != 2 {
+		t.Fatalf("after the summary: %v, want the cycle once and the lost failure", got)
+	}
+	byCode := map[string]*boardv1.DelegationFailure{}
+	for _, f := range got {
+		byCode[f.GetCode()] = f
+	}
+	if f := byCode["AGENT_FAILED"]; f.GetTarget() != "sql" || !f.GetTime().AsTime().Equal(at.Truncate(time.Microsecond)) {
+		t.Errorf("the lost failure = %v, want sql at %v (when it happened)", f, at)
+	}
+	if f := byCode["AGENT_RECURSION"]; !f.GetTime().AsTime().Equal(first) {
+		t.Errorf("the cycle's time = %v, want %v, as first stored", f.GetTime().AsTime(), first)
+	}
+	if c := cyclesOf(t, agents, "desk"); c.GetCount() != 1 {
+		t.Errorf("cycles = %v, want 1", c)
+	}
+	// A later summary of the run lists them again: nothing is added.
+	l.stored(r, 6, 0)
+	if got := list(); len(got) != 2 {
+		t.Errorf("after a second summary: %d failures, want 2", len(got))
+	}
+	m := scrapeMetrics(t, bt.HTTPClient(), bt.URL+"/metrics", bt.OperatorToken("vic", identity.RoleViewer))
+	for code, want := range map[string]float64{"AGENT_RECURSION": 1, "AGENT_FAILED": 1} {
+		if v, _ := m.value("symphonix_delegation_failures_total", "code", code); v != want {
+			t.Errorf("symphonix_delegation_failures_total{code=%s} = %v, want %v: each failure counted once", code, v, want)
+		}
+	}
+
+	// A failure without its time, or with a bad code, refuses the summary.
+	for name, f := range map[string]*boardv1.DelegationFailure{
+		"time": {Node: "n", Target: "sql", Code: "AGENT_FAILED", Chain: []string{"desk"}},
+		"code": {Node: "n", Target: "sql", Code: "NOPE", Chain: []string{"desk"}, Time: timestamppb.New(at)},
+	} {
+		bad := endedRun("bad-"+name, 1)
+		bad.DelegationFailures = []*boardv1.DelegationFailure{f}
+		l.send(summaryOf(bad, 1, 0))
+		if e := l.next().GetError(); e == nil || !strings.Contains(e.GetMessage(), "run_summary.run.delegation_failures[0]") || !strings.Contains(e.GetMessage(), name) {
+			t.Errorf("a failure without a good %s: answered %v, want an error naming it", name, e)
+		}
+	}
+}

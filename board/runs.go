@@ -226,6 +226,9 @@ func validSummary(m *boardv1.RunSummary, now time.Time) error {
 			return err
 		}
 	}
+	if err := validSummaryFailures(r, now); err != nil {
+		return err
+	}
 	if n := len(r.GetWithheld()); n > maxWithheld {
 		return badRequest("run_summary.run.withheld: %d, at most %d", n, maxWithheld)
 	}

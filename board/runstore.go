@@ -96,7 +96,7 @@ func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEve
 		b.runWrites.later(w, func() { <-s.runSlots; b.runWritten(w) })
 	}
 	if f := e.GetDelegationFailed(); f != nil && a.seen {
-		w := &runWrite{agent: s.name, run: &boardv1.Run{Id: e.GetRunId()}, failure: f}
+		w := &runWrite{agent: s.name, run: &boardv1.Run{Id: e.GetRunId()}, seq: e.GetSeq(), failure: f}
 		if err := l.takeRunSlot(ctx, s); err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
 		}
 	case *boardv1.RunEvent_Resume:
 	case *boardv1.RunEvent_DelegationFailed:
-		return validDelegationFailure(e.GetRunId(), k.DelegationFailed)
+		return validDelegationFailure("run_event.delegation_failed", e.GetRunId(), k.DelegationFailed)
 	default:
 		return badRequest("run_event: start, step, pause, resume or delegation_failed required")
 	}
@@ -217,7 +217,7 @@ func (l linkService) runSummary(ctx context.Context, s *session, m *boardv1.RunS
 	if r := m.GetRun(); r != nil && !slices.Contains(s.caps, capDelegation) {
 		// A delegation from an agent that did not announce it is not
 		// taken; the rest of the summary is.
-		r.Delegation = nil
+		r.Delegation, r.DelegationFailures = nil, nil
 	}
 	if err := validSummary(m, b.now()); err != nil {
 		return l.answerError(ctx, s, "", "run_summary", err)
@@ -247,6 +247,9 @@ type runWrite struct {
 	// failure is a delegation failure of the run to keep; nothing else
 	// of the run is written.
 	failure *boardv1.DelegationFailure
+	// newFailures are the codes of the failures a kept summary listed that
+	// the board did not hold yet.
+	newFailures []string
 	// stored is the run's row after the batch; kept says this write changed
 	// it (a write of a seq the row had reached already does not).
 	stored *ent.Run
@@ -284,6 +287,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 	type key struct{ agent, id string }
 	byKey := make(map[key]*ent.Run, len(batch))
 	var cycles []string
+	var failures []*runWrite // live failures written, not already in a summary
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		clear(byKey)
 		var agents, ids []string
@@ -301,15 +305,19 @@ func writeRuns(b *Board, batch []*runWrite) {
 		}
 		dropped := map[string]int64{}
 		details := map[int][]*boardv1.RunStep{}
-		var failures []*runWrite
+		failures, cycles = nil, nil
 		for _, w := range batch {
 			w.kept = false
-			if w.failure != nil {
-				failures = append(failures, w)
-				continue
-			}
 			k := key{w.agent, w.run.GetId()}
 			row := byKey[k]
+			if w.failure != nil {
+				// A summary already stored past this event holds the
+				// failure in its list.
+				if row == nil || int64(w.seq) > row.Seq {
+					failures = append(failures, w)
+				}
+				continue
+			}
 			if row != nil && int64(w.seq) <= row.Seq {
 				continue
 			}
@@ -327,12 +335,28 @@ func writeRuns(b *Board, batch []*runWrite) {
 			}
 			byKey[k] = row
 			w.kept = true
+			if w.summary {
+				codes, cycled, err := replaceFailures(ctx, tx, w.agent, w.run.GetId(), w.run.GetDelegationFailures(), now)
+				if err != nil {
+					return err
+				}
+				w.newFailures = codes
+				if cycled && !slices.Contains(cycles, w.agent) {
+					cycles = append(cycles, w.agent)
+				}
+			}
 		}
 		if err := writeDetails(ctx, tx, details); err != nil {
 			return err
 		}
-		if cycles, err = writeFailures(ctx, tx, failures, now); err != nil {
+		more, err := writeFailures(ctx, tx, failures, now)
+		if err != nil {
 			return err
+		}
+		for _, a := range more {
+			if !slices.Contains(cycles, a) {
+				cycles = append(cycles, a)
+			}
 		}
 		for name, n := range dropped {
 			if n == 0 {
@@ -349,8 +373,11 @@ func writeRuns(b *Board, batch []*runWrite) {
 	}
 	if err == nil {
 		for _, w := range batch {
-			if w.failure != nil {
+			if w.failure != nil && slices.Contains(failures, w) {
 				b.metrics.delegationFailed(w.failure.GetCode())
+			}
+			for _, code := range w.newFailures {
+				b.metrics.delegationFailed(code)
 			}
 		}
 	}

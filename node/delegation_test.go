@@ -83,10 +83,112 @@ func TestDelegationOnTheBoard(t *testing.T) {
 			root = r
 		}
 	}
-	// What the agent sent for the child: the delegation, when the board
-	// stores it.
-	if d := child.GetDelegation(); d != nil && (d.GetParentRunId() != root.GetId() || d.GetParentNode() != "hand-over" || d.GetAgent() != "researcher") {
-		t.Errorf("the child's delegation on the board = %v, want from %s's hand-over", d, root.GetId())
+	// What the agent sent for the child: the delegation, as the board
+	// stores it, and the tree it draws.
+	if d := child.GetDelegation(); d.GetParentRunId() != root.GetId() || d.GetParentNode() != "hand-over" || d.GetAgent() != "researcher" ||
+		!slices.Equal(d.GetChain(), []string{"desk", "researcher"}) {
+		t.Errorf("the child's delegation on the board = %v, want from %s's hand-over, chain desk, researcher", d, root.GetId())
+	}
+	tree, err := rs.GetRunTree(t.Context(), &boardv1.GetRunTreeRequest{Agent: "desk", Id: child.GetId()})
+	if err != nil {
+		t.Fatalf("GetRunTree: %v", err)
+	}
+	if r := tree.GetRoot(); r.GetRun().GetId() != root.GetId() || len(r.GetChildren()) != 1 || r.GetChildren()[0].GetRun().GetId() != child.GetId() {
+		t.Errorf("the tree from the child = %v, want the root with the child under it", r)
+	}
+	// The delegation nothing registers was reported as refused, with its
+	// code, and the board tells an agent that announces delegation-cycle
+	// and reported none from one that cannot tell.
+	var failures []*boardv1.DelegationFailure
+	boardtest.Eventually(t, 10*time.Second, "the refused delegation stored", func() bool {
+		res, err := rs.ListDelegationFailures(t.Context(), &boardv1.ListDelegationFailuresRequest{Agent: "desk"})
+		failures = res.GetFailures()
+		return err == nil && len(failures) > 0
+	})
+	if f := failures[0]; len(failures) != 1 || f.GetCode() != "UNKNOWN_AGENT" || f.GetTarget() != "ghost" || f.GetNode() != "ask-ghost" || f.GetRunId() != root.GetId() {
+		t.Errorf("failures = %v, want the one UNKNOWN_AGENT of ask-ghost in %s", failures, root.GetId())
+	}
+	as := boardv1connect.NewAgentServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleViewer)))
+	got, err := as.GetAgent(t.Context(), &boardv1.GetAgentRequest{Name: "desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := got.GetAgent().GetDelegationCycles().GetKnowledge(); k != boardv1.CycleKnowledge_CYCLE_KNOWLEDGE_NONE_REPORTED {
+		t.Errorf("the desk's cycles = %v, want none reported", k)
+	}
+}
+
+// pingChild and pongChild delegate to each other: pong's call back to
+// ping closes a cycle, refused before ping runs again.
+const (
+	loopDesk = `{
+  "version": "0.17", "name": "loop", "description": "Starts a ping.", "inputs": ["topic"], "outputs": ["result"],
+  "state": { "topic": { "type": "string" }, "result": { "type": "object" } },
+  "start": "start-ping",
+  "nodes": [ { "id": "start-ping", "type": "agent", "agent": "ping", "input": { "topic": "{{topic}}" }, "output": "result" } ],
+  "edges": [ { "from": "start-ping", "to": "END" } ]
+}`
+	pingChild = `{
+  "version": "0.17", "description": "Hands the topic to pong.", "inputs": ["topic"], "outputs": ["out"],
+  "state": { "topic": { "type": "string" }, "out": { "type": "object" } },
+  "start": "call-pong",
+  "nodes": [ { "id": "call-pong", "type": "agent", "agent": "pong", "input": { "topic": "{{topic}}" }, "output": "out" } ],
+  "edges": [ { "from": "call-pong", "to": "END" } ]
+}`
+	pongChild = `{
+  "version": "0.17", "description": "Answers, then calls ping back.", "inputs": ["topic"], "outputs": ["said"],
+  "state": { "topic": { "type": "string" }, "said": { "type": "string" }, "back": { "type": "object" } },
+  "start": "say",
+  "nodes": [
+    { "id": "say", "type": "llm", "prompt": "Say something about {{topic}}.", "output": "said" },
+    { "id": "call-ping", "type": "agent", "agent": "ping", "input": { "topic": "{{topic}}" }, "output": "back", "onError": "END" }
+  ],
+  "edges": [ { "from": "say", "to": "call-ping" }, { "from": "call-ping", "to": "END" } ]
+}`
+)
+
+// TestDelegationCycleOnTheBoard: a cycle (loop → ping → pong → ping) is
+// refused in the agent before ping runs again, reported to the board as
+// AGENT_RECURSION with its chain, and the board's agent and an alert rule
+// about circular delegation say so.
+func TestDelegationCycleOnTheBoard(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "flow.json"), []byte(loopDesk), 0o644)
+	for name, f := range map[string]string{"ping": pingChild, "pong": pongChild} {
+		os.MkdirAll(filepath.Join(dir, name), 0o755)
+		os.WriteFile(filepath.Join(dir, name, "flow.json"), []byte(f), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "agents.json"), []byte(`{"agents":{"ping":"ping","pong":"pong"}}`), 0o644)
+	var stdout, stderr lines
+	err := node.Run(t.Context(), node.Config{Dir: dir, BoardURL: bt.URL, Token: bt.AgentToken("loop"),
+		Input: map[string]string{"topic": "echoes"}, JSON: true, Stdout: &stdout, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("Run: %v; stderr:\n%s", err, &stderr)
+	}
+	rs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleViewer)))
+	var failures []*boardv1.DelegationFailure
+	boardtest.Eventually(t, time.Minute, "the cycle stored", func() bool {
+		res, err := rs.ListDelegationFailures(t.Context(), &boardv1.ListDelegationFailuresRequest{Agent: "loop", Code: "AGENT_RECURSION"})
+		failures = res.GetFailures()
+		return err == nil && len(failures) == 1
+	})
+	if f := failures[0]; f.GetTarget() != "ping" || f.GetNode() != "call-ping" || !slices.Equal(f.GetChain(), []string{"loop", "ping", "pong"}) {
+		t.Errorf("the cycle = %v, want pong's call-ping back to ping, chain loop, ping, pong", f)
+	}
+	admin := bt.Client(bt.OperatorToken("root", identity.RoleAdmin))
+	al := boardv1connect.NewAlertServiceClient(admin)
+	if _, err := al.PutAlertRule(t.Context(), &boardv1.PutAlertRuleRequest{Rule: &boardv1.AlertRule{
+		Id: "cycles", Agent: "*", Condition: boardv1.AlertCondition_ALERT_CONDITION_DELEGATION_CYCLE}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := al.ListAlerts(t.Context(), &boardv1.ListAlertsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.GetAlerts(); len(a) != 1 || a[0].GetAgent() != "loop" || a[0].GetState() != boardv1.AlertState_ALERT_STATE_FIRING {
+		t.Errorf("alerts = %v, want the rule firing for loop", a)
 	}
 }
 

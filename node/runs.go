@@ -190,6 +190,9 @@ func runOf(r runs.Run) agentlink.Run {
 		Input: r.Input, Output: r.Output, Withheld: r.Withheld, StepsTruncated: r.StepsTruncated,
 		Trigger: runTriggerOf(r.Trigger), Delegation: runDelegationOf(r.Delegation),
 	}
+	for i := range r.Failures {
+		out.Failures = append(out.Failures, *delegationFailureOf(&r.Failures[i]))
+	}
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, stepOf(s))
 	}
@@ -226,5 +229,5 @@ func delegationFailureOf(f *runs.DelegationFailure) *agentlink.DelegationFailure
 		return nil
 	}
 	return &agentlink.DelegationFailure{Node: f.Node, Target: f.Target, Code: f.Code, Message: f.Message,
-		Chain: f.Chain, InvocationID: f.Invocation}
+		Chain: f.Chain, InvocationID: f.Invocation, At: f.At}
 }

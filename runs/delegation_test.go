@@ -129,6 +129,11 @@ func TestRecorderReportsDelegation(t *testing.T) {
 		!slices.Equal(fl.Chain, []string{"desk"}) || !strings.Contains(fl.Message, `no agent "ghost" is registered`) || len(fl.Message) > runs.MaxError {
 		t.Errorf("failure = %+v on run %s, want UNKNOWN_AGENT ghost from ask-ghost of %s", fl, failed[0].Run, res.Run)
 	}
+	// The root's summary lists the failure too, with when it happened: a
+	// lost live event loses nothing.
+	if fs := rootSum.Run.Failures; len(fs) != 1 || fs[0].Code != agents.CodeUnknownAgent || fs[0].Node != "ask-ghost" || fs[0].At.IsZero() {
+		t.Errorf("the root summary's failures = %+v, want the one UNKNOWN_AGENT with its time", fs)
+	}
 	for _, e := range events {
 		if e.Failure != nil && strings.Contains(e.Failure.Message, "hunter2") {
 			t.Errorf("a failure's message holds the secret: %q", e.Failure.Message)

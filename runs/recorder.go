@@ -186,7 +186,10 @@ func (r *Recorder) Watch(ctx context.Context, e flow.Event) {
 			var de flow.DelegateError
 			if e.NodeKind == flow.KindAgent && errors.As(e.Err, &de) {
 				failed = rec.event(e.At, EventDelegationFailed)
-				failed.Failure = r.failure(e.Node, de)
+				failed.Failure = r.failure(e.Node, de, e.At)
+				if len(rec.run.Failures) < MaxFailures {
+					rec.run.Failures = append(rec.run.Failures, *failed.Failure)
+				}
 			}
 		}
 	case flow.EventRunPaused:
@@ -450,8 +453,8 @@ func chainOf(chain []string) []string {
 
 // failure is the delegation an agent node did not get, fit to leave the
 // machine: its message without secrets, at most MaxError bytes.
-func (r *Recorder) failure(node string, de flow.DelegateError) *DelegationFailure {
+func (r *Recorder) failure(node string, de flow.DelegateError, at time.Time) *DelegationFailure {
 	f := de.DelegateFailure()
 	return &DelegationFailure{Node: clip(node, MaxName), Target: clip(f.Target, MaxName), Code: f.Code,
-		Message: r.safe(de), Chain: chainOf(f.Chain), Invocation: clip(f.Invocation, MaxName)}
+		Message: r.safe(de), Chain: chainOf(f.Chain), Invocation: clip(f.Invocation, MaxName), At: at}
 }

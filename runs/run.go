@@ -146,7 +146,14 @@ type Run struct {
 	// Delegation is the run and node that delegated to it, when one did
 	// (StartedBy is then ByDelegation).
 	Delegation *Delegation `json:"delegation,omitempty"`
+	// Failures are the delegations its agent nodes asked for and did not
+	// get, in order: at most MaxFailures, the first ones. A summary holds
+	// them all, so what a lost live event said still reaches the board.
+	Failures []DelegationFailure `json:"delegation_failures,omitempty"`
 }
+
+// MaxFailures is the most delegation failures a run's record keeps.
+const MaxFailures = 64
 
 // Delegation is how a run was delegated to.
 type Delegation struct {
@@ -160,15 +167,17 @@ type Delegation struct {
 // DelegationFailure is a delegation an agent node asked for and did not
 // get: refused before the child ran, or failed in it.
 type DelegationFailure struct {
-	Node string
+	Node string `json:"node"`
 	// Target is the agent asked for, as given: at most MaxName bytes.
-	Target string
+	Target string `json:"target"`
 	// Code is one of package agents' codes.
-	Code string
+	Code string `json:"code"`
 	// Message says why, without secrets: at most MaxError bytes.
-	Message    string
-	Chain      []string
-	Invocation string
+	Message    string   `json:"message,omitempty"`
+	Chain      []string `json:"chain,omitempty"`
+	Invocation string   `json:"invocation,omitempty"`
+	// At is when it was refused or failed.
+	At time.Time `json:"at"`
 }
 
 // Trigger is the trigger that started a run (WithTrigger).

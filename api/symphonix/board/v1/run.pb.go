@@ -477,9 +477,17 @@ type Run struct {
 	// Where it sits in a delegation, when an agent node of another run
 	// started it ("started_by" is then "delegation"); unset for a run
 	// nothing delegated.
-	Delegation    *RunDelegation `protobuf:"bytes,23,opt,name=delegation,proto3" json:"delegation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Delegation *RunDelegation `protobuf:"bytes,23,opt,name=delegation,proto3" json:"delegation,omitempty"`
+	// The delegations its agent nodes asked for and did not get, in the
+	// order they were refused or failed: at most 64. Sent by the agent in a
+	// run summary (agents announcing "delegation"), where each summary holds
+	// the run's whole list, so a failure the live event lost still reaches
+	// the board; each failure's agent is unset and its time is when it
+	// happened. The board keeps them for ListDelegationFailures and does not
+	// return them here.
+	DelegationFailures []*DelegationFailure `protobuf:"bytes,24,rep,name=delegation_failures,json=delegationFailures,proto3" json:"delegation_failures,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -669,6 +677,13 @@ func (x *Run) GetTrigger() *RunTrigger {
 func (x *Run) GetDelegation() *RunDelegation {
 	if x != nil {
 		return x.Delegation
+	}
+	return nil
+}
+
+func (x *Run) GetDelegationFailures() []*DelegationFailure {
+	if x != nil {
+		return x.DelegationFailures
 	}
 	return nil
 }
@@ -1922,7 +1937,7 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
 	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x16\n" +
 	"\x06cached\x18\x03 \x01(\x03R\x06cached\x12\x14\n" +
-	"\x05total\x18\x04 \x01(\x03R\x05total\"\xac\a\n" +
+	"\x05total\x18\x04 \x01(\x03R\x05total\"\x84\b\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
@@ -1953,7 +1968,8 @@ const file_symphonix_board_v1_run_proto_rawDesc = "" +
 	"\atrigger\x18\x16 \x01(\v2\x1e.symphonix.board.v1.RunTriggerR\atrigger\x12A\n" +
 	"\n" +
 	"delegation\x18\x17 \x01(\v2!.symphonix.board.v1.RunDelegationR\n" +
-	"delegation\"\xa5\x01\n" +
+	"delegation\x12V\n" +
+	"\x13delegation_failures\x18\x18 \x03(\v2%.symphonix.board.v1.DelegationFailureR\x12delegationFailures\"\xa5\x01\n" +
 	"\rRunDelegation\x12\"\n" +
 	"\rparent_run_id\x18\x01 \x01(\tR\vparentRunId\x12\x1f\n" +
 	"\vparent_node\x18\x02 \x01(\tR\n" +
@@ -2136,44 +2152,45 @@ var file_symphonix_board_v1_run_proto_depIdxs = []int32{
 	9,  // 8: symphonix.board.v1.Run.steps:type_name -> symphonix.board.v1.RunStep
 	28, // 9: symphonix.board.v1.Run.trigger:type_name -> symphonix.board.v1.RunTrigger
 	7,  // 10: symphonix.board.v1.Run.delegation:type_name -> symphonix.board.v1.RunDelegation
-	25, // 11: symphonix.board.v1.DelegationFailure.time:type_name -> google.protobuf.Timestamp
-	25, // 12: symphonix.board.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
-	26, // 13: symphonix.board.v1.RunStep.duration:type_name -> google.protobuf.Duration
-	1,  // 14: symphonix.board.v1.RunStep.outcome:type_name -> symphonix.board.v1.StepOutcome
-	2,  // 15: symphonix.board.v1.RunStep.pause:type_name -> symphonix.board.v1.PauseKind
-	5,  // 16: symphonix.board.v1.RunStep.tokens:type_name -> symphonix.board.v1.Tokens
-	0,  // 17: symphonix.board.v1.ListRunsRequest.state:type_name -> symphonix.board.v1.RunState
-	25, // 18: symphonix.board.v1.ListRunsRequest.start_after:type_name -> google.protobuf.Timestamp
-	25, // 19: symphonix.board.v1.ListRunsRequest.start_before:type_name -> google.protobuf.Timestamp
-	6,  // 20: symphonix.board.v1.ListRunsResponse.runs:type_name -> symphonix.board.v1.Run
-	6,  // 21: symphonix.board.v1.GetRunResponse.run:type_name -> symphonix.board.v1.Run
-	3,  // 22: symphonix.board.v1.WatchRunsResponse.kind:type_name -> symphonix.board.v1.RunEventKind
-	6,  // 23: symphonix.board.v1.WatchRunsResponse.run:type_name -> symphonix.board.v1.Run
-	9,  // 24: symphonix.board.v1.WatchRunsResponse.step:type_name -> symphonix.board.v1.RunStep
-	27, // 25: symphonix.board.v1.StartRunRequest.input:type_name -> google.protobuf.Struct
-	22, // 26: symphonix.board.v1.GetRunTreeResponse.root:type_name -> symphonix.board.v1.RunTreeNode
-	6,  // 27: symphonix.board.v1.RunTreeNode.run:type_name -> symphonix.board.v1.Run
-	22, // 28: symphonix.board.v1.RunTreeNode.children:type_name -> symphonix.board.v1.RunTreeNode
-	8,  // 29: symphonix.board.v1.ListDelegationFailuresResponse.failures:type_name -> symphonix.board.v1.DelegationFailure
-	10, // 30: symphonix.board.v1.RunService.ListRuns:input_type -> symphonix.board.v1.ListRunsRequest
-	12, // 31: symphonix.board.v1.RunService.GetRun:input_type -> symphonix.board.v1.GetRunRequest
-	14, // 32: symphonix.board.v1.RunService.WatchRuns:input_type -> symphonix.board.v1.WatchRunsRequest
-	16, // 33: symphonix.board.v1.RunService.StartRun:input_type -> symphonix.board.v1.StartRunRequest
-	18, // 34: symphonix.board.v1.RunService.StopRun:input_type -> symphonix.board.v1.StopRunRequest
-	20, // 35: symphonix.board.v1.RunService.GetRunTree:input_type -> symphonix.board.v1.GetRunTreeRequest
-	23, // 36: symphonix.board.v1.RunService.ListDelegationFailures:input_type -> symphonix.board.v1.ListDelegationFailuresRequest
-	11, // 37: symphonix.board.v1.RunService.ListRuns:output_type -> symphonix.board.v1.ListRunsResponse
-	13, // 38: symphonix.board.v1.RunService.GetRun:output_type -> symphonix.board.v1.GetRunResponse
-	15, // 39: symphonix.board.v1.RunService.WatchRuns:output_type -> symphonix.board.v1.WatchRunsResponse
-	17, // 40: symphonix.board.v1.RunService.StartRun:output_type -> symphonix.board.v1.StartRunResponse
-	19, // 41: symphonix.board.v1.RunService.StopRun:output_type -> symphonix.board.v1.StopRunResponse
-	21, // 42: symphonix.board.v1.RunService.GetRunTree:output_type -> symphonix.board.v1.GetRunTreeResponse
-	24, // 43: symphonix.board.v1.RunService.ListDelegationFailures:output_type -> symphonix.board.v1.ListDelegationFailuresResponse
-	37, // [37:44] is the sub-list for method output_type
-	30, // [30:37] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	8,  // 11: symphonix.board.v1.Run.delegation_failures:type_name -> symphonix.board.v1.DelegationFailure
+	25, // 12: symphonix.board.v1.DelegationFailure.time:type_name -> google.protobuf.Timestamp
+	25, // 13: symphonix.board.v1.RunStep.start_time:type_name -> google.protobuf.Timestamp
+	26, // 14: symphonix.board.v1.RunStep.duration:type_name -> google.protobuf.Duration
+	1,  // 15: symphonix.board.v1.RunStep.outcome:type_name -> symphonix.board.v1.StepOutcome
+	2,  // 16: symphonix.board.v1.RunStep.pause:type_name -> symphonix.board.v1.PauseKind
+	5,  // 17: symphonix.board.v1.RunStep.tokens:type_name -> symphonix.board.v1.Tokens
+	0,  // 18: symphonix.board.v1.ListRunsRequest.state:type_name -> symphonix.board.v1.RunState
+	25, // 19: symphonix.board.v1.ListRunsRequest.start_after:type_name -> google.protobuf.Timestamp
+	25, // 20: symphonix.board.v1.ListRunsRequest.start_before:type_name -> google.protobuf.Timestamp
+	6,  // 21: symphonix.board.v1.ListRunsResponse.runs:type_name -> symphonix.board.v1.Run
+	6,  // 22: symphonix.board.v1.GetRunResponse.run:type_name -> symphonix.board.v1.Run
+	3,  // 23: symphonix.board.v1.WatchRunsResponse.kind:type_name -> symphonix.board.v1.RunEventKind
+	6,  // 24: symphonix.board.v1.WatchRunsResponse.run:type_name -> symphonix.board.v1.Run
+	9,  // 25: symphonix.board.v1.WatchRunsResponse.step:type_name -> symphonix.board.v1.RunStep
+	27, // 26: symphonix.board.v1.StartRunRequest.input:type_name -> google.protobuf.Struct
+	22, // 27: symphonix.board.v1.GetRunTreeResponse.root:type_name -> symphonix.board.v1.RunTreeNode
+	6,  // 28: symphonix.board.v1.RunTreeNode.run:type_name -> symphonix.board.v1.Run
+	22, // 29: symphonix.board.v1.RunTreeNode.children:type_name -> symphonix.board.v1.RunTreeNode
+	8,  // 30: symphonix.board.v1.ListDelegationFailuresResponse.failures:type_name -> symphonix.board.v1.DelegationFailure
+	10, // 31: symphonix.board.v1.RunService.ListRuns:input_type -> symphonix.board.v1.ListRunsRequest
+	12, // 32: symphonix.board.v1.RunService.GetRun:input_type -> symphonix.board.v1.GetRunRequest
+	14, // 33: symphonix.board.v1.RunService.WatchRuns:input_type -> symphonix.board.v1.WatchRunsRequest
+	16, // 34: symphonix.board.v1.RunService.StartRun:input_type -> symphonix.board.v1.StartRunRequest
+	18, // 35: symphonix.board.v1.RunService.StopRun:input_type -> symphonix.board.v1.StopRunRequest
+	20, // 36: symphonix.board.v1.RunService.GetRunTree:input_type -> symphonix.board.v1.GetRunTreeRequest
+	23, // 37: symphonix.board.v1.RunService.ListDelegationFailures:input_type -> symphonix.board.v1.ListDelegationFailuresRequest
+	11, // 38: symphonix.board.v1.RunService.ListRuns:output_type -> symphonix.board.v1.ListRunsResponse
+	13, // 39: symphonix.board.v1.RunService.GetRun:output_type -> symphonix.board.v1.GetRunResponse
+	15, // 40: symphonix.board.v1.RunService.WatchRuns:output_type -> symphonix.board.v1.WatchRunsResponse
+	17, // 41: symphonix.board.v1.RunService.StartRun:output_type -> symphonix.board.v1.StartRunResponse
+	19, // 42: symphonix.board.v1.RunService.StopRun:output_type -> symphonix.board.v1.StopRunResponse
+	21, // 43: symphonix.board.v1.RunService.GetRunTree:output_type -> symphonix.board.v1.GetRunTreeResponse
+	24, // 44: symphonix.board.v1.RunService.ListDelegationFailures:output_type -> symphonix.board.v1.ListDelegationFailuresResponse
+	38, // [38:45] is the sub-list for method output_type
+	31, // [31:38] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_run_proto_init() }
