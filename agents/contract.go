@@ -113,8 +113,11 @@ func CheckInput(c Contract, input map[string]any, where string) error {
 		}
 	}
 	for _, in := range c.Inputs {
-		if empty(input[in.Name]) {
+		switch v := input[in.Name]; {
+		case empty(v):
 			ps = append(ps, fmt.Sprintf("input %q holds nothing", in.Name))
+		case !flow.Fits(in.Type, v):
+			ps = append(ps, fmt.Sprintf("input %q must be a %s, and it is %s", in.Name, in.Type, kindOf(v)))
 		}
 	}
 	if len(ps) == 0 {
@@ -178,4 +181,21 @@ func empty(v any) bool {
 		return len(v) == 0
 	}
 	return false
+}
+
+// kindOf names what a JSON value is, for a refusal: "a string", "a list", ….
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int, int64, json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
 }

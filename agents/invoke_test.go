@@ -104,6 +104,7 @@ func TestInvokeRaisesEachCode(t *testing.T) {
 			return c
 		}, agents.CodeInputInvalid, `"password" is not one of its inputs`},
 		{"empty input", func(c agents.Call) agents.Call { c.Input = map[string]any{"subject": "  "}; return c }, agents.CodeInputInvalid, `input "subject" holds nothing`},
+		{"input of the wrong type", func(c agents.Call) agents.Call { c.Input = map[string]any{"subject": []any{"otters"}}; return c }, agents.CodeInputInvalid, `input "subject" must be a string, and it is a list`},
 		{"input too large", func(c agents.Call) agents.Call {
 			c.Input = map[string]any{"subject": strings.Repeat("x", agents.MaxInputBytes)}
 			return c
