@@ -28,7 +28,7 @@ var domain = []string{"log", "log/slog"}
 var layers = []layer{
 	// Leaves: the encodings and rules both halves share.
 	{pkg: "jcs", why: "a digest is a protocol: one canonical encoding, nothing under it", noStd: domain},
-	{pkg: "approvals", why: "the agent's half of a governed approval; digests through jcs", allow: []string{"jcs"}, noStd: domain},
+	{pkg: "approvals", why: "the agent's half of a governed approval; digests through jcs, the amounts a card shows through text", allow: []string{"jcs", "text"}, noStd: domain},
 	{pkg: "subscription", why: "the tool rule: declaration, board, remembered word; no I/O beyond its file", noStd: domain},
 	{pkg: "packages", why: "solution packages: reads, validates, digests and signs, never runs or installs into a running agent; jcs for the digest, flow to validate a package's flow (flow is pure: load and validate, no I/O)", allow: []string{"jcs", "flow"}, noStd: append([]string{"net", "net/http", "os/exec"}, domain...)},
 	{pkg: "secrets", why: "which values are secrets and removing them from text; reads an agent folder's env files, nothing more", noStd: domain},

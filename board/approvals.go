@@ -517,6 +517,9 @@ func approvalProto(r *ent.Approval) *boardv1.Approval {
 		//lint:ignore SA1019 deprecated for readers, still sent to the clients that read it
 		Show: showStruct(r.Show),
 	}
+	for _, a := range approvals.AmountsOf(r.Ask, r.Account) {
+		p.Amounts = append(p.Amounts, &boardv1.Amount{Text: a.Text, Value: a.Value, Currency: a.Currency})
+	}
 	if r.ExpiresAt != nil {
 		p.ExpireTime = timestamppb.New(*r.ExpiresAt)
 	}

@@ -40,7 +40,7 @@ type Pending struct {
 	// Account (text.AmountsIn), so a card can show each as a value and a
 	// currency rather than a person reading them out of prose. It is read
 	// from what the digest covers and is not itself in the digest; at most
-	// MaxPendingAmounts.
+	// approvals.MaxAmounts.
 	Amounts []text.Amount `json:"amounts,omitempty"`
 	// Digest is, for an approval, approvals.Digest(Show, Account): the
 	// digest of the operation put in front of the person. The board stores
@@ -89,23 +89,10 @@ func (r *run) approvalPending(v State, n *gnode) (*Pending, error) {
 		Question: question,
 		Show:     show,
 		Account:  account,
-		Amounts:  amountsOf(question, account),
+		Amounts:  approvals.AmountsOf(question, account),
 		Digest:   digest,
 		At:       r.g.now().UTC(),
 	}, nil
-}
-
-// MaxPendingAmounts is the most amounts an approval's Pending carries.
-const MaxPendingAmounts = 16
-
-// amountsOf reads the amounts in an approval's question and account, the
-// question's first; nil when there is none.
-func amountsOf(question, account string) []text.Amount {
-	as := append(text.AmountsIn(question), text.AmountsIn(account)...)
-	if len(as) > MaxPendingAmounts {
-		as = as[:MaxPendingAmounts]
-	}
-	return as
 }
 
 // askPending is an ask node's question.

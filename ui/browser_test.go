@@ -600,6 +600,22 @@ func TestBrowserApprovalIsText(t *testing.T) {
 	}
 }
 
+// TestBrowserCardShowsAmounts: the board's approval card lists the
+// amounts written in the question and the account, each as written and as
+// a value with its currency, and not an order's number.
+func TestBrowserCardShowsAmounts(t *testing.T) {
+	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
+	id, _ := raise(t, payer, "run-1", "Refund €6,000 for order A-1043?", map[string]any{"order": "A-1043"},
+		"The customer paid 6.000,50 EUR twice.")
+	b := browsertest.New(t)
+	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
+	b.Until("the approval queued", queued, id)
+	const amounts = `Array.from(%s.querySelectorAll("ul.amounts li")).map((li) => li.textContent).join(" | ")`
+	if got, want := b.Eval(fmt.Sprintf(amounts, card(id))), "€6,000 = 6000 EUR | 6.000,50 EUR = 6000.5 EUR"; got != want {
+		t.Errorf("the card's amounts = %q, want %q", got, want)
+	}
+}
+
 // TestBrowserShowsNumbersAsSent: the shown values are drawn from the text
 // the agent sent, so an integer beyond 2^53 and a price's trailing zero
 // read as written, in the queue and in the history, not as doubles.

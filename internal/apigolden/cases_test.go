@@ -591,6 +591,9 @@ func cases() []goldenCase {
 	withRun := approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING)
 	withRun.RunId = runID
 	add("ApprovalService.GetApproval.response.run_id", &boardv1.GetApprovalResponse{Approval: withRun})
+	withAmounts := approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING)
+	withAmounts.Amounts = []*boardv1.Amount{{Text: "740.50 EUR", Value: 740.5, Currency: "EUR"}}
+	add("ApprovalService.GetApproval.response.amounts", &boardv1.GetApprovalResponse{Approval: withAmounts})
 	add("RunService.ListRuns.request", &boardv1.ListRunsRequest{
 		Agent: "refund-desk", State: boardv1.RunState_RUN_STATE_FAILED, Thread: "thread-19",
 		StartAfter: at(-1440), StartBefore: at(0), PageSize: 25, PageToken: "cnVucy0y",

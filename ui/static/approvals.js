@@ -503,6 +503,18 @@
     age.classList.add("age");
     meta.append(age);
     head.append(ask, meta);
+    // The amounts the board read out of the question and the account, each
+    // as written and as a value with its currency: a person checks the
+    // number, not their reading of prose.
+    if (Array.isArray(a.amounts) && a.amounts.length > 0) {
+      const amounts = node("ul", "amounts");
+      amounts.setAttribute("aria-label", "Amounts");
+      for (const m of a.amounts) {
+        const value = String(m.value ?? 0) + (m.currency ? " " + m.currency : "");
+        amounts.append(node("li", "", m.text === value ? value : (m.text || "") + " = " + value));
+      }
+      head.append(amounts);
+    }
 
     const shown = node("div", "shown");
     shown.append(node("h5", "", "Shown"));

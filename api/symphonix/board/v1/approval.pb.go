@@ -733,7 +733,11 @@ type Approval struct {
 	ShowJson string `protobuf:"bytes,16,opt,name=show_json,json=showJson,proto3" json:"show_json,omitempty"`
 	// The run that stopped for it, as the agent's run reports name it
 	// (RunService.GetRun); "" when the agent does not report runs.
-	RunId         string `protobuf:"bytes,17,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	RunId string `protobuf:"bytes,17,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The amounts written in ask and then account, read by the board as the
+	// agent's own card reads them, so a card can show each as a value and a
+	// currency: at most 16. Read for people; never part of the digest.
+	Amounts       []*Amount `protobuf:"bytes,18,rep,name=amounts,proto3" json:"amounts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -888,6 +892,78 @@ func (x *Approval) GetRunId() string {
 	return ""
 }
 
+func (x *Approval) GetAmounts() []*Amount {
+	if x != nil {
+		return x.Amounts
+	}
+	return nil
+}
+
+// Amount is one amount a person wrote.
+type Amount struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// As written, currency and all: "€6,000".
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Its value: "6.000,50" is 6000.5, "€6k" 6000.
+	Value float64 `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
+	// The ISO 4217 code of the currency written with it ("€" is EUR); ""
+	// when none was.
+	Currency      string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Amount) Reset() {
+	*x = Amount{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Amount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Amount) ProtoMessage() {}
+
+func (x *Amount) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Amount.ProtoReflect.Descriptor instead.
+func (*Amount) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Amount) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Amount) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *Amount) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
 // ListApprovalsRequest asks for a page of approvals, newest first.
 type ListApprovalsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -908,7 +984,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +996,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[8]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1009,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{8}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListApprovalsRequest) GetState() ApprovalState {
@@ -979,7 +1055,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1067,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[9]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1080,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{9}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -1036,7 +1112,7 @@ type WatchApprovalsRequest struct {
 
 func (x *WatchApprovalsRequest) Reset() {
 	*x = WatchApprovalsRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1124,7 @@ func (x *WatchApprovalsRequest) String() string {
 func (*WatchApprovalsRequest) ProtoMessage() {}
 
 func (x *WatchApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[10]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1137,7 @@ func (x *WatchApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*WatchApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{10}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatchApprovalsRequest) GetAgent() string {
@@ -1095,7 +1171,7 @@ type WatchApprovalsResponse struct {
 
 func (x *WatchApprovalsResponse) Reset() {
 	*x = WatchApprovalsResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1183,7 @@ func (x *WatchApprovalsResponse) String() string {
 func (*WatchApprovalsResponse) ProtoMessage() {}
 
 func (x *WatchApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1196,7 @@ func (x *WatchApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*WatchApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{11}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WatchApprovalsResponse) GetEvent() ApprovalEvent {
@@ -1148,7 +1224,7 @@ type GetApprovalRequest struct {
 
 func (x *GetApprovalRequest) Reset() {
 	*x = GetApprovalRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1236,7 @@ func (x *GetApprovalRequest) String() string {
 func (*GetApprovalRequest) ProtoMessage() {}
 
 func (x *GetApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1249,7 @@ func (x *GetApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApprovalRequest.ProtoReflect.Descriptor instead.
 func (*GetApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetApprovalRequest) GetId() string {
@@ -1194,7 +1270,7 @@ type GetApprovalResponse struct {
 
 func (x *GetApprovalResponse) Reset() {
 	*x = GetApprovalResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1282,7 @@ func (x *GetApprovalResponse) String() string {
 func (*GetApprovalResponse) ProtoMessage() {}
 
 func (x *GetApprovalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1295,7 @@ func (x *GetApprovalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApprovalResponse.ProtoReflect.Descriptor instead.
 func (*GetApprovalResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{13}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetApprovalResponse) GetApproval() *Approval {
@@ -1246,7 +1322,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1334,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1347,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{14}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DecideRequest) GetId() string {
@@ -1314,7 +1390,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1402,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1415,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{15}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DecideResponse) GetApproval() *Approval {
@@ -1362,7 +1438,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1450,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1463,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelRequest) GetId() string {
@@ -1415,7 +1491,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1503,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1516,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelResponse) GetApproval() *Approval {
@@ -1485,7 +1561,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1573,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1586,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApprovalDecision) GetApprovalId() string {
@@ -1621,7 +1697,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteRuleResponse\"\xbb\x04\n" +
+	"\x12DeleteRuleResponse\"\xf1\x04\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x10\n" +
@@ -1642,7 +1718,12 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\bdecision\x18\x0e \x01(\v2$.symphonix.board.v1.ApprovalDecisionR\bdecision\x12\x14\n" +
 	"\x05votes\x18\x0f \x03(\tR\x05votes\x12\x1b\n" +
 	"\tshow_json\x18\x10 \x01(\tR\bshowJson\x12\x15\n" +
-	"\x06run_id\x18\x11 \x01(\tR\x05runId\"\xa1\x01\n" +
+	"\x06run_id\x18\x11 \x01(\tR\x05runId\x124\n" +
+	"\aamounts\x18\x12 \x03(\v2\x1a.symphonix.board.v1.AmountR\aamounts\"N\n" +
+	"\x06Amount\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x1a\n" +
+	"\bcurrency\x18\x03 \x01(\tR\bcurrency\"\xa1\x01\n" +
 	"\x14ListApprovalsRequest\x127\n" +
 	"\x05state\x18\x01 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x1b\n" +
@@ -1740,7 +1821,7 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(ApprovalState)(0),             // 0: symphonix.board.v1.ApprovalState
 	(Say)(0),                       // 1: symphonix.board.v1.Say
@@ -1753,66 +1834,68 @@ var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*DeleteRuleRequest)(nil),      // 8: symphonix.board.v1.DeleteRuleRequest
 	(*DeleteRuleResponse)(nil),     // 9: symphonix.board.v1.DeleteRuleResponse
 	(*Approval)(nil),               // 10: symphonix.board.v1.Approval
-	(*ListApprovalsRequest)(nil),   // 11: symphonix.board.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil),  // 12: symphonix.board.v1.ListApprovalsResponse
-	(*WatchApprovalsRequest)(nil),  // 13: symphonix.board.v1.WatchApprovalsRequest
-	(*WatchApprovalsResponse)(nil), // 14: symphonix.board.v1.WatchApprovalsResponse
-	(*GetApprovalRequest)(nil),     // 15: symphonix.board.v1.GetApprovalRequest
-	(*GetApprovalResponse)(nil),    // 16: symphonix.board.v1.GetApprovalResponse
-	(*DecideRequest)(nil),          // 17: symphonix.board.v1.DecideRequest
-	(*DecideResponse)(nil),         // 18: symphonix.board.v1.DecideResponse
-	(*CancelRequest)(nil),          // 19: symphonix.board.v1.CancelRequest
-	(*CancelResponse)(nil),         // 20: symphonix.board.v1.CancelResponse
-	(*ApprovalDecision)(nil),       // 21: symphonix.board.v1.ApprovalDecision
-	(Role)(0),                      // 22: symphonix.board.v1.Role
-	(*durationpb.Duration)(nil),    // 23: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 24: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 25: google.protobuf.Struct
+	(*Amount)(nil),                 // 11: symphonix.board.v1.Amount
+	(*ListApprovalsRequest)(nil),   // 12: symphonix.board.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),  // 13: symphonix.board.v1.ListApprovalsResponse
+	(*WatchApprovalsRequest)(nil),  // 14: symphonix.board.v1.WatchApprovalsRequest
+	(*WatchApprovalsResponse)(nil), // 15: symphonix.board.v1.WatchApprovalsResponse
+	(*GetApprovalRequest)(nil),     // 16: symphonix.board.v1.GetApprovalRequest
+	(*GetApprovalResponse)(nil),    // 17: symphonix.board.v1.GetApprovalResponse
+	(*DecideRequest)(nil),          // 18: symphonix.board.v1.DecideRequest
+	(*DecideResponse)(nil),         // 19: symphonix.board.v1.DecideResponse
+	(*CancelRequest)(nil),          // 20: symphonix.board.v1.CancelRequest
+	(*CancelResponse)(nil),         // 21: symphonix.board.v1.CancelResponse
+	(*ApprovalDecision)(nil),       // 22: symphonix.board.v1.ApprovalDecision
+	(Role)(0),                      // 23: symphonix.board.v1.Role
+	(*durationpb.Duration)(nil),    // 24: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 25: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 26: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	22, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
-	23, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	24, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
-	24, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
+	23, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
+	24, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	25, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
+	25, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 4: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 5: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 6: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	25, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	26, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
 	0,  // 8: symphonix.board.v1.Approval.state:type_name -> symphonix.board.v1.ApprovalState
-	24, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	24, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
-	21, // 11: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	0,  // 12: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
-	10, // 13: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
-	2,  // 14: symphonix.board.v1.WatchApprovalsResponse.event:type_name -> symphonix.board.v1.ApprovalEvent
-	10, // 15: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 16: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 17: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
-	10, // 18: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 19: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 20: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
-	24, // 21: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
-	4,  // 22: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	6,  // 23: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	8,  // 24: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	11, // 25: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	15, // 26: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	17, // 27: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	19, // 28: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	13, // 29: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
-	5,  // 30: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	7,  // 31: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	9,  // 32: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	12, // 33: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	16, // 34: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	18, // 35: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	20, // 36: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	14, // 37: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
-	30, // [30:38] is the sub-list for method output_type
-	22, // [22:30] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	25, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	25, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	22, // 11: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	11, // 12: symphonix.board.v1.Approval.amounts:type_name -> symphonix.board.v1.Amount
+	0,  // 13: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
+	10, // 14: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
+	2,  // 15: symphonix.board.v1.WatchApprovalsResponse.event:type_name -> symphonix.board.v1.ApprovalEvent
+	10, // 16: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 17: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 18: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
+	10, // 19: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 20: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 21: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
+	25, // 22: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
+	4,  // 23: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	6,  // 24: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	8,  // 25: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	12, // 26: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	16, // 27: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	18, // 28: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	20, // 29: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	14, // 30: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	5,  // 31: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	7,  // 32: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	9,  // 33: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	13, // 34: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	17, // 35: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	19, // 36: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	21, // 37: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	15, // 38: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	31, // [31:39] is the sub-list for method output_type
+	23, // [23:31] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -1822,14 +1905,14 @@ func file_symphonix_board_v1_approval_proto_init() {
 	}
 	file_symphonix_board_v1_user_proto_init()
 	file_symphonix_board_v1_approval_proto_msgTypes[0].OneofWrappers = []any{}
-	file_symphonix_board_v1_approval_proto_msgTypes[10].OneofWrappers = []any{}
+	file_symphonix_board_v1_approval_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

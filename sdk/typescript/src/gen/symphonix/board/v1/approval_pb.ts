@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/approval.proto.
  */
 export const file_symphonix_board_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSL2AgoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCEIJCgdfcXVvcnVtIjgKDlB1dFJ1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSI5Cg9QdXRSdWxlUmVzcG9uc2USJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKEExpc3RSdWxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiZgoRTGlzdFJ1bGVzUmVzcG9uc2USJwoFcnVsZXMYASADKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZCIfChFEZWxldGVSdWxlUmVxdWVzdBIKCgJpZBgBIAEoCSIUChJEZWxldGVSdWxlUmVzcG9uc2UiuAMKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEgsKA3J1bhgDIAEoCRIOCgZ0aHJlYWQYBCABKAkSDAoEbm9kZRgFIAEoCRILCgNhc2sYBiABKAkSKQoEc2hvdxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEg8KB2FjY291bnQYCCABKAkSDgoGZGlnZXN0GAkgASgJEjAKBXN0YXRlGAogASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsU3RhdGUSDwoHcnVsZV9pZBgLIAEoCRIvCgtjcmVhdGVfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKCGRlY2lzaW9uGA4gASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb24SDQoFdm90ZXMYDyADKAkSEQoJc2hvd19qc29uGBAgASgJEg4KBnJ1bl9pZBgRIAEoCSJ+ChRMaXN0QXBwcm92YWxzUmVxdWVzdBIwCgVzdGF0ZRgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlEg0KBWFnZW50GAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJInIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIvCglhcHByb3ZhbHMYASADKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiSAoVV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhQKB2hpc3RvcnkYAiABKAVIAIgBAUIKCghfaGlzdG9yeSJ6ChZXYXRjaEFwcHJvdmFsc1Jlc3BvbnNlEjAKBWV2ZW50GAEgASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRXZlbnQSLgoIYXBwcm92YWwYAiABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiIAoSR2V0QXBwcm92YWxSZXF1ZXN0EgoKAmlkGAEgASgJIkUKE0dldEFwcHJvdmFsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiYQoNRGVjaWRlUmVxdWVzdBIKCgJpZBgBIAEoCRIkCgNzYXkYAiABKA4yFy5zeW1waG9uaXguYm9hcmQudjEuU2F5Eg4KBmRpZ2VzdBgDIAEoCRIOCgZyZWFzb24YBCABKAkiQAoORGVjaWRlUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiKwoNQ2FuY2VsUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQAoOQ2FuY2VsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwi6wEKEEFwcHJvdmFsRGVjaXNpb24SEwoLYXBwcm92YWxfaWQYASABKAkSJAoDc2F5GAIgASgOMhcuc3ltcGhvbml4LmJvYXJkLnYxLlNheRIOCgZkaWdlc3QYAyABKAkSCwoDd2hvGAQgAygJEi8KC2RlY2lkZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YBiABKAkSCwoDcnVuGAcgASgJEgwKBG5vZGUYCCABKAkSDgoGdGhyZWFkGAkgASgJEhMKC3RyYWNlcGFyZW50GAogASgJKt4BCg1BcHByb3ZhbFN0YXRlEh4KGkFQUFJPVkFMX1NUQVRFX1VOU1BFQ0lGSUVEEAASGgoWQVBQUk9WQUxfU1RBVEVfUEVORElORxABEhsKF0FQUFJPVkFMX1NUQVRFX0FQUFJPVkVEEAISGwoXQVBQUk9WQUxfU1RBVEVfUkVKRUNURUQQAxIcChhBUFBST1ZBTF9TVEFURV9DQU5DRUxMRUQQBBIaChZBUFBST1ZBTF9TVEFURV9FWFBJUkVEEAUSHQoZQVBQUk9WQUxfU1RBVEVfU1VQRVJTRURFRBAGKlcKA1NheRITCg9TQVlfVU5TUEVDSUZJRUQQABILCgdTQVlfWUVTEAESCgoGU0FZX05PEAISEQoNU0FZX0NBTkNFTExFRBADEg8KC1NBWV9FWFBJUkVEEAQqrwIKDUFwcHJvdmFsRXZlbnQSHgoaQVBQUk9WQUxfRVZFTlRfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9FVkVOVF9TTkFQU0hPVBABEhkKFUFQUFJPVkFMX0VWRU5UX1NZTkNFRBACEhkKFUFQUFJPVkFMX0VWRU5UX1JBSVNFRBADEh0KGUFQUFJPVkFMX0VWRU5UX1NVUEVSU0VERUQQBBIYChRBUFBST1ZBTF9FVkVOVF9WT1RFRBAFEhoKFkFQUFJPVkFMX0VWRU5UX0RFQ0lERUQQBhIcChhBUFBST1ZBTF9FVkVOVF9DQU5DRUxMRUQQBxIaChZBUFBST1ZBTF9FVkVOVF9FWFBJUkVEEAgSHAoYQVBQUk9WQUxfRVZFTlRfSEVBUlRCRUFUEAky7wUKD0FwcHJvdmFsU2VydmljZRJSCgdQdXRSdWxlEiIuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXF1ZXN0GiMuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXNwb25zZRJYCglMaXN0UnVsZXMSJC5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bGVzUmVxdWVzdBolLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVsZXNSZXNwb25zZRJbCgpEZWxldGVSdWxlEiUuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXNwb25zZRJkCg1MaXN0QXBwcm92YWxzEiguc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJeCgtHZXRBcHByb3ZhbBImLnN5bXBob25peC5ib2FyZC52MS5HZXRBcHByb3ZhbFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuR2V0QXBwcm92YWxSZXNwb25zZRJPCgZEZWNpZGUSIS5zeW1waG9uaXguYm9hcmQudjEuRGVjaWRlUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5EZWNpZGVSZXNwb25zZRJPCgZDYW5jZWwSIS5zeW1waG9uaXguYm9hcmQudjEuQ2FuY2VsUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5DYW5jZWxSZXNwb25zZRJpCg5XYXRjaEFwcHJvdmFscxIpLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaKi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
+  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSL2AgoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCEIJCgdfcXVvcnVtIjgKDlB1dFJ1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSI5Cg9QdXRSdWxlUmVzcG9uc2USJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKEExpc3RSdWxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiZgoRTGlzdFJ1bGVzUmVzcG9uc2USJwoFcnVsZXMYASADKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZCIfChFEZWxldGVSdWxlUmVxdWVzdBIKCgJpZBgBIAEoCSIUChJEZWxldGVSdWxlUmVzcG9uc2Ui5QMKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEgsKA3J1bhgDIAEoCRIOCgZ0aHJlYWQYBCABKAkSDAoEbm9kZRgFIAEoCRILCgNhc2sYBiABKAkSKQoEc2hvdxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEg8KB2FjY291bnQYCCABKAkSDgoGZGlnZXN0GAkgASgJEjAKBXN0YXRlGAogASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsU3RhdGUSDwoHcnVsZV9pZBgLIAEoCRIvCgtjcmVhdGVfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKCGRlY2lzaW9uGA4gASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb24SDQoFdm90ZXMYDyADKAkSEQoJc2hvd19qc29uGBAgASgJEg4KBnJ1bl9pZBgRIAEoCRIrCgdhbW91bnRzGBIgAygLMhouc3ltcGhvbml4LmJvYXJkLnYxLkFtb3VudCI3CgZBbW91bnQSDAoEdGV4dBgBIAEoCRINCgV2YWx1ZRgCIAEoARIQCghjdXJyZW5jeRgDIAEoCSJ+ChRMaXN0QXBwcm92YWxzUmVxdWVzdBIwCgVzdGF0ZRgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlEg0KBWFnZW50GAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJInIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIvCglhcHByb3ZhbHMYASADKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiSAoVV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhQKB2hpc3RvcnkYAiABKAVIAIgBAUIKCghfaGlzdG9yeSJ6ChZXYXRjaEFwcHJvdmFsc1Jlc3BvbnNlEjAKBWV2ZW50GAEgASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRXZlbnQSLgoIYXBwcm92YWwYAiABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiIAoSR2V0QXBwcm92YWxSZXF1ZXN0EgoKAmlkGAEgASgJIkUKE0dldEFwcHJvdmFsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiYQoNRGVjaWRlUmVxdWVzdBIKCgJpZBgBIAEoCRIkCgNzYXkYAiABKA4yFy5zeW1waG9uaXguYm9hcmQudjEuU2F5Eg4KBmRpZ2VzdBgDIAEoCRIOCgZyZWFzb24YBCABKAkiQAoORGVjaWRlUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiKwoNQ2FuY2VsUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQAoOQ2FuY2VsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwi6wEKEEFwcHJvdmFsRGVjaXNpb24SEwoLYXBwcm92YWxfaWQYASABKAkSJAoDc2F5GAIgASgOMhcuc3ltcGhvbml4LmJvYXJkLnYxLlNheRIOCgZkaWdlc3QYAyABKAkSCwoDd2hvGAQgAygJEi8KC2RlY2lkZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YBiABKAkSCwoDcnVuGAcgASgJEgwKBG5vZGUYCCABKAkSDgoGdGhyZWFkGAkgASgJEhMKC3RyYWNlcGFyZW50GAogASgJKt4BCg1BcHByb3ZhbFN0YXRlEh4KGkFQUFJPVkFMX1NUQVRFX1VOU1BFQ0lGSUVEEAASGgoWQVBQUk9WQUxfU1RBVEVfUEVORElORxABEhsKF0FQUFJPVkFMX1NUQVRFX0FQUFJPVkVEEAISGwoXQVBQUk9WQUxfU1RBVEVfUkVKRUNURUQQAxIcChhBUFBST1ZBTF9TVEFURV9DQU5DRUxMRUQQBBIaChZBUFBST1ZBTF9TVEFURV9FWFBJUkVEEAUSHQoZQVBQUk9WQUxfU1RBVEVfU1VQRVJTRURFRBAGKlcKA1NheRITCg9TQVlfVU5TUEVDSUZJRUQQABILCgdTQVlfWUVTEAESCgoGU0FZX05PEAISEQoNU0FZX0NBTkNFTExFRBADEg8KC1NBWV9FWFBJUkVEEAQqrwIKDUFwcHJvdmFsRXZlbnQSHgoaQVBQUk9WQUxfRVZFTlRfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9FVkVOVF9TTkFQU0hPVBABEhkKFUFQUFJPVkFMX0VWRU5UX1NZTkNFRBACEhkKFUFQUFJPVkFMX0VWRU5UX1JBSVNFRBADEh0KGUFQUFJPVkFMX0VWRU5UX1NVUEVSU0VERUQQBBIYChRBUFBST1ZBTF9FVkVOVF9WT1RFRBAFEhoKFkFQUFJPVkFMX0VWRU5UX0RFQ0lERUQQBhIcChhBUFBST1ZBTF9FVkVOVF9DQU5DRUxMRUQQBxIaChZBUFBST1ZBTF9FVkVOVF9FWFBJUkVEEAgSHAoYQVBQUk9WQUxfRVZFTlRfSEVBUlRCRUFUEAky7wUKD0FwcHJvdmFsU2VydmljZRJSCgdQdXRSdWxlEiIuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXF1ZXN0GiMuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXNwb25zZRJYCglMaXN0UnVsZXMSJC5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bGVzUmVxdWVzdBolLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVsZXNSZXNwb25zZRJbCgpEZWxldGVSdWxlEiUuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXNwb25zZRJkCg1MaXN0QXBwcm92YWxzEiguc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJeCgtHZXRBcHByb3ZhbBImLnN5bXBob25peC5ib2FyZC52MS5HZXRBcHByb3ZhbFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuR2V0QXBwcm92YWxSZXNwb25zZRJPCgZEZWNpZGUSIS5zeW1waG9uaXguYm9hcmQudjEuRGVjaWRlUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5EZWNpZGVSZXNwb25zZRJPCgZDYW5jZWwSIS5zeW1waG9uaXguYm9hcmQudjEuQ2FuY2VsUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5DYW5jZWxSZXNwb25zZRJpCg5XYXRjaEFwcHJvdmFscxIpLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaKi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
 
 /**
  * Rule says that the approvals an agent raises at a node are governed, who
@@ -397,6 +397,15 @@ export type Approval = Message<"symphonix.board.v1.Approval"> & {
    * @generated from field: string run_id = 17;
    */
   runId: string;
+
+  /**
+   * The amounts written in ask and then account, read by the board as the
+   * agent's own card reads them, so a card can show each as a value and a
+   * currency: at most 16. Read for people; never part of the digest.
+   *
+   * @generated from field: repeated symphonix.board.v1.Amount amounts = 18;
+   */
+  amounts: Amount[];
 };
 
 /**
@@ -405,6 +414,42 @@ export type Approval = Message<"symphonix.board.v1.Approval"> & {
  */
 export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_approval, 7);
+
+/**
+ * Amount is one amount a person wrote.
+ *
+ * @generated from message symphonix.board.v1.Amount
+ */
+export type Amount = Message<"symphonix.board.v1.Amount"> & {
+  /**
+   * As written, currency and all: "€6,000".
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Its value: "6.000,50" is 6000.5, "€6k" 6000.
+   *
+   * @generated from field: double value = 2;
+   */
+  value: number;
+
+  /**
+   * The ISO 4217 code of the currency written with it ("€" is EUR); ""
+   * when none was.
+   *
+   * @generated from field: string currency = 3;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.Amount.
+ * Use `create(AmountSchema)` to create a new message.
+ */
+export const AmountSchema: GenMessage<Amount> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 8);
 
 /**
  * ListApprovalsRequest asks for a page of approvals, newest first.
@@ -449,7 +494,7 @@ export type ListApprovalsRequest = Message<"symphonix.board.v1.ListApprovalsRequ
  * Use `create(ListApprovalsRequestSchema)` to create a new message.
  */
 export const ListApprovalsRequestSchema: GenMessage<ListApprovalsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 8);
+  messageDesc(file_symphonix_board_v1_approval, 9);
 
 /**
  * ListApprovalsResponse is one page of approvals.
@@ -479,7 +524,7 @@ export type ListApprovalsResponse = Message<"symphonix.board.v1.ListApprovalsRes
  * Use `create(ListApprovalsResponseSchema)` to create a new message.
  */
 export const ListApprovalsResponseSchema: GenMessage<ListApprovalsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 9);
+  messageDesc(file_symphonix_board_v1_approval, 10);
 
 /**
  * WatchApprovalsRequest opens a watch on approvals.
@@ -509,7 +554,7 @@ export type WatchApprovalsRequest = Message<"symphonix.board.v1.WatchApprovalsRe
  * Use `create(WatchApprovalsRequestSchema)` to create a new message.
  */
 export const WatchApprovalsRequestSchema: GenMessage<WatchApprovalsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 10);
+  messageDesc(file_symphonix_board_v1_approval, 11);
 
 /**
  * WatchApprovalsResponse is one message of a watch on approvals. A change
@@ -541,7 +586,7 @@ export type WatchApprovalsResponse = Message<"symphonix.board.v1.WatchApprovalsR
  * Use `create(WatchApprovalsResponseSchema)` to create a new message.
  */
 export const WatchApprovalsResponseSchema: GenMessage<WatchApprovalsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 11);
+  messageDesc(file_symphonix_board_v1_approval, 12);
 
 /**
  * GetApprovalRequest asks for one approval.
@@ -562,7 +607,7 @@ export type GetApprovalRequest = Message<"symphonix.board.v1.GetApprovalRequest"
  * Use `create(GetApprovalRequestSchema)` to create a new message.
  */
 export const GetApprovalRequestSchema: GenMessage<GetApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 12);
+  messageDesc(file_symphonix_board_v1_approval, 13);
 
 /**
  * GetApprovalResponse is one approval.
@@ -583,7 +628,7 @@ export type GetApprovalResponse = Message<"symphonix.board.v1.GetApprovalRespons
  * Use `create(GetApprovalResponseSchema)` to create a new message.
  */
 export const GetApprovalResponseSchema: GenMessage<GetApprovalResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 13);
+  messageDesc(file_symphonix_board_v1_approval, 14);
 
 /**
  * DecideRequest is one operator's yes or no.
@@ -625,7 +670,7 @@ export type DecideRequest = Message<"symphonix.board.v1.DecideRequest"> & {
  * Use `create(DecideRequestSchema)` to create a new message.
  */
 export const DecideRequestSchema: GenMessage<DecideRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 14);
+  messageDesc(file_symphonix_board_v1_approval, 15);
 
 /**
  * DecideResponse is the approval after the vote.
@@ -647,7 +692,7 @@ export type DecideResponse = Message<"symphonix.board.v1.DecideResponse"> & {
  * Use `create(DecideResponseSchema)` to create a new message.
  */
 export const DecideResponseSchema: GenMessage<DecideResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 15);
+  messageDesc(file_symphonix_board_v1_approval, 16);
 
 /**
  * CancelRequest ends one pending approval.
@@ -675,7 +720,7 @@ export type CancelRequest = Message<"symphonix.board.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 16);
+  messageDesc(file_symphonix_board_v1_approval, 17);
 
 /**
  * CancelResponse is the approval after it was cancelled.
@@ -696,7 +741,7 @@ export type CancelResponse = Message<"symphonix.board.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 17);
+  messageDesc(file_symphonix_board_v1_approval, 18);
 
 /**
  * ApprovalDecision is how an approval was decided.
@@ -786,7 +831,7 @@ export type ApprovalDecision = Message<"symphonix.board.v1.ApprovalDecision"> & 
  * Use `create(ApprovalDecisionSchema)` to create a new message.
  */
 export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 18);
+  messageDesc(file_symphonix_board_v1_approval, 19);
 
 /**
  * ApprovalState is where an approval stands. Only pending changes: every
