@@ -174,11 +174,8 @@ func (s alertService) ListAlertRules(ctx context.Context, _ *boardv1.ListAlertRu
 // transaction.
 func (s alertService) DeleteAlertRule(ctx context.Context, req *boardv1.DeleteAlertRuleRequest) (*boardv1.DeleteAlertRuleResponse, error) {
 	id := req.GetId()
-	if id == "" {
-		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
-	}
-	if err := validRuleID(id); err != nil {
-		return nil, connect.Errorf(connect.CodeInvalidArgument, "id: %v", err)
+	if err := ruleIDArg(id); err != nil {
+		return nil, err
 	}
 	err := store.InTx(ctx, s.b.db, func(tx *ent.Tx) error {
 		old, err := tx.AlertRule.Get(ctx, id)

@@ -178,11 +178,8 @@ func (s approvalService) ListRules(ctx context.Context, req *boardv1.ListRulesRe
 
 func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRuleRequest) (*boardv1.DeleteRuleResponse, error) {
 	id := req.GetId()
-	if id == "" {
-		return nil, connect.NewError(connect.CodeInvalidArgument, "id: required")
-	}
-	if err := validRuleID(id); err != nil {
-		return nil, connect.Errorf(connect.CodeInvalidArgument, "id: %v", err)
+	if err := ruleIDArg(id); err != nil {
+		return nil, err
 	}
 	err := store.InTx(ctx, s.b.db, func(tx *ent.Tx) error {
 		old, err := tx.Rule.Get(ctx, id)
@@ -477,6 +474,18 @@ func validPattern(p string) error {
 
 // validRuleID checks an id given to PutRule: letters, digits, '.', '_'
 // and '-', so it reads well in a URL, a log line and the audit log.
+// ruleIDArg checks the id a request names a rule by (an approval rule or
+// an alert rule): required, and of a rule id's shape.
+func ruleIDArg(id string) error {
+	if id == "" {
+		return connect.NewError(connect.CodeInvalidArgument, "id: required")
+	}
+	if err := validRuleID(id); err != nil {
+		return connect.Errorf(connect.CodeInvalidArgument, "id: %v", err)
+	}
+	return nil
+}
+
 func validRuleID(id string) error {
 	if len(id) > maxRuleIDLen {
 		return fmt.Errorf("%d bytes, at most %d", len(id), maxRuleIDLen)
