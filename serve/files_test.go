@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,11 +212,12 @@ func TestUploadSniffsTheBytes(t *testing.T) {
 	}
 }
 
-// endless counts what is read of an endless body.
-type endless struct{ n int64 }
+// endless counts what is read of an endless body: by the client's
+// writer, while the test reads the count.
+type endless struct{ n atomic.Int64 }
 
 func (e *endless) Read(p []byte) (int, error) {
-	e.n += int64(len(p))
+	e.n.Add(int64(len(p)))
 	return len(p), nil
 }
 
@@ -233,8 +235,8 @@ func TestUploadOverTheLimit(t *testing.T) {
 	}
 	// What the client pushes before it notices is the sockets' buffers,
 	// a few MiB on loopback: far from the GiB it meant to send.
-	if e.n > 64<<20 {
-		t.Errorf("the client sent %d bytes of a refused upload, want it cut off early", e.n)
+	if n := e.n.Load(); n > 64<<20 {
+		t.Errorf("the client sent %d bytes of a refused upload, want it cut off early", n)
 	}
 	e = &endless{}
 	res, b = upload(t, ts, nil, q("thread", "t1", "name", "big.png"), io.LimitReader(e, 1<<30), -1)
