@@ -149,7 +149,7 @@ func TestAskAnswered(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	dir := folder(t, hangFlow, map[string]string{
-		"handlers/slow": "#!/bin/sh\nsleep 60\n",
+		"handlers/slow":  "#!/bin/sh\nsleep 60\n",
 		"hang.test.json": `{ "cases": [ { "name": "hangs" } ] }`,
 	})
 	start := time.Now()
