@@ -119,6 +119,11 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.Tools != nil {
+		// Given tools answer every call, a handler's MCP tool too: no
+		// gate stands in front of them.
+		cfg.Gate = nil
+	}
 	f, err := flow.LoadFile(filepath.Join(dir, "flow.json"))
 	if err != nil {
 		return nil, err
@@ -146,7 +151,7 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	}
 	switch {
 	case cfg.Tools != nil:
-		bo.Tools, bo.Gate = cfg.Tools, nil
+		bo.Tools = cfg.Tools
 	case tf.Requires != nil && len(tf.Requires.MCP) > 0:
 		servers := make(map[string]mcptools.Server, len(tf.Requires.MCP))
 		for name, s := range tf.Requires.MCP {

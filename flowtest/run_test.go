@@ -150,14 +150,14 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	dir := folder(t, hangFlow, map[string]string{
 		"handlers/slow":  "#!/bin/sh\nsleep 60\n",
-		"hang.test.json": `{ "cases": [ { "name": "hangs" } ] }`,
+		"hang.test.json": `{ "cases": [ { "name": "hangs", "expect": { "error": "anything" } } ] }`,
 	})
 	start := time.Now()
 	c := runOne(t, dir, Config{Timeout: 300 * time.Millisecond})[0]
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the case took %s, want it ended near its time limit", took)
 	}
-	if c.Passed || !slices.Contains(c.Failure, "the case did not end within its time limit, 300ms (--timeout)") {
+	if want := []string{"the case did not end within its time limit, 300ms (--timeout)"}; !slices.Equal(c.Failure, want) {
 		t.Errorf("failure = %q, want the time limit", c.Failure)
 	}
 }
