@@ -196,12 +196,12 @@ func (c *checker) checkMock(path string, v any) {
 		if obj, ok := ps.object(l, path+".llm", "mock.llm"); ok {
 			for _, id := range slices.Sorted(maps.Keys(obj)) {
 				p := path + ".llm." + id
-				if n := nodeOf(c.f, id); n == nil || n.Type != flow.KindLLM {
+				if n := nodeOf(c.f, id); !asksModel(n) {
 					what := "no such node"
 					if n != nil {
 						what = fmt.Sprintf("a %s node", kindOf(n))
 					}
-					ps.add(CodeNotLLMNode, p, "%q is not an llm node of the flow (%s): only llm nodes ask the model", id, what)
+					ps.add(CodeNotLLMNode, p, "%q is not an llm node of the flow (%s): only llm nodes, and agent nodes choosing among agents, ask the model", id, what)
 				}
 				c.replies(p, obj[id], true)
 			}
@@ -300,6 +300,12 @@ func nodeOf(f *flow.Flow, id string) *flow.Node {
 		}
 	}
 	return nil
+}
+
+// asksModel reports whether n asks the model: an llm node, or an agent
+// node that chooses among agents.
+func asksModel(n *flow.Node) bool {
+	return n != nil && (n.Type == flow.KindLLM || (n.Type == flow.KindAgent && len(n.Agents) > 0))
 }
 
 func kindOf(n *flow.Node) flow.Kind {

@@ -119,7 +119,7 @@ func TestSpecProblemsMessages(t *testing.T) {
 	f := mustFlow(t, "../examples/refund-desk")
 	got := SpecProblems(f, []byte(`{ "cases": [ { "name": "a", "mock": { "llm": { "lookup": "x" }, "tools": { "delete": 1 } } }, { "name": "a" } ] }`))
 	want := []string{
-		`cases[0].mock.llm.lookup: TEST_NOT_LLM_NODE: "lookup" is not an llm node of the flow (a tool node): only llm nodes ask the model`,
+		`cases[0].mock.llm.lookup: TEST_NOT_LLM_NODE: "lookup" is not an llm node of the flow (a tool node): only llm nodes, and agent nodes choosing among agents, ask the model`,
 		`cases[0].mock.tools.delete: TEST_UNKNOWN_TOOL: the flow declares no tool "delete" (declared: orders.lookup_order, orders.refund)`,
 		`cases[1].name: TEST_DUPLICATE_NAME: "a" is also the name of cases[0]`,
 	}
