@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -178,5 +180,29 @@ func TestNoTestFiles(t *testing.T) {
 	dir := folder(t, hangFlow, map[string]string{"handlers/slow": "#!/bin/sh\n"})
 	if _, err := Run(context.Background(), dir, Config{}); !errors.Is(err, ErrNoTests) {
 		t.Errorf("Run = %v, want ErrNoTests", err)
+	}
+}
+
+// TestDelegation: the team's agents run as the agent runs them — the
+// researcher's handler executable — and a child's llm node, which a case
+// cannot mock, fails the case naming it.
+func TestDelegation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../examples/team")); err != nil {
+		t.Fatal(err)
+	}
+	file := `{ "cases": [ { "name": "q", "input": { "question": "why is the sky blue" }, "mock": { "llm": { "answer": "because" } } } ] }`
+	if err := os.WriteFile(filepath.Join(dir, "team.test.json"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := runOne(t, dir, Config{})[0]
+	if want := []string{"node write asked the model and the case gives it no answer"}; !slices.Equal(c.Failure, want) {
+		t.Errorf("failure = %q, want %q", c.Failure, want)
+	}
+	// research (the researcher, its executable run) ended, and write
+	// failed: both are on the path.
+	if want := []string{"research", "write"}; !slices.Equal(c.Path, want) {
+		t.Errorf("path = %v, want %v", c.Path, want)
 	}
 }
