@@ -59,6 +59,18 @@ type Config struct {
 	// executables and handlers.json (docs/handlers.md). Empty: the folder
 	// provides every handler and router.
 	Registry flow.Registry
+	// Model: when set, the flow's llm nodes ask it and the environment's
+	// model is never made (Getenv is not read for one) — how `agent test`
+	// answers them from a test file. nil: the model the environment names.
+	Model flow.Model
+	// Tools: when set, every tool call goes to it: no MCP server is
+	// started, and neither the subscription nor Gate is asked — how `agent
+	// test` answers tool calls from a test file. nil: the MCP servers.
+	Tools flow.ToolCaller
+	// InMemory: the runs that wait and what threads remember are kept in
+	// this process's memory, never in the folder — for a test that must
+	// leave the folder as it found it. false: the folder's store.
+	InMemory bool
 }
 
 // Agent is a flow folder, assembled.
@@ -107,6 +119,11 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.Tools != nil {
+		// Given tools answer every call, a handler's MCP tool too: no
+		// gate stands in front of them.
+		cfg.Gate = nil
+	}
 	f, err := flow.LoadFile(filepath.Join(dir, "flow.json"))
 	if err != nil {
 		return nil, err
@@ -132,7 +149,10 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if a.Subscription, a.Tools, err = subscribe(tf, dir, cfg.Monitored); err != nil {
 		return nil, err
 	}
-	if tf.Requires != nil && len(tf.Requires.MCP) > 0 {
+	switch {
+	case cfg.Tools != nil:
+		bo.Tools = cfg.Tools
+	case tf.Requires != nil && len(tf.Requires.MCP) > 0:
 		servers := make(map[string]mcptools.Server, len(tf.Requires.MCP))
 		for name, s := range tf.Requires.MCP {
 			if s == nil {
@@ -153,7 +173,11 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 			bo.Tools = cfg.WrapTools(bo.Tools)
 		}
 	}
-	bo.Model, a.Model = llm.FromEnv(cfg.Getenv)
+	if cfg.Model != nil {
+		bo.Model, a.Model = cfg.Model, "the model the caller gave"
+	} else {
+		bo.Model, a.Model = llm.FromEnv(cfg.Getenv)
+	}
 	a.model = bo.Model
 	if cfg.WrapModel != nil {
 		bo.Model = cfg.WrapModel(bo.Model)
@@ -163,7 +187,13 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 		// Only a flow that waits needs somewhere to wait, and only one
 		// that remembers needs its threads' memory kept: both in the
 		// folder's store.
-		store, desc := waiting.OpenOrMemory(ctx, dir, waiting.Config{})
+		var store flow.Checkpointer
+		var desc string
+		if cfg.InMemory {
+			store, desc = &flow.MemoryCheckpointer{}, "waiting runs are kept in memory (it is lost on restart)"
+		} else {
+			store, desc = waiting.OpenOrMemory(ctx, dir, waiting.Config{})
+		}
 		a.waiting = store
 		if waits {
 			bo.Checkpointer = store

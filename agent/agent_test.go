@@ -398,3 +398,56 @@ func TestMemorySurvivesReopening(t *testing.T) {
 		t.Errorf("first turn = %v, want the one asked before reopening", h[0])
 	}
 }
+
+// TestGivenModelAndTools: with Config.Model, Tools and InMemory the folder
+// opens without starting its MCP servers (here one that cannot start),
+// every call reaches what was given, and nothing is written in the folder.
+func TestGivenModelAndTools(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(refundDesk, "flow.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"command": "go"`), []byte(`"command": "/nonexistent/orders"`), 1)
+	if err := os.WriteFile(filepath.Join(dir, "flow.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var s seen
+	a, err := agent.Open(t.Context(), dir, agent.Config{
+		Model: modelFunc(func(req flow.ModelRequest) string {
+			s.add("model " + req.Node)
+			return `{"action": "refund", "reason": "delivered broken"}`
+		}),
+		Tools: func(ctx context.Context, name string, args map[string]any) (any, error) {
+			s.add("tool " + name)
+			return map[string]any{"amount": 1}, nil
+		},
+		InMemory: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	res, err := a.Graph.Invoke(t.Context(), "t", map[string]any{"order_id": "A-1001", "request": "broken"})
+	if err != nil || res.Pending == nil {
+		t.Fatalf("Invoke = %+v, %v; want the approval at pay", res, err)
+	}
+	if _, err := a.Graph.Resume(t.Context(), "t", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.list(), []string{"tool orders.lookup_order", "model decide", "tool orders.refund", "model answer"}; !slices.Equal(got, want) {
+		t.Errorf("calls = %q, want %q", got, want)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the folder holds %v, %v; want flow.json alone", entries, err)
+	}
+}
+
+// modelFunc is a flow.Model answering with f's text.
+type modelFunc func(req flow.ModelRequest) string
+
+func (f modelFunc) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
+	return flow.ModelReply{Text: f(req)}, nil
+}

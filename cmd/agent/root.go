@@ -46,6 +46,7 @@ func newRoot(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writ
 	root.AddCommand(newValidateCmd(a))
 	root.AddCommand(newCheckCmd(a))
 	root.AddCommand(newRunCmd(a))
+	root.AddCommand(newTestCmd(a))
 	root.AddCommand(newCancelCmd(a))
 	root.AddCommand(newPauseCmd(a, true))
 	root.AddCommand(newPauseCmd(a, false))
