@@ -499,6 +499,27 @@ func TestDelegationFailuresInSummaries(t *testing.T) {
 		}
 	}
 
+	// The live event and the summary sent back to back (one batch, or
+	// two): the failure is kept once.
+	r2 := endedRun("r2", 1)
+	once := cycle(7)
+	l.send(startOf("r2", 1, ""))
+	l.send(failureOf("r2", 2, once))
+	once = cycle(7)
+	once.Time = timestamppb.New(at)
+	r2.DelegationFailures = []*boardv1.DelegationFailure{once}
+	l.stored(r2, 3, 0)
+	l.ping(2)
+	n := 0
+	for _, f := range list() {
+		if f.GetRunId() == "r2" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("r2's failures = %d, want its one failure kept once", n)
+	}
+
 	// A failure without its time, or with a bad code, refuses the summary.
 	for name, f := range map[string]*boardv1.DelegationFailure{
 		"time": {Node: "n", Target: "sql", Code: "AGENT_FAILED", Chain: []string{"desk"}},

@@ -306,6 +306,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 		dropped := map[string]int64{}
 		details := map[int][]*boardv1.RunStep{}
 		failures, cycles = nil, nil
+		summarised := map[key]uint32{} // the seq of each run's summary kept in this batch
 		for _, w := range batch {
 			w.kept = false
 			k := key{w.agent, w.run.GetId()}
@@ -336,6 +337,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 			byKey[k] = row
 			w.kept = true
 			if w.summary {
+				summarised[k] = w.seq
 				codes, cycled, err := replaceFailures(ctx, tx, w.agent, w.run.GetId(), w.run.GetDelegationFailures(), now)
 				if err != nil {
 					return err
@@ -349,6 +351,12 @@ func writeRuns(b *Board, batch []*runWrite) {
 		if err := writeDetails(ctx, tx, details); err != nil {
 			return err
 		}
+		// A live failure older than a summary of its run kept in this
+		// batch is in that summary's list already.
+		failures = slices.DeleteFunc(failures, func(w *runWrite) bool {
+			seq, ok := summarised[key{w.agent, w.run.GetId()}]
+			return ok && seq > w.seq
+		})
 		more, err := writeFailures(ctx, tx, failures, now)
 		if err != nil {
 			return err
