@@ -1,7 +1,6 @@
 package flowtest
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,13 +83,4 @@ func mustFlow(t *testing.T, dir string) *flow.Flow {
 		t.Fatal(err)
 	}
 	return f
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
