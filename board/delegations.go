@@ -268,67 +268,61 @@ func writeFailures(ctx context.Context, tx *ent.Tx, ws []*runWrite, now time.Tim
 	return changed, nil
 }
 
-// replaceFailures makes the failures the board keeps of one run the list
-// its kept summary gives (each summary holds the run's whole list, so a
-// failure whose live event was lost arrives, and one whose event did
-// arrive is not kept twice). A failure already held keeps its time. It
-// returns the codes of the failures it did not hold yet, and whether the
-// agent's cycles changed.
-func replaceFailures(ctx context.Context, tx *ent.Tx, name, runID string, fs []*boardv1.DelegationFailure, now time.Time) ([]string, bool, error) {
+// mergeFailures adds to the failures the board keeps of one run those its
+// kept summary lists that it does not hold yet (each summary holds the
+// run's whole list, so a failure whose live event was lost arrives, and one
+// whose event did arrive is not kept twice). Nothing is removed: a summary
+// that lists fewer (from an agent that does not list them) loses nothing
+// the board was told. It returns the codes of the failures it added, and
+// whether the agent's cycles changed.
+func mergeFailures(ctx context.Context, tx *ent.Tx, name, runID string, fs []*boardv1.DelegationFailure, now time.Time) ([]string, bool, error) {
+	if len(fs) == 0 {
+		return nil, false, nil
+	}
 	where := delegationfailure.And(delegationfailure.Agent(name), delegationfailure.RunID(runID))
-	old, err := tx.DelegationFailure.Query().Where(where).Order(ent.Asc(delegationfailure.FieldID)).All(ctx)
+	old, err := tx.DelegationFailure.Query().Where(where).All(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("read a run's delegation failures: %w", err)
 	}
-	if len(old) == 0 && len(fs) == 0 {
-		return nil, false, nil
-	}
-	held := map[string][]time.Time{}
-	cycled := false
+	held := map[string]int{}
 	for _, o := range old {
-		k := failureKey(o.Node, o.Target, o.Code, o.InvocationID)
-		held[k] = append(held[k], o.Time)
-		cycled = cycled || o.Code == codeRecursion
-	}
-	if _, err := tx.DelegationFailure.Delete().Where(where).Exec(ctx); err != nil {
-		return nil, false, fmt.Errorf("replace a run's delegation failures: %w", err)
+		held[failureKey(o.Node, o.Target, o.Code, o.InvocationID)]++
 	}
 	var fresh []string
-	creates := make([]*ent.DelegationFailureCreate, 0, len(fs))
+	cycled := false
+	var creates []*ent.DelegationFailureCreate
 	for _, f := range fs {
+		k := failureKey(f.GetNode(), f.GetTarget(), f.GetCode(), f.GetInvocationId())
+		if held[k] > 0 {
+			held[k]--
+			continue
+		}
 		at := now
 		if t := f.GetTime(); t != nil && t.AsTime().Before(now) {
 			at = storedTime(t.AsTime())
 		}
-		k := failureKey(f.GetNode(), f.GetTarget(), f.GetCode(), f.GetInvocationId())
-		if ts := held[k]; len(ts) > 0 {
-			at, held[k] = ts[0], ts[1:]
-		} else {
-			fresh = append(fresh, f.GetCode())
-		}
+		fresh = append(fresh, f.GetCode())
 		cycled = cycled || f.GetCode() == codeRecursion
 		creates = append(creates, tx.DelegationFailure.Create().SetAgent(name).SetRunID(runID).SetNode(f.GetNode()).
 			SetTarget(f.GetTarget()).SetCode(f.GetCode()).SetMessage(f.GetMessage()).SetChain(f.GetChain()).
 			SetInvocationID(f.GetInvocationId()).SetTime(at))
 	}
-	if len(creates) > 0 {
-		if err := tx.DelegationFailure.CreateBulk(creates...).Exec(ctx); err != nil {
-			return nil, false, fmt.Errorf("write a run's delegation failures: %w", err)
-		}
+	if len(creates) == 0 {
+		return nil, false, nil
 	}
-	if len(fresh) > 0 {
-		swept, err := sweepFailures(ctx, tx, name)
-		if err != nil {
-			return nil, false, err
-		}
-		cycled = cycled || swept
+	if err := tx.DelegationFailure.CreateBulk(creates...).Exec(ctx); err != nil {
+		return nil, false, fmt.Errorf("write a run's delegation failures: %w", err)
 	}
-	if cycled {
+	swept, err := sweepFailures(ctx, tx, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if cycled || swept {
 		if err := countCycles(ctx, tx, name); err != nil {
 			return nil, false, err
 		}
 	}
-	return fresh, cycled, nil
+	return fresh, cycled || swept, nil
 }
 
 // failureKey is what tells one failure of a run from another.

@@ -438,8 +438,9 @@ func TestDelegationFailuresSwept(t *testing.T) {
 // TestDelegationFailuresInSummaries: a run summary lists the run's
 // delegation failures, so one whose live event never arrived is stored all
 // the same, one whose event did arrive is not stored twice (and keeps the
-// time it was first stored with), and a later summary of the run does not
-// add them again; a summary listing a bad failure is refused naming it.
+// time it was first stored with), a later summary of the run does not add
+// them again, and one listing none removes nothing; a summary listing a
+// bad failure is refused naming it.
 func TestDelegationFailuresInSummaries(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
@@ -487,10 +488,16 @@ func TestDelegationFailuresInSummaries(t *testing.T) {
 	if c := cyclesOf(t, agents, "desk"); c.GetCount() != 1 {
 		t.Errorf("cycles = %v, want 1", c)
 	}
-	// A later summary of the run lists them again: nothing is added.
+	// A later summary of the run lists them again: nothing is added; one
+	// that lists none takes nothing away.
 	l.stored(r, 6, 0)
 	if got := list(); len(got) != 2 {
 		t.Errorf("after a second summary: %d failures, want 2", len(got))
+	}
+	r.DelegationFailures = nil
+	l.stored(r, 7, 0)
+	if got := list(); len(got) != 2 {
+		t.Errorf("after a summary listing none: %d failures, want 2 kept", len(got))
 	}
 	m := scrapeMetrics(t, bt.HTTPClient(), bt.URL+"/metrics", bt.OperatorToken("vic", identity.RoleViewer))
 	for code, want := range map[string]float64{"AGENT_RECURSION": 1, "AGENT_FAILED": 1} {

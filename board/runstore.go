@@ -338,7 +338,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 			w.kept = true
 			if w.summary {
 				summarised[k] = w.seq
-				codes, cycled, err := replaceFailures(ctx, tx, w.agent, w.run.GetId(), w.run.GetDelegationFailures(), now)
+				codes, cycled, err := mergeFailures(ctx, tx, w.agent, w.run.GetId(), w.run.GetDelegationFailures(), now)
 				if err != nil {
 					return err
 				}
