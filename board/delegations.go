@@ -226,21 +226,41 @@ func delegationCyclesProto(r *ent.Agent) *boardv1.DelegationCycles {
 	return c
 }
 
-// writeFailures stores the delegation failures of a batch, keeps each
-// agent's latest maxFailuresPerAgent, and brings its count of cycles up to
-// date. It returns the agents whose count changed, to be published.
-func writeFailures(ctx context.Context, tx *ent.Tx, ws []*runWrite, now time.Time) ([]string, error) {
+// writeFailures stores the live delegation failures of a batch that the
+// board does not hold yet — one of the same run, node, target, code and
+// invocation is already there when the run's summary listed it first —
+// keeps each agent's latest maxFailuresPerAgent, and brings its count of
+// cycles up to date. It returns the failures it wrote, and the agents
+// whose count changed, to be published.
+func writeFailures(ctx context.Context, tx *ent.Tx, ws []*runWrite, now time.Time) ([]*runWrite, []string, error) {
 	if len(ws) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	creates := make([]*ent.DelegationFailureCreate, len(ws))
+	var written []*runWrite
+	var creates []*ent.DelegationFailureCreate
 	cycles := map[string]bool{}
 	var agents []string
-	for i, w := range ws {
+	seen := map[string]bool{}
+	for _, w := range ws {
 		f := w.failure
-		creates[i] = tx.DelegationFailure.Create().SetAgent(w.agent).SetRunID(w.run.GetId()).SetNode(f.GetNode()).
+		k := w.agent + "\x00" + w.run.GetId() + "\x00" + failureKey(f.GetNode(), f.GetTarget(), f.GetCode(), f.GetInvocationId())
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		held, err := tx.DelegationFailure.Query().Where(delegationfailure.Agent(w.agent), delegationfailure.RunID(w.run.GetId()),
+			delegationfailure.Node(f.GetNode()), delegationfailure.Target(f.GetTarget()), delegationfailure.Code(f.GetCode()),
+			delegationfailure.InvocationID(f.GetInvocationId())).Exist(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read delegation failures: %w", err)
+		}
+		if held {
+			continue
+		}
+		written = append(written, w)
+		creates = append(creates, tx.DelegationFailure.Create().SetAgent(w.agent).SetRunID(w.run.GetId()).SetNode(f.GetNode()).
 			SetTarget(f.GetTarget()).SetCode(f.GetCode()).SetMessage(f.GetMessage()).SetChain(f.GetChain()).
-			SetInvocationID(f.GetInvocationId()).SetTime(now)
+			SetInvocationID(f.GetInvocationId()).SetTime(now))
 		if !slices.Contains(agents, w.agent) {
 			agents = append(agents, w.agent)
 		}
@@ -248,24 +268,27 @@ func writeFailures(ctx context.Context, tx *ent.Tx, ws []*runWrite, now time.Tim
 			cycles[w.agent] = true
 		}
 	}
+	if len(creates) == 0 {
+		return nil, nil, nil
+	}
 	if err := tx.DelegationFailure.CreateBulk(creates...).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("write delegation failures: %w", err)
+		return nil, nil, fmt.Errorf("write delegation failures: %w", err)
 	}
 	var changed []string
 	for _, a := range agents {
 		swept, err := sweepFailures(ctx, tx, a)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !cycles[a] && !swept {
 			continue
 		}
 		if err := countCycles(ctx, tx, a); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		changed = append(changed, a)
 	}
-	return changed, nil
+	return written, changed, nil
 }
 
 // mergeFailures adds to the failures the board keeps of one run those its

@@ -287,7 +287,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 	type key struct{ agent, id string }
 	byKey := make(map[key]*ent.Run, len(batch))
 	var cycles []string
-	var failures []*runWrite // live failures written, not already in a summary
+	var failures []*runWrite // live failures written, not already held
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		clear(byKey)
 		var agents, ids []string
@@ -306,17 +306,12 @@ func writeRuns(b *Board, batch []*runWrite) {
 		dropped := map[string]int64{}
 		details := map[int][]*boardv1.RunStep{}
 		failures, cycles = nil, nil
-		summarised := map[key]uint32{} // the seq of each run's summary kept in this batch
 		for _, w := range batch {
 			w.kept = false
 			k := key{w.agent, w.run.GetId()}
 			row := byKey[k]
 			if w.failure != nil {
-				// A summary already stored past this event holds the
-				// failure in its list.
-				if row == nil || int64(w.seq) > row.Seq {
-					failures = append(failures, w)
-				}
+				failures = append(failures, w)
 				continue
 			}
 			if row != nil && int64(w.seq) <= row.Seq {
@@ -337,7 +332,6 @@ func writeRuns(b *Board, batch []*runWrite) {
 			byKey[k] = row
 			w.kept = true
 			if w.summary {
-				summarised[k] = w.seq
 				codes, cycled, err := mergeFailures(ctx, tx, w.agent, w.run.GetId(), w.run.GetDelegationFailures(), now)
 				if err != nil {
 					return err
@@ -351,16 +345,11 @@ func writeRuns(b *Board, batch []*runWrite) {
 		if err := writeDetails(ctx, tx, details); err != nil {
 			return err
 		}
-		// A live failure older than a summary of its run kept in this
-		// batch is in that summary's list already.
-		failures = slices.DeleteFunc(failures, func(w *runWrite) bool {
-			seq, ok := summarised[key{w.agent, w.run.GetId()}]
-			return ok && seq > w.seq
-		})
-		more, err := writeFailures(ctx, tx, failures, now)
+		written, more, err := writeFailures(ctx, tx, failures, now)
 		if err != nil {
 			return err
 		}
+		failures = written // those counted once committed
 		for _, a := range more {
 			if !slices.Contains(cycles, a) {
 				cycles = append(cycles, a)
