@@ -51,12 +51,15 @@ const (
 	// delegation failure. Nothing turns it off; it is announced so that a
 	// board reading cycles out of the failures knows silence means none.
 	CapabilityDelegationCycle = "delegation-cycle"
+	// CapabilityEvals: the agent reports what its folder's eval journal
+	// says of its builds' scores (ReportEvals).
+	CapabilityEvals = "evals"
 )
 
 // Capabilities are every name Config.Capabilities may hold.
 var Capabilities = []string{CapabilityUsers, CapabilityPairing, CapabilityHealth, CapabilityPause,
 	CapabilityRuns, CapabilityLiveRuns, CapabilityFire, CapabilityChat, CapabilityTriggers,
-	CapabilityDelegation, CapabilityDelegationCycle}
+	CapabilityDelegation, CapabilityDelegationCycle, CapabilityEvals}
 
 // checkCapabilities refuses a name this package does not know, and a name
 // given twice.

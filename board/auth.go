@@ -52,6 +52,8 @@ var policy = map[string]access{
 	boardv1connect.ChatServiceListThreadsProcedure:                   {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.ChatServiceGetThreadProcedure:                     {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.ConversationServiceListConversationsProcedure:     {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.EvalServiceListEvalScoresProcedure:                {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.EvalServicePublishEvalScoresProcedure:             {kind: identity.KindAgent},
 	boardv1connect.PackageServicePublishProcedure:                    {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.PackageServiceListPackagesProcedure:               {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.PackageServiceGetPackageProcedure:                 {kind: identity.KindOperator, role: identity.RoleViewer},

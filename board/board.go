@@ -389,6 +389,7 @@ func (b *Board) routes() http.Handler {
 	boardv1connect.RegisterAuditServiceHandler(srv, auditService{b})
 	boardv1connect.RegisterChatServiceHandler(srv, chatService{b})
 	boardv1connect.RegisterConversationServiceHandler(srv, conversationService{b})
+	boardv1connect.RegisterEvalServiceHandler(srv, evalService{b: b})
 	boardv1connect.RegisterRunServiceHandler(srv, runService{b: b})
 	boardv1connect.RegisterToolServiceHandler(srv, toolService{b})
 	boardv1connect.RegisterPackageServiceHandler(srv, packageService{b: b})

@@ -34,6 +34,7 @@ var servedServices = map[string]bool{
 	boardv1connect.AuditServiceName:            true,
 	boardv1connect.ChatServiceName:             true,
 	boardv1connect.ConversationServiceName:     true,
+	boardv1connect.EvalServiceName:             true,
 	boardv1connect.PackageServiceName:          true,
 	boardv1connect.TriggerServiceName:          true,
 	boardv1connect.RunServiceName:              true,

@@ -229,6 +229,7 @@ type LinkRequest struct {
 	//	*LinkRequest_ChatAnswer
 	//	*LinkRequest_Error
 	//	*LinkRequest_Triggers
+	//	*LinkRequest_Evals
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -442,6 +443,15 @@ func (x *LinkRequest) GetTriggers() *TriggerReport {
 	return nil
 }
 
+func (x *LinkRequest) GetEvals() *EvalReport {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_Evals); ok {
+			return x.Evals
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -569,6 +579,13 @@ type LinkRequest_Triggers struct {
 	Triggers *TriggerReport `protobuf:"bytes,19,opt,name=triggers,proto3,oneof"`
 }
 
+type LinkRequest_Evals struct {
+	// EvalReport is what the agent's eval journal says of its builds'
+	// scores (agents announcing "evals"), after each Welcome and when it
+	// changes. Not answered.
+	Evals *EvalReport `protobuf:"bytes,20,opt,name=evals,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -606,6 +623,8 @@ func (*LinkRequest_ChatAnswer) isLinkRequest_Kind() {}
 func (*LinkRequest_Error) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Triggers) isLinkRequest_Kind() {}
+
+func (*LinkRequest_Evals) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -3343,7 +3362,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a symphonix/board/v1/trigger.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xfe\b\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/eval.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a symphonix/board/v1/trigger.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xb6\t\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3368,7 +3387,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\vchat_answer\x18\x11 \x01(\v2\x1e.symphonix.board.v1.ChatAnswerH\x00R\n" +
 	"chatAnswer\x125\n" +
 	"\x05error\x18\x12 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05error\x12?\n" +
-	"\btriggers\x18\x13 \x01(\v2!.symphonix.board.v1.TriggerReportH\x00R\btriggersB\x06\n" +
+	"\btriggers\x18\x13 \x01(\v2!.symphonix.board.v1.TriggerReportH\x00R\btriggers\x126\n" +
+	"\x05evals\x18\x14 \x01(\v2\x1e.symphonix.board.v1.EvalReportH\x00R\x05evalsB\x06\n" +
 	"\x04kind\"\x9a\t\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
@@ -3648,26 +3668,27 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Conversations)(nil),         // 36: symphonix.board.v1.Conversations
 	(*ChatAnswer)(nil),            // 37: symphonix.board.v1.ChatAnswer
 	(*TriggerReport)(nil),         // 38: symphonix.board.v1.TriggerReport
-	(*ApprovalDecision)(nil),      // 39: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 40: symphonix.board.v1.ToolSwitches
-	(*ChatRequest)(nil),           // 41: symphonix.board.v1.ChatRequest
-	(*TriggerPauses)(nil),         // 42: symphonix.board.v1.TriggerPauses
-	(*FlowInput)(nil),             // 43: symphonix.board.v1.FlowInput
-	(*InstalledPackage)(nil),      // 44: symphonix.board.v1.InstalledPackage
-	(*durationpb.Duration)(nil),   // 45: google.protobuf.Duration
-	(HealthStatus)(0),             // 46: symphonix.board.v1.HealthStatus
-	(*HealthCheck)(nil),           // 47: symphonix.board.v1.HealthCheck
-	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
-	(Role)(0),                     // 49: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 50: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 51: symphonix.board.v1.Door
-	(*RunStep)(nil),               // 52: symphonix.board.v1.RunStep
-	(*DelegationFailure)(nil),     // 53: symphonix.board.v1.DelegationFailure
-	(*RunTrigger)(nil),            // 54: symphonix.board.v1.RunTrigger
-	(*RunDelegation)(nil),         // 55: symphonix.board.v1.RunDelegation
-	(PauseKind)(0),                // 56: symphonix.board.v1.PauseKind
-	(*Run)(nil),                   // 57: symphonix.board.v1.Run
-	(*structpb.Struct)(nil),       // 58: google.protobuf.Struct
+	(*EvalReport)(nil),            // 39: symphonix.board.v1.EvalReport
+	(*ApprovalDecision)(nil),      // 40: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 41: symphonix.board.v1.ToolSwitches
+	(*ChatRequest)(nil),           // 42: symphonix.board.v1.ChatRequest
+	(*TriggerPauses)(nil),         // 43: symphonix.board.v1.TriggerPauses
+	(*FlowInput)(nil),             // 44: symphonix.board.v1.FlowInput
+	(*InstalledPackage)(nil),      // 45: symphonix.board.v1.InstalledPackage
+	(*durationpb.Duration)(nil),   // 46: google.protobuf.Duration
+	(HealthStatus)(0),             // 47: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 48: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
+	(Role)(0),                     // 50: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 51: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 52: symphonix.board.v1.Door
+	(*RunStep)(nil),               // 53: symphonix.board.v1.RunStep
+	(*DelegationFailure)(nil),     // 54: symphonix.board.v1.DelegationFailure
+	(*RunTrigger)(nil),            // 55: symphonix.board.v1.RunTrigger
+	(*RunDelegation)(nil),         // 56: symphonix.board.v1.RunDelegation
+	(PauseKind)(0),                // 57: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 58: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 59: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -3689,67 +3710,68 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	37, // 16: symphonix.board.v1.LinkRequest.chat_answer:type_name -> symphonix.board.v1.ChatAnswer
 	16, // 17: symphonix.board.v1.LinkRequest.error:type_name -> symphonix.board.v1.LinkError
 	38, // 18: symphonix.board.v1.LinkRequest.triggers:type_name -> symphonix.board.v1.TriggerReport
-	6,  // 19: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 20: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 21: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 22: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 23: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 24: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	39, // 25: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	40, // 26: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 27: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 28: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 29: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 30: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 31: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 32: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	31, // 33: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
-	32, // 34: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
-	34, // 35: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
-	41, // 36: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
-	42, // 37: symphonix.board.v1.LinkResponse.trigger_pauses:type_name -> symphonix.board.v1.TriggerPauses
-	43, // 38: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	44, // 39: symphonix.board.v1.Hello.package:type_name -> symphonix.board.v1.InstalledPackage
-	45, // 40: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	45, // 41: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	45, // 42: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	46, // 43: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	47, // 44: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	48, // 45: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	48, // 46: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	48, // 47: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 48: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	48, // 49: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	45, // 50: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
-	48, // 51: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	45, // 52: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 53: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	49, // 54: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	50, // 55: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	39, // 56: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 57: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	51, // 58: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	48, // 59: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	48, // 60: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	50, // 61: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	48, // 62: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 63: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	52, // 64: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 65: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 66: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	53, // 67: symphonix.board.v1.RunEvent.delegation_failed:type_name -> symphonix.board.v1.DelegationFailure
-	54, // 68: symphonix.board.v1.RunStart.trigger:type_name -> symphonix.board.v1.RunTrigger
-	55, // 69: symphonix.board.v1.RunStart.delegation:type_name -> symphonix.board.v1.RunDelegation
-	56, // 70: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	57, // 71: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	58, // 72: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 73: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 74: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	74, // [74:75] is the sub-list for method output_type
-	73, // [73:74] is the sub-list for method input_type
-	73, // [73:73] is the sub-list for extension type_name
-	73, // [73:73] is the sub-list for extension extendee
-	0,  // [0:73] is the sub-list for field type_name
+	39, // 19: symphonix.board.v1.LinkRequest.evals:type_name -> symphonix.board.v1.EvalReport
+	6,  // 20: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 21: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 22: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 23: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 24: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 25: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	40, // 26: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	41, // 27: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 28: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 29: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 30: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 31: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 32: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 33: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	31, // 34: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	32, // 35: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	34, // 36: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	42, // 37: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
+	43, // 38: symphonix.board.v1.LinkResponse.trigger_pauses:type_name -> symphonix.board.v1.TriggerPauses
+	44, // 39: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	45, // 40: symphonix.board.v1.Hello.package:type_name -> symphonix.board.v1.InstalledPackage
+	46, // 41: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	46, // 42: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	46, // 43: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	47, // 44: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	48, // 45: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	49, // 46: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	49, // 47: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	49, // 48: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 49: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	49, // 50: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	46, // 51: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
+	49, // 52: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	46, // 53: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 54: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	50, // 55: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	51, // 56: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	40, // 57: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 58: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	52, // 59: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	49, // 60: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	49, // 61: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	51, // 62: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	49, // 63: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	27, // 64: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	53, // 65: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	28, // 66: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	29, // 67: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	54, // 68: symphonix.board.v1.RunEvent.delegation_failed:type_name -> symphonix.board.v1.DelegationFailure
+	55, // 69: symphonix.board.v1.RunStart.trigger:type_name -> symphonix.board.v1.RunTrigger
+	56, // 70: symphonix.board.v1.RunStart.delegation:type_name -> symphonix.board.v1.RunDelegation
+	57, // 71: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	58, // 72: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	59, // 73: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 74: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 75: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	75, // [75:76] is the sub-list for method output_type
+	74, // [74:75] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3760,6 +3782,7 @@ func file_symphonix_board_v1_link_proto_init() {
 	file_symphonix_board_v1_approval_proto_init()
 	file_symphonix_board_v1_chat_proto_init()
 	file_symphonix_board_v1_conversation_proto_init()
+	file_symphonix_board_v1_eval_proto_init()
 	file_symphonix_board_v1_health_proto_init()
 	file_symphonix_board_v1_package_proto_init()
 	file_symphonix_board_v1_run_proto_init()
@@ -3786,6 +3809,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_ChatAnswer)(nil),
 		(*LinkRequest_Error)(nil),
 		(*LinkRequest_Triggers)(nil),
+		(*LinkRequest_Evals)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
