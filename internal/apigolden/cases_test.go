@@ -818,7 +818,59 @@ func cases() []goldenCase {
 	triggered := runOf(false)
 	triggered.StartedBy, triggered.StartedByWho, triggered.Trigger = "trigger", "", runTrigger()
 	add("RunService.GetRun.response.trigger", &boardv1.GetRunResponse{Run: triggered})
+
+	// EvalService, and eval scores on the link.
+	req("evals", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Evals{Evals: &boardv1.EvalReport{
+		Suites: []*boardv1.EvalSuiteScores{{Suite: "refund-desk.eval.json", Builds: []*boardv1.EvalScore{evalScore(build, 0.62, 70), evalScore(earlierBuild, 0.81, 10)}}},
+	}}})
+	add("EvalService.ListEvalScores.request", &boardv1.ListEvalScoresRequest{Agent: "refund-desk", PageSize: 50, PageToken: "ZXZhbC0y"})
+	add("EvalService.ListEvalScores.response", &boardv1.ListEvalScoresResponse{Suites: []*boardv1.AgentEvalSuite{agentEvalSuite()}, NextPageToken: "ZXZhbC0z"})
+	published := evalScore(laterBuild, 0.9, 90)
+	published.Times = 0
+	add("EvalService.PublishEvalScores.request", &boardv1.PublishEvalScoresRequest{Suite: "refund-desk.eval.json", Score: published})
+	after := agentEvalSuite()
+	published = evalScore(laterBuild, 0.9, 90)
+	published.Source = boardv1.EvalSource_EVAL_SOURCE_PUBLISHED
+	after.Builds = append([]*boardv1.EvalScore{published}, after.Builds...)
+	add("EvalService.PublishEvalScores.response", &boardv1.PublishEvalScoresResponse{Suite: after})
+	notScored := agentEvalSuite()
+	notScored.Builds = notScored.Builds[1:]
+	notScored.Flags = []boardv1.EvalFlag{boardv1.EvalFlag_EVAL_FLAG_NOT_SCORED}
+	notScored.Reasons = []string{"the deployed build a3c2e1f0d9b8 has no score in this suite"}
+	add("EvalService.ListEvalScores.response.not_scored", &boardv1.ListEvalScoresResponse{Suites: []*boardv1.AgentEvalSuite{notScored}})
 	return out
+}
+
+// Two more builds of the agent's flow, for eval scores.
+const (
+	earlierBuild = "sha256:1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809"
+	laterBuild   = "sha256:9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0"
+)
+
+func evalScore(build string, score float64, minutes int) *boardv1.EvalScore {
+	threshold := 0.8
+	return &boardv1.EvalScore{
+		Build: build, ScoreTime: at(minutes), Score: score, Passed: score >= threshold,
+		Cases: 4, Completed: 4, Scored: 4, Times: 1,
+		Criteria:  map[string]float64{"grounded": score, "polite": 1},
+		Threshold: &threshold,
+	}
+}
+
+func agentEvalSuite() *boardv1.AgentEvalSuite {
+	deployed := evalScore(build, 0.62, 70)
+	deployed.Source, deployed.Deployed, deployed.Times = boardv1.EvalSource_EVAL_SOURCE_REPORTED, true, 2
+	earlier := evalScore(earlierBuild, 0.81, 10)
+	earlier.Source = boardv1.EvalSource_EVAL_SOURCE_REPORTED
+	return &boardv1.AgentEvalSuite{
+		Agent: "refund-desk", Suite: "refund-desk.eval.json", DeployedBuild: build,
+		Builds: []*boardv1.EvalScore{deployed, earlier},
+		Flags:  []boardv1.EvalFlag{boardv1.EvalFlag_EVAL_FLAG_REGRESSED, boardv1.EvalFlag_EVAL_FLAG_BELOW_THRESHOLD},
+		Reasons: []string{
+			"the deployed build a3c2e1f0d9b8 scored 0.62, below the 0.81 of 1a2b3c4d5e6f scored 2026-12-01",
+			"the deployed build a3c2e1f0d9b8 scored 0.62, below the suite's threshold of 0.80",
+		},
+	}
 }
 
 // runID is the run the run cases are about.
