@@ -40,13 +40,18 @@ type runs struct {
 	starts []triggers.Start
 	hold   chan struct{} // nil: runs end at once
 	fail   error
+	// started, when set, hears each run's id as it starts.
+	started chan string
 }
 
 func (r *runs) run(ctx context.Context, s triggers.Start) (triggers.Result, error) {
 	r.mu.Lock()
 	r.starts = append(r.starts, s)
-	hold, fail := r.hold, r.fail
+	hold, fail, started := r.hold, r.fail, r.started
 	r.mu.Unlock()
+	if started != nil {
+		started <- s.RunID
+	}
 	if hold != nil {
 		<-hold
 	}

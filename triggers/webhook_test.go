@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -302,6 +305,70 @@ func TestWebhookBusyAndLongRuns(t *testing.T) {
 		synctest.Wait()
 		if n := got.count(); n != triggers.MaxWebhooksInFlight {
 			t.Errorf("%d runs in all, want %d: a 202 run goes on, and the queue drains", n, triggers.MaxWebhooksInFlight)
+		}
+	})
+}
+
+// TestWebhookWhileItsRunGoesIs409: with the default overlap (skip), a
+// request to a webhook whose run is still going is answered 409 and
+// starts nothing; the run it waits on goes on and is answered 200.
+func TestWebhookWhileItsRunGoesIs409(t *testing.T) {
+	got := runs{hold: make(chan struct{}), started: make(chan string, 1)}
+	url := listening(t, webhookRuntime(t, &got))
+	first := make(chan int, 1)
+	go func() {
+		code, _ := post(t, url+"/hooks/open", []byte(`{"q":"first"}`), nil)
+		first <- code
+	}()
+	<-got.started
+	code, answer := post(t, url+"/hooks/open", []byte(`{"q":"second"}`), nil)
+	if code != http.StatusConflict || answer["error"] == nil || answer["run_id"] != nil {
+		t.Errorf("a request while the trigger's run goes: %d %v, want 409 with why and no run", code, answer)
+	}
+	if n := got.count(); n != 1 {
+		t.Errorf("%d runs started, want the first only", n)
+	}
+	close(got.hold)
+	if code := <-first; code != http.StatusOK {
+		t.Errorf("the first request, once its run finished: %d, want 200", code)
+	}
+}
+
+// answering is a transport standing in for an endpoint that answers every
+// post with code, noting when each came.
+type answering struct {
+	code  int
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (a *answering) RoundTrip(req *http.Request) (*http.Response, error) {
+	a.mu.Lock()
+	a.times = append(a.times, time.Now())
+	a.mu.Unlock()
+	return &http.Response{StatusCode: a.code, Status: fmt.Sprintf("%d %s", a.code, http.StatusText(a.code)), Body: io.NopCloser(strings.NewReader("")),
+		Header: http.Header{}, Request: req}, nil
+}
+
+// TestDeliverBacksOff: a 429 is tried again, after the backoff, then twice
+// as long each time up to 32 times it, until the attempts run out. Under
+// synctest, so the waits pass at once and are exact.
+func TestDeliverBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ep := &answering{code: http.StatusTooManyRequests}
+		out := triggers.Deliver(t.Context(), triggers.DeliverConfig{Client: &http.Client{Transport: ep}, URL: "http://hooks.invalid/x",
+			Attempts: triggers.MaxAttempts, Backoff: time.Second}, map[string]any{"text": "x"})
+		if out.State != triggers.DeliveryFailed || out.Attempts != triggers.MaxAttempts || !strings.Contains(out.Error, "429") {
+			t.Errorf("an endpoint answering 429: %+v, want failed after %d attempts, saying 429", out, triggers.MaxAttempts)
+		}
+		var gaps []time.Duration
+		for i := 1; i < len(ep.times); i++ {
+			gaps = append(gaps, ep.times[i].Sub(ep.times[i-1]))
+		}
+		want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
+			32 * time.Second, 32 * time.Second, 32 * time.Second, 32 * time.Second}
+		if !slices.Equal(gaps, want) {
+			t.Errorf("waits between attempts %v, want %v", gaps, want)
 		}
 	})
 }

@@ -14,8 +14,9 @@ import (
 )
 
 // TestServeTriggerListenAndBind: agent serve takes the trigger listener's
-// address from TRIGGER_BIND, and --trigger-listen wins over it; a webhook
-// there starts a run, answered 200.
+// address from TRIGGER_BIND, and --trigger-listen wins over it; without
+// either it is 127.0.0.1, wherever the chat's --listen puts the chat; a
+// webhook there starts a run, answered 200.
 func TestServeTriggerListenAndBind(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -30,11 +31,17 @@ func TestServeTriggerListenAndBind(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, flag := range []bool{false, true} {
+	for _, flag := range []string{"TRIGGER_BIND", "--trigger-listen", "--listen"} {
 		env := map[string]string{"TRIGGER_BIND": "127.0.0.1"}
 		args := []string{"serve", dir}
 		want := regexp.MustCompile(`agent greeter: triggers: webhooks on (http://127\.0\.0\.1:\d+)`)
-		if flag {
+		switch flag {
+		case "--listen":
+			// The chat elsewhere on loopback, and no TRIGGER_BIND: the
+			// trigger listener stays on 127.0.0.1.
+			delete(env, "TRIGGER_BIND")
+			args = append(args, "--listen", "127.0.0.2:0")
+		case "--trigger-listen":
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -60,12 +67,15 @@ func TestServeTriggerListenAndBind(t *testing.T) {
 			}
 			select {
 			case err := <-done:
-				t.Fatalf("flag %v: agent serve ended: %v\n%s", flag, err, out.String())
+				t.Fatalf("%s: agent serve ended: %v\n%s", flag, err, out.String())
 			case <-time.After(20 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("flag %v: no webhooks line:\n%s", flag, out.String())
+				t.Fatalf("%s: no webhooks line:\n%s", flag, out.String())
 			}
+		}
+		if flag == "--listen" && !regexp.MustCompile(`(?m)^serving \S+ on http://127\.0\.0\.2:\d+`).MatchString(out.String()) {
+			t.Fatalf("--listen: the chat is not on 127.0.0.2:\n%s", out.String())
 		}
 		resp, err := http.Post(url+"/hi", "application/json", strings.NewReader(`{"who": "Ada"}`))
 		if err != nil {
@@ -73,7 +83,7 @@ func TestServeTriggerListenAndBind(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.Errorf("flag %v: the webhook answered %d, want 200", flag, resp.StatusCode)
+			t.Errorf("%s: the webhook answered %d, want 200", flag, resp.StatusCode)
 		}
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {

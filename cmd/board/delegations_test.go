@@ -60,6 +60,10 @@ func TestDelegationCommands(t *testing.T) {
 		t.Helper()
 		r := &boardv1.Run{Id: id, State: boardv1.RunState_RUN_STATE_FINISHED, StartTime: timestamppb.New(start),
 			EndTime: timestamppb.New(start.Add(2 * time.Second)), Duration: durationpb.New(2 * time.Second), Delegation: d}
+		if d == nil { // the root: a schedule started it
+			r.StartedBy, r.Trigger = "trigger", &boardv1.RunTrigger{TriggerId: "nightly", Kind: boardv1.TriggerKind_TRIGGER_KIND_SCHEDULE,
+				OccurrenceTime: timestamppb.New(start)}
+		}
 		send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: r, Seq: 1}}})
 		if m := next(); m.GetRunStored() == nil {
 			t.Fatalf("summary %s: %v, want run_stored", id, m)
@@ -75,6 +79,9 @@ func TestDelegationCommands(t *testing.T) {
 			Code: "AGENT_RECURSION", Message: "desk is already in the chain", Chain: []string{"desk"}}}}}})
 
 	out := f.ok(t, "runs", "tree", "desk", "child")
+	if first, _, _ := strings.Cut(out, "\n"); first != "trigger nightly (schedule) at "+t0.UTC().Truncate(time.Second).Format(time.RFC3339) {
+		t.Errorf("runs tree's first line = %q, want the trigger that started the root", first)
+	}
 	if !regexpLine(out, `^parent\s+desk\s+finished\s+2s$`) || !regexpLine(out, `^  child\s+ask_billing → billing\s+finished\s+2s$`) {
 		t.Errorf("runs tree:\n%s", out)
 	}
