@@ -120,8 +120,10 @@ func (b *Board) serve(ctx context.Context, ln net.Listener, certFile, keyFile st
 	}
 	// Not ready first, for DrainDelay, so that load balancers stop sending
 	// work; then end the streams, which never go idle; then let unary
-	// calls finish.
+	// calls finish. The line says the board heard it: an operator
+	// watching the log sees the drain begin, not only its end.
 	b.drain()
+	b.log.LogAttrs(context.Background(), slog.LevelInfo, "shutting down: not ready", slog.Duration("drain_delay", b.cfg.DrainDelay))
 	if d := b.cfg.DrainDelay; d > 0 {
 		t := time.NewTimer(d)
 		select {

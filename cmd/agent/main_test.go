@@ -273,30 +273,46 @@ func TestTokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The flag wins over MONITOR_TOKEN, which is not the desk's.
-	env := map[string]string{"MONITOR_TOKEN": "not.a.token"}
+	serveUntilLinked(t, b.URL, map[string]string{"MONITOR_TOKEN": "not.a.token"}, "serve", dir, "--monitor", b.URL, "--token-file", tokenFile)
+}
+
+// TestMonitorFromEnvironment: with no flag at all, the agent links to the
+// board MONITOR_URL names with the token in MONITOR_TOKEN, the platform's
+// names, as the agent's image and the compose example run it.
+func TestMonitorFromEnvironment(t *testing.T) {
+	t.Parallel()
+	b := boardtest.Start(t, boardtest.Options{})
+	env := map[string]string{"MONITOR_URL": b.URL, "MONITOR_TOKEN": b.AgentToken("refund-desk")}
+	serveUntilLinked(t, b.URL, env, "serve", desk(t))
+}
+
+// serveUntilLinked runs the agent with args and env until it says it is
+// linked to boardURL, then stops it.
+func serveUntilLinked(t *testing.T, boardURL string, env map[string]string, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", dir, "--monitor", b.URL, "--token-file", tokenFile}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		done <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
 	}()
-	linked := regexp.MustCompile(`agent refund-desk: linked to ` + regexp.QuoteMeta(b.URL))
+	linked := regexp.MustCompile(`agent refund-desk: linked to ` + regexp.QuoteMeta(boardURL))
 	deadline := time.Now().Add(30 * time.Second)
 	for !linked.MatchString(out.String()) {
 		select {
 		case err := <-done:
-			t.Fatalf("agent serve --token-file ended: %v\n%s", err, out.String())
+			t.Fatalf("agent %s ended: %v\n%s", strings.Join(args, " "), err, out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("agent serve --token-file did not link:\n%s", out.String())
+			t.Fatalf("agent %s did not link:\n%s", strings.Join(args, " "), out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Errorf("agent serve after cancel: %v", err)
+		t.Errorf("agent %s after cancel: %v", strings.Join(args, " "), err)
 	}
 }
 
