@@ -13,6 +13,7 @@ type Reason string
 const (
 	ReasonNotGzip          Reason = "not_gzip"          // not a gzip stream, or a corrupt one
 	ReasonNotTar           Reason = "not_tar"           // the gzip'd bytes are not a tar archive
+	ReasonGzipHeader       Reason = "gzip_header"       // a gzip header with a name, comment, extra field, other flag or time
 	ReasonTrailingData     Reason = "trailing_data"     // bytes after the end of the archive
 	ReasonArchiveTooLarge  Reason = "archive_too_large" // more compressed bytes than Limits.MaxArchiveBytes
 	ReasonFileTooLarge     Reason = "file_too_large"    // one file over Limits.MaxFileBytes (or a flow over MaxFlowBytes)

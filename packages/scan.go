@@ -2,6 +2,7 @@ package packages
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
@@ -104,13 +105,20 @@ func scan(r io.Reader, lim Limits, put sink) (*scanned, error) {
 }
 
 func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
-	gz, err := gzip.NewReader(c)
+	// gzip reads through br byte by byte, so what follows the one gzip
+	// member is left in br to be looked at.
+	br := bufio.NewReader(c)
+	if err := plainHeader(br); err != nil {
+		return nil, err
+	}
+	gz, err := gzip.NewReader(br)
 	if err != nil {
 		if errors.Is(err, errArchiveTooLarge) {
 			return nil, err
 		}
 		return nil, refuse(ReasonNotGzip, "", "%v", err)
 	}
+	gz.Multistream(false)
 	framing := func(err error) error {
 		switch {
 		case errors.Is(err, errArchiveTooLarge):
@@ -308,6 +316,16 @@ func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
 	if err := gz.Close(); err != nil {
 		return nil, refuse(ReasonNotGzip, "", "%v", err)
 	}
+	// One gzip member and nothing after it: never a second member, which
+	// may hold no data and still carry bytes in its header.
+	switch _, err := br.ReadByte(); {
+	case err == nil:
+		return nil, refuse(ReasonTrailingData, "", "bytes after the end of the gzip stream")
+	case errors.Is(err, errArchiveTooLarge):
+		return nil, err
+	case err != io.EOF:
+		return nil, refuse(ReasonNotGzip, "", "%v", err)
+	}
 
 	var fl *flow.Flow
 	if m.Kind == KindTemplate {
@@ -330,6 +348,28 @@ func scanCounted(c *counter, lim Limits, put sink) (*scanned, error) {
 	s.flow = fl
 	s.pkg.Manifest = *m
 	return s, nil
+}
+
+// plainHeader refuses a gzip header that carries anything: a flag (a
+// file name, a comment, an extra field of up to 64 KiB, a header
+// checksum, a reserved bit) or a time. Such bytes are in no file and no
+// manifest, so no digest or signature covers them. A header too short or
+// not gzip's is left for gzip.NewReader to refuse.
+func plainHeader(br *bufio.Reader) error {
+	h, err := br.Peek(10)
+	if errors.Is(err, errArchiveTooLarge) {
+		return err
+	}
+	if len(h) < 10 || h[0] != 0x1f || h[1] != 0x8b {
+		return nil
+	}
+	if h[3] != 0 {
+		return refuse(ReasonGzipHeader, "", "the gzip header has flags %#02x (a name, a comment, an extra field, a header checksum or a reserved bit); a package's has none", h[3])
+	}
+	if h[4]|h[5]|h[6]|h[7] != 0 {
+		return refuse(ReasonGzipHeader, "", "the gzip header has a time; a package's has none")
+	}
+	return nil
 }
 
 // maxPadding bounds the zeros Scan reads after a tar's end.
