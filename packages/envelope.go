@@ -25,34 +25,58 @@ const MaxSignatures = 32
 const MaxEnvelopeBytes = 256 << 10
 
 // ReadEnvelope reads an Envelope as JSON: at most MaxEnvelopeBytes, no
-// unknown field, nothing after it.
+// unknown field, nothing after it, and byte for byte as this package's
+// encoder writes the envelope it holds — compact or indented by two
+// spaces, with or without a final newline. JSON read loosely would take a
+// changed byte as the same envelope (a key's letter case, a padding bit of
+// base64, spacing); no byte of a signature file may change unnoticed.
 func ReadEnvelope(r io.Reader) (Envelope, error) {
 	var env Envelope
-	if err := readStrict(r, MaxEnvelopeBytes, &env); err != nil {
+	data, err := readStrict(r, MaxEnvelopeBytes, &env)
+	if err != nil {
 		return Envelope{}, fmt.Errorf("packages: not a signature envelope: %w", err)
+	}
+	if !asEncoded(env, data) {
+		return Envelope{}, errors.New("packages: not a signature envelope: not as its signer wrote it: a byte was changed (a key's case, base64, spacing)")
 	}
 	return env, nil
 }
 
+// asEncoded reports whether data is env as json.Marshal or
+// json.MarshalIndent with two spaces writes it, with or without a final
+// newline.
+func asEncoded(env Envelope, data []byte) bool {
+	data = bytes.TrimSuffix(data, []byte("\n"))
+	compact, err := json.Marshal(env)
+	if err != nil {
+		return false
+	}
+	if bytes.Equal(data, compact) {
+		return true
+	}
+	indented, err := json.MarshalIndent(env, "", "  ")
+	return err == nil && bytes.Equal(data, indented)
+}
+
 // readStrict decodes one JSON value from r into v: at most max bytes, no
-// unknown field, nothing after it.
-func readStrict(r io.Reader, max int, v any) error {
+// unknown field, nothing after it. It returns the bytes read.
+func readStrict(r io.Reader, max int, v any) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(data) > max {
-		return fmt.Errorf("over %d bytes", max)
+		return nil, fmt.Errorf("over %d bytes", max)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("more after the JSON value")
+		return nil, errors.New("more after the JSON value")
 	}
-	return nil
+	return data, nil
 }
 
 // Envelope is a DSSE envelope (github.com/secure-systems-lab/dsse): the

@@ -139,7 +139,7 @@ func Installed(dir string) (*Installation, error) {
 	}
 	defer f.Close()
 	var in Installation
-	if err := readStrict(f, maxRecordBytes, &in); err != nil {
+	if _, err := readStrict(f, maxRecordBytes, &in); err != nil {
 		return nil, fmt.Errorf("packages: %s: %w", RecordPath, err)
 	}
 	if CheckName(in.Name) != nil || CheckVersion(in.Version) != nil || !digestRE.MatchString(in.Digest) {

@@ -405,3 +405,51 @@ func TestReadEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeEveryByte changes every byte of a signature file, compact and
+// indented, to other values and requires each change refused: by
+// ReadEnvelope, or by VerifySignature of what it read. A key's letter case,
+// a base64 padding bit or spacing would otherwise read as the same
+// envelope.
+func TestEnvelopeEveryByte(t *testing.T) {
+	t.Parallel()
+	pub, priv, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := "sha256:" + strings.Repeat("cd", 32)
+	env, err := Sign(digest, priv, KeyID(pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indented, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"compact": compact, "indented": append(indented, '\n')} {
+		if _, err := ReadEnvelope(bytes.NewReader(data)); err != nil {
+			t.Fatalf("%s: ReadEnvelope of the envelope as written: %v", name, err)
+		}
+		for i := range data {
+			for _, delta := range []byte{1, 2, 0x20, 0x80} {
+				changed := slices.Clone(data)
+				changed[i] ^= delta
+				got, err := ReadEnvelope(bytes.NewReader(changed))
+				if err != nil {
+					continue
+				}
+				if err := VerifySignature(got, digest, []ed25519.PublicKey{pub}, 1); err == nil {
+					t.Errorf("%s: byte %d (%q) xor %#x: read and verified as the same envelope", name, i, data[i], delta)
+				}
+			}
+		}
+	}
+	// A key's letter case, spelled out: Go's JSON would read it.
+	if _, err := ReadEnvelope(bytes.NewReader(bytes.Replace(compact, []byte(`"payload"`), []byte(`"Payload"`), 1))); err == nil {
+		t.Error(`ReadEnvelope took "Payload" for "payload"`)
+	}
+}

@@ -149,6 +149,7 @@ func alertRuleList(a *app, co *clientOptions) *cobra.Command {
 }
 
 func alertRuleDelete(a *app, co *clientOptions) *cobra.Command {
+	var out cli.Output
 	c := &cobra.Command{
 		Use:   "delete ID",
 		Short: "Remove an alert rule (admins)",
@@ -161,9 +162,13 @@ func alertRuleDelete(a *app, co *clientOptions) *cobra.Command {
 			if _, err := bc.alerts.DeleteAlertRule(cmd.Context(), &boardv1.DeleteAlertRuleRequest{Id: args[0]}); err != nil {
 				return bc.explain(err, "alert rule "+args[0])
 			}
+			if out.JSON() {
+				return cli.PrintJSON(a.stdout, map[string]any{"id": args[0], "deleted": true})
+			}
 			_, err = fmt.Fprintf(a.stdout, "alert rule %s deleted\n", clip(args[0], 64))
 			return err
 		},
 	}
+	out.AddFlag(c.Flags())
 	return c
 }

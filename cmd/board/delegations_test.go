@@ -114,6 +114,10 @@ func TestDelegationCommands(t *testing.T) {
 	if out := f.ok(t, "alerts", "rule", "delete", "loops"); out != "alert rule loops deleted\n" {
 		t.Errorf("alerts rule delete: %q", out)
 	}
+	f.ok(t, "alerts", "rule", "put", "--id", "again", "--agent", "*", "--condition", "delegation-cycle", "--window", "1h")
+	if out := f.ok(t, "alerts", "rule", "delete", "again", "-o", "json"); !strings.Contains(out, `"deleted": true`) || !strings.Contains(out, `"id": "again"`) {
+		t.Errorf("alerts rule delete -o json: %q", out)
+	}
 	if out := f.ok(t, "alerts", "list", "-o", "json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("alerts list with no rules: %q, want []", out)
 	}
