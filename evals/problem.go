@@ -100,7 +100,8 @@ var (
 var criterionName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // Problems reports everything wrong with a suite's bytes for the flow f,
-// all at once, each with its path; nil when there is nothing. It does not
+// all at once, each with its path; nil when there is nothing. A nil f
+// checks the file alone: no channel, node or tool is refused. It does not
 // read the dataset: the runners do (datasetProblems), before a model call.
 func Problems(data []byte, f *flow.Flow) []Problem {
 	ps, _ := problemsOf(data, f)
@@ -114,7 +115,10 @@ func Problems(data []byte, f *flow.Flow) []Problem {
 // check a dataset's rows with.
 func problemsOf(data []byte, f *flow.Flow) (problems, *checker) {
 	var ps problems
-	c := &checker{f: f, tools: flowtest.DeclaredTools(f), names: map[string]string{}, ps: &ps}
+	c := &checker{f: f, names: map[string]string{}, ps: &ps}
+	if f != nil {
+		c.tools = flowtest.DeclaredTools(f)
+	}
 	if len(data) > MaxFileBytes {
 		ps.add(CodeTooLarge, "", "the file is larger than %d bytes", MaxFileBytes)
 		return ps, c
