@@ -19,16 +19,17 @@ import (
 // case it will run counted. Preview and Run share it, so a preview that
 // accepts a suite is a promise about the run.
 type plan struct {
-	dir     string
-	path    string // the suite's path; "" for one given in memory
-	file    string // its name
-	flow    *flow.Flow
-	build   string
-	suite   *Suite
-	dataset string // the dataset's path; "" for none
-	output  []string
-	filter  *regexp.Regexp
-	cases   []planned // the cases that will run, in order
+	dir         string
+	path        string // the suite's path; "" for one given in memory
+	file        string // its name
+	flow        *flow.Flow
+	build       string
+	suite       *Suite
+	dataset     string // the dataset's path; "" for none
+	datasetName string // as the suite names it
+	output      []string
+	filter      *regexp.Regexp
+	cases       []planned // the cases that will run, in order
 }
 
 // planned is one case a run will run.
@@ -63,49 +64,50 @@ func prepare(dir, path, file string, data []byte, filter *regexp.Regexp) (*plan,
 	}
 	_, c := problemsOf(data, f)
 	ps := c.ps
-	var s *Suite
-	if len(*ps) == 0 {
-		if s, err = parse(data); err != nil {
-			ps.add(CodeInvalidJSON, "", "%v", err)
-		}
+	p := &plan{dir: dir, path: path, file: file, flow: f, build: build, filter: filter}
+	s, err := parse(data)
+	if err != nil && len(*ps) == 0 {
+		ps.add(CodeInvalidJSON, "", "%v", err)
 	}
-	if len(*ps) > 0 {
-		return nil, fail(*ps)
-	}
-	p := &plan{dir: dir, path: path, file: file, flow: f, build: build, suite: s, filter: filter}
-	p.output = s.Output
-	if len(p.output) == 0 {
-		p.output = f.Outputs
-	}
-	if s.Dataset != "" {
-		p.dataset = filepath.Join(filepath.Dir(pathOr(path, filepath.Join(dir, file))), s.Dataset)
+	// The dataset is checked even when the file has problems, so that
+	// every problem is said at once: its name is taken as the file gives
+	// it, when it is one Problems accepted.
+	p.datasetName = datasetOf(data)
+	if p.datasetName != "" && !hasProblemAt(*ps, "dataset") {
+		p.dataset = filepath.Join(filepath.Dir(pathOr(path, filepath.Join(dir, file))), p.datasetName)
 	}
 	// The dataset is read here once, every row checked (the names with
 	// the suite's own cases), and read again, a row at a time, as a run
 	// goes: a suite of many rows never sits in memory whole.
-	total := len(s.Cases)
+	total := 0
+	if s != nil {
+		total = len(s.Cases)
+	}
 	err = p.each(func(cs Case, source string, raw map[string]any) error {
 		total++
-		if raw != nil {
-			if total > MaxCases {
-				c.ps.add(CodeTooLarge, "dataset", "more than %d cases with the suite's own: at most %d", MaxCases, MaxCases)
-				return errStop
-			}
-			c.checkCase(source, raw, cs.Name)
-			if len(*c.ps) > maxProblems {
-				return errStop
-			}
+		if total > MaxCases {
+			c.ps.add(CodeTooLarge, "dataset", "more than %d cases with the suite's own: at most %d", MaxCases, MaxCases)
+			return errStop
+		}
+		c.checkCase(source, raw, cs.Name)
+		if len(*c.ps) > maxProblems {
+			return errStop
 		}
 		return nil
 	}, true)
 	if err != nil && !errors.Is(err, errStop) {
 		ps.add(CodeDataset, "dataset", "%v", err)
 	}
-	if total == 0 {
+	if total == 0 && p.dataset != "" && len(*ps) == 0 {
 		ps.add(CodeNoCases, "dataset", "the dataset has no rows and the suite no cases")
 	}
 	if len(*ps) > 0 {
 		return nil, fail(*ps)
+	}
+	p.suite = s
+	p.output = s.Output
+	if len(p.output) == 0 {
+		p.output = f.Outputs
 	}
 	err = p.each(func(cs Case, source string, _ map[string]any) error {
 		if filter == nil || filter.MatchString(cs.Name) {
@@ -117,6 +119,28 @@ func prepare(dir, path, file string, data []byte, filter *regexp.Regexp) (*plan,
 		return nil, fail([]Problem{{Code: CodeDataset, Path: "dataset", Message: err.Error()}})
 	}
 	return p, nil
+}
+
+// datasetOf is the dataset the suite's bytes name, if they name one as
+// text.
+func datasetOf(data []byte) string {
+	var v struct {
+		Dataset any `json:"dataset"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return ""
+	}
+	s, _ := v.Dataset.(string)
+	return s
+}
+
+func hasProblemAt(ps []Problem, path string) bool {
+	for _, p := range ps {
+		if p.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // maxProblems is where a dataset stops being read for problems: past it,
@@ -153,11 +177,11 @@ func (p *plan) each(fn func(c Case, source string, raw map[string]any) error, ch
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return fmt.Errorf("%s: %w", p.suite.Dataset, err)
+		return fmt.Errorf("%s: %w", p.datasetName, err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.Size() > MaxDatasetBytes {
-		return fmt.Errorf("%s: larger than %d bytes", p.suite.Dataset, MaxDatasetBytes)
+		return fmt.Errorf("%s: larger than %d bytes", p.datasetName, MaxDatasetBytes)
 	}
 	r := bufio.NewReaderSize(io.LimitReader(f, MaxDatasetBytes), 64<<10)
 	for line := 1; ; line++ {
@@ -165,7 +189,7 @@ func (p *plan) each(fn func(c Case, source string, raw map[string]any) error, ch
 		if err == io.EOF {
 			return nil
 		}
-		source := fmt.Sprintf("%s line %d", p.suite.Dataset, line)
+		source := fmt.Sprintf("%s line %d", p.datasetName, line)
 		if err != nil {
 			return fmt.Errorf("%s: %w", source, err)
 		}

@@ -54,7 +54,7 @@ func TestProblems(t *testing.T) {
 		{"a dataset row without input", `{"dataset": "rows.jsonl", ` + criteria + `}`,
 			map[string]string{"rows.jsonl": `{"input": {"order_id": "A-1"}}` + "\n\n" + `{"name": "second", "reference": "x"}` + "\n" + `{"input": {"orderid": 1}, "mock": {"llm": {}}}` + "\n"},
 			[]string{"rows.jsonl line 3: EVAL_DATASET", "rows.jsonl line 4.input.orderid: EVAL_UNKNOWN_CHANNEL", "rows.jsonl line 4.mock.llm: EVAL_MOCKED_MODEL"}},
-		{"a dataset that is not there", `{"dataset": "none.jsonl", ` + criteria + `}`, nil, []string{"dataset: EVAL_DATASET", "dataset: EVAL_NO_CASES"}},
+		{"a dataset that is not there", `{"dataset": "none.jsonl", ` + criteria + `}`, nil, []string{"dataset: EVAL_DATASET"}},
 		{"a dataset outside the folder", `{"dataset": "../rows.jsonl", ` + criteria + `}`, nil, []string{"dataset: EVAL_DATASET"}},
 		{"not JSON", `{"cases": [`, nil, []string{": EVAL_INVALID_JSON"}},
 	}
