@@ -206,7 +206,6 @@ func run(ctx context.Context, p *plan, cfg Config) (*Result, error) {
 		names = append(names, more...)
 	}
 	hide := secrets.NewSet(secrets.Named(names, cfg.Getenv))
-	i := 0
 	err = p.each(func(c Case, source string, _ map[string]any) error {
 		if p.filter != nil && !p.filter.MatchString(c.Name) {
 			return nil
@@ -214,8 +213,7 @@ func run(ctx context.Context, p *plan, cfg Config) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cr := runCase(ctx, p, c, source, cfg, j, hide, i)
-		i++
+		cr := runCase(ctx, p, c, source, cfg, j, hide)
 		r.Evals = append(r.Evals, cr)
 		return nil
 	}, false)
@@ -239,7 +237,7 @@ func run(ctx context.Context, p *plan, cfg Config) (*Result, error) {
 // evalThread is the one thread a case runs on.
 const evalThread = "eval"
 
-func runCase(ctx context.Context, p *plan, c Case, source string, cfg Config, j *judge, hide *secrets.Set, n int) CaseResult {
+func runCase(ctx context.Context, p *plan, c Case, source string, cfg Config, j *judge, hide *secrets.Set) CaseResult {
 	cr := CaseResult{Name: c.Name, Source: source, Checks: []Check{}, Events: []Event{}, Output: map[string]string{}}
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
@@ -354,7 +352,6 @@ func runCase(ctx context.Context, p *plan, c Case, source string, cfg Config, j 
 	}
 	score := sum / weights
 	cr.Score = &score
-	_ = n
 	return cr
 }
 
