@@ -102,9 +102,9 @@ func newEvalCmd(a *app) *cobra.Command {
 			if *preview {
 				s.Preview, err = evals.Preview(cmd.Context(), dir, p, filter)
 			} else {
-				if !out.JSON() && len(res.Suites) == 0 {
+				if len(res.Suites) == 0 && standInJudge(a.getenv) {
 					// Said before the run, which may take a while.
-					fmt.Fprintln(a.stderr, judgeLine(a.getenv))
+					fmt.Fprintln(a.stderr, standInLine)
 				}
 				s.Run, err = evals.Run(cmd.Context(), dir, p, evals.Config{Getenv: a.getenv, Timeout: *timeout, Run: filter, Journal: true})
 			}
@@ -142,14 +142,12 @@ func newEvalCmd(a *app) *cobra.Command {
 	return c
 }
 
-// judgeLine says which judge a run will have, before it runs.
-func judgeLine(getenv func(string) string) string {
-	for _, k := range []string{"JUDGE_API_KEY", "OPENAI_API_KEY"} {
-		if strings.TrimSpace(getenv(k)) != "" {
-			return "judge: the model of JUDGE_MODEL, the suite's judge.model or OPENAI_MODEL"
-		}
-	}
-	return "judge: stand-in (no JUDGE_API_KEY or OPENAI_API_KEY): its scores say nothing"
+// standInLine is said of a run the stand-in judges.
+const standInLine = "judge: stand-in (no JUDGE_API_KEY or OPENAI_API_KEY): its scores say nothing"
+
+// standInJudge reports whether the environment gives the judge no key.
+func standInJudge(getenv func(string) string) bool {
+	return strings.TrimSpace(getenv("JUDGE_API_KEY")) == "" && strings.TrimSpace(getenv("OPENAI_API_KEY")) == ""
 }
 
 // printEvals prints each suite: its problems, its preview or its cases,
@@ -226,7 +224,9 @@ func printRun(w io.Writer, r *evals.Result) {
 	}
 	fmt.Fprintln(w, line)
 	if r.Judge == evals.StandInJudge {
-		fmt.Fprintln(w, "judge: stand-in (no JUDGE_API_KEY or OPENAI_API_KEY): its scores say nothing")
+		fmt.Fprintln(w, standInLine)
+	} else {
+		fmt.Fprintf(w, "judge: %s\n", r.Judge)
 	}
 	fmt.Fprintf(w, "build %s\n", r.Build)
 	for _, warn := range r.Warnings {
