@@ -476,6 +476,7 @@ func (b *Board) loop() {
 		b.expireDue(ctx)
 		b.logRunProblems(now)
 		b.logTriggerDrops(now)
+		b.logEvalDrops(now)
 		cancel()
 	}
 }

@@ -53,6 +53,24 @@ type evalState struct {
 	// reports not kept because the agent held the most suites already.
 	reportsDropped atomic.Int64
 	suitesDropped  atomic.Int64
+	// logged and loggedAt: what the last log line said of the two counts,
+	// and when (the board's loop only).
+	logged   [2]int64
+	loggedAt time.Time
+}
+
+// logEvalDrops logs the counts of reports and suites dropped when either
+// moved since the last line, at most once a minute. The board's loop
+// calls it.
+func (b *Board) logEvalDrops(now time.Time) {
+	e := &b.evals
+	n := [2]int64{e.reportsDropped.Load(), e.suitesDropped.Load()}
+	if n == e.logged || now.Sub(e.loggedAt) < time.Minute {
+		return
+	}
+	e.logged, e.loggedAt = n, now
+	b.log.Warn("eval reports or suites dropped since the board started: a report within 5 s of the link's last, or a new suite beyond 16 per agent",
+		"reports_dropped", n[0], "suites_dropped", n[1])
 }
 
 // EvalReportsDropped counts, since the board started, the eval reports it
