@@ -1,22 +1,19 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-
-	"connectrpc.com/connect/v2"
-	"connectrpc.com/connect/v2/connecthttp"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/evals"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
 // evalDesk is the refund desk (its orders server built) with its eval
@@ -79,39 +76,28 @@ func fakeOpenAI(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// evalBoard is the board's EvalService as this client test needs it: it
-// keeps what it was sent and the token it came with. (The board's own
-// service is tested with the board.)
+// evalBoard is a real board, with a token for the agent "refund-desk"
+// and a way to read the scores it holds.
 type evalBoard struct {
-	boardv1connect.UnimplementedEvalServiceHandler
-	mu   sync.Mutex
-	got  []*boardv1.PublishEvalScoresRequest
-	auth []string
-}
-
-func (b *evalBoard) PublishEvalScores(ctx context.Context, req *boardv1.PublishEvalScoresRequest) (*boardv1.PublishEvalScoresResponse, error) {
-	info, _ := connect.CallInfoForServerContext(ctx)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.got = append(b.got, req)
-	b.auth = append(b.auth, info.RequestHeader().Get("Authorization"))
-	return &boardv1.PublishEvalScoresResponse{}, nil
+	bt    *boardtest.Board
+	token string
 }
 
 func newEvalBoard(t *testing.T) (*evalBoard, string) {
 	t.Helper()
-	b := &evalBoard{}
-	srv := connect.NewServer()
-	boardv1connect.RegisterEvalServiceHandler(srv, b)
-	mux := http.NewServeMux()
-	connecthttp.Mount(mux, srv)
-	hs := httptest.NewUnstartedServer(mux)
-	hs.Config.Protocols = new(http.Protocols)
-	hs.Config.Protocols.SetHTTP1(true)
-	hs.Config.Protocols.SetUnencryptedHTTP2(true)
-	hs.Start()
-	t.Cleanup(hs.Close)
-	return b, hs.URL
+	bt := boardtest.Start(t, boardtest.Options{})
+	return &evalBoard{bt: bt, token: bt.AgentToken("refund-desk")}, bt.URL
+}
+
+// suites is what the board holds of the agent's eval scores.
+func (b *evalBoard) suites(t *testing.T) []*boardv1.AgentEvalSuite {
+	t.Helper()
+	c := boardv1connect.NewEvalServiceClient(b.bt.Client(b.bt.OperatorToken("viewer", identity.RoleViewer)))
+	res, err := c.ListEvalScores(t.Context(), &boardv1.ListEvalScoresRequest{Agent: "refund-desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetSuites()
 }
 
 // TestAgentEvalPublish: agent eval against an OpenAI-compatible model
@@ -123,7 +109,7 @@ func TestAgentEvalPublish(t *testing.T) {
 	dir := evalDesk(t)
 	model := fakeOpenAI(t)
 	board, url := newEvalBoard(t)
-	env := map[string]string{"OPENAI_API_KEY": "sk-test-0123456789", "OPENAI_BASE_URL": model.URL, "SYMPHONIX_TOKEN": "agent-token-0123456789"}
+	env := map[string]string{"OPENAI_API_KEY": "sk-test-0123456789", "OPENAI_BASE_URL": model.URL, "SYMPHONIX_TOKEN": board.token}
 	r := runAgent(t, env, "", "eval", dir, "--publish", url, "--output", "json")
 	if r.code != 0 {
 		t.Fatalf("agent eval --publish: exit %d, %v\n%s%s", r.code, r.err, r.stdout, r.stderr)
@@ -152,16 +138,22 @@ func TestAgentEvalPublish(t *testing.T) {
 	if real.Metrics.ToolCalls != 2 || len(real.UnusedMocks) != 0 || !strings.Contains(real.Output["decision"], "refund") {
 		t.Errorf("the case reaching the orders server: %+v", real)
 	}
-	if len(board.got) != 1 {
-		t.Fatalf("the board was sent %d requests, want 1", len(board.got))
+	suites := board.suites(t)
+	if len(suites) != 1 || len(suites[0].GetBuilds()) != 1 {
+		t.Fatalf("the board holds %v, want one suite with one build", suites)
 	}
-	got, s := board.got[0], board.got[0].GetScore()
+	got, s := suites[0], suites[0].GetBuilds()[0]
 	if got.GetSuite() != "refund-desk.eval.json" || s.GetBuild() != run.Build || s.GetCases() != 4 || s.GetScored() != 4 || s.GetCompleted() != 4 ||
-		!s.GetPassed() || s.GetScore() < 0.899 || s.GetScore() > 0.901 || s.GetThreshold() != 0.7 || s.GetCriteria()["grounded"] < 0.899 || s.GetScoreTime().AsTime().IsZero() {
-		t.Errorf("PublishEvalScores request = %v, want the run's numbers", got)
+		!s.GetPassed() || s.GetScore() < 0.899 || s.GetScore() > 0.901 || s.GetThreshold() != 0.7 || s.GetCriteria()["grounded"] < 0.899 ||
+		s.GetScoreTime().AsTime().IsZero() || s.GetSource() != boardv1.EvalSource_EVAL_SOURCE_PUBLISHED {
+		t.Errorf("the board holds %v, want the run's numbers, published", got)
 	}
-	if board.auth[0] != "Bearer agent-token-0123456789" {
-		t.Errorf("Authorization = %q, want the agent token", board.auth[0])
+
+	// A token of another kind is refused, and nothing is sent but a
+	// publish the board took is said as not published.
+	env["SYMPHONIX_TOKEN"] = board.bt.OperatorToken("ops", identity.RoleAdmin)
+	if r := runAgent(t, env, "", "eval", dir, "--publish", url); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "not published") {
+		t.Errorf("agent eval --publish with an operator token: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
@@ -172,9 +164,9 @@ func TestAgentEvalCommand(t *testing.T) {
 	t.Parallel()
 	dir := evalDesk(t)
 	board, url := newEvalBoard(t)
-	r := runAgent(t, map[string]string{"MONITOR_TOKEN": "agent-token-0123456789"}, "", "eval", dir, "--publish", url)
-	if r.code != 1 || !strings.Contains(r.stdout, "not published: judged by the stand-in") || len(board.got) != 0 {
-		t.Errorf("agent eval --publish with the stand-in: exit %d, %d sent\n%s", r.code, len(board.got), r.stdout)
+	r := runAgent(t, map[string]string{"MONITOR_TOKEN": board.token}, "", "eval", dir, "--publish", url)
+	if sent := board.suites(t); r.code != 1 || !strings.Contains(r.stdout, "not published: judged by the stand-in") || len(sent) != 0 {
+		t.Errorf("agent eval --publish with the stand-in: exit %d, the board holds %v\n%s", r.code, sent, r.stdout)
 	}
 	if !strings.Contains(r.stderr, "judge: stand-in (no JUDGE_API_KEY or OPENAI_API_KEY): its scores say nothing") {
 		t.Errorf("stderr lacks the stand-in's line:\n%s", r.stderr)
