@@ -88,6 +88,9 @@ type Config struct {
 	// one that never ended), swept when the board starts and every hour.
 	// Zero means 30 days; negative means for ever.
 	RunRetention time.Duration
+	// ForgetAfter: how long an agent must have been offline before an
+	// admin may forget it (ForgetAgent). Zero means DefaultForgetAfter.
+	ForgetAfter time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 	// Limits: what one agent or caller can make the board hold; zero
@@ -133,7 +136,7 @@ type Board struct {
 	signinAccount *limiter
 	signinSource  *limiter
 	log           *slog.Logger
-	hub           *hub[*boardv1.Agent]
+	hub           *hub[*boardv1.WatchAgentsResponse]
 	// approvals fans approval changes out to WatchApprovals (approvals_watch.go);
 	// approvalPublish serialises, per approval, reading and publishing them.
 	approvals       *hub[*boardv1.WatchApprovalsResponse]
@@ -244,9 +247,12 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.RunRetention == 0 {
 		cfg.RunRetention = DefaultRunRetention
 	}
+	if cfg.ForgetAfter == 0 {
+		cfg.ForgetAfter = DefaultForgetAfter
+	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
-		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
+	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 || cfg.ForgetAfter < 0 {
+		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL, WatchHeartbeat and ForgetAfter must not be negative")
 	}
 	if cfg.BodyGrace < 0 {
 		return nil, errors.New("board: BodyGrace must not be negative")
@@ -292,7 +298,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		audit:     audit.New(cfg.Store),
 		log:       cfg.Logger,
 		tracer:    telemetry.Tracer(cfg.TracerProvider),
-		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
+		hub:       newHub[*boardv1.WatchAgentsResponse](cfg.Limits.WatcherBytes),
 		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
 		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),

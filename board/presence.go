@@ -164,7 +164,7 @@ func (p *presence) arrive(ctx context.Context, s *session, write func(context.Co
 		p.mu.Unlock()
 		return nil, err
 	}
-	p.b.hub.publish(agentProto(row))
+	p.b.hub.publish(&boardv1.WatchAgentsResponse{Agent: agentProto(row)})
 	return row, nil
 }
 
@@ -406,7 +406,7 @@ func (o *offlineMarks) write(ids []string) {
 		_, back := p.sessions[row.Name]
 		p.mu.Unlock()
 		if !back {
-			p.b.hub.publish(agentProto(row))
+			p.b.hub.publish(&boardv1.WatchAgentsResponse{Agent: agentProto(row)})
 		}
 		unlock()
 	}
