@@ -41,6 +41,7 @@ var policy = map[string]access{
 	boardv1connect.AgentServiceResumeAgentProcedure:                  {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.ApprovalServicePutRuleProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.ApprovalServiceListRulesProcedure:                 {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.ApprovalServicePreviewRuleProcedure:               {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.ApprovalServiceDeleteRuleProcedure:                {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.ApprovalServiceListApprovalsProcedure:             {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.ApprovalServiceGetApprovalProcedure:               {kind: identity.KindOperator, role: identity.RoleViewer},
