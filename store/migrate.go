@@ -226,8 +226,9 @@ type queryer interface {
 type migrator struct {
 	dialect     dialectName
 	createTable string
-	hasTable    string // one argument, the table's name; returns a count
-	insert      string // the revision's nine columns
+	hasTable    string        // one argument, the table's name; returns a count
+	insert      string        // the revision's nine columns
+	migrations  *migrationSet // nil: the dialect's own
 }
 
 var migrators = map[dialectName]migrator{
@@ -254,6 +255,9 @@ var migrators = map[dialectName]migrator{
 }
 
 func (m migrator) set() (*migrationSet, error) {
+	if m.migrations != nil {
+		return m.migrations, nil
+	}
 	sets, err := loadMigrations()
 	if err != nil {
 		return nil, err
@@ -420,7 +424,10 @@ func migratePostgres(ctx context.Context, db *sql.DB) ([]Migration, error) {
 // transaction), and PRAGMA foreign_key_check must find nothing amiss
 // before it commits.
 func migrateSQLite(ctx context.Context, dsn string) ([]Migration, error) {
-	m := migrators[sqliteDialect]
+	return migrateSQLiteWith(ctx, dsn, migrators[sqliteDialect])
+}
+
+func migrateSQLiteWith(ctx context.Context, dsn string, m migrator) ([]Migration, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: migrate: %w", err)
