@@ -479,8 +479,9 @@ func migrateSQLiteWith(ctx context.Context, dsn string, m migrator) ([]Migration
 }
 
 // Migrate brings the store dsn names up to date, as Open does, and
-// returns the migrations it applied. An SQLite store must exist; a
-// PostgreSQL database may be empty.
+// returns the migrations it applied; like Open, it makes an SQLite store
+// where there is none, and the board's tables in an empty PostgreSQL
+// database.
 func Migrate(ctx context.Context, dsn string) ([]Migration, error) {
 	src, err := parseDSN(dsn)
 	if err != nil {
@@ -494,7 +495,10 @@ func Migrate(ctx context.Context, dsn string) ([]Migration, error) {
 		defer db.Close()
 		return migratePostgres(ctx, db)
 	}
-	if err := sqliteExists(src.path); err != nil {
+	if err := prepareFolder(src.path); err != nil {
+		return nil, err
+	}
+	if err := createOwnerOnly(src.path); err != nil {
 		return nil, err
 	}
 	if err := checkFiles(src.path); err != nil {
@@ -546,4 +550,26 @@ func sqliteExists(path string) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
+}
+
+// Available lists this board's migrations for the dialect dsn names, in
+// the order they apply.
+func Available(dsn string) ([]Migration, error) {
+	src, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	m := migrators[sqliteDialect]
+	if src.postgres {
+		m = migrators[postgresDialect]
+	}
+	set, err := m.set()
+	if err != nil {
+		return nil, err
+	}
+	var all []Migration
+	for _, f := range set.files {
+		all = append(all, migrationOf(f, time.Time{}, false))
+	}
+	return all, nil
 }
