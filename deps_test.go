@@ -89,6 +89,7 @@ var layers = []layer{
 	{pkg: "internal/browsertest", why: "headless Chromium for the browser tests, through chromedp", allow: []string{"github.com/chromedp"}},
 	{pkg: "internal/exampletest", why: "copies of the examples, so no test writes into the tree"},
 	{pkg: "internal/e2e", why: "the real binaries, run as a person would (tests only)"},
+	{pkg: "internal/migrategen", why: "writes the store's versioned migrations from ent/schema for go generate, with Atlas and no database server (SQLite in memory)", allow: []string{"ent/migrate", "entgo.io/ent", "ariga.io/atlas", "modernc.org/sqlite"}},
 	{pkg: "internal/apidoc", why: "writes docs/api.md from a buf image and the board's policy table, so the two cannot disagree", allow: []string{"board", "identity", "google.golang.org/protobuf"}},
 	{pkg: "internal/apigolden", why: "v1 messages saved, read back by today's generated code (tests only)"},
 	{pkg: "internal/sdktest", why: "the TypeScript SDK built with npm and run against a real board (tests only)"},

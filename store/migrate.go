@@ -34,6 +34,11 @@ const RevisionsTable = "atlas_schema_revisions"
 // ASCII.
 const MigrationLockKey int64 = 0x73796d70686f6e69
 
+// MigrationLockWait is how long a board waits for the migration lock of a
+// PostgreSQL store while another board holds it (migrating), before its
+// Open fails.
+const MigrationLockWait = 10 * time.Minute
+
 // operatorVersion is what the revisions table's operator_version says
 // applied a migration.
 const operatorVersion = "symphonix board"
@@ -397,8 +402,8 @@ func migratePostgres(ctx context.Context, db *sql.DB) ([]Migration, error) {
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, MigrationLockKey); err != nil {
-		return nil, fmt.Errorf("store: migrate: take the migration lock: %w", err)
+	if err := lockMigrations(ctx, conn, MigrationLockWait); err != nil {
+		return nil, err
 	}
 	defer func() {
 		// The lock is the session's: were unlocking to fail, closing the
@@ -415,6 +420,22 @@ func migratePostgres(ctx context.Context, db *sql.DB) ([]Migration, error) {
 		return nil, err
 	}
 	return m.apply(ctx, conn, func() (*sql.Tx, error) { return conn.BeginTx(ctx, nil) }, p)
+}
+
+// lockMigrations takes the session advisory lock MigrationLockKey on conn,
+// waiting at most wait for another session to give it up.
+func lockMigrations(ctx context.Context, conn *sql.Conn, wait time.Duration) error {
+	lctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	_, err := conn.ExecContext(lctx, `SELECT pg_advisory_lock($1)`, MigrationLockKey)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == nil && lctx.Err() != nil:
+		return fmt.Errorf("store: migrate: another board has held the migration lock (pg_advisory_lock %d) for %v: is one still migrating this store?", MigrationLockKey, wait)
+	default:
+		return fmt.Errorf("store: migrate: take the migration lock: %w", err)
+	}
 }
 
 // migrateSQLite brings the SQLite store at dsn up to date in one immediate
