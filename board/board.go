@@ -165,6 +165,9 @@ type Board struct {
 	// for coming too soon after the last (triggers.go).
 	triggerLocks keyedLocks
 	triggerDrops triggerDrops
+	// evals: the per-agent lock of eval scores, the publish rate and the
+	// counts of reports and suites dropped (evals.go).
+	evals evalState
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
@@ -311,6 +314,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
 	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
+	b.evals.publishRate = newLimiter(evalPublishesPerAgent, evalPublishWindow, cfg.Now)
 	// A board that stopped without saying goodbye (kill -9) left its agents
 	// online in the store; none has a link here yet.
 	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
@@ -472,6 +476,7 @@ func (b *Board) loop() {
 		b.expireDue(ctx)
 		b.logRunProblems(now)
 		b.logTriggerDrops(now)
+		b.logEvalDrops(now)
 		cancel()
 	}
 }

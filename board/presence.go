@@ -59,6 +59,9 @@ type session struct {
 	// lastTriggers is when this link's last trigger report was taken;
 	// only the link's own goroutine reads and writes it.
 	lastTriggers time.Time
+	// lastEvals is when this link's last eval report was taken; only the
+	// link's own goroutine reads and writes it.
+	lastEvals time.Time
 	// runEvents is the link's allowance of run events (runstore.go); only
 	// the link's own goroutine reads and writes it.
 	runEvents runEventBucket

@@ -315,6 +315,17 @@ func kindOf(n *flow.Node) flow.Kind {
 	return n.Type
 }
 
+// DeclaredTools is every tool f may call: "<server>.<tool>" of
+// requires.mcp and the names of its tools; nil when it declares none.
+func DeclaredTools(f *flow.Flow) map[string]bool { return declaredTools(f) }
+
+// ResolveTool says which of the declared tools (DeclaredTools) a mock key
+// names — itself, or the one "<server>.<key>" — or why none; any key when
+// declared is nil.
+func ResolveTool(declared map[string]bool, key string) (string, error) {
+	return resolveTool(declared, key)
+}
+
 // declaredTools is every tool f may call: "<server>.<tool>" of
 // requires.mcp and the names of its tools; nil when it declares none, and
 // so has no contract.
