@@ -221,6 +221,10 @@ func TestUpgradeKeepsRows(t *testing.T) {
 					len(st.Applied), len(st.Applied) > 0 && st.Applied[0].Adopted, len(st.Pending), len(versions))
 			}
 			checkRows(t, c)
+			// The tables later migrations add are there to use.
+			if n, err := c.EvalScore.Query().Count(t.Context()); err != nil || n != 0 {
+				t.Errorf("eval scores after the upgrade: %d, %v; want an empty table", n, err)
+			}
 		})
 	}
 }

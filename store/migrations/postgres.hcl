@@ -504,6 +504,82 @@ table "delegation_failures" {
     columns = [column.agent, column.code, column.time]
   }
 }
+table "eval_scores" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "agent" {
+    null = false
+    type = varchar
+  }
+  column "suite" {
+    null = false
+    type = varchar
+  }
+  column "build" {
+    null = false
+    type = varchar
+  }
+  column "score_time" {
+    null = false
+    type = timestamptz
+  }
+  column "score" {
+    null = false
+    type = double_precision
+  }
+  column "passed" {
+    null = false
+    type = boolean
+  }
+  column "cases" {
+    null = false
+    type = bigint
+  }
+  column "completed" {
+    null = false
+    type = bigint
+  }
+  column "scored" {
+    null = false
+    type = bigint
+  }
+  column "times" {
+    null = false
+    type = bigint
+  }
+  column "criteria" {
+    null = true
+    type = jsonb
+  }
+  column "threshold" {
+    null = true
+    type = double_precision
+  }
+  column "source" {
+    null = false
+    type = varchar
+  }
+  column "received" {
+    null = false
+    type = timestamptz
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "evalscore_agent_suite_build" {
+    unique  = true
+    columns = [column.agent, column.suite, column.build]
+  }
+  index "evalscore_agent_suite_score_time" {
+    columns = [column.agent, column.suite, column.score_time]
+  }
+}
 table "health_rounds" {
   schema = schema.public
   column "id" {
