@@ -211,6 +211,10 @@ func migrationOf(f migrate.File, at time.Time, adopted bool) Migration {
 	return Migration{Version: f.Version(), Description: f.Desc(), SQL: string(f.Bytes()), AppliedAt: at, Adopted: adopted}
 }
 
+// upToDate: the store has every migration recorded, and there is
+// nothing to write.
+func (p plan) upToDate() bool { return len(p.pending) == 0 && !p.adopt }
+
 // status is the MigrationStatus of a plan.
 func (p plan) status() MigrationStatus {
 	s := MigrationStatus{Applied: p.applied}
@@ -402,6 +406,9 @@ func migratePostgres(ctx context.Context, db *sql.DB) ([]Migration, error) {
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
 	defer conn.Close()
+	if p, err := m.read(ctx, conn); err != nil || p.upToDate() {
+		return nil, err
+	}
 	if err := lockMigrations(ctx, conn, MigrationLockWait); err != nil {
 		return nil, err
 	}
@@ -460,6 +467,10 @@ func migrateSQLiteWith(ctx context.Context, dsn string, m migrator) ([]Migration
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
 	defer conn.Close()
+	// Most starts find nothing to do, and take no write lock to find it.
+	if p, err := m.read(ctx, conn); err != nil || p.upToDate() {
+		return nil, err
+	}
 	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = off`); err != nil {
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
