@@ -66,8 +66,8 @@ type mocks struct {
 	problems []string // calls the case did not provide for, in words
 }
 
-func newMocks(m Mock, f *flow.Flow) *mocks {
-	return &mocks{mock: m, declared: declaredTools(f), calls: Calls{LLM: map[string]int{}, Tools: map[string]int{}}}
+func newMocks(m Mock, f *flow.Flow, children map[string]*flow.Flow) *mocks {
+	return &mocks{mock: m, declared: declaredToolsOf(f, children), calls: Calls{LLM: map[string]int{}, Tools: map[string]int{}}}
 }
 
 // next is the reply for the n-th call (from 0) of r, and whether there is one.
@@ -91,15 +91,19 @@ func (m *mocks) fail(format string, args ...any) error {
 func (m *mocks) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.mock.LLM[req.Node]
-	if !ok {
-		return flow.ModelReply{}, m.fail("node %s asked the model and the case gives it no answer", req.Node)
+	key := req.Node // a child's node is "<agent>/<node>"
+	if req.Agent != "" {
+		key = req.Agent + "/" + req.Node
 	}
-	n := m.calls.LLM[req.Node]
-	m.calls.LLM[req.Node]++
+	r, ok := m.mock.LLM[key]
+	if !ok {
+		return flow.ModelReply{}, m.fail("node %s asked the model and the case gives it no answer", key)
+	}
+	n := m.calls.LLM[key]
+	m.calls.LLM[key]++
 	v, ok := next(r, n)
 	if !ok {
-		return flow.ModelReply{}, m.fail("node %s asked the model %d times and the case gives it %d answers", req.Node, n+1, len(r.Each))
+		return flow.ModelReply{}, m.fail("node %s asked the model %d times and the case gives it %d answers", key, n+1, len(r.Each))
 	}
 	if s, ok := v.(string); ok {
 		return flow.ModelReply{Text: s}, nil
@@ -169,7 +173,7 @@ type ToolMocks struct{ m *mocks }
 // mock.tools provides for is answered from it; any other goes to next, the
 // real tools (nil: such a call fails, as in agent test).
 func NewToolMocks(mock Mock, f *flow.Flow, next flow.ToolCaller) *ToolMocks {
-	m := newMocks(Mock{Tools: mock.Tools}, f)
+	m := newMocks(Mock{Tools: mock.Tools}, f, nil)
 	m.fallback = next
 	return &ToolMocks{m: m}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/agents"
 	"github.com/symphonix/symphonix/flow"
 )
 
@@ -27,6 +28,27 @@ type Config struct {
 	Getenv func(string) string
 	// Run: when set, only the cases whose name it matches run.
 	Run *regexp.Regexp
+
+	children map[string]*flow.Flow // the folder's registered agents, once read
+	read     bool                  // children was read
+}
+
+// Children reads the flows of the agents dir's agents.json registers, by
+// name: those a case may mock as "<agent>/<node>". None when the folder
+// has no registry, or one that cannot be loaded (opening the agent says
+// why).
+func Children(dir string) map[string]*flow.Flow {
+	reg, err := agents.Load(filepath.Join(dir, agents.FileName))
+	if err != nil {
+		return nil
+	}
+	out := map[string]*flow.Flow{}
+	for _, name := range reg.Names() {
+		if a, ok := reg.Agent(name); ok {
+			out[name] = a.Flow
+		}
+	}
+	return out
 }
 
 // FileResult is what one test file came to.
@@ -126,7 +148,10 @@ func RunFile(ctx context.Context, dir string, f *flow.Flow, path string, cfg Con
 		r.Problems = append(r.Problems, Problem{Code: CodeTooLarge, Message: err.Error()})
 		return r, nil
 	}
-	if ps := SpecProblems(f, data); len(ps) > 0 {
+	if !cfg.read {
+		cfg.children, cfg.read = Children(dir), true
+	}
+	if ps := SpecProblemsWith(f, cfg.children, data); len(ps) > 0 {
 		r.Problems = ps
 		return r, nil
 	}
@@ -199,7 +224,10 @@ func RunCase(ctx context.Context, dir string, f *flow.Flow, c Case, cfg Config) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	m := newMocks(c.Mock, f)
+	if !cfg.read {
+		cfg.children = Children(dir)
+	}
+	m := newMocks(c.Mock, f, cfg.children)
 	var mu sync.Mutex
 	path := []string{}
 	watch := func(_ context.Context, e flow.Event) {
