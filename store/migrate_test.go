@@ -437,7 +437,7 @@ func TestMigrationEditedRefused(t *testing.T) {
 	}
 }
 
-// TestMigrateAndMigrations: on a new PostgreSQL database Migrations says
+// TestMigrateAndMigrations: on a new store of either dialect Migrations says
 // everything is pending and changes nothing; Migrate applies it all, and
 // a second Migrate has nothing to do.
 func TestMigrateAndMigrations(t *testing.T) {
