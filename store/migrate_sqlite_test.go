@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -76,5 +77,64 @@ func TestSQLiteRebuildKeepsChildren(t *testing.T) {
 	var fk int
 	if err := db.QueryRowContext(t.Context(), `PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {
 		t.Errorf("PRAGMA foreign_keys on the store's connections = %d, %v; want 1", fk, err)
+	}
+}
+
+// TestUpgradeFromVersioned: a store a board with only the baseline made
+// and recorded (the release after this one will find stores so) is
+// brought up by this board: the later migrations are applied and recorded
+// once each, the baseline is not run again, and its rows are still there.
+func TestUpgradeFromVersioned(t *testing.T) {
+	t.Parallel()
+	sets, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := sets[sqliteDialect].files
+	path := filepath.Join(t.TempDir(), "board.db")
+	if err := createOwnerOnly(path); err != nil {
+		t.Fatal(err)
+	}
+	dsn := sqliteDSN(path, nil)
+	done, err := migrateSQLiteWith(t.Context(), dsn, testMigrations(t, all[0]))
+	if err != nil || len(done) != 1 {
+		t.Fatalf("the baseline alone: %v, %v", done, err)
+	}
+	rows, err := os.ReadFile(filepath.Join("testdata", "upgrade", "sqlite", "2-rows.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts, err := migrate.NewLocalFile("rows.sql", rows).Stmts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.ExecContext(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("Open of a store with the baseline recorded: %v", err)
+	}
+	defer c.Close()
+	var revs, baselines, users int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*), sum(type = 2) FROM `+RevisionsTable).Scan(&revs, &baselines); err != nil {
+		t.Fatal(err)
+	}
+	if revs != len(all) || baselines != len(all) {
+		t.Errorf("revisions after the upgrade: %d, %d of them run; want %d, all run", revs, baselines, len(all))
+	}
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM users WHERE email = 'ann@example.com'`).Scan(&users); err != nil || users != 1 {
+		t.Errorf("users after the upgrade: %d, %v; want the one there was", users, err)
+	}
+	st, err := Migrations(t.Context(), dsn)
+	if err != nil || len(st.Pending) != 0 || st.Applied[0].Adopted {
+		t.Errorf("Migrations after the upgrade = %+v, %v; want none pending, the baseline run not adopted", st, err)
 	}
 }
