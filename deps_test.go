@@ -63,7 +63,7 @@ var layers = []layer{
 	{pkg: "library", why: "the agent's side of the board's library: downloads a version over the API, checks it with packages as the board did, imports it; never the board, never runs what it installs", allow: []string{"api", "packages", "connectrpc.com/connect/v2"}, noStd: append([]string{"os/exec"}, domain...)},
 
 	// The board's side.
-	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL", allow: []string{"ent", "entgo.io/ent", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
+	{pkg: "store", why: "opening the store: ent over SQLite (group commit) or PostgreSQL, its versioned migrations applied through Atlas's migrate package", allow: []string{"ent", "entgo.io/ent", "ariga.io/atlas/sql/migrate", "modernc.org/sqlite", "github.com/jackc/pgx/v5"}, noStd: domain},
 	{pkg: "audit", why: "the hash-chained log, written in the caller's transaction", allow: []string{"ent", "jcs", "store"}, noStd: append([]string{"net/http"}, domain...)},
 	{pkg: "identity", why: "tokens, people, passwords, setup links, sessions' rows; no HTTP, no RPC", allow: []string{"ent", "audit", "store", "github.com/golang-jwt/jwt/v5", "golang.org/x/crypto"}, noStd: append([]string{"net/http"}, domain...)},
 	{pkg: "board", why: "serving, the policy table, the link and presence, the RPC services, sign-in; never the agent's half", allow: []string{
@@ -90,6 +90,7 @@ var layers = []layer{
 	{pkg: "internal/browsertest", why: "headless Chromium for the browser tests, through chromedp", allow: []string{"github.com/chromedp"}},
 	{pkg: "internal/exampletest", why: "copies of the examples, so no test writes into the tree"},
 	{pkg: "internal/e2e", why: "the real binaries, run as a person would (tests only)"},
+	{pkg: "internal/migrategen", why: "writes the store's versioned migrations from ent/schema for go generate, with Atlas and no database server (SQLite in memory)", allow: []string{"ent/migrate", "entgo.io/ent", "ariga.io/atlas", "modernc.org/sqlite"}},
 	{pkg: "internal/apidoc", why: "writes docs/api.md from a buf image and the board's policy table, so the two cannot disagree", allow: []string{"board", "identity", "google.golang.org/protobuf"}},
 	{pkg: "internal/apigolden", why: "v1 messages saved, read back by today's generated code (tests only)"},
 	{pkg: "internal/sdktest", why: "the TypeScript SDK built with npm and run against a real board (tests only)"},

@@ -24,8 +24,10 @@ const sqliteFile = "board.db"
 // whatever form its DSN took: WAL, foreign keys, a busy timeout instead of
 // "database is locked" (for another process writing to the same file:
 // within the board, writers queue in Go), and synchronous=FULL so that
-// what an operator was told is saved survives a power cut.
-var boardPragmas = []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(FULL)"}
+// what an operator was told is saved survives a power cut. The busy
+// timeout comes first, so that a connection opening while another
+// process's switches a new file to WAL waits for it rather than failing.
+var boardPragmas = []string{"busy_timeout(10000)", "foreign_keys(1)", "journal_mode(WAL)", "synchronous(FULL)"}
 
 // boardParams are the DSN parameters that would change what boardPragmas
 // and immediate transactions set, or make the file read-only, in-memory

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
 
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -15,9 +14,8 @@ import (
 	"github.com/symphonix/symphonix/ent"
 )
 
-var migrateMu sync.Mutex
-
-// Open opens the store a DSN names and brings its schema up to date:
+// Open opens the store a DSN names and brings its schema up to date (see
+// Migrate):
 // PostgreSQL for postgres:// and postgresql:// URLs; embedded SQLite for a
 // file: URL or a path, its folder created. Any other scheme fails with
 // ErrDSN, naming the forms accepted.
@@ -45,7 +43,10 @@ func Open(ctx context.Context, dsn string) (*ent.Client, error) {
 		}
 		boundPool(db, MaxPostgresConns)
 		drv := entsql.OpenDB(dialect.Postgres, db)
-		if err := prepareStore(ctx, drv); err != nil {
+		if err := prepareStore(ctx, drv, func() error {
+			_, err := migratePostgres(ctx, db)
+			return err
+		}); err != nil {
 			return nil, err
 		}
 		client := ent.NewClient(ent.Driver(drv))
@@ -88,7 +89,10 @@ func openSQLite(ctx context.Context, dsn string) (*sqliteDriver, error) {
 	}
 	boundPool(db, MaxSQLiteReads)
 	drv := entsql.OpenDB(dialect.SQLite, db)
-	if err := prepareStore(ctx, drv); err != nil {
+	if err := prepareStore(ctx, drv, func() error {
+		_, err := migrateSQLite(ctx, dsn)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if err := checkFiles(src.path); err != nil {
@@ -104,21 +108,16 @@ func openSQLite(ctx context.Context, dsn string) (*sqliteDriver, error) {
 	return newSQLiteDriver(drv, wdb), nil
 }
 
-// prepareStore checks that the store answers and brings its schema up to
-// date, on the plain driver; it closes drv when it fails.
-func prepareStore(ctx context.Context, drv *entsql.Driver) error {
+// prepareStore checks that the store answers, then brings its schema up
+// to date with migrate; it closes drv when either fails.
+func prepareStore(ctx context.Context, drv *entsql.Driver, migrate func() error) error {
 	if err := drv.DB().PingContext(ctx); err != nil {
 		drv.Close()
 		return fmt.Errorf("reach store: %w", err)
 	}
-	// ent's migration writes to its package-level table descriptions, so two
-	// stores migrating at once in one process would race.
-	migrateMu.Lock()
-	err := ent.NewClient(ent.Driver(drv)).Schema.Create(ctx)
-	migrateMu.Unlock()
-	if err != nil {
+	if err := migrate(); err != nil {
 		drv.Close()
-		return fmt.Errorf("migrate store: %w", err)
+		return err
 	}
 	return nil
 }

@@ -39,6 +39,7 @@ func newRoot(getenv func(string) string, stdout, stderr io.Writer) *cli.Root {
 	root.AddCommand(newConfigCmd(a))
 	root.AddCommand(newTokenCmd(a))
 	root.AddCommand(newUserCmd(a))
+	root.AddCommand(newMigrateCmd(a))
 	root.AddCommand(withAPI(a, newAuditCmd(a)))
 	root.AddCommand(newAgentsCmd(a))
 	root.AddCommand(newApprovalsCmd(a))

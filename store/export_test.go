@@ -1,0 +1,4 @@
+package store
+
+// LockMigrations is lockMigrations, for the external tests.
+var LockMigrations = lockMigrations
