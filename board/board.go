@@ -205,6 +205,9 @@ type Board struct {
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
 	loopDone chan struct{}
+	// stopSequencer ends the audit sequencer (audit.Log.Run) and waits
+	// for it.
+	stopSequencer func()
 }
 
 // New checks cfg, loads the signing key, records every agent left online
@@ -330,7 +333,36 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	store.Observe(cfg.Store, b.metrics)
 	b.stopSweep = b.startHealthSweep()
 	go b.loop()
+	b.stopSequencer = b.startSequencer()
 	return b, nil
+}
+
+// auditTick is how often the board chains audit entries that no commit on
+// this board woke it for: those other boards or the command line wrote
+// (docs/audit.md).
+const auditTick = 200 * time.Millisecond
+
+// startSequencer keeps the audit log chained (audit.Log.Run): after every
+// entry this board commits, and every auditTick. The func it returns stops
+// it, chains what is left, and returns when it has.
+func (b *Board) startSequencer() func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.audit.Run(ctx, auditTick, func(err error) {
+			b.log.WarnContext(ctx, "audit sequencer", "err", err)
+		})
+	}()
+	return func() {
+		cancel()
+		<-done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.audit.Sequence(ctx); err != nil {
+			b.log.WarnContext(ctx, "audit sequencer", "err", err)
+		}
+	}
 }
 
 // Tokens is the board's token minter and verifier.
@@ -368,6 +400,7 @@ func (b *Board) Close() {
 		b.presence.closeAll()
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
 		b.auditLimits().flush()   // what was left out of the audit log is summarised
+		b.stopSequencer()         // and chained
 		store.Observe(b.db, nil)
 		if ln := b.takeMetricsListener(); ln != nil {
 			ln.Close() // never served
