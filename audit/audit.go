@@ -2,7 +2,7 @@ package audit
 
 import (
 	"context"
-		"encoding/json"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
