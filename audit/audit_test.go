@@ -405,7 +405,7 @@ func testConcurrent(t *testing.T, dbs []*ent.Client, logs []*audit.Log, g, n int
 	ctx, cancel := context.WithCancel(t.Context())
 	var runs sync.WaitGroup
 	for _, l := range logs {
-		runs.Go(func() { l.Run(ctx, 5*time.Millisecond, func(err error) { t.Errorf("sequencer: %v", err) }) })
+		runs.Go(func() { l.Run(ctx, time.Millisecond, 5*time.Millisecond, func(err error) { t.Errorf("sequencer: %v", err) }) })
 	}
 	errRollback := errors.New("rolled back")
 	var wg sync.WaitGroup
@@ -464,5 +464,42 @@ func testConcurrent(t *testing.T, dbs []*ent.Client, logs []*audit.Log, g, n int
 				t.Errorf("entry %s chained = %v, want %v", s, seen[s], j%5 != 4)
 			}
 		}
+	}
+}
+
+// TestAuditOlderEntries: a store whose entries were chained when they were
+// written, without a content hash, verifies as before, and the sequencer
+// goes on from its last entry.
+func TestAuditOlderEntries(t *testing.T) {
+	t.Parallel()
+	db, a, raw := auditStore(t, store.SQLiteDSN(t.TempDir()))
+	prev := ""
+	for i := int64(1); i <= 3; i++ {
+		e := audit.Entry{Seq: i, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Actor: "cli", Action: "token.mint",
+			Subject: fmt.Sprint(i), Detail: []byte(`{}`), Prev: prev}
+		var err error
+		if e.Hash, err = audit.HashOf(e); err != nil {
+			t.Fatal(err)
+		}
+		err = db.AuditEntry.Create().SetSeq(e.Seq).SetAt(e.At).SetActor(e.Actor).SetAction(e.Action).
+			SetSubject(e.Subject).SetPrev(e.Prev).SetHash(e.Hash).Exec(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = e.Hash
+	}
+	appendN(t, a, 2)
+	if r := verify(t, a); !r.OK() || r.Entries != 5 {
+		t.Fatalf("Verify = %+v, want ok with 5 entries", r)
+	}
+	got, err := a.List(t.Context(), 3, 10)
+	if err != nil || len(got) != 2 || got[0].Prev != prev || got[0].Content == "" {
+		t.Fatalf("List(after 3) = %+v, %v; want two new entries, the first after %s", got, err, prev)
+	}
+	if _, err := raw.ExecContext(t.Context(), `UPDATE audit_entries SET subject = 'x' WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if r := verify(t, a); r.Bad != 2 || !errors.Is(r.Why, audit.ErrModified) {
+		t.Fatalf("Verify = %+v, want entry 2 modified", r)
 	}
 }

@@ -143,12 +143,14 @@ func lockSequencer(ctx context.Context, tx *ent.Tx, now time.Time) error {
 	return errors.New("audit: lock the sequencer: its row is missing")
 }
 
-// Run keeps the log sequenced until ctx ends: a pass after every commit of
-// an entry appended through any Log on the same store in this process,
-// and one every tick for entries other processes wrote. A pass that fails
-// is reported to failed (nil: ignored) and tried again at the next wake-up
-// or tick. Run returns when ctx is done, after its pass in flight.
-func (a *Log) Run(ctx context.Context, tick time.Duration, failed func(error)) {
+// Run keeps the log sequenced until ctx ends. It makes a pass soon after
+// every commit of an entry appended through any Log on the same store in
+// this process, but no sooner than gap after the pass before, so that under
+// load one pass chains many entries; and a pass every tick, for entries
+// other processes wrote. A pass that fails is reported to failed (nil:
+// ignored) and tried again at the next wake-up or tick. Run returns when
+// ctx is done, after its pass in flight.
+func (a *Log) Run(ctx context.Context, gap, tick time.Duration, failed func(error)) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -160,6 +162,11 @@ func (a *Log) Run(ctx context.Context, tick time.Duration, failed func(error)) {
 		}
 		if err := a.Sequence(ctx); err != nil && ctx.Err() == nil && failed != nil {
 			failed(err)
+		}
+		select { // wake-ups meanwhile wait in a.wake, as one
+		case <-ctx.Done():
+			return
+		case <-time.After(gap):
 		}
 	}
 }

@@ -337,20 +337,25 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	return b, nil
 }
 
-// auditTick is how often the board chains audit entries that no commit on
+// auditGap is the least time between two passes of the board's audit
+// sequencer, and auditTick how often it looks for entries that no commit on
 // this board woke it for: those other boards or the command line wrote
 // (docs/audit.md).
-const auditTick = 200 * time.Millisecond
+const (
+	auditGap  = 25 * time.Millisecond
+	auditTick = 250 * time.Millisecond
+)
 
 // startSequencer keeps the audit log chained (audit.Log.Run): after every
-// entry this board commits, and every auditTick. The func it returns stops
+// entry this board commits (at most one pass per auditGap), and every
+// auditTick. The func it returns stops
 // it, chains what is left, and returns when it has.
 func (b *Board) startSequencer() func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.audit.Run(ctx, auditTick, func(err error) {
+		b.audit.Run(ctx, auditGap, auditTick, func(err error) {
 			b.log.WarnContext(ctx, "audit sequencer", "err", err)
 		})
 	}()
