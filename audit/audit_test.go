@@ -405,7 +405,9 @@ func testConcurrent(t *testing.T, dbs []*ent.Client, logs []*audit.Log, g, n int
 	ctx, cancel := context.WithCancel(t.Context())
 	var runs sync.WaitGroup
 	for _, l := range logs {
-		runs.Go(func() { l.Run(ctx, time.Millisecond, 5*time.Millisecond, func(err error) { t.Errorf("sequencer: %v", err) }) })
+		runs.Go(func() {
+			l.Run(ctx, time.Millisecond, 5*time.Millisecond, func(err error) { t.Errorf("sequencer: %v", err) })
+		})
 	}
 	errRollback := errors.New("rolled back")
 	var wg sync.WaitGroup
