@@ -505,3 +505,39 @@ func TestAuditOlderEntries(t *testing.T) {
 		t.Fatalf("Verify = %+v, want entry 2 modified", r)
 	}
 }
+
+// TestAuditAppendersDoNotWait: on PostgreSQL an append does not wait for
+// another transaction that appended and has not yet committed (no lock on
+// the hot path), and neither does the sequencer: it chains what has
+// committed and leaves the open one for later.
+func TestAuditAppendersDoNotWait(t *testing.T) {
+	t.Parallel()
+	db, a, _ := auditStore(t, boardtest.PostgresDSN(t))
+	appendChained(t, a, 1)
+	open, err := db.Tx(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Rollback()
+	if err := a.Append(t.Context(), open, audit.Record{Actor: "slow", Action: "approval.raise", Subject: "open"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := a.AppendNow(ctx, audit.Record{Actor: "ops", Action: "approval.decide", Subject: "approval-2"}); err != nil {
+		t.Fatalf("AppendNow while another append is open: %v", err)
+	}
+	if err := a.Sequence(ctx); err != nil {
+		t.Fatalf("Sequence while an append is open: %v", err)
+	}
+	if r := verify(t, a); !r.OK() || r.Entries != 2 || r.Pending != 0 {
+		t.Fatalf("Verify = %+v, want ok with 2 entries", r)
+	}
+	if err := open.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.List(t.Context(), 2, 10)
+	if err != nil || len(got) != 1 || got[0].Subject != "open" || got[0].Seq != 3 {
+		t.Fatalf("List(after 2) = %+v, %v; want the entry committed last as seq 3", got, err)
+	}
+}
