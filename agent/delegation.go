@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -143,6 +144,9 @@ func (d *delegation) build(bo flow.BuildOptions, root string, cfg Config) (flow.
 	for _, name := range d.registry.Names() {
 		a, _ := d.registry.Agent(name)
 		cbo := bo
+		if bo.Model != nil {
+			cbo.Model = childModel{m: bo.Model, agent: name}
+		}
 		if a.Path != "" {
 			dir := filepath.Dir(a.Path)
 			reg, provided, err := registryFor(dir, a.Flow, cfg, bo.Tools)
@@ -214,4 +218,17 @@ func DelegatedTools(dir string, tools []string) []string {
 // withoutChildren is threads without the children's (agents.ChildThread).
 func withoutChildren(threads []string) []string {
 	return slices.DeleteFunc(threads, agents.ChildThread)
+}
+
+// childModel is the parent's model as a child's llm nodes ask it: each
+// request names the child (flow.ModelRequest.Agent), so a test's mocks
+// and a journal can tell its nodes from the parent's.
+type childModel struct {
+	m     flow.Model
+	agent string
+}
+
+func (c childModel) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
+	req.Agent = c.agent
+	return c.m.Complete(ctx, req)
 }

@@ -229,6 +229,7 @@ type Link struct {
 	pause    pauseSlot
 	health   healthSlot
 	triggers triggerSlot
+	evals    evalSlot
 	// summaryWake tells the deliverer of the link that is up that a run
 	// summary was added; firing bounds the Fires and Stops handled at once.
 	summaryWake chan struct{}

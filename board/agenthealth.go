@@ -224,7 +224,7 @@ func writeHealth(b *Board, batch []*healthWrite) {
 		return
 	}
 	for _, r := range rows {
-		b.hub.publish(agentProto(r))
+		b.hub.publish(&boardv1.WatchAgentsResponse{Agent: agentProto(r)})
 	}
 }
 

@@ -115,11 +115,11 @@ func (s agentService) WatchAgents(ctx context.Context, _ *boardv1.WatchAgentsReq
 			return nil
 		case <-s.b.done:
 			return connect.NewError(connect.CodeUnavailable, "board shutting down")
-		case a, ok := <-ch:
+		case change, ok := <-ch:
 			if !ok {
 				return connect.NewError(connect.CodeResourceExhausted, "watcher fell behind; watch again")
 			}
-			if err := stream.Send(&boardv1.WatchAgentsResponse{Agent: a}); err != nil {
+			if err := stream.Send(change); err != nil {
 				if errors.Is(err, context.Canceled) {
 					return nil
 				}

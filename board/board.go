@@ -88,6 +88,9 @@ type Config struct {
 	// one that never ended), swept when the board starts and every hour.
 	// Zero means 30 days; negative means for ever.
 	RunRetention time.Duration
+	// ForgetAfter: how long an agent must have been offline before an
+	// admin may forget it (ForgetAgent). Zero means DefaultForgetAfter.
+	ForgetAfter time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 	// Limits: what one agent or caller can make the board hold; zero
@@ -133,7 +136,7 @@ type Board struct {
 	signinAccount *limiter
 	signinSource  *limiter
 	log           *slog.Logger
-	hub           *hub[*boardv1.Agent]
+	hub           *hub[*boardv1.WatchAgentsResponse]
 	// approvals fans approval changes out to WatchApprovals (approvals_watch.go);
 	// approvalPublish serialises, per approval, reading and publishing them.
 	approvals       *hub[*boardv1.WatchApprovalsResponse]
@@ -165,6 +168,9 @@ type Board struct {
 	// for coming too soon after the last (triggers.go).
 	triggerLocks keyedLocks
 	triggerDrops triggerDrops
+	// evals: the per-agent lock of eval scores, the publish rate and the
+	// counts of reports and suites dropped (evals.go).
+	evals evalState
 	// identify: pairing's and verify's limits and delivery (identify.go).
 	identify identifyState
 	// streams: the watch streams each caller has open (streams.go).
@@ -244,9 +250,12 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.RunRetention == 0 {
 		cfg.RunRetention = DefaultRunRetention
 	}
+	if cfg.ForgetAfter == 0 {
+		cfg.ForgetAfter = DefaultForgetAfter
+	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 {
-		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL and WatchHeartbeat must not be negative")
+	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 || cfg.ForgetAfter < 0 {
+		return nil, errors.New("board: PingInterval, PingTimeout, RevocationPoll, SessionTTL, WatchHeartbeat and ForgetAfter must not be negative")
 	}
 	if cfg.BodyGrace < 0 {
 		return nil, errors.New("board: BodyGrace must not be negative")
@@ -292,7 +301,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		audit:     audit.New(cfg.Store),
 		log:       cfg.Logger,
 		tracer:    telemetry.Tracer(cfg.TracerProvider),
-		hub:       newHub[*boardv1.Agent](cfg.Limits.WatcherBytes),
+		hub:       newHub[*boardv1.WatchAgentsResponse](cfg.Limits.WatcherBytes),
 		approvals: newHub[*boardv1.WatchApprovalsResponse](cfg.Limits.WatcherBytes),
 		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),
@@ -314,6 +323,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
 	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
+	b.evals.publishRate = newLimiter(evalPublishesPerAgent, evalPublishWindow, cfg.Now)
 	// A board that stopped without saying goodbye (kill -9) left its agents
 	// online in the store; none has a link here yet.
 	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
@@ -510,6 +520,7 @@ func (b *Board) loop() {
 		b.expireDue(ctx)
 		b.logRunProblems(now)
 		b.logTriggerDrops(now)
+		b.logEvalDrops(now)
 		cancel()
 	}
 }

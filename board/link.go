@@ -288,6 +288,10 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 				if err := l.triggerReport(ctx, s, k.Triggers); err != nil {
 					return err
 				}
+			case *boardv1.LinkRequest_Evals:
+				if err := l.evalReport(ctx, s, k.Evals); err != nil {
+					return err
+				}
 			case *boardv1.LinkRequest_PauseState:
 				if err := l.pauseState(ctx, s, k.PauseState); err != nil {
 					return err

@@ -94,7 +94,7 @@ func (b *Board) setPause(ctx context.Context, name string, paused bool, reason s
 	}
 	b.presence.sendLiveTo(name, capPause, pauseMessage(out))
 	p := agentProto(out)
-	b.hub.publish(p)
+	b.hub.publish(&boardv1.WatchAgentsResponse{Agent: p})
 	return p, nil
 }
 
@@ -186,7 +186,7 @@ func (b *Board) keepPauseState(ctx context.Context, name string, st *boardv1.Pau
 	if err != nil || out == nil {
 		return err
 	}
-	b.hub.publish(agentProto(out))
+	b.hub.publish(&boardv1.WatchAgentsResponse{Agent: agentProto(out)})
 	return nil
 }
 

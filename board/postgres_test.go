@@ -1,6 +1,8 @@
 package board_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,5 +106,44 @@ func TestPostgresDelegation(t *testing.T) {
 	al, err := alerts.ListAlerts(t.Context(), &boardv1.ListAlertsRequest{})
 	if err != nil || len(al.GetAlerts()) != 1 || al.GetAlerts()[0].GetState() != boardv1.AlertState_ALERT_STATE_FIRING {
 		t.Errorf("ListAlerts = %v %v, want loops firing for pg-desk", al, err)
+	}
+}
+
+// TestPostgresEvalScores: eval scores on PostgreSQL: a report kept and
+// flagged, a later one without a build keeping it, a publish beside them,
+// and the newest 20 builds of a suite kept.
+func TestPostgresEvalScores(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{t: time.Now().Add(time.Minute)}
+	bt := boardtest.Start(t, boardtest.Options{DSN: boardtest.PostgresDSN(t), Now: clock.now})
+	old, now := evalBuild("pg-old"), evalBuild("pg-now")
+	l := evalsLink(t, bt, "pg-desk", now)
+	var builds []*boardv1.EvalScore
+	for i := range 19 {
+		builds = append(builds, evalScore(evalBuild(fmt.Sprint("pg", i)), evalDay(1, i), 0.5, true))
+	}
+	builds = append(builds, evalScore(old, evalDay(20, 9), 0.81, true))
+	l.send(evalReport(evalSuite("refund.eval.json", builds...)))
+	l.ping(1)
+	clock.add(5 * time.Second)
+	l.send(evalReport(evalSuite("refund.eval.json", evalScore(now, evalDay(21, 9), 0.62, true))))
+	l.ping(2)
+	publisher := evalsClient(bt, bt.AgentToken("pg-desk"))
+	if _, err := publisher.PublishEvalScores(t.Context(), &boardv1.PublishEvalScoresRequest{Suite: "refund.eval.json",
+		Score: evalScore(now, evalDay(22, 9), 0.6, true)}); err != nil {
+		t.Fatal(err)
+	}
+	got := listEvals(t, evalsClient(bt, bt.OperatorToken("v", identity.RoleViewer)), "pg-desk")
+	if len(got) != 1 {
+		t.Fatalf("listed %v, want one suite", got)
+	}
+	s := got[0]
+	if b := s.GetBuilds(); len(b) != 20 || b[0].GetBuild() != now || !b[0].GetDeployed() || b[0].GetTimes() != 2 ||
+		b[0].GetSource() != boardv1.EvalSource_EVAL_SOURCE_PUBLISHED || b[1].GetBuild() != old || b[19].GetBuild() != evalBuild("pg1") {
+		t.Errorf("builds: %v, want 20, the published deployed build first, then the old one, pg0 dropped", buildsOf(s))
+	}
+	want := fmt.Sprintf("the deployed build %s scored 0.60 on 2026-11-22, below the 0.81 of %s scored 2026-11-20", short(now), short(old))
+	if !slices.Equal(s.GetFlags(), []boardv1.EvalFlag{boardv1.EvalFlag_EVAL_FLAG_REGRESSED}) || len(s.GetReasons()) != 1 || s.GetReasons()[0] != want {
+		t.Errorf("flags = %v %q, want regressed: %q", s.GetFlags(), s.GetReasons(), want)
 	}
 }

@@ -59,6 +59,9 @@ type session struct {
 	// lastTriggers is when this link's last trigger report was taken;
 	// only the link's own goroutine reads and writes it.
 	lastTriggers time.Time
+	// lastEvals is when this link's last eval report was taken; only the
+	// link's own goroutine reads and writes it.
+	lastEvals time.Time
 	// runEvents is the link's allowance of run events (runstore.go); only
 	// the link's own goroutine reads and writes it.
 	runEvents runEventBucket
@@ -161,7 +164,7 @@ func (p *presence) arrive(ctx context.Context, s *session, write func(context.Co
 		p.mu.Unlock()
 		return nil, err
 	}
-	p.b.hub.publish(agentProto(row))
+	p.b.hub.publish(&boardv1.WatchAgentsResponse{Agent: agentProto(row)})
 	return row, nil
 }
 
@@ -403,7 +406,7 @@ func (o *offlineMarks) write(ids []string) {
 		_, back := p.sessions[row.Name]
 		p.mu.Unlock()
 		if !back {
-			p.b.hub.publish(agentProto(row))
+			p.b.hub.publish(&boardv1.WatchAgentsResponse{Agent: agentProto(row)})
 		}
 		unlock()
 	}

@@ -383,7 +383,7 @@ func writeRuns(b *Board, batch []*runWrite) {
 		rows, err := b.db.Agent.Query().Where(agent.NameIn(cycles...)).All(ctx)
 		if err == nil {
 			for _, r := range rows {
-				b.hub.publish(agentProto(r))
+				b.hub.publish(&boardv1.WatchAgentsResponse{Agent: agentProto(r)})
 			}
 		}
 	}

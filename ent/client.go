@@ -20,6 +20,7 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
+	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -57,6 +58,8 @@ type Client struct {
 	Conversation *ConversationClient
 	// DelegationFailure is the client for interacting with the DelegationFailure builders.
 	DelegationFailure *DelegationFailureClient
+	// EvalScore is the client for interacting with the EvalScore builders.
+	EvalScore *EvalScoreClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
 	// PackageChunk is the client for interacting with the PackageChunk builders.
@@ -110,6 +113,7 @@ func (c *Client) init() {
 	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.Conversation = NewConversationClient(c.config)
 	c.DelegationFailure = NewDelegationFailureClient(c.config)
+	c.EvalScore = NewEvalScoreClient(c.config)
 	c.HealthRound = NewHealthRoundClient(c.config)
 	c.PackageChunk = NewPackageChunkClient(c.config)
 	c.PackageScope = NewPackageScopeClient(c.config)
@@ -226,6 +230,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AuditEntry:        NewAuditEntryClient(cfg),
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
+		EvalScore:         NewEvalScoreClient(cfg),
 		HealthRound:       NewHealthRoundClient(cfg),
 		PackageChunk:      NewPackageChunkClient(cfg),
 		PackageScope:      NewPackageScopeClient(cfg),
@@ -269,6 +274,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AuditEntry:        NewAuditEntryClient(cfg),
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
+		EvalScore:         NewEvalScoreClient(cfg),
 		HealthRound:       NewHealthRoundClient(cfg),
 		PackageChunk:      NewPackageChunkClient(cfg),
 		PackageScope:      NewPackageScopeClient(cfg),
@@ -317,10 +323,10 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.Conversation,
-		c.DelegationFailure, c.HealthRound, c.PackageChunk, c.PackageScope,
-		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.Rule, c.Run,
-		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
-		c.Verification, c.Vote,
+		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
+		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
+		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -331,10 +337,10 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.Conversation,
-		c.DelegationFailure, c.HealthRound, c.PackageChunk, c.PackageScope,
-		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.Rule, c.Run,
-		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
-		c.Verification, c.Vote,
+		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
+		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
+		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -355,6 +361,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Conversation.mutate(ctx, m)
 	case *DelegationFailureMutation:
 		return c.DelegationFailure.mutate(ctx, m)
+	case *EvalScoreMutation:
+		return c.EvalScore.mutate(ctx, m)
 	case *HealthRoundMutation:
 		return c.HealthRound.mutate(ctx, m)
 	case *PackageChunkMutation:
@@ -1191,6 +1199,139 @@ func (c *DelegationFailureClient) mutate(ctx context.Context, m *DelegationFailu
 		return (&DelegationFailureDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown DelegationFailure mutation op: %q", m.Op())
+	}
+}
+
+// EvalScoreClient is a client for the EvalScore schema.
+type EvalScoreClient struct {
+	config
+}
+
+// NewEvalScoreClient returns a client for the EvalScore from the given config.
+func NewEvalScoreClient(c config) *EvalScoreClient {
+	return &EvalScoreClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `evalscore.Hooks(f(g(h())))`.
+func (c *EvalScoreClient) Use(hooks ...Hook) {
+	c.hooks.EvalScore = append(c.hooks.EvalScore, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `evalscore.Intercept(f(g(h())))`.
+func (c *EvalScoreClient) Intercept(interceptors ...Interceptor) {
+	c.inters.EvalScore = append(c.inters.EvalScore, interceptors...)
+}
+
+// Create returns a builder for creating a EvalScore entity.
+func (c *EvalScoreClient) Create() *EvalScoreCreate {
+	mutation := newEvalScoreMutation(c.config, OpCreate)
+	return &EvalScoreCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of EvalScore entities.
+func (c *EvalScoreClient) CreateBulk(builders ...*EvalScoreCreate) *EvalScoreCreateBulk {
+	return &EvalScoreCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EvalScoreClient) MapCreateBulk(slice any, setFunc func(*EvalScoreCreate, int)) *EvalScoreCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EvalScoreCreateBulk{err: fmt.Errorf("calling to EvalScoreClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EvalScoreCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EvalScoreCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for EvalScore.
+func (c *EvalScoreClient) Update() *EvalScoreUpdate {
+	mutation := newEvalScoreMutation(c.config, OpUpdate)
+	return &EvalScoreUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EvalScoreClient) UpdateOne(_m *EvalScore) *EvalScoreUpdateOne {
+	mutation := newEvalScoreMutation(c.config, OpUpdateOne, withEvalScore(_m))
+	return &EvalScoreUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EvalScoreClient) UpdateOneID(id int) *EvalScoreUpdateOne {
+	mutation := newEvalScoreMutation(c.config, OpUpdateOne, withEvalScoreID(id))
+	return &EvalScoreUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for EvalScore.
+func (c *EvalScoreClient) Delete() *EvalScoreDelete {
+	mutation := newEvalScoreMutation(c.config, OpDelete)
+	return &EvalScoreDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EvalScoreClient) DeleteOne(_m *EvalScore) *EvalScoreDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EvalScoreClient) DeleteOneID(id int) *EvalScoreDeleteOne {
+	builder := c.Delete().Where(evalscore.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EvalScoreDeleteOne{builder}
+}
+
+// Query returns a query builder for EvalScore.
+func (c *EvalScoreClient) Query() *EvalScoreQuery {
+	return &EvalScoreQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEvalScore},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a EvalScore entity by its id.
+func (c *EvalScoreClient) Get(ctx context.Context, id int) (*EvalScore, error) {
+	return c.Query().Where(evalscore.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EvalScoreClient) GetX(ctx context.Context, id int) *EvalScore {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *EvalScoreClient) Hooks() []Hook {
+	return c.hooks.EvalScore
+}
+
+// Interceptors returns the client interceptors.
+func (c *EvalScoreClient) Interceptors() []Interceptor {
+	return c.inters.EvalScore
+}
+
+func (c *EvalScoreClient) mutate(ctx context.Context, m *EvalScoreMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EvalScoreCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EvalScoreUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EvalScoreUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EvalScoreDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown EvalScore mutation op: %q", m.Op())
 	}
 }
 
@@ -3592,14 +3733,14 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 type (
 	hooks struct {
 		Agent, AlertRule, Approval, AuditEntry, Conversation, DelegationFailure,
-		HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
-		PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
-		Token, User, Verification, Vote []ent.Hook
+		EvalScore, HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode,
+		Pairing, PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting,
+		SigningKey, Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
 		Agent, AlertRule, Approval, AuditEntry, Conversation, DelegationFailure,
-		HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
-		PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
-		Token, User, Verification, Vote []ent.Interceptor
+		EvalScore, HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode,
+		Pairing, PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting,
+		SigningKey, Token, User, Verification, Vote []ent.Interceptor
 	}
 )

@@ -18,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
+	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -102,6 +103,7 @@ func checkColumn(t, c string) error {
 			auditentry.Table:        auditentry.ValidColumn,
 			conversation.Table:      conversation.ValidColumn,
 			delegationfailure.Table: delegationfailure.ValidColumn,
+			evalscore.Table:         evalscore.ValidColumn,
 			healthround.Table:       healthround.ValidColumn,
 			packagechunk.Table:      packagechunk.ValidColumn,
 			packagescope.Table:      packagescope.ValidColumn,

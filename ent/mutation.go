@@ -17,6 +17,7 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
+	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -53,6 +54,7 @@ const (
 	TypeAuditEntry        = "AuditEntry"
 	TypeConversation      = "Conversation"
 	TypeDelegationFailure = "DelegationFailure"
+	TypeEvalScore         = "EvalScore"
 	TypeHealthRound       = "HealthRound"
 	TypePackageChunk      = "PackageChunk"
 	TypePackageScope      = "PackageScope"
@@ -7088,6 +7090,1277 @@ func (m *DelegationFailureMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *DelegationFailureMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown DelegationFailure edge %s", name)
+}
+
+// EvalScoreMutation represents an operation that mutates the EvalScore nodes in the graph.
+type EvalScoreMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	agent         *string
+	suite         *string
+	build         *string
+	score_time    *time.Time
+	score         *float64
+	addscore      *float64
+	passed        *bool
+	cases         *int
+	addcases      *int
+	completed     *int
+	addcompleted  *int
+	scored        *int
+	addscored     *int
+	times         *int
+	addtimes      *int
+	criteria      *map[string]float64
+	threshold     *float64
+	addthreshold  *float64
+	source        *evalscore.Source
+	received      *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*EvalScore, error)
+	predicates    []predicate.EvalScore
+}
+
+var _ ent.Mutation = (*EvalScoreMutation)(nil)
+
+// evalscoreOption allows management of the mutation configuration using functional options.
+type evalscoreOption func(*EvalScoreMutation)
+
+// newEvalScoreMutation creates new mutation for the EvalScore entity.
+func newEvalScoreMutation(c config, op Op, opts ...evalscoreOption) *EvalScoreMutation {
+	m := &EvalScoreMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeEvalScore,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withEvalScoreID sets the ID field of the mutation.
+func withEvalScoreID(id int) evalscoreOption {
+	return func(m *EvalScoreMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *EvalScore
+		)
+		m.oldValue = func(ctx context.Context) (*EvalScore, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().EvalScore.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withEvalScore sets the old EvalScore of the mutation.
+func withEvalScore(node *EvalScore) evalscoreOption {
+	return func(m *EvalScoreMutation) {
+		m.oldValue = func(context.Context) (*EvalScore, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m EvalScoreMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m EvalScoreMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *EvalScoreMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *EvalScoreMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().EvalScore.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *EvalScoreMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *EvalScoreMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *EvalScoreMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetSuite sets the "suite" field.
+func (m *EvalScoreMutation) SetSuite(s string) {
+	m.suite = &s
+}
+
+// Suite returns the value of the "suite" field in the mutation.
+func (m *EvalScoreMutation) Suite() (r string, exists bool) {
+	v := m.suite
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSuite returns the old "suite" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldSuite(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSuite is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSuite requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSuite: %w", err)
+	}
+	return oldValue.Suite, nil
+}
+
+// ResetSuite resets all changes to the "suite" field.
+func (m *EvalScoreMutation) ResetSuite() {
+	m.suite = nil
+}
+
+// SetBuild sets the "build" field.
+func (m *EvalScoreMutation) SetBuild(s string) {
+	m.build = &s
+}
+
+// Build returns the value of the "build" field in the mutation.
+func (m *EvalScoreMutation) Build() (r string, exists bool) {
+	v := m.build
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBuild returns the old "build" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldBuild(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBuild is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBuild requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBuild: %w", err)
+	}
+	return oldValue.Build, nil
+}
+
+// ResetBuild resets all changes to the "build" field.
+func (m *EvalScoreMutation) ResetBuild() {
+	m.build = nil
+}
+
+// SetScoreTime sets the "score_time" field.
+func (m *EvalScoreMutation) SetScoreTime(t time.Time) {
+	m.score_time = &t
+}
+
+// ScoreTime returns the value of the "score_time" field in the mutation.
+func (m *EvalScoreMutation) ScoreTime() (r time.Time, exists bool) {
+	v := m.score_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScoreTime returns the old "score_time" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldScoreTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScoreTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScoreTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScoreTime: %w", err)
+	}
+	return oldValue.ScoreTime, nil
+}
+
+// ResetScoreTime resets all changes to the "score_time" field.
+func (m *EvalScoreMutation) ResetScoreTime() {
+	m.score_time = nil
+}
+
+// SetScore sets the "score" field.
+func (m *EvalScoreMutation) SetScore(f float64) {
+	m.score = &f
+	m.addscore = nil
+}
+
+// Score returns the value of the "score" field in the mutation.
+func (m *EvalScoreMutation) Score() (r float64, exists bool) {
+	v := m.score
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScore returns the old "score" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldScore(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScore is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScore requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScore: %w", err)
+	}
+	return oldValue.Score, nil
+}
+
+// AddScore adds f to the "score" field.
+func (m *EvalScoreMutation) AddScore(f float64) {
+	if m.addscore != nil {
+		*m.addscore += f
+	} else {
+		m.addscore = &f
+	}
+}
+
+// AddedScore returns the value that was added to the "score" field in this mutation.
+func (m *EvalScoreMutation) AddedScore() (r float64, exists bool) {
+	v := m.addscore
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetScore resets all changes to the "score" field.
+func (m *EvalScoreMutation) ResetScore() {
+	m.score = nil
+	m.addscore = nil
+}
+
+// SetPassed sets the "passed" field.
+func (m *EvalScoreMutation) SetPassed(b bool) {
+	m.passed = &b
+}
+
+// Passed returns the value of the "passed" field in the mutation.
+func (m *EvalScoreMutation) Passed() (r bool, exists bool) {
+	v := m.passed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPassed returns the old "passed" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldPassed(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPassed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPassed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPassed: %w", err)
+	}
+	return oldValue.Passed, nil
+}
+
+// ResetPassed resets all changes to the "passed" field.
+func (m *EvalScoreMutation) ResetPassed() {
+	m.passed = nil
+}
+
+// SetCases sets the "cases" field.
+func (m *EvalScoreMutation) SetCases(i int) {
+	m.cases = &i
+	m.addcases = nil
+}
+
+// Cases returns the value of the "cases" field in the mutation.
+func (m *EvalScoreMutation) Cases() (r int, exists bool) {
+	v := m.cases
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCases returns the old "cases" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldCases(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCases is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCases requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCases: %w", err)
+	}
+	return oldValue.Cases, nil
+}
+
+// AddCases adds i to the "cases" field.
+func (m *EvalScoreMutation) AddCases(i int) {
+	if m.addcases != nil {
+		*m.addcases += i
+	} else {
+		m.addcases = &i
+	}
+}
+
+// AddedCases returns the value that was added to the "cases" field in this mutation.
+func (m *EvalScoreMutation) AddedCases() (r int, exists bool) {
+	v := m.addcases
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCases resets all changes to the "cases" field.
+func (m *EvalScoreMutation) ResetCases() {
+	m.cases = nil
+	m.addcases = nil
+}
+
+// SetCompleted sets the "completed" field.
+func (m *EvalScoreMutation) SetCompleted(i int) {
+	m.completed = &i
+	m.addcompleted = nil
+}
+
+// Completed returns the value of the "completed" field in the mutation.
+func (m *EvalScoreMutation) Completed() (r int, exists bool) {
+	v := m.completed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompleted returns the old "completed" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldCompleted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompleted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompleted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompleted: %w", err)
+	}
+	return oldValue.Completed, nil
+}
+
+// AddCompleted adds i to the "completed" field.
+func (m *EvalScoreMutation) AddCompleted(i int) {
+	if m.addcompleted != nil {
+		*m.addcompleted += i
+	} else {
+		m.addcompleted = &i
+	}
+}
+
+// AddedCompleted returns the value that was added to the "completed" field in this mutation.
+func (m *EvalScoreMutation) AddedCompleted() (r int, exists bool) {
+	v := m.addcompleted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCompleted resets all changes to the "completed" field.
+func (m *EvalScoreMutation) ResetCompleted() {
+	m.completed = nil
+	m.addcompleted = nil
+}
+
+// SetScored sets the "scored" field.
+func (m *EvalScoreMutation) SetScored(i int) {
+	m.scored = &i
+	m.addscored = nil
+}
+
+// Scored returns the value of the "scored" field in the mutation.
+func (m *EvalScoreMutation) Scored() (r int, exists bool) {
+	v := m.scored
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScored returns the old "scored" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldScored(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScored is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScored requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScored: %w", err)
+	}
+	return oldValue.Scored, nil
+}
+
+// AddScored adds i to the "scored" field.
+func (m *EvalScoreMutation) AddScored(i int) {
+	if m.addscored != nil {
+		*m.addscored += i
+	} else {
+		m.addscored = &i
+	}
+}
+
+// AddedScored returns the value that was added to the "scored" field in this mutation.
+func (m *EvalScoreMutation) AddedScored() (r int, exists bool) {
+	v := m.addscored
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetScored resets all changes to the "scored" field.
+func (m *EvalScoreMutation) ResetScored() {
+	m.scored = nil
+	m.addscored = nil
+}
+
+// SetTimes sets the "times" field.
+func (m *EvalScoreMutation) SetTimes(i int) {
+	m.times = &i
+	m.addtimes = nil
+}
+
+// Times returns the value of the "times" field in the mutation.
+func (m *EvalScoreMutation) Times() (r int, exists bool) {
+	v := m.times
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimes returns the old "times" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldTimes(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimes: %w", err)
+	}
+	return oldValue.Times, nil
+}
+
+// AddTimes adds i to the "times" field.
+func (m *EvalScoreMutation) AddTimes(i int) {
+	if m.addtimes != nil {
+		*m.addtimes += i
+	} else {
+		m.addtimes = &i
+	}
+}
+
+// AddedTimes returns the value that was added to the "times" field in this mutation.
+func (m *EvalScoreMutation) AddedTimes() (r int, exists bool) {
+	v := m.addtimes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTimes resets all changes to the "times" field.
+func (m *EvalScoreMutation) ResetTimes() {
+	m.times = nil
+	m.addtimes = nil
+}
+
+// SetCriteria sets the "criteria" field.
+func (m *EvalScoreMutation) SetCriteria(value map[string]float64) {
+	m.criteria = &value
+}
+
+// Criteria returns the value of the "criteria" field in the mutation.
+func (m *EvalScoreMutation) Criteria() (r map[string]float64, exists bool) {
+	v := m.criteria
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCriteria returns the old "criteria" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldCriteria(ctx context.Context) (v map[string]float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCriteria is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCriteria requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCriteria: %w", err)
+	}
+	return oldValue.Criteria, nil
+}
+
+// ClearCriteria clears the value of the "criteria" field.
+func (m *EvalScoreMutation) ClearCriteria() {
+	m.criteria = nil
+	m.clearedFields[evalscore.FieldCriteria] = struct{}{}
+}
+
+// CriteriaCleared returns if the "criteria" field was cleared in this mutation.
+func (m *EvalScoreMutation) CriteriaCleared() bool {
+	_, ok := m.clearedFields[evalscore.FieldCriteria]
+	return ok
+}
+
+// ResetCriteria resets all changes to the "criteria" field.
+func (m *EvalScoreMutation) ResetCriteria() {
+	m.criteria = nil
+	delete(m.clearedFields, evalscore.FieldCriteria)
+}
+
+// SetThreshold sets the "threshold" field.
+func (m *EvalScoreMutation) SetThreshold(f float64) {
+	m.threshold = &f
+	m.addthreshold = nil
+}
+
+// Threshold returns the value of the "threshold" field in the mutation.
+func (m *EvalScoreMutation) Threshold() (r float64, exists bool) {
+	v := m.threshold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldThreshold returns the old "threshold" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldThreshold(ctx context.Context) (v *float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldThreshold is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldThreshold requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldThreshold: %w", err)
+	}
+	return oldValue.Threshold, nil
+}
+
+// AddThreshold adds f to the "threshold" field.
+func (m *EvalScoreMutation) AddThreshold(f float64) {
+	if m.addthreshold != nil {
+		*m.addthreshold += f
+	} else {
+		m.addthreshold = &f
+	}
+}
+
+// AddedThreshold returns the value that was added to the "threshold" field in this mutation.
+func (m *EvalScoreMutation) AddedThreshold() (r float64, exists bool) {
+	v := m.addthreshold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearThreshold clears the value of the "threshold" field.
+func (m *EvalScoreMutation) ClearThreshold() {
+	m.threshold = nil
+	m.addthreshold = nil
+	m.clearedFields[evalscore.FieldThreshold] = struct{}{}
+}
+
+// ThresholdCleared returns if the "threshold" field was cleared in this mutation.
+func (m *EvalScoreMutation) ThresholdCleared() bool {
+	_, ok := m.clearedFields[evalscore.FieldThreshold]
+	return ok
+}
+
+// ResetThreshold resets all changes to the "threshold" field.
+func (m *EvalScoreMutation) ResetThreshold() {
+	m.threshold = nil
+	m.addthreshold = nil
+	delete(m.clearedFields, evalscore.FieldThreshold)
+}
+
+// SetSource sets the "source" field.
+func (m *EvalScoreMutation) SetSource(e evalscore.Source) {
+	m.source = &e
+}
+
+// Source returns the value of the "source" field in the mutation.
+func (m *EvalScoreMutation) Source() (r evalscore.Source, exists bool) {
+	v := m.source
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSource returns the old "source" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldSource(ctx context.Context) (v evalscore.Source, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSource is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSource requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSource: %w", err)
+	}
+	return oldValue.Source, nil
+}
+
+// ResetSource resets all changes to the "source" field.
+func (m *EvalScoreMutation) ResetSource() {
+	m.source = nil
+}
+
+// SetReceived sets the "received" field.
+func (m *EvalScoreMutation) SetReceived(t time.Time) {
+	m.received = &t
+}
+
+// Received returns the value of the "received" field in the mutation.
+func (m *EvalScoreMutation) Received() (r time.Time, exists bool) {
+	v := m.received
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceived returns the old "received" field's value of the EvalScore entity.
+// If the EvalScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvalScoreMutation) OldReceived(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceived is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceived requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceived: %w", err)
+	}
+	return oldValue.Received, nil
+}
+
+// ResetReceived resets all changes to the "received" field.
+func (m *EvalScoreMutation) ResetReceived() {
+	m.received = nil
+}
+
+// Where appends a list predicates to the EvalScoreMutation builder.
+func (m *EvalScoreMutation) Where(ps ...predicate.EvalScore) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the EvalScoreMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *EvalScoreMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.EvalScore, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *EvalScoreMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *EvalScoreMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (EvalScore).
+func (m *EvalScoreMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *EvalScoreMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.agent != nil {
+		fields = append(fields, evalscore.FieldAgent)
+	}
+	if m.suite != nil {
+		fields = append(fields, evalscore.FieldSuite)
+	}
+	if m.build != nil {
+		fields = append(fields, evalscore.FieldBuild)
+	}
+	if m.score_time != nil {
+		fields = append(fields, evalscore.FieldScoreTime)
+	}
+	if m.score != nil {
+		fields = append(fields, evalscore.FieldScore)
+	}
+	if m.passed != nil {
+		fields = append(fields, evalscore.FieldPassed)
+	}
+	if m.cases != nil {
+		fields = append(fields, evalscore.FieldCases)
+	}
+	if m.completed != nil {
+		fields = append(fields, evalscore.FieldCompleted)
+	}
+	if m.scored != nil {
+		fields = append(fields, evalscore.FieldScored)
+	}
+	if m.times != nil {
+		fields = append(fields, evalscore.FieldTimes)
+	}
+	if m.criteria != nil {
+		fields = append(fields, evalscore.FieldCriteria)
+	}
+	if m.threshold != nil {
+		fields = append(fields, evalscore.FieldThreshold)
+	}
+	if m.source != nil {
+		fields = append(fields, evalscore.FieldSource)
+	}
+	if m.received != nil {
+		fields = append(fields, evalscore.FieldReceived)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *EvalScoreMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case evalscore.FieldAgent:
+		return m.Agent()
+	case evalscore.FieldSuite:
+		return m.Suite()
+	case evalscore.FieldBuild:
+		return m.Build()
+	case evalscore.FieldScoreTime:
+		return m.ScoreTime()
+	case evalscore.FieldScore:
+		return m.Score()
+	case evalscore.FieldPassed:
+		return m.Passed()
+	case evalscore.FieldCases:
+		return m.Cases()
+	case evalscore.FieldCompleted:
+		return m.Completed()
+	case evalscore.FieldScored:
+		return m.Scored()
+	case evalscore.FieldTimes:
+		return m.Times()
+	case evalscore.FieldCriteria:
+		return m.Criteria()
+	case evalscore.FieldThreshold:
+		return m.Threshold()
+	case evalscore.FieldSource:
+		return m.Source()
+	case evalscore.FieldReceived:
+		return m.Received()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *EvalScoreMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case evalscore.FieldAgent:
+		return m.OldAgent(ctx)
+	case evalscore.FieldSuite:
+		return m.OldSuite(ctx)
+	case evalscore.FieldBuild:
+		return m.OldBuild(ctx)
+	case evalscore.FieldScoreTime:
+		return m.OldScoreTime(ctx)
+	case evalscore.FieldScore:
+		return m.OldScore(ctx)
+	case evalscore.FieldPassed:
+		return m.OldPassed(ctx)
+	case evalscore.FieldCases:
+		return m.OldCases(ctx)
+	case evalscore.FieldCompleted:
+		return m.OldCompleted(ctx)
+	case evalscore.FieldScored:
+		return m.OldScored(ctx)
+	case evalscore.FieldTimes:
+		return m.OldTimes(ctx)
+	case evalscore.FieldCriteria:
+		return m.OldCriteria(ctx)
+	case evalscore.FieldThreshold:
+		return m.OldThreshold(ctx)
+	case evalscore.FieldSource:
+		return m.OldSource(ctx)
+	case evalscore.FieldReceived:
+		return m.OldReceived(ctx)
+	}
+	return nil, fmt.Errorf("unknown EvalScore field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EvalScoreMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case evalscore.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case evalscore.FieldSuite:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSuite(v)
+		return nil
+	case evalscore.FieldBuild:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBuild(v)
+		return nil
+	case evalscore.FieldScoreTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScoreTime(v)
+		return nil
+	case evalscore.FieldScore:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScore(v)
+		return nil
+	case evalscore.FieldPassed:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPassed(v)
+		return nil
+	case evalscore.FieldCases:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCases(v)
+		return nil
+	case evalscore.FieldCompleted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompleted(v)
+		return nil
+	case evalscore.FieldScored:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScored(v)
+		return nil
+	case evalscore.FieldTimes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimes(v)
+		return nil
+	case evalscore.FieldCriteria:
+		v, ok := value.(map[string]float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCriteria(v)
+		return nil
+	case evalscore.FieldThreshold:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetThreshold(v)
+		return nil
+	case evalscore.FieldSource:
+		v, ok := value.(evalscore.Source)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSource(v)
+		return nil
+	case evalscore.FieldReceived:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceived(v)
+		return nil
+	}
+	return fmt.Errorf("unknown EvalScore field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *EvalScoreMutation) AddedFields() []string {
+	var fields []string
+	if m.addscore != nil {
+		fields = append(fields, evalscore.FieldScore)
+	}
+	if m.addcases != nil {
+		fields = append(fields, evalscore.FieldCases)
+	}
+	if m.addcompleted != nil {
+		fields = append(fields, evalscore.FieldCompleted)
+	}
+	if m.addscored != nil {
+		fields = append(fields, evalscore.FieldScored)
+	}
+	if m.addtimes != nil {
+		fields = append(fields, evalscore.FieldTimes)
+	}
+	if m.addthreshold != nil {
+		fields = append(fields, evalscore.FieldThreshold)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *EvalScoreMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case evalscore.FieldScore:
+		return m.AddedScore()
+	case evalscore.FieldCases:
+		return m.AddedCases()
+	case evalscore.FieldCompleted:
+		return m.AddedCompleted()
+	case evalscore.FieldScored:
+		return m.AddedScored()
+	case evalscore.FieldTimes:
+		return m.AddedTimes()
+	case evalscore.FieldThreshold:
+		return m.AddedThreshold()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EvalScoreMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case evalscore.FieldScore:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddScore(v)
+		return nil
+	case evalscore.FieldCases:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCases(v)
+		return nil
+	case evalscore.FieldCompleted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCompleted(v)
+		return nil
+	case evalscore.FieldScored:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddScored(v)
+		return nil
+	case evalscore.FieldTimes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTimes(v)
+		return nil
+	case evalscore.FieldThreshold:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddThreshold(v)
+		return nil
+	}
+	return fmt.Errorf("unknown EvalScore numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *EvalScoreMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(evalscore.FieldCriteria) {
+		fields = append(fields, evalscore.FieldCriteria)
+	}
+	if m.FieldCleared(evalscore.FieldThreshold) {
+		fields = append(fields, evalscore.FieldThreshold)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *EvalScoreMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *EvalScoreMutation) ClearField(name string) error {
+	switch name {
+	case evalscore.FieldCriteria:
+		m.ClearCriteria()
+		return nil
+	case evalscore.FieldThreshold:
+		m.ClearThreshold()
+		return nil
+	}
+	return fmt.Errorf("unknown EvalScore nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *EvalScoreMutation) ResetField(name string) error {
+	switch name {
+	case evalscore.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case evalscore.FieldSuite:
+		m.ResetSuite()
+		return nil
+	case evalscore.FieldBuild:
+		m.ResetBuild()
+		return nil
+	case evalscore.FieldScoreTime:
+		m.ResetScoreTime()
+		return nil
+	case evalscore.FieldScore:
+		m.ResetScore()
+		return nil
+	case evalscore.FieldPassed:
+		m.ResetPassed()
+		return nil
+	case evalscore.FieldCases:
+		m.ResetCases()
+		return nil
+	case evalscore.FieldCompleted:
+		m.ResetCompleted()
+		return nil
+	case evalscore.FieldScored:
+		m.ResetScored()
+		return nil
+	case evalscore.FieldTimes:
+		m.ResetTimes()
+		return nil
+	case evalscore.FieldCriteria:
+		m.ResetCriteria()
+		return nil
+	case evalscore.FieldThreshold:
+		m.ResetThreshold()
+		return nil
+	case evalscore.FieldSource:
+		m.ResetSource()
+		return nil
+	case evalscore.FieldReceived:
+		m.ResetReceived()
+		return nil
+	}
+	return fmt.Errorf("unknown EvalScore field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *EvalScoreMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *EvalScoreMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *EvalScoreMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *EvalScoreMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *EvalScoreMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *EvalScoreMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *EvalScoreMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown EvalScore unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *EvalScoreMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown EvalScore edge %s", name)
 }
 
 // HealthRoundMutation represents an operation that mutates the HealthRound nodes in the graph.

@@ -9,6 +9,7 @@ import (
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
+	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
@@ -281,6 +282,20 @@ func init() {
 	delegationfailureDescInvocationID := delegationfailureFields[7].Descriptor()
 	// delegationfailure.DefaultInvocationID holds the default value on creation for the invocation_id field.
 	delegationfailure.DefaultInvocationID = delegationfailureDescInvocationID.Default.(string)
+	evalscoreFields := schema.EvalScore{}.Fields()
+	_ = evalscoreFields
+	// evalscoreDescAgent is the schema descriptor for agent field.
+	evalscoreDescAgent := evalscoreFields[0].Descriptor()
+	// evalscore.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	evalscore.AgentValidator = evalscoreDescAgent.Validators[0].(func(string) error)
+	// evalscoreDescSuite is the schema descriptor for suite field.
+	evalscoreDescSuite := evalscoreFields[1].Descriptor()
+	// evalscore.SuiteValidator is a validator for the "suite" field. It is called by the builders before save.
+	evalscore.SuiteValidator = evalscoreDescSuite.Validators[0].(func(string) error)
+	// evalscoreDescBuild is the schema descriptor for build field.
+	evalscoreDescBuild := evalscoreFields[2].Descriptor()
+	// evalscore.BuildValidator is a validator for the "build" field. It is called by the builders before save.
+	evalscore.BuildValidator = evalscoreDescBuild.Validators[0].(func(string) error)
 	healthroundFields := schema.HealthRound{}.Fields()
 	_ = healthroundFields
 	// healthroundDescAgent is the schema descriptor for agent field.

@@ -24,6 +24,8 @@ type Tx struct {
 	Conversation *ConversationClient
 	// DelegationFailure is the client for interacting with the DelegationFailure builders.
 	DelegationFailure *DelegationFailureClient
+	// EvalScore is the client for interacting with the EvalScore builders.
+	EvalScore *EvalScoreClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
 	// PackageChunk is the client for interacting with the PackageChunk builders.
@@ -197,6 +199,7 @@ func (tx *Tx) init() {
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.Conversation = NewConversationClient(tx.config)
 	tx.DelegationFailure = NewDelegationFailureClient(tx.config)
+	tx.EvalScore = NewEvalScoreClient(tx.config)
 	tx.HealthRound = NewHealthRoundClient(tx.config)
 	tx.PackageChunk = NewPackageChunkClient(tx.config)
 	tx.PackageScope = NewPackageScopeClient(tx.config)

@@ -14,6 +14,9 @@ type Model interface {
 type ModelRequest struct {
 	// Node is the llm node's id, for journals and logs.
 	Node string
+	// Agent is the registered agent (agents.json) whose flow the node is
+	// in, when a delegation runs it; "" for the agent's own flow.
+	Agent string
 	// Prompt is the node's prompt with every {{channel}} filled in.
 	Prompt string
 	// Schema, when set, is the shape the reply must have: JSON text

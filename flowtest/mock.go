@@ -57,14 +57,17 @@ var errMock = errors.New("the case gives no answer")
 type mocks struct {
 	mock     Mock
 	declared map[string]bool
+	// fallback takes the tool calls mock.tools does not provide for; nil:
+	// such a call fails the case.
+	fallback flow.ToolCaller
 
 	mu       sync.Mutex
 	calls    Calls
 	problems []string // calls the case did not provide for, in words
 }
 
-func newMocks(m Mock, f *flow.Flow) *mocks {
-	return &mocks{mock: m, declared: declaredTools(f), calls: Calls{LLM: map[string]int{}, Tools: map[string]int{}}}
+func newMocks(m Mock, f *flow.Flow, children map[string]*flow.Flow) *mocks {
+	return &mocks{mock: m, declared: declaredToolsOf(f, children), calls: Calls{LLM: map[string]int{}, Tools: map[string]int{}}}
 }
 
 // next is the reply for the n-th call (from 0) of r, and whether there is one.
@@ -88,15 +91,19 @@ func (m *mocks) fail(format string, args ...any) error {
 func (m *mocks) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.mock.LLM[req.Node]
-	if !ok {
-		return flow.ModelReply{}, m.fail("node %s asked the model and the case gives it no answer", req.Node)
+	key := req.Node // a child's node is "<agent>/<node>"
+	if req.Agent != "" {
+		key = req.Agent + "/" + req.Node
 	}
-	n := m.calls.LLM[req.Node]
-	m.calls.LLM[req.Node]++
+	r, ok := m.mock.LLM[key]
+	if !ok {
+		return flow.ModelReply{}, m.fail("node %s asked the model and the case gives it no answer", key)
+	}
+	n := m.calls.LLM[key]
+	m.calls.LLM[key]++
 	v, ok := next(r, n)
 	if !ok {
-		return flow.ModelReply{}, m.fail("node %s asked the model %d times and the case gives it %d answers", req.Node, n+1, len(r.Each))
+		return flow.ModelReply{}, m.fail("node %s asked the model %d times and the case gives it %d answers", key, n+1, len(r.Each))
 	}
 	if s, ok := v.(string); ok {
 		return flow.ModelReply{Text: s}, nil
@@ -112,6 +119,11 @@ func (m *mocks) Complete(ctx context.Context, req flow.ModelRequest) (flow.Model
 // tool's name without its server.
 func (m *mocks) Call(ctx context.Context, name string, args map[string]any) (any, error) {
 	m.mu.Lock()
+	if m.fallback != nil && !m.provides(name) {
+		m.calls.Tools[name]++
+		m.mu.Unlock()
+		return m.fallback(ctx, name, args)
+	}
 	defer m.mu.Unlock()
 	key := name
 	r, ok := m.mock.Tools[name]
@@ -138,6 +150,50 @@ func (m *mocks) Call(ctx context.Context, name string, args map[string]any) (any
 		}
 	}
 	return cloneJSON(v), nil
+}
+
+// provides reports whether mock.tools answers the tool name.
+func (m *mocks) provides(name string) bool {
+	if _, ok := m.mock.Tools[name]; ok {
+		return true
+	}
+	for k := range m.mock.Tools {
+		if full, err := resolveTool(m.declared, k); err == nil && full == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolMocks answers the tool calls a case's mock.tools provides for, as
+// agent test does, and counts every call.
+type ToolMocks struct{ m *mocks }
+
+// NewToolMocks returns the tool mocks of mock for the flow f: a call
+// mock.tools provides for is answered from it; any other goes to next, the
+// real tools (nil: such a call fails, as in agent test).
+func NewToolMocks(mock Mock, f *flow.Flow, next flow.ToolCaller) *ToolMocks {
+	m := newMocks(Mock{Tools: mock.Tools}, f, nil)
+	m.fallback = next
+	return &ToolMocks{m: m}
+}
+
+// Call is the flow.ToolCaller of the mocks.
+func (t *ToolMocks) Call(ctx context.Context, name string, args map[string]any) (any, error) {
+	return t.m.Call(ctx, name, args)
+}
+
+// Calls returns how many times each tool was called so far: a mocked tool
+// by its key in the file, any other by its full name.
+func (t *ToolMocks) Calls() Calls {
+	c, _ := t.m.snapshot()
+	return c
+}
+
+// Unprovided says, one line each, the calls the mocks had no answer for.
+func (t *ToolMocks) Unprovided() []string {
+	_, p := t.m.snapshot()
+	return p
 }
 
 // cloneJSON copies a decoded JSON value, so a run that changes a result

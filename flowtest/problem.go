@@ -54,8 +54,18 @@ var (
 )
 
 // SpecProblems reports everything wrong with a test file for the flow f,
-// all at once, each with its path; nil when there is nothing.
+// all at once, each with its path; nil when there is nothing. A mock.llm
+// key naming a child agent's node ("<agent>/<node>") is refused: f has no
+// children here (SpecProblemsWith).
 func SpecProblems(f *flow.Flow, data []byte) []Problem {
+	return SpecProblemsWith(f, nil, data)
+}
+
+// SpecProblemsWith is SpecProblems for a flow that delegates: children are
+// the flows of the agents its agents.json registers, by name, whose llm
+// nodes a case may mock as "<agent>/<node>" and whose tools it may mock as
+// the flow's own.
+func SpecProblemsWith(f *flow.Flow, children map[string]*flow.Flow, data []byte) []Problem {
 	var ps problems
 	if len(data) > MaxFileBytes {
 		ps.add(CodeTooLarge, "", "the file is larger than %d bytes", MaxFileBytes)
@@ -89,7 +99,7 @@ func SpecProblems(f *flow.Flow, data []byte) []Problem {
 		ps.add(CodeTooLarge, "cases", "%d cases: at most %d in one file", len(cases), MaxCases)
 		return ps
 	}
-	c := checker{f: f, tools: declaredTools(f), names: map[string]int{}, ps: &ps}
+	c := checker{f: f, children: children, tools: declaredToolsOf(f, children), names: map[string]int{}, ps: &ps}
 	for i, v := range cases {
 		c.checkCase(i, v)
 	}
@@ -129,10 +139,11 @@ func join(path, key string) string {
 
 // checker checks the cases of one file against its flow.
 type checker struct {
-	f     *flow.Flow
-	tools map[string]bool // "<server>.<tool>" and the flow's tools; nil: no contract
-	names map[string]int  // case name → its index
-	ps    *problems
+	f        *flow.Flow
+	children map[string]*flow.Flow // the registered agents' flows, by name
+	tools    map[string]bool       // "<server>.<tool>" and the flows' tools; nil: no contract
+	names    map[string]int        // case name → its index
+	ps       *problems
 }
 
 func (c *checker) checkCase(i int, v any) {
@@ -196,12 +207,21 @@ func (c *checker) checkMock(path string, v any) {
 		if obj, ok := ps.object(l, path+".llm", "mock.llm"); ok {
 			for _, id := range slices.Sorted(maps.Keys(obj)) {
 				p := path + ".llm." + id
-				if n := nodeOf(c.f, id); !asksModel(n) {
+				f, node, of := c.f, id, "the flow"
+				if name, child, ok := strings.Cut(id, "/"); ok {
+					f, node, of = c.children[name], child, "agent "+name
+					if f == nil {
+						ps.add(CodeNotLLMNode, p, "%q names agent %q, which the folder's agents.json does not register", id, name)
+						c.replies(p, obj[id], true)
+						continue
+					}
+				}
+				if n := nodeOf(f, node); !asksModel(n) {
 					what := "no such node"
 					if n != nil {
 						what = fmt.Sprintf("a %s node", kindOf(n))
 					}
-					ps.add(CodeNotLLMNode, p, "%q is not an llm node of the flow (%s): only llm nodes, and agent nodes choosing among agents, ask the model", id, what)
+					ps.add(CodeNotLLMNode, p, "%q is not an llm node of %s (%s): only llm nodes, and agent nodes choosing among agents, ask the model", node, of, what)
 				}
 				c.replies(p, obj[id], true)
 			}
@@ -315,11 +335,40 @@ func kindOf(n *flow.Node) flow.Kind {
 	return n.Type
 }
 
+// DeclaredTools is every tool f may call: "<server>.<tool>" of
+// requires.mcp and the names of its tools; nil when it declares none.
+func DeclaredTools(f *flow.Flow) map[string]bool { return declaredTools(f) }
+
+// ResolveTool says which of the declared tools (DeclaredTools) a mock key
+// names — itself, or the one "<server>.<key>" — or why none; any key when
+// declared is nil.
+func ResolveTool(declared map[string]bool, key string) (string, error) {
+	return resolveTool(declared, key)
+}
+
+// declaredToolsOf is every tool f and its children may call — a child's
+// calls pass through the agent — or nil when none declares one.
+func declaredToolsOf(f *flow.Flow, children map[string]*flow.Flow) map[string]bool {
+	out := declaredTools(f)
+	for _, c := range children {
+		for name := range declaredTools(c) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // declaredTools is every tool f may call: "<server>.<tool>" of
 // requires.mcp and the names of its tools; nil when it declares none, and
 // so has no contract.
 func declaredTools(f *flow.Flow) map[string]bool {
 	out := map[string]bool{}
+	if f == nil {
+		return nil
+	}
 	if f.Requires != nil {
 		for server, s := range f.Requires.MCP {
 			if s == nil {

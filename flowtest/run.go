@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/agents"
 	"github.com/symphonix/symphonix/flow"
 )
 
@@ -27,6 +28,27 @@ type Config struct {
 	Getenv func(string) string
 	// Run: when set, only the cases whose name it matches run.
 	Run *regexp.Regexp
+
+	children map[string]*flow.Flow // the folder's registered agents, once read
+	read     bool                  // children was read
+}
+
+// Children reads the flows of the agents dir's agents.json registers, by
+// name: those a case may mock as "<agent>/<node>". None when the folder
+// has no registry, or one that cannot be loaded (opening the agent says
+// why).
+func Children(dir string) map[string]*flow.Flow {
+	reg, err := agents.Load(filepath.Join(dir, agents.FileName))
+	if err != nil {
+		return nil
+	}
+	out := map[string]*flow.Flow{}
+	for _, name := range reg.Names() {
+		if a, ok := reg.Agent(name); ok {
+			out[name] = a.Flow
+		}
+	}
+	return out
 }
 
 // FileResult is what one test file came to.
@@ -126,7 +148,10 @@ func RunFile(ctx context.Context, dir string, f *flow.Flow, path string, cfg Con
 		r.Problems = append(r.Problems, Problem{Code: CodeTooLarge, Message: err.Error()})
 		return r, nil
 	}
-	if ps := SpecProblems(f, data); len(ps) > 0 {
+	if !cfg.read {
+		cfg.children, cfg.read = Children(dir), true
+	}
+	if ps := SpecProblemsWith(f, cfg.children, data); len(ps) > 0 {
 		r.Problems = ps
 		return r, nil
 	}
@@ -151,6 +176,43 @@ func RunFile(ctx context.Context, dir string, f *flow.Flow, path string, cfg Con
 // thread is the one thread a case runs on.
 const thread = "test"
 
+// Driven is what Drive made of a run.
+type Driven struct {
+	// State is the last state the run had.
+	State map[string]any
+	// Steps counts the steps of every Invoke and Resume.
+	Steps int
+	// Err is why the run failed; nil when it finished or stopped for
+	// want of an answer.
+	Err error
+	// Problems say where the answers and the run's stops disagreed: a stop
+	// with no answer left, answers never asked for.
+	Problems []string
+}
+
+// Drive invokes g on thread with input and answers the asks and approvals
+// it stops at with answers, in order, as a case's answers do.
+func Drive(ctx context.Context, g *flow.Graph, thread string, input map[string]any, answers []any) Driven {
+	var d Driven
+	res, err := g.Invoke(ctx, thread, input)
+	d.Steps += res.Steps
+	for err == nil && res.Pending != nil {
+		if len(answers) == 0 {
+			p := res.Pending
+			d.Problems = append(d.Problems, fmt.Sprintf("the run stopped at node %s for an %s (%q) and the case has no answer left", p.Node, p.Kind, p.Question))
+			break
+		}
+		res, err = g.Resume(ctx, thread, answers[0])
+		d.Steps += res.Steps
+		answers = answers[1:]
+	}
+	if err == nil && len(answers) > 0 {
+		d.Problems = append(d.Problems, fmt.Sprintf("the case gives %d answers the run never asked for", len(answers)))
+	}
+	d.State, d.Err = res.State, err
+	return d
+}
+
 // RunCase runs one case. The error is a folder the agent cannot be opened
 // from; everything a run does is in the result.
 func RunCase(ctx context.Context, dir string, f *flow.Flow, c Case, cfg Config) (CaseResult, error) {
@@ -162,7 +224,10 @@ func RunCase(ctx context.Context, dir string, f *flow.Flow, c Case, cfg Config) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	m := newMocks(c.Mock, f)
+	if !cfg.read {
+		cfg.children = Children(dir)
+	}
+	m := newMocks(c.Mock, f, cfg.children)
 	var mu sync.Mutex
 	path := []string{}
 	watch := func(_ context.Context, e flow.Event) {
@@ -190,21 +255,8 @@ func RunCase(ctx context.Context, dir string, f *flow.Flow, c Case, cfg Config) 
 	defer a.Close()
 
 	var o Outcome
-	res, err := a.Graph.Invoke(ctx, thread, c.Input)
-	answers := c.Answers
-	for err == nil && res.Pending != nil {
-		if len(answers) == 0 {
-			p := res.Pending
-			o.Problems = append(o.Problems, fmt.Sprintf("the run stopped at node %s for an %s (%q) and the case has no answer left", p.Node, p.Kind, p.Question))
-			break
-		}
-		res, err = a.Graph.Resume(ctx, thread, answers[0])
-		answers = answers[1:]
-	}
-	if err == nil && len(answers) > 0 {
-		o.Problems = append(o.Problems, fmt.Sprintf("the case gives %d answers the run never asked for", len(answers)))
-	}
-	o.State, o.Err = res.State, err
+	d := Drive(ctx, a.Graph, thread, c.Input, c.Answers)
+	o.State, o.Err, o.Problems = d.State, d.Err, d.Problems
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		o.Problems = append(o.Problems, fmt.Sprintf("the case did not end within its time limit, %s (--timeout)", timeout))
 	}

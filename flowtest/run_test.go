@@ -10,7 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
 	"time"
+
+	"github.com/symphonix/symphonix/flow"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -184,25 +187,55 @@ func TestNoTestFiles(t *testing.T) {
 }
 
 // TestDelegation: the team's agents run as the agent runs them — the
-// researcher's handler executable — and a child's llm node, which a case
-// cannot mock, fails the case naming it.
+// researcher's handler executable — and a child's llm node is mocked as
+// "<agent>/<node>": without its mock the case fails naming it that way,
+// with it the writer's reply reaches the parent's answer.
 func TestDelegation(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("../examples/team")); err != nil {
 		t.Fatal(err)
 	}
-	file := `{ "cases": [ { "name": "q", "input": { "question": "why is the sky blue" }, "mock": { "llm": { "answer": "because" } } } ] }`
+	file := `{ "cases": [
+	  { "name": "unmocked", "input": { "question": "why is the sky blue" }, "mock": { "llm": { "answer": "because" } } },
+	  { "name": "mocked", "input": { "question": "why is the sky blue" },
+	    "mock": { "llm": { "writer/write": "Light scatters.", "answer": "Light scatters, they say." } },
+	    "expect": { "path": ["research", "write", "answer"], "state": { "reply": { "text": "Light scatters." }, "answer": "Light scatters, they say." } } }
+	] }`
 	if err := os.WriteFile(filepath.Join(dir, "team.test.json"), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := runOne(t, dir, Config{})[0]
-	if want := []string{"node write asked the model and the case gives it no answer"}; !slices.Equal(c.Failure, want) {
-		t.Errorf("failure = %q, want %q", c.Failure, want)
+	cs := runOne(t, dir, Config{})
+	if want := []string{"node writer/write asked the model and the case gives it no answer"}; !slices.Equal(cs[0].Failure, want) {
+		t.Errorf("unmocked: failure = %q, want %q", cs[0].Failure, want)
 	}
 	// research (the researcher, its executable run) ended, and write
 	// failed: both are on the path.
-	if want := []string{"research", "write"}; !slices.Equal(c.Path, want) {
-		t.Errorf("path = %v, want %v", c.Path, want)
+	if want := []string{"research", "write"}; !slices.Equal(cs[0].Path, want) {
+		t.Errorf("unmocked: path = %v, want %v", cs[0].Path, want)
+	}
+	if !cs[1].Passed || len(cs[1].Unused.LLM) != 0 {
+		t.Errorf("mocked: %+v", cs[1])
+	}
+
+	// A child's node the registry does not have, or that does not ask the
+	// model, is refused before anything runs.
+	bad := `{ "cases": [ { "name": "x", "mock": { "llm": { "nobody/write": "a", "writer/nothing": "b", "researcher/gather": "c" } } } ] }`
+	f, err := flow.LoadFile(filepath.Join(dir, "flow.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := SpecProblemsWith(f, Children(dir), []byte(bad))
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.Path+": "+p.Message)
+	}
+	want := []string{
+		`cases[0].mock.llm.nobody/write: "nobody/write" names agent "nobody", which the folder's agents.json does not register`,
+		`cases[0].mock.llm.researcher/gather: "gather" is not an llm node of agent researcher (a handler node): only llm nodes, and agent nodes choosing among agents, ask the model`,
+		`cases[0].mock.llm.writer/nothing: "nothing" is not an llm node of agent writer (no such node): only llm nodes, and agent nodes choosing among agents, ask the model`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

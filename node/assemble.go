@@ -61,6 +61,9 @@ type parts struct {
 	// trigLink is the link its reports go to, once there is one.
 	trig     *triggered
 	trigLink atomic.Pointer[agentlink.Link]
+	// evals are the eval suites beside the flow, whose journals' scores the
+	// link reports; set when the link is made.
+	evals []string
 }
 
 // open assembles the flow folder, its model and tools journalled in j (nil:
@@ -131,6 +134,7 @@ func (p *parts) link(ctx context.Context) (*agentlink.Link, error) {
 	if p.agent != nil {
 		sub = p.agent.Subscription
 	}
+	p.evals = evalSuites(p.cfg.Dir)
 	cfg := agentlink.Config{
 		BoardURL:       p.cfg.BoardURL,
 		Token:          p.cfg.Token,

@@ -21,6 +21,9 @@ import "github.com/symphonix/symphonix/agentlink"
 //     runs.
 //   - triggers: when served with a trigger file (the runtime runs it,
 //     reports it and obeys the board's pauses of it).
+//   - evals: when the folder has an eval suite (*.eval.json): the agent
+//     reports what its journal says of the builds' scores, served or run
+//     once, and a served agent again whenever an `agent eval` run is kept.
 //   - delegation and delegation-cycle: always. Every agent of this build
 //     can delegate (an agent node with an agents.json) and refuses a
 //     circular delegation before it runs; nothing about a deployment
@@ -45,5 +48,8 @@ func (p *parts) capabilities() []string {
 		caps = append(caps, agentlink.CapabilityTriggers)
 	}
 	caps = append(caps, agentlink.CapabilityDelegation, agentlink.CapabilityDelegationCycle)
+	if len(p.evals) > 0 {
+		caps = append(caps, agentlink.CapabilityEvals)
+	}
 	return caps
 }

@@ -177,6 +177,7 @@ func run(ctx context.Context, cfg Config, gaveUp context.CancelCauseFunc) error 
 			}
 		}()
 		p.bg.Go(func() { pz.run(lctx) })
+		p.reportEvals(lctx, link, false)
 		defer func() {
 			cancel()
 			<-done

@@ -143,6 +143,7 @@ func Serve(ctx context.Context, cfg Config) error {
 			p.bg.Go(func() { awaitReady(ctx, p) })
 		}
 		tasks = append(tasks, func() error { return link.Run(ctx) })
+		p.bg.Go(func() { p.reportEvals(ctx, link, true) })
 	}
 	if p.health != nil {
 		// Once the link has it: the first round goes to the board too.

@@ -42,6 +42,8 @@ const scripts = `<script src="board.js" defer></script>
 <script src="runlist.js" defer></script>
 <script src="fire.js" defer></script>
 <script src="triggers.js" defer></script>
+<script src="evals.js" defer></script>
+<script src="forget.js" defer></script>
 <script src="runtree.js" defer></script>
 <script src="run.js" defer></script>
 <script src="alerts.js" defer></script>
@@ -77,6 +79,8 @@ func TestHandler(t *testing.T) {
 		{name: "runs", method: http.MethodGet, path: "/runs.js", status: http.StatusOK, contentType: "text/javascript", body: "WatchRuns"},
 		{name: "runlist", method: http.MethodGet, path: "/runlist.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListRuns"`},
 		{name: "triggers", method: http.MethodGet, path: "/triggers.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListTriggers"`},
+		{name: "evals", method: http.MethodGet, path: "/evals.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListEvalScores"`},
+		{name: "forget", method: http.MethodGet, path: "/forget.js", status: http.StatusOK, contentType: "text/javascript", body: `"ForgetAgent"`},
 		{name: "fire", method: http.MethodGet, path: "/fire.js", status: http.StatusOK, contentType: "text/javascript", body: `"StartRun"`},
 		{name: "run", method: http.MethodGet, path: "/run.js", status: http.StatusOK, contentType: "text/javascript", body: `"StopRun"`},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},

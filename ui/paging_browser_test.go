@@ -28,7 +28,7 @@ const (
 // person should read a word ("ROLE_ADMIN" for "admin").
 func noEnumNames(t *testing.T, b *browsertest.Tab, where string) {
 	t.Helper()
-	if got := b.Eval(`(document.body.innerText.match(/\b(ROLE|CALLER_KIND|DOOR|AGENT_STATE|APPROVAL_STATE|APPROVAL_EVENT|SAY|HEALTH_STATUS|CHECK_STATUS|PAUSE_ORIGIN|TRIGGER_KIND|DELIVERY_STATE)_[A-Z_]+/) || [""])[0]`); got != "" {
+	if got := b.Eval(`(document.body.innerText.match(/\b(ROLE|CALLER_KIND|DOOR|AGENT_STATE|APPROVAL_STATE|APPROVAL_EVENT|SAY|HEALTH_STATUS|CHECK_STATUS|PAUSE_ORIGIN|TRIGGER_KIND|DELIVERY_STATE|EVAL_SOURCE|EVAL_FLAG)_[A-Z_]+/) || [""])[0]`); got != "" {
 		t.Errorf("%s: the page shows the enum name %s, want its word", where, got)
 	}
 }

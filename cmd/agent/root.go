@@ -47,6 +47,7 @@ func newRoot(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writ
 	root.AddCommand(newCheckCmd(a))
 	root.AddCommand(newRunCmd(a))
 	root.AddCommand(newTestCmd(a))
+	root.AddCommand(newEvalCmd(a))
 	root.AddCommand(newCancelCmd(a))
 	root.AddCommand(newPauseCmd(a, true))
 	root.AddCommand(newPauseCmd(a, false))

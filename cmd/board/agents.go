@@ -14,7 +14,7 @@ import (
 
 // newAgentsCmd is board agents: the fleet as a running board knows it.
 func newAgentsCmd(a *app) *cobra.Command {
-	c := cli.Group("agents", "Read the agents a running board knows: list, get, watch")
+	c := cli.Group("agents", "Read the agents a running board knows: list, get, watch; forget a stale one")
 	co := clientFlags(c.PersistentFlags())
 
 	var out cli.Output
@@ -83,7 +83,53 @@ func newAgentsCmd(a *app) *cobra.Command {
 	}
 	watchOut.AddFlag(watch.Flags())
 
-	c.AddCommand(ls, get, watch)
+	c.AddCommand(ls, get, watch, agentsForget(a, co))
+	return c
+}
+
+// agentsForget is board agents forget: an admin removes a stale agent.
+func agentsForget(a *app, co *clientOptions) *cobra.Command {
+	var (
+		out    cli.Output
+		reason string
+		yes    bool
+	)
+	c := &cobra.Command{
+		Use:   "forget NAME --reason TEXT",
+		Short: "Forget a stale agent (admins): its switches, triggers, health and eval scores go; its history stays",
+		Long: `Forget removes an agent that has been offline for longer than the board's --forget-after (1h by
+default): its row and tool switches, the triggers and pause it reported, its health rounds and eval scores.
+Its runs, approvals, conversations and audit entries stay. An agent that links again appears as new, with
+every tool off. At a terminal it asks for confirmation; a script passes --yes.`,
+		Args: cli.Args("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return cli.Usagef("--reason: required: say why the agent is forgotten (it is kept in the audit log)")
+			}
+			bc, err := a.dial(co)
+			if err != nil {
+				return err
+			}
+			// --yes counts only on the command line, as for decide.
+			if !(yes && cmd.Flags().Changed("yes")) {
+				if err := askYes(cmd.InOrStdin(), a.stderr, "agent "+args[0], "not forgotten", "forget agent "+clip(args[0], 128), "forget"); err != nil {
+					return err
+				}
+			}
+			res, err := bc.agents.ForgetAgent(cmd.Context(), &boardv1.ForgetAgentRequest{Name: args[0], Reason: reason})
+			if err != nil {
+				return bc.explain(err, "agent "+args[0])
+			}
+			if out.JSON() {
+				return cli.PrintJSON(a.stdout, protoJSON(res.GetAgent()))
+			}
+			_, err = fmt.Fprintf(a.stdout, "agent %s forgotten (last seen %s)\n", clip(args[0], 128), when(res.GetAgent().GetLastSeenTime()))
+			return err
+		},
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why (required; kept in the audit log)")
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "forget without asking (for scripts); only on the command line")
+	out.AddFlag(c.Flags())
 	return c
 }
 
@@ -113,9 +159,12 @@ func watchAgents(ctx context.Context, bc *boardClient, out *cli.Output, w io.Wri
 			return watchEnd(ctx, bc, err)
 		}
 		ag := msg.GetAgent()
-		if out.JSON() {
+		switch {
+		case out.JSON():
 			err = jsonLine(w, protoJSON(msg))
-		} else {
+		case msg.GetForgotten():
+			_, err = fmt.Fprintf(w, "%s  %s  forgotten\n", when(ag.GetLastSeenTime()), clip(ag.GetName(), 128))
+		default:
 			_, err = fmt.Fprintf(w, "%s  %s  %s  health=%s  paused=%s\n", when(ag.GetLastSeenTime()), clip(ag.GetName(), 128), word(ag.GetState()), health(ag), paused(ag))
 		}
 		if err != nil {

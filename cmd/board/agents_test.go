@@ -53,8 +53,11 @@ func TestAgentsCommands(t *testing.T) {
 		t.Errorf("agents watch, interrupted: %v, want nil", err)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(lines.String()), "\n") {
-		v := decodeJSON[map[string]map[string]any](t, l)
-		if v["agent"]["name"] != "refund-bot" {
+		v := decodeJSON[struct {
+			Agent     map[string]any `json:"agent"`
+			Forgotten bool           `json:"forgotten"`
+		}](t, l)
+		if v.Agent["name"] != "refund-bot" || v.Forgotten {
 			t.Errorf("agents watch line %q: want refund-bot's", l)
 		}
 	}
@@ -98,5 +101,34 @@ func TestSanitize(t *testing.T) {
 	}
 	if got := clip("a\x1b[31m  long   line", 8); got != "a\ufffd[31m …" {
 		t.Errorf("clip = %q", got)
+	}
+}
+
+// TestAgentsForget: forget needs a reason and, without a terminal, --yes
+// on the command line; the board refuses an online agent, saying so; an
+// agent offline for the board's forget-after is forgotten, and is then not
+// found.
+func TestAgentsForget(t *testing.T) {
+	t.Parallel()
+	f := startFleet(t, boardtest.Options{ForgetAfter: time.Millisecond, OfflineGrace: -1})
+
+	_, _, err := f.board(t, "agents", "forget", "refund-bot", "--yes")
+	wantExit(t, err, 2, "--reason")
+	_, _, err = f.board(t, "agents", "forget", "refund-bot", "--reason", "retired")
+	wantExit(t, err, 2, "no terminal", "--yes")
+	_, _, err = f.board(t, "agents", "forget", "refund-bot", "--reason", "retired", "--yes")
+	wantExit(t, err, 1, "refund-bot", "online")
+
+	f.unlink()
+	boardtest.Eventually(t, time.Minute, "refund-bot offline", func() bool {
+		return regexpLine(f.ok(t, "agents", "list"), `^refund-bot\s+offline\s`)
+	})
+	if out := f.ok(t, "agents", "forget", "refund-bot", "--reason", "retired", "--yes"); !strings.HasPrefix(out, "agent refund-bot forgotten (last seen ") {
+		t.Errorf("agents forget: %q", out)
+	}
+	_, _, err = f.board(t, "agents", "get", "refund-bot")
+	wantExit(t, err, 1, "refund-bot", "not found")
+	if out := f.ok(t, "agents", "list", "-o", "json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("agents list after forgetting: %q, want []", out)
 	}
 }

@@ -86,6 +86,7 @@ type boardClient struct {
 	audit     boardv1connect.AuditServiceClient
 	packages  boardv1connect.PackageServiceClient
 	triggers  boardv1connect.TriggerServiceClient
+	evals     boardv1connect.EvalServiceClient
 	runs      boardv1connect.RunServiceClient
 	alerts    boardv1connect.AlertServiceClient
 }
@@ -127,6 +128,7 @@ func (o clientOptions) dial() (*boardClient, error) {
 		audit:     boardv1connect.NewAuditServiceClient(cc),
 		packages:  boardv1connect.NewPackageServiceClient(cc),
 		triggers:  boardv1connect.NewTriggerServiceClient(cc),
+		evals:     boardv1connect.NewEvalServiceClient(cc),
 		runs:      boardv1connect.NewRunServiceClient(cc),
 		alerts:    boardv1connect.NewAlertServiceClient(cc),
 	}, nil

@@ -28,11 +28,15 @@ type fleet struct {
 	admin string // an admin operator token
 	link  *agentlink.Link
 	api   boardv1connect.ApprovalServiceClient
+	// unlink ends the agent's link (and waits for it); the test's cleanup
+	// does too.
+	unlink func()
 }
 
-func startFleet(t *testing.T) *fleet {
+// startFleet starts the board, with opts when given, and links the agent.
+func startFleet(t *testing.T, opts ...boardtest.Options) *fleet {
 	t.Helper()
-	b := boardtest.Start(t, boardtest.Options{})
+	b := boardtest.Start(t, append(opts, boardtest.Options{})[0])
 	f := &fleet{b: b, admin: b.OperatorToken("ops", identity.RoleAdmin)}
 	f.api = boardv1connect.NewApprovalServiceClient(b.Client(f.admin))
 	up := make(chan agentlink.State, 16)
@@ -58,7 +62,8 @@ func startFleet(t *testing.T) *fleet {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = link.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	f.unlink = func() { cancel(); <-done }
+	t.Cleanup(f.unlink)
 	select {
 	case s := <-up:
 		if !s.Up {

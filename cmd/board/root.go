@@ -45,6 +45,7 @@ func newRoot(getenv func(string) string, stdout, stderr io.Writer) *cli.Root {
 	root.AddCommand(newRulesCmd(a))
 	root.AddCommand(newToolsCmd(a))
 	root.AddCommand(newTriggersCmd(a))
+	root.AddCommand(newEvalsCmd(a))
 	root.AddCommand(newRunsCmd(a), newDelegationsCmd(a), newAlertsCmd(a))
 	root.AddCommand(newKeyCmd(a), newPackageCmd(a), newScopeCmd(a))
 	return root

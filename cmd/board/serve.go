@@ -39,6 +39,7 @@ type serveOptions struct {
 	store     *storeOptions
 	metrics   string
 	drain     time.Duration
+	forget    time.Duration
 }
 
 // serveFlags registers board serve's flags on fs: plain board, board serve
@@ -52,6 +53,7 @@ func serveFlags(fs *pflag.FlagSet) *serveOptions {
 	fs.Float64Var(&o.hashRate, "hash-rate", 0, "argon2id hashes (sign-in, setup, verify secrets) the board starts a second at most; 0: 5 for each core but one")
 	fs.IntVar(&o.runDays, "run-days", 30, "days runs are kept after they end (or start, for one that never ended); 0 keeps them for ever")
 	fs.StringVar(&o.metrics, "metrics-listen", defaultMetricsListen, "an address to serve Prometheus metrics and the probes on without a token (keep it private); empty: none (the metrics are then at /metrics on --listen, for an operator token)")
+	fs.DurationVar(&o.forget, "forget-after", board.DefaultForgetAfter, "how long an agent must have been offline before an admin may forget it (board agents forget); at least 1m")
 	fs.DurationVar(&o.drain, "drain-delay", 0, "on SIGTERM, how long to keep serving while not ready (/readyz 503) before ending links and streams; at most 5m")
 	o.proxies = cli.List(fs, "trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
 		_, err := parseTrustedProxy(s)
@@ -83,6 +85,9 @@ func (o *serveOptions) check() (runRetention time.Duration, proxies []netip.Pref
 	runRetention = time.Duration(o.runDays) * 24 * time.Hour
 	if o.runDays == 0 {
 		runRetention = -1 // for ever
+	}
+	if o.forget < time.Minute {
+		return 0, nil, cli.Usagef("--forget-after: %s, want at least 1m", o.forget)
 	}
 	if o.drain < 0 || o.drain > maxDrainDelay {
 		return 0, nil, cli.Usagef("--drain-delay: %s, want 0 to %s", o.drain, maxDrainDelay)
@@ -136,7 +141,7 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 		return err
 	}
 	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
-		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain})
+		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain, ForgetAfter: o.forget})
 	if err != nil {
 		if mln != nil {
 			mln.Close()

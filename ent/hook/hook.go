@@ -81,6 +81,18 @@ func (f DelegationFailureFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DelegationFailureMutation", m)
 }
 
+// The EvalScoreFunc type is an adapter to allow the use of ordinary
+// function as EvalScore mutator.
+type EvalScoreFunc func(context.Context, *ent.EvalScoreMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EvalScoreFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.EvalScoreMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EvalScoreMutation", m)
+}
+
 // The HealthRoundFunc type is an adapter to allow the use of ordinary
 // function as HealthRound mutator.
 type HealthRoundFunc func(context.Context, *ent.HealthRoundMutation) (ent.Value, error)

@@ -237,6 +237,42 @@ var (
 			},
 		},
 	}
+	// EvalScoresColumns holds the columns for the "eval_scores" table.
+	EvalScoresColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "suite", Type: field.TypeString},
+		{Name: "build", Type: field.TypeString},
+		{Name: "score_time", Type: field.TypeTime},
+		{Name: "score", Type: field.TypeFloat64},
+		{Name: "passed", Type: field.TypeBool},
+		{Name: "cases", Type: field.TypeInt},
+		{Name: "completed", Type: field.TypeInt},
+		{Name: "scored", Type: field.TypeInt},
+		{Name: "times", Type: field.TypeInt},
+		{Name: "criteria", Type: field.TypeJSON, Nullable: true},
+		{Name: "threshold", Type: field.TypeFloat64, Nullable: true},
+		{Name: "source", Type: field.TypeEnum, Enums: []string{"reported", "published"}},
+		{Name: "received", Type: field.TypeTime},
+	}
+	// EvalScoresTable holds the schema information for the "eval_scores" table.
+	EvalScoresTable = &schema.Table{
+		Name:       "eval_scores",
+		Columns:    EvalScoresColumns,
+		PrimaryKey: []*schema.Column{EvalScoresColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "evalscore_agent_suite_build",
+				Unique:  true,
+				Columns: []*schema.Column{EvalScoresColumns[1], EvalScoresColumns[2], EvalScoresColumns[3]},
+			},
+			{
+				Name:    "evalscore_agent_suite_score_time",
+				Unique:  false,
+				Columns: []*schema.Column{EvalScoresColumns[1], EvalScoresColumns[2], EvalScoresColumns[4]},
+			},
+		},
+	}
 	// HealthRoundsColumns holds the columns for the "health_rounds" table.
 	HealthRoundsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -705,6 +741,7 @@ var (
 		AuditEntriesTable,
 		ConversationsTable,
 		DelegationFailuresTable,
+		EvalScoresTable,
 		HealthRoundsTable,
 		PackageChunksTable,
 		PackageScopesTable,

@@ -24,6 +24,9 @@ type Conversation func(*sql.Selector)
 // DelegationFailure is the predicate function for delegationfailure builders.
 type DelegationFailure func(*sql.Selector)
 
+// EvalScore is the predicate function for evalscore builders.
+type EvalScore func(*sql.Selector)
+
 // HealthRound is the predicate function for healthround builders.
 type HealthRound func(*sql.Selector)
 

@@ -231,6 +231,9 @@ func cases() []goldenCase {
 	add("AgentService.PauseAgent.response", &boardv1.PauseAgentResponse{Agent: agentPaused(boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD, false)})
 	add("AgentService.ResumeAgent.request", &boardv1.ResumeAgentRequest{Name: "refund-desk", Reason: "Payments are back."})
 	add("AgentService.ResumeAgent.response", &boardv1.ResumeAgentResponse{Agent: agentPaused(boardv1.PauseOrigin_PAUSE_ORIGIN_LOCAL, true)})
+	add("AgentService.ForgetAgent.request", &boardv1.ForgetAgentRequest{Name: "refund-desk", Reason: "Retired with the old shop."})
+	add("AgentService.ForgetAgent.response", &boardv1.ForgetAgentResponse{Agent: agent("refund-desk", boardv1.AgentState_AGENT_STATE_OFFLINE)})
+	add("AgentService.WatchAgents.response.forgotten", &boardv1.WatchAgentsResponse{Agent: agent("refund-desk", boardv1.AgentState_AGENT_STATE_OFFLINE), Forgotten: true})
 
 	// ApprovalService.
 	add("ApprovalService.PutRule.request", &boardv1.PutRuleRequest{Rule: rule("refunds")})

@@ -58,6 +58,8 @@ type Options struct {
 	Limits board.Limits
 	// RunRetention: board.Config's; zero means its default.
 	RunRetention time.Duration
+	// ForgetAfter: board.Config's; zero means its default.
+	ForgetAfter time.Duration
 	// MetricsListen and DrainDelay: board.Config's. MetricsListen
 	// 127.0.0.1:0 takes a free port (Board.MetricsURL).
 	MetricsListen string
@@ -125,6 +127,7 @@ func (b *Board) start() {
 		Now:            b.opts.Now,
 		Limits:         b.opts.Limits,
 		RunRetention:   b.opts.RunRetention,
+		ForgetAfter:    b.opts.ForgetAfter,
 		Logger:         b.opts.Logger,
 		TracerProvider: b.opts.TracerProvider,
 

@@ -42,6 +42,12 @@
     for (const f of listeners) f(agent);
   }
 
+  // forgotten drops the agent an admin forgot (ForgetAgent) from the list.
+  function forgotten(name) {
+    if (typeof name !== "string" || !agents.delete(name)) return;
+    queueRender();
+  }
+
   function replaceAll(list, more) {
     agents.clear();
     for (const f of listeners) f(null);
@@ -219,7 +225,11 @@
           },
           (msg) => {
             if (!board.current(gen) || !msg) return;
-            upsert(msg.agent);
+            if (msg.forgotten) {
+              forgotten(msg.agent && msg.agent.name);
+            } else {
+              upsert(msg.agent);
+            }
             queueRender();
           });
       } catch (e) {
@@ -259,7 +269,7 @@
     },
   });
 
-  Object.assign(board, { onAgents, agentNamed: (name) => agents.get(name) || null, installed });
+  Object.assign(board, { onAgents, forgotten, agentNamed: (name) => agents.get(name) || null, installed });
 
   ui.connectHint.textContent = "go run ./cmd/agent --monitor " + location.origin + " --token TOKEN DIR";
   setInterval(tick, TICK_MS);

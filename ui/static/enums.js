@@ -90,6 +90,14 @@ const enums = (function () {
     }),
     // TriggerKind: what makes a trigger occur.
     triggerKind: table({ TRIGGER_KIND_SCHEDULE: "schedule", TRIGGER_KIND_WEBHOOK: "webhook" }),
+    // EvalSource: where the board heard an eval score from.
+    evalSource: table({ EVAL_SOURCE_REPORTED: "reported", EVAL_SOURCE_PUBLISHED: "published" }),
+    // EvalFlag: what to look at about the build an agent runs now.
+    evalFlag: table({
+      EVAL_FLAG_REGRESSED: "regressed",
+      EVAL_FLAG_BELOW_THRESHOLD: "below threshold",
+      EVAL_FLAG_NOT_SCORED: "not scored",
+    }),
     // DeliveryState: where a triggered run's result stands.
     deliveryState: table({
       DELIVERY_STATE_NONE: "none",

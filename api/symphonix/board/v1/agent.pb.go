@@ -727,7 +727,10 @@ func (*WatchAgentsRequest) Descriptor() ([]byte, []int) {
 type WatchAgentsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The agent after the change.
-	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Set when the change is that an admin forgot the agent (ForgetAgent):
+	// agent is as it was; drop it from the view.
+	Forgotten     bool `protobuf:"varint,2,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -767,6 +770,13 @@ func (x *WatchAgentsResponse) GetAgent() *Agent {
 		return x.Agent
 	}
 	return nil
+}
+
+func (x *WatchAgentsResponse) GetForgotten() bool {
+	if x != nil {
+		return x.Forgotten
+	}
+	return false
 }
 
 // GetHealthHistoryRequest asks for a page of an agent's health rounds.
@@ -1093,6 +1103,107 @@ func (x *ResumeAgentResponse) GetAgent() *Agent {
 	return nil
 }
 
+// ForgetAgentRequest asks the board to forget a stale agent.
+type ForgetAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name: required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Why: required, 1 to 512 bytes; kept in the audit log.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetAgentRequest) Reset() {
+	*x = ForgetAgentRequest{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetAgentRequest) ProtoMessage() {}
+
+func (x *ForgetAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetAgentRequest.ProtoReflect.Descriptor instead.
+func (*ForgetAgentRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ForgetAgentRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ForgetAgentRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ForgetAgentResponse is the agent as the board knew it, now forgotten.
+type ForgetAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent as it was.
+	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetAgentResponse) Reset() {
+	*x = ForgetAgentResponse{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetAgentResponse) ProtoMessage() {}
+
+func (x *ForgetAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetAgentResponse.ProtoReflect.Descriptor instead.
+func (*ForgetAgentResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ForgetAgentResponse) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
 var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
@@ -1139,9 +1250,10 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"C\n" +
 	"\x10GetAgentResponse\x12/\n" +
 	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"\x14\n" +
-	"\x12WatchAgentsRequest\"F\n" +
+	"\x12WatchAgentsRequest\"d\n" +
 	"\x13WatchAgentsResponse\x12/\n" +
-	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"i\n" +
+	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\x12\x1c\n" +
+	"\tforgotten\x18\x02 \x01(\bR\tforgotten\"i\n" +
 	"\x17GetHealthHistoryRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -1159,6 +1271,11 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
 	"\x13ResumeAgentResponse\x12/\n" +
+	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"@\n" +
+	"\x12ForgetAgentRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
+	"\x13ForgetAgentResponse\x12/\n" +
 	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent*Z\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
@@ -1169,7 +1286,7 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x1bCYCLE_KNOWLEDGE_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bCYCLE_KNOWLEDGE_CANNOT_TELL\x10\x01\x12!\n" +
 	"\x1dCYCLE_KNOWLEDGE_NONE_REPORTED\x10\x02\x12\x1c\n" +
-	"\x18CYCLE_KNOWLEDGE_REPORTED\x10\x032\xd0\x04\n" +
+	"\x18CYCLE_KNOWLEDGE_REPORTED\x10\x032\xb0\x05\n" +
 	"\fAgentService\x12[\n" +
 	"\n" +
 	"ListAgents\x12%.symphonix.board.v1.ListAgentsRequest\x1a&.symphonix.board.v1.ListAgentsResponse\x12U\n" +
@@ -1178,7 +1295,8 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x10GetHealthHistory\x12+.symphonix.board.v1.GetHealthHistoryRequest\x1a,.symphonix.board.v1.GetHealthHistoryResponse\x12[\n" +
 	"\n" +
 	"PauseAgent\x12%.symphonix.board.v1.PauseAgentRequest\x1a&.symphonix.board.v1.PauseAgentResponse\x12^\n" +
-	"\vResumeAgent\x12&.symphonix.board.v1.ResumeAgentRequest\x1a'.symphonix.board.v1.ResumeAgentResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\vResumeAgent\x12&.symphonix.board.v1.ResumeAgentRequest\x1a'.symphonix.board.v1.ResumeAgentResponse\x12^\n" +
+	"\vForgetAgent\x12&.symphonix.board.v1.ForgetAgentRequest\x1a'.symphonix.board.v1.ForgetAgentResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_agent_proto_rawDescOnce sync.Once
@@ -1193,7 +1311,7 @@ func file_symphonix_board_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: symphonix.board.v1.AgentState
 	(CycleKnowledge)(0),              // 1: symphonix.board.v1.CycleKnowledge
@@ -1212,48 +1330,53 @@ var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(*PauseAgentResponse)(nil),       // 14: symphonix.board.v1.PauseAgentResponse
 	(*ResumeAgentRequest)(nil),       // 15: symphonix.board.v1.ResumeAgentRequest
 	(*ResumeAgentResponse)(nil),      // 16: symphonix.board.v1.ResumeAgentResponse
-	(*timestamppb.Timestamp)(nil),    // 17: google.protobuf.Timestamp
-	(*HealthRound)(nil),              // 18: symphonix.board.v1.HealthRound
-	(*FlowInput)(nil),                // 19: symphonix.board.v1.FlowInput
-	(*InstalledPackage)(nil),         // 20: symphonix.board.v1.InstalledPackage
-	(PauseOrigin)(0),                 // 21: symphonix.board.v1.PauseOrigin
+	(*ForgetAgentRequest)(nil),       // 17: symphonix.board.v1.ForgetAgentRequest
+	(*ForgetAgentResponse)(nil),      // 18: symphonix.board.v1.ForgetAgentResponse
+	(*timestamppb.Timestamp)(nil),    // 19: google.protobuf.Timestamp
+	(*HealthRound)(nil),              // 20: symphonix.board.v1.HealthRound
+	(*FlowInput)(nil),                // 21: symphonix.board.v1.FlowInput
+	(*InstalledPackage)(nil),         // 22: symphonix.board.v1.InstalledPackage
+	(PauseOrigin)(0),                 // 23: symphonix.board.v1.PauseOrigin
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
-	17, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
-	17, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
-	18, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
+	19, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
+	19, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
+	20, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
 	4,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
-	19, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
-	20, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
+	21, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
+	22, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
 	3,  // 7: symphonix.board.v1.Agent.delegation_cycles:type_name -> symphonix.board.v1.DelegationCycles
 	1,  // 8: symphonix.board.v1.DelegationCycles.knowledge:type_name -> symphonix.board.v1.CycleKnowledge
-	17, // 9: symphonix.board.v1.DelegationCycles.last_time:type_name -> google.protobuf.Timestamp
-	17, // 10: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
-	21, // 11: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
+	19, // 9: symphonix.board.v1.DelegationCycles.last_time:type_name -> google.protobuf.Timestamp
+	19, // 10: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
+	23, // 11: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
 	2,  // 12: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
 	2,  // 13: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
 	2,  // 14: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	18, // 15: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
+	20, // 15: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
 	2,  // 16: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
 	2,  // 17: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	5,  // 18: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	7,  // 19: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	9,  // 20: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	11, // 21: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
-	13, // 22: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
-	15, // 23: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
-	6,  // 24: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	8,  // 25: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	10, // 26: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	12, // 27: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
-	14, // 28: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
-	16, // 29: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
-	24, // [24:30] is the sub-list for method output_type
-	18, // [18:24] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	2,  // 18: symphonix.board.v1.ForgetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	5,  // 19: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	7,  // 20: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	9,  // 21: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	11, // 22: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
+	13, // 23: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
+	15, // 24: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
+	17, // 25: symphonix.board.v1.AgentService.ForgetAgent:input_type -> symphonix.board.v1.ForgetAgentRequest
+	6,  // 26: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	8,  // 27: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	10, // 28: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	12, // 29: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
+	14, // 30: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
+	16, // 31: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
+	18, // 32: symphonix.board.v1.AgentService.ForgetAgent:output_type -> symphonix.board.v1.ForgetAgentResponse
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -1271,7 +1394,7 @@ func file_symphonix_board_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_agent_proto_rawDesc), len(file_symphonix_board_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

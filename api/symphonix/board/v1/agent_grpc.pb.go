@@ -25,6 +25,7 @@ const (
 	AgentService_GetHealthHistory_FullMethodName = "/symphonix.board.v1.AgentService/GetHealthHistory"
 	AgentService_PauseAgent_FullMethodName       = "/symphonix.board.v1.AgentService/PauseAgent"
 	AgentService_ResumeAgent_FullMethodName      = "/symphonix.board.v1.AgentService/ResumeAgent"
+	AgentService_ForgetAgent_FullMethodName      = "/symphonix.board.v1.AgentService/ForgetAgent"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -61,6 +62,16 @@ type AgentServiceClient interface {
 	// ResumeAgent asks a paused agent to take work again. Admins only;
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(ctx context.Context, in *ResumeAgentRequest, opts ...grpc.CallOption) (*ResumeAgentResponse, error)
+	// ForgetAgent removes an agent nobody will see again: its row, its tool
+	// switches, the triggers and pause it reported, its health rounds and its
+	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// and its tokens are untouched: an agent that links again appears as new,
+	// with every tool off until an admin switches it on. Only an agent
+	// offline for longer than the board's forget-after (1 h unless the board
+	// says otherwise) may be forgotten: one online, or seen more recently, is
+	// failed_precondition, saying when it may be. Admins only; audited with
+	// who and why. not_found when the board does not know it.
+	ForgetAgent(ctx context.Context, in *ForgetAgentRequest, opts ...grpc.CallOption) (*ForgetAgentResponse, error)
 }
 
 type agentServiceClient struct {
@@ -140,6 +151,16 @@ func (c *agentServiceClient) ResumeAgent(ctx context.Context, in *ResumeAgentReq
 	return out, nil
 }
 
+func (c *agentServiceClient) ForgetAgent(ctx context.Context, in *ForgetAgentRequest, opts ...grpc.CallOption) (*ForgetAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForgetAgentResponse)
+	err := c.cc.Invoke(ctx, AgentService_ForgetAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -174,6 +195,16 @@ type AgentServiceServer interface {
 	// ResumeAgent asks a paused agent to take work again. Admins only;
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(context.Context, *ResumeAgentRequest) (*ResumeAgentResponse, error)
+	// ForgetAgent removes an agent nobody will see again: its row, its tool
+	// switches, the triggers and pause it reported, its health rounds and its
+	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// and its tokens are untouched: an agent that links again appears as new,
+	// with every tool off until an admin switches it on. Only an agent
+	// offline for longer than the board's forget-after (1 h unless the board
+	// says otherwise) may be forgotten: one online, or seen more recently, is
+	// failed_precondition, saying when it may be. Admins only; audited with
+	// who and why. not_found when the board does not know it.
+	ForgetAgent(context.Context, *ForgetAgentRequest) (*ForgetAgentResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -201,6 +232,9 @@ func (UnimplementedAgentServiceServer) PauseAgent(context.Context, *PauseAgentRe
 }
 func (UnimplementedAgentServiceServer) ResumeAgent(context.Context, *ResumeAgentRequest) (*ResumeAgentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResumeAgent not implemented")
+}
+func (UnimplementedAgentServiceServer) ForgetAgent(context.Context, *ForgetAgentRequest) (*ForgetAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForgetAgent not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -324,6 +358,24 @@ func _AgentService_ResumeAgent_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ForgetAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForgetAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ForgetAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ForgetAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ForgetAgent(ctx, req.(*ForgetAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -350,6 +402,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResumeAgent",
 			Handler:    _AgentService_ResumeAgent_Handler,
+		},
+		{
+			MethodName: "ForgetAgent",
+			Handler:    _AgentService_ForgetAgent_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

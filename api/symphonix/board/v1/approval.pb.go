@@ -1659,6 +1659,212 @@ func (x *ApprovalDecision) GetTraceparent() string {
 	return ""
 }
 
+// PreviewRuleRequest is a rule to preview.
+type PreviewRuleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule as it would be put; its id, when set, is the rule it would
+	// replace.
+	Rule          *Rule `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreviewRuleRequest) Reset() {
+	*x = PreviewRuleRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreviewRuleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreviewRuleRequest) ProtoMessage() {}
+
+func (x *PreviewRuleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreviewRuleRequest.ProtoReflect.Descriptor instead.
+func (*PreviewRuleRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *PreviewRuleRequest) GetRule() *Rule {
+	if x != nil {
+		return x.Rule
+	}
+	return nil
+}
+
+// RuleMatch is one agent's node an approval came from, and who governs it.
+type RuleMatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The node's id in the agent's flow.
+	Node string `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	// The id of the rule that governs it today; "" when none does (its
+	// approvals are decided in the agent's own chat).
+	GovernedBy string `protobuf:"bytes,3,opt,name=governed_by,json=governedBy,proto3" json:"governed_by,omitempty"`
+	// Whether the previewed rule, put now, would govern it; false when an
+	// earlier rule keeps it.
+	WouldGovern bool `protobuf:"varint,4,opt,name=would_govern,json=wouldGovern,proto3" json:"would_govern,omitempty"`
+	// How many approvals came from it in the last 30 days.
+	Approvals     int32 `protobuf:"varint,5,opt,name=approvals,proto3" json:"approvals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RuleMatch) Reset() {
+	*x = RuleMatch{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RuleMatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RuleMatch) ProtoMessage() {}
+
+func (x *RuleMatch) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RuleMatch.ProtoReflect.Descriptor instead.
+func (*RuleMatch) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RuleMatch) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *RuleMatch) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *RuleMatch) GetGovernedBy() string {
+	if x != nil {
+		return x.GovernedBy
+	}
+	return ""
+}
+
+func (x *RuleMatch) GetWouldGovern() bool {
+	if x != nil {
+		return x.WouldGovern
+	}
+	return false
+}
+
+func (x *RuleMatch) GetApprovals() int32 {
+	if x != nil {
+		return x.Approvals
+	}
+	return 0
+}
+
+// PreviewRuleResponse is what the rule would govern.
+type PreviewRuleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agents the board knows whose name the rule's agent pattern
+	// matches, by name: at most 1,000.
+	Agents []string `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	// Set when more agents match than are listed.
+	AgentsTruncated bool `protobuf:"varint,2,opt,name=agents_truncated,json=agentsTruncated,proto3" json:"agents_truncated,omitempty"`
+	// The nodes approvals came from in the last 30 days that the rule's
+	// patterns match, by agent then node: at most 1,000.
+	Matches []*RuleMatch `protobuf:"bytes,3,rep,name=matches,proto3" json:"matches,omitempty"`
+	// Set when more nodes match than are listed.
+	MatchesTruncated bool `protobuf:"varint,4,opt,name=matches_truncated,json=matchesTruncated,proto3" json:"matches_truncated,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *PreviewRuleResponse) Reset() {
+	*x = PreviewRuleResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreviewRuleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreviewRuleResponse) ProtoMessage() {}
+
+func (x *PreviewRuleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreviewRuleResponse.ProtoReflect.Descriptor instead.
+func (*PreviewRuleResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *PreviewRuleResponse) GetAgents() []string {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+func (x *PreviewRuleResponse) GetAgentsTruncated() bool {
+	if x != nil {
+		return x.AgentsTruncated
+	}
+	return false
+}
+
+func (x *PreviewRuleResponse) GetMatches() []*RuleMatch {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
+func (x *PreviewRuleResponse) GetMatchesTruncated() bool {
+	if x != nil {
+		return x.MatchesTruncated
+	}
+	return false
+}
+
 var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
@@ -1770,7 +1976,21 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x04node\x18\b \x01(\tR\x04node\x12\x16\n" +
 	"\x06thread\x18\t \x01(\tR\x06thread\x12 \n" +
 	"\vtraceparent\x18\n" +
-	" \x01(\tR\vtraceparent*\xde\x01\n" +
+	" \x01(\tR\vtraceparent\"B\n" +
+	"\x12PreviewRuleRequest\x12,\n" +
+	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"\x97\x01\n" +
+	"\tRuleMatch\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\x12\x1f\n" +
+	"\vgoverned_by\x18\x03 \x01(\tR\n" +
+	"governedBy\x12!\n" +
+	"\fwould_govern\x18\x04 \x01(\bR\vwouldGovern\x12\x1c\n" +
+	"\tapprovals\x18\x05 \x01(\x05R\tapprovals\"\xbe\x01\n" +
+	"\x13PreviewRuleResponse\x12\x16\n" +
+	"\x06agents\x18\x01 \x03(\tR\x06agents\x12)\n" +
+	"\x10agents_truncated\x18\x02 \x01(\bR\x0fagentsTruncated\x127\n" +
+	"\amatches\x18\x03 \x03(\v2\x1d.symphonix.board.v1.RuleMatchR\amatches\x12+\n" +
+	"\x11matches_truncated\x18\x04 \x01(\bR\x10matchesTruncated*\xde\x01\n" +
 	"\rApprovalState\x12\x1e\n" +
 	"\x1aAPPROVAL_STATE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16APPROVAL_STATE_PENDING\x10\x01\x12\x1b\n" +
@@ -1796,12 +2016,13 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x16APPROVAL_EVENT_DECIDED\x10\x06\x12\x1c\n" +
 	"\x18APPROVAL_EVENT_CANCELLED\x10\a\x12\x1a\n" +
 	"\x16APPROVAL_EVENT_EXPIRED\x10\b\x12\x1c\n" +
-	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t2\xef\x05\n" +
+	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t2\xcf\x06\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
 	"\n" +
-	"DeleteRule\x12%.symphonix.board.v1.DeleteRuleRequest\x1a&.symphonix.board.v1.DeleteRuleResponse\x12d\n" +
+	"DeleteRule\x12%.symphonix.board.v1.DeleteRuleRequest\x1a&.symphonix.board.v1.DeleteRuleResponse\x12^\n" +
+	"\vPreviewRule\x12&.symphonix.board.v1.PreviewRuleRequest\x1a'.symphonix.board.v1.PreviewRuleResponse\x12d\n" +
 	"\rListApprovals\x12(.symphonix.board.v1.ListApprovalsRequest\x1a).symphonix.board.v1.ListApprovalsResponse\x12^\n" +
 	"\vGetApproval\x12&.symphonix.board.v1.GetApprovalRequest\x1a'.symphonix.board.v1.GetApprovalResponse\x12O\n" +
 	"\x06Decide\x12!.symphonix.board.v1.DecideRequest\x1a\".symphonix.board.v1.DecideResponse\x12O\n" +
@@ -1821,7 +2042,7 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(ApprovalState)(0),             // 0: symphonix.board.v1.ApprovalState
 	(Say)(0),                       // 1: symphonix.board.v1.Say
@@ -1846,23 +2067,26 @@ var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*CancelRequest)(nil),          // 20: symphonix.board.v1.CancelRequest
 	(*CancelResponse)(nil),         // 21: symphonix.board.v1.CancelResponse
 	(*ApprovalDecision)(nil),       // 22: symphonix.board.v1.ApprovalDecision
-	(Role)(0),                      // 23: symphonix.board.v1.Role
-	(*durationpb.Duration)(nil),    // 24: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 25: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 26: google.protobuf.Struct
+	(*PreviewRuleRequest)(nil),     // 23: symphonix.board.v1.PreviewRuleRequest
+	(*RuleMatch)(nil),              // 24: symphonix.board.v1.RuleMatch
+	(*PreviewRuleResponse)(nil),    // 25: symphonix.board.v1.PreviewRuleResponse
+	(Role)(0),                      // 26: symphonix.board.v1.Role
+	(*durationpb.Duration)(nil),    // 27: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 29: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	23, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
-	24, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	25, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
-	25, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
+	26, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
+	27, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	28, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
+	28, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 4: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 5: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 6: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	26, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	29, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
 	0,  // 8: symphonix.board.v1.Approval.state:type_name -> symphonix.board.v1.ApprovalState
-	25, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	25, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	28, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	28, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
 	22, // 11: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
 	11, // 12: symphonix.board.v1.Approval.amounts:type_name -> symphonix.board.v1.Amount
 	0,  // 13: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
@@ -1874,28 +2098,32 @@ var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
 	10, // 19: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
 	10, // 20: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
 	1,  // 21: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
-	25, // 22: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
-	4,  // 23: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	6,  // 24: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	8,  // 25: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	12, // 26: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	16, // 27: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	18, // 28: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	20, // 29: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	14, // 30: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
-	5,  // 31: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	7,  // 32: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	9,  // 33: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	13, // 34: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	17, // 35: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	19, // 36: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	21, // 37: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	15, // 38: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
-	31, // [31:39] is the sub-list for method output_type
-	23, // [23:31] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	28, // 22: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
+	3,  // 23: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	24, // 24: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
+	4,  // 25: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	6,  // 26: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	8,  // 27: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	23, // 28: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
+	12, // 29: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	16, // 30: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	18, // 31: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	20, // 32: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	14, // 33: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	5,  // 34: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	7,  // 35: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	9,  // 36: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	25, // 37: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
+	13, // 38: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	17, // 39: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	19, // 40: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	21, // 41: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	15, // 42: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	34, // [34:43] is the sub-list for method output_type
+	25, // [25:34] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -1912,7 +2140,7 @@ func file_symphonix_board_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	ApprovalService_PutRule_FullMethodName        = "/symphonix.board.v1.ApprovalService/PutRule"
 	ApprovalService_ListRules_FullMethodName      = "/symphonix.board.v1.ApprovalService/ListRules"
 	ApprovalService_DeleteRule_FullMethodName     = "/symphonix.board.v1.ApprovalService/DeleteRule"
+	ApprovalService_PreviewRule_FullMethodName    = "/symphonix.board.v1.ApprovalService/PreviewRule"
 	ApprovalService_ListApprovals_FullMethodName  = "/symphonix.board.v1.ApprovalService/ListApprovals"
 	ApprovalService_GetApproval_FullMethodName    = "/symphonix.board.v1.ApprovalService/GetApproval"
 	ApprovalService_Decide_FullMethodName         = "/symphonix.board.v1.ApprovalService/Decide"
@@ -52,6 +53,14 @@ type ApprovalServiceClient interface {
 	// DeleteRule deletes a rule by id; not_found when there is none. Admins
 	// only.
 	DeleteRule(ctx context.Context, in *DeleteRuleRequest, opts ...grpc.CallOption) (*DeleteRuleResponse, error)
+	// PreviewRule says what a rule would govern if it were put now, without
+	// putting it: the agents the board knows whose name it matches, and the
+	// agents' nodes approvals came from in the last 30 days that it matches,
+	// each with the rule that governs it today and whether this one would
+	// (rules are matched in order: an earlier rule may keep it). The rule is
+	// checked as PutRule checks it, with the same errors naming the field.
+	// Admins only.
+	PreviewRule(ctx context.Context, in *PreviewRuleRequest, opts ...grpc.CallOption) (*PreviewRuleResponse, error)
 	// ListApprovals returns approvals, newest first, optionally only those in
 	// one state or raised by one agent. Any operator.
 	ListApprovals(ctx context.Context, in *ListApprovalsRequest, opts ...grpc.CallOption) (*ListApprovalsResponse, error)
@@ -119,6 +128,16 @@ func (c *approvalServiceClient) DeleteRule(ctx context.Context, in *DeleteRuleRe
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteRuleResponse)
 	err := c.cc.Invoke(ctx, ApprovalService_DeleteRule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *approvalServiceClient) PreviewRule(ctx context.Context, in *PreviewRuleRequest, opts ...grpc.CallOption) (*PreviewRuleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreviewRuleResponse)
+	err := c.cc.Invoke(ctx, ApprovalService_PreviewRule_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +226,14 @@ type ApprovalServiceServer interface {
 	// DeleteRule deletes a rule by id; not_found when there is none. Admins
 	// only.
 	DeleteRule(context.Context, *DeleteRuleRequest) (*DeleteRuleResponse, error)
+	// PreviewRule says what a rule would govern if it were put now, without
+	// putting it: the agents the board knows whose name it matches, and the
+	// agents' nodes approvals came from in the last 30 days that it matches,
+	// each with the rule that governs it today and whether this one would
+	// (rules are matched in order: an earlier rule may keep it). The rule is
+	// checked as PutRule checks it, with the same errors naming the field.
+	// Admins only.
+	PreviewRule(context.Context, *PreviewRuleRequest) (*PreviewRuleResponse, error)
 	// ListApprovals returns approvals, newest first, optionally only those in
 	// one state or raised by one agent. Any operator.
 	ListApprovals(context.Context, *ListApprovalsRequest) (*ListApprovalsResponse, error)
@@ -258,6 +285,9 @@ func (UnimplementedApprovalServiceServer) ListRules(context.Context, *ListRulesR
 }
 func (UnimplementedApprovalServiceServer) DeleteRule(context.Context, *DeleteRuleRequest) (*DeleteRuleResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteRule not implemented")
+}
+func (UnimplementedApprovalServiceServer) PreviewRule(context.Context, *PreviewRuleRequest) (*PreviewRuleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PreviewRule not implemented")
 }
 func (UnimplementedApprovalServiceServer) ListApprovals(context.Context, *ListApprovalsRequest) (*ListApprovalsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListApprovals not implemented")
@@ -345,6 +375,24 @@ func _ApprovalService_DeleteRule_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ApprovalServiceServer).DeleteRule(ctx, req.(*DeleteRuleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ApprovalService_PreviewRule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PreviewRuleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ApprovalServiceServer).PreviewRule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ApprovalService_PreviewRule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ApprovalServiceServer).PreviewRule(ctx, req.(*PreviewRuleRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -450,6 +498,10 @@ var ApprovalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteRule",
 			Handler:    _ApprovalService_DeleteRule_Handler,
+		},
+		{
+			MethodName: "PreviewRule",
+			Handler:    _ApprovalService_PreviewRule_Handler,
 		},
 		{
 			MethodName: "ListApprovals",

@@ -402,8 +402,9 @@ type AgentEvalSuite struct {
 	Builds []*EvalScore `protobuf:"bytes,4,rep,name=builds,proto3" json:"builds,omitempty"`
 	// What to look at about the deployed build; empty when nothing.
 	Flags []EvalFlag `protobuf:"varint,5,rep,packed,name=flags,proto3,enum=symphonix.board.v1.EvalFlag" json:"flags,omitempty"`
-	// Each flag in words, in the flags' order ("scored 0.62, below the 0.81
-	// of sha256:1a2b3c4d5e6f scored 2026-11-30").
+	// Each flag in words, in the flags' order, naming builds by their first
+	// 12 hex digits ("the deployed build 1a2b3c4d5e6f scored 0.62 on
+	// 2026-11-30, below the 0.81 of 9f8e7d6c5b4a scored 2026-11-28").
 	Reasons       []string `protobuf:"bytes,6,rep,name=reasons,proto3" json:"reasons,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

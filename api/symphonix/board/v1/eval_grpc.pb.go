@@ -43,7 +43,9 @@ type EvalServiceClient interface {
 	ListEvalScores(ctx context.Context, in *ListEvalScoresRequest, opts ...grpc.CallOption) (*ListEvalScoresResponse, error)
 	// PublishEvalScores records one eval run's summary for one build of the
 	// agent the token names. Agent tokens only: a token speaks for its own
-	// agent's builds and no other's.
+	// agent's builds and no other's. A field out of bounds is
+	// invalid_argument, naming it; a 17th suite of one agent, or more than 60
+	// publishes a minute from one agent, is resource_exhausted.
 	PublishEvalScores(ctx context.Context, in *PublishEvalScoresRequest, opts ...grpc.CallOption) (*PublishEvalScoresResponse, error)
 }
 
@@ -95,7 +97,9 @@ type EvalServiceServer interface {
 	ListEvalScores(context.Context, *ListEvalScoresRequest) (*ListEvalScoresResponse, error)
 	// PublishEvalScores records one eval run's summary for one build of the
 	// agent the token names. Agent tokens only: a token speaks for its own
-	// agent's builds and no other's.
+	// agent's builds and no other's. A field out of bounds is
+	// invalid_argument, naming it; a 17th suite of one agent, or more than 60
+	// publishes a minute from one agent, is resource_exhausted.
 	PublishEvalScores(context.Context, *PublishEvalScoresRequest) (*PublishEvalScoresResponse, error)
 	mustEmbedUnimplementedEvalServiceServer()
 }

@@ -37,6 +37,8 @@ const (
 	AgentServicePauseAgentProcedure = "/symphonix.board.v1.AgentService/PauseAgent"
 	// AgentServiceResumeAgentProcedure is the procedure name of the AgentService's ResumeAgent RPC.
 	AgentServiceResumeAgentProcedure = "/symphonix.board.v1.AgentService/ResumeAgent"
+	// AgentServiceForgetAgentProcedure is the procedure name of the AgentService's ForgetAgent RPC.
+	AgentServiceForgetAgentProcedure = "/symphonix.board.v1.AgentService/ForgetAgent"
 )
 
 var (
@@ -82,6 +84,13 @@ var (
 			Procedure:  AgentServiceResumeAgentProcedure,
 		}
 	})
+	agentServiceForgetAgentSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_agent_proto.Services().ByName("AgentService").Methods().ByName("ForgetAgent"),
+			Procedure:  AgentServiceForgetAgentProcedure,
+		}
+	})
 )
 
 // AgentServiceClient is a client for the symphonix.board.v1.AgentService service.
@@ -113,6 +122,16 @@ type AgentServiceClient interface {
 	// ResumeAgent asks a paused agent to take work again. Admins only;
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error)
+	// ForgetAgent removes an agent nobody will see again: its row, its tool
+	// switches, the triggers and pause it reported, its health rounds and its
+	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// and its tokens are untouched: an agent that links again appears as new,
+	// with every tool off until an admin switches it on. Only an agent
+	// offline for longer than the board's forget-after (1 h unless the board
+	// says otherwise) may be forgotten: one online, or seen more recently, is
+	// failed_precondition, saying when it may be. Admins only; audited with
+	// who and why. not_found when the board does not know it.
+	ForgetAgent(context.Context, *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error)
 }
 
 // NewAgentServiceClient constructs a client for the symphonix.board.v1.AgentService service.
@@ -170,6 +189,16 @@ type AgentServiceHandler interface {
 	// ResumeAgent asks a paused agent to take work again. Admins only;
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error)
+	// ForgetAgent removes an agent nobody will see again: its row, its tool
+	// switches, the triggers and pause it reported, its health rounds and its
+	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// and its tokens are untouched: an agent that links again appears as new,
+	// with every tool off until an admin switches it on. Only an agent
+	// offline for longer than the board's forget-after (1 h unless the board
+	// says otherwise) may be forgotten: one online, or seen more recently, is
+	// failed_precondition, saying when it may be. Admins only; audited with
+	// who and why. not_found when the board does not know it.
+	ForgetAgent(context.Context, *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error)
 }
 
 // RegisterAgentServiceHandler registers svc as the symphonix.board.v1.AgentService implementation
@@ -183,6 +212,7 @@ func RegisterAgentServiceHandler(server *connect.Server, svc AgentServiceHandler
 		connect.Method{Spec: agentServiceGetHealthHistorySpec(), Handler: adapter.getHealthHistory},
 		connect.Method{Spec: agentServicePauseAgentSpec(), Handler: adapter.pauseAgent},
 		connect.Method{Spec: agentServiceResumeAgentSpec(), Handler: adapter.resumeAgent},
+		connect.Method{Spec: agentServiceForgetAgentSpec(), Handler: adapter.forgetAgent},
 	)
 }
 
@@ -226,6 +256,10 @@ func (UnimplementedAgentServiceHandler) PauseAgent(context.Context, *v1.PauseAge
 
 func (UnimplementedAgentServiceHandler) ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.ResumeAgent is not implemented")
+}
+
+func (UnimplementedAgentServiceHandler) ForgetAgent(context.Context, *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.ForgetAgent is not implemented")
 }
 
 type agentServiceClient struct {
@@ -275,6 +309,14 @@ func (c *agentServiceClient) PauseAgent(ctx context.Context, req *v1.PauseAgentR
 func (c *agentServiceClient) ResumeAgent(ctx context.Context, req *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error) {
 	var res v1.ResumeAgentResponse
 	if err := c.client.CallUnary(ctx, agentServiceResumeAgentSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *agentServiceClient) ForgetAgent(ctx context.Context, req *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error) {
+	var res v1.ForgetAgentResponse
+	if err := c.client.CallUnary(ctx, agentServiceForgetAgentSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -344,6 +386,18 @@ func (h agentServiceHandler) resumeAgent(ctx context.Context, _ connect.Spec, st
 		return err
 	}
 	res, err := h.svc.ResumeAgent(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h agentServiceHandler) forgetAgent(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ForgetAgentRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.ForgetAgent(ctx, &req)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ const (
 	ApprovalServiceListRulesProcedure = "/symphonix.board.v1.ApprovalService/ListRules"
 	// ApprovalServiceDeleteRuleProcedure is the procedure name of the ApprovalService's DeleteRule RPC.
 	ApprovalServiceDeleteRuleProcedure = "/symphonix.board.v1.ApprovalService/DeleteRule"
+	// ApprovalServicePreviewRuleProcedure is the procedure name of the ApprovalService's PreviewRule
+	// RPC.
+	ApprovalServicePreviewRuleProcedure = "/symphonix.board.v1.ApprovalService/PreviewRule"
 	// ApprovalServiceListApprovalsProcedure is the procedure name of the ApprovalService's
 	// ListApprovals RPC.
 	ApprovalServiceListApprovalsProcedure = "/symphonix.board.v1.ApprovalService/ListApprovals"
@@ -65,6 +68,13 @@ var (
 			StreamType: connect.StreamTypeUnary,
 			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("DeleteRule"),
 			Procedure:  ApprovalServiceDeleteRuleProcedure,
+		}
+	})
+	approvalServicePreviewRuleSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("PreviewRule"),
+			Procedure:  ApprovalServicePreviewRuleProcedure,
 		}
 	})
 	approvalServiceListApprovalsSpec = sync.OnceValue(func() connect.Spec {
@@ -117,6 +127,14 @@ type ApprovalServiceClient interface {
 	// DeleteRule deletes a rule by id; not_found when there is none. Admins
 	// only.
 	DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error)
+	// PreviewRule says what a rule would govern if it were put now, without
+	// putting it: the agents the board knows whose name it matches, and the
+	// agents' nodes approvals came from in the last 30 days that it matches,
+	// each with the rule that governs it today and whether this one would
+	// (rules are matched in order: an earlier rule may keep it). The rule is
+	// checked as PutRule checks it, with the same errors naming the field.
+	// Admins only.
+	PreviewRule(context.Context, *v1.PreviewRuleRequest) (*v1.PreviewRuleResponse, error)
 	// ListApprovals returns approvals, newest first, optionally only those in
 	// one state or raised by one agent. Any operator.
 	ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error)
@@ -192,6 +210,14 @@ type ApprovalServiceHandler interface {
 	// DeleteRule deletes a rule by id; not_found when there is none. Admins
 	// only.
 	DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error)
+	// PreviewRule says what a rule would govern if it were put now, without
+	// putting it: the agents the board knows whose name it matches, and the
+	// agents' nodes approvals came from in the last 30 days that it matches,
+	// each with the rule that governs it today and whether this one would
+	// (rules are matched in order: an earlier rule may keep it). The rule is
+	// checked as PutRule checks it, with the same errors naming the field.
+	// Admins only.
+	PreviewRule(context.Context, *v1.PreviewRuleRequest) (*v1.PreviewRuleResponse, error)
 	// ListApprovals returns approvals, newest first, optionally only those in
 	// one state or raised by one agent. Any operator.
 	ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error)
@@ -235,6 +261,7 @@ func RegisterApprovalServiceHandler(server *connect.Server, svc ApprovalServiceH
 		connect.Method{Spec: approvalServicePutRuleSpec(), Handler: adapter.putRule},
 		connect.Method{Spec: approvalServiceListRulesSpec(), Handler: adapter.listRules},
 		connect.Method{Spec: approvalServiceDeleteRuleSpec(), Handler: adapter.deleteRule},
+		connect.Method{Spec: approvalServicePreviewRuleSpec(), Handler: adapter.previewRule},
 		connect.Method{Spec: approvalServiceListApprovalsSpec(), Handler: adapter.listApprovals},
 		connect.Method{Spec: approvalServiceGetApprovalSpec(), Handler: adapter.getApproval},
 		connect.Method{Spec: approvalServiceDecideSpec(), Handler: adapter.decide},
@@ -272,6 +299,10 @@ func (UnimplementedApprovalServiceHandler) ListRules(context.Context, *v1.ListRu
 
 func (UnimplementedApprovalServiceHandler) DeleteRule(context.Context, *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.DeleteRule is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) PreviewRule(context.Context, *v1.PreviewRuleRequest) (*v1.PreviewRuleResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.PreviewRule is not implemented")
 }
 
 func (UnimplementedApprovalServiceHandler) ListApprovals(context.Context, *v1.ListApprovalsRequest) (*v1.ListApprovalsResponse, error) {
@@ -317,6 +348,14 @@ func (c *approvalServiceClient) ListRules(ctx context.Context, req *v1.ListRules
 func (c *approvalServiceClient) DeleteRule(ctx context.Context, req *v1.DeleteRuleRequest) (*v1.DeleteRuleResponse, error) {
 	var res v1.DeleteRuleResponse
 	if err := c.client.CallUnary(ctx, approvalServiceDeleteRuleSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) PreviewRule(ctx context.Context, req *v1.PreviewRuleRequest) (*v1.PreviewRuleResponse, error) {
+	var res v1.PreviewRuleResponse
+	if err := c.client.CallUnary(ctx, approvalServicePreviewRuleSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -394,6 +433,18 @@ func (h approvalServiceHandler) deleteRule(ctx context.Context, _ connect.Spec, 
 		return err
 	}
 	res, err := h.svc.DeleteRule(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) previewRule(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.PreviewRuleRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.PreviewRule(ctx, &req)
 	if err != nil {
 		return err
 	}

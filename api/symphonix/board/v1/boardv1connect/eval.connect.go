@@ -57,7 +57,9 @@ type EvalServiceClient interface {
 	ListEvalScores(context.Context, *v1.ListEvalScoresRequest) (*v1.ListEvalScoresResponse, error)
 	// PublishEvalScores records one eval run's summary for one build of the
 	// agent the token names. Agent tokens only: a token speaks for its own
-	// agent's builds and no other's.
+	// agent's builds and no other's. A field out of bounds is
+	// invalid_argument, naming it; a 17th suite of one agent, or more than 60
+	// publishes a minute from one agent, is resource_exhausted.
 	PublishEvalScores(context.Context, *v1.PublishEvalScoresRequest) (*v1.PublishEvalScoresResponse, error)
 }
 
@@ -76,7 +78,9 @@ type EvalServiceHandler interface {
 	ListEvalScores(context.Context, *v1.ListEvalScoresRequest) (*v1.ListEvalScoresResponse, error)
 	// PublishEvalScores records one eval run's summary for one build of the
 	// agent the token names. Agent tokens only: a token speaks for its own
-	// agent's builds and no other's.
+	// agent's builds and no other's. A field out of bounds is
+	// invalid_argument, naming it; a 17th suite of one agent, or more than 60
+	// publishes a minute from one agent, is resource_exhausted.
 	PublishEvalScores(context.Context, *v1.PublishEvalScoresRequest) (*v1.PublishEvalScoresResponse, error)
 }
 

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/agent.proto.
  */
 export const file_symphonix_board_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLEBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZRI/ChFkZWxlZ2F0aW9uX2N5Y2xlcxgRIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uQ3ljbGVzSgQIAxAEUgZvbmxpbmUihwEKEERlbGVnYXRpb25DeWNsZXMSNQoJa25vd2xlZGdlGAEgASgOMiIuc3ltcGhvbml4LmJvYXJkLnYxLkN5Y2xlS25vd2xlZGdlEg0KBWNvdW50GAIgASgDEi0KCWxhc3RfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiPwoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCJOChdHZXRIZWFsdGhIaXN0b3J5UmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImQKGEdldEhlYWx0aEhpc3RvcnlSZXNwb25zZRIvCgZyb3VuZHMYASADKAsyHy5zeW1waG9uaXguYm9hcmQudjEuSGVhbHRoUm91bmQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjEKEVBhdXNlQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj4KElBhdXNlQWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIyChJSZXN1bWVBZ2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZyZWFzb24YAiABKAkiPwoTUmVzdW1lQWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCpaCgpBZ2VudFN0YXRlEhsKF0FHRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSQUdFTlRfU1RBVEVfT05MSU5FEAESFwoTQUdFTlRfU1RBVEVfT0ZGTElORRACKpMBCg5DeWNsZUtub3dsZWRnZRIfChtDWUNMRV9LTk9XTEVER0VfVU5TUEVDSUZJRUQQABIfChtDWUNMRV9LTk9XTEVER0VfQ0FOTk9UX1RFTEwQARIhCh1DWUNMRV9LTk9XTEVER0VfTk9ORV9SRVBPUlRFRBACEhwKGENZQ0xFX0tOT1dMRURHRV9SRVBPUlRFRBADMtAECgxBZ2VudFNlcnZpY2USWwoKTGlzdEFnZW50cxIlLnN5bXBob25peC5ib2FyZC52MS5MaXN0QWdlbnRzUmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5MaXN0QWdlbnRzUmVzcG9uc2USVQoIR2V0QWdlbnQSIy5zeW1waG9uaXguYm9hcmQudjEuR2V0QWdlbnRSZXF1ZXN0GiQuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFnZW50UmVzcG9uc2USYAoLV2F0Y2hBZ2VudHMSJi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBZ2VudHNSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQWdlbnRzUmVzcG9uc2UwARJtChBHZXRIZWFsdGhIaXN0b3J5Eisuc3ltcGhvbml4LmJvYXJkLnYxLkdldEhlYWx0aEhpc3RvcnlSZXF1ZXN0Giwuc3ltcGhvbml4LmJvYXJkLnYxLkdldEhlYWx0aEhpc3RvcnlSZXNwb25zZRJbCgpQYXVzZUFnZW50EiUuc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlQWdlbnRSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLlBhdXNlQWdlbnRSZXNwb25zZRJeCgtSZXN1bWVBZ2VudBImLnN5bXBob25peC5ib2FyZC52MS5SZXN1bWVBZ2VudFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuUmVzdW1lQWdlbnRSZXNwb25zZUI/Wj1naXRodWIuY29tL3N5bXBob25peC9zeW1waG9uaXgvYXBpL3N5bXBob25peC9ib2FyZC92MTtib2FyZHYxYgZwcm90bzM", [file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
+  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLEBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZRI/ChFkZWxlZ2F0aW9uX2N5Y2xlcxgRIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uQ3ljbGVzSgQIAxAEUgZvbmxpbmUihwEKEERlbGVnYXRpb25DeWNsZXMSNQoJa25vd2xlZGdlGAEgASgOMiIuc3ltcGhvbml4LmJvYXJkLnYxLkN5Y2xlS25vd2xlZGdlEg0KBWNvdW50GAIgASgDEi0KCWxhc3RfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiUgoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudBIRCglmb3Jnb3R0ZW4YAiABKAgiTgoXR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJkChhHZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USLwoGcm91bmRzGAEgAygLMh8uc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJvdW5kEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIxChFQYXVzZUFnZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChJQYXVzZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSUmVzdW1lQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE1Jlc3VtZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSRm9yZ2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE0ZvcmdldEFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQqWgoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkFHRU5UX1NUQVRFX09OTElORRABEhcKE0FHRU5UX1NUQVRFX09GRkxJTkUQAiqTAQoOQ3ljbGVLbm93bGVkZ2USHwobQ1lDTEVfS05PV0xFREdFX1VOU1BFQ0lGSUVEEAASHwobQ1lDTEVfS05PV0xFREdFX0NBTk5PVF9URUxMEAESIQodQ1lDTEVfS05PV0xFREdFX05PTkVfUkVQT1JURUQQAhIcChhDWUNMRV9LTk9XTEVER0VfUkVQT1JURUQQAzKwBQoMQWdlbnRTZXJ2aWNlElsKCkxpc3RBZ2VudHMSJS5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFnZW50c1JlcXVlc3QaJi5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFnZW50c1Jlc3BvbnNlElUKCEdldEFnZW50EiMuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFnZW50UmVxdWVzdBokLnN5bXBob25peC5ib2FyZC52MS5HZXRBZ2VudFJlc3BvbnNlEmAKC1dhdGNoQWdlbnRzEiYuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQWdlbnRzUmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFnZW50c1Jlc3BvbnNlMAESbQoQR2V0SGVhbHRoSGlzdG9yeRIrLnN5bXBob25peC5ib2FyZC52MS5HZXRIZWFsdGhIaXN0b3J5UmVxdWVzdBosLnN5bXBob25peC5ib2FyZC52MS5HZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USWwoKUGF1c2VBZ2VudBIlLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUFnZW50UmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUFnZW50UmVzcG9uc2USXgoLUmVzdW1lQWdlbnQSJi5zeW1waG9uaXguYm9hcmQudjEuUmVzdW1lQWdlbnRSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLlJlc3VtZUFnZW50UmVzcG9uc2USXgoLRm9yZ2V0QWdlbnQSJi5zeW1waG9uaXguYm9hcmQudjEuRm9yZ2V0QWdlbnRSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLkZvcmdldEFnZW50UmVzcG9uc2VCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
 
 /**
  * Agent is what the board knows about one agent, by name.
@@ -378,6 +378,14 @@ export type WatchAgentsResponse = Message<"symphonix.board.v1.WatchAgentsRespons
    * @generated from field: symphonix.board.v1.Agent agent = 1;
    */
   agent?: Agent | undefined;
+
+  /**
+   * Set when the change is that an admin forgot the agent (ForgetAgent):
+   * agent is as it was; drop it from the view.
+   *
+   * @generated from field: bool forgotten = 2;
+   */
+  forgotten: boolean;
 };
 
 /**
@@ -552,6 +560,55 @@ export const ResumeAgentResponseSchema: GenMessage<ResumeAgentResponse> = /*@__P
   messageDesc(file_symphonix_board_v1_agent, 14);
 
 /**
+ * ForgetAgentRequest asks the board to forget a stale agent.
+ *
+ * @generated from message symphonix.board.v1.ForgetAgentRequest
+ */
+export type ForgetAgentRequest = Message<"symphonix.board.v1.ForgetAgentRequest"> & {
+  /**
+   * The agent's name: required.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Why: required, 1 to 512 bytes; kept in the audit log.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ForgetAgentRequest.
+ * Use `create(ForgetAgentRequestSchema)` to create a new message.
+ */
+export const ForgetAgentRequestSchema: GenMessage<ForgetAgentRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 15);
+
+/**
+ * ForgetAgentResponse is the agent as the board knew it, now forgotten.
+ *
+ * @generated from message symphonix.board.v1.ForgetAgentResponse
+ */
+export type ForgetAgentResponse = Message<"symphonix.board.v1.ForgetAgentResponse"> & {
+  /**
+   * The agent as it was.
+   *
+   * @generated from field: symphonix.board.v1.Agent agent = 1;
+   */
+  agent?: Agent | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ForgetAgentResponse.
+ * Use `create(ForgetAgentResponseSchema)` to create a new message.
+ */
+export const ForgetAgentResponseSchema: GenMessage<ForgetAgentResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 16);
+
+/**
  * AgentState is whether an agent is linked to the board.
  *
  * @generated from enum symphonix.board.v1.AgentState
@@ -709,6 +766,24 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof ResumeAgentRequestSchema;
     output: typeof ResumeAgentResponseSchema;
+  },
+  /**
+   * ForgetAgent removes an agent nobody will see again: its row, its tool
+   * switches, the triggers and pause it reported, its health rounds and its
+   * eval scores. Its runs, approvals, conversations and audit entries stay,
+   * and its tokens are untouched: an agent that links again appears as new,
+   * with every tool off until an admin switches it on. Only an agent
+   * offline for longer than the board's forget-after (1 h unless the board
+   * says otherwise) may be forgotten: one online, or seen more recently, is
+   * failed_precondition, saying when it may be. Admins only; audited with
+   * who and why. not_found when the board does not know it.
+   *
+   * @generated from rpc symphonix.board.v1.AgentService.ForgetAgent
+   */
+  forgetAgent: {
+    methodKind: "unary";
+    input: typeof ForgetAgentRequestSchema;
+    output: typeof ForgetAgentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_symphonix_board_v1_agent, 0);

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/approval.proto.
  */
 export const file_symphonix_board_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSL2AgoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCEIJCgdfcXVvcnVtIjgKDlB1dFJ1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSI5Cg9QdXRSdWxlUmVzcG9uc2USJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKEExpc3RSdWxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiZgoRTGlzdFJ1bGVzUmVzcG9uc2USJwoFcnVsZXMYASADKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZCIfChFEZWxldGVSdWxlUmVxdWVzdBIKCgJpZBgBIAEoCSIUChJEZWxldGVSdWxlUmVzcG9uc2Ui5QMKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEgsKA3J1bhgDIAEoCRIOCgZ0aHJlYWQYBCABKAkSDAoEbm9kZRgFIAEoCRILCgNhc2sYBiABKAkSKQoEc2hvdxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEg8KB2FjY291bnQYCCABKAkSDgoGZGlnZXN0GAkgASgJEjAKBXN0YXRlGAogASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsU3RhdGUSDwoHcnVsZV9pZBgLIAEoCRIvCgtjcmVhdGVfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKCGRlY2lzaW9uGA4gASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb24SDQoFdm90ZXMYDyADKAkSEQoJc2hvd19qc29uGBAgASgJEg4KBnJ1bl9pZBgRIAEoCRIrCgdhbW91bnRzGBIgAygLMhouc3ltcGhvbml4LmJvYXJkLnYxLkFtb3VudCI3CgZBbW91bnQSDAoEdGV4dBgBIAEoCRINCgV2YWx1ZRgCIAEoARIQCghjdXJyZW5jeRgDIAEoCSJ+ChRMaXN0QXBwcm92YWxzUmVxdWVzdBIwCgVzdGF0ZRgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlEg0KBWFnZW50GAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJInIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIvCglhcHByb3ZhbHMYASADKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiSAoVV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhQKB2hpc3RvcnkYAiABKAVIAIgBAUIKCghfaGlzdG9yeSJ6ChZXYXRjaEFwcHJvdmFsc1Jlc3BvbnNlEjAKBWV2ZW50GAEgASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRXZlbnQSLgoIYXBwcm92YWwYAiABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiIAoSR2V0QXBwcm92YWxSZXF1ZXN0EgoKAmlkGAEgASgJIkUKE0dldEFwcHJvdmFsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiYQoNRGVjaWRlUmVxdWVzdBIKCgJpZBgBIAEoCRIkCgNzYXkYAiABKA4yFy5zeW1waG9uaXguYm9hcmQudjEuU2F5Eg4KBmRpZ2VzdBgDIAEoCRIOCgZyZWFzb24YBCABKAkiQAoORGVjaWRlUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiKwoNQ2FuY2VsUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQAoOQ2FuY2VsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwi6wEKEEFwcHJvdmFsRGVjaXNpb24SEwoLYXBwcm92YWxfaWQYASABKAkSJAoDc2F5GAIgASgOMhcuc3ltcGhvbml4LmJvYXJkLnYxLlNheRIOCgZkaWdlc3QYAyABKAkSCwoDd2hvGAQgAygJEi8KC2RlY2lkZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YBiABKAkSCwoDcnVuGAcgASgJEgwKBG5vZGUYCCABKAkSDgoGdGhyZWFkGAkgASgJEhMKC3RyYWNlcGFyZW50GAogASgJKt4BCg1BcHByb3ZhbFN0YXRlEh4KGkFQUFJPVkFMX1NUQVRFX1VOU1BFQ0lGSUVEEAASGgoWQVBQUk9WQUxfU1RBVEVfUEVORElORxABEhsKF0FQUFJPVkFMX1NUQVRFX0FQUFJPVkVEEAISGwoXQVBQUk9WQUxfU1RBVEVfUkVKRUNURUQQAxIcChhBUFBST1ZBTF9TVEFURV9DQU5DRUxMRUQQBBIaChZBUFBST1ZBTF9TVEFURV9FWFBJUkVEEAUSHQoZQVBQUk9WQUxfU1RBVEVfU1VQRVJTRURFRBAGKlcKA1NheRITCg9TQVlfVU5TUEVDSUZJRUQQABILCgdTQVlfWUVTEAESCgoGU0FZX05PEAISEQoNU0FZX0NBTkNFTExFRBADEg8KC1NBWV9FWFBJUkVEEAQqrwIKDUFwcHJvdmFsRXZlbnQSHgoaQVBQUk9WQUxfRVZFTlRfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9FVkVOVF9TTkFQU0hPVBABEhkKFUFQUFJPVkFMX0VWRU5UX1NZTkNFRBACEhkKFUFQUFJPVkFMX0VWRU5UX1JBSVNFRBADEh0KGUFQUFJPVkFMX0VWRU5UX1NVUEVSU0VERUQQBBIYChRBUFBST1ZBTF9FVkVOVF9WT1RFRBAFEhoKFkFQUFJPVkFMX0VWRU5UX0RFQ0lERUQQBhIcChhBUFBST1ZBTF9FVkVOVF9DQU5DRUxMRUQQBxIaChZBUFBST1ZBTF9FVkVOVF9FWFBJUkVEEAgSHAoYQVBQUk9WQUxfRVZFTlRfSEVBUlRCRUFUEAky7wUKD0FwcHJvdmFsU2VydmljZRJSCgdQdXRSdWxlEiIuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXF1ZXN0GiMuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXNwb25zZRJYCglMaXN0UnVsZXMSJC5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bGVzUmVxdWVzdBolLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVsZXNSZXNwb25zZRJbCgpEZWxldGVSdWxlEiUuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXNwb25zZRJkCg1MaXN0QXBwcm92YWxzEiguc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJeCgtHZXRBcHByb3ZhbBImLnN5bXBob25peC5ib2FyZC52MS5HZXRBcHByb3ZhbFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuR2V0QXBwcm92YWxSZXNwb25zZRJPCgZEZWNpZGUSIS5zeW1waG9uaXguYm9hcmQudjEuRGVjaWRlUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5EZWNpZGVSZXNwb25zZRJPCgZDYW5jZWwSIS5zeW1waG9uaXguYm9hcmQudjEuQ2FuY2VsUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5DYW5jZWxSZXNwb25zZRJpCg5XYXRjaEFwcHJvdmFscxIpLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaKi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
+  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSL2AgoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCEIJCgdfcXVvcnVtIjgKDlB1dFJ1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSI5Cg9QdXRSdWxlUmVzcG9uc2USJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKEExpc3RSdWxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiZgoRTGlzdFJ1bGVzUmVzcG9uc2USJwoFcnVsZXMYASADKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZCIfChFEZWxldGVSdWxlUmVxdWVzdBIKCgJpZBgBIAEoCSIUChJEZWxldGVSdWxlUmVzcG9uc2Ui5QMKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEgsKA3J1bhgDIAEoCRIOCgZ0aHJlYWQYBCABKAkSDAoEbm9kZRgFIAEoCRILCgNhc2sYBiABKAkSKQoEc2hvdxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEg8KB2FjY291bnQYCCABKAkSDgoGZGlnZXN0GAkgASgJEjAKBXN0YXRlGAogASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsU3RhdGUSDwoHcnVsZV9pZBgLIAEoCRIvCgtjcmVhdGVfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKCGRlY2lzaW9uGA4gASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb24SDQoFdm90ZXMYDyADKAkSEQoJc2hvd19qc29uGBAgASgJEg4KBnJ1bl9pZBgRIAEoCRIrCgdhbW91bnRzGBIgAygLMhouc3ltcGhvbml4LmJvYXJkLnYxLkFtb3VudCI3CgZBbW91bnQSDAoEdGV4dBgBIAEoCRINCgV2YWx1ZRgCIAEoARIQCghjdXJyZW5jeRgDIAEoCSJ+ChRMaXN0QXBwcm92YWxzUmVxdWVzdBIwCgVzdGF0ZRgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlEg0KBWFnZW50GAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJInIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIvCglhcHByb3ZhbHMYASADKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiSAoVV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhQKB2hpc3RvcnkYAiABKAVIAIgBAUIKCghfaGlzdG9yeSJ6ChZXYXRjaEFwcHJvdmFsc1Jlc3BvbnNlEjAKBWV2ZW50GAEgASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRXZlbnQSLgoIYXBwcm92YWwYAiABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiIAoSR2V0QXBwcm92YWxSZXF1ZXN0EgoKAmlkGAEgASgJIkUKE0dldEFwcHJvdmFsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiYQoNRGVjaWRlUmVxdWVzdBIKCgJpZBgBIAEoCRIkCgNzYXkYAiABKA4yFy5zeW1waG9uaXguYm9hcmQudjEuU2F5Eg4KBmRpZ2VzdBgDIAEoCRIOCgZyZWFzb24YBCABKAkiQAoORGVjaWRlUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiKwoNQ2FuY2VsUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQAoOQ2FuY2VsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwi6wEKEEFwcHJvdmFsRGVjaXNpb24SEwoLYXBwcm92YWxfaWQYASABKAkSJAoDc2F5GAIgASgOMhcuc3ltcGhvbml4LmJvYXJkLnYxLlNheRIOCgZkaWdlc3QYAyABKAkSCwoDd2hvGAQgAygJEi8KC2RlY2lkZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YBiABKAkSCwoDcnVuGAcgASgJEgwKBG5vZGUYCCABKAkSDgoGdGhyZWFkGAkgASgJEhMKC3RyYWNlcGFyZW50GAogASgJIjwKElByZXZpZXdSdWxlUmVxdWVzdBImCgRydWxlGAEgASgLMhguc3ltcGhvbml4LmJvYXJkLnYxLlJ1bGUiZgoJUnVsZU1hdGNoEg0KBWFnZW50GAEgASgJEgwKBG5vZGUYAiABKAkSEwoLZ292ZXJuZWRfYnkYAyABKAkSFAoMd291bGRfZ292ZXJuGAQgASgIEhEKCWFwcHJvdmFscxgFIAEoBSKKAQoTUHJldmlld1J1bGVSZXNwb25zZRIOCgZhZ2VudHMYASADKAkSGAoQYWdlbnRzX3RydW5jYXRlZBgCIAEoCBIuCgdtYXRjaGVzGAMgAygLMh0uc3ltcGhvbml4LmJvYXJkLnYxLlJ1bGVNYXRjaBIZChFtYXRjaGVzX3RydW5jYXRlZBgEIAEoCCreAQoNQXBwcm92YWxTdGF0ZRIeChpBUFBST1ZBTF9TVEFURV9VTlNQRUNJRklFRBAAEhoKFkFQUFJPVkFMX1NUQVRFX1BFTkRJTkcQARIbChdBUFBST1ZBTF9TVEFURV9BUFBST1ZFRBACEhsKF0FQUFJPVkFMX1NUQVRFX1JFSkVDVEVEEAMSHAoYQVBQUk9WQUxfU1RBVEVfQ0FOQ0VMTEVEEAQSGgoWQVBQUk9WQUxfU1RBVEVfRVhQSVJFRBAFEh0KGUFQUFJPVkFMX1NUQVRFX1NVUEVSU0VERUQQBipXCgNTYXkSEwoPU0FZX1VOU1BFQ0lGSUVEEAASCwoHU0FZX1lFUxABEgoKBlNBWV9OTxACEhEKDVNBWV9DQU5DRUxMRUQQAxIPCgtTQVlfRVhQSVJFRBAEKq8CCg1BcHByb3ZhbEV2ZW50Eh4KGkFQUFJPVkFMX0VWRU5UX1VOU1BFQ0lGSUVEEAASGwoXQVBQUk9WQUxfRVZFTlRfU05BUFNIT1QQARIZChVBUFBST1ZBTF9FVkVOVF9TWU5DRUQQAhIZChVBUFBST1ZBTF9FVkVOVF9SQUlTRUQQAxIdChlBUFBST1ZBTF9FVkVOVF9TVVBFUlNFREVEEAQSGAoUQVBQUk9WQUxfRVZFTlRfVk9URUQQBRIaChZBUFBST1ZBTF9FVkVOVF9ERUNJREVEEAYSHAoYQVBQUk9WQUxfRVZFTlRfQ0FOQ0VMTEVEEAcSGgoWQVBQUk9WQUxfRVZFTlRfRVhQSVJFRBAIEhwKGEFQUFJPVkFMX0VWRU5UX0hFQVJUQkVBVBAJMs8GCg9BcHByb3ZhbFNlcnZpY2USUgoHUHV0UnVsZRIiLnN5bXBob25peC5ib2FyZC52MS5QdXRSdWxlUmVxdWVzdBojLnN5bXBob25peC5ib2FyZC52MS5QdXRSdWxlUmVzcG9uc2USWAoJTGlzdFJ1bGVzEiQuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RSdWxlc1JlcXVlc3QaJS5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bGVzUmVzcG9uc2USWwoKRGVsZXRlUnVsZRIlLnN5bXBob25peC5ib2FyZC52MS5EZWxldGVSdWxlUmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5EZWxldGVSdWxlUmVzcG9uc2USXgoLUHJldmlld1J1bGUSJi5zeW1waG9uaXguYm9hcmQudjEuUHJldmlld1J1bGVSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLlByZXZpZXdSdWxlUmVzcG9uc2USZAoNTGlzdEFwcHJvdmFscxIoLnN5bXBob25peC5ib2FyZC52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBopLnN5bXBob25peC5ib2FyZC52MS5MaXN0QXBwcm92YWxzUmVzcG9uc2USXgoLR2V0QXBwcm92YWwSJi5zeW1waG9uaXguYm9hcmQudjEuR2V0QXBwcm92YWxSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFwcHJvdmFsUmVzcG9uc2USTwoGRGVjaWRlEiEuc3ltcGhvbml4LmJvYXJkLnYxLkRlY2lkZVJlcXVlc3QaIi5zeW1waG9uaXguYm9hcmQudjEuRGVjaWRlUmVzcG9uc2USTwoGQ2FuY2VsEiEuc3ltcGhvbml4LmJvYXJkLnYxLkNhbmNlbFJlcXVlc3QaIi5zeW1waG9uaXguYm9hcmQudjEuQ2FuY2VsUmVzcG9uc2USaQoOV2F0Y2hBcHByb3ZhbHMSKS5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0Giouc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQXBwcm92YWxzUmVzcG9uc2UwAUI/Wj1naXRodWIuY29tL3N5bXBob25peC9zeW1waG9uaXgvYXBpL3N5bXBob25peC9ib2FyZC92MTtib2FyZHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
 
 /**
  * Rule says that the approvals an agent raises at a node are governed, who
@@ -834,6 +834,123 @@ export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*
   messageDesc(file_symphonix_board_v1_approval, 19);
 
 /**
+ * PreviewRuleRequest is a rule to preview.
+ *
+ * @generated from message symphonix.board.v1.PreviewRuleRequest
+ */
+export type PreviewRuleRequest = Message<"symphonix.board.v1.PreviewRuleRequest"> & {
+  /**
+   * The rule as it would be put; its id, when set, is the rule it would
+   * replace.
+   *
+   * @generated from field: symphonix.board.v1.Rule rule = 1;
+   */
+  rule?: Rule | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.PreviewRuleRequest.
+ * Use `create(PreviewRuleRequestSchema)` to create a new message.
+ */
+export const PreviewRuleRequestSchema: GenMessage<PreviewRuleRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 20);
+
+/**
+ * RuleMatch is one agent's node an approval came from, and who governs it.
+ *
+ * @generated from message symphonix.board.v1.RuleMatch
+ */
+export type RuleMatch = Message<"symphonix.board.v1.RuleMatch"> & {
+  /**
+   * The agent's name.
+   *
+   * @generated from field: string agent = 1;
+   */
+  agent: string;
+
+  /**
+   * The node's id in the agent's flow.
+   *
+   * @generated from field: string node = 2;
+   */
+  node: string;
+
+  /**
+   * The id of the rule that governs it today; "" when none does (its
+   * approvals are decided in the agent's own chat).
+   *
+   * @generated from field: string governed_by = 3;
+   */
+  governedBy: string;
+
+  /**
+   * Whether the previewed rule, put now, would govern it; false when an
+   * earlier rule keeps it.
+   *
+   * @generated from field: bool would_govern = 4;
+   */
+  wouldGovern: boolean;
+
+  /**
+   * How many approvals came from it in the last 30 days.
+   *
+   * @generated from field: int32 approvals = 5;
+   */
+  approvals: number;
+};
+
+/**
+ * Describes the message symphonix.board.v1.RuleMatch.
+ * Use `create(RuleMatchSchema)` to create a new message.
+ */
+export const RuleMatchSchema: GenMessage<RuleMatch> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 21);
+
+/**
+ * PreviewRuleResponse is what the rule would govern.
+ *
+ * @generated from message symphonix.board.v1.PreviewRuleResponse
+ */
+export type PreviewRuleResponse = Message<"symphonix.board.v1.PreviewRuleResponse"> & {
+  /**
+   * The agents the board knows whose name the rule's agent pattern
+   * matches, by name: at most 1,000.
+   *
+   * @generated from field: repeated string agents = 1;
+   */
+  agents: string[];
+
+  /**
+   * Set when more agents match than are listed.
+   *
+   * @generated from field: bool agents_truncated = 2;
+   */
+  agentsTruncated: boolean;
+
+  /**
+   * The nodes approvals came from in the last 30 days that the rule's
+   * patterns match, by agent then node: at most 1,000.
+   *
+   * @generated from field: repeated symphonix.board.v1.RuleMatch matches = 3;
+   */
+  matches: RuleMatch[];
+
+  /**
+   * Set when more nodes match than are listed.
+   *
+   * @generated from field: bool matches_truncated = 4;
+   */
+  matchesTruncated: boolean;
+};
+
+/**
+ * Describes the message symphonix.board.v1.PreviewRuleResponse.
+ * Use `create(PreviewRuleResponseSchema)` to create a new message.
+ */
+export const PreviewRuleResponseSchema: GenMessage<PreviewRuleResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 22);
+
+/**
  * ApprovalState is where an approval stands. Only pending changes: every
  * other state is final.
  *
@@ -1076,6 +1193,22 @@ export const ApprovalService: GenService<{
     methodKind: "unary";
     input: typeof DeleteRuleRequestSchema;
     output: typeof DeleteRuleResponseSchema;
+  },
+  /**
+   * PreviewRule says what a rule would govern if it were put now, without
+   * putting it: the agents the board knows whose name it matches, and the
+   * agents' nodes approvals came from in the last 30 days that it matches,
+   * each with the rule that governs it today and whether this one would
+   * (rules are matched in order: an earlier rule may keep it). The rule is
+   * checked as PutRule checks it, with the same errors naming the field.
+   * Admins only.
+   *
+   * @generated from rpc symphonix.board.v1.ApprovalService.PreviewRule
+   */
+  previewRule: {
+    methodKind: "unary";
+    input: typeof PreviewRuleRequestSchema;
+    output: typeof PreviewRuleResponseSchema;
   },
   /**
    * ListApprovals returns approvals, newest first, optionally only those in

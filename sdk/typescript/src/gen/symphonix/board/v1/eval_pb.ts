@@ -213,8 +213,9 @@ export type AgentEvalSuite = Message<"symphonix.board.v1.AgentEvalSuite"> & {
   flags: EvalFlag[];
 
   /**
-   * Each flag in words, in the flags' order ("scored 0.62, below the 0.81
-   * of sha256:1a2b3c4d5e6f scored 2026-11-30").
+   * Each flag in words, in the flags' order, naming builds by their first
+   * 12 hex digits ("the deployed build 1a2b3c4d5e6f scored 0.62 on
+   * 2026-11-30, below the 0.81 of 9f8e7d6c5b4a scored 2026-11-28").
    *
    * @generated from field: repeated string reasons = 6;
    */
@@ -446,7 +447,9 @@ export const EvalService: GenService<{
   /**
    * PublishEvalScores records one eval run's summary for one build of the
    * agent the token names. Agent tokens only: a token speaks for its own
-   * agent's builds and no other's.
+   * agent's builds and no other's. A field out of bounds is
+   * invalid_argument, naming it; a 17th suite of one agent, or more than 60
+   * publishes a minute from one agent, is resource_exhausted.
    *
    * @generated from rpc symphonix.board.v1.EvalService.PublishEvalScores
    */
