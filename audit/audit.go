@@ -2,10 +2,10 @@ package audit
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/symphonix/symphonix/ent"
@@ -18,14 +18,31 @@ import (
 // modified, deleted or moved after it was written is found by Verify.
 // docs/audit.md says exactly what is hashed and what the chain does not
 // catch.
+//
+// Appending and chaining are two steps. Append writes an entry in the
+// caller's transaction without a place in the chain (unsequenced), so
+// appenders never wait for one another; Sequence, run by one sequencer at
+// a time across every board on the store, gives committed entries their
+// seq, prev and hash in batches. Run keeps a board's log sequenced.
 type Log struct {
-	db  *ent.Client
-	now func() time.Time
+	db   *ent.Client
+	now  func() time.Time
+	wake chan struct{} // shared by every Log on db: see wakeOf
 }
 
 // New returns the audit log kept in db.
 func New(db *ent.Client) *Log {
-	return &Log{db: db, now: time.Now}
+	return &Log{db: db, now: time.Now, wake: wakeOf(db)}
+}
+
+// wakes holds one wake-up channel per store, so an entry appended through
+// any Log on a store (the board's, identity's) wakes the sequencer that
+// Run keeps on it.
+var wakes sync.Map // *ent.Client → chan struct{}
+
+func wakeOf(db *ent.Client) chan struct{} {
+	c, _ := wakes.LoadOrStore(db, make(chan struct{}, 1))
+	return c.(chan struct{})
 }
 
 // Record is what happened, as the caller tells it to Append.
@@ -53,6 +70,10 @@ type Entry struct {
 	Subject string
 	// Detail is the JSON object in its canonical (RFC 8785) form.
 	Detail json.RawMessage
+	// Content is the hash of the entry's contents without seq and prev
+	// (see contentOf), written when the entry was appended; "" for an
+	// entry written before it was kept, and in entries read from the API.
+	Content string
 	// Prev is the hash of the entry before; "" for seq 1.
 	Prev string
 	// Hash is the entry's own hash (see hashOf).
@@ -61,7 +82,8 @@ type Entry struct {
 
 // Why an entry fails Verify. VerifyResult.Why wraps one of them.
 var (
-	// ErrModified: the entry's hash is not the hash of what it says.
+	// ErrModified: the entry's hash (or its content hash) is not the
+	// hash of what it says.
 	ErrModified = errors.New("hash does not match its contents")
 	// ErrUnlinked: the entry's prev is not the hash of the entry
 	// before it, so an entry between them was deleted or they were moved.
@@ -79,8 +101,17 @@ type VerifyResult struct {
 	// somewhere the database's owner cannot reach, it lets a later Verify
 	// tell a chain rewritten from the start (see docs/audit.md).
 	Head string
-	// Bad is the seq of the first bad entry; 0 when the chain is intact.
+	// Bad is the seq of the first bad entry; 0 when the chain is intact
+	// or the bad entry is one not yet chained (BadRow).
 	Bad int64
+	// Pending is how many entries were not yet chained when Verify read
+	// them (a store it could not sequence, such as a read-only one, or
+	// entries committed while it ran); their content hashes were checked.
+	Pending int64
+	// BadRow is the row id of the first entry not yet chained whose content
+	// hash does not match it, when the chained entries are all good; 0
+	// for none. Such an entry has no seq to name.
+	BadRow int
 	// Why Bad is bad: wraps ErrModified, ErrUnlinked or
 	// ErrMissing. Nil when the chain is intact.
 	Why error
@@ -89,105 +120,93 @@ type VerifyResult struct {
 // OK reports whether the chain is intact.
 func (r VerifyResult) OK() bool { return r.Why == nil }
 
-// maxAppendAttempts bounds how often Append retries a seq another board
-// took first (PostgreSQL only; see Append).
-const maxAppendAttempts = 100
-
-// Append writes e as the next entry inside the caller's transaction tx and
-// returns its seq. The entry commits with the caller's change or not at all,
-// so a change whose entry cannot be written is not made: the caller rolls
-// back when Append fails.
+// Append writes e inside the caller's transaction tx, unsequenced: with
+// its content hash but no seq, prev or hash yet. The entry commits with
+// the caller's change or not at all, so a change whose entry cannot be
+// written is not made: the caller rolls back when Append fails.
 //
-// Entries are written one at a time. On SQLite the store's write
-// transactions already are (one write connection, see package store). On
-// PostgreSQL Append locks the last entry (SELECT … FOR UPDATE), so a second appender
-// waits for the first to commit or roll back; and the insert gives way
-// (ON CONFLICT (seq) DO NOTHING) when another board took the seq anyway —
-// the first entry of an empty log, or a row read just before its
-// successor committed — and Append reads the new last entry and tries
-// again. The lock is held until tx ends: append last, just before commit.
-func (a *Log) Append(ctx context.Context, tx *ent.Tx, e Record) (int64, error) {
+// Append takes no lock and reads nothing, so appenders on every board run
+// side by side; the sequencer (Sequence, kept running by Run) chains the
+// entry once tx commits, and a commit wakes the Run on the same store.
+func (a *Log) Append(ctx context.Context, tx *ent.Tx, e Record) error {
 	if e.Actor == "" {
-		return 0, errors.New("audit: actor is required")
+		return errors.New("audit: actor is required")
 	}
 	if e.Action == "" {
-		return 0, errors.New("audit: action is required")
+		return errors.New("audit: action is required")
 	}
 	detail, err := canonicalDetail(e.Detail)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	at := e.At
 	if at.IsZero() {
 		at = a.now()
 	}
 	at = at.UTC().Truncate(time.Microsecond) // what PostgreSQL keeps
-	for range maxAppendAttempts {
-		last, err := tx.AuditEntry.Query().
-			Where(store.ForUpdate).
-			Order(ent.Desc(auditentry.FieldSeq)).
-			Limit(1).
-			Unique(false).
-			All(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("audit: read last entry: %w", err)
-		}
-		next := Entry{Seq: 1, At: at, Actor: e.Actor, Action: e.Action, Subject: e.Subject, Detail: detail}
-		if len(last) > 0 {
-			next.Seq, next.Prev = last[0].Seq+1, last[0].Hash
-		}
-		if next.Hash, err = hashOf(next); err != nil {
-			return 0, err
-		}
-		_, err = tx.AuditEntry.Create().
-			SetSeq(next.Seq).
-			SetAt(next.At).
-			SetActor(next.Actor).
-			SetAction(next.Action).
-			SetSubject(next.Subject).
-			SetDetail(string(next.Detail)).
-			SetPrev(next.Prev).
-			SetHash(next.Hash).
-			OnConflictColumns(auditentry.FieldSeq).
-			DoNothing().
-			ID(ctx)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // another board wrote next.Seq first
-		}
-		if err != nil {
-			return 0, fmt.Errorf("audit: write entry %d: %w", next.Seq, err)
-		}
-		return next.Seq, nil
+	next := Entry{At: at, Actor: e.Actor, Action: e.Action, Subject: e.Subject, Detail: detail}
+	content, err := contentOf(next)
+	if err != nil {
+		return err
 	}
-	return 0, fmt.Errorf("audit: no free seq after %d attempts", maxAppendAttempts)
+	err = tx.AuditEntry.Create().
+		SetAt(next.At).
+		SetActor(next.Actor).
+		SetAction(next.Action).
+		SetSubject(next.Subject).
+		SetDetail(string(next.Detail)).
+		SetContent(content).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("audit: write entry: %w", err)
+	}
+	tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			err := next.Commit(ctx, tx)
+			if err == nil {
+				a.poke()
+			}
+			return err
+		})
+	})
+	return nil
+}
+
+// poke wakes the sequencer without waiting for it.
+func (a *Log) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
 }
 
 // AppendNow appends e in a transaction of its own, for a record that goes
 // with no other change.
-func (a *Log) AppendNow(ctx context.Context, e Record) (int64, error) {
-	var seq int64
-	err := store.InTx(ctx, a.db, func(tx *ent.Tx) error {
-		var err error
-		seq, err = a.Append(ctx, tx, e)
-		return err
+func (a *Log) AppendNow(ctx context.Context, e Record) error {
+	return store.InTx(ctx, a.db, func(tx *ent.Tx) error {
+		return a.Append(ctx, tx, e)
 	})
-	return seq, err
 }
 
 // verifyPage is how many entries Verify reads at a time.
 const verifyPage = 1000
 
-// Verify walks the log in seq order and checks every entry: its seq is
-// the one after the entry before, its prev is that entry's hash, and its
-// hash is the hash of its contents. It returns the first entry that fails,
-// or, when none does, OK with the number of entries. An error is a failure
-// to read the store, not a bad entry.
+// Verify first chains what is waiting (Sequence), then walks the log in
+// seq order and checks every entry: its seq is the one after the entry
+// before, its prev is that entry's hash, its hash is the hash of its
+// contents, and so is its content hash where it has one. It returns the
+// first entry that fails, or, when none does, OK with the number of
+// entries. Entries still not chained (a store Verify cannot write to, or
+// entries committed while it runs) are counted in Pending and their
+// content hashes checked. An error is a failure to read the store, not a
+// bad entry.
 func (a *Log) Verify(ctx context.Context) (VerifyResult, error) {
+	_ = a.Sequence(ctx) // a read-only store cannot be sequenced: Pending says so
 	var c Chain
 	var after int64 = -1 << 63
 	for {
 		rows, err := a.db.AuditEntry.Query().
-			Where(auditentry.SeqGT(after)).
+			Where(auditentry.SeqNotNil(), auditentry.SeqGT(after)).
 			Order(ent.Asc(auditentry.FieldSeq)).
 			Limit(verifyPage).
 			All(ctx)
@@ -200,21 +219,48 @@ func (a *Log) Verify(ctx context.Context) (VerifyResult, error) {
 			}
 		}
 		if len(rows) < verifyPage {
-			return c.Result(), nil
+			break
 		}
-		after = rows[len(rows)-1].Seq
+		after = *rows[len(rows)-1].Seq
+	}
+	r := c.Result()
+	afterID := 0
+	for {
+		rows, err := a.db.AuditEntry.Query().
+			Where(auditentry.SeqIsNil(), auditentry.IDGT(afterID)).
+			Order(ent.Asc(auditentry.FieldID)).
+			Limit(verifyPage).
+			All(ctx)
+		if err != nil {
+			return VerifyResult{}, fmt.Errorf("audit: read entries not yet chained: %w", err)
+		}
+		for _, row := range rows {
+			r.Pending++
+			e := entryOf(row)
+			if h, err := contentOf(e); r.Why == nil && (err != nil || h != e.Content) {
+				r.BadRow, r.Why = row.ID, ErrModified
+			}
+		}
+		if len(rows) < verifyPage {
+			return r, nil
+		}
+		afterID = rows[len(rows)-1].ID
 	}
 }
 
 // List returns up to limit entries with a seq above afterSeq, in seq
 // order. A limit of zero or less means 100; more than 1000 means 1000.
+// It first chains what is waiting (Sequence), so the entries committed
+// before the call are listed; on a store it cannot write to, entries not
+// yet chained are left out.
 func (a *Log) List(ctx context.Context, afterSeq int64, limit int) ([]Entry, error) {
+	_ = a.Sequence(ctx) // a read-only store cannot be sequenced: list what is chained
 	if limit <= 0 {
 		limit = 100
 	}
 	limit = min(limit, 1000)
 	rows, err := a.db.AuditEntry.Query().
-		Where(auditentry.SeqGT(afterSeq)).
+		Where(auditentry.SeqNotNil(), auditentry.SeqGT(afterSeq)).
 		Order(ent.Asc(auditentry.FieldSeq)).
 		Limit(limit).
 		All(ctx)
@@ -229,13 +275,18 @@ func (a *Log) List(ctx context.Context, afterSeq int64, limit int) ([]Entry, err
 }
 
 func entryOf(row *ent.AuditEntry) Entry {
+	var seq int64
+	if row.Seq != nil {
+		seq = *row.Seq
+	}
 	return Entry{
-		Seq:     row.Seq,
+		Seq:     seq,
 		At:      row.At.UTC(),
 		Actor:   row.Actor,
 		Action:  row.Action,
 		Subject: row.Subject,
 		Detail:  json.RawMessage(row.Detail),
+		Content: row.Content,
 		Prev:    row.Prev,
 		Hash:    row.Hash,
 	}

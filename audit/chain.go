@@ -33,6 +33,12 @@ func (c *Chain) Next(e Entry) bool {
 		c.r.Bad, c.r.Why = e.Seq, ErrModified
 		return false
 	}
+	if e.Content != "" { // changed before it was chained
+		if h, err := contentOf(e); err != nil || h != e.Content {
+			c.r.Bad, c.r.Why = e.Seq, ErrModified
+			return false
+		}
+	}
 	c.r.Entries, c.r.Head = e.Seq, e.Hash
 	return true
 }

@@ -53,3 +53,29 @@ func hashOf(e Entry) (string, error) {
 	}
 	return h, nil
 }
+
+// contentOf is an entry's content hash: jcs.Digest of the JSON object
+//
+//	{"action":…, "actor":…, "at":…, "detail":{…}, "subject":…}
+//
+// encoded as in hashOf, without seq and prev. The transaction that records
+// a change writes it with the entry, before the entry has a place in the
+// chain, so an entry changed while it waits for the sequencer is found.
+// Changing this changes every content hash in every store: never do it.
+func contentOf(e Entry) (string, error) {
+	if len(e.Detail) == 0 || e.Detail[0] != '{' {
+		return "", errors.New("audit: detail: not a JSON object")
+	}
+	doc := struct {
+		At      string          `json:"at"`
+		Actor   string          `json:"actor"`
+		Action  string          `json:"action"`
+		Subject string          `json:"subject"`
+		Detail  json.RawMessage `json:"detail"`
+	}{e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.Action, e.Subject, e.Detail}
+	h, err := jcs.DigestOf(doc)
+	if err != nil {
+		return "", fmt.Errorf("audit: content hash: %w", err)
+	}
+	return h, nil
+}

@@ -92,7 +92,7 @@ func (b *Board) withdraw(ctx context.Context, agentName string, q *boardv1.Withd
 		if q.GetReason() != "" {
 			detail["reason"] = q.GetReason()
 		}
-		if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
+		if err := b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
 		}
 		cancelled = true

@@ -146,7 +146,7 @@ func (s alertService) PutAlertRule(ctx context.Context, req *boardv1.PutAlertRul
 		if err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, audit.Record{
+		err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor: actor, Action: "alert_rule.put", Subject: out.ID, Detail: alertRuleDetail(out), At: now,
 		})
 		return err
@@ -188,7 +188,7 @@ func (s alertService) DeleteAlertRule(ctx context.Context, req *boardv1.DeleteAl
 		if err := tx.AlertRule.DeleteOne(old).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, audit.Record{
+		err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor: identity.ActorOf(ctx, ""), Action: "alert_rule.delete", Subject: id, Detail: alertRuleDetail(old),
 		})
 		return err

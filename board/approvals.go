@@ -289,7 +289,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 				return fmt.Errorf("approval %s: changed while superseding it", latest.ID)
 			}
 			superseded = latest.ID
-			_, err = b.audit.Append(ctx, tx, audit.Record{
+			err = b.audit.Append(ctx, tx, audit.Record{
 				Actor:   actor,
 				Action:  "approval.supersede",
 				Subject: latest.ID,
@@ -335,7 +335,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			return err
 		}
 		created = true
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "approval.raise",
 			Subject: id,

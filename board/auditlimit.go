@@ -195,7 +195,7 @@ func (b *Board) writeAuditSummary(actor string, s auditSummary) {
 	for _, n := range s.counts {
 		total += n
 	}
-	_, err := b.audit.AppendNow(ctx, audit.Record{
+	err := b.audit.AppendNow(ctx, audit.Record{
 		Actor: actor, Action: "audit.limited",
 		Detail: map[string]any{
 			"left_out": maps.Clone(s.counts), "total": total,

@@ -1,13 +1,17 @@
 package board_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect/v2"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/audit"
+	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 )
@@ -54,5 +58,40 @@ func TestListAudit(t *testing.T) {
 		if _, err := c.ListAudit(t.Context(), &boardv1.ListAuditRequest{}); connect.CodeOf(err) != connect.CodePermissionDenied {
 			t.Errorf("ListAudit as %s = %v, want permission_denied", r, err)
 		}
+	}
+}
+
+// TestAuditSequencer: the board chains the entries it writes without
+// anyone reading the log, soon after they commit (the board's own and
+// those identity writes on the same store), and so does a second board on
+// the same PostgreSQL database for entries the first wrote; the chain
+// never forks.
+func TestAuditSequencer(t *testing.T) {
+	t.Parallel()
+	waiting := func(bt *boardtest.Board) func() bool {
+		return func() bool {
+			n, err := bt.Store.AuditEntry.Query().Where(auditentry.SeqIsNil()).Count(t.Context())
+			return err == nil && n == 0
+		}
+	}
+	bt := boardtest.Start(t, boardtest.Options{})
+	bt.OperatorToken("root", identity.RoleAdmin) // token.mint
+	boardtest.Eventually(t, 5*time.Second, "every entry chained", waiting(bt))
+	if n, err := bt.Store.AuditEntry.Query().Where(auditentry.SeqNotNil()).Count(t.Context()); err != nil || n == 0 {
+		t.Fatalf("chained entries = %d, %v; want some", n, err)
+	}
+
+	dsn := boardtest.PostgresDSN(t)
+	one := boardtest.Start(t, boardtest.Options{DSN: dsn})
+	two := boardtest.Start(t, boardtest.Options{DSN: dsn})
+	for i := range 20 {
+		for _, b := range []*boardtest.Board{one, two} {
+			b.OperatorToken(fmt.Sprintf("op-%d", i), identity.RoleViewer)
+		}
+	}
+	boardtest.Eventually(t, 5*time.Second, "every entry chained", waiting(two))
+	r, err := audit.New(one.Store).Verify(t.Context())
+	if err != nil || !r.OK() || r.Entries < 40 || r.Pending != 0 {
+		t.Fatalf("Verify = %+v, %v; want ok with 40 entries or more, none pending", r, err)
 	}
 }

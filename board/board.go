@@ -211,6 +211,9 @@ type Board struct {
 	done     chan struct{} // closed by Close
 	closeMu  sync.Once
 	loopDone chan struct{}
+	// stopSequencer ends the audit sequencer (audit.Log.Run) and waits
+	// for it.
+	stopSequencer func()
 }
 
 // New checks cfg, loads the signing key, records every agent left online
@@ -340,7 +343,41 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	store.Observe(cfg.Store, b.metrics)
 	b.stopSweep = b.startHealthSweep()
 	go b.loop()
+	b.stopSequencer = b.startSequencer()
 	return b, nil
+}
+
+// auditGap is the least time between two passes of the board's audit
+// sequencer, and auditTick how often it looks for entries that no commit on
+// this board woke it for: those other boards or the command line wrote
+// (docs/audit.md).
+const (
+	auditGap  = 25 * time.Millisecond
+	auditTick = 250 * time.Millisecond
+)
+
+// startSequencer keeps the audit log chained (audit.Log.Run): after every
+// entry this board commits (at most one pass per auditGap), and every
+// auditTick. The func it returns stops
+// it, chains what is left, and returns when it has.
+func (b *Board) startSequencer() func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.audit.Run(ctx, auditGap, auditTick, func(err error) {
+			b.log.WarnContext(ctx, "audit sequencer", "err", err)
+		})
+	}()
+	return func() {
+		cancel()
+		<-done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.audit.Sequence(ctx); err != nil {
+			b.log.WarnContext(ctx, "audit sequencer", "err", err)
+		}
+	}
 }
 
 // Tokens is the board's token minter and verifier.
@@ -378,6 +415,7 @@ func (b *Board) Close() {
 		b.presence.closeAll()
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
 		b.auditLimits().flush()   // what was left out of the audit log is summarised
+		b.stopSequencer()         // and chained
 		store.Observe(b.db, nil)
 		if ln := b.takeMetricsListener(); ln != nil {
 			ln.Close() // never served

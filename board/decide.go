@@ -157,7 +157,7 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 			decided, decidedSay = true, sayNo
 			event = eventDecided
 			detail["who"] = []string{caller.Name}
-			if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
+			if err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
 				return err
 			}
 			out, err = tx.Approval.Get(ctx, row.ID)
@@ -209,7 +209,7 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 				return errLostRace
 			}
 		}
-		if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
+		if err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
 		}
 		out, err = tx.Approval.Get(ctx, row.ID)
@@ -383,7 +383,7 @@ func (b *Board) refused(ctx context.Context, caller identity.Caller, id string, 
 	if ok, _ := b.mayAudit(ctx, "approval.refuse"); !ok {
 		return err // counted, and summarised in one entry
 	}
-	if _, aerr := b.audit.AppendNow(ctx, audit.Record{
+	if aerr := b.audit.AppendNow(ctx, audit.Record{
 		Actor: identity.ActorOf(ctx, caller.Name), Action: "approval.refuse", Subject: id, Detail: d,
 	}); aerr != nil {
 		b.log.ErrorContext(ctx, "audit a refusal", "approval", id, "err", aerr.Error())
@@ -461,7 +461,7 @@ func (b *Board) cancelOnce(ctx context.Context, caller identity.Caller, req *boa
 		if req.GetReason() != "" {
 			detail["reason"] = req.GetReason()
 		}
-		if _, err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
+		if err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
 		}
 		out, err = tx.Approval.Get(ctx, row.ID)
@@ -585,7 +585,7 @@ func (b *Board) expireDue(ctx context.Context) {
 				return err // n == 0: decided or expired by someone else first
 			}
 			expired = true
-			_, err = b.audit.Append(ctx, tx, audit.Record{
+			err = b.audit.Append(ctx, tx, audit.Record{
 				Actor: "board", Action: "approval.expire", Subject: row.ID,
 				Detail: map[string]any{
 					"agent": row.Agent, "run": row.Run, "node": row.Node, "digest": row.Digest,

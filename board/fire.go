@@ -196,7 +196,7 @@ func checkInput(in *structpb.Struct, declared []flowInput) error {
 // auditRun writes a start's or a stop's audit entry.
 func (b *Board) auditRun(ctx context.Context, actor, action, name string, detail map[string]any) error {
 	return store.InTx(context.WithoutCancel(ctx), b.db, func(tx *ent.Tx) error {
-		_, err := b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: action, Subject: name, Detail: detail, At: b.now().UTC()})
+		err := b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: action, Subject: name, Detail: detail, At: b.now().UTC()})
 		return err
 	})
 }

@@ -65,7 +65,7 @@ func (s agentService) ForgetAgent(ctx context.Context, req *boardv1.ForgetAgentR
 		if err := tx.Agent.DeleteOne(a).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: actor, Action: "agent.forget", Subject: name, At: now,
 			Detail: map[string]any{
 				"agent": name, "reason": req.GetReason(), "last_seen": a.LastSeen.UTC().Format(time.RFC3339Nano),

@@ -145,7 +145,7 @@ func (b *Board) setIdentify(ctx context.Context, req *boardv1.SetIdentifyRequest
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: caller.Name, Action: "identify.set", Subject: settingIdentify,
 			Detail: map[string]any{"door": d, "was": was}, At: now,
 		})

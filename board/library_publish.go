@@ -171,7 +171,7 @@ func (s packageService) Publish(ctx context.Context, stream boardv1connect.Packa
 			return err
 		}
 		created = true
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "package.publish",
 			Subject: m.Name + "@" + m.Version,
@@ -225,7 +225,7 @@ func resign(ctx context.Context, b *Board, tx *ent.Tx, old *ent.PackageVersion, 
 	if n != 1 {
 		return nil, false, fmt.Errorf("sign %s@%s again: %d rows changed, want 1", old.Name, old.Version, n)
 	}
-	_, err = b.audit.Append(ctx, tx, audit.Record{
+	err = b.audit.Append(ctx, tx, audit.Record{
 		Actor:   actor,
 		Action:  "package.resign",
 		Subject: old.Name + "@" + old.Version,

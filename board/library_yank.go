@@ -53,7 +53,7 @@ func (s packageService) Yank(ctx context.Context, req *boardv1.YankRequest) (*bo
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "package.yank",
 			Subject: name + "@" + version,

@@ -236,7 +236,7 @@ func (s packageService) AddKey(ctx context.Context, req *boardv1.AddKeyRequest) 
 			return err
 		}
 		created = true
-		_, err = s.b.audit.Append(ctx, tx, audit.Record{
+		err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor: actor, Action: "package.key.add", Subject: id, At: now,
 			Detail: map[string]any{"publisher": publisher, "public_key": packages.FormatPublicKey(pub)},
 		})
@@ -312,7 +312,7 @@ func (s packageService) RevokeKey(ctx context.Context, req *boardv1.RevokeKeyReq
 		if err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, audit.Record{
+		err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor: actor, Action: "package.key.revoke", Subject: id, At: now,
 			Detail: map[string]any{"publisher": k.Publisher, "reason": reason},
 		})
@@ -383,7 +383,7 @@ func (s packageService) PutScope(ctx context.Context, req *boardv1.PutScopeReque
 				return err
 			}
 		}
-		_, err = s.b.audit.Append(ctx, tx, audit.Record{
+		err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor: actor, Action: "package.scope.put", Subject: name, At: now,
 			Detail: map[string]any{"publishers": pubs, "threshold": threshold},
 		})

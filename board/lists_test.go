@@ -139,7 +139,7 @@ func TestListAuditBounded(t *testing.T) {
 	trail := audit.New(bt.Store)
 	const n = 100 // 64 KiB each: past 4 MiB
 	for i := range n {
-		if _, err := trail.AppendNow(t.Context(), audit.Record{Actor: "test", Action: "test.big", Subject: fmt.Sprint(i),
+		if err := trail.AppendNow(t.Context(), audit.Record{Actor: "test", Action: "test.big", Subject: fmt.Sprint(i),
 			Detail: map[string]any{"pad": strings.Repeat("x", 64<<10)}}); err != nil {
 			t.Fatal(err)
 		}

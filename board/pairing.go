@@ -199,7 +199,7 @@ func (b *Board) pairCodeOnce(ctx context.Context, agentName, thread string) (str
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: agentName, Action: "pair.code", Subject: id,
 			Detail: map[string]any{
 				"agent": agentName, "thread": thread, "replaced": replaced,
@@ -316,7 +316,7 @@ func (b *Board) redeem(ctx context.Context, caller identity.Caller, code string)
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: caller.Name, Action: "pair.enter", Subject: id,
 			Detail: map[string]any{
 				"agent": pc.Agent, "thread": pc.Thread, "who": u.Email, "user_id": u.ID,
@@ -358,7 +358,7 @@ func (b *Board) wrongCode(ctx context.Context, caller identity.Caller, code stri
 				detail["near"] = near
 			}
 		}
-		_, err := b.audit.Append(ctx, tx, audit.Record{
+		err := b.audit.Append(ctx, tx, audit.Record{
 			Actor: caller.Name, Action: "pair.wrong", Detail: detail, At: now,
 		})
 		return err

@@ -82,7 +82,7 @@ func (b *Board) setPause(ctx context.Context, name string, paused bool, reason s
 		if paused {
 			action = "agent.pause"
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: actor, Action: action, Subject: name,
 			Detail: map[string]any{"agent": name, "reason": reason, "was_paused": a.Paused},
 			At:     now,
@@ -176,7 +176,7 @@ func (b *Board) keepPauseState(ctx context.Context, name string, st *boardv1.Pau
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: actor, Action: action, Subject: name,
 			Detail: map[string]any{"agent": name, "reason": st.GetReason(), "by": st.GetBy(), "origin": origin, "was_paused": a.Paused},
 			At:     now,

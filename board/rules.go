@@ -123,7 +123,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 		if err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, audit.Record{
+		err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "rule.put",
 			Subject: out.ID,
@@ -192,7 +192,7 @@ func (s approvalService) DeleteRule(ctx context.Context, req *boardv1.DeleteRule
 		if err := tx.Rule.DeleteOne(old).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = s.b.audit.Append(ctx, tx, audit.Record{
+		err = s.b.audit.Append(ctx, tx, audit.Record{
 			Actor:   identity.ActorOf(ctx, ""),
 			Action:  "rule.delete",
 			Subject: id,

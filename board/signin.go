@@ -120,7 +120,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		failed = true
 		b.metrics.signinFailed("refused")
-		if _, err := b.audit.AppendNow(ctx, audit.Record{
+		if err := b.audit.AppendNow(ctx, audit.Record{
 			Actor: "board", Action: "signin.fail", Subject: account,
 			Detail: map[string]any{"email": account, "source": source, "why": why},
 		}); err != nil {

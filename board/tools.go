@@ -132,7 +132,7 @@ func (b *Board) setSwitches(ctx context.Context, name string, change func(*ent.A
 		if out, err = a.Update().SetToolsOn(on).SetToolsSpoken(true).SetToolsSetAt(now).SetToolsSetBy(actor).Save(ctx); err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor:   actor,
 			Action:  "tools.set",
 			Subject: a.Name,
@@ -257,7 +257,7 @@ func (b *Board) pruneSwitches(ctx context.Context, a *ent.Agent) (*ent.Agent, er
 		if out, err = cur.Update().SetToolsOn(on).Save(ctx); err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: "board", Action: "tools.prune", Subject: a.Name,
 			Detail: map[string]any{"agent": a.Name, "on": on, "was": cur.ToolsOn, "build": cur.Build,
 				"why": "the build that linked no longer declares them"},

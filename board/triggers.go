@@ -507,7 +507,7 @@ func (b *Board) setTriggerPause(ctx context.Context, name, id string, paused boo
 		if out, err = a.Update().SetTriggerPauses(enc).Save(ctx); err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: action, Subject: name, Detail: detail, At: now})
+		err = b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: action, Subject: name, Detail: detail, At: now})
 		return err
 	})
 	if err != nil {

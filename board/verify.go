@@ -135,7 +135,7 @@ func (b *Board) verified(ctx context.Context, agentName string, u *ent.User) err
 		if err != nil {
 			return err
 		}
-		_, err = b.audit.Append(ctx, tx, audit.Record{
+		err = b.audit.Append(ctx, tx, audit.Record{
 			Actor: agentName, Action: "verify.ok",
 			Detail: map[string]any{"agent": agentName, "who": u.Email, "user_id": u.ID}, At: now,
 		})
@@ -146,7 +146,7 @@ func (b *Board) verified(ctx context.Context, agentName string, u *ent.User) err
 // audited appends an entry of its own for what happened; a failure to
 // write it is logged.
 func (b *Board) audited(ctx context.Context, action string, detail map[string]any, actor string) {
-	_, err := b.audit.AppendNow(context.WithoutCancel(ctx), audit.Record{
+	err := b.audit.AppendNow(context.WithoutCancel(ctx), audit.Record{
 		Actor: actor, Action: action, Detail: detail, At: b.now().UTC().Truncate(time.Microsecond),
 	})
 	if err != nil {

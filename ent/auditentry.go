@@ -18,7 +18,7 @@ type AuditEntry struct {
 	// ID of the ent.
 	ID int `json:"id,omitempty"`
 	// Seq holds the value of the "seq" field.
-	Seq int64 `json:"seq,omitempty"`
+	Seq *int64 `json:"seq,omitempty"`
 	// At holds the value of the "at" field.
 	At time.Time `json:"at,omitempty"`
 	// Actor holds the value of the "actor" field.
@@ -29,6 +29,8 @@ type AuditEntry struct {
 	Subject string `json:"subject,omitempty"`
 	// Detail holds the value of the "detail" field.
 	Detail string `json:"detail,omitempty"`
+	// Content holds the value of the "content" field.
+	Content string `json:"content,omitempty"`
 	// Prev holds the value of the "prev" field.
 	Prev string `json:"prev,omitempty"`
 	// Hash holds the value of the "hash" field.
@@ -43,7 +45,7 @@ func (*AuditEntry) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case auditentry.FieldID, auditentry.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case auditentry.FieldActor, auditentry.FieldAction, auditentry.FieldSubject, auditentry.FieldDetail, auditentry.FieldPrev, auditentry.FieldHash:
+		case auditentry.FieldActor, auditentry.FieldAction, auditentry.FieldSubject, auditentry.FieldDetail, auditentry.FieldContent, auditentry.FieldPrev, auditentry.FieldHash:
 			values[i] = new(sql.NullString)
 		case auditentry.FieldAt:
 			values[i] = new(sql.NullTime)
@@ -72,7 +74,8 @@ func (_m *AuditEntry) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field seq", values[i])
 			} else if value.Valid {
-				_m.Seq = value.Int64
+				_m.Seq = new(int64)
+				*_m.Seq = value.Int64
 			}
 		case auditentry.FieldAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -103,6 +106,12 @@ func (_m *AuditEntry) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field detail", values[i])
 			} else if value.Valid {
 				_m.Detail = value.String
+			}
+		case auditentry.FieldContent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field content", values[i])
+			} else if value.Valid {
+				_m.Content = value.String
 			}
 		case auditentry.FieldPrev:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -152,8 +161,10 @@ func (_m *AuditEntry) String() string {
 	var builder strings.Builder
 	builder.WriteString("AuditEntry(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
-	builder.WriteString("seq=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Seq))
+	if v := _m.Seq; v != nil {
+		builder.WriteString("seq=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("at=")
 	builder.WriteString(_m.At.Format(time.ANSIC))
@@ -169,6 +180,9 @@ func (_m *AuditEntry) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("detail=")
 	builder.WriteString(_m.Detail)
+	builder.WriteString(", ")
+	builder.WriteString("content=")
+	builder.WriteString(_m.Content)
 	builder.WriteString(", ")
 	builder.WriteString("prev=")
 	builder.WriteString(_m.Prev)

@@ -28,6 +28,14 @@ func (_c *AuditEntryCreate) SetSeq(v int64) *AuditEntryCreate {
 	return _c
 }
 
+// SetNillableSeq sets the "seq" field if the given value is not nil.
+func (_c *AuditEntryCreate) SetNillableSeq(v *int64) *AuditEntryCreate {
+	if v != nil {
+		_c.SetSeq(*v)
+	}
+	return _c
+}
+
 // SetAt sets the "at" field.
 func (_c *AuditEntryCreate) SetAt(v time.Time) *AuditEntryCreate {
 	_c.mutation.SetAt(v)
@@ -74,6 +82,20 @@ func (_c *AuditEntryCreate) SetNillableDetail(v *string) *AuditEntryCreate {
 	return _c
 }
 
+// SetContent sets the "content" field.
+func (_c *AuditEntryCreate) SetContent(v string) *AuditEntryCreate {
+	_c.mutation.SetContent(v)
+	return _c
+}
+
+// SetNillableContent sets the "content" field if the given value is not nil.
+func (_c *AuditEntryCreate) SetNillableContent(v *string) *AuditEntryCreate {
+	if v != nil {
+		_c.SetContent(*v)
+	}
+	return _c
+}
+
 // SetPrev sets the "prev" field.
 func (_c *AuditEntryCreate) SetPrev(v string) *AuditEntryCreate {
 	_c.mutation.SetPrev(v)
@@ -91,6 +113,14 @@ func (_c *AuditEntryCreate) SetNillablePrev(v *string) *AuditEntryCreate {
 // SetHash sets the "hash" field.
 func (_c *AuditEntryCreate) SetHash(v string) *AuditEntryCreate {
 	_c.mutation.SetHash(v)
+	return _c
+}
+
+// SetNillableHash sets the "hash" field if the given value is not nil.
+func (_c *AuditEntryCreate) SetNillableHash(v *string) *AuditEntryCreate {
+	if v != nil {
+		_c.SetHash(*v)
+	}
 	return _c
 }
 
@@ -137,17 +167,22 @@ func (_c *AuditEntryCreate) defaults() {
 		v := auditentry.DefaultDetail
 		_c.mutation.SetDetail(v)
 	}
+	if _, ok := _c.mutation.Content(); !ok {
+		v := auditentry.DefaultContent
+		_c.mutation.SetContent(v)
+	}
 	if _, ok := _c.mutation.Prev(); !ok {
 		v := auditentry.DefaultPrev
 		_c.mutation.SetPrev(v)
+	}
+	if _, ok := _c.mutation.Hash(); !ok {
+		v := auditentry.DefaultHash
+		_c.mutation.SetHash(v)
 	}
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *AuditEntryCreate) check() error {
-	if _, ok := _c.mutation.Seq(); !ok {
-		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "AuditEntry.seq"`)}
-	}
 	if v, ok := _c.mutation.Seq(); ok {
 		if err := auditentry.SeqValidator(v); err != nil {
 			return &ValidationError{Name: "seq", err: fmt.Errorf(`ent: validator failed for field "AuditEntry.seq": %w`, err)}
@@ -178,16 +213,14 @@ func (_c *AuditEntryCreate) check() error {
 	if _, ok := _c.mutation.Detail(); !ok {
 		return &ValidationError{Name: "detail", err: errors.New(`ent: missing required field "AuditEntry.detail"`)}
 	}
+	if _, ok := _c.mutation.Content(); !ok {
+		return &ValidationError{Name: "content", err: errors.New(`ent: missing required field "AuditEntry.content"`)}
+	}
 	if _, ok := _c.mutation.Prev(); !ok {
 		return &ValidationError{Name: "prev", err: errors.New(`ent: missing required field "AuditEntry.prev"`)}
 	}
 	if _, ok := _c.mutation.Hash(); !ok {
 		return &ValidationError{Name: "hash", err: errors.New(`ent: missing required field "AuditEntry.hash"`)}
-	}
-	if v, ok := _c.mutation.Hash(); ok {
-		if err := auditentry.HashValidator(v); err != nil {
-			return &ValidationError{Name: "hash", err: fmt.Errorf(`ent: validator failed for field "AuditEntry.hash": %w`, err)}
-		}
 	}
 	return nil
 }
@@ -218,7 +251,7 @@ func (_c *AuditEntryCreate) createSpec() (*AuditEntry, *sqlgraph.CreateSpec) {
 	_spec.OnConflict = _c.conflict
 	if value, ok := _c.mutation.Seq(); ok {
 		_spec.SetField(auditentry.FieldSeq, field.TypeInt64, value)
-		_node.Seq = value
+		_node.Seq = &value
 	}
 	if value, ok := _c.mutation.At(); ok {
 		_spec.SetField(auditentry.FieldAt, field.TypeTime, value)
@@ -239,6 +272,10 @@ func (_c *AuditEntryCreate) createSpec() (*AuditEntry, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Detail(); ok {
 		_spec.SetField(auditentry.FieldDetail, field.TypeString, value)
 		_node.Detail = value
+	}
+	if value, ok := _c.mutation.Content(); ok {
+		_spec.SetField(auditentry.FieldContent, field.TypeString, value)
+		_node.Content = value
 	}
 	if value, ok := _c.mutation.Prev(); ok {
 		_spec.SetField(auditentry.FieldPrev, field.TypeString, value)
@@ -300,6 +337,54 @@ type (
 	}
 )
 
+// SetSeq sets the "seq" field.
+func (u *AuditEntryUpsert) SetSeq(v int64) *AuditEntryUpsert {
+	u.Set(auditentry.FieldSeq, v)
+	return u
+}
+
+// UpdateSeq sets the "seq" field to the value that was provided on create.
+func (u *AuditEntryUpsert) UpdateSeq() *AuditEntryUpsert {
+	u.SetExcluded(auditentry.FieldSeq)
+	return u
+}
+
+// AddSeq adds v to the "seq" field.
+func (u *AuditEntryUpsert) AddSeq(v int64) *AuditEntryUpsert {
+	u.Add(auditentry.FieldSeq, v)
+	return u
+}
+
+// ClearSeq clears the value of the "seq" field.
+func (u *AuditEntryUpsert) ClearSeq() *AuditEntryUpsert {
+	u.SetNull(auditentry.FieldSeq)
+	return u
+}
+
+// SetPrev sets the "prev" field.
+func (u *AuditEntryUpsert) SetPrev(v string) *AuditEntryUpsert {
+	u.Set(auditentry.FieldPrev, v)
+	return u
+}
+
+// UpdatePrev sets the "prev" field to the value that was provided on create.
+func (u *AuditEntryUpsert) UpdatePrev() *AuditEntryUpsert {
+	u.SetExcluded(auditentry.FieldPrev)
+	return u
+}
+
+// SetHash sets the "hash" field.
+func (u *AuditEntryUpsert) SetHash(v string) *AuditEntryUpsert {
+	u.Set(auditentry.FieldHash, v)
+	return u
+}
+
+// UpdateHash sets the "hash" field to the value that was provided on create.
+func (u *AuditEntryUpsert) UpdateHash() *AuditEntryUpsert {
+	u.SetExcluded(auditentry.FieldHash)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -311,9 +396,6 @@ type (
 func (u *AuditEntryUpsertOne) UpdateNewValues() *AuditEntryUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
-		if _, exists := u.create.mutation.Seq(); exists {
-			s.SetIgnore(auditentry.FieldSeq)
-		}
 		if _, exists := u.create.mutation.At(); exists {
 			s.SetIgnore(auditentry.FieldAt)
 		}
@@ -329,11 +411,8 @@ func (u *AuditEntryUpsertOne) UpdateNewValues() *AuditEntryUpsertOne {
 		if _, exists := u.create.mutation.Detail(); exists {
 			s.SetIgnore(auditentry.FieldDetail)
 		}
-		if _, exists := u.create.mutation.Prev(); exists {
-			s.SetIgnore(auditentry.FieldPrev)
-		}
-		if _, exists := u.create.mutation.Hash(); exists {
-			s.SetIgnore(auditentry.FieldHash)
+		if _, exists := u.create.mutation.Content(); exists {
+			s.SetIgnore(auditentry.FieldContent)
 		}
 	}))
 	return u
@@ -364,6 +443,62 @@ func (u *AuditEntryUpsertOne) Update(set func(*AuditEntryUpsert)) *AuditEntryUps
 		set(&AuditEntryUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSeq sets the "seq" field.
+func (u *AuditEntryUpsertOne) SetSeq(v int64) *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.SetSeq(v)
+	})
+}
+
+// AddSeq adds v to the "seq" field.
+func (u *AuditEntryUpsertOne) AddSeq(v int64) *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.AddSeq(v)
+	})
+}
+
+// UpdateSeq sets the "seq" field to the value that was provided on create.
+func (u *AuditEntryUpsertOne) UpdateSeq() *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.UpdateSeq()
+	})
+}
+
+// ClearSeq clears the value of the "seq" field.
+func (u *AuditEntryUpsertOne) ClearSeq() *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.ClearSeq()
+	})
+}
+
+// SetPrev sets the "prev" field.
+func (u *AuditEntryUpsertOne) SetPrev(v string) *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.SetPrev(v)
+	})
+}
+
+// UpdatePrev sets the "prev" field to the value that was provided on create.
+func (u *AuditEntryUpsertOne) UpdatePrev() *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.UpdatePrev()
+	})
+}
+
+// SetHash sets the "hash" field.
+func (u *AuditEntryUpsertOne) SetHash(v string) *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.SetHash(v)
+	})
+}
+
+// UpdateHash sets the "hash" field to the value that was provided on create.
+func (u *AuditEntryUpsertOne) UpdateHash() *AuditEntryUpsertOne {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.UpdateHash()
+	})
 }
 
 // Exec executes the query.
@@ -542,9 +677,6 @@ func (u *AuditEntryUpsertBulk) UpdateNewValues() *AuditEntryUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
 		for _, b := range u.create.builders {
-			if _, exists := b.mutation.Seq(); exists {
-				s.SetIgnore(auditentry.FieldSeq)
-			}
 			if _, exists := b.mutation.At(); exists {
 				s.SetIgnore(auditentry.FieldAt)
 			}
@@ -560,11 +692,8 @@ func (u *AuditEntryUpsertBulk) UpdateNewValues() *AuditEntryUpsertBulk {
 			if _, exists := b.mutation.Detail(); exists {
 				s.SetIgnore(auditentry.FieldDetail)
 			}
-			if _, exists := b.mutation.Prev(); exists {
-				s.SetIgnore(auditentry.FieldPrev)
-			}
-			if _, exists := b.mutation.Hash(); exists {
-				s.SetIgnore(auditentry.FieldHash)
+			if _, exists := b.mutation.Content(); exists {
+				s.SetIgnore(auditentry.FieldContent)
 			}
 		}
 	}))
@@ -596,6 +725,62 @@ func (u *AuditEntryUpsertBulk) Update(set func(*AuditEntryUpsert)) *AuditEntryUp
 		set(&AuditEntryUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSeq sets the "seq" field.
+func (u *AuditEntryUpsertBulk) SetSeq(v int64) *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.SetSeq(v)
+	})
+}
+
+// AddSeq adds v to the "seq" field.
+func (u *AuditEntryUpsertBulk) AddSeq(v int64) *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.AddSeq(v)
+	})
+}
+
+// UpdateSeq sets the "seq" field to the value that was provided on create.
+func (u *AuditEntryUpsertBulk) UpdateSeq() *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.UpdateSeq()
+	})
+}
+
+// ClearSeq clears the value of the "seq" field.
+func (u *AuditEntryUpsertBulk) ClearSeq() *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.ClearSeq()
+	})
+}
+
+// SetPrev sets the "prev" field.
+func (u *AuditEntryUpsertBulk) SetPrev(v string) *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.SetPrev(v)
+	})
+}
+
+// UpdatePrev sets the "prev" field to the value that was provided on create.
+func (u *AuditEntryUpsertBulk) UpdatePrev() *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.UpdatePrev()
+	})
+}
+
+// SetHash sets the "hash" field.
+func (u *AuditEntryUpsertBulk) SetHash(v string) *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.SetHash(v)
+	})
+}
+
+// UpdateHash sets the "hash" field to the value that was provided on create.
+func (u *AuditEntryUpsertBulk) UpdateHash() *AuditEntryUpsertBulk {
+	return u.Update(func(s *AuditEntryUpsert) {
+		s.UpdateHash()
+	})
 }
 
 // Exec executes the query.

@@ -27,6 +27,61 @@ func (_u *AuditEntryUpdate) Where(ps ...predicate.AuditEntry) *AuditEntryUpdate 
 	return _u
 }
 
+// SetSeq sets the "seq" field.
+func (_u *AuditEntryUpdate) SetSeq(v int64) *AuditEntryUpdate {
+	_u.mutation.ResetSeq()
+	_u.mutation.SetSeq(v)
+	return _u
+}
+
+// SetNillableSeq sets the "seq" field if the given value is not nil.
+func (_u *AuditEntryUpdate) SetNillableSeq(v *int64) *AuditEntryUpdate {
+	if v != nil {
+		_u.SetSeq(*v)
+	}
+	return _u
+}
+
+// AddSeq adds value to the "seq" field.
+func (_u *AuditEntryUpdate) AddSeq(v int64) *AuditEntryUpdate {
+	_u.mutation.AddSeq(v)
+	return _u
+}
+
+// ClearSeq clears the value of the "seq" field.
+func (_u *AuditEntryUpdate) ClearSeq() *AuditEntryUpdate {
+	_u.mutation.ClearSeq()
+	return _u
+}
+
+// SetPrev sets the "prev" field.
+func (_u *AuditEntryUpdate) SetPrev(v string) *AuditEntryUpdate {
+	_u.mutation.SetPrev(v)
+	return _u
+}
+
+// SetNillablePrev sets the "prev" field if the given value is not nil.
+func (_u *AuditEntryUpdate) SetNillablePrev(v *string) *AuditEntryUpdate {
+	if v != nil {
+		_u.SetPrev(*v)
+	}
+	return _u
+}
+
+// SetHash sets the "hash" field.
+func (_u *AuditEntryUpdate) SetHash(v string) *AuditEntryUpdate {
+	_u.mutation.SetHash(v)
+	return _u
+}
+
+// SetNillableHash sets the "hash" field if the given value is not nil.
+func (_u *AuditEntryUpdate) SetNillableHash(v *string) *AuditEntryUpdate {
+	if v != nil {
+		_u.SetHash(*v)
+	}
+	return _u
+}
+
 // Mutation returns the AuditEntryMutation object of the builder.
 func (_u *AuditEntryUpdate) Mutation() *AuditEntryMutation {
 	return _u.mutation
@@ -59,7 +114,20 @@ func (_u *AuditEntryUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *AuditEntryUpdate) check() error {
+	if v, ok := _u.mutation.Seq(); ok {
+		if err := auditentry.SeqValidator(v); err != nil {
+			return &ValidationError{Name: "seq", err: fmt.Errorf(`ent: validator failed for field "AuditEntry.seq": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *AuditEntryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(auditentry.Table, auditentry.Columns, sqlgraph.NewFieldSpec(auditentry.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
@@ -67,6 +135,21 @@ func (_u *AuditEntryUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.Seq(); ok {
+		_spec.SetField(auditentry.FieldSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSeq(); ok {
+		_spec.AddField(auditentry.FieldSeq, field.TypeInt64, value)
+	}
+	if _u.mutation.SeqCleared() {
+		_spec.ClearField(auditentry.FieldSeq, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.Prev(); ok {
+		_spec.SetField(auditentry.FieldPrev, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Hash(); ok {
+		_spec.SetField(auditentry.FieldHash, field.TypeString, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -86,6 +169,61 @@ type AuditEntryUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *AuditEntryMutation
+}
+
+// SetSeq sets the "seq" field.
+func (_u *AuditEntryUpdateOne) SetSeq(v int64) *AuditEntryUpdateOne {
+	_u.mutation.ResetSeq()
+	_u.mutation.SetSeq(v)
+	return _u
+}
+
+// SetNillableSeq sets the "seq" field if the given value is not nil.
+func (_u *AuditEntryUpdateOne) SetNillableSeq(v *int64) *AuditEntryUpdateOne {
+	if v != nil {
+		_u.SetSeq(*v)
+	}
+	return _u
+}
+
+// AddSeq adds value to the "seq" field.
+func (_u *AuditEntryUpdateOne) AddSeq(v int64) *AuditEntryUpdateOne {
+	_u.mutation.AddSeq(v)
+	return _u
+}
+
+// ClearSeq clears the value of the "seq" field.
+func (_u *AuditEntryUpdateOne) ClearSeq() *AuditEntryUpdateOne {
+	_u.mutation.ClearSeq()
+	return _u
+}
+
+// SetPrev sets the "prev" field.
+func (_u *AuditEntryUpdateOne) SetPrev(v string) *AuditEntryUpdateOne {
+	_u.mutation.SetPrev(v)
+	return _u
+}
+
+// SetNillablePrev sets the "prev" field if the given value is not nil.
+func (_u *AuditEntryUpdateOne) SetNillablePrev(v *string) *AuditEntryUpdateOne {
+	if v != nil {
+		_u.SetPrev(*v)
+	}
+	return _u
+}
+
+// SetHash sets the "hash" field.
+func (_u *AuditEntryUpdateOne) SetHash(v string) *AuditEntryUpdateOne {
+	_u.mutation.SetHash(v)
+	return _u
+}
+
+// SetNillableHash sets the "hash" field if the given value is not nil.
+func (_u *AuditEntryUpdateOne) SetNillableHash(v *string) *AuditEntryUpdateOne {
+	if v != nil {
+		_u.SetHash(*v)
+	}
+	return _u
 }
 
 // Mutation returns the AuditEntryMutation object of the builder.
@@ -133,7 +271,20 @@ func (_u *AuditEntryUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *AuditEntryUpdateOne) check() error {
+	if v, ok := _u.mutation.Seq(); ok {
+		if err := auditentry.SeqValidator(v); err != nil {
+			return &ValidationError{Name: "seq", err: fmt.Errorf(`ent: validator failed for field "AuditEntry.seq": %w`, err)}
+		}
+	}
+	return nil
+}
+
 func (_u *AuditEntryUpdateOne) sqlSave(ctx context.Context) (_node *AuditEntry, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(auditentry.Table, auditentry.Columns, sqlgraph.NewFieldSpec(auditentry.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
 	if !ok {
@@ -158,6 +309,21 @@ func (_u *AuditEntryUpdateOne) sqlSave(ctx context.Context) (_node *AuditEntry, 
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.Seq(); ok {
+		_spec.SetField(auditentry.FieldSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSeq(); ok {
+		_spec.AddField(auditentry.FieldSeq, field.TypeInt64, value)
+	}
+	if _u.mutation.SeqCleared() {
+		_spec.ClearField(auditentry.FieldSeq, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.Prev(); ok {
+		_spec.SetField(auditentry.FieldPrev, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Hash(); ok {
+		_spec.SetField(auditentry.FieldHash, field.TypeString, value)
 	}
 	_node = &AuditEntry{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -4856,6 +4856,7 @@ type AuditEntryMutation struct {
 	action        *string
 	subject       *string
 	detail        *string
+	content       *string
 	prev          *string
 	hash          *string
 	clearedFields map[string]struct{}
@@ -4980,7 +4981,7 @@ func (m *AuditEntryMutation) Seq() (r int64, exists bool) {
 // OldSeq returns the old "seq" field's value of the AuditEntry entity.
 // If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AuditEntryMutation) OldSeq(ctx context.Context) (v int64, err error) {
+func (m *AuditEntryMutation) OldSeq(ctx context.Context) (v *int64, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
 	}
@@ -5012,10 +5013,24 @@ func (m *AuditEntryMutation) AddedSeq() (r int64, exists bool) {
 	return *v, true
 }
 
+// ClearSeq clears the value of the "seq" field.
+func (m *AuditEntryMutation) ClearSeq() {
+	m.seq = nil
+	m.addseq = nil
+	m.clearedFields[auditentry.FieldSeq] = struct{}{}
+}
+
+// SeqCleared returns if the "seq" field was cleared in this mutation.
+func (m *AuditEntryMutation) SeqCleared() bool {
+	_, ok := m.clearedFields[auditentry.FieldSeq]
+	return ok
+}
+
 // ResetSeq resets all changes to the "seq" field.
 func (m *AuditEntryMutation) ResetSeq() {
 	m.seq = nil
 	m.addseq = nil
+	delete(m.clearedFields, auditentry.FieldSeq)
 }
 
 // SetAt sets the "at" field.
@@ -5198,6 +5213,42 @@ func (m *AuditEntryMutation) ResetDetail() {
 	m.detail = nil
 }
 
+// SetContent sets the "content" field.
+func (m *AuditEntryMutation) SetContent(s string) {
+	m.content = &s
+}
+
+// Content returns the value of the "content" field in the mutation.
+func (m *AuditEntryMutation) Content() (r string, exists bool) {
+	v := m.content
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContent returns the old "content" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldContent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContent: %w", err)
+	}
+	return oldValue.Content, nil
+}
+
+// ResetContent resets all changes to the "content" field.
+func (m *AuditEntryMutation) ResetContent() {
+	m.content = nil
+}
+
 // SetPrev sets the "prev" field.
 func (m *AuditEntryMutation) SetPrev(s string) {
 	m.prev = &s
@@ -5304,7 +5355,7 @@ func (m *AuditEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AuditEntryMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.seq != nil {
 		fields = append(fields, auditentry.FieldSeq)
 	}
@@ -5322,6 +5373,9 @@ func (m *AuditEntryMutation) Fields() []string {
 	}
 	if m.detail != nil {
 		fields = append(fields, auditentry.FieldDetail)
+	}
+	if m.content != nil {
+		fields = append(fields, auditentry.FieldContent)
 	}
 	if m.prev != nil {
 		fields = append(fields, auditentry.FieldPrev)
@@ -5349,6 +5403,8 @@ func (m *AuditEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.Subject()
 	case auditentry.FieldDetail:
 		return m.Detail()
+	case auditentry.FieldContent:
+		return m.Content()
 	case auditentry.FieldPrev:
 		return m.Prev()
 	case auditentry.FieldHash:
@@ -5374,6 +5430,8 @@ func (m *AuditEntryMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldSubject(ctx)
 	case auditentry.FieldDetail:
 		return m.OldDetail(ctx)
+	case auditentry.FieldContent:
+		return m.OldContent(ctx)
 	case auditentry.FieldPrev:
 		return m.OldPrev(ctx)
 	case auditentry.FieldHash:
@@ -5428,6 +5486,13 @@ func (m *AuditEntryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDetail(v)
+		return nil
+	case auditentry.FieldContent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContent(v)
 		return nil
 	case auditentry.FieldPrev:
 		v, ok := value.(string)
@@ -5487,7 +5552,11 @@ func (m *AuditEntryMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *AuditEntryMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(auditentry.FieldSeq) {
+		fields = append(fields, auditentry.FieldSeq)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -5500,6 +5569,11 @@ func (m *AuditEntryMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *AuditEntryMutation) ClearField(name string) error {
+	switch name {
+	case auditentry.FieldSeq:
+		m.ClearSeq()
+		return nil
+	}
 	return fmt.Errorf("unknown AuditEntry nullable field %s", name)
 }
 
@@ -5524,6 +5598,9 @@ func (m *AuditEntryMutation) ResetField(name string) error {
 		return nil
 	case auditentry.FieldDetail:
 		m.ResetDetail()
+		return nil
+	case auditentry.FieldContent:
+		m.ResetContent()
 		return nil
 	case auditentry.FieldPrev:
 		m.ResetPrev()

@@ -226,14 +226,18 @@ func init() {
 	auditentryDescDetail := auditentryFields[5].Descriptor()
 	// auditentry.DefaultDetail holds the default value on creation for the detail field.
 	auditentry.DefaultDetail = auditentryDescDetail.Default.(string)
+	// auditentryDescContent is the schema descriptor for content field.
+	auditentryDescContent := auditentryFields[6].Descriptor()
+	// auditentry.DefaultContent holds the default value on creation for the content field.
+	auditentry.DefaultContent = auditentryDescContent.Default.(string)
 	// auditentryDescPrev is the schema descriptor for prev field.
-	auditentryDescPrev := auditentryFields[6].Descriptor()
+	auditentryDescPrev := auditentryFields[7].Descriptor()
 	// auditentry.DefaultPrev holds the default value on creation for the prev field.
 	auditentry.DefaultPrev = auditentryDescPrev.Default.(string)
 	// auditentryDescHash is the schema descriptor for hash field.
-	auditentryDescHash := auditentryFields[7].Descriptor()
-	// auditentry.HashValidator is a validator for the "hash" field. It is called by the builders before save.
-	auditentry.HashValidator = auditentryDescHash.Validators[0].(func(string) error)
+	auditentryDescHash := auditentryFields[8].Descriptor()
+	// auditentry.DefaultHash holds the default value on creation for the hash field.
+	auditentry.DefaultHash = auditentryDescHash.Default.(string)
 	conversationFields := schema.Conversation{}.Fields()
 	_ = conversationFields
 	// conversationDescAgent is the schema descriptor for agent field.

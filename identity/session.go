@@ -107,7 +107,7 @@ func (ss *Sessions) Start(ctx context.Context, userID, email, source string) (Se
 		if err != nil {
 			return fmt.Errorf("record session: %w", err)
 		}
-		_, err = ss.audit.Append(ctx, tx, audit.Record{
+		err = ss.audit.Append(ctx, tx, audit.Record{
 			Actor: email, Action: "signin", Subject: s.ID,
 			Detail: map[string]any{"email": email, "source": source, "expires": s.Expires.UTC().Format(time.RFC3339)},
 		})
@@ -210,7 +210,7 @@ func (ss *Sessions) End(ctx context.Context, c Caller) error {
 		if err != nil || n == 0 {
 			return err
 		}
-		_, err = ss.audit.Append(ctx, tx, audit.Record{
+		err = ss.audit.Append(ctx, tx, audit.Record{
 			Actor: c.Name, Action: "signout", Subject: c.TokenID,
 			Detail: map[string]any{"email": c.Name},
 		})

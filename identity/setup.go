@@ -212,7 +212,7 @@ func (u *Users) Setup(ctx context.Context, s Setup) (User, error) {
 		if out, err = tx.User.Get(ctx, r.ID); err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, audit.Record{
+		err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: out.Email, Action: "user.setup", Subject: out.ID,
 			Detail: map[string]any{"email": out.Email},
 		})
@@ -267,7 +267,7 @@ func (u *Users) firstAdmin(ctx context.Context, tx *ent.Tx, hash, email, name, p
 	if err != nil {
 		return nil, err
 	}
-	_, err = u.audit.Append(ctx, tx, audit.Record{
+	err = u.audit.Append(ctx, tx, audit.Record{
 		Actor: e, Action: "user.first_admin", Subject: id,
 		Detail: map[string]any{"email": e, "name": name, "role": RoleAdmin.String()},
 	})

@@ -248,7 +248,7 @@ func (t *Tokens) Mint(ctx context.Context, o MintOptions) (Minted, error) {
 		if err := create.Exec(ctx); err != nil {
 			return fmt.Errorf("record token: %w", err)
 		}
-		_, err := t.audit.Append(ctx, tx, audit.Record{
+		err := t.audit.Append(ctx, tx, audit.Record{
 			Actor:   ActorOf(ctx, o.Actor),
 			Action:  "token.mint",
 			Subject: id,
@@ -289,7 +289,7 @@ func (t *Tokens) RevokeBy(ctx context.Context, id, actor string, now time.Time) 
 		if n == 0 {
 			return nil // revoked already
 		}
-		_, err = t.audit.Append(ctx, tx, audit.Record{
+		err = t.audit.Append(ctx, tx, audit.Record{
 			Actor:   ActorOf(ctx, actor),
 			Action:  "token.revoke",
 			Subject: id,

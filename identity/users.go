@@ -157,7 +157,7 @@ func (u *Users) Add(ctx context.Context, a AddUser) (User, SetupLink, error) {
 		if err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, audit.Record{
+		err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: ActorOf(ctx, a.Actor), Action: "user.add", Subject: id,
 			Detail: map[string]any{"email": email, "name": name, "role": a.Role.String()},
 		})
@@ -256,7 +256,7 @@ func (u *Users) setRole(ctx context.Context, find func(*ent.Tx) (*ent.User, erro
 		if err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, audit.Record{
+		err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: ActorOf(ctx, actor), Action: "user.role", Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "from": r.Role, "to": role.String()},
 		})
@@ -339,7 +339,7 @@ func (u *Users) setDisabled(ctx context.Context, find func(*ent.Tx) (*ent.User, 
 		if disabled {
 			action = "user.disable"
 		}
-		_, err = u.audit.Append(ctx, tx, audit.Record{
+		err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: ActorOf(ctx, actor), Action: action, Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "sessions_ended": ended},
 		})
@@ -375,7 +375,7 @@ func (u *Users) SetVerifySecret(ctx context.Context, userID, secret, actor strin
 		if err := r.Update().SetVerifyHash(hash).SetUpdatedAt(u.now()).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = u.audit.Append(ctx, tx, audit.Record{
+		err = u.audit.Append(ctx, tx, audit.Record{
 			Actor: ActorOf(ctx, actor), Action: "user.verify_secret", Subject: r.ID,
 			Detail: map[string]any{"email": r.Email, "set": secret != ""},
 		})

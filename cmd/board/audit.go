@@ -29,6 +29,9 @@ type verifyJSON struct {
 	Entries int64  `json:"entries"`
 	Head    string `json:"head"`
 	Bad     int64  `json:"bad,omitempty"`
+	// Pending and BadRow: entries not yet chained (audit.VerifyResult).
+	Pending int64  `json:"pending,omitempty"`
+	BadRow  int    `json:"bad_row,omitempty"`
 	Why     string `json:"why,omitempty"`
 }
 
@@ -53,19 +56,27 @@ func newAuditVerifyCmd(a *app) *cobra.Command {
 			return err
 		}
 		if out.JSON() {
-			v := verifyJSON{OK: r.OK(), Entries: r.Entries, Head: r.Head, Bad: r.Bad}
+			v := verifyJSON{OK: r.OK(), Entries: r.Entries, Head: r.Head, Bad: r.Bad, Pending: r.Pending, BadRow: r.BadRow}
 			if r.Why != nil {
 				v.Why = r.Why.Error()
 			}
 			if err := cli.PrintJSON(a.stdout, v); err != nil {
 				return err
 			}
-		} else if !r.OK() {
-			fmt.Fprintf(a.stdout, "audit: entry %d: %v\n", r.Bad, r.Why)
 		} else {
-			fmt.Fprintf(a.stdout, "audit: %d entries, chain intact\n", r.Entries)
-			if r.Entries > 0 {
-				fmt.Fprintf(a.stdout, "audit: head %d %s\n", r.Entries, r.Head)
+			switch {
+			case r.Bad != 0:
+				fmt.Fprintf(a.stdout, "audit: entry %d: %v\n", r.Bad, r.Why)
+			case r.BadRow != 0:
+				fmt.Fprintf(a.stdout, "audit: entry not yet chained (row %d): %v\n", r.BadRow, r.Why)
+			default:
+				fmt.Fprintf(a.stdout, "audit: %d entries, chain intact\n", r.Entries)
+				if r.Entries > 0 {
+					fmt.Fprintf(a.stdout, "audit: head %d %s\n", r.Entries, r.Head)
+				}
+			}
+			if r.Pending > 0 {
+				fmt.Fprintf(a.stdout, "audit: %d entries not yet chained (their content hashes checked)\n", r.Pending)
 			}
 		}
 		if !r.OK() {

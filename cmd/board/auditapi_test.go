@@ -2,9 +2,11 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -75,5 +77,56 @@ func TestAuditOverAPI(t *testing.T) {
 	js, _, _ := f.board(t, "audit", "verify", "-o", "json")
 	if v := decodeJSON[map[string]any](t, js); v["ok"] != false || v["bad"] != 3.0 || v["entries"] != 2.0 {
 		t.Errorf("audit verify -o json after tampering = %v", v)
+	}
+}
+
+// TestAuditVerifyChainsPending: entries committed but not yet chained (no
+// board ran the sequencer) are chained by audit verify before it checks
+// them, in the order they were written; one changed while it waited is
+// named by its seq.
+func TestAuditVerifyChainsPending(t *testing.T) {
+	t.Parallel()
+	for _, tamper := range []bool{false, true} {
+		dir := t.TempDir()
+		db, err := store.Open(t.Context(), store.SQLiteDSN(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := audit.New(db).AppendNow(t.Context(), audit.Record{Actor: "cli", Action: "test.pending", Subject: fmt.Sprint(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		if tamper {
+			raw, err := sql.Open("sqlite", store.SQLiteDSN(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.ExecContext(t.Context(), `UPDATE audit_entries SET subject = 'x' WHERE subject = '2'`); err != nil {
+				t.Fatal(err)
+			}
+			raw.Close()
+		}
+		out, _, err := runWith(t, noEnv, nil, "audit", "verify", "--data", dir)
+		if tamper {
+			wantExit(t, err, 1, "audit chain broken")
+			if !strings.Contains(out, "audit: entry 2: hash does not match its contents") {
+				t.Errorf("audit verify, entry 2 changed before it was chained:\n%s", out)
+			}
+			continue
+		}
+		if err != nil || !regexpLine(out, `^audit: 3 entries, chain intact$`) || strings.Contains(out, "not yet chained") {
+			t.Errorf("audit verify: %v\n%s", err, out)
+		}
+		list, _, err := runWith(t, noEnv, nil, "audit", "list", "-o", "json", "--data", dir)
+		type entry struct {
+			Seq     int64  `json:"seq"`
+			Subject string `json:"subject"`
+		}
+		got := decodeJSON[[]entry](t, list)
+		if err != nil || len(got) != 3 || got[0] != (entry{1, "1"}) || got[2] != (entry{3, "3"}) {
+			t.Errorf("audit list -o json = %+v, %v; want seq 1 to 3 in the order written", got, err)
+		}
 	}
 }

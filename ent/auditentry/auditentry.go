@@ -23,6 +23,8 @@ const (
 	FieldSubject = "subject"
 	// FieldDetail holds the string denoting the detail field in the database.
 	FieldDetail = "detail"
+	// FieldContent holds the string denoting the content field in the database.
+	FieldContent = "content"
 	// FieldPrev holds the string denoting the prev field in the database.
 	FieldPrev = "prev"
 	// FieldHash holds the string denoting the hash field in the database.
@@ -40,6 +42,7 @@ var Columns = []string{
 	FieldAction,
 	FieldSubject,
 	FieldDetail,
+	FieldContent,
 	FieldPrev,
 	FieldHash,
 }
@@ -65,10 +68,12 @@ var (
 	DefaultSubject string
 	// DefaultDetail holds the default value on creation for the "detail" field.
 	DefaultDetail string
+	// DefaultContent holds the default value on creation for the "content" field.
+	DefaultContent string
 	// DefaultPrev holds the default value on creation for the "prev" field.
 	DefaultPrev string
-	// HashValidator is a validator for the "hash" field. It is called by the builders before save.
-	HashValidator func(string) error
+	// DefaultHash holds the default value on creation for the "hash" field.
+	DefaultHash string
 )
 
 // OrderOption defines the ordering options for the AuditEntry queries.
@@ -107,6 +112,11 @@ func BySubject(opts ...sql.OrderTermOption) OrderOption {
 // ByDetail orders the results by the detail field.
 func ByDetail(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDetail, opts...).ToFunc()
+}
+
+// ByContent orders the results by the content field.
+func ByContent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldContent, opts...).ToFunc()
 }
 
 // ByPrev orders the results by the prev field.

@@ -84,6 +84,11 @@ func Detail(v string) predicate.AuditEntry {
 	return predicate.AuditEntry(sql.FieldEQ(FieldDetail, v))
 }
 
+// Content applies equality check predicate on the "content" field. It's identical to ContentEQ.
+func Content(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEQ(FieldContent, v))
+}
+
 // Prev applies equality check predicate on the "prev" field. It's identical to PrevEQ.
 func Prev(v string) predicate.AuditEntry {
 	return predicate.AuditEntry(sql.FieldEQ(FieldPrev, v))
@@ -132,6 +137,16 @@ func SeqLT(v int64) predicate.AuditEntry {
 // SeqLTE applies the LTE predicate on the "seq" field.
 func SeqLTE(v int64) predicate.AuditEntry {
 	return predicate.AuditEntry(sql.FieldLTE(FieldSeq, v))
+}
+
+// SeqIsNil applies the IsNil predicate on the "seq" field.
+func SeqIsNil() predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldIsNull(FieldSeq))
+}
+
+// SeqNotNil applies the NotNil predicate on the "seq" field.
+func SeqNotNil() predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldNotNull(FieldSeq))
 }
 
 // AtEQ applies the EQ predicate on the "at" field.
@@ -432,6 +447,71 @@ func DetailEqualFold(v string) predicate.AuditEntry {
 // DetailContainsFold applies the ContainsFold predicate on the "detail" field.
 func DetailContainsFold(v string) predicate.AuditEntry {
 	return predicate.AuditEntry(sql.FieldContainsFold(FieldDetail, v))
+}
+
+// ContentEQ applies the EQ predicate on the "content" field.
+func ContentEQ(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEQ(FieldContent, v))
+}
+
+// ContentNEQ applies the NEQ predicate on the "content" field.
+func ContentNEQ(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldNEQ(FieldContent, v))
+}
+
+// ContentIn applies the In predicate on the "content" field.
+func ContentIn(vs ...string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldIn(FieldContent, vs...))
+}
+
+// ContentNotIn applies the NotIn predicate on the "content" field.
+func ContentNotIn(vs ...string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldNotIn(FieldContent, vs...))
+}
+
+// ContentGT applies the GT predicate on the "content" field.
+func ContentGT(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldGT(FieldContent, v))
+}
+
+// ContentGTE applies the GTE predicate on the "content" field.
+func ContentGTE(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldGTE(FieldContent, v))
+}
+
+// ContentLT applies the LT predicate on the "content" field.
+func ContentLT(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldLT(FieldContent, v))
+}
+
+// ContentLTE applies the LTE predicate on the "content" field.
+func ContentLTE(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldLTE(FieldContent, v))
+}
+
+// ContentContains applies the Contains predicate on the "content" field.
+func ContentContains(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldContains(FieldContent, v))
+}
+
+// ContentHasPrefix applies the HasPrefix predicate on the "content" field.
+func ContentHasPrefix(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldHasPrefix(FieldContent, v))
+}
+
+// ContentHasSuffix applies the HasSuffix predicate on the "content" field.
+func ContentHasSuffix(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldHasSuffix(FieldContent, v))
+}
+
+// ContentEqualFold applies the EqualFold predicate on the "content" field.
+func ContentEqualFold(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEqualFold(FieldContent, v))
+}
+
+// ContentContainsFold applies the ContainsFold predicate on the "content" field.
+func ContentContainsFold(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldContainsFold(FieldContent, v))
 }
 
 // PrevEQ applies the EQ predicate on the "prev" field.

@@ -167,14 +167,15 @@ var (
 	// AuditEntriesColumns holds the columns for the "audit_entries" table.
 	AuditEntriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
-		{Name: "seq", Type: field.TypeInt64, Unique: true},
+		{Name: "seq", Type: field.TypeInt64, Unique: true, Nullable: true},
 		{Name: "at", Type: field.TypeTime},
 		{Name: "actor", Type: field.TypeString},
 		{Name: "action", Type: field.TypeString},
 		{Name: "subject", Type: field.TypeString, Default: ""},
 		{Name: "detail", Type: field.TypeString, Size: 2147483647, Default: "{}"},
+		{Name: "content", Type: field.TypeString, Default: ""},
 		{Name: "prev", Type: field.TypeString, Default: ""},
-		{Name: "hash", Type: field.TypeString},
+		{Name: "hash", Type: field.TypeString, Default: ""},
 	}
 	// AuditEntriesTable holds the schema information for the "audit_entries" table.
 	AuditEntriesTable = &schema.Table{

@@ -26,11 +26,14 @@ import (
 var approvalConcurrency = flag.String("approval-concurrency", "1,8,32",
 	"BenchmarkApprovals: comma-separated numbers of operator–agent pairs working at once, one sub-benchmark each")
 
+var approvalPostgres = flag.Bool("postgres", false,
+	"BenchmarkApprovals: keep the board's store on a fresh PostgreSQL database (boardtest.PostgresDSN: SYMPHONIX_TEST_POSTGRES or postgres@127.0.0.1:5432) rather than SQLite")
+
 // TestApprovalsSmall runs the approvals benchmark's machinery on a few
 // agents: every approval raised is decided and delivered to its agent.
 func TestApprovalsSmall(t *testing.T) {
 	const n, conc, count = 50, 8, 160
-	ab := startApprovals(t, n, conc)
+	ab := startApprovals(t, boardtest.Options{}, n, conc)
 	r := ab.run(t, conc, func(work chan<- struct{}) {
 		for range count {
 			work <- struct{}{}
@@ -51,14 +54,14 @@ func TestApprovalsSmall(t *testing.T) {
 }
 
 // BenchmarkApprovals links -agents agents to one board on SQLite
-// (synchronous=FULL), governs every approval by one rule, and for each
+// (synchronous=FULL), or on PostgreSQL with -postgres, governs every approval by one rule, and for each
 // -approval-concurrency runs that many operator–agent pairs: an agent
 // raises (agentlink.Link.Raise), an operator decides yes over the
 // ApprovalService with the raise's digest, and the time until the agent's
 // OnDecision fires is measured. One op is one approval; ns/op is the
 // inverse of the throughput. Run it with a fixed count:
 //
-//	go test -run='^$' -bench=BenchmarkApprovals -benchtime=2000x -timeout=30m ./internal/linkload
+//	go test -run='^$' -bench=BenchmarkApprovals -benchtime=2000x -timeout=30m ./internal/linkload [-args -postgres]
 func BenchmarkApprovals(b *testing.B) {
 	var concs []int
 	for _, f := range strings.Split(*approvalConcurrency, ",") {
@@ -68,7 +71,11 @@ func BenchmarkApprovals(b *testing.B) {
 		}
 		concs = append(concs, c)
 	}
-	ab := startApprovals(b, *agents, slices.Max(concs))
+	var opts boardtest.Options
+	if *approvalPostgres {
+		opts.DSN = boardtest.PostgresDSN(b)
+	}
+	ab := startApprovals(b, opts, *agents, slices.Max(concs))
 	b.Logf("%d agents linked in %s (tokens minted in %s)", *agents, ab.linking.Round(time.Millisecond), ab.minting.Round(time.Millisecond))
 	for _, c := range concs {
 		b.Run(fmt.Sprintf("concurrency=%d", c), func(b *testing.B) {
@@ -117,13 +124,14 @@ type delivered struct {
 	at time.Time
 }
 
-// startApprovals starts a board on SQLite in a temporary folder, puts a rule
+// startApprovals starts a board on opts' store (SQLite in a temporary
+// folder unless opts.DSN says otherwise), puts a rule
 // governing every approval, links n agents (agentlink, in this process) and
 // readies operators operators, each with a connection of its own. The links
 // end before the board stops.
-func startApprovals(tb testing.TB, n, operators int) *approvalLoad {
+func startApprovals(tb testing.TB, opts boardtest.Options, n, operators int) *approvalLoad {
 	tb.Helper()
-	bt := boardtest.Start(tb, boardtest.Options{})
+	bt := boardtest.Start(tb, opts)
 	ctx := context.Background()
 	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("admin", identity.RoleAdmin)))
 	quorum := int32(1)
