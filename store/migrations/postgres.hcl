@@ -361,7 +361,7 @@ table "audit_entries" {
     }
   }
   column "seq" {
-    null = false
+    null = true
     type = bigint
   }
   column "at" {
@@ -386,14 +386,20 @@ table "audit_entries" {
     type    = text
     default = sql("'{}'")
   }
+  column "content" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
   column "prev" {
     null    = false
     type    = varchar
     default = sql("''")
   }
   column "hash" {
-    null = false
-    type = varchar
+    null    = false
+    type    = varchar
+    default = sql("''")
   }
   primary_key {
     columns = [column.id]
