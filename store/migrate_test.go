@@ -278,7 +278,10 @@ func checkRows(t *testing.T, c *ent.Client) {
 		At                                         time.Time
 		Actor, Action, Subject, Detail, Prev, Hash string
 	}
-	gotE := auditRow{e.Seq, e.At, e.Actor, e.Action, e.Subject, e.Detail, e.Prev, e.Hash}
+	if e.Seq == nil {
+		t.Fatal("audit entry after the upgrade: its seq is gone")
+	}
+	gotE := auditRow{*e.Seq, e.At, e.Actor, e.Action, e.Subject, e.Detail, e.Prev, e.Hash}
 	wantE := auditRow{1, t1, "user:ann", "approval.decide", "ap-1", `{"say":"approve"}`, "", "h1"}
 	if d := cmp.Diff(wantE, gotE, same); d != "" {
 		t.Errorf("audit entry after the upgrade (-want +got):\n%s", d)
