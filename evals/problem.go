@@ -3,7 +3,6 @@ package evals
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -76,13 +75,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// asFileError returns err's problems when it is an EvalFileError.
-func asFileError(err error) (*EvalFileError, bool) {
-	var fe *EvalFileError
-	ok := errors.As(err, &fe)
-	return fe, ok
 }
 
 // The keys each object of a suite may have.
