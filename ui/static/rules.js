@@ -67,8 +67,12 @@
   let open = null;
   let filled = false;
   let busy = false;
+  // again: a change was made here since the read under way began, so the
+  // list is read again at once.
+  let again = false;
 
   function reset() {
+    again = false;
     rules = null;
     cut = false;
     drawn = "";
@@ -92,6 +96,7 @@
       }
       const ctl = new AbortController();
       controller = ctl;
+      again = false;
       try {
         await readRules(gen, ctl.signal);
         if (!board.current(gen)) return;
@@ -108,6 +113,7 @@
       }
       if (!board.current(gen)) return;
       ctl.abort();
+      if (again && failures === 0) continue;
       await sleep(failures === 0 ? POLL_MS : Math.min(POLL_MAX_MS, POLL_MS * Math.pow(2, failures)), nap);
     }
   }
@@ -124,6 +130,7 @@
 
   // reread reads the rules now (after a change made here).
   function reread() {
+    again = true;
     if (nap.wake) nap.wake();
   }
 
