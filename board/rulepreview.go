@@ -29,7 +29,8 @@ const (
 )
 
 // PreviewRule says what a rule would govern if it were put now: the rule
-// is checked as PutRule checks it, then matched against the agents the
+// is checked as PutRule checks it (ruleFromProto, then the same refusals
+// of a rule whose patterns another has and of one rule too many), then matched against the agents the
 // board knows and the (agent, node) pairs approvals came from in the last
 // previewWindow. Nothing is written.
 func (s approvalService) PreviewRule(ctx context.Context, req *boardv1.PreviewRuleRequest) (*boardv1.PreviewRuleResponse, error) {
@@ -51,13 +52,23 @@ func (s approvalService) PreviewRule(ctx context.Context, req *boardv1.PreviewRu
 		// every stored rule of its kind, as it would once put.
 		previewed.ID = "~ new rule"
 	}
+	// Refused as PutRule would refuse it: another rule with its patterns,
+	// or one rule too many.
+	replaces := false
 	with := make([]*ent.Rule, 0, len(rules)+1)
 	for _, r := range rules {
 		if r.ID == previewed.ID {
 			previewed.CreatedAt = r.CreatedAt
+			replaces = true
 			continue
 		}
+		if r.Agent == in.Agent && r.Node == in.Node {
+			return nil, errRuleTaken(r, in)
+		}
 		with = append(with, r)
+	}
+	if !replaces && len(rules) >= maxRules {
+		return nil, errTooManyRules(len(rules))
 	}
 	with = append(with, previewed)
 	sortRules(rules)

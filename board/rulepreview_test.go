@@ -105,6 +105,15 @@ func testRulePreview(t *testing.T, opts boardtest.Options) {
 		}
 	}
 
+	// Refused as PutRule refuses it: another rule has these patterns.
+	_, err := admin.PreviewRule(t.Context(), &boardv1.PreviewRuleRequest{Rule: &boardv1.Rule{Agent: "desk-a", Node: "wire", Role: boardv1.Role_ROLE_APPROVER}})
+	if connect.CodeOf(err) != connect.CodeAlreadyExists || !strings.Contains(err.Error(), `"keep-wire"`) {
+		t.Errorf("PreviewRule(desk-a, wire) = %v, want already_exists naming keep-wire", err)
+	}
+	if _, err := admin.PreviewRule(t.Context(), &boardv1.PreviewRuleRequest{Rule: &boardv1.Rule{Id: "keep-wire", Agent: "desk-a", Node: "wire", Role: boardv1.Role_ROLE_ADMIN}}); err != nil {
+		t.Errorf("PreviewRule(keep-wire in its own place) = %v, want no error", err)
+	}
+
 	// Admins only.
 	for _, role := range []identity.Role{identity.RoleViewer, identity.RoleApprover} {
 		c := approvalsClient(bt, bt.OperatorToken("someone", role))
@@ -117,6 +126,23 @@ func testRulePreview(t *testing.T, opts boardtest.Options) {
 	// Nothing written.
 	if diff := cmp.Diff(before, listRules(t, admin), protocmp.Transform()); diff != "" {
 		t.Errorf("ListRules after previews (-before +after):\n%s", diff)
+	}
+
+	// A new rule as specific as a stored one goes after it, as PutRule
+	// puts it: the older keeps desk-b's pay. In its place, it would govern.
+	putRule(t, admin, &boardv1.Rule{Id: "older", Agent: "desk-?", Node: "pay", Role: boardv1.Role_ROLE_APPROVER})
+	for _, tt := range []struct {
+		id   string
+		want bool
+	}{{"", false}, {"older", true}} {
+		got := preview(&boardv1.Rule{Id: tt.id, Agent: "desk-*", Node: "pay", Role: boardv1.Role_ROLE_ADMIN})
+		want := []*boardv1.RuleMatch{
+			{Agent: "desk-a", Node: "pay", GovernedBy: "a-pay", WouldGovern: false, Approvals: 2},
+			{Agent: "desk-b", Node: "pay", GovernedBy: "older", WouldGovern: tt.want, Approvals: 1},
+		}
+		if diff := cmp.Diff(want, got.GetMatches(), protocmp.Transform()); diff != "" {
+			t.Errorf("PreviewRule(id %q, desk-*, pay) beside desk-?'s (-want +got):\n%s", tt.id, diff)
+		}
 	}
 }
 
