@@ -68,8 +68,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 			First(ctx)
 		switch {
 		case err == nil:
-			return connect.Errorf(connect.CodeAlreadyExists,
-				"rule: rule %q already governs agent %q at node %q; put that one instead", other.ID, in.Agent, in.Node)
+			return errRuleTaken(other, in)
 		case !ent.IsNotFound(err):
 			return err
 		}
@@ -80,8 +79,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				return cerr
 			}
 			if n >= maxRules {
-				return connect.Errorf(connect.CodeResourceExhausted,
-					"rule: the board holds %d rules, at most %d: put one in the place of another, or delete one", n, maxRules)
+				return errTooManyRules(n)
 			}
 		}
 		switch {
@@ -136,6 +134,20 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 		return nil, err
 	}
 	return &boardv1.PutRuleResponse{Rule: ruleProto(out)}, nil
+}
+
+// errRuleTaken is PutRule's refusal of in when other, another rule,
+// already has its agent and node patterns.
+func errRuleTaken(other *ent.Rule, in ruleInput) error {
+	return connect.Errorf(connect.CodeAlreadyExists,
+		"rule: rule %q already governs agent %q at node %q; put that one instead", other.ID, in.Agent, in.Node)
+}
+
+// errTooManyRules is PutRule's refusal of a new rule when the board holds
+// n rules, maxRules or more.
+func errTooManyRules(n int) error {
+	return connect.Errorf(connect.CodeResourceExhausted,
+		"rule: the board holds %d rules, at most %d: put one in the place of another, or delete one", n, maxRules)
 }
 
 // ListRules is a page of rules in match order. The board holds at most

@@ -48,6 +48,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="run.js" defer></script>
 <script src="alerts.js" defer></script>
 <script src="approvals.js" defer></script>
+<script src="rules.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>
 <script src="library.js" defer></script>
@@ -84,6 +85,7 @@ func TestHandler(t *testing.T) {
 		{name: "fire", method: http.MethodGet, path: "/fire.js", status: http.StatusOK, contentType: "text/javascript", body: `"StartRun"`},
 		{name: "run", method: http.MethodGet, path: "/run.js", status: http.StatusOK, contentType: "text/javascript", body: `"StopRun"`},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
+		{name: "rules", method: http.MethodGet, path: "/rules.js", status: http.StatusOK, contentType: "text/javascript", body: `"PreviewRule"`},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
 		{name: "library", method: http.MethodGet, path: "/library.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListPackages"`},

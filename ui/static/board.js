@@ -5,7 +5,7 @@
 // this one; health.js (the words for an agent's health and pause) and
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
-// fire.js, runtree.js, run.js, alerts.js, approvals.js, tools.js, conversations.js, library.js,
+// fire.js, runtree.js, run.js, alerts.js, approvals.js, rules.js, tools.js, conversations.js, library.js,
 // package.js, people.js, me.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
@@ -22,13 +22,16 @@ const board = (function () {
   // (agentHref), and one run's "#run/", its agent's name, "/" and its id
   // (runHref), both under the Agents tab. "#approval/" and an approval's id
   // (approvalHref) is the approvals view with that approval picked out.
+  // "#rules/" and a rule's id (ruleHref) is the rules view with that rule
+  // open.
   // One package of the library is "#package/" and its name (packageHref),
   // under the Library tab.
-  const VIEWS = ["agents", "agent", "run", "approvals", "tools", "conversations", "alerts", "library", "package", "people", "me"];
+  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "me"];
   const AGENT_HASH = "#agent/";
   const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";
   const APPROVAL_HASH = "#approval/";
+  const RULE_HASH = "#rules/";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -385,6 +388,7 @@ const board = (function () {
     if (packageOfHash() !== "") return "package";
     if (runOfHash() !== null) return "run";
     if (approvalOfHash() !== "") return "approvals";
+    if (ruleOfHash() !== "") return "rules";
     const name = location.hash.slice(1);
     return VIEWS.includes(name) && name !== "agent" && name !== "run" && name !== "package" ? name : "agents";
   }
@@ -426,6 +430,18 @@ const board = (function () {
   function approvalOfHash() {
     if (!location.hash.startsWith(APPROVAL_HASH)) return "";
     return decoded(location.hash.slice(APPROVAL_HASH.length));
+  }
+
+  // ruleHref is the fragment of the rules view with the rule id open.
+  function ruleHref(id) {
+    return RULE_HASH + encodeURIComponent(id);
+  }
+
+  // ruleOfHash is the id of the rule the fragment opens, or "" when it
+  // names none.
+  function ruleOfHash() {
+    if (!location.hash.startsWith(RULE_HASH)) return "";
+    return decoded(location.hash.slice(RULE_HASH.length));
   }
 
   // agentHref is the fragment of the page of the agent named name.
@@ -498,7 +514,7 @@ const board = (function () {
   return {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
     parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
-    runHref, runOfHash, approvalHref, approvalOfHash, packageHref, packageOfHash,
+    runHref, runOfHash, approvalHref, approvalOfHash, ruleHref, ruleOfHash, packageHref, packageOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //
