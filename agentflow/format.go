@@ -47,6 +47,7 @@ type printer struct {
 	indent   int
 	pendNL   int  // 1: a line break before the next token; 2: a blank line
 	space    bool // a space before the next token
+	cspace   bool // a space before the next token, unless it is one of noSpaceAfterComment
 	blankOK  bool // the pending line break may keep a blank line of the source
 	lastLine int  // the source line the last thing printed ended on
 	err      error
@@ -61,8 +62,13 @@ func (p *printer) nl(blank bool) {
 
 func (p *printer) sp() { p.space = true }
 
-// sep writes what was asked for before a token or comment on source line.
-func (p *printer) sep(line int) {
+// noSpaceAfterComment are the tokens that do not take the space a block
+// comment on their line would put before them.
+var noSpaceAfterComment = map[string]bool{")": true, "]": true, ",": true, ".": true, "[*]": true, ":": true, "?": true, ">": true, "..": true}
+
+// sep writes what was asked for before text, a token or comment on source
+// line.
+func (p *printer) sep(text string, line int) {
 	switch {
 	case p.buf.Len() == 0:
 	case p.pendNL > 0:
@@ -72,10 +78,10 @@ func (p *printer) sep(line int) {
 		}
 		p.buf.WriteString(strings.Repeat("\n", n))
 		p.buf.WriteString(strings.Repeat("  ", p.indent))
-	case p.space:
+	case p.space || p.cspace && !noSpaceAfterComment[text]:
 		p.buf.WriteByte(' ')
 	}
-	p.pendNL, p.space = 0, false
+	p.pendNL, p.space, p.cspace = 0, false, false
 }
 
 // flush prints the comments before offset.
@@ -86,14 +92,12 @@ func (p *printer) flush(offset int) {
 		if p.buf.Len() > 0 && c.From.Line == p.lastLine {
 			p.buf.WriteByte(' ')
 		} else {
-			pend := p.pendNL
 			p.pendNL = max(p.pendNL, 1)
-			p.sep(c.From.Line)
-			p.pendNL = pend
+			p.sep(c.Text, c.From.Line)
 		}
 		p.buf.WriteString(strings.TrimRight(c.Text, " \t"))
 		p.lastLine = c.To.Line
-		p.space = false
+		p.space, p.cspace = false, false
 		next := p.toks[p.ti].Pos
 		if p.ci < len(p.comments) && p.comments[p.ci].From.Offset < next.Offset {
 			next = p.comments[p.ci].From
@@ -101,7 +105,7 @@ func (p *printer) flush(offset int) {
 		if strings.HasPrefix(c.Text, "//") || next.Line > c.To.Line {
 			p.pendNL = max(p.pendNL, 1)
 		} else if p.pendNL == 0 {
-			p.space = true
+			p.cspace = true
 		}
 	}
 }
@@ -116,7 +120,7 @@ func (p *printer) tok(text string) {
 		p.ti++
 	}
 	p.flush(t.Pos.Offset)
-	p.sep(t.Pos.Line)
+	p.sep(text, t.Pos.Line)
 	p.buf.WriteString(text)
 	p.lastLine = t.End.Line
 	p.blankOK = false
@@ -124,7 +128,7 @@ func (p *printer) tok(text string) {
 
 // synth prints text the source does not have.
 func (p *printer) synth(text string) {
-	p.sep(p.lastLine)
+	p.sep(text, p.lastLine)
 	p.buf.WriteString(text)
 }
 
@@ -186,6 +190,8 @@ func (p *printer) list(open, close string, n int, trailing, padded bool, item fu
 	vertical := n > 0 && p.toks[p.ti+1].Pos.Line > p.toks[p.ti].Pos.Line
 	p.tok(open)
 	if !vertical {
+		p.indent++ // for lines a line comment breaks
+		defer func() { p.indent-- }()
 		for i := range n {
 			if i > 0 {
 				p.tok(",")

@@ -13,7 +13,7 @@ import (
 // token, so one mistake is one error.
 func Parse(src []byte) (*File, []Diagnostic) {
 	toks, diags := Lex(src)
-	p := &parser{diags: diags, lastErr: -1}
+	p := &parser{diags: diags, lastErr: -1, toks: make([]Token, 0, len(toks))}
 	f := &File{}
 	for _, t := range toks {
 		switch t.Kind {
@@ -31,7 +31,7 @@ func Parse(src []byte) (*File, []Diagnostic) {
 	if len(src) > MaxSourceBytes {
 		return f, diags
 	}
-	p.tok = p.toks[0]
+	p.tok = &p.toks[0]
 	p.file(f)
 	return f, p.diags
 }
@@ -61,7 +61,7 @@ var levelWants = [...]string{
 type parser struct {
 	toks     []Token // without comments
 	i        int
-	tok      Token
+	tok      *Token
 	prevEnd  Position // the end of the last token consumed
 	braces   int      // { consumed less } consumed
 	depth    int
@@ -87,14 +87,14 @@ func (p *parser) next() {
 	if p.i < len(p.toks)-1 {
 		p.i++
 	}
-	p.tok = p.toks[p.i]
+	p.tok = &p.toks[p.i]
 }
 
-func (p *parser) peek(n int) Token {
+func (p *parser) peek(n int) *Token {
 	if p.i+n < len(p.toks) {
-		return p.toks[p.i+n]
+		return &p.toks[p.i+n]
 	}
-	return p.toks[len(p.toks)-1]
+	return &p.toks[len(p.toks)-1]
 }
 
 func (p *parser) is(text string) bool {
@@ -120,7 +120,7 @@ func (p *parser) report(format string, args ...any) {
 
 // fail reports that want was expected here and aborts the construct.
 func (p *parser) fail(want string) {
-	p.report("expected %s, found %s", want, describe(p.tok))
+	p.report("expected %s, found %s", want, describe(*p.tok))
 	panic(errStmt{})
 }
 
@@ -156,7 +156,7 @@ func quote(words ...string) string {
 }
 
 // expect consumes the punctuation or keyword text, or fails.
-func (p *parser) expect(text string) Token {
+func (p *parser) expect(text string) *Token {
 	if !p.is(text) {
 		p.fail(quote(text))
 	}
@@ -257,7 +257,7 @@ func (p *parser) startsAt(level int, outer bool) bool {
 		return false
 	}
 	switch n := p.peek(1); n.Text {
-	case ":", "?", ",", "=", "}":
+	case ":", "?", ",", "}":
 		return n.Kind != KindPunct
 	}
 	return true
@@ -302,10 +302,10 @@ func (p *parser) block(level int, atLeastOne bool, item func()) {
 			n++
 			p.try(level, item)
 		case p.startsAt(level, true):
-			p.report("expected %s, found %s", levelWants[level], describe(p.tok))
+			p.report("expected %s, found %s", levelWants[level], describe(*p.tok))
 			return
 		default:
-			p.report("expected %s, found %s", levelWants[level], describe(p.tok))
+			p.report("expected %s, found %s", levelWants[level], describe(*p.tok))
 			p.next()
 			p.sync(level, braces)
 		}
@@ -323,14 +323,14 @@ func (p *parser) file(f *File) {
 	f.Span = Span{p.tok.Pos, p.tok.Pos}
 	for p.tok.Kind != KindEOF {
 		if !p.startsAt(levelFile, false) {
-			p.report("expected %s, found %s", levelWants[levelFile], describe(p.tok))
+			p.report("expected %s, found %s", levelWants[levelFile], describe(*p.tok))
 			p.next()
 			p.sync(levelFile, 0)
 			continue
 		}
 		p.try(levelFile, func() { f.Workflows = append(f.Workflows, p.workflow()) })
 	}
-	if len(f.Workflows) == 0 {
+	if len(f.Workflows) == 0 && !HasErrors(p.diags) {
 		p.report("expected %s, found end of file", levelWants[levelFile])
 	}
 	f.To = p.tok.End

@@ -85,6 +85,7 @@ var puncts = []string{"[*]", "->", "==", "!=", "<=", ">=", "??", "..", "{", "}",
 // MaxSourceBytes.
 func Lex(src []byte) ([]Token, []Diagnostic) {
 	l := &lexer{src: src, line: 1}
+	l.toks = make([]Token, 0, len(src)/4+1)
 	if len(src) > MaxSourceBytes {
 		end := Position{Offset: 0, Line: 1, Column: 1}
 		l.errorf(end, end, "file is %d bytes, larger than the %d a source file may be", len(src), MaxSourceBytes)
