@@ -45,6 +45,7 @@ type printer struct {
 	ci       int
 	buf      bytes.Buffer
 	indent   int
+	cont     int // one-line lists open: a line a comment breaks in one is indented one more level
 	pendNL   int  // 1: a line break before the next token; 2: a blank line
 	space    bool // a space before the next token
 	cspace   bool // a space before the next token, unless it is one of noSpaceAfterComment
@@ -77,7 +78,7 @@ func (p *printer) sep(text string, line int) {
 			n = 2
 		}
 		p.buf.WriteString(strings.Repeat("\n", n))
-		p.buf.WriteString(strings.Repeat("  ", p.indent))
+		p.buf.WriteString(strings.Repeat("  ", p.indent+min(p.cont, 1)))
 	case p.space || p.cspace && !noSpaceAfterComment[text]:
 		p.buf.WriteByte(' ')
 	}
@@ -170,6 +171,9 @@ func (p *printer) block(n int, item func(i int)) {
 		p.tok("}")
 		return
 	}
+	cont := p.cont
+	p.cont = 0
+	defer func() { p.cont = cont }()
 	p.indent++
 	for i := range n {
 		p.nl(i > 0)
@@ -190,8 +194,8 @@ func (p *printer) list(open, close string, n int, trailing, padded bool, item fu
 	vertical := n > 0 && p.toks[p.ti+1].Pos.Line > p.toks[p.ti].Pos.Line
 	p.tok(open)
 	if !vertical {
-		p.indent++ // for lines a line comment breaks
-		defer func() { p.indent-- }()
+		p.cont++
+		defer func() { p.cont-- }()
 		for i := range n {
 			if i > 0 {
 				p.tok(",")
@@ -210,6 +214,9 @@ func (p *printer) list(open, close string, n int, trailing, padded bool, item fu
 		p.tok(close)
 		return
 	}
+	cont := p.cont
+	p.cont = 0
+	defer func() { p.cont = cont }()
 	p.indent++
 	for i := range n {
 		p.nl(i > 0)
