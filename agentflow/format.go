@@ -45,7 +45,7 @@ type printer struct {
 	ci       int
 	buf      bytes.Buffer
 	indent   int
-	cont     int // one-line lists open: a line a comment breaks in one is indented one more level
+	cont     int  // one-line lists open: a line a comment breaks in one is indented one more level
 	pendNL   int  // 1: a line break before the next token; 2: a blank line
 	space    bool // a space before the next token
 	cspace   bool // a space before the next token, unless it is one of noSpaceAfterComment
