@@ -85,9 +85,9 @@ func (p *printer) sep(text string, line int) {
 	p.pendNL, p.space, p.cspace = 0, false, false
 }
 
-// flush prints the comments before offset.
-func (p *printer) flush(offset int) {
-	for p.ci < len(p.comments) && p.comments[p.ci].From.Offset < offset {
+// flush prints the comments before the token at at.
+func (p *printer) flush(at Position) {
+	for p.ci < len(p.comments) && p.comments[p.ci].From.Offset < at.Offset {
 		c := p.comments[p.ci]
 		p.ci++
 		if p.buf.Len() > 0 && c.From.Line == p.lastLine {
@@ -99,7 +99,7 @@ func (p *printer) flush(offset int) {
 		p.buf.WriteString(strings.TrimRight(c.Text, " \t"))
 		p.lastLine = c.To.Line
 		p.space, p.cspace = false, false
-		next := p.toks[p.ti].Pos
+		next := at
 		if p.ci < len(p.comments) && p.comments[p.ci].From.Offset < next.Offset {
 			next = p.comments[p.ci].From
 		}
@@ -120,7 +120,7 @@ func (p *printer) tok(text string) {
 	if p.ti < len(p.toks)-1 {
 		p.ti++
 	}
-	p.flush(t.Pos.Offset)
+	p.flush(t.Pos)
 	p.sep(text, t.Pos.Line)
 	p.buf.WriteString(text)
 	p.lastLine = t.End.Line
@@ -137,7 +137,7 @@ func (p *printer) synth(text string) {
 func (p *printer) drop() {
 	t := p.toks[p.ti]
 	p.ti++
-	p.flush(t.Pos.Offset)
+	p.flush(t.Pos)
 	p.lastLine = t.End.Line
 }
 
@@ -160,7 +160,7 @@ func (p *printer) file(f *File) {
 	}
 	p.blankOK = true
 	p.nl(true)
-	p.flush(p.toks[len(p.toks)-1].Pos.Offset)
+	p.flush(p.toks[len(p.toks)-1].Pos)
 	p.buf.WriteByte('\n')
 }
 
@@ -180,7 +180,7 @@ func (p *printer) block(n int, item func(i int)) {
 		item(i)
 	}
 	p.nl(true)
-	p.flush(p.toks[p.ti].Pos.Offset)
+	p.flush(p.toks[p.ti].Pos)
 	p.indent--
 	p.nl(false)
 	p.tok("}")
@@ -231,7 +231,7 @@ func (p *printer) list(open, close string, n int, trailing, padded bool, item fu
 		}
 	}
 	p.nl(true)
-	p.flush(p.toks[p.ti].Pos.Offset)
+	p.flush(p.toks[p.ti].Pos)
 	p.indent--
 	p.nl(false)
 	p.tok(close)

@@ -301,6 +301,22 @@ func TestRecovery(t *testing.T) {
 		{"an unterminated multiline string", wrap("    let a = \"\"\"open\n    return a"), []string{
 			`3:13: unterminated multiline string: """ without a closing """`,
 		}},
+		{"a statement inside an agent block, braces balanced", wrap(
+			"    let a = agent(x) { task \"t\" let b = 1 }\n" +
+				"    let c = [1,]\n" +
+				"    return c"), []string{
+			`3:33: expected "task", "input", "tools", "write", "expect", "timeout", "retry" or "}", found "let"`,
+			`4:16: expected an expression, found "]"`,
+		}},
+		{"a stage inside a stage, braces balanced", wrap(
+			"    stage a -> T {\n" +
+				"      stage b -> T { return 1 }\n" +
+				"      return = 2\n" +
+				"    }\n" +
+				"    return a"), []string{
+			`4:7: expected "let", "require", "emit", "return", "if" or "}", found "stage"`,
+			`5:14: expected an expression, found "="`,
+		}},
 		{"a keyword as a field name does not end recovery", wrap("    let a = { x: 1 y: 2, type: 3, let: 4 }\n    let b = ("), []string{
 			`3:20: expected "}" or ",", found identifier "y"`,
 			`5:3: expected an expression, found "}"`,

@@ -31,6 +31,15 @@ func Parse(src []byte) (*File, []Diagnostic) {
 	if len(src) > MaxSourceBytes {
 		return f, diags
 	}
+	open := 0
+	for _, t := range p.toks {
+		if t.Kind == KindPunct && t.Text == "{" {
+			open++
+		} else if t.Kind == KindPunct && t.Text == "}" {
+			open--
+		}
+	}
+	p.balanced = open == 0
 	p.tok = &p.toks[0]
 	p.file(f)
 	return f, p.diags
@@ -69,6 +78,7 @@ type parser struct {
 	nerrs    int
 	lastErr  int // offset of the token the last error was reported at
 	lexToEOF bool
+	balanced bool // as many "}" as "{" in the file: a block is not missing its "}"
 }
 
 // errStmt aborts the construct being parsed; the nearest block skips to
@@ -238,10 +248,11 @@ func (p *parser) try(level int, item func()) {
 }
 
 // startsAt says whether the current token starts an item of level (or,
-// with outer, of a level enclosing it). A keyword that is a field name
-// here (after '.', before ':') starts nothing.
+// with outer, of a level enclosing it, when the file has a block left
+// open). A keyword that is a field name here (after '.', before ':')
+// starts nothing.
 func (p *parser) startsAt(level int, outer bool) bool {
-	if p.tok.Kind != KindKeyword {
+	if p.tok.Kind != KindKeyword || outer && p.balanced {
 		return false
 	}
 	found := false
@@ -264,11 +275,16 @@ func (p *parser) startsAt(level int, outer bool) bool {
 }
 
 // sync skips to the next item of level, the "}" closing the block (braces
-// open inside it), or an item of an enclosing level.
+// open inside it), or an item of an enclosing level. In a file whose
+// braces balance, braces left open where it stops are closed by the "}"
+// that come later (block skips them); in a file with a "}" missing, they
+// are taken as closed.
 func (p *parser) sync(level, braces int) {
 	for p.tok.Kind != KindEOF {
 		if p.startsAt(level, false) || p.startsAt(level, true) {
-			p.braces = braces
+			if !p.balanced {
+				p.braces = braces
+			}
 			return
 		}
 		if p.is("}") && p.braces <= braces {
@@ -289,6 +305,8 @@ func (p *parser) block(level int, atLeastOne bool, item func()) {
 	n := 0
 	for {
 		switch {
+		case p.is("}") && p.braces > braces && p.balanced:
+			p.next() // closes what an error left open
 		case p.is("}"):
 			if n == 0 && atLeastOne {
 				p.report("expected a statement, found \"}\"")
@@ -303,6 +321,7 @@ func (p *parser) block(level int, atLeastOne bool, item func()) {
 			p.try(level, item)
 		case p.startsAt(level, true):
 			p.report("expected %s, found %s", levelWants[level], describe(*p.tok))
+			p.braces = braces - 1 // taken as closed
 			return
 		default:
 			p.report("expected %s, found %s", levelWants[level], describe(*p.tok))
