@@ -16,8 +16,9 @@ func (s Span) Pos() Position { return s.From }
 // End is just past the node's last byte.
 func (s Span) End() Position { return s.To }
 
-// File is a parsed .af file: its workflows, and its comments in source
-// order (the parser skips them; the formatter puts them back).
+// File is a parsed .af file, from its first byte to its end: its
+// workflows, and its comments in source order (the parser skips them; the
+// formatter puts them back).
 type File struct {
 	Span
 	Workflows []*Workflow

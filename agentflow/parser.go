@@ -339,7 +339,7 @@ func (p *parser) file(f *File) {
 			}
 		}
 	}()
-	f.Span = Span{p.tok.Pos, p.tok.Pos}
+	f.Span = Span{Position{Offset: 0, Line: 1, Column: 1}, p.tok.Pos}
 	for p.tok.Kind != KindEOF {
 		if !p.startsAt(levelFile, false) {
 			p.report("expected %s, found %s", levelWants[levelFile], describe(*p.tok))
