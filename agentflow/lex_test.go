@@ -49,6 +49,7 @@ func TestLex(t *testing.T) {
 		{"an empty string", `""`, []string{`string:""=""`}, ""},
 		{"a string ends on its line", "\"open\nx", []string{`string:"open="open"`, "identifier:x"}, "1:1: unterminated string: a \"...\" string ends with \" on its own line"},
 		{"a backslash does not continue a line", "\"a\\\nb", []string{`string:"a\="a"`, "identifier:b"}, "1:1: unterminated string: a \"...\" string ends with \" on its own line"},
+		{"no escape of U+2028", "\"a\\\u2028b", []string{"string:\"a\\=\"a\"", "identifier:b"}, "1:1: unterminated string: a \"...\" string ends with \" on its own line"},
 		{"a string at the end of the file", `"abc`, []string{`string:"abc="abc"`}, "1:1: unterminated string: a \"...\" string ends with \" on its own line"},
 		{"a multiline string", "\"\"\"\n  one\n  two\n\"\"\"", []string{"multiline string:\"\"\"\n  one\n  two\n\"\"\"=\"  one\\n  two\""}, ""},
 		{"multiline: only newlines trimmed", "\"\"\"\r\n\n  x \\n \"y\"\n  \"\"\"", []string{"multiline string:\"\"\"\r\n\n  x \\n \"y\"\n  \"\"\"=\"  x \\\\n \\\"y\\\"\\n  \""}, ""},

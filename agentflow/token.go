@@ -261,7 +261,7 @@ func (l *lexer) string(start Position) Token {
 	var b strings.Builder
 	j := l.off + 1
 	for {
-		if j >= len(src) || src[j] == '\n' || src[j] == '\r' || (src[j] == '\\' && (j+1 >= len(src) || src[j+1] == '\n' || src[j+1] == '\r')) {
+		if j >= len(src) || src[j] == '\n' || src[j] == '\r' || (src[j] == '\\' && escapesLineEnd(src[j+1:])) {
 			if j < len(src) && src[j] == '\\' {
 				j++
 			}
@@ -295,6 +295,18 @@ func (l *lexer) string(start Position) Token {
 			j++
 		}
 	}
+}
+
+// escapesLineEnd says whether rest, what follows a backslash in a string,
+// is empty or starts with a line terminator, which no escape takes (the
+// reference's \\. is JavaScript's, whose . matches neither \n, \r, U+2028
+// nor U+2029).
+func escapesLineEnd(rest []byte) bool {
+	if len(rest) == 0 || rest[0] == '\n' || rest[0] == '\r' {
+		return true
+	}
+	r, _ := utf8.DecodeRune(rest)
+	return r == '\u2028' || r == '\u2029'
 }
 
 // mlString is a """...""" string: verbatim, less its leading and
