@@ -73,6 +73,7 @@ const (
 	// parentheses, not and ?? chains, and each operator or postfix of a
 	// chain counts one level.
 	MaxNesting = 200
-	// MaxErrors is how many syntax errors Parse reports before it stops.
+	// MaxErrors is how many syntax errors Parse reports before it stops,
+	// and how many lex errors Lex reports (it goes on lexing).
 	MaxErrors = 50
 )

@@ -380,6 +380,10 @@ func TestLimits(t *testing.T) {
 	if len(diags) != MaxErrors+1 || !strings.Contains(diags[MaxErrors].Message, "too many errors") {
 		t.Errorf("Parse of 100 errors: %d diagnostics, the last %v; want %d and too many errors", len(diags), diags[len(diags)-1], MaxErrors+1)
 	}
+	toks, diags := Lex([]byte(strings.Repeat("# ", 1000)))
+	if len(toks) != 1001 || len(diags) != MaxErrors+1 || !strings.Contains(diags[MaxErrors].Message, "too many errors") {
+		t.Errorf("Lex of 1,000 stray characters: %d tokens, %d diagnostics; want 1,001 and %d, the last saying too many errors", len(toks), len(diags), MaxErrors+1)
+	}
 	big := make([]byte, MaxSourceBytes+1)
 	if _, diags := Parse(big); len(diags) != 1 || diags[0].Code != CodeLex || !strings.Contains(diags[0].Message, "larger than") {
 		t.Errorf("Parse of %d bytes = %v, want one lex diagnostic saying it is too large", len(big), diags)

@@ -113,8 +113,17 @@ func (l *lexer) pos() Position {
 	return Position{Offset: l.off, Line: l.line, Column: l.off - l.lineStart + 1}
 }
 
+// errorf reports a lex error; past MaxErrors of them, one more says so and
+// the rest are not reported.
 func (l *lexer) errorf(pos, end Position, format string, args ...any) {
-	l.diags = append(l.diags, Diagnostic{Pos: pos, End: end, Severity: SeverityError, Code: CodeLex, Message: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	switch {
+	case len(l.diags) > MaxErrors:
+		return
+	case len(l.diags) == MaxErrors:
+		msg = fmt.Sprintf("too many errors (%d): the rest of the file's lex errors are not reported", MaxErrors)
+	}
+	l.diags = append(l.diags, Diagnostic{Pos: pos, End: end, Severity: SeverityError, Code: CodeLex, Message: msg})
 }
 
 // advance moves past n bytes, counting lines.
