@@ -32,6 +32,7 @@ var layers = []layer{
 	{pkg: "subscription", why: "the tool rule: declaration, board, remembered word; no I/O beyond its file", noStd: domain},
 	{pkg: "packages", why: "solution packages: reads, validates, digests and signs, never runs or installs into a running agent; jcs for the digest, flow to validate a package's flow (flow is pure: load and validate, no I/O)", allow: []string{"jcs", "flow"}, noStd: append([]string{"net", "net/http", "os/exec"}, domain...)},
 	{pkg: "secrets", why: "which values are secrets and removing them from text; reads an agent folder's env files, nothing more", noStd: domain},
+	{pkg: "agentflow", why: "the Agent Flow language's front end: lexer, parser, syntax tree and formatter; the standard library only", noStd: domain},
 	{pkg: "text", why: "reading what a person wrote, such as an amount, where a program needs a value: the standard library only", noStd: domain},
 	{pkg: "ui", why: "the web board's files, embedded; the Go side serves bytes"},
 	{pkg: "internal/pump", why: "the one receive loop both ends of the link use"},
@@ -76,7 +77,7 @@ var layers = []layer{
 	// Commands, examples and harnesses: at the top, they may wire anything below.
 	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit; the operator commands are clients of a running board's API, and package download checks what it fetched with library's Verify, as agent install does", allow: []string{"board", "store", "identity", "audit", "ent", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag",
 		"api", "connectrpc.com", "google.golang.org/protobuf", "packages", "library"}},
-	{pkg: "cmd/agent", why: "flags, then one call into node (or library, for install and instantiate; flow, triggers, agents and agent's handlers for validate; flowtest for test; evals for eval, whose --publish is a client of the board's EvalService)", allow: []string{"node", "agent", "agents", "api", "evals", "flow", "flowtest", "journal", "library", "serve", "triggers", "internal/cli", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
+	{pkg: "cmd/agent", why: "flags, then one call into node (or library, for install and instantiate; flow, triggers, agents and agent's handlers for validate; flowtest for test; evals for eval, whose --publish is a client of the board's EvalService; agentflow for fmt and check FILE.af)", allow: []string{"node", "agent", "agentflow", "agents", "api", "evals", "flow", "flowtest", "journal", "library", "serve", "triggers", "internal/cli", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
 	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger, traces", allow: []string{"telemetry", "github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},
 	{pkg: "examples/refund-desk/mcp-orders", why: "an example MCP server", allow: []string{"github.com/modelcontextprotocol/go-sdk"}},

@@ -34,15 +34,19 @@ type checkJSON struct {
 
 // newCheckCmd is `agent check DIR`: readiness findings and the plan. It
 // exits 1 when the flow is not ready; warnings alone do not fail it.
+// `agent check FILE.af` checks an Agent Flow file instead (checkAF).
 func newCheckCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "check DIR",
-		Short: "Say whether the flow in DIR is ready to run, and what would be written for it",
+		Use:   "check DIR|FILE.af",
+		Short: "Say whether the flow in DIR is ready to run, and what would be written for it; or what is wrong with an Agent Flow file",
 		Args:  cli.Args("DIR"),
 	}
 	var out cli.Output
 	out.AddFlag(c.Flags())
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if isAF(args[0]) {
+			return checkAF(a, &out, args[0])
+		}
 		path := filepath.Join(args[0], "flow.json")
 		w := a.stdout
 		f, err := flow.LoadFile(path)

@@ -45,6 +45,7 @@ func newRoot(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writ
 	root.AddCommand(newServeCmd(a))
 	root.AddCommand(newValidateCmd(a))
 	root.AddCommand(newCheckCmd(a))
+	root.AddCommand(newFmtCmd(a))
 	root.AddCommand(newRunCmd(a))
 	root.AddCommand(newTestCmd(a))
 	root.AddCommand(newEvalCmd(a))
