@@ -28,9 +28,13 @@ func newFmtCmd(a *app) *cobra.Command {
 		},
 	}
 	fs := c.Flags()
-	write := fs.BoolP("write", "w", false, "write each file's formatted form in place, when it differs")
-	list := fs.BoolP("list", "l", false, "print the name of each file whose formatting differs, not its formatted form")
+	write := fs.BoolP("write", "w", false, "write each file's formatted form in place, when it differs; only on the command line")
+	list := fs.BoolP("list", "l", false, "print the name of each file whose formatting differs, not its formatted form; only on the command line")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		// What fmt does to files is said on its command line, never by the
+		// environment (SYMPHONIX_WRITE) or a config file.
+		*write = *write && cmd.Flags().Changed("write")
+		*list = *list && cmd.Flags().Changed("list")
 		failed := false
 		for _, path := range args {
 			src, err := readAF(path)

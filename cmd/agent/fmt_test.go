@@ -54,6 +54,12 @@ func TestAgentFmt(t *testing.T) {
 		t.Errorf("agent fmt without -w changed the file: %q", got)
 	}
 
+	// The environment never makes fmt write or list.
+	r = runAgent(t, map[string]string{"SYMPHONIX_WRITE": "true", "SYMPHONIX_LIST": "true"}, "", "fmt", p["messy.af"])
+	if got := readString(t, p["messy.af"]); r.code != 0 || got != afMessy || r.stdout != afTidy {
+		t.Errorf("agent fmt with SYMPHONIX_WRITE and SYMPHONIX_LIST set: exit %d, stdout %q, file %q; want the file untouched and printed formatted", r.code, r.stdout, got)
+	}
+
 	r = runAgent(t, nil, "", "fmt", "-l", p["messy.af"], p["tidy.af"])
 	if r.code != 0 || r.stdout != p["messy.af"]+"\n" {
 		t.Errorf("agent fmt -l: exit %d, stdout %q; want 0 and messy.af alone", r.code, r.stdout)
