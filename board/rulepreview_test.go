@@ -70,6 +70,10 @@ func testRulePreview(t *testing.T, opts boardtest.Options) {
 		t.Errorf("PreviewRule(desk-*, *) (-want +got):\n%s", diff)
 	}
 
+	if diff := cmp.Diff(before, listRules(t, admin), protocmp.Transform()); diff != "" {
+		t.Errorf("ListRules after a preview (-before +after):\n%s", diff)
+	}
+
 	// A rule put in the place of another: the one it replaces no longer
 	// keeps anything. Without the id, the exact rule keeps desk-a's pay.
 	putRule(t, admin, &boardv1.Rule{Id: "a-pay", Agent: "desk-a", Node: "pay", Role: boardv1.Role_ROLE_ADMIN})
