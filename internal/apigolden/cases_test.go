@@ -244,6 +244,16 @@ func cases() []goldenCase {
 	})
 	add("ApprovalService.DeleteRule.request", &boardv1.DeleteRuleRequest{Id: "refunds"})
 	add("ApprovalService.DeleteRule.response", &boardv1.DeleteRuleResponse{})
+	add("ApprovalService.PreviewRule.request", &boardv1.PreviewRuleRequest{Rule: rule("refund-large")})
+	add("ApprovalService.PreviewRule.response", &boardv1.PreviewRuleResponse{
+		Agents: []string{"refund-desk", "refund-desk-eu"},
+		Matches: []*boardv1.RuleMatch{
+			{Agent: "refund-desk", Node: "pay", GovernedBy: "all", WouldGovern: true, Approvals: 12},
+			{Agent: "refund-desk", Node: "wire", GovernedBy: "keep-wire", Approvals: 3},
+			{Agent: "refund-desk-eu", Node: "pay", WouldGovern: true, Approvals: 1},
+		},
+		MatchesTruncated: true,
+	})
 	add("ApprovalService.ListApprovals.request", &boardv1.ListApprovalsRequest{
 		State: boardv1.ApprovalState_APPROVAL_STATE_PENDING, Agent: "refund-desk", PageSize: 25, PageToken: "YXBwLTI",
 	})
