@@ -170,7 +170,18 @@ func ScoresByBuild(path string, keep int) ([]BuildScore, error) {
 		if err != nil {
 			continue
 		}
-		var r Result
+		// Only the run's numbers are read: its cases (their outputs and
+		// events) are most of a record and are not wanted here.
+		var r struct {
+			Build      string      `json:"build"`
+			At         time.Time   `json:"at"`
+			Judge      string      `json:"judge"`
+			Total      int         `json:"total"`
+			Completed  int         `json:"completed"`
+			Summary    Summary     `json:"summary"`
+			Thresholds *Thresholds `json:"thresholds"`
+			Passed     bool        `json:"passed"`
+		}
 		if err := json.Unmarshal(b, &r); err != nil || r.Build == "" || r.Judge == StandInJudge || r.Judge == "" {
 			continue
 		}

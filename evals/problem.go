@@ -280,7 +280,7 @@ func (c *checker) checkCase(path string, v any, defaultName string) {
 			ps.add(CodeTooLarge, path+".answers", "%d answers: at most %d", len(list), flowtest.MaxAnswers)
 		default:
 			for j, v := range list {
-				if emptyAnswer(v) {
+				if flowtest.EmptyAnswer(v) {
 					ps.add(CodeEmptyAnswer, fmt.Sprintf("%s.answers[%d]", path, j), "null, false, 0 and \"\" never reach the flow: say \"no\" to refuse an approval")
 				}
 			}
@@ -489,21 +489,6 @@ func hasNode(f *flow.Flow, id string) bool {
 		if n != nil && n.ID == id {
 			return true
 		}
-	}
-	return false
-}
-
-// emptyAnswer reports an answer the engine refuses: null, false, 0 or "".
-func emptyAnswer(a any) bool {
-	switch a := a.(type) {
-	case nil:
-		return true
-	case bool:
-		return !a
-	case string:
-		return strings.TrimSpace(a) == ""
-	case float64:
-		return a == 0
 	}
 	return false
 }

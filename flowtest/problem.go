@@ -182,7 +182,7 @@ func (c *checker) checkCase(i int, v any) {
 			ps.add(CodeTooLarge, path+".answers", "%d answers: at most %d", len(list), MaxAnswers)
 		default:
 			for j, v := range list {
-				if emptyAnswer(v) {
+				if EmptyAnswer(v) {
 					ps.add(CodeEmptyAnswer, fmt.Sprintf("%s.answers[%d]", path, j), "null, false, 0 and \"\" never reach the flow: say \"no\" to refuse an approval")
 				}
 			}
@@ -410,8 +410,8 @@ func resolveTool(declared map[string]bool, key string) (string, error) {
 	return "", fmt.Errorf("%q could be any of %s: name one as <server>.<tool>", key, strings.Join(found, ", "))
 }
 
-// emptyAnswer reports an answer the engine refuses: null, false, 0 or "".
-func emptyAnswer(a any) bool {
+// EmptyAnswer reports an answer the engine refuses: null, false, 0 or "".
+func EmptyAnswer(a any) bool {
 	switch a := a.(type) {
 	case nil:
 		return true

@@ -15,6 +15,10 @@ import (
 // for a run it has not reported.
 const evalPoll = 10 * time.Second
 
+// A suite's criteria all fit in a report's score: this does not compile
+// when evals allows more than the link carries.
+var _ [agentlink.MaxEvalCriteria - evals.MaxCriteria]struct{}
+
 // evalSuites are the eval suites beside the flow (DIR/*.eval.json), at
 // most agentlink.MaxEvalSuites, the first by name; none when the folder
 // cannot be listed. An agent with one announces "evals".
@@ -39,17 +43,12 @@ func evalReports(suites []string) []agentlink.EvalSuite {
 		}
 		s := agentlink.EvalSuite{Suite: filepath.Base(path)}
 		for _, b := range builds {
-			criteria := make(map[string]float64, len(b.Criteria))
-			for name, score := range b.Criteria {
-				if len(criteria) == agentlink.MaxEvalCriteria {
-					break
-				}
-				criteria[name] = score
-			}
+			// A suite has at most evals.MaxCriteria criteria, as many as
+			// a report's score may carry.
 			s.Builds = append(s.Builds, agentlink.EvalScore{
 				Build: b.Build, At: b.At, Score: b.Score, Passed: b.Passed,
 				Cases: b.Cases, Completed: b.Completed, Scored: b.Scored, Times: max(b.Times, 1),
-				Criteria: criteria, Threshold: b.Threshold,
+				Criteria: b.Criteria, Threshold: b.Threshold,
 			})
 		}
 		out = append(out, s)
