@@ -111,16 +111,6 @@ func (s approvalService) PreviewRule(ctx context.Context, req *boardv1.PreviewRu
 	return res, nil
 }
 
-// firstMatch is matchRule over rules already in sortRules order.
-func firstMatch(sorted []*ent.Rule, agentName, node string) *ent.Rule {
-	for _, r := range sorted {
-		if patternMatches(r.Agent, agentName) && patternMatches(r.Node, node) {
-			return r
-		}
-	}
-	return nil
-}
-
 // approvalGroup is how many approvals one agent raised at one node.
 type approvalGroup struct {
 	Agent string `json:"agent"`

@@ -235,7 +235,12 @@ func (b *Board) ruleFor(ctx context.Context, agentName, node string) (*ent.Rule,
 func matchRule(rules []*ent.Rule, agentName, node string) *ent.Rule {
 	rules = slices.Clone(rules)
 	sortRules(rules)
-	for _, r := range rules {
+	return firstMatch(rules, agentName, node)
+}
+
+// firstMatch is matchRule over rules already in sortRules order.
+func firstMatch(sorted []*ent.Rule, agentName, node string) *ent.Rule {
+	for _, r := range sorted {
 		if patternMatches(r.Agent, agentName) && patternMatches(r.Node, node) {
 			return r
 		}
