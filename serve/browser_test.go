@@ -1,10 +1,12 @@
 package serve_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,6 +175,65 @@ func TestBrowserAnswersWithAFile(t *testing.T) {
 	if log := b.Eval(`document.getElementById("log").textContent`); !strings.Contains(log, "received tabby.png, image/png") {
 		t.Errorf("the log = %q, want the model to have received tabby.png", log)
 	}
+}
+
+// TestBrowserFileChosenWhileBusy: a file chosen while the page is still
+// busy with the answer that asked for it (here, its list of conversations
+// held back) is uploaded once the page is free, not dropped.
+func TestBrowserFileChosenWhileBusy(t *testing.T) {
+	t.Parallel()
+	s, err := serve.New(t.Context(), serve.Config{Agent: openFlow(t, askPhotoFlow, agent.Config{}), Conversations: filepath.Join(t.TempDir(), "c.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Once the message is posted, the list of conversations the page asks
+	// for next is held back until release.
+	var hold atomic.Bool
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages") {
+			hold.Store(true)
+		}
+		if r.Method == http.MethodGet && r.URL.Path == "/api/conversations" && hold.Load() {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		s.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
+		}
+	})
+	photo := filepath.Join(t.TempDir(), "tabby.png")
+	if err := os.WriteFile(photo, pngBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.New(t)
+	b.Do("open the page",
+		chromedp.Navigate(ts.URL),
+		chromedp.WaitVisible(chromedp.ID("field-0")),
+		chromedp.WaitEnabled(chromedp.ID("send")),
+	)
+	b.Do("send a topic",
+		chromedp.SetValue(chromedp.ID("field-0"), "cats"),
+		chromedp.Click(chromedp.ID("send")),
+	)
+	b.Until("the question offering a file, the page still busy", `() => document.getElementById("ask-file-input") !== null &&
+		document.getElementById("send").disabled`)
+	b.Do("browse for the photo", chromedp.SetUploadFiles(chromedp.ID("ask-file-input"), []string{photo}))
+	if got := b.Eval(`document.querySelector("#ask-file .drop").dataset.uploaded || ""`); got != "" {
+		t.Fatalf("uploaded %q while the page was busy, want it to wait", got)
+	}
+	hold.Store(false)
+	close(release)
+	released = true
+	b.Until("the photo uploaded", `() => !!document.querySelector("#ask-file .drop").dataset.uploaded`)
 }
 
 // TestBrowserCardShowsAmounts: the chat page's approval card lists the

@@ -208,8 +208,11 @@
     shown.className = "chosen";
     box.append(input, hint, shown);
     let value = null;
-    const take = (file) => {
+    // A file chosen while the page is busy (still drawing the answer that
+    // asked for it, say) is uploaded once it is not, never dropped.
+    const take = async (file) => {
       if (!file) return;
+      while (busy) await whenIdle();
       withBusy(async () => {
         value = null;
         shown.replaceChildren();
@@ -517,6 +520,12 @@
   // a click while the page is still loading or answering shows as refused
   // rather than being dropped without a word.
   const busyControls = [ui.send, ui.approve, ui.reject, ui.pair, ui.newThread, $("verify")];
+  // whenIdle resolves when the work withBusy runs now has ended.
+  let idleWaiters = [];
+  function whenIdle() {
+    return busy ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve();
+  }
+
   async function withBusy(fn) {
     if (busy) return;
     busy = true;
@@ -529,6 +538,9 @@
     } finally {
       busy = false;
       for (const c of busyControls) c.disabled = false;
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const resolve of waiters) resolve();
     }
   }
 
