@@ -47,7 +47,7 @@ var layers = []layer{
 	{pkg: "waiting", why: "paused runs in SQLite in the agent's folder: flow's Checkpointer", allow: []string{"flow", "modernc.org/sqlite"}},
 	{pkg: "agents", why: "delegation between agents: the registry, contracts and the checks of a call; the engine's Delegate, built on flow alone", allow: []string{"flow"}, noStd: domain},
 	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store, the agents it delegates to, and the executables and MCP tools that provide its handlers and routers, their stderr less the named secrets", allow: []string{"agents", "files", "flow", "llm", "mcptools", "secrets", "subscription", "waiting"}},
-	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "telemetry", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "go.opentelemetry.io/otel/trace"}},
+	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "telemetry", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "google.golang.org/genproto/googleapis/rpc/errdetails", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting", "go.opentelemetry.io/otel"}},
 	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
 	{pkg: "transcript", why: "what was said, a line per turn, kept for TRANSCRIPT_DAYS, less the named secrets", allow: []string{"secrets"}},
@@ -70,7 +70,7 @@ var layers = []layer{
 	{pkg: "board", why: "serving, the policy table, the link and presence, the RPC services, sign-in; never the agent's half", allow: []string{
 		"api", "ent", "approvals", "audit", "identity", "packages", "store", "ui", "internal/pump",
 		"connectrpc.com", "entgo.io/ent/dialect/sql", "golang.org/x/net/http2", "golang.org/x/time/rate", "google.golang.org/protobuf",
-		"google.golang.org/grpc/health/grpc_health_v1", "github.com/robfig/cron/v3",
+		"google.golang.org/grpc/health/grpc_health_v1", "google.golang.org/genproto/googleapis/rpc/errdetails", "github.com/robfig/cron/v3",
 		"github.com/prometheus/client_golang", "telemetry", "go.opentelemetry.io/otel",
 	}},
 

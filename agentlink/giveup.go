@@ -61,7 +61,7 @@ func (l *Link) giveUp(err error) *GaveUpError {
 		return nil
 	}
 	gave := func(reason error, cause error, fix string) *GaveUpError {
-		return &GaveUpError{Board: l.base.Redacted(), Reason: reason, Err: cause, Fix: fix}
+		return &GaveUpError{Board: l.board().Redacted(), Reason: reason, Err: cause, Fix: fix}
 	}
 	var status *httpStatusError
 	if errors.As(err, &status) {

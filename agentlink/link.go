@@ -17,13 +17,16 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect/v2"
 	"connectrpc.com/connect/v2/connecthttp"
+	"connectrpc.com/connect/v2/connectproto"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -90,7 +93,11 @@ const MaxInputs = 64
 
 // Config configures a Link.
 type Config struct {
-	// BoardURL: required; http:// (HTTP/2 without TLS) or https://.
+	// BoardURL: required; http:// (HTTP/2 without TLS) or https://. Several
+	// boards of one store may be given, separated by commas (at most
+	// MaxBoardURLs): the link starts at one chosen at random, stays with
+	// the board that welcomed it, and moves to the next one when a dial
+	// fails or a board asks it to (Run).
 	BoardURL string
 	// Token: required; an agent token minted for Identity.Name.
 	Token string
@@ -199,9 +206,11 @@ type State struct {
 
 // Link is one agent's link to the board.
 type Link struct {
-	cfg  Config
-	base *url.URL
-	log  *slog.Logger
+	cfg   Config
+	bases []*url.URL
+	// at is the index in bases of the board the link dials now.
+	at  atomic.Int32
+	log *slog.Logger
 
 	mu      sync.Mutex
 	session string
@@ -240,12 +249,9 @@ type Link struct {
 
 // New checks cfg.
 func New(cfg Config) (*Link, error) {
-	if cfg.BoardURL == "" {
-		return nil, errors.New("agentlink: BoardURL is required")
-	}
-	u, err := url.Parse(cfg.BoardURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("agentlink: BoardURL %q: want http://HOST:PORT or https://HOST:PORT", cfg.BoardURL)
+	bases, err := boardURLs(cfg.BoardURL)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Token == "" {
 		return nil, errors.New("agentlink: Token is required")
@@ -277,8 +283,8 @@ func New(cfg Config) (*Link, error) {
 	if cfg.AnswerWithin <= 0 {
 		cfg.AnswerWithin = DefaultAnswerWithin
 	}
-	return &Link{
-		cfg: cfg, base: u, log: cfg.Logger,
+	l := &Link{
+		cfg: cfg, bases: bases, log: cfg.Logger,
 		delivered: newRecent[struct{}](rememberDecisions),
 		where:     newRecent[runNode](rememberDecisions),
 		pairings:  newRecent[struct{}](rememberDecisions),
@@ -287,7 +293,9 @@ func New(cfg Config) (*Link, error) {
 		summaryWake: make(chan struct{}, 1),
 		firing:      make(chan struct{}, MaxFiring),
 		chatting:    make(chan struct{}, MaxChatAtOnce),
-	}, nil
+	}
+	l.at.Store(int32(rand.IntN(len(bases))))
+	return l, nil
 }
 
 // Protocols is the range of link protocols the board said in its last
@@ -342,6 +350,18 @@ func (l *Link) Run(ctx context.Context) error {
 		if window := time.Duration(l.redialWithin.Load()); wasUp && window > 0 {
 			wait = FirstRedial(window, rand.Float64())
 		}
+		if !wasUp {
+			l.next() // this board did not welcome the link: try the next
+		}
+		if hint, ok := RetryHint(err); ok {
+			// The board asked to be left for a while (too many new links
+			// at once) or to be left now (the link's age): another board,
+			// after a jittered wait.
+			wait = HintedRedial(hint, l.cfg.MaxBackoff, rand.Float64())
+			if wasUp {
+				l.next()
+			}
+		}
 		if refused(err) {
 			wait = Backoff(math.MaxInt32, l.cfg.MinBackoff, l.cfg.MaxBackoff, rand.Float64())
 			l.log.ErrorContext(ctx, "board refused the link", "err", err, "retry_in", wait)
@@ -383,6 +403,80 @@ func Backoff(attempt int, min, max time.Duration, r float64) time.Duration {
 	}
 	half := d / 2
 	return half + time.Duration(r*float64(d-half))
+}
+
+// MaxBoardURLs is the most boards Config.BoardURL may list.
+const MaxBoardURLs = 16
+
+// boardURLs reads Config.BoardURL: one URL or several separated by commas.
+func boardURLs(list string) ([]*url.URL, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, errors.New("agentlink: BoardURL is required")
+	}
+	parts := strings.Split(list, ",")
+	if len(parts) > MaxBoardURLs {
+		return nil, fmt.Errorf("agentlink: BoardURL: %d boards, at most %d", len(parts), MaxBoardURLs)
+	}
+	bases := make([]*url.URL, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		u, err := url.Parse(p)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("agentlink: BoardURL %q: want http://HOST:PORT or https://HOST:PORT, several separated by commas", p)
+		}
+		bases = append(bases, u)
+	}
+	return bases, nil
+}
+
+// board is the board the link dials now.
+func (l *Link) board() *url.URL {
+	return l.bases[int(l.at.Load())%len(l.bases)]
+}
+
+// next moves the link to the next board of the list, if it has several.
+func (l *Link) next() {
+	if len(l.bases) > 1 {
+		l.at.Store((l.at.Load() + 1) % int32(len(l.bases)))
+	}
+}
+
+// Board is the board the link dials now, without its credentials.
+func (l *Link) Board() string {
+	return l.board().Redacted()
+}
+
+// RetryHint reads the wait a board asked for when it ended or refused a
+// link: a google.rpc.RetryInfo detail of its error (too many new links at
+// once, or a link that reached the board's age limit).
+func RetryHint(err error) (time.Duration, bool) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) || !ce.IsRemote() {
+		return 0, false
+	}
+	for _, d := range ce.Details() {
+		m, derr := connectproto.UnmarshalErrorDetail(d)
+		if derr != nil {
+			continue
+		}
+		if ri, ok := m.(*errdetails.RetryInfo); ok {
+			wait := ri.GetRetryDelay().AsDuration()
+			return min(max(wait, 0), maxRedialWithin), true
+		}
+	}
+	return 0, false
+}
+
+// HintedRedial is how long to wait after a board's hint: the hint and up to
+// half as much again, chosen by r in [0, 1), so the agents told the same
+// thing at once do not come back at once; capped at max. A hint of zero
+// waits up to 250 ms.
+func HintedRedial(hint, max time.Duration, r float64) time.Duration {
+	spread := hint / 2
+	if hint == 0 {
+		spread = 250 * time.Millisecond
+	}
+	return min(hint+time.Duration(r*float64(spread)), max)
 }
 
 // FirstRedial is how long to wait before redialling a link that was up and
@@ -437,7 +531,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		}
 	}()
 	client := boardv1connect.NewAgentLinkServiceClient(connect.NewClient(
-		connecthttp.NewTransport(hc, l.base.String(), connecthttp.WithReadMaxBytes(1<<20)),
+		connecthttp.NewTransport(hc, l.board().String(), connecthttp.WithReadMaxBytes(1<<20)),
 		telemetry.ClientInterceptor(l.cfg.TracerProvider),
 	))
 	ctx, info := connect.NewClientContext(ctx)
@@ -493,7 +587,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 	l.setRedialWithin(welcome.GetRedialWithin().AsDuration())
 	c := newConn(stream)
 	l.attach(c, welcome)
-	l.log.InfoContext(ctx, "linked to board", "board", l.base.Redacted(), "session", welcome.GetSession(),
+	l.log.InfoContext(ctx, "linked to board", "board", l.board().Redacted(), "session", welcome.GetSession(),
 		"protocol", Protocol, "board_min_protocol", welcome.GetMinProtocol(), "board_max_protocol", welcome.GetMaxProtocol(),
 		"capabilities", l.cfg.Capabilities)
 	l.state(State{Up: true, Session: welcome.GetSession()})
@@ -703,7 +797,7 @@ func (l *Link) state(s State) {
 // PINGs after interval of silence and timeout to answer them.
 func (l *Link) httpClient(conns *connTracker, interval, timeout time.Duration) *http.Client {
 	p := new(http.Protocols)
-	if l.base.Scheme == "https" {
+	if l.board().Scheme == "https" {
 		p.SetHTTP2(true)
 	} else {
 		p.SetUnencryptedHTTP2(true)

@@ -24,6 +24,7 @@ import (
 	"connectrpc.com/connect/v2/connecthttp"
 	"connectrpc.com/grpcreflect/v2"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -91,6 +92,17 @@ type Config struct {
 	// ForgetAfter: how long an agent must have been offline before an
 	// admin may forget it (ForgetAgent). Zero means DefaultForgetAfter.
 	ForgetAfter time.Duration
+	// LinksPerSecond: how many new links the board takes a second, in
+	// bursts of as many; a link past it is refused unavailable with a
+	// retry hint (linkadmit.go), so the fleet of a board that died spreads
+	// over the boards left. Zero means DefaultLinksPerSecond.
+	LinksPerSecond float64
+	// LinkMaxAge: how long a link may last before the board ends it and
+	// the agent links again, to another board when it knows several, so
+	// links rebalance after a board joins. Each link's is chosen between
+	// 90% and 100% of it. Zero means DefaultLinkMaxAge; negative means
+	// none.
+	LinkMaxAge time.Duration
 	// Now: nil means time.Now.
 	Now func() time.Time
 	// Limits: what one agent or caller can make the board hold; zero
@@ -191,6 +203,8 @@ type Board struct {
 	openStreams openStreams
 	// publishing bounds the publishes taken at once (library_publish.go).
 	publishing chan struct{}
+	// linkAdmit bounds the new links taken a second (linkadmit.go).
+	linkAdmit *rate.Limiter
 
 	// metrics are the board's instruments (metrics.go); metricsLn is the
 	// metrics address's listener (Config.MetricsListen or
@@ -252,6 +266,15 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	}
 	if cfg.ForgetAfter == 0 {
 		cfg.ForgetAfter = DefaultForgetAfter
+	}
+	if cfg.LinksPerSecond < 0 {
+		return nil, errors.New("board: LinksPerSecond must not be negative")
+	}
+	if cfg.LinksPerSecond == 0 {
+		cfg.LinksPerSecond = DefaultLinksPerSecond
+	}
+	if cfg.LinkMaxAge == 0 {
+		cfg.LinkMaxAge = DefaultLinkMaxAge
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.PingInterval < 0 || cfg.PingTimeout < 0 || cfg.RevocationPoll < 0 || cfg.SessionTTL < 0 || cfg.WatchHeartbeat < 0 || cfg.ForgetAfter < 0 {
@@ -317,6 +340,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		hashSlots:     newHashSlots(cfg.ConcurrentHashes, cfg.HashesPerSecond),
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 		publishing:    make(chan struct{}, cfg.Limits.PublishesAtOnce),
+		linkAdmit:     rate.NewLimiter(rate.Limit(cfg.LinksPerSecond), int(max(1, cfg.LinksPerSecond))),
 	}
 	b.presence = newPresence(b)
 	b.metrics = newMetrics(b)

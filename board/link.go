@@ -81,6 +81,9 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	if !ok || caller.Kind != identity.KindAgent {
 		return nil, nil, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
+	if err := b.admitLink(); err != nil {
+		return nil, nil, err
+	}
 	in := pump.Receive(ctx, stream.Receive)
 	hello, err := l.awaitHello(ctx, in)
 	if err != nil {
@@ -172,6 +175,8 @@ func (l linkService) close(ctx context.Context, s *session, err error) error {
 		return connect.NewError(connect.CodeDeadlineExceeded, "no ping within the ping timeout")
 	case errors.Is(err, errOverrun):
 		return connect.NewError(connect.CodeUnavailable, "the board could not hold what happened while the link caught up; link again")
+	case errors.Is(err, errAgeLimit):
+		return withRetryHint(connect.NewError(connect.CodeUnavailable, "the link reached the board's age limit; link again, to another board if there are several"), 0)
 	}
 	return err
 }
@@ -216,12 +221,20 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 	silence := b.cfg.PingInterval + b.cfg.PingTimeout
 	watchdog := time.NewTimer(silence)
 	defer watchdog.Stop()
+	var aged <-chan time.Time // nil: no age limit
+	if age := b.linkAge(); age > 0 {
+		t := time.NewTimer(age)
+		defer t.Stop()
+		aged = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-watchdog.C:
 			return errSilent
+		case <-aged:
+			return errAgeLimit
 		case w := <-s.runStored:
 			if err := l.runStored(s, w); err != nil {
 				return err

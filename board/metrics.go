@@ -58,6 +58,7 @@ type metrics struct {
 	reg *prometheus.Registry
 
 	linkConnects    prometheus.Counter
+	linkRefusals    prometheus.Counter
 	linkDisconnects *prometheus.CounterVec // reason
 	pingSeconds     prometheus.Histogram
 
@@ -92,9 +93,13 @@ func newMetrics(b *Board) *metrics {
 			Name: "symphonix_link_connects_total",
 			Help: "Agent links welcomed by this board.",
 		}),
+		linkRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "symphonix_link_refusals_total",
+			Help: "New agent links refused because the board took its rate of new links a second (Config.LinksPerSecond).",
+		}),
 		linkDisconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "symphonix_link_disconnects_total",
-			Help: "Agent links that ended on this board, by why (closed, superseded, silent, revoked, expired, overrun, shutdown, error).",
+			Help: "Agent links that ended on this board, by why (closed, superseded, silent, revoked, expired, overrun, age, shutdown, error).",
 		}, []string{"reason"}),
 		pingSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "symphonix_link_ping_rtt_seconds",
@@ -150,7 +155,7 @@ func newMetrics(b *Board) *metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.linkConnects, m.linkDisconnects, m.pingSeconds,
+		m.linkConnects, m.linkRefusals, m.linkDisconnects, m.pingSeconds,
 		m.raised, m.decided, m.expired, m.decisionSeconds,
 		m.rpcs, m.rpcSeconds,
 		m.txSeconds, m.groupSize, m.signinFails, m.delegationFails,
@@ -204,6 +209,9 @@ func (m *metrics) linked() { m.linkConnects.Inc() }
 
 // unlinked: a link ended, for the reason err says (linkService.close).
 func (m *metrics) unlinked(reason string) { m.linkDisconnects.WithLabelValues(reason).Inc() }
+
+// linkRefused: a new link was refused for the rate of new links.
+func (m *metrics) linkRefused() { m.linkRefusals.Inc() }
 
 // pinged counts the round trip an agent timed for its last ping.
 func (m *metrics) pinged(rtt time.Duration) { m.pingSeconds.Observe(rtt.Seconds()) }
@@ -279,6 +287,8 @@ func disconnectReason(err error) string {
 		return "revoked"
 	case errors.Is(err, errOverrun):
 		return "overrun"
+	case errors.Is(err, errAgeLimit):
+		return "age"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	}

@@ -103,8 +103,6 @@ func TestStoreFailureIsNotARefusal(t *testing.T) {
 	}
 }
 
-// openLinks links n agents, agent-000 and on, each on a link of its own,
-// and returns them.
 // helloEnd links as name over client, says hello, and returns the error
 // the link ends with (within the test's ceiling).
 func helloEnd(t *testing.T, client *connect.Client, name string) error {
@@ -125,6 +123,8 @@ func helloEnd(t *testing.T, client *connect.Client, name string) error {
 	}
 }
 
+// openLinks links n agents, agent-000 and on, each on a link of its own,
+// and returns them.
 func openLinks(t *testing.T, bt *boardtest.Board, n int) []*rawLink {
 	t.Helper()
 	links := make([]*rawLink, n)

@@ -27,7 +27,7 @@ type linkOptions struct {
 
 func linkFlags(fs *pflag.FlagSet) *linkOptions {
 	o := &linkOptions{}
-	fs.StringVar(&o.monitor, "monitor", "", "the board's URL")
+	fs.StringVar(&o.monitor, "monitor", "", "the board's URL; several boards of one store separated by commas (the agent moves between them)")
 	cli.Env(fs, "monitor", "MONITOR_URL")
 	fs.StringVar(&o.token, "token", "", "an agent token for this flow's name (shows in ps: prefer --token-file)")
 	cli.Env(fs, "token", "MONITOR_TOKEN")

@@ -14,7 +14,8 @@ import (
 
 // TestMetricsListenFlag: --metrics-listen serves the metrics and the
 // probes without a token, said on a line; an address that cannot be had
-// is refused naming the flag, and --drain-delay is bounded.
+// is refused naming the flag, and --drain-delay, --links-per-second and
+// --link-max-age are bounded.
 func TestMetricsListenFlag(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -66,6 +67,8 @@ func TestMetricsListenFlag(t *testing.T) {
 		{"--metrics-listen", taken.Addr().String()},
 		{"--drain-delay", "-1s"},
 		{"--drain-delay", "6m"},
+		{"--links-per-second", "0"},
+		{"--link-max-age", "30s"},
 	} {
 		err := run(t.Context(), append(args, "--data", t.TempDir(), "--listen", "127.0.0.1:0"), noEnv, &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {

@@ -40,6 +40,8 @@ type serveOptions struct {
 	metrics   string
 	drain     time.Duration
 	forget    time.Duration
+	linkRate  float64
+	linkAge   time.Duration
 }
 
 // serveFlags registers board serve's flags on fs: plain board, board serve
@@ -54,6 +56,8 @@ func serveFlags(fs *pflag.FlagSet) *serveOptions {
 	fs.IntVar(&o.runDays, "run-days", 30, "days runs are kept after they end (or start, for one that never ended); 0 keeps them for ever")
 	fs.StringVar(&o.metrics, "metrics-listen", defaultMetricsListen, "an address to serve Prometheus metrics and the probes on without a token (keep it private); empty: none (the metrics are then at /metrics on --listen, for an operator token)")
 	fs.DurationVar(&o.forget, "forget-after", board.DefaultForgetAfter, "how long an agent must have been offline before an admin may forget it (board agents forget); at least 1m")
+	fs.Float64Var(&o.linkRate, "links-per-second", board.DefaultLinksPerSecond, "new agent links the board takes a second; past it a link is refused with a retry hint (the agent tries another board when it knows several)")
+	fs.DurationVar(&o.linkAge, "link-max-age", board.DefaultLinkMaxAge, "how long an agent's link may last before the board ends it and the agent links again (links rebalance over boards); each link's is 90% to 100% of it; 0: none")
 	fs.DurationVar(&o.drain, "drain-delay", 0, "on SIGTERM, how long to keep serving while not ready (/readyz 503) before ending links and streams; at most 5m")
 	o.proxies = cli.List(fs, "trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
 		_, err := parseTrustedProxy(s)
@@ -88,6 +92,12 @@ func (o *serveOptions) check() (runRetention time.Duration, proxies []netip.Pref
 	}
 	if o.forget < time.Minute {
 		return 0, nil, cli.Usagef("--forget-after: %s, want at least 1m", o.forget)
+	}
+	if o.linkRate <= 0 {
+		return 0, nil, cli.Usagef("--links-per-second: %v, want more than 0", o.linkRate)
+	}
+	if o.linkAge != 0 && o.linkAge < time.Minute {
+		return 0, nil, cli.Usagef("--link-max-age: %s, want 0 (none) or at least 1m", o.linkAge)
 	}
 	if o.drain < 0 || o.drain > maxDrainDelay {
 		return 0, nil, cli.Usagef("--drain-delay: %s, want 0 to %s", o.drain, maxDrainDelay)
@@ -141,7 +151,8 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 		return err
 	}
 	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
-		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain, ForgetAfter: o.forget})
+		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain, ForgetAfter: o.forget,
+		LinksPerSecond: o.linkRate, LinkMaxAge: linkMaxAge(o.linkAge)})
 	if err != nil {
 		if mln != nil {
 			mln.Close()
@@ -221,4 +232,13 @@ func parseTrustedProxy(s string) (netip.Prefix, error) {
 	}
 	a = a.Unmap()
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// linkMaxAge is --link-max-age as board.Config takes it: 0 (none) is
+// negative there.
+func linkMaxAge(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

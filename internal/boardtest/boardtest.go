@@ -64,6 +64,10 @@ type Options struct {
 	// 127.0.0.1:0 takes a free port (Board.MetricsURL).
 	MetricsListen string
 	DrainDelay    time.Duration
+	// LinksPerSecond and LinkMaxAge: board.Config's; zero means its
+	// default.
+	LinksPerSecond float64
+	LinkMaxAge     time.Duration
 	// Logger: board.Config's; nil discards.
 	Logger *slog.Logger
 	// TracerProvider: board.Config's; nil is off.
@@ -128,6 +132,8 @@ func (b *Board) start() {
 		Limits:         b.opts.Limits,
 		RunRetention:   b.opts.RunRetention,
 		ForgetAfter:    b.opts.ForgetAfter,
+		LinksPerSecond: b.opts.LinksPerSecond,
+		LinkMaxAge:     b.opts.LinkMaxAge,
 		Logger:         b.opts.Logger,
 		TracerProvider: b.opts.TracerProvider,
 
