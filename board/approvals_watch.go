@@ -35,7 +35,8 @@ const defaultWatchHistory = 200
 const maxWatchHistory = 1000
 
 // publishApproval sends the approval id, as it stands now, to the
-// approvals' watchers with event. The caller has committed the change
+// approvals' watchers with event, and announces it to the other boards of
+// the store, whose watchers it reaches too (crossboard.go). The caller has committed the change
 // event names: it is never called inside a transaction, and it never
 // waits for a watcher (hub.publish drops one that is full).
 //
@@ -46,6 +47,13 @@ const maxWatchHistory = 1000
 // by a later one that left the approval elsewhere (a vote, and then the
 // decision) is not published: the later change's own publish carries it.
 func (b *Board) publishApproval(ctx context.Context, event boardv1.ApprovalEvent, id string) {
+	b.notify(ctx, wake{Kind: wakeApproval, ID: id, Event: int32(event)})
+	b.publishApprovalHere(ctx, event, id)
+}
+
+// publishApprovalHere is publishApproval to this board's watchers alone:
+// for a change another board made, and announced.
+func (b *Board) publishApprovalHere(ctx context.Context, event boardv1.ApprovalEvent, id string) {
 	if !b.approvals.watched() {
 		return
 	}

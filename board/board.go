@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect/v2"
@@ -205,6 +206,14 @@ type Board struct {
 	publishing chan struct{}
 	// linkAdmit bounds the new links taken a second (linkadmit.go).
 	linkAdmit *rate.Limiter
+	// id is the board's name among the boards of its store; notifies says
+	// the store can wake the others (PostgreSQL), and dropWake, a test's,
+	// drops the wakes it says yes to (crossboard.go).
+	id       string
+	notifies bool
+	dropWake atomic.Pointer[func(kind, id string) bool]
+	// stopListening ends listenToBoards and waits for it.
+	stopListening func()
 
 	// metrics are the board's instruments (metrics.go); metricsLn is the
 	// metrics address's listener (Config.MetricsListen or
@@ -341,6 +350,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
 		publishing:    make(chan struct{}, cfg.Limits.PublishesAtOnce),
 		linkAdmit:     rate.NewLimiter(rate.Limit(cfg.LinksPerSecond), int(max(1, cfg.LinksPerSecond))),
+		id:            newBoardID(),
+		notifies:      store.Notifies(cfg.Store),
 	}
 	b.presence = newPresence(b)
 	b.metrics = newMetrics(b)
@@ -368,6 +379,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.stopSweep = b.startHealthSweep()
 	go b.loop()
 	b.stopSequencer = b.startSequencer()
+	b.stopListening = b.startListening()
 	return b, nil
 }
 
@@ -435,6 +447,7 @@ func (b *Board) Close() {
 		b.drain()
 		close(b.done)
 		<-b.loopDone
+		b.stopListening()
 		b.stopSweep()
 		b.presence.closeAll()
 		b.deliveries.marks.wait() // decisions that went out are marked delivered

@@ -509,12 +509,13 @@ func (b *Board) deliver(ctx context.Context, agentName, id string) {
 }
 
 // deliverUndelivered sends every decision on the agent's approvals that
-// has not reached it, oldest first, on the session that has just been
-// welcomed, and then marks those that went out delivered, in one write
+// has not reached it, oldest first, with send (the session's: its send
+// for one that has just been welcomed, its push for one that another
+// board woke, crossboard.go), and then marks those that went out delivered, in one write
 // before it returns. A decision that went out on an earlier link of this
 // board and whose mark is not written yet is not sent again. It stops at
 // the first failed send: the rest go out on the next link.
-func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
+func (b *Board) deliverUndelivered(ctx context.Context, s *session, send func(*boardv1.LinkResponse) error) {
 	unlock := b.deliveries.lock(s.name)
 	defer unlock()
 	rows, err := b.db.Approval.Query().
@@ -530,7 +531,7 @@ func (b *Board) deliverUndelivered(ctx context.Context, s *session) {
 		if b.deliveries.marks.has(row.ID) {
 			continue
 		}
-		err := s.out.send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: linkDecisionProto(row)}})
+		err := send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: linkDecisionProto(row)}})
 		if err != nil {
 			break
 		}

@@ -98,3 +98,8 @@ func (b *Board) SlowRunWatcherForTest(t testing.TB, agentName string) (dropped f
 		return !ok
 	}
 }
+
+// DropWakes has b drop the wakes it would send to the other boards of its
+// store when drop says yes: a notification lost, for the catch-up to make
+// up.
+func (b *Board) DropWakes(drop func(kind, id string) bool) { b.dropWake.Store(&drop) }

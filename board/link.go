@@ -129,8 +129,8 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// happens meanwhile (a decision
 	// made, a switch flipped) is held, and follows them.
 	sendSwitches(s, row)
-	b.deliverUndelivered(ctx, s)
-	b.deliverPairings(ctx, s)
+	b.deliverUndelivered(ctx, s, s.out.send)
+	b.deliverPairings(ctx, s, s.out.send)
 	sendPause(s, row)
 	sendTriggerPauses(s, row)
 	if err := s.out.catchUpDone(); err != nil {

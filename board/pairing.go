@@ -412,10 +412,11 @@ func (b *Board) deliverPairing(ctx context.Context, agentName, id string) {
 }
 
 // deliverPairings sends every pairing of the agent's that has not reached
-// it, oldest first, on the session that has just been welcomed, and marks
-// those that went out delivered. It stops at the first failed send: the
+// it, oldest first, with send (the session's send for one that has just
+// been welcomed, its push for one another board woke), and marks those
+// that went out delivered. It stops at the first failed send: the
 // rest go out on the next link.
-func (b *Board) deliverPairings(ctx context.Context, s *session) {
+func (b *Board) deliverPairings(ctx context.Context, s *session, send func(*boardv1.LinkResponse) error) {
 	unlock := b.identify.pairings.lock(s.name)
 	defer unlock()
 	rows, err := b.db.Pairing.Query().
@@ -428,7 +429,7 @@ func (b *Board) deliverPairings(ctx context.Context, s *session) {
 	}
 	sent := make([]string, 0, len(rows))
 	for _, row := range rows {
-		if s.out.send(pairedMessage(row)) != nil {
+		if send(pairedMessage(row)) != nil {
 			break
 		}
 		sent = append(sent, row.ID)

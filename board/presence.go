@@ -279,12 +279,19 @@ func (p *presence) closeAll() {
 
 // sendLive sends m to the agent's live link on this board, if it has one,
 // from whatever goroutine calls it, and reports whether it went out (or is
-// held to go out right after the link's catch-up).
+// held to go out right after the link's catch-up). When this board holds
+// no link of the agent's, the other boards of the store are woken, and the
+// one holding it pushes what the store says the agent is owed
+// (crossboard.go).
 func (p *presence) sendLive(agentName string, m *boardv1.LinkResponse) bool {
 	p.mu.Lock()
 	s := p.sessions[agentName]
 	p.mu.Unlock()
-	if s == nil || s.out == nil {
+	if s == nil {
+		p.b.wakeAgentElsewhere(context.Background(), agentName)
+		return false
+	}
+	if s.out == nil {
 		return false
 	}
 	err := s.out.push(m)
@@ -307,7 +314,11 @@ func (p *presence) sendLiveTo(agentName, capability string, m *boardv1.LinkRespo
 	p.mu.Lock()
 	s := p.sessions[agentName]
 	p.mu.Unlock()
-	if s == nil || !slices.Contains(s.caps, capability) {
+	if s == nil {
+		p.b.wakeAgentElsewhere(context.Background(), agentName)
+		return false
+	}
+	if !slices.Contains(s.caps, capability) {
 		return false
 	}
 	return p.sendLive(agentName, m)

@@ -51,6 +51,7 @@ func Open(ctx context.Context, dsn string) (*ent.Client, error) {
 		}
 		client := ent.NewClient(ent.Driver(drv))
 		watch(client, new(observerSlot))
+		rememberPool(client, db)
 		return client, nil
 	}
 	drv, err := openSQLite(ctx, dsn)

@@ -1,0 +1,164 @@
+package board_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
+	"github.com/symphonix/symphonix/store"
+)
+
+// boardsOnOneStore starts n boards on one PostgreSQL store, the first with
+// rule r put (every board reads it from the store).
+func boardsOnOneStore(t *testing.T, n int, r *boardv1.Rule) []*boardtest.Board {
+	t.Helper()
+	dsn := boardtest.PostgresDSN(t)
+	boards := make([]*boardtest.Board, n)
+	for i := range boards {
+		boards[i] = boardtest.Start(t, boardtest.Options{DSN: dsn})
+	}
+	if r != nil {
+		putRule(t, approvalsClient(boards[0], boards[0].OperatorToken("root", identity.RoleAdmin)), r)
+	}
+	return boards
+}
+
+// nextDecision waits for the link's next decision, within d.
+func (l *rawLink) nextDecision(d time.Duration) (*boardv1.ApprovalDecision, time.Duration) {
+	l.t.Helper()
+	start := time.Now()
+	got := make(chan *boardv1.ApprovalDecision, 1)
+	go func() {
+		for {
+			m, err := l.s.Receive()
+			if err != nil {
+				close(got)
+				return
+			}
+			if dec := m.GetDecision(); dec != nil {
+				got <- dec
+				return
+			}
+		}
+	}()
+	select {
+	case dec, ok := <-got:
+		if !ok {
+			l.t.Fatal("the link ended before a decision")
+		}
+		return dec, time.Since(start)
+	case <-time.After(d):
+		l.t.Fatalf("no decision within %v", d)
+		return nil, 0
+	}
+}
+
+// TestDecisionAcrossBoards: an agent linked to board A raises an approval;
+// an operator decides it on board B; the decision reaches the agent on A,
+// once, within a second.
+func TestDecisionAcrossBoards(t *testing.T) {
+	t.Parallel()
+	boards := boardsOnOneStore(t, 2, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
+	a, b := boards[0], boards[1]
+	l := openLink(t, a, "desk")
+	raised := l.raised(refund("run-1", 1))
+	// Notifications on the boards' channel that are not a board's wake
+	// are ignored.
+	for _, junk := range []string{"not json", `{"k":"other","id":"desk"}`, `{"k":"agent"}`, `{"b":"x","k":"agent","id":"nobody"}`} {
+		if err := store.Notify(t.Context(), b.Store, "symphonix_wake", junk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := decide(approver(b, "ann"), t, raised.GetApprovalId(), "yes", digestOf(1), ""); err != nil {
+		t.Fatalf("Decide on board B: %v", err)
+	}
+	dec, took := l.nextDecision(within)
+	if dec.GetApprovalId() != raised.GetApprovalId() || dec.GetSay() != boardv1.Say_SAY_YES {
+		t.Fatalf("decision on the link = %v, want yes on %s", dec, raised.GetApprovalId())
+	}
+	if took > time.Second {
+		t.Errorf("the decision reached the agent on A %v after B took it, want within 1s", took)
+	}
+	// Delivered once: marked, so neither board sends it again.
+	boardtest.Eventually(t, within, "the decision marked delivered", func() bool {
+		row, err := a.Store.Approval.Get(t.Context(), raised.GetApprovalId())
+		return err == nil && row.DeliveredAt != nil
+	})
+	if ds := l.decisionsUntilPong(1); len(ds) != 0 {
+		t.Errorf("after delivery the link got %v, want nothing more", ds)
+	}
+}
+
+// TestLostWakeCaughtUp: a wake lost on its way (dropped by a test hook on
+// the board that decided) is made up by the holding board's catch-up.
+func TestLostWakeCaughtUp(t *testing.T) {
+	t.Parallel()
+	boards := boardsOnOneStore(t, 2, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
+	a, b := boards[0], boards[1]
+	b.Board.DropWakes(func(kind, id string) bool { return kind == "agent" })
+	l := openLink(t, a, "desk")
+	raised := l.raised(refund("run-1", 1))
+	if _, err := decide(approver(b, "ann"), t, raised.GetApprovalId(), "no", digestOf(1), ""); err != nil {
+		t.Fatalf("Decide on board B: %v", err)
+	}
+	dec, took := l.nextDecision(within)
+	if dec.GetApprovalId() != raised.GetApprovalId() || dec.GetSay() != boardv1.Say_SAY_NO {
+		t.Fatalf("decision on the link = %v, want no on %s", dec, raised.GetApprovalId())
+	}
+	t.Logf("caught up after %v", took.Round(time.Millisecond))
+}
+
+// TestWatchAcrossBoards: a watch of approvals on board B sees an approval
+// raised through board A.
+func TestWatchAcrossBoards(t *testing.T) {
+	t.Parallel()
+	boards := boardsOnOneStore(t, 2, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
+	a, b := boards[0], boards[1]
+	ctx, cancel := context.WithTimeout(t.Context(), within)
+	defer cancel()
+	w, err := approvalsClient(b, b.OperatorToken("vic", identity.RoleViewer)).WatchApprovals(ctx, &boardv1.WatchApprovalsRequest{History: ptr(int32(0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if m, err := w.Receive(); err != nil || m.GetEvent() != boardv1.ApprovalEvent_APPROVAL_EVENT_SYNCED {
+		t.Fatalf("first message = %v, %v; want synced", m, err)
+	}
+	l := openLink(t, a, "desk")
+	raised := l.raised(refund("run-1", 1))
+	for {
+		m, err := w.Receive()
+		if err != nil {
+			t.Fatalf("the watch on B ended without the approval raised on A: %v", err)
+		}
+		if m.GetApproval().GetId() == raised.GetApprovalId() && m.GetEvent() == boardv1.ApprovalEvent_APPROVAL_EVENT_RAISED {
+			return
+		}
+	}
+}
+
+// TestSwitchAcrossBoards: a tool switched on for an agent on board B
+// reaches the agent's link on board A.
+func TestSwitchAcrossBoards(t *testing.T) {
+	t.Parallel()
+	boards := boardsOnOneStore(t, 2, nil)
+	a, b := boards[0], boards[1]
+	l := toolLink(t, a, "desk", "orders.refund")
+	if _, err := toolsClient(b, b.OperatorToken("root", identity.RoleAdmin)).SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{
+		Agent: "desk", Tool: "orders.refund", On: true,
+	}); err != nil {
+		t.Fatalf("SetToolSwitch on board B: %v", err)
+	}
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		for _, sw := range l.switchesUntilPong(1) {
+			if len(sw.GetOn()) == 1 && sw.GetOn()[0] == "orders.refund" {
+				return
+			}
+		}
+	}
+	t.Fatal("the switch made on B never reached the agent on A")
+}
