@@ -360,8 +360,10 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
 	b.evals.publishRate = newLimiter(evalPublishesPerAgent, evalPublishWindow, cfg.Now)
 	// A board that stopped without saying goodbye (kill -9) left its agents
-	// online in the store; none has a link here yet.
-	if err := b.db.Agent.Update().Where(agent.Online(true)).SetOnline(false).Exec(ctx); err != nil {
+	// online in the store. On a store of its own, none has a link yet; on a
+	// store other boards share, only the agents of boards whose lease ran
+	// out are offline (leases.go).
+	if err := b.startLease(ctx); err != nil {
 		return nil, err
 	}
 	if ln := cfg.MetricsListener; ln != nil {
@@ -453,6 +455,9 @@ func (b *Board) Close() {
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
 		b.auditLimits().flush()   // what was left out of the audit log is summarised
 		b.stopSequencer()         // and chained
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		b.endLease(ctx)
+		cancel()
 		store.Observe(b.db, nil)
 		if ln := b.takeMetricsListener(); ln != nil {
 			ln.Close() // never served
@@ -529,7 +534,7 @@ func (b *Board) loop() {
 	tick := time.NewTicker(b.cfg.RevocationPoll)
 	defer tick.Stop()
 	since := b.now().Add(-time.Minute)
-	lastTouch := b.now()
+	lastTouch, lastLease := b.now(), b.now()
 	for {
 		select {
 		case <-b.done:
@@ -552,6 +557,10 @@ func (b *Board) loop() {
 				}
 			}
 			lastTouch = now
+		}
+		if now.Sub(lastLease) >= leaseRenew {
+			b.renewLease(ctx)
+			lastLease = now
 		}
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/boardlease"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/store"
@@ -161,4 +163,40 @@ func TestSwitchAcrossBoards(t *testing.T) {
 		}
 	}
 	t.Fatal("the switch made on B never reached the agent on A")
+}
+
+// TestPresencePerBoard: a board joining a store leaves the agents linked
+// to the others online; the agents of a board whose lease ran out (one
+// killed) are marked offline by the boards left, and the lease is gone.
+func TestPresencePerBoard(t *testing.T) {
+	t.Parallel()
+	dsn := boardtest.PostgresDSN(t)
+	a := boardtest.Start(t, boardtest.Options{DSN: dsn})
+	b := boardtest.Start(t, boardtest.Options{DSN: dsn})
+	openLink(t, a, "on-a")
+	openLink(t, b, "on-b")
+	online := func(name string) bool {
+		row, err := a.Store.Agent.Query().Where(agent.Name(name)).Only(t.Context())
+		return err == nil && row.Online
+	}
+	boardtest.Eventually(t, within, "both agents online", func() bool { return online("on-a") && online("on-b") })
+	boardtest.Start(t, boardtest.Options{DSN: dsn})
+	if !online("on-a") || !online("on-b") {
+		t.Fatalf("after a third board started: on-a online %v, on-b online %v; want both still online", online("on-a"), online("on-b"))
+	}
+
+	past := time.Now().Add(-time.Minute).UTC()
+	if err := a.Store.BoardLease.Create().SetID("dead").SetStartedAt(past).SetExpiresAt(past.Add(time.Second)).Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Store.Agent.Create().SetName("orphan").SetOnline(true).SetBoard("dead").SetFirstSeen(past).SetLastSeen(past).Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	boardtest.Eventually(t, within, "the dead board's agent offline", func() bool { return !online("orphan") })
+	if !online("on-a") || !online("on-b") {
+		t.Errorf("after the sweep: on-a online %v, on-b online %v; want both still online", online("on-a"), online("on-b"))
+	}
+	if n, err := a.Store.BoardLease.Query().Where(boardlease.ID("dead")).Count(t.Context()); err != nil || n != 0 {
+		t.Errorf("the dead board's lease: %d rows, %v; want it removed", n, err)
+	}
 }

@@ -464,6 +464,7 @@ func writeHellos(b *Board, batch []*helloWrite) {
 				SetDescription(h.GetDescription()).
 				SetOnline(true).
 				SetSession(w.session).
+				SetBoard(b.id).
 				SetCapabilities(caps).
 				SetProtocol(h.GetProtocol()).
 				SetBuild(h.GetBuild()).
@@ -479,7 +480,7 @@ func writeHellos(b *Board, batch []*helloWrite) {
 		err := tx.Agent.CreateBulk(creates...).
 			OnConflictColumns(agent.FieldName).
 			Update(func(u *ent.AgentUpsert) {
-				u.UpdateDescription().UpdateOnline().UpdateSession().UpdateCapabilities().
+				u.UpdateDescription().UpdateOnline().UpdateSession().UpdateBoard().UpdateCapabilities().
 					UpdateProtocol().UpdateBuild().UpdateTools().UpdateInputs().UpdateLastSeen().
 					UpdatePackageName().UpdatePackageVersion().UpdatePackageDigest()
 			}).

@@ -85,7 +85,9 @@ type Agent struct {
 	// FirstSeen holds the value of the "first_seen" field.
 	FirstSeen time.Time `json:"first_seen,omitempty"`
 	// LastSeen holds the value of the "last_seen" field.
-	LastSeen     time.Time `json:"last_seen,omitempty"`
+	LastSeen time.Time `json:"last_seen,omitempty"`
+	// Board holds the value of the "board" field.
+	Board        string `json:"board,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -100,7 +102,7 @@ func (*Agent) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case agent.FieldID, agent.FieldRunsDropped, agent.FieldCycleCount:
 			values[i] = new(sql.NullInt64)
-		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin, agent.FieldPackageName, agent.FieldPackageVersion, agent.FieldPackageDigest:
+		case agent.FieldName, agent.FieldDescription, agent.FieldSession, agent.FieldProtocol, agent.FieldBuild, agent.FieldToolsSetBy, agent.FieldHealthStatus, agent.FieldPauseReason, agent.FieldPauseBy, agent.FieldPauseOrigin, agent.FieldPackageName, agent.FieldPackageVersion, agent.FieldPackageDigest, agent.FieldBoard:
 			values[i] = new(sql.NullString)
 		case agent.FieldToolsSetAt, agent.FieldHealthStarted, agent.FieldHealthReceived, agent.FieldPauseTime, agent.FieldTriggersTime, agent.FieldCycleLast, agent.FieldFirstSeen, agent.FieldLastSeen:
 			values[i] = new(sql.NullTime)
@@ -341,6 +343,12 @@ func (_m *Agent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LastSeen = value.Time
 			}
+		case agent.FieldBoard:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field board", values[i])
+			} else if value.Valid {
+				_m.Board = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -490,6 +498,9 @@ func (_m *Agent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("last_seen=")
 	builder.WriteString(_m.LastSeen.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("board=")
+	builder.WriteString(_m.Board)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -418,6 +418,20 @@ func (_c *AgentCreate) SetLastSeen(v time.Time) *AgentCreate {
 	return _c
 }
 
+// SetBoard sets the "board" field.
+func (_c *AgentCreate) SetBoard(v string) *AgentCreate {
+	_c.mutation.SetBoard(v)
+	return _c
+}
+
+// SetNillableBoard sets the "board" field if the given value is not nil.
+func (_c *AgentCreate) SetNillableBoard(v *string) *AgentCreate {
+	if v != nil {
+		_c.SetBoard(*v)
+	}
+	return _c
+}
+
 // Mutation returns the AgentMutation object of the builder.
 func (_c *AgentCreate) Mutation() *AgentMutation {
 	return _c.mutation
@@ -525,6 +539,10 @@ func (_c *AgentCreate) defaults() {
 		v := agent.DefaultCycleCount
 		_c.mutation.SetCycleCount(v)
 	}
+	if _, ok := _c.mutation.Board(); !ok {
+		v := agent.DefaultBoard
+		_c.mutation.SetBoard(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -596,6 +614,9 @@ func (_c *AgentCreate) check() error {
 	}
 	if _, ok := _c.mutation.LastSeen(); !ok {
 		return &ValidationError{Name: "last_seen", err: errors.New(`ent: missing required field "Agent.last_seen"`)}
+	}
+	if _, ok := _c.mutation.Board(); !ok {
+		return &ValidationError{Name: "board", err: errors.New(`ent: missing required field "Agent.board"`)}
 	}
 	return nil
 }
@@ -759,6 +780,10 @@ func (_c *AgentCreate) createSpec() (*Agent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
 		_node.LastSeen = value
+	}
+	if value, ok := _c.mutation.Board(); ok {
+		_spec.SetField(agent.FieldBoard, field.TypeString, value)
+		_node.Board = value
 	}
 	return _node, _spec
 }
@@ -1283,6 +1308,18 @@ func (u *AgentUpsert) SetLastSeen(v time.Time) *AgentUpsert {
 // UpdateLastSeen sets the "last_seen" field to the value that was provided on create.
 func (u *AgentUpsert) UpdateLastSeen() *AgentUpsert {
 	u.SetExcluded(agent.FieldLastSeen)
+	return u
+}
+
+// SetBoard sets the "board" field.
+func (u *AgentUpsert) SetBoard(v string) *AgentUpsert {
+	u.Set(agent.FieldBoard, v)
+	return u
+}
+
+// UpdateBoard sets the "board" field to the value that was provided on create.
+func (u *AgentUpsert) UpdateBoard() *AgentUpsert {
+	u.SetExcluded(agent.FieldBoard)
 	return u
 }
 
@@ -1884,6 +1921,20 @@ func (u *AgentUpsertOne) SetLastSeen(v time.Time) *AgentUpsertOne {
 func (u *AgentUpsertOne) UpdateLastSeen() *AgentUpsertOne {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdateLastSeen()
+	})
+}
+
+// SetBoard sets the "board" field.
+func (u *AgentUpsertOne) SetBoard(v string) *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetBoard(v)
+	})
+}
+
+// UpdateBoard sets the "board" field to the value that was provided on create.
+func (u *AgentUpsertOne) UpdateBoard() *AgentUpsertOne {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateBoard()
 	})
 }
 
@@ -2651,6 +2702,20 @@ func (u *AgentUpsertBulk) SetLastSeen(v time.Time) *AgentUpsertBulk {
 func (u *AgentUpsertBulk) UpdateLastSeen() *AgentUpsertBulk {
 	return u.Update(func(s *AgentUpsert) {
 		s.UpdateLastSeen()
+	})
+}
+
+// SetBoard sets the "board" field.
+func (u *AgentUpsertBulk) SetBoard(v string) *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.SetBoard(v)
+	})
+}
+
+// UpdateBoard sets the "board" field to the value that was provided on create.
+func (u *AgentUpsertBulk) UpdateBoard() *AgentUpsertBulk {
+	return u.Update(func(s *AgentUpsert) {
+		s.UpdateBoard()
 	})
 }
 

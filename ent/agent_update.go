@@ -531,6 +531,20 @@ func (_u *AgentUpdate) SetNillableLastSeen(v *time.Time) *AgentUpdate {
 	return _u
 }
 
+// SetBoard sets the "board" field.
+func (_u *AgentUpdate) SetBoard(v string) *AgentUpdate {
+	_u.mutation.SetBoard(v)
+	return _u
+}
+
+// SetNillableBoard sets the "board" field if the given value is not nil.
+func (_u *AgentUpdate) SetNillableBoard(v *string) *AgentUpdate {
+	if v != nil {
+		_u.SetBoard(*v)
+	}
+	return _u
+}
+
 // Mutation returns the AgentMutation object of the builder.
 func (_u *AgentUpdate) Mutation() *AgentMutation {
 	return _u.mutation
@@ -727,6 +741,9 @@ func (_u *AgentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Board(); ok {
+		_spec.SetField(agent.FieldBoard, field.TypeString, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1250,6 +1267,20 @@ func (_u *AgentUpdateOne) SetNillableLastSeen(v *time.Time) *AgentUpdateOne {
 	return _u
 }
 
+// SetBoard sets the "board" field.
+func (_u *AgentUpdateOne) SetBoard(v string) *AgentUpdateOne {
+	_u.mutation.SetBoard(v)
+	return _u
+}
+
+// SetNillableBoard sets the "board" field if the given value is not nil.
+func (_u *AgentUpdateOne) SetNillableBoard(v *string) *AgentUpdateOne {
+	if v != nil {
+		_u.SetBoard(*v)
+	}
+	return _u
+}
+
 // Mutation returns the AgentMutation object of the builder.
 func (_u *AgentUpdateOne) Mutation() *AgentMutation {
 	return _u.mutation
@@ -1476,6 +1507,9 @@ func (_u *AgentUpdateOne) sqlSave(ctx context.Context) (_node *Agent, err error)
 	}
 	if value, ok := _u.mutation.LastSeen(); ok {
 		_spec.SetField(agent.FieldLastSeen, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Board(); ok {
+		_spec.SetField(agent.FieldBoard, field.TypeString, value)
 	}
 	_node = &Agent{config: _u.config}
 	_spec.Assign = _node.assignValues

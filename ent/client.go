@@ -18,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/boardlease"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -54,6 +55,8 @@ type Client struct {
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// BoardLease is the client for interacting with the BoardLease builders.
+	BoardLease *BoardLeaseClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
 	// DelegationFailure is the client for interacting with the DelegationFailure builders.
@@ -111,6 +114,7 @@ func (c *Client) init() {
 	c.AlertRule = NewAlertRuleClient(c.config)
 	c.Approval = NewApprovalClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
+	c.BoardLease = NewBoardLeaseClient(c.config)
 	c.Conversation = NewConversationClient(c.config)
 	c.DelegationFailure = NewDelegationFailureClient(c.config)
 	c.EvalScore = NewEvalScoreClient(c.config)
@@ -228,6 +232,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AlertRule:         NewAlertRuleClient(cfg),
 		Approval:          NewApprovalClient(cfg),
 		AuditEntry:        NewAuditEntryClient(cfg),
+		BoardLease:        NewBoardLeaseClient(cfg),
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
@@ -272,6 +277,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AlertRule:         NewAlertRuleClient(cfg),
 		Approval:          NewApprovalClient(cfg),
 		AuditEntry:        NewAuditEntryClient(cfg),
+		BoardLease:        NewBoardLeaseClient(cfg),
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
@@ -322,7 +328,7 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.Conversation,
+		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
 		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
@@ -336,7 +342,7 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.Conversation,
+		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
 		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
@@ -357,6 +363,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Approval.mutate(ctx, m)
 	case *AuditEntryMutation:
 		return c.AuditEntry.mutate(ctx, m)
+	case *BoardLeaseMutation:
+		return c.BoardLease.mutate(ctx, m)
 	case *ConversationMutation:
 		return c.Conversation.mutate(ctx, m)
 	case *DelegationFailureMutation:
@@ -933,6 +941,139 @@ func (c *AuditEntryClient) mutate(ctx context.Context, m *AuditEntryMutation) (V
 		return (&AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuditEntry mutation op: %q", m.Op())
+	}
+}
+
+// BoardLeaseClient is a client for the BoardLease schema.
+type BoardLeaseClient struct {
+	config
+}
+
+// NewBoardLeaseClient returns a client for the BoardLease from the given config.
+func NewBoardLeaseClient(c config) *BoardLeaseClient {
+	return &BoardLeaseClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `boardlease.Hooks(f(g(h())))`.
+func (c *BoardLeaseClient) Use(hooks ...Hook) {
+	c.hooks.BoardLease = append(c.hooks.BoardLease, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `boardlease.Intercept(f(g(h())))`.
+func (c *BoardLeaseClient) Intercept(interceptors ...Interceptor) {
+	c.inters.BoardLease = append(c.inters.BoardLease, interceptors...)
+}
+
+// Create returns a builder for creating a BoardLease entity.
+func (c *BoardLeaseClient) Create() *BoardLeaseCreate {
+	mutation := newBoardLeaseMutation(c.config, OpCreate)
+	return &BoardLeaseCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of BoardLease entities.
+func (c *BoardLeaseClient) CreateBulk(builders ...*BoardLeaseCreate) *BoardLeaseCreateBulk {
+	return &BoardLeaseCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BoardLeaseClient) MapCreateBulk(slice any, setFunc func(*BoardLeaseCreate, int)) *BoardLeaseCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BoardLeaseCreateBulk{err: fmt.Errorf("calling to BoardLeaseClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BoardLeaseCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BoardLeaseCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for BoardLease.
+func (c *BoardLeaseClient) Update() *BoardLeaseUpdate {
+	mutation := newBoardLeaseMutation(c.config, OpUpdate)
+	return &BoardLeaseUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BoardLeaseClient) UpdateOne(_m *BoardLease) *BoardLeaseUpdateOne {
+	mutation := newBoardLeaseMutation(c.config, OpUpdateOne, withBoardLease(_m))
+	return &BoardLeaseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BoardLeaseClient) UpdateOneID(id string) *BoardLeaseUpdateOne {
+	mutation := newBoardLeaseMutation(c.config, OpUpdateOne, withBoardLeaseID(id))
+	return &BoardLeaseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for BoardLease.
+func (c *BoardLeaseClient) Delete() *BoardLeaseDelete {
+	mutation := newBoardLeaseMutation(c.config, OpDelete)
+	return &BoardLeaseDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BoardLeaseClient) DeleteOne(_m *BoardLease) *BoardLeaseDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BoardLeaseClient) DeleteOneID(id string) *BoardLeaseDeleteOne {
+	builder := c.Delete().Where(boardlease.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BoardLeaseDeleteOne{builder}
+}
+
+// Query returns a query builder for BoardLease.
+func (c *BoardLeaseClient) Query() *BoardLeaseQuery {
+	return &BoardLeaseQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBoardLease},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a BoardLease entity by its id.
+func (c *BoardLeaseClient) Get(ctx context.Context, id string) (*BoardLease, error) {
+	return c.Query().Where(boardlease.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BoardLeaseClient) GetX(ctx context.Context, id string) *BoardLease {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *BoardLeaseClient) Hooks() []Hook {
+	return c.hooks.BoardLease
+}
+
+// Interceptors returns the client interceptors.
+func (c *BoardLeaseClient) Interceptors() []Interceptor {
+	return c.inters.BoardLease
+}
+
+func (c *BoardLeaseClient) mutate(ctx context.Context, m *BoardLeaseMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BoardLeaseCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BoardLeaseUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BoardLeaseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BoardLeaseDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown BoardLease mutation op: %q", m.Op())
 	}
 }
 
@@ -3732,15 +3873,15 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, AlertRule, Approval, AuditEntry, Conversation, DelegationFailure,
-		EvalScore, HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode,
-		Pairing, PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting,
-		SigningKey, Token, User, Verification, Vote []ent.Hook
+		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
+		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
+		PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run, RunDetail, RunStep,
+		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
-		Agent, AlertRule, Approval, AuditEntry, Conversation, DelegationFailure,
-		EvalScore, HealthRound, PackageChunk, PackageScope, PackageVersion, PairCode,
-		Pairing, PublisherKey, Rule, Run, RunDetail, RunStep, Session, Setting,
-		SigningKey, Token, User, Verification, Vote []ent.Interceptor
+		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
+		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
+		PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run, RunDetail, RunStep,
+		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Interceptor
 	}
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/boardlease"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -101,6 +102,7 @@ func checkColumn(t, c string) error {
 			alertrule.Table:         alertrule.ValidColumn,
 			approval.Table:          approval.ValidColumn,
 			auditentry.Table:        auditentry.ValidColumn,
+			boardlease.Table:        boardlease.ValidColumn,
 			conversation.Table:      conversation.ValidColumn,
 			delegationfailure.Table: delegationfailure.ValidColumn,
 			evalscore.Table:         evalscore.ValidColumn,

@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/boardlease"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -52,6 +53,7 @@ const (
 	TypeAlertRule         = "AlertRule"
 	TypeApproval          = "Approval"
 	TypeAuditEntry        = "AuditEntry"
+	TypeBoardLease        = "BoardLease"
 	TypeConversation      = "Conversation"
 	TypeDelegationFailure = "DelegationFailure"
 	TypeEvalScore         = "EvalScore"
@@ -120,6 +122,7 @@ type AgentMutation struct {
 	cycle_last         *time.Time
 	first_seen         *time.Time
 	last_seen          *time.Time
+	board              *string
 	clearedFields      map[string]struct{}
 	done               bool
 	oldValue           func(context.Context) (*Agent, error)
@@ -1705,6 +1708,42 @@ func (m *AgentMutation) ResetLastSeen() {
 	m.last_seen = nil
 }
 
+// SetBoard sets the "board" field.
+func (m *AgentMutation) SetBoard(s string) {
+	m.board = &s
+}
+
+// Board returns the value of the "board" field in the mutation.
+func (m *AgentMutation) Board() (r string, exists bool) {
+	v := m.board
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBoard returns the old "board" field's value of the Agent entity.
+// If the Agent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentMutation) OldBoard(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBoard is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBoard requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBoard: %w", err)
+	}
+	return oldValue.Board, nil
+}
+
+// ResetBoard resets all changes to the "board" field.
+func (m *AgentMutation) ResetBoard() {
+	m.board = nil
+}
+
 // Where appends a list predicates to the AgentMutation builder.
 func (m *AgentMutation) Where(ps ...predicate.Agent) {
 	m.predicates = append(m.predicates, ps...)
@@ -1739,7 +1778,7 @@ func (m *AgentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AgentMutation) Fields() []string {
-	fields := make([]string, 0, 34)
+	fields := make([]string, 0, 35)
 	if m.name != nil {
 		fields = append(fields, agent.FieldName)
 	}
@@ -1842,6 +1881,9 @@ func (m *AgentMutation) Fields() []string {
 	if m.last_seen != nil {
 		fields = append(fields, agent.FieldLastSeen)
 	}
+	if m.board != nil {
+		fields = append(fields, agent.FieldBoard)
+	}
 	return fields
 }
 
@@ -1918,6 +1960,8 @@ func (m *AgentMutation) Field(name string) (ent.Value, bool) {
 		return m.FirstSeen()
 	case agent.FieldLastSeen:
 		return m.LastSeen()
+	case agent.FieldBoard:
+		return m.Board()
 	}
 	return nil, false
 }
@@ -1995,6 +2039,8 @@ func (m *AgentMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldFirstSeen(ctx)
 	case agent.FieldLastSeen:
 		return m.OldLastSeen(ctx)
+	case agent.FieldBoard:
+		return m.OldBoard(ctx)
 	}
 	return nil, fmt.Errorf("unknown Agent field %s", name)
 }
@@ -2241,6 +2287,13 @@ func (m *AgentMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetLastSeen(v)
+		return nil
+	case agent.FieldBoard:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBoard(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Agent field %s", name)
@@ -2500,6 +2553,9 @@ func (m *AgentMutation) ResetField(name string) error {
 		return nil
 	case agent.FieldLastSeen:
 		m.ResetLastSeen()
+		return nil
+	case agent.FieldBoard:
+		m.ResetBoard()
 		return nil
 	}
 	return fmt.Errorf("unknown Agent field %s", name)
@@ -5658,6 +5714,392 @@ func (m *AuditEntryMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AuditEntryMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AuditEntry edge %s", name)
+}
+
+// BoardLeaseMutation represents an operation that mutates the BoardLease nodes in the graph.
+type BoardLeaseMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	started_at    *time.Time
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*BoardLease, error)
+	predicates    []predicate.BoardLease
+}
+
+var _ ent.Mutation = (*BoardLeaseMutation)(nil)
+
+// boardleaseOption allows management of the mutation configuration using functional options.
+type boardleaseOption func(*BoardLeaseMutation)
+
+// newBoardLeaseMutation creates new mutation for the BoardLease entity.
+func newBoardLeaseMutation(c config, op Op, opts ...boardleaseOption) *BoardLeaseMutation {
+	m := &BoardLeaseMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeBoardLease,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withBoardLeaseID sets the ID field of the mutation.
+func withBoardLeaseID(id string) boardleaseOption {
+	return func(m *BoardLeaseMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *BoardLease
+		)
+		m.oldValue = func(ctx context.Context) (*BoardLease, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().BoardLease.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withBoardLease sets the old BoardLease of the mutation.
+func withBoardLease(node *BoardLease) boardleaseOption {
+	return func(m *BoardLeaseMutation) {
+		m.oldValue = func(context.Context) (*BoardLease, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m BoardLeaseMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m BoardLeaseMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of BoardLease entities.
+func (m *BoardLeaseMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *BoardLeaseMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *BoardLeaseMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().BoardLease.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *BoardLeaseMutation) SetStartedAt(t time.Time) {
+	m.started_at = &t
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *BoardLeaseMutation) StartedAt() (r time.Time, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the BoardLease entity.
+// If the BoardLease object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardLeaseMutation) OldStartedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *BoardLeaseMutation) ResetStartedAt() {
+	m.started_at = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *BoardLeaseMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *BoardLeaseMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the BoardLease entity.
+// If the BoardLease object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardLeaseMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *BoardLeaseMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// Where appends a list predicates to the BoardLeaseMutation builder.
+func (m *BoardLeaseMutation) Where(ps ...predicate.BoardLease) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the BoardLeaseMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *BoardLeaseMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.BoardLease, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *BoardLeaseMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *BoardLeaseMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (BoardLease).
+func (m *BoardLeaseMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *BoardLeaseMutation) Fields() []string {
+	fields := make([]string, 0, 2)
+	if m.started_at != nil {
+		fields = append(fields, boardlease.FieldStartedAt)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, boardlease.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *BoardLeaseMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case boardlease.FieldStartedAt:
+		return m.StartedAt()
+	case boardlease.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *BoardLeaseMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case boardlease.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case boardlease.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown BoardLease field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BoardLeaseMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case boardlease.FieldStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case boardlease.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BoardLease field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *BoardLeaseMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *BoardLeaseMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BoardLeaseMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown BoardLease numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *BoardLeaseMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *BoardLeaseMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *BoardLeaseMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown BoardLease nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *BoardLeaseMutation) ResetField(name string) error {
+	switch name {
+	case boardlease.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case boardlease.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown BoardLease field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *BoardLeaseMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *BoardLeaseMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *BoardLeaseMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *BoardLeaseMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *BoardLeaseMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *BoardLeaseMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *BoardLeaseMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown BoardLease unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *BoardLeaseMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown BoardLease edge %s", name)
 }
 
 // ConversationMutation represents an operation that mutates the Conversation nodes in the graph.

@@ -7,6 +7,7 @@ import (
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
+	"github.com/symphonix/symphonix/ent/boardlease"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -112,6 +113,10 @@ func init() {
 	agentDescCycleCount := agentFields[30].Descriptor()
 	// agent.DefaultCycleCount holds the default value on creation for the cycle_count field.
 	agent.DefaultCycleCount = agentDescCycleCount.Default.(int64)
+	// agentDescBoard is the schema descriptor for board field.
+	agentDescBoard := agentFields[34].Descriptor()
+	// agent.DefaultBoard holds the default value on creation for the board field.
+	agent.DefaultBoard = agentDescBoard.Default.(string)
 	alertruleFields := schema.AlertRule{}.Fields()
 	_ = alertruleFields
 	// alertruleDescAgent is the schema descriptor for agent field.
@@ -238,6 +243,12 @@ func init() {
 	auditentryDescHash := auditentryFields[8].Descriptor()
 	// auditentry.DefaultHash holds the default value on creation for the hash field.
 	auditentry.DefaultHash = auditentryDescHash.Default.(string)
+	boardleaseFields := schema.BoardLease{}.Fields()
+	_ = boardleaseFields
+	// boardleaseDescID is the schema descriptor for id field.
+	boardleaseDescID := boardleaseFields[0].Descriptor()
+	// boardlease.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	boardlease.IDValidator = boardleaseDescID.Validators[0].(func(string) error)
 	conversationFields := schema.Conversation{}.Fields()
 	_ = conversationFields
 	// conversationDescAgent is the schema descriptor for agent field.

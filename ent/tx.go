@@ -20,6 +20,8 @@ type Tx struct {
 	Approval *ApprovalClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// BoardLease is the client for interacting with the BoardLease builders.
+	BoardLease *BoardLeaseClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
 	// DelegationFailure is the client for interacting with the DelegationFailure builders.
@@ -197,6 +199,7 @@ func (tx *Tx) init() {
 	tx.AlertRule = NewAlertRuleClient(tx.config)
 	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
+	tx.BoardLease = NewBoardLeaseClient(tx.config)
 	tx.Conversation = NewConversationClient(tx.config)
 	tx.DelegationFailure = NewDelegationFailureClient(tx.config)
 	tx.EvalScore = NewEvalScoreClient(tx.config)

@@ -79,6 +79,8 @@ const (
 	FieldFirstSeen = "first_seen"
 	// FieldLastSeen holds the string denoting the last_seen field in the database.
 	FieldLastSeen = "last_seen"
+	// FieldBoard holds the string denoting the board field in the database.
+	FieldBoard = "board"
 	// Table holds the table name of the agent in the database.
 	Table = "agents"
 )
@@ -120,6 +122,7 @@ var Columns = []string{
 	FieldCycleLast,
 	FieldFirstSeen,
 	FieldLastSeen,
+	FieldBoard,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -171,6 +174,8 @@ var (
 	DefaultPackageDigest string
 	// DefaultCycleCount holds the default value on creation for the "cycle_count" field.
 	DefaultCycleCount int64
+	// DefaultBoard holds the default value on creation for the "board" field.
+	DefaultBoard string
 )
 
 // OrderOption defines the ordering options for the Agent queries.
@@ -314,4 +319,9 @@ func ByFirstSeen(opts ...sql.OrderTermOption) OrderOption {
 // ByLastSeen orders the results by the last_seen field.
 func ByLastSeen(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLastSeen, opts...).ToFunc()
+}
+
+// ByBoard orders the results by the board field.
+func ByBoard(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBoard, opts...).ToFunc()
 }

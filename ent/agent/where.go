@@ -209,6 +209,11 @@ func LastSeen(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldLastSeen, v))
 }
 
+// Board applies equality check predicate on the "board" field. It's identical to BoardEQ.
+func Board(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldBoard, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Agent {
 	return predicate.Agent(sql.FieldEQ(FieldName, v))
@@ -1782,6 +1787,71 @@ func LastSeenLT(v time.Time) predicate.Agent {
 // LastSeenLTE applies the LTE predicate on the "last_seen" field.
 func LastSeenLTE(v time.Time) predicate.Agent {
 	return predicate.Agent(sql.FieldLTE(FieldLastSeen, v))
+}
+
+// BoardEQ applies the EQ predicate on the "board" field.
+func BoardEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEQ(FieldBoard, v))
+}
+
+// BoardNEQ applies the NEQ predicate on the "board" field.
+func BoardNEQ(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldNEQ(FieldBoard, v))
+}
+
+// BoardIn applies the In predicate on the "board" field.
+func BoardIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldIn(FieldBoard, vs...))
+}
+
+// BoardNotIn applies the NotIn predicate on the "board" field.
+func BoardNotIn(vs ...string) predicate.Agent {
+	return predicate.Agent(sql.FieldNotIn(FieldBoard, vs...))
+}
+
+// BoardGT applies the GT predicate on the "board" field.
+func BoardGT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGT(FieldBoard, v))
+}
+
+// BoardGTE applies the GTE predicate on the "board" field.
+func BoardGTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldGTE(FieldBoard, v))
+}
+
+// BoardLT applies the LT predicate on the "board" field.
+func BoardLT(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLT(FieldBoard, v))
+}
+
+// BoardLTE applies the LTE predicate on the "board" field.
+func BoardLTE(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldLTE(FieldBoard, v))
+}
+
+// BoardContains applies the Contains predicate on the "board" field.
+func BoardContains(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContains(FieldBoard, v))
+}
+
+// BoardHasPrefix applies the HasPrefix predicate on the "board" field.
+func BoardHasPrefix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasPrefix(FieldBoard, v))
+}
+
+// BoardHasSuffix applies the HasSuffix predicate on the "board" field.
+func BoardHasSuffix(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldHasSuffix(FieldBoard, v))
+}
+
+// BoardEqualFold applies the EqualFold predicate on the "board" field.
+func BoardEqualFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldEqualFold(FieldBoard, v))
+}
+
+// BoardContainsFold applies the ContainsFold predicate on the "board" field.
+func BoardContainsFold(v string) predicate.Agent {
+	return predicate.Agent(sql.FieldContainsFold(FieldBoard, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -46,6 +46,7 @@ var (
 		{Name: "cycle_last", Type: field.TypeTime, Nullable: true},
 		{Name: "first_seen", Type: field.TypeTime},
 		{Name: "last_seen", Type: field.TypeTime},
+		{Name: "board", Type: field.TypeString, Default: ""},
 	}
 	// AgentsTable holds the schema information for the "agents" table.
 	AgentsTable = &schema.Table{
@@ -182,6 +183,18 @@ var (
 		Name:       "audit_entries",
 		Columns:    AuditEntriesColumns,
 		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
+	}
+	// BoardLeasesColumns holds the columns for the "board_leases" table.
+	BoardLeasesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true},
+		{Name: "started_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// BoardLeasesTable holds the schema information for the "board_leases" table.
+	BoardLeasesTable = &schema.Table{
+		Name:       "board_leases",
+		Columns:    BoardLeasesColumns,
+		PrimaryKey: []*schema.Column{BoardLeasesColumns[0]},
 	}
 	// ConversationsColumns holds the columns for the "conversations" table.
 	ConversationsColumns = []*schema.Column{
@@ -739,6 +752,7 @@ var (
 		AlertRulesTable,
 		ApprovalsTable,
 		AuditEntriesTable,
+		BoardLeasesTable,
 		ConversationsTable,
 		DelegationFailuresTable,
 		EvalScoresTable,

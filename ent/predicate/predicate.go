@@ -18,6 +18,9 @@ type Approval func(*sql.Selector)
 // AuditEntry is the predicate function for auditentry builders.
 type AuditEntry func(*sql.Selector)
 
+// BoardLease is the predicate function for boardlease builders.
+type BoardLease func(*sql.Selector)
+
 // Conversation is the predicate function for conversation builders.
 type Conversation func(*sql.Selector)
 

@@ -75,6 +75,9 @@ func (Agent) Fields() []ent.Field {
 		field.Time("cycle_last").Optional().Nillable(),
 		field.Time("first_seen").Immutable(),
 		field.Time("last_seen"),
+		// The board holding the agent's link (its id, BoardLease), while
+		// online; "" when it linked before boards had ids.
+		field.String("board").Default(""),
 	}
 }
 

@@ -161,6 +161,11 @@ table "agents" {
     null = false
     type = timestamptz
   }
+  column "board" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
   primary_key {
     columns = [column.id]
   }
@@ -407,6 +412,24 @@ table "audit_entries" {
   index "audit_entries_seq_key" {
     unique  = true
     columns = [column.seq]
+  }
+}
+table "board_leases" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = varchar
+  }
+  column "started_at" {
+    null = false
+    type = timestamptz
+  }
+  column "expires_at" {
+    null = false
+    type = timestamptz
+  }
+  primary_key {
+    columns = [column.id]
   }
 }
 table "conversations" {
