@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,12 +26,15 @@ const auditSummaryAfter = 10 * time.Second
 // "audit.limited" entry says how many of each were left out, when, and
 // why: as soon as the actor may write again, or auditSummaryAfter after
 // the first one left out, or when the board closes, whichever is first.
-// Like sign-in's limits, the counts are in memory, per board process.
+// Like sign-in's limits, a caller's count is every board's when several
+// share the store.
 type auditLimit struct {
 	burst float64
 	rate  float64 // per second
 	now   func() time.Time
 	write func(actor string, s auditSummary)
+	// shared, when not nil, takes a caller's token from the store's bucket.
+	shared func(ctx context.Context, key string, now time.Time) bool
 
 	mu     sync.Mutex
 	actors map[string]*actorAudit // by key (auditKey)
@@ -65,9 +69,15 @@ func newAuditLimit(l Limits, now func() time.Time, write func(actor string, s au
 
 // take reports whether the actor (key; named actor in the log) may make
 // the board write one more entry for action now, and if not, how long
-// until it may; an action left out is counted for its summary.
-func (a *auditLimit) take(key, actor, action string) (ok bool, retry time.Duration) {
+// until it may; an action left out is counted for its summary. A caller's
+// bucket is the store's when boards share it (takeShared); an agent's is
+// the board's that holds its one link.
+func (a *auditLimit) take(ctx context.Context, key, actor, action string) (ok bool, retry time.Duration) {
 	now := a.now()
+	shared := a.shared != nil && !strings.HasPrefix(key, agentAuditKey)
+	if shared {
+		ok = a.shared(ctx, key, now)
+	}
 	a.mu.Lock()
 	w := a.actors[key]
 	if w == nil {
@@ -77,10 +87,17 @@ func (a *auditLimit) take(key, actor, action string) (ok bool, retry time.Durati
 			a.sweep(now)
 		}
 	}
-	w.tokens = min(a.burst, w.tokens+now.Sub(w.at).Seconds()*a.rate)
-	w.at = now
-	if w.tokens >= 1 {
-		w.tokens--
+	if !shared {
+		w.tokens = min(a.burst, w.tokens+now.Sub(w.at).Seconds()*a.rate)
+		w.at = now
+		if ok = w.tokens >= 1; ok {
+			w.tokens--
+		}
+		retry = time.Duration((1 - w.tokens) / a.rate * float64(time.Second))
+	} else {
+		retry = time.Duration(float64(time.Second) / a.rate)
+	}
+	if ok {
 		s, due := a.due(w)
 		a.mu.Unlock()
 		if due {
@@ -94,7 +111,6 @@ func (a *auditLimit) take(key, actor, action string) (ok bool, retry time.Durati
 	}
 	w.left.counts[action]++
 	w.left.last = now
-	retry = time.Duration((1 - w.tokens) / a.rate * float64(time.Second))
 	a.mu.Unlock()
 	return false, retry
 }
@@ -150,13 +166,16 @@ func (a *auditLimit) sweep(now time.Time) {
 	}
 }
 
+// agentAuditKey begins an agent's audit key.
+const agentAuditKey = "agent "
+
 // auditKey is whose audit budget a request of the caller in ctx draws on:
 // an agent's (whichever of its tokens it uses), a signed-in person's, or
 // an operator token's.
 func auditKey(ctx context.Context) (key, actor string) {
 	c, _ := identity.FromContext(ctx)
 	if c.Kind == identity.KindAgent {
-		return "agent " + c.Name, c.Name
+		return agentAuditKey + c.Name, c.Name
 	}
 	return streamKey(c), identity.ActorOf(ctx, c.Name)
 }
@@ -165,6 +184,9 @@ func auditKey(ctx context.Context) (key, actor string) {
 func (b *Board) auditLimits() *auditLimit {
 	b.auditOnce.Do(func() {
 		b.audits = newAuditLimit(b.cfg.Limits, b.now, b.writeAuditSummary)
+		if b.notifies {
+			b.audits.shared = b.takeAuditToken
+		}
 	})
 	return b.audits
 }
@@ -173,7 +195,7 @@ func (b *Board) auditLimits() *auditLimit {
 // more audit entry for action; see auditLimit.
 func (b *Board) mayAudit(ctx context.Context, action string) (bool, time.Duration) {
 	key, actor := auditKey(ctx)
-	return b.auditLimits().take(key, actor, action)
+	return b.auditLimits().take(ctx, key, actor, action)
 }
 
 // tooManyAudited is why a link request was refused by the audit limit.

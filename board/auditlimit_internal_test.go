@@ -38,17 +38,17 @@ func TestAuditLimit(t *testing.T) {
 		var w summaries
 		a := newAuditLimit(Limits{AuditBurst: 3, AuditPerSecond: 0.5}, time.Now, w.write)
 		for i := range 3 {
-			if ok, _ := a.take("agent desk", "desk", "approval.raise"); !ok {
+			if ok, _ := a.take(t.Context(), "agent desk", "desk", "approval.raise"); !ok {
 				t.Fatalf("take %d of a burst of 3 refused", i+1)
 			}
 		}
 		for i, action := range []string{"approval.raise", "verify", "verify"} {
-			ok, retry := a.take("agent desk", "desk", action)
+			ok, retry := a.take(t.Context(), "agent desk", "desk", action)
 			if ok || retry != 2*time.Second {
 				t.Fatalf("take %d past the burst = %v, retry in %s; want refused, 2s (one at 0.5 a second)", i+1, ok, retry)
 			}
 		}
-		if ok, _ := a.take("agent till", "till", "verify"); !ok {
+		if ok, _ := a.take(t.Context(), "agent till", "till", "verify"); !ok {
 			t.Fatal("another actor refused")
 		}
 		if n := w.count(); n != 0 {
@@ -57,7 +57,7 @@ func TestAuditLimit(t *testing.T) {
 		// One comes back after 2 s: the summary is written, then the take
 		// goes on.
 		time.Sleep(2 * time.Second)
-		if ok, _ := a.take("agent desk", "desk", "pair.code"); !ok {
+		if ok, _ := a.take(t.Context(), "agent desk", "desk", "pair.code"); !ok {
 			t.Fatal("refused once the bucket had refilled")
 		}
 		synctest.Wait()
@@ -69,13 +69,13 @@ func TestAuditLimit(t *testing.T) {
 		}
 		// Left out again, and nothing comes back for a while: the summary
 		// is written auditSummaryAfter after the first, once.
-		a.take("agent desk", "desk", "verify")
+		a.take(t.Context(), "agent desk", "desk", "verify")
 		time.Sleep(auditSummaryAfter + time.Second)
 		synctest.Wait()
 		if w.count() != 2 || !maps.Equal(w.s[1].counts, map[string]int{"verify": 1}) {
 			t.Fatalf("summaries %v %v, want a second, of 1 verify", w.got, w.s)
 		}
-		a.take("agent desk", "desk", "verify")
+		a.take(t.Context(), "agent desk", "desk", "verify")
 		time.Sleep(time.Hour)
 		a.flush()
 		if w.count() != 2 {
@@ -83,7 +83,7 @@ func TestAuditLimit(t *testing.T) {
 		}
 		// Left out, then the board closes: flush writes it.
 		for range 4 {
-			a.take("agent till", "till", "verify")
+			a.take(t.Context(), "agent till", "till", "verify")
 		}
 		a.flush()
 		if w.count() != 3 || w.got[2] != "till" || w.s[2].counts["verify"] != 1 {

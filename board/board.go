@@ -173,6 +173,8 @@ type Board struct {
 	runs      *hub[*boardv1.WatchRunsResponse]
 	// fireRate holds each caller to its StartRun rate (fire.go).
 	fireRate *limiter
+	// shared: the limiters counting in the store (sharedlimit.go).
+	shared sharedLimiters
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
@@ -342,23 +344,23 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 
 		sweptAtStart: make(chan struct{}),
 
-		users:         identity.NewUsers(cfg.Store, cfg.Now),
-		sessions:      sessions,
-		signinAccount: newLimiter(signinPerAccount, signinWindow, cfg.Now),
-		signinSource:  newLimiter(signinPerSource, signinWindow, cfg.Now),
-		hashSlots:     newHashSlots(cfg.ConcurrentHashes, cfg.HashesPerSecond),
-		pages:         pageTokens{key: tokens.DerivedKey("page tokens")},
-		publishing:    make(chan struct{}, cfg.Limits.PublishesAtOnce),
-		linkAdmit:     rate.NewLimiter(rate.Limit(cfg.LinksPerSecond), int(max(1, cfg.LinksPerSecond))),
-		id:            newBoardID(),
-		notifies:      store.Notifies(cfg.Store),
+		users:      identity.NewUsers(cfg.Store, cfg.Now),
+		sessions:   sessions,
+		hashSlots:  newHashSlots(cfg.ConcurrentHashes, cfg.HashesPerSecond),
+		pages:      pageTokens{key: tokens.DerivedKey("page tokens")},
+		publishing: make(chan struct{}, cfg.Limits.PublishesAtOnce),
+		linkAdmit:  rate.NewLimiter(rate.Limit(cfg.LinksPerSecond), int(max(1, cfg.LinksPerSecond))),
+		id:         newBoardID(),
+		notifies:   store.Notifies(cfg.Store),
 	}
 	b.presence = newPresence(b)
 	b.metrics = newMetrics(b)
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
-	b.fireRate = newLimiter(startRunsPerCaller, startRunWindow, cfg.Now)
-	b.evals.publishRate = newLimiter(evalPublishesPerAgent, evalPublishWindow, cfg.Now)
+	b.signinAccount = b.limiter("signin.account", signinPerAccount, signinWindow)
+	b.signinSource = b.limiter("signin.source", signinPerSource, signinWindow)
+	b.fireRate = b.limiter("start_run", startRunsPerCaller, startRunWindow)
+	b.evals.publishRate = b.limiter("eval.publish", evalPublishesPerAgent, evalPublishWindow)
 	// A board that stopped without saying goodbye (kill -9) left its agents
 	// online in the store. On a store of its own, none has a link yet; on a
 	// store other boards share, only the agents of boards whose lease ran
@@ -562,6 +564,7 @@ func (b *Board) loop() {
 			b.renewLease(ctx)
 			lastLease = now
 		}
+		b.sweepShared(ctx, now)
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
 		b.logRunProblems(now)

@@ -2,10 +2,14 @@ package board_test
 
 import (
 	"context"
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
+	"connectrpc.com/connect/v2"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/boardlease"
 	"github.com/symphonix/symphonix/identity"
@@ -198,5 +202,48 @@ func TestPresencePerBoard(t *testing.T) {
 	}
 	if n, err := a.Store.BoardLease.Query().Where(boardlease.ID("dead")).Count(t.Context()); err != nil || n != 0 {
 		t.Errorf("the dead board's lease: %d rows, %v; want it removed", n, err)
+	}
+}
+
+// TestLimitsAcrossBoards: the boards of one store count a limit together:
+// five wrong passwords for one account spread over two boards lock it on
+// both, and one operator's refused Decides spread over two boards write
+// one burst of audit entries between them.
+func TestLimitsAcrossBoards(t *testing.T) {
+	t.Parallel()
+	const burst = 5
+	dsn := boardtest.PostgresDSN(t)
+	opts := boardtest.Options{DSN: dsn, Limits: board.Limits{AuditBurst: burst, AuditPerSecond: 0.001}}
+	a, b := boardtest.Start(t, opts), boardtest.Start(t, opts)
+	a.AddUser("alice@example.com", identity.RoleAdmin, password)
+	for i := range 5 {
+		on := []*boardtest.Board{a, b}[i%2]
+		resp, _ := on.PostJSON("/auth/signin", map[string]string{"email": "alice@example.com", "password": "wrong password " + strconv.Itoa(i)}, "", "")
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("attempt %d: %s, want 401", i+1, resp.Status)
+		}
+	}
+	for _, on := range []*boardtest.Board{a, b} {
+		resp, body := on.PostJSON("/auth/signin", map[string]string{"email": "alice@example.com", "password": password}, "", "")
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("the right password after five wrong on two boards: %s %s, want 429", resp.Status, body)
+		}
+	}
+
+	putRule(t, approvalsClient(a, a.OperatorToken("root", identity.RoleAdmin)), &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
+	tokenA := a.OperatorToken("ann", identity.RoleApprover)
+	for i := range 4 * burst {
+		on := []*boardtest.Board{a, b}[i%2]
+		if _, err := decide(approvalsClient(on, tokenA), t, "apr-none", "yes", digestOf(1), ""); connect.CodeOf(err) != connect.CodeNotFound {
+			t.Fatalf("refused Decide %d: %v, want not_found", i+1, err)
+		}
+	}
+	deadline := time.Now().Add(within)
+	for auditCounts(t, a)["approval.refuse"] < burst && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := auditCounts(t, a)["approval.refuse"]; n != burst {
+		t.Fatalf("%d refusals audited for %d refused Decides on two boards, want the burst of %d", n, 4*burst, burst)
 	}
 }

@@ -158,12 +158,12 @@ func (s evalService) PublishEvalScores(ctx context.Context, req *boardv1.Publish
 	if err := validEvalScore("score", req.GetScore(), now, false); err != nil {
 		return nil, asRPCError(err)
 	}
-	if retry, ok := s.b.evals.publishRate.take(name); !ok {
+	if retry, ok := s.b.evals.publishRate.take(ctx, name); !ok {
 		return nil, refusal(connect.CodeResourceExhausted,
 			"too many eval scores published: at most %d a minute for agent %s; try again in %s",
 			evalPublishesPerAgent, quoted(name), retry.Round(time.Second))
 	}
-	s.b.evals.publishRate.done(name, true) // every publish counts
+	s.b.evals.publishRate.done(ctx, name, true) // every publish counts
 	suite := &boardv1.EvalSuiteScores{Suite: req.GetSuite(), Builds: []*boardv1.EvalScore{req.GetScore()}}
 	if _, err := s.b.keepEvals(ctx, name, []*boardv1.EvalSuiteScores{suite}, evalscore.SourcePublished, true, now); err != nil {
 		return nil, err

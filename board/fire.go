@@ -49,11 +49,11 @@ func (s runService) StartRun(ctx context.Context, req *boardv1.StartRunRequest) 
 	}
 	caller, _ := identity.FromContext(ctx)
 	key := streamKey(caller)
-	if retry, ok := b.fireRate.take(key); !ok {
+	if retry, ok := b.fireRate.take(ctx, key); !ok {
 		return nil, connect.Errorf(connect.CodeResourceExhausted,
 			"too many runs started: at most %d a minute for one token or person; try again in %s", startRunsPerCaller, retry.Round(time.Second))
 	}
-	b.fireRate.done(key, true) // every start counts
+	b.fireRate.done(ctx, key, true) // every start counts
 	row, err := b.db.Agent.Query().Where(agent.Name(name)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, connect.Errorf(connect.CodeNotFound, "agent %s: not found", quoted(name))

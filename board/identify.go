@@ -58,8 +58,8 @@ const (
 // identifyState is what pairing and verify keep in memory: the rate
 // limits and the per-agent lock that makes each pairing reach its agent
 // once. The zero value is ready: limits makes the limiters, on the
-// board's clock, on first use. Like sign-in's, the counts are in memory:
-// several boards sharing one database each keep their own.
+// board's clock, on first use. Like sign-in's, the counts are every
+// board's when several share the store (sharedlimit.go).
 type identifyState struct {
 	once sync.Once
 	// wrongByPerson, wrongOverall: wrong pairing codes (pairing.go).
@@ -79,10 +79,10 @@ type identifyState struct {
 func (b *Board) limits() *identifyState {
 	s := &b.identify
 	s.once.Do(func() {
-		s.wrongByPerson = newLimiter(wrongPerPerson, wrongPersonWithin, b.now)
-		s.wrongOverall = newLimiter(wrongOnBoard, wrongOnBoardWithin, b.now)
-		s.failsByWho = newLimiter(failsPerWho, failsWhoWithin, b.now)
-		s.byAgent = newLimiter(verifiesPerAgent, verifyAgentWithin, b.now)
+		s.wrongByPerson = b.limiter("pair.wrong_person", wrongPerPerson, wrongPersonWithin)
+		s.wrongOverall = b.limiter("pair.wrong", wrongOnBoard, wrongOnBoardWithin)
+		s.failsByWho = b.limiter("verify.fails", failsPerWho, failsWhoWithin)
+		s.byAgent = b.limiter("verify.agent", verifiesPerAgent, verifyAgentWithin)
 	})
 	return s
 }

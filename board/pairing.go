@@ -230,10 +230,10 @@ func (b *Board) enterPairingCode(ctx context.Context, req *boardv1.EnterPairingC
 	// One person's entries one at a time, so their limit is exact.
 	unlock := lim.entering.lock(caller.UserID)
 	defer unlock()
-	if wait, full := lim.wrongByPerson.blocked(caller.UserID); full {
+	if wait, full := lim.wrongByPerson.blocked(ctx, caller.UserID); full {
 		return nil, refusal(connect.CodeResourceExhausted, "too many wrong codes: try again in %s", roundUp(wait))
 	}
-	if wait, full := lim.wrongOverall.blocked(""); full {
+	if wait, full := lim.wrongOverall.blocked(ctx, ""); full {
 		return nil, refusal(connect.CodeResourceExhausted, "too many wrong codes on this board: try again in %s", roundUp(wait))
 	}
 	door, err := b.door(ctx)
@@ -338,8 +338,8 @@ func (b *Board) redeem(ctx context.Context, caller identity.Caller, code string)
 // the code. A code with wrongPerCode near misses is dead.
 func (b *Board) wrongCode(ctx context.Context, caller identity.Caller, code string) {
 	lim := b.limits()
-	lim.wrongByPerson.fail(caller.UserID)
-	lim.wrongOverall.fail("")
+	lim.wrongByPerson.fail(ctx, caller.UserID)
+	lim.wrongOverall.fail(ctx, "")
 	ctx = context.WithoutCancel(ctx)
 	now := b.now().UTC().Truncate(time.Microsecond)
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {

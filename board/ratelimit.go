@@ -1,6 +1,7 @@
 package board
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -14,8 +15,11 @@ const (
 	signinPerSource  = 20
 )
 
-// limiter counts failures per key in a sliding window. It is in memory:
-// several boards sharing one database each keep their own counts.
+// limiter counts failures per key in a sliding window. On a store of its
+// own the counts are in memory; on a store several boards share, each
+// failure is also written to the store (sharedlimit.go) and a key's count
+// is every board's, so a limit holds across the boards however a caller
+// spreads its attempts.
 //
 // A check that takes time (a password hashed) takes an attempt before it
 // starts and gives it back when it ends (take, done): attempts in flight
@@ -25,6 +29,9 @@ type limiter struct {
 	max    int
 	window time.Duration
 	now    func() time.Time
+
+	// shared, when not nil, counts failures in the store.
+	shared *sharedCount
 
 	mu       sync.Mutex
 	fails    map[string][]time.Time // oldest first; at most max per key
@@ -43,25 +50,36 @@ const inFlightRetry = time.Second
 // how long until it may not be. The check and the count are one step:
 // key's failures in the window and its attempts in flight stay at most
 // max. Every take that succeeds is followed by one done.
-func (l *limiter) take(key string) (retryAfter time.Duration, ok bool) {
+func (l *limiter) take(ctx context.Context, key string) (retryAfter time.Duration, ok bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
 	f := l.live(key, now)
 	if len(f) >= l.max {
+		l.mu.Unlock()
 		return f[0].Add(l.window).Sub(now), false
 	}
-	if len(f)+l.inFlight[key] >= l.max {
+	flying := l.inFlight[key]
+	if len(f)+flying >= l.max {
+		l.mu.Unlock()
 		return inFlightRetry, false
 	}
 	l.inFlight[key]++
+	l.mu.Unlock()
+	if l.shared == nil {
+		return 0, true
+	}
+	// The store's count includes this board's failures; the attempts in
+	// flight on other boards are not counted, at most one a board each.
+	if wait, full := l.shared.full(ctx, key, l.max-flying, l.window, now); full {
+		l.done(ctx, key, false)
+		return wait, false
+	}
 	return 0, true
 }
 
 // done ends an attempt take started, counting it as a failure when failed.
-func (l *limiter) done(key string, failed bool) {
+func (l *limiter) done(ctx context.Context, key string, failed bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if n := l.inFlight[key] - 1; n > 0 {
 		l.inFlight[key] = n
 	} else {
@@ -70,26 +88,37 @@ func (l *limiter) done(key string, failed bool) {
 	if failed {
 		l.failLocked(key)
 	}
+	l.mu.Unlock()
+	if failed && l.shared != nil {
+		l.shared.add(ctx, key, l.now())
+	}
 }
 
 // blocked reports whether key has failed max times within the window, and
 // if so how long until its oldest failure leaves it.
-func (l *limiter) blocked(key string) (retryAfter time.Duration, ok bool) {
+func (l *limiter) blocked(ctx context.Context, key string) (retryAfter time.Duration, ok bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
 	f := l.live(key, now)
-	if len(f) < l.max {
+	if len(f) >= l.max {
+		l.mu.Unlock()
+		return f[0].Add(l.window).Sub(now), true
+	}
+	l.mu.Unlock()
+	if l.shared == nil {
 		return 0, false
 	}
-	return f[0].Add(l.window).Sub(now), true
+	return l.shared.full(ctx, key, l.max, l.window, now)
 }
 
 // fail counts a failure for key.
-func (l *limiter) fail(key string) {
+func (l *limiter) fail(ctx context.Context, key string) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.failLocked(key)
+	l.mu.Unlock()
+	if l.shared != nil {
+		l.shared.add(ctx, key, l.now())
+	}
 }
 
 func (l *limiter) failLocked(key string) {
@@ -105,10 +134,13 @@ func (l *limiter) failLocked(key string) {
 }
 
 // reset forgets key's failures (a successful sign-in).
-func (l *limiter) reset(key string) {
+func (l *limiter) reset(ctx context.Context, key string) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	delete(l.fails, key)
+	l.mu.Unlock()
+	if l.shared != nil {
+		l.shared.forget(ctx, key)
+	}
 }
 
 // live drops key's failures that have left the window and returns the rest.

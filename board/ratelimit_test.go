@@ -15,37 +15,37 @@ func TestLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newLimiter(5, 15*time.Minute, time.Now)
 		for i := range 5 {
-			if _, blocked := l.blocked("alice"); blocked {
+			if _, blocked := l.blocked(t.Context(), "alice"); blocked {
 				t.Fatalf("blocked after %d failures, want after 5", i)
 			}
-			l.fail("alice")
+			l.fail(t.Context(), "alice")
 			time.Sleep(time.Minute)
 		}
-		wait, blocked := l.blocked("alice")
+		wait, blocked := l.blocked(t.Context(), "alice")
 		if !blocked || wait != 10*time.Minute {
 			t.Fatalf("after 5 failures: blocked %v for %s, want 10m0s (the first failure leaves at 15m)", blocked, wait)
 		}
-		if _, blocked := l.blocked("bob"); blocked {
+		if _, blocked := l.blocked(t.Context(), "bob"); blocked {
 			t.Errorf("bob blocked by alice's failures")
 		}
 		time.Sleep(wait - time.Second)
-		if _, blocked := l.blocked("alice"); !blocked {
+		if _, blocked := l.blocked(t.Context(), "alice"); !blocked {
 			t.Errorf("unblocked a second early")
 		}
 		time.Sleep(time.Second)
-		if _, blocked := l.blocked("alice"); blocked {
+		if _, blocked := l.blocked(t.Context(), "alice"); blocked {
 			t.Errorf("still blocked once the first failure left the window")
 		}
-		l.fail("alice") // four in the window again, plus this one
-		if _, blocked := l.blocked("alice"); !blocked {
+		l.fail(t.Context(), "alice") // four in the window again, plus this one
+		if _, blocked := l.blocked(t.Context(), "alice"); !blocked {
 			t.Errorf("not blocked with 5 failures in the window")
 		}
-		l.reset("alice")
-		if _, blocked := l.blocked("alice"); blocked {
+		l.reset(t.Context(), "alice")
+		if _, blocked := l.blocked(t.Context(), "alice"); blocked {
 			t.Errorf("blocked after reset")
 		}
 		time.Sleep(15 * time.Minute)
-		l.fail("carol")
+		l.fail(t.Context(), "carol")
 		if len(l.fails) != 1 {
 			t.Errorf("%d keys kept, want only carol's", len(l.fails))
 		}
@@ -63,7 +63,7 @@ func TestLimiterTakes(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 100 {
 			wg.Go(func() {
-				if _, ok := l.take("alice"); ok {
+				if _, ok := l.take(t.Context(), "alice"); ok {
 					taken.Add(1)
 				}
 			})
@@ -72,20 +72,20 @@ func TestLimiterTakes(t *testing.T) {
 		if n := taken.Load(); n != 5 {
 			t.Fatalf("%d of 100 concurrent attempts taken, want 5", n)
 		}
-		if wait, ok := l.take("alice"); ok || wait != inFlightRetry {
+		if wait, ok := l.take(t.Context(), "alice"); ok || wait != inFlightRetry {
 			t.Errorf("take with 5 in flight = %s, %v; want %s, false", wait, ok, inFlightRetry)
 		}
-		if _, ok := l.take("bob"); !ok {
+		if _, ok := l.take(t.Context(), "bob"); !ok {
 			t.Errorf("bob refused for alice's attempts")
 		}
-		l.done("alice", false) // not checked: its place is free again
-		if _, ok := l.take("alice"); !ok {
+		l.done(t.Context(), "alice", false) // not checked: its place is free again
+		if _, ok := l.take(t.Context(), "alice"); !ok {
 			t.Fatalf("refused after an attempt ended unchecked")
 		}
 		for range 5 {
-			l.done("alice", true)
+			l.done(t.Context(), "alice", true)
 		}
-		wait, ok := l.take("alice")
+		wait, ok := l.take(t.Context(), "alice")
 		if ok || wait != 15*time.Minute {
 			t.Errorf("take after 5 failures = %s, %v; want 15m0s, false", wait, ok)
 		}

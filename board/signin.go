@@ -1,6 +1,7 @@
 package board
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +65,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		account = req.GetEmail() // counted all the same
 	}
-	wait, ok := b.signinTake(account, source)
+	wait, ok := b.signinTake(ctx, account, source)
 	if !ok {
 		b.log.LogAttrs(ctx, slog.LevelWarn, "sign-in limited", slog.String("email", account), slog.String("source", source))
 		b.metrics.signinFailed("limited")
@@ -73,7 +74,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	failed := false
-	defer func() { b.signinDone(account, source, failed) }()
+	defer func() { b.signinDone(ctx, account, source, failed) }()
 	var row *ent.User
 	why := ""
 	if err == nil {
@@ -129,7 +130,7 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 		writeAuthError(w, http.StatusUnauthorized, errWrongPassword)
 		return
 	}
-	b.signinAccount.reset(account)
+	b.signinAccount.reset(ctx, account)
 	s, err := b.sessions.Start(ctx, row.ID, row.Email, source)
 	if err != nil {
 		b.log.ErrorContext(ctx, "start session", "err", err)
@@ -145,14 +146,14 @@ func (b *Board) signIn(w http.ResponseWriter, r *http.Request) {
 // until they end (limiter.take), so a burst of concurrent sign-ins checks
 // no more passwords than the limits allow. Every signinTake that succeeds
 // is followed by one signinDone.
-func (b *Board) signinTake(account, source string) (time.Duration, bool) {
-	wa, ok := b.signinAccount.take(account)
+func (b *Board) signinTake(ctx context.Context, account, source string) (time.Duration, bool) {
+	wa, ok := b.signinAccount.take(ctx, account)
 	if !ok {
 		return wa, false
 	}
-	ws, ok := b.signinSource.take(source)
+	ws, ok := b.signinSource.take(ctx, source)
 	if !ok {
-		b.signinAccount.done(account, false)
+		b.signinAccount.done(ctx, account, false)
 		return ws, false
 	}
 	return 0, true
@@ -161,9 +162,9 @@ func (b *Board) signinTake(account, source string) (time.Duration, bool) {
 // signinDone ends an attempt signinTake started: counted against both
 // limits when failed, and only when failed; a success has already cleared
 // the account's count (not the source's).
-func (b *Board) signinDone(account, source string, failed bool) {
-	b.signinAccount.done(account, failed)
-	b.signinSource.done(source, failed)
+func (b *Board) signinDone(ctx context.Context, account, source string, failed bool) {
+	b.signinAccount.done(ctx, account, failed)
+	b.signinSource.done(ctx, source, failed)
 }
 
 // signOut ends the session of the cookie. Like every request the cookie

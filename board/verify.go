@@ -73,18 +73,18 @@ func (b *Board) verify(ctx context.Context, agentName string, q *boardv1.Verify)
 		return fail(fmt.Sprintf("the board does not verify people: its door is %q", door), "door")
 	}
 	lim := b.limits()
-	if wait, full := lim.byAgent.blocked(agentName); full {
+	if wait, full := lim.byAgent.blocked(ctx, agentName); full {
 		return fail(fmt.Sprintf("too many verifies from this agent: try again in %s", roundUp(wait)), "agent limit")
 	}
-	lim.byAgent.fail(agentName)
+	lim.byAgent.fail(ctx, agentName)
 	// The check and the count are one step (take, then done), so verifies
 	// of one address at once cannot check more secrets than the limit.
-	wait, ok := lim.failsByWho.take(who)
+	wait, ok := lim.failsByWho.take(ctx, who)
 	if !ok {
 		return fail(fmt.Sprintf("too many failed tries for this address: try again in %s", roundUp(wait)), "address limit")
 	}
 	wrong := false
-	defer func() { lim.failsByWho.done(who, wrong) }()
+	defer func() { lim.failsByWho.done(ctx, who, wrong) }()
 	var u *ent.User
 	if whoErr == nil {
 		u, err = b.db.User.Query().Where(user.Email(who)).Only(ctx)

@@ -29,6 +29,8 @@ import (
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/publisherkey"
+	"github.com/symphonix/symphonix/ent/ratebucket"
+	"github.com/symphonix/symphonix/ent/ratehit"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/rundetail"
@@ -77,6 +79,10 @@ type Client struct {
 	Pairing *PairingClient
 	// PublisherKey is the client for interacting with the PublisherKey builders.
 	PublisherKey *PublisherKeyClient
+	// RateBucket is the client for interacting with the RateBucket builders.
+	RateBucket *RateBucketClient
+	// RateHit is the client for interacting with the RateHit builders.
+	RateHit *RateHitClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
@@ -125,6 +131,8 @@ func (c *Client) init() {
 	c.PairCode = NewPairCodeClient(c.config)
 	c.Pairing = NewPairingClient(c.config)
 	c.PublisherKey = NewPublisherKeyClient(c.config)
+	c.RateBucket = NewRateBucketClient(c.config)
+	c.RateHit = NewRateHitClient(c.config)
 	c.Rule = NewRuleClient(c.config)
 	c.Run = NewRunClient(c.config)
 	c.RunDetail = NewRunDetailClient(c.config)
@@ -243,6 +251,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PairCode:          NewPairCodeClient(cfg),
 		Pairing:           NewPairingClient(cfg),
 		PublisherKey:      NewPublisherKeyClient(cfg),
+		RateBucket:        NewRateBucketClient(cfg),
+		RateHit:           NewRateHitClient(cfg),
 		Rule:              NewRuleClient(cfg),
 		Run:               NewRunClient(cfg),
 		RunDetail:         NewRunDetailClient(cfg),
@@ -288,6 +298,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PairCode:          NewPairCodeClient(cfg),
 		Pairing:           NewPairingClient(cfg),
 		PublisherKey:      NewPublisherKeyClient(cfg),
+		RateBucket:        NewRateBucketClient(cfg),
+		RateHit:           NewRateHitClient(cfg),
 		Rule:              NewRuleClient(cfg),
 		Run:               NewRunClient(cfg),
 		RunDetail:         NewRunDetailClient(cfg),
@@ -331,8 +343,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
-		c.Token, c.User, c.Verification, c.Vote,
+		c.RateBucket, c.RateHit, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session,
+		c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -345,8 +357,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
-		c.Token, c.User, c.Verification, c.Vote,
+		c.RateBucket, c.RateHit, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session,
+		c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -385,6 +397,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Pairing.mutate(ctx, m)
 	case *PublisherKeyMutation:
 		return c.PublisherKey.mutate(ctx, m)
+	case *RateBucketMutation:
+		return c.RateBucket.mutate(ctx, m)
+	case *RateHitMutation:
+		return c.RateHit.mutate(ctx, m)
 	case *RuleMutation:
 		return c.Rule.mutate(ctx, m)
 	case *RunMutation:
@@ -2407,6 +2423,272 @@ func (c *PublisherKeyClient) mutate(ctx context.Context, m *PublisherKeyMutation
 	}
 }
 
+// RateBucketClient is a client for the RateBucket schema.
+type RateBucketClient struct {
+	config
+}
+
+// NewRateBucketClient returns a client for the RateBucket from the given config.
+func NewRateBucketClient(c config) *RateBucketClient {
+	return &RateBucketClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `ratebucket.Hooks(f(g(h())))`.
+func (c *RateBucketClient) Use(hooks ...Hook) {
+	c.hooks.RateBucket = append(c.hooks.RateBucket, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `ratebucket.Intercept(f(g(h())))`.
+func (c *RateBucketClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RateBucket = append(c.inters.RateBucket, interceptors...)
+}
+
+// Create returns a builder for creating a RateBucket entity.
+func (c *RateBucketClient) Create() *RateBucketCreate {
+	mutation := newRateBucketMutation(c.config, OpCreate)
+	return &RateBucketCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RateBucket entities.
+func (c *RateBucketClient) CreateBulk(builders ...*RateBucketCreate) *RateBucketCreateBulk {
+	return &RateBucketCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RateBucketClient) MapCreateBulk(slice any, setFunc func(*RateBucketCreate, int)) *RateBucketCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RateBucketCreateBulk{err: fmt.Errorf("calling to RateBucketClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RateBucketCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RateBucketCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RateBucket.
+func (c *RateBucketClient) Update() *RateBucketUpdate {
+	mutation := newRateBucketMutation(c.config, OpUpdate)
+	return &RateBucketUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RateBucketClient) UpdateOne(_m *RateBucket) *RateBucketUpdateOne {
+	mutation := newRateBucketMutation(c.config, OpUpdateOne, withRateBucket(_m))
+	return &RateBucketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RateBucketClient) UpdateOneID(id string) *RateBucketUpdateOne {
+	mutation := newRateBucketMutation(c.config, OpUpdateOne, withRateBucketID(id))
+	return &RateBucketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RateBucket.
+func (c *RateBucketClient) Delete() *RateBucketDelete {
+	mutation := newRateBucketMutation(c.config, OpDelete)
+	return &RateBucketDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RateBucketClient) DeleteOne(_m *RateBucket) *RateBucketDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RateBucketClient) DeleteOneID(id string) *RateBucketDeleteOne {
+	builder := c.Delete().Where(ratebucket.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RateBucketDeleteOne{builder}
+}
+
+// Query returns a query builder for RateBucket.
+func (c *RateBucketClient) Query() *RateBucketQuery {
+	return &RateBucketQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRateBucket},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RateBucket entity by its id.
+func (c *RateBucketClient) Get(ctx context.Context, id string) (*RateBucket, error) {
+	return c.Query().Where(ratebucket.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RateBucketClient) GetX(ctx context.Context, id string) *RateBucket {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RateBucketClient) Hooks() []Hook {
+	return c.hooks.RateBucket
+}
+
+// Interceptors returns the client interceptors.
+func (c *RateBucketClient) Interceptors() []Interceptor {
+	return c.inters.RateBucket
+}
+
+func (c *RateBucketClient) mutate(ctx context.Context, m *RateBucketMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RateBucketCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RateBucketUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RateBucketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RateBucketDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RateBucket mutation op: %q", m.Op())
+	}
+}
+
+// RateHitClient is a client for the RateHit schema.
+type RateHitClient struct {
+	config
+}
+
+// NewRateHitClient returns a client for the RateHit from the given config.
+func NewRateHitClient(c config) *RateHitClient {
+	return &RateHitClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `ratehit.Hooks(f(g(h())))`.
+func (c *RateHitClient) Use(hooks ...Hook) {
+	c.hooks.RateHit = append(c.hooks.RateHit, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `ratehit.Intercept(f(g(h())))`.
+func (c *RateHitClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RateHit = append(c.inters.RateHit, interceptors...)
+}
+
+// Create returns a builder for creating a RateHit entity.
+func (c *RateHitClient) Create() *RateHitCreate {
+	mutation := newRateHitMutation(c.config, OpCreate)
+	return &RateHitCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RateHit entities.
+func (c *RateHitClient) CreateBulk(builders ...*RateHitCreate) *RateHitCreateBulk {
+	return &RateHitCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RateHitClient) MapCreateBulk(slice any, setFunc func(*RateHitCreate, int)) *RateHitCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RateHitCreateBulk{err: fmt.Errorf("calling to RateHitClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RateHitCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RateHitCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RateHit.
+func (c *RateHitClient) Update() *RateHitUpdate {
+	mutation := newRateHitMutation(c.config, OpUpdate)
+	return &RateHitUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RateHitClient) UpdateOne(_m *RateHit) *RateHitUpdateOne {
+	mutation := newRateHitMutation(c.config, OpUpdateOne, withRateHit(_m))
+	return &RateHitUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RateHitClient) UpdateOneID(id int) *RateHitUpdateOne {
+	mutation := newRateHitMutation(c.config, OpUpdateOne, withRateHitID(id))
+	return &RateHitUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RateHit.
+func (c *RateHitClient) Delete() *RateHitDelete {
+	mutation := newRateHitMutation(c.config, OpDelete)
+	return &RateHitDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RateHitClient) DeleteOne(_m *RateHit) *RateHitDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RateHitClient) DeleteOneID(id int) *RateHitDeleteOne {
+	builder := c.Delete().Where(ratehit.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RateHitDeleteOne{builder}
+}
+
+// Query returns a query builder for RateHit.
+func (c *RateHitClient) Query() *RateHitQuery {
+	return &RateHitQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRateHit},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RateHit entity by its id.
+func (c *RateHitClient) Get(ctx context.Context, id int) (*RateHit, error) {
+	return c.Query().Where(ratehit.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RateHitClient) GetX(ctx context.Context, id int) *RateHit {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RateHitClient) Hooks() []Hook {
+	return c.hooks.RateHit
+}
+
+// Interceptors returns the client interceptors.
+func (c *RateHitClient) Interceptors() []Interceptor {
+	return c.inters.RateHit
+}
+
+func (c *RateHitClient) mutate(ctx context.Context, m *RateHitMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RateHitCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RateHitUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RateHitUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RateHitDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RateHit mutation op: %q", m.Op())
+	}
+}
+
 // RuleClient is a client for the Rule schema.
 type RuleClient struct {
 	config
@@ -3875,13 +4157,15 @@ type (
 	hooks struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run, RunDetail, RunStep,
-		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Hook
+		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Rule,
+		Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
+		Verification, Vote []ent.Hook
 	}
 	inters struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, Rule, Run, RunDetail, RunStep,
-		Session, Setting, SigningKey, Token, User, Verification, Vote []ent.Interceptor
+		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Rule,
+		Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
+		Verification, Vote []ent.Interceptor
 	}
 )

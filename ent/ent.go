@@ -27,6 +27,8 @@ import (
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/publisherkey"
+	"github.com/symphonix/symphonix/ent/ratebucket"
+	"github.com/symphonix/symphonix/ent/ratehit"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/rundetail"
@@ -113,6 +115,8 @@ func checkColumn(t, c string) error {
 			paircode.Table:          paircode.ValidColumn,
 			pairing.Table:           pairing.ValidColumn,
 			publisherkey.Table:      publisherkey.ValidColumn,
+			ratebucket.Table:        ratebucket.ValidColumn,
+			ratehit.Table:           ratehit.ValidColumn,
 			rule.Table:              rule.ValidColumn,
 			run.Table:               run.ValidColumn,
 			rundetail.Table:         rundetail.ValidColumn,

@@ -27,6 +27,8 @@ import (
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/ent/publisherkey"
+	"github.com/symphonix/symphonix/ent/ratebucket"
+	"github.com/symphonix/symphonix/ent/ratehit"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/rundetail"
@@ -64,6 +66,8 @@ const (
 	TypePairCode          = "PairCode"
 	TypePairing           = "Pairing"
 	TypePublisherKey      = "PublisherKey"
+	TypeRateBucket        = "RateBucket"
+	TypeRateHit           = "RateHit"
 	TypeRule              = "Rule"
 	TypeRun               = "Run"
 	TypeRunDetail         = "RunDetail"
@@ -13717,6 +13721,862 @@ func (m *PublisherKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *PublisherKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PublisherKey edge %s", name)
+}
+
+// RateBucketMutation represents an operation that mutates the RateBucket nodes in the graph.
+type RateBucketMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	tokens        *float64
+	addtokens     *float64
+	at            *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*RateBucket, error)
+	predicates    []predicate.RateBucket
+}
+
+var _ ent.Mutation = (*RateBucketMutation)(nil)
+
+// ratebucketOption allows management of the mutation configuration using functional options.
+type ratebucketOption func(*RateBucketMutation)
+
+// newRateBucketMutation creates new mutation for the RateBucket entity.
+func newRateBucketMutation(c config, op Op, opts ...ratebucketOption) *RateBucketMutation {
+	m := &RateBucketMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRateBucket,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRateBucketID sets the ID field of the mutation.
+func withRateBucketID(id string) ratebucketOption {
+	return func(m *RateBucketMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RateBucket
+		)
+		m.oldValue = func(ctx context.Context) (*RateBucket, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RateBucket.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRateBucket sets the old RateBucket of the mutation.
+func withRateBucket(node *RateBucket) ratebucketOption {
+	return func(m *RateBucketMutation) {
+		m.oldValue = func(context.Context) (*RateBucket, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RateBucketMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RateBucketMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of RateBucket entities.
+func (m *RateBucketMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RateBucketMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RateBucketMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RateBucket.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTokens sets the "tokens" field.
+func (m *RateBucketMutation) SetTokens(f float64) {
+	m.tokens = &f
+	m.addtokens = nil
+}
+
+// Tokens returns the value of the "tokens" field in the mutation.
+func (m *RateBucketMutation) Tokens() (r float64, exists bool) {
+	v := m.tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokens returns the old "tokens" field's value of the RateBucket entity.
+// If the RateBucket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RateBucketMutation) OldTokens(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokens is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokens requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokens: %w", err)
+	}
+	return oldValue.Tokens, nil
+}
+
+// AddTokens adds f to the "tokens" field.
+func (m *RateBucketMutation) AddTokens(f float64) {
+	if m.addtokens != nil {
+		*m.addtokens += f
+	} else {
+		m.addtokens = &f
+	}
+}
+
+// AddedTokens returns the value that was added to the "tokens" field in this mutation.
+func (m *RateBucketMutation) AddedTokens() (r float64, exists bool) {
+	v := m.addtokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokens resets all changes to the "tokens" field.
+func (m *RateBucketMutation) ResetTokens() {
+	m.tokens = nil
+	m.addtokens = nil
+}
+
+// SetAt sets the "at" field.
+func (m *RateBucketMutation) SetAt(t time.Time) {
+	m.at = &t
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *RateBucketMutation) At() (r time.Time, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the RateBucket entity.
+// If the RateBucket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RateBucketMutation) OldAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *RateBucketMutation) ResetAt() {
+	m.at = nil
+}
+
+// Where appends a list predicates to the RateBucketMutation builder.
+func (m *RateBucketMutation) Where(ps ...predicate.RateBucket) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RateBucketMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RateBucketMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RateBucket, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RateBucketMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RateBucketMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RateBucket).
+func (m *RateBucketMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RateBucketMutation) Fields() []string {
+	fields := make([]string, 0, 2)
+	if m.tokens != nil {
+		fields = append(fields, ratebucket.FieldTokens)
+	}
+	if m.at != nil {
+		fields = append(fields, ratebucket.FieldAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RateBucketMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case ratebucket.FieldTokens:
+		return m.Tokens()
+	case ratebucket.FieldAt:
+		return m.At()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RateBucketMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case ratebucket.FieldTokens:
+		return m.OldTokens(ctx)
+	case ratebucket.FieldAt:
+		return m.OldAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown RateBucket field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RateBucketMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case ratebucket.FieldTokens:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokens(v)
+		return nil
+	case ratebucket.FieldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RateBucket field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RateBucketMutation) AddedFields() []string {
+	var fields []string
+	if m.addtokens != nil {
+		fields = append(fields, ratebucket.FieldTokens)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RateBucketMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case ratebucket.FieldTokens:
+		return m.AddedTokens()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RateBucketMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case ratebucket.FieldTokens:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokens(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RateBucket numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RateBucketMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RateBucketMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RateBucketMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown RateBucket nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RateBucketMutation) ResetField(name string) error {
+	switch name {
+	case ratebucket.FieldTokens:
+		m.ResetTokens()
+		return nil
+	case ratebucket.FieldAt:
+		m.ResetAt()
+		return nil
+	}
+	return fmt.Errorf("unknown RateBucket field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RateBucketMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RateBucketMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RateBucketMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RateBucketMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RateBucketMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RateBucketMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RateBucketMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RateBucket unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RateBucketMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RateBucket edge %s", name)
+}
+
+// RateHitMutation represents an operation that mutates the RateHit nodes in the graph.
+type RateHitMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	limiter       *string
+	key           *string
+	at            *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*RateHit, error)
+	predicates    []predicate.RateHit
+}
+
+var _ ent.Mutation = (*RateHitMutation)(nil)
+
+// ratehitOption allows management of the mutation configuration using functional options.
+type ratehitOption func(*RateHitMutation)
+
+// newRateHitMutation creates new mutation for the RateHit entity.
+func newRateHitMutation(c config, op Op, opts ...ratehitOption) *RateHitMutation {
+	m := &RateHitMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRateHit,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRateHitID sets the ID field of the mutation.
+func withRateHitID(id int) ratehitOption {
+	return func(m *RateHitMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RateHit
+		)
+		m.oldValue = func(ctx context.Context) (*RateHit, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RateHit.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRateHit sets the old RateHit of the mutation.
+func withRateHit(node *RateHit) ratehitOption {
+	return func(m *RateHitMutation) {
+		m.oldValue = func(context.Context) (*RateHit, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RateHitMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RateHitMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RateHitMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RateHitMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RateHit.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetLimiter sets the "limiter" field.
+func (m *RateHitMutation) SetLimiter(s string) {
+	m.limiter = &s
+}
+
+// Limiter returns the value of the "limiter" field in the mutation.
+func (m *RateHitMutation) Limiter() (r string, exists bool) {
+	v := m.limiter
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLimiter returns the old "limiter" field's value of the RateHit entity.
+// If the RateHit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RateHitMutation) OldLimiter(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLimiter is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLimiter requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLimiter: %w", err)
+	}
+	return oldValue.Limiter, nil
+}
+
+// ResetLimiter resets all changes to the "limiter" field.
+func (m *RateHitMutation) ResetLimiter() {
+	m.limiter = nil
+}
+
+// SetKey sets the "key" field.
+func (m *RateHitMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *RateHitMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the RateHit entity.
+// If the RateHit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RateHitMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *RateHitMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetAt sets the "at" field.
+func (m *RateHitMutation) SetAt(t time.Time) {
+	m.at = &t
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *RateHitMutation) At() (r time.Time, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the RateHit entity.
+// If the RateHit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RateHitMutation) OldAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *RateHitMutation) ResetAt() {
+	m.at = nil
+}
+
+// Where appends a list predicates to the RateHitMutation builder.
+func (m *RateHitMutation) Where(ps ...predicate.RateHit) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RateHitMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RateHitMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RateHit, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RateHitMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RateHitMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RateHit).
+func (m *RateHitMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RateHitMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.limiter != nil {
+		fields = append(fields, ratehit.FieldLimiter)
+	}
+	if m.key != nil {
+		fields = append(fields, ratehit.FieldKey)
+	}
+	if m.at != nil {
+		fields = append(fields, ratehit.FieldAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RateHitMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case ratehit.FieldLimiter:
+		return m.Limiter()
+	case ratehit.FieldKey:
+		return m.Key()
+	case ratehit.FieldAt:
+		return m.At()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RateHitMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case ratehit.FieldLimiter:
+		return m.OldLimiter(ctx)
+	case ratehit.FieldKey:
+		return m.OldKey(ctx)
+	case ratehit.FieldAt:
+		return m.OldAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown RateHit field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RateHitMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case ratehit.FieldLimiter:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLimiter(v)
+		return nil
+	case ratehit.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case ratehit.FieldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RateHit field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RateHitMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RateHitMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RateHitMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown RateHit numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RateHitMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RateHitMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RateHitMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown RateHit nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RateHitMutation) ResetField(name string) error {
+	switch name {
+	case ratehit.FieldLimiter:
+		m.ResetLimiter()
+		return nil
+	case ratehit.FieldKey:
+		m.ResetKey()
+		return nil
+	case ratehit.FieldAt:
+		m.ResetAt()
+		return nil
+	}
+	return fmt.Errorf("unknown RateHit field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RateHitMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RateHitMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RateHitMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RateHitMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RateHitMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RateHitMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RateHitMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RateHit unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RateHitMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RateHit edge %s", name)
 }
 
 // RuleMutation represents an operation that mutates the Rule nodes in the graph.

@@ -18,6 +18,8 @@ import (
 	"github.com/symphonix/symphonix/ent/paircode"
 	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/ent/publisherkey"
+	"github.com/symphonix/symphonix/ent/ratebucket"
+	"github.com/symphonix/symphonix/ent/ratehit"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/runstep"
@@ -455,6 +457,64 @@ func init() {
 	publisherkeyDescID := publisherkeyFields[0].Descriptor()
 	// publisherkey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	publisherkey.IDValidator = publisherkeyDescID.Validators[0].(func(string) error)
+	ratebucketFields := schema.RateBucket{}.Fields()
+	_ = ratebucketFields
+	// ratebucketDescID is the schema descriptor for id field.
+	ratebucketDescID := ratebucketFields[0].Descriptor()
+	// ratebucket.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	ratebucket.IDValidator = func() func(string) error {
+		validators := ratebucketDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	ratehitFields := schema.RateHit{}.Fields()
+	_ = ratehitFields
+	// ratehitDescLimiter is the schema descriptor for limiter field.
+	ratehitDescLimiter := ratehitFields[0].Descriptor()
+	// ratehit.LimiterValidator is a validator for the "limiter" field. It is called by the builders before save.
+	ratehit.LimiterValidator = func() func(string) error {
+		validators := ratehitDescLimiter.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(limiter string) error {
+			for _, fn := range fns {
+				if err := fn(limiter); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// ratehitDescKey is the schema descriptor for key field.
+	ratehitDescKey := ratehitFields[1].Descriptor()
+	// ratehit.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	ratehit.KeyValidator = func() func(string) error {
+		validators := ratehitDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	ruleFields := schema.Rule{}.Fields()
 	_ = ruleFields
 	// ruleDescAgent is the schema descriptor for agent field.

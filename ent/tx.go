@@ -42,6 +42,10 @@ type Tx struct {
 	Pairing *PairingClient
 	// PublisherKey is the client for interacting with the PublisherKey builders.
 	PublisherKey *PublisherKeyClient
+	// RateBucket is the client for interacting with the RateBucket builders.
+	RateBucket *RateBucketClient
+	// RateHit is the client for interacting with the RateHit builders.
+	RateHit *RateHitClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
@@ -210,6 +214,8 @@ func (tx *Tx) init() {
 	tx.PairCode = NewPairCodeClient(tx.config)
 	tx.Pairing = NewPairingClient(tx.config)
 	tx.PublisherKey = NewPublisherKeyClient(tx.config)
+	tx.RateBucket = NewRateBucketClient(tx.config)
+	tx.RateHit = NewRateHitClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
 	tx.Run = NewRunClient(tx.config)
 	tx.RunDetail = NewRunDetailClient(tx.config)

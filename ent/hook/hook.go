@@ -189,6 +189,30 @@ func (f PublisherKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PublisherKeyMutation", m)
 }
 
+// The RateBucketFunc type is an adapter to allow the use of ordinary
+// function as RateBucket mutator.
+type RateBucketFunc func(context.Context, *ent.RateBucketMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RateBucketFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RateBucketMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RateBucketMutation", m)
+}
+
+// The RateHitFunc type is an adapter to allow the use of ordinary
+// function as RateHit mutator.
+type RateHitFunc func(context.Context, *ent.RateHitMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RateHitFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RateHitMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RateHitMutation", m)
+}
+
 // The RuleFunc type is an adapter to allow the use of ordinary
 // function as Rule mutator.
 type RuleFunc func(context.Context, *ent.RuleMutation) (ent.Value, error)

@@ -462,6 +462,43 @@ var (
 			},
 		},
 	}
+	// RateBucketsColumns holds the columns for the "rate_buckets" table.
+	RateBucketsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "tokens", Type: field.TypeFloat64},
+		{Name: "at", Type: field.TypeTime},
+	}
+	// RateBucketsTable holds the schema information for the "rate_buckets" table.
+	RateBucketsTable = &schema.Table{
+		Name:       "rate_buckets",
+		Columns:    RateBucketsColumns,
+		PrimaryKey: []*schema.Column{RateBucketsColumns[0]},
+	}
+	// RateHitsColumns holds the columns for the "rate_hits" table.
+	RateHitsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "limiter", Type: field.TypeString, Size: 32},
+		{Name: "key", Type: field.TypeString, Size: 64},
+		{Name: "at", Type: field.TypeTime},
+	}
+	// RateHitsTable holds the schema information for the "rate_hits" table.
+	RateHitsTable = &schema.Table{
+		Name:       "rate_hits",
+		Columns:    RateHitsColumns,
+		PrimaryKey: []*schema.Column{RateHitsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "ratehit_limiter_key_at",
+				Unique:  false,
+				Columns: []*schema.Column{RateHitsColumns[1], RateHitsColumns[2], RateHitsColumns[3]},
+			},
+			{
+				Name:    "ratehit_at",
+				Unique:  false,
+				Columns: []*schema.Column{RateHitsColumns[3]},
+			},
+		},
+	}
 	// RulesColumns holds the columns for the "rules" table.
 	RulesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -763,6 +800,8 @@ var (
 		PairCodesTable,
 		PairingsTable,
 		PublisherKeysTable,
+		RateBucketsTable,
+		RateHitsTable,
 		RulesTable,
 		RunsTable,
 		RunDetailsTable,

@@ -51,6 +51,12 @@ type Pairing func(*sql.Selector)
 // PublisherKey is the predicate function for publisherkey builders.
 type PublisherKey func(*sql.Selector)
 
+// RateBucket is the predicate function for ratebucket builders.
+type RateBucket func(*sql.Selector)
+
+// RateHit is the predicate function for ratehit builders.
+type RateHit func(*sql.Selector)
+
 // Rule is the predicate function for rule builders.
 type Rule func(*sql.Selector)
 

@@ -929,6 +929,55 @@ table "publisher_keys" {
     columns = [column.publisher]
   }
 }
+table "rate_buckets" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = varchar
+  }
+  column "tokens" {
+    null = false
+    type = double_precision
+  }
+  column "at" {
+    null = false
+    type = timestamptz
+  }
+  primary_key {
+    columns = [column.id]
+  }
+}
+table "rate_hits" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "limiter" {
+    null = false
+    type = varchar
+  }
+  column "key" {
+    null = false
+    type = varchar
+  }
+  column "at" {
+    null = false
+    type = timestamptz
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "ratehit_limiter_key_at" {
+    columns = [column.limiter, column.key, column.at]
+  }
+  index "ratehit_at" {
+    columns = [column.at]
+  }
+}
 table "rules" {
   schema = schema.public
   column "id" {
