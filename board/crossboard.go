@@ -142,6 +142,9 @@ func (b *Board) woken(ctx context.Context, payload string) {
 		b.resync(ctx, w.ID)
 	case wakeApproval:
 		b.publishApprovalHere(ctx, boardv1.ApprovalEvent(w.Event), w.ID)
+		if boardv1.ApprovalEvent(w.Event) == eventExpired {
+			b.tellExpiredHere(ctx, w.ID)
+		}
 	default:
 		b.log.DebugContext(ctx, "a wake of an unknown kind", "kind", w.Kind)
 	}
@@ -201,5 +204,20 @@ func (b *Board) catchUp(ctx context.Context) {
 	}
 	if len(agents) > 0 {
 		b.log.LogAttrs(ctx, slog.LevelDebug, "caught up on decisions", slog.Int("agents", len(agents)))
+	}
+}
+
+// tellExpiredHere tells the agent of an approval another board expired
+// that it expired, if this board holds its link.
+func (b *Board) tellExpiredHere(ctx context.Context, id string) {
+	row, err := b.db.Approval.Get(context.WithoutCancel(ctx), id)
+	if err != nil {
+		if !ent.IsNotFound(err) {
+			b.log.ErrorContext(ctx, "read an approval another board expired", "approval", id, "err", err.Error())
+		}
+		return
+	}
+	if row.State == StateExpired {
+		b.tellExpired(ctx, row)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/store"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // boardsOnOneStore starts n boards on one PostgreSQL store, the first with
@@ -245,5 +246,26 @@ func TestLimitsAcrossBoards(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if n := auditCounts(t, a)["approval.refuse"]; n != burst {
 		t.Fatalf("%d refusals audited for %d refused Decides on two boards, want the burst of %d", n, 4*burst, burst)
+	}
+}
+
+// TestExpiryAcrossBoards: an approval raised through board A and expired
+// by board B (A does not look for expired approvals in the test's time)
+// reaches the agent on A as expired.
+func TestExpiryAcrossBoards(t *testing.T) {
+	t.Parallel()
+	dsn := boardtest.PostgresDSN(t)
+	a := boardtest.Start(t, boardtest.Options{DSN: dsn, RevocationPoll: time.Hour})
+	b := boardtest.Start(t, boardtest.Options{DSN: dsn, RevocationPoll: 20 * time.Millisecond})
+	putRule(t, approvalsClient(b, b.OperatorToken("root", identity.RoleAdmin)),
+		&boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, TimeLimit: durationpb.New(200 * time.Millisecond)})
+	l := openLink(t, a, "desk")
+	raised := l.raised(refund("run-1", 1))
+	dec, took := l.nextDecision(within)
+	if dec.GetSay() != boardv1.Say_SAY_EXPIRED || dec.GetApprovalId() != raised.GetApprovalId() || dec.GetDigest() != digestOf(1) || dec.GetDecideTime() == nil {
+		t.Fatalf("decision on A's link: %v, want the approval expired", dec)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the expiry reached the agent on A %v after the raise, want about its 200 ms limit", took)
 	}
 }

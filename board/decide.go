@@ -603,14 +603,25 @@ func (b *Board) expireDue(ctx context.Context) {
 		if expired {
 			b.metrics.approvalExpired(row.RuleID)
 			b.publishApproval(ctx, eventExpired, row.ID)
-			// Told to a live agent now; one that is away learns it when it
-			// raises again. Not recorded as delivered: there is no decision.
-			span := b.decisionSpan(ctx, row, "approval expire")
-			b.pushDecision(row.Agent, &boardv1.ApprovalDecision{
-				ApprovalId: row.ID, Say: sayProto(sayExpired), Digest: row.Digest, DecideTime: timestamppb.New(now),
-				Run: row.Run, Node: row.Node, Thread: row.Thread, Traceparent: traceparentOf(span),
-			})
-			endDecisionSpan(span, sayExpired, nil)
+			row.DecidedAt = &now
+			b.tellExpired(ctx, row)
 		}
 	}
+}
+
+// tellExpired tells the agent of row, an approval that expired, if its
+// link is live: on this board, or (through the approval's wake) on the
+// board that holds it. One that is away learns it when it raises again.
+// Not recorded as delivered: there is no decision.
+func (b *Board) tellExpired(ctx context.Context, row *ent.Approval) {
+	span := b.decisionSpan(ctx, row, "approval expire")
+	var at *timestamppb.Timestamp
+	if row.DecidedAt != nil {
+		at = timestamppb.New(*row.DecidedAt)
+	}
+	b.presence.sendLiveHere(row.Agent, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: &boardv1.ApprovalDecision{
+		ApprovalId: row.ID, Say: sayProto(sayExpired), Digest: row.Digest, DecideTime: at,
+		Run: row.Run, Node: row.Node, Thread: row.Thread, Traceparent: traceparentOf(span),
+	}}})
+	endDecisionSpan(span, sayExpired, nil)
 }

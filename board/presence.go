@@ -291,6 +291,20 @@ func (p *presence) sendLive(agentName string, m *boardv1.LinkResponse) bool {
 		p.b.wakeAgentElsewhere(context.Background(), agentName)
 		return false
 	}
+	return p.sendTo(s, m)
+}
+
+// sendLiveHere is sendLive without waking the other boards: for a message
+// that reaches the board holding the link some other way.
+func (p *presence) sendLiveHere(agentName string, m *boardv1.LinkResponse) bool {
+	if s := p.session(agentName); s != nil {
+		return p.sendTo(s, m)
+	}
+	return false
+}
+
+// sendTo sends m to the live link s, ending the link when it is overrun.
+func (p *presence) sendTo(s *session, m *boardv1.LinkResponse) bool {
 	if s.out == nil {
 		return false
 	}
