@@ -83,7 +83,12 @@ func (l linkService) answerError(ctx context.Context, s *session, requestID, wha
 		requestID = "" // refused for its length: not sent back
 	}
 	var le *linkRequestError
-	if !errors.As(err, &le) {
+	switch {
+	case errors.As(err, &le):
+	case store.Unreachable(err):
+		l.b.log.WarnContext(ctx, "link request failed: the store cannot be reached", "agent", s.name, "request", what, "err", err.Error())
+		le = &linkRequestError{code: connect.CodeUnavailable, msg: what + ": " + storeUnreachable}
+	default:
 		l.b.log.ErrorContext(ctx, "link request failed", "agent", s.name, "request", what, "err", err.Error())
 		le = &linkRequestError{code: connect.CodeInternal, msg: what + ": internal error"}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/store"
 )
 
 // access is what a procedure needs of its caller.
@@ -156,7 +157,11 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 		// come back, never that it was refused (an agent waits long after
 		// a refusal).
 		b.log.LogAttrs(ctx, slog.LevelError, "check credentials", slog.String("procedure", procedure), slog.String("err", err.Error()))
-		return identity.Caller{}, connect.NewError(connect.CodeUnavailable, "credentials: the board cannot check them now; try again")
+		why := "credentials: the board cannot check them now; try again"
+		if store.Unreachable(err) {
+			why = "credentials: " + storeUnreachable
+		}
+		return identity.Caller{}, connect.NewError(connect.CodeUnavailable, why)
 	}
 	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "refused token", slog.String("procedure", procedure), slog.String("why", err.Error()))

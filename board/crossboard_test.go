@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,5 +268,53 @@ func TestExpiryAcrossBoards(t *testing.T) {
 	}
 	if took > 2*time.Second {
 		t.Errorf("the expiry reached the agent on A %v after the raise, want about its 200 ms limit", took)
+	}
+}
+
+// TestBoardCutOffFromStore: a board whose connections to the store are
+// cut refuses a decision with unavailable, saying why, and decides
+// nothing (the approval stays pending on the other board), and is not
+// ready; once the store can be reached again it decides, and the
+// decision reaches the agent on the other board once.
+func TestBoardCutOffFromStore(t *testing.T) {
+	t.Parallel()
+	dsn := boardtest.PostgresDSN(t)
+	proxy, cutDSN := boardtest.PostgresProxy(t, dsn)
+	a := boardtest.Start(t, boardtest.Options{DSN: dsn})
+	b := boardtest.Start(t, boardtest.Options{DSN: cutDSN})
+	admin := approvalsClient(a, a.OperatorToken("root", identity.RoleAdmin))
+	putRule(t, admin, &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
+	l := openLink(t, a, "desk")
+	raised := l.raised(refund("run-1", 1))
+	ann := approver(b, "ann")
+
+	proxy.Cut()
+	_, err := decide(ann, t, raised.GetApprovalId(), "yes", digestOf(1), "")
+	if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "the board cannot reach its store now; try again") {
+		t.Fatalf("Decide on the board cut off from its store: %v, want unavailable saying it cannot reach its store", err)
+	}
+	if got := stateOf(t, admin, raised.GetApprovalId()).GetState(); got != boardv1.ApprovalState_APPROVAL_STATE_PENDING {
+		t.Fatalf("approval after the refused Decide: %s, want pending", got)
+	}
+	resp, err := http.Get(b.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz of the board cut off: %s, want 503", resp.Status)
+	}
+
+	proxy.Mend()
+	boardtest.Eventually(t, within, "a Decide on the board joined to its store again", func() bool {
+		_, err := decide(ann, t, raised.GetApprovalId(), "yes", digestOf(1), "")
+		return err == nil
+	})
+	if dec, _ := l.nextDecision(within); dec.GetSay() != boardv1.Say_SAY_YES || dec.GetApprovalId() != raised.GetApprovalId() {
+		t.Fatalf("decision on A's link: %v, want the yes", dec)
+	}
+	l.ping(1)
+	if ds := l.decisionsUntilPong(1); len(ds) != 0 {
+		t.Errorf("decisions after the first: %v, want none", ds)
 	}
 }

@@ -9,7 +9,12 @@ import (
 
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/store"
 )
+
+// storeUnreachable is what a caller is told when the board cannot reach
+// its store: it decides nothing on what it last knew.
+const storeUnreachable = "the board cannot reach its store now; try again"
 
 // toConnectError is the one place a handler's error becomes what a client
 // sees. Connect errors made on purpose pass through; known conditions get
@@ -40,6 +45,10 @@ func (b *Board) toConnectError(ctx context.Context, err error) error {
 		return connect.NewError(connect.CodeFailedPrecondition, err.Error())
 	case ent.IsNotFound(err):
 		return connect.NewError(connect.CodeNotFound, "not found").WithCause(err)
+	case store.Unreachable(err):
+		// Nothing was done: whatever the call would change is in the store.
+		b.log.LogAttrs(ctx, slog.LevelWarn, "the store cannot be reached", slog.String("err", err.Error()))
+		return connect.NewError(connect.CodeUnavailable, storeUnreachable).WithCause(err)
 	}
 	b.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("err", err.Error()))
 	return connect.NewError(connect.CodeInternal, "internal error").WithCause(err)

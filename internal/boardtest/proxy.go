@@ -2,6 +2,7 @@ package boardtest
 
 import (
 	"net"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -10,7 +11,9 @@ import (
 // Proxy is a TCP proxy for half-open drills: it forwards connections to a
 // target until Freeze, after which the connections it holds stop forwarding
 // without closing — no FIN, no RST, no error, exactly what a dead NAT or a
-// pulled cable gives. New connections are forwarded as usual.
+// pulled cable gives. New connections are forwarded as usual. Cut, instead,
+// closes every connection and refuses new ones until Mend: a server that
+// went away and came back.
 type Proxy struct {
 	t      testing.TB
 	ln     net.Listener
@@ -19,6 +22,7 @@ type Proxy struct {
 	mu     sync.Mutex
 	pairs  []*Pair // forwarding
 	frozen []*Pair // frozen, closed when the test ends
+	cut    bool
 }
 
 // Pair is one proxied connection.
@@ -56,6 +60,39 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	return p
 }
 
+// PostgresProxy is NewProxy to the server of dsn, a PostgreSQL URL, and
+// dsn reaching it through the proxy.
+func PostgresProxy(t testing.TB, dsn string) (*Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProxy(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	return p, u.String()
+}
+
+// Cut closes every connection the proxy forwards, and refuses new ones
+// until Mend.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for _, pr := range p.pairs {
+		pr.client.Close()
+		pr.server.Close()
+	}
+	p.pairs = nil
+}
+
+// Mend forwards new connections again.
+func (p *Proxy) Mend() {
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
+
 // URL is the proxy's http:// URL.
 func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
 
@@ -64,6 +101,13 @@ func (p *Proxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		cut := p.cut
+		p.mu.Unlock()
+		if cut {
+			c.Close()
+			continue
 		}
 		s, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 		if err != nil {
