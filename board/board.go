@@ -444,6 +444,11 @@ func (b *Board) takeMetricsListener() net.Listener {
 	return ln
 }
 
+// ID is the board's name among the boards of its store, new each time it
+// starts (logged as board_id; an agent's row names the board holding its
+// link).
+func (b *Board) ID() string { return b.id }
+
 // Close turns the board not ready, ends every link, records their agents
 // offline and stops the background loop. It does not close the store.
 func (b *Board) Close() {

@@ -24,7 +24,7 @@ import (
 // from stdin until stdin ends, when it stops gracefully. The parent ends it
 // with SIGKILL when it means to. It logs errors to stderr.
 func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	dir, addr := os.Getenv(EnvData), os.Getenv(EnvAddr)
+	dir, addr, shared := os.Getenv(EnvData), os.Getenv(EnvAddr), os.Getenv(EnvDSN)
 	if dir == "" || addr == "" {
 		return fmt.Errorf("%s and %s must be set", EnvData, EnvAddr)
 	}
@@ -43,12 +43,15 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	dsn := store.SQLiteDSN(dir)
-	lock, err := store.TakeLock(dsn)
-	if err != nil {
-		return err
+	dsn := shared
+	if dsn == "" {
+		dsn = store.SQLiteDSN(dir)
+		lock, err := store.TakeLock(dsn)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 	}
-	defer lock.Release()
 	db, err := store.Open(ctx, dsn)
 	if err != nil {
 		return err
@@ -81,7 +84,12 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	served := make(chan error, 1)
 	go func() { served <- b.Serve(ctx, ln) }()
 	out := &events{enc: json.NewEncoder(stdout)}
-	out.send(Event{Kind: "listening", At: time.Now().UnixNano()})
+	listening := Event{Kind: "listening", At: time.Now().UnixNano()}
+	if shared != "" {
+		base := Measure() // what a board of no agents holds
+		listening.Memory = &base
+	}
+	out.send(listening)
 	dumpOnSignal(filepath.Join(dir, "goroutines.txt"))
 
 	cmds := make(chan string)
@@ -102,11 +110,23 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 				return <-served
 			}
 			switch cmd {
+			case cmdMeasure:
+				m := Measure()
+				n, err := db.Agent.Query().Where(agent.Online(true), agent.Board(b.ID())).Count(ctx)
+				if err != nil {
+					out.send(Event{Kind: "error", Error: err.Error()})
+					continue
+				}
+				out.send(Event{Kind: "report", Memory: &m, Up: n})
 			case cmdStopProfile:
 				pprof.StopCPUProfile()
 				out.send(Event{Kind: "profiled"})
-			case cmdCount:
-				n, err := db.Agent.Query().Where(agent.Online(true)).Count(ctx)
+			case cmdCount, cmdCountHere:
+				q := db.Agent.Query().Where(agent.Online(true))
+				if cmd == cmdCountHere {
+					q = q.Where(agent.Board(b.ID()))
+				}
+				n, err := q.Count(ctx)
 				if err != nil {
 					out.send(Event{Kind: "error", Error: err.Error()})
 					continue

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,7 +77,8 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	wg.Go(func() {
 		dial(ctx, plan, func(i int, c Credential) {
 			if i < plan.Probes {
-				p := &probe{url: url, tls: tlsConf, cred: c, every: plan.ProbeEvery, rec: &rec, up: &up}
+				first, _, _ := strings.Cut(url, ",") // a probe dials one board
+				p := &probe{url: first, tls: tlsConf, cred: c, every: plan.ProbeEvery, rec: &rec, up: &up}
 				wg.Go(func() { p.run(ctx, &drops) })
 				return
 			}
@@ -156,6 +158,20 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				back.mark()
 				said.reset()
 				out.send(Event{Kind: "marked", Up: int(up.Load())})
+			case cmdMoved:
+				moved := back.watchMoved()
+				wg.Go(func() {
+					select {
+					case <-ctx.Done():
+					case <-moved:
+						down, at, p50, p90 := back.movedTimes()
+						out.send(Event{
+							Kind: "moved", Up: int(up.Load()), Down: down,
+							At: at, AtP50: p50, AtP90: p90,
+							Refused: said.refused.Load(), Unavailable: said.unavailable.Load(),
+						})
+					}
+				})
 			case cmdBack:
 				wg.Go(func() {
 					select {
@@ -252,10 +268,14 @@ func dial(ctx context.Context, plan Plan, start func(int, Credential)) {
 type comeback struct {
 	mu     sync.Mutex
 	marked bool
-	down   []bool      // went down since the mark
-	back   []bool      // and came back since
-	times  []time.Time // when each came back, in order
-	done   chan struct{}
+	down   []bool // went down since the mark
+	nDown  int    // how many did
+	back   []bool // and came back since
+	// moved, when watched, is closed once at least one went down and
+	// every one that did is back.
+	moved chan struct{}
+	times []time.Time // when each came back, in order
+	done  chan struct{}
 }
 
 func newComeback(n int) *comeback {
@@ -269,6 +289,8 @@ func (c *comeback) mark() {
 	c.marked = true
 	clear(c.down)
 	clear(c.back)
+	c.nDown = 0
+	c.moved = nil
 	c.times = c.times[:0]
 	c.done = make(chan struct{})
 }
@@ -280,6 +302,9 @@ func (c *comeback) state(i int, up bool) {
 	switch {
 	case !c.marked:
 	case !up:
+		if !c.down[i] {
+			c.nDown++
+		}
 		c.down[i] = true
 	case c.down[i] && !c.back[i]:
 		c.back[i] = true
@@ -287,7 +312,37 @@ func (c *comeback) state(i int, up bool) {
 		if len(c.times) == len(c.back) {
 			close(c.done)
 		}
+		c.checkMoved()
 	}
+}
+
+// watchMoved returns a channel closed once at least one agent went down
+// since the mark and every one that did is back.
+func (c *comeback) watchMoved() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{})
+	c.moved = ch
+	c.checkMoved()
+	return ch
+}
+
+// checkMoved closes moved if it is due. c.mu is held.
+func (c *comeback) checkMoved() {
+	if c.moved != nil && c.nDown > 0 && len(c.times) == c.nDown {
+		close(c.moved)
+		c.moved = nil
+	}
+}
+
+// movedTimes is how many went down since the mark and when all, half and
+// nine tenths of them were back, in Unix nanoseconds.
+func (c *comeback) movedTimes() (down int, at, p50, p90 int64) {
+	n := c.quantile(1)
+	c.mu.Lock()
+	down = c.nDown
+	c.mu.Unlock()
+	return down, n, c.quantile(0.5), c.quantile(0.9)
 }
 
 // quantile is when the fraction q of the agents had come back, in Unix

@@ -27,6 +27,9 @@ const (
 	EnvBoard = "LINKLOAD_BOARD"
 	// EnvData is the board process's data folder (its SQLite store).
 	EnvData = "LINKLOAD_DATA"
+	// EnvDSN, when set, is the PostgreSQL store the board process serves,
+	// with other boards, instead of EnvData's.
+	EnvDSN = "LINKLOAD_DSN"
 	// EnvAddr is where the board process listens.
 	EnvAddr = "LINKLOAD_ADDR"
 	// EnvPing is the board process's ping interval.
@@ -63,6 +66,13 @@ const (
 	// cmdStopProfile: (to the board) stop its CPU profile; answered
 	// "profiled".
 	cmdStopProfile = "stop-profile"
+	// cmdMoved: answer "moved" once at least one agent has gone down since
+	// the mark and every agent that did has come back (to another board),
+	// with when and how many.
+	cmdMoved = "moved"
+	// cmdCountHere: (to a board sharing its store) answer "count" with the
+	// agents online in the store whose links it holds.
+	cmdCountHere = "count-here"
 )
 
 // Plan is what the child runs.
@@ -135,6 +145,8 @@ type Event struct {
 	// Refused: dials the board refused since the mark (agentlink's "board
 	// refused the link"); Unavailable: dials it answered unavailable.
 	Refused     int64  `json:"refused,omitempty"`
+	// Down: ("moved") the agents that went down since the mark.
+	Down int `json:"down,omitempty"`
 	Unavailable int64  `json:"unavailable,omitempty"`
 	Error       string `json:"error,omitempty"`
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
@@ -198,6 +199,12 @@ func mintIn(t testing.TB, dir string, n int) []Credential {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	return mintWith(t, db, n)
+}
+
+// mintWith mints n agent tokens, agent-00001 and on, in db.
+func mintWith(t testing.TB, db *ent.Client, n int) []Credential {
+	t.Helper()
 	tokens, err := identity.OpenTokens(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
