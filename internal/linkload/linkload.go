@@ -144,9 +144,9 @@ type Event struct {
 	AtP90 int64 `json:"at_p90,omitempty"`
 	// Refused: dials the board refused since the mark (agentlink's "board
 	// refused the link"); Unavailable: dials it answered unavailable.
-	Refused     int64  `json:"refused,omitempty"`
+	Refused int64 `json:"refused,omitempty"`
 	// Down: ("moved") the agents that went down since the mark.
-	Down int `json:"down,omitempty"`
+	Down        int    `json:"down,omitempty"`
 	Unavailable int64  `json:"unavailable,omitempty"`
 	Error       string `json:"error,omitempty"`
 }
