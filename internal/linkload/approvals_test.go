@@ -26,6 +26,9 @@ import (
 var approvalConcurrency = flag.String("approval-concurrency", "1,8,32",
 	"BenchmarkApprovals: comma-separated numbers of operator–agent pairs working at once, one sub-benchmark each")
 
+var approvalBoards = flag.Int("boards", 1,
+	"BenchmarkApprovals: boards on the one store (with -postgres), in this process; agent i links to board i mod boards, and its approvals are decided on the next board, so that every decision crosses boards")
+
 var approvalPostgres = flag.Bool("postgres", false,
 	"BenchmarkApprovals: keep the board's store on a fresh PostgreSQL database (boardtest.PostgresDSN: SYMPHONIX_TEST_POSTGRES or postgres@127.0.0.1:5432) rather than SQLite")
 
@@ -33,7 +36,7 @@ var approvalPostgres = flag.Bool("postgres", false,
 // agents: every approval raised is decided and delivered to its agent.
 func TestApprovalsSmall(t *testing.T) {
 	const n, conc, count = 50, 8, 160
-	ab := startApprovals(t, boardtest.Options{}, n, conc)
+	ab := startApprovals(t, boardtest.Options{}, n, conc, 1)
 	r := ab.run(t, conc, func(work chan<- struct{}) {
 		for range count {
 			work <- struct{}{}
@@ -50,6 +53,23 @@ func TestApprovalsSmall(t *testing.T) {
 	}
 	if r.RaiseToDelivered.P50 < r.DecideToDelivered.P50 {
 		t.Errorf("raise → delivered p50 %s < decide → delivered p50 %s, want it no shorter", r.RaiseToDelivered.P50, r.DecideToDelivered.P50)
+	}
+}
+
+// TestApprovalsAcrossBoards runs the approvals benchmark's machinery on
+// three boards sharing a PostgreSQL store: every approval, raised through
+// one board and decided through another, is delivered to its agent.
+func TestApprovalsAcrossBoards(t *testing.T) {
+	const n, conc, count = 30, 6, 60
+	ab := startApprovals(t, boardtest.Options{DSN: boardtest.PostgresDSN(t)}, n, conc, 3)
+	r := ab.run(t, conc, func(work chan<- struct{}) {
+		for range count {
+			work <- struct{}{}
+		}
+	})
+	logApprovals(t, r)
+	if r.Approvals != count {
+		t.Errorf("approvals delivered = %d, want %d", r.Approvals, count)
 	}
 }
 
@@ -75,7 +95,10 @@ func BenchmarkApprovals(b *testing.B) {
 	if *approvalPostgres {
 		opts.DSN = boardtest.PostgresDSN(b)
 	}
-	ab := startApprovals(b, opts, *agents, slices.Max(concs))
+	if *approvalBoards < 1 || *approvalBoards > 1 && opts.DSN == "" {
+		b.Fatalf("-boards %d: want 1, or more with -postgres", *approvalBoards)
+	}
+	ab := startApprovals(b, opts, *agents, slices.Max(concs), *approvalBoards)
 	b.Logf("%d agents linked in %s (tokens minted in %s)", *agents, ab.linking.Round(time.Millisecond), ab.minting.Round(time.Millisecond))
 	for _, c := range concs {
 		b.Run(fmt.Sprintf("concurrency=%d", c), func(b *testing.B) {
@@ -103,8 +126,11 @@ func BenchmarkApprovals(b *testing.B) {
 
 // approvalLoad is a board with agents linked and operators ready to decide.
 type approvalLoad struct {
-	agents    []*raiser
-	operators []boardv1connect.ApprovalServiceClient
+	agents []*raiser
+	// operators: operator w's client of each board, by board; agent i is
+	// linked to board i mod boards.
+	operators [][]boardv1connect.ApprovalServiceClient
+	boards    int
 	seq       atomic.Int64
 	// minting and linking: how long minting the agents' tokens and linking
 	// them took.
@@ -124,14 +150,19 @@ type delivered struct {
 	at time.Time
 }
 
-// startApprovals starts a board on opts' store (SQLite in a temporary
-// folder unless opts.DSN says otherwise), puts a rule
-// governing every approval, links n agents (agentlink, in this process) and
-// readies operators operators, each with a connection of its own. The links
-// end before the board stops.
-func startApprovals(tb testing.TB, opts boardtest.Options, n, operators int) *approvalLoad {
+// startApprovals starts boards boards on opts' store (SQLite in a
+// temporary folder unless opts.DSN says otherwise: several boards need
+// PostgreSQL), puts a rule governing every approval, links n agents
+// (agentlink, in this process; agent i to board i mod boards) and readies
+// operators operators, each with a connection of its own to each board.
+// The links end before the boards stop.
+func startApprovals(tb testing.TB, opts boardtest.Options, n, operators, boards int) *approvalLoad {
 	tb.Helper()
-	bt := boardtest.Start(tb, opts)
+	bts := make([]*boardtest.Board, boards)
+	for i := range bts {
+		bts[i] = boardtest.Start(tb, opts)
+	}
+	bt := bts[0]
 	ctx := context.Background()
 	admin := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("admin", identity.RoleAdmin)))
 	quorum := int32(1)
@@ -140,10 +171,14 @@ func startApprovals(tb testing.TB, opts boardtest.Options, n, operators int) *ap
 	}}); err != nil {
 		tb.Fatalf("PutRule: %v", err)
 	}
-	al := &approvalLoad{}
+	al := &approvalLoad{boards: boards}
 	for i := range operators {
 		token := bt.OperatorToken(fmt.Sprintf("operator-%02d", i+1), identity.RoleApprover)
-		al.operators = append(al.operators, boardv1connect.NewApprovalServiceClient(bt.Client(token)))
+		var clients []boardv1connect.ApprovalServiceClient
+		for _, on := range bts {
+			clients = append(clients, boardv1connect.NewApprovalServiceClient(on.Client(token)))
+		}
+		al.operators = append(al.operators, clients)
 	}
 
 	start := time.Now()
@@ -175,7 +210,7 @@ func startApprovals(tb testing.TB, opts boardtest.Options, n, operators int) *ap
 	for i := range n {
 		a := &raiser{name: agentName(i), delivered: make(chan delivered, 4)}
 		link, err := agentlink.New(agentlink.Config{
-			BoardURL: bt.URL,
+			BoardURL: bts[i%boards].URL,
 			Token:    tokens[i],
 			Identity: agentlink.Identity{Name: a.name},
 			OnState: func(s agentlink.State) {
@@ -242,12 +277,14 @@ func (al *approvalLoad) run(tb testing.TB, conc int, feed func(chan<- struct{}))
 	start := time.Now()
 	for w := range conc {
 		wg.Go(func() {
-			op := al.operators[w]
 			next := w
 			for range work {
 				if errs[w] != nil {
 					continue // drain, so feed does not block
 				}
+				// Decided on the board after the agent's: with several
+				// boards, every decision crosses to another.
+				op := al.operators[w][(next%al.boards+1)%al.boards]
 				t, err := al.one(ctx, al.agents[next], op)
 				if err != nil {
 					errs[w] = err
