@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -316,5 +317,108 @@ func TestBoardCutOffFromStore(t *testing.T) {
 	l.ping(1)
 	if ds := l.decisionsUntilPong(1); len(ds) != 0 {
 		t.Errorf("decisions after the first: %v, want none", ds)
+	}
+}
+
+// TestStoreRestartUnderLoad: two boards reach PostgreSQL through a proxy
+// that drops every connection for a moment (the database restarting)
+// while an agent on one raises approvals and an operator on the other
+// decides them. The link stays up; every raise the board acknowledged is
+// in the store, once; every decision acknowledged is recorded and reaches
+// the agent once.
+func TestStoreRestartUnderLoad(t *testing.T) {
+	t.Parallel()
+	dsn := boardtest.PostgresDSN(t)
+	proxy, through := boardtest.PostgresProxy(t, dsn)
+	a := boardtest.Start(t, boardtest.Options{DSN: through})
+	b := boardtest.Start(t, boardtest.Options{DSN: through})
+	putRule(t, approvalsClient(a, a.OperatorToken("root", identity.RoleAdmin)), &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER})
+	l := openLink(t, a, "desk")
+	ann := approver(b, "ann")
+
+	var raised []string
+	decided := map[string]bool{}
+	delivered := map[string]int{}
+	refused := 0
+	start := time.Now()
+	for i := 1; time.Since(start) < 2*time.Second; i++ {
+		switch since := time.Since(start); {
+		case since > 500*time.Millisecond && since < time.Second:
+			proxy.Cut()
+		default:
+			proxy.Mend()
+		}
+		r := refund(fmt.Sprintf("run-%d", i), i)
+		r.RequestId = l.requestID()
+		l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Raise{Raise: r}})
+		var answer *boardv1.LinkResponse
+		for answer == nil {
+			m := l.next()
+			switch {
+			case m.GetDecision() != nil:
+				delivered[m.GetDecision().GetApprovalId()]++
+			case m.GetRaised().GetRequestId() == r.RequestId || m.GetError().GetRequestId() == r.RequestId:
+				answer = m
+			}
+		}
+		if e := answer.GetError(); e != nil {
+			if e.GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_UNAVAILABLE {
+				t.Fatalf("raise %d: %v, want raised or unavailable", i, e)
+			}
+			refused++
+			continue
+		}
+		id := answer.GetRaised().GetApprovalId()
+		raised = append(raised, id)
+		if _, err := decide(ann, t, id, "yes", digestOf(i), ""); err == nil {
+			decided[id] = true
+		} else if connect.CodeOf(err) != connect.CodeUnavailable {
+			t.Fatalf("Decide %s: %v, want done or unavailable", id, err)
+		}
+	}
+	proxy.Mend()
+	t.Logf("%d raises acknowledged, %d refused while the store was away, %d decisions acknowledged", len(raised), refused, len(decided))
+	if refused == 0 || len(decided) == 0 {
+		t.Fatalf("%d raises refused and %d decided: the store was never away, or never back", refused, len(decided))
+	}
+
+	db, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, id := range raised {
+		row, err := db.Approval.Get(t.Context(), id)
+		if err != nil {
+			t.Fatalf("approval %s, acknowledged: %v", id, err)
+		}
+		if decided[id] && row.State != board.StateApproved {
+			t.Errorf("approval %s, its yes acknowledged: %s", id, row.State)
+		}
+	}
+	// Decisions the link did not get at once are caught up.
+	deadline := time.Now().Add(within + 10*time.Second)
+	for seq := uint64(1); ; seq++ {
+		for _, d := range l.decisionsUntilPong(seq) {
+			delivered[d.GetApprovalId()]++
+		}
+		missing := 0
+		for id := range decided {
+			if delivered[id] == 0 {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d acknowledged decisions never reached the agent", missing)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for id, n := range delivered {
+		if n != 1 {
+			t.Errorf("approval %s: delivered %d times, want once", id, n)
+		}
 	}
 }
