@@ -422,3 +422,41 @@ func TestStoreRestartUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestRevokedAcrossBoards: a token revoked through board A ends, within
+// the revocation poll and a little, the watch it holds open on board B,
+// and B refuses it from then on.
+func TestRevokedAcrossBoards(t *testing.T) {
+	t.Parallel()
+	boards := boardsOnOneStore(t, 2, nil)
+	a, b := boards[0], boards[1]
+	m := b.Mint(identity.MintOptions{Kind: identity.KindOperator, Name: "vic", Role: identity.RoleViewer})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*within)
+	defer cancel()
+	w, err := approvalsClient(b, m.Token).WatchApprovals(ctx, &boardv1.WatchApprovalsRequest{History: ptr(int32(0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if msg, err := w.Receive(); err != nil || msg.GetEvent() != boardv1.ApprovalEvent_APPROVAL_EVENT_SYNCED {
+		t.Fatalf("first message = %v, %v; want synced", msg, err)
+	}
+	if err := a.Board.Tokens().Revoke(t.Context(), m.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	revoked := time.Now()
+	var ended error
+	for ended == nil {
+		_, ended = w.Receive()
+	}
+	took := time.Since(revoked)
+	if connect.CodeOf(ended) != connect.CodeUnauthenticated {
+		t.Errorf("the watch on B ended with %v, want unauthenticated", ended)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the watch on B ended %v after the revocation on A, want within the 1 s poll", took)
+	}
+	if _, err := approvalsClient(b, m.Token).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("ListApprovals on B with the revoked token: %v, want unauthenticated", err)
+	}
+}
