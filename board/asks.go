@@ -96,7 +96,11 @@ func (f *askWaits) close() {
 // askAgent sends m, whose request id is id, on the agent's link and waits
 // up to within for the answer: the answer of its kind, or the agent's
 // Error as the matching code with its words.
-func (b *Board) askAgent(ctx context.Context, sess *session, id string, within time.Duration, m *boardv1.LinkResponse) (proto.Message, error) {
+func (b *Board) askAgent(ctx context.Context, to askTarget, id string, within time.Duration, m *boardv1.LinkResponse) (proto.Message, error) {
+	if to.sess == nil {
+		return b.relayAsk(ctx, to, id, within, m)
+	}
+	sess := to.sess
 	ch, done, err := sess.asks.wait(id)
 	if errors.Is(err, errLinkEnded) {
 		return nil, connect.NewError(connect.CodeFailedPrecondition, "the agent's link ended; try again once it is back")
@@ -156,18 +160,19 @@ func agentRefusal(le *boardv1.LinkError) error {
 	return connect.NewError(code, "the agent refused: "+cutText(words, maxAgentWords))
 }
 
-// linkedWith is the agent's live link on this board when it announced
-// capability; failed_precondition naming why otherwise.
-func (b *Board) linkedWith(name, capability, what string) (*session, error) {
+// linkedWith is where to ask the agent when it announced capability: its
+// live link on this board, or on another board of the store (relay.go);
+// failed_precondition naming why otherwise.
+func (b *Board) linkedWith(ctx context.Context, name, capability, what string) (askTarget, error) {
 	sess := b.presence.session(name)
 	switch {
 	case sess == nil:
-		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: not linked to this board", quoted(name))
+		return b.elsewhere(ctx, name, capability, what)
 	case !slices.Contains(sess.caps, capability):
-		return nil, connect.Errorf(connect.CodeFailedPrecondition,
+		return askTarget{}, connect.Errorf(connect.CodeFailedPrecondition,
 			"agent %s: its hello did not announce the %s capability, so %s", quoted(name), capability, what)
 	}
-	return sess, nil
+	return askTarget{sess: sess}, nil
 }
 
 // newRequestID is the request id of a request the board makes.

@@ -175,6 +175,8 @@ type Board struct {
 	fireRate *limiter
 	// shared: the limiters counting in the store (sharedlimit.go).
 	shared sharedLimiters
+	// relays: requests for agents on other boards (relay.go).
+	relays relays
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
@@ -354,6 +356,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		notifies:   store.Notifies(cfg.Store),
 	}
 	b.presence = newPresence(b)
+	b.relays.handling = make(chan struct{}, 32)
 	b.metrics = newMetrics(b)
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}

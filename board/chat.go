@@ -137,12 +137,18 @@ func (b *Board) askChat(ctx context.Context, agentName string, within time.Durat
 	if !ok || !c.Operates() {
 		return nil, connect.NewError(connect.CodeUnauthenticated, "unauthenticated")
 	}
-	sess, err := b.linkedWith(agentName, capChat, "it has no chat window on the board")
+	to, err := b.linkedWith(ctx, agentName, capChat, "it has no chat window on the board")
 	if err != nil {
 		return nil, err
 	}
+	if to.sess == nil {
+		// Not relayed: what is said in the chat window would pass through
+		// the store.
+		return nil, connect.Errorf(connect.CodeFailedPrecondition,
+			"agent %s: linked to another board of the store; its chat window is served by the board holding its link, so that what is said never passes through the store", quoted(agentName))
+	}
 	q.RequestId, q.Who, q.All = newRequestID(), c.Name, c.Role >= identity.RoleAdmin
-	m, err := b.askAgent(ctx, sess, q.RequestId, within, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Chat{Chat: q}})
+	m, err := b.askAgent(ctx, to, q.RequestId, within, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Chat{Chat: q}})
 	if err != nil {
 		return nil, err
 	}

@@ -39,8 +39,8 @@ const (
 // wake is one notification's payload.
 type wake struct {
 	Board string `json:"b"`           // the board that sent it, which ignores it
-	Kind  string `json:"k"`           // wakeAgent or wakeApproval
-	ID    string `json:"id"`          // the agent's name, or the approval's id
+	Kind  string `json:"k"`           // wakeAgent, wakeApproval, wakeRelay or wakeRelayed
+	ID    string `json:"id"`          // the agent's name, the approval's id, or the relay's
 	Event int32  `json:"e,omitempty"` // an approval's: its boardv1.ApprovalEvent
 }
 
@@ -140,6 +140,10 @@ func (b *Board) woken(ctx context.Context, payload string) {
 	switch w.Kind {
 	case wakeAgent:
 		b.resync(ctx, w.ID)
+	case wakeRelay:
+		b.handleRelayLater(ctx, w.ID)
+	case wakeRelayed:
+		b.relayed(w.ID)
 	case wakeApproval:
 		b.publishApprovalHere(ctx, boardv1.ApprovalEvent(w.Event), w.ID)
 		if boardv1.ApprovalEvent(w.Event) == eventExpired {
@@ -185,6 +189,7 @@ func (b *Board) resync(ctx context.Context, name string) {
 func (b *Board) catchUp(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	b.catchUpRelays(ctx)
 	agents, err := b.db.Approval.Query().
 		Where(approval.SayNEQ(""), approval.DeliveredAtIsNil()).
 		Limit(maxCatchUp).

@@ -11,6 +11,7 @@ import (
 
 	"connectrpc.com/connect/v2"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/board"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/boardlease"
@@ -458,5 +459,71 @@ func TestRevokedAcrossBoards(t *testing.T) {
 	}
 	if _, err := approvalsClient(b, m.Token).ListApprovals(t.Context(), &boardv1.ListApprovalsRequest{}); connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("ListApprovals on B with the revoked token: %v, want unauthenticated", err)
+	}
+}
+
+// TestStartRunAcrossBoards: a run started through board B reaches the
+// agent linked to board A, and B answers with the agent's answer, or its
+// refusal with its code and words; a relay whose wake is lost is caught up.
+func TestStartRunAcrossBoards(t *testing.T) {
+	t.Parallel()
+	boards := boardsOnOneStore(t, 2, nil)
+	a, b := boards[0], boards[1]
+	l, _ := openLinkWith(t, a, &boardv1.Hello{Name: "desk", Protocol: board.Protocol, Capabilities: []string{"fire", "runs"}})
+	ops := runsClient(b, b.OperatorToken("root", identity.RoleAdmin))
+	start := func() <-chan fireResult {
+		ch := make(chan fireResult, 1)
+		go func() {
+			res, err := ops.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "desk", Thread: "t-1"})
+			ch <- fireResult{res, err}
+		}()
+		return ch
+	}
+	begun := time.Now()
+	done := start()
+	fire := l.next().GetFire()
+	if fire == nil || fire.GetBy() != "root" || fire.GetThread() != "t-1" {
+		t.Fatalf("the agent on A got %v, want root's fire on t-1", fire)
+	}
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: fire.GetRequestId(), RunId: "run-9", Thread: "t-1"}}})
+	if r := <-done; r.err != nil || r.start.GetRunId() != "run-9" {
+		t.Fatalf("StartRun on B: %v %v, want run-9", r.start, r.err)
+	}
+	t.Logf("started through B, answered from A, in %v", time.Since(begun).Round(time.Millisecond))
+
+	done = start()
+	fire = l.next().GetFire()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{RequestId: fire.GetRequestId(),
+		Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT, Message: "input.amount: must be 5 or more"}}})
+	if r := <-done; connect.CodeOf(r.err) != connect.CodeInvalidArgument || !strings.Contains(r.err.Error(), "the agent refused: input.amount: must be 5 or more") {
+		t.Errorf("the agent's refusal through B: %v, want invalid_argument with its words", r.err)
+	}
+
+	b.Board.DropWakes(func(kind, id string) bool { return kind == "relay" })
+	done = start()
+	fire = l.next().GetFire()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: fire.GetRequestId(), RunId: "run-10", Thread: "t-1"}}})
+	if r := <-done; r.err != nil || r.start.GetRunId() != "run-10" {
+		t.Fatalf("StartRun on B with its wake lost: %v %v, want run-10", r.start, r.err)
+	}
+
+	// An agent linked nowhere is refused on every board.
+	if _, err := ops.StartRun(t.Context(), &boardv1.StartRunRequest{Agent: "nobody"}); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("StartRun of an agent never seen: %v, want not_found", err)
+	}
+}
+
+// TestChatNotRelayed: the chat window of an agent linked to board A is
+// refused on board B, saying why: what is said there never passes through
+// the store.
+func TestChatNotRelayed(t *testing.T) {
+	t.Parallel()
+	boards := boardsOnOneStore(t, 2, nil)
+	a, b := boards[0], boards[1]
+	openLinkWith(t, a, &boardv1.Hello{Name: "desk", Protocol: board.Protocol, Capabilities: []string{"chat"}})
+	chat := boardv1connect.NewChatServiceClient(b.Client(b.OperatorToken("root", identity.RoleAdmin)))
+	_, err := chat.DescribeAgent(t.Context(), &boardv1.DescribeAgentRequest{Agent: "desk"})
+	if connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "linked to another board of the store") {
+		t.Errorf("DescribeAgent on B of an agent on A: %v, want failed_precondition saying it is linked to another board", err)
 	}
 }

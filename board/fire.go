@@ -64,13 +64,13 @@ func (s runService) StartRun(ctx context.Context, req *boardv1.StartRunRequest) 
 	if err := checkInput(req.GetInput(), inputsOf(row.Inputs)); err != nil {
 		return nil, err
 	}
-	sess, err := b.fireable(name, row)
+	to, err := b.fireable(ctx, name, row)
 	if err != nil {
 		return nil, err
 	}
 	actor := identity.ActorOf(ctx, "")
 	id := newRequestID()
-	ans, err := b.askAgent(ctx, sess, id, fireWithin, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Fire{Fire: &boardv1.Fire{
+	ans, err := b.askAgent(ctx, to, id, fireWithin, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Fire{Fire: &boardv1.Fire{
 		RequestId: id, Input: req.GetInput(), Thread: req.GetThread(), By: actor,
 	}}})
 	detail := map[string]any{"agent": name, "thread": req.GetThread()}
@@ -122,13 +122,13 @@ func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*
 	if ended(known.GetState()) {
 		return nil, connect.Errorf(connect.CodeFailedPrecondition, "run %s: it has ended (%s)", quoted(req.GetId()), runStateWord(known.GetState()))
 	}
-	sess, err := b.fireable(name, nil)
+	to, err := b.fireable(ctx, name, nil)
 	if err != nil {
 		return nil, err
 	}
 	actor := identity.ActorOf(ctx, "")
 	id := newRequestID()
-	ans, err := b.askAgent(ctx, sess, id, fireWithin, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Stop{Stop: &boardv1.Stop{
+	ans, err := b.askAgent(ctx, to, id, fireWithin, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Stop{Stop: &boardv1.Stop{
 		RequestId: id, RunId: req.GetId(), Reason: req.GetReason(), By: actor,
 	}}})
 	if err == nil {
@@ -152,17 +152,18 @@ func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*
 	return &boardv1.StopRunResponse{}, nil
 }
 
-// fireable is the agent's live link when it may be sent a fire or a stop:
-// linked here, announcing fire, and, when row is given, not paused.
-func (b *Board) fireable(name string, row *ent.Agent) (*session, error) {
-	sess, err := b.linkedWith(name, capFire, "runs cannot be started or stopped from the board")
+// fireable is where to send the agent a fire or a stop: its live link,
+// on this board or another, when it announced fire and, when row is given,
+// is not paused.
+func (b *Board) fireable(ctx context.Context, name string, row *ent.Agent) (askTarget, error) {
+	to, err := b.linkedWith(ctx, name, capFire, "runs cannot be started or stopped from the board")
 	if err != nil {
-		return nil, err
+		return askTarget{}, err
 	}
 	if row != nil && row.Paused {
-		return nil, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: paused, so it takes no new work; resume it first", quoted(name))
+		return askTarget{}, connect.Errorf(connect.CodeFailedPrecondition, "agent %s: paused, so it takes no new work; resume it first", quoted(name))
 	}
-	return sess, nil
+	return to, nil
 }
 
 // checkInput checks a start's input against the agent's declared inputs,

@@ -116,6 +116,7 @@ func (b *Board) sweepShared(ctx context.Context, now time.Time) {
 		l.shared.sweep(ctx, l.window, now)
 	}
 	b.sweepBuckets(ctx, now)
+	b.sweepRelays(ctx, now)
 }
 
 // takeAuditToken takes a token from the caller's audit bucket in the

@@ -31,6 +31,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/ratebucket"
 	"github.com/symphonix/symphonix/ent/ratehit"
+	"github.com/symphonix/symphonix/ent/relay"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/rundetail"
@@ -83,6 +84,8 @@ type Client struct {
 	RateBucket *RateBucketClient
 	// RateHit is the client for interacting with the RateHit builders.
 	RateHit *RateHitClient
+	// Relay is the client for interacting with the Relay builders.
+	Relay *RelayClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
@@ -133,6 +136,7 @@ func (c *Client) init() {
 	c.PublisherKey = NewPublisherKeyClient(c.config)
 	c.RateBucket = NewRateBucketClient(c.config)
 	c.RateHit = NewRateHitClient(c.config)
+	c.Relay = NewRelayClient(c.config)
 	c.Rule = NewRuleClient(c.config)
 	c.Run = NewRunClient(c.config)
 	c.RunDetail = NewRunDetailClient(c.config)
@@ -253,6 +257,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PublisherKey:      NewPublisherKeyClient(cfg),
 		RateBucket:        NewRateBucketClient(cfg),
 		RateHit:           NewRateHitClient(cfg),
+		Relay:             NewRelayClient(cfg),
 		Rule:              NewRuleClient(cfg),
 		Run:               NewRunClient(cfg),
 		RunDetail:         NewRunDetailClient(cfg),
@@ -300,6 +305,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PublisherKey:      NewPublisherKeyClient(cfg),
 		RateBucket:        NewRateBucketClient(cfg),
 		RateHit:           NewRateHitClient(cfg),
+		Relay:             NewRelayClient(cfg),
 		Rule:              NewRuleClient(cfg),
 		Run:               NewRunClient(cfg),
 		RunDetail:         NewRunDetailClient(cfg),
@@ -343,8 +349,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.RateBucket, c.RateHit, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session,
-		c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
+		c.RateBucket, c.RateHit, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
+		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -357,8 +363,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.RateBucket, c.RateHit, c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session,
-		c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
+		c.RateBucket, c.RateHit, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
+		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -401,6 +407,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RateBucket.mutate(ctx, m)
 	case *RateHitMutation:
 		return c.RateHit.mutate(ctx, m)
+	case *RelayMutation:
+		return c.Relay.mutate(ctx, m)
 	case *RuleMutation:
 		return c.Rule.mutate(ctx, m)
 	case *RunMutation:
@@ -2689,6 +2697,139 @@ func (c *RateHitClient) mutate(ctx context.Context, m *RateHitMutation) (Value, 
 	}
 }
 
+// RelayClient is a client for the Relay schema.
+type RelayClient struct {
+	config
+}
+
+// NewRelayClient returns a client for the Relay from the given config.
+func NewRelayClient(c config) *RelayClient {
+	return &RelayClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `relay.Hooks(f(g(h())))`.
+func (c *RelayClient) Use(hooks ...Hook) {
+	c.hooks.Relay = append(c.hooks.Relay, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `relay.Intercept(f(g(h())))`.
+func (c *RelayClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Relay = append(c.inters.Relay, interceptors...)
+}
+
+// Create returns a builder for creating a Relay entity.
+func (c *RelayClient) Create() *RelayCreate {
+	mutation := newRelayMutation(c.config, OpCreate)
+	return &RelayCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Relay entities.
+func (c *RelayClient) CreateBulk(builders ...*RelayCreate) *RelayCreateBulk {
+	return &RelayCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RelayClient) MapCreateBulk(slice any, setFunc func(*RelayCreate, int)) *RelayCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RelayCreateBulk{err: fmt.Errorf("calling to RelayClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RelayCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RelayCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Relay.
+func (c *RelayClient) Update() *RelayUpdate {
+	mutation := newRelayMutation(c.config, OpUpdate)
+	return &RelayUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RelayClient) UpdateOne(_m *Relay) *RelayUpdateOne {
+	mutation := newRelayMutation(c.config, OpUpdateOne, withRelay(_m))
+	return &RelayUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RelayClient) UpdateOneID(id string) *RelayUpdateOne {
+	mutation := newRelayMutation(c.config, OpUpdateOne, withRelayID(id))
+	return &RelayUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Relay.
+func (c *RelayClient) Delete() *RelayDelete {
+	mutation := newRelayMutation(c.config, OpDelete)
+	return &RelayDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RelayClient) DeleteOne(_m *Relay) *RelayDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RelayClient) DeleteOneID(id string) *RelayDeleteOne {
+	builder := c.Delete().Where(relay.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RelayDeleteOne{builder}
+}
+
+// Query returns a query builder for Relay.
+func (c *RelayClient) Query() *RelayQuery {
+	return &RelayQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRelay},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Relay entity by its id.
+func (c *RelayClient) Get(ctx context.Context, id string) (*Relay, error) {
+	return c.Query().Where(relay.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RelayClient) GetX(ctx context.Context, id string) *Relay {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RelayClient) Hooks() []Hook {
+	return c.hooks.Relay
+}
+
+// Interceptors returns the client interceptors.
+func (c *RelayClient) Interceptors() []Interceptor {
+	return c.inters.Relay
+}
+
+func (c *RelayClient) mutate(ctx context.Context, m *RelayMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RelayCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RelayUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RelayUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RelayDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Relay mutation op: %q", m.Op())
+	}
+}
+
 // RuleClient is a client for the Rule schema.
 type RuleClient struct {
 	config
@@ -4157,15 +4298,15 @@ type (
 	hooks struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Rule,
-		Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
+		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Relay,
+		Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
 		Verification, Vote []ent.Hook
 	}
 	inters struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Rule,
-		Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
+		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Relay,
+		Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
 		Verification, Vote []ent.Interceptor
 	}
 )

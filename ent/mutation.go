@@ -29,6 +29,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/ratebucket"
 	"github.com/symphonix/symphonix/ent/ratehit"
+	"github.com/symphonix/symphonix/ent/relay"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/rundetail"
@@ -68,6 +69,7 @@ const (
 	TypePublisherKey      = "PublisherKey"
 	TypeRateBucket        = "RateBucket"
 	TypeRateHit           = "RateHit"
+	TypeRelay             = "Relay"
 	TypeRule              = "Rule"
 	TypeRun               = "Run"
 	TypeRunDetail         = "RunDetail"
@@ -14577,6 +14579,969 @@ func (m *RateHitMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *RateHitMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown RateHit edge %s", name)
+}
+
+// RelayMutation represents an operation that mutates the Relay nodes in the graph.
+type RelayMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	agent         *string
+	board         *string
+	request_id    *string
+	request       *[]byte
+	within_ms     *int64
+	addwithin_ms  *int64
+	created_at    *time.Time
+	claimed       *bool
+	answered      *bool
+	answer        *[]byte
+	code          *int
+	addcode       *int
+	message       *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Relay, error)
+	predicates    []predicate.Relay
+}
+
+var _ ent.Mutation = (*RelayMutation)(nil)
+
+// relayOption allows management of the mutation configuration using functional options.
+type relayOption func(*RelayMutation)
+
+// newRelayMutation creates new mutation for the Relay entity.
+func newRelayMutation(c config, op Op, opts ...relayOption) *RelayMutation {
+	m := &RelayMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRelay,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRelayID sets the ID field of the mutation.
+func withRelayID(id string) relayOption {
+	return func(m *RelayMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Relay
+		)
+		m.oldValue = func(ctx context.Context) (*Relay, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Relay.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRelay sets the old Relay of the mutation.
+func withRelay(node *Relay) relayOption {
+	return func(m *RelayMutation) {
+		m.oldValue = func(context.Context) (*Relay, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RelayMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RelayMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Relay entities.
+func (m *RelayMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RelayMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RelayMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Relay.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *RelayMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *RelayMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *RelayMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetBoard sets the "board" field.
+func (m *RelayMutation) SetBoard(s string) {
+	m.board = &s
+}
+
+// Board returns the value of the "board" field in the mutation.
+func (m *RelayMutation) Board() (r string, exists bool) {
+	v := m.board
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBoard returns the old "board" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldBoard(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBoard is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBoard requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBoard: %w", err)
+	}
+	return oldValue.Board, nil
+}
+
+// ResetBoard resets all changes to the "board" field.
+func (m *RelayMutation) ResetBoard() {
+	m.board = nil
+}
+
+// SetRequestID sets the "request_id" field.
+func (m *RelayMutation) SetRequestID(s string) {
+	m.request_id = &s
+}
+
+// RequestID returns the value of the "request_id" field in the mutation.
+func (m *RelayMutation) RequestID() (r string, exists bool) {
+	v := m.request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestID returns the old "request_id" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldRequestID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestID: %w", err)
+	}
+	return oldValue.RequestID, nil
+}
+
+// ResetRequestID resets all changes to the "request_id" field.
+func (m *RelayMutation) ResetRequestID() {
+	m.request_id = nil
+}
+
+// SetRequest sets the "request" field.
+func (m *RelayMutation) SetRequest(b []byte) {
+	m.request = &b
+}
+
+// Request returns the value of the "request" field in the mutation.
+func (m *RelayMutation) Request() (r []byte, exists bool) {
+	v := m.request
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequest returns the old "request" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldRequest(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequest: %w", err)
+	}
+	return oldValue.Request, nil
+}
+
+// ResetRequest resets all changes to the "request" field.
+func (m *RelayMutation) ResetRequest() {
+	m.request = nil
+}
+
+// SetWithinMs sets the "within_ms" field.
+func (m *RelayMutation) SetWithinMs(i int64) {
+	m.within_ms = &i
+	m.addwithin_ms = nil
+}
+
+// WithinMs returns the value of the "within_ms" field in the mutation.
+func (m *RelayMutation) WithinMs() (r int64, exists bool) {
+	v := m.within_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWithinMs returns the old "within_ms" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldWithinMs(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWithinMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWithinMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWithinMs: %w", err)
+	}
+	return oldValue.WithinMs, nil
+}
+
+// AddWithinMs adds i to the "within_ms" field.
+func (m *RelayMutation) AddWithinMs(i int64) {
+	if m.addwithin_ms != nil {
+		*m.addwithin_ms += i
+	} else {
+		m.addwithin_ms = &i
+	}
+}
+
+// AddedWithinMs returns the value that was added to the "within_ms" field in this mutation.
+func (m *RelayMutation) AddedWithinMs() (r int64, exists bool) {
+	v := m.addwithin_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetWithinMs resets all changes to the "within_ms" field.
+func (m *RelayMutation) ResetWithinMs() {
+	m.within_ms = nil
+	m.addwithin_ms = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *RelayMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *RelayMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *RelayMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetClaimed sets the "claimed" field.
+func (m *RelayMutation) SetClaimed(b bool) {
+	m.claimed = &b
+}
+
+// Claimed returns the value of the "claimed" field in the mutation.
+func (m *RelayMutation) Claimed() (r bool, exists bool) {
+	v := m.claimed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimed returns the old "claimed" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldClaimed(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimed: %w", err)
+	}
+	return oldValue.Claimed, nil
+}
+
+// ResetClaimed resets all changes to the "claimed" field.
+func (m *RelayMutation) ResetClaimed() {
+	m.claimed = nil
+}
+
+// SetAnswered sets the "answered" field.
+func (m *RelayMutation) SetAnswered(b bool) {
+	m.answered = &b
+}
+
+// Answered returns the value of the "answered" field in the mutation.
+func (m *RelayMutation) Answered() (r bool, exists bool) {
+	v := m.answered
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnswered returns the old "answered" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldAnswered(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnswered is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnswered requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnswered: %w", err)
+	}
+	return oldValue.Answered, nil
+}
+
+// ResetAnswered resets all changes to the "answered" field.
+func (m *RelayMutation) ResetAnswered() {
+	m.answered = nil
+}
+
+// SetAnswer sets the "answer" field.
+func (m *RelayMutation) SetAnswer(b []byte) {
+	m.answer = &b
+}
+
+// Answer returns the value of the "answer" field in the mutation.
+func (m *RelayMutation) Answer() (r []byte, exists bool) {
+	v := m.answer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnswer returns the old "answer" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldAnswer(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnswer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnswer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnswer: %w", err)
+	}
+	return oldValue.Answer, nil
+}
+
+// ClearAnswer clears the value of the "answer" field.
+func (m *RelayMutation) ClearAnswer() {
+	m.answer = nil
+	m.clearedFields[relay.FieldAnswer] = struct{}{}
+}
+
+// AnswerCleared returns if the "answer" field was cleared in this mutation.
+func (m *RelayMutation) AnswerCleared() bool {
+	_, ok := m.clearedFields[relay.FieldAnswer]
+	return ok
+}
+
+// ResetAnswer resets all changes to the "answer" field.
+func (m *RelayMutation) ResetAnswer() {
+	m.answer = nil
+	delete(m.clearedFields, relay.FieldAnswer)
+}
+
+// SetCode sets the "code" field.
+func (m *RelayMutation) SetCode(i int) {
+	m.code = &i
+	m.addcode = nil
+}
+
+// Code returns the value of the "code" field in the mutation.
+func (m *RelayMutation) Code() (r int, exists bool) {
+	v := m.code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCode returns the old "code" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldCode(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCode: %w", err)
+	}
+	return oldValue.Code, nil
+}
+
+// AddCode adds i to the "code" field.
+func (m *RelayMutation) AddCode(i int) {
+	if m.addcode != nil {
+		*m.addcode += i
+	} else {
+		m.addcode = &i
+	}
+}
+
+// AddedCode returns the value that was added to the "code" field in this mutation.
+func (m *RelayMutation) AddedCode() (r int, exists bool) {
+	v := m.addcode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCode resets all changes to the "code" field.
+func (m *RelayMutation) ResetCode() {
+	m.code = nil
+	m.addcode = nil
+}
+
+// SetMessage sets the "message" field.
+func (m *RelayMutation) SetMessage(s string) {
+	m.message = &s
+}
+
+// Message returns the value of the "message" field in the mutation.
+func (m *RelayMutation) Message() (r string, exists bool) {
+	v := m.message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMessage returns the old "message" field's value of the Relay entity.
+// If the Relay object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RelayMutation) OldMessage(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMessage: %w", err)
+	}
+	return oldValue.Message, nil
+}
+
+// ResetMessage resets all changes to the "message" field.
+func (m *RelayMutation) ResetMessage() {
+	m.message = nil
+}
+
+// Where appends a list predicates to the RelayMutation builder.
+func (m *RelayMutation) Where(ps ...predicate.Relay) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RelayMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RelayMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Relay, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RelayMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RelayMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Relay).
+func (m *RelayMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RelayMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.agent != nil {
+		fields = append(fields, relay.FieldAgent)
+	}
+	if m.board != nil {
+		fields = append(fields, relay.FieldBoard)
+	}
+	if m.request_id != nil {
+		fields = append(fields, relay.FieldRequestID)
+	}
+	if m.request != nil {
+		fields = append(fields, relay.FieldRequest)
+	}
+	if m.within_ms != nil {
+		fields = append(fields, relay.FieldWithinMs)
+	}
+	if m.created_at != nil {
+		fields = append(fields, relay.FieldCreatedAt)
+	}
+	if m.claimed != nil {
+		fields = append(fields, relay.FieldClaimed)
+	}
+	if m.answered != nil {
+		fields = append(fields, relay.FieldAnswered)
+	}
+	if m.answer != nil {
+		fields = append(fields, relay.FieldAnswer)
+	}
+	if m.code != nil {
+		fields = append(fields, relay.FieldCode)
+	}
+	if m.message != nil {
+		fields = append(fields, relay.FieldMessage)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RelayMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case relay.FieldAgent:
+		return m.Agent()
+	case relay.FieldBoard:
+		return m.Board()
+	case relay.FieldRequestID:
+		return m.RequestID()
+	case relay.FieldRequest:
+		return m.Request()
+	case relay.FieldWithinMs:
+		return m.WithinMs()
+	case relay.FieldCreatedAt:
+		return m.CreatedAt()
+	case relay.FieldClaimed:
+		return m.Claimed()
+	case relay.FieldAnswered:
+		return m.Answered()
+	case relay.FieldAnswer:
+		return m.Answer()
+	case relay.FieldCode:
+		return m.Code()
+	case relay.FieldMessage:
+		return m.Message()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RelayMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case relay.FieldAgent:
+		return m.OldAgent(ctx)
+	case relay.FieldBoard:
+		return m.OldBoard(ctx)
+	case relay.FieldRequestID:
+		return m.OldRequestID(ctx)
+	case relay.FieldRequest:
+		return m.OldRequest(ctx)
+	case relay.FieldWithinMs:
+		return m.OldWithinMs(ctx)
+	case relay.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case relay.FieldClaimed:
+		return m.OldClaimed(ctx)
+	case relay.FieldAnswered:
+		return m.OldAnswered(ctx)
+	case relay.FieldAnswer:
+		return m.OldAnswer(ctx)
+	case relay.FieldCode:
+		return m.OldCode(ctx)
+	case relay.FieldMessage:
+		return m.OldMessage(ctx)
+	}
+	return nil, fmt.Errorf("unknown Relay field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RelayMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case relay.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case relay.FieldBoard:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBoard(v)
+		return nil
+	case relay.FieldRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestID(v)
+		return nil
+	case relay.FieldRequest:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequest(v)
+		return nil
+	case relay.FieldWithinMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWithinMs(v)
+		return nil
+	case relay.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case relay.FieldClaimed:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimed(v)
+		return nil
+	case relay.FieldAnswered:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnswered(v)
+		return nil
+	case relay.FieldAnswer:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnswer(v)
+		return nil
+	case relay.FieldCode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCode(v)
+		return nil
+	case relay.FieldMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMessage(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Relay field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RelayMutation) AddedFields() []string {
+	var fields []string
+	if m.addwithin_ms != nil {
+		fields = append(fields, relay.FieldWithinMs)
+	}
+	if m.addcode != nil {
+		fields = append(fields, relay.FieldCode)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RelayMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case relay.FieldWithinMs:
+		return m.AddedWithinMs()
+	case relay.FieldCode:
+		return m.AddedCode()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RelayMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case relay.FieldWithinMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWithinMs(v)
+		return nil
+	case relay.FieldCode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCode(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Relay numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RelayMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(relay.FieldAnswer) {
+		fields = append(fields, relay.FieldAnswer)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RelayMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RelayMutation) ClearField(name string) error {
+	switch name {
+	case relay.FieldAnswer:
+		m.ClearAnswer()
+		return nil
+	}
+	return fmt.Errorf("unknown Relay nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RelayMutation) ResetField(name string) error {
+	switch name {
+	case relay.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case relay.FieldBoard:
+		m.ResetBoard()
+		return nil
+	case relay.FieldRequestID:
+		m.ResetRequestID()
+		return nil
+	case relay.FieldRequest:
+		m.ResetRequest()
+		return nil
+	case relay.FieldWithinMs:
+		m.ResetWithinMs()
+		return nil
+	case relay.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case relay.FieldClaimed:
+		m.ResetClaimed()
+		return nil
+	case relay.FieldAnswered:
+		m.ResetAnswered()
+		return nil
+	case relay.FieldAnswer:
+		m.ResetAnswer()
+		return nil
+	case relay.FieldCode:
+		m.ResetCode()
+		return nil
+	case relay.FieldMessage:
+		m.ResetMessage()
+		return nil
+	}
+	return fmt.Errorf("unknown Relay field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RelayMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RelayMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RelayMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RelayMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RelayMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RelayMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RelayMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Relay unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RelayMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Relay edge %s", name)
 }
 
 // RuleMutation represents an operation that mutates the Rule nodes in the graph.

@@ -20,6 +20,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/ratebucket"
 	"github.com/symphonix/symphonix/ent/ratehit"
+	"github.com/symphonix/symphonix/ent/relay"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/runstep"
@@ -509,6 +510,58 @@ func init() {
 		return func(key string) error {
 			for _, fn := range fns {
 				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	relayFields := schema.Relay{}.Fields()
+	_ = relayFields
+	// relayDescAgent is the schema descriptor for agent field.
+	relayDescAgent := relayFields[1].Descriptor()
+	// relay.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	relay.AgentValidator = relayDescAgent.Validators[0].(func(string) error)
+	// relayDescBoard is the schema descriptor for board field.
+	relayDescBoard := relayFields[2].Descriptor()
+	// relay.BoardValidator is a validator for the "board" field. It is called by the builders before save.
+	relay.BoardValidator = relayDescBoard.Validators[0].(func(string) error)
+	// relayDescRequestID is the schema descriptor for request_id field.
+	relayDescRequestID := relayFields[3].Descriptor()
+	// relay.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
+	relay.RequestIDValidator = relayDescRequestID.Validators[0].(func(string) error)
+	// relayDescRequest is the schema descriptor for request field.
+	relayDescRequest := relayFields[4].Descriptor()
+	// relay.RequestValidator is a validator for the "request" field. It is called by the builders before save.
+	relay.RequestValidator = relayDescRequest.Validators[0].(func([]byte) error)
+	// relayDescClaimed is the schema descriptor for claimed field.
+	relayDescClaimed := relayFields[7].Descriptor()
+	// relay.DefaultClaimed holds the default value on creation for the claimed field.
+	relay.DefaultClaimed = relayDescClaimed.Default.(bool)
+	// relayDescAnswered is the schema descriptor for answered field.
+	relayDescAnswered := relayFields[8].Descriptor()
+	// relay.DefaultAnswered holds the default value on creation for the answered field.
+	relay.DefaultAnswered = relayDescAnswered.Default.(bool)
+	// relayDescCode is the schema descriptor for code field.
+	relayDescCode := relayFields[10].Descriptor()
+	// relay.DefaultCode holds the default value on creation for the code field.
+	relay.DefaultCode = relayDescCode.Default.(int)
+	// relayDescMessage is the schema descriptor for message field.
+	relayDescMessage := relayFields[11].Descriptor()
+	// relay.DefaultMessage holds the default value on creation for the message field.
+	relay.DefaultMessage = relayDescMessage.Default.(string)
+	// relayDescID is the schema descriptor for id field.
+	relayDescID := relayFields[0].Descriptor()
+	// relay.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	relay.IDValidator = func() func(string) error {
+		validators := relayDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
 					return err
 				}
 			}

@@ -46,6 +46,8 @@ type Tx struct {
 	RateBucket *RateBucketClient
 	// RateHit is the client for interacting with the RateHit builders.
 	RateHit *RateHitClient
+	// Relay is the client for interacting with the Relay builders.
+	Relay *RelayClient
 	// Rule is the client for interacting with the Rule builders.
 	Rule *RuleClient
 	// Run is the client for interacting with the Run builders.
@@ -216,6 +218,7 @@ func (tx *Tx) init() {
 	tx.PublisherKey = NewPublisherKeyClient(tx.config)
 	tx.RateBucket = NewRateBucketClient(tx.config)
 	tx.RateHit = NewRateHitClient(tx.config)
+	tx.Relay = NewRelayClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
 	tx.Run = NewRunClient(tx.config)
 	tx.RunDetail = NewRunDetailClient(tx.config)

@@ -213,6 +213,18 @@ func (f RateHitFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RateHitMutation", m)
 }
 
+// The RelayFunc type is an adapter to allow the use of ordinary
+// function as Relay mutator.
+type RelayFunc func(context.Context, *ent.RelayMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RelayFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RelayMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RelayMutation", m)
+}
+
 // The RuleFunc type is an adapter to allow the use of ordinary
 // function as Rule mutator.
 type RuleFunc func(context.Context, *ent.RuleMutation) (ent.Value, error)

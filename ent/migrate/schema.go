@@ -499,6 +499,39 @@ var (
 			},
 		},
 	}
+	// RelaysColumns holds the columns for the "relays" table.
+	RelaysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "board", Type: field.TypeString},
+		{Name: "request_id", Type: field.TypeString},
+		{Name: "request", Type: field.TypeBytes, Size: 8388608},
+		{Name: "within_ms", Type: field.TypeInt64},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "claimed", Type: field.TypeBool, Default: false},
+		{Name: "answered", Type: field.TypeBool, Default: false},
+		{Name: "answer", Type: field.TypeBytes, Nullable: true},
+		{Name: "code", Type: field.TypeInt, Default: 0},
+		{Name: "message", Type: field.TypeString, Default: ""},
+	}
+	// RelaysTable holds the schema information for the "relays" table.
+	RelaysTable = &schema.Table{
+		Name:       "relays",
+		Columns:    RelaysColumns,
+		PrimaryKey: []*schema.Column{RelaysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "relay_board_claimed",
+				Unique:  false,
+				Columns: []*schema.Column{RelaysColumns[2], RelaysColumns[7]},
+			},
+			{
+				Name:    "relay_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RelaysColumns[6]},
+			},
+		},
+	}
 	// RulesColumns holds the columns for the "rules" table.
 	RulesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -802,6 +835,7 @@ var (
 		PublisherKeysTable,
 		RateBucketsTable,
 		RateHitsTable,
+		RelaysTable,
 		RulesTable,
 		RunsTable,
 		RunDetailsTable,

@@ -57,6 +57,9 @@ type RateBucket func(*sql.Selector)
 // RateHit is the predicate function for ratehit builders.
 type RateHit func(*sql.Selector)
 
+// Relay is the predicate function for relay builders.
+type Relay func(*sql.Selector)
+
 // Rule is the predicate function for rule builders.
 type Rule func(*sql.Selector)
 

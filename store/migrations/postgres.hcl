@@ -978,6 +978,70 @@ table "rate_hits" {
     columns = [column.at]
   }
 }
+table "relays" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = varchar
+  }
+  column "agent" {
+    null = false
+    type = varchar
+  }
+  column "board" {
+    null = false
+    type = varchar
+  }
+  column "request_id" {
+    null = false
+    type = varchar
+  }
+  column "request" {
+    null = false
+    type = bytea
+  }
+  column "within_ms" {
+    null = false
+    type = bigint
+  }
+  column "created_at" {
+    null = false
+    type = timestamptz
+  }
+  column "claimed" {
+    null    = false
+    type    = boolean
+    default = sql("false")
+  }
+  column "answered" {
+    null    = false
+    type    = boolean
+    default = sql("false")
+  }
+  column "answer" {
+    null = true
+    type = bytea
+  }
+  column "code" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "message" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "relay_board_claimed" {
+    columns = [column.board, column.claimed]
+  }
+  index "relay_created_at" {
+    columns = [column.created_at]
+  }
+}
 table "rules" {
   schema = schema.public
   column "id" {
