@@ -28,6 +28,7 @@ var domain = []string{"log", "log/slog"}
 var layers = []layer{
 	// Leaves: the encodings and rules both halves share.
 	{pkg: "jcs", why: "a digest is a protocol: one canonical encoding, nothing under it", noStd: domain},
+	{pkg: "receipts", why: "a decision's signed receipt, which the board signs and the agent and anyone offline verify: a JWS and a key set", allow: []string{"github.com/golang-jwt/jwt/v5"}, noStd: domain},
 	{pkg: "approvals", why: "the agent's half of a governed approval; digests through jcs, the amounts a card shows through text", allow: []string{"jcs", "text"}, noStd: domain},
 	{pkg: "subscription", why: "the tool rule: declaration, board, remembered word; no I/O beyond its file", noStd: domain},
 	{pkg: "packages", why: "solution packages: reads, validates, digests and signs, never runs or installs into a running agent; jcs for the digest, flow to validate a package's flow (flow is pure: load and validate, no I/O)", allow: []string{"jcs", "flow"}, noStd: append([]string{"net", "net/http", "os/exec"}, domain...)},
@@ -47,7 +48,7 @@ var layers = []layer{
 	{pkg: "waiting", why: "paused runs in SQLite in the agent's folder: flow's Checkpointer", allow: []string{"flow", "modernc.org/sqlite"}},
 	{pkg: "agents", why: "delegation between agents: the registry, contracts and the checks of a call; the engine's Delegate, built on flow alone", allow: []string{"flow"}, noStd: domain},
 	{pkg: "agent", why: "a flow folder assembled: the flow, its tools, model and waiting store, the agents it delegates to, and the executables and MCP tools that provide its handlers and routers, their stderr less the named secrets", allow: []string{"agents", "files", "flow", "llm", "mcptools", "secrets", "subscription", "waiting"}},
-	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board", allow: []string{"api", "approvals", "jcs", "internal/pump", "telemetry", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "google.golang.org/genproto/googleapis/rpc/errdetails", "go.opentelemetry.io/otel/trace"}},
+	{pkg: "agentlink", why: "the agent's half of the link: speaks the API, never imports the board; checks each decision's receipt", allow: []string{"api", "approvals", "jcs", "receipts", "internal/pump", "telemetry", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "google.golang.org/genproto/googleapis/rpc/errdetails", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "governed", why: "who answers a paused approval, and acting on the board's decision", allow: []string{"agentlink", "approvals", "flow", "waiting", "go.opentelemetry.io/otel"}},
 	{pkg: "journal", why: "the journal of every model and tool call: wraps flow's model and tool caller, less the named secrets", allow: []string{"flow", "secrets"}},
 	{pkg: "transcript", why: "what was said, a line per turn, kept for TRANSCRIPT_DAYS, less the named secrets", allow: []string{"secrets"}},
@@ -68,7 +69,7 @@ var layers = []layer{
 	{pkg: "audit", why: "the hash-chained log, written in the caller's transaction", allow: []string{"ent", "jcs", "store"}, noStd: append([]string{"net/http"}, domain...)},
 	{pkg: "identity", why: "tokens, people, passwords, setup links, sessions' rows; no HTTP, no RPC", allow: []string{"ent", "audit", "store", "github.com/golang-jwt/jwt/v5", "golang.org/x/crypto"}, noStd: append([]string{"net/http"}, domain...)},
 	{pkg: "board", why: "serving, the policy table, the link and presence, the RPC services, sign-in; never the agent's half", allow: []string{
-		"api", "ent", "approvals", "audit", "identity", "packages", "store", "ui", "internal/pump",
+		"api", "ent", "approvals", "audit", "identity", "packages", "receipts", "store", "ui", "internal/pump",
 		"connectrpc.com", "entgo.io/ent/dialect/sql", "golang.org/x/net/http2", "golang.org/x/time/rate", "google.golang.org/protobuf",
 		"google.golang.org/grpc/health/grpc_health_v1", "google.golang.org/genproto/googleapis/rpc/errdetails", "github.com/robfig/cron/v3",
 		"github.com/prometheus/client_golang", "telemetry", "go.opentelemetry.io/otel",

@@ -135,17 +135,10 @@ func (a *Log) Append(ctx context.Context, tx *ent.Tx, e Record) error {
 	if e.Action == "" {
 		return errors.New("audit: action is required")
 	}
-	detail, err := canonicalDetail(e.Detail)
-	if err != nil {
-		return err
+	if e.At.IsZero() {
+		e.At = a.now()
 	}
-	at := e.At
-	if at.IsZero() {
-		at = a.now()
-	}
-	at = at.UTC().Truncate(time.Microsecond) // what PostgreSQL keeps
-	next := Entry{At: at, Actor: e.Actor, Action: e.Action, Subject: e.Subject, Detail: detail}
-	content, err := contentOf(next)
+	next, content, err := recordEntry(e)
 	if err != nil {
 		return err
 	}
@@ -170,6 +163,28 @@ func (a *Log) Append(ctx context.Context, tx *ent.Tx, e Record) error {
 		})
 	})
 	return nil
+}
+
+// recordEntry is e as an entry, unsequenced, and its content hash.
+func recordEntry(e Record) (Entry, string, error) {
+	detail, err := canonicalDetail(e.Detail)
+	if err != nil {
+		return Entry{}, "", err
+	}
+	at := e.At.UTC().Truncate(time.Microsecond) // what PostgreSQL keeps
+	next := Entry{At: at, Actor: e.Actor, Action: e.Action, Subject: e.Subject, Detail: detail}
+	content, err := contentOf(next)
+	return next, content, err
+}
+
+// RecordContent is the content hash (Entry.Content) Append gives e's
+// entry; e.At must be set. A decision's receipt names its entry by it.
+func RecordContent(e Record) (string, error) {
+	if e.At.IsZero() {
+		return "", errors.New("audit: at is required")
+	}
+	_, content, err := recordEntry(e)
+	return content, err
 }
 
 // poke wakes the sequencer without waiting for it.

@@ -76,15 +76,6 @@ func (b *Board) withdraw(ctx context.Context, agentName string, q *boardv1.Withd
 		if row.State != StatePending {
 			return nil
 		}
-		err = setDecision(ctx, tx, row.ID, StateCancelled, sayCancelled, row.Digest, []string{actor}, q.GetReason(), "", now)
-		if errors.Is(err, errLostRace) {
-			// Decided at the same moment: answered as it now is.
-			out, err = tx.Approval.Get(ctx, row.ID)
-			return err
-		}
-		if err != nil {
-			return err
-		}
 		detail := map[string]any{
 			"agent": agentName, "run": row.Run, "node": row.Node, "digest": row.Digest,
 			"rule_id": row.RuleID, "who": []string{actor}, "withdrawn": true,
@@ -92,7 +83,14 @@ func (b *Board) withdraw(ctx context.Context, agentName string, q *boardv1.Withd
 		if q.GetReason() != "" {
 			detail["reason"] = q.GetReason()
 		}
-		if err := b.audit.Append(ctx, tx, audit.Record{Actor: actor, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
+		rec := audit.Record{Actor: actor, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}
+		err = b.recordDecision(ctx, tx, row, nil, decisionWrite{state: StateCancelled, say: sayCancelled, who: []string{actor}, reason: q.GetReason(), at: now}, rec)
+		if errors.Is(err, errLostRace) {
+			// Decided at the same moment: answered as it now is.
+			out, err = tx.Approval.Get(ctx, row.ID)
+			return err
+		}
+		if err != nil {
 			return err
 		}
 		cancelled = true

@@ -545,6 +545,7 @@ func decisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
 		Run:        r.Run,
 		Node:       r.Node,
 		Thread:     r.Thread,
+		Receipt:    r.Receipt,
 	}
 	if r.DecidedAt != nil {
 		d.DecideTime = timestamppb.New(*r.DecidedAt)

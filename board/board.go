@@ -177,6 +177,8 @@ type Board struct {
 	shared sharedLimiters
 	// relays: requests for agents on other boards (relay.go).
 	relays relays
+	// receipts: the keys decisions are signed with (receipts.go).
+	receipts receiptKeys
 	// pauseLocks serialises, per agent, keeping and sending whether it
 	// takes work (pause.go).
 	pauseLocks keyedLocks
@@ -371,6 +373,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if err := b.startLease(ctx); err != nil {
 		return nil, err
 	}
+	if err := b.loadReceiptKeys(ctx); err != nil {
+		return nil, fmt.Errorf("board: receipt keys: %w", err)
+	}
 	if ln := cfg.MetricsListener; ln != nil {
 		b.metricsLn, b.metricsAddr = ln, ln.Addr().String()
 	}
@@ -523,6 +528,7 @@ func (b *Board) routes() http.Handler {
 			}
 			return nil
 		}))
+	mux.HandleFunc("GET /.well-known/receipt-keys.json", b.serveReceiptKeys)
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "max-age=300")
@@ -573,6 +579,7 @@ func (b *Board) loop() {
 			lastLease = now
 		}
 		b.sweepShared(ctx, now)
+		b.refreshReceiptKeys(ctx, now)
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
 		b.logRunProblems(now)

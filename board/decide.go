@@ -151,15 +151,13 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 			detail["reason"] = req.GetReason()
 		}
 		if say == sayNo {
-			if err := setDecision(ctx, tx, row.ID, StateRejected, sayNo, row.Digest, []string{caller.Name}, req.GetReason(), tp, now); err != nil {
+			detail["who"] = []string{caller.Name}
+			rec := audit.Record{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}
+			if err := b.recordDecision(ctx, tx, row, r, decisionWrite{state: StateRejected, say: sayNo, who: []string{caller.Name}, reason: req.GetReason(), traceparent: tp, at: now}, rec); err != nil {
 				return err
 			}
 			decided, decidedSay = true, sayNo
 			event = eventDecided
-			detail["who"] = []string{caller.Name}
-			if err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.decide", Subject: row.ID, Detail: detail, At: now}); err != nil {
-				return err
-			}
 			out, err = tx.Approval.Get(ctx, row.ID)
 			return err
 		}
@@ -190,24 +188,26 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 			event = eventVoted
 		}
 		if len(voters) >= r.Quorum {
-			if err := setDecision(ctx, tx, row.ID, StateApproved, sayYes, row.Digest, voters, req.GetReason(), tp, now, voters...); err != nil {
+			action = "approval.decide"
+			detail["who"] = voters
+			rec := audit.Record{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}
+			if err := b.recordDecision(ctx, tx, row, r, decisionWrite{state: StateApproved, say: sayYes, who: voters, votes: votes, reason: req.GetReason(), traceparent: tp, at: now}, rec); err != nil {
 				return err
 			}
 			decided, decidedSay = true, sayYes
 			event = eventDecided
-			action = "approval.decide"
-			detail["who"] = voters
-		} else {
-			n, err := tx.Approval.Update().
-				Where(approval.ID(row.ID), approval.State(StatePending)).
-				SetVotes(voters).
-				Save(ctx)
-			if err != nil {
-				return err
-			}
-			if n != 1 {
-				return errLostRace
-			}
+			out, err = tx.Approval.Get(ctx, row.ID)
+			return err
+		}
+		n, err := tx.Approval.Update().
+			Where(approval.ID(row.ID), approval.State(StatePending)).
+			SetVotes(voters).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errLostRace
 		}
 		if err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}); err != nil {
 			return err
@@ -224,10 +224,46 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 	return out, decided, nil
 }
 
+// decisionWrite is a decision to record: the state it moves the approval
+// to, what was said, who said it (and the votes counted, for a yes), why,
+// the traceparent of its span, and when.
+type decisionWrite struct {
+	state, say  string
+	who         []string
+	votes       []*ent.Vote
+	reason      string
+	traceparent string
+	at          time.Time
+}
+
+// recordDecision records d on row, governed by rule r (nil for none), with
+// its signed receipt and its audit entry rec, in tx; errLostRace when row
+// is no longer pending.
+func (b *Board) recordDecision(ctx context.Context, tx *ent.Tx, row *ent.Approval, r *ent.Rule, d decisionWrite, rec audit.Record) error {
+	if r == nil && row.RuleID != "" {
+		var err error
+		if r, err = tx.Rule.Get(ctx, row.RuleID); err != nil && !ent.IsNotFound(err) {
+			return err
+		}
+	}
+	receipt, err := b.signReceipt(receiptOf(row, d.say, d.who, d.votes, r, d.at), rec, d.at)
+	if err != nil {
+		return fmt.Errorf("sign the decision's receipt: %w", err)
+	}
+	var voters []string
+	for _, v := range d.votes {
+		voters = append(voters, v.Person)
+	}
+	if err := setDecision(ctx, tx, row.ID, d.state, d.say, row.Digest, d.who, d.reason, d.traceparent, receipt, d.at, voters...); err != nil {
+		return err
+	}
+	return b.audit.Append(ctx, tx, rec)
+}
+
 // setDecision moves a pending approval to state with its decision and the
 // traceparent of the decision's span (decisionSpan; "" for none), or
 // returns errLostRace when it is no longer pending.
-func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string, who []string, reason, traceparent string, now time.Time, votes ...string) error {
+func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string, who []string, reason, traceparent, receipt string, now time.Time, votes ...string) error {
 	u := tx.Approval.Update().
 		Where(approval.ID(id), approval.State(StatePending)).
 		SetState(state).
@@ -236,6 +272,7 @@ func setDecision(ctx context.Context, tx *ent.Tx, id, state, say, digest string,
 		SetDecidedBy(who).
 		SetReason(reason).
 		SetDecisionTraceparent(traceparent).
+		SetReceipt(receipt).
 		SetDecidedAt(now)
 	if votes != nil {
 		u.SetVotes(votes)
@@ -451,9 +488,6 @@ func (b *Board) cancelOnce(ctx context.Context, caller identity.Caller, req *boa
 		if r != nil && r.RequireReason && req.GetReason() == "" {
 			return refusal(connect.CodeInvalidArgument, "reason: required by rule %q", r.ID)
 		}
-		if err := setDecision(ctx, tx, row.ID, StateCancelled, sayCancelled, row.Digest, []string{caller.Name}, req.GetReason(), traceparentOf(span), now); err != nil {
-			return err
-		}
 		detail := map[string]any{
 			"agent": row.Agent, "run": row.Run, "node": row.Node,
 			"digest": row.Digest, "rule_id": row.RuleID, "who": []string{caller.Name},
@@ -461,7 +495,8 @@ func (b *Board) cancelOnce(ctx context.Context, caller identity.Caller, req *boa
 		if req.GetReason() != "" {
 			detail["reason"] = req.GetReason()
 		}
-		if err := b.audit.Append(ctx, tx, audit.Record{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}); err != nil {
+		rec := audit.Record{Actor: caller.Name, Action: "approval.cancel", Subject: row.ID, Detail: detail, At: now}
+		if err := b.recordDecision(ctx, tx, row, r, decisionWrite{state: StateCancelled, say: sayCancelled, who: []string{caller.Name}, reason: req.GetReason(), traceparent: traceparentOf(span), at: now}, rec); err != nil {
 			return err
 		}
 		out, err = tx.Approval.Get(ctx, row.ID)
@@ -577,24 +612,34 @@ func (b *Board) expireDue(ctx context.Context) {
 	for _, row := range rows {
 		expired := false
 		err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
-			n, err := tx.Approval.Update().
-				Where(approval.ID(row.ID), approval.State(StatePending)).
-				SetState(StateExpired).
-				SetDecidedAt(now).
-				Save(ctx)
-			if err != nil || n != 1 {
-				return err // n == 0: decided or expired by someone else first
-			}
-			expired = true
-			err = b.audit.Append(ctx, tx, audit.Record{
+			rec := audit.Record{
 				Actor: "board", Action: "approval.expire", Subject: row.ID,
 				Detail: map[string]any{
 					"agent": row.Agent, "run": row.Run, "node": row.Node, "digest": row.Digest,
 					"rule_id": row.RuleID, "expires_at": row.ExpiresAt.UTC().Format(time.RFC3339Nano),
 				},
 				At: now,
-			})
-			return err
+			}
+			r, err := tx.Rule.Get(ctx, row.RuleID)
+			if err != nil && !ent.IsNotFound(err) {
+				return err
+			}
+			receipt, err := b.signReceipt(receiptOf(row, sayExpired, nil, nil, r, now), rec, now)
+			if err != nil {
+				return fmt.Errorf("sign the expiry's receipt: %w", err)
+			}
+			n, err := tx.Approval.Update().
+				Where(approval.ID(row.ID), approval.State(StatePending)).
+				SetState(StateExpired).
+				SetReceipt(receipt).
+				SetDecidedAt(now).
+				Save(ctx)
+			if err != nil || n != 1 {
+				return err // n == 0: decided or expired by someone else first
+			}
+			expired = true
+			row.Receipt = receipt
+			return b.audit.Append(ctx, tx, rec)
 		})
 		if err != nil {
 			b.log.ErrorContext(ctx, "expire an approval", "approval", row.ID, "err", err.Error())
@@ -621,7 +666,7 @@ func (b *Board) tellExpired(ctx context.Context, row *ent.Approval) {
 	}
 	b.presence.sendLiveHere(row.Agent, &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: &boardv1.ApprovalDecision{
 		ApprovalId: row.ID, Say: sayProto(sayExpired), Digest: row.Digest, DecideTime: at,
-		Run: row.Run, Node: row.Node, Thread: row.Thread, Traceparent: traceparentOf(span),
+		Run: row.Run, Node: row.Node, Thread: row.Thread, Traceparent: traceparentOf(span), Receipt: row.Receipt,
 	}}})
 	endDecisionSpan(span, sayExpired, nil)
 }

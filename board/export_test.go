@@ -103,3 +103,7 @@ func (b *Board) SlowRunWatcherForTest(t testing.TB, agentName string) (dropped f
 // store when drop says yes: a notification lost, for the catch-up to make
 // up.
 func (b *Board) DropWakes(drop func(kind, id string) bool) { b.dropWake.Store(&drop) }
+
+// LoadReceiptKeys has b read the store's receipt keys now, as it does
+// every receiptKeysEvery.
+func (b *Board) LoadReceiptKeys(ctx context.Context) error { return b.loadReceiptKeys(ctx) }

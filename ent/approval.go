@@ -62,7 +62,9 @@ type Approval struct {
 	Traceparent string `json:"traceparent,omitempty"`
 	// DecisionTraceparent holds the value of the "decision_traceparent" field.
 	DecisionTraceparent string `json:"decision_traceparent,omitempty"`
-	selectValues        sql.SelectValues
+	// Receipt holds the value of the "receipt" field.
+	Receipt      string `json:"receipt,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -72,7 +74,7 @@ func (*Approval) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case approval.FieldDecidedBy, approval.FieldVotes:
 			values[i] = new([]byte)
-		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason, approval.FieldTraceparent, approval.FieldDecisionTraceparent:
+		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason, approval.FieldTraceparent, approval.FieldDecisionTraceparent, approval.FieldReceipt:
 			values[i] = new(sql.NullString)
 		case approval.FieldCreatedAt, approval.FieldDecidedAt, approval.FieldExpiresAt, approval.FieldDeliveredAt:
 			values[i] = new(sql.NullTime)
@@ -236,6 +238,12 @@ func (_m *Approval) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DecisionTraceparent = value.String
 			}
+		case approval.FieldReceipt:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field receipt", values[i])
+			} else if value.Valid {
+				_m.Receipt = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -343,6 +351,9 @@ func (_m *Approval) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("decision_traceparent=")
 	builder.WriteString(_m.DecisionTraceparent)
+	builder.WriteString(", ")
+	builder.WriteString("receipt=")
+	builder.WriteString(_m.Receipt)
 	builder.WriteByte(')')
 	return builder.String()
 }

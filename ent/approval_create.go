@@ -259,6 +259,20 @@ func (_c *ApprovalCreate) SetNillableDecisionTraceparent(v *string) *ApprovalCre
 	return _c
 }
 
+// SetReceipt sets the "receipt" field.
+func (_c *ApprovalCreate) SetReceipt(v string) *ApprovalCreate {
+	_c.mutation.SetReceipt(v)
+	return _c
+}
+
+// SetNillableReceipt sets the "receipt" field if the given value is not nil.
+func (_c *ApprovalCreate) SetNillableReceipt(v *string) *ApprovalCreate {
+	if v != nil {
+		_c.SetReceipt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ApprovalCreate) SetID(v string) *ApprovalCreate {
 	_c.mutation.SetID(v)
@@ -340,6 +354,10 @@ func (_c *ApprovalCreate) defaults() {
 		v := approval.DefaultDecisionTraceparent
 		_c.mutation.SetDecisionTraceparent(v)
 	}
+	if _, ok := _c.mutation.Receipt(); !ok {
+		v := approval.DefaultReceipt
+		_c.mutation.SetReceipt(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -419,6 +437,9 @@ func (_c *ApprovalCreate) check() error {
 	}
 	if _, ok := _c.mutation.DecisionTraceparent(); !ok {
 		return &ValidationError{Name: "decision_traceparent", err: errors.New(`ent: missing required field "Approval.decision_traceparent"`)}
+	}
+	if _, ok := _c.mutation.Receipt(); !ok {
+		return &ValidationError{Name: "receipt", err: errors.New(`ent: missing required field "Approval.receipt"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := approval.IDValidator(v); err != nil {
@@ -548,6 +569,10 @@ func (_c *ApprovalCreate) createSpec() (*Approval, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DecisionTraceparent(); ok {
 		_spec.SetField(approval.FieldDecisionTraceparent, field.TypeString, value)
 		_node.DecisionTraceparent = value
+	}
+	if value, ok := _c.mutation.Receipt(); ok {
+		_spec.SetField(approval.FieldReceipt, field.TypeString, value)
+		_node.Receipt = value
 	}
 	return _node, _spec
 }
@@ -730,6 +755,18 @@ func (u *ApprovalUpsert) SetDecisionTraceparent(v string) *ApprovalUpsert {
 // UpdateDecisionTraceparent sets the "decision_traceparent" field to the value that was provided on create.
 func (u *ApprovalUpsert) UpdateDecisionTraceparent() *ApprovalUpsert {
 	u.SetExcluded(approval.FieldDecisionTraceparent)
+	return u
+}
+
+// SetReceipt sets the "receipt" field.
+func (u *ApprovalUpsert) SetReceipt(v string) *ApprovalUpsert {
+	u.Set(approval.FieldReceipt, v)
+	return u
+}
+
+// UpdateReceipt sets the "receipt" field to the value that was provided on create.
+func (u *ApprovalUpsert) UpdateReceipt() *ApprovalUpsert {
+	u.SetExcluded(approval.FieldReceipt)
 	return u
 }
 
@@ -971,6 +1008,20 @@ func (u *ApprovalUpsertOne) SetDecisionTraceparent(v string) *ApprovalUpsertOne 
 func (u *ApprovalUpsertOne) UpdateDecisionTraceparent() *ApprovalUpsertOne {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.UpdateDecisionTraceparent()
+	})
+}
+
+// SetReceipt sets the "receipt" field.
+func (u *ApprovalUpsertOne) SetReceipt(v string) *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetReceipt(v)
+	})
+}
+
+// UpdateReceipt sets the "receipt" field to the value that was provided on create.
+func (u *ApprovalUpsertOne) UpdateReceipt() *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateReceipt()
 	})
 }
 
@@ -1379,6 +1430,20 @@ func (u *ApprovalUpsertBulk) SetDecisionTraceparent(v string) *ApprovalUpsertBul
 func (u *ApprovalUpsertBulk) UpdateDecisionTraceparent() *ApprovalUpsertBulk {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.UpdateDecisionTraceparent()
+	})
+}
+
+// SetReceipt sets the "receipt" field.
+func (u *ApprovalUpsertBulk) SetReceipt(v string) *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetReceipt(v)
+	})
+}
+
+// UpdateReceipt sets the "receipt" field to the value that was provided on create.
+func (u *ApprovalUpsertBulk) UpdateReceipt() *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateReceipt()
 	})
 }
 

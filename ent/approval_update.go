@@ -175,6 +175,20 @@ func (_u *ApprovalUpdate) SetNillableDecisionTraceparent(v *string) *ApprovalUpd
 	return _u
 }
 
+// SetReceipt sets the "receipt" field.
+func (_u *ApprovalUpdate) SetReceipt(v string) *ApprovalUpdate {
+	_u.mutation.SetReceipt(v)
+	return _u
+}
+
+// SetNillableReceipt sets the "receipt" field if the given value is not nil.
+func (_u *ApprovalUpdate) SetNillableReceipt(v *string) *ApprovalUpdate {
+	if v != nil {
+		_u.SetReceipt(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdate) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -280,6 +294,9 @@ func (_u *ApprovalUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.DecisionTraceparent(); ok {
 		_spec.SetField(approval.FieldDecisionTraceparent, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Receipt(); ok {
+		_spec.SetField(approval.FieldReceipt, field.TypeString, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -447,6 +464,20 @@ func (_u *ApprovalUpdateOne) SetNillableDecisionTraceparent(v *string) *Approval
 	return _u
 }
 
+// SetReceipt sets the "receipt" field.
+func (_u *ApprovalUpdateOne) SetReceipt(v string) *ApprovalUpdateOne {
+	_u.mutation.SetReceipt(v)
+	return _u
+}
+
+// SetNillableReceipt sets the "receipt" field if the given value is not nil.
+func (_u *ApprovalUpdateOne) SetNillableReceipt(v *string) *ApprovalUpdateOne {
+	if v != nil {
+		_u.SetReceipt(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdateOne) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -582,6 +613,9 @@ func (_u *ApprovalUpdateOne) sqlSave(ctx context.Context) (_node *Approval, err 
 	}
 	if value, ok := _u.mutation.DecisionTraceparent(); ok {
 		_spec.SetField(approval.FieldDecisionTraceparent, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Receipt(); ok {
+		_spec.SetField(approval.FieldReceipt, field.TypeString, value)
 	}
 	_node = &Approval{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -31,6 +31,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/ratebucket"
 	"github.com/symphonix/symphonix/ent/ratehit"
+	"github.com/symphonix/symphonix/ent/receiptkey"
 	"github.com/symphonix/symphonix/ent/relay"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
@@ -84,6 +85,8 @@ type Client struct {
 	RateBucket *RateBucketClient
 	// RateHit is the client for interacting with the RateHit builders.
 	RateHit *RateHitClient
+	// ReceiptKey is the client for interacting with the ReceiptKey builders.
+	ReceiptKey *ReceiptKeyClient
 	// Relay is the client for interacting with the Relay builders.
 	Relay *RelayClient
 	// Rule is the client for interacting with the Rule builders.
@@ -136,6 +139,7 @@ func (c *Client) init() {
 	c.PublisherKey = NewPublisherKeyClient(c.config)
 	c.RateBucket = NewRateBucketClient(c.config)
 	c.RateHit = NewRateHitClient(c.config)
+	c.ReceiptKey = NewReceiptKeyClient(c.config)
 	c.Relay = NewRelayClient(c.config)
 	c.Rule = NewRuleClient(c.config)
 	c.Run = NewRunClient(c.config)
@@ -257,6 +261,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PublisherKey:      NewPublisherKeyClient(cfg),
 		RateBucket:        NewRateBucketClient(cfg),
 		RateHit:           NewRateHitClient(cfg),
+		ReceiptKey:        NewReceiptKeyClient(cfg),
 		Relay:             NewRelayClient(cfg),
 		Rule:              NewRuleClient(cfg),
 		Run:               NewRunClient(cfg),
@@ -305,6 +310,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PublisherKey:      NewPublisherKeyClient(cfg),
 		RateBucket:        NewRateBucketClient(cfg),
 		RateHit:           NewRateHitClient(cfg),
+		ReceiptKey:        NewReceiptKeyClient(cfg),
 		Relay:             NewRelayClient(cfg),
 		Rule:              NewRuleClient(cfg),
 		Run:               NewRunClient(cfg),
@@ -349,8 +355,9 @@ func (c *Client) Use(hooks ...Hook) {
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.RateBucket, c.RateHit, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
-		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
+		c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail,
+		c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification,
+		c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -363,8 +370,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
 		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
 		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.RateBucket, c.RateHit, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
-		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
+		c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail,
+		c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification,
+		c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -407,6 +415,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RateBucket.mutate(ctx, m)
 	case *RateHitMutation:
 		return c.RateHit.mutate(ctx, m)
+	case *ReceiptKeyMutation:
+		return c.ReceiptKey.mutate(ctx, m)
 	case *RelayMutation:
 		return c.Relay.mutate(ctx, m)
 	case *RuleMutation:
@@ -2697,6 +2707,139 @@ func (c *RateHitClient) mutate(ctx context.Context, m *RateHitMutation) (Value, 
 	}
 }
 
+// ReceiptKeyClient is a client for the ReceiptKey schema.
+type ReceiptKeyClient struct {
+	config
+}
+
+// NewReceiptKeyClient returns a client for the ReceiptKey from the given config.
+func NewReceiptKeyClient(c config) *ReceiptKeyClient {
+	return &ReceiptKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `receiptkey.Hooks(f(g(h())))`.
+func (c *ReceiptKeyClient) Use(hooks ...Hook) {
+	c.hooks.ReceiptKey = append(c.hooks.ReceiptKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `receiptkey.Intercept(f(g(h())))`.
+func (c *ReceiptKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ReceiptKey = append(c.inters.ReceiptKey, interceptors...)
+}
+
+// Create returns a builder for creating a ReceiptKey entity.
+func (c *ReceiptKeyClient) Create() *ReceiptKeyCreate {
+	mutation := newReceiptKeyMutation(c.config, OpCreate)
+	return &ReceiptKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ReceiptKey entities.
+func (c *ReceiptKeyClient) CreateBulk(builders ...*ReceiptKeyCreate) *ReceiptKeyCreateBulk {
+	return &ReceiptKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ReceiptKeyClient) MapCreateBulk(slice any, setFunc func(*ReceiptKeyCreate, int)) *ReceiptKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ReceiptKeyCreateBulk{err: fmt.Errorf("calling to ReceiptKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ReceiptKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ReceiptKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ReceiptKey.
+func (c *ReceiptKeyClient) Update() *ReceiptKeyUpdate {
+	mutation := newReceiptKeyMutation(c.config, OpUpdate)
+	return &ReceiptKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ReceiptKeyClient) UpdateOne(_m *ReceiptKey) *ReceiptKeyUpdateOne {
+	mutation := newReceiptKeyMutation(c.config, OpUpdateOne, withReceiptKey(_m))
+	return &ReceiptKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ReceiptKeyClient) UpdateOneID(id string) *ReceiptKeyUpdateOne {
+	mutation := newReceiptKeyMutation(c.config, OpUpdateOne, withReceiptKeyID(id))
+	return &ReceiptKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ReceiptKey.
+func (c *ReceiptKeyClient) Delete() *ReceiptKeyDelete {
+	mutation := newReceiptKeyMutation(c.config, OpDelete)
+	return &ReceiptKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ReceiptKeyClient) DeleteOne(_m *ReceiptKey) *ReceiptKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ReceiptKeyClient) DeleteOneID(id string) *ReceiptKeyDeleteOne {
+	builder := c.Delete().Where(receiptkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ReceiptKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for ReceiptKey.
+func (c *ReceiptKeyClient) Query() *ReceiptKeyQuery {
+	return &ReceiptKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeReceiptKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ReceiptKey entity by its id.
+func (c *ReceiptKeyClient) Get(ctx context.Context, id string) (*ReceiptKey, error) {
+	return c.Query().Where(receiptkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ReceiptKeyClient) GetX(ctx context.Context, id string) *ReceiptKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ReceiptKeyClient) Hooks() []Hook {
+	return c.hooks.ReceiptKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *ReceiptKeyClient) Interceptors() []Interceptor {
+	return c.inters.ReceiptKey
+}
+
+func (c *ReceiptKeyClient) mutate(ctx context.Context, m *ReceiptKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ReceiptKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ReceiptKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ReceiptKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ReceiptKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ReceiptKey mutation op: %q", m.Op())
+	}
+}
+
 // RelayClient is a client for the Relay schema.
 type RelayClient struct {
 	config
@@ -4298,15 +4441,15 @@ type (
 	hooks struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Relay,
-		Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
-		Verification, Vote []ent.Hook
+		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit,
+		ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
+		Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit, Relay,
-		Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey, Token, User,
-		Verification, Vote []ent.Interceptor
+		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit,
+		ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
+		Token, User, Verification, Vote []ent.Interceptor
 	}
 )

@@ -29,6 +29,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/ratebucket"
 	"github.com/symphonix/symphonix/ent/ratehit"
+	"github.com/symphonix/symphonix/ent/receiptkey"
 	"github.com/symphonix/symphonix/ent/relay"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
@@ -118,6 +119,7 @@ func checkColumn(t, c string) error {
 			publisherkey.Table:      publisherkey.ValidColumn,
 			ratebucket.Table:        ratebucket.ValidColumn,
 			ratehit.Table:           ratehit.ValidColumn,
+			receiptkey.Table:        receiptkey.ValidColumn,
 			relay.Table:             relay.ValidColumn,
 			rule.Table:              rule.ValidColumn,
 			run.Table:               run.ValidColumn,

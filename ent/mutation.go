@@ -29,6 +29,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/ratebucket"
 	"github.com/symphonix/symphonix/ent/ratehit"
+	"github.com/symphonix/symphonix/ent/receiptkey"
 	"github.com/symphonix/symphonix/ent/relay"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
@@ -69,6 +70,7 @@ const (
 	TypePublisherKey      = "PublisherKey"
 	TypeRateBucket        = "RateBucket"
 	TypeRateHit           = "RateHit"
+	TypeReceiptKey        = "ReceiptKey"
 	TypeRelay             = "Relay"
 	TypeRule              = "Rule"
 	TypeRun               = "Run"
@@ -3337,6 +3339,7 @@ type ApprovalMutation struct {
 	delivered_at         *time.Time
 	traceparent          *string
 	decision_traceparent *string
+	receipt              *string
 	clearedFields        map[string]struct{}
 	done                 bool
 	oldValue             func(context.Context) (*Approval, error)
@@ -4336,6 +4339,42 @@ func (m *ApprovalMutation) ResetDecisionTraceparent() {
 	m.decision_traceparent = nil
 }
 
+// SetReceipt sets the "receipt" field.
+func (m *ApprovalMutation) SetReceipt(s string) {
+	m.receipt = &s
+}
+
+// Receipt returns the value of the "receipt" field in the mutation.
+func (m *ApprovalMutation) Receipt() (r string, exists bool) {
+	v := m.receipt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceipt returns the old "receipt" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldReceipt(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceipt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceipt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceipt: %w", err)
+	}
+	return oldValue.Receipt, nil
+}
+
+// ResetReceipt resets all changes to the "receipt" field.
+func (m *ApprovalMutation) ResetReceipt() {
+	m.receipt = nil
+}
+
 // Where appends a list predicates to the ApprovalMutation builder.
 func (m *ApprovalMutation) Where(ps ...predicate.Approval) {
 	m.predicates = append(m.predicates, ps...)
@@ -4370,7 +4409,7 @@ func (m *ApprovalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ApprovalMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.agent != nil {
 		fields = append(fields, approval.FieldAgent)
 	}
@@ -4437,6 +4476,9 @@ func (m *ApprovalMutation) Fields() []string {
 	if m.decision_traceparent != nil {
 		fields = append(fields, approval.FieldDecisionTraceparent)
 	}
+	if m.receipt != nil {
+		fields = append(fields, approval.FieldReceipt)
+	}
 	return fields
 }
 
@@ -4489,6 +4531,8 @@ func (m *ApprovalMutation) Field(name string) (ent.Value, bool) {
 		return m.Traceparent()
 	case approval.FieldDecisionTraceparent:
 		return m.DecisionTraceparent()
+	case approval.FieldReceipt:
+		return m.Receipt()
 	}
 	return nil, false
 }
@@ -4542,6 +4586,8 @@ func (m *ApprovalMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldTraceparent(ctx)
 	case approval.FieldDecisionTraceparent:
 		return m.OldDecisionTraceparent(ctx)
+	case approval.FieldReceipt:
+		return m.OldReceipt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Approval field %s", name)
 }
@@ -4705,6 +4751,13 @@ func (m *ApprovalMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDecisionTraceparent(v)
 		return nil
+	case approval.FieldReceipt:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceipt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)
 }
@@ -4852,6 +4905,9 @@ func (m *ApprovalMutation) ResetField(name string) error {
 		return nil
 	case approval.FieldDecisionTraceparent:
 		m.ResetDecisionTraceparent()
+		return nil
+	case approval.FieldReceipt:
+		m.ResetReceipt()
 		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)
@@ -14579,6 +14635,522 @@ func (m *RateHitMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *RateHitMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown RateHit edge %s", name)
+}
+
+// ReceiptKeyMutation represents an operation that mutates the ReceiptKey nodes in the graph.
+type ReceiptKeyMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	private_key   *[]byte
+	not_before    *time.Time
+	retired_at    *time.Time
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*ReceiptKey, error)
+	predicates    []predicate.ReceiptKey
+}
+
+var _ ent.Mutation = (*ReceiptKeyMutation)(nil)
+
+// receiptkeyOption allows management of the mutation configuration using functional options.
+type receiptkeyOption func(*ReceiptKeyMutation)
+
+// newReceiptKeyMutation creates new mutation for the ReceiptKey entity.
+func newReceiptKeyMutation(c config, op Op, opts ...receiptkeyOption) *ReceiptKeyMutation {
+	m := &ReceiptKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeReceiptKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withReceiptKeyID sets the ID field of the mutation.
+func withReceiptKeyID(id string) receiptkeyOption {
+	return func(m *ReceiptKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ReceiptKey
+		)
+		m.oldValue = func(ctx context.Context) (*ReceiptKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ReceiptKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withReceiptKey sets the old ReceiptKey of the mutation.
+func withReceiptKey(node *ReceiptKey) receiptkeyOption {
+	return func(m *ReceiptKeyMutation) {
+		m.oldValue = func(context.Context) (*ReceiptKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ReceiptKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ReceiptKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ReceiptKey entities.
+func (m *ReceiptKeyMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ReceiptKeyMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ReceiptKeyMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ReceiptKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetPrivateKey sets the "private_key" field.
+func (m *ReceiptKeyMutation) SetPrivateKey(b []byte) {
+	m.private_key = &b
+}
+
+// PrivateKey returns the value of the "private_key" field in the mutation.
+func (m *ReceiptKeyMutation) PrivateKey() (r []byte, exists bool) {
+	v := m.private_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrivateKey returns the old "private_key" field's value of the ReceiptKey entity.
+// If the ReceiptKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReceiptKeyMutation) OldPrivateKey(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrivateKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrivateKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrivateKey: %w", err)
+	}
+	return oldValue.PrivateKey, nil
+}
+
+// ResetPrivateKey resets all changes to the "private_key" field.
+func (m *ReceiptKeyMutation) ResetPrivateKey() {
+	m.private_key = nil
+}
+
+// SetNotBefore sets the "not_before" field.
+func (m *ReceiptKeyMutation) SetNotBefore(t time.Time) {
+	m.not_before = &t
+}
+
+// NotBefore returns the value of the "not_before" field in the mutation.
+func (m *ReceiptKeyMutation) NotBefore() (r time.Time, exists bool) {
+	v := m.not_before
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNotBefore returns the old "not_before" field's value of the ReceiptKey entity.
+// If the ReceiptKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReceiptKeyMutation) OldNotBefore(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNotBefore is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNotBefore requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNotBefore: %w", err)
+	}
+	return oldValue.NotBefore, nil
+}
+
+// ResetNotBefore resets all changes to the "not_before" field.
+func (m *ReceiptKeyMutation) ResetNotBefore() {
+	m.not_before = nil
+}
+
+// SetRetiredAt sets the "retired_at" field.
+func (m *ReceiptKeyMutation) SetRetiredAt(t time.Time) {
+	m.retired_at = &t
+}
+
+// RetiredAt returns the value of the "retired_at" field in the mutation.
+func (m *ReceiptKeyMutation) RetiredAt() (r time.Time, exists bool) {
+	v := m.retired_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRetiredAt returns the old "retired_at" field's value of the ReceiptKey entity.
+// If the ReceiptKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReceiptKeyMutation) OldRetiredAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRetiredAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRetiredAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRetiredAt: %w", err)
+	}
+	return oldValue.RetiredAt, nil
+}
+
+// ClearRetiredAt clears the value of the "retired_at" field.
+func (m *ReceiptKeyMutation) ClearRetiredAt() {
+	m.retired_at = nil
+	m.clearedFields[receiptkey.FieldRetiredAt] = struct{}{}
+}
+
+// RetiredAtCleared returns if the "retired_at" field was cleared in this mutation.
+func (m *ReceiptKeyMutation) RetiredAtCleared() bool {
+	_, ok := m.clearedFields[receiptkey.FieldRetiredAt]
+	return ok
+}
+
+// ResetRetiredAt resets all changes to the "retired_at" field.
+func (m *ReceiptKeyMutation) ResetRetiredAt() {
+	m.retired_at = nil
+	delete(m.clearedFields, receiptkey.FieldRetiredAt)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ReceiptKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ReceiptKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ReceiptKey entity.
+// If the ReceiptKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReceiptKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ReceiptKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the ReceiptKeyMutation builder.
+func (m *ReceiptKeyMutation) Where(ps ...predicate.ReceiptKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ReceiptKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ReceiptKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ReceiptKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ReceiptKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ReceiptKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ReceiptKey).
+func (m *ReceiptKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ReceiptKeyMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.private_key != nil {
+		fields = append(fields, receiptkey.FieldPrivateKey)
+	}
+	if m.not_before != nil {
+		fields = append(fields, receiptkey.FieldNotBefore)
+	}
+	if m.retired_at != nil {
+		fields = append(fields, receiptkey.FieldRetiredAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, receiptkey.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ReceiptKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case receiptkey.FieldPrivateKey:
+		return m.PrivateKey()
+	case receiptkey.FieldNotBefore:
+		return m.NotBefore()
+	case receiptkey.FieldRetiredAt:
+		return m.RetiredAt()
+	case receiptkey.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ReceiptKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case receiptkey.FieldPrivateKey:
+		return m.OldPrivateKey(ctx)
+	case receiptkey.FieldNotBefore:
+		return m.OldNotBefore(ctx)
+	case receiptkey.FieldRetiredAt:
+		return m.OldRetiredAt(ctx)
+	case receiptkey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ReceiptKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReceiptKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case receiptkey.FieldPrivateKey:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrivateKey(v)
+		return nil
+	case receiptkey.FieldNotBefore:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNotBefore(v)
+		return nil
+	case receiptkey.FieldRetiredAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRetiredAt(v)
+		return nil
+	case receiptkey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ReceiptKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ReceiptKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ReceiptKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReceiptKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ReceiptKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ReceiptKeyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(receiptkey.FieldRetiredAt) {
+		fields = append(fields, receiptkey.FieldRetiredAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ReceiptKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ReceiptKeyMutation) ClearField(name string) error {
+	switch name {
+	case receiptkey.FieldRetiredAt:
+		m.ClearRetiredAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ReceiptKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ReceiptKeyMutation) ResetField(name string) error {
+	switch name {
+	case receiptkey.FieldPrivateKey:
+		m.ResetPrivateKey()
+		return nil
+	case receiptkey.FieldNotBefore:
+		m.ResetNotBefore()
+		return nil
+	case receiptkey.FieldRetiredAt:
+		m.ResetRetiredAt()
+		return nil
+	case receiptkey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ReceiptKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ReceiptKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ReceiptKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ReceiptKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ReceiptKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ReceiptKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ReceiptKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ReceiptKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ReceiptKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ReceiptKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ReceiptKey edge %s", name)
 }
 
 // RelayMutation represents an operation that mutates the Relay nodes in the graph.

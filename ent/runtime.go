@@ -20,6 +20,7 @@ import (
 	"github.com/symphonix/symphonix/ent/publisherkey"
 	"github.com/symphonix/symphonix/ent/ratebucket"
 	"github.com/symphonix/symphonix/ent/ratehit"
+	"github.com/symphonix/symphonix/ent/receiptkey"
 	"github.com/symphonix/symphonix/ent/relay"
 	"github.com/symphonix/symphonix/ent/rule"
 	"github.com/symphonix/symphonix/ent/run"
@@ -208,6 +209,10 @@ func init() {
 	approvalDescDecisionTraceparent := approvalFields[22].Descriptor()
 	// approval.DefaultDecisionTraceparent holds the default value on creation for the decision_traceparent field.
 	approval.DefaultDecisionTraceparent = approvalDescDecisionTraceparent.Default.(string)
+	// approvalDescReceipt is the schema descriptor for receipt field.
+	approvalDescReceipt := approvalFields[23].Descriptor()
+	// approval.DefaultReceipt holds the default value on creation for the receipt field.
+	approval.DefaultReceipt = approvalDescReceipt.Default.(string)
 	// approvalDescID is the schema descriptor for id field.
 	approvalDescID := approvalFields[0].Descriptor()
 	// approval.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -510,6 +515,26 @@ func init() {
 		return func(key string) error {
 			for _, fn := range fns {
 				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	receiptkeyFields := schema.ReceiptKey{}.Fields()
+	_ = receiptkeyFields
+	// receiptkeyDescID is the schema descriptor for id field.
+	receiptkeyDescID := receiptkeyFields[0].Descriptor()
+	// receiptkey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	receiptkey.IDValidator = func() func(string) error {
+		validators := receiptkeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
 					return err
 				}
 			}

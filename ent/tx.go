@@ -46,6 +46,8 @@ type Tx struct {
 	RateBucket *RateBucketClient
 	// RateHit is the client for interacting with the RateHit builders.
 	RateHit *RateHitClient
+	// ReceiptKey is the client for interacting with the ReceiptKey builders.
+	ReceiptKey *ReceiptKeyClient
 	// Relay is the client for interacting with the Relay builders.
 	Relay *RelayClient
 	// Rule is the client for interacting with the Rule builders.
@@ -218,6 +220,7 @@ func (tx *Tx) init() {
 	tx.PublisherKey = NewPublisherKeyClient(tx.config)
 	tx.RateBucket = NewRateBucketClient(tx.config)
 	tx.RateHit = NewRateHitClient(tx.config)
+	tx.ReceiptKey = NewReceiptKeyClient(tx.config)
 	tx.Relay = NewRelayClient(tx.config)
 	tx.Rule = NewRuleClient(tx.config)
 	tx.Run = NewRunClient(tx.config)

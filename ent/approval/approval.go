@@ -55,6 +55,8 @@ const (
 	FieldTraceparent = "traceparent"
 	// FieldDecisionTraceparent holds the string denoting the decision_traceparent field in the database.
 	FieldDecisionTraceparent = "decision_traceparent"
+	// FieldReceipt holds the string denoting the receipt field in the database.
+	FieldReceipt = "receipt"
 	// Table holds the table name of the approval in the database.
 	Table = "approvals"
 )
@@ -84,6 +86,7 @@ var Columns = []string{
 	FieldDeliveredAt,
 	FieldTraceparent,
 	FieldDecisionTraceparent,
+	FieldReceipt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -127,6 +130,8 @@ var (
 	DefaultTraceparent string
 	// DefaultDecisionTraceparent holds the default value on creation for the "decision_traceparent" field.
 	DefaultDecisionTraceparent string
+	// DefaultReceipt holds the default value on creation for the "receipt" field.
+	DefaultReceipt string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -237,4 +242,9 @@ func ByTraceparent(opts ...sql.OrderTermOption) OrderOption {
 // ByDecisionTraceparent orders the results by the decision_traceparent field.
 func ByDecisionTraceparent(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDecisionTraceparent, opts...).ToFunc()
+}
+
+// ByReceipt orders the results by the receipt field.
+func ByReceipt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReceipt, opts...).ToFunc()
 }

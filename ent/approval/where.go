@@ -164,6 +164,11 @@ func DecisionTraceparent(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldDecisionTraceparent, v))
 }
 
+// Receipt applies equality check predicate on the "receipt" field. It's identical to ReceiptEQ.
+func Receipt(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldReceipt, v))
+}
+
 // AgentEQ applies the EQ predicate on the "agent" field.
 func AgentEQ(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldAgent, v))
@@ -1412,6 +1417,71 @@ func DecisionTraceparentEqualFold(v string) predicate.Approval {
 // DecisionTraceparentContainsFold applies the ContainsFold predicate on the "decision_traceparent" field.
 func DecisionTraceparentContainsFold(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldContainsFold(FieldDecisionTraceparent, v))
+}
+
+// ReceiptEQ applies the EQ predicate on the "receipt" field.
+func ReceiptEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldReceipt, v))
+}
+
+// ReceiptNEQ applies the NEQ predicate on the "receipt" field.
+func ReceiptNEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldNEQ(FieldReceipt, v))
+}
+
+// ReceiptIn applies the In predicate on the "receipt" field.
+func ReceiptIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldIn(FieldReceipt, vs...))
+}
+
+// ReceiptNotIn applies the NotIn predicate on the "receipt" field.
+func ReceiptNotIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldNotIn(FieldReceipt, vs...))
+}
+
+// ReceiptGT applies the GT predicate on the "receipt" field.
+func ReceiptGT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGT(FieldReceipt, v))
+}
+
+// ReceiptGTE applies the GTE predicate on the "receipt" field.
+func ReceiptGTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGTE(FieldReceipt, v))
+}
+
+// ReceiptLT applies the LT predicate on the "receipt" field.
+func ReceiptLT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLT(FieldReceipt, v))
+}
+
+// ReceiptLTE applies the LTE predicate on the "receipt" field.
+func ReceiptLTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLTE(FieldReceipt, v))
+}
+
+// ReceiptContains applies the Contains predicate on the "receipt" field.
+func ReceiptContains(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContains(FieldReceipt, v))
+}
+
+// ReceiptHasPrefix applies the HasPrefix predicate on the "receipt" field.
+func ReceiptHasPrefix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasPrefix(FieldReceipt, v))
+}
+
+// ReceiptHasSuffix applies the HasSuffix predicate on the "receipt" field.
+func ReceiptHasSuffix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasSuffix(FieldReceipt, v))
+}
+
+// ReceiptEqualFold applies the EqualFold predicate on the "receipt" field.
+func ReceiptEqualFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEqualFold(FieldReceipt, v))
+}
+
+// ReceiptContainsFold applies the ContainsFold predicate on the "receipt" field.
+func ReceiptContainsFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContainsFold(FieldReceipt, v))
 }
 
 // And groups predicates with the AND operator between them.

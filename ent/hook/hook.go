@@ -213,6 +213,18 @@ func (f RateHitFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RateHitMutation", m)
 }
 
+// The ReceiptKeyFunc type is an adapter to allow the use of ordinary
+// function as ReceiptKey mutator.
+type ReceiptKeyFunc func(context.Context, *ent.ReceiptKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ReceiptKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ReceiptKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ReceiptKeyMutation", m)
+}
+
 // The RelayFunc type is an adapter to allow the use of ordinary
 // function as Relay mutator.
 type RelayFunc func(context.Context, *ent.RelayMutation) (ent.Value, error)

@@ -108,6 +108,7 @@ var (
 		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
 		{Name: "traceparent", Type: field.TypeString, Default: ""},
 		{Name: "decision_traceparent", Type: field.TypeString, Default: ""},
+		{Name: "receipt", Type: field.TypeString, Default: ""},
 	}
 	// ApprovalsTable holds the schema information for the "approvals" table.
 	ApprovalsTable = &schema.Table{
@@ -499,6 +500,20 @@ var (
 			},
 		},
 	}
+	// ReceiptKeysColumns holds the columns for the "receipt_keys" table.
+	ReceiptKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "private_key", Type: field.TypeBytes},
+		{Name: "not_before", Type: field.TypeTime},
+		{Name: "retired_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// ReceiptKeysTable holds the schema information for the "receipt_keys" table.
+	ReceiptKeysTable = &schema.Table{
+		Name:       "receipt_keys",
+		Columns:    ReceiptKeysColumns,
+		PrimaryKey: []*schema.Column{ReceiptKeysColumns[0]},
+	}
 	// RelaysColumns holds the columns for the "relays" table.
 	RelaysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true, Size: 64},
@@ -835,6 +850,7 @@ var (
 		PublisherKeysTable,
 		RateBucketsTable,
 		RateHitsTable,
+		ReceiptKeysTable,
 		RelaysTable,
 		RulesTable,
 		RunsTable,

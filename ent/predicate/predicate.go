@@ -57,6 +57,9 @@ type RateBucket func(*sql.Selector)
 // RateHit is the predicate function for ratehit builders.
 type RateHit func(*sql.Selector)
 
+// ReceiptKey is the predicate function for receiptkey builders.
+type ReceiptKey func(*sql.Selector)
+
 // Relay is the predicate function for relay builders.
 type Relay func(*sql.Selector)
 

@@ -57,6 +57,9 @@ func (Approval) Fields() []ent.Field {
 		// whenever it is delivered.
 		field.String("traceparent").Default("").Immutable(),
 		field.String("decision_traceparent").Default(""),
+		// receipt: the board's signed receipt of the decision (a JWS,
+		// package receipts), written with it; "" until it is decided.
+		field.String("receipt").Default(""),
 	}
 }
 

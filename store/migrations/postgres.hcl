@@ -323,6 +323,11 @@ table "approvals" {
     type    = varchar
     default = sql("''")
   }
+  column "receipt" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
   primary_key {
     columns = [column.id]
   }
@@ -976,6 +981,32 @@ table "rate_hits" {
   }
   index "ratehit_at" {
     columns = [column.at]
+  }
+}
+table "receipt_keys" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = varchar
+  }
+  column "private_key" {
+    null = false
+    type = bytea
+  }
+  column "not_before" {
+    null = false
+    type = timestamptz
+  }
+  column "retired_at" {
+    null = true
+    type = timestamptz
+  }
+  column "created_at" {
+    null = false
+    type = timestamptz
+  }
+  primary_key {
+    columns = [column.id]
   }
 }
 table "relays" {

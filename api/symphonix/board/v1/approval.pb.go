@@ -1554,7 +1554,16 @@ type ApprovalDecision struct {
 	// decision resumes continues the raise's trace. Set only on the agent's
 	// link, and only when the raise carried a traceparent and the board
 	// traces; "" otherwise.
-	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Traceparent string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// The board's signed receipt of the decision: a JWS (compact, EdDSA,
+	// typ "symphonix-receipt+jwt") whose payload names the approval, its
+	// agent, run, node and digest, what was said, who voted and when, the
+	// rule and its version, and the content hash of the audit entry that
+	// recorded it. Verify it with the board's receipt keys
+	// (/.well-known/receipt-keys.json); an agent does not act on a decision
+	// whose receipt does not verify. "" only for a decision made before the
+	// board signed them.
+	Receipt       string `protobuf:"bytes,11,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1655,6 +1664,13 @@ func (x *ApprovalDecision) GetThread() string {
 func (x *ApprovalDecision) GetTraceparent() string {
 	if x != nil {
 		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetReceipt() string {
+	if x != nil {
+		return x.Receipt
 	}
 	return ""
 }
@@ -1962,7 +1978,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"J\n" +
 	"\x0eCancelResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xbd\x02\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xd7\x02\n" +
 	"\x10ApprovalDecision\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12)\n" +
@@ -1976,7 +1992,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x04node\x18\b \x01(\tR\x04node\x12\x16\n" +
 	"\x06thread\x18\t \x01(\tR\x06thread\x12 \n" +
 	"\vtraceparent\x18\n" +
-	" \x01(\tR\vtraceparent\"B\n" +
+	" \x01(\tR\vtraceparent\x12\x18\n" +
+	"\areceipt\x18\v \x01(\tR\areceipt\"B\n" +
 	"\x12PreviewRuleRequest\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"\x97\x01\n" +
 	"\tRuleMatch\x12\x14\n" +
