@@ -112,6 +112,10 @@ type Decision struct {
 	// (Raise.Trace), for the resumed run to continue; zero when the board
 	// sent none, or sent something that is not a traceparent.
 	Trace trace.SpanContext
+	// Receipt: the board's signed receipt of the decision (package
+	// receipts), verified before OnDecision is called; keep it with the
+	// run as proof of who decided what.
+	Receipt string
 }
 
 // ReAskResult counts one re-ask: Held approvals listed, Asked that the
@@ -257,7 +261,8 @@ func (l *Link) reAskOnUp(ctx context.Context, c *conn) {
 	}
 }
 
-// deliver passes d to OnDecision, once per approval and say.
+// deliver passes d to OnDecision, once per approval and say, when its
+// receipt verifies.
 func (l *Link) deliver(d Decision) {
 	l.deliverMu.Lock()
 	defer l.deliverMu.Unlock()
@@ -268,6 +273,10 @@ func (l *Link) deliver(d Decision) {
 	}
 	key := d.ApprovalID + "\x00" + d.Say
 	if _, seen := l.delivered.get(key); seen {
+		return
+	}
+	if err := l.checkReceipt(context.Background(), d); err != nil {
+		l.log.Error("a decision whose receipt does not verify: not acted on", "approval", d.ApprovalID, "say", d.Say, "run", d.Run, "err", err.Error())
 		return
 	}
 	l.delivered.put(key, struct{}{})
@@ -286,6 +295,7 @@ func decisionOf(d *boardv1.ApprovalDecision) Decision {
 		Run:        d.GetRun(),
 		Node:       d.GetNode(),
 		Thread:     d.GetThread(),
+		Receipt:    d.GetReceipt(),
 	}
 	if d.GetDecideTime() != nil {
 		out.At = d.GetDecideTime().AsTime()

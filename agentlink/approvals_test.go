@@ -2,6 +2,7 @@ package agentlink_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +15,10 @@ import (
 	"connectrpc.com/connect/v2/connecthttp"
 
 	"github.com/symphonix/symphonix/agentlink"
+	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/receiptkey"
 	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/receipts"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
@@ -245,7 +249,9 @@ func TestReAskAfterRestart(t *testing.T) {
 	// re-ask finds the decision and delivers it, once.
 	if _, err := bt.Store.Approval.UpdateOneID(before[0].GetId()).
 		SetState("approved").SetSay("yes").SetDecisionDigest(r.Digest).
-		SetDecidedBy([]string{"ann"}).SetDecidedAt(time.Now()).Save(t.Context()); err != nil {
+		SetDecidedBy([]string{"ann"}).SetDecidedAt(time.Now()).
+		SetReceipt(boardReceipt(t, bt, receipts.Receipt{Approval: before[0].GetId(), Agent: "desk", Run: "run-1", Node: "pay", Digest: r.Digest, Say: "yes", Audit: "x"})).
+		Save(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 2 {
@@ -540,4 +546,19 @@ func TestDecideReachesAgentOnce(t *testing.T) {
 	b := startAgent(t, bt, "desk", func(c *agentlink.Config) { c.Holding = held })
 	b.awaitState(t, true)
 	awaitOne(b, ids["run-2"], "no")
+}
+
+// boardReceipt signs r with the board's receipt key, as the board would
+// (for a decision the test writes to the store itself).
+func boardReceipt(t *testing.T, bt *boardtest.Board, r receipts.Receipt) string {
+	t.Helper()
+	k, err := bt.Store.ReceiptKey.Query().Order(ent.Desc(receiptkey.FieldNotBefore)).First(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := receipts.Sign(ed25519.NewKeyFromSeed(k.PrivateKey), k.ID, r, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

@@ -224,6 +224,8 @@ type Link struct {
 	redialWithin atomic.Int64
 
 	reqSeq atomic.Uint64
+	// receiptKeys: the board's, to verify decisions' receipts with.
+	receiptKeys receiptKeys
 	// deliverMu serialises OnDecision and guards delivered and where.
 	deliverMu sync.Mutex
 	delivered *recent[struct{}]
