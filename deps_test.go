@@ -77,7 +77,7 @@ var layers = []layer{
 
 	// Commands, examples and harnesses: at the top, they may wire anything below.
 	{pkg: "cmd/board", why: "flags, then one call into board; the store-side commands use store, identity and audit; the operator commands are clients of a running board's API, and package download checks what it fetched with library's Verify, as agent install does", allow: []string{"board", "store", "identity", "audit", "ent", "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag",
-		"api", "connectrpc.com", "google.golang.org/protobuf", "packages", "library"}},
+		"api", "connectrpc.com", "google.golang.org/protobuf", "packages", "library", "receipts"}},
 	{pkg: "cmd/agent", why: "flags, then one call into node (or library, for install and instantiate; flow, triggers, agents and agent's handlers for validate; flowtest for test; evals for eval, whose --publish is a client of the board's EvalService; agentflow for fmt and check FILE.af)", allow: []string{"node", "agent", "agentflow", "agents", "api", "evals", "flow", "flowtest", "journal", "library", "serve", "triggers", "internal/cli", "connectrpc.com/connect/v2", "google.golang.org/protobuf", "github.com/spf13/cobra", "github.com/spf13/pflag"}},
 	{pkg: "internal/cli", why: "plumbing the two commands share: output, config, version, logger, traces", allow: []string{"telemetry", "github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/trace"}},
 	{pkg: "examples/embed", why: "a flow embedded in a Go program", allow: []string{"flow"}},

@@ -50,14 +50,7 @@ func (b *Board) loadReceiptKeys(ctx context.Context) error {
 		}
 		return b.loadReceiptKeys(ctx)
 	}
-	var set receipts.KeySet
-	for _, k := range all {
-		if len(k.PrivateKey) != ed25519.SeedSize {
-			return fmt.Errorf("receipt key %s: bad length %d", k.ID, len(k.PrivateKey))
-		}
-		set = append(set, publicKeyOf(k))
-	}
-	raw, err := json.Marshal(set)
+	raw, err := ReceiptKeySet(all)
 	if err != nil {
 		return err
 	}
@@ -66,6 +59,19 @@ func (b *Board) loadReceiptKeys(ctx context.Context) error {
 	r.all, r.published, r.read = all, raw, b.now()
 	r.mu.Unlock()
 	return nil
+}
+
+// ReceiptKeySet is the key set of rows, the store's receipt keys, as the
+// board publishes it.
+func ReceiptKeySet(rows []*ent.ReceiptKey) ([]byte, error) {
+	var set receipts.KeySet
+	for _, k := range rows {
+		if len(k.PrivateKey) != ed25519.SeedSize {
+			return nil, fmt.Errorf("receipt key %s: bad length %d", k.ID, len(k.PrivateKey))
+		}
+		set = append(set, publicKeyOf(k))
+	}
+	return json.Marshal(set)
 }
 
 // publicKeyOf is k's public half, as published.

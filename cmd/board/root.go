@@ -38,6 +38,7 @@ func newRoot(getenv func(string) string, stdout, stderr io.Writer) *cli.Root {
 	root.AddCommand(newServeCmd(a))
 	root.AddCommand(newConfigCmd(a))
 	root.AddCommand(newTokenCmd(a))
+	root.AddCommand(newReceiptCmd(a))
 	root.AddCommand(newUserCmd(a))
 	root.AddCommand(newMigrateCmd(a))
 	root.AddCommand(withAPI(a, newAuditCmd(a)))
