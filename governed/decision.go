@@ -87,7 +87,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 			}
 		}
 		log.InfoContext(ctx, "the run ended without an answer", "why", why)
-		v, err = Verdict{Who: Organisation, Why: why, Run: n.Run}, end
+		v, err = Verdict{Who: Organisation, Why: why, Run: n.Run, Receipt: d.Receipt}, end
 		a.report(n.Thread, flow.Result{}, v, err)
 		return
 	}
@@ -129,6 +129,7 @@ func (a *Approvals) decide(ctx context.Context, d agentlink.Decision) {
 	res, err = a.cfg.Graph.Resume(ctx, n.Thread, answer)
 	if err == nil {
 		v, err = a.settle(ctx, n.Thread, res.Pending, true)
+		v.Receipt = d.Receipt
 	} else {
 		log.ErrorContext(ctx, "resuming the run after the decision", "err", err)
 	}

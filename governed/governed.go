@@ -73,6 +73,9 @@ type Verdict struct {
 	// Approval: the board's id for the approval, when the board answered
 	// its raise in this call (or the holding note keeps it); "" otherwise.
 	Approval string
+	// Receipt: the board's signed receipt of the decision the run went on
+	// (or ended) by, as agentlink verified it; "" for no board decision.
+	Receipt string
 }
 
 // Config configures New.

@@ -79,6 +79,8 @@ type Decided struct {
 	Ended string    `json:"ended,omitempty"`
 	Why   string    `json:"why,omitempty"`
 	At    time.Time `json:"at"`
+	// Receipt: the board's signed receipt of the decision (docs/receipts.md).
+	Receipt string `json:"receipt,omitempty"`
 }
 
 // Description is what the chat page needs to know about the flow.

@@ -29,6 +29,7 @@ func (s *Server) Decided(thread string, res flow.Result, v governed.Verdict, err
 		s.said(context.Background(), thread, res)
 	}
 	d.Thread = thread
+	d.Receipt = v.Receipt
 	s.decided.put(thread, d)
 	s.convs.touch(context.Background(), thread, s.now())
 	s.changed(thread)

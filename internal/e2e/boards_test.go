@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/boardtest"
 	"github.com/symphonix/symphonix/internal/exampletest"
+	"github.com/symphonix/symphonix/receipts"
 	"github.com/symphonix/symphonix/store"
 )
 
@@ -207,6 +210,21 @@ func TestGovernedAcrossBoardProcesses(t *testing.T) {
 	agent.waitLine(t, regexp.MustCompile(`^thread `+regexp.QuoteMeta(thread)+`: the board decided; the run finished$`))
 	checkFinishedByTheBoard(t, api, thread)
 	exampletest.CheckRefundedOnce(t, desk)
+	// The receipt the run kept verifies with the keys board C publishes.
+	resp, err := http.Get(urls[2] + "/.well-known/receipt-keys.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	keys, err := receipts.ParseKeySet(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipts.Verify(threadState(t, api, thread).Decided.Receipt, keys)
+	if err != nil || r.Binds(a.GetId(), a.GetRun(), "pay", a.GetDigest(), "yes") != nil || len(r.Who) != 1 || r.Who[0] != "ada" {
+		t.Errorf("the run's receipt: %+v, %v; want ada's yes on %s", r, err, a.GetId())
+	}
 }
 
 // TestDecisionsAcrossBoardProcesses: twenty agents linked to board A raise

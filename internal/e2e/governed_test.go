@@ -145,8 +145,8 @@ type deskTurn struct {
 	Decides *struct{ Who, Why, Rule string }
 	// Decided: GET /api/threads/{thread} only.
 	Decided *struct {
-		State             map[string]any
-		Reply, Ended, Why string
+		State                      map[string]any
+		Reply, Ended, Why, Receipt string
 	}
 	Error string
 }
@@ -174,6 +174,9 @@ func checkFinishedByTheBoard(t *testing.T, api, thread string) {
 	refund, _ := d.State["refund"].(map[string]any)
 	if d.Ended != "" || refund["status"] != "refunded" || refund["amount"] != 49.9 || d.Reply == "" {
 		t.Errorf("decided = %+v, want the run finished with the refund of 49.9 and a reply", *d)
+	}
+	if strings.Count(d.Receipt, ".") != 2 {
+		t.Errorf("decided receipt = %q, want the board's receipt kept with the run", d.Receipt)
 	}
 }
 
