@@ -477,6 +477,17 @@ func TestBrowserApproveByClick(t *testing.T) {
 	if got := b.Eval(`document.getElementById("approvals-status").textContent`); !strings.Contains(got, "Approved") {
 		t.Errorf("status = %q, want it to say Approved", got)
 	}
+	// The signed receipt is downloadable from the history, as the board
+	// keeps it.
+	got, err := boardv1connect.NewApprovalServiceClient(bt.Client(bt.OperatorToken("vic", identity.RoleViewer))).GetApproval(t.Context(), &boardv1.GetApprovalRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := b.Eval(`(() => { const a = document.querySelector('#history-rows tr[data-approval="` + id + `"] a.receipt');
+		return a ? a.download + " " + decodeURIComponent(a.href.slice(a.href.indexOf(",") + 1)) : "none"; })()`)
+	if want := "receipt-" + id + ".jws " + got.GetApproval().GetDecision().GetReceipt(); got.GetApproval().GetDecision().GetReceipt() == "" || link != want {
+		t.Errorf("the history's receipt link = %q, want %q", link, want)
+	}
 	noEnumNames(t, b, "approvals")
 }
 

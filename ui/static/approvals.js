@@ -951,8 +951,21 @@
       askCell,
       cell(who),
       cell(d.reason ? node("span", "reason-text", d.reason) : none()),
+      cell(receiptLink(a)),
     );
     return tr;
+  }
+
+  // receiptLink downloads the decision's signed receipt (docs/receipts.md),
+  // a file to verify offline with board receipt verify.
+  function receiptLink(a) {
+    const r = (a.decision || {}).receipt;
+    if (typeof r !== "string" || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(r)) return none();
+    const link = node("a", "receipt", "Receipt");
+    link.href = "data:application/jose;charset=utf-8," + encodeURIComponent(r);
+    link.download = "receipt-" + String(a.id).replace(/[^A-Za-z0-9_-]/g, "_") + ".jws";
+    link.setAttribute("aria-label", "Download the signed receipt of " + a.id);
+    return link;
   }
 
   board.part({
