@@ -251,7 +251,7 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 	actor := identity.ActorOf(ctx, agentName)
 	var out *ent.Approval
 	superseded := "" // the pending approval the new one replaced
-	created := false
+	created, consented := false, false
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		latest, err := tx.Approval.Query().
 			Where(approval.Agent(agentName), approval.Run(q.GetRun()), approval.Node(q.GetNode()),
@@ -347,6 +347,14 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			Detail:  detail,
 			At:      now,
 		})
+		if err != nil || r == nil {
+			return err
+		}
+		// A standing consent for this very operation decides it now.
+		if consented, err = b.useConsent(ctx, tx, out, r, now); err != nil || !consented {
+			return err
+		}
+		out, err = tx.Approval.Get(ctx, id)
 		return err
 	})
 	if err != nil {
@@ -358,6 +366,10 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 	if created {
 		b.metrics.approvalRaised(out.RuleID)
 		b.publishApproval(ctx, eventRaised, out.ID)
+	}
+	if consented {
+		b.metrics.approvalDecided(out.RuleID, out.Say, out.CreatedAt, out.DecidedAt)
+		b.publishApproval(ctx, eventDecided, out.ID)
 	}
 	return out, nil
 }
@@ -546,6 +558,7 @@ func decisionProto(r *ent.Approval) *boardv1.ApprovalDecision {
 		Node:       r.Node,
 		Thread:     r.Thread,
 		Receipt:    r.Receipt,
+		ConsentId:  r.ConsentID,
 	}
 	if r.DecidedAt != nil {
 		d.DecideTime = timestamppb.New(*r.DecidedAt)

@@ -86,6 +86,7 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 		detail["say"] = enumName(req.GetSay())
 	}
 	boundedDetail(detail, "digest", req.GetDigest(), digestLen)
+	terms, termsErr := consentTermsFrom(req)
 	var out *ent.Approval
 	var decided bool
 	var err error
@@ -100,9 +101,11 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 		err = refusal(connect.CodeInvalidArgument, "digest: want sha256: and 64 lower-case hex digits, the digest of the approval shown")
 	case len(req.GetReason()) > maxReasonLen:
 		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
+	case termsErr != nil:
+		err = termsErr
 	default:
 		for attempt := 1; ; attempt++ {
-			out, decided, err = b.decideOnce(ctx, caller, req, say)
+			out, decided, err = b.decideOnce(ctx, caller, req, say, terms)
 			if ent.IsConstraintError(err) && attempt < decideAttempts {
 				continue // the same person's concurrent yes stored first; look again
 			}
@@ -122,7 +125,7 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 	return out, nil
 }
 
-func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boardv1.DecideRequest, say string) (*ent.Approval, bool, error) {
+func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boardv1.DecideRequest, say string, terms *consentTerms) (*ent.Approval, bool, error) {
 	now := b.now().UTC().Truncate(time.Microsecond)
 	var out *ent.Approval
 	var decided bool
@@ -161,6 +164,11 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 			out, err = tx.Approval.Get(ctx, row.ID)
 			return err
 		}
+		if terms != nil {
+			if err := consentAllowed(row, r); err != nil {
+				return err
+			}
+		}
 		// A yes: one vote per person, however often it is said.
 		voted, err := tx.Vote.Query().Where(vote.ApprovalID(row.ID), vote.Person(caller.Name)).Exist(ctx)
 		if err != nil {
@@ -193,6 +201,11 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 			rec := audit.Record{Actor: caller.Name, Action: action, Subject: row.ID, Detail: detail, At: now}
 			if err := b.recordDecision(ctx, tx, row, r, decisionWrite{state: StateApproved, say: sayYes, who: voters, votes: votes, reason: req.GetReason(), traceparent: tp, at: now}, rec); err != nil {
 				return err
+			}
+			if terms != nil {
+				if _, err := b.newConsent(ctx, tx, row, r, terms, caller.Name, now); err != nil {
+					return err
+				}
 			}
 			decided, decidedSay = true, sayYes
 			event = eventDecided
@@ -229,6 +242,7 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 // the traceparent of its span, and when.
 type decisionWrite struct {
 	state, say  string
+	consent     string // the standing consent deciding it, if one does
 	who         []string
 	votes       []*ent.Vote
 	reason      string
@@ -246,7 +260,9 @@ func (b *Board) recordDecision(ctx context.Context, tx *ent.Tx, row *ent.Approva
 			return err
 		}
 	}
-	receipt, err := b.signReceipt(receiptOf(row, d.say, d.who, d.votes, r, d.at), rec, d.at)
+	rc := receiptOf(row, d.say, d.who, d.votes, r, d.at)
+	rc.Consent = d.consent
+	receipt, err := b.signReceipt(rc, rec, d.at)
 	if err != nil {
 		return fmt.Errorf("sign the decision's receipt: %w", err)
 	}
@@ -256,6 +272,11 @@ func (b *Board) recordDecision(ctx context.Context, tx *ent.Tx, row *ent.Approva
 	}
 	if err := setDecision(ctx, tx, row.ID, d.state, d.say, row.Digest, d.who, d.reason, d.traceparent, receipt, d.at, voters...); err != nil {
 		return err
+	}
+	if d.consent != "" {
+		if err := tx.Approval.UpdateOneID(row.ID).SetConsentID(d.consent).Exec(ctx); err != nil {
+			return err
+		}
 	}
 	return b.audit.Append(ctx, tx, rec)
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -94,6 +95,8 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetTimeLimit(in.TimeLimit).
 				SetRequireReason(in.RequireReason).
 				SetAllowSelfApproval(in.AllowSelfApproval).
+				SetNoStandingConsent(in.NoStandingConsent).
+				SetStandingConsentMaxAmount(in.StandingConsentMaxAmount).
 				SetDescription(in.Description).
 				SetCreatedAt(now).
 				SetUpdatedAt(now).
@@ -109,6 +112,8 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetTimeLimit(in.TimeLimit).
 				SetRequireReason(in.RequireReason).
 				SetAllowSelfApproval(in.AllowSelfApproval).
+				SetNoStandingConsent(in.NoStandingConsent).
+				SetStandingConsentMaxAmount(in.StandingConsentMaxAmount).
 				SetDescription(in.Description).
 				SetUpdatedAt(now).
 				SetUpdatedBy(actor).
@@ -356,7 +361,11 @@ type ruleInput struct {
 	// AllowSelfApproval: a person in the approval's conversation may
 	// decide it.
 	AllowSelfApproval bool
-	Description       string
+	// NoStandingConsent, StandingConsentMaxAmount: whether, and below what
+	// amount, a yes may stand for later operations (consent.go).
+	NoStandingConsent        bool
+	StandingConsentMaxAmount float64
+	Description              string
 }
 
 // ruleFromProto checks a rule from the wire. Its error is an
@@ -382,6 +391,12 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 		RequireReason:     r.GetRequireReason(),
 		AllowSelfApproval: r.GetAllowSelfApproval(),
 		Description:       r.GetDescription(),
+
+		NoStandingConsent:        r.GetNoStandingConsent(),
+		StandingConsentMaxAmount: r.GetStandingConsentMaxAmount(),
+	}
+	if m := in.StandingConsentMaxAmount; m < 0 || math.IsNaN(m) || math.IsInf(m, 0) {
+		return bad("rule.standing_consent_max_amount: %g, want 0 (no limit) or more", m)
 	}
 	if in.ID != "" {
 		if err := validRuleID(in.ID); err != nil {
@@ -539,9 +554,12 @@ func ruleProto(r *ent.Rule) *boardv1.Rule {
 		RequireReason:     r.RequireReason,
 		AllowSelfApproval: r.AllowSelfApproval,
 		Description:       r.Description,
-		CreateTime:        timestamppb.New(r.CreatedAt),
-		UpdateTime:        timestamppb.New(r.UpdatedAt),
-		UpdatedBy:         r.UpdatedBy,
+
+		NoStandingConsent:        r.NoStandingConsent,
+		StandingConsentMaxAmount: r.StandingConsentMaxAmount,
+		CreateTime:               timestamppb.New(r.CreatedAt),
+		UpdateTime:               timestamppb.New(r.UpdatedAt),
+		UpdatedBy:                r.UpdatedBy,
 	}
 	if r.TimeLimit > 0 {
 		p.TimeLimit = durationpb.New(time.Duration(r.TimeLimit))

@@ -63,7 +63,9 @@ type Approval struct {
 	// DecisionTraceparent holds the value of the "decision_traceparent" field.
 	DecisionTraceparent string `json:"decision_traceparent,omitempty"`
 	// Receipt holds the value of the "receipt" field.
-	Receipt      string `json:"receipt,omitempty"`
+	Receipt string `json:"receipt,omitempty"`
+	// ConsentID holds the value of the "consent_id" field.
+	ConsentID    string `json:"consent_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -74,7 +76,7 @@ func (*Approval) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case approval.FieldDecidedBy, approval.FieldVotes:
 			values[i] = new([]byte)
-		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason, approval.FieldTraceparent, approval.FieldDecisionTraceparent, approval.FieldReceipt:
+		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason, approval.FieldTraceparent, approval.FieldDecisionTraceparent, approval.FieldReceipt, approval.FieldConsentID:
 			values[i] = new(sql.NullString)
 		case approval.FieldCreatedAt, approval.FieldDecidedAt, approval.FieldExpiresAt, approval.FieldDeliveredAt:
 			values[i] = new(sql.NullTime)
@@ -244,6 +246,12 @@ func (_m *Approval) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Receipt = value.String
 			}
+		case approval.FieldConsentID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field consent_id", values[i])
+			} else if value.Valid {
+				_m.ConsentID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -354,6 +362,9 @@ func (_m *Approval) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("receipt=")
 	builder.WriteString(_m.Receipt)
+	builder.WriteString(", ")
+	builder.WriteString("consent_id=")
+	builder.WriteString(_m.ConsentID)
 	builder.WriteByte(')')
 	return builder.String()
 }

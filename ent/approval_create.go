@@ -273,6 +273,20 @@ func (_c *ApprovalCreate) SetNillableReceipt(v *string) *ApprovalCreate {
 	return _c
 }
 
+// SetConsentID sets the "consent_id" field.
+func (_c *ApprovalCreate) SetConsentID(v string) *ApprovalCreate {
+	_c.mutation.SetConsentID(v)
+	return _c
+}
+
+// SetNillableConsentID sets the "consent_id" field if the given value is not nil.
+func (_c *ApprovalCreate) SetNillableConsentID(v *string) *ApprovalCreate {
+	if v != nil {
+		_c.SetConsentID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ApprovalCreate) SetID(v string) *ApprovalCreate {
 	_c.mutation.SetID(v)
@@ -358,6 +372,10 @@ func (_c *ApprovalCreate) defaults() {
 		v := approval.DefaultReceipt
 		_c.mutation.SetReceipt(v)
 	}
+	if _, ok := _c.mutation.ConsentID(); !ok {
+		v := approval.DefaultConsentID
+		_c.mutation.SetConsentID(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -440,6 +458,9 @@ func (_c *ApprovalCreate) check() error {
 	}
 	if _, ok := _c.mutation.Receipt(); !ok {
 		return &ValidationError{Name: "receipt", err: errors.New(`ent: missing required field "Approval.receipt"`)}
+	}
+	if _, ok := _c.mutation.ConsentID(); !ok {
+		return &ValidationError{Name: "consent_id", err: errors.New(`ent: missing required field "Approval.consent_id"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := approval.IDValidator(v); err != nil {
@@ -573,6 +594,10 @@ func (_c *ApprovalCreate) createSpec() (*Approval, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Receipt(); ok {
 		_spec.SetField(approval.FieldReceipt, field.TypeString, value)
 		_node.Receipt = value
+	}
+	if value, ok := _c.mutation.ConsentID(); ok {
+		_spec.SetField(approval.FieldConsentID, field.TypeString, value)
+		_node.ConsentID = value
 	}
 	return _node, _spec
 }
@@ -767,6 +792,18 @@ func (u *ApprovalUpsert) SetReceipt(v string) *ApprovalUpsert {
 // UpdateReceipt sets the "receipt" field to the value that was provided on create.
 func (u *ApprovalUpsert) UpdateReceipt() *ApprovalUpsert {
 	u.SetExcluded(approval.FieldReceipt)
+	return u
+}
+
+// SetConsentID sets the "consent_id" field.
+func (u *ApprovalUpsert) SetConsentID(v string) *ApprovalUpsert {
+	u.Set(approval.FieldConsentID, v)
+	return u
+}
+
+// UpdateConsentID sets the "consent_id" field to the value that was provided on create.
+func (u *ApprovalUpsert) UpdateConsentID() *ApprovalUpsert {
+	u.SetExcluded(approval.FieldConsentID)
 	return u
 }
 
@@ -1022,6 +1059,20 @@ func (u *ApprovalUpsertOne) SetReceipt(v string) *ApprovalUpsertOne {
 func (u *ApprovalUpsertOne) UpdateReceipt() *ApprovalUpsertOne {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.UpdateReceipt()
+	})
+}
+
+// SetConsentID sets the "consent_id" field.
+func (u *ApprovalUpsertOne) SetConsentID(v string) *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetConsentID(v)
+	})
+}
+
+// UpdateConsentID sets the "consent_id" field to the value that was provided on create.
+func (u *ApprovalUpsertOne) UpdateConsentID() *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateConsentID()
 	})
 }
 
@@ -1444,6 +1495,20 @@ func (u *ApprovalUpsertBulk) SetReceipt(v string) *ApprovalUpsertBulk {
 func (u *ApprovalUpsertBulk) UpdateReceipt() *ApprovalUpsertBulk {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.UpdateReceipt()
+	})
+}
+
+// SetConsentID sets the "consent_id" field.
+func (u *ApprovalUpsertBulk) SetConsentID(v string) *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetConsentID(v)
+	})
+}
+
+// UpdateConsentID sets the "consent_id" field to the value that was provided on create.
+func (u *ApprovalUpsertBulk) UpdateConsentID() *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateConsentID()
 	})
 }
 

@@ -189,6 +189,20 @@ func (_u *ApprovalUpdate) SetNillableReceipt(v *string) *ApprovalUpdate {
 	return _u
 }
 
+// SetConsentID sets the "consent_id" field.
+func (_u *ApprovalUpdate) SetConsentID(v string) *ApprovalUpdate {
+	_u.mutation.SetConsentID(v)
+	return _u
+}
+
+// SetNillableConsentID sets the "consent_id" field if the given value is not nil.
+func (_u *ApprovalUpdate) SetNillableConsentID(v *string) *ApprovalUpdate {
+	if v != nil {
+		_u.SetConsentID(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdate) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -297,6 +311,9 @@ func (_u *ApprovalUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Receipt(); ok {
 		_spec.SetField(approval.FieldReceipt, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ConsentID(); ok {
+		_spec.SetField(approval.FieldConsentID, field.TypeString, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -478,6 +495,20 @@ func (_u *ApprovalUpdateOne) SetNillableReceipt(v *string) *ApprovalUpdateOne {
 	return _u
 }
 
+// SetConsentID sets the "consent_id" field.
+func (_u *ApprovalUpdateOne) SetConsentID(v string) *ApprovalUpdateOne {
+	_u.mutation.SetConsentID(v)
+	return _u
+}
+
+// SetNillableConsentID sets the "consent_id" field if the given value is not nil.
+func (_u *ApprovalUpdateOne) SetNillableConsentID(v *string) *ApprovalUpdateOne {
+	if v != nil {
+		_u.SetConsentID(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdateOne) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -616,6 +647,9 @@ func (_u *ApprovalUpdateOne) sqlSave(ctx context.Context) (_node *Approval, err 
 	}
 	if value, ok := _u.mutation.Receipt(); ok {
 		_spec.SetField(approval.FieldReceipt, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ConsentID(); ok {
+		_spec.SetField(approval.FieldConsentID, field.TypeString, value)
 	}
 	_node = &Approval{config: _u.config}
 	_spec.Assign = _node.assignValues

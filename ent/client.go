@@ -19,6 +19,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/boardlease"
+	"github.com/symphonix/symphonix/ent/consent"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -61,6 +62,8 @@ type Client struct {
 	AuditEntry *AuditEntryClient
 	// BoardLease is the client for interacting with the BoardLease builders.
 	BoardLease *BoardLeaseClient
+	// Consent is the client for interacting with the Consent builders.
+	Consent *ConsentClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
 	// DelegationFailure is the client for interacting with the DelegationFailure builders.
@@ -127,6 +130,7 @@ func (c *Client) init() {
 	c.Approval = NewApprovalClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.BoardLease = NewBoardLeaseClient(c.config)
+	c.Consent = NewConsentClient(c.config)
 	c.Conversation = NewConversationClient(c.config)
 	c.DelegationFailure = NewDelegationFailureClient(c.config)
 	c.EvalScore = NewEvalScoreClient(c.config)
@@ -249,6 +253,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Approval:          NewApprovalClient(cfg),
 		AuditEntry:        NewAuditEntryClient(cfg),
 		BoardLease:        NewBoardLeaseClient(cfg),
+		Consent:           NewConsentClient(cfg),
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
@@ -298,6 +303,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Approval:          NewApprovalClient(cfg),
 		AuditEntry:        NewAuditEntryClient(cfg),
 		BoardLease:        NewBoardLeaseClient(cfg),
+		Consent:           NewConsentClient(cfg),
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
@@ -352,12 +358,12 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
-		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
-		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail,
-		c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification,
-		c.Vote,
+		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Consent,
+		c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
+		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
+		c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run,
+		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
+		c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -367,12 +373,12 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Conversation,
-		c.DelegationFailure, c.EvalScore, c.HealthRound, c.PackageChunk,
-		c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey,
-		c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail,
-		c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification,
-		c.Vote,
+		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Consent,
+		c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
+		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
+		c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run,
+		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
+		c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -391,6 +397,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuditEntry.mutate(ctx, m)
 	case *BoardLeaseMutation:
 		return c.BoardLease.mutate(ctx, m)
+	case *ConsentMutation:
+		return c.Consent.mutate(ctx, m)
 	case *ConversationMutation:
 		return c.Conversation.mutate(ctx, m)
 	case *DelegationFailureMutation:
@@ -1108,6 +1116,139 @@ func (c *BoardLeaseClient) mutate(ctx context.Context, m *BoardLeaseMutation) (V
 		return (&BoardLeaseDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown BoardLease mutation op: %q", m.Op())
+	}
+}
+
+// ConsentClient is a client for the Consent schema.
+type ConsentClient struct {
+	config
+}
+
+// NewConsentClient returns a client for the Consent from the given config.
+func NewConsentClient(c config) *ConsentClient {
+	return &ConsentClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `consent.Hooks(f(g(h())))`.
+func (c *ConsentClient) Use(hooks ...Hook) {
+	c.hooks.Consent = append(c.hooks.Consent, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `consent.Intercept(f(g(h())))`.
+func (c *ConsentClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Consent = append(c.inters.Consent, interceptors...)
+}
+
+// Create returns a builder for creating a Consent entity.
+func (c *ConsentClient) Create() *ConsentCreate {
+	mutation := newConsentMutation(c.config, OpCreate)
+	return &ConsentCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Consent entities.
+func (c *ConsentClient) CreateBulk(builders ...*ConsentCreate) *ConsentCreateBulk {
+	return &ConsentCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ConsentClient) MapCreateBulk(slice any, setFunc func(*ConsentCreate, int)) *ConsentCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ConsentCreateBulk{err: fmt.Errorf("calling to ConsentClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ConsentCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ConsentCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Consent.
+func (c *ConsentClient) Update() *ConsentUpdate {
+	mutation := newConsentMutation(c.config, OpUpdate)
+	return &ConsentUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ConsentClient) UpdateOne(_m *Consent) *ConsentUpdateOne {
+	mutation := newConsentMutation(c.config, OpUpdateOne, withConsent(_m))
+	return &ConsentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ConsentClient) UpdateOneID(id string) *ConsentUpdateOne {
+	mutation := newConsentMutation(c.config, OpUpdateOne, withConsentID(id))
+	return &ConsentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Consent.
+func (c *ConsentClient) Delete() *ConsentDelete {
+	mutation := newConsentMutation(c.config, OpDelete)
+	return &ConsentDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ConsentClient) DeleteOne(_m *Consent) *ConsentDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ConsentClient) DeleteOneID(id string) *ConsentDeleteOne {
+	builder := c.Delete().Where(consent.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ConsentDeleteOne{builder}
+}
+
+// Query returns a query builder for Consent.
+func (c *ConsentClient) Query() *ConsentQuery {
+	return &ConsentQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeConsent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Consent entity by its id.
+func (c *ConsentClient) Get(ctx context.Context, id string) (*Consent, error) {
+	return c.Query().Where(consent.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ConsentClient) GetX(ctx context.Context, id string) *Consent {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ConsentClient) Hooks() []Hook {
+	return c.hooks.Consent
+}
+
+// Interceptors returns the client interceptors.
+func (c *ConsentClient) Interceptors() []Interceptor {
+	return c.inters.Consent
+}
+
+func (c *ConsentClient) mutate(ctx context.Context, m *ConsentMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ConsentCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ConsentUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ConsentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ConsentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Consent mutation op: %q", m.Op())
 	}
 }
 
@@ -4439,14 +4580,14 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
+		Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
 		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit,
 		ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
 		Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
-		Agent, AlertRule, Approval, AuditEntry, BoardLease, Conversation,
+		Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent, Conversation,
 		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
 		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit,
 		ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,

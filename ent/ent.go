@@ -17,6 +17,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/boardlease"
+	"github.com/symphonix/symphonix/ent/consent"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -107,6 +108,7 @@ func checkColumn(t, c string) error {
 			approval.Table:          approval.ValidColumn,
 			auditentry.Table:        auditentry.ValidColumn,
 			boardlease.Table:        boardlease.ValidColumn,
+			consent.Table:           consent.ValidColumn,
 			conversation.Table:      conversation.ValidColumn,
 			delegationfailure.Table: delegationfailure.ValidColumn,
 			evalscore.Table:         evalscore.ValidColumn,

@@ -16,6 +16,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/boardlease"
+	"github.com/symphonix/symphonix/ent/consent"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -58,6 +59,7 @@ const (
 	TypeApproval          = "Approval"
 	TypeAuditEntry        = "AuditEntry"
 	TypeBoardLease        = "BoardLease"
+	TypeConsent           = "Consent"
 	TypeConversation      = "Conversation"
 	TypeDelegationFailure = "DelegationFailure"
 	TypeEvalScore         = "EvalScore"
@@ -3340,6 +3342,7 @@ type ApprovalMutation struct {
 	traceparent          *string
 	decision_traceparent *string
 	receipt              *string
+	consent_id           *string
 	clearedFields        map[string]struct{}
 	done                 bool
 	oldValue             func(context.Context) (*Approval, error)
@@ -4375,6 +4378,42 @@ func (m *ApprovalMutation) ResetReceipt() {
 	m.receipt = nil
 }
 
+// SetConsentID sets the "consent_id" field.
+func (m *ApprovalMutation) SetConsentID(s string) {
+	m.consent_id = &s
+}
+
+// ConsentID returns the value of the "consent_id" field in the mutation.
+func (m *ApprovalMutation) ConsentID() (r string, exists bool) {
+	v := m.consent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConsentID returns the old "consent_id" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldConsentID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConsentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConsentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConsentID: %w", err)
+	}
+	return oldValue.ConsentID, nil
+}
+
+// ResetConsentID resets all changes to the "consent_id" field.
+func (m *ApprovalMutation) ResetConsentID() {
+	m.consent_id = nil
+}
+
 // Where appends a list predicates to the ApprovalMutation builder.
 func (m *ApprovalMutation) Where(ps ...predicate.Approval) {
 	m.predicates = append(m.predicates, ps...)
@@ -4409,7 +4448,7 @@ func (m *ApprovalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ApprovalMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.agent != nil {
 		fields = append(fields, approval.FieldAgent)
 	}
@@ -4479,6 +4518,9 @@ func (m *ApprovalMutation) Fields() []string {
 	if m.receipt != nil {
 		fields = append(fields, approval.FieldReceipt)
 	}
+	if m.consent_id != nil {
+		fields = append(fields, approval.FieldConsentID)
+	}
 	return fields
 }
 
@@ -4533,6 +4575,8 @@ func (m *ApprovalMutation) Field(name string) (ent.Value, bool) {
 		return m.DecisionTraceparent()
 	case approval.FieldReceipt:
 		return m.Receipt()
+	case approval.FieldConsentID:
+		return m.ConsentID()
 	}
 	return nil, false
 }
@@ -4588,6 +4632,8 @@ func (m *ApprovalMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldDecisionTraceparent(ctx)
 	case approval.FieldReceipt:
 		return m.OldReceipt(ctx)
+	case approval.FieldConsentID:
+		return m.OldConsentID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Approval field %s", name)
 }
@@ -4758,6 +4804,13 @@ func (m *ApprovalMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetReceipt(v)
 		return nil
+	case approval.FieldConsentID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConsentID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)
 }
@@ -4908,6 +4961,9 @@ func (m *ApprovalMutation) ResetField(name string) error {
 		return nil
 	case approval.FieldReceipt:
 		m.ResetReceipt()
+		return nil
+	case approval.FieldConsentID:
+		m.ResetConsentID()
 		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)
@@ -6162,6 +6218,969 @@ func (m *BoardLeaseMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *BoardLeaseMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown BoardLease edge %s", name)
+}
+
+// ConsentMutation represents an operation that mutates the Consent nodes in the graph.
+type ConsentMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	agent           *string
+	digest          *string
+	rule_id         *string
+	approval_id     *string
+	created_by      *string
+	created_at      *time.Time
+	expires_at      *time.Time
+	uses_allowed    *int
+	adduses_allowed *int
+	uses            *int
+	adduses         *int
+	revoked_at      *time.Time
+	revoked_by      *string
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*Consent, error)
+	predicates      []predicate.Consent
+}
+
+var _ ent.Mutation = (*ConsentMutation)(nil)
+
+// consentOption allows management of the mutation configuration using functional options.
+type consentOption func(*ConsentMutation)
+
+// newConsentMutation creates new mutation for the Consent entity.
+func newConsentMutation(c config, op Op, opts ...consentOption) *ConsentMutation {
+	m := &ConsentMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeConsent,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withConsentID sets the ID field of the mutation.
+func withConsentID(id string) consentOption {
+	return func(m *ConsentMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Consent
+		)
+		m.oldValue = func(ctx context.Context) (*Consent, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Consent.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withConsent sets the old Consent of the mutation.
+func withConsent(node *Consent) consentOption {
+	return func(m *ConsentMutation) {
+		m.oldValue = func(context.Context) (*Consent, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ConsentMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ConsentMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Consent entities.
+func (m *ConsentMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ConsentMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ConsentMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Consent.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *ConsentMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *ConsentMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *ConsentMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *ConsentMutation) SetDigest(s string) {
+	m.digest = &s
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *ConsentMutation) Digest() (r string, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *ConsentMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// SetRuleID sets the "rule_id" field.
+func (m *ConsentMutation) SetRuleID(s string) {
+	m.rule_id = &s
+}
+
+// RuleID returns the value of the "rule_id" field in the mutation.
+func (m *ConsentMutation) RuleID() (r string, exists bool) {
+	v := m.rule_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRuleID returns the old "rule_id" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldRuleID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRuleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRuleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRuleID: %w", err)
+	}
+	return oldValue.RuleID, nil
+}
+
+// ResetRuleID resets all changes to the "rule_id" field.
+func (m *ConsentMutation) ResetRuleID() {
+	m.rule_id = nil
+}
+
+// SetApprovalID sets the "approval_id" field.
+func (m *ConsentMutation) SetApprovalID(s string) {
+	m.approval_id = &s
+}
+
+// ApprovalID returns the value of the "approval_id" field in the mutation.
+func (m *ConsentMutation) ApprovalID() (r string, exists bool) {
+	v := m.approval_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovalID returns the old "approval_id" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldApprovalID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovalID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovalID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovalID: %w", err)
+	}
+	return oldValue.ApprovalID, nil
+}
+
+// ResetApprovalID resets all changes to the "approval_id" field.
+func (m *ConsentMutation) ResetApprovalID() {
+	m.approval_id = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *ConsentMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *ConsentMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldCreatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *ConsentMutation) ResetCreatedBy() {
+	m.created_by = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ConsentMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ConsentMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ConsentMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *ConsentMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *ConsentMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *ConsentMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetUsesAllowed sets the "uses_allowed" field.
+func (m *ConsentMutation) SetUsesAllowed(i int) {
+	m.uses_allowed = &i
+	m.adduses_allowed = nil
+}
+
+// UsesAllowed returns the value of the "uses_allowed" field in the mutation.
+func (m *ConsentMutation) UsesAllowed() (r int, exists bool) {
+	v := m.uses_allowed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsesAllowed returns the old "uses_allowed" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldUsesAllowed(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsesAllowed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsesAllowed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsesAllowed: %w", err)
+	}
+	return oldValue.UsesAllowed, nil
+}
+
+// AddUsesAllowed adds i to the "uses_allowed" field.
+func (m *ConsentMutation) AddUsesAllowed(i int) {
+	if m.adduses_allowed != nil {
+		*m.adduses_allowed += i
+	} else {
+		m.adduses_allowed = &i
+	}
+}
+
+// AddedUsesAllowed returns the value that was added to the "uses_allowed" field in this mutation.
+func (m *ConsentMutation) AddedUsesAllowed() (r int, exists bool) {
+	v := m.adduses_allowed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUsesAllowed resets all changes to the "uses_allowed" field.
+func (m *ConsentMutation) ResetUsesAllowed() {
+	m.uses_allowed = nil
+	m.adduses_allowed = nil
+}
+
+// SetUses sets the "uses" field.
+func (m *ConsentMutation) SetUses(i int) {
+	m.uses = &i
+	m.adduses = nil
+}
+
+// Uses returns the value of the "uses" field in the mutation.
+func (m *ConsentMutation) Uses() (r int, exists bool) {
+	v := m.uses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUses returns the old "uses" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldUses(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUses: %w", err)
+	}
+	return oldValue.Uses, nil
+}
+
+// AddUses adds i to the "uses" field.
+func (m *ConsentMutation) AddUses(i int) {
+	if m.adduses != nil {
+		*m.adduses += i
+	} else {
+		m.adduses = &i
+	}
+}
+
+// AddedUses returns the value that was added to the "uses" field in this mutation.
+func (m *ConsentMutation) AddedUses() (r int, exists bool) {
+	v := m.adduses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUses resets all changes to the "uses" field.
+func (m *ConsentMutation) ResetUses() {
+	m.uses = nil
+	m.adduses = nil
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *ConsentMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *ConsentMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *ConsentMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[consent.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *ConsentMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[consent.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *ConsentMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, consent.FieldRevokedAt)
+}
+
+// SetRevokedBy sets the "revoked_by" field.
+func (m *ConsentMutation) SetRevokedBy(s string) {
+	m.revoked_by = &s
+}
+
+// RevokedBy returns the value of the "revoked_by" field in the mutation.
+func (m *ConsentMutation) RevokedBy() (r string, exists bool) {
+	v := m.revoked_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedBy returns the old "revoked_by" field's value of the Consent entity.
+// If the Consent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentMutation) OldRevokedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedBy: %w", err)
+	}
+	return oldValue.RevokedBy, nil
+}
+
+// ResetRevokedBy resets all changes to the "revoked_by" field.
+func (m *ConsentMutation) ResetRevokedBy() {
+	m.revoked_by = nil
+}
+
+// Where appends a list predicates to the ConsentMutation builder.
+func (m *ConsentMutation) Where(ps ...predicate.Consent) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ConsentMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ConsentMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Consent, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ConsentMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ConsentMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Consent).
+func (m *ConsentMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ConsentMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.agent != nil {
+		fields = append(fields, consent.FieldAgent)
+	}
+	if m.digest != nil {
+		fields = append(fields, consent.FieldDigest)
+	}
+	if m.rule_id != nil {
+		fields = append(fields, consent.FieldRuleID)
+	}
+	if m.approval_id != nil {
+		fields = append(fields, consent.FieldApprovalID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, consent.FieldCreatedBy)
+	}
+	if m.created_at != nil {
+		fields = append(fields, consent.FieldCreatedAt)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, consent.FieldExpiresAt)
+	}
+	if m.uses_allowed != nil {
+		fields = append(fields, consent.FieldUsesAllowed)
+	}
+	if m.uses != nil {
+		fields = append(fields, consent.FieldUses)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, consent.FieldRevokedAt)
+	}
+	if m.revoked_by != nil {
+		fields = append(fields, consent.FieldRevokedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ConsentMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case consent.FieldAgent:
+		return m.Agent()
+	case consent.FieldDigest:
+		return m.Digest()
+	case consent.FieldRuleID:
+		return m.RuleID()
+	case consent.FieldApprovalID:
+		return m.ApprovalID()
+	case consent.FieldCreatedBy:
+		return m.CreatedBy()
+	case consent.FieldCreatedAt:
+		return m.CreatedAt()
+	case consent.FieldExpiresAt:
+		return m.ExpiresAt()
+	case consent.FieldUsesAllowed:
+		return m.UsesAllowed()
+	case consent.FieldUses:
+		return m.Uses()
+	case consent.FieldRevokedAt:
+		return m.RevokedAt()
+	case consent.FieldRevokedBy:
+		return m.RevokedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ConsentMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case consent.FieldAgent:
+		return m.OldAgent(ctx)
+	case consent.FieldDigest:
+		return m.OldDigest(ctx)
+	case consent.FieldRuleID:
+		return m.OldRuleID(ctx)
+	case consent.FieldApprovalID:
+		return m.OldApprovalID(ctx)
+	case consent.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case consent.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case consent.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case consent.FieldUsesAllowed:
+		return m.OldUsesAllowed(ctx)
+	case consent.FieldUses:
+		return m.OldUses(ctx)
+	case consent.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case consent.FieldRevokedBy:
+		return m.OldRevokedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown Consent field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ConsentMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case consent.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case consent.FieldDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	case consent.FieldRuleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRuleID(v)
+		return nil
+	case consent.FieldApprovalID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovalID(v)
+		return nil
+	case consent.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case consent.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case consent.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case consent.FieldUsesAllowed:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsesAllowed(v)
+		return nil
+	case consent.FieldUses:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUses(v)
+		return nil
+	case consent.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case consent.FieldRevokedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Consent field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ConsentMutation) AddedFields() []string {
+	var fields []string
+	if m.adduses_allowed != nil {
+		fields = append(fields, consent.FieldUsesAllowed)
+	}
+	if m.adduses != nil {
+		fields = append(fields, consent.FieldUses)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ConsentMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case consent.FieldUsesAllowed:
+		return m.AddedUsesAllowed()
+	case consent.FieldUses:
+		return m.AddedUses()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ConsentMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case consent.FieldUsesAllowed:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUsesAllowed(v)
+		return nil
+	case consent.FieldUses:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUses(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Consent numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ConsentMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(consent.FieldRevokedAt) {
+		fields = append(fields, consent.FieldRevokedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ConsentMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ConsentMutation) ClearField(name string) error {
+	switch name {
+	case consent.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Consent nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ConsentMutation) ResetField(name string) error {
+	switch name {
+	case consent.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case consent.FieldDigest:
+		m.ResetDigest()
+		return nil
+	case consent.FieldRuleID:
+		m.ResetRuleID()
+		return nil
+	case consent.FieldApprovalID:
+		m.ResetApprovalID()
+		return nil
+	case consent.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case consent.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case consent.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case consent.FieldUsesAllowed:
+		m.ResetUsesAllowed()
+		return nil
+	case consent.FieldUses:
+		m.ResetUses()
+		return nil
+	case consent.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case consent.FieldRevokedBy:
+		m.ResetRevokedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown Consent field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ConsentMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ConsentMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ConsentMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ConsentMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ConsentMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ConsentMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ConsentMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Consent unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ConsentMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Consent edge %s", name)
 }
 
 // ConversationMutation represents an operation that mutates the Conversation nodes in the graph.
@@ -16119,28 +17138,31 @@ func (m *RelayMutation) ResetEdge(name string) error {
 // RuleMutation represents an operation that mutates the Rule nodes in the graph.
 type RuleMutation struct {
 	config
-	op                  Op
-	typ                 string
-	id                  *string
-	agent               *string
-	node                *string
-	role                *string
-	people              *[]string
-	appendpeople        []string
-	quorum              *int
-	addquorum           *int
-	time_limit          *int64
-	addtime_limit       *int64
-	require_reason      *bool
-	allow_self_approval *bool
-	description         *string
-	created_at          *time.Time
-	updated_at          *time.Time
-	updated_by          *string
-	clearedFields       map[string]struct{}
-	done                bool
-	oldValue            func(context.Context) (*Rule, error)
-	predicates          []predicate.Rule
+	op                             Op
+	typ                            string
+	id                             *string
+	agent                          *string
+	node                           *string
+	role                           *string
+	people                         *[]string
+	appendpeople                   []string
+	quorum                         *int
+	addquorum                      *int
+	time_limit                     *int64
+	addtime_limit                  *int64
+	require_reason                 *bool
+	allow_self_approval            *bool
+	description                    *string
+	created_at                     *time.Time
+	updated_at                     *time.Time
+	updated_by                     *string
+	no_standing_consent            *bool
+	standing_consent_max_amount    *float64
+	addstanding_consent_max_amount *float64
+	clearedFields                  map[string]struct{}
+	done                           bool
+	oldValue                       func(context.Context) (*Rule, error)
+	predicates                     []predicate.Rule
 }
 
 var _ ent.Mutation = (*RuleMutation)(nil)
@@ -16748,6 +17770,98 @@ func (m *RuleMutation) ResetUpdatedBy() {
 	m.updated_by = nil
 }
 
+// SetNoStandingConsent sets the "no_standing_consent" field.
+func (m *RuleMutation) SetNoStandingConsent(b bool) {
+	m.no_standing_consent = &b
+}
+
+// NoStandingConsent returns the value of the "no_standing_consent" field in the mutation.
+func (m *RuleMutation) NoStandingConsent() (r bool, exists bool) {
+	v := m.no_standing_consent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNoStandingConsent returns the old "no_standing_consent" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldNoStandingConsent(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNoStandingConsent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNoStandingConsent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNoStandingConsent: %w", err)
+	}
+	return oldValue.NoStandingConsent, nil
+}
+
+// ResetNoStandingConsent resets all changes to the "no_standing_consent" field.
+func (m *RuleMutation) ResetNoStandingConsent() {
+	m.no_standing_consent = nil
+}
+
+// SetStandingConsentMaxAmount sets the "standing_consent_max_amount" field.
+func (m *RuleMutation) SetStandingConsentMaxAmount(f float64) {
+	m.standing_consent_max_amount = &f
+	m.addstanding_consent_max_amount = nil
+}
+
+// StandingConsentMaxAmount returns the value of the "standing_consent_max_amount" field in the mutation.
+func (m *RuleMutation) StandingConsentMaxAmount() (r float64, exists bool) {
+	v := m.standing_consent_max_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStandingConsentMaxAmount returns the old "standing_consent_max_amount" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldStandingConsentMaxAmount(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStandingConsentMaxAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStandingConsentMaxAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStandingConsentMaxAmount: %w", err)
+	}
+	return oldValue.StandingConsentMaxAmount, nil
+}
+
+// AddStandingConsentMaxAmount adds f to the "standing_consent_max_amount" field.
+func (m *RuleMutation) AddStandingConsentMaxAmount(f float64) {
+	if m.addstanding_consent_max_amount != nil {
+		*m.addstanding_consent_max_amount += f
+	} else {
+		m.addstanding_consent_max_amount = &f
+	}
+}
+
+// AddedStandingConsentMaxAmount returns the value that was added to the "standing_consent_max_amount" field in this mutation.
+func (m *RuleMutation) AddedStandingConsentMaxAmount() (r float64, exists bool) {
+	v := m.addstanding_consent_max_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStandingConsentMaxAmount resets all changes to the "standing_consent_max_amount" field.
+func (m *RuleMutation) ResetStandingConsentMaxAmount() {
+	m.standing_consent_max_amount = nil
+	m.addstanding_consent_max_amount = nil
+}
+
 // Where appends a list predicates to the RuleMutation builder.
 func (m *RuleMutation) Where(ps ...predicate.Rule) {
 	m.predicates = append(m.predicates, ps...)
@@ -16782,7 +17896,7 @@ func (m *RuleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RuleMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 14)
 	if m.agent != nil {
 		fields = append(fields, rule.FieldAgent)
 	}
@@ -16819,6 +17933,12 @@ func (m *RuleMutation) Fields() []string {
 	if m.updated_by != nil {
 		fields = append(fields, rule.FieldUpdatedBy)
 	}
+	if m.no_standing_consent != nil {
+		fields = append(fields, rule.FieldNoStandingConsent)
+	}
+	if m.standing_consent_max_amount != nil {
+		fields = append(fields, rule.FieldStandingConsentMaxAmount)
+	}
 	return fields
 }
 
@@ -16851,6 +17971,10 @@ func (m *RuleMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case rule.FieldUpdatedBy:
 		return m.UpdatedBy()
+	case rule.FieldNoStandingConsent:
+		return m.NoStandingConsent()
+	case rule.FieldStandingConsentMaxAmount:
+		return m.StandingConsentMaxAmount()
 	}
 	return nil, false
 }
@@ -16884,6 +18008,10 @@ func (m *RuleMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldUpdatedAt(ctx)
 	case rule.FieldUpdatedBy:
 		return m.OldUpdatedBy(ctx)
+	case rule.FieldNoStandingConsent:
+		return m.OldNoStandingConsent(ctx)
+	case rule.FieldStandingConsentMaxAmount:
+		return m.OldStandingConsentMaxAmount(ctx)
 	}
 	return nil, fmt.Errorf("unknown Rule field %s", name)
 }
@@ -16977,6 +18105,20 @@ func (m *RuleMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUpdatedBy(v)
 		return nil
+	case rule.FieldNoStandingConsent:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNoStandingConsent(v)
+		return nil
+	case rule.FieldStandingConsentMaxAmount:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStandingConsentMaxAmount(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Rule field %s", name)
 }
@@ -16991,6 +18133,9 @@ func (m *RuleMutation) AddedFields() []string {
 	if m.addtime_limit != nil {
 		fields = append(fields, rule.FieldTimeLimit)
 	}
+	if m.addstanding_consent_max_amount != nil {
+		fields = append(fields, rule.FieldStandingConsentMaxAmount)
+	}
 	return fields
 }
 
@@ -17003,6 +18148,8 @@ func (m *RuleMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedQuorum()
 	case rule.FieldTimeLimit:
 		return m.AddedTimeLimit()
+	case rule.FieldStandingConsentMaxAmount:
+		return m.AddedStandingConsentMaxAmount()
 	}
 	return nil, false
 }
@@ -17025,6 +18172,13 @@ func (m *RuleMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddTimeLimit(v)
+		return nil
+	case rule.FieldStandingConsentMaxAmount:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStandingConsentMaxAmount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Rule numeric field %s", name)
@@ -17097,6 +18251,12 @@ func (m *RuleMutation) ResetField(name string) error {
 		return nil
 	case rule.FieldUpdatedBy:
 		m.ResetUpdatedBy()
+		return nil
+	case rule.FieldNoStandingConsent:
+		m.ResetNoStandingConsent()
+		return nil
+	case rule.FieldStandingConsentMaxAmount:
+		m.ResetStandingConsentMaxAmount()
 		return nil
 	}
 	return fmt.Errorf("unknown Rule field %s", name)

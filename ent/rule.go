@@ -41,8 +41,12 @@ type Rule struct {
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// UpdatedBy holds the value of the "updated_by" field.
-	UpdatedBy    string `json:"updated_by,omitempty"`
-	selectValues sql.SelectValues
+	UpdatedBy string `json:"updated_by,omitempty"`
+	// NoStandingConsent holds the value of the "no_standing_consent" field.
+	NoStandingConsent bool `json:"no_standing_consent,omitempty"`
+	// StandingConsentMaxAmount holds the value of the "standing_consent_max_amount" field.
+	StandingConsentMaxAmount float64 `json:"standing_consent_max_amount,omitempty"`
+	selectValues             sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -52,8 +56,10 @@ func (*Rule) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case rule.FieldPeople:
 			values[i] = new([]byte)
-		case rule.FieldRequireReason, rule.FieldAllowSelfApproval:
+		case rule.FieldRequireReason, rule.FieldAllowSelfApproval, rule.FieldNoStandingConsent:
 			values[i] = new(sql.NullBool)
+		case rule.FieldStandingConsentMaxAmount:
+			values[i] = new(sql.NullFloat64)
 		case rule.FieldQuorum, rule.FieldTimeLimit:
 			values[i] = new(sql.NullInt64)
 		case rule.FieldID, rule.FieldAgent, rule.FieldNode, rule.FieldRole, rule.FieldDescription, rule.FieldUpdatedBy:
@@ -155,6 +161,18 @@ func (_m *Rule) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.UpdatedBy = value.String
 			}
+		case rule.FieldNoStandingConsent:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field no_standing_consent", values[i])
+			} else if value.Valid {
+				_m.NoStandingConsent = value.Bool
+			}
+		case rule.FieldStandingConsentMaxAmount:
+			if value, ok := values[i].(*sql.NullFloat64); !ok {
+				return fmt.Errorf("unexpected type %T for field standing_consent_max_amount", values[i])
+			} else if value.Valid {
+				_m.StandingConsentMaxAmount = value.Float64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -226,6 +244,12 @@ func (_m *Rule) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("updated_by=")
 	builder.WriteString(_m.UpdatedBy)
+	builder.WriteString(", ")
+	builder.WriteString("no_standing_consent=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NoStandingConsent))
+	builder.WriteString(", ")
+	builder.WriteString("standing_consent_max_amount=")
+	builder.WriteString(fmt.Sprintf("%v", _m.StandingConsentMaxAmount))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -143,6 +143,34 @@ func (_c *RuleCreate) SetUpdatedBy(v string) *RuleCreate {
 	return _c
 }
 
+// SetNoStandingConsent sets the "no_standing_consent" field.
+func (_c *RuleCreate) SetNoStandingConsent(v bool) *RuleCreate {
+	_c.mutation.SetNoStandingConsent(v)
+	return _c
+}
+
+// SetNillableNoStandingConsent sets the "no_standing_consent" field if the given value is not nil.
+func (_c *RuleCreate) SetNillableNoStandingConsent(v *bool) *RuleCreate {
+	if v != nil {
+		_c.SetNoStandingConsent(*v)
+	}
+	return _c
+}
+
+// SetStandingConsentMaxAmount sets the "standing_consent_max_amount" field.
+func (_c *RuleCreate) SetStandingConsentMaxAmount(v float64) *RuleCreate {
+	_c.mutation.SetStandingConsentMaxAmount(v)
+	return _c
+}
+
+// SetNillableStandingConsentMaxAmount sets the "standing_consent_max_amount" field if the given value is not nil.
+func (_c *RuleCreate) SetNillableStandingConsentMaxAmount(v *float64) *RuleCreate {
+	if v != nil {
+		_c.SetStandingConsentMaxAmount(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *RuleCreate) SetID(v string) *RuleCreate {
 	_c.mutation.SetID(v)
@@ -208,6 +236,14 @@ func (_c *RuleCreate) defaults() {
 		v := rule.DefaultDescription
 		_c.mutation.SetDescription(v)
 	}
+	if _, ok := _c.mutation.NoStandingConsent(); !ok {
+		v := rule.DefaultNoStandingConsent
+		_c.mutation.SetNoStandingConsent(v)
+	}
+	if _, ok := _c.mutation.StandingConsentMaxAmount(); !ok {
+		v := rule.DefaultStandingConsentMaxAmount
+		_c.mutation.SetStandingConsentMaxAmount(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -268,6 +304,17 @@ func (_c *RuleCreate) check() error {
 	if v, ok := _c.mutation.UpdatedBy(); ok {
 		if err := rule.UpdatedByValidator(v); err != nil {
 			return &ValidationError{Name: "updated_by", err: fmt.Errorf(`ent: validator failed for field "Rule.updated_by": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.NoStandingConsent(); !ok {
+		return &ValidationError{Name: "no_standing_consent", err: errors.New(`ent: missing required field "Rule.no_standing_consent"`)}
+	}
+	if _, ok := _c.mutation.StandingConsentMaxAmount(); !ok {
+		return &ValidationError{Name: "standing_consent_max_amount", err: errors.New(`ent: missing required field "Rule.standing_consent_max_amount"`)}
+	}
+	if v, ok := _c.mutation.StandingConsentMaxAmount(); ok {
+		if err := rule.StandingConsentMaxAmountValidator(v); err != nil {
+			return &ValidationError{Name: "standing_consent_max_amount", err: fmt.Errorf(`ent: validator failed for field "Rule.standing_consent_max_amount": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
@@ -358,6 +405,14 @@ func (_c *RuleCreate) createSpec() (*Rule, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedBy(); ok {
 		_spec.SetField(rule.FieldUpdatedBy, field.TypeString, value)
 		_node.UpdatedBy = value
+	}
+	if value, ok := _c.mutation.NoStandingConsent(); ok {
+		_spec.SetField(rule.FieldNoStandingConsent, field.TypeBool, value)
+		_node.NoStandingConsent = value
+	}
+	if value, ok := _c.mutation.StandingConsentMaxAmount(); ok {
+		_spec.SetField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
+		_node.StandingConsentMaxAmount = value
 	}
 	return _node, _spec
 }
@@ -558,6 +613,36 @@ func (u *RuleUpsert) SetUpdatedBy(v string) *RuleUpsert {
 // UpdateUpdatedBy sets the "updated_by" field to the value that was provided on create.
 func (u *RuleUpsert) UpdateUpdatedBy() *RuleUpsert {
 	u.SetExcluded(rule.FieldUpdatedBy)
+	return u
+}
+
+// SetNoStandingConsent sets the "no_standing_consent" field.
+func (u *RuleUpsert) SetNoStandingConsent(v bool) *RuleUpsert {
+	u.Set(rule.FieldNoStandingConsent, v)
+	return u
+}
+
+// UpdateNoStandingConsent sets the "no_standing_consent" field to the value that was provided on create.
+func (u *RuleUpsert) UpdateNoStandingConsent() *RuleUpsert {
+	u.SetExcluded(rule.FieldNoStandingConsent)
+	return u
+}
+
+// SetStandingConsentMaxAmount sets the "standing_consent_max_amount" field.
+func (u *RuleUpsert) SetStandingConsentMaxAmount(v float64) *RuleUpsert {
+	u.Set(rule.FieldStandingConsentMaxAmount, v)
+	return u
+}
+
+// UpdateStandingConsentMaxAmount sets the "standing_consent_max_amount" field to the value that was provided on create.
+func (u *RuleUpsert) UpdateStandingConsentMaxAmount() *RuleUpsert {
+	u.SetExcluded(rule.FieldStandingConsentMaxAmount)
+	return u
+}
+
+// AddStandingConsentMaxAmount adds v to the "standing_consent_max_amount" field.
+func (u *RuleUpsert) AddStandingConsentMaxAmount(v float64) *RuleUpsert {
+	u.Add(rule.FieldStandingConsentMaxAmount, v)
 	return u
 }
 
@@ -784,6 +869,41 @@ func (u *RuleUpsertOne) SetUpdatedBy(v string) *RuleUpsertOne {
 func (u *RuleUpsertOne) UpdateUpdatedBy() *RuleUpsertOne {
 	return u.Update(func(s *RuleUpsert) {
 		s.UpdateUpdatedBy()
+	})
+}
+
+// SetNoStandingConsent sets the "no_standing_consent" field.
+func (u *RuleUpsertOne) SetNoStandingConsent(v bool) *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetNoStandingConsent(v)
+	})
+}
+
+// UpdateNoStandingConsent sets the "no_standing_consent" field to the value that was provided on create.
+func (u *RuleUpsertOne) UpdateNoStandingConsent() *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateNoStandingConsent()
+	})
+}
+
+// SetStandingConsentMaxAmount sets the "standing_consent_max_amount" field.
+func (u *RuleUpsertOne) SetStandingConsentMaxAmount(v float64) *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetStandingConsentMaxAmount(v)
+	})
+}
+
+// AddStandingConsentMaxAmount adds v to the "standing_consent_max_amount" field.
+func (u *RuleUpsertOne) AddStandingConsentMaxAmount(v float64) *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.AddStandingConsentMaxAmount(v)
+	})
+}
+
+// UpdateStandingConsentMaxAmount sets the "standing_consent_max_amount" field to the value that was provided on create.
+func (u *RuleUpsertOne) UpdateStandingConsentMaxAmount() *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateStandingConsentMaxAmount()
 	})
 }
 
@@ -1177,6 +1297,41 @@ func (u *RuleUpsertBulk) SetUpdatedBy(v string) *RuleUpsertBulk {
 func (u *RuleUpsertBulk) UpdateUpdatedBy() *RuleUpsertBulk {
 	return u.Update(func(s *RuleUpsert) {
 		s.UpdateUpdatedBy()
+	})
+}
+
+// SetNoStandingConsent sets the "no_standing_consent" field.
+func (u *RuleUpsertBulk) SetNoStandingConsent(v bool) *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetNoStandingConsent(v)
+	})
+}
+
+// UpdateNoStandingConsent sets the "no_standing_consent" field to the value that was provided on create.
+func (u *RuleUpsertBulk) UpdateNoStandingConsent() *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateNoStandingConsent()
+	})
+}
+
+// SetStandingConsentMaxAmount sets the "standing_consent_max_amount" field.
+func (u *RuleUpsertBulk) SetStandingConsentMaxAmount(v float64) *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetStandingConsentMaxAmount(v)
+	})
+}
+
+// AddStandingConsentMaxAmount adds v to the "standing_consent_max_amount" field.
+func (u *RuleUpsertBulk) AddStandingConsentMaxAmount(v float64) *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.AddStandingConsentMaxAmount(v)
+	})
+}
+
+// UpdateStandingConsentMaxAmount sets the "standing_consent_max_amount" field to the value that was provided on create.
+func (u *RuleUpsertBulk) UpdateStandingConsentMaxAmount() *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateStandingConsentMaxAmount()
 	})
 }
 

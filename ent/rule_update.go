@@ -201,6 +201,41 @@ func (_u *RuleUpdate) SetNillableUpdatedBy(v *string) *RuleUpdate {
 	return _u
 }
 
+// SetNoStandingConsent sets the "no_standing_consent" field.
+func (_u *RuleUpdate) SetNoStandingConsent(v bool) *RuleUpdate {
+	_u.mutation.SetNoStandingConsent(v)
+	return _u
+}
+
+// SetNillableNoStandingConsent sets the "no_standing_consent" field if the given value is not nil.
+func (_u *RuleUpdate) SetNillableNoStandingConsent(v *bool) *RuleUpdate {
+	if v != nil {
+		_u.SetNoStandingConsent(*v)
+	}
+	return _u
+}
+
+// SetStandingConsentMaxAmount sets the "standing_consent_max_amount" field.
+func (_u *RuleUpdate) SetStandingConsentMaxAmount(v float64) *RuleUpdate {
+	_u.mutation.ResetStandingConsentMaxAmount()
+	_u.mutation.SetStandingConsentMaxAmount(v)
+	return _u
+}
+
+// SetNillableStandingConsentMaxAmount sets the "standing_consent_max_amount" field if the given value is not nil.
+func (_u *RuleUpdate) SetNillableStandingConsentMaxAmount(v *float64) *RuleUpdate {
+	if v != nil {
+		_u.SetStandingConsentMaxAmount(*v)
+	}
+	return _u
+}
+
+// AddStandingConsentMaxAmount adds value to the "standing_consent_max_amount" field.
+func (_u *RuleUpdate) AddStandingConsentMaxAmount(v float64) *RuleUpdate {
+	_u.mutation.AddStandingConsentMaxAmount(v)
+	return _u
+}
+
 // Mutation returns the RuleMutation object of the builder.
 func (_u *RuleUpdate) Mutation() *RuleMutation {
 	return _u.mutation
@@ -258,6 +293,11 @@ func (_u *RuleUpdate) check() error {
 	if v, ok := _u.mutation.UpdatedBy(); ok {
 		if err := rule.UpdatedByValidator(v); err != nil {
 			return &ValidationError{Name: "updated_by", err: fmt.Errorf(`ent: validator failed for field "Rule.updated_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.StandingConsentMaxAmount(); ok {
+		if err := rule.StandingConsentMaxAmountValidator(v); err != nil {
+			return &ValidationError{Name: "standing_consent_max_amount", err: fmt.Errorf(`ent: validator failed for field "Rule.standing_consent_max_amount": %w`, err)}
 		}
 	}
 	return nil
@@ -321,6 +361,15 @@ func (_u *RuleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.UpdatedBy(); ok {
 		_spec.SetField(rule.FieldUpdatedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.NoStandingConsent(); ok {
+		_spec.SetField(rule.FieldNoStandingConsent, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.StandingConsentMaxAmount(); ok {
+		_spec.SetField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedStandingConsentMaxAmount(); ok {
+		_spec.AddField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -514,6 +563,41 @@ func (_u *RuleUpdateOne) SetNillableUpdatedBy(v *string) *RuleUpdateOne {
 	return _u
 }
 
+// SetNoStandingConsent sets the "no_standing_consent" field.
+func (_u *RuleUpdateOne) SetNoStandingConsent(v bool) *RuleUpdateOne {
+	_u.mutation.SetNoStandingConsent(v)
+	return _u
+}
+
+// SetNillableNoStandingConsent sets the "no_standing_consent" field if the given value is not nil.
+func (_u *RuleUpdateOne) SetNillableNoStandingConsent(v *bool) *RuleUpdateOne {
+	if v != nil {
+		_u.SetNoStandingConsent(*v)
+	}
+	return _u
+}
+
+// SetStandingConsentMaxAmount sets the "standing_consent_max_amount" field.
+func (_u *RuleUpdateOne) SetStandingConsentMaxAmount(v float64) *RuleUpdateOne {
+	_u.mutation.ResetStandingConsentMaxAmount()
+	_u.mutation.SetStandingConsentMaxAmount(v)
+	return _u
+}
+
+// SetNillableStandingConsentMaxAmount sets the "standing_consent_max_amount" field if the given value is not nil.
+func (_u *RuleUpdateOne) SetNillableStandingConsentMaxAmount(v *float64) *RuleUpdateOne {
+	if v != nil {
+		_u.SetStandingConsentMaxAmount(*v)
+	}
+	return _u
+}
+
+// AddStandingConsentMaxAmount adds value to the "standing_consent_max_amount" field.
+func (_u *RuleUpdateOne) AddStandingConsentMaxAmount(v float64) *RuleUpdateOne {
+	_u.mutation.AddStandingConsentMaxAmount(v)
+	return _u
+}
+
 // Mutation returns the RuleMutation object of the builder.
 func (_u *RuleUpdateOne) Mutation() *RuleMutation {
 	return _u.mutation
@@ -584,6 +668,11 @@ func (_u *RuleUpdateOne) check() error {
 	if v, ok := _u.mutation.UpdatedBy(); ok {
 		if err := rule.UpdatedByValidator(v); err != nil {
 			return &ValidationError{Name: "updated_by", err: fmt.Errorf(`ent: validator failed for field "Rule.updated_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.StandingConsentMaxAmount(); ok {
+		if err := rule.StandingConsentMaxAmountValidator(v); err != nil {
+			return &ValidationError{Name: "standing_consent_max_amount", err: fmt.Errorf(`ent: validator failed for field "Rule.standing_consent_max_amount": %w`, err)}
 		}
 	}
 	return nil
@@ -664,6 +753,15 @@ func (_u *RuleUpdateOne) sqlSave(ctx context.Context) (_node *Rule, err error) {
 	}
 	if value, ok := _u.mutation.UpdatedBy(); ok {
 		_spec.SetField(rule.FieldUpdatedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.NoStandingConsent(); ok {
+		_spec.SetField(rule.FieldNoStandingConsent, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.StandingConsentMaxAmount(); ok {
+		_spec.SetField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedStandingConsentMaxAmount(); ok {
+		_spec.AddField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
 	}
 	_node = &Rule{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -8,6 +8,7 @@ import (
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
 	"github.com/symphonix/symphonix/ent/boardlease"
+	"github.com/symphonix/symphonix/ent/consent"
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
@@ -213,6 +214,10 @@ func init() {
 	approvalDescReceipt := approvalFields[23].Descriptor()
 	// approval.DefaultReceipt holds the default value on creation for the receipt field.
 	approval.DefaultReceipt = approvalDescReceipt.Default.(string)
+	// approvalDescConsentID is the schema descriptor for consent_id field.
+	approvalDescConsentID := approvalFields[24].Descriptor()
+	// approval.DefaultConsentID holds the default value on creation for the consent_id field.
+	approval.DefaultConsentID = approvalDescConsentID.Default.(string)
 	// approvalDescID is the schema descriptor for id field.
 	approvalDescID := approvalFields[0].Descriptor()
 	// approval.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -257,6 +262,60 @@ func init() {
 	boardleaseDescID := boardleaseFields[0].Descriptor()
 	// boardlease.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	boardlease.IDValidator = boardleaseDescID.Validators[0].(func(string) error)
+	consentFields := schema.Consent{}.Fields()
+	_ = consentFields
+	// consentDescAgent is the schema descriptor for agent field.
+	consentDescAgent := consentFields[1].Descriptor()
+	// consent.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	consent.AgentValidator = consentDescAgent.Validators[0].(func(string) error)
+	// consentDescDigest is the schema descriptor for digest field.
+	consentDescDigest := consentFields[2].Descriptor()
+	// consent.DigestValidator is a validator for the "digest" field. It is called by the builders before save.
+	consent.DigestValidator = consentDescDigest.Validators[0].(func(string) error)
+	// consentDescRuleID is the schema descriptor for rule_id field.
+	consentDescRuleID := consentFields[3].Descriptor()
+	// consent.RuleIDValidator is a validator for the "rule_id" field. It is called by the builders before save.
+	consent.RuleIDValidator = consentDescRuleID.Validators[0].(func(string) error)
+	// consentDescApprovalID is the schema descriptor for approval_id field.
+	consentDescApprovalID := consentFields[4].Descriptor()
+	// consent.ApprovalIDValidator is a validator for the "approval_id" field. It is called by the builders before save.
+	consent.ApprovalIDValidator = consentDescApprovalID.Validators[0].(func(string) error)
+	// consentDescCreatedBy is the schema descriptor for created_by field.
+	consentDescCreatedBy := consentFields[5].Descriptor()
+	// consent.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	consent.CreatedByValidator = consentDescCreatedBy.Validators[0].(func(string) error)
+	// consentDescUsesAllowed is the schema descriptor for uses_allowed field.
+	consentDescUsesAllowed := consentFields[8].Descriptor()
+	// consent.UsesAllowedValidator is a validator for the "uses_allowed" field. It is called by the builders before save.
+	consent.UsesAllowedValidator = consentDescUsesAllowed.Validators[0].(func(int) error)
+	// consentDescUses is the schema descriptor for uses field.
+	consentDescUses := consentFields[9].Descriptor()
+	// consent.DefaultUses holds the default value on creation for the uses field.
+	consent.DefaultUses = consentDescUses.Default.(int)
+	// consent.UsesValidator is a validator for the "uses" field. It is called by the builders before save.
+	consent.UsesValidator = consentDescUses.Validators[0].(func(int) error)
+	// consentDescRevokedBy is the schema descriptor for revoked_by field.
+	consentDescRevokedBy := consentFields[11].Descriptor()
+	// consent.DefaultRevokedBy holds the default value on creation for the revoked_by field.
+	consent.DefaultRevokedBy = consentDescRevokedBy.Default.(string)
+	// consentDescID is the schema descriptor for id field.
+	consentDescID := consentFields[0].Descriptor()
+	// consent.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	consent.IDValidator = func() func(string) error {
+		validators := consentDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	conversationFields := schema.Conversation{}.Fields()
 	_ = conversationFields
 	// conversationDescAgent is the schema descriptor for agent field.
@@ -635,6 +694,16 @@ func init() {
 	ruleDescUpdatedBy := ruleFields[12].Descriptor()
 	// rule.UpdatedByValidator is a validator for the "updated_by" field. It is called by the builders before save.
 	rule.UpdatedByValidator = ruleDescUpdatedBy.Validators[0].(func(string) error)
+	// ruleDescNoStandingConsent is the schema descriptor for no_standing_consent field.
+	ruleDescNoStandingConsent := ruleFields[13].Descriptor()
+	// rule.DefaultNoStandingConsent holds the default value on creation for the no_standing_consent field.
+	rule.DefaultNoStandingConsent = ruleDescNoStandingConsent.Default.(bool)
+	// ruleDescStandingConsentMaxAmount is the schema descriptor for standing_consent_max_amount field.
+	ruleDescStandingConsentMaxAmount := ruleFields[14].Descriptor()
+	// rule.DefaultStandingConsentMaxAmount holds the default value on creation for the standing_consent_max_amount field.
+	rule.DefaultStandingConsentMaxAmount = ruleDescStandingConsentMaxAmount.Default.(float64)
+	// rule.StandingConsentMaxAmountValidator is a validator for the "standing_consent_max_amount" field. It is called by the builders before save.
+	rule.StandingConsentMaxAmountValidator = ruleDescStandingConsentMaxAmount.Validators[0].(func(float64) error)
 	// ruleDescID is the schema descriptor for id field.
 	ruleDescID := ruleFields[0].Descriptor()
 	// rule.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -22,6 +22,8 @@ type Tx struct {
 	AuditEntry *AuditEntryClient
 	// BoardLease is the client for interacting with the BoardLease builders.
 	BoardLease *BoardLeaseClient
+	// Consent is the client for interacting with the Consent builders.
+	Consent *ConsentClient
 	// Conversation is the client for interacting with the Conversation builders.
 	Conversation *ConversationClient
 	// DelegationFailure is the client for interacting with the DelegationFailure builders.
@@ -208,6 +210,7 @@ func (tx *Tx) init() {
 	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.BoardLease = NewBoardLeaseClient(tx.config)
+	tx.Consent = NewConsentClient(tx.config)
 	tx.Conversation = NewConversationClient(tx.config)
 	tx.DelegationFailure = NewDelegationFailureClient(tx.config)
 	tx.EvalScore = NewEvalScoreClient(tx.config)

@@ -45,6 +45,9 @@ type Receipt struct {
 	// Audit: the content hash of the audit log entry that recorded the
 	// decision (audit.Entry.Content), to find it in the chain.
 	Audit string `json:"audit"`
+	// Consent: the standing consent that approved it, when one did (Who
+	// is then the consent's maker).
+	Consent string `json:"consent,omitempty"`
 }
 
 // Vote is one yes counted toward a quorum.

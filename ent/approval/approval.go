@@ -57,6 +57,8 @@ const (
 	FieldDecisionTraceparent = "decision_traceparent"
 	// FieldReceipt holds the string denoting the receipt field in the database.
 	FieldReceipt = "receipt"
+	// FieldConsentID holds the string denoting the consent_id field in the database.
+	FieldConsentID = "consent_id"
 	// Table holds the table name of the approval in the database.
 	Table = "approvals"
 )
@@ -87,6 +89,7 @@ var Columns = []string{
 	FieldTraceparent,
 	FieldDecisionTraceparent,
 	FieldReceipt,
+	FieldConsentID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -132,6 +135,8 @@ var (
 	DefaultDecisionTraceparent string
 	// DefaultReceipt holds the default value on creation for the "receipt" field.
 	DefaultReceipt string
+	// DefaultConsentID holds the default value on creation for the "consent_id" field.
+	DefaultConsentID string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -247,4 +252,9 @@ func ByDecisionTraceparent(opts ...sql.OrderTermOption) OrderOption {
 // ByReceipt orders the results by the receipt field.
 func ByReceipt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReceipt, opts...).ToFunc()
+}
+
+// ByConsentID orders the results by the consent_id field.
+func ByConsentID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldConsentID, opts...).ToFunc()
 }

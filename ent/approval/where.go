@@ -169,6 +169,11 @@ func Receipt(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldReceipt, v))
 }
 
+// ConsentID applies equality check predicate on the "consent_id" field. It's identical to ConsentIDEQ.
+func ConsentID(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldConsentID, v))
+}
+
 // AgentEQ applies the EQ predicate on the "agent" field.
 func AgentEQ(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldAgent, v))
@@ -1482,6 +1487,71 @@ func ReceiptEqualFold(v string) predicate.Approval {
 // ReceiptContainsFold applies the ContainsFold predicate on the "receipt" field.
 func ReceiptContainsFold(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldContainsFold(FieldReceipt, v))
+}
+
+// ConsentIDEQ applies the EQ predicate on the "consent_id" field.
+func ConsentIDEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldConsentID, v))
+}
+
+// ConsentIDNEQ applies the NEQ predicate on the "consent_id" field.
+func ConsentIDNEQ(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldNEQ(FieldConsentID, v))
+}
+
+// ConsentIDIn applies the In predicate on the "consent_id" field.
+func ConsentIDIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldIn(FieldConsentID, vs...))
+}
+
+// ConsentIDNotIn applies the NotIn predicate on the "consent_id" field.
+func ConsentIDNotIn(vs ...string) predicate.Approval {
+	return predicate.Approval(sql.FieldNotIn(FieldConsentID, vs...))
+}
+
+// ConsentIDGT applies the GT predicate on the "consent_id" field.
+func ConsentIDGT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGT(FieldConsentID, v))
+}
+
+// ConsentIDGTE applies the GTE predicate on the "consent_id" field.
+func ConsentIDGTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldGTE(FieldConsentID, v))
+}
+
+// ConsentIDLT applies the LT predicate on the "consent_id" field.
+func ConsentIDLT(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLT(FieldConsentID, v))
+}
+
+// ConsentIDLTE applies the LTE predicate on the "consent_id" field.
+func ConsentIDLTE(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldLTE(FieldConsentID, v))
+}
+
+// ConsentIDContains applies the Contains predicate on the "consent_id" field.
+func ConsentIDContains(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContains(FieldConsentID, v))
+}
+
+// ConsentIDHasPrefix applies the HasPrefix predicate on the "consent_id" field.
+func ConsentIDHasPrefix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasPrefix(FieldConsentID, v))
+}
+
+// ConsentIDHasSuffix applies the HasSuffix predicate on the "consent_id" field.
+func ConsentIDHasSuffix(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldHasSuffix(FieldConsentID, v))
+}
+
+// ConsentIDEqualFold applies the EqualFold predicate on the "consent_id" field.
+func ConsentIDEqualFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldEqualFold(FieldConsentID, v))
+}
+
+// ConsentIDContainsFold applies the ContainsFold predicate on the "consent_id" field.
+func ConsentIDContainsFold(v string) predicate.Approval {
+	return predicate.Approval(sql.FieldContainsFold(FieldConsentID, v))
 }
 
 // And groups predicates with the AND operator between them.

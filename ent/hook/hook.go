@@ -69,6 +69,18 @@ func (f BoardLeaseFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BoardLeaseMutation", m)
 }
 
+// The ConsentFunc type is an adapter to allow the use of ordinary
+// function as Consent mutator.
+type ConsentFunc func(context.Context, *ent.ConsentMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ConsentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ConsentMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ConsentMutation", m)
+}
+
 // The ConversationFunc type is an adapter to allow the use of ordinary
 // function as Conversation mutator.
 type ConversationFunc func(context.Context, *ent.ConversationMutation) (ent.Value, error)

@@ -109,6 +109,7 @@ var (
 		{Name: "traceparent", Type: field.TypeString, Default: ""},
 		{Name: "decision_traceparent", Type: field.TypeString, Default: ""},
 		{Name: "receipt", Type: field.TypeString, Default: ""},
+		{Name: "consent_id", Type: field.TypeString, Default: ""},
 	}
 	// ApprovalsTable holds the schema information for the "approvals" table.
 	ApprovalsTable = &schema.Table{
@@ -196,6 +197,39 @@ var (
 		Name:       "board_leases",
 		Columns:    BoardLeasesColumns,
 		PrimaryKey: []*schema.Column{BoardLeasesColumns[0]},
+	}
+	// ConsentsColumns holds the columns for the "consents" table.
+	ConsentsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "digest", Type: field.TypeString},
+		{Name: "rule_id", Type: field.TypeString},
+		{Name: "approval_id", Type: field.TypeString},
+		{Name: "created_by", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "uses_allowed", Type: field.TypeInt},
+		{Name: "uses", Type: field.TypeInt, Default: 0},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_by", Type: field.TypeString, Default: ""},
+	}
+	// ConsentsTable holds the schema information for the "consents" table.
+	ConsentsTable = &schema.Table{
+		Name:       "consents",
+		Columns:    ConsentsColumns,
+		PrimaryKey: []*schema.Column{ConsentsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "consent_agent_digest",
+				Unique:  false,
+				Columns: []*schema.Column{ConsentsColumns[1], ConsentsColumns[2]},
+			},
+			{
+				Name:    "consent_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{ConsentsColumns[6], ConsentsColumns[0]},
+			},
+		},
 	}
 	// ConversationsColumns holds the columns for the "conversations" table.
 	ConversationsColumns = []*schema.Column{
@@ -562,6 +596,8 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "updated_by", Type: field.TypeString},
+		{Name: "no_standing_consent", Type: field.TypeBool, Default: false},
+		{Name: "standing_consent_max_amount", Type: field.TypeFloat64, Default: 0},
 	}
 	// RulesTable holds the schema information for the "rules" table.
 	RulesTable = &schema.Table{
@@ -838,6 +874,7 @@ var (
 		ApprovalsTable,
 		AuditEntriesTable,
 		BoardLeasesTable,
+		ConsentsTable,
 		ConversationsTable,
 		DelegationFailuresTable,
 		EvalScoresTable,

@@ -21,6 +21,9 @@ type AuditEntry func(*sql.Selector)
 // BoardLease is the predicate function for boardlease builders.
 type BoardLease func(*sql.Selector)
 
+// Consent is the predicate function for consent builders.
+type Consent func(*sql.Selector)
+
 // Conversation is the predicate function for conversation builders.
 type Conversation func(*sql.Selector)
 

@@ -35,6 +35,10 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldUpdatedBy holds the string denoting the updated_by field in the database.
 	FieldUpdatedBy = "updated_by"
+	// FieldNoStandingConsent holds the string denoting the no_standing_consent field in the database.
+	FieldNoStandingConsent = "no_standing_consent"
+	// FieldStandingConsentMaxAmount holds the string denoting the standing_consent_max_amount field in the database.
+	FieldStandingConsentMaxAmount = "standing_consent_max_amount"
 	// Table holds the table name of the rule in the database.
 	Table = "rules"
 )
@@ -54,6 +58,8 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldUpdatedBy,
+	FieldNoStandingConsent,
+	FieldStandingConsentMaxAmount,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -89,6 +95,12 @@ var (
 	DefaultDescription string
 	// UpdatedByValidator is a validator for the "updated_by" field. It is called by the builders before save.
 	UpdatedByValidator func(string) error
+	// DefaultNoStandingConsent holds the default value on creation for the "no_standing_consent" field.
+	DefaultNoStandingConsent bool
+	// DefaultStandingConsentMaxAmount holds the default value on creation for the "standing_consent_max_amount" field.
+	DefaultStandingConsentMaxAmount float64
+	// StandingConsentMaxAmountValidator is a validator for the "standing_consent_max_amount" field. It is called by the builders before save.
+	StandingConsentMaxAmountValidator func(float64) error
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -154,4 +166,14 @@ func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByUpdatedBy orders the results by the updated_by field.
 func ByUpdatedBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUpdatedBy, opts...).ToFunc()
+}
+
+// ByNoStandingConsent orders the results by the no_standing_consent field.
+func ByNoStandingConsent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNoStandingConsent, opts...).ToFunc()
+}
+
+// ByStandingConsentMaxAmount orders the results by the standing_consent_max_amount field.
+func ByStandingConsentMaxAmount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStandingConsentMaxAmount, opts...).ToFunc()
 }

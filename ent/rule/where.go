@@ -119,6 +119,16 @@ func UpdatedBy(v string) predicate.Rule {
 	return predicate.Rule(sql.FieldEQ(FieldUpdatedBy, v))
 }
 
+// NoStandingConsent applies equality check predicate on the "no_standing_consent" field. It's identical to NoStandingConsentEQ.
+func NoStandingConsent(v bool) predicate.Rule {
+	return predicate.Rule(sql.FieldEQ(FieldNoStandingConsent, v))
+}
+
+// StandingConsentMaxAmount applies equality check predicate on the "standing_consent_max_amount" field. It's identical to StandingConsentMaxAmountEQ.
+func StandingConsentMaxAmount(v float64) predicate.Rule {
+	return predicate.Rule(sql.FieldEQ(FieldStandingConsentMaxAmount, v))
+}
+
 // AgentEQ applies the EQ predicate on the "agent" field.
 func AgentEQ(v string) predicate.Rule {
 	return predicate.Rule(sql.FieldEQ(FieldAgent, v))
@@ -632,6 +642,56 @@ func UpdatedByEqualFold(v string) predicate.Rule {
 // UpdatedByContainsFold applies the ContainsFold predicate on the "updated_by" field.
 func UpdatedByContainsFold(v string) predicate.Rule {
 	return predicate.Rule(sql.FieldContainsFold(FieldUpdatedBy, v))
+}
+
+// NoStandingConsentEQ applies the EQ predicate on the "no_standing_consent" field.
+func NoStandingConsentEQ(v bool) predicate.Rule {
+	return predicate.Rule(sql.FieldEQ(FieldNoStandingConsent, v))
+}
+
+// NoStandingConsentNEQ applies the NEQ predicate on the "no_standing_consent" field.
+func NoStandingConsentNEQ(v bool) predicate.Rule {
+	return predicate.Rule(sql.FieldNEQ(FieldNoStandingConsent, v))
+}
+
+// StandingConsentMaxAmountEQ applies the EQ predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountEQ(v float64) predicate.Rule {
+	return predicate.Rule(sql.FieldEQ(FieldStandingConsentMaxAmount, v))
+}
+
+// StandingConsentMaxAmountNEQ applies the NEQ predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountNEQ(v float64) predicate.Rule {
+	return predicate.Rule(sql.FieldNEQ(FieldStandingConsentMaxAmount, v))
+}
+
+// StandingConsentMaxAmountIn applies the In predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountIn(vs ...float64) predicate.Rule {
+	return predicate.Rule(sql.FieldIn(FieldStandingConsentMaxAmount, vs...))
+}
+
+// StandingConsentMaxAmountNotIn applies the NotIn predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountNotIn(vs ...float64) predicate.Rule {
+	return predicate.Rule(sql.FieldNotIn(FieldStandingConsentMaxAmount, vs...))
+}
+
+// StandingConsentMaxAmountGT applies the GT predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountGT(v float64) predicate.Rule {
+	return predicate.Rule(sql.FieldGT(FieldStandingConsentMaxAmount, v))
+}
+
+// StandingConsentMaxAmountGTE applies the GTE predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountGTE(v float64) predicate.Rule {
+	return predicate.Rule(sql.FieldGTE(FieldStandingConsentMaxAmount, v))
+}
+
+// StandingConsentMaxAmountLT applies the LT predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountLT(v float64) predicate.Rule {
+	return predicate.Rule(sql.FieldLT(FieldStandingConsentMaxAmount, v))
+}
+
+// StandingConsentMaxAmountLTE applies the LTE predicate on the "standing_consent_max_amount" field.
+func StandingConsentMaxAmountLTE(v float64) predicate.Rule {
+	return predicate.Rule(sql.FieldLTE(FieldStandingConsentMaxAmount, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -60,6 +60,8 @@ func (Approval) Fields() []ent.Field {
 		// receipt: the board's signed receipt of the decision (a JWS,
 		// package receipts), written with it; "" until it is decided.
 		field.String("receipt").Default(""),
+		// consent_id: the standing consent that approved it, when one did.
+		field.String("consent_id").Default(""),
 	}
 }
 

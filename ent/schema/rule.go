@@ -39,6 +39,11 @@ func (Rule) Fields() []ent.Field {
 		field.Time("updated_at"),
 		// updated_by is the operator who last put the rule.
 		field.String("updated_by").NotEmpty(),
+		// no_standing_consent: a yes may not stand for later operations;
+		// standing_consent_max_amount: above zero, not for an approval
+		// showing an amount above it.
+		field.Bool("no_standing_consent").Default(false),
+		field.Float("standing_consent_max_amount").Min(0).Default(0),
 	}
 }
 

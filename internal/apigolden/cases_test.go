@@ -277,6 +277,22 @@ func cases() []goldenCase {
 	add("ApprovalService.Decide.response", &boardv1.DecideResponse{Approval: approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING)})
 	add("ApprovalService.Cancel.request", &boardv1.CancelRequest{Id: "ap_pending", Reason: "The order was withdrawn."})
 	add("ApprovalService.Cancel.response", &boardv1.CancelResponse{Approval: approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_CANCELLED)})
+	add("ApprovalService.Decide.request.consent", &boardv1.DecideRequest{
+		Id: "ap_pending", Say: boardv1.Say_SAY_YES, Digest: digestA,
+		Consent: &boardv1.StandingConsent{Duration: durationpb.New(8 * time.Hour), Uses: 20},
+	})
+	consentActive := &boardv1.Consent{
+		Id: "con-1", Agent: "refund-desk", Digest: digestA, RuleId: "refunds", ApprovalId: "ap_pending", CreatedBy: "ann@example.com",
+		CreateTime: at(0), ExpireTime: at(480), UsesAllowed: 20, Uses: 3, State: "active",
+	}
+	consentRevoked := &boardv1.Consent{
+		Id: "con-0", Agent: "refund-desk", Digest: digestA, RuleId: "refunds", ApprovalId: "ap_old", CreatedBy: "ann@example.com",
+		CreateTime: at(-600), ExpireTime: at(-120), Uses: 7, RevokeTime: at(-300), RevokedBy: "bob@example.com", State: "revoked",
+	}
+	add("ApprovalService.ListConsents.request", &boardv1.ListConsentsRequest{Agent: "refund-desk", ActiveOnly: false, PageSize: 20, PageToken: "Y29uLTI"})
+	add("ApprovalService.ListConsents.response", &boardv1.ListConsentsResponse{Consents: []*boardv1.Consent{consentActive, consentRevoked}, NextPageToken: "Y29uLTM"})
+	add("ApprovalService.RevokeConsent.request", &boardv1.RevokeConsentRequest{Id: "con-0", Reason: "Ask again for every refund."})
+	add("ApprovalService.RevokeConsent.response", &boardv1.RevokeConsentResponse{Consent: consentRevoked})
 	add("ApprovalService.WatchApprovals.request", &boardv1.WatchApprovalsRequest{Agent: "refund-desk", History: proto.Int32(50)})
 	for _, e := range []struct {
 		name  string

@@ -328,6 +328,11 @@ table "approvals" {
     type    = varchar
     default = sql("''")
   }
+  column "consent_id" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
   primary_key {
     columns = [column.id]
   }
@@ -435,6 +440,68 @@ table "board_leases" {
   }
   primary_key {
     columns = [column.id]
+  }
+}
+table "consents" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = varchar
+  }
+  column "agent" {
+    null = false
+    type = varchar
+  }
+  column "digest" {
+    null = false
+    type = varchar
+  }
+  column "rule_id" {
+    null = false
+    type = varchar
+  }
+  column "approval_id" {
+    null = false
+    type = varchar
+  }
+  column "created_by" {
+    null = false
+    type = varchar
+  }
+  column "created_at" {
+    null = false
+    type = timestamptz
+  }
+  column "expires_at" {
+    null = false
+    type = timestamptz
+  }
+  column "uses_allowed" {
+    null = false
+    type = bigint
+  }
+  column "uses" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "revoked_at" {
+    null = true
+    type = timestamptz
+  }
+  column "revoked_by" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "consent_agent_digest" {
+    columns = [column.agent, column.digest]
+  }
+  index "consent_created_at_id" {
+    columns = [column.created_at, column.id]
   }
 }
 table "conversations" {
@@ -1132,6 +1199,16 @@ table "rules" {
   column "updated_by" {
     null = false
     type = varchar
+  }
+  column "no_standing_consent" {
+    null    = false
+    type    = boolean
+    default = sql("false")
+  }
+  column "standing_consent_max_amount" {
+    null    = false
+    type    = double_precision
+    default = sql("0")
   }
   primary_key {
     columns = [column.id]

@@ -279,8 +279,14 @@ type Rule struct {
 	// verified into its thread) may decide it. By default they may not: the
 	// person who asked is not the one who approves.
 	AllowSelfApproval bool `protobuf:"varint,13,opt,name=allow_self_approval,json=allowSelfApproval,proto3" json:"allow_self_approval,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Whether a yes under this rule may not stand for later operations
+	// (DecideRequest.consent is refused).
+	NoStandingConsent bool `protobuf:"varint,14,opt,name=no_standing_consent,json=noStandingConsent,proto3" json:"no_standing_consent,omitempty"`
+	// When above zero, standing consent is refused for an approval showing
+	// an amount above this (Approval.amounts, whatever the currency).
+	StandingConsentMaxAmount float64 `protobuf:"fixed64,15,opt,name=standing_consent_max_amount,json=standingConsentMaxAmount,proto3" json:"standing_consent_max_amount,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Rule) Reset() {
@@ -402,6 +408,20 @@ func (x *Rule) GetAllowSelfApproval() bool {
 		return x.AllowSelfApproval
 	}
 	return false
+}
+
+func (x *Rule) GetNoStandingConsent() bool {
+	if x != nil {
+		return x.NoStandingConsent
+	}
+	return false
+}
+
+func (x *Rule) GetStandingConsentMaxAmount() float64 {
+	if x != nil {
+		return x.StandingConsentMaxAmount
+	}
+	return 0
 }
 
 // PutRuleRequest stores one rule.
@@ -1315,7 +1335,14 @@ type DecideRequest struct {
 	// The digest of the operation the operator was shown: the approval's.
 	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
 	// Why; required when the rule says so. At most 4,096 bytes.
-	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// With SAY_YES: also approve, for a while or a number of times, the
+	// later operations of this agent with this exact digest — never by tool
+	// or node alone. Refused (failed_precondition) when the yes does not
+	// decide the approval (the rule's quorum is above 1), when the rule
+	// forbids standing consent, or when an amount shown is above the rule's
+	// standing_consent_max_amount.
+	Consent       *StandingConsent `protobuf:"bytes,5,opt,name=consent,proto3" json:"consent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1378,6 +1405,456 @@ func (x *DecideRequest) GetReason() string {
 	return ""
 }
 
+func (x *DecideRequest) GetConsent() *StandingConsent {
+	if x != nil {
+		return x.Consent
+	}
+	return nil
+}
+
+// StandingConsent is how long and how often a yes stands for the same
+// operation.
+type StandingConsent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How long it stands, from the decision: at most 168 hours. Unset or
+	// zero with uses set: 168 hours.
+	Duration *durationpb.Duration `protobuf:"bytes,1,opt,name=duration,proto3" json:"duration,omitempty"`
+	// How many later operations it approves, at most 1,000; zero: any
+	// number within its duration. Duration and uses may not both be unset.
+	Uses          int32 `protobuf:"varint,2,opt,name=uses,proto3" json:"uses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StandingConsent) Reset() {
+	*x = StandingConsent{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StandingConsent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StandingConsent) ProtoMessage() {}
+
+func (x *StandingConsent) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StandingConsent.ProtoReflect.Descriptor instead.
+func (*StandingConsent) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StandingConsent) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *StandingConsent) GetUses() int32 {
+	if x != nil {
+		return x.Uses
+	}
+	return 0
+}
+
+// Consent is a standing consent: a yes that stands for the later
+// operations of one agent with one exact digest.
+type Consent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The board's id for it.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The agent it covers.
+	Agent string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The digest it covers: the exact operation.
+	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	// The rule that governed the approval it was given on; it covers only
+	// approvals the same rule governs.
+	RuleId string `protobuf:"bytes,4,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
+	// The approval whose yes made it.
+	ApprovalId string `protobuf:"bytes,5,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// Who made it.
+	CreatedBy string `protobuf:"bytes,6,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// When it was made.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When it stops covering anything.
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// How many operations it may approve (0: any number until it expires).
+	UsesAllowed int32 `protobuf:"varint,9,opt,name=uses_allowed,json=usesAllowed,proto3" json:"uses_allowed,omitempty"`
+	// How many it has approved.
+	Uses int32 `protobuf:"varint,10,opt,name=uses,proto3" json:"uses,omitempty"`
+	// When it was revoked; unset while it was not.
+	RevokeTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
+	// Who revoked it; "" while nobody did.
+	RevokedBy string `protobuf:"bytes,12,opt,name=revoked_by,json=revokedBy,proto3" json:"revoked_by,omitempty"`
+	// "active", "used" (its uses spent), "expired" or "revoked".
+	State         string `protobuf:"bytes,13,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Consent) Reset() {
+	*x = Consent{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Consent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Consent) ProtoMessage() {}
+
+func (x *Consent) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Consent.ProtoReflect.Descriptor instead.
+func (*Consent) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Consent) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Consent) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Consent) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *Consent) GetRuleId() string {
+	if x != nil {
+		return x.RuleId
+	}
+	return ""
+}
+
+func (x *Consent) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *Consent) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *Consent) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Consent) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *Consent) GetUsesAllowed() int32 {
+	if x != nil {
+		return x.UsesAllowed
+	}
+	return 0
+}
+
+func (x *Consent) GetUses() int32 {
+	if x != nil {
+		return x.Uses
+	}
+	return 0
+}
+
+func (x *Consent) GetRevokeTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokeTime
+	}
+	return nil
+}
+
+func (x *Consent) GetRevokedBy() string {
+	if x != nil {
+		return x.RevokedBy
+	}
+	return ""
+}
+
+func (x *Consent) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+// ListConsentsRequest asks for a page of standing consents, newest first.
+type ListConsentsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this agent's, when given.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Only those that still approve something.
+	ActiveOnly bool `protobuf:"varint,2,opt,name=active_only,json=activeOnly,proto3" json:"active_only,omitempty"`
+	// At most this many: 0 means 50, more than 500 is read as 500.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response; "" for the first page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConsentsRequest) Reset() {
+	*x = ListConsentsRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConsentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConsentsRequest) ProtoMessage() {}
+
+func (x *ListConsentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConsentsRequest.ProtoReflect.Descriptor instead.
+func (*ListConsentsRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListConsentsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *ListConsentsRequest) GetActiveOnly() bool {
+	if x != nil {
+		return x.ActiveOnly
+	}
+	return false
+}
+
+func (x *ListConsentsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListConsentsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListConsentsResponse is one page of standing consents.
+type ListConsentsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The consents, newest first.
+	Consents []*Consent `protobuf:"bytes,1,rep,name=consents,proto3" json:"consents,omitempty"`
+	// Set when more follow.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConsentsResponse) Reset() {
+	*x = ListConsentsResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConsentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConsentsResponse) ProtoMessage() {}
+
+func (x *ListConsentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConsentsResponse.ProtoReflect.Descriptor instead.
+func (*ListConsentsResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListConsentsResponse) GetConsents() []*Consent {
+	if x != nil {
+		return x.Consents
+	}
+	return nil
+}
+
+func (x *ListConsentsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// RevokeConsentRequest names the consent to end.
+type RevokeConsentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Why; at most 4,096 bytes.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeConsentRequest) Reset() {
+	*x = RevokeConsentRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeConsentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeConsentRequest) ProtoMessage() {}
+
+func (x *RevokeConsentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeConsentRequest.ProtoReflect.Descriptor instead.
+func (*RevokeConsentRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RevokeConsentRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RevokeConsentRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// RevokeConsentResponse is the consent as revoked.
+type RevokeConsentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The consent, revoked.
+	Consent       *Consent `protobuf:"bytes,1,opt,name=consent,proto3" json:"consent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeConsentResponse) Reset() {
+	*x = RevokeConsentResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeConsentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeConsentResponse) ProtoMessage() {}
+
+func (x *RevokeConsentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeConsentResponse.ProtoReflect.Descriptor instead.
+func (*RevokeConsentResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RevokeConsentResponse) GetConsent() *Consent {
+	if x != nil {
+		return x.Consent
+	}
+	return nil
+}
+
 // DecideResponse is the approval after the vote.
 type DecideResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1390,7 +1867,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1879,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1892,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DecideResponse) GetApproval() *Approval {
@@ -1438,7 +1915,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +1927,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +1940,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CancelRequest) GetId() string {
@@ -1491,7 +1968,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1980,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1993,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelResponse) GetApproval() *Approval {
@@ -1563,14 +2040,17 @@ type ApprovalDecision struct {
 	// (/.well-known/receipt-keys.json); an agent does not act on a decision
 	// whose receipt does not verify. "" only for a decision made before the
 	// board signed them.
-	Receipt       string `protobuf:"bytes,11,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	Receipt string `protobuf:"bytes,11,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	// The standing consent that approved it, when one did rather than a
+	// person at the time (who is then the consent's maker).
+	ConsentId     string `protobuf:"bytes,12,opt,name=consent_id,json=consentId,proto3" json:"consent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +2062,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +2075,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{19}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ApprovalDecision) GetApprovalId() string {
@@ -1675,6 +2155,13 @@ func (x *ApprovalDecision) GetReceipt() string {
 	return ""
 }
 
+func (x *ApprovalDecision) GetConsentId() string {
+	if x != nil {
+		return x.ConsentId
+	}
+	return ""
+}
+
 // PreviewRuleRequest is a rule to preview.
 type PreviewRuleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1687,7 +2174,7 @@ type PreviewRuleRequest struct {
 
 func (x *PreviewRuleRequest) Reset() {
 	*x = PreviewRuleRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +2186,7 @@ func (x *PreviewRuleRequest) String() string {
 func (*PreviewRuleRequest) ProtoMessage() {}
 
 func (x *PreviewRuleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +2199,7 @@ func (x *PreviewRuleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRuleRequest.ProtoReflect.Descriptor instead.
 func (*PreviewRuleRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{20}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PreviewRuleRequest) GetRule() *Rule {
@@ -1743,7 +2230,7 @@ type RuleMatch struct {
 
 func (x *RuleMatch) Reset() {
 	*x = RuleMatch{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +2242,7 @@ func (x *RuleMatch) String() string {
 func (*RuleMatch) ProtoMessage() {}
 
 func (x *RuleMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +2255,7 @@ func (x *RuleMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuleMatch.ProtoReflect.Descriptor instead.
 func (*RuleMatch) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{21}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RuleMatch) GetAgent() string {
@@ -1825,7 +2312,7 @@ type PreviewRuleResponse struct {
 
 func (x *PreviewRuleResponse) Reset() {
 	*x = PreviewRuleResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +2324,7 @@ func (x *PreviewRuleResponse) String() string {
 func (*PreviewRuleResponse) ProtoMessage() {}
 
 func (x *PreviewRuleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +2337,7 @@ func (x *PreviewRuleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRuleResponse.ProtoReflect.Descriptor instead.
 func (*PreviewRuleResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{22}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PreviewRuleResponse) GetAgents() []string {
@@ -1885,7 +2372,7 @@ var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xfa\x03\n" +
+	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xe9\x04\n" +
 	"\x04Rule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -1904,7 +2391,9 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"updateTime\x12\x1d\n" +
 	"\n" +
 	"updated_by\x18\f \x01(\tR\tupdatedBy\x12.\n" +
-	"\x13allow_self_approval\x18\r \x01(\bR\x11allowSelfApprovalB\t\n" +
+	"\x13allow_self_approval\x18\r \x01(\bR\x11allowSelfApproval\x12.\n" +
+	"\x13no_standing_consent\x18\x0e \x01(\bR\x11noStandingConsent\x12=\n" +
+	"\x1bstanding_consent_max_amount\x18\x0f \x01(\x01R\x18standingConsentMaxAmountB\t\n" +
 	"\a_quorum\">\n" +
 	"\x0ePutRuleRequest\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"?\n" +
@@ -1966,19 +2455,59 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x12GetApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13GetApprovalResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"z\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xb9\x01\n" +
 	"\rDecideRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12)\n" +
 	"\x03say\x18\x02 \x01(\x0e2\x17.symphonix.board.v1.SayR\x03say\x12\x16\n" +
 	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"J\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12=\n" +
+	"\aconsent\x18\x05 \x01(\v2#.symphonix.board.v1.StandingConsentR\aconsent\"\\\n" +
+	"\x0fStandingConsent\x125\n" +
+	"\bduration\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x12\n" +
+	"\x04uses\x18\x02 \x01(\x05R\x04uses\"\xc3\x03\n" +
+	"\aConsent\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x17\n" +
+	"\arule_id\x18\x04 \x01(\tR\x06ruleId\x12\x1f\n" +
+	"\vapproval_id\x18\x05 \x01(\tR\n" +
+	"approvalId\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x06 \x01(\tR\tcreatedBy\x12;\n" +
+	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12!\n" +
+	"\fuses_allowed\x18\t \x01(\x05R\vusesAllowed\x12\x12\n" +
+	"\x04uses\x18\n" +
+	" \x01(\x05R\x04uses\x12;\n" +
+	"\vrevoke_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"revokeTime\x12\x1d\n" +
+	"\n" +
+	"revoked_by\x18\f \x01(\tR\trevokedBy\x12\x14\n" +
+	"\x05state\x18\r \x01(\tR\x05state\"\x88\x01\n" +
+	"\x13ListConsentsRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1f\n" +
+	"\vactive_only\x18\x02 \x01(\bR\n" +
+	"activeOnly\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"w\n" +
+	"\x14ListConsentsResponse\x127\n" +
+	"\bconsents\x18\x01 \x03(\v2\x1b.symphonix.board.v1.ConsentR\bconsents\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\">\n" +
+	"\x14RevokeConsentRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"N\n" +
+	"\x15RevokeConsentResponse\x125\n" +
+	"\aconsent\x18\x01 \x01(\v2\x1b.symphonix.board.v1.ConsentR\aconsent\"J\n" +
 	"\x0eDecideResponse\x128\n" +
 	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"7\n" +
 	"\rCancelRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"J\n" +
 	"\x0eCancelResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xd7\x02\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xf6\x02\n" +
 	"\x10ApprovalDecision\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12)\n" +
@@ -1993,7 +2522,9 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x06thread\x18\t \x01(\tR\x06thread\x12 \n" +
 	"\vtraceparent\x18\n" +
 	" \x01(\tR\vtraceparent\x12\x18\n" +
-	"\areceipt\x18\v \x01(\tR\areceipt\"B\n" +
+	"\areceipt\x18\v \x01(\tR\areceipt\x12\x1d\n" +
+	"\n" +
+	"consent_id\x18\f \x01(\tR\tconsentId\"B\n" +
 	"\x12PreviewRuleRequest\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"\x97\x01\n" +
 	"\tRuleMatch\x12\x14\n" +
@@ -2033,7 +2564,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x16APPROVAL_EVENT_DECIDED\x10\x06\x12\x1c\n" +
 	"\x18APPROVAL_EVENT_CANCELLED\x10\a\x12\x1a\n" +
 	"\x16APPROVAL_EVENT_EXPIRED\x10\b\x12\x1c\n" +
-	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t2\xcf\x06\n" +
+	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t2\x98\b\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
@@ -2043,7 +2574,9 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\rListApprovals\x12(.symphonix.board.v1.ListApprovalsRequest\x1a).symphonix.board.v1.ListApprovalsResponse\x12^\n" +
 	"\vGetApproval\x12&.symphonix.board.v1.GetApprovalRequest\x1a'.symphonix.board.v1.GetApprovalResponse\x12O\n" +
 	"\x06Decide\x12!.symphonix.board.v1.DecideRequest\x1a\".symphonix.board.v1.DecideResponse\x12O\n" +
-	"\x06Cancel\x12!.symphonix.board.v1.CancelRequest\x1a\".symphonix.board.v1.CancelResponse\x12i\n" +
+	"\x06Cancel\x12!.symphonix.board.v1.CancelRequest\x1a\".symphonix.board.v1.CancelResponse\x12a\n" +
+	"\fListConsents\x12'.symphonix.board.v1.ListConsentsRequest\x1a(.symphonix.board.v1.ListConsentsResponse\x12d\n" +
+	"\rRevokeConsent\x12(.symphonix.board.v1.RevokeConsentRequest\x1a).symphonix.board.v1.RevokeConsentResponse\x12i\n" +
 	"\x0eWatchApprovals\x12).symphonix.board.v1.WatchApprovalsRequest\x1a*.symphonix.board.v1.WatchApprovalsResponse0\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
@@ -2059,7 +2592,7 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(ApprovalState)(0),             // 0: symphonix.board.v1.ApprovalState
 	(Say)(0),                       // 1: symphonix.board.v1.Say
@@ -2080,31 +2613,37 @@ var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*GetApprovalRequest)(nil),     // 16: symphonix.board.v1.GetApprovalRequest
 	(*GetApprovalResponse)(nil),    // 17: symphonix.board.v1.GetApprovalResponse
 	(*DecideRequest)(nil),          // 18: symphonix.board.v1.DecideRequest
-	(*DecideResponse)(nil),         // 19: symphonix.board.v1.DecideResponse
-	(*CancelRequest)(nil),          // 20: symphonix.board.v1.CancelRequest
-	(*CancelResponse)(nil),         // 21: symphonix.board.v1.CancelResponse
-	(*ApprovalDecision)(nil),       // 22: symphonix.board.v1.ApprovalDecision
-	(*PreviewRuleRequest)(nil),     // 23: symphonix.board.v1.PreviewRuleRequest
-	(*RuleMatch)(nil),              // 24: symphonix.board.v1.RuleMatch
-	(*PreviewRuleResponse)(nil),    // 25: symphonix.board.v1.PreviewRuleResponse
-	(Role)(0),                      // 26: symphonix.board.v1.Role
-	(*durationpb.Duration)(nil),    // 27: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 29: google.protobuf.Struct
+	(*StandingConsent)(nil),        // 19: symphonix.board.v1.StandingConsent
+	(*Consent)(nil),                // 20: symphonix.board.v1.Consent
+	(*ListConsentsRequest)(nil),    // 21: symphonix.board.v1.ListConsentsRequest
+	(*ListConsentsResponse)(nil),   // 22: symphonix.board.v1.ListConsentsResponse
+	(*RevokeConsentRequest)(nil),   // 23: symphonix.board.v1.RevokeConsentRequest
+	(*RevokeConsentResponse)(nil),  // 24: symphonix.board.v1.RevokeConsentResponse
+	(*DecideResponse)(nil),         // 25: symphonix.board.v1.DecideResponse
+	(*CancelRequest)(nil),          // 26: symphonix.board.v1.CancelRequest
+	(*CancelResponse)(nil),         // 27: symphonix.board.v1.CancelResponse
+	(*ApprovalDecision)(nil),       // 28: symphonix.board.v1.ApprovalDecision
+	(*PreviewRuleRequest)(nil),     // 29: symphonix.board.v1.PreviewRuleRequest
+	(*RuleMatch)(nil),              // 30: symphonix.board.v1.RuleMatch
+	(*PreviewRuleResponse)(nil),    // 31: symphonix.board.v1.PreviewRuleResponse
+	(Role)(0),                      // 32: symphonix.board.v1.Role
+	(*durationpb.Duration)(nil),    // 33: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 35: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	26, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
-	27, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	28, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
-	28, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
+	32, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
+	33, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	34, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
+	34, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 4: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 5: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 6: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	29, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	35, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
 	0,  // 8: symphonix.board.v1.Approval.state:type_name -> symphonix.board.v1.ApprovalState
-	28, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	28, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
-	22, // 11: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	34, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	34, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	28, // 11: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
 	11, // 12: symphonix.board.v1.Approval.amounts:type_name -> symphonix.board.v1.Amount
 	0,  // 13: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
 	10, // 14: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
@@ -2112,35 +2651,46 @@ var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
 	10, // 16: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
 	10, // 17: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
 	1,  // 18: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
-	10, // 19: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 20: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 21: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
-	28, // 22: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
-	3,  // 23: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
-	24, // 24: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
-	4,  // 25: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	6,  // 26: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	8,  // 27: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	23, // 28: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
-	12, // 29: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	16, // 30: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	18, // 31: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	20, // 32: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	14, // 33: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
-	5,  // 34: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	7,  // 35: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	9,  // 36: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	25, // 37: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
-	13, // 38: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	17, // 39: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	19, // 40: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	21, // 41: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	15, // 42: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
-	34, // [34:43] is the sub-list for method output_type
-	25, // [25:34] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	19, // 19: symphonix.board.v1.DecideRequest.consent:type_name -> symphonix.board.v1.StandingConsent
+	33, // 20: symphonix.board.v1.StandingConsent.duration:type_name -> google.protobuf.Duration
+	34, // 21: symphonix.board.v1.Consent.create_time:type_name -> google.protobuf.Timestamp
+	34, // 22: symphonix.board.v1.Consent.expire_time:type_name -> google.protobuf.Timestamp
+	34, // 23: symphonix.board.v1.Consent.revoke_time:type_name -> google.protobuf.Timestamp
+	20, // 24: symphonix.board.v1.ListConsentsResponse.consents:type_name -> symphonix.board.v1.Consent
+	20, // 25: symphonix.board.v1.RevokeConsentResponse.consent:type_name -> symphonix.board.v1.Consent
+	10, // 26: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 27: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 28: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
+	34, // 29: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
+	3,  // 30: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	30, // 31: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
+	4,  // 32: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	6,  // 33: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	8,  // 34: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	29, // 35: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
+	12, // 36: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	16, // 37: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	18, // 38: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	26, // 39: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	21, // 40: symphonix.board.v1.ApprovalService.ListConsents:input_type -> symphonix.board.v1.ListConsentsRequest
+	23, // 41: symphonix.board.v1.ApprovalService.RevokeConsent:input_type -> symphonix.board.v1.RevokeConsentRequest
+	14, // 42: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	5,  // 43: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	7,  // 44: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	9,  // 45: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	31, // 46: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
+	13, // 47: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	17, // 48: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	25, // 49: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	27, // 50: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	22, // 51: symphonix.board.v1.ApprovalService.ListConsents:output_type -> symphonix.board.v1.ListConsentsResponse
+	24, // 52: symphonix.board.v1.ApprovalService.RevokeConsent:output_type -> symphonix.board.v1.RevokeConsentResponse
+	15, // 53: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	43, // [43:54] is the sub-list for method output_type
+	32, // [32:43] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -2157,7 +2707,7 @@ func file_symphonix_board_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,8 @@ const (
 	ApprovalService_GetApproval_FullMethodName    = "/symphonix.board.v1.ApprovalService/GetApproval"
 	ApprovalService_Decide_FullMethodName         = "/symphonix.board.v1.ApprovalService/Decide"
 	ApprovalService_Cancel_FullMethodName         = "/symphonix.board.v1.ApprovalService/Cancel"
+	ApprovalService_ListConsents_FullMethodName   = "/symphonix.board.v1.ApprovalService/ListConsents"
+	ApprovalService_RevokeConsent_FullMethodName  = "/symphonix.board.v1.ApprovalService/RevokeConsent"
 	ApprovalService_WatchApprovals_FullMethodName = "/symphonix.board.v1.ApprovalService/WatchApprovals"
 )
 
@@ -79,6 +81,13 @@ type ApprovalServiceClient interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
+	// ListConsents lists standing consents, newest first: what a yes with
+	// consent set (DecideRequest.consent) still approves, and what it did.
+	ListConsents(ctx context.Context, in *ListConsentsRequest, opts ...grpc.CallOption) (*ListConsentsResponse, error)
+	// RevokeConsent ends a standing consent at once: the next raise of its
+	// digest waits for people again. Its maker, anyone its rule lets decide,
+	// or an admin may revoke it; it is audited.
+	RevokeConsent(ctx context.Context, in *RevokeConsentRequest, opts ...grpc.CallOption) (*RevokeConsentResponse, error)
 	// WatchApprovals first sends every pending approval (oldest first) and
 	// the newest decided ones (newest first), each as APPROVAL_EVENT_SNAPSHOT,
 	// then one APPROVAL_EVENT_SYNCED; after that, one message each time an
@@ -184,6 +193,26 @@ func (c *approvalServiceClient) Cancel(ctx context.Context, in *CancelRequest, o
 	return out, nil
 }
 
+func (c *approvalServiceClient) ListConsents(ctx context.Context, in *ListConsentsRequest, opts ...grpc.CallOption) (*ListConsentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListConsentsResponse)
+	err := c.cc.Invoke(ctx, ApprovalService_ListConsents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *approvalServiceClient) RevokeConsent(ctx context.Context, in *RevokeConsentRequest, opts ...grpc.CallOption) (*RevokeConsentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeConsentResponse)
+	err := c.cc.Invoke(ctx, ApprovalService_RevokeConsent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *approvalServiceClient) WatchApprovals(ctx context.Context, in *WatchApprovalsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchApprovalsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &ApprovalService_ServiceDesc.Streams[0], ApprovalService_WatchApprovals_FullMethodName, cOpts...)
@@ -252,6 +281,13 @@ type ApprovalServiceServer interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
+	// ListConsents lists standing consents, newest first: what a yes with
+	// consent set (DecideRequest.consent) still approves, and what it did.
+	ListConsents(context.Context, *ListConsentsRequest) (*ListConsentsResponse, error)
+	// RevokeConsent ends a standing consent at once: the next raise of its
+	// digest waits for people again. Its maker, anyone its rule lets decide,
+	// or an admin may revoke it; it is audited.
+	RevokeConsent(context.Context, *RevokeConsentRequest) (*RevokeConsentResponse, error)
 	// WatchApprovals first sends every pending approval (oldest first) and
 	// the newest decided ones (newest first), each as APPROVAL_EVENT_SNAPSHOT,
 	// then one APPROVAL_EVENT_SYNCED; after that, one message each time an
@@ -300,6 +336,12 @@ func (UnimplementedApprovalServiceServer) Decide(context.Context, *DecideRequest
 }
 func (UnimplementedApprovalServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
+}
+func (UnimplementedApprovalServiceServer) ListConsents(context.Context, *ListConsentsRequest) (*ListConsentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListConsents not implemented")
+}
+func (UnimplementedApprovalServiceServer) RevokeConsent(context.Context, *RevokeConsentRequest) (*RevokeConsentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeConsent not implemented")
 }
 func (UnimplementedApprovalServiceServer) WatchApprovals(*WatchApprovalsRequest, grpc.ServerStreamingServer[WatchApprovalsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchApprovals not implemented")
@@ -469,6 +511,42 @@ func _ApprovalService_Cancel_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ApprovalService_ListConsents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListConsentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ApprovalServiceServer).ListConsents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ApprovalService_ListConsents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ApprovalServiceServer).ListConsents(ctx, req.(*ListConsentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ApprovalService_RevokeConsent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeConsentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ApprovalServiceServer).RevokeConsent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ApprovalService_RevokeConsent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ApprovalServiceServer).RevokeConsent(ctx, req.(*RevokeConsentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ApprovalService_WatchApprovals_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchApprovalsRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -518,6 +596,14 @@ var ApprovalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Cancel",
 			Handler:    _ApprovalService_Cancel_Handler,
+		},
+		{
+			MethodName: "ListConsents",
+			Handler:    _ApprovalService_ListConsents_Handler,
+		},
+		{
+			MethodName: "RevokeConsent",
+			Handler:    _ApprovalService_RevokeConsent_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -43,6 +43,12 @@ const (
 	ApprovalServiceDecideProcedure = "/symphonix.board.v1.ApprovalService/Decide"
 	// ApprovalServiceCancelProcedure is the procedure name of the ApprovalService's Cancel RPC.
 	ApprovalServiceCancelProcedure = "/symphonix.board.v1.ApprovalService/Cancel"
+	// ApprovalServiceListConsentsProcedure is the procedure name of the ApprovalService's ListConsents
+	// RPC.
+	ApprovalServiceListConsentsProcedure = "/symphonix.board.v1.ApprovalService/ListConsents"
+	// ApprovalServiceRevokeConsentProcedure is the procedure name of the ApprovalService's
+	// RevokeConsent RPC.
+	ApprovalServiceRevokeConsentProcedure = "/symphonix.board.v1.ApprovalService/RevokeConsent"
 	// ApprovalServiceWatchApprovalsProcedure is the procedure name of the ApprovalService's
 	// WatchApprovals RPC.
 	ApprovalServiceWatchApprovalsProcedure = "/symphonix.board.v1.ApprovalService/WatchApprovals"
@@ -105,6 +111,20 @@ var (
 			Procedure:  ApprovalServiceCancelProcedure,
 		}
 	})
+	approvalServiceListConsentsSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("ListConsents"),
+			Procedure:  ApprovalServiceListConsentsProcedure,
+		}
+	})
+	approvalServiceRevokeConsentSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("RevokeConsent"),
+			Procedure:  ApprovalServiceRevokeConsentProcedure,
+		}
+	})
 	approvalServiceWatchApprovalsSpec = sync.OnceValue(func() connect.Spec {
 		return connect.Spec{
 			StreamType: connect.StreamTypeServer,
@@ -153,6 +173,13 @@ type ApprovalServiceClient interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
+	// ListConsents lists standing consents, newest first: what a yes with
+	// consent set (DecideRequest.consent) still approves, and what it did.
+	ListConsents(context.Context, *v1.ListConsentsRequest) (*v1.ListConsentsResponse, error)
+	// RevokeConsent ends a standing consent at once: the next raise of its
+	// digest waits for people again. Its maker, anyone its rule lets decide,
+	// or an admin may revoke it; it is audited.
+	RevokeConsent(context.Context, *v1.RevokeConsentRequest) (*v1.RevokeConsentResponse, error)
 	// WatchApprovals first sends every pending approval (oldest first) and
 	// the newest decided ones (newest first), each as APPROVAL_EVENT_SNAPSHOT,
 	// then one APPROVAL_EVENT_SYNCED; after that, one message each time an
@@ -236,6 +263,13 @@ type ApprovalServiceHandler interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
+	// ListConsents lists standing consents, newest first: what a yes with
+	// consent set (DecideRequest.consent) still approves, and what it did.
+	ListConsents(context.Context, *v1.ListConsentsRequest) (*v1.ListConsentsResponse, error)
+	// RevokeConsent ends a standing consent at once: the next raise of its
+	// digest waits for people again. Its maker, anyone its rule lets decide,
+	// or an admin may revoke it; it is audited.
+	RevokeConsent(context.Context, *v1.RevokeConsentRequest) (*v1.RevokeConsentResponse, error)
 	// WatchApprovals first sends every pending approval (oldest first) and
 	// the newest decided ones (newest first), each as APPROVAL_EVENT_SNAPSHOT,
 	// then one APPROVAL_EVENT_SYNCED; after that, one message each time an
@@ -266,6 +300,8 @@ func RegisterApprovalServiceHandler(server *connect.Server, svc ApprovalServiceH
 		connect.Method{Spec: approvalServiceGetApprovalSpec(), Handler: adapter.getApproval},
 		connect.Method{Spec: approvalServiceDecideSpec(), Handler: adapter.decide},
 		connect.Method{Spec: approvalServiceCancelSpec(), Handler: adapter.cancel},
+		connect.Method{Spec: approvalServiceListConsentsSpec(), Handler: adapter.listConsents},
+		connect.Method{Spec: approvalServiceRevokeConsentSpec(), Handler: adapter.revokeConsent},
 		connect.Method{Spec: approvalServiceWatchApprovalsSpec(), Handler: adapter.watchApprovals},
 	)
 }
@@ -319,6 +355,14 @@ func (UnimplementedApprovalServiceHandler) Decide(context.Context, *v1.DecideReq
 
 func (UnimplementedApprovalServiceHandler) Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.Cancel is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) ListConsents(context.Context, *v1.ListConsentsRequest) (*v1.ListConsentsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.ListConsents is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) RevokeConsent(context.Context, *v1.RevokeConsentRequest) (*v1.RevokeConsentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.RevokeConsent is not implemented")
 }
 
 func (UnimplementedApprovalServiceHandler) WatchApprovals(context.Context, *v1.WatchApprovalsRequest, ApprovalServiceWatchApprovalsServerStream) error {
@@ -388,6 +432,22 @@ func (c *approvalServiceClient) Decide(ctx context.Context, req *v1.DecideReques
 func (c *approvalServiceClient) Cancel(ctx context.Context, req *v1.CancelRequest) (*v1.CancelResponse, error) {
 	var res v1.CancelResponse
 	if err := c.client.CallUnary(ctx, approvalServiceCancelSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) ListConsents(ctx context.Context, req *v1.ListConsentsRequest) (*v1.ListConsentsResponse, error) {
+	var res v1.ListConsentsResponse
+	if err := c.client.CallUnary(ctx, approvalServiceListConsentsSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) RevokeConsent(ctx context.Context, req *v1.RevokeConsentRequest) (*v1.RevokeConsentResponse, error) {
+	var res v1.RevokeConsentResponse
+	if err := c.client.CallUnary(ctx, approvalServiceRevokeConsentSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -493,6 +553,30 @@ func (h approvalServiceHandler) cancel(ctx context.Context, _ connect.Spec, stre
 		return err
 	}
 	res, err := h.svc.Cancel(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) listConsents(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ListConsentsRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.ListConsents(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) revokeConsent(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.RevokeConsentRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.RevokeConsent(ctx, &req)
 	if err != nil {
 		return err
 	}

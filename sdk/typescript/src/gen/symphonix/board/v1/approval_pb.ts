@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/approval.proto.
  */
 export const file_symphonix_board_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSL2AgoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCEIJCgdfcXVvcnVtIjgKDlB1dFJ1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSI5Cg9QdXRSdWxlUmVzcG9uc2USJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKEExpc3RSdWxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiZgoRTGlzdFJ1bGVzUmVzcG9uc2USJwoFcnVsZXMYASADKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZCIfChFEZWxldGVSdWxlUmVxdWVzdBIKCgJpZBgBIAEoCSIUChJEZWxldGVSdWxlUmVzcG9uc2Ui5QMKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEgsKA3J1bhgDIAEoCRIOCgZ0aHJlYWQYBCABKAkSDAoEbm9kZRgFIAEoCRILCgNhc2sYBiABKAkSKQoEc2hvdxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEg8KB2FjY291bnQYCCABKAkSDgoGZGlnZXN0GAkgASgJEjAKBXN0YXRlGAogASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsU3RhdGUSDwoHcnVsZV9pZBgLIAEoCRIvCgtjcmVhdGVfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKCGRlY2lzaW9uGA4gASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb24SDQoFdm90ZXMYDyADKAkSEQoJc2hvd19qc29uGBAgASgJEg4KBnJ1bl9pZBgRIAEoCRIrCgdhbW91bnRzGBIgAygLMhouc3ltcGhvbml4LmJvYXJkLnYxLkFtb3VudCI3CgZBbW91bnQSDAoEdGV4dBgBIAEoCRINCgV2YWx1ZRgCIAEoARIQCghjdXJyZW5jeRgDIAEoCSJ+ChRMaXN0QXBwcm92YWxzUmVxdWVzdBIwCgVzdGF0ZRgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlEg0KBWFnZW50GAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJInIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIvCglhcHByb3ZhbHMYASADKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiSAoVV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhQKB2hpc3RvcnkYAiABKAVIAIgBAUIKCghfaGlzdG9yeSJ6ChZXYXRjaEFwcHJvdmFsc1Jlc3BvbnNlEjAKBWV2ZW50GAEgASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRXZlbnQSLgoIYXBwcm92YWwYAiABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiIAoSR2V0QXBwcm92YWxSZXF1ZXN0EgoKAmlkGAEgASgJIkUKE0dldEFwcHJvdmFsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiYQoNRGVjaWRlUmVxdWVzdBIKCgJpZBgBIAEoCRIkCgNzYXkYAiABKA4yFy5zeW1waG9uaXguYm9hcmQudjEuU2F5Eg4KBmRpZ2VzdBgDIAEoCRIOCgZyZWFzb24YBCABKAkiQAoORGVjaWRlUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiKwoNQ2FuY2VsUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQAoOQ2FuY2VsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwi/AEKEEFwcHJvdmFsRGVjaXNpb24SEwoLYXBwcm92YWxfaWQYASABKAkSJAoDc2F5GAIgASgOMhcuc3ltcGhvbml4LmJvYXJkLnYxLlNheRIOCgZkaWdlc3QYAyABKAkSCwoDd2hvGAQgAygJEi8KC2RlY2lkZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YBiABKAkSCwoDcnVuGAcgASgJEgwKBG5vZGUYCCABKAkSDgoGdGhyZWFkGAkgASgJEhMKC3RyYWNlcGFyZW50GAogASgJEg8KB3JlY2VpcHQYCyABKAkiPAoSUHJldmlld1J1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSJmCglSdWxlTWF0Y2gSDQoFYWdlbnQYASABKAkSDAoEbm9kZRgCIAEoCRITCgtnb3Zlcm5lZF9ieRgDIAEoCRIUCgx3b3VsZF9nb3Zlcm4YBCABKAgSEQoJYXBwcm92YWxzGAUgASgFIooBChNQcmV2aWV3UnVsZVJlc3BvbnNlEg4KBmFnZW50cxgBIAMoCRIYChBhZ2VudHNfdHJ1bmNhdGVkGAIgASgIEi4KB21hdGNoZXMYAyADKAsyHS5zeW1waG9uaXguYm9hcmQudjEuUnVsZU1hdGNoEhkKEW1hdGNoZXNfdHJ1bmNhdGVkGAQgASgIKt4BCg1BcHByb3ZhbFN0YXRlEh4KGkFQUFJPVkFMX1NUQVRFX1VOU1BFQ0lGSUVEEAASGgoWQVBQUk9WQUxfU1RBVEVfUEVORElORxABEhsKF0FQUFJPVkFMX1NUQVRFX0FQUFJPVkVEEAISGwoXQVBQUk9WQUxfU1RBVEVfUkVKRUNURUQQAxIcChhBUFBST1ZBTF9TVEFURV9DQU5DRUxMRUQQBBIaChZBUFBST1ZBTF9TVEFURV9FWFBJUkVEEAUSHQoZQVBQUk9WQUxfU1RBVEVfU1VQRVJTRURFRBAGKlcKA1NheRITCg9TQVlfVU5TUEVDSUZJRUQQABILCgdTQVlfWUVTEAESCgoGU0FZX05PEAISEQoNU0FZX0NBTkNFTExFRBADEg8KC1NBWV9FWFBJUkVEEAQqrwIKDUFwcHJvdmFsRXZlbnQSHgoaQVBQUk9WQUxfRVZFTlRfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9FVkVOVF9TTkFQU0hPVBABEhkKFUFQUFJPVkFMX0VWRU5UX1NZTkNFRBACEhkKFUFQUFJPVkFMX0VWRU5UX1JBSVNFRBADEh0KGUFQUFJPVkFMX0VWRU5UX1NVUEVSU0VERUQQBBIYChRBUFBST1ZBTF9FVkVOVF9WT1RFRBAFEhoKFkFQUFJPVkFMX0VWRU5UX0RFQ0lERUQQBhIcChhBUFBST1ZBTF9FVkVOVF9DQU5DRUxMRUQQBxIaChZBUFBST1ZBTF9FVkVOVF9FWFBJUkVEEAgSHAoYQVBQUk9WQUxfRVZFTlRfSEVBUlRCRUFUEAkyzwYKD0FwcHJvdmFsU2VydmljZRJSCgdQdXRSdWxlEiIuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXF1ZXN0GiMuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXNwb25zZRJYCglMaXN0UnVsZXMSJC5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bGVzUmVxdWVzdBolLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVsZXNSZXNwb25zZRJbCgpEZWxldGVSdWxlEiUuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXNwb25zZRJeCgtQcmV2aWV3UnVsZRImLnN5bXBob25peC5ib2FyZC52MS5QcmV2aWV3UnVsZVJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuUHJldmlld1J1bGVSZXNwb25zZRJkCg1MaXN0QXBwcm92YWxzEiguc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJeCgtHZXRBcHByb3ZhbBImLnN5bXBob25peC5ib2FyZC52MS5HZXRBcHByb3ZhbFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuR2V0QXBwcm92YWxSZXNwb25zZRJPCgZEZWNpZGUSIS5zeW1waG9uaXguYm9hcmQudjEuRGVjaWRlUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5EZWNpZGVSZXNwb25zZRJPCgZDYW5jZWwSIS5zeW1waG9uaXguYm9hcmQudjEuQ2FuY2VsUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5DYW5jZWxSZXNwb25zZRJpCg5XYXRjaEFwcHJvdmFscxIpLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaKi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
+  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSK4AwoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCBIbChNub19zdGFuZGluZ19jb25zZW50GA4gASgIEiMKG3N0YW5kaW5nX2NvbnNlbnRfbWF4X2Ftb3VudBgPIAEoAUIJCgdfcXVvcnVtIjgKDlB1dFJ1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSI5Cg9QdXRSdWxlUmVzcG9uc2USJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKEExpc3RSdWxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiZgoRTGlzdFJ1bGVzUmVzcG9uc2USJwoFcnVsZXMYASADKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZCIfChFEZWxldGVSdWxlUmVxdWVzdBIKCgJpZBgBIAEoCSIUChJEZWxldGVSdWxlUmVzcG9uc2Ui5QMKCEFwcHJvdmFsEgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEgsKA3J1bhgDIAEoCRIOCgZ0aHJlYWQYBCABKAkSDAoEbm9kZRgFIAEoCRILCgNhc2sYBiABKAkSKQoEc2hvdxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEg8KB2FjY291bnQYCCABKAkSDgoGZGlnZXN0GAkgASgJEjAKBXN0YXRlGAogASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsU3RhdGUSDwoHcnVsZV9pZBgLIAEoCRIvCgtjcmVhdGVfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKCGRlY2lzaW9uGA4gASgLMiQuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRGVjaXNpb24SDQoFdm90ZXMYDyADKAkSEQoJc2hvd19qc29uGBAgASgJEg4KBnJ1bl9pZBgRIAEoCRIrCgdhbW91bnRzGBIgAygLMhouc3ltcGhvbml4LmJvYXJkLnYxLkFtb3VudCI3CgZBbW91bnQSDAoEdGV4dBgBIAEoCRINCgV2YWx1ZRgCIAEoARIQCghjdXJyZW5jeRgDIAEoCSJ+ChRMaXN0QXBwcm92YWxzUmVxdWVzdBIwCgVzdGF0ZRgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbFN0YXRlEg0KBWFnZW50GAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJInIKFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIvCglhcHByb3ZhbHMYASADKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiSAoVV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhQKB2hpc3RvcnkYAiABKAVIAIgBAUIKCghfaGlzdG9yeSJ6ChZXYXRjaEFwcHJvdmFsc1Jlc3BvbnNlEjAKBWV2ZW50GAEgASgOMiEuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsRXZlbnQSLgoIYXBwcm92YWwYAiABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiIAoSR2V0QXBwcm92YWxSZXF1ZXN0EgoKAmlkGAEgASgJIkUKE0dldEFwcHJvdmFsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwilwEKDURlY2lkZVJlcXVlc3QSCgoCaWQYASABKAkSJAoDc2F5GAIgASgOMhcuc3ltcGhvbml4LmJvYXJkLnYxLlNheRIOCgZkaWdlc3QYAyABKAkSDgoGcmVhc29uGAQgASgJEjQKB2NvbnNlbnQYBSABKAsyIy5zeW1waG9uaXguYm9hcmQudjEuU3RhbmRpbmdDb25zZW50IkwKD1N0YW5kaW5nQ29uc2VudBIrCghkdXJhdGlvbhgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIMCgR1c2VzGAIgASgFIsgCCgdDb25zZW50EgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEg4KBmRpZ2VzdBgDIAEoCRIPCgdydWxlX2lkGAQgASgJEhMKC2FwcHJvdmFsX2lkGAUgASgJEhIKCmNyZWF0ZWRfYnkYBiABKAkSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgx1c2VzX2FsbG93ZWQYCSABKAUSDAoEdXNlcxgKIAEoBRIvCgtyZXZva2VfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmV2b2tlZF9ieRgMIAEoCRINCgVzdGF0ZRgNIAEoCSJgChNMaXN0Q29uc2VudHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhMKC2FjdGl2ZV9vbmx5GAIgASgIEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIl4KFExpc3RDb25zZW50c1Jlc3BvbnNlEi0KCGNvbnNlbnRzGAEgAygLMhsuc3ltcGhvbml4LmJvYXJkLnYxLkNvbnNlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjIKFFJldm9rZUNvbnNlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJFChVSZXZva2VDb25zZW50UmVzcG9uc2USLAoHY29uc2VudBgBIAEoCzIbLnN5bXBob25peC5ib2FyZC52MS5Db25zZW50IkAKDkRlY2lkZVJlc3BvbnNlEi4KCGFwcHJvdmFsGAEgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIisKDUNhbmNlbFJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkAKDkNhbmNlbFJlc3BvbnNlEi4KCGFwcHJvdmFsGAEgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIpACChBBcHByb3ZhbERlY2lzaW9uEhMKC2FwcHJvdmFsX2lkGAEgASgJEiQKA3NheRgCIAEoDjIXLnN5bXBob25peC5ib2FyZC52MS5TYXkSDgoGZGlnZXN0GAMgASgJEgsKA3dobxgEIAMoCRIvCgtkZWNpZGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAYgASgJEgsKA3J1bhgHIAEoCRIMCgRub2RlGAggASgJEg4KBnRocmVhZBgJIAEoCRITCgt0cmFjZXBhcmVudBgKIAEoCRIPCgdyZWNlaXB0GAsgASgJEhIKCmNvbnNlbnRfaWQYDCABKAkiPAoSUHJldmlld1J1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSJmCglSdWxlTWF0Y2gSDQoFYWdlbnQYASABKAkSDAoEbm9kZRgCIAEoCRITCgtnb3Zlcm5lZF9ieRgDIAEoCRIUCgx3b3VsZF9nb3Zlcm4YBCABKAgSEQoJYXBwcm92YWxzGAUgASgFIooBChNQcmV2aWV3UnVsZVJlc3BvbnNlEg4KBmFnZW50cxgBIAMoCRIYChBhZ2VudHNfdHJ1bmNhdGVkGAIgASgIEi4KB21hdGNoZXMYAyADKAsyHS5zeW1waG9uaXguYm9hcmQudjEuUnVsZU1hdGNoEhkKEW1hdGNoZXNfdHJ1bmNhdGVkGAQgASgIKt4BCg1BcHByb3ZhbFN0YXRlEh4KGkFQUFJPVkFMX1NUQVRFX1VOU1BFQ0lGSUVEEAASGgoWQVBQUk9WQUxfU1RBVEVfUEVORElORxABEhsKF0FQUFJPVkFMX1NUQVRFX0FQUFJPVkVEEAISGwoXQVBQUk9WQUxfU1RBVEVfUkVKRUNURUQQAxIcChhBUFBST1ZBTF9TVEFURV9DQU5DRUxMRUQQBBIaChZBUFBST1ZBTF9TVEFURV9FWFBJUkVEEAUSHQoZQVBQUk9WQUxfU1RBVEVfU1VQRVJTRURFRBAGKlcKA1NheRITCg9TQVlfVU5TUEVDSUZJRUQQABILCgdTQVlfWUVTEAESCgoGU0FZX05PEAISEQoNU0FZX0NBTkNFTExFRBADEg8KC1NBWV9FWFBJUkVEEAQqrwIKDUFwcHJvdmFsRXZlbnQSHgoaQVBQUk9WQUxfRVZFTlRfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9FVkVOVF9TTkFQU0hPVBABEhkKFUFQUFJPVkFMX0VWRU5UX1NZTkNFRBACEhkKFUFQUFJPVkFMX0VWRU5UX1JBSVNFRBADEh0KGUFQUFJPVkFMX0VWRU5UX1NVUEVSU0VERUQQBBIYChRBUFBST1ZBTF9FVkVOVF9WT1RFRBAFEhoKFkFQUFJPVkFMX0VWRU5UX0RFQ0lERUQQBhIcChhBUFBST1ZBTF9FVkVOVF9DQU5DRUxMRUQQBxIaChZBUFBST1ZBTF9FVkVOVF9FWFBJUkVEEAgSHAoYQVBQUk9WQUxfRVZFTlRfSEVBUlRCRUFUEAkymAgKD0FwcHJvdmFsU2VydmljZRJSCgdQdXRSdWxlEiIuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXF1ZXN0GiMuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXNwb25zZRJYCglMaXN0UnVsZXMSJC5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bGVzUmVxdWVzdBolLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVsZXNSZXNwb25zZRJbCgpEZWxldGVSdWxlEiUuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXNwb25zZRJeCgtQcmV2aWV3UnVsZRImLnN5bXBob25peC5ib2FyZC52MS5QcmV2aWV3UnVsZVJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuUHJldmlld1J1bGVSZXNwb25zZRJkCg1MaXN0QXBwcm92YWxzEiguc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJeCgtHZXRBcHByb3ZhbBImLnN5bXBob25peC5ib2FyZC52MS5HZXRBcHByb3ZhbFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuR2V0QXBwcm92YWxSZXNwb25zZRJPCgZEZWNpZGUSIS5zeW1waG9uaXguYm9hcmQudjEuRGVjaWRlUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5EZWNpZGVSZXNwb25zZRJPCgZDYW5jZWwSIS5zeW1waG9uaXguYm9hcmQudjEuQ2FuY2VsUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5DYW5jZWxSZXNwb25zZRJhCgxMaXN0Q29uc2VudHMSJy5zeW1waG9uaXguYm9hcmQudjEuTGlzdENvbnNlbnRzUmVxdWVzdBooLnN5bXBob25peC5ib2FyZC52MS5MaXN0Q29uc2VudHNSZXNwb25zZRJkCg1SZXZva2VDb25zZW50Eiguc3ltcGhvbml4LmJvYXJkLnYxLlJldm9rZUNvbnNlbnRSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLlJldm9rZUNvbnNlbnRSZXNwb25zZRJpCg5XYXRjaEFwcHJvdmFscxIpLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaKi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
 
 /**
  * Rule says that the approvals an agent raises at a node are governed, who
@@ -123,6 +123,22 @@ export type Rule = Message<"symphonix.board.v1.Rule"> & {
    * @generated from field: bool allow_self_approval = 13;
    */
   allowSelfApproval: boolean;
+
+  /**
+   * Whether a yes under this rule may not stand for later operations
+   * (DecideRequest.consent is refused).
+   *
+   * @generated from field: bool no_standing_consent = 14;
+   */
+  noStandingConsent: boolean;
+
+  /**
+   * When above zero, standing consent is refused for an approval showing
+   * an amount above this (Approval.amounts, whatever the currency).
+   *
+   * @generated from field: double standing_consent_max_amount = 15;
+   */
+  standingConsentMaxAmount: number;
 };
 
 /**
@@ -663,6 +679,18 @@ export type DecideRequest = Message<"symphonix.board.v1.DecideRequest"> & {
    * @generated from field: string reason = 4;
    */
   reason: string;
+
+  /**
+   * With SAY_YES: also approve, for a while or a number of times, the
+   * later operations of this agent with this exact digest — never by tool
+   * or node alone. Refused (failed_precondition) when the yes does not
+   * decide the approval (the rule's quorum is above 1), when the rule
+   * forbids standing consent, or when an amount shown is above the rule's
+   * standing_consent_max_amount.
+   *
+   * @generated from field: symphonix.board.v1.StandingConsent consent = 5;
+   */
+  consent?: StandingConsent | undefined;
 };
 
 /**
@@ -671,6 +699,263 @@ export type DecideRequest = Message<"symphonix.board.v1.DecideRequest"> & {
  */
 export const DecideRequestSchema: GenMessage<DecideRequest> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_approval, 15);
+
+/**
+ * StandingConsent is how long and how often a yes stands for the same
+ * operation.
+ *
+ * @generated from message symphonix.board.v1.StandingConsent
+ */
+export type StandingConsent = Message<"symphonix.board.v1.StandingConsent"> & {
+  /**
+   * How long it stands, from the decision: at most 168 hours. Unset or
+   * zero with uses set: 168 hours.
+   *
+   * @generated from field: google.protobuf.Duration duration = 1;
+   */
+  duration?: Duration | undefined;
+
+  /**
+   * How many later operations it approves, at most 1,000; zero: any
+   * number within its duration. Duration and uses may not both be unset.
+   *
+   * @generated from field: int32 uses = 2;
+   */
+  uses: number;
+};
+
+/**
+ * Describes the message symphonix.board.v1.StandingConsent.
+ * Use `create(StandingConsentSchema)` to create a new message.
+ */
+export const StandingConsentSchema: GenMessage<StandingConsent> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 16);
+
+/**
+ * Consent is a standing consent: a yes that stands for the later
+ * operations of one agent with one exact digest.
+ *
+ * @generated from message symphonix.board.v1.Consent
+ */
+export type Consent = Message<"symphonix.board.v1.Consent"> & {
+  /**
+   * The board's id for it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The agent it covers.
+   *
+   * @generated from field: string agent = 2;
+   */
+  agent: string;
+
+  /**
+   * The digest it covers: the exact operation.
+   *
+   * @generated from field: string digest = 3;
+   */
+  digest: string;
+
+  /**
+   * The rule that governed the approval it was given on; it covers only
+   * approvals the same rule governs.
+   *
+   * @generated from field: string rule_id = 4;
+   */
+  ruleId: string;
+
+  /**
+   * The approval whose yes made it.
+   *
+   * @generated from field: string approval_id = 5;
+   */
+  approvalId: string;
+
+  /**
+   * Who made it.
+   *
+   * @generated from field: string created_by = 6;
+   */
+  createdBy: string;
+
+  /**
+   * When it was made.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 7;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * When it stops covering anything.
+   *
+   * @generated from field: google.protobuf.Timestamp expire_time = 8;
+   */
+  expireTime?: Timestamp | undefined;
+
+  /**
+   * How many operations it may approve (0: any number until it expires).
+   *
+   * @generated from field: int32 uses_allowed = 9;
+   */
+  usesAllowed: number;
+
+  /**
+   * How many it has approved.
+   *
+   * @generated from field: int32 uses = 10;
+   */
+  uses: number;
+
+  /**
+   * When it was revoked; unset while it was not.
+   *
+   * @generated from field: google.protobuf.Timestamp revoke_time = 11;
+   */
+  revokeTime?: Timestamp | undefined;
+
+  /**
+   * Who revoked it; "" while nobody did.
+   *
+   * @generated from field: string revoked_by = 12;
+   */
+  revokedBy: string;
+
+  /**
+   * "active", "used" (its uses spent), "expired" or "revoked".
+   *
+   * @generated from field: string state = 13;
+   */
+  state: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.Consent.
+ * Use `create(ConsentSchema)` to create a new message.
+ */
+export const ConsentSchema: GenMessage<Consent> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 17);
+
+/**
+ * ListConsentsRequest asks for a page of standing consents, newest first.
+ *
+ * @generated from message symphonix.board.v1.ListConsentsRequest
+ */
+export type ListConsentsRequest = Message<"symphonix.board.v1.ListConsentsRequest"> & {
+  /**
+   * Only this agent's, when given.
+   *
+   * @generated from field: string agent = 1;
+   */
+  agent: string;
+
+  /**
+   * Only those that still approve something.
+   *
+   * @generated from field: bool active_only = 2;
+   */
+  activeOnly: boolean;
+
+  /**
+   * At most this many: 0 means 50, more than 500 is read as 500.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token from the previous response; "" for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ListConsentsRequest.
+ * Use `create(ListConsentsRequestSchema)` to create a new message.
+ */
+export const ListConsentsRequestSchema: GenMessage<ListConsentsRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 18);
+
+/**
+ * ListConsentsResponse is one page of standing consents.
+ *
+ * @generated from message symphonix.board.v1.ListConsentsResponse
+ */
+export type ListConsentsResponse = Message<"symphonix.board.v1.ListConsentsResponse"> & {
+  /**
+   * The consents, newest first.
+   *
+   * @generated from field: repeated symphonix.board.v1.Consent consents = 1;
+   */
+  consents: Consent[];
+
+  /**
+   * Set when more follow.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ListConsentsResponse.
+ * Use `create(ListConsentsResponseSchema)` to create a new message.
+ */
+export const ListConsentsResponseSchema: GenMessage<ListConsentsResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 19);
+
+/**
+ * RevokeConsentRequest names the consent to end.
+ *
+ * @generated from message symphonix.board.v1.RevokeConsentRequest
+ */
+export type RevokeConsentRequest = Message<"symphonix.board.v1.RevokeConsentRequest"> & {
+  /**
+   * Required.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Why; at most 4,096 bytes.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.RevokeConsentRequest.
+ * Use `create(RevokeConsentRequestSchema)` to create a new message.
+ */
+export const RevokeConsentRequestSchema: GenMessage<RevokeConsentRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 20);
+
+/**
+ * RevokeConsentResponse is the consent as revoked.
+ *
+ * @generated from message symphonix.board.v1.RevokeConsentResponse
+ */
+export type RevokeConsentResponse = Message<"symphonix.board.v1.RevokeConsentResponse"> & {
+  /**
+   * The consent, revoked.
+   *
+   * @generated from field: symphonix.board.v1.Consent consent = 1;
+   */
+  consent?: Consent | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.RevokeConsentResponse.
+ * Use `create(RevokeConsentResponseSchema)` to create a new message.
+ */
+export const RevokeConsentResponseSchema: GenMessage<RevokeConsentResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 21);
 
 /**
  * DecideResponse is the approval after the vote.
@@ -692,7 +977,7 @@ export type DecideResponse = Message<"symphonix.board.v1.DecideResponse"> & {
  * Use `create(DecideResponseSchema)` to create a new message.
  */
 export const DecideResponseSchema: GenMessage<DecideResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 16);
+  messageDesc(file_symphonix_board_v1_approval, 22);
 
 /**
  * CancelRequest ends one pending approval.
@@ -720,7 +1005,7 @@ export type CancelRequest = Message<"symphonix.board.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 17);
+  messageDesc(file_symphonix_board_v1_approval, 23);
 
 /**
  * CancelResponse is the approval after it was cancelled.
@@ -741,7 +1026,7 @@ export type CancelResponse = Message<"symphonix.board.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 18);
+  messageDesc(file_symphonix_board_v1_approval, 24);
 
 /**
  * ApprovalDecision is how an approval was decided.
@@ -838,6 +1123,14 @@ export type ApprovalDecision = Message<"symphonix.board.v1.ApprovalDecision"> & 
    * @generated from field: string receipt = 11;
    */
   receipt: string;
+
+  /**
+   * The standing consent that approved it, when one did rather than a
+   * person at the time (who is then the consent's maker).
+   *
+   * @generated from field: string consent_id = 12;
+   */
+  consentId: string;
 };
 
 /**
@@ -845,7 +1138,7 @@ export type ApprovalDecision = Message<"symphonix.board.v1.ApprovalDecision"> & 
  * Use `create(ApprovalDecisionSchema)` to create a new message.
  */
 export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 19);
+  messageDesc(file_symphonix_board_v1_approval, 25);
 
 /**
  * PreviewRuleRequest is a rule to preview.
@@ -867,7 +1160,7 @@ export type PreviewRuleRequest = Message<"symphonix.board.v1.PreviewRuleRequest"
  * Use `create(PreviewRuleRequestSchema)` to create a new message.
  */
 export const PreviewRuleRequestSchema: GenMessage<PreviewRuleRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 20);
+  messageDesc(file_symphonix_board_v1_approval, 26);
 
 /**
  * RuleMatch is one agent's node an approval came from, and who governs it.
@@ -918,7 +1211,7 @@ export type RuleMatch = Message<"symphonix.board.v1.RuleMatch"> & {
  * Use `create(RuleMatchSchema)` to create a new message.
  */
 export const RuleMatchSchema: GenMessage<RuleMatch> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 21);
+  messageDesc(file_symphonix_board_v1_approval, 27);
 
 /**
  * PreviewRuleResponse is what the rule would govern.
@@ -962,7 +1255,7 @@ export type PreviewRuleResponse = Message<"symphonix.board.v1.PreviewRuleRespons
  * Use `create(PreviewRuleResponseSchema)` to create a new message.
  */
 export const PreviewRuleResponseSchema: GenMessage<PreviewRuleResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 22);
+  messageDesc(file_symphonix_board_v1_approval, 28);
 
 /**
  * ApprovalState is where an approval stands. Only pending changes: every
@@ -1273,6 +1566,29 @@ export const ApprovalService: GenService<{
     methodKind: "unary";
     input: typeof CancelRequestSchema;
     output: typeof CancelResponseSchema;
+  },
+  /**
+   * ListConsents lists standing consents, newest first: what a yes with
+   * consent set (DecideRequest.consent) still approves, and what it did.
+   *
+   * @generated from rpc symphonix.board.v1.ApprovalService.ListConsents
+   */
+  listConsents: {
+    methodKind: "unary";
+    input: typeof ListConsentsRequestSchema;
+    output: typeof ListConsentsResponseSchema;
+  },
+  /**
+   * RevokeConsent ends a standing consent at once: the next raise of its
+   * digest waits for people again. Its maker, anyone its rule lets decide,
+   * or an admin may revoke it; it is audited.
+   *
+   * @generated from rpc symphonix.board.v1.ApprovalService.RevokeConsent
+   */
+  revokeConsent: {
+    methodKind: "unary";
+    input: typeof RevokeConsentRequestSchema;
+    output: typeof RevokeConsentResponseSchema;
   },
   /**
    * WatchApprovals first sends every pending approval (oldest first) and
