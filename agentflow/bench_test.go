@@ -7,10 +7,11 @@ import (
 )
 
 // program is a generated program of at least lines lines: one workflow
-// whose pipeline has stages of every statement and an agent call each.
+// whose pipeline has stages of every statement and an agent call each,
+// every stage after the one before it. It checks clean.
 func program(lines int) []byte {
 	var b strings.Builder
-	b.WriteString("workflow big(input: In, context: any) -> Out {\n  use agent \"acme/worker\" as worker\n  limits { concurrency: 4, agent_runs: 100, duration: 2h }\n  type In { items: Item[], retry?: bool }\n  pipeline {\n")
+	b.WriteString("workflow big(input: In, context: any) -> Result[] {\n  use agent \"acme/worker\" as worker\n  limits { concurrency: 4, agent_runs: 100, duration: 2h }\n  type In { items: Item[], retry?: bool }\n  type Item { name: text, path: path }\n  type Result { ok: bool, note?: text }\n  pipeline {\n")
 	n := 0
 	for i := 0; strings.Count(b.String(), "\n") < lines-4; i++ {
 		dep := ""
@@ -34,11 +35,12 @@ func program(lines int) []byte {
           retry { attempts: 2, on: [timeout, transient] }
         }
       }
-      if r.count > 0 or input.retry ?? false {
+      if r.count > 0 or (input.retry ?? false) {
         return r
       } else {
-        return []
+        emit progress { stage: %[1]d, empty: true }
       }
+      return []
     }
 `, i, dep)
 		n = i
