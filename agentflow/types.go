@@ -13,9 +13,9 @@ type TypeKind int
 const (
 	// TypeInvalid is the type of an expression an error made unknown:
 	// it fits everywhere, so one mistake is one diagnostic.
-	TypeInvalid TypeKind = iota
-	TypeAny          // any: the type of context without a declared type; any member, result any
-	TypeExternal     // a type the workflow does not declare, named at its boundary: as any inside
+	TypeInvalid  TypeKind = iota
+	TypeAny               // any: the type of context without a declared type; any member, result any
+	TypeExternal          // a type the workflow does not declare, named at its boundary: as any inside
 	TypeText
 	TypeNumber
 	TypeBool
