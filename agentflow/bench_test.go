@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // program is a generated program of at least lines lines: one workflow
@@ -63,6 +64,20 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportMetric(float64(strings.Count(string(src), "\n")), "lines")
 }
 
+// BenchmarkCheck: the same program parsed and checked, as agent check
+// does; it stays under a second (docs/benchmarks.md).
+func BenchmarkCheck(b *testing.B) {
+	src := program(10_000)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		f, diags := Parse(src)
+		if diags = append(diags, CheckFile(f)...); len(diags) > 0 {
+			b.Fatal(diags)
+		}
+	}
+}
+
 // BenchmarkFormat: the same program, formatted.
 func BenchmarkFormat(b *testing.B) {
 	src := program(10_000)
@@ -85,6 +100,14 @@ func TestProgram(t *testing.T) {
 	out, diags := Format(src)
 	if len(diags) > 0 {
 		t.Fatal(diags)
+	}
+	f, _ := Parse(src)
+	start := time.Now()
+	if diags := CheckFile(f); len(diags) > 0 {
+		t.Fatalf("the benchmark's program does not check clean: %v", diags[0])
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("CheckFile of program(10000) took %s", d)
 	}
 	if string(out) != string(src) {
 		t.Errorf("the benchmark's program is not formatted")
