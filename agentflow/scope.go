@@ -24,12 +24,6 @@ func (s *scope) declare(name string, t *Type) bool {
 	return true
 }
 
-// has says whether name is bound in s itself, not an enclosing frame.
-func (s *scope) has(name string) bool {
-	_, ok := s.names[name]
-	return ok
-}
-
 // lookup is the type name is bound to in s or the frames enclosing it.
 func (s *scope) lookup(name string) (*Type, bool) {
 	for ; s != nil; s = s.parent {

@@ -2,7 +2,6 @@ package agentflow
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -321,5 +320,3 @@ func unify(a, b *Type) *Type {
 }
 
 func whole(v float64) bool { return v >= 0 && v <= 1<<53 && v == float64(int64(v)) }
-
-func itoa(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
