@@ -20,6 +20,10 @@ func (c *checker) call(e *CallExpr, s *scope) *Type {
 		}
 	}
 	id, ok := e.Fun.(*Ident)
+	if e.Fun == nil {
+		c.report(e, CodeUnknownBuiltin, "only the builtins unique, disjoint and union are called")
+		return tInvalid
+	}
 	if !ok || !builtins[id.Name] {
 		c.report(e.Fun, CodeUnknownBuiltin, "only the builtins unique, disjoint and union are called")
 		return tInvalid

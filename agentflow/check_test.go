@@ -312,3 +312,39 @@ func TestSeverityOf(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPartialTrees: CheckFile reads trees with pieces missing, as a
+// caller building one may leave them, without panicking, and reports what
+// is wrong with what is there.
+func TestCheckPartialTrees(t *testing.T) {
+	t.Parallel()
+	files := []*File{
+		nil,
+		{},
+		{Workflows: []*Workflow{nil, {}}},
+		{Workflows: []*Workflow{{Name: &Ident{Name: "w"}, Members: []Member{nil, &Pipeline{Body: []Stmt{
+			nil,
+			&Let{Name: &Ident{Name: "a"}},
+			&Let{Name: &Ident{Name: "b"}, Value: &CallExpr{}},
+			&Let{Name: &Ident{Name: "c"}, Value: &MemberExpr{Name: &Ident{Name: "x"}}},
+			&Let{Name: &Ident{Name: "d"}, Value: &AgentExpr{Options: []AgentOption{nil, &ExpectOption{}, &WriteOption{}, &RetryOption{}}}},
+			&Let{Name: &Ident{Name: "e"}, Value: &BinaryExpr{Op: "in"}},
+			&Let{Name: &Ident{Name: "f"}, Value: &ParallelMapExpr{}},
+			&Let{Name: &Ident{Name: "g"}, Value: &VerifyExpr{Checks: []VerifyCheck{nil, &Check{}, &CheckGroup{Checks: []*Check{nil}}}}},
+			&Stage{Name: &Ident{Name: "s"}, After: []*Ident{nil}},
+			&If{}, &Require{}, &Return{},
+		}}}}}},
+	}
+	var got []string
+	for _, f := range files {
+		for _, d := range CheckFile(f) {
+			got = append(got, d.Code)
+		}
+	}
+	// What is there is checked; what is missing is not reported again
+	// by what reads it.
+	want := []string{CodeMissingInput, CodeMissingInput, CodeUnknownBuiltin, CodeAgentMissingTask, CodeStageMissingReturn}
+	if !slices.Equal(got, want) {
+		t.Errorf("codes of the partial trees = %v, want %v", got, want)
+	}
+}
