@@ -348,3 +348,38 @@ func TestCheckPartialTrees(t *testing.T) {
 		t.Errorf("codes of the partial trees = %v, want %v", got, want)
 	}
 }
+
+// TestCheckGolden: the checker's diagnostics of each program of the parse
+// corpus (written for the grammar, so most name what they never declare)
+// are testdata/NAME.check, rewritten by -update.
+func TestCheckGolden(t *testing.T) {
+	t.Parallel()
+	names, err := filepath.Glob("testdata/*.af")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("testdata: %v, %v", names, err)
+	}
+	for _, n := range names {
+		src, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, d := range diagnose(src) {
+			b.WriteString(d.String() + "\n")
+		}
+		golden := strings.TrimSuffix(n, ".af") + ".check"
+		if *update {
+			if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != string(want) {
+			t.Errorf("CheckFile(%s) =\n%s\nwant (%s)\n%s", n, b.String(), golden, want)
+		}
+	}
+}
