@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // program is a generated program of at least lines lines: one workflow
-// whose pipeline has stages of every statement and an agent call each.
+// whose pipeline has stages of every statement and an agent call each,
+// every stage after the one before it. It checks clean.
 func program(lines int) []byte {
 	var b strings.Builder
-	b.WriteString("workflow big(input: In, context: any) -> Out {\n  use agent \"acme/worker\" as worker\n  limits { concurrency: 4, agent_runs: 100, duration: 2h }\n  type In { items: Item[], retry?: bool }\n  pipeline {\n")
+	b.WriteString("workflow big(input: In, context: any) -> Result[] {\n  use agent \"acme/worker\" as worker\n  limits { concurrency: 4, agent_runs: 100, duration: 2h }\n  type In { items: Item[], retry?: bool }\n  type Item { name: text, path: path }\n  type Result { ok: bool, note?: text }\n  pipeline {\n")
 	n := 0
 	for i := 0; strings.Count(b.String(), "\n") < lines-4; i++ {
 		dep := ""
@@ -34,11 +36,12 @@ func program(lines int) []byte {
           retry { attempts: 2, on: [timeout, transient] }
         }
       }
-      if r.count > 0 or input.retry ?? false {
+      if r.count > 0 or (input.retry ?? false) {
         return r
       } else {
-        return []
+        emit progress { stage: %[1]d, empty: true }
       }
+      return []
     }
 `, i, dep)
 		n = i
@@ -59,6 +62,20 @@ func BenchmarkParse(b *testing.B) {
 		Parse(src)
 	}
 	b.ReportMetric(float64(strings.Count(string(src), "\n")), "lines")
+}
+
+// BenchmarkCheck: the same program parsed and checked, as agent check
+// does; it stays under a second (docs/benchmarks.md).
+func BenchmarkCheck(b *testing.B) {
+	src := program(10_000)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		f, diags := Parse(src)
+		if diags = append(diags, CheckFile(f)...); len(diags) > 0 {
+			b.Fatal(diags)
+		}
+	}
 }
 
 // BenchmarkFormat: the same program, formatted.
@@ -83,6 +100,14 @@ func TestProgram(t *testing.T) {
 	out, diags := Format(src)
 	if len(diags) > 0 {
 		t.Fatal(diags)
+	}
+	f, _ := Parse(src)
+	start := time.Now()
+	if diags := CheckFile(f); len(diags) > 0 {
+		t.Fatalf("the benchmark's program does not check clean: %v", diags[0])
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("CheckFile of program(10000) took %s", d)
 	}
 	if string(out) != string(src) {
 		t.Errorf("the benchmark's program is not formatted")

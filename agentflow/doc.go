@@ -1,9 +1,9 @@
 // Package agentflow is the front end of the Agent Flow language (.af
-// files): the lexer (Lex), the parser (Parse) with its syntax tree, and
-// the formatter (Format). It follows the language reference's lexis and
-// grammar exactly and reports what does not follow them as Diagnostics
-// with a position; types, scopes and the reference's catalogue of
-// semantic diagnostics belong to the checker, which reads this package's
-// tree. docs/agentflow.md says what is accepted and how a file is laid
-// out.
+// files): the lexer (Lex), the parser (Parse) with its syntax tree, the
+// formatter (Format) and the checker (CheckFile) with its types
+// (ResolveType, Type.JSONSchema). It follows the language reference's
+// lexis, grammar and static rules exactly and reports what does not follow
+// them as Diagnostics with a position and the code of the reference's
+// catalogue. docs/agentflow.md says what is accepted, what each code
+// means and how a file is laid out.
 package agentflow

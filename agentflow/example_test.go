@@ -1,6 +1,7 @@
 package agentflow_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/symphonix/symphonix/agentflow"
@@ -42,4 +43,41 @@ return x}}`))
 	//     return x
 	//   }
 	// }
+}
+
+func ExampleCheckFile() {
+	src := []byte(`workflow triage(input: Ticket) -> Verdict {
+  use agent "acme/triager" as triager
+  type Verdict { urgent: bool, note?: text }
+  pipeline {
+    let v = agent(triager) { task "Triage {{input.title}}" expect Verdict }
+    let n = v.note.count
+    return { urgent: v.urgent, note: v.note ?? "none" }
+  }
+}`)
+	f, diags := agentflow.Parse(src)
+	diags = append(diags, agentflow.CheckFile(f)...)
+	for _, d := range diags {
+		fmt.Println(d)
+	}
+	// Output:
+	// 1:24: info: external-type: Ticket is not declared in the workflow: an external type, taken as any
+	// 6:13: error: optional-member-access: text? is optional: give it a fallback with ?? before reading .count
+}
+
+func ExampleType_JSONSchema() {
+	f, _ := agentflow.Parse([]byte(`workflow w(input: text) -> Plan {
+  type Plan { steps: text[1..10], owner?: text }
+  pipeline { return { steps: [input] } }
+}`))
+	w := f.Workflows[0]
+	schema, err := agentflow.ResolveType(w, w.Output).JSONSchema()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, _ := json.Marshal(schema)
+	fmt.Println(string(b))
+	// Output:
+	// {"additionalProperties":false,"properties":{"owner":{"anyOf":[{"type":"string"},{"type":"null"}]},"steps":{"items":{"type":"string"},"maxItems":10,"minItems":1,"type":"array"}},"required":["steps"],"type":"object"}
 }

@@ -3,13 +3,15 @@ package agentflow
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
 // seed adds the corpus and the golden files to f.
 func seed(f *testing.F) {
-	for _, pat := range []string{"testdata/*.af", "testdata/*.golden"} {
+	for _, pat := range []string{"testdata/*.af", "testdata/*.golden", "testdata/checked/*.af"} {
 		names, _ := filepath.Glob(pat)
 		for _, n := range names {
 			b, err := os.ReadFile(n)
@@ -22,10 +24,26 @@ func seed(f *testing.F) {
 	for _, s := range []string{"", "\"", `"""`, "/*", "workflow", "workflow w(input: T) -> T { pipeline { let a = ((((( } }", "5sx 1.5 1..2 [*] ?? -> é \xff"} {
 		f.Add([]byte(s))
 	}
+	for _, tc := range codeCases {
+		f.Add([]byte(strings.NewReplacer("⟨", "", "⟩", "").Replace(tc.src)))
+	}
 }
 
-// inFile: every diagnostic lies inside src.
+// inFile: every diagnostic lies inside src, with a message and a code of
+// the front end.
 func inFile(t *testing.T, src []byte, diags []Diagnostic) {
+	t.Helper()
+	within(t, src, diags)
+	for _, d := range diags {
+		if d.Code != CodeLex && d.Code != CodeSyntax {
+			t.Fatalf("diagnostic %+v: want code lex or syntax", d)
+		}
+	}
+}
+
+// within: every diagnostic lies inside src, at its line and column, with
+// a message, a code of the catalogue and its severity.
+func within(t *testing.T, src []byte, diags []Diagnostic) {
 	t.Helper()
 	for _, d := range diags {
 		if d.Pos.Offset < 0 || d.End.Offset > len(src) || d.Pos.Offset > d.End.Offset || d.Pos.Line < 1 || d.Pos.Column < 1 {
@@ -34,8 +52,11 @@ func inFile(t *testing.T, src []byte, diags []Diagnostic) {
 		if lc := lineCol(src, d.Pos.Offset); lc != d.Pos {
 			t.Fatalf("diagnostic %v: offset %d is %v", d, d.Pos.Offset, lc)
 		}
-		if d.Message == "" || (d.Code != CodeLex && d.Code != CodeSyntax) {
-			t.Fatalf("diagnostic %+v: want a message and code lex or syntax", d)
+		if lc := lineCol(src, d.End.Offset); lc != d.End {
+			t.Fatalf("diagnostic %v: end offset %d is %v, not %v", d, d.End.Offset, lc, d.End)
+		}
+		if d.Message == "" || !slices.Contains(Codes, d.Code) || d.Severity != SeverityOf(d.Code) {
+			t.Fatalf("diagnostic %+v: want a message, a code of the catalogue and its severity", d)
 		}
 	}
 }
@@ -97,5 +118,26 @@ func FuzzFormat(f *testing.F) {
 			t.Fatalf("Format of a clean file: %v", diags)
 		}
 		sameProgram(t, src, out)
+	})
+}
+
+// FuzzCheck: the checker ends quickly, without panicking, on whatever tree
+// Parse gives (a partial one too), and positions every diagnostic inside
+// the file, over its node.
+func FuzzCheck(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, src []byte) {
+		file, _ := Parse(src)
+		start := time.Now()
+		diags := CheckFile(file)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("CheckFile took %s", d)
+		}
+		within(t, src, diags)
+		for i := 1; i < len(diags); i++ {
+			if diags[i].Pos.Offset < diags[i-1].Pos.Offset {
+				t.Fatalf("diagnostics out of order: %v before %v", diags[i-1], diags[i])
+			}
+		}
 	})
 }

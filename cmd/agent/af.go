@@ -60,13 +60,19 @@ type checkAFJSON struct {
 }
 
 // checkAF is agent check FILE.af: the file's diagnostics, one a line as
-// a compiler prints them, nothing when there are none; exit 1 on an error.
+// a compiler prints them, nothing when there are none; exit 1 on an error
+// (warnings and info alone exit 0). A file that parses is checked; one
+// with lex or syntax errors reports those alone, since the checker would
+// report what its partial tree lacks.
 func checkAF(a *app, out *cli.Output, path string) error {
 	src, err := readAF(path)
 	if err != nil {
 		return err
 	}
-	_, diags := agentflow.Parse(src)
+	f, diags := agentflow.Parse(src)
+	if !agentflow.HasErrors(diags) {
+		diags = append(diags, agentflow.CheckFile(f)...)
+	}
 	ok := !agentflow.HasErrors(diags)
 	if out.JSON() {
 		v := checkAFJSON{File: path, OK: ok, Diagnostics: []diagnosticJSON{}}

@@ -11,6 +11,8 @@ import (
 const (
 	afMessy = "workflow w(input:T)->T{pipeline{return input}}"
 	afTidy  = "workflow w(input: T) -> T {\n  pipeline {\n    return input\n  }\n}\n"
+	afClean = "workflow w(input: text) -> text {\n  pipeline {\n    return input\n  }\n}\n"
+	afWrong = "workflow w(input: In) -> text {\n  pipeline {\n    let a = nope\n    return 1\n  }\n}\n"
 	afBad   = "workflow w(input: T) -> T {\n  pipeline {\n    let = 1\n    return [1,]\n  }\n}\n"
 )
 
@@ -115,16 +117,21 @@ func TestAgentFmt(t *testing.T) {
 }
 
 // TestAgentCheckAF: agent check FILE.af prints the parse diagnostics as a
-// compiler does, exits 1 on errors and says nothing for a clean file;
-// -o json has them with their positions. agent check DIR is unchanged
-// (TestCheck… of the flow folder).
+// compiler does, exits 1 on errors and says nothing for a clean file (an
+// info alone exits 0); -o json has them with their positions. agent check
+// DIR is unchanged (TestCheck… of the flow folder).
 func TestAgentCheckAF(t *testing.T) {
 	t.Parallel()
-	p := afFiles(t, map[string]string{"tidy.af": afTidy, "bad.af": afBad})
+	p := afFiles(t, map[string]string{"tidy.af": afTidy, "bad.af": afBad, "clean.af": afClean})
 
-	r := runAgent(t, nil, "", "check", p["tidy.af"])
+	r := runAgent(t, nil, "", "check", p["clean.af"])
 	if r.code != 0 || r.stdout != "" || r.stderr != "" {
-		t.Errorf("agent check tidy.af: exit %d, stdout %q, stderr %q; want 0 and nothing", r.code, r.stdout, r.stderr)
+		t.Errorf("agent check clean.af: exit %d, stdout %q, stderr %q; want 0 and nothing", r.code, r.stdout, r.stderr)
+	}
+	r = runAgent(t, nil, "", "check", p["tidy.af"])
+	info := p["tidy.af"] + ":1:19: info: external-type: T is not declared in the workflow: an external type, taken as any\n"
+	if r.code != 0 || r.stdout != info || r.stderr != "" {
+		t.Errorf("agent check tidy.af: exit %d, stdout %q, stderr %q; want 0 and %q", r.code, r.stdout, r.stderr, info)
 	}
 	r = runAgent(t, nil, "", "check", p["bad.af"])
 	want := p["bad.af"] + ":3:9: error: syntax: expected a name, found \"=\"\n" +
@@ -142,6 +149,29 @@ func TestAgentCheckAF(t *testing.T) {
 	}
 	if r := runAgent(t, nil, "", "check", filepath.Join(t.TempDir(), "none.af")); r.code != 1 || r.err == nil || !strings.Contains(r.err.Error(), "none.af") {
 		t.Errorf("agent check of a missing file: exit %d, %v; want 1 naming it", r.code, r.err)
+	}
+}
+
+// TestAgentCheckAFChecker: agent check FILE.af reports what the checker
+// finds in a file that parses, in source order, and exits 1 for its
+// errors.
+func TestAgentCheckAFChecker(t *testing.T) {
+	t.Parallel()
+	p := afFiles(t, map[string]string{"wrong.af": afWrong})
+	r := runAgent(t, nil, "", "check", p["wrong.af"])
+	want := p["wrong.af"] + ":1:19: info: external-type: In is not declared in the workflow: an external type, taken as any\n" +
+		p["wrong.af"] + ":3:13: error: unknown-variable: unknown variable nope\n" +
+		p["wrong.af"] + ":4:12: error: workflow-return-mismatch: the workflow returns text; this is number\n"
+	if r.code != 1 || r.stdout != want || r.stderr != "" {
+		t.Errorf("agent check wrong.af: exit %d, stdout %q, stderr %q; want 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+	r = runAgent(t, nil, "", "check", "-o", "json", p["wrong.af"])
+	var v checkAFJSON
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+		t.Fatalf("agent check -o json wrong.af: %v\n%s", err, r.stdout)
+	}
+	if r.code != 1 || v.OK || len(v.Diagnostics) != 3 || v.Diagnostics[1] != (diagnosticJSON{Line: 3, Column: 13, EndLine: 3, EndColumn: 17, Severity: "error", Code: "unknown-variable", Message: "unknown variable nope"}) {
+		t.Errorf("agent check -o json wrong.af: exit %d, %+v", r.code, v)
 	}
 }
 
