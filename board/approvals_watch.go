@@ -25,6 +25,7 @@ const (
 	eventDecided    = boardv1.ApprovalEvent_APPROVAL_EVENT_DECIDED
 	eventCancelled  = boardv1.ApprovalEvent_APPROVAL_EVENT_CANCELLED
 	eventExpired    = boardv1.ApprovalEvent_APPROVAL_EVENT_EXPIRED
+	eventEscalated  = boardv1.ApprovalEvent_APPROVAL_EVENT_ESCALATED
 )
 
 // defaultWatchHistory is how many decided approvals a watch's snapshot
@@ -68,7 +69,7 @@ func (b *Board) publishApprovalHere(ctx context.Context, event boardv1.ApprovalE
 		b.approvals.dropAll()
 		return
 	}
-	stillPending := event == eventRaised || event == eventVoted
+	stillPending := event == eventRaised || event == eventVoted || event == eventEscalated
 	if stillPending != (row.State == StatePending) {
 		return
 	}

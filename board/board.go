@@ -582,6 +582,7 @@ func (b *Board) loop() {
 		b.refreshReceiptKeys(ctx, now)
 		b.endLapsedStreams(ctx)
 		b.expireDue(ctx)
+		b.escalateDue(ctx)
 		b.logRunProblems(now)
 		b.logTriggerDrops(now)
 		b.logEvalDrops(now)

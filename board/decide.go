@@ -339,7 +339,7 @@ func (b *Board) decidable(ctx context.Context, tx *ent.Tx, caller identity.Calle
 			return nil, nil, err
 		}
 		if r != nil && !admin {
-			if err := allowedBy(r, caller); err != nil {
+			if err := allowedAt(r, row.EscalationLevel, caller); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/schema"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/store"
 )
@@ -97,6 +98,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetNoStandingConsent(in.NoStandingConsent).
 				SetStandingConsentMaxAmount(in.StandingConsentMaxAmount).
+				SetEscalation(in.Escalation).
 				SetDescription(in.Description).
 				SetCreatedAt(now).
 				SetUpdatedAt(now).
@@ -114,6 +116,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetNoStandingConsent(in.NoStandingConsent).
 				SetStandingConsentMaxAmount(in.StandingConsentMaxAmount).
+				SetEscalation(in.Escalation).
 				SetDescription(in.Description).
 				SetUpdatedAt(now).
 				SetUpdatedBy(actor).
@@ -366,6 +369,8 @@ type ruleInput struct {
 	NoStandingConsent        bool
 	StandingConsentMaxAmount float64
 	Description              string
+	// Escalation: its steps, checked (escalation.go).
+	Escalation []schema.EscalationStep
 }
 
 // ruleFromProto checks a rule from the wire. Its error is an
@@ -467,6 +472,9 @@ func ruleFromProto(r *boardv1.Rule) (ruleInput, error) {
 	if len(in.Description) > maxRuleDescriptionLen {
 		return bad("rule.description: %d bytes, at most %d", len(in.Description), maxRuleDescriptionLen)
 	}
+	if in.Escalation, err = escalationFrom(r.GetEscalation(), time.Duration(in.TimeLimit)); err != nil {
+		return ruleInput{}, err
+	}
 	return in, nil
 }
 
@@ -557,6 +565,7 @@ func ruleProto(r *ent.Rule) *boardv1.Rule {
 
 		NoStandingConsent:        r.NoStandingConsent,
 		StandingConsentMaxAmount: r.StandingConsentMaxAmount,
+		Escalation:               escalationProto(r.Escalation),
 		CreateTime:               timestamppb.New(r.CreatedAt),
 		UpdateTime:               timestamppb.New(r.UpdatedAt),
 		UpdatedBy:                r.UpdatedBy,

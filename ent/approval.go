@@ -65,8 +65,10 @@ type Approval struct {
 	// Receipt holds the value of the "receipt" field.
 	Receipt string `json:"receipt,omitempty"`
 	// ConsentID holds the value of the "consent_id" field.
-	ConsentID    string `json:"consent_id,omitempty"`
-	selectValues sql.SelectValues
+	ConsentID string `json:"consent_id,omitempty"`
+	// EscalationLevel holds the value of the "escalation_level" field.
+	EscalationLevel int `json:"escalation_level,omitempty"`
+	selectValues    sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -76,6 +78,8 @@ func (*Approval) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case approval.FieldDecidedBy, approval.FieldVotes:
 			values[i] = new([]byte)
+		case approval.FieldEscalationLevel:
+			values[i] = new(sql.NullInt64)
 		case approval.FieldID, approval.FieldAgent, approval.FieldRun, approval.FieldThread, approval.FieldRunID, approval.FieldNode, approval.FieldAsk, approval.FieldShow, approval.FieldAccount, approval.FieldDigest, approval.FieldRuleID, approval.FieldState, approval.FieldSay, approval.FieldDecisionDigest, approval.FieldReason, approval.FieldTraceparent, approval.FieldDecisionTraceparent, approval.FieldReceipt, approval.FieldConsentID:
 			values[i] = new(sql.NullString)
 		case approval.FieldCreatedAt, approval.FieldDecidedAt, approval.FieldExpiresAt, approval.FieldDeliveredAt:
@@ -252,6 +256,12 @@ func (_m *Approval) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ConsentID = value.String
 			}
+		case approval.FieldEscalationLevel:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field escalation_level", values[i])
+			} else if value.Valid {
+				_m.EscalationLevel = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -365,6 +375,9 @@ func (_m *Approval) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("consent_id=")
 	builder.WriteString(_m.ConsentID)
+	builder.WriteString(", ")
+	builder.WriteString("escalation_level=")
+	builder.WriteString(fmt.Sprintf("%v", _m.EscalationLevel))
 	builder.WriteByte(')')
 	return builder.String()
 }

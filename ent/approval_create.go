@@ -287,6 +287,20 @@ func (_c *ApprovalCreate) SetNillableConsentID(v *string) *ApprovalCreate {
 	return _c
 }
 
+// SetEscalationLevel sets the "escalation_level" field.
+func (_c *ApprovalCreate) SetEscalationLevel(v int) *ApprovalCreate {
+	_c.mutation.SetEscalationLevel(v)
+	return _c
+}
+
+// SetNillableEscalationLevel sets the "escalation_level" field if the given value is not nil.
+func (_c *ApprovalCreate) SetNillableEscalationLevel(v *int) *ApprovalCreate {
+	if v != nil {
+		_c.SetEscalationLevel(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ApprovalCreate) SetID(v string) *ApprovalCreate {
 	_c.mutation.SetID(v)
@@ -376,6 +390,10 @@ func (_c *ApprovalCreate) defaults() {
 		v := approval.DefaultConsentID
 		_c.mutation.SetConsentID(v)
 	}
+	if _, ok := _c.mutation.EscalationLevel(); !ok {
+		v := approval.DefaultEscalationLevel
+		_c.mutation.SetEscalationLevel(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -461,6 +479,14 @@ func (_c *ApprovalCreate) check() error {
 	}
 	if _, ok := _c.mutation.ConsentID(); !ok {
 		return &ValidationError{Name: "consent_id", err: errors.New(`ent: missing required field "Approval.consent_id"`)}
+	}
+	if _, ok := _c.mutation.EscalationLevel(); !ok {
+		return &ValidationError{Name: "escalation_level", err: errors.New(`ent: missing required field "Approval.escalation_level"`)}
+	}
+	if v, ok := _c.mutation.EscalationLevel(); ok {
+		if err := approval.EscalationLevelValidator(v); err != nil {
+			return &ValidationError{Name: "escalation_level", err: fmt.Errorf(`ent: validator failed for field "Approval.escalation_level": %w`, err)}
+		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := approval.IDValidator(v); err != nil {
@@ -598,6 +624,10 @@ func (_c *ApprovalCreate) createSpec() (*Approval, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ConsentID(); ok {
 		_spec.SetField(approval.FieldConsentID, field.TypeString, value)
 		_node.ConsentID = value
+	}
+	if value, ok := _c.mutation.EscalationLevel(); ok {
+		_spec.SetField(approval.FieldEscalationLevel, field.TypeInt, value)
+		_node.EscalationLevel = value
 	}
 	return _node, _spec
 }
@@ -804,6 +834,24 @@ func (u *ApprovalUpsert) SetConsentID(v string) *ApprovalUpsert {
 // UpdateConsentID sets the "consent_id" field to the value that was provided on create.
 func (u *ApprovalUpsert) UpdateConsentID() *ApprovalUpsert {
 	u.SetExcluded(approval.FieldConsentID)
+	return u
+}
+
+// SetEscalationLevel sets the "escalation_level" field.
+func (u *ApprovalUpsert) SetEscalationLevel(v int) *ApprovalUpsert {
+	u.Set(approval.FieldEscalationLevel, v)
+	return u
+}
+
+// UpdateEscalationLevel sets the "escalation_level" field to the value that was provided on create.
+func (u *ApprovalUpsert) UpdateEscalationLevel() *ApprovalUpsert {
+	u.SetExcluded(approval.FieldEscalationLevel)
+	return u
+}
+
+// AddEscalationLevel adds v to the "escalation_level" field.
+func (u *ApprovalUpsert) AddEscalationLevel(v int) *ApprovalUpsert {
+	u.Add(approval.FieldEscalationLevel, v)
 	return u
 }
 
@@ -1073,6 +1121,27 @@ func (u *ApprovalUpsertOne) SetConsentID(v string) *ApprovalUpsertOne {
 func (u *ApprovalUpsertOne) UpdateConsentID() *ApprovalUpsertOne {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.UpdateConsentID()
+	})
+}
+
+// SetEscalationLevel sets the "escalation_level" field.
+func (u *ApprovalUpsertOne) SetEscalationLevel(v int) *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetEscalationLevel(v)
+	})
+}
+
+// AddEscalationLevel adds v to the "escalation_level" field.
+func (u *ApprovalUpsertOne) AddEscalationLevel(v int) *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.AddEscalationLevel(v)
+	})
+}
+
+// UpdateEscalationLevel sets the "escalation_level" field to the value that was provided on create.
+func (u *ApprovalUpsertOne) UpdateEscalationLevel() *ApprovalUpsertOne {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateEscalationLevel()
 	})
 }
 
@@ -1509,6 +1578,27 @@ func (u *ApprovalUpsertBulk) SetConsentID(v string) *ApprovalUpsertBulk {
 func (u *ApprovalUpsertBulk) UpdateConsentID() *ApprovalUpsertBulk {
 	return u.Update(func(s *ApprovalUpsert) {
 		s.UpdateConsentID()
+	})
+}
+
+// SetEscalationLevel sets the "escalation_level" field.
+func (u *ApprovalUpsertBulk) SetEscalationLevel(v int) *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.SetEscalationLevel(v)
+	})
+}
+
+// AddEscalationLevel adds v to the "escalation_level" field.
+func (u *ApprovalUpsertBulk) AddEscalationLevel(v int) *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.AddEscalationLevel(v)
+	})
+}
+
+// UpdateEscalationLevel sets the "escalation_level" field to the value that was provided on create.
+func (u *ApprovalUpsertBulk) UpdateEscalationLevel() *ApprovalUpsertBulk {
+	return u.Update(func(s *ApprovalUpsert) {
+		s.UpdateEscalationLevel()
 	})
 }
 

@@ -203,6 +203,27 @@ func (_u *ApprovalUpdate) SetNillableConsentID(v *string) *ApprovalUpdate {
 	return _u
 }
 
+// SetEscalationLevel sets the "escalation_level" field.
+func (_u *ApprovalUpdate) SetEscalationLevel(v int) *ApprovalUpdate {
+	_u.mutation.ResetEscalationLevel()
+	_u.mutation.SetEscalationLevel(v)
+	return _u
+}
+
+// SetNillableEscalationLevel sets the "escalation_level" field if the given value is not nil.
+func (_u *ApprovalUpdate) SetNillableEscalationLevel(v *int) *ApprovalUpdate {
+	if v != nil {
+		_u.SetEscalationLevel(*v)
+	}
+	return _u
+}
+
+// AddEscalationLevel adds value to the "escalation_level" field.
+func (_u *ApprovalUpdate) AddEscalationLevel(v int) *ApprovalUpdate {
+	_u.mutation.AddEscalationLevel(v)
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdate) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -240,6 +261,11 @@ func (_u *ApprovalUpdate) check() error {
 	if v, ok := _u.mutation.State(); ok {
 		if err := approval.StateValidator(v); err != nil {
 			return &ValidationError{Name: "state", err: fmt.Errorf(`ent: validator failed for field "Approval.state": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.EscalationLevel(); ok {
+		if err := approval.EscalationLevelValidator(v); err != nil {
+			return &ValidationError{Name: "escalation_level", err: fmt.Errorf(`ent: validator failed for field "Approval.escalation_level": %w`, err)}
 		}
 	}
 	return nil
@@ -314,6 +340,12 @@ func (_u *ApprovalUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.ConsentID(); ok {
 		_spec.SetField(approval.FieldConsentID, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.EscalationLevel(); ok {
+		_spec.SetField(approval.FieldEscalationLevel, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedEscalationLevel(); ok {
+		_spec.AddField(approval.FieldEscalationLevel, field.TypeInt, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -509,6 +541,27 @@ func (_u *ApprovalUpdateOne) SetNillableConsentID(v *string) *ApprovalUpdateOne 
 	return _u
 }
 
+// SetEscalationLevel sets the "escalation_level" field.
+func (_u *ApprovalUpdateOne) SetEscalationLevel(v int) *ApprovalUpdateOne {
+	_u.mutation.ResetEscalationLevel()
+	_u.mutation.SetEscalationLevel(v)
+	return _u
+}
+
+// SetNillableEscalationLevel sets the "escalation_level" field if the given value is not nil.
+func (_u *ApprovalUpdateOne) SetNillableEscalationLevel(v *int) *ApprovalUpdateOne {
+	if v != nil {
+		_u.SetEscalationLevel(*v)
+	}
+	return _u
+}
+
+// AddEscalationLevel adds value to the "escalation_level" field.
+func (_u *ApprovalUpdateOne) AddEscalationLevel(v int) *ApprovalUpdateOne {
+	_u.mutation.AddEscalationLevel(v)
+	return _u
+}
+
 // Mutation returns the ApprovalMutation object of the builder.
 func (_u *ApprovalUpdateOne) Mutation() *ApprovalMutation {
 	return _u.mutation
@@ -559,6 +612,11 @@ func (_u *ApprovalUpdateOne) check() error {
 	if v, ok := _u.mutation.State(); ok {
 		if err := approval.StateValidator(v); err != nil {
 			return &ValidationError{Name: "state", err: fmt.Errorf(`ent: validator failed for field "Approval.state": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.EscalationLevel(); ok {
+		if err := approval.EscalationLevelValidator(v); err != nil {
+			return &ValidationError{Name: "escalation_level", err: fmt.Errorf(`ent: validator failed for field "Approval.escalation_level": %w`, err)}
 		}
 	}
 	return nil
@@ -650,6 +708,12 @@ func (_u *ApprovalUpdateOne) sqlSave(ctx context.Context) (_node *Approval, err 
 	}
 	if value, ok := _u.mutation.ConsentID(); ok {
 		_spec.SetField(approval.FieldConsentID, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.EscalationLevel(); ok {
+		_spec.SetField(approval.FieldEscalationLevel, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedEscalationLevel(); ok {
+		_spec.AddField(approval.FieldEscalationLevel, field.TypeInt, value)
 	}
 	_node = &Approval{config: _u.config}
 	_spec.Assign = _node.assignValues

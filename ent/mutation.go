@@ -36,6 +36,7 @@ import (
 	"github.com/symphonix/symphonix/ent/run"
 	"github.com/symphonix/symphonix/ent/rundetail"
 	"github.com/symphonix/symphonix/ent/runstep"
+	"github.com/symphonix/symphonix/ent/schema"
 	"github.com/symphonix/symphonix/ent/session"
 	"github.com/symphonix/symphonix/ent/setting"
 	"github.com/symphonix/symphonix/ent/signingkey"
@@ -3343,6 +3344,8 @@ type ApprovalMutation struct {
 	decision_traceparent *string
 	receipt              *string
 	consent_id           *string
+	escalation_level     *int
+	addescalation_level  *int
 	clearedFields        map[string]struct{}
 	done                 bool
 	oldValue             func(context.Context) (*Approval, error)
@@ -4414,6 +4417,62 @@ func (m *ApprovalMutation) ResetConsentID() {
 	m.consent_id = nil
 }
 
+// SetEscalationLevel sets the "escalation_level" field.
+func (m *ApprovalMutation) SetEscalationLevel(i int) {
+	m.escalation_level = &i
+	m.addescalation_level = nil
+}
+
+// EscalationLevel returns the value of the "escalation_level" field in the mutation.
+func (m *ApprovalMutation) EscalationLevel() (r int, exists bool) {
+	v := m.escalation_level
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEscalationLevel returns the old "escalation_level" field's value of the Approval entity.
+// If the Approval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApprovalMutation) OldEscalationLevel(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEscalationLevel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEscalationLevel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEscalationLevel: %w", err)
+	}
+	return oldValue.EscalationLevel, nil
+}
+
+// AddEscalationLevel adds i to the "escalation_level" field.
+func (m *ApprovalMutation) AddEscalationLevel(i int) {
+	if m.addescalation_level != nil {
+		*m.addescalation_level += i
+	} else {
+		m.addescalation_level = &i
+	}
+}
+
+// AddedEscalationLevel returns the value that was added to the "escalation_level" field in this mutation.
+func (m *ApprovalMutation) AddedEscalationLevel() (r int, exists bool) {
+	v := m.addescalation_level
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetEscalationLevel resets all changes to the "escalation_level" field.
+func (m *ApprovalMutation) ResetEscalationLevel() {
+	m.escalation_level = nil
+	m.addescalation_level = nil
+}
+
 // Where appends a list predicates to the ApprovalMutation builder.
 func (m *ApprovalMutation) Where(ps ...predicate.Approval) {
 	m.predicates = append(m.predicates, ps...)
@@ -4448,7 +4507,7 @@ func (m *ApprovalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ApprovalMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 25)
 	if m.agent != nil {
 		fields = append(fields, approval.FieldAgent)
 	}
@@ -4521,6 +4580,9 @@ func (m *ApprovalMutation) Fields() []string {
 	if m.consent_id != nil {
 		fields = append(fields, approval.FieldConsentID)
 	}
+	if m.escalation_level != nil {
+		fields = append(fields, approval.FieldEscalationLevel)
+	}
 	return fields
 }
 
@@ -4577,6 +4639,8 @@ func (m *ApprovalMutation) Field(name string) (ent.Value, bool) {
 		return m.Receipt()
 	case approval.FieldConsentID:
 		return m.ConsentID()
+	case approval.FieldEscalationLevel:
+		return m.EscalationLevel()
 	}
 	return nil, false
 }
@@ -4634,6 +4698,8 @@ func (m *ApprovalMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldReceipt(ctx)
 	case approval.FieldConsentID:
 		return m.OldConsentID(ctx)
+	case approval.FieldEscalationLevel:
+		return m.OldEscalationLevel(ctx)
 	}
 	return nil, fmt.Errorf("unknown Approval field %s", name)
 }
@@ -4811,6 +4877,13 @@ func (m *ApprovalMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetConsentID(v)
 		return nil
+	case approval.FieldEscalationLevel:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEscalationLevel(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)
 }
@@ -4818,13 +4891,21 @@ func (m *ApprovalMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *ApprovalMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addescalation_level != nil {
+		fields = append(fields, approval.FieldEscalationLevel)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *ApprovalMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case approval.FieldEscalationLevel:
+		return m.AddedEscalationLevel()
+	}
 	return nil, false
 }
 
@@ -4833,6 +4914,13 @@ func (m *ApprovalMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *ApprovalMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case approval.FieldEscalationLevel:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddEscalationLevel(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Approval numeric field %s", name)
 }
@@ -4964,6 +5052,9 @@ func (m *ApprovalMutation) ResetField(name string) error {
 		return nil
 	case approval.FieldConsentID:
 		m.ResetConsentID()
+		return nil
+	case approval.FieldEscalationLevel:
+		m.ResetEscalationLevel()
 		return nil
 	}
 	return fmt.Errorf("unknown Approval field %s", name)
@@ -17159,6 +17250,8 @@ type RuleMutation struct {
 	no_standing_consent            *bool
 	standing_consent_max_amount    *float64
 	addstanding_consent_max_amount *float64
+	escalation                     *[]schema.EscalationStep
+	appendescalation               []schema.EscalationStep
 	clearedFields                  map[string]struct{}
 	done                           bool
 	oldValue                       func(context.Context) (*Rule, error)
@@ -17862,6 +17955,71 @@ func (m *RuleMutation) ResetStandingConsentMaxAmount() {
 	m.addstanding_consent_max_amount = nil
 }
 
+// SetEscalation sets the "escalation" field.
+func (m *RuleMutation) SetEscalation(ss []schema.EscalationStep) {
+	m.escalation = &ss
+	m.appendescalation = nil
+}
+
+// Escalation returns the value of the "escalation" field in the mutation.
+func (m *RuleMutation) Escalation() (r []schema.EscalationStep, exists bool) {
+	v := m.escalation
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEscalation returns the old "escalation" field's value of the Rule entity.
+// If the Rule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleMutation) OldEscalation(ctx context.Context) (v []schema.EscalationStep, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEscalation is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEscalation requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEscalation: %w", err)
+	}
+	return oldValue.Escalation, nil
+}
+
+// AppendEscalation adds ss to the "escalation" field.
+func (m *RuleMutation) AppendEscalation(ss []schema.EscalationStep) {
+	m.appendescalation = append(m.appendescalation, ss...)
+}
+
+// AppendedEscalation returns the list of values that were appended to the "escalation" field in this mutation.
+func (m *RuleMutation) AppendedEscalation() ([]schema.EscalationStep, bool) {
+	if len(m.appendescalation) == 0 {
+		return nil, false
+	}
+	return m.appendescalation, true
+}
+
+// ClearEscalation clears the value of the "escalation" field.
+func (m *RuleMutation) ClearEscalation() {
+	m.escalation = nil
+	m.appendescalation = nil
+	m.clearedFields[rule.FieldEscalation] = struct{}{}
+}
+
+// EscalationCleared returns if the "escalation" field was cleared in this mutation.
+func (m *RuleMutation) EscalationCleared() bool {
+	_, ok := m.clearedFields[rule.FieldEscalation]
+	return ok
+}
+
+// ResetEscalation resets all changes to the "escalation" field.
+func (m *RuleMutation) ResetEscalation() {
+	m.escalation = nil
+	m.appendescalation = nil
+	delete(m.clearedFields, rule.FieldEscalation)
+}
+
 // Where appends a list predicates to the RuleMutation builder.
 func (m *RuleMutation) Where(ps ...predicate.Rule) {
 	m.predicates = append(m.predicates, ps...)
@@ -17896,7 +18054,7 @@ func (m *RuleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RuleMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.agent != nil {
 		fields = append(fields, rule.FieldAgent)
 	}
@@ -17939,6 +18097,9 @@ func (m *RuleMutation) Fields() []string {
 	if m.standing_consent_max_amount != nil {
 		fields = append(fields, rule.FieldStandingConsentMaxAmount)
 	}
+	if m.escalation != nil {
+		fields = append(fields, rule.FieldEscalation)
+	}
 	return fields
 }
 
@@ -17975,6 +18136,8 @@ func (m *RuleMutation) Field(name string) (ent.Value, bool) {
 		return m.NoStandingConsent()
 	case rule.FieldStandingConsentMaxAmount:
 		return m.StandingConsentMaxAmount()
+	case rule.FieldEscalation:
+		return m.Escalation()
 	}
 	return nil, false
 }
@@ -18012,6 +18175,8 @@ func (m *RuleMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldNoStandingConsent(ctx)
 	case rule.FieldStandingConsentMaxAmount:
 		return m.OldStandingConsentMaxAmount(ctx)
+	case rule.FieldEscalation:
+		return m.OldEscalation(ctx)
 	}
 	return nil, fmt.Errorf("unknown Rule field %s", name)
 }
@@ -18119,6 +18284,13 @@ func (m *RuleMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStandingConsentMaxAmount(v)
 		return nil
+	case rule.FieldEscalation:
+		v, ok := value.([]schema.EscalationStep)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEscalation(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Rule field %s", name)
 }
@@ -18191,6 +18363,9 @@ func (m *RuleMutation) ClearedFields() []string {
 	if m.FieldCleared(rule.FieldPeople) {
 		fields = append(fields, rule.FieldPeople)
 	}
+	if m.FieldCleared(rule.FieldEscalation) {
+		fields = append(fields, rule.FieldEscalation)
+	}
 	return fields
 }
 
@@ -18207,6 +18382,9 @@ func (m *RuleMutation) ClearField(name string) error {
 	switch name {
 	case rule.FieldPeople:
 		m.ClearPeople()
+		return nil
+	case rule.FieldEscalation:
+		m.ClearEscalation()
 		return nil
 	}
 	return fmt.Errorf("unknown Rule nullable field %s", name)
@@ -18257,6 +18435,9 @@ func (m *RuleMutation) ResetField(name string) error {
 		return nil
 	case rule.FieldStandingConsentMaxAmount:
 		m.ResetStandingConsentMaxAmount()
+		return nil
+	case rule.FieldEscalation:
+		m.ResetEscalation()
 		return nil
 	}
 	return fmt.Errorf("unknown Rule field %s", name)

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/schema"
 )
 
 // Rule is the model entity for the Rule schema.
@@ -46,7 +47,9 @@ type Rule struct {
 	NoStandingConsent bool `json:"no_standing_consent,omitempty"`
 	// StandingConsentMaxAmount holds the value of the "standing_consent_max_amount" field.
 	StandingConsentMaxAmount float64 `json:"standing_consent_max_amount,omitempty"`
-	selectValues             sql.SelectValues
+	// Escalation holds the value of the "escalation" field.
+	Escalation   []schema.EscalationStep `json:"escalation,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -54,7 +57,7 @@ func (*Rule) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case rule.FieldPeople:
+		case rule.FieldPeople, rule.FieldEscalation:
 			values[i] = new([]byte)
 		case rule.FieldRequireReason, rule.FieldAllowSelfApproval, rule.FieldNoStandingConsent:
 			values[i] = new(sql.NullBool)
@@ -173,6 +176,14 @@ func (_m *Rule) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.StandingConsentMaxAmount = value.Float64
 			}
+		case rule.FieldEscalation:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field escalation", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Escalation); err != nil {
+					return fmt.Errorf("unmarshal field escalation: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -250,6 +261,9 @@ func (_m *Rule) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("standing_consent_max_amount=")
 	builder.WriteString(fmt.Sprintf("%v", _m.StandingConsentMaxAmount))
+	builder.WriteString(", ")
+	builder.WriteString("escalation=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Escalation))
 	builder.WriteByte(')')
 	return builder.String()
 }

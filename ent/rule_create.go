@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/schema"
 )
 
 // RuleCreate is the builder for creating a Rule entity.
@@ -168,6 +169,12 @@ func (_c *RuleCreate) SetNillableStandingConsentMaxAmount(v *float64) *RuleCreat
 	if v != nil {
 		_c.SetStandingConsentMaxAmount(*v)
 	}
+	return _c
+}
+
+// SetEscalation sets the "escalation" field.
+func (_c *RuleCreate) SetEscalation(v []schema.EscalationStep) *RuleCreate {
+	_c.mutation.SetEscalation(v)
 	return _c
 }
 
@@ -414,6 +421,10 @@ func (_c *RuleCreate) createSpec() (*Rule, *sqlgraph.CreateSpec) {
 		_spec.SetField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
 		_node.StandingConsentMaxAmount = value
 	}
+	if value, ok := _c.mutation.Escalation(); ok {
+		_spec.SetField(rule.FieldEscalation, field.TypeJSON, value)
+		_node.Escalation = value
+	}
 	return _node, _spec
 }
 
@@ -643,6 +654,24 @@ func (u *RuleUpsert) UpdateStandingConsentMaxAmount() *RuleUpsert {
 // AddStandingConsentMaxAmount adds v to the "standing_consent_max_amount" field.
 func (u *RuleUpsert) AddStandingConsentMaxAmount(v float64) *RuleUpsert {
 	u.Add(rule.FieldStandingConsentMaxAmount, v)
+	return u
+}
+
+// SetEscalation sets the "escalation" field.
+func (u *RuleUpsert) SetEscalation(v []schema.EscalationStep) *RuleUpsert {
+	u.Set(rule.FieldEscalation, v)
+	return u
+}
+
+// UpdateEscalation sets the "escalation" field to the value that was provided on create.
+func (u *RuleUpsert) UpdateEscalation() *RuleUpsert {
+	u.SetExcluded(rule.FieldEscalation)
+	return u
+}
+
+// ClearEscalation clears the value of the "escalation" field.
+func (u *RuleUpsert) ClearEscalation() *RuleUpsert {
+	u.SetNull(rule.FieldEscalation)
 	return u
 }
 
@@ -904,6 +933,27 @@ func (u *RuleUpsertOne) AddStandingConsentMaxAmount(v float64) *RuleUpsertOne {
 func (u *RuleUpsertOne) UpdateStandingConsentMaxAmount() *RuleUpsertOne {
 	return u.Update(func(s *RuleUpsert) {
 		s.UpdateStandingConsentMaxAmount()
+	})
+}
+
+// SetEscalation sets the "escalation" field.
+func (u *RuleUpsertOne) SetEscalation(v []schema.EscalationStep) *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetEscalation(v)
+	})
+}
+
+// UpdateEscalation sets the "escalation" field to the value that was provided on create.
+func (u *RuleUpsertOne) UpdateEscalation() *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateEscalation()
+	})
+}
+
+// ClearEscalation clears the value of the "escalation" field.
+func (u *RuleUpsertOne) ClearEscalation() *RuleUpsertOne {
+	return u.Update(func(s *RuleUpsert) {
+		s.ClearEscalation()
 	})
 }
 
@@ -1332,6 +1382,27 @@ func (u *RuleUpsertBulk) AddStandingConsentMaxAmount(v float64) *RuleUpsertBulk 
 func (u *RuleUpsertBulk) UpdateStandingConsentMaxAmount() *RuleUpsertBulk {
 	return u.Update(func(s *RuleUpsert) {
 		s.UpdateStandingConsentMaxAmount()
+	})
+}
+
+// SetEscalation sets the "escalation" field.
+func (u *RuleUpsertBulk) SetEscalation(v []schema.EscalationStep) *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.SetEscalation(v)
+	})
+}
+
+// UpdateEscalation sets the "escalation" field to the value that was provided on create.
+func (u *RuleUpsertBulk) UpdateEscalation() *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.UpdateEscalation()
+	})
+}
+
+// ClearEscalation clears the value of the "escalation" field.
+func (u *RuleUpsertBulk) ClearEscalation() *RuleUpsertBulk {
+	return u.Update(func(s *RuleUpsert) {
+		s.ClearEscalation()
 	})
 }
 

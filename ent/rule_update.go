@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/symphonix/symphonix/ent/predicate"
 	"github.com/symphonix/symphonix/ent/rule"
+	"github.com/symphonix/symphonix/ent/schema"
 )
 
 // RuleUpdate is the builder for updating Rule entities.
@@ -236,6 +237,24 @@ func (_u *RuleUpdate) AddStandingConsentMaxAmount(v float64) *RuleUpdate {
 	return _u
 }
 
+// SetEscalation sets the "escalation" field.
+func (_u *RuleUpdate) SetEscalation(v []schema.EscalationStep) *RuleUpdate {
+	_u.mutation.SetEscalation(v)
+	return _u
+}
+
+// AppendEscalation appends value to the "escalation" field.
+func (_u *RuleUpdate) AppendEscalation(v []schema.EscalationStep) *RuleUpdate {
+	_u.mutation.AppendEscalation(v)
+	return _u
+}
+
+// ClearEscalation clears the value of the "escalation" field.
+func (_u *RuleUpdate) ClearEscalation() *RuleUpdate {
+	_u.mutation.ClearEscalation()
+	return _u
+}
+
 // Mutation returns the RuleMutation object of the builder.
 func (_u *RuleUpdate) Mutation() *RuleMutation {
 	return _u.mutation
@@ -370,6 +389,17 @@ func (_u *RuleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedStandingConsentMaxAmount(); ok {
 		_spec.AddField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.Escalation(); ok {
+		_spec.SetField(rule.FieldEscalation, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedEscalation(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, rule.FieldEscalation, value)
+		})
+	}
+	if _u.mutation.EscalationCleared() {
+		_spec.ClearField(rule.FieldEscalation, field.TypeJSON)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -598,6 +628,24 @@ func (_u *RuleUpdateOne) AddStandingConsentMaxAmount(v float64) *RuleUpdateOne {
 	return _u
 }
 
+// SetEscalation sets the "escalation" field.
+func (_u *RuleUpdateOne) SetEscalation(v []schema.EscalationStep) *RuleUpdateOne {
+	_u.mutation.SetEscalation(v)
+	return _u
+}
+
+// AppendEscalation appends value to the "escalation" field.
+func (_u *RuleUpdateOne) AppendEscalation(v []schema.EscalationStep) *RuleUpdateOne {
+	_u.mutation.AppendEscalation(v)
+	return _u
+}
+
+// ClearEscalation clears the value of the "escalation" field.
+func (_u *RuleUpdateOne) ClearEscalation() *RuleUpdateOne {
+	_u.mutation.ClearEscalation()
+	return _u
+}
+
 // Mutation returns the RuleMutation object of the builder.
 func (_u *RuleUpdateOne) Mutation() *RuleMutation {
 	return _u.mutation
@@ -762,6 +810,17 @@ func (_u *RuleUpdateOne) sqlSave(ctx context.Context) (_node *Rule, err error) {
 	}
 	if value, ok := _u.mutation.AddedStandingConsentMaxAmount(); ok {
 		_spec.AddField(rule.FieldStandingConsentMaxAmount, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.Escalation(); ok {
+		_spec.SetField(rule.FieldEscalation, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedEscalation(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, rule.FieldEscalation, value)
+		})
+	}
+	if _u.mutation.EscalationCleared() {
+		_spec.ClearField(rule.FieldEscalation, field.TypeJSON)
 	}
 	_node = &Rule{config: _u.config}
 	_spec.Assign = _node.assignValues

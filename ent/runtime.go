@@ -218,6 +218,12 @@ func init() {
 	approvalDescConsentID := approvalFields[24].Descriptor()
 	// approval.DefaultConsentID holds the default value on creation for the consent_id field.
 	approval.DefaultConsentID = approvalDescConsentID.Default.(string)
+	// approvalDescEscalationLevel is the schema descriptor for escalation_level field.
+	approvalDescEscalationLevel := approvalFields[25].Descriptor()
+	// approval.DefaultEscalationLevel holds the default value on creation for the escalation_level field.
+	approval.DefaultEscalationLevel = approvalDescEscalationLevel.Default.(int)
+	// approval.EscalationLevelValidator is a validator for the "escalation_level" field. It is called by the builders before save.
+	approval.EscalationLevelValidator = approvalDescEscalationLevel.Validators[0].(func(int) error)
 	// approvalDescID is the schema descriptor for id field.
 	approvalDescID := approvalFields[0].Descriptor()
 	// approval.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -59,6 +59,8 @@ const (
 	FieldReceipt = "receipt"
 	// FieldConsentID holds the string denoting the consent_id field in the database.
 	FieldConsentID = "consent_id"
+	// FieldEscalationLevel holds the string denoting the escalation_level field in the database.
+	FieldEscalationLevel = "escalation_level"
 	// Table holds the table name of the approval in the database.
 	Table = "approvals"
 )
@@ -90,6 +92,7 @@ var Columns = []string{
 	FieldDecisionTraceparent,
 	FieldReceipt,
 	FieldConsentID,
+	FieldEscalationLevel,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -137,6 +140,10 @@ var (
 	DefaultReceipt string
 	// DefaultConsentID holds the default value on creation for the "consent_id" field.
 	DefaultConsentID string
+	// DefaultEscalationLevel holds the default value on creation for the "escalation_level" field.
+	DefaultEscalationLevel int
+	// EscalationLevelValidator is a validator for the "escalation_level" field. It is called by the builders before save.
+	EscalationLevelValidator func(int) error
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -257,4 +264,9 @@ func ByReceipt(opts ...sql.OrderTermOption) OrderOption {
 // ByConsentID orders the results by the consent_id field.
 func ByConsentID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldConsentID, opts...).ToFunc()
+}
+
+// ByEscalationLevel orders the results by the escalation_level field.
+func ByEscalationLevel(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEscalationLevel, opts...).ToFunc()
 }

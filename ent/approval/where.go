@@ -174,6 +174,11 @@ func ConsentID(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldConsentID, v))
 }
 
+// EscalationLevel applies equality check predicate on the "escalation_level" field. It's identical to EscalationLevelEQ.
+func EscalationLevel(v int) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldEscalationLevel, v))
+}
+
 // AgentEQ applies the EQ predicate on the "agent" field.
 func AgentEQ(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldEQ(FieldAgent, v))
@@ -1552,6 +1557,46 @@ func ConsentIDEqualFold(v string) predicate.Approval {
 // ConsentIDContainsFold applies the ContainsFold predicate on the "consent_id" field.
 func ConsentIDContainsFold(v string) predicate.Approval {
 	return predicate.Approval(sql.FieldContainsFold(FieldConsentID, v))
+}
+
+// EscalationLevelEQ applies the EQ predicate on the "escalation_level" field.
+func EscalationLevelEQ(v int) predicate.Approval {
+	return predicate.Approval(sql.FieldEQ(FieldEscalationLevel, v))
+}
+
+// EscalationLevelNEQ applies the NEQ predicate on the "escalation_level" field.
+func EscalationLevelNEQ(v int) predicate.Approval {
+	return predicate.Approval(sql.FieldNEQ(FieldEscalationLevel, v))
+}
+
+// EscalationLevelIn applies the In predicate on the "escalation_level" field.
+func EscalationLevelIn(vs ...int) predicate.Approval {
+	return predicate.Approval(sql.FieldIn(FieldEscalationLevel, vs...))
+}
+
+// EscalationLevelNotIn applies the NotIn predicate on the "escalation_level" field.
+func EscalationLevelNotIn(vs ...int) predicate.Approval {
+	return predicate.Approval(sql.FieldNotIn(FieldEscalationLevel, vs...))
+}
+
+// EscalationLevelGT applies the GT predicate on the "escalation_level" field.
+func EscalationLevelGT(v int) predicate.Approval {
+	return predicate.Approval(sql.FieldGT(FieldEscalationLevel, v))
+}
+
+// EscalationLevelGTE applies the GTE predicate on the "escalation_level" field.
+func EscalationLevelGTE(v int) predicate.Approval {
+	return predicate.Approval(sql.FieldGTE(FieldEscalationLevel, v))
+}
+
+// EscalationLevelLT applies the LT predicate on the "escalation_level" field.
+func EscalationLevelLT(v int) predicate.Approval {
+	return predicate.Approval(sql.FieldLT(FieldEscalationLevel, v))
+}
+
+// EscalationLevelLTE applies the LTE predicate on the "escalation_level" field.
+func EscalationLevelLTE(v int) predicate.Approval {
+	return predicate.Approval(sql.FieldLTE(FieldEscalationLevel, v))
 }
 
 // And groups predicates with the AND operator between them.

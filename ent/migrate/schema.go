@@ -110,6 +110,7 @@ var (
 		{Name: "decision_traceparent", Type: field.TypeString, Default: ""},
 		{Name: "receipt", Type: field.TypeString, Default: ""},
 		{Name: "consent_id", Type: field.TypeString, Default: ""},
+		{Name: "escalation_level", Type: field.TypeInt, Default: 0},
 	}
 	// ApprovalsTable holds the schema information for the "approvals" table.
 	ApprovalsTable = &schema.Table{
@@ -598,6 +599,7 @@ var (
 		{Name: "updated_by", Type: field.TypeString},
 		{Name: "no_standing_consent", Type: field.TypeBool, Default: false},
 		{Name: "standing_consent_max_amount", Type: field.TypeFloat64, Default: 0},
+		{Name: "escalation", Type: field.TypeJSON, Nullable: true},
 	}
 	// RulesTable holds the schema information for the "rules" table.
 	RulesTable = &schema.Table{

@@ -39,6 +39,8 @@ const (
 	FieldNoStandingConsent = "no_standing_consent"
 	// FieldStandingConsentMaxAmount holds the string denoting the standing_consent_max_amount field in the database.
 	FieldStandingConsentMaxAmount = "standing_consent_max_amount"
+	// FieldEscalation holds the string denoting the escalation field in the database.
+	FieldEscalation = "escalation"
 	// Table holds the table name of the rule in the database.
 	Table = "rules"
 )
@@ -60,6 +62,7 @@ var Columns = []string{
 	FieldUpdatedBy,
 	FieldNoStandingConsent,
 	FieldStandingConsentMaxAmount,
+	FieldEscalation,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -694,6 +694,16 @@ func StandingConsentMaxAmountLTE(v float64) predicate.Rule {
 	return predicate.Rule(sql.FieldLTE(FieldStandingConsentMaxAmount, v))
 }
 
+// EscalationIsNil applies the IsNil predicate on the "escalation" field.
+func EscalationIsNil() predicate.Rule {
+	return predicate.Rule(sql.FieldIsNull(FieldEscalation))
+}
+
+// EscalationNotNil applies the NotNil predicate on the "escalation" field.
+func EscalationNotNil() predicate.Rule {
+	return predicate.Rule(sql.FieldNotNull(FieldEscalation))
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Rule) predicate.Rule {
 	return predicate.Rule(sql.AndPredicates(predicates...))

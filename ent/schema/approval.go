@@ -62,6 +62,8 @@ func (Approval) Fields() []ent.Field {
 		field.String("receipt").Default(""),
 		// consent_id: the standing consent that approved it, when one did.
 		field.String("consent_id").Default(""),
+		// escalation_level: the steps of its rule's escalation reached.
+		field.Int("escalation_level").NonNegative().Default(0),
 	}
 }
 

@@ -44,6 +44,8 @@ func (Rule) Fields() []ent.Field {
 		// showing an amount above it.
 		field.Bool("no_standing_consent").Default(false),
 		field.Float("standing_consent_max_amount").Min(0).Default(0),
+		// escalation: the steps after which more people may decide.
+		field.JSON("escalation", []EscalationStep{}).Optional(),
 	}
 }
 
@@ -51,4 +53,13 @@ func (Rule) Fields() []ent.Field {
 // governs is never a coin toss between equals.
 func (Rule) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("agent", "node").Unique()}
+}
+
+// EscalationStep is one step of a rule's escalation: after After
+// nanoseconds since the raise, People (canonical addresses) or Role may
+// decide the approval too.
+type EscalationStep struct {
+	After  int64    `json:"after"`
+	People []string `json:"people,omitempty"`
+	Role   string   `json:"role,omitempty"`
 }

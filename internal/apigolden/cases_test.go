@@ -238,6 +238,12 @@ func cases() []goldenCase {
 	// ApprovalService.
 	add("ApprovalService.PutRule.request", &boardv1.PutRuleRequest{Rule: rule("refunds")})
 	add("ApprovalService.PutRule.response", &boardv1.PutRuleResponse{Rule: rule("refunds")})
+	escalating := rule("refunds-escalating")
+	escalating.Escalation = []*boardv1.EscalationStep{
+		{After: durationpb.New(30 * time.Minute), People: []string{"lead@example.com"}},
+		{After: durationpb.New(4 * time.Hour), Role: boardv1.Role_ROLE_ADMIN},
+	}
+	add("ApprovalService.PutRule.request.escalation", &boardv1.PutRuleRequest{Rule: escalating})
 	add("ApprovalService.ListRules.request", &boardv1.ListRulesRequest{PageSize: 10, PageToken: "cnVsZXMtMg"})
 	add("ApprovalService.ListRules.response", &boardv1.ListRulesResponse{
 		Rules: []*boardv1.Rule{rule("refunds"), ruleByPeople("fallback")}, NextPageToken: "cnVsZXMtMw",
@@ -308,6 +314,7 @@ func cases() []goldenCase {
 		{"cancelled", boardv1.ApprovalEvent_APPROVAL_EVENT_CANCELLED, boardv1.ApprovalState_APPROVAL_STATE_CANCELLED},
 		{"expired", boardv1.ApprovalEvent_APPROVAL_EVENT_EXPIRED, boardv1.ApprovalState_APPROVAL_STATE_EXPIRED},
 		{"heartbeat", boardv1.ApprovalEvent_APPROVAL_EVENT_HEARTBEAT, boardv1.ApprovalState_APPROVAL_STATE_UNSPECIFIED},
+		{"escalated", boardv1.ApprovalEvent_APPROVAL_EVENT_ESCALATED, boardv1.ApprovalState_APPROVAL_STATE_PENDING},
 	} {
 		m := &boardv1.WatchApprovalsResponse{Event: e.event}
 		if e.state != boardv1.ApprovalState_APPROVAL_STATE_UNSPECIFIED {

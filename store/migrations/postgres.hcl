@@ -333,6 +333,11 @@ table "approvals" {
     type    = varchar
     default = sql("''")
   }
+  column "escalation_level" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
   primary_key {
     columns = [column.id]
   }
@@ -1209,6 +1214,10 @@ table "rules" {
     null    = false
     type    = double_precision
     default = sql("0")
+  }
+  column "escalation" {
+    null = true
+    type = jsonb
   }
   primary_key {
     columns = [column.id]

@@ -71,6 +71,7 @@ const enums = (function () {
       APPROVAL_EVENT_CANCELLED: "cancelled",
       APPROVAL_EVENT_EXPIRED: "expired",
       APPROVAL_EVENT_HEARTBEAT: "heartbeat",
+      APPROVAL_EVENT_ESCALATED: "escalated",
     }),
     // RunState: where a run stands.
     runState: table({

@@ -182,21 +182,25 @@ const (
 	ApprovalEvent_APPROVAL_EVENT_EXPIRED ApprovalEvent = 8
 	// Nothing happened; no approval.
 	ApprovalEvent_APPROVAL_EVENT_HEARTBEAT ApprovalEvent = 9
+	// The approval reached a step of its rule's escalation: more people may
+	// decide it (Approval.escalation_level).
+	ApprovalEvent_APPROVAL_EVENT_ESCALATED ApprovalEvent = 10
 )
 
 // Enum value maps for ApprovalEvent.
 var (
 	ApprovalEvent_name = map[int32]string{
-		0: "APPROVAL_EVENT_UNSPECIFIED",
-		1: "APPROVAL_EVENT_SNAPSHOT",
-		2: "APPROVAL_EVENT_SYNCED",
-		3: "APPROVAL_EVENT_RAISED",
-		4: "APPROVAL_EVENT_SUPERSEDED",
-		5: "APPROVAL_EVENT_VOTED",
-		6: "APPROVAL_EVENT_DECIDED",
-		7: "APPROVAL_EVENT_CANCELLED",
-		8: "APPROVAL_EVENT_EXPIRED",
-		9: "APPROVAL_EVENT_HEARTBEAT",
+		0:  "APPROVAL_EVENT_UNSPECIFIED",
+		1:  "APPROVAL_EVENT_SNAPSHOT",
+		2:  "APPROVAL_EVENT_SYNCED",
+		3:  "APPROVAL_EVENT_RAISED",
+		4:  "APPROVAL_EVENT_SUPERSEDED",
+		5:  "APPROVAL_EVENT_VOTED",
+		6:  "APPROVAL_EVENT_DECIDED",
+		7:  "APPROVAL_EVENT_CANCELLED",
+		8:  "APPROVAL_EVENT_EXPIRED",
+		9:  "APPROVAL_EVENT_HEARTBEAT",
+		10: "APPROVAL_EVENT_ESCALATED",
 	}
 	ApprovalEvent_value = map[string]int32{
 		"APPROVAL_EVENT_UNSPECIFIED": 0,
@@ -209,6 +213,7 @@ var (
 		"APPROVAL_EVENT_CANCELLED":   7,
 		"APPROVAL_EVENT_EXPIRED":     8,
 		"APPROVAL_EVENT_HEARTBEAT":   9,
+		"APPROVAL_EVENT_ESCALATED":   10,
 	}
 )
 
@@ -285,8 +290,14 @@ type Rule struct {
 	// When above zero, standing consent is refused for an approval showing
 	// an amount above this (Approval.amounts, whatever the currency).
 	StandingConsentMaxAmount float64 `protobuf:"fixed64,15,opt,name=standing_consent_max_amount,json=standingConsentMaxAmount,proto3" json:"standing_consent_max_amount,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// Escalation: each step, once its time has passed since the raise with
+	// the approval still pending, also lets its people or role decide it
+	// (the rule's own keep deciding); the rule's time_limit, when set, ends
+	// it as expired. At most 5 steps, each later than the one before and
+	// before the time limit.
+	Escalation    []*EscalationStep `protobuf:"bytes,16,rep,name=escalation,proto3" json:"escalation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Rule) Reset() {
@@ -422,6 +433,13 @@ func (x *Rule) GetStandingConsentMaxAmount() float64 {
 		return x.StandingConsentMaxAmount
 	}
 	return 0
+}
+
+func (x *Rule) GetEscalation() []*EscalationStep {
+	if x != nil {
+		return x.Escalation
+	}
+	return nil
 }
 
 // PutRuleRequest stores one rule.
@@ -757,9 +775,12 @@ type Approval struct {
 	// The amounts written in ask and then account, read by the board as the
 	// agent's own card reads them, so a card can show each as a value and a
 	// currency: at most 16. Read for people; never part of the digest.
-	Amounts       []*Amount `protobuf:"bytes,18,rep,name=amounts,proto3" json:"amounts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Amounts []*Amount `protobuf:"bytes,18,rep,name=amounts,proto3" json:"amounts,omitempty"`
+	// How many steps of its rule's escalation it has reached (0: none); each
+	// reached step's people or role may decide it too.
+	EscalationLevel int32 `protobuf:"varint,19,opt,name=escalation_level,json=escalationLevel,proto3" json:"escalation_level,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Approval) Reset() {
@@ -917,6 +938,13 @@ func (x *Approval) GetAmounts() []*Amount {
 		return x.Amounts
 	}
 	return nil
+}
+
+func (x *Approval) GetEscalationLevel() int32 {
+	if x != nil {
+		return x.EscalationLevel
+	}
+	return 0
 }
 
 // Amount is one amount a person wrote.
@@ -1470,6 +1498,71 @@ func (x *StandingConsent) GetUses() int32 {
 	return 0
 }
 
+// EscalationStep is one step of a rule's escalation.
+type EscalationStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How long after the raise the step is reached: more than zero.
+	After *durationpb.Duration `protobuf:"bytes,1,opt,name=after,proto3" json:"after,omitempty"`
+	// Who else may decide from then on: people (email addresses, at most
+	// 20), or a role (ROLE_APPROVER or ROLE_ADMIN); not both.
+	People []string `protobuf:"bytes,2,rep,name=people,proto3" json:"people,omitempty"`
+	// See people.
+	Role          Role `protobuf:"varint,3,opt,name=role,proto3,enum=symphonix.board.v1.Role" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EscalationStep) Reset() {
+	*x = EscalationStep{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EscalationStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EscalationStep) ProtoMessage() {}
+
+func (x *EscalationStep) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EscalationStep.ProtoReflect.Descriptor instead.
+func (*EscalationStep) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *EscalationStep) GetAfter() *durationpb.Duration {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *EscalationStep) GetPeople() []string {
+	if x != nil {
+		return x.People
+	}
+	return nil
+}
+
+func (x *EscalationStep) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
 // Consent is a standing consent: a yes that stands for the later
 // operations of one agent with one exact digest.
 type Consent struct {
@@ -1507,7 +1600,7 @@ type Consent struct {
 
 func (x *Consent) Reset() {
 	*x = Consent{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1612,7 @@ func (x *Consent) String() string {
 func (*Consent) ProtoMessage() {}
 
 func (x *Consent) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1625,7 @@ func (x *Consent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Consent.ProtoReflect.Descriptor instead.
 func (*Consent) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Consent) GetId() string {
@@ -1643,7 +1736,7 @@ type ListConsentsRequest struct {
 
 func (x *ListConsentsRequest) Reset() {
 	*x = ListConsentsRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1748,7 @@ func (x *ListConsentsRequest) String() string {
 func (*ListConsentsRequest) ProtoMessage() {}
 
 func (x *ListConsentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1761,7 @@ func (x *ListConsentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsentsRequest.ProtoReflect.Descriptor instead.
 func (*ListConsentsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListConsentsRequest) GetAgent() string {
@@ -1712,7 +1805,7 @@ type ListConsentsResponse struct {
 
 func (x *ListConsentsResponse) Reset() {
 	*x = ListConsentsResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +1817,7 @@ func (x *ListConsentsResponse) String() string {
 func (*ListConsentsResponse) ProtoMessage() {}
 
 func (x *ListConsentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +1830,7 @@ func (x *ListConsentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsentsResponse.ProtoReflect.Descriptor instead.
 func (*ListConsentsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{19}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListConsentsResponse) GetConsents() []*Consent {
@@ -1767,7 +1860,7 @@ type RevokeConsentRequest struct {
 
 func (x *RevokeConsentRequest) Reset() {
 	*x = RevokeConsentRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1872,7 @@ func (x *RevokeConsentRequest) String() string {
 func (*RevokeConsentRequest) ProtoMessage() {}
 
 func (x *RevokeConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1885,7 @@ func (x *RevokeConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeConsentRequest.ProtoReflect.Descriptor instead.
 func (*RevokeConsentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{20}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RevokeConsentRequest) GetId() string {
@@ -1820,7 +1913,7 @@ type RevokeConsentResponse struct {
 
 func (x *RevokeConsentResponse) Reset() {
 	*x = RevokeConsentResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +1925,7 @@ func (x *RevokeConsentResponse) String() string {
 func (*RevokeConsentResponse) ProtoMessage() {}
 
 func (x *RevokeConsentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +1938,7 @@ func (x *RevokeConsentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeConsentResponse.ProtoReflect.Descriptor instead.
 func (*RevokeConsentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{21}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RevokeConsentResponse) GetConsent() *Consent {
@@ -1867,7 +1960,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1879,7 +1972,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1892,7 +1985,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{22}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DecideResponse) GetApproval() *Approval {
@@ -1915,7 +2008,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2020,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2033,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{23}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelRequest) GetId() string {
@@ -1968,7 +2061,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2073,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2086,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{24}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CancelResponse) GetApproval() *Approval {
@@ -2050,7 +2143,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2155,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2168,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{25}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ApprovalDecision) GetApprovalId() string {
@@ -2174,7 +2267,7 @@ type PreviewRuleRequest struct {
 
 func (x *PreviewRuleRequest) Reset() {
 	*x = PreviewRuleRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2279,7 @@ func (x *PreviewRuleRequest) String() string {
 func (*PreviewRuleRequest) ProtoMessage() {}
 
 func (x *PreviewRuleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2292,7 @@ func (x *PreviewRuleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRuleRequest.ProtoReflect.Descriptor instead.
 func (*PreviewRuleRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{26}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PreviewRuleRequest) GetRule() *Rule {
@@ -2230,7 +2323,7 @@ type RuleMatch struct {
 
 func (x *RuleMatch) Reset() {
 	*x = RuleMatch{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2335,7 @@ func (x *RuleMatch) String() string {
 func (*RuleMatch) ProtoMessage() {}
 
 func (x *RuleMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2348,7 @@ func (x *RuleMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuleMatch.ProtoReflect.Descriptor instead.
 func (*RuleMatch) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{27}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RuleMatch) GetAgent() string {
@@ -2312,7 +2405,7 @@ type PreviewRuleResponse struct {
 
 func (x *PreviewRuleResponse) Reset() {
 	*x = PreviewRuleResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2417,7 @@ func (x *PreviewRuleResponse) String() string {
 func (*PreviewRuleResponse) ProtoMessage() {}
 
 func (x *PreviewRuleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2430,7 @@ func (x *PreviewRuleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRuleResponse.ProtoReflect.Descriptor instead.
 func (*PreviewRuleResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{28}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PreviewRuleResponse) GetAgents() []string {
@@ -2372,7 +2465,7 @@ var File_symphonix_board_v1_approval_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xe9\x04\n" +
+	"!symphonix/board/v1/approval.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xad\x05\n" +
 	"\x04Rule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -2393,7 +2486,10 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"updated_by\x18\f \x01(\tR\tupdatedBy\x12.\n" +
 	"\x13allow_self_approval\x18\r \x01(\bR\x11allowSelfApproval\x12.\n" +
 	"\x13no_standing_consent\x18\x0e \x01(\bR\x11noStandingConsent\x12=\n" +
-	"\x1bstanding_consent_max_amount\x18\x0f \x01(\x01R\x18standingConsentMaxAmountB\t\n" +
+	"\x1bstanding_consent_max_amount\x18\x0f \x01(\x01R\x18standingConsentMaxAmount\x12B\n" +
+	"\n" +
+	"escalation\x18\x10 \x03(\v2\".symphonix.board.v1.EscalationStepR\n" +
+	"escalationB\t\n" +
 	"\a_quorum\">\n" +
 	"\x0ePutRuleRequest\x12,\n" +
 	"\x04rule\x18\x01 \x01(\v2\x18.symphonix.board.v1.RuleR\x04rule\"?\n" +
@@ -2408,7 +2504,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"#\n" +
 	"\x11DeleteRuleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteRuleResponse\"\xf1\x04\n" +
+	"\x12DeleteRuleResponse\"\x9c\x05\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x10\n" +
@@ -2430,7 +2526,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x05votes\x18\x0f \x03(\tR\x05votes\x12\x1b\n" +
 	"\tshow_json\x18\x10 \x01(\tR\bshowJson\x12\x15\n" +
 	"\x06run_id\x18\x11 \x01(\tR\x05runId\x124\n" +
-	"\aamounts\x18\x12 \x03(\v2\x1a.symphonix.board.v1.AmountR\aamounts\"N\n" +
+	"\aamounts\x18\x12 \x03(\v2\x1a.symphonix.board.v1.AmountR\aamounts\x12)\n" +
+	"\x10escalation_level\x18\x13 \x01(\x05R\x0fescalationLevel\"N\n" +
 	"\x06Amount\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x1a\n" +
@@ -2464,7 +2561,11 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\aconsent\x18\x05 \x01(\v2#.symphonix.board.v1.StandingConsentR\aconsent\"\\\n" +
 	"\x0fStandingConsent\x125\n" +
 	"\bduration\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x12\n" +
-	"\x04uses\x18\x02 \x01(\x05R\x04uses\"\xc3\x03\n" +
+	"\x04uses\x18\x02 \x01(\x05R\x04uses\"\x87\x01\n" +
+	"\x0eEscalationStep\x12/\n" +
+	"\x05after\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x05after\x12\x16\n" +
+	"\x06people\x18\x02 \x03(\tR\x06people\x12,\n" +
+	"\x04role\x18\x03 \x01(\x0e2\x18.symphonix.board.v1.RoleR\x04role\"\xc3\x03\n" +
 	"\aConsent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
@@ -2553,7 +2654,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\n" +
 	"\x06SAY_NO\x10\x02\x12\x11\n" +
 	"\rSAY_CANCELLED\x10\x03\x12\x0f\n" +
-	"\vSAY_EXPIRED\x10\x04*\xaf\x02\n" +
+	"\vSAY_EXPIRED\x10\x04*\xcd\x02\n" +
 	"\rApprovalEvent\x12\x1e\n" +
 	"\x1aAPPROVAL_EVENT_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17APPROVAL_EVENT_SNAPSHOT\x10\x01\x12\x19\n" +
@@ -2564,7 +2665,9 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x16APPROVAL_EVENT_DECIDED\x10\x06\x12\x1c\n" +
 	"\x18APPROVAL_EVENT_CANCELLED\x10\a\x12\x1a\n" +
 	"\x16APPROVAL_EVENT_EXPIRED\x10\b\x12\x1c\n" +
-	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t2\x98\b\n" +
+	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t\x12\x1c\n" +
+	"\x18APPROVAL_EVENT_ESCALATED\x10\n" +
+	"2\x98\b\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
@@ -2592,7 +2695,7 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(ApprovalState)(0),             // 0: symphonix.board.v1.ApprovalState
 	(Say)(0),                       // 1: symphonix.board.v1.Say
@@ -2614,83 +2717,87 @@ var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*GetApprovalResponse)(nil),    // 17: symphonix.board.v1.GetApprovalResponse
 	(*DecideRequest)(nil),          // 18: symphonix.board.v1.DecideRequest
 	(*StandingConsent)(nil),        // 19: symphonix.board.v1.StandingConsent
-	(*Consent)(nil),                // 20: symphonix.board.v1.Consent
-	(*ListConsentsRequest)(nil),    // 21: symphonix.board.v1.ListConsentsRequest
-	(*ListConsentsResponse)(nil),   // 22: symphonix.board.v1.ListConsentsResponse
-	(*RevokeConsentRequest)(nil),   // 23: symphonix.board.v1.RevokeConsentRequest
-	(*RevokeConsentResponse)(nil),  // 24: symphonix.board.v1.RevokeConsentResponse
-	(*DecideResponse)(nil),         // 25: symphonix.board.v1.DecideResponse
-	(*CancelRequest)(nil),          // 26: symphonix.board.v1.CancelRequest
-	(*CancelResponse)(nil),         // 27: symphonix.board.v1.CancelResponse
-	(*ApprovalDecision)(nil),       // 28: symphonix.board.v1.ApprovalDecision
-	(*PreviewRuleRequest)(nil),     // 29: symphonix.board.v1.PreviewRuleRequest
-	(*RuleMatch)(nil),              // 30: symphonix.board.v1.RuleMatch
-	(*PreviewRuleResponse)(nil),    // 31: symphonix.board.v1.PreviewRuleResponse
-	(Role)(0),                      // 32: symphonix.board.v1.Role
-	(*durationpb.Duration)(nil),    // 33: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 35: google.protobuf.Struct
+	(*EscalationStep)(nil),         // 20: symphonix.board.v1.EscalationStep
+	(*Consent)(nil),                // 21: symphonix.board.v1.Consent
+	(*ListConsentsRequest)(nil),    // 22: symphonix.board.v1.ListConsentsRequest
+	(*ListConsentsResponse)(nil),   // 23: symphonix.board.v1.ListConsentsResponse
+	(*RevokeConsentRequest)(nil),   // 24: symphonix.board.v1.RevokeConsentRequest
+	(*RevokeConsentResponse)(nil),  // 25: symphonix.board.v1.RevokeConsentResponse
+	(*DecideResponse)(nil),         // 26: symphonix.board.v1.DecideResponse
+	(*CancelRequest)(nil),          // 27: symphonix.board.v1.CancelRequest
+	(*CancelResponse)(nil),         // 28: symphonix.board.v1.CancelResponse
+	(*ApprovalDecision)(nil),       // 29: symphonix.board.v1.ApprovalDecision
+	(*PreviewRuleRequest)(nil),     // 30: symphonix.board.v1.PreviewRuleRequest
+	(*RuleMatch)(nil),              // 31: symphonix.board.v1.RuleMatch
+	(*PreviewRuleResponse)(nil),    // 32: symphonix.board.v1.PreviewRuleResponse
+	(Role)(0),                      // 33: symphonix.board.v1.Role
+	(*durationpb.Duration)(nil),    // 34: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 35: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 36: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	32, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
-	33, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	34, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
-	34, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
-	3,  // 4: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
-	3,  // 5: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
-	3,  // 6: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	35, // 7: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
-	0,  // 8: symphonix.board.v1.Approval.state:type_name -> symphonix.board.v1.ApprovalState
-	34, // 9: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	34, // 10: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
-	28, // 11: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	11, // 12: symphonix.board.v1.Approval.amounts:type_name -> symphonix.board.v1.Amount
-	0,  // 13: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
-	10, // 14: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
-	2,  // 15: symphonix.board.v1.WatchApprovalsResponse.event:type_name -> symphonix.board.v1.ApprovalEvent
-	10, // 16: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 17: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 18: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
-	19, // 19: symphonix.board.v1.DecideRequest.consent:type_name -> symphonix.board.v1.StandingConsent
-	33, // 20: symphonix.board.v1.StandingConsent.duration:type_name -> google.protobuf.Duration
-	34, // 21: symphonix.board.v1.Consent.create_time:type_name -> google.protobuf.Timestamp
-	34, // 22: symphonix.board.v1.Consent.expire_time:type_name -> google.protobuf.Timestamp
-	34, // 23: symphonix.board.v1.Consent.revoke_time:type_name -> google.protobuf.Timestamp
-	20, // 24: symphonix.board.v1.ListConsentsResponse.consents:type_name -> symphonix.board.v1.Consent
-	20, // 25: symphonix.board.v1.RevokeConsentResponse.consent:type_name -> symphonix.board.v1.Consent
-	10, // 26: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 27: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 28: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
-	34, // 29: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
-	3,  // 30: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
-	30, // 31: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
-	4,  // 32: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	6,  // 33: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	8,  // 34: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	29, // 35: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
-	12, // 36: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	16, // 37: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	18, // 38: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	26, // 39: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	21, // 40: symphonix.board.v1.ApprovalService.ListConsents:input_type -> symphonix.board.v1.ListConsentsRequest
-	23, // 41: symphonix.board.v1.ApprovalService.RevokeConsent:input_type -> symphonix.board.v1.RevokeConsentRequest
-	14, // 42: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
-	5,  // 43: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	7,  // 44: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	9,  // 45: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	31, // 46: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
-	13, // 47: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	17, // 48: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	25, // 49: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	27, // 50: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	22, // 51: symphonix.board.v1.ApprovalService.ListConsents:output_type -> symphonix.board.v1.ListConsentsResponse
-	24, // 52: symphonix.board.v1.ApprovalService.RevokeConsent:output_type -> symphonix.board.v1.RevokeConsentResponse
-	15, // 53: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
-	43, // [43:54] is the sub-list for method output_type
-	32, // [32:43] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	33, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
+	34, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	35, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
+	35, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
+	20, // 4: symphonix.board.v1.Rule.escalation:type_name -> symphonix.board.v1.EscalationStep
+	3,  // 5: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	3,  // 6: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
+	3,  // 7: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
+	36, // 8: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	0,  // 9: symphonix.board.v1.Approval.state:type_name -> symphonix.board.v1.ApprovalState
+	35, // 10: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	35, // 11: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	29, // 12: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	11, // 13: symphonix.board.v1.Approval.amounts:type_name -> symphonix.board.v1.Amount
+	0,  // 14: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
+	10, // 15: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
+	2,  // 16: symphonix.board.v1.WatchApprovalsResponse.event:type_name -> symphonix.board.v1.ApprovalEvent
+	10, // 17: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 18: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 19: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
+	19, // 20: symphonix.board.v1.DecideRequest.consent:type_name -> symphonix.board.v1.StandingConsent
+	34, // 21: symphonix.board.v1.StandingConsent.duration:type_name -> google.protobuf.Duration
+	34, // 22: symphonix.board.v1.EscalationStep.after:type_name -> google.protobuf.Duration
+	33, // 23: symphonix.board.v1.EscalationStep.role:type_name -> symphonix.board.v1.Role
+	35, // 24: symphonix.board.v1.Consent.create_time:type_name -> google.protobuf.Timestamp
+	35, // 25: symphonix.board.v1.Consent.expire_time:type_name -> google.protobuf.Timestamp
+	35, // 26: symphonix.board.v1.Consent.revoke_time:type_name -> google.protobuf.Timestamp
+	21, // 27: symphonix.board.v1.ListConsentsResponse.consents:type_name -> symphonix.board.v1.Consent
+	21, // 28: symphonix.board.v1.RevokeConsentResponse.consent:type_name -> symphonix.board.v1.Consent
+	10, // 29: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 30: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 31: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
+	35, // 32: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
+	3,  // 33: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	31, // 34: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
+	4,  // 35: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	6,  // 36: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	8,  // 37: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	30, // 38: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
+	12, // 39: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	16, // 40: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	18, // 41: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	27, // 42: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	22, // 43: symphonix.board.v1.ApprovalService.ListConsents:input_type -> symphonix.board.v1.ListConsentsRequest
+	24, // 44: symphonix.board.v1.ApprovalService.RevokeConsent:input_type -> symphonix.board.v1.RevokeConsentRequest
+	14, // 45: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	5,  // 46: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	7,  // 47: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	9,  // 48: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	32, // 49: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
+	13, // 50: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	17, // 51: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	26, // 52: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	28, // 53: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	23, // 54: symphonix.board.v1.ApprovalService.ListConsents:output_type -> symphonix.board.v1.ListConsentsResponse
+	25, // 55: symphonix.board.v1.ApprovalService.RevokeConsent:output_type -> symphonix.board.v1.RevokeConsentResponse
+	15, // 56: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	46, // [46:57] is the sub-list for method output_type
+	35, // [35:46] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -2707,7 +2814,7 @@ func file_symphonix_board_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
