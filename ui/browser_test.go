@@ -661,3 +661,27 @@ func TestBrowserShowsNumbersAsSent(t *testing.T) {
 		t.Errorf("shown in the history = %s, want %s", got, want)
 	}
 }
+
+// TestBrowserEscalation: under a rule only admins decide, escalating to
+// approvers after 3 s, an approver's card first says the escalation to
+// come and cannot be decided; once the step is reached it says so, and the
+// approver's yes goes through.
+func TestBrowserEscalation(t *testing.T) {
+	bt, payer, decisions := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_ADMIN","escalation":[{"after":"3s","role":"ROLE_APPROVER"}]}}`)
+	b := browsertest.New(t)
+	signInToApprovals(t, b, bt, bt.OperatorToken("ada", identity.RoleApprover))
+	id, digest := raise(t, payer, "run-1", "Pay order A-17?", map[string]any{"amount": 5000}, "")
+	b.Until("the approval queued", queued, id)
+	if got := b.Eval(card(id) + `.textContent + " " + ` + card(id) + `.querySelector("button.approve").disabled`); !strings.Contains(got, "1 step if nobody decides") || !strings.HasSuffix(got, " true") {
+		t.Errorf("card before the escalation = %q, want the escalation to come and approve disabled", got)
+	}
+	b.Until("the step reached", `(id) => {
+		const c = document.querySelector('#queue li[data-approval="' + id + '"]');
+		return c !== null && c.textContent.includes("step 1 of 1: approver role may decide too") && !c.querySelector("button.approve").disabled;
+	}`, id)
+	sel := `#queue li[data-approval="` + id + `"] `
+	b.Do("approve", chromedp.Click(chromedp.CSS(sel+"button.approve")))
+	if d := waitDecision(t, decisions, id); d.Say != "yes" || d.Digest != digest || strings.Join(d.Who, ",") != "ada" {
+		t.Errorf("decision = %+v, want ada's yes", d)
+	}
+}

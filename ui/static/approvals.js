@@ -583,7 +583,7 @@
     card.approval = a;
     const r = a.ruleId ? rules.get(a.ruleId) || null : null;
     const me = board.me();
-    const key = JSON.stringify([a.ruleId || "", r, a.votes || [], a.expireTime || "", me ? me.role : ""]);
+    const key = JSON.stringify([a.ruleId || "", r, a.votes || [], a.expireTime || "", a.escalationLevel || 0, me ? me.role : ""]);
     if (key === card.ruleKey) return;
     card.ruleKey = key;
     card.rule.replaceChildren(...ruleParts(a, r));
@@ -599,7 +599,12 @@
   // The board checks it again.
   function mayDecide(a) {
     const r = a.ruleId ? rules.get(a.ruleId) : null;
-    return Boolean(r) && board.may(enums.role.word(r.role) || "approver");
+    if (!r) return false;
+    if (board.may(enums.role.word(r.role) || "approver")) return true;
+    // A step of the rule's escalation the approval reached may name a role
+    // that lets more people decide.
+    const reached = Array.isArray(r.escalation) ? r.escalation.slice(0, Number(a.escalationLevel) || 0) : [];
+    return reached.some((step) => enums.role.word(step.role) && board.may(enums.role.word(step.role)));
   }
 
   function ruleParts(a, r) {
@@ -631,6 +636,15 @@
     fact("Yes so far", votes.length === 0 ? node("span", "none", "none yet") : tags(votes, "yes so far"),
       document.createTextNode(" (" + votes.length + " of " + quorum + ")"));
     if (r.requireReason) fact("Reason", node("span", "required", "required"));
+    const level = Number(a.escalationLevel) || 0;
+    const steps = Array.isArray(r.escalation) ? r.escalation : [];
+    if (level > 0 && steps.length > 0) {
+      const step = steps[Math.min(level, steps.length) - 1];
+      const whom = Array.isArray(step.people) && step.people.length > 0 ? step.people.join(", ") : (enums.role.word(step.role) || "approver") + " role";
+      fact("Escalated", node("span", "escalated", "step " + level + " of " + steps.length + ": " + whom + " may decide too"));
+    } else if (steps.length > 0) {
+      fact("Escalation", node("span", "escalation", steps.length + (steps.length === 1 ? " step" : " steps") + " if nobody decides"));
+    }
     if (a.expireTime) fact("Expires", relTime(a.expireTime, ""));
     return [dl];
   }
