@@ -351,8 +351,11 @@ func (b *Board) raiseOnce(ctx context.Context, agentName string, q *boardv1.Rais
 			return err
 		}
 		// A standing consent for this very operation decides it now.
-		if consented, err = b.useConsent(ctx, tx, out, r, now); err != nil || !consented {
+		if consented, err = b.useConsent(ctx, tx, out, r, now); err != nil {
 			return err
+		}
+		if !consented {
+			return b.enqueueNotifications(ctx, tx, out, "raised", 0, now)
 		}
 		out, err = tx.Approval.Get(ctx, id)
 		return err

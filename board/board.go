@@ -98,6 +98,10 @@ type Config struct {
 	// retry hint (linkadmit.go), so the fleet of a board that died spreads
 	// over the boards left. Zero means DefaultLinksPerSecond.
 	LinksPerSecond float64
+	// NotifyWebhooks: incoming webhooks (Slack, Teams, Discord) told of
+	// each approval raised under a rule and each step of its escalation;
+	// at most MaxNotifyWebhooks (webhooks.go).
+	NotifyWebhooks []string
 	// LinkMaxAge: how long a link may last before the board ends it and
 	// the agent links again, to another board when it knows several, so
 	// links rebalance after a board joins. Each link's is chosen between
@@ -175,6 +179,8 @@ type Board struct {
 	fireRate *limiter
 	// shared: the limiters counting in the store (sharedlimit.go).
 	shared sharedLimiters
+	// notifierDone is closed when runNotifier returns (webhooks.go).
+	notifierDone chan struct{}
 	// relays: requests for agents on other boards (relay.go).
 	relays relays
 	// receipts: the keys decisions are signed with (receipts.go).
@@ -282,6 +288,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.ForgetAfter == 0 {
 		cfg.ForgetAfter = DefaultForgetAfter
 	}
+	if err := CheckWebhooks(cfg.NotifyWebhooks); err != nil {
+		return nil, err
+	}
 	if cfg.LinksPerSecond < 0 {
 		return nil, errors.New("board: LinksPerSecond must not be negative")
 	}
@@ -344,7 +353,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		runs:      newHub[*boardv1.WatchRunsResponse](cfg.Limits.WatcherBytes),
 		done:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
-		draining:  make(chan struct{}),
+
+		notifierDone: make(chan struct{}),
+		draining:     make(chan struct{}),
 
 		sweptAtStart: make(chan struct{}),
 
@@ -390,6 +401,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	store.Observe(cfg.Store, b.metrics)
 	b.stopSweep = b.startHealthSweep()
 	go b.loop()
+	go b.runNotifier()
 	b.stopSequencer = b.startSequencer()
 	b.stopListening = b.startListening()
 	return b, nil
@@ -464,6 +476,7 @@ func (b *Board) Close() {
 		b.drain()
 		close(b.done)
 		<-b.loopDone
+		<-b.notifierDone
 		b.stopListening()
 		b.stopSweep()
 		b.presence.closeAll()

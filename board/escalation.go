@@ -167,7 +167,10 @@ func (b *Board) escalate(ctx context.Context, row *ent.Approval, r *ent.Rule, k 
 		} else {
 			detail["role"] = step.Role
 		}
-		return b.audit.Append(ctx, tx, audit.Record{Actor: "board", Action: "approval.escalate", Subject: row.ID, Detail: detail, At: now})
+		if err := b.audit.Append(ctx, tx, audit.Record{Actor: "board", Action: "approval.escalate", Subject: row.ID, Detail: detail, At: now}); err != nil {
+			return err
+		}
+		return b.enqueueNotifications(ctx, tx, row, "escalated", k, now)
 	})
 	if err != nil {
 		b.log.ErrorContext(ctx, "escalate an approval", "approval", row.ID, "err", err.Error())

@@ -28,6 +28,9 @@ func (b *Board) startHealthSweep() (stop func()) {
 	sweep := func() {
 		b.sweepHealthLogged()
 		b.sweepRunsLogged()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		b.sweepNotifications(ctx, b.now())
+		cancel()
 	}
 	c := cron.New(cron.WithLocation(time.UTC))
 	if _, err := c.AddFunc(healthSweepSpec, sweep); err != nil {

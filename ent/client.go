@@ -24,6 +24,7 @@ import (
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
+	"github.com/symphonix/symphonix/ent/notification"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
 	"github.com/symphonix/symphonix/ent/packageversion"
@@ -72,6 +73,8 @@ type Client struct {
 	EvalScore *EvalScoreClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
+	// Notification is the client for interacting with the Notification builders.
+	Notification *NotificationClient
 	// PackageChunk is the client for interacting with the PackageChunk builders.
 	PackageChunk *PackageChunkClient
 	// PackageScope is the client for interacting with the PackageScope builders.
@@ -135,6 +138,7 @@ func (c *Client) init() {
 	c.DelegationFailure = NewDelegationFailureClient(c.config)
 	c.EvalScore = NewEvalScoreClient(c.config)
 	c.HealthRound = NewHealthRoundClient(c.config)
+	c.Notification = NewNotificationClient(c.config)
 	c.PackageChunk = NewPackageChunkClient(c.config)
 	c.PackageScope = NewPackageScopeClient(c.config)
 	c.PackageVersion = NewPackageVersionClient(c.config)
@@ -258,6 +262,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
 		HealthRound:       NewHealthRoundClient(cfg),
+		Notification:      NewNotificationClient(cfg),
 		PackageChunk:      NewPackageChunkClient(cfg),
 		PackageScope:      NewPackageScopeClient(cfg),
 		PackageVersion:    NewPackageVersionClient(cfg),
@@ -308,6 +313,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
 		HealthRound:       NewHealthRoundClient(cfg),
+		Notification:      NewNotificationClient(cfg),
 		PackageChunk:      NewPackageChunkClient(cfg),
 		PackageScope:      NewPackageScopeClient(cfg),
 		PackageVersion:    NewPackageVersionClient(cfg),
@@ -360,10 +366,10 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Consent,
 		c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
-		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
-		c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run,
-		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
-		c.Verification, c.Vote,
+		c.Notification, c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode,
+		c.Pairing, c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay,
+		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -375,10 +381,10 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Consent,
 		c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
-		c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode, c.Pairing,
-		c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run,
-		c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey, c.Token, c.User,
-		c.Verification, c.Vote,
+		c.Notification, c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode,
+		c.Pairing, c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay,
+		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
+		c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -407,6 +413,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.EvalScore.mutate(ctx, m)
 	case *HealthRoundMutation:
 		return c.HealthRound.mutate(ctx, m)
+	case *NotificationMutation:
+		return c.Notification.mutate(ctx, m)
 	case *PackageChunkMutation:
 		return c.PackageChunk.mutate(ctx, m)
 	case *PackageScopeMutation:
@@ -1781,6 +1789,139 @@ func (c *HealthRoundClient) mutate(ctx context.Context, m *HealthRoundMutation) 
 		return (&HealthRoundDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown HealthRound mutation op: %q", m.Op())
+	}
+}
+
+// NotificationClient is a client for the Notification schema.
+type NotificationClient struct {
+	config
+}
+
+// NewNotificationClient returns a client for the Notification from the given config.
+func NewNotificationClient(c config) *NotificationClient {
+	return &NotificationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `notification.Hooks(f(g(h())))`.
+func (c *NotificationClient) Use(hooks ...Hook) {
+	c.hooks.Notification = append(c.hooks.Notification, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `notification.Intercept(f(g(h())))`.
+func (c *NotificationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Notification = append(c.inters.Notification, interceptors...)
+}
+
+// Create returns a builder for creating a Notification entity.
+func (c *NotificationClient) Create() *NotificationCreate {
+	mutation := newNotificationMutation(c.config, OpCreate)
+	return &NotificationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Notification entities.
+func (c *NotificationClient) CreateBulk(builders ...*NotificationCreate) *NotificationCreateBulk {
+	return &NotificationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *NotificationClient) MapCreateBulk(slice any, setFunc func(*NotificationCreate, int)) *NotificationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &NotificationCreateBulk{err: fmt.Errorf("calling to NotificationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*NotificationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &NotificationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Notification.
+func (c *NotificationClient) Update() *NotificationUpdate {
+	mutation := newNotificationMutation(c.config, OpUpdate)
+	return &NotificationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *NotificationClient) UpdateOne(_m *Notification) *NotificationUpdateOne {
+	mutation := newNotificationMutation(c.config, OpUpdateOne, withNotification(_m))
+	return &NotificationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *NotificationClient) UpdateOneID(id int) *NotificationUpdateOne {
+	mutation := newNotificationMutation(c.config, OpUpdateOne, withNotificationID(id))
+	return &NotificationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Notification.
+func (c *NotificationClient) Delete() *NotificationDelete {
+	mutation := newNotificationMutation(c.config, OpDelete)
+	return &NotificationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *NotificationClient) DeleteOne(_m *Notification) *NotificationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *NotificationClient) DeleteOneID(id int) *NotificationDeleteOne {
+	builder := c.Delete().Where(notification.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &NotificationDeleteOne{builder}
+}
+
+// Query returns a query builder for Notification.
+func (c *NotificationClient) Query() *NotificationQuery {
+	return &NotificationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeNotification},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Notification entity by its id.
+func (c *NotificationClient) Get(ctx context.Context, id int) (*Notification, error) {
+	return c.Query().Where(notification.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *NotificationClient) GetX(ctx context.Context, id int) *Notification {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *NotificationClient) Hooks() []Hook {
+	return c.hooks.Notification
+}
+
+// Interceptors returns the client interceptors.
+func (c *NotificationClient) Interceptors() []Interceptor {
+	return c.inters.Notification
+}
+
+func (c *NotificationClient) mutate(ctx context.Context, m *NotificationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&NotificationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&NotificationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&NotificationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&NotificationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Notification mutation op: %q", m.Op())
 	}
 }
 
@@ -4581,16 +4722,16 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 type (
 	hooks struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent, Conversation,
-		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit,
-		ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
-		Token, User, Verification, Vote []ent.Hook
+		DelegationFailure, EvalScore, HealthRound, Notification, PackageChunk,
+		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, RateBucket,
+		RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting,
+		SigningKey, Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
 		Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent, Conversation,
-		DelegationFailure, EvalScore, HealthRound, PackageChunk, PackageScope,
-		PackageVersion, PairCode, Pairing, PublisherKey, RateBucket, RateHit,
-		ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting, SigningKey,
-		Token, User, Verification, Vote []ent.Interceptor
+		DelegationFailure, EvalScore, HealthRound, Notification, PackageChunk,
+		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, RateBucket,
+		RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting,
+		SigningKey, Token, User, Verification, Vote []ent.Interceptor
 	}
 )

@@ -22,6 +22,7 @@ import (
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
+	"github.com/symphonix/symphonix/ent/notification"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
 	"github.com/symphonix/symphonix/ent/packageversion"
@@ -113,6 +114,7 @@ func checkColumn(t, c string) error {
 			delegationfailure.Table: delegationfailure.ValidColumn,
 			evalscore.Table:         evalscore.ValidColumn,
 			healthround.Table:       healthround.ValidColumn,
+			notification.Table:      notification.ValidColumn,
 			packagechunk.Table:      packagechunk.ValidColumn,
 			packagescope.Table:      packagescope.ValidColumn,
 			packageversion.Table:    packageversion.ValidColumn,

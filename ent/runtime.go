@@ -13,6 +13,7 @@ import (
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
+	"github.com/symphonix/symphonix/ent/notification"
 	"github.com/symphonix/symphonix/ent/packagechunk"
 	"github.com/symphonix/symphonix/ent/packagescope"
 	"github.com/symphonix/symphonix/ent/packageversion"
@@ -386,6 +387,50 @@ func init() {
 	healthroundDescAgent := healthroundFields[0].Descriptor()
 	// healthround.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
 	healthround.AgentValidator = healthroundDescAgent.Validators[0].(func(string) error)
+	notificationFields := schema.Notification{}.Fields()
+	_ = notificationFields
+	// notificationDescApprovalID is the schema descriptor for approval_id field.
+	notificationDescApprovalID := notificationFields[0].Descriptor()
+	// notification.ApprovalIDValidator is a validator for the "approval_id" field. It is called by the builders before save.
+	notification.ApprovalIDValidator = notificationDescApprovalID.Validators[0].(func(string) error)
+	// notificationDescEvent is the schema descriptor for event field.
+	notificationDescEvent := notificationFields[1].Descriptor()
+	// notification.EventValidator is a validator for the "event" field. It is called by the builders before save.
+	notification.EventValidator = notificationDescEvent.Validators[0].(func(string) error)
+	// notificationDescTarget is the schema descriptor for target field.
+	notificationDescTarget := notificationFields[2].Descriptor()
+	// notification.TargetValidator is a validator for the "target" field. It is called by the builders before save.
+	notification.TargetValidator = func() func(string) error {
+		validators := notificationDescTarget.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(target string) error {
+			for _, fn := range fns {
+				if err := fn(target); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// notificationDescBody is the schema descriptor for body field.
+	notificationDescBody := notificationFields[3].Descriptor()
+	// notification.BodyValidator is a validator for the "body" field. It is called by the builders before save.
+	notification.BodyValidator = notificationDescBody.Validators[0].(func([]byte) error)
+	// notificationDescAttempts is the schema descriptor for attempts field.
+	notificationDescAttempts := notificationFields[6].Descriptor()
+	// notification.DefaultAttempts holds the default value on creation for the attempts field.
+	notification.DefaultAttempts = notificationDescAttempts.Default.(int)
+	// notificationDescFailed is the schema descriptor for failed field.
+	notificationDescFailed := notificationFields[8].Descriptor()
+	// notification.DefaultFailed holds the default value on creation for the failed field.
+	notification.DefaultFailed = notificationDescFailed.Default.(bool)
+	// notificationDescLastError is the schema descriptor for last_error field.
+	notificationDescLastError := notificationFields[9].Descriptor()
+	// notification.DefaultLastError holds the default value on creation for the last_error field.
+	notification.DefaultLastError = notificationDescLastError.Default.(string)
 	packagechunkFields := schema.PackageChunk{}.Fields()
 	_ = packagechunkFields
 	// packagechunkDescDigest is the schema descriptor for digest field.

@@ -32,6 +32,8 @@ type Tx struct {
 	EvalScore *EvalScoreClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
+	// Notification is the client for interacting with the Notification builders.
+	Notification *NotificationClient
 	// PackageChunk is the client for interacting with the PackageChunk builders.
 	PackageChunk *PackageChunkClient
 	// PackageScope is the client for interacting with the PackageScope builders.
@@ -215,6 +217,7 @@ func (tx *Tx) init() {
 	tx.DelegationFailure = NewDelegationFailureClient(tx.config)
 	tx.EvalScore = NewEvalScoreClient(tx.config)
 	tx.HealthRound = NewHealthRoundClient(tx.config)
+	tx.Notification = NewNotificationClient(tx.config)
 	tx.PackageChunk = NewPackageChunkClient(tx.config)
 	tx.PackageScope = NewPackageScopeClient(tx.config)
 	tx.PackageVersion = NewPackageVersionClient(tx.config)

@@ -42,6 +42,7 @@ type serveOptions struct {
 	forget    time.Duration
 	linkRate  float64
 	linkAge   time.Duration
+	webhooks  *[]string
 }
 
 // serveFlags registers board serve's flags on fs: plain board, board serve
@@ -59,6 +60,10 @@ func serveFlags(fs *pflag.FlagSet) *serveOptions {
 	fs.Float64Var(&o.linkRate, "links-per-second", board.DefaultLinksPerSecond, "new agent links the board takes a second; past it a link is refused with a retry hint (the agent tries another board when it knows several)")
 	fs.DurationVar(&o.linkAge, "link-max-age", board.DefaultLinkMaxAge, "how long an agent's link may last before the board ends it and the agent links again (links rebalance over boards); each link's is 90% to 100% of it; 0: none")
 	fs.DurationVar(&o.drain, "drain-delay", 0, "on SIGTERM, how long to keep serving while not ready (/readyz 503) before ending links and streams; at most 5m")
+	o.webhooks = cli.List(fs, "notify-webhook", "`URL` of an incoming webhook (Slack, Teams, Discord) told of each approval raised under a rule and each escalation; repeatable, at most 8; keep it secret", func(s string) error {
+		return board.CheckWebhooks([]string{s})
+	})
+	cli.Secret(fs, "notify-webhook") // a webhook's URL is its credential
 	o.proxies = cli.List(fs, "trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
 		_, err := parseTrustedProxy(s)
 		return err
@@ -152,7 +157,7 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 	}
 	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
 		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain, ForgetAfter: o.forget,
-		LinksPerSecond: o.linkRate, LinkMaxAge: linkMaxAge(o.linkAge)})
+		LinksPerSecond: o.linkRate, LinkMaxAge: linkMaxAge(o.linkAge), NotifyWebhooks: *o.webhooks})
 	if err != nil {
 		if mln != nil {
 			mln.Close()

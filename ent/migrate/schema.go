@@ -349,6 +349,38 @@ var (
 			},
 		},
 	}
+	// NotificationsColumns holds the columns for the "notifications" table.
+	NotificationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "approval_id", Type: field.TypeString},
+		{Name: "event", Type: field.TypeString},
+		{Name: "target", Type: field.TypeString, Size: 2048},
+		{Name: "body", Type: field.TypeBytes, Size: 65536},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "next_at", Type: field.TypeTime},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "sent_at", Type: field.TypeTime, Nullable: true},
+		{Name: "failed", Type: field.TypeBool, Default: false},
+		{Name: "last_error", Type: field.TypeString, Default: ""},
+	}
+	// NotificationsTable holds the schema information for the "notifications" table.
+	NotificationsTable = &schema.Table{
+		Name:       "notifications",
+		Columns:    NotificationsColumns,
+		PrimaryKey: []*schema.Column{NotificationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "notification_sent_at_failed_next_at",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[8], NotificationsColumns[9], NotificationsColumns[6]},
+			},
+			{
+				Name:    "notification_approval_id",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[1]},
+			},
+		},
+	}
 	// PackageChunksColumns holds the columns for the "package_chunks" table.
 	PackageChunksColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -881,6 +913,7 @@ var (
 		DelegationFailuresTable,
 		EvalScoresTable,
 		HealthRoundsTable,
+		NotificationsTable,
 		PackageChunksTable,
 		PackageScopesTable,
 		PackageVersionsTable,

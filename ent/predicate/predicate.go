@@ -36,6 +36,9 @@ type EvalScore func(*sql.Selector)
 // HealthRound is the predicate function for healthround builders.
 type HealthRound func(*sql.Selector)
 
+// Notification is the predicate function for notification builders.
+type Notification func(*sql.Selector)
+
 // PackageChunk is the predicate function for packagechunk builders.
 type PackageChunk func(*sql.Selector)
 

@@ -68,6 +68,8 @@ type Options struct {
 	// default.
 	LinksPerSecond float64
 	LinkMaxAge     time.Duration
+	// NotifyWebhooks: board.Config's.
+	NotifyWebhooks []string
 	// Logger: board.Config's; nil discards.
 	Logger *slog.Logger
 	// TracerProvider: board.Config's; nil is off.
@@ -134,6 +136,7 @@ func (b *Board) start() {
 		ForgetAfter:    b.opts.ForgetAfter,
 		LinksPerSecond: b.opts.LinksPerSecond,
 		LinkMaxAge:     b.opts.LinkMaxAge,
+		NotifyWebhooks: b.opts.NotifyWebhooks,
 		Logger:         b.opts.Logger,
 		TracerProvider: b.opts.TracerProvider,
 

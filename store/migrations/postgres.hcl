@@ -725,6 +725,68 @@ table "health_rounds" {
     columns = [column.received]
   }
 }
+table "notifications" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "approval_id" {
+    null = false
+    type = varchar
+  }
+  column "event" {
+    null = false
+    type = varchar
+  }
+  column "target" {
+    null = false
+    type = varchar
+  }
+  column "body" {
+    null = false
+    type = bytea
+  }
+  column "created_at" {
+    null = false
+    type = timestamptz
+  }
+  column "next_at" {
+    null = false
+    type = timestamptz
+  }
+  column "attempts" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "sent_at" {
+    null = true
+    type = timestamptz
+  }
+  column "failed" {
+    null    = false
+    type    = boolean
+    default = sql("false")
+  }
+  column "last_error" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "notification_sent_at_failed_next_at" {
+    columns = [column.sent_at, column.failed, column.next_at]
+  }
+  index "notification_approval_id" {
+    columns = [column.approval_id]
+  }
+}
 table "package_chunks" {
   schema = schema.public
   column "id" {
