@@ -378,3 +378,40 @@ func TestRunLimits(t *testing.T) {
 		}
 	})
 }
+
+func TestRunTeamTargets(t *testing.T) {
+	t.Parallel()
+	src := `workflow w(input: In) -> any {
+  use team "crew@2" as crew
+  type In { who: member<crew> }
+  pipeline {
+    let a = agent(crew.main) {
+      task "lead"
+      expect text
+    }
+    let b = agent(crew.member(input.who)) {
+      task "help"
+      tools none
+      write ["out/a.txt"]
+      expect text
+    }
+    return [a, b]
+  }
+}
+`
+	m := &model{answer: func(_ context.Context, q Question) (string, error) { return fmt.Sprintf("%q", q.Member), nil }}
+	got, err := runSrc(t, src, `{"who":"ana"}`, Config{Model: m})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := `["main","ana"]`; got != want {
+		t.Errorf("Run = %s, want %s", got, want)
+	}
+	want := []Question{
+		{Agent: "crew", Resource: "crew@2", Member: "main", Task: "lead", Schema: map[string]any{"type": "string"}},
+		{Agent: "crew", Resource: "crew@2", Member: "ana", Task: "help", Tools: []string{}, Write: []string{"out/a.txt"}, Schema: map[string]any{"type": "string"}},
+	}
+	if diff := cmp.Diff(want, m.asked); diff != "" {
+		t.Errorf("questions (-want +got):\n%s", diff)
+	}
+}
