@@ -1,6 +1,7 @@
 package agentflow_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -80,4 +81,31 @@ func ExampleType_JSONSchema() {
 	fmt.Println(string(b))
 	// Output:
 	// {"additionalProperties":false,"properties":{"owner":{"anyOf":[{"type":"string"},{"type":"null"}]},"steps":{"items":{"type":"string"},"maxItems":10,"minItems":1,"type":"array"}},"required":["steps"],"type":"object"}
+}
+
+// ExampleRun runs a workflow without agent() calls; one with them needs
+// Config.Model.
+func ExampleRun() {
+	src := `workflow sizes(input: In) -> Out {
+  type In { sizes: number[] }
+  type Out { fits: bool, distinct: bool }
+  pipeline {
+    require input.sizes.any else fail "no sizes"
+    let small = verify {
+      check first = input.sizes.count in 1..3
+      pass when first
+    }
+    return { fits: small.passed, distinct: unique(input.sizes) }
+  }
+}
+`
+	f, _ := agentflow.Parse([]byte(src))
+	out, err := agentflow.Run(context.Background(), f, map[string]any{"sizes": []any{1.0, 2.0, 2.0}}, agentflow.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, _ := json.Marshal(out)
+	fmt.Println(string(b))
+	// Output: {"distinct":false,"fits":true}
 }

@@ -23,6 +23,11 @@ type ModelRequest struct {
 	// matching it. A model that can be told (a provider's structured output,
 	// the stand-in) should be; the engine checks the reply either way.
 	Schema *Schema
+	// JSONSchema, when set, is the reply's shape as a JSON Schema taken as
+	// it is (an Agent Flow expect type's, which says what Schema cannot:
+	// optional fields, bounds): a model that can be told sends it in place
+	// of Schema. The caller checks the reply.
+	JSONSchema map[string]any
 	// Files are the files the prompt reads (each {{channel}} of a file
 	// channel holding one), with their bytes, for a model that takes files.
 	// Empty when the graph has no FileReader (BuildOptions.Files).

@@ -237,8 +237,8 @@ type errorResponse struct {
 }
 
 // Complete sends req's prompt as one user message, with the files it
-// reads as content parts (see content). A request with a schema
-// asks for structured output (response_format json_schema, not strict:
+// reads as content parts (see content). A request with a schema (its
+// JSONSchema as it is, else its Schema converted) asks for structured output (response_format json_schema, not strict:
 // strict mode cannot say minLength and the like, and the engine checks
 // the reply either way). Usage is the provider's prompt_tokens,
 // completion_tokens, prompt_tokens_details.cached_tokens and total_tokens,
@@ -248,7 +248,13 @@ func (c *OpenAI) Complete(ctx context.Context, req flow.ModelRequest) (flow.Mode
 		Model:    c.model,
 		Messages: []chatMessage{{Role: "user", Content: content(req)}},
 	}
-	if req.Schema != nil {
+	switch {
+	case req.JSONSchema != nil:
+		body.ResponseFormat = &responseFormat{
+			Type:       "json_schema",
+			JSONSchema: &jsonSchema{Name: "reply", Schema: req.JSONSchema, Strict: false},
+		}
+	case req.Schema != nil:
 		body.ResponseFormat = &responseFormat{
 			Type:       "json_schema",
 			JSONSchema: &jsonSchema{Name: "reply", Schema: JSONSchema(req.Schema), Strict: false},

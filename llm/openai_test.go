@@ -353,3 +353,26 @@ func TestOpenAISendsFiles(t *testing.T) {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
 }
+
+// TestOpenAIJSONSchema: a request's JSONSchema is sent as it is, in place
+// of its Schema.
+func TestOpenAIJSONSchema(t *testing.T) {
+	t.Parallel()
+	schema := map[string]any{"type": "object", "additionalProperties": false, "required": []any{"ok"}, "properties": map[string]any{
+		"ok":   map[string]any{"type": "boolean"},
+		"tags": map[string]any{"anyOf": []any{map[string]any{"type": "array", "items": map[string]any{"type": "string"}}, map[string]any{"type": "null"}}},
+	}}
+	p := &fakeProvider{t: t, wantSchema: schema, answer: func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, completion(`{"ok":true}`, false))
+	}}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	c, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "gpt-test", HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Complete(t.Context(), flow.ModelRequest{Prompt: "Classify: I was charged twice", Schema: classifier, JSONSchema: schema})
+	if err != nil || got.Text != `{"ok":true}` {
+		t.Errorf("Complete = %+v, %v, want the answer", got, err)
+	}
+}

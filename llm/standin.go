@@ -30,6 +30,10 @@ var _ flow.Model = StandIn{}
 //     property's name, padded with "." to minLength and cut to maxLength; a
 //     number is 0 moved into [minimum, maximum] (the middle when both are
 //     set); a boolean is false.
+//   - With a JSON Schema (ModelRequest.JSONSchema) the same, read from it:
+//     an object has its required properties only, a list minItems items
+//     (at least one), an anyOf its first choice, an integer or number 0
+//     moved up to minimum, null null, and a schema without a type null.
 //
 // Usage is always nil: a stand-in spends nothing, and a journal that shows
 // tokens for it would be counting tokens nobody paid for.
@@ -46,6 +50,17 @@ const standInPromptChars = 60
 func (StandIn) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
 	if err := ctx.Err(); err != nil {
 		return flow.ModelReply{}, err
+	}
+	if req.Schema == nil && req.JSONSchema != nil {
+		v, err := standInJSON(req.JSONSchema, "", 0)
+		if err != nil {
+			return flow.ModelReply{}, err
+		}
+		text, err := json.Marshal(v)
+		if err != nil {
+			return flow.ModelReply{}, fmt.Errorf("%w: %v", ErrStandInSchema, err)
+		}
+		return flow.ModelReply{Text: string(text)}, nil
 	}
 	if req.Schema == nil {
 		return flow.ModelReply{Text: "stand-in reply to: " + opening(req.Prompt, standInPromptChars) + received(req.Files)}, nil
@@ -168,4 +183,79 @@ func standInNumber(s *flow.Schema) float64 {
 		return math.Min(0, *s.Maximum)
 	}
 	return 0
+}
+
+// standInJSON is standInValue for a JSON Schema given as it is.
+func standInJSON(s map[string]any, name string, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d", ErrStandInSchema, maxDepth)
+	}
+	if alts, ok := s["anyOf"].([]any); ok && len(alts) > 0 {
+		first, _ := alts[0].(map[string]any)
+		return standInJSON(first, name, depth+1)
+	}
+	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0], nil
+	}
+	num := func(k string) (float64, bool) {
+		switch v := s[k].(type) {
+		case float64:
+			return v, true
+		case int:
+			return float64(v), true
+		}
+		return 0, false
+	}
+	switch s["type"] {
+	case "string":
+		fs := &flow.Schema{}
+		if n, ok := num("minLength"); ok {
+			fs.MinLength = new(int(n))
+		}
+		if n, ok := num("maxLength"); ok {
+			fs.MaxLength = new(int(n))
+		}
+		return standInString(fs, name), nil
+	case "number", "integer":
+		n, _ := num("minimum")
+		return math.Max(0, n), nil
+	case "boolean":
+		return false, nil
+	case "array":
+		items, _ := s["items"].(map[string]any)
+		n, _ := num("minItems")
+		out := make([]any, max(int(n), 1))
+		for i := range out {
+			v, err := standInJSON(items, "", depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case "object":
+		props, _ := s["properties"].(map[string]any)
+		obj := map[string]any{}
+		var required []string
+		switch r := s["required"].(type) {
+		case []string:
+			required = r
+		case []any:
+			for _, x := range r {
+				if n, ok := x.(string); ok {
+					required = append(required, n)
+				}
+			}
+		}
+		for _, prop := range required {
+			ps, _ := props[prop].(map[string]any)
+			v, err := standInJSON(ps, prop, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			obj[prop] = v
+		}
+		return obj, nil
+	}
+	return nil, nil
 }

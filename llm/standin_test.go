@@ -278,3 +278,21 @@ func TestStandInSaysWhichFiles(t *testing.T) {
 		t.Errorf("Complete = %q, %v; want %q", reply.Text, err, want)
 	}
 }
+
+func TestStandInJSONSchema(t *testing.T) {
+	t.Parallel()
+	schema := map[string]any{"type": "object", "additionalProperties": false, "required": []string{"ok", "tags", "wait", "path"}, "properties": map[string]any{
+		"ok":    map[string]any{"type": "boolean"},
+		"tags":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 2, "maxItems": 3},
+		"wait":  map[string]any{"type": "integer", "minimum": 0},
+		"path":  map[string]any{"type": "string", "minLength": 1},
+		"notes": map[string]any{"anyOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "null"}}},
+	}}
+	got, err := StandIn{}.Complete(t.Context(), flow.ModelRequest{Prompt: "p", JSONSchema: schema})
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if want := `{"ok":false,"path":"stand-in path","tags":["stand-in","stand-in"],"wait":0}`; got.Text != want {
+		t.Errorf("Complete = %s, want %s", got.Text, want)
+	}
+}

@@ -7,6 +7,7 @@
 //	agent check DIR [-o table|json]
 //	agent run DIR [--input NAME=VALUE]... [--json] [--thread T] [--monitor URL]
 //	      [--token TOKEN | --token-file PATH] [--journal-detail metadata|full] [--journal-max-bytes N]
+//	agent run FILE.af [--input JSON] [--workflow NAME]
 //	agent cancel DIR [--thread T] [--reason TEXT]
 //	agent pause DIR --reason TEXT
 //	agent resume DIR [--reason TEXT]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -18,30 +19,48 @@ import (
 // `agent run` on the same thread, after a restart too; one given --input
 // is refused while a run waits there. Its model and tool calls are
 // journalled as a served agent's are, in the same file.
+//
+// `agent run FILE.af --input JSON` runs an Agent Flow workflow instead
+// (runAF).
 func newRunCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "run DIR",
-		Short: "Run the flow in DIR once, at the terminal",
+		Use:   "run DIR|FILE.af",
+		Short: "Run the flow in DIR once, at the terminal; or an Agent Flow workflow",
 		Args:  cli.Args("DIR"),
 	}
 	fs := c.Flags()
-	inputs := cli.List(fs, "input", "`NAME=VALUE` written to the run's channel NAME; repeatable (from the environment, comma-separated)", func(kv string) error {
-		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
-			return fmt.Errorf("%q: want NAME=VALUE", kv)
+	inputs := cli.List(fs, "input", "`NAME=VALUE` written to the run's channel NAME; repeatable (from the environment, comma-separated); for FILE.af, once, the input as a JSON object", func(kv string) error {
+		if looksJSON(kv) {
+			return nil // FILE.af's input, read by runAF; refused for DIR below
 		}
-		return nil
+		return nameValue(kv)
 	})
+	workflow := fs.String("workflow", "", "for FILE.af: the workflow to run (needed when the file has several)")
 	asJSON := fs.Bool("json", false, "print the final state as one JSON object on stdout, and nothing else")
 	thread := fs.String("thread", "terminal", "the run's thread: a waiting run on it is resumed")
 	link := linkFlags(fs)
 	jo := journalFlags(fs)
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if isAF(args[0]) {
+			for _, name := range []string{"json", "thread"} {
+				if cmd.Flags().Changed(name) {
+					return cli.Usagef("--%s: not for an Agent Flow file", name)
+				}
+			}
+			return runAF(cmd.Context(), a, args[0], *workflow, *inputs)
+		}
+		if *workflow != "" {
+			return cli.Usagef("--workflow: only for an Agent Flow file (FILE.af)")
+		}
 		jd, maxBytes, err := jo.check()
 		if err != nil {
 			return err
 		}
 		in := map[string]string{}
 		for _, kv := range *inputs {
+			if err := nameValue(kv); err != nil {
+				return cli.Usagef("--input: %v", err)
+			}
 			name, value, _ := strings.Cut(kv, "=")
 			in[name] = value
 		}
@@ -74,4 +93,18 @@ func newRunCmd(a *app) *cobra.Command {
 		}))
 	}
 	return c
+}
+
+func nameValue(kv string) error {
+	if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=VALUE", kv)
+	}
+	return nil
+}
+
+// looksJSON: kv is meant as JSON (agent run FILE.af's --input), not
+// NAME=VALUE.
+func looksJSON(kv string) bool {
+	s := strings.TrimSpace(kv)
+	return strings.HasPrefix(s, "{") || strings.HasPrefix(s, "[") || json.Valid([]byte(s))
 }
