@@ -53,8 +53,10 @@ type askTarget struct {
 type relays struct {
 	mu      sync.Mutex
 	waiting map[string]chan struct{} // by relay id
-	// handling bounds the relays this board asks its agents at once.
+	// handling bounds the relays this board asks its agents at once;
+	// running waits for them when the board closes.
 	handling chan struct{}
+	running  sync.WaitGroup
 }
 
 // elsewhere is the agent's link on another live board of the store, when
@@ -220,13 +222,18 @@ func (b *Board) handleRelay(ctx context.Context, id string) {
 }
 
 // handleRelayLater runs handleRelay on a goroutine of its own, at most
-// cap(handling) at once: the wake's listener never waits on an agent.
+// cap(handling) at once: the wake's listener never waits on an agent. A
+// relay past that is left for the next catch-up.
 func (b *Board) handleRelayLater(ctx context.Context, id string) {
-	b.relays.handling <- struct{}{}
-	go func() {
+	select {
+	case b.relays.handling <- struct{}{}:
+	default:
+		return
+	}
+	b.relays.running.Go(func() {
 		defer func() { <-b.relays.handling }()
 		b.handleRelay(ctx, id)
-	}()
+	})
 }
 
 // catchUpRelays handles the relays to this board that no wake brought.
