@@ -223,3 +223,39 @@ func readLines(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// TestBrowserAuditTimeRange: a time range in the address fills the form
+// and picks the entries written within it; a filter the board refuses is
+// shown on its field.
+func TestBrowserAuditTimeRange(t *testing.T) {
+	bt := boardtest.Start(t, boardtest.Options{})
+	admin := bt.OperatorToken("ops", identity.RoleAdmin)
+	t0 := time.Date(2021, 6, 1, 12, 0, 0, 0, time.UTC)
+	log := audit.New(bt.Store)
+	for i, subject := range []string{"early", "middle", "late"} {
+		if err := log.AppendNow(t.Context(), audit.Record{Actor: "clock", Action: "time.note", Subject: subject, At: t0.Add(time.Duration(i) * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := browsertest.New(t)
+	signInTo(t, b, bt, admin, "audit")
+	since, until := t0.Add(30*time.Minute).Format(time.RFC3339), t0.Add(90*time.Minute).Format(time.RFC3339)
+	b.Do("open a time range", chromedp.Navigate(bt.URL+"/#audit?since="+since+"&until="+until))
+	b.Until("only the middle entry, the form filled", `() => {
+		const rows = Array.from(document.querySelectorAll("#audit-rows tr .subject")).map((c) => c.textContent);
+		const s = new Date(document.getElementById("audit-since").value), u = new Date(document.getElementById("audit-until").value);
+		return rows.join(",") === "middle" && s.toISOString() === "2021-06-01T12:30:00.000Z" && u.toISOString() === "2021-06-01T13:30:00.000Z";
+	}`)
+
+	// Until before since: the board's refusal on the until field.
+	b.Do("open a range backwards", chromedp.Navigate(bt.URL+"/#audit?since="+until+"&until="+since))
+	b.Until("the error on until", `() => document.getElementById("audit-until").getAttribute("aria-invalid") === "true" &&
+		document.getElementById("audit-until-error").textContent.startsWith("until: ") &&
+		document.getElementById("audit-since").getAttribute("aria-invalid") === null`)
+	b.Click("clear the filters", "#audit-clear")
+	b.Until("cleared", `() => location.hash === "#audit" && document.getElementById("audit-until").getAttribute("aria-invalid") === null`)
+	b.Do("a kind the board refuses", chromedp.SetValue(chromedp.ID("audit-kind"), "Time.Note"))
+	b.Click("show", "#audit-apply")
+	b.Until("the error on kind", `() => document.getElementById("audit-kind").getAttribute("aria-invalid") === "true" &&
+		document.getElementById("audit-kind-error").textContent.startsWith("action: ")`)
+}
