@@ -269,24 +269,7 @@ func (a *Log) Verify(ctx context.Context) (VerifyResult, error) {
 // before the call are listed; on a store it cannot write to, entries not
 // yet chained are left out.
 func (a *Log) List(ctx context.Context, afterSeq int64, limit int) ([]Entry, error) {
-	_ = a.Sequence(ctx) // a read-only store cannot be sequenced: list what is chained
-	if limit <= 0 {
-		limit = 100
-	}
-	limit = min(limit, 1000)
-	rows, err := a.db.AuditEntry.Query().
-		Where(auditentry.SeqNotNil(), auditentry.SeqGT(afterSeq)).
-		Order(ent.Asc(auditentry.FieldSeq)).
-		Limit(limit).
-		All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("audit: list: %w", err)
-	}
-	out := make([]Entry, len(rows))
-	for i, row := range rows {
-		out[i] = entryOf(row)
-	}
-	return out, nil
+	return a.Find(ctx, Query{AfterSeq: afterSeq, Limit: limit})
 }
 
 func entryOf(row *ent.AuditEntry) Entry {

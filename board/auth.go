@@ -35,6 +35,7 @@ var policy = map[string]access{
 	boardv1connect.AgentServiceListAgentsProcedure:                   {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.AgentServiceGetAgentProcedure:                     {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.AuditServiceListAuditProcedure:                    {kind: identity.KindOperator, role: identity.RoleAdmin},
+	boardv1connect.AuditServiceVerifyAuditProcedure:                  {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.AgentServiceWatchAgentsProcedure:                  {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.AgentServiceGetHealthHistoryProcedure:             {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.AgentServicePauseAgentProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},

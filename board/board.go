@@ -177,6 +177,10 @@ type Board struct {
 	runs      *hub[*boardv1.WatchRunsResponse]
 	// fireRate holds each caller to its StartRun rate (fire.go).
 	fireRate *limiter
+	// verifyRate holds each caller to its VerifyAudit rate, and verifying
+	// holds the one VerifyAudit the board runs at a time (auditservice.go).
+	verifyRate *limiter
+	verifying  chan struct{}
 	// shared: the limiters counting in the store (sharedlimit.go).
 	shared sharedLimiters
 	// notifierDone is closed when runNotifier returns (webhooks.go).
@@ -376,6 +380,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.signinAccount = b.limiter("signin.account", signinPerAccount, signinWindow)
 	b.signinSource = b.limiter("signin.source", signinPerSource, signinWindow)
 	b.fireRate = b.limiter("start_run", startRunsPerCaller, startRunWindow)
+	b.verifyRate = b.limiter("verify_audit", verifyAuditsPerCaller, verifyAuditWindow)
+	b.verifying = make(chan struct{}, 1)
 	b.evals.publishRate = b.limiter("eval.publish", evalPublishesPerAgent, evalPublishWindow)
 	// A board that stopped without saying goodbye (kill -9) left its agents
 	// online in the store. On a store of its own, none has a link yet; on a

@@ -107,3 +107,14 @@ func (b *Board) DropWakes(drop func(kind, id string) bool) { b.dropWake.Store(&d
 // LoadReceiptKeys has b read the store's receipt keys now, as it does
 // every receiptKeysEvery.
 func (b *Board) LoadReceiptKeys(ctx context.Context) error { return b.loadReceiptKeys(ctx) }
+
+// VerifyAuditsPerCaller is how many VerifyAudits one caller may start a
+// minute.
+const VerifyAuditsPerCaller = verifyAuditsPerCaller
+
+// HoldVerifyForTest takes the board's one VerifyAudit, as a long one
+// running would, until release.
+func (b *Board) HoldVerifyForTest() (release func()) {
+	b.verifying <- struct{}{}
+	return func() { <-b.verifying }
+}

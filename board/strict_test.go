@@ -72,9 +72,9 @@ func TestStrictBinary(t *testing.T) {
 				return err
 			}, "DisableUserRequest: unknown field 1: this board does not know it"},
 			{"ListAudit with a field never used", func() error {
-				_, err := audit.ListAudit(ctx, withUnknown(&boardv1.ListAuditRequest{}, protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 5)))
+				_, err := audit.ListAudit(ctx, withUnknown(&boardv1.ListAuditRequest{}, protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 5)))
 				return err
-			}, "ListAuditRequest: unknown field 9: this board does not know it"},
+			}, "ListAuditRequest: unknown field 99: this board does not know it"},
 			{"ListRules with the page size as a word", func() error {
 				_, err := approvals.ListRules(ctx, withUnknown(&boardv1.ListRulesRequest{}, oldString(1, "ten")))
 				return err

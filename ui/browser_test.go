@@ -54,6 +54,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="library.js" defer></script>
 <script src="package.js" defer></script>
 <script src="people.js" defer></script>
+<script src="audit.js" defer></script>
 <script src="me.js" defer></script>`
 
 func TestHandler(t *testing.T) {

@@ -325,6 +325,18 @@ func cases() []goldenCase {
 
 	// AuditService.
 	add("AuditService.ListAudit.request", &boardv1.ListAuditRequest{AfterSeq: 41, PageSize: 100, PageToken: "YXVkaXQtMg"})
+	add("AuditService.ListAudit.request.filtered", &boardv1.ListAuditRequest{
+		PageSize: 50, Actor: "ana@example.com", Action: "approval.", Subject: "ap_pending",
+		Since: at(40), Until: at(50), NewestFirst: true,
+	})
+	add("AuditService.VerifyAudit.request", &boardv1.VerifyAuditRequest{})
+	add("AuditService.VerifyAudit.response.ok", &boardv1.VerifyAuditResponse{
+		Ok: true, Entries: 43, Head: "sha256:3333333333333333333333333333333333333333333333333333333333333333",
+	})
+	add("AuditService.VerifyAudit.response.broken", &boardv1.VerifyAuditResponse{
+		Entries: 41, Head: "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+		BadSeq: 42, Why: "hash does not match its contents",
+	})
 	add("AuditService.ListAudit.response", &boardv1.ListAuditResponse{
 		Entries: []*boardv1.AuditEntry{{
 			Seq:        42,

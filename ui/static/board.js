@@ -26,12 +26,13 @@ const board = (function () {
   // open.
   // One package of the library is "#package/" and its name (packageHref),
   // under the Library tab.
-  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "me"];
+  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "audit", "me"];
   const AGENT_HASH = "#agent/";
   const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";
   const APPROVAL_HASH = "#approval/";
   const RULE_HASH = "#rules/";
+  const AUDIT_HASH = "#audit";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -331,6 +332,7 @@ const board = (function () {
   // only to admins, "me" only to a signed-in person.
   function allowed(v) {
     if (v === "people") return Boolean(me) && may("admin");
+    if (v === "audit") return Boolean(me) && may("admin"); // ListAudit is for admins
     if (v === "me") return Boolean(cred && cred.kind === "session");
     return VIEWS.includes(v);
   }
@@ -389,6 +391,7 @@ const board = (function () {
     if (runOfHash() !== null) return "run";
     if (approvalOfHash() !== "") return "approvals";
     if (ruleOfHash() !== "") return "rules";
+    if (auditOfHash() !== null) return "audit";
     const name = location.hash.slice(1);
     return VIEWS.includes(name) && name !== "agent" && name !== "run" && name !== "package" ? name : "agents";
   }
@@ -456,6 +459,26 @@ const board = (function () {
     return decoded(location.hash.slice(AGENT_HASH.length));
   }
 
+  // auditHref is the fragment of the audit view with filters, an object
+  // of strings (actor, kind, object, since, until); empty ones are left
+  // out.
+  function auditHref(filters) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(filters || {})) if (v) q.set(k, v);
+    const qs = q.toString();
+    return AUDIT_HASH + (qs ? "?" + qs : "");
+  }
+
+  // auditOfHash is the filters the fragment gives the audit view, as an
+  // object of strings, or null when it does not name the audit view.
+  function auditOfHash() {
+    const h = location.hash;
+    if (h !== AUDIT_HASH && !h.startsWith(AUDIT_HASH + "?")) return null;
+    const out = {};
+    for (const [k, v] of new URLSearchParams(h.slice(AUDIT_HASH.length + 1))) out[k] = v;
+    return out;
+  }
+
   // packageHref is the fragment of the library's page of the package
   // named name ("scope/name").
   function packageHref(name) {
@@ -504,7 +527,8 @@ const board = (function () {
   for (const tab of ui.tabs) {
     tab.addEventListener("click", () => {
       showView(tab.dataset.view);
-      history.replaceState(null, "", "#" + view);
+      // The audit view keeps its filters in the address.
+      history.replaceState(null, "", view === "audit" && auditOfHash() !== null ? location.hash : "#" + view);
     });
   }
   window.addEventListener("hashchange", () => {
@@ -515,6 +539,7 @@ const board = (function () {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
     parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
     runHref, runOfHash, approvalHref, approvalOfHash, ruleHref, ruleOfHash, packageHref, packageOfHash,
+    auditHref, auditOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //

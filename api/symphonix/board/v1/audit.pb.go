@@ -143,8 +143,27 @@ type ListAuditRequest struct {
 	// 1,000. Negative is invalid_argument.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token from the previous response, to read the next page; ""
-	// for the first. A token from another request is invalid_argument.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// for the first. A token from another request (other filters, order
+	// or after_seq) is invalid_argument.
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only entries by this actor, exactly; "" for any. At most 256 bytes.
+	Actor string `protobuf:"bytes,4,opt,name=actor,proto3" json:"actor,omitempty"`
+	// Only entries with this action, exactly ("approval.decide"), or, when
+	// it ends with ".", every action that starts with it ("approval.");
+	// "" for any. At most 64 bytes of lower-case letters, digits, ".", "_"
+	// and "-".
+	Action string `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	// Only entries about this subject (a token, rule or approval id, an
+	// agent's name), exactly; "" for any. At most 256 bytes.
+	Subject string `protobuf:"bytes,6,opt,name=subject,proto3" json:"subject,omitempty"`
+	// Only entries written at or after this time; unset for no bound.
+	Since *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=since,proto3" json:"since,omitempty"`
+	// Only entries written before this time; unset for no bound. With
+	// since set, it must be after since.
+	Until *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=until,proto3" json:"until,omitempty"`
+	// Newest first: the pages start at the newest entry and go back to the
+	// one after after_seq.
+	NewestFirst   bool `protobuf:"varint,9,opt,name=newest_first,json=newestFirst,proto3" json:"newest_first,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -200,10 +219,52 @@ func (x *ListAuditRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListAuditRequest) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *ListAuditRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ListAuditRequest) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *ListAuditRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListAuditRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *ListAuditRequest) GetNewestFirst() bool {
+	if x != nil {
+		return x.NewestFirst
+	}
+	return false
+}
+
 // ListAuditResponse is one page of the log.
 type ListAuditResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The entries, oldest first. A page may hold fewer than page_size (it
+	// The entries, oldest first (newest first when asked). A page may hold fewer than page_size (it
 	// stops at 4 MiB) and still be followed by more.
 	Entries []*AuditEntry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
 	// Set when more entries follow: pass it as page_token. "" on the last
@@ -258,6 +319,149 @@ func (x *ListAuditResponse) GetNextPageToken() string {
 	return ""
 }
 
+// VerifyAuditRequest asks for the whole chain to be checked.
+type VerifyAuditRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyAuditRequest) Reset() {
+	*x = VerifyAuditRequest{}
+	mi := &file_symphonix_board_v1_audit_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyAuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyAuditRequest) ProtoMessage() {}
+
+func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_audit_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyAuditRequest.ProtoReflect.Descriptor instead.
+func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_audit_proto_rawDescGZIP(), []int{3}
+}
+
+// VerifyAuditResponse is what the check found.
+type VerifyAuditResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether every entry is good.
+	Ok bool `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	// How many entries were checked and found good: all of them when ok.
+	Entries int64 `protobuf:"varint,2,opt,name=entries,proto3" json:"entries,omitempty"`
+	// The hash of the last good entry; "" for none. Written down somewhere
+	// the database's owner cannot reach, it lets a later check tell a chain
+	// rewritten from the start (docs/audit.md).
+	Head string `protobuf:"bytes,3,opt,name=head,proto3" json:"head,omitempty"`
+	// The seq of the first bad entry; 0 when ok, or when the bad entry is
+	// one not yet chained (see bad_row).
+	BadSeq int64 `protobuf:"varint,4,opt,name=bad_seq,json=badSeq,proto3" json:"bad_seq,omitempty"`
+	// Why that entry is bad, when not ok: "hash does not match its
+	// contents", "prev does not match the entry before" or "seq N missing".
+	Why string `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	// How many entries were not yet chained when the check read them; their
+	// content hashes were checked.
+	Pending int64 `protobuf:"varint,6,opt,name=pending,proto3" json:"pending,omitempty"`
+	// The row id of the first entry not yet chained whose content hash does
+	// not match it, when every chained entry is good; 0 for none.
+	BadRow        int64 `protobuf:"varint,7,opt,name=bad_row,json=badRow,proto3" json:"bad_row,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyAuditResponse) Reset() {
+	*x = VerifyAuditResponse{}
+	mi := &file_symphonix_board_v1_audit_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyAuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyAuditResponse) ProtoMessage() {}
+
+func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_audit_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyAuditResponse.ProtoReflect.Descriptor instead.
+func (*VerifyAuditResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_audit_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *VerifyAuditResponse) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *VerifyAuditResponse) GetEntries() int64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetHead() string {
+	if x != nil {
+		return x.Head
+	}
+	return ""
+}
+
+func (x *VerifyAuditResponse) GetBadSeq() int64 {
+	if x != nil {
+		return x.BadSeq
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+func (x *VerifyAuditResponse) GetPending() int64 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetBadRow() int64 {
+	if x != nil {
+		return x.BadRow
+	}
+	return 0
+}
+
 var File_symphonix_board_v1_audit_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_audit_proto_rawDesc = "" +
@@ -273,17 +477,33 @@ const file_symphonix_board_v1_audit_proto_rawDesc = "" +
 	"\asubject\x18\x05 \x01(\tR\asubject\x12/\n" +
 	"\x06detail\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x06detail\x12\x12\n" +
 	"\x04prev\x18\a \x01(\tR\x04prev\x12\x12\n" +
-	"\x04hash\x18\b \x01(\tR\x04hash\"k\n" +
+	"\x04hash\x18\b \x01(\tR\x04hash\"\xba\x02\n" +
 	"\x10ListAuditRequest\x12\x1b\n" +
 	"\tafter_seq\x18\x01 \x01(\x03R\bafterSeq\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"\x86\x01\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x14\n" +
+	"\x05actor\x18\x04 \x01(\tR\x05actor\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12\x18\n" +
+	"\asubject\x18\x06 \x01(\tR\asubject\x120\n" +
+	"\x05since\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12!\n" +
+	"\fnewest_first\x18\t \x01(\bR\vnewestFirst\"\x86\x01\n" +
 	"\x11ListAuditResponse\x128\n" +
 	"\aentries\x18\x01 \x03(\v2\x1e.symphonix.board.v1.AuditEntryR\aentries\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated2h\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"\x14\n" +
+	"\x12VerifyAuditRequest\"\xb1\x01\n" +
+	"\x13VerifyAuditResponse\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x18\n" +
+	"\aentries\x18\x02 \x01(\x03R\aentries\x12\x12\n" +
+	"\x04head\x18\x03 \x01(\tR\x04head\x12\x17\n" +
+	"\abad_seq\x18\x04 \x01(\x03R\x06badSeq\x12\x10\n" +
+	"\x03why\x18\x05 \x01(\tR\x03why\x12\x18\n" +
+	"\apending\x18\x06 \x01(\x03R\apending\x12\x17\n" +
+	"\abad_row\x18\a \x01(\x03R\x06badRow2\xc8\x01\n" +
 	"\fAuditService\x12X\n" +
-	"\tListAudit\x12$.symphonix.board.v1.ListAuditRequest\x1a%.symphonix.board.v1.ListAuditResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\tListAudit\x12$.symphonix.board.v1.ListAuditRequest\x1a%.symphonix.board.v1.ListAuditResponse\x12^\n" +
+	"\vVerifyAudit\x12&.symphonix.board.v1.VerifyAuditRequest\x1a'.symphonix.board.v1.VerifyAuditResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_audit_proto_rawDescOnce sync.Once
@@ -297,25 +517,31 @@ func file_symphonix_board_v1_audit_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_audit_proto_rawDescData
 }
 
-var file_symphonix_board_v1_audit_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_symphonix_board_v1_audit_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_symphonix_board_v1_audit_proto_goTypes = []any{
 	(*AuditEntry)(nil),            // 0: symphonix.board.v1.AuditEntry
 	(*ListAuditRequest)(nil),      // 1: symphonix.board.v1.ListAuditRequest
 	(*ListAuditResponse)(nil),     // 2: symphonix.board.v1.ListAuditResponse
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 4: google.protobuf.Struct
+	(*VerifyAuditRequest)(nil),    // 3: symphonix.board.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),   // 4: symphonix.board.v1.VerifyAuditResponse
+	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 6: google.protobuf.Struct
 }
 var file_symphonix_board_v1_audit_proto_depIdxs = []int32{
-	3, // 0: symphonix.board.v1.AuditEntry.record_time:type_name -> google.protobuf.Timestamp
-	4, // 1: symphonix.board.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
-	0, // 2: symphonix.board.v1.ListAuditResponse.entries:type_name -> symphonix.board.v1.AuditEntry
-	1, // 3: symphonix.board.v1.AuditService.ListAudit:input_type -> symphonix.board.v1.ListAuditRequest
-	2, // 4: symphonix.board.v1.AuditService.ListAudit:output_type -> symphonix.board.v1.ListAuditResponse
-	4, // [4:5] is the sub-list for method output_type
-	3, // [3:4] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	5, // 0: symphonix.board.v1.AuditEntry.record_time:type_name -> google.protobuf.Timestamp
+	6, // 1: symphonix.board.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
+	5, // 2: symphonix.board.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	5, // 3: symphonix.board.v1.ListAuditRequest.until:type_name -> google.protobuf.Timestamp
+	0, // 4: symphonix.board.v1.ListAuditResponse.entries:type_name -> symphonix.board.v1.AuditEntry
+	1, // 5: symphonix.board.v1.AuditService.ListAudit:input_type -> symphonix.board.v1.ListAuditRequest
+	3, // 6: symphonix.board.v1.AuditService.VerifyAudit:input_type -> symphonix.board.v1.VerifyAuditRequest
+	2, // 7: symphonix.board.v1.AuditService.ListAudit:output_type -> symphonix.board.v1.ListAuditResponse
+	4, // 8: symphonix.board.v1.AuditService.VerifyAudit:output_type -> symphonix.board.v1.VerifyAuditResponse
+	7, // [7:9] is the sub-list for method output_type
+	5, // [5:7] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_audit_proto_init() }
@@ -329,7 +555,7 @@ func file_symphonix_board_v1_audit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_audit_proto_rawDesc), len(file_symphonix_board_v1_audit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,7 +19,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AuditService_ListAudit_FullMethodName = "/symphonix.board.v1.AuditService/ListAudit"
+	AuditService_ListAudit_FullMethodName   = "/symphonix.board.v1.AuditService/ListAudit"
+	AuditService_VerifyAudit_FullMethodName = "/symphonix.board.v1.AuditService/VerifyAudit"
 )
 
 // AuditServiceClient is the client API for AuditService service.
@@ -30,8 +31,14 @@ const (
 // rule changed, approval raised, decided, refused, cancelled or expired, each
 // entry carrying the hash of the one before (docs/audit.md). Admins only.
 type AuditServiceClient interface {
-	// ListAudit returns entries, oldest first.
+	// ListAudit returns entries, oldest first (or newest first), optionally
+	// only those of one actor, action, subject or time range.
 	ListAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (*ListAuditResponse, error)
+	// VerifyAudit checks the whole chain, as `board audit verify` does, and
+	// says whether it is intact and, if not, which entry is the first bad
+	// one and why. It reads the whole log: the board runs one at a time,
+	// and one caller may run it a few times a minute (docs/limits.md).
+	VerifyAudit(ctx context.Context, in *VerifyAuditRequest, opts ...grpc.CallOption) (*VerifyAuditResponse, error)
 }
 
 type auditServiceClient struct {
@@ -52,6 +59,16 @@ func (c *auditServiceClient) ListAudit(ctx context.Context, in *ListAuditRequest
 	return out, nil
 }
 
+func (c *auditServiceClient) VerifyAudit(ctx context.Context, in *VerifyAuditRequest, opts ...grpc.CallOption) (*VerifyAuditResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyAuditResponse)
+	err := c.cc.Invoke(ctx, AuditService_VerifyAudit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuditServiceServer is the server API for AuditService service.
 // All implementations must embed UnimplementedAuditServiceServer
 // for forward compatibility.
@@ -60,8 +77,14 @@ func (c *auditServiceClient) ListAudit(ctx context.Context, in *ListAuditRequest
 // rule changed, approval raised, decided, refused, cancelled or expired, each
 // entry carrying the hash of the one before (docs/audit.md). Admins only.
 type AuditServiceServer interface {
-	// ListAudit returns entries, oldest first.
+	// ListAudit returns entries, oldest first (or newest first), optionally
+	// only those of one actor, action, subject or time range.
 	ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error)
+	// VerifyAudit checks the whole chain, as `board audit verify` does, and
+	// says whether it is intact and, if not, which entry is the first bad
+	// one and why. It reads the whole log: the board runs one at a time,
+	// and one caller may run it a few times a minute (docs/limits.md).
+	VerifyAudit(context.Context, *VerifyAuditRequest) (*VerifyAuditResponse, error)
 	mustEmbedUnimplementedAuditServiceServer()
 }
 
@@ -74,6 +97,9 @@ type UnimplementedAuditServiceServer struct{}
 
 func (UnimplementedAuditServiceServer) ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAudit not implemented")
+}
+func (UnimplementedAuditServiceServer) VerifyAudit(context.Context, *VerifyAuditRequest) (*VerifyAuditResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyAudit not implemented")
 }
 func (UnimplementedAuditServiceServer) mustEmbedUnimplementedAuditServiceServer() {}
 func (UnimplementedAuditServiceServer) testEmbeddedByValue()                      {}
@@ -114,6 +140,24 @@ func _AuditService_ListAudit_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuditService_VerifyAudit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyAuditRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuditServiceServer).VerifyAudit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuditService_VerifyAudit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuditServiceServer).VerifyAudit(ctx, req.(*VerifyAuditRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuditService_ServiceDesc is the grpc.ServiceDesc for AuditService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -124,6 +168,10 @@ var AuditService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAudit",
 			Handler:    _AuditService_ListAudit_Handler,
+		},
+		{
+			MethodName: "VerifyAudit",
+			Handler:    _AuditService_VerifyAudit_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

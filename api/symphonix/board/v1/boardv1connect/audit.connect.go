@@ -26,6 +26,8 @@ const (
 const (
 	// AuditServiceListAuditProcedure is the procedure name of the AuditService's ListAudit RPC.
 	AuditServiceListAuditProcedure = "/symphonix.board.v1.AuditService/ListAudit"
+	// AuditServiceVerifyAuditProcedure is the procedure name of the AuditService's VerifyAudit RPC.
+	AuditServiceVerifyAuditProcedure = "/symphonix.board.v1.AuditService/VerifyAudit"
 )
 
 var (
@@ -36,12 +38,25 @@ var (
 			Procedure:  AuditServiceListAuditProcedure,
 		}
 	})
+	auditServiceVerifyAuditSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_audit_proto.Services().ByName("AuditService").Methods().ByName("VerifyAudit"),
+			Procedure:  AuditServiceVerifyAuditProcedure,
+		}
+	})
 )
 
 // AuditServiceClient is a client for the symphonix.board.v1.AuditService service.
 type AuditServiceClient interface {
-	// ListAudit returns entries, oldest first.
+	// ListAudit returns entries, oldest first (or newest first), optionally
+	// only those of one actor, action, subject or time range.
 	ListAudit(context.Context, *v1.ListAuditRequest) (*v1.ListAuditResponse, error)
+	// VerifyAudit checks the whole chain, as `board audit verify` does, and
+	// says whether it is intact and, if not, which entry is the first bad
+	// one and why. It reads the whole log: the board runs one at a time,
+	// and one caller may run it a few times a minute (docs/limits.md).
+	VerifyAudit(context.Context, *v1.VerifyAuditRequest) (*v1.VerifyAuditResponse, error)
 }
 
 // NewAuditServiceClient constructs a client for the symphonix.board.v1.AuditService service.
@@ -52,8 +67,14 @@ func NewAuditServiceClient(client *connect.Client) AuditServiceClient {
 
 // AuditServiceHandler is an implementation of the symphonix.board.v1.AuditService service.
 type AuditServiceHandler interface {
-	// ListAudit returns entries, oldest first.
+	// ListAudit returns entries, oldest first (or newest first), optionally
+	// only those of one actor, action, subject or time range.
 	ListAudit(context.Context, *v1.ListAuditRequest) (*v1.ListAuditResponse, error)
+	// VerifyAudit checks the whole chain, as `board audit verify` does, and
+	// says whether it is intact and, if not, which entry is the first bad
+	// one and why. It reads the whole log: the board runs one at a time,
+	// and one caller may run it a few times a minute (docs/limits.md).
+	VerifyAudit(context.Context, *v1.VerifyAuditRequest) (*v1.VerifyAuditResponse, error)
 }
 
 // RegisterAuditServiceHandler registers svc as the symphonix.board.v1.AuditService implementation
@@ -62,6 +83,7 @@ func RegisterAuditServiceHandler(server *connect.Server, svc AuditServiceHandler
 	adapter := auditServiceHandler{svc: svc}
 	server.Register(
 		connect.Method{Spec: auditServiceListAuditSpec(), Handler: adapter.listAudit},
+		connect.Method{Spec: auditServiceVerifyAuditSpec(), Handler: adapter.verifyAudit},
 	)
 }
 
@@ -70,6 +92,10 @@ type UnimplementedAuditServiceHandler struct{}
 
 func (UnimplementedAuditServiceHandler) ListAudit(context.Context, *v1.ListAuditRequest) (*v1.ListAuditResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AuditService.ListAudit is not implemented")
+}
+
+func (UnimplementedAuditServiceHandler) VerifyAudit(context.Context, *v1.VerifyAuditRequest) (*v1.VerifyAuditResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AuditService.VerifyAudit is not implemented")
 }
 
 type auditServiceClient struct {
@@ -84,6 +110,14 @@ func (c *auditServiceClient) ListAudit(ctx context.Context, req *v1.ListAuditReq
 	return &res, nil
 }
 
+func (c *auditServiceClient) VerifyAudit(ctx context.Context, req *v1.VerifyAuditRequest) (*v1.VerifyAuditResponse, error) {
+	var res v1.VerifyAuditResponse
+	if err := c.client.CallUnary(ctx, auditServiceVerifyAuditSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 type auditServiceHandler struct{ svc AuditServiceHandler }
 
 func (h auditServiceHandler) listAudit(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
@@ -92,6 +126,18 @@ func (h auditServiceHandler) listAudit(ctx context.Context, _ connect.Spec, stre
 		return err
 	}
 	res, err := h.svc.ListAudit(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h auditServiceHandler) verifyAudit(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.VerifyAuditRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.VerifyAudit(ctx, &req)
 	if err != nil {
 		return err
 	}

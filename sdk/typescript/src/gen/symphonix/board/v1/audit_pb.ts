@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/audit.proto.
  */
 export const file_symphonix_board_v1_audit: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYXVkaXQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSK/AQoKQXVkaXRFbnRyeRILCgNzZXEYASABKAMSLwoLcmVjb3JkX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAMgASgJEg4KBmFjdGlvbhgEIAEoCRIPCgdzdWJqZWN0GAUgASgJEicKBmRldGFpbBgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEcHJldhgHIAEoCRIMCgRoYXNoGAggASgJIkwKEExpc3RBdWRpdFJlcXVlc3QSEQoJYWZ0ZXJfc2VxGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIm4KEUxpc3RBdWRpdFJlc3BvbnNlEi8KB2VudHJpZXMYASADKAsyHi5zeW1waG9uaXguYm9hcmQudjEuQXVkaXRFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAlKBAgCEANSCXRydW5jYXRlZDJoCgxBdWRpdFNlcnZpY2USWAoJTGlzdEF1ZGl0EiQuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBdWRpdFJlcXVlc3QaJS5zeW1waG9uaXguYm9hcmQudjEuTGlzdEF1ZGl0UmVzcG9uc2VCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYXVkaXQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSK/AQoKQXVkaXRFbnRyeRILCgNzZXEYASABKAMSLwoLcmVjb3JkX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAMgASgJEg4KBmFjdGlvbhgEIAEoCRIPCgdzdWJqZWN0GAUgASgJEicKBmRldGFpbBgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEcHJldhgHIAEoCRIMCgRoYXNoGAggASgJIugBChBMaXN0QXVkaXRSZXF1ZXN0EhEKCWFmdGVyX3NlcRgBIAEoAxIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRINCgVhY3RvchgEIAEoCRIOCgZhY3Rpb24YBSABKAkSDwoHc3ViamVjdBgGIAEoCRIpCgVzaW5jZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoFdW50aWwYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDG5ld2VzdF9maXJzdBgJIAEoCCJuChFMaXN0QXVkaXRSZXNwb25zZRIvCgdlbnRyaWVzGAEgAygLMh4uc3ltcGhvbml4LmJvYXJkLnYxLkF1ZGl0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiFAoSVmVyaWZ5QXVkaXRSZXF1ZXN0IoABChNWZXJpZnlBdWRpdFJlc3BvbnNlEgoKAm9rGAEgASgIEg8KB2VudHJpZXMYAiABKAMSDAoEaGVhZBgDIAEoCRIPCgdiYWRfc2VxGAQgASgDEgsKA3doeRgFIAEoCRIPCgdwZW5kaW5nGAYgASgDEg8KB2JhZF9yb3cYByABKAMyyAEKDEF1ZGl0U2VydmljZRJYCglMaXN0QXVkaXQSJC5zeW1waG9uaXguYm9hcmQudjEuTGlzdEF1ZGl0UmVxdWVzdBolLnN5bXBob25peC5ib2FyZC52MS5MaXN0QXVkaXRSZXNwb25zZRJeCgtWZXJpZnlBdWRpdBImLnN5bXBob25peC5ib2FyZC52MS5WZXJpZnlBdWRpdFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuVmVyaWZ5QXVkaXRSZXNwb25zZUI/Wj1naXRodWIuY29tL3N5bXBob25peC9zeW1waG9uaXgvYXBpL3N5bXBob25peC9ib2FyZC92MTtib2FyZHYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * AuditEntry is one entry of the log.
@@ -109,11 +109,60 @@ export type ListAuditRequest = Message<"symphonix.board.v1.ListAuditRequest"> & 
 
   /**
    * next_page_token from the previous response, to read the next page; ""
-   * for the first. A token from another request is invalid_argument.
+   * for the first. A token from another request (other filters, order
+   * or after_seq) is invalid_argument.
    *
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * Only entries by this actor, exactly; "" for any. At most 256 bytes.
+   *
+   * @generated from field: string actor = 4;
+   */
+  actor: string;
+
+  /**
+   * Only entries with this action, exactly ("approval.decide"), or, when
+   * it ends with ".", every action that starts with it ("approval.");
+   * "" for any. At most 64 bytes of lower-case letters, digits, ".", "_"
+   * and "-".
+   *
+   * @generated from field: string action = 5;
+   */
+  action: string;
+
+  /**
+   * Only entries about this subject (a token, rule or approval id, an
+   * agent's name), exactly; "" for any. At most 256 bytes.
+   *
+   * @generated from field: string subject = 6;
+   */
+  subject: string;
+
+  /**
+   * Only entries written at or after this time; unset for no bound.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 7;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Only entries written before this time; unset for no bound. With
+   * since set, it must be after since.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 8;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * Newest first: the pages start at the newest entry and go back to the
+   * one after after_seq.
+   *
+   * @generated from field: bool newest_first = 9;
+   */
+  newestFirst: boolean;
 };
 
 /**
@@ -130,7 +179,7 @@ export const ListAuditRequestSchema: GenMessage<ListAuditRequest> = /*@__PURE__*
  */
 export type ListAuditResponse = Message<"symphonix.board.v1.ListAuditResponse"> & {
   /**
-   * The entries, oldest first. A page may hold fewer than page_size (it
+   * The entries, oldest first (newest first when asked). A page may hold fewer than page_size (it
    * stops at 4 MiB) and still be followed by more.
    *
    * @generated from field: repeated symphonix.board.v1.AuditEntry entries = 1;
@@ -155,6 +204,90 @@ export const ListAuditResponseSchema: GenMessage<ListAuditResponse> = /*@__PURE_
   messageDesc(file_symphonix_board_v1_audit, 2);
 
 /**
+ * VerifyAuditRequest asks for the whole chain to be checked.
+ *
+ * @generated from message symphonix.board.v1.VerifyAuditRequest
+ */
+export type VerifyAuditRequest = Message<"symphonix.board.v1.VerifyAuditRequest"> & {
+};
+
+/**
+ * Describes the message symphonix.board.v1.VerifyAuditRequest.
+ * Use `create(VerifyAuditRequestSchema)` to create a new message.
+ */
+export const VerifyAuditRequestSchema: GenMessage<VerifyAuditRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_audit, 3);
+
+/**
+ * VerifyAuditResponse is what the check found.
+ *
+ * @generated from message symphonix.board.v1.VerifyAuditResponse
+ */
+export type VerifyAuditResponse = Message<"symphonix.board.v1.VerifyAuditResponse"> & {
+  /**
+   * Whether every entry is good.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * How many entries were checked and found good: all of them when ok.
+   *
+   * @generated from field: int64 entries = 2;
+   */
+  entries: bigint;
+
+  /**
+   * The hash of the last good entry; "" for none. Written down somewhere
+   * the database's owner cannot reach, it lets a later check tell a chain
+   * rewritten from the start (docs/audit.md).
+   *
+   * @generated from field: string head = 3;
+   */
+  head: string;
+
+  /**
+   * The seq of the first bad entry; 0 when ok, or when the bad entry is
+   * one not yet chained (see bad_row).
+   *
+   * @generated from field: int64 bad_seq = 4;
+   */
+  badSeq: bigint;
+
+  /**
+   * Why that entry is bad, when not ok: "hash does not match its
+   * contents", "prev does not match the entry before" or "seq N missing".
+   *
+   * @generated from field: string why = 5;
+   */
+  why: string;
+
+  /**
+   * How many entries were not yet chained when the check read them; their
+   * content hashes were checked.
+   *
+   * @generated from field: int64 pending = 6;
+   */
+  pending: bigint;
+
+  /**
+   * The row id of the first entry not yet chained whose content hash does
+   * not match it, when every chained entry is good; 0 for none.
+   *
+   * @generated from field: int64 bad_row = 7;
+   */
+  badRow: bigint;
+};
+
+/**
+ * Describes the message symphonix.board.v1.VerifyAuditResponse.
+ * Use `create(VerifyAuditResponseSchema)` to create a new message.
+ */
+export const VerifyAuditResponseSchema: GenMessage<VerifyAuditResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_audit, 4);
+
+/**
  * AuditService reads the board's audit log: every token minted or revoked,
  * rule changed, approval raised, decided, refused, cancelled or expired, each
  * entry carrying the hash of the one before (docs/audit.md). Admins only.
@@ -163,7 +296,8 @@ export const ListAuditResponseSchema: GenMessage<ListAuditResponse> = /*@__PURE_
  */
 export const AuditService: GenService<{
   /**
-   * ListAudit returns entries, oldest first.
+   * ListAudit returns entries, oldest first (or newest first), optionally
+   * only those of one actor, action, subject or time range.
    *
    * @generated from rpc symphonix.board.v1.AuditService.ListAudit
    */
@@ -171,6 +305,19 @@ export const AuditService: GenService<{
     methodKind: "unary";
     input: typeof ListAuditRequestSchema;
     output: typeof ListAuditResponseSchema;
+  },
+  /**
+   * VerifyAudit checks the whole chain, as `board audit verify` does, and
+   * says whether it is intact and, if not, which entry is the first bad
+   * one and why. It reads the whole log: the board runs one at a time,
+   * and one caller may run it a few times a minute (docs/limits.md).
+   *
+   * @generated from rpc symphonix.board.v1.AuditService.VerifyAudit
+   */
+  verifyAudit: {
+    methodKind: "unary";
+    input: typeof VerifyAuditRequestSchema;
+    output: typeof VerifyAuditResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_symphonix_board_v1_audit, 0);
