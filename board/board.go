@@ -486,7 +486,7 @@ func (b *Board) Close() {
 		b.stopListening()
 		b.stopSweep()
 		b.presence.closeAll()
-		b.relays.running.Wait() // relays being asked: their links have ended
+		b.relays.running.Wait()   // relays being asked: their links have ended
 		b.deliveries.marks.wait() // decisions that went out are marked delivered
 		b.auditLimits().flush()   // what was left out of the audit log is summarised
 		b.stopSequencer()         // and chained

@@ -68,14 +68,14 @@ func TestEscalationRefused(t *testing.T) {
 		limit time.Duration
 		says  string
 	}{
-		"no after":          {[]*boardv1.EscalationStep{{Role: boardv1.Role_ROLE_APPROVER}}, 0, "rule.escalation[0].after: want a duration above zero"},
-		"not later":         {[]*boardv1.EscalationStep{step(time.Hour, boardv1.Role_ROLE_APPROVER), step(time.Minute, boardv1.Role_ROLE_ADMIN)}, 0, "rule.escalation[1].after: 1m0s, want later than the step before"},
-		"past the limit":    {[]*boardv1.EscalationStep{step(2*time.Hour, boardv1.Role_ROLE_APPROVER)}, time.Hour, "want before the rule's time_limit"},
-		"nobody":            {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_UNSPECIFIED)}, 0, "rule.escalation[0]: give a role or people"},
-		"both":              {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_ADMIN, "ann@example.com")}, 0, "give a role or people, not both"},
-		"not an address":    {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_UNSPECIFIED, "ann@")}, 0, "rule.escalation[0].people[0]"},
-		"viewer":            {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_VIEWER)}, 0, "rule.escalation[0].role"},
-		"too many steps":    {[]*boardv1.EscalationStep{step(1*time.Minute, 1), step(2*time.Minute, 1), step(3*time.Minute, 1), step(4*time.Minute, 1), step(5*time.Minute, 1), step(6*time.Minute, 1)}, 0, "rule.escalation: 6 steps, at most 5"},
+		"no after":       {[]*boardv1.EscalationStep{{Role: boardv1.Role_ROLE_APPROVER}}, 0, "rule.escalation[0].after: want a duration above zero"},
+		"not later":      {[]*boardv1.EscalationStep{step(time.Hour, boardv1.Role_ROLE_APPROVER), step(time.Minute, boardv1.Role_ROLE_ADMIN)}, 0, "rule.escalation[1].after: 1m0s, want later than the step before"},
+		"past the limit": {[]*boardv1.EscalationStep{step(2*time.Hour, boardv1.Role_ROLE_APPROVER)}, time.Hour, "want before the rule's time_limit"},
+		"nobody":         {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_UNSPECIFIED)}, 0, "rule.escalation[0]: give a role or people"},
+		"both":           {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_ADMIN, "ann@example.com")}, 0, "give a role or people, not both"},
+		"not an address": {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_UNSPECIFIED, "ann@")}, 0, "rule.escalation[0].people[0]"},
+		"viewer":         {[]*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_VIEWER)}, 0, "rule.escalation[0].role"},
+		"too many steps": {[]*boardv1.EscalationStep{step(1*time.Minute, 1), step(2*time.Minute, 1), step(3*time.Minute, 1), step(4*time.Minute, 1), step(5*time.Minute, 1), step(6*time.Minute, 1)}, 0, "rule.escalation: 6 steps, at most 5"},
 	} {
 		r := &boardv1.Rule{Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER, Escalation: tc.steps}
 		if tc.limit > 0 {
