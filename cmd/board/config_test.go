@@ -188,3 +188,16 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+// TestConfigHidesWebhooks: a webhook's URL is its credential: board config
+// shows how many were given, never the URLs, as text or JSON.
+func TestConfigHidesWebhooks(t *testing.T) {
+	t.Parallel()
+	args := []string{"--notify-webhook", "https://hooks.example.com/services/SECRETPATH", "--notify-webhook", "https://discord.example/api/webhooks/OTHERSECRET"}
+	out, _ := runOK(t, append([]string{"config"}, args...)...)
+	got := effective(t, nil, args...)["notify-webhook"]
+	js, _ := json.Marshal(got.Value)
+	if strings.Contains(out+string(js), "SECRET") || string(js) != `["***","***"]` {
+		t.Errorf("board config shows %q and %s, want the two URLs hidden", out, js)
+	}
+}

@@ -225,6 +225,13 @@ func shown(f *pflag.Flag) any {
 		if vals == nil {
 			vals = []string{}
 		}
+		if kind == "secret" {
+			redacted := make([]string, len(vals))
+			for i := range vals {
+				redacted[i] = "***"
+			}
+			return redacted
+		}
 		return vals
 	}
 	v := f.Value.String()
