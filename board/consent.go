@@ -35,8 +35,8 @@ const (
 
 // consentTerms is a validated StandingConsent.
 type consentTerms struct {
-	for_ time.Duration
-	uses int
+	lasts time.Duration
+	uses  int
 }
 
 // consentTermsFrom validates req's consent; nil for none.
@@ -53,18 +53,18 @@ func consentTermsFrom(req *boardv1.DecideRequest) (*consentTerms, error) {
 		if err := d.CheckValid(); err != nil {
 			return nil, refusal(connect.CodeInvalidArgument, "consent.duration: %v", err)
 		}
-		t.for_ = d.AsDuration()
+		t.lasts = d.AsDuration()
 	}
 	switch {
-	case t.for_ < 0 || t.for_ > maxConsentFor:
-		return nil, refusal(connect.CodeInvalidArgument, "consent.duration: %s, want up to %s", t.for_, maxConsentFor)
+	case t.lasts < 0 || t.lasts > maxConsentFor:
+		return nil, refusal(connect.CodeInvalidArgument, "consent.duration: %s, want up to %s", t.lasts, maxConsentFor)
 	case t.uses < 0 || t.uses > maxConsentUses:
 		return nil, refusal(connect.CodeInvalidArgument, "consent.uses: %d, want 0 to %d", t.uses, maxConsentUses)
-	case t.for_ == 0 && t.uses == 0:
+	case t.lasts == 0 && t.uses == 0:
 		return nil, refusal(connect.CodeInvalidArgument, "consent: want a duration, a number of uses, or both")
 	}
-	if t.for_ == 0 {
-		t.for_ = maxConsentFor
+	if t.lasts == 0 {
+		t.lasts = maxConsentFor
 	}
 	return t, nil
 }
@@ -96,7 +96,7 @@ func (b *Board) newConsent(ctx context.Context, tx *ent.Tx, row *ent.Approval, r
 		return "", err
 	}
 	id := "con-" + hex.EncodeToString(p)
-	exp := now.Add(t.for_)
+	exp := now.Add(t.lasts)
 	err := tx.Consent.Create().SetID(id).SetAgent(row.Agent).SetDigest(row.Digest).SetRuleID(r.ID).SetApprovalID(row.ID).
 		SetCreatedBy(who).SetCreatedAt(now).SetExpiresAt(exp).SetUsesAllowed(t.uses).Exec(ctx)
 	if err != nil {
@@ -108,7 +108,7 @@ func (b *Board) newConsent(ctx context.Context, tx *ent.Tx, row *ent.Approval, r
 	}})
 }
 
-// live is what a consent must be to approve an operation now.
+// liveConsent is what a consent must be to approve an operation now.
 func liveConsent(now time.Time) predicate.Consent {
 	return consent.And(consent.RevokedAtIsNil(), consent.ExpiresAtGT(now))
 }

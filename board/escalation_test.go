@@ -86,4 +86,14 @@ func TestEscalationRefused(t *testing.T) {
 			t.Errorf("%s: %v, want invalid_argument saying %q", name, err, tc.says)
 		}
 	}
+	// Put with steps, then again without: the steps are gone.
+	with := &boardv1.Rule{Id: "esc", Agent: "*", Node: "*", Role: boardv1.Role_ROLE_APPROVER,
+		Escalation: []*boardv1.EscalationStep{step(time.Minute, boardv1.Role_ROLE_ADMIN)}}
+	if res, err := admin.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: with}); err != nil || len(res.GetRule().GetEscalation()) != 1 {
+		t.Fatalf("PutRule with a step: %v, %v", res, err)
+	}
+	with.Escalation = nil
+	if res, err := admin.PutRule(t.Context(), &boardv1.PutRuleRequest{Rule: with}); err != nil || len(res.GetRule().GetEscalation()) != 0 {
+		t.Errorf("PutRule without steps: %v, %v; want the steps gone", res, err)
+	}
 }

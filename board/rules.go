@@ -86,7 +86,7 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 		}
 		switch {
 		case ent.IsNotFound(err):
-			out, err = tx.Rule.Create().
+			c := tx.Rule.Create().
 				SetID(in.ID).
 				SetAgent(in.Agent).
 				SetNode(in.Node).
@@ -98,14 +98,16 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetNoStandingConsent(in.NoStandingConsent).
 				SetStandingConsentMaxAmount(in.StandingConsentMaxAmount).
-				SetEscalation(in.Escalation).
 				SetDescription(in.Description).
 				SetCreatedAt(now).
 				SetUpdatedAt(now).
-				SetUpdatedBy(actor).
-				Save(ctx)
+				SetUpdatedBy(actor)
+			if len(in.Escalation) > 0 { // none is NULL: escalateDue reads only rules with steps
+				c.SetEscalation(in.Escalation)
+			}
+			out, err = c.Save(ctx)
 		case err == nil:
-			out, err = old.Update().
+			u := old.Update().
 				SetAgent(in.Agent).
 				SetNode(in.Node).
 				SetRole(storedRole(in.Role)).
@@ -116,11 +118,15 @@ func (s approvalService) PutRule(ctx context.Context, req *boardv1.PutRuleReques
 				SetAllowSelfApproval(in.AllowSelfApproval).
 				SetNoStandingConsent(in.NoStandingConsent).
 				SetStandingConsentMaxAmount(in.StandingConsentMaxAmount).
-				SetEscalation(in.Escalation).
 				SetDescription(in.Description).
 				SetUpdatedAt(now).
-				SetUpdatedBy(actor).
-				Save(ctx)
+				SetUpdatedBy(actor)
+			if len(in.Escalation) > 0 {
+				u.SetEscalation(in.Escalation)
+			} else {
+				u.ClearEscalation()
+			}
+			out, err = u.Save(ctx)
 		}
 		if ent.IsConstraintError(err) {
 			// Another board put the same id or pattern at the same moment.
