@@ -102,7 +102,7 @@ func (b *Board) withdraw(ctx context.Context, agentName string, q *boardv1.Withd
 	}
 	if cancelled {
 		unlock := b.deliveries.lock(agentName)
-		b.markDelivered(out.ID)
+		b.markDelivered(agentName, out.ID)
 		unlock()
 		b.publishApproval(ctx, eventCancelled, out.ID)
 	}

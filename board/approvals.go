@@ -149,7 +149,7 @@ func (l linkService) raise(ctx context.Context, s *session, q *boardv1.Raise) er
 		Decision:   d,
 	}}})
 	if err == nil && d != nil && row.DeliveredAt == nil {
-		l.b.markDelivered(row.ID)
+		l.b.markDelivered(s.name, row.ID)
 	}
 	return err
 }

@@ -550,17 +550,22 @@ func (b *Board) deliver(ctx context.Context, agentName, id string) {
 	unlock := b.deliveries.lock(agentName)
 	defer unlock()
 	ctx = context.WithoutCancel(ctx)
+	// Asked before the store: a mark written in between is then seen in
+	// one or the other.
+	if b.deliveries.marks.of(agentName)[id] {
+		return
+	}
 	row, err := b.db.Approval.Get(ctx, id)
 	if err != nil {
 		b.log.ErrorContext(ctx, "read a decision to deliver", "approval", id, "err", err.Error())
 		return
 	}
 	d := linkDecisionProto(row)
-	if d == nil || row.DeliveredAt != nil || b.deliveries.marks.has(id) {
+	if d == nil || row.DeliveredAt != nil {
 		return
 	}
 	if b.pushDecision(agentName, d) {
-		b.markDelivered(id)
+		b.markDelivered(agentName, id)
 	}
 }
 
@@ -568,12 +573,13 @@ func (b *Board) deliver(ctx context.Context, agentName, id string) {
 // has not reached it, oldest first, with send (the session's: its send
 // for one that has just been welcomed, its push for one that another
 // board woke, crossboard.go), and then marks those that went out delivered, in one write
-// before it returns. A decision that went out on an earlier link of this
+// before it returns (or, if the store cannot take it, as soon as it can). A decision that went out on an earlier link of this
 // board and whose mark is not written yet is not sent again. It stops at
 // the first failed send: the rest go out on the next link.
 func (b *Board) deliverUndelivered(ctx context.Context, s *session, send func(*boardv1.LinkResponse) error) {
 	unlock := b.deliveries.lock(s.name)
 	defer unlock()
+	sentHere := b.deliveries.marks.of(s.name)
 	rows, err := b.db.Approval.Query().
 		Where(approval.Agent(s.name), approval.SayNEQ(""), approval.DeliveredAtIsNil()).
 		Order(ent.Asc(approval.FieldDecidedAt), ent.Asc(approval.FieldID)).
@@ -584,7 +590,7 @@ func (b *Board) deliverUndelivered(ctx context.Context, s *session, send func(*b
 	}
 	var sent []string
 	for _, row := range rows {
-		if b.deliveries.marks.has(row.ID) {
+		if sentHere[row.ID] {
 			continue
 		}
 		err := send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Decision{Decision: linkDecisionProto(row)}})
@@ -600,17 +606,21 @@ func (b *Board) deliverUndelivered(ctx context.Context, s *session, send func(*b
 			SetDeliveredAt(now).
 			Exec(ctx)
 		if err != nil {
-			b.log.ErrorContext(ctx, "mark decisions delivered", "agent", s.name, "approvals", len(ids), "err", err.Error())
+			// Kept as sent on this board and written when the store is back.
+			b.log.WarnContext(ctx, "mark decisions delivered", "agent", s.name, "approvals", len(ids), "err", err.Error())
+			for _, id := range ids {
+				b.deliveries.marks.add(b, s.name, id, now)
+			}
 		}
 	}
 }
 
-// markDelivered records that the decision on id reached its agent. The
+// markDelivered records that the decision on id reached agentName. The
 // mark is written soon after, with others (deliveredMarks), not before the
 // caller goes on: it is not on a decision's way to its agent or to the
 // operator's answer. The caller holds the agent's delivery lock.
-func (b *Board) markDelivered(id string) {
-	b.deliveries.marks.add(b, id, b.now().UTC().Truncate(time.Microsecond))
+func (b *Board) markDelivered(agentName, id string) {
+	b.deliveries.marks.add(b, agentName, id, b.now().UTC().Truncate(time.Microsecond))
 }
 
 // expireDue turns pending approvals past their expires_at into expired,

@@ -3,3 +3,13 @@ package board
 // WaitDeliveredMarksForTest returns when the delivered marks of the
 // decisions sent so far are written.
 func (b *Board) WaitDeliveredMarksForTest() { b.deliveries.marks.wait() }
+
+// MarkDeliveredForTest records that the decision on id went out to
+// agentName, as a push on its link does.
+func (b *Board) MarkDeliveredForTest(agentName, id string) { b.markDelivered(agentName, id) }
+
+// MarkPendingForTest reports whether the delivered mark of id is waiting
+// to be written.
+func (b *Board) MarkPendingForTest(agentName, id string) bool {
+	return b.deliveries.marks.of(agentName)[id]
+}
