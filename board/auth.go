@@ -49,6 +49,7 @@ var policy = map[string]access{
 	boardv1connect.ApprovalServiceGetApprovalProcedure:               {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.ApprovalServiceDecideProcedure:                    {kind: identity.KindOperator, role: identity.RoleApprover},
 	boardv1connect.ApprovalServiceCancelProcedure:                    {kind: identity.KindOperator, role: identity.RoleApprover},
+	boardv1connect.ApprovalServiceOpenActionLinkProcedure:            {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.ApprovalServiceListConsentsProcedure:              {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.ApprovalServiceRevokeConsentProcedure:             {kind: identity.KindOperator, role: identity.RoleApprover},
 	boardv1connect.ApprovalServiceWatchApprovalsProcedure:            {kind: identity.KindOperator, role: identity.RoleViewer},

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,10 @@ type Config struct {
 	// each approval raised under a rule and each step of its escalation;
 	// at most MaxNotifyWebhooks (webhooks.go).
 	NotifyWebhooks []string
+	// PublicURL: the board's URL as people's browsers reach it, for the
+	// links notifications carry (action links, actionlinks.go). Without
+	// one, notifications carry none.
+	PublicURL string
 	// LinkMaxAge: how long a link may last before the board ends it and
 	// the agent links again, to another board when it knows several, so
 	// links rebalance after a board joins. Each link's is chosen between
@@ -209,6 +214,8 @@ type Board struct {
 	// pages: the List RPCs' page tokens, signed with a key derived from
 	// the store's signing key (pagetoken.go).
 	pages pageTokens
+	// actions makes and opens action links (actionlinks.go).
+	actions actionLinks
 	// audits: how many audit entries each agent and caller may still make
 	// the board write (auditlimit.go); made on first use.
 	auditOnce sync.Once
@@ -295,6 +302,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if err := CheckWebhooks(cfg.NotifyWebhooks); err != nil {
 		return nil, err
 	}
+	if u, err := url.Parse(cfg.PublicURL); cfg.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(cfg.PublicURL) > maxWebhookURL) {
+		return nil, fmt.Errorf("board: PublicURL: want an http or https URL of at most %d bytes", maxWebhookURL)
+	}
 	if cfg.LinksPerSecond < 0 {
 		return nil, errors.New("board: LinksPerSecond must not be negative")
 	}
@@ -367,6 +377,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		sessions:   sessions,
 		hashSlots:  newHashSlots(cfg.ConcurrentHashes, cfg.HashesPerSecond),
 		pages:      pageTokens{key: tokens.DerivedKey("page tokens")},
+		actions:    actionLinks{key: tokens.DerivedKey("action links")},
 		publishing: make(chan struct{}, cfg.Limits.PublishesAtOnce),
 		linkAdmit:  rate.NewLimiter(rate.Limit(cfg.LinksPerSecond), int(max(1, cfg.LinksPerSecond))),
 		id:         newBoardID(),

@@ -103,6 +103,8 @@ func (b *Board) decide(ctx context.Context, req *boardv1.DecideRequest) (*ent.Ap
 		err = refusal(connect.CodeInvalidArgument, "reason: %d bytes, at most %d", len(req.GetReason()), maxReasonLen)
 	case termsErr != nil:
 		err = termsErr
+	case len(req.GetActionLink()) > maxActionLink:
+		err = refusal(connect.CodeInvalidArgument, "action_link: %d bytes, at most %d", len(req.GetActionLink()), maxActionLink)
 	default:
 		for attempt := 1; ; attempt++ {
 			out, decided, err = b.decideOnce(ctx, caller, req, say, terms)
@@ -149,6 +151,13 @@ func (b *Board) decideOnce(ctx context.Context, caller identity.Caller, req *boa
 		detail := map[string]any{
 			"agent": row.Agent, "run": row.Run, "node": row.Node,
 			"digest": row.Digest, "rule_id": r.ID, "say": say,
+		}
+		if req.GetActionLink() != "" {
+			link, err := b.useActionLink(ctx, tx, caller, req, now)
+			if err != nil {
+				return err
+			}
+			detail["action_link"] = link
 		}
 		if req.GetReason() != "" {
 			detail["reason"] = req.GetReason()

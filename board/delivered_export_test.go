@@ -1,5 +1,10 @@
 package board
 
+import (
+	"context"
+	"strings"
+)
+
 // WaitDeliveredMarksForTest returns when the delivered marks of the
 // decisions sent so far are written.
 func (b *Board) WaitDeliveredMarksForTest() { b.deliveries.marks.wait() }
@@ -12,4 +17,19 @@ func (b *Board) MarkDeliveredForTest(agentName, id string) { b.markDelivered(age
 // to be written.
 func (b *Board) MarkPendingForTest(agentName, id string) bool {
 	return b.deliveries.marks.of(agentName)[id]
+}
+
+// ActionLinkForTest is the action link token for person to decide the
+// approval id, as a notification carries it.
+func (b *Board) ActionLinkForTest(person, id string) string {
+	row, err := b.db.Approval.Get(context.Background(), id)
+	if err != nil {
+		panic(err)
+	}
+	u, err := b.actionLinkURL(person, row, b.now().UTC())
+	if err != nil {
+		panic(err)
+	}
+	_, token, _ := strings.Cut(u, "#act/")
+	return token
 }

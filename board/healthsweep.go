@@ -30,6 +30,7 @@ func (b *Board) startHealthSweep() (stop func()) {
 		b.sweepRunsLogged()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		b.sweepNotifications(ctx, b.now())
+		b.sweepActionLinks(ctx, b.now())
 		cancel()
 	}
 	c := cron.New(cron.WithLocation(time.UTC))

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
@@ -53,6 +54,8 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// ActionLinkUse is the client for interacting with the ActionLinkUse builders.
+	ActionLinkUse *ActionLinkUseClient
 	// Agent is the client for interacting with the Agent builders.
 	Agent *AgentClient
 	// AlertRule is the client for interacting with the AlertRule builders.
@@ -128,6 +131,7 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.ActionLinkUse = NewActionLinkUseClient(c.config)
 	c.Agent = NewAgentClient(c.config)
 	c.AlertRule = NewAlertRuleClient(c.config)
 	c.Approval = NewApprovalClient(c.config)
@@ -252,6 +256,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	return &Tx{
 		ctx:               ctx,
 		config:            cfg,
+		ActionLinkUse:     NewActionLinkUseClient(cfg),
 		Agent:             NewAgentClient(cfg),
 		AlertRule:         NewAlertRuleClient(cfg),
 		Approval:          NewApprovalClient(cfg),
@@ -303,6 +308,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	return &Tx{
 		ctx:               ctx,
 		config:            cfg,
+		ActionLinkUse:     NewActionLinkUseClient(cfg),
 		Agent:             NewAgentClient(cfg),
 		AlertRule:         NewAlertRuleClient(cfg),
 		Approval:          NewApprovalClient(cfg),
@@ -341,7 +347,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		Agent.
+//		ActionLinkUse.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -364,8 +370,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Consent,
-		c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
+		c.ActionLinkUse, c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease,
+		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
 		c.Notification, c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode,
 		c.Pairing, c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay,
 		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
@@ -379,8 +385,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease, c.Consent,
-		c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
+		c.ActionLinkUse, c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease,
+		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
 		c.Notification, c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode,
 		c.Pairing, c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay,
 		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
@@ -393,6 +399,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *ActionLinkUseMutation:
+		return c.ActionLinkUse.mutate(ctx, m)
 	case *AgentMutation:
 		return c.Agent.mutate(ctx, m)
 	case *AlertRuleMutation:
@@ -459,6 +467,139 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Vote.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// ActionLinkUseClient is a client for the ActionLinkUse schema.
+type ActionLinkUseClient struct {
+	config
+}
+
+// NewActionLinkUseClient returns a client for the ActionLinkUse from the given config.
+func NewActionLinkUseClient(c config) *ActionLinkUseClient {
+	return &ActionLinkUseClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `actionlinkuse.Hooks(f(g(h())))`.
+func (c *ActionLinkUseClient) Use(hooks ...Hook) {
+	c.hooks.ActionLinkUse = append(c.hooks.ActionLinkUse, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `actionlinkuse.Intercept(f(g(h())))`.
+func (c *ActionLinkUseClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ActionLinkUse = append(c.inters.ActionLinkUse, interceptors...)
+}
+
+// Create returns a builder for creating a ActionLinkUse entity.
+func (c *ActionLinkUseClient) Create() *ActionLinkUseCreate {
+	mutation := newActionLinkUseMutation(c.config, OpCreate)
+	return &ActionLinkUseCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ActionLinkUse entities.
+func (c *ActionLinkUseClient) CreateBulk(builders ...*ActionLinkUseCreate) *ActionLinkUseCreateBulk {
+	return &ActionLinkUseCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ActionLinkUseClient) MapCreateBulk(slice any, setFunc func(*ActionLinkUseCreate, int)) *ActionLinkUseCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ActionLinkUseCreateBulk{err: fmt.Errorf("calling to ActionLinkUseClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ActionLinkUseCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ActionLinkUseCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ActionLinkUse.
+func (c *ActionLinkUseClient) Update() *ActionLinkUseUpdate {
+	mutation := newActionLinkUseMutation(c.config, OpUpdate)
+	return &ActionLinkUseUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ActionLinkUseClient) UpdateOne(_m *ActionLinkUse) *ActionLinkUseUpdateOne {
+	mutation := newActionLinkUseMutation(c.config, OpUpdateOne, withActionLinkUse(_m))
+	return &ActionLinkUseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ActionLinkUseClient) UpdateOneID(id string) *ActionLinkUseUpdateOne {
+	mutation := newActionLinkUseMutation(c.config, OpUpdateOne, withActionLinkUseID(id))
+	return &ActionLinkUseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ActionLinkUse.
+func (c *ActionLinkUseClient) Delete() *ActionLinkUseDelete {
+	mutation := newActionLinkUseMutation(c.config, OpDelete)
+	return &ActionLinkUseDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ActionLinkUseClient) DeleteOne(_m *ActionLinkUse) *ActionLinkUseDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ActionLinkUseClient) DeleteOneID(id string) *ActionLinkUseDeleteOne {
+	builder := c.Delete().Where(actionlinkuse.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ActionLinkUseDeleteOne{builder}
+}
+
+// Query returns a query builder for ActionLinkUse.
+func (c *ActionLinkUseClient) Query() *ActionLinkUseQuery {
+	return &ActionLinkUseQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeActionLinkUse},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ActionLinkUse entity by its id.
+func (c *ActionLinkUseClient) Get(ctx context.Context, id string) (*ActionLinkUse, error) {
+	return c.Query().Where(actionlinkuse.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ActionLinkUseClient) GetX(ctx context.Context, id string) *ActionLinkUse {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ActionLinkUseClient) Hooks() []Hook {
+	return c.hooks.ActionLinkUse
+}
+
+// Interceptors returns the client interceptors.
+func (c *ActionLinkUseClient) Interceptors() []Interceptor {
+	return c.inters.ActionLinkUse
+}
+
+func (c *ActionLinkUseClient) mutate(ctx context.Context, m *ActionLinkUseMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ActionLinkUseCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ActionLinkUseUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ActionLinkUseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ActionLinkUseDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ActionLinkUse mutation op: %q", m.Op())
 	}
 }
 
@@ -4721,17 +4862,17 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent, Conversation,
-		DelegationFailure, EvalScore, HealthRound, Notification, PackageChunk,
-		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, RateBucket,
-		RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting,
-		SigningKey, Token, User, Verification, Vote []ent.Hook
+		ActionLinkUse, Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent,
+		Conversation, DelegationFailure, EvalScore, HealthRound, Notification,
+		PackageChunk, PackageScope, PackageVersion, PairCode, Pairing, PublisherKey,
+		RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session,
+		Setting, SigningKey, Token, User, Verification, Vote []ent.Hook
 	}
 	inters struct {
-		Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent, Conversation,
-		DelegationFailure, EvalScore, HealthRound, Notification, PackageChunk,
-		PackageScope, PackageVersion, PairCode, Pairing, PublisherKey, RateBucket,
-		RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session, Setting,
-		SigningKey, Token, User, Verification, Vote []ent.Interceptor
+		ActionLinkUse, Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent,
+		Conversation, DelegationFailure, EvalScore, HealthRound, Notification,
+		PackageChunk, PackageScope, PackageVersion, PairCode, Pairing, PublisherKey,
+		RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session,
+		Setting, SigningKey, Token, User, Verification, Vote []ent.Interceptor
 	}
 )

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
@@ -104,6 +105,7 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
+			actionlinkuse.Table:     actionlinkuse.ValidColumn,
 			agent.Table:             agent.ValidColumn,
 			alertrule.Table:         alertrule.ValidColumn,
 			approval.Table:          approval.ValidColumn,

@@ -11,6 +11,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
@@ -56,6 +57,7 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
+	TypeActionLinkUse     = "ActionLinkUse"
 	TypeAgent             = "Agent"
 	TypeAlertRule         = "AlertRule"
 	TypeApproval          = "Approval"
@@ -89,6 +91,500 @@ const (
 	TypeVerification      = "Verification"
 	TypeVote              = "Vote"
 )
+
+// ActionLinkUseMutation represents an operation that mutates the ActionLinkUse nodes in the graph.
+type ActionLinkUseMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	approval_id   *string
+	person        *string
+	used_at       *time.Time
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*ActionLinkUse, error)
+	predicates    []predicate.ActionLinkUse
+}
+
+var _ ent.Mutation = (*ActionLinkUseMutation)(nil)
+
+// actionlinkuseOption allows management of the mutation configuration using functional options.
+type actionlinkuseOption func(*ActionLinkUseMutation)
+
+// newActionLinkUseMutation creates new mutation for the ActionLinkUse entity.
+func newActionLinkUseMutation(c config, op Op, opts ...actionlinkuseOption) *ActionLinkUseMutation {
+	m := &ActionLinkUseMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeActionLinkUse,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withActionLinkUseID sets the ID field of the mutation.
+func withActionLinkUseID(id string) actionlinkuseOption {
+	return func(m *ActionLinkUseMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ActionLinkUse
+		)
+		m.oldValue = func(ctx context.Context) (*ActionLinkUse, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ActionLinkUse.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withActionLinkUse sets the old ActionLinkUse of the mutation.
+func withActionLinkUse(node *ActionLinkUse) actionlinkuseOption {
+	return func(m *ActionLinkUseMutation) {
+		m.oldValue = func(context.Context) (*ActionLinkUse, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ActionLinkUseMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ActionLinkUseMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ActionLinkUse entities.
+func (m *ActionLinkUseMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ActionLinkUseMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ActionLinkUseMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ActionLinkUse.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetApprovalID sets the "approval_id" field.
+func (m *ActionLinkUseMutation) SetApprovalID(s string) {
+	m.approval_id = &s
+}
+
+// ApprovalID returns the value of the "approval_id" field in the mutation.
+func (m *ActionLinkUseMutation) ApprovalID() (r string, exists bool) {
+	v := m.approval_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovalID returns the old "approval_id" field's value of the ActionLinkUse entity.
+// If the ActionLinkUse object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ActionLinkUseMutation) OldApprovalID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovalID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovalID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovalID: %w", err)
+	}
+	return oldValue.ApprovalID, nil
+}
+
+// ResetApprovalID resets all changes to the "approval_id" field.
+func (m *ActionLinkUseMutation) ResetApprovalID() {
+	m.approval_id = nil
+}
+
+// SetPerson sets the "person" field.
+func (m *ActionLinkUseMutation) SetPerson(s string) {
+	m.person = &s
+}
+
+// Person returns the value of the "person" field in the mutation.
+func (m *ActionLinkUseMutation) Person() (r string, exists bool) {
+	v := m.person
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPerson returns the old "person" field's value of the ActionLinkUse entity.
+// If the ActionLinkUse object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ActionLinkUseMutation) OldPerson(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPerson is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPerson requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPerson: %w", err)
+	}
+	return oldValue.Person, nil
+}
+
+// ResetPerson resets all changes to the "person" field.
+func (m *ActionLinkUseMutation) ResetPerson() {
+	m.person = nil
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *ActionLinkUseMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *ActionLinkUseMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the ActionLinkUse entity.
+// If the ActionLinkUse object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ActionLinkUseMutation) OldUsedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *ActionLinkUseMutation) ResetUsedAt() {
+	m.used_at = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *ActionLinkUseMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *ActionLinkUseMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the ActionLinkUse entity.
+// If the ActionLinkUse object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ActionLinkUseMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *ActionLinkUseMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// Where appends a list predicates to the ActionLinkUseMutation builder.
+func (m *ActionLinkUseMutation) Where(ps ...predicate.ActionLinkUse) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ActionLinkUseMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ActionLinkUseMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ActionLinkUse, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ActionLinkUseMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ActionLinkUseMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ActionLinkUse).
+func (m *ActionLinkUseMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ActionLinkUseMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.approval_id != nil {
+		fields = append(fields, actionlinkuse.FieldApprovalID)
+	}
+	if m.person != nil {
+		fields = append(fields, actionlinkuse.FieldPerson)
+	}
+	if m.used_at != nil {
+		fields = append(fields, actionlinkuse.FieldUsedAt)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, actionlinkuse.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ActionLinkUseMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case actionlinkuse.FieldApprovalID:
+		return m.ApprovalID()
+	case actionlinkuse.FieldPerson:
+		return m.Person()
+	case actionlinkuse.FieldUsedAt:
+		return m.UsedAt()
+	case actionlinkuse.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ActionLinkUseMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case actionlinkuse.FieldApprovalID:
+		return m.OldApprovalID(ctx)
+	case actionlinkuse.FieldPerson:
+		return m.OldPerson(ctx)
+	case actionlinkuse.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	case actionlinkuse.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ActionLinkUse field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ActionLinkUseMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case actionlinkuse.FieldApprovalID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovalID(v)
+		return nil
+	case actionlinkuse.FieldPerson:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPerson(v)
+		return nil
+	case actionlinkuse.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	case actionlinkuse.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ActionLinkUse field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ActionLinkUseMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ActionLinkUseMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ActionLinkUseMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ActionLinkUse numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ActionLinkUseMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ActionLinkUseMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ActionLinkUseMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ActionLinkUse nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ActionLinkUseMutation) ResetField(name string) error {
+	switch name {
+	case actionlinkuse.FieldApprovalID:
+		m.ResetApprovalID()
+		return nil
+	case actionlinkuse.FieldPerson:
+		m.ResetPerson()
+		return nil
+	case actionlinkuse.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	case actionlinkuse.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ActionLinkUse field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ActionLinkUseMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ActionLinkUseMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ActionLinkUseMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ActionLinkUseMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ActionLinkUseMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ActionLinkUseMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ActionLinkUseMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ActionLinkUse unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ActionLinkUseMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ActionLinkUse edge %s", name)
+}
 
 // AgentMutation represents an operation that mutates the Agent nodes in the graph.
 type AgentMutation struct {

@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
@@ -41,6 +42,34 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	actionlinkuseFields := schema.ActionLinkUse{}.Fields()
+	_ = actionlinkuseFields
+	// actionlinkuseDescApprovalID is the schema descriptor for approval_id field.
+	actionlinkuseDescApprovalID := actionlinkuseFields[1].Descriptor()
+	// actionlinkuse.ApprovalIDValidator is a validator for the "approval_id" field. It is called by the builders before save.
+	actionlinkuse.ApprovalIDValidator = actionlinkuseDescApprovalID.Validators[0].(func(string) error)
+	// actionlinkuseDescPerson is the schema descriptor for person field.
+	actionlinkuseDescPerson := actionlinkuseFields[2].Descriptor()
+	// actionlinkuse.PersonValidator is a validator for the "person" field. It is called by the builders before save.
+	actionlinkuse.PersonValidator = actionlinkuseDescPerson.Validators[0].(func(string) error)
+	// actionlinkuseDescID is the schema descriptor for id field.
+	actionlinkuseDescID := actionlinkuseFields[0].Descriptor()
+	// actionlinkuse.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	actionlinkuse.IDValidator = func() func(string) error {
+		validators := actionlinkuseDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	agentFields := schema.Agent{}.Fields()
 	_ = agentFields
 	// agentDescName is the schema descriptor for name field.

@@ -12,6 +12,8 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// ActionLinkUse is the client for interacting with the ActionLinkUse builders.
+	ActionLinkUse *ActionLinkUseClient
 	// Agent is the client for interacting with the Agent builders.
 	Agent *AgentClient
 	// AlertRule is the client for interacting with the AlertRule builders.
@@ -207,6 +209,7 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.ActionLinkUse = NewActionLinkUseClient(tx.config)
 	tx.Agent = NewAgentClient(tx.config)
 	tx.AlertRule = NewAlertRuleClient(tx.config)
 	tx.Approval = NewApprovalClient(tx.config)
@@ -248,7 +251,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: Agent.QueryXXX(), the query will be executed
+// applies a query, for example: ActionLinkUse.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

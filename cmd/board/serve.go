@@ -155,18 +155,11 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
-		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain, ForgetAfter: o.forget,
-		LinksPerSecond: o.linkRate, LinkMaxAge: linkMaxAge(o.linkAge), NotifyWebhooks: *o.webhooks})
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		if mln != nil {
 			mln.Close()
 		}
-		return err
-	}
-	ln, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		b.Close()
 		return fmt.Errorf("--listen: %w", err)
 	}
 	scheme := "http"
@@ -176,6 +169,16 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 	base := o.publicURL
 	if base == "" {
 		base = listenURL(scheme, o.listen, ln.Addr())
+	}
+	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
+		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain, ForgetAfter: o.forget,
+		LinksPerSecond: o.linkRate, LinkMaxAge: linkMaxAge(o.linkAge), NotifyWebhooks: *o.webhooks, PublicURL: base})
+	if err != nil {
+		if mln != nil {
+			mln.Close()
+		}
+		ln.Close()
+		return err
 	}
 	if err := recordPublicURL(ctx, db, base); err != nil {
 		b.Close()

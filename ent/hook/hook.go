@@ -9,6 +9,18 @@ import (
 	"github.com/symphonix/symphonix/ent"
 )
 
+// The ActionLinkUseFunc type is an adapter to allow the use of ordinary
+// function as ActionLinkUse mutator.
+type ActionLinkUseFunc func(context.Context, *ent.ActionLinkUseMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ActionLinkUseFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ActionLinkUseMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ActionLinkUseMutation", m)
+}
+
 // The AgentFunc type is an adapter to allow the use of ordinary
 // function as Agent mutator.
 type AgentFunc func(context.Context, *ent.AgentMutation) (ent.Value, error)

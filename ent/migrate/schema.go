@@ -9,6 +9,27 @@ import (
 )
 
 var (
+	// ActionLinkUsesColumns holds the columns for the "action_link_uses" table.
+	ActionLinkUsesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "approval_id", Type: field.TypeString},
+		{Name: "person", Type: field.TypeString},
+		{Name: "used_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// ActionLinkUsesTable holds the schema information for the "action_link_uses" table.
+	ActionLinkUsesTable = &schema.Table{
+		Name:       "action_link_uses",
+		Columns:    ActionLinkUsesColumns,
+		PrimaryKey: []*schema.Column{ActionLinkUsesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "actionlinkuse_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{ActionLinkUsesColumns[4]},
+			},
+		},
+	}
 	// AgentsColumns holds the columns for the "agents" table.
 	AgentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -903,6 +924,7 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		ActionLinkUsesTable,
 		AgentsTable,
 		AlertRulesTable,
 		ApprovalsTable,

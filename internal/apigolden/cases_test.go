@@ -287,6 +287,13 @@ func cases() []goldenCase {
 		Id: "ap_pending", Say: boardv1.Say_SAY_YES, Digest: digestA,
 		Consent: &boardv1.StandingConsent{Duration: durationpb.New(8 * time.Hour), Uses: 20},
 	})
+	add("ApprovalService.OpenActionLink.request", &boardv1.OpenActionLinkRequest{Link: "AQ1hY3QtMGY0ZTJhOWMxYjNkNWU3Zg"})
+	add("ApprovalService.OpenActionLink.response", &boardv1.OpenActionLinkResponse{
+		Approval: approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING), ExpiresAt: at(1440),
+	})
+	add("ApprovalService.Decide.request.action_link", &boardv1.DecideRequest{
+		Id: "ap_pending", Say: boardv1.Say_SAY_YES, Digest: digestA, ActionLink: "AQ1hY3QtMGY0ZTJhOWMxYjNkNWU3Zg",
+	})
 	consentActive := &boardv1.Consent{
 		Id: "con-1", Agent: "refund-desk", Digest: digestA, RuleId: "refunds", ApprovalId: "ap_pending", CreatedBy: "ann@example.com",
 		CreateTime: at(0), ExpireTime: at(480), UsesAllowed: 20, Uses: 3, State: "active",

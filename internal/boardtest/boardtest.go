@@ -122,8 +122,30 @@ func (b *Board) start() {
 	if err != nil {
 		b.t.Fatalf("open store: %v", err)
 	}
+	var ln net.Listener
+	for i := 0; ; i++ {
+		ln, err = net.Listen("tcp", b.opts.Addr)
+		if err == nil || i == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the port of a board just stopped
+	}
+	if err != nil {
+		db.Close()
+		b.t.Fatalf("listen: %v", err)
+	}
+	b.Addr = ln.Addr().String()
+	b.opts.Addr = b.Addr // a restart comes back on the same port
+	b.URL = "http://" + b.Addr
+	if b.opts.TLS && b.cert == "" {
+		b.cert, b.key, b.roots = selfSigned(b.t, b.t.TempDir())
+	}
+	if b.opts.TLS {
+		b.URL = "https://" + b.Addr
+	}
 	bd, err := board.New(ctx, board.Config{
 		Store:          db,
+		PublicURL:      b.URL,
 		PingInterval:   b.opts.PingInterval,
 		PingTimeout:    b.opts.PingTimeout,
 		OfflineGrace:   b.opts.OfflineGrace,
@@ -148,30 +170,9 @@ func (b *Board) start() {
 		SpoolDir:         b.Dir,
 	})
 	if err != nil {
+		ln.Close()
 		db.Close()
 		b.t.Fatalf("new board: %v", err)
-	}
-	var ln net.Listener
-	for i := 0; ; i++ {
-		ln, err = net.Listen("tcp", b.opts.Addr)
-		if err == nil || i == 50 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // the port of a board just stopped
-	}
-	if err != nil {
-		bd.Close()
-		db.Close()
-		b.t.Fatalf("listen: %v", err)
-	}
-	b.Addr = ln.Addr().String()
-	b.opts.Addr = b.Addr // a restart comes back on the same port
-	b.URL = "http://" + b.Addr
-	if b.opts.TLS && b.cert == "" {
-		b.cert, b.key, b.roots = selfSigned(b.t, b.t.TempDir())
-	}
-	if b.opts.TLS {
-		b.URL = "https://" + b.Addr
 	}
 	if a := bd.MetricsAddr(); a != "" {
 		b.MetricsURL = "http://" + a

@@ -1,3 +1,32 @@
+table "action_link_uses" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = varchar
+  }
+  column "approval_id" {
+    null = false
+    type = varchar
+  }
+  column "person" {
+    null = false
+    type = varchar
+  }
+  column "used_at" {
+    null = false
+    type = timestamptz
+  }
+  column "expires_at" {
+    null = false
+    type = timestamptz
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "actionlinkuse_expires_at" {
+    columns = [column.expires_at]
+  }
+}
 table "agents" {
   schema = schema.public
   column "id" {

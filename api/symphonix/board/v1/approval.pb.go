@@ -1370,7 +1370,12 @@ type DecideRequest struct {
 	// decide the approval (the rule's quorum is above 1), when the rule
 	// forbids standing consent, or when an amount shown is above the rule's
 	// standing_consent_max_amount.
-	Consent       *StandingConsent `protobuf:"bytes,5,opt,name=consent,proto3" json:"consent,omitempty"`
+	Consent *StandingConsent `protobuf:"bytes,5,opt,name=consent,proto3" json:"consent,omitempty"`
+	// An action link (OpenActionLink) the decision is made through: it must
+	// be the caller's, for this approval and this digest, unexpired and
+	// unused; the decision uses it up. At most 1,024 bytes. Without one, the
+	// decision is made as on the board.
+	ActionLink    string `protobuf:"bytes,6,opt,name=action_link,json=actionLink,proto3" json:"action_link,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1440,6 +1445,115 @@ func (x *DecideRequest) GetConsent() *StandingConsent {
 	return nil
 }
 
+func (x *DecideRequest) GetActionLink() string {
+	if x != nil {
+		return x.ActionLink
+	}
+	return ""
+}
+
+// OpenActionLinkRequest carries an action link's token: what follows
+// "#act/" in the link.
+type OpenActionLinkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The token: required, at most 1,024 bytes.
+	Link          string `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenActionLinkRequest) Reset() {
+	*x = OpenActionLinkRequest{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenActionLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenActionLinkRequest) ProtoMessage() {}
+
+func (x *OpenActionLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenActionLinkRequest.ProtoReflect.Descriptor instead.
+func (*OpenActionLinkRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *OpenActionLinkRequest) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+// OpenActionLinkResponse is the approval an action link is for.
+type OpenActionLinkResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval, as GetApproval returns it.
+	Approval *Approval `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	// When the link stops working.
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenActionLinkResponse) Reset() {
+	*x = OpenActionLinkResponse{}
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenActionLinkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenActionLinkResponse) ProtoMessage() {}
+
+func (x *OpenActionLinkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenActionLinkResponse.ProtoReflect.Descriptor instead.
+func (*OpenActionLinkResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *OpenActionLinkResponse) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+func (x *OpenActionLinkResponse) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
 // StandingConsent is how long and how often a yes stands for the same
 // operation.
 type StandingConsent struct {
@@ -1456,7 +1570,7 @@ type StandingConsent struct {
 
 func (x *StandingConsent) Reset() {
 	*x = StandingConsent{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1582,7 @@ func (x *StandingConsent) String() string {
 func (*StandingConsent) ProtoMessage() {}
 
 func (x *StandingConsent) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1595,7 @@ func (x *StandingConsent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StandingConsent.ProtoReflect.Descriptor instead.
 func (*StandingConsent) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{16}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StandingConsent) GetDuration() *durationpb.Duration {
@@ -1514,7 +1628,7 @@ type EscalationStep struct {
 
 func (x *EscalationStep) Reset() {
 	*x = EscalationStep{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1640,7 @@ func (x *EscalationStep) String() string {
 func (*EscalationStep) ProtoMessage() {}
 
 func (x *EscalationStep) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1653,7 @@ func (x *EscalationStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EscalationStep.ProtoReflect.Descriptor instead.
 func (*EscalationStep) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{17}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *EscalationStep) GetAfter() *durationpb.Duration {
@@ -1600,7 +1714,7 @@ type Consent struct {
 
 func (x *Consent) Reset() {
 	*x = Consent{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1726,7 @@ func (x *Consent) String() string {
 func (*Consent) ProtoMessage() {}
 
 func (x *Consent) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1739,7 @@ func (x *Consent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Consent.ProtoReflect.Descriptor instead.
 func (*Consent) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{18}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Consent) GetId() string {
@@ -1736,7 +1850,7 @@ type ListConsentsRequest struct {
 
 func (x *ListConsentsRequest) Reset() {
 	*x = ListConsentsRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1862,7 @@ func (x *ListConsentsRequest) String() string {
 func (*ListConsentsRequest) ProtoMessage() {}
 
 func (x *ListConsentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1875,7 @@ func (x *ListConsentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsentsRequest.ProtoReflect.Descriptor instead.
 func (*ListConsentsRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{19}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListConsentsRequest) GetAgent() string {
@@ -1805,7 +1919,7 @@ type ListConsentsResponse struct {
 
 func (x *ListConsentsResponse) Reset() {
 	*x = ListConsentsResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +1931,7 @@ func (x *ListConsentsResponse) String() string {
 func (*ListConsentsResponse) ProtoMessage() {}
 
 func (x *ListConsentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[20]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +1944,7 @@ func (x *ListConsentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsentsResponse.ProtoReflect.Descriptor instead.
 func (*ListConsentsResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{20}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListConsentsResponse) GetConsents() []*Consent {
@@ -1860,7 +1974,7 @@ type RevokeConsentRequest struct {
 
 func (x *RevokeConsentRequest) Reset() {
 	*x = RevokeConsentRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +1986,7 @@ func (x *RevokeConsentRequest) String() string {
 func (*RevokeConsentRequest) ProtoMessage() {}
 
 func (x *RevokeConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[21]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1885,7 +1999,7 @@ func (x *RevokeConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeConsentRequest.ProtoReflect.Descriptor instead.
 func (*RevokeConsentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{21}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RevokeConsentRequest) GetId() string {
@@ -1913,7 +2027,7 @@ type RevokeConsentResponse struct {
 
 func (x *RevokeConsentResponse) Reset() {
 	*x = RevokeConsentResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2039,7 @@ func (x *RevokeConsentResponse) String() string {
 func (*RevokeConsentResponse) ProtoMessage() {}
 
 func (x *RevokeConsentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[22]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2052,7 @@ func (x *RevokeConsentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeConsentResponse.ProtoReflect.Descriptor instead.
 func (*RevokeConsentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{22}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RevokeConsentResponse) GetConsent() *Consent {
@@ -1960,7 +2074,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1972,7 +2086,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[23]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1985,7 +2099,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{23}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DecideResponse) GetApproval() *Approval {
@@ -2008,7 +2122,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2134,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[24]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2147,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{24}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CancelRequest) GetId() string {
@@ -2061,7 +2175,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2187,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[25]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2200,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{25}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CancelResponse) GetApproval() *Approval {
@@ -2143,7 +2257,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2269,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[26]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2282,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{26}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ApprovalDecision) GetApprovalId() string {
@@ -2267,7 +2381,7 @@ type PreviewRuleRequest struct {
 
 func (x *PreviewRuleRequest) Reset() {
 	*x = PreviewRuleRequest{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2393,7 @@ func (x *PreviewRuleRequest) String() string {
 func (*PreviewRuleRequest) ProtoMessage() {}
 
 func (x *PreviewRuleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[27]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2406,7 @@ func (x *PreviewRuleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRuleRequest.ProtoReflect.Descriptor instead.
 func (*PreviewRuleRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{27}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PreviewRuleRequest) GetRule() *Rule {
@@ -2323,7 +2437,7 @@ type RuleMatch struct {
 
 func (x *RuleMatch) Reset() {
 	*x = RuleMatch{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2449,7 @@ func (x *RuleMatch) String() string {
 func (*RuleMatch) ProtoMessage() {}
 
 func (x *RuleMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[28]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2348,7 +2462,7 @@ func (x *RuleMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuleMatch.ProtoReflect.Descriptor instead.
 func (*RuleMatch) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{28}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RuleMatch) GetAgent() string {
@@ -2405,7 +2519,7 @@ type PreviewRuleResponse struct {
 
 func (x *PreviewRuleResponse) Reset() {
 	*x = PreviewRuleResponse{}
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[29]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2417,7 +2531,7 @@ func (x *PreviewRuleResponse) String() string {
 func (*PreviewRuleResponse) ProtoMessage() {}
 
 func (x *PreviewRuleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_approval_proto_msgTypes[29]
+	mi := &file_symphonix_board_v1_approval_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2430,7 +2544,7 @@ func (x *PreviewRuleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRuleResponse.ProtoReflect.Descriptor instead.
 func (*PreviewRuleResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{29}
+	return file_symphonix_board_v1_approval_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreviewRuleResponse) GetAgents() []string {
@@ -2552,13 +2666,21 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x12GetApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13GetApprovalResponse\x128\n" +
-	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xb9\x01\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\"\xda\x01\n" +
 	"\rDecideRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12)\n" +
 	"\x03say\x18\x02 \x01(\x0e2\x17.symphonix.board.v1.SayR\x03say\x12\x16\n" +
 	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12=\n" +
-	"\aconsent\x18\x05 \x01(\v2#.symphonix.board.v1.StandingConsentR\aconsent\"\\\n" +
+	"\aconsent\x18\x05 \x01(\v2#.symphonix.board.v1.StandingConsentR\aconsent\x12\x1f\n" +
+	"\vaction_link\x18\x06 \x01(\tR\n" +
+	"actionLink\"+\n" +
+	"\x15OpenActionLinkRequest\x12\x12\n" +
+	"\x04link\x18\x01 \x01(\tR\x04link\"\x8d\x01\n" +
+	"\x16OpenActionLinkResponse\x128\n" +
+	"\bapproval\x18\x01 \x01(\v2\x1c.symphonix.board.v1.ApprovalR\bapproval\x129\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\\\n" +
 	"\x0fStandingConsent\x125\n" +
 	"\bduration\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x12\n" +
 	"\x04uses\x18\x02 \x01(\x05R\x04uses\"\x87\x01\n" +
@@ -2667,7 +2789,7 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x16APPROVAL_EVENT_EXPIRED\x10\b\x12\x1c\n" +
 	"\x18APPROVAL_EVENT_HEARTBEAT\x10\t\x12\x1c\n" +
 	"\x18APPROVAL_EVENT_ESCALATED\x10\n" +
-	"2\x98\b\n" +
+	"2\x81\t\n" +
 	"\x0fApprovalService\x12R\n" +
 	"\aPutRule\x12\".symphonix.board.v1.PutRuleRequest\x1a#.symphonix.board.v1.PutRuleResponse\x12X\n" +
 	"\tListRules\x12$.symphonix.board.v1.ListRulesRequest\x1a%.symphonix.board.v1.ListRulesResponse\x12[\n" +
@@ -2677,7 +2799,8 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\rListApprovals\x12(.symphonix.board.v1.ListApprovalsRequest\x1a).symphonix.board.v1.ListApprovalsResponse\x12^\n" +
 	"\vGetApproval\x12&.symphonix.board.v1.GetApprovalRequest\x1a'.symphonix.board.v1.GetApprovalResponse\x12O\n" +
 	"\x06Decide\x12!.symphonix.board.v1.DecideRequest\x1a\".symphonix.board.v1.DecideResponse\x12O\n" +
-	"\x06Cancel\x12!.symphonix.board.v1.CancelRequest\x1a\".symphonix.board.v1.CancelResponse\x12a\n" +
+	"\x06Cancel\x12!.symphonix.board.v1.CancelRequest\x1a\".symphonix.board.v1.CancelResponse\x12g\n" +
+	"\x0eOpenActionLink\x12).symphonix.board.v1.OpenActionLinkRequest\x1a*.symphonix.board.v1.OpenActionLinkResponse\x12a\n" +
 	"\fListConsents\x12'.symphonix.board.v1.ListConsentsRequest\x1a(.symphonix.board.v1.ListConsentsResponse\x12d\n" +
 	"\rRevokeConsent\x12(.symphonix.board.v1.RevokeConsentRequest\x1a).symphonix.board.v1.RevokeConsentResponse\x12i\n" +
 	"\x0eWatchApprovals\x12).symphonix.board.v1.WatchApprovalsRequest\x1a*.symphonix.board.v1.WatchApprovalsResponse0\x01B?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
@@ -2695,7 +2818,7 @@ func file_symphonix_board_v1_approval_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_approval_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_symphonix_board_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(ApprovalState)(0),             // 0: symphonix.board.v1.ApprovalState
 	(Say)(0),                       // 1: symphonix.board.v1.Say
@@ -2716,39 +2839,41 @@ var file_symphonix_board_v1_approval_proto_goTypes = []any{
 	(*GetApprovalRequest)(nil),     // 16: symphonix.board.v1.GetApprovalRequest
 	(*GetApprovalResponse)(nil),    // 17: symphonix.board.v1.GetApprovalResponse
 	(*DecideRequest)(nil),          // 18: symphonix.board.v1.DecideRequest
-	(*StandingConsent)(nil),        // 19: symphonix.board.v1.StandingConsent
-	(*EscalationStep)(nil),         // 20: symphonix.board.v1.EscalationStep
-	(*Consent)(nil),                // 21: symphonix.board.v1.Consent
-	(*ListConsentsRequest)(nil),    // 22: symphonix.board.v1.ListConsentsRequest
-	(*ListConsentsResponse)(nil),   // 23: symphonix.board.v1.ListConsentsResponse
-	(*RevokeConsentRequest)(nil),   // 24: symphonix.board.v1.RevokeConsentRequest
-	(*RevokeConsentResponse)(nil),  // 25: symphonix.board.v1.RevokeConsentResponse
-	(*DecideResponse)(nil),         // 26: symphonix.board.v1.DecideResponse
-	(*CancelRequest)(nil),          // 27: symphonix.board.v1.CancelRequest
-	(*CancelResponse)(nil),         // 28: symphonix.board.v1.CancelResponse
-	(*ApprovalDecision)(nil),       // 29: symphonix.board.v1.ApprovalDecision
-	(*PreviewRuleRequest)(nil),     // 30: symphonix.board.v1.PreviewRuleRequest
-	(*RuleMatch)(nil),              // 31: symphonix.board.v1.RuleMatch
-	(*PreviewRuleResponse)(nil),    // 32: symphonix.board.v1.PreviewRuleResponse
-	(Role)(0),                      // 33: symphonix.board.v1.Role
-	(*durationpb.Duration)(nil),    // 34: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),  // 35: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 36: google.protobuf.Struct
+	(*OpenActionLinkRequest)(nil),  // 19: symphonix.board.v1.OpenActionLinkRequest
+	(*OpenActionLinkResponse)(nil), // 20: symphonix.board.v1.OpenActionLinkResponse
+	(*StandingConsent)(nil),        // 21: symphonix.board.v1.StandingConsent
+	(*EscalationStep)(nil),         // 22: symphonix.board.v1.EscalationStep
+	(*Consent)(nil),                // 23: symphonix.board.v1.Consent
+	(*ListConsentsRequest)(nil),    // 24: symphonix.board.v1.ListConsentsRequest
+	(*ListConsentsResponse)(nil),   // 25: symphonix.board.v1.ListConsentsResponse
+	(*RevokeConsentRequest)(nil),   // 26: symphonix.board.v1.RevokeConsentRequest
+	(*RevokeConsentResponse)(nil),  // 27: symphonix.board.v1.RevokeConsentResponse
+	(*DecideResponse)(nil),         // 28: symphonix.board.v1.DecideResponse
+	(*CancelRequest)(nil),          // 29: symphonix.board.v1.CancelRequest
+	(*CancelResponse)(nil),         // 30: symphonix.board.v1.CancelResponse
+	(*ApprovalDecision)(nil),       // 31: symphonix.board.v1.ApprovalDecision
+	(*PreviewRuleRequest)(nil),     // 32: symphonix.board.v1.PreviewRuleRequest
+	(*RuleMatch)(nil),              // 33: symphonix.board.v1.RuleMatch
+	(*PreviewRuleResponse)(nil),    // 34: symphonix.board.v1.PreviewRuleResponse
+	(Role)(0),                      // 35: symphonix.board.v1.Role
+	(*durationpb.Duration)(nil),    // 36: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),  // 37: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 38: google.protobuf.Struct
 }
 var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
-	33, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
-	34, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
-	35, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
-	35, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
-	20, // 4: symphonix.board.v1.Rule.escalation:type_name -> symphonix.board.v1.EscalationStep
+	35, // 0: symphonix.board.v1.Rule.role:type_name -> symphonix.board.v1.Role
+	36, // 1: symphonix.board.v1.Rule.time_limit:type_name -> google.protobuf.Duration
+	37, // 2: symphonix.board.v1.Rule.create_time:type_name -> google.protobuf.Timestamp
+	37, // 3: symphonix.board.v1.Rule.update_time:type_name -> google.protobuf.Timestamp
+	22, // 4: symphonix.board.v1.Rule.escalation:type_name -> symphonix.board.v1.EscalationStep
 	3,  // 5: symphonix.board.v1.PutRuleRequest.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 6: symphonix.board.v1.PutRuleResponse.rule:type_name -> symphonix.board.v1.Rule
 	3,  // 7: symphonix.board.v1.ListRulesResponse.rules:type_name -> symphonix.board.v1.Rule
-	36, // 8: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
+	38, // 8: symphonix.board.v1.Approval.show:type_name -> google.protobuf.Struct
 	0,  // 9: symphonix.board.v1.Approval.state:type_name -> symphonix.board.v1.ApprovalState
-	35, // 10: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	35, // 11: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
-	29, // 12: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	37, // 10: symphonix.board.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	37, // 11: symphonix.board.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	31, // 12: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
 	11, // 13: symphonix.board.v1.Approval.amounts:type_name -> symphonix.board.v1.Amount
 	0,  // 14: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
 	10, // 15: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
@@ -2756,48 +2881,52 @@ var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
 	10, // 17: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
 	10, // 18: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
 	1,  // 19: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
-	19, // 20: symphonix.board.v1.DecideRequest.consent:type_name -> symphonix.board.v1.StandingConsent
-	34, // 21: symphonix.board.v1.StandingConsent.duration:type_name -> google.protobuf.Duration
-	34, // 22: symphonix.board.v1.EscalationStep.after:type_name -> google.protobuf.Duration
-	33, // 23: symphonix.board.v1.EscalationStep.role:type_name -> symphonix.board.v1.Role
-	35, // 24: symphonix.board.v1.Consent.create_time:type_name -> google.protobuf.Timestamp
-	35, // 25: symphonix.board.v1.Consent.expire_time:type_name -> google.protobuf.Timestamp
-	35, // 26: symphonix.board.v1.Consent.revoke_time:type_name -> google.protobuf.Timestamp
-	21, // 27: symphonix.board.v1.ListConsentsResponse.consents:type_name -> symphonix.board.v1.Consent
-	21, // 28: symphonix.board.v1.RevokeConsentResponse.consent:type_name -> symphonix.board.v1.Consent
-	10, // 29: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 30: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 31: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
-	35, // 32: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
-	3,  // 33: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
-	31, // 34: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
-	4,  // 35: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	6,  // 36: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	8,  // 37: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	30, // 38: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
-	12, // 39: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	16, // 40: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	18, // 41: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	27, // 42: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	22, // 43: symphonix.board.v1.ApprovalService.ListConsents:input_type -> symphonix.board.v1.ListConsentsRequest
-	24, // 44: symphonix.board.v1.ApprovalService.RevokeConsent:input_type -> symphonix.board.v1.RevokeConsentRequest
-	14, // 45: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
-	5,  // 46: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	7,  // 47: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	9,  // 48: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	32, // 49: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
-	13, // 50: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	17, // 51: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	26, // 52: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	28, // 53: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	23, // 54: symphonix.board.v1.ApprovalService.ListConsents:output_type -> symphonix.board.v1.ListConsentsResponse
-	25, // 55: symphonix.board.v1.ApprovalService.RevokeConsent:output_type -> symphonix.board.v1.RevokeConsentResponse
-	15, // 56: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
-	46, // [46:57] is the sub-list for method output_type
-	35, // [35:46] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	21, // 20: symphonix.board.v1.DecideRequest.consent:type_name -> symphonix.board.v1.StandingConsent
+	10, // 21: symphonix.board.v1.OpenActionLinkResponse.approval:type_name -> symphonix.board.v1.Approval
+	37, // 22: symphonix.board.v1.OpenActionLinkResponse.expires_at:type_name -> google.protobuf.Timestamp
+	36, // 23: symphonix.board.v1.StandingConsent.duration:type_name -> google.protobuf.Duration
+	36, // 24: symphonix.board.v1.EscalationStep.after:type_name -> google.protobuf.Duration
+	35, // 25: symphonix.board.v1.EscalationStep.role:type_name -> symphonix.board.v1.Role
+	37, // 26: symphonix.board.v1.Consent.create_time:type_name -> google.protobuf.Timestamp
+	37, // 27: symphonix.board.v1.Consent.expire_time:type_name -> google.protobuf.Timestamp
+	37, // 28: symphonix.board.v1.Consent.revoke_time:type_name -> google.protobuf.Timestamp
+	23, // 29: symphonix.board.v1.ListConsentsResponse.consents:type_name -> symphonix.board.v1.Consent
+	23, // 30: symphonix.board.v1.RevokeConsentResponse.consent:type_name -> symphonix.board.v1.Consent
+	10, // 31: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 32: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 33: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
+	37, // 34: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
+	3,  // 35: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	33, // 36: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
+	4,  // 37: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	6,  // 38: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	8,  // 39: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	32, // 40: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
+	12, // 41: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	16, // 42: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	18, // 43: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	29, // 44: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	19, // 45: symphonix.board.v1.ApprovalService.OpenActionLink:input_type -> symphonix.board.v1.OpenActionLinkRequest
+	24, // 46: symphonix.board.v1.ApprovalService.ListConsents:input_type -> symphonix.board.v1.ListConsentsRequest
+	26, // 47: symphonix.board.v1.ApprovalService.RevokeConsent:input_type -> symphonix.board.v1.RevokeConsentRequest
+	14, // 48: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	5,  // 49: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	7,  // 50: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	9,  // 51: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	34, // 52: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
+	13, // 53: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	17, // 54: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	28, // 55: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	30, // 56: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	20, // 57: symphonix.board.v1.ApprovalService.OpenActionLink:output_type -> symphonix.board.v1.OpenActionLinkResponse
+	25, // 58: symphonix.board.v1.ApprovalService.ListConsents:output_type -> symphonix.board.v1.ListConsentsResponse
+	27, // 59: symphonix.board.v1.ApprovalService.RevokeConsent:output_type -> symphonix.board.v1.RevokeConsentResponse
+	15, // 60: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	49, // [49:61] is the sub-list for method output_type
+	37, // [37:49] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
@@ -2814,7 +2943,7 @@ func file_symphonix_board_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_approval_proto_rawDesc), len(file_symphonix_board_v1_approval_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	ApprovalService_GetApproval_FullMethodName    = "/symphonix.board.v1.ApprovalService/GetApproval"
 	ApprovalService_Decide_FullMethodName         = "/symphonix.board.v1.ApprovalService/Decide"
 	ApprovalService_Cancel_FullMethodName         = "/symphonix.board.v1.ApprovalService/Cancel"
+	ApprovalService_OpenActionLink_FullMethodName = "/symphonix.board.v1.ApprovalService/OpenActionLink"
 	ApprovalService_ListConsents_FullMethodName   = "/symphonix.board.v1.ApprovalService/ListConsents"
 	ApprovalService_RevokeConsent_FullMethodName  = "/symphonix.board.v1.ApprovalService/RevokeConsent"
 	ApprovalService_WatchApprovals_FullMethodName = "/symphonix.board.v1.ApprovalService/WatchApprovals"
@@ -81,6 +82,15 @@ type ApprovalServiceClient interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
+	// OpenActionLink reads an action link, the personal link to one approval
+	// a notification sends each person who may decide it
+	// (docs/notifications.md), and returns the approval it is for, to be
+	// shown and confirmed before Decide is called with the link. Only the
+	// signed-in person the link was made for may open it: anyone else,
+	// a link changed in any way, one past its time, one used already, or
+	// one for an approval no longer pending is refused. Opening it never
+	// decides. Any operator (the link names who).
+	OpenActionLink(ctx context.Context, in *OpenActionLinkRequest, opts ...grpc.CallOption) (*OpenActionLinkResponse, error)
 	// ListConsents lists standing consents, newest first: what a yes with
 	// consent set (DecideRequest.consent) still approves, and what it did.
 	ListConsents(ctx context.Context, in *ListConsentsRequest, opts ...grpc.CallOption) (*ListConsentsResponse, error)
@@ -193,6 +203,16 @@ func (c *approvalServiceClient) Cancel(ctx context.Context, in *CancelRequest, o
 	return out, nil
 }
 
+func (c *approvalServiceClient) OpenActionLink(ctx context.Context, in *OpenActionLinkRequest, opts ...grpc.CallOption) (*OpenActionLinkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenActionLinkResponse)
+	err := c.cc.Invoke(ctx, ApprovalService_OpenActionLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *approvalServiceClient) ListConsents(ctx context.Context, in *ListConsentsRequest, opts ...grpc.CallOption) (*ListConsentsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListConsentsResponse)
@@ -281,6 +301,15 @@ type ApprovalServiceServer interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
+	// OpenActionLink reads an action link, the personal link to one approval
+	// a notification sends each person who may decide it
+	// (docs/notifications.md), and returns the approval it is for, to be
+	// shown and confirmed before Decide is called with the link. Only the
+	// signed-in person the link was made for may open it: anyone else,
+	// a link changed in any way, one past its time, one used already, or
+	// one for an approval no longer pending is refused. Opening it never
+	// decides. Any operator (the link names who).
+	OpenActionLink(context.Context, *OpenActionLinkRequest) (*OpenActionLinkResponse, error)
 	// ListConsents lists standing consents, newest first: what a yes with
 	// consent set (DecideRequest.consent) still approves, and what it did.
 	ListConsents(context.Context, *ListConsentsRequest) (*ListConsentsResponse, error)
@@ -336,6 +365,9 @@ func (UnimplementedApprovalServiceServer) Decide(context.Context, *DecideRequest
 }
 func (UnimplementedApprovalServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
+}
+func (UnimplementedApprovalServiceServer) OpenActionLink(context.Context, *OpenActionLinkRequest) (*OpenActionLinkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OpenActionLink not implemented")
 }
 func (UnimplementedApprovalServiceServer) ListConsents(context.Context, *ListConsentsRequest) (*ListConsentsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListConsents not implemented")
@@ -511,6 +543,24 @@ func _ApprovalService_Cancel_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ApprovalService_OpenActionLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenActionLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ApprovalServiceServer).OpenActionLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ApprovalService_OpenActionLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ApprovalServiceServer).OpenActionLink(ctx, req.(*OpenActionLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ApprovalService_ListConsents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListConsentsRequest)
 	if err := dec(in); err != nil {
@@ -596,6 +646,10 @@ var ApprovalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Cancel",
 			Handler:    _ApprovalService_Cancel_Handler,
+		},
+		{
+			MethodName: "OpenActionLink",
+			Handler:    _ApprovalService_OpenActionLink_Handler,
 		},
 		{
 			MethodName: "ListConsents",

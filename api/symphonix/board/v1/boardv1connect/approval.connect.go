@@ -43,6 +43,9 @@ const (
 	ApprovalServiceDecideProcedure = "/symphonix.board.v1.ApprovalService/Decide"
 	// ApprovalServiceCancelProcedure is the procedure name of the ApprovalService's Cancel RPC.
 	ApprovalServiceCancelProcedure = "/symphonix.board.v1.ApprovalService/Cancel"
+	// ApprovalServiceOpenActionLinkProcedure is the procedure name of the ApprovalService's
+	// OpenActionLink RPC.
+	ApprovalServiceOpenActionLinkProcedure = "/symphonix.board.v1.ApprovalService/OpenActionLink"
 	// ApprovalServiceListConsentsProcedure is the procedure name of the ApprovalService's ListConsents
 	// RPC.
 	ApprovalServiceListConsentsProcedure = "/symphonix.board.v1.ApprovalService/ListConsents"
@@ -111,6 +114,13 @@ var (
 			Procedure:  ApprovalServiceCancelProcedure,
 		}
 	})
+	approvalServiceOpenActionLinkSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_approval_proto.Services().ByName("ApprovalService").Methods().ByName("OpenActionLink"),
+			Procedure:  ApprovalServiceOpenActionLinkProcedure,
+		}
+	})
 	approvalServiceListConsentsSpec = sync.OnceValue(func() connect.Spec {
 		return connect.Spec{
 			StreamType: connect.StreamTypeUnary,
@@ -173,6 +183,15 @@ type ApprovalServiceClient interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
+	// OpenActionLink reads an action link, the personal link to one approval
+	// a notification sends each person who may decide it
+	// (docs/notifications.md), and returns the approval it is for, to be
+	// shown and confirmed before Decide is called with the link. Only the
+	// signed-in person the link was made for may open it: anyone else,
+	// a link changed in any way, one past its time, one used already, or
+	// one for an approval no longer pending is refused. Opening it never
+	// decides. Any operator (the link names who).
+	OpenActionLink(context.Context, *v1.OpenActionLinkRequest) (*v1.OpenActionLinkResponse, error)
 	// ListConsents lists standing consents, newest first: what a yes with
 	// consent set (DecideRequest.consent) still approves, and what it did.
 	ListConsents(context.Context, *v1.ListConsentsRequest) (*v1.ListConsentsResponse, error)
@@ -263,6 +282,15 @@ type ApprovalServiceHandler interface {
 	// Needs an admin, or an approver the approval's rule allows.
 	// failed_precondition when not pending.
 	Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error)
+	// OpenActionLink reads an action link, the personal link to one approval
+	// a notification sends each person who may decide it
+	// (docs/notifications.md), and returns the approval it is for, to be
+	// shown and confirmed before Decide is called with the link. Only the
+	// signed-in person the link was made for may open it: anyone else,
+	// a link changed in any way, one past its time, one used already, or
+	// one for an approval no longer pending is refused. Opening it never
+	// decides. Any operator (the link names who).
+	OpenActionLink(context.Context, *v1.OpenActionLinkRequest) (*v1.OpenActionLinkResponse, error)
 	// ListConsents lists standing consents, newest first: what a yes with
 	// consent set (DecideRequest.consent) still approves, and what it did.
 	ListConsents(context.Context, *v1.ListConsentsRequest) (*v1.ListConsentsResponse, error)
@@ -300,6 +328,7 @@ func RegisterApprovalServiceHandler(server *connect.Server, svc ApprovalServiceH
 		connect.Method{Spec: approvalServiceGetApprovalSpec(), Handler: adapter.getApproval},
 		connect.Method{Spec: approvalServiceDecideSpec(), Handler: adapter.decide},
 		connect.Method{Spec: approvalServiceCancelSpec(), Handler: adapter.cancel},
+		connect.Method{Spec: approvalServiceOpenActionLinkSpec(), Handler: adapter.openActionLink},
 		connect.Method{Spec: approvalServiceListConsentsSpec(), Handler: adapter.listConsents},
 		connect.Method{Spec: approvalServiceRevokeConsentSpec(), Handler: adapter.revokeConsent},
 		connect.Method{Spec: approvalServiceWatchApprovalsSpec(), Handler: adapter.watchApprovals},
@@ -355,6 +384,10 @@ func (UnimplementedApprovalServiceHandler) Decide(context.Context, *v1.DecideReq
 
 func (UnimplementedApprovalServiceHandler) Cancel(context.Context, *v1.CancelRequest) (*v1.CancelResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.Cancel is not implemented")
+}
+
+func (UnimplementedApprovalServiceHandler) OpenActionLink(context.Context, *v1.OpenActionLinkRequest) (*v1.OpenActionLinkResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.ApprovalService.OpenActionLink is not implemented")
 }
 
 func (UnimplementedApprovalServiceHandler) ListConsents(context.Context, *v1.ListConsentsRequest) (*v1.ListConsentsResponse, error) {
@@ -432,6 +465,14 @@ func (c *approvalServiceClient) Decide(ctx context.Context, req *v1.DecideReques
 func (c *approvalServiceClient) Cancel(ctx context.Context, req *v1.CancelRequest) (*v1.CancelResponse, error) {
 	var res v1.CancelResponse
 	if err := c.client.CallUnary(ctx, approvalServiceCancelSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *approvalServiceClient) OpenActionLink(ctx context.Context, req *v1.OpenActionLinkRequest) (*v1.OpenActionLinkResponse, error) {
+	var res v1.OpenActionLinkResponse
+	if err := c.client.CallUnary(ctx, approvalServiceOpenActionLinkSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -553,6 +594,18 @@ func (h approvalServiceHandler) cancel(ctx context.Context, _ connect.Spec, stre
 		return err
 	}
 	res, err := h.svc.Cancel(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h approvalServiceHandler) openActionLink(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.OpenActionLinkRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.OpenActionLink(ctx, &req)
 	if err != nil {
 		return err
 	}

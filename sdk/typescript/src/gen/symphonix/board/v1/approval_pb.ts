@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/approval.proto.
  */
 export const file_symphonix_board_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLwAwoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCBIbChNub19zdGFuZGluZ19jb25zZW50GA4gASgIEiMKG3N0YW5kaW5nX2NvbnNlbnRfbWF4X2Ftb3VudBgPIAEoARI2Cgplc2NhbGF0aW9uGBAgAygLMiIuc3ltcGhvbml4LmJvYXJkLnYxLkVzY2FsYXRpb25TdGVwQgkKB19xdW9ydW0iOAoOUHV0UnVsZVJlcXVlc3QSJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKD1B1dFJ1bGVSZXNwb25zZRImCgRydWxlGAEgASgLMhguc3ltcGhvbml4LmJvYXJkLnYxLlJ1bGUiOQoQTGlzdFJ1bGVzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJmChFMaXN0UnVsZXNSZXNwb25zZRInCgVydWxlcxgBIAMoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCUoECAIQA1IJdHJ1bmNhdGVkIh8KEURlbGV0ZVJ1bGVSZXF1ZXN0EgoKAmlkGAEgASgJIhQKEkRlbGV0ZVJ1bGVSZXNwb25zZSL/AwoIQXBwcm92YWwSCgoCaWQYASABKAkSDQoFYWdlbnQYAiABKAkSCwoDcnVuGAMgASgJEg4KBnRocmVhZBgEIAEoCRIMCgRub2RlGAUgASgJEgsKA2FzaxgGIAEoCRIpCgRzaG93GAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEICGAESDwoHYWNjb3VudBgIIAEoCRIOCgZkaWdlc3QYCSABKAkSMAoFc3RhdGUYCiABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZRIPCgdydWxlX2lkGAsgASgJEi8KC2NyZWF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoIZGVjaXNpb24YDiABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxEZWNpc2lvbhINCgV2b3RlcxgPIAMoCRIRCglzaG93X2pzb24YECABKAkSDgoGcnVuX2lkGBEgASgJEisKB2Ftb3VudHMYEiADKAsyGi5zeW1waG9uaXguYm9hcmQudjEuQW1vdW50EhgKEGVzY2FsYXRpb25fbGV2ZWwYEyABKAUiNwoGQW1vdW50EgwKBHRleHQYASABKAkSDQoFdmFsdWUYAiABKAESEAoIY3VycmVuY3kYAyABKAkifgoUTGlzdEFwcHJvdmFsc1JlcXVlc3QSMAoFc3RhdGUYASABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZRINCgVhZ2VudBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJyChVMaXN0QXBwcm92YWxzUmVzcG9uc2USLwoJYXBwcm92YWxzGAEgAygLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCUoECAIQA1IJdHJ1bmNhdGVkIkgKFVdhdGNoQXBwcm92YWxzUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIUCgdoaXN0b3J5GAIgASgFSACIAQFCCgoIX2hpc3RvcnkiegoWV2F0Y2hBcHByb3ZhbHNSZXNwb25zZRIwCgVldmVudBgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbEV2ZW50Ei4KCGFwcHJvdmFsGAIgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIiAKEkdldEFwcHJvdmFsUmVxdWVzdBIKCgJpZBgBIAEoCSJFChNHZXRBcHByb3ZhbFJlc3BvbnNlEi4KCGFwcHJvdmFsGAEgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIpcBCg1EZWNpZGVSZXF1ZXN0EgoKAmlkGAEgASgJEiQKA3NheRgCIAEoDjIXLnN5bXBob25peC5ib2FyZC52MS5TYXkSDgoGZGlnZXN0GAMgASgJEg4KBnJlYXNvbhgEIAEoCRI0Cgdjb25zZW50GAUgASgLMiMuc3ltcGhvbml4LmJvYXJkLnYxLlN0YW5kaW5nQ29uc2VudCJMCg9TdGFuZGluZ0NvbnNlbnQSKwoIZHVyYXRpb24YASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDAoEdXNlcxgCIAEoBSJyCg5Fc2NhbGF0aW9uU3RlcBIoCgVhZnRlchgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZwZW9wbGUYAiADKAkSJgoEcm9sZRgDIAEoDjIYLnN5bXBob25peC5ib2FyZC52MS5Sb2xlIsgCCgdDb25zZW50EgoKAmlkGAEgASgJEg0KBWFnZW50GAIgASgJEg4KBmRpZ2VzdBgDIAEoCRIPCgdydWxlX2lkGAQgASgJEhMKC2FwcHJvdmFsX2lkGAUgASgJEhIKCmNyZWF0ZWRfYnkYBiABKAkSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgx1c2VzX2FsbG93ZWQYCSABKAUSDAoEdXNlcxgKIAEoBRIvCgtyZXZva2VfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmV2b2tlZF9ieRgMIAEoCRINCgVzdGF0ZRgNIAEoCSJgChNMaXN0Q29uc2VudHNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEhMKC2FjdGl2ZV9vbmx5GAIgASgIEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIl4KFExpc3RDb25zZW50c1Jlc3BvbnNlEi0KCGNvbnNlbnRzGAEgAygLMhsuc3ltcGhvbml4LmJvYXJkLnYxLkNvbnNlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjIKFFJldm9rZUNvbnNlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJFChVSZXZva2VDb25zZW50UmVzcG9uc2USLAoHY29uc2VudBgBIAEoCzIbLnN5bXBob25peC5ib2FyZC52MS5Db25zZW50IkAKDkRlY2lkZVJlc3BvbnNlEi4KCGFwcHJvdmFsGAEgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIisKDUNhbmNlbFJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkAKDkNhbmNlbFJlc3BvbnNlEi4KCGFwcHJvdmFsGAEgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIpACChBBcHByb3ZhbERlY2lzaW9uEhMKC2FwcHJvdmFsX2lkGAEgASgJEiQKA3NheRgCIAEoDjIXLnN5bXBob25peC5ib2FyZC52MS5TYXkSDgoGZGlnZXN0GAMgASgJEgsKA3dobxgEIAMoCRIvCgtkZWNpZGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAYgASgJEgsKA3J1bhgHIAEoCRIMCgRub2RlGAggASgJEg4KBnRocmVhZBgJIAEoCRITCgt0cmFjZXBhcmVudBgKIAEoCRIPCgdyZWNlaXB0GAsgASgJEhIKCmNvbnNlbnRfaWQYDCABKAkiPAoSUHJldmlld1J1bGVSZXF1ZXN0EiYKBHJ1bGUYASABKAsyGC5zeW1waG9uaXguYm9hcmQudjEuUnVsZSJmCglSdWxlTWF0Y2gSDQoFYWdlbnQYASABKAkSDAoEbm9kZRgCIAEoCRITCgtnb3Zlcm5lZF9ieRgDIAEoCRIUCgx3b3VsZF9nb3Zlcm4YBCABKAgSEQoJYXBwcm92YWxzGAUgASgFIooBChNQcmV2aWV3UnVsZVJlc3BvbnNlEg4KBmFnZW50cxgBIAMoCRIYChBhZ2VudHNfdHJ1bmNhdGVkGAIgASgIEi4KB21hdGNoZXMYAyADKAsyHS5zeW1waG9uaXguYm9hcmQudjEuUnVsZU1hdGNoEhkKEW1hdGNoZXNfdHJ1bmNhdGVkGAQgASgIKt4BCg1BcHByb3ZhbFN0YXRlEh4KGkFQUFJPVkFMX1NUQVRFX1VOU1BFQ0lGSUVEEAASGgoWQVBQUk9WQUxfU1RBVEVfUEVORElORxABEhsKF0FQUFJPVkFMX1NUQVRFX0FQUFJPVkVEEAISGwoXQVBQUk9WQUxfU1RBVEVfUkVKRUNURUQQAxIcChhBUFBST1ZBTF9TVEFURV9DQU5DRUxMRUQQBBIaChZBUFBST1ZBTF9TVEFURV9FWFBJUkVEEAUSHQoZQVBQUk9WQUxfU1RBVEVfU1VQRVJTRURFRBAGKlcKA1NheRITCg9TQVlfVU5TUEVDSUZJRUQQABILCgdTQVlfWUVTEAESCgoGU0FZX05PEAISEQoNU0FZX0NBTkNFTExFRBADEg8KC1NBWV9FWFBJUkVEEAQqzQIKDUFwcHJvdmFsRXZlbnQSHgoaQVBQUk9WQUxfRVZFTlRfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9FVkVOVF9TTkFQU0hPVBABEhkKFUFQUFJPVkFMX0VWRU5UX1NZTkNFRBACEhkKFUFQUFJPVkFMX0VWRU5UX1JBSVNFRBADEh0KGUFQUFJPVkFMX0VWRU5UX1NVUEVSU0VERUQQBBIYChRBUFBST1ZBTF9FVkVOVF9WT1RFRBAFEhoKFkFQUFJPVkFMX0VWRU5UX0RFQ0lERUQQBhIcChhBUFBST1ZBTF9FVkVOVF9DQU5DRUxMRUQQBxIaChZBUFBST1ZBTF9FVkVOVF9FWFBJUkVEEAgSHAoYQVBQUk9WQUxfRVZFTlRfSEVBUlRCRUFUEAkSHAoYQVBQUk9WQUxfRVZFTlRfRVNDQUxBVEVEEAoymAgKD0FwcHJvdmFsU2VydmljZRJSCgdQdXRSdWxlEiIuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXF1ZXN0GiMuc3ltcGhvbml4LmJvYXJkLnYxLlB1dFJ1bGVSZXNwb25zZRJYCglMaXN0UnVsZXMSJC5zeW1waG9uaXguYm9hcmQudjEuTGlzdFJ1bGVzUmVxdWVzdBolLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVsZXNSZXNwb25zZRJbCgpEZWxldGVSdWxlEiUuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkRlbGV0ZVJ1bGVSZXNwb25zZRJeCgtQcmV2aWV3UnVsZRImLnN5bXBob25peC5ib2FyZC52MS5QcmV2aWV3UnVsZVJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuUHJldmlld1J1bGVSZXNwb25zZRJkCg1MaXN0QXBwcm92YWxzEiguc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJeCgtHZXRBcHByb3ZhbBImLnN5bXBob25peC5ib2FyZC52MS5HZXRBcHByb3ZhbFJlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuR2V0QXBwcm92YWxSZXNwb25zZRJPCgZEZWNpZGUSIS5zeW1waG9uaXguYm9hcmQudjEuRGVjaWRlUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5EZWNpZGVSZXNwb25zZRJPCgZDYW5jZWwSIS5zeW1waG9uaXguYm9hcmQudjEuQ2FuY2VsUmVxdWVzdBoiLnN5bXBob25peC5ib2FyZC52MS5DYW5jZWxSZXNwb25zZRJhCgxMaXN0Q29uc2VudHMSJy5zeW1waG9uaXguYm9hcmQudjEuTGlzdENvbnNlbnRzUmVxdWVzdBooLnN5bXBob25peC5ib2FyZC52MS5MaXN0Q29uc2VudHNSZXNwb25zZRJkCg1SZXZva2VDb25zZW50Eiguc3ltcGhvbml4LmJvYXJkLnYxLlJldm9rZUNvbnNlbnRSZXF1ZXN0Gikuc3ltcGhvbml4LmJvYXJkLnYxLlJldm9rZUNvbnNlbnRSZXNwb25zZRJpCg5XYXRjaEFwcHJvdmFscxIpLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaKi5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
+  fileDesc("CiFzeW1waG9uaXgvYm9hcmQvdjEvYXBwcm92YWwucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLwAwoEUnVsZRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIMCgRub2RlGAMgASgJEiYKBHJvbGUYBCABKA4yGC5zeW1waG9uaXguYm9hcmQudjEuUm9sZRIOCgZwZW9wbGUYBSADKAkSEwoGcXVvcnVtGAYgASgFSACIAQESLQoKdGltZV9saW1pdBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5yZXF1aXJlX3JlYXNvbhgIIAEoCBITCgtkZXNjcmlwdGlvbhgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVwZGF0ZWRfYnkYDCABKAkSGwoTYWxsb3dfc2VsZl9hcHByb3ZhbBgNIAEoCBIbChNub19zdGFuZGluZ19jb25zZW50GA4gASgIEiMKG3N0YW5kaW5nX2NvbnNlbnRfbWF4X2Ftb3VudBgPIAEoARI2Cgplc2NhbGF0aW9uGBAgAygLMiIuc3ltcGhvbml4LmJvYXJkLnYxLkVzY2FsYXRpb25TdGVwQgkKB19xdW9ydW0iOAoOUHV0UnVsZVJlcXVlc3QSJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlIjkKD1B1dFJ1bGVSZXNwb25zZRImCgRydWxlGAEgASgLMhguc3ltcGhvbml4LmJvYXJkLnYxLlJ1bGUiOQoQTGlzdFJ1bGVzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJmChFMaXN0UnVsZXNSZXNwb25zZRInCgVydWxlcxgBIAMoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCUoECAIQA1IJdHJ1bmNhdGVkIh8KEURlbGV0ZVJ1bGVSZXF1ZXN0EgoKAmlkGAEgASgJIhQKEkRlbGV0ZVJ1bGVSZXNwb25zZSL/AwoIQXBwcm92YWwSCgoCaWQYASABKAkSDQoFYWdlbnQYAiABKAkSCwoDcnVuGAMgASgJEg4KBnRocmVhZBgEIAEoCRIMCgRub2RlGAUgASgJEgsKA2FzaxgGIAEoCRIpCgRzaG93GAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEICGAESDwoHYWNjb3VudBgIIAEoCRIOCgZkaWdlc3QYCSABKAkSMAoFc3RhdGUYCiABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZRIPCgdydWxlX2lkGAsgASgJEi8KC2NyZWF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoIZGVjaXNpb24YDiABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxEZWNpc2lvbhINCgV2b3RlcxgPIAMoCRIRCglzaG93X2pzb24YECABKAkSDgoGcnVuX2lkGBEgASgJEisKB2Ftb3VudHMYEiADKAsyGi5zeW1waG9uaXguYm9hcmQudjEuQW1vdW50EhgKEGVzY2FsYXRpb25fbGV2ZWwYEyABKAUiNwoGQW1vdW50EgwKBHRleHQYASABKAkSDQoFdmFsdWUYAiABKAESEAoIY3VycmVuY3kYAyABKAkifgoUTGlzdEFwcHJvdmFsc1JlcXVlc3QSMAoFc3RhdGUYASABKA4yIS5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWxTdGF0ZRINCgVhZ2VudBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJyChVMaXN0QXBwcm92YWxzUmVzcG9uc2USLwoJYXBwcm92YWxzGAEgAygLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCUoECAIQA1IJdHJ1bmNhdGVkIkgKFVdhdGNoQXBwcm92YWxzUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIUCgdoaXN0b3J5GAIgASgFSACIAQFCCgoIX2hpc3RvcnkiegoWV2F0Y2hBcHByb3ZhbHNSZXNwb25zZRIwCgVldmVudBgBIAEoDjIhLnN5bXBob25peC5ib2FyZC52MS5BcHByb3ZhbEV2ZW50Ei4KCGFwcHJvdmFsGAIgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIiAKEkdldEFwcHJvdmFsUmVxdWVzdBIKCgJpZBgBIAEoCSJFChNHZXRBcHByb3ZhbFJlc3BvbnNlEi4KCGFwcHJvdmFsGAEgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsIqwBCg1EZWNpZGVSZXF1ZXN0EgoKAmlkGAEgASgJEiQKA3NheRgCIAEoDjIXLnN5bXBob25peC5ib2FyZC52MS5TYXkSDgoGZGlnZXN0GAMgASgJEg4KBnJlYXNvbhgEIAEoCRI0Cgdjb25zZW50GAUgASgLMiMuc3ltcGhvbml4LmJvYXJkLnYxLlN0YW5kaW5nQ29uc2VudBITCgthY3Rpb25fbGluaxgGIAEoCSIlChVPcGVuQWN0aW9uTGlua1JlcXVlc3QSDAoEbGluaxgBIAEoCSJ4ChZPcGVuQWN0aW9uTGlua1Jlc3BvbnNlEi4KCGFwcHJvdmFsGAEgASgLMhwuc3ltcGhvbml4LmJvYXJkLnYxLkFwcHJvdmFsEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkwKD1N0YW5kaW5nQ29uc2VudBIrCghkdXJhdGlvbhgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIMCgR1c2VzGAIgASgFInIKDkVzY2FsYXRpb25TdGVwEigKBWFmdGVyGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBnBlb3BsZRgCIAMoCRImCgRyb2xlGAMgASgOMhguc3ltcGhvbml4LmJvYXJkLnYxLlJvbGUiyAIKB0NvbnNlbnQSCgoCaWQYASABKAkSDQoFYWdlbnQYAiABKAkSDgoGZGlnZXN0GAMgASgJEg8KB3J1bGVfaWQYBCABKAkSEwoLYXBwcm92YWxfaWQYBSABKAkSEgoKY3JlYXRlZF9ieRgGIAEoCRIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHVzZXNfYWxsb3dlZBgJIAEoBRIMCgR1c2VzGAogASgFEi8KC3Jldm9rZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXZva2VkX2J5GAwgASgJEg0KBXN0YXRlGA0gASgJImAKE0xpc3RDb25zZW50c1JlcXVlc3QSDQoFYWdlbnQYASABKAkSEwoLYWN0aXZlX29ubHkYAiABKAgSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiXgoUTGlzdENvbnNlbnRzUmVzcG9uc2USLQoIY29uc2VudHMYASADKAsyGy5zeW1waG9uaXguYm9hcmQudjEuQ29uc2VudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMgoUUmV2b2tlQ29uc2VudFJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkUKFVJldm9rZUNvbnNlbnRSZXNwb25zZRIsCgdjb25zZW50GAEgASgLMhsuc3ltcGhvbml4LmJvYXJkLnYxLkNvbnNlbnQiQAoORGVjaWRlUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwiKwoNQ2FuY2VsUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQAoOQ2FuY2VsUmVzcG9uc2USLgoIYXBwcm92YWwYASABKAsyHC5zeW1waG9uaXguYm9hcmQudjEuQXBwcm92YWwikAIKEEFwcHJvdmFsRGVjaXNpb24SEwoLYXBwcm92YWxfaWQYASABKAkSJAoDc2F5GAIgASgOMhcuc3ltcGhvbml4LmJvYXJkLnYxLlNheRIOCgZkaWdlc3QYAyABKAkSCwoDd2hvGAQgAygJEi8KC2RlY2lkZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZyZWFzb24YBiABKAkSCwoDcnVuGAcgASgJEgwKBG5vZGUYCCABKAkSDgoGdGhyZWFkGAkgASgJEhMKC3RyYWNlcGFyZW50GAogASgJEg8KB3JlY2VpcHQYCyABKAkSEgoKY29uc2VudF9pZBgMIAEoCSI8ChJQcmV2aWV3UnVsZVJlcXVlc3QSJgoEcnVsZRgBIAEoCzIYLnN5bXBob25peC5ib2FyZC52MS5SdWxlImYKCVJ1bGVNYXRjaBINCgVhZ2VudBgBIAEoCRIMCgRub2RlGAIgASgJEhMKC2dvdmVybmVkX2J5GAMgASgJEhQKDHdvdWxkX2dvdmVybhgEIAEoCBIRCglhcHByb3ZhbHMYBSABKAUiigEKE1ByZXZpZXdSdWxlUmVzcG9uc2USDgoGYWdlbnRzGAEgAygJEhgKEGFnZW50c190cnVuY2F0ZWQYAiABKAgSLgoHbWF0Y2hlcxgDIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5SdWxlTWF0Y2gSGQoRbWF0Y2hlc190cnVuY2F0ZWQYBCABKAgq3gEKDUFwcHJvdmFsU3RhdGUSHgoaQVBQUk9WQUxfU1RBVEVfVU5TUEVDSUZJRUQQABIaChZBUFBST1ZBTF9TVEFURV9QRU5ESU5HEAESGwoXQVBQUk9WQUxfU1RBVEVfQVBQUk9WRUQQAhIbChdBUFBST1ZBTF9TVEFURV9SRUpFQ1RFRBADEhwKGEFQUFJPVkFMX1NUQVRFX0NBTkNFTExFRBAEEhoKFkFQUFJPVkFMX1NUQVRFX0VYUElSRUQQBRIdChlBUFBST1ZBTF9TVEFURV9TVVBFUlNFREVEEAYqVwoDU2F5EhMKD1NBWV9VTlNQRUNJRklFRBAAEgsKB1NBWV9ZRVMQARIKCgZTQVlfTk8QAhIRCg1TQVlfQ0FOQ0VMTEVEEAMSDwoLU0FZX0VYUElSRUQQBCrNAgoNQXBwcm92YWxFdmVudBIeChpBUFBST1ZBTF9FVkVOVF9VTlNQRUNJRklFRBAAEhsKF0FQUFJPVkFMX0VWRU5UX1NOQVBTSE9UEAESGQoVQVBQUk9WQUxfRVZFTlRfU1lOQ0VEEAISGQoVQVBQUk9WQUxfRVZFTlRfUkFJU0VEEAMSHQoZQVBQUk9WQUxfRVZFTlRfU1VQRVJTRURFRBAEEhgKFEFQUFJPVkFMX0VWRU5UX1ZPVEVEEAUSGgoWQVBQUk9WQUxfRVZFTlRfREVDSURFRBAGEhwKGEFQUFJPVkFMX0VWRU5UX0NBTkNFTExFRBAHEhoKFkFQUFJPVkFMX0VWRU5UX0VYUElSRUQQCBIcChhBUFBST1ZBTF9FVkVOVF9IRUFSVEJFQVQQCRIcChhBUFBST1ZBTF9FVkVOVF9FU0NBTEFURUQQCjKBCQoPQXBwcm92YWxTZXJ2aWNlElIKB1B1dFJ1bGUSIi5zeW1waG9uaXguYm9hcmQudjEuUHV0UnVsZVJlcXVlc3QaIy5zeW1waG9uaXguYm9hcmQudjEuUHV0UnVsZVJlc3BvbnNlElgKCUxpc3RSdWxlcxIkLnN5bXBob25peC5ib2FyZC52MS5MaXN0UnVsZXNSZXF1ZXN0GiUuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RSdWxlc1Jlc3BvbnNlElsKCkRlbGV0ZVJ1bGUSJS5zeW1waG9uaXguYm9hcmQudjEuRGVsZXRlUnVsZVJlcXVlc3QaJi5zeW1waG9uaXguYm9hcmQudjEuRGVsZXRlUnVsZVJlc3BvbnNlEl4KC1ByZXZpZXdSdWxlEiYuc3ltcGhvbml4LmJvYXJkLnYxLlByZXZpZXdSdWxlUmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5QcmV2aWV3UnVsZVJlc3BvbnNlEmQKDUxpc3RBcHByb3ZhbHMSKC5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFwcHJvdmFsc1JlcXVlc3QaKS5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEl4KC0dldEFwcHJvdmFsEiYuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFwcHJvdmFsUmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5HZXRBcHByb3ZhbFJlc3BvbnNlEk8KBkRlY2lkZRIhLnN5bXBob25peC5ib2FyZC52MS5EZWNpZGVSZXF1ZXN0GiIuc3ltcGhvbml4LmJvYXJkLnYxLkRlY2lkZVJlc3BvbnNlEk8KBkNhbmNlbBIhLnN5bXBob25peC5ib2FyZC52MS5DYW5jZWxSZXF1ZXN0GiIuc3ltcGhvbml4LmJvYXJkLnYxLkNhbmNlbFJlc3BvbnNlEmcKDk9wZW5BY3Rpb25MaW5rEikuc3ltcGhvbml4LmJvYXJkLnYxLk9wZW5BY3Rpb25MaW5rUmVxdWVzdBoqLnN5bXBob25peC5ib2FyZC52MS5PcGVuQWN0aW9uTGlua1Jlc3BvbnNlEmEKDExpc3RDb25zZW50cxInLnN5bXBob25peC5ib2FyZC52MS5MaXN0Q29uc2VudHNSZXF1ZXN0Giguc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RDb25zZW50c1Jlc3BvbnNlEmQKDVJldm9rZUNvbnNlbnQSKC5zeW1waG9uaXguYm9hcmQudjEuUmV2b2tlQ29uc2VudFJlcXVlc3QaKS5zeW1waG9uaXguYm9hcmQudjEuUmV2b2tlQ29uc2VudFJlc3BvbnNlEmkKDldhdGNoQXBwcm92YWxzEikuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQXBwcm92YWxzUmVxdWVzdBoqLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFwcHJvdmFsc1Jlc3BvbnNlMAFCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_symphonix_board_v1_user]);
 
 /**
  * Rule says that the approvals an agent raises at a node are governed, who
@@ -710,6 +710,16 @@ export type DecideRequest = Message<"symphonix.board.v1.DecideRequest"> & {
    * @generated from field: symphonix.board.v1.StandingConsent consent = 5;
    */
   consent?: StandingConsent | undefined;
+
+  /**
+   * An action link (OpenActionLink) the decision is made through: it must
+   * be the caller's, for this approval and this digest, unexpired and
+   * unused; the decision uses it up. At most 1,024 bytes. Without one, the
+   * decision is made as on the board.
+   *
+   * @generated from field: string action_link = 6;
+   */
+  actionLink: string;
 };
 
 /**
@@ -718,6 +728,56 @@ export type DecideRequest = Message<"symphonix.board.v1.DecideRequest"> & {
  */
 export const DecideRequestSchema: GenMessage<DecideRequest> = /*@__PURE__*/
   messageDesc(file_symphonix_board_v1_approval, 15);
+
+/**
+ * OpenActionLinkRequest carries an action link's token: what follows
+ * "#act/" in the link.
+ *
+ * @generated from message symphonix.board.v1.OpenActionLinkRequest
+ */
+export type OpenActionLinkRequest = Message<"symphonix.board.v1.OpenActionLinkRequest"> & {
+  /**
+   * The token: required, at most 1,024 bytes.
+   *
+   * @generated from field: string link = 1;
+   */
+  link: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.OpenActionLinkRequest.
+ * Use `create(OpenActionLinkRequestSchema)` to create a new message.
+ */
+export const OpenActionLinkRequestSchema: GenMessage<OpenActionLinkRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 16);
+
+/**
+ * OpenActionLinkResponse is the approval an action link is for.
+ *
+ * @generated from message symphonix.board.v1.OpenActionLinkResponse
+ */
+export type OpenActionLinkResponse = Message<"symphonix.board.v1.OpenActionLinkResponse"> & {
+  /**
+   * The approval, as GetApproval returns it.
+   *
+   * @generated from field: symphonix.board.v1.Approval approval = 1;
+   */
+  approval?: Approval | undefined;
+
+  /**
+   * When the link stops working.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.OpenActionLinkResponse.
+ * Use `create(OpenActionLinkResponseSchema)` to create a new message.
+ */
+export const OpenActionLinkResponseSchema: GenMessage<OpenActionLinkResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_approval, 17);
 
 /**
  * StandingConsent is how long and how often a yes stands for the same
@@ -748,7 +808,7 @@ export type StandingConsent = Message<"symphonix.board.v1.StandingConsent"> & {
  * Use `create(StandingConsentSchema)` to create a new message.
  */
 export const StandingConsentSchema: GenMessage<StandingConsent> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 16);
+  messageDesc(file_symphonix_board_v1_approval, 18);
 
 /**
  * EscalationStep is one step of a rule's escalation.
@@ -784,7 +844,7 @@ export type EscalationStep = Message<"symphonix.board.v1.EscalationStep"> & {
  * Use `create(EscalationStepSchema)` to create a new message.
  */
 export const EscalationStepSchema: GenMessage<EscalationStep> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 17);
+  messageDesc(file_symphonix_board_v1_approval, 19);
 
 /**
  * Consent is a standing consent: a yes that stands for the later
@@ -891,7 +951,7 @@ export type Consent = Message<"symphonix.board.v1.Consent"> & {
  * Use `create(ConsentSchema)` to create a new message.
  */
 export const ConsentSchema: GenMessage<Consent> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 18);
+  messageDesc(file_symphonix_board_v1_approval, 20);
 
 /**
  * ListConsentsRequest asks for a page of standing consents, newest first.
@@ -933,7 +993,7 @@ export type ListConsentsRequest = Message<"symphonix.board.v1.ListConsentsReques
  * Use `create(ListConsentsRequestSchema)` to create a new message.
  */
 export const ListConsentsRequestSchema: GenMessage<ListConsentsRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 19);
+  messageDesc(file_symphonix_board_v1_approval, 21);
 
 /**
  * ListConsentsResponse is one page of standing consents.
@@ -961,7 +1021,7 @@ export type ListConsentsResponse = Message<"symphonix.board.v1.ListConsentsRespo
  * Use `create(ListConsentsResponseSchema)` to create a new message.
  */
 export const ListConsentsResponseSchema: GenMessage<ListConsentsResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 20);
+  messageDesc(file_symphonix_board_v1_approval, 22);
 
 /**
  * RevokeConsentRequest names the consent to end.
@@ -989,7 +1049,7 @@ export type RevokeConsentRequest = Message<"symphonix.board.v1.RevokeConsentRequ
  * Use `create(RevokeConsentRequestSchema)` to create a new message.
  */
 export const RevokeConsentRequestSchema: GenMessage<RevokeConsentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 21);
+  messageDesc(file_symphonix_board_v1_approval, 23);
 
 /**
  * RevokeConsentResponse is the consent as revoked.
@@ -1010,7 +1070,7 @@ export type RevokeConsentResponse = Message<"symphonix.board.v1.RevokeConsentRes
  * Use `create(RevokeConsentResponseSchema)` to create a new message.
  */
 export const RevokeConsentResponseSchema: GenMessage<RevokeConsentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 22);
+  messageDesc(file_symphonix_board_v1_approval, 24);
 
 /**
  * DecideResponse is the approval after the vote.
@@ -1032,7 +1092,7 @@ export type DecideResponse = Message<"symphonix.board.v1.DecideResponse"> & {
  * Use `create(DecideResponseSchema)` to create a new message.
  */
 export const DecideResponseSchema: GenMessage<DecideResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 23);
+  messageDesc(file_symphonix_board_v1_approval, 25);
 
 /**
  * CancelRequest ends one pending approval.
@@ -1060,7 +1120,7 @@ export type CancelRequest = Message<"symphonix.board.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 24);
+  messageDesc(file_symphonix_board_v1_approval, 26);
 
 /**
  * CancelResponse is the approval after it was cancelled.
@@ -1081,7 +1141,7 @@ export type CancelResponse = Message<"symphonix.board.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 25);
+  messageDesc(file_symphonix_board_v1_approval, 27);
 
 /**
  * ApprovalDecision is how an approval was decided.
@@ -1193,7 +1253,7 @@ export type ApprovalDecision = Message<"symphonix.board.v1.ApprovalDecision"> & 
  * Use `create(ApprovalDecisionSchema)` to create a new message.
  */
 export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 26);
+  messageDesc(file_symphonix_board_v1_approval, 28);
 
 /**
  * PreviewRuleRequest is a rule to preview.
@@ -1215,7 +1275,7 @@ export type PreviewRuleRequest = Message<"symphonix.board.v1.PreviewRuleRequest"
  * Use `create(PreviewRuleRequestSchema)` to create a new message.
  */
 export const PreviewRuleRequestSchema: GenMessage<PreviewRuleRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 27);
+  messageDesc(file_symphonix_board_v1_approval, 29);
 
 /**
  * RuleMatch is one agent's node an approval came from, and who governs it.
@@ -1266,7 +1326,7 @@ export type RuleMatch = Message<"symphonix.board.v1.RuleMatch"> & {
  * Use `create(RuleMatchSchema)` to create a new message.
  */
 export const RuleMatchSchema: GenMessage<RuleMatch> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 28);
+  messageDesc(file_symphonix_board_v1_approval, 30);
 
 /**
  * PreviewRuleResponse is what the rule would govern.
@@ -1310,7 +1370,7 @@ export type PreviewRuleResponse = Message<"symphonix.board.v1.PreviewRuleRespons
  * Use `create(PreviewRuleResponseSchema)` to create a new message.
  */
 export const PreviewRuleResponseSchema: GenMessage<PreviewRuleResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_approval, 29);
+  messageDesc(file_symphonix_board_v1_approval, 31);
 
 /**
  * ApprovalState is where an approval stands. Only pending changes: every
@@ -1629,6 +1689,23 @@ export const ApprovalService: GenService<{
     methodKind: "unary";
     input: typeof CancelRequestSchema;
     output: typeof CancelResponseSchema;
+  },
+  /**
+   * OpenActionLink reads an action link, the personal link to one approval
+   * a notification sends each person who may decide it
+   * (docs/notifications.md), and returns the approval it is for, to be
+   * shown and confirmed before Decide is called with the link. Only the
+   * signed-in person the link was made for may open it: anyone else,
+   * a link changed in any way, one past its time, one used already, or
+   * one for an approval no longer pending is refused. Opening it never
+   * decides. Any operator (the link names who).
+   *
+   * @generated from rpc symphonix.board.v1.ApprovalService.OpenActionLink
+   */
+  openActionLink: {
+    methodKind: "unary";
+    input: typeof OpenActionLinkRequestSchema;
+    output: typeof OpenActionLinkResponseSchema;
   },
   /**
    * ListConsents lists standing consents, newest first: what a yes with
