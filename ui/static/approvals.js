@@ -489,7 +489,6 @@
     const el = node("li", "card approval");
     el.dataset.approval = a.id;
     el.tabIndex = -1;
-    el.setAttribute("aria-selected", "false");
 
     const head = node("div", "approval-head");
     const ask = node("h4", "ask", a.ask || "(no question given)");
@@ -757,11 +756,13 @@
       const old = cards.get(selected);
       if (old) {
         old.el.classList.remove("is-selected");
-        old.el.setAttribute("aria-selected", "false");
+        old.el.removeAttribute("aria-current");
       }
       selected = id;
       card.el.classList.add("is-selected");
-      card.el.setAttribute("aria-selected", "true");
+      // A list item may not be "selected" (ARIA): the card picked out is
+      // the list's current one.
+      card.el.setAttribute("aria-current", "true");
     }
     if (focus) {
       card.el.focus({ preventScroll: true });
