@@ -97,6 +97,8 @@ var (
 	ErrRequire = errors.New("agentflow: require failed")
 	// ErrInput: the input does not fit the workflow's input type.
 	ErrInput = errors.New("agentflow: the input does not fit")
+	// ErrContext: the context does not fit the workflow's context type.
+	ErrContext = errors.New("agentflow: the context does not fit")
 	// ErrLimit: a limit of the workflow (agent_runs, duration) was reached.
 	ErrLimit = errors.New("agentflow: limit reached")
 )
@@ -131,7 +133,7 @@ func Run(ctx context.Context, f *File, input any, cfg Config) (any, error) {
 	ws.set("input", input)
 	if w.Context != nil {
 		if err := conform(cfg.Context, d.resolve(w.Context.Type, true, nil), "context"); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, fmt.Errorf("%w: %v", ErrContext, err)
 		}
 		ws.set("context", cfg.Context)
 	}
