@@ -257,3 +257,17 @@ func storeOf(t *testing.T, dir string) []byte {
 	}
 	return all
 }
+
+// TestAgentRunAFRefusedToken: a token the board refuses stops the run with
+// the link's error, rather than running unreported.
+func TestAgentRunAFRefusedToken(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	paths := afFiles(t, map[string]string{"triage.af": afTriage})
+	srv := (&tokenProvider{answer: `{"label":"bug"}`}).start(t)
+	r := runAgent(t, triageEnv(srv), "", "run", paths["triage.af"], "--input", `{"text":"x"}`, "--context", `{"team":"core"}`,
+		"--monitor", bt.URL, "--token", bt.AgentToken("someone-else"))
+	if r.code == 0 || r.stdout != "" || !strings.Contains(errText(r), "refused the agent's token") {
+		t.Errorf("agent run with another agent's token: exit %d, stdout %q, error %q; want a failure", r.code, r.stdout, errText(r))
+	}
+}
