@@ -271,3 +271,35 @@ func TestAgentRunAFRefusedToken(t *testing.T) {
 		t.Errorf("agent run with another agent's token: exit %d, stdout %q, error %q; want a failure", r.code, r.stdout, errText(r))
 	}
 }
+
+// TestAgentRunAFFailedOnTheBoard: a run whose agent() answer does not fit
+// is stored failed, its agent() step and its stage failed, with why.
+func TestAgentRunAFFailedOnTheBoard(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	paths := afFiles(t, map[string]string{"triage.af": afTriage})
+	srv := (&tokenProvider{answer: `{"label":3}`}).start(t)
+	r := runAgent(t, triageEnv(srv), "", "run", paths["triage.af"], "--input", `{"text":"x"}`, "--context", `{"team":"core"}`,
+		"--monitor", bt.URL, "--token", bt.AgentToken("triage"))
+	if r.code != 1 {
+		t.Fatalf("agent run: exit %d, stderr %s; want 1", r.code, r.stderr)
+	}
+	rs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("ops", identity.RoleViewer)))
+	var run *boardv1.Run
+	boardtest.Eventually(t, time.Minute, "the failed run, stored by the board", func() bool {
+		res, err := rs.ListRuns(t.Context(), &boardv1.ListRunsRequest{Agent: "triage"})
+		if err != nil || len(res.GetRuns()) != 1 || res.GetRuns()[0].GetState() != boardv1.RunState_RUN_STATE_FAILED {
+			return false
+		}
+		got, err := rs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "triage", Id: res.GetRuns()[0].GetId()})
+		run = got.GetRun()
+		return err == nil
+	})
+	var steps []string
+	for _, s := range run.GetSteps() {
+		steps = append(steps, s.GetNode()+"/"+strings.ToLower(strings.TrimPrefix(s.GetOutcome().String(), "STEP_OUTCOME_")))
+	}
+	if got := strings.Join(steps, " "); got != "label/failed progress/ok triager/failed" || !strings.Contains(run.GetError(), "label is number, want text") {
+		t.Errorf("the run's steps = %s, error %q; want the stage and the call failed, saying why", got, run.GetError())
+	}
+}
