@@ -137,6 +137,18 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 	if n > r.agentRuns {
 		return nil, &RunError{Pos: x.Pos(), Message: fmt.Sprintf("%s would be agent call %d of a run whose agent_runs is %d", what, n, r.agentRuns), Err: ErrLimit}
 	}
+	start := time.Now()
+	r.tell(ctx, Event{Kind: EventAgentStarted, Name: tv.alias, Call: n, Pos: x.Pos(), At: start})
+	v, tries, err := r.try(ctx, q, x, what, expect, timeout, retries, on)
+	end := time.Now()
+	r.tell(ctx, Event{Kind: EventAgentFinished, Name: tv.alias, Call: n, Pos: x.Pos(), At: end, Duration: end.Sub(start), Tries: tries, Err: err})
+	return v, err
+}
+
+// try asks q until it is answered, or a try fails with a code retry does
+// not name, or the tries run out; it returns the answer and how many
+// tries it took.
+func (r *run) try(ctx context.Context, q Question, x *AgentExpr, what string, expect *Type, timeout time.Duration, retries int, on map[string]bool) (any, int, error) {
 	backoff := r.cfg.RetryBackoff
 	if backoff == 0 {
 		backoff = DefaultRetryBackoff
@@ -144,7 +156,8 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 	for try := 0; ; try++ {
 		text, err := r.ask(ctx, q, timeout)
 		if err == nil {
-			return answer(text, expect, what, x)
+			v, err := answer(text, expect, what, x)
+			return v, try + 1, err
 		}
 		code := errCode(err, false)
 		if ctx.Err() != nil || try >= retries || !on[code] {
@@ -152,7 +165,7 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 			if try > 0 {
 				msg = fmt.Sprintf("%s failed after %d tries", what, try+1)
 			}
-			return nil, &RunError{Pos: x.Pos(), Message: msg, Err: err}
+			return nil, try + 1, &RunError{Pos: x.Pos(), Message: msg, Err: err}
 		}
 		if backoff > 0 {
 			wait := min(backoff<<try, MaxRetryBackoff)
@@ -161,7 +174,7 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return nil, &RunError{Pos: x.Pos(), Message: what + " failed", Err: err}
+				return nil, try + 1, &RunError{Pos: x.Pos(), Message: what + " failed", Err: err}
 			}
 		}
 	}

@@ -45,6 +45,12 @@ type Config struct {
 	// are emitted. Nil discards them. Called from the run's goroutines,
 	// one call at a time.
 	Progress func(map[string]any)
+	// Observe hears what the run does as it does it: each stage started
+	// and finished, each agent() call made and ended, each emit progress
+	// (Event). Nil hears nothing. Called from the run's goroutines, on
+	// the context the step runs on; it must be safe for concurrent use
+	// and must not block.
+	Observe func(context.Context, Event)
 	// RetryBackoff is the wait before an agent() call's first retry.
 	// Zero means DefaultRetryBackoff; negative means none.
 	RetryBackoff time.Duration
@@ -91,6 +97,8 @@ var (
 	ErrRequire = errors.New("agentflow: require failed")
 	// ErrInput: the input does not fit the workflow's input type.
 	ErrInput = errors.New("agentflow: the input does not fit")
+	// ErrContext: the context does not fit the workflow's context type.
+	ErrContext = errors.New("agentflow: the context does not fit")
 	// ErrLimit: a limit of the workflow (agent_runs, duration) was reached.
 	ErrLimit = errors.New("agentflow: limit reached")
 )
@@ -125,7 +133,7 @@ func Run(ctx context.Context, f *File, input any, cfg Config) (any, error) {
 	ws.set("input", input)
 	if w.Context != nil {
 		if err := conform(cfg.Context, d.resolve(w.Context.Type, true, nil), "context"); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, fmt.Errorf("%w: %v", ErrContext, err)
 		}
 		ws.set("context", cfg.Context)
 	}
@@ -193,6 +201,7 @@ type run struct {
 
 	mu       sync.Mutex
 	calls    int // agent() calls made
+	emits    int // emit progress statements run
 	progress sync.Mutex
 }
 
@@ -244,7 +253,7 @@ type returned struct{ v any }
 // pipeline runs the pipeline's statements in source order.
 func (r *run) pipeline(ctx context.Context, p *Pipeline, ws *env) (any, error) {
 	ps := newEnv(ws)
-	ret, err := r.block(ctx, p.Body, ps, ws)
+	ret, err := r.block(ctx, p.Body, ps, ws, "")
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +265,7 @@ func (r *run) pipeline(ctx context.Context, p *Pipeline, ws *env) (any, error) {
 
 // block runs statements in s; ws is the workflow's frame, a stage's
 // parent. It stops at the first return, with its value.
-func (r *run) block(ctx context.Context, body []Stmt, s, ws *env) (*returned, error) {
+func (r *run) block(ctx context.Context, body []Stmt, s, ws *env, stage string) (*returned, error) {
 	for _, st := range body {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -287,11 +296,13 @@ func (r *run) block(ctx context.Context, body []Stmt, s, ws *env) (*returned, er
 			if err != nil {
 				return nil, err
 			}
+			r.progress.Lock()
 			if r.cfg.Progress != nil {
-				r.progress.Lock()
 				r.cfg.Progress(v.(map[string]any))
-				r.progress.Unlock()
 			}
+			r.emits++
+			r.tell(ctx, Event{Kind: EventProgress, Name: stage, Call: r.emits, Pos: st.Pos(), Payload: v.(map[string]any)})
+			r.progress.Unlock()
 		case *Return:
 			v, err := r.eval(ctx, st.Value, s)
 			if err != nil {
@@ -307,7 +318,7 @@ func (r *run) block(ctx context.Context, body []Stmt, s, ws *env) (*returned, er
 			if ok {
 				body = st.Then
 			}
-			if ret, err := r.block(ctx, body, newEnv(s), ws); err != nil || ret != nil {
+			if ret, err := r.block(ctx, body, newEnv(s), ws, stage); err != nil || ret != nil {
 				return ret, err
 			}
 		}
@@ -317,13 +328,19 @@ func (r *run) block(ctx context.Context, body []Stmt, s, ws *env) (*returned, er
 
 // stage runs a stage's body in a frame of the workflow's names and its
 // dependencies' results, and holds its result to its declared type.
-func (r *run) stage(ctx context.Context, st *Stage, ps, ws *env) (any, error) {
+func (r *run) stage(ctx context.Context, st *Stage, ps, ws *env) (v any, err error) {
+	start := time.Now()
+	r.tell(ctx, Event{Kind: EventStageStarted, Name: st.Name.Name, Pos: st.Pos(), At: start})
+	defer func() {
+		end := time.Now()
+		r.tell(ctx, Event{Kind: EventStageFinished, Name: st.Name.Name, Pos: st.Pos(), At: end, Duration: end.Sub(start), Err: err})
+	}()
 	ss := newEnv(ws)
 	for _, dep := range st.After {
 		v, _ := ps.get(dep.Name)
 		ss.set(dep.Name, v)
 	}
-	ret, err := r.block(ctx, st.Body, ss, ws)
+	ret, err := r.block(ctx, st.Body, ss, ws, st.Name.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -108,6 +108,14 @@ func RunOf(ctx context.Context) string {
 	return s
 }
 
+// InRun returns ctx carrying the run id as RunOf reads it, for a run
+// another engine makes (an Agent Flow workflow's): the model and tool
+// calls made on it are journalled and counted as that run's. Invoke never
+// reads it; WithRunID names the run Invoke starts.
+func InRun(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, runKey{}, id)
+}
+
 // WithRunID returns ctx asking Invoke to give the run it starts this id,
 // so the caller can name the run before it starts (a run fired from a
 // board is answered with its id at once). Without it, Invoke makes one up.

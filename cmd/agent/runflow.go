@@ -36,6 +36,7 @@ func newRunCmd(a *app) *cobra.Command {
 		return nameValue(kv)
 	})
 	workflow := fs.String("workflow", "", "for FILE.af: the workflow to run (needed when the file has several)")
+	afContext := fs.String("context", "", "for FILE.af: the workflow's context, a JSON value held to its context type")
 	asJSON := fs.Bool("json", false, "print the final state as one JSON object on stdout, and nothing else")
 	thread := fs.String("thread", "terminal", "the run's thread: a waiting run on it is resumed")
 	link := linkFlags(fs)
@@ -47,10 +48,28 @@ func newRunCmd(a *app) *cobra.Command {
 					return cli.Usagef("--%s: not for an Agent Flow file", name)
 				}
 			}
-			return runAF(cmd.Context(), a, args[0], *workflow, *inputs)
+			jd, maxBytes, err := jo.check()
+			if err != nil {
+				return err
+			}
+			url, token, err := link.resolve(a)
+			if err != nil {
+				return err
+			}
+			var ctxJSON *string
+			if cmd.Flags().Changed("context") {
+				ctxJSON = afContext
+			}
+			return runAF(cmd.Context(), a, afRun{
+				path: args[0], workflow: *workflow, inputs: *inputs, context: ctxJSON,
+				boardURL: url, token: token, journalDetail: jd, journalMaxBytes: maxBytes,
+			})
 		}
 		if *workflow != "" {
 			return cli.Usagef("--workflow: only for an Agent Flow file (FILE.af)")
+		}
+		if cmd.Flags().Changed("context") {
+			return cli.Usagef("--context: only for an Agent Flow file (FILE.af)")
 		}
 		jd, maxBytes, err := jo.check()
 		if err != nil {
