@@ -26,6 +26,7 @@ var pages = []struct{ name, hash, drawn string }{
 	{"alerts", "#alerts", `!document.getElementById("alerts").hidden`},
 	{"library", "#library", `!document.getElementById("library").hidden`},
 	{"people", "#people", `document.querySelector('#people tr[data-email], #people li') !== null`},
+	{"person", "#person/ada%40example.com", `document.querySelector('#person-facts dd') !== null`},
 	{"audit", "#audit", `document.querySelector('#audit tbody tr') !== null`},
 	{"me", "#me", `document.querySelector('#me-facts dd') !== null`},
 }

@@ -1015,6 +1015,13 @@
     },
   });
 
+  // shownTable draws what the approval a shows, as its card does: the
+  // action link's page (act.js) shows the same.
+  board.shownTable = (a) => {
+    const show = shownOf(a);
+    return Object.keys(show).length === 0 ? node("p", "none", "Nothing is shown.") : showTable(show, 0);
+  };
+
   ui.more.addEventListener("click", more);
   document.addEventListener("keydown", onKey);
   setInterval(tickApprovals, TICK_MS);

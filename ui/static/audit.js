@@ -359,6 +359,10 @@
   ui.verify.addEventListener("click", verify);
   ui.exportButton.addEventListener("click", exportLines);
 
+  // auditRow draws one entry as this view's table does: the person's page
+  // (person.js) shows their entries the same way.
+  board.auditRow = row;
+
   board.part({
     reset,
     run(g, c) {

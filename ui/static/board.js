@@ -6,7 +6,7 @@
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
 // fire.js, runtree.js, run.js, alerts.js, approvals.js, rules.js, tools.js, conversations.js, library.js,
-// package.js, people.js, me.js), loaded after those, that registers with board.part. No framework
+// package.js, people.js, me.js, act.js, person.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
 // textContent or an attribute, never as HTML.
@@ -26,13 +26,17 @@ const board = (function () {
   // open.
   // One package of the library is "#package/" and its name (packageHref),
   // under the Library tab.
-  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "audit", "me"];
+  // "#act/" and a token is the page of an action link (act.js): one
+  // approval, sent to one person to decide; it has no tab.
+  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "person", "audit", "me", "act"];
   const AGENT_HASH = "#agent/";
   const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";
   const APPROVAL_HASH = "#approval/";
   const RULE_HASH = "#rules/";
   const AUDIT_HASH = "#audit";
+  const ACT_HASH = "#act/";
+  const PERSON_HASH = "#person/";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -331,7 +335,7 @@ const board = (function () {
   // allowed says whether view may be shown to the one signed in: people
   // only to admins, "me" only to a signed-in person.
   function allowed(v) {
-    if (v === "people") return Boolean(me) && may("admin");
+    if (v === "people" || v === "person") return Boolean(me) && may("admin");
     if (v === "audit") return Boolean(me) && may("admin"); // ListAudit is for admins
     if (v === "me") return Boolean(cred && cred.kind === "session");
     return VIEWS.includes(v);
@@ -392,8 +396,10 @@ const board = (function () {
     if (approvalOfHash() !== "") return "approvals";
     if (ruleOfHash() !== "") return "rules";
     if (auditOfHash() !== null) return "audit";
+    if (actOfHash() !== "") return "act";
+    if (personOfHash() !== "") return "person";
     const name = location.hash.slice(1);
-    return VIEWS.includes(name) && name !== "agent" && name !== "run" && name !== "package" ? name : "agents";
+    return VIEWS.includes(name) && !["agent", "run", "package", "act", "person"].includes(name) ? name : "agents";
   }
 
   // decoded is s URL-decoded, or "" when it is not valid.
@@ -479,6 +485,26 @@ const board = (function () {
     return out;
   }
 
+  // actOfHash is the token of the action link the fragment holds, or ""
+  // when it holds none.
+  function actOfHash() {
+    if (!location.hash.startsWith(ACT_HASH)) return "";
+    return location.hash.slice(ACT_HASH.length);
+  }
+
+  // personHref is the fragment of the page of the person whose address
+  // is email (admins).
+  function personHref(email) {
+    return PERSON_HASH + encodeURIComponent(email);
+  }
+
+  // personOfHash is the address of the person whose page the fragment
+  // names, or "" when it names none.
+  function personOfHash() {
+    if (!location.hash.startsWith(PERSON_HASH)) return "";
+    return decoded(location.hash.slice(PERSON_HASH.length));
+  }
+
   // packageHref is the fragment of the library's page of the package
   // named name ("scope/name").
   function packageHref(name) {
@@ -496,7 +522,8 @@ const board = (function () {
     view = VIEWS.includes(name) && allowed(name) ? name : "agents";
     for (const v of VIEWS) $(v).hidden = v !== view;
     // An agent's and a run's page are under Agents, a package's under Library.
-    const tabbed = view === "agent" || view === "run" ? "agents" : view === "package" ? "library" : view;
+    // An action link's page is under Approvals, a person's under People.
+    const tabbed = view === "agent" || view === "run" ? "agents" : view === "package" ? "library" : view === "act" ? "approvals" : view === "person" ? "people" : view;
     for (const tab of ui.tabs) {
       if (tab.dataset.view === tabbed) tab.setAttribute("aria-current", "page");
       else tab.removeAttribute("aria-current");
@@ -539,7 +566,7 @@ const board = (function () {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
     parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
     runHref, runOfHash, approvalHref, approvalOfHash, ruleHref, ruleOfHash, packageHref, packageOfHash,
-    auditHref, auditOfHash,
+    auditHref, auditOfHash, actOfHash, personHref, personOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //

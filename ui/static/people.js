@@ -169,7 +169,10 @@
     tr.dataset.disabled = String(Boolean(u.disabled));
     const email = node("th");
     email.scope = "row";
-    email.append(node("span", "name", u.email));
+    const page = node("a", "name", u.email);
+    page.href = board.personHref(u.email);
+    page.title = "their page: what they did, and what was done to them";
+    email.append(page);
     if (u.email === mine) email.append(node("span", "description", "you"));
 
     const role = node("select", "role");
