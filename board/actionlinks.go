@@ -125,14 +125,20 @@ func (a actionLinks) mac(b []byte) []byte {
 // URL and the token in the fragment. Empty when the board was given no
 // public URL.
 func (b *Board) actionLinkURL(person string, row *ent.Approval, now time.Time) (string, error) {
+	u, _, err := b.actionLink(person, row, now)
+	return u, err
+}
+
+// actionLink is actionLinkURL and when the link stops working.
+func (b *Board) actionLink(person string, row *ent.Approval, now time.Time) (string, time.Time, error) {
 	if b.cfg.PublicURL == "" {
-		return "", nil
+		return "", time.Time{}, nil
 	}
-	token, _, err := b.actions.make(person, row, now)
+	token, l, err := b.actions.make(person, row, now)
 	if err != nil {
-		return "", err
+		return "", time.Time{}, err
 	}
-	return strings.TrimRight(b.cfg.PublicURL, "/") + "/#act/" + token, nil
+	return strings.TrimRight(b.cfg.PublicURL, "/") + "/#act/" + token, l.expires, nil
 }
 
 // openActionLink opens token for caller: theirs, unused and unexpired.

@@ -7,6 +7,7 @@ package board
 import (
 	"compress/gzip"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"runtime"
@@ -103,6 +105,20 @@ type Config struct {
 	// each approval raised under a rule and each step of its escalation;
 	// at most MaxNotifyWebhooks (webhooks.go).
 	NotifyWebhooks []string
+	// NotifySMTP: the mail server, smtp://[user:password@]host[:port]
+	// (STARTTLS when the server offers it; port 587 by default) or
+	// smtps://… (TLS from the start; port 465), through which each person
+	// who may decide an approval raised under a rule, or whom a step of
+	// its escalation adds, is emailed their own action link (email.go).
+	// Credentials go only over TLS, or to a server on loopback. Empty
+	// means no email.
+	NotifySMTP string
+	// NotifyFrom: the address emails come from (a display name may come
+	// with it: "Board <board@example.com>"); required with NotifySMTP.
+	NotifyFrom string
+	// NotifySMTPRoots: the certificate authorities trusted for the mail
+	// server's TLS; nil means the system's.
+	NotifySMTPRoots *x509.CertPool
 	// PublicURL: the board's URL as people's browsers reach it, for the
 	// links notifications carry (action links, actionlinks.go). Without
 	// one, notifications carry none.
@@ -190,6 +206,10 @@ type Board struct {
 	shared sharedLimiters
 	// notifierDone is closed when runNotifier returns (webhooks.go).
 	notifierDone chan struct{}
+	// mail and mailFrom: Config.NotifySMTP and NotifyFrom, read; mail is
+	// nil without email (email.go).
+	mail     *smtpServer
+	mailFrom *mail.Address
 	// relays: requests for agents on other boards (relay.go).
 	relays relays
 	// receipts: the keys decisions are signed with (receipts.go).
@@ -302,6 +322,10 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	if err := CheckWebhooks(cfg.NotifyWebhooks); err != nil {
 		return nil, err
 	}
+	mailServer, mailFrom, err := checkMail(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if u, err := url.Parse(cfg.PublicURL); cfg.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(cfg.PublicURL) > maxWebhookURL) {
 		return nil, fmt.Errorf("board: PublicURL: want an http or https URL of at most %d bytes", maxWebhookURL)
 	}
@@ -369,6 +393,8 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 		loopDone:  make(chan struct{}),
 
 		notifierDone: make(chan struct{}),
+		mail:         mailServer,
+		mailFrom:     mailFrom,
 		draining:     make(chan struct{}),
 
 		sweptAtStart: make(chan struct{}),

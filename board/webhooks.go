@@ -15,12 +15,14 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/notification"
+	"github.com/symphonix/symphonix/ent/predicate"
 )
 
 // Notifications (docs/notifications.md): an approval raised under a rule,
 // and each step of its escalation, is announced to the webhooks the board
 // was given (Config.NotifyWebhooks: Slack-, Teams- and Discord-compatible
-// incoming webhooks). Each message is a row written in the change's own
+// incoming webhooks), and emailed to the people who may decide it
+// (email.go). Each message is a row written in the change's own
 // transaction, so none is lost to a crash; a sender on each board claims
 // due rows (moving next_at on, so no other board sends them meanwhile),
 // posts them with a timeout, and on a failure tries again later, doubling
@@ -78,9 +80,18 @@ type webhookApproval struct {
 	Step int             `json:"escalation_step,omitempty"`
 }
 
-// enqueueNotifications writes, in tx, a message to each webhook about row
-// (event "raised", or "escalated" to step).
+// enqueueNotifications writes, in tx, the notifications about row (event
+// "raised", or "escalated" to step): to each webhook, and an email to each
+// person it goes to (email.go).
 func (b *Board) enqueueNotifications(ctx context.Context, tx *ent.Tx, row *ent.Approval, event string, step int, now time.Time) error {
+	if err := b.enqueueWebhooks(ctx, tx, row, event, step, now); err != nil {
+		return err
+	}
+	return b.enqueueEmails(ctx, tx, row, event, step, now)
+}
+
+// enqueueWebhooks writes, in tx, a message to each webhook about row.
+func (b *Board) enqueueWebhooks(ctx context.Context, tx *ent.Tx, row *ent.Approval, event string, step int, now time.Time) error {
 	if len(b.cfg.NotifyWebhooks) == 0 {
 		return nil
 	}
@@ -116,7 +127,7 @@ func (b *Board) enqueueNotifications(ctx context.Context, tx *ent.Tx, row *ent.A
 // runNotifier sends due notifications until the board closes.
 func (b *Board) runNotifier() {
 	defer close(b.notifierDone)
-	if len(b.cfg.NotifyWebhooks) == 0 {
+	if len(b.cfg.NotifyWebhooks) == 0 && !b.sendsEmail() {
 		return
 	}
 	client := &http.Client{Timeout: notifyTimeout}
@@ -141,8 +152,13 @@ func (b *Board) runNotifier() {
 // sendDue claims and sends the notifications due now, a batch at most.
 func (b *Board) sendDue(ctx context.Context, client *http.Client) {
 	now := b.now().UTC().Truncate(time.Microsecond)
+	due := []predicate.Notification{notification.SentAtIsNil(), notification.Failed(false), notification.NextAtLTE(now)}
+	if !b.sendsEmail() {
+		// Emails wait for a board given the mail server.
+		due = append(due, notification.Not(notification.TargetHasPrefix(mailtoPrefix)))
+	}
 	rows, err := b.db.Notification.Query().
-		Where(notification.SentAtIsNil(), notification.Failed(false), notification.NextAtLTE(now)).
+		Where(due...).
 		Order(ent.Asc(notification.FieldNextAt)).
 		Limit(notifyBatch).
 		All(ctx)
@@ -172,9 +188,16 @@ func (b *Board) sendDue(ctx context.Context, client *http.Client) {
 	}
 }
 
-// sendOne posts n and records how it went.
+// sendOne posts or emails n and records how it went.
 func (b *Board) sendOne(ctx context.Context, client *http.Client, n *ent.Notification, now time.Time) {
-	err := postWebhook(ctx, client, n.Target, n.Body)
+	var err error
+	where := []any{"webhook", redactURL(n.Target)}
+	if addr, ok := emailTarget(n.Target); ok {
+		where = []any{"smtp", b.mail.String(), "to", addr}
+		err = b.sendEmail(ctx, addr, n.Body)
+	} else {
+		err = postWebhook(ctx, client, n.Target, n.Body)
+	}
 	if ctx.Err() != nil {
 		return // closing: the claim lapses and it is sent again
 	}
@@ -189,16 +212,19 @@ func (b *Board) sendOne(ctx context.Context, client *http.Client, n *ent.Notific
 		if attempts >= maxNotifyAttempts {
 			u.SetFailed(true)
 		}
-		b.log.WarnContext(ctx, "a notification not delivered", "approval", n.ApprovalID, "webhook", redactURL(n.Target), "attempt", attempts, "err", err.Error())
+		args := append([]any{"approval", n.ApprovalID}, where...)
+		b.log.WarnContext(ctx, "a notification not delivered", append(args, "attempt", attempts, "err", err.Error())...)
 	}
 	if err := u.Exec(bg); err != nil {
 		b.log.WarnContext(ctx, "record a notification", "err", err.Error())
 		return
 	}
 	if err != nil && attempts >= maxNotifyAttempts {
-		_ = b.audit.AppendNow(bg, audit.Record{Actor: "board", Action: "notify.failed", Subject: n.ApprovalID, Detail: map[string]any{
-			"webhook": redactURL(n.Target), "attempts": attempts, "event": n.Event, "error": cutText(err.Error(), 512),
-		}})
+		detail := map[string]any{"attempts": attempts, "event": n.Event, "error": cutText(err.Error(), 512)}
+		for i := 0; i < len(where); i += 2 {
+			detail[where[i].(string)] = where[i+1]
+		}
+		_ = b.audit.AppendNow(bg, audit.Record{Actor: "board", Action: "notify.failed", Subject: n.ApprovalID, Detail: detail})
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -199,5 +200,34 @@ func TestConfigHidesWebhooks(t *testing.T) {
 	js, _ := json.Marshal(got.Value)
 	if strings.Contains(out+string(js), "SECRET") || string(js) != `["***","***"]` {
 		t.Errorf("board config shows %q and %s, want the two URLs hidden", out, js)
+	}
+}
+
+// TestNotifySMTPFlags: --notify-smtp carries the mail server's password:
+// board config never prints it; a bad one, or one without --notify-from,
+// is refused naming the flag and never repeating the password.
+func TestNotifySMTPFlags(t *testing.T) {
+	t.Parallel()
+	args := []string{"--notify-smtp", "smtp://board:SECRETPW@mail.example.com:587", "--notify-from", "board@example.com"}
+	out, _ := runOK(t, append([]string{"config"}, args...)...)
+	got := effective(t, nil, args...)
+	js, _ := json.Marshal(got["notify-smtp"].Value)
+	if strings.Contains(out+string(js), "SECRETPW") || string(js) != `"***"` || got["notify-from"].Value != "board@example.com" {
+		t.Errorf("board config shows %q and %s, want the mail server hidden and the from address shown", out, js)
+	}
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--notify-smtp", "http://board:SECRETPW@mail.example.com", "--notify-from", "board@example.com"}, "--notify-smtp: scheme \"http\""},
+		{[]string{"--notify-smtp", "smtp://board:SECRETPW@mail.example.com:0"}, "--notify-smtp: port"},
+		{[]string{"--notify-smtp", "smtp://board:SECRETPW@mail.example.com"}, "--notify-from: required"},
+		{[]string{"--notify-smtp", "smtps://board:SECRETPW@mail.example.com", "--notify-from", "board"}, "--notify-from: \"board\" is not an email address"},
+		{[]string{"--notify-from", "board@example.com"}, "--notify-from: given without --notify-smtp"},
+	} {
+		err := run(t.Context(), append(tc.args, "--data", t.TempDir(), "--listen", "127.0.0.1:0"), noEnv, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.says) || strings.Contains(err.Error(), "SECRETPW") {
+			t.Errorf("board %s = %v, want refused saying %q, without the password", strings.Join(tc.args, " "), err, tc.says)
+		}
 	}
 }

@@ -43,6 +43,8 @@ type serveOptions struct {
 	linkRate  float64
 	linkAge   time.Duration
 	webhooks  *[]string
+	smtp      string
+	mailFrom  string
 }
 
 // serveFlags registers board serve's flags on fs: plain board, board serve
@@ -64,6 +66,9 @@ func serveFlags(fs *pflag.FlagSet) *serveOptions {
 		return board.CheckWebhooks([]string{s})
 	})
 	cli.Secret(fs, "notify-webhook") // a webhook's URL is its credential
+	fs.StringVar(&o.smtp, "notify-smtp", "", "`URL` of the mail server, smtp://user:password@host:587 (STARTTLS when offered) or smtps://host:465, through which each person who may decide an approval raised under a rule, or added by an escalation step, is emailed their own action link; keep it secret")
+	cli.Secret(fs, "notify-smtp") // it carries the server's password
+	fs.StringVar(&o.mailFrom, "notify-from", "", "`ADDRESS` emails come from (\"Board <board@example.com>\" gives a name); required with --notify-smtp")
 	o.proxies = cli.List(fs, "trusted-proxy", "`CIDR` (or address) of a reverse proxy whose X-Forwarded-For or Forwarded header gives the client's address; repeatable", func(s string) error {
 		_, err := parseTrustedProxy(s)
 		return err
@@ -116,6 +121,16 @@ func (o *serveOptions) check() (runRetention time.Duration, proxies []netip.Pref
 			return 0, nil, cli.Usagef("--public-url: %w", err)
 		}
 		o.publicURL = u
+	}
+	if o.smtp != "" {
+		if err := board.CheckSMTP(o.smtp); err != nil {
+			return 0, nil, cli.Usagef("--notify-smtp: %w", err)
+		}
+		if err := board.CheckMailFrom(o.mailFrom); err != nil {
+			return 0, nil, cli.Usagef("--notify-from: %w", err)
+		}
+	} else if o.mailFrom != "" {
+		return 0, nil, cli.Usagef("--notify-from: given without --notify-smtp")
 	}
 	for _, s := range *o.proxies {
 		p, err := parseTrustedProxy(s)
@@ -172,7 +187,8 @@ func (o *serveOptions) serve(ctx context.Context, a *app) error {
 	}
 	b, err := board.New(ctx, board.Config{Store: db, Logger: log, TrustedProxies: proxies, HashesPerSecond: o.hashRate,
 		RunRetention: runRetention, TracerProvider: tp, MetricsListener: mln, DrainDelay: o.drain, ForgetAfter: o.forget,
-		LinksPerSecond: o.linkRate, LinkMaxAge: linkMaxAge(o.linkAge), NotifyWebhooks: *o.webhooks, PublicURL: base})
+		LinksPerSecond: o.linkRate, LinkMaxAge: linkMaxAge(o.linkAge), NotifyWebhooks: *o.webhooks, PublicURL: base,
+		NotifySMTP: o.smtp, NotifyFrom: o.mailFrom})
 	if err != nil {
 		if mln != nil {
 			mln.Close()

@@ -6,8 +6,8 @@ import (
 	"entgo.io/ent/schema/index"
 )
 
-// Notification is one message the board owes one webhook: an approval
-// raised or escalated, written in the change's transaction and sent, with
+// Notification is one message the board owes one webhook or one person
+// (an email): an approval raised or escalated, written in the change's transaction and sent, with
 // retries, by whichever board claims it first (docs/notifications.md).
 type Notification struct {
 	ent.Schema
@@ -19,7 +19,7 @@ func (Notification) Fields() []ent.Field {
 		field.String("approval_id").NotEmpty().Immutable(),
 		// event: "raised" or "escalated".
 		field.String("event").NotEmpty().Immutable(),
-		// target: the webhook's URL.
+		// target: the webhook's URL, or "mailto:" and the person's address.
 		field.String("target").NotEmpty().MaxLen(2048).Immutable(),
 		// body: the JSON to post, made when the change was.
 		field.Bytes("body").MaxLen(64 << 10).Immutable(),

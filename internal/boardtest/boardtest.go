@@ -70,6 +70,11 @@ type Options struct {
 	LinkMaxAge     time.Duration
 	// NotifyWebhooks: board.Config's.
 	NotifyWebhooks []string
+	// NotifySMTP, NotifyFrom and NotifySMTPRoots: board.Config's (see
+	// StartSMTP).
+	NotifySMTP      string
+	NotifyFrom      string
+	NotifySMTPRoots *x509.CertPool
 	// Logger: board.Config's; nil discards.
 	Logger *slog.Logger
 	// TracerProvider: board.Config's; nil is off.
@@ -144,23 +149,26 @@ func (b *Board) start() {
 		b.URL = "https://" + b.Addr
 	}
 	bd, err := board.New(ctx, board.Config{
-		Store:          db,
-		PublicURL:      b.URL,
-		PingInterval:   b.opts.PingInterval,
-		PingTimeout:    b.opts.PingTimeout,
-		OfflineGrace:   b.opts.OfflineGrace,
-		RevocationPoll: b.opts.RevocationPoll,
-		SessionTTL:     b.opts.SessionTTL,
-		WatchHeartbeat: b.opts.WatchHeartbeat,
-		Now:            b.opts.Now,
-		Limits:         b.opts.Limits,
-		RunRetention:   b.opts.RunRetention,
-		ForgetAfter:    b.opts.ForgetAfter,
-		LinksPerSecond: b.opts.LinksPerSecond,
-		LinkMaxAge:     b.opts.LinkMaxAge,
-		NotifyWebhooks: b.opts.NotifyWebhooks,
-		Logger:         b.opts.Logger,
-		TracerProvider: b.opts.TracerProvider,
+		Store:           db,
+		PublicURL:       b.URL,
+		PingInterval:    b.opts.PingInterval,
+		PingTimeout:     b.opts.PingTimeout,
+		OfflineGrace:    b.opts.OfflineGrace,
+		RevocationPoll:  b.opts.RevocationPoll,
+		SessionTTL:      b.opts.SessionTTL,
+		WatchHeartbeat:  b.opts.WatchHeartbeat,
+		Now:             b.opts.Now,
+		Limits:          b.opts.Limits,
+		RunRetention:    b.opts.RunRetention,
+		ForgetAfter:     b.opts.ForgetAfter,
+		LinksPerSecond:  b.opts.LinksPerSecond,
+		LinkMaxAge:      b.opts.LinkMaxAge,
+		NotifyWebhooks:  b.opts.NotifyWebhooks,
+		NotifySMTP:      b.opts.NotifySMTP,
+		NotifyFrom:      b.opts.NotifyFrom,
+		NotifySMTPRoots: b.opts.NotifySMTPRoots,
+		Logger:          b.opts.Logger,
+		TracerProvider:  b.opts.TracerProvider,
 
 		ConcurrentHashes: b.opts.ConcurrentHashes,
 		HashesPerSecond:  hashRate(b.opts.BoardHashRate),
