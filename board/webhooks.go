@@ -78,6 +78,18 @@ type webhookApproval struct {
 	// Show: what is shown, exactly as the agent sent it.
 	Show json.RawMessage `json:"show"`
 	Step int             `json:"escalation_step,omitempty"`
+	// URL: the approval on the board (its page; the person decides there
+	// after signing in), when the board knows its public URL.
+	URL string `json:"url,omitempty"`
+}
+
+// approvalPage is the address of approval id on the board's web page, or
+// "" without a public URL.
+func (b *Board) approvalPage(id string) string {
+	if b.cfg.PublicURL == "" {
+		return ""
+	}
+	return strings.TrimRight(b.cfg.PublicURL, "/") + "/#approval/" + url.PathEscape(id)
 }
 
 // enqueueNotifications writes, in tx, the notifications about row (event
@@ -99,7 +111,12 @@ func (b *Board) enqueueWebhooks(ctx context.Context, tx *ent.Tx, row *ent.Approv
 	if len(short) > len("sha256:")+12 {
 		short = short[:len("sha256:")+12] + "…"
 	}
-	line := fmt.Sprintf("Approval %s waits: %q (agent %s, node %s, rule %s, digest %s). Shown: %s", row.ID, row.Ask, row.Agent, row.Node, row.RuleID, short, row.Show)
+	page := b.approvalPage(row.ID)
+	open := ""
+	if page != "" {
+		open = " Open it: " + page + "."
+	}
+	line := fmt.Sprintf("Approval %s waits: %q (agent %s, node %s, rule %s, digest %s).%s Shown: %s", row.ID, row.Ask, row.Agent, row.Node, row.RuleID, short, open, row.Show)
 	if event == "escalated" {
 		line = fmt.Sprintf("Escalated (step %d): ", step) + line
 	}
@@ -109,6 +126,7 @@ func (b *Board) enqueueWebhooks(ctx context.Context, tx *ent.Tx, row *ent.Approv
 	}
 	body, err := json.Marshal(webhookMessage{Text: line, Content: cutText(line, 2000), Event: event, Approval: webhookApproval{
 		ID: row.ID, Agent: row.Agent, Node: row.Node, Run: row.Run, Ask: row.Ask, Digest: row.Digest, Rule: row.RuleID, Show: show, Step: step,
+		URL: page,
 	}})
 	if err != nil {
 		return err

@@ -84,13 +84,14 @@ func TestWebhookNotifications(t *testing.T) {
 	text, _ := got[0]["text"].(string)
 	a, _ := got[0]["approval"].(map[string]any)
 	show, _ := json.Marshal(a["show"])
-	for _, want := range []string{raised.GetApprovalId(), "Refund 5,000?", "agent desk", "rule refunds", digestOf(1)[:len("sha256:")+12]} {
+	page := bt.URL + "/#approval/" + raised.GetApprovalId()
+	for _, want := range []string{raised.GetApprovalId(), "Refund 5,000?", "agent desk", "rule refunds", digestOf(1)[:len("sha256:")+12], "Open it: " + page} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text %q: %q missing", text, want)
 		}
 	}
 	if got[0]["content"] != text || a["id"] != raised.GetApprovalId() || a["digest"] != digestOf(1) || a["rule"] != "refunds" ||
-		string(show) != `{"amount":5000,"currency":"EUR","to":{"name":"Ann"}}` || got[0]["event"] != "raised" {
+		string(show) != `{"amount":5000,"currency":"EUR","to":{"name":"Ann"}}` || got[0]["event"] != "raised" || a["url"] != page {
 		t.Errorf("posted %v, want the card's facts, shown as sent", got[0])
 	}
 	boardtest.Eventually(t, 20*time.Second, "the flaky webhook told, on its third try", func() bool {
