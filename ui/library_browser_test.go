@@ -354,6 +354,9 @@ func TestBrowserLibrary(t *testing.T) {
 	// The agent's page and the agents table show the package it runs,
 	// linking to the package's page.
 	b.Click("open the agents", "#tab-agents")
+	// The table shows 100 agents a page, and the fleet here is larger:
+	// search for it.
+	b.Do("search for runner", chromedp.SendKeys(chromedp.ID("agents-q"), "runner"))
 	b.Until("runner's row names its package", `() => {
 		const a = document.querySelector('#agent-rows tr[data-agent="runner"] a.package-ref');
 		return a !== null && a.textContent === "acme/hello@1.0.0" && a.getAttribute("href") === "#package/acme%2Fhello";

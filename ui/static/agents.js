@@ -7,7 +7,9 @@
 // when it never reported one), whether it is paused and the package it was
 // installed from, if any (linking to the package's page in the library),
 // and links to the agent's page (agent.js), which hears of every agent
-// through onAgents.
+// through onAgents. The table is filtered — a search of names and
+// descriptions, status, health, paused — and shown PAGE_ROWS at a time,
+// the filters and the page kept in the address: "#agents?q=pay&health=degraded&page=2".
 "use strict";
 
 (function () {
@@ -17,6 +19,9 @@
   } = board;
   const AGENTS = "/symphonix.board.v1.AgentService/";
   const TICK_MS = 5000;
+  const PAGE_ROWS = 100; // agents a page of the table shows
+  const FILTERS = ["q", "state", "health", "paused"];
+  const TYPING_MS = 200; // the search waits this long after a key before it filters
 
   const ui = {
     conn: $("conn"),
@@ -26,7 +31,20 @@
     tableWrap: $("table-wrap"),
     rows: $("agent-rows"),
     more: $("agents-more"),
+    filter: $("agents-filter"),
+    q: $("agents-q"),
+    state: $("agents-state"),
+    health: $("agents-health"),
+    paused: $("agents-paused"),
+    clear: $("agents-clear"),
+    count: $("agents-count"),
+    none: $("agents-none"),
+    pager: $("agents-pager"),
+    prev: $("agents-prev"),
+    next: $("agents-next"),
+    page: $("agents-page"),
   };
+  const selects = { state: ui.state, health: ui.health, paused: ui.paused };
 
   let controller = null; // aborts the requests of the running loop
   const liveNap = { wake: null }; // a wait before a reconnect, while one runs
@@ -167,13 +185,96 @@
     return tr;
   }
 
+  // ---- filters and pages ----
+
+  // filtersOfHash is what "#agents?…" asks for: the filters (each "" when
+  // not given, a select's value it does not know read as "") and the page,
+  // from 1.
+  function filtersOfHash() {
+    const out = { q: "", state: "", health: "", paused: "", page: 1 };
+    if (!location.hash.startsWith("#agents?")) return out;
+    const params = new URLSearchParams(location.hash.slice("#agents?".length));
+    out.q = (params.get("q") || "").slice(0, 200);
+    for (const [k, el] of Object.entries(selects)) {
+      const v = params.get(k) || "";
+      out[k] = Array.from(el.options).some((o) => o.value === v) ? v : "";
+    }
+    const page = Number(params.get("page"));
+    out.page = Number.isInteger(page) && page > 1 ? page : 1;
+    return out;
+  }
+
+  function hashOf(f) {
+    const params = new URLSearchParams();
+    for (const k of FILTERS) if (f[k]) params.set(k, f[k]);
+    if (f.page > 1) params.set("page", String(f.page));
+    const qs = params.toString();
+    return "#agents" + (qs ? "?" + qs : "");
+  }
+
+  let filters = filtersOfHash();
+
+  // fill shows filters in the form.
+  function fill(f) {
+    if (document.activeElement !== ui.q) ui.q.value = f.q;
+    for (const [k, el] of Object.entries(selects)) el.value = f[k];
+  }
+
+  // setFilters makes f the filters shown, in the address too (replacing
+  // it: typing a search is not a step back and forth should take).
+  function setFilters(f) {
+    filters = f;
+    const h = hashOf(f);
+    if (location.hash !== h && board.view() === "agents") history.replaceState(null, "", h);
+    render();
+  }
+
+  function fromForm() {
+    return {
+      q: ui.q.value.trim().slice(0, 200), state: ui.state.value, health: ui.health.value, paused: ui.paused.value, page: 1,
+    };
+  }
+
+  // matches says whether agent a is one the filters f pick.
+  function matches(a, f) {
+    if (f.q) {
+      const q = f.q.toLowerCase();
+      if (!a.name.toLowerCase().includes(q) && !String(a.description || "").toLowerCase().includes(q)) return false;
+    }
+    if (f.state && (enums.agentState.word(a.state) || "unknown") !== f.state) return false;
+    if (f.health && (health.word(a.health) || "none") !== f.health) return false;
+    if (f.paused === "paused" && !a.pause?.paused) return false;
+    if (f.paused === "working" && a.pause?.paused) return false;
+    return true;
+  }
+
+  function filtering(f) {
+    return FILTERS.some((k) => f[k] !== "");
+  }
+
   function render() {
     renderQueued = false;
     const names = Array.from(agents.keys()).sort(byName);
-    const shown = names.slice(0, LIST_MAX);
+    const picked = names.filter((n) => matches(agents.get(n), filters));
+    const pages = Math.max(1, Math.ceil(Math.min(picked.length, LIST_MAX) / PAGE_ROWS));
+    const page = Math.min(filters.page, pages);
+    const from = (page - 1) * PAGE_ROWS;
+    const shown = picked.slice(from, Math.min(from + PAGE_ROWS, LIST_MAX));
     ui.rows.replaceChildren(...shown.map((n) => row(agents.get(n))));
     ui.empty.hidden = !loaded || names.length > 0;
-    ui.tableWrap.hidden = names.length === 0;
+    ui.filter.hidden = names.length === 0;
+    ui.none.hidden = names.length === 0 || picked.length > 0;
+    ui.tableWrap.hidden = picked.length === 0;
+    ui.pager.hidden = pages === 1;
+    ui.prev.disabled = page === 1;
+    ui.next.disabled = page === pages;
+    ui.page.textContent = "page " + page + " of " + pages;
+    ui.count.textContent = picked.length === 0 ? "" : (shown.length < picked.length
+      ? "Agents " + (from + 1).toLocaleString("en") + "–" + (from + shown.length).toLocaleString("en") + " of " +
+        count(picked.length, "agent", "agents")
+      : count(picked.length, "agent", "agents")) +
+      (filtering(filters) ? " matching, of " + names.length.toLocaleString("en") + " the board knows." : ", by name.");
+    ui.count.hidden = ui.count.textContent === "";
     // Past LIST_MAX the table stops, and says so: with how many there are
     // when the watch has sent them all, or that there are more when only
     // the list's first LIST_MAX are known.
@@ -248,11 +349,37 @@
     }
   }
 
+  let typing = 0; // the timer of a search being typed
+  ui.q.addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => setFilters(fromForm()), TYPING_MS);
+  });
+  for (const el of Object.values(selects)) el.addEventListener("change", () => setFilters(fromForm()));
+  ui.filter.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    setFilters(fromForm());
+  });
+  ui.clear.addEventListener("click", () => {
+    ui.q.value = "";
+    fill({ q: "", state: "", health: "", paused: "" });
+    setFilters(fromForm());
+    ui.q.focus();
+  });
+  ui.prev.addEventListener("click", () => setFilters(Object.assign({}, filters, { page: Math.max(1, filters.page - 1) })));
+  ui.next.addEventListener("click", () => setFilters(Object.assign({}, filters, { page: filters.page + 1 })));
+
   board.part({
     reset() {
       agents.clear();
       loaded = false;
       listCut = false;
+      render();
+    },
+    shown(view) {
+      if (view !== "agents") return;
+      // The address says what is shown: "#agents" alone is every agent.
+      filters = filtersOfHash();
+      fill(filters);
       render();
     },
     run(gen, token) {

@@ -554,8 +554,9 @@ const board = (function () {
   for (const tab of ui.tabs) {
     tab.addEventListener("click", () => {
       showView(tab.dataset.view);
-      // The audit view keeps its filters in the address.
-      history.replaceState(null, "", view === "audit" && auditOfHash() !== null ? location.hash : "#" + view);
+      // The audit and agents views keep their filters in the address.
+      const filtered = location.hash.startsWith("#" + view + "?") && (view === "audit" || view === "agents");
+      history.replaceState(null, "", filtered ? location.hash : "#" + view);
     });
   }
   window.addEventListener("hashchange", () => {
