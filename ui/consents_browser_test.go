@@ -105,8 +105,8 @@ func TestBrowserConsents(t *testing.T) {
 	b.UntilText("listed as active", row+" .consent-state", "active")
 	b.UntilText("one of its two uses", row+" .uses", "1 of 2")
 	if got := b.Eval(`(() => { const r = document.querySelector(` + browsertest.Quote(row) + `), d = r.querySelector(".digest");
-		return [r.querySelector(".agent").textContent, d.title, d.dataset.digest, d.textContent, r.querySelector(".approval a").getAttribute("href"),
-			r.querySelector(".rule a").getAttribute("href"), r.querySelector(".given .created-by").textContent].join("|"); })()`); got !=
+		return [r.querySelector(".agent").textContent, d.title, d.dataset.digest, d.textContent, r.querySelector(".consent-approval a").getAttribute("href"),
+			r.querySelector(".consent-rule a").getAttribute("href"), r.querySelector(".given .created-by").textContent].join("|"); })()`); got !=
 		strings.Join([]string{"desk-a", digest, digest, digest[:len("sha256:")+12] + "…", "#approval/" + first, "#rules/desks", "ada"}, "|") {
 		t.Errorf("the row: agent|digest title|digest|shown|approval link|rule link|given by = %q", got)
 	}
