@@ -21,6 +21,7 @@ var pages = []struct{ name, hash, drawn string }{
 	{"approvals", "#approvals", `document.querySelector('#queue li[data-approval]') !== null`},
 	{"rules", "#rules", `document.querySelector('#rules tr, #rules li') !== null`},
 	{"rule", "#rules/", `!document.getElementById("rules").hidden`},
+	{"consents", "#consents", `!document.getElementById("consents").hidden`},
 	{"tools", "#tools", `!document.getElementById("tools").hidden`},
 	{"conversations", "#conversations", `!document.getElementById("conversations").hidden`},
 	{"alerts", "#alerts", `!document.getElementById("alerts").hidden`},

@@ -49,6 +49,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="alerts.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="rules.js" defer></script>
+<script src="consents.js" defer></script>
 <script src="tools.js" defer></script>
 <script src="conversations.js" defer></script>
 <script src="library.js" defer></script>
@@ -87,6 +88,7 @@ func TestHandler(t *testing.T) {
 		{name: "run", method: http.MethodGet, path: "/run.js", status: http.StatusOK, contentType: "text/javascript", body: `"StopRun"`},
 		{name: "approvals", method: http.MethodGet, path: "/approvals.js", status: http.StatusOK, contentType: "text/javascript", body: "Decide"},
 		{name: "rules", method: http.MethodGet, path: "/rules.js", status: http.StatusOK, contentType: "text/javascript", body: `"PreviewRule"`},
+		{name: "consents", method: http.MethodGet, path: "/consents.js", status: http.StatusOK, contentType: "text/javascript", body: `"RevokeConsent"`},
 		{name: "tools", method: http.MethodGet, path: "/tools.js", status: http.StatusOK, contentType: "text/javascript", body: `"SetToolSwitch"`},
 		{name: "conversations", method: http.MethodGet, path: "/conversations.js", status: http.StatusOK, contentType: "text/javascript", body: "ListConversations"},
 		{name: "library", method: http.MethodGet, path: "/library.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListPackages"`},

@@ -8,7 +8,10 @@
 // approval picked out: its card selected, its row in the history marked, or,
 // when the page holds neither, what GetApproval says of it. A card whose
 // approval names the run that stopped for it (run_id) links to the run's
-// page.
+// page. A card's yes may also stand, for some hours, a number of times or
+// both, for the agent's later asks of the exact same operation
+// (DecideRequest.consent; the Consents tab lists them): the board's
+// refusal of one is shown on those fields.
 "use strict";
 
 (function () {
@@ -27,6 +30,11 @@
   const MORE_PAGE = 100; // approvals read from ListApprovals a page at a time, for More
   const MORE_PAGES = 10; // the most pages one click on More reads
   const SHOW_DEPTH = 8; // nesting shown as tables before falling back to JSON
+  // The most a standing consent may be (docs/limits.md); the board checks.
+  const CONSENT_MAX_HOURS = 168;
+  const CONSENT_MAX_USES = 1000;
+  const CONSENT_NOTE = "Also approve this agent's later asks for this exact operation (the same digest, under the " +
+    "same rule) for some hours, a number of times, or both. Both empty: this yes only.";
 
   const ui = {
     pendingCount: $("pending-count"),
@@ -544,18 +552,116 @@
     const reject = node("button", "reject", "Reject");
     reject.type = "button";
     buttons.append(approve, reject);
-    decideBox.append(label, reason, buttons);
+    const consent = consentFields(id);
+    decideBox.append(label, reason, consent.box, buttons);
     const error = node("p", "error card-error");
     error.setAttribute("role", "alert");
     error.hidden = true;
     el.append(rule, decideBox, error);
 
-    const card = { el, approval: a, rule, ruleKey: "", reason, approve, reject, error, busy: false };
+    const card = { el, approval: a, rule, ruleKey: "", reason, approve, reject, error, consent, busy: false };
     approve.addEventListener("click", () => decide(a.id, "yes"));
     reject.addEventListener("click", () => decide(a.id, "no"));
     el.addEventListener("focusin", () => select(a.id, false));
     el.addEventListener("click", () => select(a.id, false));
     return card;
+  }
+
+  // consentFields draws the part of a card where a yes is made to stand:
+  // for how many hours and how many times, each optional. id makes the
+  // ids of its inputs unique on the page.
+  function consentFields(id) {
+    const box = node("fieldset", "consent");
+    const legend = node("legend", "", "Let this yes stand ");
+    legend.append(node("span", "hint", "(optional, with Approve)"));
+    const note = node("p", "hint consent-note", CONSENT_NOTE);
+    note.id = id + "-consent-note";
+    const errorLine = node("p", "error field-error consent-error");
+    errorLine.id = id + "-consent-error";
+    errorLine.hidden = true;
+    const field = (cls, text, hint, attrs) => {
+      const input = node("input", cls);
+      input.id = id + "-" + cls;
+      input.type = "number";
+      input.autocomplete = "off";
+      Object.assign(input, attrs);
+      input.setAttribute("aria-describedby", note.id + " " + errorLine.id);
+      const l = node("label", "", text + " ");
+      l.htmlFor = input.id;
+      l.append(node("span", "hint", hint));
+      const wrap = node("div");
+      wrap.append(l, input);
+      return { wrap, input };
+    };
+    const hours = field("consent-hours", "Hours", "(at most " + CONSENT_MAX_HOURS + ")", { min: "0", max: String(CONSENT_MAX_HOURS), step: "any" });
+    const uses = field("consent-uses", "Times", "(at most " + CONSENT_MAX_USES.toLocaleString("en") + ")", { min: "1", max: String(CONSENT_MAX_USES), step: "1" });
+    const row = node("div", "consent-fields");
+    row.append(hours.wrap, uses.wrap);
+    box.append(legend, note, row, errorLine);
+    return { box, note, hours: hours.input, uses: uses.input, error: errorLine };
+  }
+
+  // consentOf is the standing consent a card's fields ask for, as
+  // DecideRequest.consent; null for none. A field the page cannot read is
+  // marked, and the consent is then undefined.
+  function consentOf(card) {
+    const f = card.consent;
+    const h = f.hours.value.trim();
+    const u = f.uses.value.trim();
+    if (f.hours.validity.badInput || (h !== "" && !Number.isFinite(Number(h)))) {
+      consentError(card, "Hours: a number, at most " + CONSENT_MAX_HOURS + ".", f.hours);
+      return undefined;
+    }
+    if (f.uses.validity.badInput || (u !== "" && !Number.isInteger(Number(u)))) {
+      consentError(card, "Times: a whole number, at most " + CONSENT_MAX_USES.toLocaleString("en") + ".", f.uses);
+      return undefined;
+    }
+    if (h === "" && u === "") return null;
+    const c = {};
+    if (h !== "") c.duration = Math.round(Number(h) * 3600) + "s";
+    if (u !== "") c.uses = Number(u);
+    return c;
+  }
+
+  // consentError shows message on a card's consent fields, marking the
+  // inputs given (all, with none) and focusing the first; "" clears it.
+  function consentError(card, message, ...inputs) {
+    const f = card.consent;
+    for (const i of [f.hours, f.uses]) i.removeAttribute("aria-invalid");
+    showError(f.error, message);
+    if (!message) return;
+    const marked = inputs.length > 0 ? inputs : [f.hours, f.uses];
+    for (const i of marked) i.setAttribute("aria-invalid", "true");
+    marked[0].focus();
+  }
+
+  // consentWords is a standing consent asked for in words: "for 2 hours
+  // or 3 times, whichever ends first,".
+  function consentWords(c) {
+    const hours = c.duration ? Number(c.duration.slice(0, -1)) / 3600 : 0;
+    const h = hours > 0 ? "for " + count(hours, "hour", "hours") : "";
+    const u = c.uses ? count(c.uses, "time", "times") : "";
+    if (h && u) return h + " or " + u + ", whichever ends first,";
+    return h || u + " within " + CONSENT_MAX_HOURS + " hours";
+  }
+
+  // drawConsent shows whether the rule r lets a yes stand: a rule that
+  // forbids it, or wants more than one yes, disables the fields and says
+  // why. The board checks again, and also the rule's limit on amounts.
+  function drawConsent(card, a, r) {
+    const f = card.consent;
+    const quorum = r && Number.isInteger(r.quorum) && r.quorum > 0 ? r.quorum : 1;
+    let why = "";
+    if (r && r.noStandingConsent) why = "Rule " + r.id + " does not let a yes stand for later operations.";
+    else if (quorum > 1) why = "Rule " + r.id + " wants " + quorum + " people's yes: one person's yes cannot stand for them.";
+    f.box.disabled = why !== "" || !mayDecide(a);
+    f.box.dataset.forbidden = why !== "" ? "true" : "false";
+    if (why !== "") {
+      f.note.textContent = why;
+    } else {
+      const max = r && Number(r.standingConsentMaxAmount) > 0 ? Number(r.standingConsentMaxAmount) : 0;
+      f.note.textContent = CONSENT_NOTE + (max > 0 ? " The rule allows it only for amounts up to " + max.toLocaleString("en") + "." : "");
+    }
   }
 
   // runField is the run waiting on the approval: a link to the run's page
@@ -591,6 +697,7 @@
     card.reject.disabled = !open;
     card.reason.required = Boolean(r && r.requireReason);
     card.reason.placeholder = r && r.requireReason ? "Required by the rule" : "Optional";
+    drawConsent(card, a, r);
   }
 
   // mayDecide says whether the approval a can be decided here: a rule
@@ -872,15 +979,19 @@
       showCardError(card, "Your role (" + ((me && me.role) || "unknown") + ") may not decide this one.");
       return;
     }
-    card.busy = true;
-    card.approve.disabled = card.reject.disabled = true;
     card.reason.removeAttribute("aria-invalid");
     showCardError(card, "");
+    consentError(card, "");
+    // A standing consent goes with a yes only: the fields are not read for a no.
+    const consent = said === "yes" && !card.consent.box.disabled ? consentOf(card) : null;
+    if (consent === undefined) return;
+    card.busy = true;
+    card.approve.disabled = card.reject.disabled = true;
     say("");
     try {
-      const res = await unary(token, APPROVALS + "Decide", {
-        id: a.id, say: enums.say.name(said), digest: a.digest, reason: card.reason.value.trim(),
-      });
+      const req = { id: a.id, say: enums.say.name(said), digest: a.digest, reason: card.reason.value.trim() };
+      if (consent) req.consent = consent;
+      const res = await unary(token, APPROVALS + "Decide", req);
       if (!board.current(gen)) return;
       const after = (res && res.approval) || {};
       const what = a.ask ? "“" + a.ask + "”" : a.id;
@@ -892,7 +1003,9 @@
         const votes = Array.isArray(after.votes) ? after.votes.length : 0;
         say("Your yes on " + what + " is counted: " + votes + " of " + quorum + ". It waits for more.");
       } else {
-        say((state === "approved" ? "Approved " : state === "rejected" ? "Rejected " : "Decided ") + what + ".");
+        say((state === "approved" ? "Approved " : state === "rejected" ? "Rejected " : "Decided ") + what + "." +
+          (consent && state === "approved" ? " The yes stands " + consentWords(consent) +
+            " for the same operation of " + (a.agent || "the agent") + ": see the Consents tab." : ""));
       }
       if (upsert(after)) render(); // the watch brings it too, maybe a moment later
     } catch (e) {
@@ -902,7 +1015,12 @@
         return;
       }
       const message = decideRefusal(e);
-      if (card.el.isConnected) {
+      if (card.el.isConnected && consent && /^consent[.:]/.test(e.message || "")) {
+        // The board refused the standing consent: said on its fields.
+        const m = /^consent\.(duration|uses):/.exec(e.message);
+        consentError(card, message + (e.code === "failed_precondition" ? " Approve without letting the yes stand, or reject." : ""),
+          ...(m ? [m[1] === "duration" ? card.consent.hours : card.consent.uses] : []));
+      } else if (card.el.isConnected) {
         showCardError(card, message);
         if (e.code === "invalid_argument" && /^reason/.test(e.message)) {
           card.reason.setAttribute("aria-invalid", "true");

@@ -5,7 +5,7 @@
 // this one; health.js (the words for an agent's health and pause) and
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
-// fire.js, runtree.js, run.js, alerts.js, approvals.js, rules.js, tools.js, conversations.js, library.js,
+// fire.js, runtree.js, run.js, alerts.js, approvals.js, rules.js, consents.js, tools.js, conversations.js, library.js,
 // package.js, people.js, me.js, act.js, person.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
@@ -23,12 +23,13 @@ const board = (function () {
   // (runHref), both under the Agents tab. "#approval/" and an approval's id
   // (approvalHref) is the approvals view with that approval picked out.
   // "#rules/" and a rule's id (ruleHref) is the rules view with that rule
-  // open.
+  // open. "#consents" is the standing consents, its filters after a "?"
+  // (consentsHref), as "#audit" is the audit log (auditHref).
   // One package of the library is "#package/" and its name (packageHref),
   // under the Library tab.
   // "#act/" and a token is the page of an action link (act.js): one
   // approval, sent to one person to decide; it has no tab.
-  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "person", "audit", "me", "act"];
+  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "consents", "tools", "conversations", "alerts", "library", "package", "people", "person", "audit", "me", "act"];
   const AGENT_HASH = "#agent/";
   const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";
@@ -37,6 +38,7 @@ const board = (function () {
   const AUDIT_HASH = "#audit";
   const ACT_HASH = "#act/";
   const PERSON_HASH = "#person/";
+  const CONSENTS_HASH = "#consents";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -398,6 +400,7 @@ const board = (function () {
     if (auditOfHash() !== null) return "audit";
     if (actOfHash() !== "") return "act";
     if (personOfHash() !== "") return "person";
+    if (consentsOfHash() !== null) return "consents";
     const name = location.hash.slice(1);
     return VIEWS.includes(name) && !["agent", "run", "package", "act", "person"].includes(name) ? name : "agents";
   }
@@ -465,23 +468,22 @@ const board = (function () {
     return decoded(location.hash.slice(AGENT_HASH.length));
   }
 
-  // auditHref is the fragment of the audit view with filters, an object
-  // of strings (actor, kind, object, since, until); empty ones are left
-  // out.
-  function auditHref(filters) {
+  // filtersHref is the fragment base ("#audit") with filters, an object
+  // of strings, after a "?"; empty ones are left out.
+  function filtersHref(base, filters) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(filters || {})) if (v) q.set(k, v);
     const qs = q.toString();
-    return AUDIT_HASH + (qs ? "?" + qs : "");
+    return base + (qs ? "?" + qs : "");
   }
 
-  // auditOfHash is the filters the fragment gives the audit view, as an
-  // object of strings, or null when it does not name the audit view.
-  function auditOfHash() {
+  // filtersOfHash is the filters the fragment gives the view at base, as
+  // an object of strings, or null when it does not name that view.
+  function filtersOfHash(base) {
     const h = location.hash;
-    if (h !== AUDIT_HASH && !h.startsWith(AUDIT_HASH + "?")) return null;
+    if (h !== base && !h.startsWith(base + "?")) return null;
     const out = {};
-    for (const [k, v] of new URLSearchParams(h.slice(AUDIT_HASH.length + 1))) out[k] = v;
+    for (const [k, v] of new URLSearchParams(h.slice(base.length + 1))) out[k] = v;
     return out;
   }
 
@@ -503,6 +505,30 @@ const board = (function () {
   function personOfHash() {
     if (!location.hash.startsWith(PERSON_HASH)) return "";
     return decoded(location.hash.slice(PERSON_HASH.length));
+  }
+
+  // auditHref is the fragment of the audit view with filters (actor,
+  // kind, object, since, until).
+  function auditHref(filters) {
+    return filtersHref(AUDIT_HASH, filters);
+  }
+
+  // auditOfHash is the filters the fragment gives the audit view, or null
+  // when it does not name the audit view.
+  function auditOfHash() {
+    return filtersOfHash(AUDIT_HASH);
+  }
+
+  // consentsHref is the fragment of the consents view with filters (agent,
+  // active).
+  function consentsHref(filters) {
+    return filtersHref(CONSENTS_HASH, filters);
+  }
+
+  // consentsOfHash is the filters the fragment gives the consents view, or
+  // null when it does not name the consents view.
+  function consentsOfHash() {
+    return filtersOfHash(CONSENTS_HASH);
   }
 
   // packageHref is the fragment of the library's page of the package
@@ -554,9 +580,10 @@ const board = (function () {
   for (const tab of ui.tabs) {
     tab.addEventListener("click", () => {
       showView(tab.dataset.view);
-      // The audit and agents views keep their filters in the address.
-      const filtered = location.hash.startsWith("#" + view + "?") && (view === "audit" || view === "agents");
-      history.replaceState(null, "", filtered ? location.hash : "#" + view);
+      // The audit, consents and agents views keep their filters in the address.
+      const kept = (view === "audit" && auditOfHash() !== null) || (view === "consents" && consentsOfHash() !== null) ||
+        (view === "agents" && location.hash.startsWith("#agents?"));
+      history.replaceState(null, "", kept ? location.hash : "#" + view);
     });
   }
   window.addEventListener("hashchange", () => {
@@ -567,7 +594,7 @@ const board = (function () {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
     parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
     runHref, runOfHash, approvalHref, approvalOfHash, ruleHref, ruleOfHash, packageHref, packageOfHash,
-    auditHref, auditOfHash, actOfHash, personHref, personOfHash,
+    auditHref, auditOfHash, consentsHref, consentsOfHash, actOfHash, personHref, personOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //
