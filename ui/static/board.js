@@ -5,7 +5,7 @@
 // this one; health.js (the words for an agent's health and pause) and
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
-// fire.js, runtree.js, run.js, alerts.js, approvals.js, rules.js, tools.js, conversations.js, library.js,
+// fire.js, runtree.js, run.js, dashboard.js, alerts.js, approvals.js, rules.js, tools.js, conversations.js, library.js,
 // package.js, people.js, me.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
@@ -26,13 +26,15 @@ const board = (function () {
   // open.
   // One package of the library is "#package/" and its name (packageHref),
   // under the Library tab.
-  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "audit", "me"];
+  // "#dashboard?window=24h" is the dashboard over a window (dashboardHref).
+  const VIEWS = ["agents", "dashboard", "agent", "run", "approvals", "rules", "tools", "conversations", "alerts", "library", "package", "people", "audit", "me"];
   const AGENT_HASH = "#agent/";
   const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";
   const APPROVAL_HASH = "#approval/";
   const RULE_HASH = "#rules/";
   const AUDIT_HASH = "#audit";
+  const DASHBOARD_HASH = "#dashboard";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -392,6 +394,7 @@ const board = (function () {
     if (approvalOfHash() !== "") return "approvals";
     if (ruleOfHash() !== "") return "rules";
     if (auditOfHash() !== null) return "audit";
+    if (dashboardOfHash() !== null) return "dashboard";
     const name = location.hash.slice(1);
     return VIEWS.includes(name) && name !== "agent" && name !== "run" && name !== "package" ? name : "agents";
   }
@@ -479,6 +482,20 @@ const board = (function () {
     return out;
   }
 
+  // dashboardHref is the fragment of the dashboard over the window w
+  // ("1h", "24h", "7d", "30d").
+  function dashboardHref(w) {
+    return DASHBOARD_HASH + "?" + new URLSearchParams({ window: w }).toString();
+  }
+
+  // dashboardOfHash is the window the fragment gives the dashboard ("" when
+  // it gives none), or null when it does not name the dashboard.
+  function dashboardOfHash() {
+    const h = location.hash;
+    if (h !== DASHBOARD_HASH && !h.startsWith(DASHBOARD_HASH + "?")) return null;
+    return new URLSearchParams(h.slice(DASHBOARD_HASH.length + 1)).get("window") || "";
+  }
+
   // packageHref is the fragment of the library's page of the package
   // named name ("scope/name").
   function packageHref(name) {
@@ -527,8 +544,10 @@ const board = (function () {
   for (const tab of ui.tabs) {
     tab.addEventListener("click", () => {
       showView(tab.dataset.view);
-      // The audit view keeps its filters in the address.
-      history.replaceState(null, "", view === "audit" && auditOfHash() !== null ? location.hash : "#" + view);
+      // The audit view keeps its filters in the address, the dashboard its
+      // window.
+      const kept = (view === "audit" && auditOfHash() !== null) || (view === "dashboard" && dashboardOfHash() !== null);
+      history.replaceState(null, "", kept ? location.hash : "#" + view);
     });
   }
   window.addEventListener("hashchange", () => {
@@ -539,7 +558,7 @@ const board = (function () {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
     parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
     runHref, runOfHash, approvalHref, approvalOfHash, ruleHref, ruleOfHash, packageHref, packageOfHash,
-    auditHref, auditOfHash,
+    auditHref, auditOfHash, dashboardHref, dashboardOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //
