@@ -362,7 +362,7 @@ func TestFleetSampleAcrossBoards(t *testing.T) {
 	t.Parallel()
 	dsn := boardtest.PostgresDSN(t)
 	var clock atomic.Pointer[time.Time]
-	start := time.Now().UTC().Add(time.Second) // tokens minted now are not from its future
+	start := time.Now().UTC().Add(time.Minute) // tokens minted now are not from its future
 	clock.Store(&start)
 	now := func() time.Time { return *clock.Load() }
 	boards := []*boardtest.Board{
