@@ -3,7 +3,9 @@
 // See README.md and docs/.
 //
 // Generated code (api/ and the TypeScript SDK's sdk/typescript/src/gen/ from
-// proto/ with buf, ent/ from ent/schema) and the API reference (docs/api.md,
+// proto/ with buf, ent/ from ent/schema), the web board's vendored charting
+// library (ui/static/vendor/, from npm at a pinned version and integrity)
+// and the API reference (docs/api.md,
 // from proto/ and the board's policy table) are reproduced exactly by one
 // command from the repository root; the TypeScript plugin is the one
 // sdk/typescript/package-lock.json pins, installed by npm ci:

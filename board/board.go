@@ -271,6 +271,9 @@ type Board struct {
 	draining  chan struct{}
 	drainOnce sync.Once
 
+	// fleet is what the loop remembers of sampling the fleet (fleet.go).
+	fleet fleetSampler
+
 	stopSweep    func()        // ends the health history's sweep (healthsweep.go)
 	sweptAtStart chan struct{} // closed when the sweep at start is done
 
@@ -443,6 +446,9 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.handler = b.routes()
 	store.Observe(cfg.Store, b.metrics)
 	b.stopSweep = b.startHealthSweep()
+	// The loop samples the fleet from the minute under way on: the first
+	// sample is of the minute it starts in, when it ends.
+	b.fleet.minute = b.now().UTC().Truncate(time.Minute).Add(-time.Minute)
 	go b.loop()
 	go b.runNotifier()
 	b.stopSequencer = b.startSequencer()
@@ -601,7 +607,8 @@ func (b *Board) routes() http.Handler {
 // loop closes links whose tokens were revoked (possibly by another process),
 // ends the other streams whose credentials lapsed (endLapsedStreams), keeps
 // last_seen fresh for agents linked here, and expires pending approvals
-// past their time limit (expireDue).
+// past their time limit (expireDue), and samples the fleet once a minute
+// (sampleFleetDue).
 func (b *Board) loop() {
 	defer close(b.loopDone)
 	tick := time.NewTicker(b.cfg.RevocationPoll)
@@ -643,6 +650,7 @@ func (b *Board) loop() {
 		b.logRunProblems(now)
 		b.logTriggerDrops(now)
 		b.logEvalDrops(now)
+		b.sampleFleetDue(ctx, now)
 		cancel()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/ent"
@@ -118,3 +119,24 @@ func (b *Board) HoldVerifyForTest() (release func()) {
 	b.verifying <- struct{}{}
 	return func() { <-b.verifying }
 }
+
+// SampleFleetForTest records the fleet's sample of the minute starting at
+// minute, its gauges read now, as the board's loop does when the minute
+// ends; a minute the store holds already is left as it is.
+func (b *Board) SampleFleetForTest(ctx context.Context, minute time.Time) error {
+	return b.sampleFleet(ctx, minute, b.now())
+}
+
+// FoldFleetForTest folds the fleet's minute samples into hours and sweeps
+// the samples past their retention, as the board's loop does at the first
+// minute of an hour, as at now.
+func (b *Board) FoldFleetForTest(ctx context.Context, now time.Time) error {
+	return b.foldFleet(ctx, now)
+}
+
+// Fleet sampling's bounds, for tests.
+const (
+	FleetMaxPointsForTest  = fleetMaxPoints
+	FleetMinuteKeepForTest = fleetMinuteKeep
+	FleetHourKeepForTest   = fleetHourKeep
+)

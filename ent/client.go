@@ -24,6 +24,7 @@ import (
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
+	"github.com/symphonix/symphonix/ent/fleetsample"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/notification"
 	"github.com/symphonix/symphonix/ent/packagechunk"
@@ -74,6 +75,8 @@ type Client struct {
 	DelegationFailure *DelegationFailureClient
 	// EvalScore is the client for interacting with the EvalScore builders.
 	EvalScore *EvalScoreClient
+	// FleetSample is the client for interacting with the FleetSample builders.
+	FleetSample *FleetSampleClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
 	// Notification is the client for interacting with the Notification builders.
@@ -141,6 +144,7 @@ func (c *Client) init() {
 	c.Conversation = NewConversationClient(c.config)
 	c.DelegationFailure = NewDelegationFailureClient(c.config)
 	c.EvalScore = NewEvalScoreClient(c.config)
+	c.FleetSample = NewFleetSampleClient(c.config)
 	c.HealthRound = NewHealthRoundClient(c.config)
 	c.Notification = NewNotificationClient(c.config)
 	c.PackageChunk = NewPackageChunkClient(c.config)
@@ -266,6 +270,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
+		FleetSample:       NewFleetSampleClient(cfg),
 		HealthRound:       NewHealthRoundClient(cfg),
 		Notification:      NewNotificationClient(cfg),
 		PackageChunk:      NewPackageChunkClient(cfg),
@@ -318,6 +323,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Conversation:      NewConversationClient(cfg),
 		DelegationFailure: NewDelegationFailureClient(cfg),
 		EvalScore:         NewEvalScoreClient(cfg),
+		FleetSample:       NewFleetSampleClient(cfg),
 		HealthRound:       NewHealthRoundClient(cfg),
 		Notification:      NewNotificationClient(cfg),
 		PackageChunk:      NewPackageChunkClient(cfg),
@@ -371,11 +377,11 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.ActionLinkUse, c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease,
-		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
-		c.Notification, c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode,
-		c.Pairing, c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay,
-		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
-		c.Token, c.User, c.Verification, c.Vote,
+		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.FleetSample,
+		c.HealthRound, c.Notification, c.PackageChunk, c.PackageScope,
+		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.RateBucket,
+		c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
+		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Use(hooks...)
 	}
@@ -386,11 +392,11 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.ActionLinkUse, c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease,
-		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.HealthRound,
-		c.Notification, c.PackageChunk, c.PackageScope, c.PackageVersion, c.PairCode,
-		c.Pairing, c.PublisherKey, c.RateBucket, c.RateHit, c.ReceiptKey, c.Relay,
-		c.Rule, c.Run, c.RunDetail, c.RunStep, c.Session, c.Setting, c.SigningKey,
-		c.Token, c.User, c.Verification, c.Vote,
+		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.FleetSample,
+		c.HealthRound, c.Notification, c.PackageChunk, c.PackageScope,
+		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.RateBucket,
+		c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
+		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -419,6 +425,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.DelegationFailure.mutate(ctx, m)
 	case *EvalScoreMutation:
 		return c.EvalScore.mutate(ctx, m)
+	case *FleetSampleMutation:
+		return c.FleetSample.mutate(ctx, m)
 	case *HealthRoundMutation:
 		return c.HealthRound.mutate(ctx, m)
 	case *NotificationMutation:
@@ -1797,6 +1805,139 @@ func (c *EvalScoreClient) mutate(ctx context.Context, m *EvalScoreMutation) (Val
 		return (&EvalScoreDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown EvalScore mutation op: %q", m.Op())
+	}
+}
+
+// FleetSampleClient is a client for the FleetSample schema.
+type FleetSampleClient struct {
+	config
+}
+
+// NewFleetSampleClient returns a client for the FleetSample from the given config.
+func NewFleetSampleClient(c config) *FleetSampleClient {
+	return &FleetSampleClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `fleetsample.Hooks(f(g(h())))`.
+func (c *FleetSampleClient) Use(hooks ...Hook) {
+	c.hooks.FleetSample = append(c.hooks.FleetSample, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `fleetsample.Intercept(f(g(h())))`.
+func (c *FleetSampleClient) Intercept(interceptors ...Interceptor) {
+	c.inters.FleetSample = append(c.inters.FleetSample, interceptors...)
+}
+
+// Create returns a builder for creating a FleetSample entity.
+func (c *FleetSampleClient) Create() *FleetSampleCreate {
+	mutation := newFleetSampleMutation(c.config, OpCreate)
+	return &FleetSampleCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of FleetSample entities.
+func (c *FleetSampleClient) CreateBulk(builders ...*FleetSampleCreate) *FleetSampleCreateBulk {
+	return &FleetSampleCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *FleetSampleClient) MapCreateBulk(slice any, setFunc func(*FleetSampleCreate, int)) *FleetSampleCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &FleetSampleCreateBulk{err: fmt.Errorf("calling to FleetSampleClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*FleetSampleCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &FleetSampleCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for FleetSample.
+func (c *FleetSampleClient) Update() *FleetSampleUpdate {
+	mutation := newFleetSampleMutation(c.config, OpUpdate)
+	return &FleetSampleUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *FleetSampleClient) UpdateOne(_m *FleetSample) *FleetSampleUpdateOne {
+	mutation := newFleetSampleMutation(c.config, OpUpdateOne, withFleetSample(_m))
+	return &FleetSampleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *FleetSampleClient) UpdateOneID(id int) *FleetSampleUpdateOne {
+	mutation := newFleetSampleMutation(c.config, OpUpdateOne, withFleetSampleID(id))
+	return &FleetSampleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for FleetSample.
+func (c *FleetSampleClient) Delete() *FleetSampleDelete {
+	mutation := newFleetSampleMutation(c.config, OpDelete)
+	return &FleetSampleDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *FleetSampleClient) DeleteOne(_m *FleetSample) *FleetSampleDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *FleetSampleClient) DeleteOneID(id int) *FleetSampleDeleteOne {
+	builder := c.Delete().Where(fleetsample.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &FleetSampleDeleteOne{builder}
+}
+
+// Query returns a query builder for FleetSample.
+func (c *FleetSampleClient) Query() *FleetSampleQuery {
+	return &FleetSampleQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeFleetSample},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a FleetSample entity by its id.
+func (c *FleetSampleClient) Get(ctx context.Context, id int) (*FleetSample, error) {
+	return c.Query().Where(fleetsample.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *FleetSampleClient) GetX(ctx context.Context, id int) *FleetSample {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *FleetSampleClient) Hooks() []Hook {
+	return c.hooks.FleetSample
+}
+
+// Interceptors returns the client interceptors.
+func (c *FleetSampleClient) Interceptors() []Interceptor {
+	return c.inters.FleetSample
+}
+
+func (c *FleetSampleClient) mutate(ctx context.Context, m *FleetSampleMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&FleetSampleCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&FleetSampleUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&FleetSampleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&FleetSampleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown FleetSample mutation op: %q", m.Op())
 	}
 }
 
@@ -4863,16 +5004,18 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 type (
 	hooks struct {
 		ActionLinkUse, Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent,
-		Conversation, DelegationFailure, EvalScore, HealthRound, Notification,
-		PackageChunk, PackageScope, PackageVersion, PairCode, Pairing, PublisherKey,
-		RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session,
-		Setting, SigningKey, Token, User, Verification, Vote []ent.Hook
+		Conversation, DelegationFailure, EvalScore, FleetSample, HealthRound,
+		Notification, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
+		PublisherKey, RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail,
+		RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		Vote []ent.Hook
 	}
 	inters struct {
 		ActionLinkUse, Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent,
-		Conversation, DelegationFailure, EvalScore, HealthRound, Notification,
-		PackageChunk, PackageScope, PackageVersion, PairCode, Pairing, PublisherKey,
-		RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail, RunStep, Session,
-		Setting, SigningKey, Token, User, Verification, Vote []ent.Interceptor
+		Conversation, DelegationFailure, EvalScore, FleetSample, HealthRound,
+		Notification, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
+		PublisherKey, RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail,
+		RunStep, Session, Setting, SigningKey, Token, User, Verification,
+		Vote []ent.Interceptor
 	}
 )

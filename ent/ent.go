@@ -22,6 +22,7 @@ import (
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
+	"github.com/symphonix/symphonix/ent/fleetsample"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/notification"
 	"github.com/symphonix/symphonix/ent/packagechunk"
@@ -115,6 +116,7 @@ func checkColumn(t, c string) error {
 			conversation.Table:      conversation.ValidColumn,
 			delegationfailure.Table: delegationfailure.ValidColumn,
 			evalscore.Table:         evalscore.ValidColumn,
+			fleetsample.Table:       fleetsample.ValidColumn,
 			healthround.Table:       healthround.ValidColumn,
 			notification.Table:      notification.ValidColumn,
 			packagechunk.Table:      packagechunk.ValidColumn,

@@ -21,6 +21,7 @@ import (
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
+	"github.com/symphonix/symphonix/ent/fleetsample"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/notification"
 	"github.com/symphonix/symphonix/ent/packagechunk"
@@ -67,6 +68,7 @@ const (
 	TypeConversation      = "Conversation"
 	TypeDelegationFailure = "DelegationFailure"
 	TypeEvalScore         = "EvalScore"
+	TypeFleetSample       = "FleetSample"
 	TypeHealthRound       = "HealthRound"
 	TypeNotification      = "Notification"
 	TypePackageChunk      = "PackageChunk"
@@ -10473,6 +10475,1520 @@ func (m *EvalScoreMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *EvalScoreMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown EvalScore edge %s", name)
+}
+
+// FleetSampleMutation represents an operation that mutates the FleetSample nodes in the graph.
+type FleetSampleMutation struct {
+	config
+	op                   Op
+	typ                  string
+	id                   *int
+	resolution           *string
+	at                   *time.Time
+	minutes              *int
+	addminutes           *int
+	agents_online        *int
+	addagents_online     *int
+	approvals_pending    *int
+	addapprovals_pending *int
+	health_ok            *int
+	addhealth_ok         *int
+	health_degraded      *int
+	addhealth_degraded   *int
+	health_unknown       *int
+	addhealth_unknown    *int
+	health_none          *int
+	addhealth_none       *int
+	decisions            *int
+	adddecisions         *int
+	latency_p50_ms       *int64
+	addlatency_p50_ms    *int64
+	latency_p99_ms       *int64
+	addlatency_p99_ms    *int64
+	runs_started         *int
+	addruns_started      *int
+	runs_ended           *int
+	addruns_ended        *int
+	runs_failed          *int
+	addruns_failed       *int
+	clearedFields        map[string]struct{}
+	done                 bool
+	oldValue             func(context.Context) (*FleetSample, error)
+	predicates           []predicate.FleetSample
+}
+
+var _ ent.Mutation = (*FleetSampleMutation)(nil)
+
+// fleetsampleOption allows management of the mutation configuration using functional options.
+type fleetsampleOption func(*FleetSampleMutation)
+
+// newFleetSampleMutation creates new mutation for the FleetSample entity.
+func newFleetSampleMutation(c config, op Op, opts ...fleetsampleOption) *FleetSampleMutation {
+	m := &FleetSampleMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeFleetSample,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withFleetSampleID sets the ID field of the mutation.
+func withFleetSampleID(id int) fleetsampleOption {
+	return func(m *FleetSampleMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *FleetSample
+		)
+		m.oldValue = func(ctx context.Context) (*FleetSample, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().FleetSample.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withFleetSample sets the old FleetSample of the mutation.
+func withFleetSample(node *FleetSample) fleetsampleOption {
+	return func(m *FleetSampleMutation) {
+		m.oldValue = func(context.Context) (*FleetSample, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m FleetSampleMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m FleetSampleMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *FleetSampleMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *FleetSampleMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().FleetSample.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetResolution sets the "resolution" field.
+func (m *FleetSampleMutation) SetResolution(s string) {
+	m.resolution = &s
+}
+
+// Resolution returns the value of the "resolution" field in the mutation.
+func (m *FleetSampleMutation) Resolution() (r string, exists bool) {
+	v := m.resolution
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResolution returns the old "resolution" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldResolution(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResolution is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResolution requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResolution: %w", err)
+	}
+	return oldValue.Resolution, nil
+}
+
+// ResetResolution resets all changes to the "resolution" field.
+func (m *FleetSampleMutation) ResetResolution() {
+	m.resolution = nil
+}
+
+// SetAt sets the "at" field.
+func (m *FleetSampleMutation) SetAt(t time.Time) {
+	m.at = &t
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *FleetSampleMutation) At() (r time.Time, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *FleetSampleMutation) ResetAt() {
+	m.at = nil
+}
+
+// SetMinutes sets the "minutes" field.
+func (m *FleetSampleMutation) SetMinutes(i int) {
+	m.minutes = &i
+	m.addminutes = nil
+}
+
+// Minutes returns the value of the "minutes" field in the mutation.
+func (m *FleetSampleMutation) Minutes() (r int, exists bool) {
+	v := m.minutes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMinutes returns the old "minutes" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldMinutes(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMinutes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMinutes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMinutes: %w", err)
+	}
+	return oldValue.Minutes, nil
+}
+
+// AddMinutes adds i to the "minutes" field.
+func (m *FleetSampleMutation) AddMinutes(i int) {
+	if m.addminutes != nil {
+		*m.addminutes += i
+	} else {
+		m.addminutes = &i
+	}
+}
+
+// AddedMinutes returns the value that was added to the "minutes" field in this mutation.
+func (m *FleetSampleMutation) AddedMinutes() (r int, exists bool) {
+	v := m.addminutes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMinutes resets all changes to the "minutes" field.
+func (m *FleetSampleMutation) ResetMinutes() {
+	m.minutes = nil
+	m.addminutes = nil
+}
+
+// SetAgentsOnline sets the "agents_online" field.
+func (m *FleetSampleMutation) SetAgentsOnline(i int) {
+	m.agents_online = &i
+	m.addagents_online = nil
+}
+
+// AgentsOnline returns the value of the "agents_online" field in the mutation.
+func (m *FleetSampleMutation) AgentsOnline() (r int, exists bool) {
+	v := m.agents_online
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentsOnline returns the old "agents_online" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldAgentsOnline(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentsOnline is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentsOnline requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentsOnline: %w", err)
+	}
+	return oldValue.AgentsOnline, nil
+}
+
+// AddAgentsOnline adds i to the "agents_online" field.
+func (m *FleetSampleMutation) AddAgentsOnline(i int) {
+	if m.addagents_online != nil {
+		*m.addagents_online += i
+	} else {
+		m.addagents_online = &i
+	}
+}
+
+// AddedAgentsOnline returns the value that was added to the "agents_online" field in this mutation.
+func (m *FleetSampleMutation) AddedAgentsOnline() (r int, exists bool) {
+	v := m.addagents_online
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAgentsOnline resets all changes to the "agents_online" field.
+func (m *FleetSampleMutation) ResetAgentsOnline() {
+	m.agents_online = nil
+	m.addagents_online = nil
+}
+
+// SetApprovalsPending sets the "approvals_pending" field.
+func (m *FleetSampleMutation) SetApprovalsPending(i int) {
+	m.approvals_pending = &i
+	m.addapprovals_pending = nil
+}
+
+// ApprovalsPending returns the value of the "approvals_pending" field in the mutation.
+func (m *FleetSampleMutation) ApprovalsPending() (r int, exists bool) {
+	v := m.approvals_pending
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovalsPending returns the old "approvals_pending" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldApprovalsPending(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovalsPending is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovalsPending requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovalsPending: %w", err)
+	}
+	return oldValue.ApprovalsPending, nil
+}
+
+// AddApprovalsPending adds i to the "approvals_pending" field.
+func (m *FleetSampleMutation) AddApprovalsPending(i int) {
+	if m.addapprovals_pending != nil {
+		*m.addapprovals_pending += i
+	} else {
+		m.addapprovals_pending = &i
+	}
+}
+
+// AddedApprovalsPending returns the value that was added to the "approvals_pending" field in this mutation.
+func (m *FleetSampleMutation) AddedApprovalsPending() (r int, exists bool) {
+	v := m.addapprovals_pending
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetApprovalsPending resets all changes to the "approvals_pending" field.
+func (m *FleetSampleMutation) ResetApprovalsPending() {
+	m.approvals_pending = nil
+	m.addapprovals_pending = nil
+}
+
+// SetHealthOk sets the "health_ok" field.
+func (m *FleetSampleMutation) SetHealthOk(i int) {
+	m.health_ok = &i
+	m.addhealth_ok = nil
+}
+
+// HealthOk returns the value of the "health_ok" field in the mutation.
+func (m *FleetSampleMutation) HealthOk() (r int, exists bool) {
+	v := m.health_ok
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthOk returns the old "health_ok" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldHealthOk(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthOk is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthOk requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthOk: %w", err)
+	}
+	return oldValue.HealthOk, nil
+}
+
+// AddHealthOk adds i to the "health_ok" field.
+func (m *FleetSampleMutation) AddHealthOk(i int) {
+	if m.addhealth_ok != nil {
+		*m.addhealth_ok += i
+	} else {
+		m.addhealth_ok = &i
+	}
+}
+
+// AddedHealthOk returns the value that was added to the "health_ok" field in this mutation.
+func (m *FleetSampleMutation) AddedHealthOk() (r int, exists bool) {
+	v := m.addhealth_ok
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHealthOk resets all changes to the "health_ok" field.
+func (m *FleetSampleMutation) ResetHealthOk() {
+	m.health_ok = nil
+	m.addhealth_ok = nil
+}
+
+// SetHealthDegraded sets the "health_degraded" field.
+func (m *FleetSampleMutation) SetHealthDegraded(i int) {
+	m.health_degraded = &i
+	m.addhealth_degraded = nil
+}
+
+// HealthDegraded returns the value of the "health_degraded" field in the mutation.
+func (m *FleetSampleMutation) HealthDegraded() (r int, exists bool) {
+	v := m.health_degraded
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthDegraded returns the old "health_degraded" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldHealthDegraded(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthDegraded is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthDegraded requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthDegraded: %w", err)
+	}
+	return oldValue.HealthDegraded, nil
+}
+
+// AddHealthDegraded adds i to the "health_degraded" field.
+func (m *FleetSampleMutation) AddHealthDegraded(i int) {
+	if m.addhealth_degraded != nil {
+		*m.addhealth_degraded += i
+	} else {
+		m.addhealth_degraded = &i
+	}
+}
+
+// AddedHealthDegraded returns the value that was added to the "health_degraded" field in this mutation.
+func (m *FleetSampleMutation) AddedHealthDegraded() (r int, exists bool) {
+	v := m.addhealth_degraded
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHealthDegraded resets all changes to the "health_degraded" field.
+func (m *FleetSampleMutation) ResetHealthDegraded() {
+	m.health_degraded = nil
+	m.addhealth_degraded = nil
+}
+
+// SetHealthUnknown sets the "health_unknown" field.
+func (m *FleetSampleMutation) SetHealthUnknown(i int) {
+	m.health_unknown = &i
+	m.addhealth_unknown = nil
+}
+
+// HealthUnknown returns the value of the "health_unknown" field in the mutation.
+func (m *FleetSampleMutation) HealthUnknown() (r int, exists bool) {
+	v := m.health_unknown
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthUnknown returns the old "health_unknown" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldHealthUnknown(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthUnknown is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthUnknown requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthUnknown: %w", err)
+	}
+	return oldValue.HealthUnknown, nil
+}
+
+// AddHealthUnknown adds i to the "health_unknown" field.
+func (m *FleetSampleMutation) AddHealthUnknown(i int) {
+	if m.addhealth_unknown != nil {
+		*m.addhealth_unknown += i
+	} else {
+		m.addhealth_unknown = &i
+	}
+}
+
+// AddedHealthUnknown returns the value that was added to the "health_unknown" field in this mutation.
+func (m *FleetSampleMutation) AddedHealthUnknown() (r int, exists bool) {
+	v := m.addhealth_unknown
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHealthUnknown resets all changes to the "health_unknown" field.
+func (m *FleetSampleMutation) ResetHealthUnknown() {
+	m.health_unknown = nil
+	m.addhealth_unknown = nil
+}
+
+// SetHealthNone sets the "health_none" field.
+func (m *FleetSampleMutation) SetHealthNone(i int) {
+	m.health_none = &i
+	m.addhealth_none = nil
+}
+
+// HealthNone returns the value of the "health_none" field in the mutation.
+func (m *FleetSampleMutation) HealthNone() (r int, exists bool) {
+	v := m.health_none
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthNone returns the old "health_none" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldHealthNone(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthNone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthNone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthNone: %w", err)
+	}
+	return oldValue.HealthNone, nil
+}
+
+// AddHealthNone adds i to the "health_none" field.
+func (m *FleetSampleMutation) AddHealthNone(i int) {
+	if m.addhealth_none != nil {
+		*m.addhealth_none += i
+	} else {
+		m.addhealth_none = &i
+	}
+}
+
+// AddedHealthNone returns the value that was added to the "health_none" field in this mutation.
+func (m *FleetSampleMutation) AddedHealthNone() (r int, exists bool) {
+	v := m.addhealth_none
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHealthNone resets all changes to the "health_none" field.
+func (m *FleetSampleMutation) ResetHealthNone() {
+	m.health_none = nil
+	m.addhealth_none = nil
+}
+
+// SetDecisions sets the "decisions" field.
+func (m *FleetSampleMutation) SetDecisions(i int) {
+	m.decisions = &i
+	m.adddecisions = nil
+}
+
+// Decisions returns the value of the "decisions" field in the mutation.
+func (m *FleetSampleMutation) Decisions() (r int, exists bool) {
+	v := m.decisions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDecisions returns the old "decisions" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldDecisions(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDecisions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDecisions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDecisions: %w", err)
+	}
+	return oldValue.Decisions, nil
+}
+
+// AddDecisions adds i to the "decisions" field.
+func (m *FleetSampleMutation) AddDecisions(i int) {
+	if m.adddecisions != nil {
+		*m.adddecisions += i
+	} else {
+		m.adddecisions = &i
+	}
+}
+
+// AddedDecisions returns the value that was added to the "decisions" field in this mutation.
+func (m *FleetSampleMutation) AddedDecisions() (r int, exists bool) {
+	v := m.adddecisions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDecisions resets all changes to the "decisions" field.
+func (m *FleetSampleMutation) ResetDecisions() {
+	m.decisions = nil
+	m.adddecisions = nil
+}
+
+// SetLatencyP50Ms sets the "latency_p50_ms" field.
+func (m *FleetSampleMutation) SetLatencyP50Ms(i int64) {
+	m.latency_p50_ms = &i
+	m.addlatency_p50_ms = nil
+}
+
+// LatencyP50Ms returns the value of the "latency_p50_ms" field in the mutation.
+func (m *FleetSampleMutation) LatencyP50Ms() (r int64, exists bool) {
+	v := m.latency_p50_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLatencyP50Ms returns the old "latency_p50_ms" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldLatencyP50Ms(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLatencyP50Ms is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLatencyP50Ms requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLatencyP50Ms: %w", err)
+	}
+	return oldValue.LatencyP50Ms, nil
+}
+
+// AddLatencyP50Ms adds i to the "latency_p50_ms" field.
+func (m *FleetSampleMutation) AddLatencyP50Ms(i int64) {
+	if m.addlatency_p50_ms != nil {
+		*m.addlatency_p50_ms += i
+	} else {
+		m.addlatency_p50_ms = &i
+	}
+}
+
+// AddedLatencyP50Ms returns the value that was added to the "latency_p50_ms" field in this mutation.
+func (m *FleetSampleMutation) AddedLatencyP50Ms() (r int64, exists bool) {
+	v := m.addlatency_p50_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLatencyP50Ms resets all changes to the "latency_p50_ms" field.
+func (m *FleetSampleMutation) ResetLatencyP50Ms() {
+	m.latency_p50_ms = nil
+	m.addlatency_p50_ms = nil
+}
+
+// SetLatencyP99Ms sets the "latency_p99_ms" field.
+func (m *FleetSampleMutation) SetLatencyP99Ms(i int64) {
+	m.latency_p99_ms = &i
+	m.addlatency_p99_ms = nil
+}
+
+// LatencyP99Ms returns the value of the "latency_p99_ms" field in the mutation.
+func (m *FleetSampleMutation) LatencyP99Ms() (r int64, exists bool) {
+	v := m.latency_p99_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLatencyP99Ms returns the old "latency_p99_ms" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldLatencyP99Ms(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLatencyP99Ms is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLatencyP99Ms requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLatencyP99Ms: %w", err)
+	}
+	return oldValue.LatencyP99Ms, nil
+}
+
+// AddLatencyP99Ms adds i to the "latency_p99_ms" field.
+func (m *FleetSampleMutation) AddLatencyP99Ms(i int64) {
+	if m.addlatency_p99_ms != nil {
+		*m.addlatency_p99_ms += i
+	} else {
+		m.addlatency_p99_ms = &i
+	}
+}
+
+// AddedLatencyP99Ms returns the value that was added to the "latency_p99_ms" field in this mutation.
+func (m *FleetSampleMutation) AddedLatencyP99Ms() (r int64, exists bool) {
+	v := m.addlatency_p99_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLatencyP99Ms resets all changes to the "latency_p99_ms" field.
+func (m *FleetSampleMutation) ResetLatencyP99Ms() {
+	m.latency_p99_ms = nil
+	m.addlatency_p99_ms = nil
+}
+
+// SetRunsStarted sets the "runs_started" field.
+func (m *FleetSampleMutation) SetRunsStarted(i int) {
+	m.runs_started = &i
+	m.addruns_started = nil
+}
+
+// RunsStarted returns the value of the "runs_started" field in the mutation.
+func (m *FleetSampleMutation) RunsStarted() (r int, exists bool) {
+	v := m.runs_started
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunsStarted returns the old "runs_started" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldRunsStarted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunsStarted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunsStarted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunsStarted: %w", err)
+	}
+	return oldValue.RunsStarted, nil
+}
+
+// AddRunsStarted adds i to the "runs_started" field.
+func (m *FleetSampleMutation) AddRunsStarted(i int) {
+	if m.addruns_started != nil {
+		*m.addruns_started += i
+	} else {
+		m.addruns_started = &i
+	}
+}
+
+// AddedRunsStarted returns the value that was added to the "runs_started" field in this mutation.
+func (m *FleetSampleMutation) AddedRunsStarted() (r int, exists bool) {
+	v := m.addruns_started
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRunsStarted resets all changes to the "runs_started" field.
+func (m *FleetSampleMutation) ResetRunsStarted() {
+	m.runs_started = nil
+	m.addruns_started = nil
+}
+
+// SetRunsEnded sets the "runs_ended" field.
+func (m *FleetSampleMutation) SetRunsEnded(i int) {
+	m.runs_ended = &i
+	m.addruns_ended = nil
+}
+
+// RunsEnded returns the value of the "runs_ended" field in the mutation.
+func (m *FleetSampleMutation) RunsEnded() (r int, exists bool) {
+	v := m.runs_ended
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunsEnded returns the old "runs_ended" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldRunsEnded(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunsEnded is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunsEnded requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunsEnded: %w", err)
+	}
+	return oldValue.RunsEnded, nil
+}
+
+// AddRunsEnded adds i to the "runs_ended" field.
+func (m *FleetSampleMutation) AddRunsEnded(i int) {
+	if m.addruns_ended != nil {
+		*m.addruns_ended += i
+	} else {
+		m.addruns_ended = &i
+	}
+}
+
+// AddedRunsEnded returns the value that was added to the "runs_ended" field in this mutation.
+func (m *FleetSampleMutation) AddedRunsEnded() (r int, exists bool) {
+	v := m.addruns_ended
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRunsEnded resets all changes to the "runs_ended" field.
+func (m *FleetSampleMutation) ResetRunsEnded() {
+	m.runs_ended = nil
+	m.addruns_ended = nil
+}
+
+// SetRunsFailed sets the "runs_failed" field.
+func (m *FleetSampleMutation) SetRunsFailed(i int) {
+	m.runs_failed = &i
+	m.addruns_failed = nil
+}
+
+// RunsFailed returns the value of the "runs_failed" field in the mutation.
+func (m *FleetSampleMutation) RunsFailed() (r int, exists bool) {
+	v := m.runs_failed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunsFailed returns the old "runs_failed" field's value of the FleetSample entity.
+// If the FleetSample object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FleetSampleMutation) OldRunsFailed(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunsFailed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunsFailed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunsFailed: %w", err)
+	}
+	return oldValue.RunsFailed, nil
+}
+
+// AddRunsFailed adds i to the "runs_failed" field.
+func (m *FleetSampleMutation) AddRunsFailed(i int) {
+	if m.addruns_failed != nil {
+		*m.addruns_failed += i
+	} else {
+		m.addruns_failed = &i
+	}
+}
+
+// AddedRunsFailed returns the value that was added to the "runs_failed" field in this mutation.
+func (m *FleetSampleMutation) AddedRunsFailed() (r int, exists bool) {
+	v := m.addruns_failed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRunsFailed resets all changes to the "runs_failed" field.
+func (m *FleetSampleMutation) ResetRunsFailed() {
+	m.runs_failed = nil
+	m.addruns_failed = nil
+}
+
+// Where appends a list predicates to the FleetSampleMutation builder.
+func (m *FleetSampleMutation) Where(ps ...predicate.FleetSample) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the FleetSampleMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *FleetSampleMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.FleetSample, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *FleetSampleMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *FleetSampleMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (FleetSample).
+func (m *FleetSampleMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *FleetSampleMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.resolution != nil {
+		fields = append(fields, fleetsample.FieldResolution)
+	}
+	if m.at != nil {
+		fields = append(fields, fleetsample.FieldAt)
+	}
+	if m.minutes != nil {
+		fields = append(fields, fleetsample.FieldMinutes)
+	}
+	if m.agents_online != nil {
+		fields = append(fields, fleetsample.FieldAgentsOnline)
+	}
+	if m.approvals_pending != nil {
+		fields = append(fields, fleetsample.FieldApprovalsPending)
+	}
+	if m.health_ok != nil {
+		fields = append(fields, fleetsample.FieldHealthOk)
+	}
+	if m.health_degraded != nil {
+		fields = append(fields, fleetsample.FieldHealthDegraded)
+	}
+	if m.health_unknown != nil {
+		fields = append(fields, fleetsample.FieldHealthUnknown)
+	}
+	if m.health_none != nil {
+		fields = append(fields, fleetsample.FieldHealthNone)
+	}
+	if m.decisions != nil {
+		fields = append(fields, fleetsample.FieldDecisions)
+	}
+	if m.latency_p50_ms != nil {
+		fields = append(fields, fleetsample.FieldLatencyP50Ms)
+	}
+	if m.latency_p99_ms != nil {
+		fields = append(fields, fleetsample.FieldLatencyP99Ms)
+	}
+	if m.runs_started != nil {
+		fields = append(fields, fleetsample.FieldRunsStarted)
+	}
+	if m.runs_ended != nil {
+		fields = append(fields, fleetsample.FieldRunsEnded)
+	}
+	if m.runs_failed != nil {
+		fields = append(fields, fleetsample.FieldRunsFailed)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *FleetSampleMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case fleetsample.FieldResolution:
+		return m.Resolution()
+	case fleetsample.FieldAt:
+		return m.At()
+	case fleetsample.FieldMinutes:
+		return m.Minutes()
+	case fleetsample.FieldAgentsOnline:
+		return m.AgentsOnline()
+	case fleetsample.FieldApprovalsPending:
+		return m.ApprovalsPending()
+	case fleetsample.FieldHealthOk:
+		return m.HealthOk()
+	case fleetsample.FieldHealthDegraded:
+		return m.HealthDegraded()
+	case fleetsample.FieldHealthUnknown:
+		return m.HealthUnknown()
+	case fleetsample.FieldHealthNone:
+		return m.HealthNone()
+	case fleetsample.FieldDecisions:
+		return m.Decisions()
+	case fleetsample.FieldLatencyP50Ms:
+		return m.LatencyP50Ms()
+	case fleetsample.FieldLatencyP99Ms:
+		return m.LatencyP99Ms()
+	case fleetsample.FieldRunsStarted:
+		return m.RunsStarted()
+	case fleetsample.FieldRunsEnded:
+		return m.RunsEnded()
+	case fleetsample.FieldRunsFailed:
+		return m.RunsFailed()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *FleetSampleMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case fleetsample.FieldResolution:
+		return m.OldResolution(ctx)
+	case fleetsample.FieldAt:
+		return m.OldAt(ctx)
+	case fleetsample.FieldMinutes:
+		return m.OldMinutes(ctx)
+	case fleetsample.FieldAgentsOnline:
+		return m.OldAgentsOnline(ctx)
+	case fleetsample.FieldApprovalsPending:
+		return m.OldApprovalsPending(ctx)
+	case fleetsample.FieldHealthOk:
+		return m.OldHealthOk(ctx)
+	case fleetsample.FieldHealthDegraded:
+		return m.OldHealthDegraded(ctx)
+	case fleetsample.FieldHealthUnknown:
+		return m.OldHealthUnknown(ctx)
+	case fleetsample.FieldHealthNone:
+		return m.OldHealthNone(ctx)
+	case fleetsample.FieldDecisions:
+		return m.OldDecisions(ctx)
+	case fleetsample.FieldLatencyP50Ms:
+		return m.OldLatencyP50Ms(ctx)
+	case fleetsample.FieldLatencyP99Ms:
+		return m.OldLatencyP99Ms(ctx)
+	case fleetsample.FieldRunsStarted:
+		return m.OldRunsStarted(ctx)
+	case fleetsample.FieldRunsEnded:
+		return m.OldRunsEnded(ctx)
+	case fleetsample.FieldRunsFailed:
+		return m.OldRunsFailed(ctx)
+	}
+	return nil, fmt.Errorf("unknown FleetSample field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *FleetSampleMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case fleetsample.FieldResolution:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResolution(v)
+		return nil
+	case fleetsample.FieldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	case fleetsample.FieldMinutes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMinutes(v)
+		return nil
+	case fleetsample.FieldAgentsOnline:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentsOnline(v)
+		return nil
+	case fleetsample.FieldApprovalsPending:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovalsPending(v)
+		return nil
+	case fleetsample.FieldHealthOk:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthOk(v)
+		return nil
+	case fleetsample.FieldHealthDegraded:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthDegraded(v)
+		return nil
+	case fleetsample.FieldHealthUnknown:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthUnknown(v)
+		return nil
+	case fleetsample.FieldHealthNone:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthNone(v)
+		return nil
+	case fleetsample.FieldDecisions:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDecisions(v)
+		return nil
+	case fleetsample.FieldLatencyP50Ms:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLatencyP50Ms(v)
+		return nil
+	case fleetsample.FieldLatencyP99Ms:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLatencyP99Ms(v)
+		return nil
+	case fleetsample.FieldRunsStarted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunsStarted(v)
+		return nil
+	case fleetsample.FieldRunsEnded:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunsEnded(v)
+		return nil
+	case fleetsample.FieldRunsFailed:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunsFailed(v)
+		return nil
+	}
+	return fmt.Errorf("unknown FleetSample field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *FleetSampleMutation) AddedFields() []string {
+	var fields []string
+	if m.addminutes != nil {
+		fields = append(fields, fleetsample.FieldMinutes)
+	}
+	if m.addagents_online != nil {
+		fields = append(fields, fleetsample.FieldAgentsOnline)
+	}
+	if m.addapprovals_pending != nil {
+		fields = append(fields, fleetsample.FieldApprovalsPending)
+	}
+	if m.addhealth_ok != nil {
+		fields = append(fields, fleetsample.FieldHealthOk)
+	}
+	if m.addhealth_degraded != nil {
+		fields = append(fields, fleetsample.FieldHealthDegraded)
+	}
+	if m.addhealth_unknown != nil {
+		fields = append(fields, fleetsample.FieldHealthUnknown)
+	}
+	if m.addhealth_none != nil {
+		fields = append(fields, fleetsample.FieldHealthNone)
+	}
+	if m.adddecisions != nil {
+		fields = append(fields, fleetsample.FieldDecisions)
+	}
+	if m.addlatency_p50_ms != nil {
+		fields = append(fields, fleetsample.FieldLatencyP50Ms)
+	}
+	if m.addlatency_p99_ms != nil {
+		fields = append(fields, fleetsample.FieldLatencyP99Ms)
+	}
+	if m.addruns_started != nil {
+		fields = append(fields, fleetsample.FieldRunsStarted)
+	}
+	if m.addruns_ended != nil {
+		fields = append(fields, fleetsample.FieldRunsEnded)
+	}
+	if m.addruns_failed != nil {
+		fields = append(fields, fleetsample.FieldRunsFailed)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *FleetSampleMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case fleetsample.FieldMinutes:
+		return m.AddedMinutes()
+	case fleetsample.FieldAgentsOnline:
+		return m.AddedAgentsOnline()
+	case fleetsample.FieldApprovalsPending:
+		return m.AddedApprovalsPending()
+	case fleetsample.FieldHealthOk:
+		return m.AddedHealthOk()
+	case fleetsample.FieldHealthDegraded:
+		return m.AddedHealthDegraded()
+	case fleetsample.FieldHealthUnknown:
+		return m.AddedHealthUnknown()
+	case fleetsample.FieldHealthNone:
+		return m.AddedHealthNone()
+	case fleetsample.FieldDecisions:
+		return m.AddedDecisions()
+	case fleetsample.FieldLatencyP50Ms:
+		return m.AddedLatencyP50Ms()
+	case fleetsample.FieldLatencyP99Ms:
+		return m.AddedLatencyP99Ms()
+	case fleetsample.FieldRunsStarted:
+		return m.AddedRunsStarted()
+	case fleetsample.FieldRunsEnded:
+		return m.AddedRunsEnded()
+	case fleetsample.FieldRunsFailed:
+		return m.AddedRunsFailed()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *FleetSampleMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case fleetsample.FieldMinutes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMinutes(v)
+		return nil
+	case fleetsample.FieldAgentsOnline:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAgentsOnline(v)
+		return nil
+	case fleetsample.FieldApprovalsPending:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddApprovalsPending(v)
+		return nil
+	case fleetsample.FieldHealthOk:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHealthOk(v)
+		return nil
+	case fleetsample.FieldHealthDegraded:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHealthDegraded(v)
+		return nil
+	case fleetsample.FieldHealthUnknown:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHealthUnknown(v)
+		return nil
+	case fleetsample.FieldHealthNone:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHealthNone(v)
+		return nil
+	case fleetsample.FieldDecisions:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDecisions(v)
+		return nil
+	case fleetsample.FieldLatencyP50Ms:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLatencyP50Ms(v)
+		return nil
+	case fleetsample.FieldLatencyP99Ms:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLatencyP99Ms(v)
+		return nil
+	case fleetsample.FieldRunsStarted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRunsStarted(v)
+		return nil
+	case fleetsample.FieldRunsEnded:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRunsEnded(v)
+		return nil
+	case fleetsample.FieldRunsFailed:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRunsFailed(v)
+		return nil
+	}
+	return fmt.Errorf("unknown FleetSample numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *FleetSampleMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *FleetSampleMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *FleetSampleMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown FleetSample nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *FleetSampleMutation) ResetField(name string) error {
+	switch name {
+	case fleetsample.FieldResolution:
+		m.ResetResolution()
+		return nil
+	case fleetsample.FieldAt:
+		m.ResetAt()
+		return nil
+	case fleetsample.FieldMinutes:
+		m.ResetMinutes()
+		return nil
+	case fleetsample.FieldAgentsOnline:
+		m.ResetAgentsOnline()
+		return nil
+	case fleetsample.FieldApprovalsPending:
+		m.ResetApprovalsPending()
+		return nil
+	case fleetsample.FieldHealthOk:
+		m.ResetHealthOk()
+		return nil
+	case fleetsample.FieldHealthDegraded:
+		m.ResetHealthDegraded()
+		return nil
+	case fleetsample.FieldHealthUnknown:
+		m.ResetHealthUnknown()
+		return nil
+	case fleetsample.FieldHealthNone:
+		m.ResetHealthNone()
+		return nil
+	case fleetsample.FieldDecisions:
+		m.ResetDecisions()
+		return nil
+	case fleetsample.FieldLatencyP50Ms:
+		m.ResetLatencyP50Ms()
+		return nil
+	case fleetsample.FieldLatencyP99Ms:
+		m.ResetLatencyP99Ms()
+		return nil
+	case fleetsample.FieldRunsStarted:
+		m.ResetRunsStarted()
+		return nil
+	case fleetsample.FieldRunsEnded:
+		m.ResetRunsEnded()
+		return nil
+	case fleetsample.FieldRunsFailed:
+		m.ResetRunsFailed()
+		return nil
+	}
+	return fmt.Errorf("unknown FleetSample field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *FleetSampleMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *FleetSampleMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *FleetSampleMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *FleetSampleMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *FleetSampleMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *FleetSampleMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *FleetSampleMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown FleetSample unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *FleetSampleMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown FleetSample edge %s", name)
 }
 
 // HealthRoundMutation represents an operation that mutates the HealthRound nodes in the graph.

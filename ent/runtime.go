@@ -13,6 +13,7 @@ import (
 	"github.com/symphonix/symphonix/ent/conversation"
 	"github.com/symphonix/symphonix/ent/delegationfailure"
 	"github.com/symphonix/symphonix/ent/evalscore"
+	"github.com/symphonix/symphonix/ent/fleetsample"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/ent/notification"
 	"github.com/symphonix/symphonix/ent/packagechunk"
@@ -410,6 +411,78 @@ func init() {
 	evalscoreDescBuild := evalscoreFields[2].Descriptor()
 	// evalscore.BuildValidator is a validator for the "build" field. It is called by the builders before save.
 	evalscore.BuildValidator = evalscoreDescBuild.Validators[0].(func(string) error)
+	fleetsampleFields := schema.FleetSample{}.Fields()
+	_ = fleetsampleFields
+	// fleetsampleDescResolution is the schema descriptor for resolution field.
+	fleetsampleDescResolution := fleetsampleFields[0].Descriptor()
+	// fleetsample.ResolutionValidator is a validator for the "resolution" field. It is called by the builders before save.
+	fleetsample.ResolutionValidator = func() func(string) error {
+		validators := fleetsampleDescResolution.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(resolution string) error {
+			for _, fn := range fns {
+				if err := fn(resolution); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// fleetsampleDescMinutes is the schema descriptor for minutes field.
+	fleetsampleDescMinutes := fleetsampleFields[2].Descriptor()
+	// fleetsample.DefaultMinutes holds the default value on creation for the minutes field.
+	fleetsample.DefaultMinutes = fleetsampleDescMinutes.Default.(int)
+	// fleetsampleDescAgentsOnline is the schema descriptor for agents_online field.
+	fleetsampleDescAgentsOnline := fleetsampleFields[3].Descriptor()
+	// fleetsample.DefaultAgentsOnline holds the default value on creation for the agents_online field.
+	fleetsample.DefaultAgentsOnline = fleetsampleDescAgentsOnline.Default.(int)
+	// fleetsampleDescApprovalsPending is the schema descriptor for approvals_pending field.
+	fleetsampleDescApprovalsPending := fleetsampleFields[4].Descriptor()
+	// fleetsample.DefaultApprovalsPending holds the default value on creation for the approvals_pending field.
+	fleetsample.DefaultApprovalsPending = fleetsampleDescApprovalsPending.Default.(int)
+	// fleetsampleDescHealthOk is the schema descriptor for health_ok field.
+	fleetsampleDescHealthOk := fleetsampleFields[5].Descriptor()
+	// fleetsample.DefaultHealthOk holds the default value on creation for the health_ok field.
+	fleetsample.DefaultHealthOk = fleetsampleDescHealthOk.Default.(int)
+	// fleetsampleDescHealthDegraded is the schema descriptor for health_degraded field.
+	fleetsampleDescHealthDegraded := fleetsampleFields[6].Descriptor()
+	// fleetsample.DefaultHealthDegraded holds the default value on creation for the health_degraded field.
+	fleetsample.DefaultHealthDegraded = fleetsampleDescHealthDegraded.Default.(int)
+	// fleetsampleDescHealthUnknown is the schema descriptor for health_unknown field.
+	fleetsampleDescHealthUnknown := fleetsampleFields[7].Descriptor()
+	// fleetsample.DefaultHealthUnknown holds the default value on creation for the health_unknown field.
+	fleetsample.DefaultHealthUnknown = fleetsampleDescHealthUnknown.Default.(int)
+	// fleetsampleDescHealthNone is the schema descriptor for health_none field.
+	fleetsampleDescHealthNone := fleetsampleFields[8].Descriptor()
+	// fleetsample.DefaultHealthNone holds the default value on creation for the health_none field.
+	fleetsample.DefaultHealthNone = fleetsampleDescHealthNone.Default.(int)
+	// fleetsampleDescDecisions is the schema descriptor for decisions field.
+	fleetsampleDescDecisions := fleetsampleFields[9].Descriptor()
+	// fleetsample.DefaultDecisions holds the default value on creation for the decisions field.
+	fleetsample.DefaultDecisions = fleetsampleDescDecisions.Default.(int)
+	// fleetsampleDescLatencyP50Ms is the schema descriptor for latency_p50_ms field.
+	fleetsampleDescLatencyP50Ms := fleetsampleFields[10].Descriptor()
+	// fleetsample.DefaultLatencyP50Ms holds the default value on creation for the latency_p50_ms field.
+	fleetsample.DefaultLatencyP50Ms = fleetsampleDescLatencyP50Ms.Default.(int64)
+	// fleetsampleDescLatencyP99Ms is the schema descriptor for latency_p99_ms field.
+	fleetsampleDescLatencyP99Ms := fleetsampleFields[11].Descriptor()
+	// fleetsample.DefaultLatencyP99Ms holds the default value on creation for the latency_p99_ms field.
+	fleetsample.DefaultLatencyP99Ms = fleetsampleDescLatencyP99Ms.Default.(int64)
+	// fleetsampleDescRunsStarted is the schema descriptor for runs_started field.
+	fleetsampleDescRunsStarted := fleetsampleFields[12].Descriptor()
+	// fleetsample.DefaultRunsStarted holds the default value on creation for the runs_started field.
+	fleetsample.DefaultRunsStarted = fleetsampleDescRunsStarted.Default.(int)
+	// fleetsampleDescRunsEnded is the schema descriptor for runs_ended field.
+	fleetsampleDescRunsEnded := fleetsampleFields[13].Descriptor()
+	// fleetsample.DefaultRunsEnded holds the default value on creation for the runs_ended field.
+	fleetsample.DefaultRunsEnded = fleetsampleDescRunsEnded.Default.(int)
+	// fleetsampleDescRunsFailed is the schema descriptor for runs_failed field.
+	fleetsampleDescRunsFailed := fleetsampleFields[14].Descriptor()
+	// fleetsample.DefaultRunsFailed holds the default value on creation for the runs_failed field.
+	fleetsample.DefaultRunsFailed = fleetsampleDescRunsFailed.Default.(int)
 	healthroundFields := schema.HealthRound{}.Fields()
 	_ = healthroundFields
 	// healthroundDescAgent is the schema descriptor for agent field.

@@ -32,6 +32,8 @@ type Tx struct {
 	DelegationFailure *DelegationFailureClient
 	// EvalScore is the client for interacting with the EvalScore builders.
 	EvalScore *EvalScoreClient
+	// FleetSample is the client for interacting with the FleetSample builders.
+	FleetSample *FleetSampleClient
 	// HealthRound is the client for interacting with the HealthRound builders.
 	HealthRound *HealthRoundClient
 	// Notification is the client for interacting with the Notification builders.
@@ -219,6 +221,7 @@ func (tx *Tx) init() {
 	tx.Conversation = NewConversationClient(tx.config)
 	tx.DelegationFailure = NewDelegationFailureClient(tx.config)
 	tx.EvalScore = NewEvalScoreClient(tx.config)
+	tx.FleetSample = NewFleetSampleClient(tx.config)
 	tx.HealthRound = NewHealthRoundClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
 	tx.PackageChunk = NewPackageChunkClient(tx.config)

@@ -17,6 +17,7 @@ import (
 // by its address, with what shows that the view has drawn what it reads.
 var pages = []struct{ name, hash, drawn string }{
 	{"agents", "#agents", `document.querySelector('#agents tr[data-agent="payer"]') !== null`},
+	{"dashboard", "#dashboard?window=1h", `document.querySelector("#dashboard canvas") !== null`},
 	{"agent", "#agent/payer", `document.getElementById("agent-title").textContent.includes("payer")`},
 	{"approvals", "#approvals", `document.querySelector('#queue li[data-approval]') !== null`},
 	{"rules", "#rules", `document.querySelector('#rules tr, #rules li') !== null`},

@@ -129,6 +129,18 @@ func (f EvalScoreFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EvalScoreMutation", m)
 }
 
+// The FleetSampleFunc type is an adapter to allow the use of ordinary
+// function as FleetSample mutator.
+type FleetSampleFunc func(context.Context, *ent.FleetSampleMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f FleetSampleFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.FleetSampleMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.FleetSampleMutation", m)
+}
+
 // The HealthRoundFunc type is an adapter to allow the use of ordinary
 // function as HealthRound mutator.
 type HealthRoundFunc func(context.Context, *ent.HealthRoundMutation) (ent.Value, error)

@@ -187,6 +187,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{ApprovalsColumns[1], ApprovalsColumns[20], ApprovalsColumns[15]},
 			},
+			{
+				Name:    "approval_decided_at_state_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{ApprovalsColumns[13], ApprovalsColumns[11], ApprovalsColumns[12]},
+			},
 		},
 	}
 	// AuditEntriesColumns holds the columns for the "audit_entries" table.
@@ -340,6 +345,38 @@ var (
 				Name:    "evalscore_agent_suite_score_time",
 				Unique:  false,
 				Columns: []*schema.Column{EvalScoresColumns[1], EvalScoresColumns[2], EvalScoresColumns[4]},
+			},
+		},
+	}
+	// FleetSamplesColumns holds the columns for the "fleet_samples" table.
+	FleetSamplesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "resolution", Type: field.TypeString, Size: 8},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "minutes", Type: field.TypeInt, Default: 1},
+		{Name: "agents_online", Type: field.TypeInt, Default: 0},
+		{Name: "approvals_pending", Type: field.TypeInt, Default: 0},
+		{Name: "health_ok", Type: field.TypeInt, Default: 0},
+		{Name: "health_degraded", Type: field.TypeInt, Default: 0},
+		{Name: "health_unknown", Type: field.TypeInt, Default: 0},
+		{Name: "health_none", Type: field.TypeInt, Default: 0},
+		{Name: "decisions", Type: field.TypeInt, Default: 0},
+		{Name: "latency_p50_ms", Type: field.TypeInt64, Default: 0},
+		{Name: "latency_p99_ms", Type: field.TypeInt64, Default: 0},
+		{Name: "runs_started", Type: field.TypeInt, Default: 0},
+		{Name: "runs_ended", Type: field.TypeInt, Default: 0},
+		{Name: "runs_failed", Type: field.TypeInt, Default: 0},
+	}
+	// FleetSamplesTable holds the schema information for the "fleet_samples" table.
+	FleetSamplesTable = &schema.Table{
+		Name:       "fleet_samples",
+		Columns:    FleetSamplesColumns,
+		PrimaryKey: []*schema.Column{FleetSamplesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "fleetsample_resolution_at",
+				Unique:  true,
+				Columns: []*schema.Column{FleetSamplesColumns[1], FleetSamplesColumns[2]},
 			},
 		},
 	}
@@ -934,6 +971,7 @@ var (
 		ConversationsTable,
 		DelegationFailuresTable,
 		EvalScoresTable,
+		FleetSamplesTable,
 		HealthRoundsTable,
 		NotificationsTable,
 		PackageChunksTable,

@@ -36,6 +36,9 @@ type DelegationFailure func(*sql.Selector)
 // EvalScore is the predicate function for evalscore builders.
 type EvalScore func(*sql.Selector)
 
+// FleetSample is the predicate function for fleetsample builders.
+type FleetSample func(*sql.Selector)
+
 // HealthRound is the predicate function for healthround builders.
 type HealthRound func(*sql.Selector)
 

@@ -93,5 +93,8 @@ func (Approval) Indexes() []ent.Index {
 		index.Fields("agent", "run_id", "node"),
 		// The decisions not yet delivered to an agent.
 		index.Fields("agent", "delivered_at", "say"),
+		// The decisions of a minute or an hour, and their latency, for the
+		// fleet's samples (board/fleet.go).
+		index.Fields("decided_at", "state", "created_at"),
 	}
 }

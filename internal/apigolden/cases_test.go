@@ -227,6 +227,28 @@ func cases() []goldenCase {
 		},
 		NextPageToken: "aGVhbHRoLTM",
 	})
+	fleet := func(minute, online, pending int) *boardv1.FleetSample {
+		return &boardv1.FleetSample{
+			Time: at(minute), Minutes: 1, AgentsOnline: int32(online), ApprovalsPending: int32(pending),
+			HealthOk: int32(online - 2), HealthDegraded: 1, HealthNone: 1,
+			Decisions: 3, DecisionLatencyP50: durationpb.New(42 * time.Second), DecisionLatencyP99: durationpb.New(3*time.Minute + 250*time.Millisecond),
+			RunsStarted: 12, RunsEnded: 11, RunsFailed: 1,
+		}
+	}
+	add("AgentService.GetFleetHistory.request", &boardv1.GetFleetHistoryRequest{Window: durationpb.New(time.Hour)})
+	add("AgentService.GetFleetHistory.response", &boardv1.GetFleetHistoryResponse{
+		Resolution: boardv1.FleetResolution_FLEET_RESOLUTION_MINUTE,
+		Samples:    []*boardv1.FleetSample{fleet(0, 7, 2), fleet(1, 8, 3)},
+		Latest:     fleet(1, 8, 3),
+	})
+	add("AgentService.GetFleetHistory.response.hours", &boardv1.GetFleetHistoryResponse{
+		Resolution: boardv1.FleetResolution_FLEET_RESOLUTION_HOUR,
+		Samples: []*boardv1.FleetSample{{
+			Time: at(0), Minutes: 60, AgentsOnline: 7, ApprovalsPending: 2, HealthOk: 7,
+			Decisions: 40, DecisionLatencyP50: durationpb.New(30 * time.Second), DecisionLatencyP99: durationpb.New(10 * time.Minute),
+			RunsStarted: 600, RunsEnded: 598, RunsFailed: 9,
+		}},
+	})
 	add("AgentService.PauseAgent.request", &boardv1.PauseAgentRequest{Name: "refund-desk", Reason: "The payments provider is down."})
 	add("AgentService.PauseAgent.response", &boardv1.PauseAgentResponse{Agent: agentPaused(boardv1.PauseOrigin_PAUSE_ORIGIN_BOARD, false)})
 	add("AgentService.ResumeAgent.request", &boardv1.ResumeAgentRequest{Name: "refund-desk", Reason: "Payments are back."})

@@ -399,6 +399,9 @@ table "approvals" {
   index "approval_agent_delivered_at_say" {
     columns = [column.agent, column.delivered_at, column.say]
   }
+  index "approval_decided_at_state_created_at" {
+    columns = [column.decided_at, column.state, column.created_at]
+  }
 }
 table "audit_entries" {
   schema = schema.public
@@ -713,6 +716,96 @@ table "eval_scores" {
   }
   index "evalscore_agent_suite_score_time" {
     columns = [column.agent, column.suite, column.score_time]
+  }
+}
+table "fleet_samples" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "resolution" {
+    null = false
+    type = varchar
+  }
+  column "at" {
+    null = false
+    type = timestamptz
+  }
+  column "minutes" {
+    null    = false
+    type    = bigint
+    default = sql("1")
+  }
+  column "agents_online" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "approvals_pending" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "health_ok" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "health_degraded" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "health_unknown" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "health_none" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "decisions" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "latency_p50_ms" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "latency_p99_ms" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "runs_started" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "runs_ended" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  column "runs_failed" {
+    null    = false
+    type    = bigint
+    default = sql("0")
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "fleetsample_resolution_at" {
+    unique  = true
+    columns = [column.resolution, column.at]
   }
 }
 table "health_rounds" {

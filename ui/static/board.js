@@ -5,8 +5,8 @@
 // this one; health.js (the words for an agent's health and pause) and
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
-// fire.js, runtree.js, run.js, alerts.js, approvals.js, rules.js, consents.js, tools.js, conversations.js, library.js,
-// package.js, people.js, me.js, act.js, person.js), loaded after those, that registers with board.part. No framework
+// fire.js, runtree.js, run.js, dashboard.js, alerts.js, approvals.js, rules.js, consents.js, tools.js, conversations.js,
+// library.js, package.js, people.js, me.js, act.js, person.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
 // textContent or an attribute, never as HTML.
@@ -29,7 +29,8 @@ const board = (function () {
   // under the Library tab.
   // "#act/" and a token is the page of an action link (act.js): one
   // approval, sent to one person to decide; it has no tab.
-  const VIEWS = ["agents", "agent", "run", "approvals", "rules", "consents", "tools", "conversations", "alerts", "library", "package", "people", "person", "audit", "me", "act"];
+  // "#dashboard?window=24h" is the dashboard over a window (dashboardHref).
+  const VIEWS = ["agents", "dashboard", "agent", "run", "approvals", "rules", "consents", "tools", "conversations", "alerts", "library", "package", "people", "person", "audit", "me", "act"];
   const AGENT_HASH = "#agent/";
   const PACKAGE_HASH = "#package/";
   const RUN_HASH = "#run/";
@@ -39,6 +40,7 @@ const board = (function () {
   const ACT_HASH = "#act/";
   const PERSON_HASH = "#person/";
   const CONSENTS_HASH = "#consents";
+  const DASHBOARD_HASH = "#dashboard";
   const RANK = { viewer: 1, approver: 2, admin: 3 };
   // PAGE_SIZE is the page a view asks for when it reads a whole set (the
   // agents, the rules, the servers, the switches, the people): the most a
@@ -401,6 +403,7 @@ const board = (function () {
     if (actOfHash() !== "") return "act";
     if (personOfHash() !== "") return "person";
     if (consentsOfHash() !== null) return "consents";
+    if (dashboardOfHash() !== null) return "dashboard";
     const name = location.hash.slice(1);
     return VIEWS.includes(name) && !["agent", "run", "package", "act", "person"].includes(name) ? name : "agents";
   }
@@ -531,6 +534,20 @@ const board = (function () {
     return filtersOfHash(CONSENTS_HASH);
   }
 
+  // dashboardHref is the fragment of the dashboard over the window w
+  // ("1h", "24h", "7d", "30d").
+  function dashboardHref(w) {
+    return DASHBOARD_HASH + "?" + new URLSearchParams({ window: w }).toString();
+  }
+
+  // dashboardOfHash is the window the fragment gives the dashboard ("" when
+  // it gives none), or null when it does not name the dashboard.
+  function dashboardOfHash() {
+    const h = location.hash;
+    if (h !== DASHBOARD_HASH && !h.startsWith(DASHBOARD_HASH + "?")) return null;
+    return new URLSearchParams(h.slice(DASHBOARD_HASH.length + 1)).get("window") || "";
+  }
+
   // packageHref is the fragment of the library's page of the package
   // named name ("scope/name").
   function packageHref(name) {
@@ -580,9 +597,10 @@ const board = (function () {
   for (const tab of ui.tabs) {
     tab.addEventListener("click", () => {
       showView(tab.dataset.view);
-      // The audit, consents and agents views keep their filters in the address.
+      // The audit, consents and agents views keep their filters in the
+      // address, the dashboard its window.
       const kept = (view === "audit" && auditOfHash() !== null) || (view === "consents" && consentsOfHash() !== null) ||
-        (view === "agents" && location.hash.startsWith("#agents?"));
+        (view === "agents" && location.hash.startsWith("#agents?")) || (view === "dashboard" && dashboardOfHash() !== null);
       history.replaceState(null, "", kept ? location.hash : "#" + view);
     });
   }
@@ -594,7 +612,7 @@ const board = (function () {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
     parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
     runHref, runOfHash, approvalHref, approvalOfHash, ruleHref, ruleOfHash, packageHref, packageOfHash,
-    auditHref, auditOfHash, consentsHref, consentsOfHash, actOfHash, personHref, personOfHash,
+    auditHref, auditOfHash, consentsHref, consentsOfHash, actOfHash, personHref, personOfHash, dashboardHref, dashboardOfHash,
     PAGE_SIZE, LIST_MAX,
     // refusal, signOut and refreshMe are added by session.js.
     //

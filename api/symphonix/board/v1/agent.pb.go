@@ -9,6 +9,7 @@ package boardv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -132,6 +133,59 @@ func (x CycleKnowledge) Number() protoreflect.EnumNumber {
 // Deprecated: Use CycleKnowledge.Descriptor instead.
 func (CycleKnowledge) EnumDescriptor() ([]byte, []int) {
 	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+// FleetResolution is what one sample covers.
+type FleetResolution int32
+
+const (
+	// Not set.
+	FleetResolution_FLEET_RESOLUTION_UNSPECIFIED FleetResolution = 0
+	// One minute.
+	FleetResolution_FLEET_RESOLUTION_MINUTE FleetResolution = 1
+	// One hour, folded from its minutes.
+	FleetResolution_FLEET_RESOLUTION_HOUR FleetResolution = 2
+)
+
+// Enum value maps for FleetResolution.
+var (
+	FleetResolution_name = map[int32]string{
+		0: "FLEET_RESOLUTION_UNSPECIFIED",
+		1: "FLEET_RESOLUTION_MINUTE",
+		2: "FLEET_RESOLUTION_HOUR",
+	}
+	FleetResolution_value = map[string]int32{
+		"FLEET_RESOLUTION_UNSPECIFIED": 0,
+		"FLEET_RESOLUTION_MINUTE":      1,
+		"FLEET_RESOLUTION_HOUR":        2,
+	}
+)
+
+func (x FleetResolution) Enum() *FleetResolution {
+	p := new(FleetResolution)
+	*p = x
+	return p
+}
+
+func (x FleetResolution) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FleetResolution) Descriptor() protoreflect.EnumDescriptor {
+	return file_symphonix_board_v1_agent_proto_enumTypes[2].Descriptor()
+}
+
+func (FleetResolution) Type() protoreflect.EnumType {
+	return &file_symphonix_board_v1_agent_proto_enumTypes[2]
+}
+
+func (x FleetResolution) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FleetResolution.Descriptor instead.
+func (FleetResolution) EnumDescriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 // Agent is what the board knows about one agent, by name.
@@ -1204,11 +1258,292 @@ func (x *ForgetAgentResponse) GetAgent() *Agent {
 	return nil
 }
 
+// GetFleetHistoryRequest asks for the fleet's samples over a window.
+type GetFleetHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How far back from now: required, 1 minute to 30 days (720 h). Up to
+	// 24 h is answered with minute samples, beyond with hour samples.
+	// invalid_argument outside that.
+	Window        *durationpb.Duration `protobuf:"bytes,1,opt,name=window,proto3" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetFleetHistoryRequest) Reset() {
+	*x = GetFleetHistoryRequest{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetFleetHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetFleetHistoryRequest) ProtoMessage() {}
+
+func (x *GetFleetHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetFleetHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetFleetHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetFleetHistoryRequest) GetWindow() *durationpb.Duration {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+// FleetSample is the fleet over one minute or one hour.
+type FleetSample struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The start of the minute or hour it covers.
+	Time *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	// How many minute samples it holds: 1 for a minute; for an hour, up to
+	// 60 (fewer when boards were down for part of it).
+	Minutes int32 `protobuf:"varint,2,opt,name=minutes,proto3" json:"minutes,omitempty"`
+	// Agents online when the minute ended; for an hour, the mean of its
+	// minutes, rounded, as are the other counts read at a minute's end.
+	AgentsOnline int32 `protobuf:"varint,3,opt,name=agents_online,json=agentsOnline,proto3" json:"agents_online,omitempty"`
+	// Approvals pending when the minute ended.
+	ApprovalsPending int32 `protobuf:"varint,4,opt,name=approvals_pending,json=approvalsPending,proto3" json:"approvals_pending,omitempty"`
+	// Agents online whose latest health report said ok.
+	HealthOk int32 `protobuf:"varint,5,opt,name=health_ok,json=healthOk,proto3" json:"health_ok,omitempty"`
+	// Agents online whose latest health report said degraded.
+	HealthDegraded int32 `protobuf:"varint,6,opt,name=health_degraded,json=healthDegraded,proto3" json:"health_degraded,omitempty"`
+	// Agents online whose latest health report said unknown.
+	HealthUnknown int32 `protobuf:"varint,7,opt,name=health_unknown,json=healthUnknown,proto3" json:"health_unknown,omitempty"`
+	// Agents online that never reported their health.
+	HealthNone int32 `protobuf:"varint,8,opt,name=health_none,json=healthNone,proto3" json:"health_none,omitempty"`
+	// Approvals approved or rejected within it.
+	Decisions int32 `protobuf:"varint,9,opt,name=decisions,proto3" json:"decisions,omitempty"`
+	// The median time from raise to decision of those decisions, to the
+	// millisecond; zero without any.
+	DecisionLatencyP50 *durationpb.Duration `protobuf:"bytes,10,opt,name=decision_latency_p50,json=decisionLatencyP50,proto3" json:"decision_latency_p50,omitempty"`
+	// The 99th percentile of the same (the nearest rank); zero without any.
+	DecisionLatencyP99 *durationpb.Duration `protobuf:"bytes,11,opt,name=decision_latency_p99,json=decisionLatencyP99,proto3" json:"decision_latency_p99,omitempty"`
+	// Runs that started within it, as their agents reported them.
+	RunsStarted int32 `protobuf:"varint,12,opt,name=runs_started,json=runsStarted,proto3" json:"runs_started,omitempty"`
+	// Runs that ended within it, failed or not.
+	RunsEnded int32 `protobuf:"varint,13,opt,name=runs_ended,json=runsEnded,proto3" json:"runs_ended,omitempty"`
+	// Runs that ended within it as failed.
+	RunsFailed    int32 `protobuf:"varint,14,opt,name=runs_failed,json=runsFailed,proto3" json:"runs_failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FleetSample) Reset() {
+	*x = FleetSample{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FleetSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FleetSample) ProtoMessage() {}
+
+func (x *FleetSample) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FleetSample.ProtoReflect.Descriptor instead.
+func (*FleetSample) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *FleetSample) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *FleetSample) GetMinutes() int32 {
+	if x != nil {
+		return x.Minutes
+	}
+	return 0
+}
+
+func (x *FleetSample) GetAgentsOnline() int32 {
+	if x != nil {
+		return x.AgentsOnline
+	}
+	return 0
+}
+
+func (x *FleetSample) GetApprovalsPending() int32 {
+	if x != nil {
+		return x.ApprovalsPending
+	}
+	return 0
+}
+
+func (x *FleetSample) GetHealthOk() int32 {
+	if x != nil {
+		return x.HealthOk
+	}
+	return 0
+}
+
+func (x *FleetSample) GetHealthDegraded() int32 {
+	if x != nil {
+		return x.HealthDegraded
+	}
+	return 0
+}
+
+func (x *FleetSample) GetHealthUnknown() int32 {
+	if x != nil {
+		return x.HealthUnknown
+	}
+	return 0
+}
+
+func (x *FleetSample) GetHealthNone() int32 {
+	if x != nil {
+		return x.HealthNone
+	}
+	return 0
+}
+
+func (x *FleetSample) GetDecisions() int32 {
+	if x != nil {
+		return x.Decisions
+	}
+	return 0
+}
+
+func (x *FleetSample) GetDecisionLatencyP50() *durationpb.Duration {
+	if x != nil {
+		return x.DecisionLatencyP50
+	}
+	return nil
+}
+
+func (x *FleetSample) GetDecisionLatencyP99() *durationpb.Duration {
+	if x != nil {
+		return x.DecisionLatencyP99
+	}
+	return nil
+}
+
+func (x *FleetSample) GetRunsStarted() int32 {
+	if x != nil {
+		return x.RunsStarted
+	}
+	return 0
+}
+
+func (x *FleetSample) GetRunsEnded() int32 {
+	if x != nil {
+		return x.RunsEnded
+	}
+	return 0
+}
+
+func (x *FleetSample) GetRunsFailed() int32 {
+	if x != nil {
+		return x.RunsFailed
+	}
+	return 0
+}
+
+// GetFleetHistoryResponse is the fleet's samples over the window.
+type GetFleetHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What each sample covers: minutes for a window up to 24 h, hours beyond.
+	Resolution FleetResolution `protobuf:"varint,1,opt,name=resolution,proto3,enum=symphonix.board.v1.FleetResolution" json:"resolution,omitempty"`
+	// The samples whose minute or hour starts within the window, oldest
+	// first; at most 1,440.
+	Samples []*FleetSample `protobuf:"bytes,2,rep,name=samples,proto3" json:"samples,omitempty"`
+	// The newest minute sample the board holds, whatever the resolution:
+	// the fleet as it was at most a minute or two ago. Unset when the board
+	// holds none within the last 10 minutes.
+	Latest        *FleetSample `protobuf:"bytes,3,opt,name=latest,proto3" json:"latest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetFleetHistoryResponse) Reset() {
+	*x = GetFleetHistoryResponse{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetFleetHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetFleetHistoryResponse) ProtoMessage() {}
+
+func (x *GetFleetHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetFleetHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetFleetHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetFleetHistoryResponse) GetResolution() FleetResolution {
+	if x != nil {
+		return x.Resolution
+	}
+	return FleetResolution_FLEET_RESOLUTION_UNSPECIFIED
+}
+
+func (x *GetFleetHistoryResponse) GetSamples() []*FleetSample {
+	if x != nil {
+		return x.Samples
+	}
+	return nil
+}
+
+func (x *GetFleetHistoryResponse) GetLatest() *FleetSample {
+	if x != nil {
+		return x.Latest
+	}
+	return nil
+}
+
 var File_symphonix_board_v1_agent_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\"\xe9\x05\n" +
+	"\x1esymphonix/board/v1/agent.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a\x1dsymphonix/board/v1/link.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\"\xe9\x05\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -1276,7 +1611,34 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
 	"\x13ForgetAgentResponse\x12/\n" +
-	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent*Z\n" +
+	"\x05agent\x18\x01 \x01(\v2\x19.symphonix.board.v1.AgentR\x05agent\"K\n" +
+	"\x16GetFleetHistoryRequest\x121\n" +
+	"\x06window\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x06window\"\xd2\x04\n" +
+	"\vFleetSample\x12.\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x18\n" +
+	"\aminutes\x18\x02 \x01(\x05R\aminutes\x12#\n" +
+	"\ragents_online\x18\x03 \x01(\x05R\fagentsOnline\x12+\n" +
+	"\x11approvals_pending\x18\x04 \x01(\x05R\x10approvalsPending\x12\x1b\n" +
+	"\thealth_ok\x18\x05 \x01(\x05R\bhealthOk\x12'\n" +
+	"\x0fhealth_degraded\x18\x06 \x01(\x05R\x0ehealthDegraded\x12%\n" +
+	"\x0ehealth_unknown\x18\a \x01(\x05R\rhealthUnknown\x12\x1f\n" +
+	"\vhealth_none\x18\b \x01(\x05R\n" +
+	"healthNone\x12\x1c\n" +
+	"\tdecisions\x18\t \x01(\x05R\tdecisions\x12K\n" +
+	"\x14decision_latency_p50\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\x12decisionLatencyP50\x12K\n" +
+	"\x14decision_latency_p99\x18\v \x01(\v2\x19.google.protobuf.DurationR\x12decisionLatencyP99\x12!\n" +
+	"\fruns_started\x18\f \x01(\x05R\vrunsStarted\x12\x1d\n" +
+	"\n" +
+	"runs_ended\x18\r \x01(\x05R\trunsEnded\x12\x1f\n" +
+	"\vruns_failed\x18\x0e \x01(\x05R\n" +
+	"runsFailed\"\xd2\x01\n" +
+	"\x17GetFleetHistoryResponse\x12C\n" +
+	"\n" +
+	"resolution\x18\x01 \x01(\x0e2#.symphonix.board.v1.FleetResolutionR\n" +
+	"resolution\x129\n" +
+	"\asamples\x18\x02 \x03(\v2\x1f.symphonix.board.v1.FleetSampleR\asamples\x127\n" +
+	"\x06latest\x18\x03 \x01(\v2\x1f.symphonix.board.v1.FleetSampleR\x06latest*Z\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -1286,7 +1648,11 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x1bCYCLE_KNOWLEDGE_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bCYCLE_KNOWLEDGE_CANNOT_TELL\x10\x01\x12!\n" +
 	"\x1dCYCLE_KNOWLEDGE_NONE_REPORTED\x10\x02\x12\x1c\n" +
-	"\x18CYCLE_KNOWLEDGE_REPORTED\x10\x032\xb0\x05\n" +
+	"\x18CYCLE_KNOWLEDGE_REPORTED\x10\x03*k\n" +
+	"\x0fFleetResolution\x12 \n" +
+	"\x1cFLEET_RESOLUTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17FLEET_RESOLUTION_MINUTE\x10\x01\x12\x19\n" +
+	"\x15FLEET_RESOLUTION_HOUR\x10\x022\x9c\x06\n" +
 	"\fAgentService\x12[\n" +
 	"\n" +
 	"ListAgents\x12%.symphonix.board.v1.ListAgentsRequest\x1a&.symphonix.board.v1.ListAgentsResponse\x12U\n" +
@@ -1296,7 +1662,8 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"PauseAgent\x12%.symphonix.board.v1.PauseAgentRequest\x1a&.symphonix.board.v1.PauseAgentResponse\x12^\n" +
 	"\vResumeAgent\x12&.symphonix.board.v1.ResumeAgentRequest\x1a'.symphonix.board.v1.ResumeAgentResponse\x12^\n" +
-	"\vForgetAgent\x12&.symphonix.board.v1.ForgetAgentRequest\x1a'.symphonix.board.v1.ForgetAgentResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\vForgetAgent\x12&.symphonix.board.v1.ForgetAgentRequest\x1a'.symphonix.board.v1.ForgetAgentResponse\x12j\n" +
+	"\x0fGetFleetHistory\x12*.symphonix.board.v1.GetFleetHistoryRequest\x1a+.symphonix.board.v1.GetFleetHistoryResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_agent_proto_rawDescOnce sync.Once
@@ -1310,73 +1677,87 @@ func file_symphonix_board_v1_agent_proto_rawDescGZIP() []byte {
 	return file_symphonix_board_v1_agent_proto_rawDescData
 }
 
-var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: symphonix.board.v1.AgentState
 	(CycleKnowledge)(0),              // 1: symphonix.board.v1.CycleKnowledge
-	(*Agent)(nil),                    // 2: symphonix.board.v1.Agent
-	(*DelegationCycles)(nil),         // 3: symphonix.board.v1.DelegationCycles
-	(*AgentPause)(nil),               // 4: symphonix.board.v1.AgentPause
-	(*ListAgentsRequest)(nil),        // 5: symphonix.board.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),       // 6: symphonix.board.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),          // 7: symphonix.board.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),         // 8: symphonix.board.v1.GetAgentResponse
-	(*WatchAgentsRequest)(nil),       // 9: symphonix.board.v1.WatchAgentsRequest
-	(*WatchAgentsResponse)(nil),      // 10: symphonix.board.v1.WatchAgentsResponse
-	(*GetHealthHistoryRequest)(nil),  // 11: symphonix.board.v1.GetHealthHistoryRequest
-	(*GetHealthHistoryResponse)(nil), // 12: symphonix.board.v1.GetHealthHistoryResponse
-	(*PauseAgentRequest)(nil),        // 13: symphonix.board.v1.PauseAgentRequest
-	(*PauseAgentResponse)(nil),       // 14: symphonix.board.v1.PauseAgentResponse
-	(*ResumeAgentRequest)(nil),       // 15: symphonix.board.v1.ResumeAgentRequest
-	(*ResumeAgentResponse)(nil),      // 16: symphonix.board.v1.ResumeAgentResponse
-	(*ForgetAgentRequest)(nil),       // 17: symphonix.board.v1.ForgetAgentRequest
-	(*ForgetAgentResponse)(nil),      // 18: symphonix.board.v1.ForgetAgentResponse
-	(*timestamppb.Timestamp)(nil),    // 19: google.protobuf.Timestamp
-	(*HealthRound)(nil),              // 20: symphonix.board.v1.HealthRound
-	(*FlowInput)(nil),                // 21: symphonix.board.v1.FlowInput
-	(*InstalledPackage)(nil),         // 22: symphonix.board.v1.InstalledPackage
-	(PauseOrigin)(0),                 // 23: symphonix.board.v1.PauseOrigin
+	(FleetResolution)(0),             // 2: symphonix.board.v1.FleetResolution
+	(*Agent)(nil),                    // 3: symphonix.board.v1.Agent
+	(*DelegationCycles)(nil),         // 4: symphonix.board.v1.DelegationCycles
+	(*AgentPause)(nil),               // 5: symphonix.board.v1.AgentPause
+	(*ListAgentsRequest)(nil),        // 6: symphonix.board.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),       // 7: symphonix.board.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),          // 8: symphonix.board.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),         // 9: symphonix.board.v1.GetAgentResponse
+	(*WatchAgentsRequest)(nil),       // 10: symphonix.board.v1.WatchAgentsRequest
+	(*WatchAgentsResponse)(nil),      // 11: symphonix.board.v1.WatchAgentsResponse
+	(*GetHealthHistoryRequest)(nil),  // 12: symphonix.board.v1.GetHealthHistoryRequest
+	(*GetHealthHistoryResponse)(nil), // 13: symphonix.board.v1.GetHealthHistoryResponse
+	(*PauseAgentRequest)(nil),        // 14: symphonix.board.v1.PauseAgentRequest
+	(*PauseAgentResponse)(nil),       // 15: symphonix.board.v1.PauseAgentResponse
+	(*ResumeAgentRequest)(nil),       // 16: symphonix.board.v1.ResumeAgentRequest
+	(*ResumeAgentResponse)(nil),      // 17: symphonix.board.v1.ResumeAgentResponse
+	(*ForgetAgentRequest)(nil),       // 18: symphonix.board.v1.ForgetAgentRequest
+	(*ForgetAgentResponse)(nil),      // 19: symphonix.board.v1.ForgetAgentResponse
+	(*GetFleetHistoryRequest)(nil),   // 20: symphonix.board.v1.GetFleetHistoryRequest
+	(*FleetSample)(nil),              // 21: symphonix.board.v1.FleetSample
+	(*GetFleetHistoryResponse)(nil),  // 22: symphonix.board.v1.GetFleetHistoryResponse
+	(*timestamppb.Timestamp)(nil),    // 23: google.protobuf.Timestamp
+	(*HealthRound)(nil),              // 24: symphonix.board.v1.HealthRound
+	(*FlowInput)(nil),                // 25: symphonix.board.v1.FlowInput
+	(*InstalledPackage)(nil),         // 26: symphonix.board.v1.InstalledPackage
+	(PauseOrigin)(0),                 // 27: symphonix.board.v1.PauseOrigin
+	(*durationpb.Duration)(nil),      // 28: google.protobuf.Duration
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
-	19, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
-	19, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
-	20, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
-	4,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
-	21, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
-	22, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
-	3,  // 7: symphonix.board.v1.Agent.delegation_cycles:type_name -> symphonix.board.v1.DelegationCycles
+	23, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
+	23, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
+	24, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
+	5,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
+	25, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
+	26, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
+	4,  // 7: symphonix.board.v1.Agent.delegation_cycles:type_name -> symphonix.board.v1.DelegationCycles
 	1,  // 8: symphonix.board.v1.DelegationCycles.knowledge:type_name -> symphonix.board.v1.CycleKnowledge
-	19, // 9: symphonix.board.v1.DelegationCycles.last_time:type_name -> google.protobuf.Timestamp
-	19, // 10: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
-	23, // 11: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
-	2,  // 12: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
-	2,  // 13: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	2,  // 14: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	20, // 15: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
-	2,  // 16: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	2,  // 17: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	2,  // 18: symphonix.board.v1.ForgetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	5,  // 19: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	7,  // 20: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	9,  // 21: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	11, // 22: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
-	13, // 23: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
-	15, // 24: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
-	17, // 25: symphonix.board.v1.AgentService.ForgetAgent:input_type -> symphonix.board.v1.ForgetAgentRequest
-	6,  // 26: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	8,  // 27: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	10, // 28: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	12, // 29: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
-	14, // 30: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
-	16, // 31: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
-	18, // 32: symphonix.board.v1.AgentService.ForgetAgent:output_type -> symphonix.board.v1.ForgetAgentResponse
-	26, // [26:33] is the sub-list for method output_type
-	19, // [19:26] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	23, // 9: symphonix.board.v1.DelegationCycles.last_time:type_name -> google.protobuf.Timestamp
+	23, // 10: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
+	27, // 11: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
+	3,  // 12: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
+	3,  // 13: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 14: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
+	24, // 15: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
+	3,  // 16: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 17: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 18: symphonix.board.v1.ForgetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	28, // 19: symphonix.board.v1.GetFleetHistoryRequest.window:type_name -> google.protobuf.Duration
+	23, // 20: symphonix.board.v1.FleetSample.time:type_name -> google.protobuf.Timestamp
+	28, // 21: symphonix.board.v1.FleetSample.decision_latency_p50:type_name -> google.protobuf.Duration
+	28, // 22: symphonix.board.v1.FleetSample.decision_latency_p99:type_name -> google.protobuf.Duration
+	2,  // 23: symphonix.board.v1.GetFleetHistoryResponse.resolution:type_name -> symphonix.board.v1.FleetResolution
+	21, // 24: symphonix.board.v1.GetFleetHistoryResponse.samples:type_name -> symphonix.board.v1.FleetSample
+	21, // 25: symphonix.board.v1.GetFleetHistoryResponse.latest:type_name -> symphonix.board.v1.FleetSample
+	6,  // 26: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	8,  // 27: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	10, // 28: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	12, // 29: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
+	14, // 30: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
+	16, // 31: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
+	18, // 32: symphonix.board.v1.AgentService.ForgetAgent:input_type -> symphonix.board.v1.ForgetAgentRequest
+	20, // 33: symphonix.board.v1.AgentService.GetFleetHistory:input_type -> symphonix.board.v1.GetFleetHistoryRequest
+	7,  // 34: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	9,  // 35: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	11, // 36: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	13, // 37: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
+	15, // 38: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
+	17, // 39: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
+	19, // 40: symphonix.board.v1.AgentService.ForgetAgent:output_type -> symphonix.board.v1.ForgetAgentResponse
+	22, // 41: symphonix.board.v1.AgentService.GetFleetHistory:output_type -> symphonix.board.v1.GetFleetHistoryResponse
+	34, // [34:42] is the sub-list for method output_type
+	26, // [26:34] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -1393,8 +1774,8 @@ func file_symphonix_board_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_agent_proto_rawDesc), len(file_symphonix_board_v1_agent_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   17,
+			NumEnums:      3,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	AgentService_PauseAgent_FullMethodName       = "/symphonix.board.v1.AgentService/PauseAgent"
 	AgentService_ResumeAgent_FullMethodName      = "/symphonix.board.v1.AgentService/ResumeAgent"
 	AgentService_ForgetAgent_FullMethodName      = "/symphonix.board.v1.AgentService/ForgetAgent"
+	AgentService_GetFleetHistory_FullMethodName  = "/symphonix.board.v1.AgentService/GetFleetHistory"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -72,6 +73,13 @@ type AgentServiceClient interface {
 	// failed_precondition, saying when it may be. Admins only; audited with
 	// who and why. not_found when the board does not know it.
 	ForgetAgent(ctx context.Context, in *ForgetAgentRequest, opts ...grpc.CallOption) (*ForgetAgentResponse, error)
+	// GetFleetHistory returns the samples of the fleet the board took over a
+	// window ending now, oldest first, for the web board's dashboard: one a
+	// minute for a window up to 24 h, one an hour beyond, up to 30 days; at
+	// most 1,440 samples. A board samples the fleet once a minute, one board
+	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
+	// minute or hour nobody sampled (no board was running) is missing.
+	GetFleetHistory(ctx context.Context, in *GetFleetHistoryRequest, opts ...grpc.CallOption) (*GetFleetHistoryResponse, error)
 }
 
 type agentServiceClient struct {
@@ -161,6 +169,16 @@ func (c *agentServiceClient) ForgetAgent(ctx context.Context, in *ForgetAgentReq
 	return out, nil
 }
 
+func (c *agentServiceClient) GetFleetHistory(ctx context.Context, in *GetFleetHistoryRequest, opts ...grpc.CallOption) (*GetFleetHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetFleetHistoryResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetFleetHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -205,6 +223,13 @@ type AgentServiceServer interface {
 	// failed_precondition, saying when it may be. Admins only; audited with
 	// who and why. not_found when the board does not know it.
 	ForgetAgent(context.Context, *ForgetAgentRequest) (*ForgetAgentResponse, error)
+	// GetFleetHistory returns the samples of the fleet the board took over a
+	// window ending now, oldest first, for the web board's dashboard: one a
+	// minute for a window up to 24 h, one an hour beyond, up to 30 days; at
+	// most 1,440 samples. A board samples the fleet once a minute, one board
+	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
+	// minute or hour nobody sampled (no board was running) is missing.
+	GetFleetHistory(context.Context, *GetFleetHistoryRequest) (*GetFleetHistoryResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -235,6 +260,9 @@ func (UnimplementedAgentServiceServer) ResumeAgent(context.Context, *ResumeAgent
 }
 func (UnimplementedAgentServiceServer) ForgetAgent(context.Context, *ForgetAgentRequest) (*ForgetAgentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForgetAgent not implemented")
+}
+func (UnimplementedAgentServiceServer) GetFleetHistory(context.Context, *GetFleetHistoryRequest) (*GetFleetHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetFleetHistory not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -376,6 +404,24 @@ func _AgentService_ForgetAgent_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetFleetHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetFleetHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetFleetHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetFleetHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetFleetHistory(ctx, req.(*GetFleetHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -406,6 +452,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForgetAgent",
 			Handler:    _AgentService_ForgetAgent_Handler,
+		},
+		{
+			MethodName: "GetFleetHistory",
+			Handler:    _AgentService_GetFleetHistory_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

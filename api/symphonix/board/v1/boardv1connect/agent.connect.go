@@ -39,6 +39,9 @@ const (
 	AgentServiceResumeAgentProcedure = "/symphonix.board.v1.AgentService/ResumeAgent"
 	// AgentServiceForgetAgentProcedure is the procedure name of the AgentService's ForgetAgent RPC.
 	AgentServiceForgetAgentProcedure = "/symphonix.board.v1.AgentService/ForgetAgent"
+	// AgentServiceGetFleetHistoryProcedure is the procedure name of the AgentService's GetFleetHistory
+	// RPC.
+	AgentServiceGetFleetHistoryProcedure = "/symphonix.board.v1.AgentService/GetFleetHistory"
 )
 
 var (
@@ -91,6 +94,13 @@ var (
 			Procedure:  AgentServiceForgetAgentProcedure,
 		}
 	})
+	agentServiceGetFleetHistorySpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_agent_proto.Services().ByName("AgentService").Methods().ByName("GetFleetHistory"),
+			Procedure:  AgentServiceGetFleetHistoryProcedure,
+		}
+	})
 )
 
 // AgentServiceClient is a client for the symphonix.board.v1.AgentService service.
@@ -132,6 +142,13 @@ type AgentServiceClient interface {
 	// failed_precondition, saying when it may be. Admins only; audited with
 	// who and why. not_found when the board does not know it.
 	ForgetAgent(context.Context, *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error)
+	// GetFleetHistory returns the samples of the fleet the board took over a
+	// window ending now, oldest first, for the web board's dashboard: one a
+	// minute for a window up to 24 h, one an hour beyond, up to 30 days; at
+	// most 1,440 samples. A board samples the fleet once a minute, one board
+	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
+	// minute or hour nobody sampled (no board was running) is missing.
+	GetFleetHistory(context.Context, *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error)
 }
 
 // NewAgentServiceClient constructs a client for the symphonix.board.v1.AgentService service.
@@ -199,6 +216,13 @@ type AgentServiceHandler interface {
 	// failed_precondition, saying when it may be. Admins only; audited with
 	// who and why. not_found when the board does not know it.
 	ForgetAgent(context.Context, *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error)
+	// GetFleetHistory returns the samples of the fleet the board took over a
+	// window ending now, oldest first, for the web board's dashboard: one a
+	// minute for a window up to 24 h, one an hour beyond, up to 30 days; at
+	// most 1,440 samples. A board samples the fleet once a minute, one board
+	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
+	// minute or hour nobody sampled (no board was running) is missing.
+	GetFleetHistory(context.Context, *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error)
 }
 
 // RegisterAgentServiceHandler registers svc as the symphonix.board.v1.AgentService implementation
@@ -213,6 +237,7 @@ func RegisterAgentServiceHandler(server *connect.Server, svc AgentServiceHandler
 		connect.Method{Spec: agentServicePauseAgentSpec(), Handler: adapter.pauseAgent},
 		connect.Method{Spec: agentServiceResumeAgentSpec(), Handler: adapter.resumeAgent},
 		connect.Method{Spec: agentServiceForgetAgentSpec(), Handler: adapter.forgetAgent},
+		connect.Method{Spec: agentServiceGetFleetHistorySpec(), Handler: adapter.getFleetHistory},
 	)
 }
 
@@ -260,6 +285,10 @@ func (UnimplementedAgentServiceHandler) ResumeAgent(context.Context, *v1.ResumeA
 
 func (UnimplementedAgentServiceHandler) ForgetAgent(context.Context, *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.ForgetAgent is not implemented")
+}
+
+func (UnimplementedAgentServiceHandler) GetFleetHistory(context.Context, *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.GetFleetHistory is not implemented")
 }
 
 type agentServiceClient struct {
@@ -317,6 +346,14 @@ func (c *agentServiceClient) ResumeAgent(ctx context.Context, req *v1.ResumeAgen
 func (c *agentServiceClient) ForgetAgent(ctx context.Context, req *v1.ForgetAgentRequest) (*v1.ForgetAgentResponse, error) {
 	var res v1.ForgetAgentResponse
 	if err := c.client.CallUnary(ctx, agentServiceForgetAgentSpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *agentServiceClient) GetFleetHistory(ctx context.Context, req *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error) {
+	var res v1.GetFleetHistoryResponse
+	if err := c.client.CallUnary(ctx, agentServiceGetFleetHistorySpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -398,6 +435,18 @@ func (h agentServiceHandler) forgetAgent(ctx context.Context, _ connect.Spec, st
 		return err
 	}
 	res, err := h.svc.ForgetAgent(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h agentServiceHandler) getFleetHistory(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.GetFleetHistoryRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.GetFleetHistory(ctx, &req)
 	if err != nil {
 		return err
 	}

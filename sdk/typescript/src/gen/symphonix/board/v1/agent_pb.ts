@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { HealthRound } from "./health_pb.js";
 import { file_symphonix_board_v1_health } from "./health_pb.js";
 import type { PauseOrigin } from "./link_pb.js";
@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/agent.proto.
  */
 export const file_symphonix_board_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLEBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZRI/ChFkZWxlZ2F0aW9uX2N5Y2xlcxgRIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uQ3ljbGVzSgQIAxAEUgZvbmxpbmUihwEKEERlbGVnYXRpb25DeWNsZXMSNQoJa25vd2xlZGdlGAEgASgOMiIuc3ltcGhvbml4LmJvYXJkLnYxLkN5Y2xlS25vd2xlZGdlEg0KBWNvdW50GAIgASgDEi0KCWxhc3RfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiUgoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudBIRCglmb3Jnb3R0ZW4YAiABKAgiTgoXR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJkChhHZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USLwoGcm91bmRzGAEgAygLMh8uc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJvdW5kEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIxChFQYXVzZUFnZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChJQYXVzZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSUmVzdW1lQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE1Jlc3VtZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSRm9yZ2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE0ZvcmdldEFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQqWgoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkFHRU5UX1NUQVRFX09OTElORRABEhcKE0FHRU5UX1NUQVRFX09GRkxJTkUQAiqTAQoOQ3ljbGVLbm93bGVkZ2USHwobQ1lDTEVfS05PV0xFREdFX1VOU1BFQ0lGSUVEEAASHwobQ1lDTEVfS05PV0xFREdFX0NBTk5PVF9URUxMEAESIQodQ1lDTEVfS05PV0xFREdFX05PTkVfUkVQT1JURUQQAhIcChhDWUNMRV9LTk9XTEVER0VfUkVQT1JURUQQAzKwBQoMQWdlbnRTZXJ2aWNlElsKCkxpc3RBZ2VudHMSJS5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFnZW50c1JlcXVlc3QaJi5zeW1waG9uaXguYm9hcmQudjEuTGlzdEFnZW50c1Jlc3BvbnNlElUKCEdldEFnZW50EiMuc3ltcGhvbml4LmJvYXJkLnYxLkdldEFnZW50UmVxdWVzdBokLnN5bXBob25peC5ib2FyZC52MS5HZXRBZ2VudFJlc3BvbnNlEmAKC1dhdGNoQWdlbnRzEiYuc3ltcGhvbml4LmJvYXJkLnYxLldhdGNoQWdlbnRzUmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFnZW50c1Jlc3BvbnNlMAESbQoQR2V0SGVhbHRoSGlzdG9yeRIrLnN5bXBob25peC5ib2FyZC52MS5HZXRIZWFsdGhIaXN0b3J5UmVxdWVzdBosLnN5bXBob25peC5ib2FyZC52MS5HZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USWwoKUGF1c2VBZ2VudBIlLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUFnZW50UmVxdWVzdBomLnN5bXBob25peC5ib2FyZC52MS5QYXVzZUFnZW50UmVzcG9uc2USXgoLUmVzdW1lQWdlbnQSJi5zeW1waG9uaXguYm9hcmQudjEuUmVzdW1lQWdlbnRSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLlJlc3VtZUFnZW50UmVzcG9uc2USXgoLRm9yZ2V0QWdlbnQSJi5zeW1waG9uaXguYm9hcmQudjEuRm9yZ2V0QWdlbnRSZXF1ZXN0Gicuc3ltcGhvbml4LmJvYXJkLnYxLkZvcmdldEFnZW50UmVzcG9uc2VCP1o9Z2l0aHViLmNvbS9zeW1waG9uaXgvc3ltcGhvbml4L2FwaS9zeW1waG9uaXgvYm9hcmQvdjE7Ym9hcmR2MWIGcHJvdG8z", [file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
+  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLEBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZRI/ChFkZWxlZ2F0aW9uX2N5Y2xlcxgRIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uQ3ljbGVzSgQIAxAEUgZvbmxpbmUihwEKEERlbGVnYXRpb25DeWNsZXMSNQoJa25vd2xlZGdlGAEgASgOMiIuc3ltcGhvbml4LmJvYXJkLnYxLkN5Y2xlS25vd2xlZGdlEg0KBWNvdW50GAIgASgDEi0KCWxhc3RfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiUgoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudBIRCglmb3Jnb3R0ZW4YAiABKAgiTgoXR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJkChhHZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USLwoGcm91bmRzGAEgAygLMh8uc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJvdW5kEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIxChFQYXVzZUFnZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChJQYXVzZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSUmVzdW1lQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE1Jlc3VtZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSRm9yZ2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE0ZvcmdldEFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiQwoWR2V0RmxlZXRIaXN0b3J5UmVxdWVzdBIpCgZ3aW5kb3cYASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24ilwMKC0ZsZWV0U2FtcGxlEigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB21pbnV0ZXMYAiABKAUSFQoNYWdlbnRzX29ubGluZRgDIAEoBRIZChFhcHByb3ZhbHNfcGVuZGluZxgEIAEoBRIRCgloZWFsdGhfb2sYBSABKAUSFwoPaGVhbHRoX2RlZ3JhZGVkGAYgASgFEhYKDmhlYWx0aF91bmtub3duGAcgASgFEhMKC2hlYWx0aF9ub25lGAggASgFEhEKCWRlY2lzaW9ucxgJIAEoBRI3ChRkZWNpc2lvbl9sYXRlbmN5X3A1MBgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI3ChRkZWNpc2lvbl9sYXRlbmN5X3A5ORgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxydW5zX3N0YXJ0ZWQYDCABKAUSEgoKcnVuc19lbmRlZBgNIAEoBRITCgtydW5zX2ZhaWxlZBgOIAEoBSK1AQoXR2V0RmxlZXRIaXN0b3J5UmVzcG9uc2USNwoKcmVzb2x1dGlvbhgBIAEoDjIjLnN5bXBob25peC5ib2FyZC52MS5GbGVldFJlc29sdXRpb24SMAoHc2FtcGxlcxgCIAMoCzIfLnN5bXBob25peC5ib2FyZC52MS5GbGVldFNhbXBsZRIvCgZsYXRlc3QYAyABKAsyHy5zeW1waG9uaXguYm9hcmQudjEuRmxlZXRTYW1wbGUqWgoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkFHRU5UX1NUQVRFX09OTElORRABEhcKE0FHRU5UX1NUQVRFX09GRkxJTkUQAiqTAQoOQ3ljbGVLbm93bGVkZ2USHwobQ1lDTEVfS05PV0xFREdFX1VOU1BFQ0lGSUVEEAASHwobQ1lDTEVfS05PV0xFREdFX0NBTk5PVF9URUxMEAESIQodQ1lDTEVfS05PV0xFREdFX05PTkVfUkVQT1JURUQQAhIcChhDWUNMRV9LTk9XTEVER0VfUkVQT1JURUQQAyprCg9GbGVldFJlc29sdXRpb24SIAocRkxFRVRfUkVTT0xVVElPTl9VTlNQRUNJRklFRBAAEhsKF0ZMRUVUX1JFU09MVVRJT05fTUlOVVRFEAESGQoVRkxFRVRfUkVTT0xVVElPTl9IT1VSEAIynAYKDEFnZW50U2VydmljZRJbCgpMaXN0QWdlbnRzEiUuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXNwb25zZRJVCghHZXRBZ2VudBIjLnN5bXBob25peC5ib2FyZC52MS5HZXRBZ2VudFJlcXVlc3QaJC5zeW1waG9uaXguYm9hcmQudjEuR2V0QWdlbnRSZXNwb25zZRJgCgtXYXRjaEFnZW50cxImLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFnZW50c1JlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBZ2VudHNSZXNwb25zZTABEm0KEEdldEhlYWx0aEhpc3RvcnkSKy5zeW1waG9uaXguYm9hcmQudjEuR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QaLC5zeW1waG9uaXguYm9hcmQudjEuR2V0SGVhbHRoSGlzdG9yeVJlc3BvbnNlElsKClBhdXNlQWdlbnQSJS5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VBZ2VudFJlcXVlc3QaJi5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VBZ2VudFJlc3BvbnNlEl4KC1Jlc3VtZUFnZW50EiYuc3ltcGhvbml4LmJvYXJkLnYxLlJlc3VtZUFnZW50UmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5SZXN1bWVBZ2VudFJlc3BvbnNlEl4KC0ZvcmdldEFnZW50EiYuc3ltcGhvbml4LmJvYXJkLnYxLkZvcmdldEFnZW50UmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5Gb3JnZXRBZ2VudFJlc3BvbnNlEmoKD0dldEZsZWV0SGlzdG9yeRIqLnN5bXBob25peC5ib2FyZC52MS5HZXRGbGVldEhpc3RvcnlSZXF1ZXN0Gisuc3ltcGhvbml4LmJvYXJkLnYxLkdldEZsZWV0SGlzdG9yeVJlc3BvbnNlQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
 
 /**
  * Agent is what the board knows about one agent, by name.
@@ -609,6 +609,182 @@ export const ForgetAgentResponseSchema: GenMessage<ForgetAgentResponse> = /*@__P
   messageDesc(file_symphonix_board_v1_agent, 16);
 
 /**
+ * GetFleetHistoryRequest asks for the fleet's samples over a window.
+ *
+ * @generated from message symphonix.board.v1.GetFleetHistoryRequest
+ */
+export type GetFleetHistoryRequest = Message<"symphonix.board.v1.GetFleetHistoryRequest"> & {
+  /**
+   * How far back from now: required, 1 minute to 30 days (720 h). Up to
+   * 24 h is answered with minute samples, beyond with hour samples.
+   * invalid_argument outside that.
+   *
+   * @generated from field: google.protobuf.Duration window = 1;
+   */
+  window?: Duration | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.GetFleetHistoryRequest.
+ * Use `create(GetFleetHistoryRequestSchema)` to create a new message.
+ */
+export const GetFleetHistoryRequestSchema: GenMessage<GetFleetHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 17);
+
+/**
+ * FleetSample is the fleet over one minute or one hour.
+ *
+ * @generated from message symphonix.board.v1.FleetSample
+ */
+export type FleetSample = Message<"symphonix.board.v1.FleetSample"> & {
+  /**
+   * The start of the minute or hour it covers.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 1;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * How many minute samples it holds: 1 for a minute; for an hour, up to
+   * 60 (fewer when boards were down for part of it).
+   *
+   * @generated from field: int32 minutes = 2;
+   */
+  minutes: number;
+
+  /**
+   * Agents online when the minute ended; for an hour, the mean of its
+   * minutes, rounded, as are the other counts read at a minute's end.
+   *
+   * @generated from field: int32 agents_online = 3;
+   */
+  agentsOnline: number;
+
+  /**
+   * Approvals pending when the minute ended.
+   *
+   * @generated from field: int32 approvals_pending = 4;
+   */
+  approvalsPending: number;
+
+  /**
+   * Agents online whose latest health report said ok.
+   *
+   * @generated from field: int32 health_ok = 5;
+   */
+  healthOk: number;
+
+  /**
+   * Agents online whose latest health report said degraded.
+   *
+   * @generated from field: int32 health_degraded = 6;
+   */
+  healthDegraded: number;
+
+  /**
+   * Agents online whose latest health report said unknown.
+   *
+   * @generated from field: int32 health_unknown = 7;
+   */
+  healthUnknown: number;
+
+  /**
+   * Agents online that never reported their health.
+   *
+   * @generated from field: int32 health_none = 8;
+   */
+  healthNone: number;
+
+  /**
+   * Approvals approved or rejected within it.
+   *
+   * @generated from field: int32 decisions = 9;
+   */
+  decisions: number;
+
+  /**
+   * The median time from raise to decision of those decisions, to the
+   * millisecond; zero without any.
+   *
+   * @generated from field: google.protobuf.Duration decision_latency_p50 = 10;
+   */
+  decisionLatencyP50?: Duration | undefined;
+
+  /**
+   * The 99th percentile of the same (the nearest rank); zero without any.
+   *
+   * @generated from field: google.protobuf.Duration decision_latency_p99 = 11;
+   */
+  decisionLatencyP99?: Duration | undefined;
+
+  /**
+   * Runs that started within it, as their agents reported them.
+   *
+   * @generated from field: int32 runs_started = 12;
+   */
+  runsStarted: number;
+
+  /**
+   * Runs that ended within it, failed or not.
+   *
+   * @generated from field: int32 runs_ended = 13;
+   */
+  runsEnded: number;
+
+  /**
+   * Runs that ended within it as failed.
+   *
+   * @generated from field: int32 runs_failed = 14;
+   */
+  runsFailed: number;
+};
+
+/**
+ * Describes the message symphonix.board.v1.FleetSample.
+ * Use `create(FleetSampleSchema)` to create a new message.
+ */
+export const FleetSampleSchema: GenMessage<FleetSample> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 18);
+
+/**
+ * GetFleetHistoryResponse is the fleet's samples over the window.
+ *
+ * @generated from message symphonix.board.v1.GetFleetHistoryResponse
+ */
+export type GetFleetHistoryResponse = Message<"symphonix.board.v1.GetFleetHistoryResponse"> & {
+  /**
+   * What each sample covers: minutes for a window up to 24 h, hours beyond.
+   *
+   * @generated from field: symphonix.board.v1.FleetResolution resolution = 1;
+   */
+  resolution: FleetResolution;
+
+  /**
+   * The samples whose minute or hour starts within the window, oldest
+   * first; at most 1,440.
+   *
+   * @generated from field: repeated symphonix.board.v1.FleetSample samples = 2;
+   */
+  samples: FleetSample[];
+
+  /**
+   * The newest minute sample the board holds, whatever the resolution:
+   * the fleet as it was at most a minute or two ago. Unset when the board
+   * holds none within the last 10 minutes.
+   *
+   * @generated from field: symphonix.board.v1.FleetSample latest = 3;
+   */
+  latest?: FleetSample | undefined;
+};
+
+/**
+ * Describes the message symphonix.board.v1.GetFleetHistoryResponse.
+ * Use `create(GetFleetHistoryResponseSchema)` to create a new message.
+ */
+export const GetFleetHistoryResponseSchema: GenMessage<GetFleetHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 19);
+
+/**
  * AgentState is whether an agent is linked to the board.
  *
  * @generated from enum symphonix.board.v1.AgentState
@@ -684,6 +860,40 @@ export enum CycleKnowledge {
  */
 export const CycleKnowledgeSchema: GenEnum<CycleKnowledge> = /*@__PURE__*/
   enumDesc(file_symphonix_board_v1_agent, 1);
+
+/**
+ * FleetResolution is what one sample covers.
+ *
+ * @generated from enum symphonix.board.v1.FleetResolution
+ */
+export enum FleetResolution {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: FLEET_RESOLUTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * One minute.
+   *
+   * @generated from enum value: FLEET_RESOLUTION_MINUTE = 1;
+   */
+  MINUTE = 1,
+
+  /**
+   * One hour, folded from its minutes.
+   *
+   * @generated from enum value: FLEET_RESOLUTION_HOUR = 2;
+   */
+  HOUR = 2,
+}
+
+/**
+ * Describes the enum symphonix.board.v1.FleetResolution.
+ */
+export const FleetResolutionSchema: GenEnum<FleetResolution> = /*@__PURE__*/
+  enumDesc(file_symphonix_board_v1_agent, 2);
 
 /**
  * AgentService is what operators read about the fleet. Every RPC needs an
@@ -784,6 +994,21 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof ForgetAgentRequestSchema;
     output: typeof ForgetAgentResponseSchema;
+  },
+  /**
+   * GetFleetHistory returns the samples of the fleet the board took over a
+   * window ending now, oldest first, for the web board's dashboard: one a
+   * minute for a window up to 24 h, one an hour beyond, up to 30 days; at
+   * most 1,440 samples. A board samples the fleet once a minute, one board
+   * of a store for all of them; it keeps minutes 48 h and hours 30 days. A
+   * minute or hour nobody sampled (no board was running) is missing.
+   *
+   * @generated from rpc symphonix.board.v1.AgentService.GetFleetHistory
+   */
+  getFleetHistory: {
+    methodKind: "unary";
+    input: typeof GetFleetHistoryRequestSchema;
+    output: typeof GetFleetHistoryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_symphonix_board_v1_agent, 0);
