@@ -158,9 +158,13 @@
     cap.append(title, caption);
     const plot = node("div", "chart-plot");
     plot.setAttribute("aria-hidden", "true"); // the caption and the table say what it draws
-    const table = node("table", "visually-hidden");
+    // A table does not shrink to a box's width, so the box around it is
+    // what is hidden.
+    const hidden = node("div", "visually-hidden");
+    const table = node("table");
     table.id = "dashboard-" + c.id + "-table";
-    fig.append(cap, plot, table);
+    hidden.append(table);
+    fig.append(cap, plot, hidden);
     fig.setAttribute("aria-labelledby", title.id);
     fig.setAttribute("aria-describedby", caption.id);
     return { fig, plot, caption, table, u: null };
