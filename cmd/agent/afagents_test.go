@@ -271,3 +271,26 @@ func TestAgentRunAFUseRetry(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentRunAFUseScalar: when expect is not an object type, an agent
+// that wrote one output answers with that output's value.
+func TestAgentRunAFUseScalar(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"one.af": `workflow one(input: any) -> text {
+  use agent "triage" as triager
+  pipeline {
+    return agent(triager) {
+      task "Label it"
+      input { text: "slow page" }
+      expect text
+    }
+  }
+}
+`, "triage/flow.json": triageFlow})
+	p := &scriptedProvider{answer: "performance"}
+	r := runAgent(t, p.start(t), "", "run", filepath.Join(dir, "one.af"))
+	if r.code != 0 || strings.TrimSpace(r.stdout) != `"performance"` {
+		t.Errorf("agent run: exit %d, stdout %q, error %v; want the label alone", r.code, r.stdout, r.err)
+	}
+}
