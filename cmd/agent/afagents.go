@@ -40,6 +40,7 @@ type afAgents struct {
 	registry *agents.Registry // the folder's agents.json; nil when it has none
 	loaded   bool
 	opened   []*agent.Agent
+	byFolder map[string]agentflow.Model // what each folder was opened as, so two uses of it share it
 }
 
 // resolve is agentflow.Config's Agents. A use team is left to the model
@@ -123,6 +124,10 @@ func (x *afAgents) loadRegistry() error {
 // environment's model, and checks it can be delegated to: a description,
 // outputs.
 func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Model, error) {
+	key := filepath.Clean(folder) + "\x00" + name
+	if m := x.byFolder[key]; m != nil {
+		return m, nil
+	}
 	ag, err := agent.Open(ctx, folder, agent.Config{
 		Getenv: x.getenv, Logger: x.logger, Stderr: x.stderr,
 		Model: x.model, WrapModel: func(m flow.Model) flow.Model {
@@ -145,7 +150,12 @@ func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Mod
 		return nil, err
 	}
 	a, _ := reg.Agent(name)
-	return &afAgent{name: name, registry: reg, graph: ag.Graph, takesTask: slices.ContainsFunc(a.Contract.Inputs, func(f agents.Field) bool { return f.Name == "task" })}, nil
+	m := &afAgent{name: name, registry: reg, graph: ag.Graph, takesTask: slices.ContainsFunc(a.Contract.Inputs, func(f agents.Field) bool { return f.Name == "task" })}
+	if x.byFolder == nil {
+		x.byFolder = map[string]agentflow.Model{}
+	}
+	x.byFolder[key] = m
+	return m, nil
 }
 
 // close closes every agent opened.
