@@ -127,7 +127,11 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 		}
 	}
 	what := "agent(" + tv.alias + ")"
-	if r.cfg.Model == nil {
+	model := r.models[tv.alias]
+	if model == nil {
+		model = r.cfg.Model
+	}
+	if model == nil {
 		return nil, &RunError{Pos: x.Pos(), Message: what + ": no model to ask"}
 	}
 	r.mu.Lock()
@@ -139,7 +143,7 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 	}
 	start := time.Now()
 	r.tell(ctx, Event{Kind: EventAgentStarted, Name: tv.alias, Call: n, Pos: x.Pos(), At: start})
-	v, tries, err := r.try(ctx, q, x, what, expect, timeout, retries, on)
+	v, tries, err := r.try(ctx, model, q, x, what, expect, timeout, retries, on)
 	end := time.Now()
 	r.tell(ctx, Event{Kind: EventAgentFinished, Name: tv.alias, Call: n, Pos: x.Pos(), At: end, Duration: end.Sub(start), Tries: tries, Err: err})
 	return v, err
@@ -148,13 +152,13 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 // try asks q until it is answered, or a try fails with a code retry does
 // not name, or the tries run out; it returns the answer and how many
 // tries it took.
-func (r *run) try(ctx context.Context, q Question, x *AgentExpr, what string, expect *Type, timeout time.Duration, retries int, on map[string]bool) (any, int, error) {
+func (r *run) try(ctx context.Context, model Model, q Question, x *AgentExpr, what string, expect *Type, timeout time.Duration, retries int, on map[string]bool) (any, int, error) {
 	backoff := r.cfg.RetryBackoff
 	if backoff == 0 {
 		backoff = DefaultRetryBackoff
 	}
 	for try := 0; ; try++ {
-		text, err := r.ask(ctx, q, timeout)
+		text, err := r.ask(ctx, model, q, timeout)
 		if err == nil {
 			v, err := answer(text, expect, what, x)
 			return v, try + 1, err
@@ -182,7 +186,7 @@ func (r *run) try(ctx context.Context, q Question, x *AgentExpr, what string, ex
 
 // ask is one try: a slot of the run's concurrency held for it, bounded by
 // the call's timeout.
-func (r *run) ask(ctx context.Context, q Question, timeout time.Duration) (string, error) {
+func (r *run) ask(ctx context.Context, model Model, q Question, timeout time.Duration) (string, error) {
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -193,13 +197,13 @@ func (r *run) ask(ctx context.Context, q Question, timeout time.Duration) (strin
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within the timeout of %s: %w", timeout, context.DeadlineExceeded))
 		defer cancel()
-		text, err := r.cfg.Model.Ask(ctx, q)
+		text, err := model.Ask(ctx, q)
 		if err != nil && ctx.Err() != nil {
 			return "", context.Cause(ctx)
 		}
 		return text, err
 	}
-	return r.cfg.Model.Ask(ctx, q)
+	return model.Ask(ctx, q)
 }
 
 // answer reads an agent's answer: JSON of the expect type.

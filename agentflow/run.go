@@ -39,8 +39,17 @@ type Config struct {
 	// Context is the workflow's context value, held to its context type;
 	// nil for a workflow without one (or to pass null).
 	Context any
-	// Model answers agent() calls. Nil makes every agent() call fail.
+	// Model answers agent() calls whose target Agents does not answer.
+	// Nil makes every such agent() call fail.
 	Model Model
+	// Agents, when set, resolves the workflow's use statements before the
+	// run starts (after the file, the input and the context are checked,
+	// before any stage): it is asked once for each use, in source order,
+	// which Model answers the agent() calls whose target is that use's
+	// alias. A nil Model leaves them to Model. An error refuses the run
+	// before anything runs: a *RunError at the use statement, its Message
+	// `use agent "R"`, wrapping the error.
+	Agents func(context.Context, Resource) (Model, error)
 	// Progress receives each emit progress payload, in the order they
 	// are emitted. Nil discards them. Called from the run's goroutines,
 	// one call at a time.
@@ -54,6 +63,19 @@ type Config struct {
 	// RetryBackoff is the wait before an agent() call's first retry.
 	// Zero means DefaultRetryBackoff; negative means none.
 	RetryBackoff time.Duration
+}
+
+// Resource is a use statement of the workflow being run, as Config.Agents
+// is asked to resolve it.
+type Resource struct {
+	// Kind is "agent" or "team".
+	Kind string
+	// ID is the resource string as written, "reviewer@1".
+	ID string
+	// Alias is the name the workflow calls it by.
+	Alias string
+	// Pos is the use statement's position.
+	Pos Position
 }
 
 // CheckError is Run's refusal of a file with errors: the diagnostics of
@@ -141,6 +163,18 @@ func Run(ctx context.Context, f *File, input any, cfg Config) (any, error) {
 	for _, m := range w.Members {
 		switch m := m.(type) {
 		case *Use:
+			if cfg.Agents != nil {
+				am, err := cfg.Agents(ctx, Resource{Kind: m.Kind, ID: m.Resource.Value, Alias: m.Alias.Name, Pos: m.Pos()})
+				if err != nil {
+					return nil, &RunError{Pos: m.Pos(), Message: fmt.Sprintf("use %s %q", m.Kind, m.Resource.Value), Err: err}
+				}
+				if am != nil {
+					if r.models == nil {
+						r.models = map[string]Model{}
+					}
+					r.models[m.Alias.Name] = am
+				}
+			}
 			if m.Kind == "agent" {
 				ws.set(m.Alias.Name, target{alias: m.Alias.Name, resource: m.Resource.Value})
 			} else {
@@ -192,8 +226,9 @@ type team struct{ alias, resource string }
 
 // run is one run's state.
 type run struct {
-	cfg   Config
-	decls *decls
+	cfg    Config
+	decls  *decls
+	models map[string]Model // by use alias, what Config.Agents resolved
 
 	concurrency, agentRuns int
 	duration               time.Duration

@@ -415,3 +415,61 @@ func TestRunTeamTargets(t *testing.T) {
 		t.Errorf("questions (-want +got):\n%s", diff)
 	}
 }
+
+// TestRunAgents: Config.Agents is asked about each use before anything
+// runs; the Model it gives answers that alias's calls, Model the others;
+// its refusal is a RunError at the use statement and nothing is asked.
+func TestRunAgents(t *testing.T) {
+	t.Parallel()
+	const src = `workflow w(input: any) -> any {
+  use agent "./triage@2" as triager
+  use team "desk" as desk
+  type Label { label: text }
+  pipeline {
+    let a = agent(triager) {
+      task "Label it"
+      expect Label
+    }
+    let b = agent(desk.main) {
+      task "Label it too"
+      expect Label
+    }
+    return [a.label, b.label]
+  }
+}
+`
+	resolved := &model{answer: func(context.Context, Question) (string, error) { return `{"label":"from the agent"}`, nil }}
+	fallback := &model{answer: func(context.Context, Question) (string, error) { return `{"label":"from the model"}`, nil }}
+	var asked []Resource
+	got, err := runSrc(t, src, `{}`, Config{Model: fallback, Agents: func(_ context.Context, r Resource) (Model, error) {
+		asked = append(asked, r)
+		if r.Kind == "agent" {
+			return resolved, nil
+		}
+		return nil, nil
+	}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := `["from the agent","from the model"]`; got != want {
+		t.Errorf("Run = %s, want %s", got, want)
+	}
+	want := []Resource{{Kind: "agent", ID: "./triage@2", Alias: "triager", Pos: Position{Line: 2, Column: 3}}, {Kind: "team", ID: "desk", Alias: "desk", Pos: Position{Line: 3, Column: 3}}}
+	if diff := cmp.Diff(want, asked, cmp.Comparer(func(a, b Position) bool { return a.Line == b.Line && a.Column == b.Column })); diff != "" {
+		t.Errorf("Agents was asked (-want +got):\n%s", diff)
+	}
+	if len(resolved.asked) != 1 || resolved.asked[0].Task != "Label it" || len(fallback.asked) != 1 || fallback.asked[0].Member != "main" {
+		t.Errorf("the resolved model was asked %+v, the fallback %+v; want one question each", resolved.asked, fallback.asked)
+	}
+
+	nobody := errors.New("no such agent")
+	fallback2 := &model{answer: func(context.Context, Question) (string, error) { return `{"label":"x"}`, nil }}
+	_, err = runSrc(t, src, `{}`, Config{Model: fallback2, Agents: func(context.Context, Resource) (Model, error) { return nil, nobody }})
+	var re *RunError
+	if !errors.As(err, &re) || !errors.Is(err, nobody) || re.Pos.Line != 2 || re.Pos.Column != 3 || err.Error() != `2:3: use agent "./triage@2": no such agent` {
+		t.Errorf("Run = %v; want a RunError at 2:3 saying use agent \"./triage@2\" and why", err)
+	}
+	if len(fallback2.asked) != 0 {
+		t.Errorf("the model was asked %d times after a refused use; want none", len(fallback2.asked))
+	}
+}

@@ -193,6 +193,13 @@ func (r *AFRun) WrapModel(m flow.Model) flow.Model {
 	return r.rr.wrapModel(r.j.WrapModel(m))
 }
 
+// WrapTools returns call with its calls journalled (kind tool): how the
+// tool calls of a flow agent an agent() call runs are kept beside the
+// run's model calls.
+func (r *AFRun) WrapTools(call flow.ToolCaller) flow.ToolCaller {
+	return r.j.WrapTools(call)
+}
+
 // Observe is agentflow.Config's Observe: each stage and agent() call a
 // step of the run's record, and each emit progress a step of kind
 // "progress" (the link's run events have no kind of their own for it, and

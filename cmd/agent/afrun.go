@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"strings"
 
@@ -78,6 +77,7 @@ func runAF(ctx context.Context, a *app, o afRun) error {
 	}
 	name := afWorkflowName(f, o.workflow)
 	model, line := llm.FromEnv(a.getenv)
+	envModel := model
 	fmt.Fprintln(a.stderr, line)
 	var (
 		rec     *node.AFRun
@@ -98,10 +98,16 @@ func runAF(ctx context.Context, a *app, o afRun) error {
 		}
 		model, observe = rec.WrapModel(model), rec.Observe
 	}
+	resolver := &afAgents{dir: filepath.Dir(path), getenv: a.getenv, logger: a.logger(slog.LevelWarn), stderr: a.stderr, model: envModel}
+	if rec != nil {
+		resolver.wrapModel, resolver.wrapTools = rec.WrapModel, rec.WrapTools
+	}
+	defer resolver.close()
 	out, err := agentflow.Run(runCtx, f, input, agentflow.Config{
 		Workflow: o.workflow,
 		Context:  wfContext,
 		Model:    afModel{model},
+		Agents:   resolver.resolve,
 		Observe:  observe,
 		Progress: func(p map[string]any) {
 			b, err := json.Marshal(p)
@@ -225,17 +231,7 @@ func (am afModel) Ask(ctx context.Context, q agentflow.Question) (string, error)
 	}
 	reply, err := am.m.Complete(ctx, flow.ModelRequest{Node: q.Agent, Agent: agent, Prompt: p.String(), JSONSchema: q.Schema})
 	if err != nil {
-		var pe *llm.ProviderError
-		var ne net.Error
-		switch {
-		case errors.As(err, &pe) && pe.StatusCode == 429:
-			return "", fmt.Errorf("%w: %w", agentflow.ErrRateLimited, err)
-		case errors.As(err, &pe) && pe.StatusCode >= 500:
-			return "", fmt.Errorf("%w: %w", agentflow.ErrTransient, err)
-		case ctx.Err() == nil && errors.As(err, &ne):
-			return "", fmt.Errorf("%w: %w", agentflow.ErrTransient, err)
-		}
-		return "", err
+		return "", afRetryCode(ctx, err)
 	}
 	return strings.TrimSpace(reply.Text), nil
 }

@@ -23,7 +23,7 @@ import (
 )
 
 const afTriage = `workflow triage(input: Ticket, context: Who) -> Triage {
-  use agent "triager@1" as triager
+  use team "triagers@1" as triager
   type Ticket { text: text }
   type Who { team: text }
   type Label { label: text }
@@ -31,7 +31,7 @@ const afTriage = `workflow triage(input: Ticket, context: Who) -> Triage {
   pipeline {
     stage label -> Label {
       emit progress { note: input.text }
-      return agent(triager) {
+      return agent(triager.main) {
         task "Label the ticket"
         input { text: input.text }
         expect Label

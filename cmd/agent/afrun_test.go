@@ -12,7 +12,7 @@ import (
 )
 
 const afReview = `workflow review(input: Change) -> Report {
-  use agent "reviewer@1" as reviewer
+  use team "reviewers@1" as reviewer
   type Change { title: text, files: text[] }
   type Verdict { ok: bool, score: number }
   type Report { title: text, ok: bool, score: number }
@@ -21,7 +21,7 @@ const afReview = `workflow review(input: Change) -> Report {
     require input.files.any else fail "a change has files"
     stage verdict -> Verdict {
       emit progress { asking: "reviewer" }
-      return agent(reviewer) {
+      return agent(reviewer.main) {
         task "Review the change"
         input { title: input.title, files: input.files }
         expect Verdict

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/symphonix/symphonix/agent"
+	"github.com/symphonix/symphonix/agentflow"
+	"github.com/symphonix/symphonix/agents"
+	"github.com/symphonix/symphonix/flow"
+	"github.com/symphonix/symphonix/llm"
+)
+
+// afAgents resolves the use agent statements of a workflow `agent run
+// FILE.af` runs: each resource names a flow agent, a folder beside the
+// file or an agent of the file's folder's agents.json, which answers the
+// agent() calls of its alias as a delegated run. It keeps the agents it
+// opened until close.
+type afAgents struct {
+	dir       string // the .af file's folder
+	getenv    func(string) string
+	logger    *slog.Logger
+	stderr    io.Writer
+	model     flow.Model                            // the environment's model, which each agent's llm nodes ask
+	wrapModel func(flow.Model) flow.Model           // the journal's and the run record's; nil: none
+	wrapTools func(flow.ToolCaller) flow.ToolCaller // the journal's; nil: none
+
+	registry *agents.Registry // the folder's agents.json; nil when it has none
+	loaded   bool
+	opened   []*agent.Agent
+	byFolder map[string]agentflow.Model // what each folder was opened as, so two uses of it share it
+}
+
+// resolve is agentflow.Config's Agents. A use team is left to the model
+// (nil). A use agent "R[@VERSION]" is the flow agent in the folder R
+// (relative to the file's folder, inside it), else the agent named R in
+// the folder's agents.json; the version is not checked (a flow agent has
+// none). Neither is an error, and the run does not start.
+func (x *afAgents) resolve(ctx context.Context, r agentflow.Resource) (agentflow.Model, error) {
+	if r.Kind != "agent" {
+		return nil, nil
+	}
+	name := afResourceName(r.ID)
+	if name == "" {
+		return nil, errors.New("names no agent")
+	}
+	rel := filepath.FromSlash(name)
+	folder := filepath.Join(x.dir, rel)
+	if filepath.IsLocal(rel) {
+		if st, err := os.Stat(filepath.Join(folder, "flow.json")); err == nil && st.Mode().IsRegular() {
+			return x.open(ctx, folder, folderAgentName(folder))
+		}
+	} else if strings.ContainsAny(name, `/\`) {
+		return nil, fmt.Errorf("the folder %q is not inside the file's folder", name)
+	}
+	if err := x.loadRegistry(); err != nil {
+		return nil, err
+	}
+	if x.registry != nil {
+		if a, ok := x.registry.Agent(name); ok {
+			if a.Path == "" || filepath.Base(a.Path) != "flow.json" {
+				return nil, fmt.Errorf("registered agent %q is not a folder's flow.json: agent run FILE.af runs an agent of a folder", name)
+			}
+			return x.open(ctx, filepath.Dir(a.Path), name)
+		}
+	}
+	return nil, fmt.Errorf("no agent folder %q and no registered agent %q", folder, name)
+}
+
+// afResourceName is a resource string without its version: "reviewer@1"
+// is "reviewer", "./triage" is "./triage".
+func afResourceName(id string) string {
+	if i := strings.LastIndex(id, "@"); i >= 0 && !strings.ContainsAny(id[i:], `/\`) {
+		return id[:i]
+	}
+	return id
+}
+
+// folderAgentName is the name a folder's agent runs under: its flow's
+// name when that is an agent name, else the folder's, else "agent".
+func folderAgentName(folder string) string {
+	if f, err := flow.LoadFile(filepath.Join(folder, "flow.json")); err == nil && flow.ValidAgentName(f.Name) {
+		return f.Name
+	}
+	if base := filepath.Base(folder); flow.ValidAgentName(base) {
+		return base
+	}
+	return "agent"
+}
+
+// loadRegistry reads the folder's agents.json once; a folder without one
+// registers nothing.
+func (x *afAgents) loadRegistry() error {
+	if x.loaded {
+		return nil
+	}
+	x.loaded = true
+	p := filepath.Join(x.dir, agents.FileName)
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	reg, err := agents.Load(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", agents.FileName, err)
+	}
+	x.registry = reg
+	return nil
+}
+
+// open assembles the flow agent in folder, as agent run DIR would (its
+// flow, tools, handlers and the agents it delegates to), with the
+// environment's model, and checks it can be delegated to: a description,
+// outputs.
+func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Model, error) {
+	key := filepath.Clean(folder) + "\x00" + name
+	if m := x.byFolder[key]; m != nil {
+		return m, nil
+	}
+	ag, err := agent.Open(ctx, folder, agent.Config{
+		Getenv: x.getenv, Logger: x.logger, Stderr: x.stderr,
+		Model: x.model, WrapModel: func(m flow.Model) flow.Model {
+			m = namedModel{m: m, agent: name}
+			if x.wrapModel != nil {
+				m = x.wrapModel(m)
+			}
+			return m
+		},
+		WrapTools: x.wrapTools,
+		InMemory:  true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent %q (%s): %w", name, folder, err)
+	}
+	x.opened = append(x.opened, ag)
+	reg, err := agents.New(agents.Spec{Agents: []agents.Entry{{Name: name, Flow: "flow.json"}}},
+		agents.Options{Dir: folder, Flows: map[string]*flow.Flow{"flow.json": ag.Flow}})
+	if err != nil {
+		return nil, err
+	}
+	a, _ := reg.Agent(name)
+	m := &afAgent{name: name, registry: reg, graph: ag.Graph, takesTask: slices.ContainsFunc(a.Contract.Inputs, func(f agents.Field) bool { return f.Name == "task" })}
+	if x.byFolder == nil {
+		x.byFolder = map[string]agentflow.Model{}
+	}
+	x.byFolder[key] = m
+	return m, nil
+}
+
+// close closes every agent opened.
+func (x *afAgents) close() {
+	for _, ag := range x.opened {
+		if err := ag.Close(); err != nil && x.logger != nil {
+			x.logger.Warn("closing an agent", "dir", ag.Dir, "err", err)
+		}
+	}
+}
+
+// namedModel names the agent in each request its llm nodes make, as a
+// delegated child's are.
+type namedModel struct {
+	m     flow.Model
+	agent string
+}
+
+func (n namedModel) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
+	req.Agent = n.agent
+	return n.m.Complete(ctx, req)
+}
+
+// errTimeLimit ends a delegated run that ran past agents.DefaultTimeLimit.
+var errTimeLimit = errors.New("the delegated run's time limit")
+
+// afAgent is a flow agent answering agent() calls: each call is a
+// delegated run of it (agents.Invoke), handed the call's input — and its
+// task, as the input "task", when the agent declares that input — whose
+// declared outputs are the answer.
+type afAgent struct {
+	name      string
+	registry  *agents.Registry
+	graph     *flow.Graph
+	takesTask bool
+}
+
+func (a *afAgent) Ask(ctx context.Context, q agentflow.Question) (string, error) {
+	in := map[string]any{}
+	maps.Copy(in, q.Input)
+	if _, given := in["task"]; a.takesTask && !given {
+		in["task"] = q.Task
+	}
+	limit := agents.DefaultTimeLimit
+	cctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
+	defer cancel()
+	res, err := agents.Invoke(cctx, agents.Call{
+		Registry: a.registry, Graph: func(string) (*flow.Graph, error) { return a.graph, nil },
+		Name: a.name, Input: in, Node: q.Agent, ParentRun: flow.RunOf(ctx), Chain: []string{},
+		TimeLimit: limit + time.Minute, // cctx ends it first, so its end is told apart
+	})
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(cctx), errTimeLimit) {
+			return "", fmt.Errorf("agent %q did not finish within %s and was ended: %w", a.name, limit, context.DeadlineExceeded)
+		}
+		var ae *agents.Error
+		if errors.As(err, &ae) && ae.Code == agents.CodeOutputInvalid {
+			return "", fmt.Errorf("%w: %w", agentflow.ErrAnswer, err)
+		}
+		return "", afRetryCode(ctx, err)
+	}
+	var answer any = res.Output
+	if t, _ := q.Schema["type"].(string); t != "object" && len(res.Output) == 1 {
+		for _, v := range res.Output {
+			answer = v
+		}
+	}
+	b, err := json.Marshal(answer)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// afRetryCode wraps err in the retry code it is: a provider's 429 is
+// agentflow.ErrRateLimited; its 5xx, and a connection that failed,
+// agentflow.ErrTransient. Anything else is returned as it is.
+func afRetryCode(ctx context.Context, err error) error {
+	var pe *llm.ProviderError
+	var ne net.Error
+	switch {
+	case errors.As(err, &pe) && pe.StatusCode == 429:
+		return fmt.Errorf("%w: %w", agentflow.ErrRateLimited, err)
+	case errors.As(err, &pe) && pe.StatusCode >= 500:
+		return fmt.Errorf("%w: %w", agentflow.ErrTransient, err)
+	case ctx.Err() == nil && errors.As(err, &ne):
+		return fmt.Errorf("%w: %w", agentflow.ErrTransient, err)
+	}
+	return err
+}
