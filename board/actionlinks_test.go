@@ -59,6 +59,18 @@ func TestActionLink(t *testing.T) {
 	if !strings.Contains(string(e.Detail), `"action_link":"act-`) {
 		t.Errorf("audit detail %s: want the action link's id", e.Detail)
 	}
+	// A link to an approval someone else decided first is refused.
+	other := l.raised(refund("run-2", 2)).GetApprovalId()
+	late := bt.Board.ActionLinkForTest("ann@example.com", other)
+	if _, err := decide(approver(bt, "bob"), t, other, "no", digestOf(2), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ann.OpenActionLink(t.Context(), &boardv1.OpenActionLinkRequest{Link: late}); connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "not pending") {
+		t.Errorf("opening a link to a decided approval: %v, want failed_precondition, not pending", err)
+	}
+	if _, err := ann.Decide(t.Context(), &boardv1.DecideRequest{Id: other, Say: boardv1.Say_SAY_YES, Digest: digestOf(2), ActionLink: late}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Errorf("deciding through a link to a decided approval: %v, want failed_precondition", err)
+	}
 	// Used: opening it again is refused.
 	_, err = ann.OpenActionLink(t.Context(), &boardv1.OpenActionLinkRequest{Link: link})
 	if connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "used already") {
