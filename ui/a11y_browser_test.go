@@ -20,6 +20,7 @@ var pages = []struct{ name, hash, drawn string }{
 	{"dashboard", "#dashboard?window=1h", `document.querySelector("#dashboard canvas") !== null`},
 	{"agent", "#agent/payer", `document.getElementById("agent-title").textContent.includes("payer")`},
 	{"approvals", "#approvals", `document.querySelector('#queue li[data-approval]') !== null`},
+	{"approvals", "#approval/", `!document.getElementById("approval-page").hidden && document.querySelector("#approval-page-facts dd") !== null`},
 	{"rules", "#rules", `document.querySelector('#rules tr, #rules li') !== null`},
 	{"rule", "#rules/", `!document.getElementById("rules").hidden`},
 	{"consents", "#consents", `!document.getElementById("consents").hidden`},
@@ -39,7 +40,7 @@ var pages = []struct{ name, hash, drawn string }{
 // also kept as a screenshot at 1400 and 360 px.
 func TestBrowserAccessible(t *testing.T) {
 	bt, payer, _ := approvalBoard(t, `{"rule":{"agent":"*","node":"*","role":"ROLE_APPROVER","quorum":1}}`)
-	raise(t, payer, "run-1", "Refund order 1042?", map[string]any{"order": "1042", "amount": 5000}, "The parcel arrived broken.")
+	approvalID, _ := raise(t, payer, "run-1", "Refund order 1042?", map[string]any{"order": "1042", "amount": 5000}, "The parcel arrived broken.")
 	const email, password = "ada@example.com", "a long enough password"
 	bt.AddUser(email, identity.RoleAdmin, password)
 
@@ -70,6 +71,9 @@ func TestBrowserAccessible(t *testing.T) {
 		for _, width := range []int64{1400, 360} {
 			b.Viewport(width, 900, width < 600)
 			for _, p := range pages {
+				if p.hash == "#approval/" {
+					p.hash += approvalID
+				}
 				if p.name == "rule" {
 					p.hash += ruleID
 					p.name = "rules"

@@ -258,6 +258,7 @@
     const had = known.get(a.id);
     if (had && stateOf(had) !== "pending" && stateOf(a) === "pending") return false;
     known.set(a.id, a);
+    if (board.approvalChanged) board.approvalChanged(a.id); // its page, if shown (approval.js)
     return true;
   }
 
@@ -1132,6 +1133,9 @@
       pick();
     },
   });
+
+  // receiptLink is exported for the approval's own page (approval.js).
+  board.receiptLink = receiptLink;
 
   // shownTable draws what the approval a shows, as its card does: the
   // action link's page (act.js) shows the same.
