@@ -50,6 +50,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="alerts.js" defer></script>
 <script src="approvals.js" defer></script>
 <script src="approval.js" defer></script>
+<script src="notify.js" defer></script>
 <script src="rules.js" defer></script>
 <script src="consents.js" defer></script>
 <script src="tools.js" defer></script>

@@ -173,6 +173,13 @@
                   return;
                 }
                 if (upsert(msg.approval)) queueRender();
+                // A new approval, or one escalated to a step that lets
+                // this person decide: the browser may say so (notify.js).
+                const ev = enums.approvalEvent.word(msg.event);
+                if ((ev === "raised" || ev === "escalated") && board.notifyApproval && validApproval(msg.approval) &&
+                    stateOf(msg.approval) === "pending" && mayDecide(msg.approval)) {
+                  board.notifyApproval(msg.approval, ev);
+                }
             }
           });
         why = "the watch ended";

@@ -6,7 +6,7 @@
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
 // fire.js, runtree.js, run.js, dashboard.js, alerts.js, approvals.js, rules.js, consents.js, tools.js, conversations.js,
-// library.js, package.js, people.js, me.js, act.js, person.js, approval.js), loaded after those, that registers with board.part. No framework
+// library.js, package.js, people.js, me.js, act.js, person.js, approval.js, notify.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
 // textContent or an attribute, never as HTML.

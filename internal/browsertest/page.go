@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
@@ -148,4 +149,26 @@ func (b *Tab) Screenshot(name string) string {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
 	return file
+}
+
+// OnEveryPage has the tab run the JavaScript source in every page it
+// loads from now on, before the page's own scripts.
+func (b *Tab) OnEveryPage(source string) {
+	b.t.Helper()
+	Run(b, "add a script to every page", func(ctx context.Context, tgt *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tgt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: source})
+		return chromedp.Void{}, err
+	})
+}
+
+// Grant grants origin the browser permission name ("notifications"), as a
+// person answering the browser's prompt would.
+func (b *Tab) Grant(origin, name string) {
+	b.t.Helper()
+	Run(b, "grant "+name+" to "+origin, func(ctx context.Context, tgt *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tgt, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: origin,
+		})
+		return chromedp.Void{}, err
+	})
 }
