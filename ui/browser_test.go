@@ -176,6 +176,11 @@ func TestStaticHasNoInlineCode(t *testing.T) {
 		// is loaded from there.
 		s = strings.Replace(s, "/*! https://github.com/leeoniya/uPlot ", "", 1)
 		for _, bad := range []string{"<script>", "style=\"", "<style", "onclick=", "onload=", "http://", "https://", ".innerHTML", "insertAdjacentHTML", "document.write", "localStorage", "eval("} {
+			// The one thing the page keeps beyond its tab is the opt-in to
+			// notifications, the word "on" (notify.js): never a credential.
+			if bad == "localStorage" && name == "static/notify.js" {
+				continue
+			}
 			if strings.Contains(s, bad) {
 				t.Errorf("%s contains %q", name, bad)
 			}

@@ -388,9 +388,7 @@ func (ss *session) data() ([]byte, error) {
 		if l == "." {
 			return out.Bytes(), nil
 		}
-		if strings.HasPrefix(l, ".") {
-			l = l[1:]
-		}
+		l = strings.TrimPrefix(l, ".") // dot-unstuffing
 		if out.Len()+len(l) > 1<<20 {
 			return nil, fmt.Errorf("message too large")
 		}
