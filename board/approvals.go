@@ -415,8 +415,32 @@ func (s approvalService) ListApprovals(ctx context.Context, req *boardv1.ListApp
 	if a := req.GetAgent(); a != "" {
 		where = append(where, approval.Agent(a))
 	}
+	if r := req.GetRuleId(); r != "" {
+		if len(r) > maxRuleIDLen {
+			return nil, connect.Errorf(connect.CodeInvalidArgument, "rule_id: %d bytes, at most %d", len(r), maxRuleIDLen)
+		}
+		where = append(where, approval.RuleID(r))
+	}
+	since, err := auditTime(req.GetSince())
+	if err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "since: %v", err)
+	}
+	until, err := auditTime(req.GetUntil())
+	if err != nil {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "until: %v", err)
+	}
+	if !since.IsZero() && !until.IsZero() && !until.After(since) {
+		return nil, connect.Errorf(connect.CodeInvalidArgument, "until: %s is not after since (%s)",
+			until.Format(time.RFC3339Nano), since.Format(time.RFC3339Nano))
+	}
+	if !since.IsZero() {
+		where = append(where, approval.CreatedAtGTE(since))
+	}
+	if !until.IsZero() {
+		where = append(where, approval.CreatedAtLT(until))
+	}
 	pg, err := s.b.page("ListApprovals", req.GetPageSize(), req.GetPageToken(), defaultApprovalPageSize, maxApprovalPageSize, 2,
-		st, req.GetAgent())
+		st, req.GetAgent(), req.GetRuleId(), timeFilter(since), timeFilter(until))
 	if err != nil {
 		return nil, err
 	}

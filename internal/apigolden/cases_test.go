@@ -285,6 +285,9 @@ func cases() []goldenCase {
 	add("ApprovalService.ListApprovals.request", &boardv1.ListApprovalsRequest{
 		State: boardv1.ApprovalState_APPROVAL_STATE_PENDING, Agent: "refund-desk", PageSize: 25, PageToken: "YXBwLTI",
 	})
+	add("ApprovalService.ListApprovals.request.filters", &boardv1.ListApprovalsRequest{
+		State: boardv1.ApprovalState_APPROVAL_STATE_APPROVED, RuleId: "refunds", Since: at(-1440), Until: at(0),
+	})
 	add("ApprovalService.ListApprovals.response", &boardv1.ListApprovalsResponse{
 		Approvals: []*boardv1.Approval{
 			approval("ap_pending", boardv1.ApprovalState_APPROVAL_STATE_PENDING),

@@ -1025,7 +1025,15 @@ type ListApprovalsRequest struct {
 	// next_page_token from the previous response, to read the next page; ""
 	// for the first. A token from another request (other filters, another
 	// board) is invalid_argument.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only approvals governed by this rule (its id), when given. At most 64
+	// bytes.
+	RuleId string `protobuf:"bytes,5,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
+	// Only approvals raised at or after this time, when given.
+	Since *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=since,proto3" json:"since,omitempty"`
+	// Only approvals raised before this time, when given; after since, when
+	// both are.
+	Until         *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=until,proto3" json:"until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1086,6 +1094,27 @@ func (x *ListApprovalsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListApprovalsRequest) GetRuleId() string {
+	if x != nil {
+		return x.RuleId
+	}
+	return ""
+}
+
+func (x *ListApprovalsRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListApprovalsRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
 }
 
 // ListApprovalsResponse is one page of approvals.
@@ -2645,13 +2674,16 @@ const file_symphonix_board_v1_approval_proto_rawDesc = "" +
 	"\x06Amount\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x1a\n" +
-	"\bcurrency\x18\x03 \x01(\tR\bcurrency\"\xa1\x01\n" +
+	"\bcurrency\x18\x03 \x01(\tR\bcurrency\"\x9e\x02\n" +
 	"\x14ListApprovalsRequest\x127\n" +
 	"\x05state\x18\x01 \x01(\x0e2!.symphonix.board.v1.ApprovalStateR\x05state\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"\x8c\x01\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12\x17\n" +
+	"\arule_id\x18\x05 \x01(\tR\x06ruleId\x120\n" +
+	"\x05since\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\x8c\x01\n" +
 	"\x15ListApprovalsResponse\x12:\n" +
 	"\tapprovals\x18\x01 \x03(\v2\x1c.symphonix.board.v1.ApprovalR\tapprovals\x12&\n" +
 	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03R\ttruncated\"X\n" +
@@ -2876,57 +2908,59 @@ var file_symphonix_board_v1_approval_proto_depIdxs = []int32{
 	31, // 12: symphonix.board.v1.Approval.decision:type_name -> symphonix.board.v1.ApprovalDecision
 	11, // 13: symphonix.board.v1.Approval.amounts:type_name -> symphonix.board.v1.Amount
 	0,  // 14: symphonix.board.v1.ListApprovalsRequest.state:type_name -> symphonix.board.v1.ApprovalState
-	10, // 15: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
-	2,  // 16: symphonix.board.v1.WatchApprovalsResponse.event:type_name -> symphonix.board.v1.ApprovalEvent
-	10, // 17: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 18: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 19: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
-	21, // 20: symphonix.board.v1.DecideRequest.consent:type_name -> symphonix.board.v1.StandingConsent
-	10, // 21: symphonix.board.v1.OpenActionLinkResponse.approval:type_name -> symphonix.board.v1.Approval
-	37, // 22: symphonix.board.v1.OpenActionLinkResponse.expires_at:type_name -> google.protobuf.Timestamp
-	36, // 23: symphonix.board.v1.StandingConsent.duration:type_name -> google.protobuf.Duration
-	36, // 24: symphonix.board.v1.EscalationStep.after:type_name -> google.protobuf.Duration
-	35, // 25: symphonix.board.v1.EscalationStep.role:type_name -> symphonix.board.v1.Role
-	37, // 26: symphonix.board.v1.Consent.create_time:type_name -> google.protobuf.Timestamp
-	37, // 27: symphonix.board.v1.Consent.expire_time:type_name -> google.protobuf.Timestamp
-	37, // 28: symphonix.board.v1.Consent.revoke_time:type_name -> google.protobuf.Timestamp
-	23, // 29: symphonix.board.v1.ListConsentsResponse.consents:type_name -> symphonix.board.v1.Consent
-	23, // 30: symphonix.board.v1.RevokeConsentResponse.consent:type_name -> symphonix.board.v1.Consent
-	10, // 31: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
-	10, // 32: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
-	1,  // 33: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
-	37, // 34: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
-	3,  // 35: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
-	33, // 36: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
-	4,  // 37: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
-	6,  // 38: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
-	8,  // 39: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
-	32, // 40: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
-	12, // 41: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
-	16, // 42: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
-	18, // 43: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
-	29, // 44: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
-	19, // 45: symphonix.board.v1.ApprovalService.OpenActionLink:input_type -> symphonix.board.v1.OpenActionLinkRequest
-	24, // 46: symphonix.board.v1.ApprovalService.ListConsents:input_type -> symphonix.board.v1.ListConsentsRequest
-	26, // 47: symphonix.board.v1.ApprovalService.RevokeConsent:input_type -> symphonix.board.v1.RevokeConsentRequest
-	14, // 48: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
-	5,  // 49: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
-	7,  // 50: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
-	9,  // 51: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
-	34, // 52: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
-	13, // 53: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
-	17, // 54: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
-	28, // 55: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
-	30, // 56: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
-	20, // 57: symphonix.board.v1.ApprovalService.OpenActionLink:output_type -> symphonix.board.v1.OpenActionLinkResponse
-	25, // 58: symphonix.board.v1.ApprovalService.ListConsents:output_type -> symphonix.board.v1.ListConsentsResponse
-	27, // 59: symphonix.board.v1.ApprovalService.RevokeConsent:output_type -> symphonix.board.v1.RevokeConsentResponse
-	15, // 60: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
-	49, // [49:61] is the sub-list for method output_type
-	37, // [37:49] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	37, // 15: symphonix.board.v1.ListApprovalsRequest.since:type_name -> google.protobuf.Timestamp
+	37, // 16: symphonix.board.v1.ListApprovalsRequest.until:type_name -> google.protobuf.Timestamp
+	10, // 17: symphonix.board.v1.ListApprovalsResponse.approvals:type_name -> symphonix.board.v1.Approval
+	2,  // 18: symphonix.board.v1.WatchApprovalsResponse.event:type_name -> symphonix.board.v1.ApprovalEvent
+	10, // 19: symphonix.board.v1.WatchApprovalsResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 20: symphonix.board.v1.GetApprovalResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 21: symphonix.board.v1.DecideRequest.say:type_name -> symphonix.board.v1.Say
+	21, // 22: symphonix.board.v1.DecideRequest.consent:type_name -> symphonix.board.v1.StandingConsent
+	10, // 23: symphonix.board.v1.OpenActionLinkResponse.approval:type_name -> symphonix.board.v1.Approval
+	37, // 24: symphonix.board.v1.OpenActionLinkResponse.expires_at:type_name -> google.protobuf.Timestamp
+	36, // 25: symphonix.board.v1.StandingConsent.duration:type_name -> google.protobuf.Duration
+	36, // 26: symphonix.board.v1.EscalationStep.after:type_name -> google.protobuf.Duration
+	35, // 27: symphonix.board.v1.EscalationStep.role:type_name -> symphonix.board.v1.Role
+	37, // 28: symphonix.board.v1.Consent.create_time:type_name -> google.protobuf.Timestamp
+	37, // 29: symphonix.board.v1.Consent.expire_time:type_name -> google.protobuf.Timestamp
+	37, // 30: symphonix.board.v1.Consent.revoke_time:type_name -> google.protobuf.Timestamp
+	23, // 31: symphonix.board.v1.ListConsentsResponse.consents:type_name -> symphonix.board.v1.Consent
+	23, // 32: symphonix.board.v1.RevokeConsentResponse.consent:type_name -> symphonix.board.v1.Consent
+	10, // 33: symphonix.board.v1.DecideResponse.approval:type_name -> symphonix.board.v1.Approval
+	10, // 34: symphonix.board.v1.CancelResponse.approval:type_name -> symphonix.board.v1.Approval
+	1,  // 35: symphonix.board.v1.ApprovalDecision.say:type_name -> symphonix.board.v1.Say
+	37, // 36: symphonix.board.v1.ApprovalDecision.decide_time:type_name -> google.protobuf.Timestamp
+	3,  // 37: symphonix.board.v1.PreviewRuleRequest.rule:type_name -> symphonix.board.v1.Rule
+	33, // 38: symphonix.board.v1.PreviewRuleResponse.matches:type_name -> symphonix.board.v1.RuleMatch
+	4,  // 39: symphonix.board.v1.ApprovalService.PutRule:input_type -> symphonix.board.v1.PutRuleRequest
+	6,  // 40: symphonix.board.v1.ApprovalService.ListRules:input_type -> symphonix.board.v1.ListRulesRequest
+	8,  // 41: symphonix.board.v1.ApprovalService.DeleteRule:input_type -> symphonix.board.v1.DeleteRuleRequest
+	32, // 42: symphonix.board.v1.ApprovalService.PreviewRule:input_type -> symphonix.board.v1.PreviewRuleRequest
+	12, // 43: symphonix.board.v1.ApprovalService.ListApprovals:input_type -> symphonix.board.v1.ListApprovalsRequest
+	16, // 44: symphonix.board.v1.ApprovalService.GetApproval:input_type -> symphonix.board.v1.GetApprovalRequest
+	18, // 45: symphonix.board.v1.ApprovalService.Decide:input_type -> symphonix.board.v1.DecideRequest
+	29, // 46: symphonix.board.v1.ApprovalService.Cancel:input_type -> symphonix.board.v1.CancelRequest
+	19, // 47: symphonix.board.v1.ApprovalService.OpenActionLink:input_type -> symphonix.board.v1.OpenActionLinkRequest
+	24, // 48: symphonix.board.v1.ApprovalService.ListConsents:input_type -> symphonix.board.v1.ListConsentsRequest
+	26, // 49: symphonix.board.v1.ApprovalService.RevokeConsent:input_type -> symphonix.board.v1.RevokeConsentRequest
+	14, // 50: symphonix.board.v1.ApprovalService.WatchApprovals:input_type -> symphonix.board.v1.WatchApprovalsRequest
+	5,  // 51: symphonix.board.v1.ApprovalService.PutRule:output_type -> symphonix.board.v1.PutRuleResponse
+	7,  // 52: symphonix.board.v1.ApprovalService.ListRules:output_type -> symphonix.board.v1.ListRulesResponse
+	9,  // 53: symphonix.board.v1.ApprovalService.DeleteRule:output_type -> symphonix.board.v1.DeleteRuleResponse
+	34, // 54: symphonix.board.v1.ApprovalService.PreviewRule:output_type -> symphonix.board.v1.PreviewRuleResponse
+	13, // 55: symphonix.board.v1.ApprovalService.ListApprovals:output_type -> symphonix.board.v1.ListApprovalsResponse
+	17, // 56: symphonix.board.v1.ApprovalService.GetApproval:output_type -> symphonix.board.v1.GetApprovalResponse
+	28, // 57: symphonix.board.v1.ApprovalService.Decide:output_type -> symphonix.board.v1.DecideResponse
+	30, // 58: symphonix.board.v1.ApprovalService.Cancel:output_type -> symphonix.board.v1.CancelResponse
+	20, // 59: symphonix.board.v1.ApprovalService.OpenActionLink:output_type -> symphonix.board.v1.OpenActionLinkResponse
+	25, // 60: symphonix.board.v1.ApprovalService.ListConsents:output_type -> symphonix.board.v1.ListConsentsResponse
+	27, // 61: symphonix.board.v1.ApprovalService.RevokeConsent:output_type -> symphonix.board.v1.RevokeConsentResponse
+	15, // 62: symphonix.board.v1.ApprovalService.WatchApprovals:output_type -> symphonix.board.v1.WatchApprovalsResponse
+	51, // [51:63] is the sub-list for method output_type
+	39, // [39:51] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_approval_proto_init() }
