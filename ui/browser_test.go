@@ -60,6 +60,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="people.js" defer></script>
 <script src="audit.js" defer></script>
 <script src="me.js" defer></script>
+<script src="approvalsearch.js" defer></script>
 <script src="act.js" defer></script>
 <script src="person.js" defer></script>
 <script src="vendor/uPlot.iife.min.js" defer></script>

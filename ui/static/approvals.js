@@ -1141,8 +1141,10 @@
     },
   });
 
-  // receiptLink is exported for the approval's own page (approval.js).
+  // receiptLink is exported for the approval's own page (approval.js),
+  // historyRow for the search of the history (approvalsearch.js).
   board.receiptLink = receiptLink;
+  board.historyRow = historyRow;
 
   // shownTable draws what the approval a shows, as its card does: the
   // action link's page (act.js) shows the same.

@@ -12,7 +12,7 @@
 "use strict";
 
 (function () {
-  const { $, unary, readPage, count, node, showError, signOut, refusal, LIST_MAX } = board;
+  const { $, unary, readPage, count, node, showError, signOut, refusal, localInput, isoOfInput, LIST_MAX } = board;
   const AUDIT = "/symphonix.board.v1.AuditService/";
   const PAGE = 50; // entries a page of the view
   const EXPORT_PAGE = 1000; // entries a page of an export (the most ListAudit sends)
@@ -83,29 +83,6 @@
   }
 
   // ---- filters: the address, the form and the request ----
-
-  // pad2 is n as two digits.
-  function pad2(n) {
-    return String(n).padStart(2, "0");
-  }
-
-  // localInput is the ISO time iso as a datetime-local input's value, in
-  // the browser's time zone, or "" when it is not a time.
-  function localInput(iso) {
-    const d = new Date(iso);
-    if (!iso || isNaN(d.getTime())) return "";
-    return d.getFullYear() + "-" + pad2(d.getMonth() + 1) + "-" + pad2(d.getDate()) + "T" +
-      pad2(d.getHours()) + ":" + pad2(d.getMinutes()) + ":" + pad2(d.getSeconds());
-  }
-
-  // isoOfInput is a datetime-local input's value as an ISO time in UTC,
-  // or "" when empty; a value the browser cannot read is kept as typed, so
-  // the board says what is wrong with it.
-  function isoOfInput(v) {
-    if (!v) return "";
-    const d = new Date(v);
-    return isNaN(d.getTime()) ? v : d.toISOString();
-  }
 
   // filtersOfForm is the filters the form holds.
   function filtersOfForm() {

@@ -6,7 +6,8 @@
 // runs.js (the words for runs, and their watch) follow them. Each view, or
 // part of one, is a script of its own (agents.js, agent.js, runlist.js,
 // fire.js, runtree.js, run.js, dashboard.js, alerts.js, approvals.js, rules.js, consents.js, tools.js, conversations.js,
-// library.js, package.js, people.js, me.js, act.js, person.js, approval.js, notify.js), loaded after those, that registers with board.part. No framework
+// library.js, package.js, people.js, me.js, act.js, person.js, approval.js, notify.js,
+// approvalsearch.js), loaded after those, that registers with board.part. No framework
 // and no build step.
 // Everything that comes from the board reaches the page through
 // textContent or an attribute, never as HTML.
@@ -288,6 +289,29 @@ const board = (function () {
     return m ? Number(m[1]) * 1000 : NaN;
   }
 
+  // pad2 is n as two digits.
+  function pad2(n) {
+    return String(n).padStart(2, "0");
+  }
+
+  // localInput is the ISO time iso as a datetime-local input's value, in
+  // the browser's time zone, or "" when it is not a time.
+  function localInput(iso) {
+    const d = new Date(iso);
+    if (!iso || isNaN(d.getTime())) return "";
+    return d.getFullYear() + "-" + pad2(d.getMonth() + 1) + "-" + pad2(d.getDate()) + "T" +
+      pad2(d.getHours()) + ":" + pad2(d.getMinutes()) + ":" + pad2(d.getSeconds());
+  }
+
+  // isoOfInput is a datetime-local input's value as an ISO time in UTC,
+  // or "" when empty; a value the browser cannot read is kept as typed, so
+  // the board says what is wrong with it.
+  function isoOfInput(v) {
+    if (!v) return "";
+    const d = new Date(v);
+    return isNaN(d.getTime()) ? v : d.toISOString();
+  }
+
   function ago(ms, now) {
     const s = Math.max(0, Math.round((now - ms) / 1000));
     if (s < 60) return s + " s ago";
@@ -398,6 +422,7 @@ const board = (function () {
     if (packageOfHash() !== "") return "package";
     if (runOfHash() !== null) return "run";
     if (approvalOfHash() !== "") return "approvals";
+    if (location.hash.startsWith("#approvals?")) return "approvals";
     if (ruleOfHash() !== "") return "rules";
     if (auditOfHash() !== null) return "audit";
     if (actOfHash() !== "") return "act";
@@ -600,7 +625,8 @@ const board = (function () {
       // The audit, consents and agents views keep their filters in the
       // address, the dashboard its window.
       const kept = (view === "audit" && auditOfHash() !== null) || (view === "consents" && consentsOfHash() !== null) ||
-        (view === "agents" && location.hash.startsWith("#agents?")) || (view === "dashboard" && dashboardOfHash() !== null);
+        (view === "agents" && location.hash.startsWith("#agents?")) ||
+        (view === "approvals" && location.hash.startsWith("#approvals?")) || (view === "dashboard" && dashboardOfHash() !== null);
       history.replaceState(null, "", kept ? location.hash : "#" + view);
     });
   }
@@ -610,7 +636,7 @@ const board = (function () {
 
   return {
     $, RPCError, unary, stream, readPage, readAll, count, node, none, tags,
-    parseTime, parseDuration, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
+    parseTime, parseDuration, localInput, isoOfInput, ago, byName, sleep, retryDelay, showError, part, may, agentHref, agentOfHash,
     runHref, runOfHash, approvalHref, approvalOfHash, ruleHref, ruleOfHash, packageHref, packageOfHash,
     auditHref, auditOfHash, consentsHref, consentsOfHash, actOfHash, personHref, personOfHash, dashboardHref, dashboardOfHash,
     PAGE_SIZE, LIST_MAX,
