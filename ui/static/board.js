@@ -52,6 +52,29 @@ const board = (function () {
   const LIST_MAX = 10000;
 
   const $ = (id) => document.getElementById(id);
+
+  // The tables of audit entries (the audit view, an approval's trail, a
+  // person's page) are drawn here, all alike: each is a box marked
+  // data-audit-table (its body's id) and data-caption.
+  for (const box of document.querySelectorAll("[data-audit-table]")) {
+    const table = document.createElement("table");
+    const caption = document.createElement("caption");
+    caption.className = "visually-hidden";
+    caption.textContent = box.dataset.caption || "Audit log entries";
+    const head = document.createElement("thead");
+    const tr = document.createElement("tr");
+    for (const name of ["Seq", "When", "Actor", "Kind", "Object", "Detail"]) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = name;
+      tr.append(th);
+    }
+    head.append(tr);
+    const body = document.createElement("tbody");
+    body.id = box.dataset.auditTable;
+    table.append(caption, head, body);
+    box.append(table);
+  }
   const ui = {
     who: $("who"),
     tabs: Array.from(document.querySelectorAll("#views .view-tab")),
