@@ -45,10 +45,12 @@ func subscribe(f *flow.Flow, dir string, monitored bool) (*subscription.Subscrip
 }
 
 // gated asks sub before every call: a refused call is that call's error,
-// with words a model can act on, and never reaches the server.
+// with words a model can act on, and never reaches the server. A call made
+// within an allowlist (subscription.Within: the run was started allowing
+// fewer tools) is held to it too.
 func gated(sub *subscription.Subscription, call flow.ToolCaller) flow.ToolCaller {
 	return func(ctx context.Context, name string, args map[string]any) (any, error) {
-		if err := sub.MayCallTool(name).Err(); err != nil {
+		if err := sub.MayCallToolIn(ctx, name).Err(); err != nil {
 			return nil, err
 		}
 		return call(ctx, name, args)
