@@ -56,3 +56,11 @@ func gated(sub *subscription.Subscription, call flow.ToolCaller) flow.ToolCaller
 		return call(ctx, name, args)
 	}
 }
+
+// WithinTools returns ctx narrowed to the tools named ("<server>.<tool>"):
+// a run started on it (and every run it delegates to) may call only those,
+// within what the subscription switches on; a call it leaves out is refused
+// as a switched-off tool is (subscription.Within). Empty names allows none.
+func WithinTools(ctx context.Context, names []string) context.Context {
+	return subscription.Within(ctx, names)
+}

@@ -21,7 +21,6 @@ import (
 	"github.com/symphonix/symphonix/agents"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/llm"
-	"github.com/symphonix/symphonix/subscription"
 )
 
 // afAgents resolves the use agent statements of a workflow `agent run
@@ -247,12 +246,12 @@ func (a *afAgent) Ask(ctx context.Context, q agentflow.Question) (string, error)
 	}
 	if q.Tools != nil {
 		// The call's tools option: the run may call only the tools it
-		// names, held where the board's switches are (subscription.Within).
+		// names, held where the board's switches are (agent.WithinTools).
 		var allowed []string
 		for _, name := range q.Tools {
 			allowed = append(allowed, a.toolsNamed(name)...)
 		}
-		ctx = subscription.Within(ctx, allowed)
+		ctx = agent.WithinTools(ctx, allowed)
 	}
 	limit := agents.DefaultTimeLimit
 	cctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
