@@ -451,3 +451,41 @@ type modelFunc func(req flow.ModelRequest) string
 func (f modelFunc) Complete(ctx context.Context, req flow.ModelRequest) (flow.ModelReply, error) {
 	return flow.ModelReply{Text: f(req)}, nil
 }
+
+// TestWithinToolsNarrowsTheRun: a run started on agent.WithinTools may call
+// only the tools named, within the board's switches: both tools are on,
+// the run allows peek, so empty is refused in its own result and never
+// reaches the server; the same agent's next run, on a plain context, calls
+// both.
+func TestWithinToolsNarrowsTheRun(t *testing.T) {
+	t.Parallel()
+	a, called := openVault(t, "testdata/vault-tools-flow.json")
+	if _, err := a.Subscription.Set([]string{"vault.peek", "vault.empty"}); err != nil {
+		t.Fatal(err)
+	}
+	queue := map[string]any{"calls": []any{
+		map[string]any{"id": "1", "name": "vault.peek", "args": map[string]any{}},
+		map[string]any{"id": "2", "name": "vault.empty", "args": map[string]any{}},
+	}}
+	res, err := a.Graph.Invoke(agent.WithinTools(t.Context(), []string{"vault.peek"}), "", queue)
+	if err != nil || !res.Finished() {
+		t.Fatalf("Invoke = %+v, %v; want the run finished", res, err)
+	}
+	results, _ := res.State["results"].([]any)
+	if len(results) != 2 {
+		t.Fatalf("results = %v, want two", res.State["results"])
+	}
+	empty, _ := results[1].(map[string]any)
+	if why, _ := empty["error"].(string); !strings.Contains(why, `"vault.empty" cannot be called: this run was started allowing only vault.peek`) {
+		t.Errorf("empty's result = %v, want the run's refusal", empty)
+	}
+	if got := called(); got != "peek" {
+		t.Errorf("the server received %q, want only peek", got)
+	}
+	if _, err := a.Graph.Invoke(t.Context(), "", queue); err != nil {
+		t.Fatal(err)
+	}
+	if got := called(); got != "peek,peek,empty" && got != "peek,empty,peek" {
+		t.Errorf("the server received %q, want both called by the plain run", got)
+	}
+}

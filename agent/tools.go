@@ -45,12 +45,22 @@ func subscribe(f *flow.Flow, dir string, monitored bool) (*subscription.Subscrip
 }
 
 // gated asks sub before every call: a refused call is that call's error,
-// with words a model can act on, and never reaches the server.
+// with words a model can act on, and never reaches the server. A call made
+// within an allowlist (subscription.Within: the run was started allowing
+// fewer tools) is held to it too.
 func gated(sub *subscription.Subscription, call flow.ToolCaller) flow.ToolCaller {
 	return func(ctx context.Context, name string, args map[string]any) (any, error) {
-		if err := sub.MayCallTool(name).Err(); err != nil {
+		if err := sub.MayCallToolIn(ctx, name).Err(); err != nil {
 			return nil, err
 		}
 		return call(ctx, name, args)
 	}
+}
+
+// WithinTools returns ctx narrowed to the tools named ("<server>.<tool>"):
+// a run started on it (and every run it delegates to) may call only those,
+// within what the subscription switches on; a call it leaves out is refused
+// as a switched-off tool is (subscription.Within). Empty names allows none.
+func WithinTools(ctx context.Context, names []string) context.Context {
+	return subscription.Within(ctx, names)
 }

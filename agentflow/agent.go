@@ -75,6 +75,7 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 		expect  *Type
 		timeout time.Duration
 		retries int
+		writeAt Position
 		on      = map[string]bool{"transient": true}
 	)
 	for _, o := range x.Options {
@@ -93,6 +94,7 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 				q.Tools = append(q.Tools, n.Name)
 			}
 		case *WriteOption:
+			writeAt = o.Paths.Pos()
 			v, err := r.eval(ctx, o.Paths, s)
 			if err != nil {
 				return nil, err
@@ -133,6 +135,13 @@ func (r *run) agent(ctx context.Context, x *AgentExpr, s *env) (any, error) {
 	}
 	if model == nil {
 		return nil, &RunError{Pos: x.Pos(), Message: what + ": no model to ask"}
+	}
+	if wc, ok := model.(WriteChecker); ok {
+		for _, p := range q.Write {
+			if err := wc.CheckWrite(p); err != nil {
+				return nil, &RunError{Pos: writeAt, Message: fmt.Sprintf("write %q of %s", p, what), Err: err}
+			}
+		}
 	}
 	r.mu.Lock()
 	r.calls++

@@ -186,6 +186,9 @@ func Run(ctx context.Context, f *File, input any, cfg Config) (any, error) {
 			pipeline = m
 		}
 	}
+	if err := r.checkTools(pipeline); err != nil {
+		return nil, err
+	}
 	r.slots = make(chan struct{}, r.concurrency)
 	ctx, cancel := context.WithTimeoutCause(ctx, r.duration, fmt.Errorf("%w: the run took longer than its duration of %s", ErrLimit, r.duration))
 	defer cancel()

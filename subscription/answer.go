@@ -31,6 +31,10 @@ const (
 	// NotSwitchedOn: the flow declares the tool and it is not switched on:
 	// the board (or its remembered word) left it off, or nobody has decided.
 	NotSwitchedOn Reason = "not-switched-on"
+	// NotAllowed: the flow declares the tool, and the call is made within an
+	// allowlist that leaves it out (Within): whoever started the run allowed
+	// it fewer tools. No board can switch it on for that run.
+	NotAllowed Reason = "not-allowed"
 )
 
 // ErrRefused is what a [RefusedError] is: test for it with errors.Is.

@@ -17,6 +17,10 @@
 // server's name holds no dot and a tool's may, so a name is split at its
 // first dot.
 //
+// A run can be started with fewer tools than its agent has: [Within] puts
+// an allowlist in the run's context, and [Subscription.MayCallToolIn] refuses
+// what it leaves out ([NotAllowed]) as a switched-off tool is refused.
+//
 // A switch applies live: [Subscription.MayCallTool] reads the current word on
 // every call, so the board's next word needs neither a restart nor a
 // redeploy. Nothing here is compiled into a flow: a switch that needs a

@@ -150,7 +150,8 @@ func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Mod
 		return nil, err
 	}
 	a, _ := reg.Agent(name)
-	m := &afAgent{name: name, registry: reg, graph: ag.Graph, takesTask: slices.ContainsFunc(a.Contract.Inputs, func(f agents.Field) bool { return f.Name == "task" })}
+	m := &afAgent{name: name, registry: reg, graph: ag.Graph, takesTask: slices.ContainsFunc(a.Contract.Inputs, func(f agents.Field) bool { return f.Name == "task" }),
+		tools: ag.Subscription.Declared()}
 	if x.byFolder == nil {
 		x.byFolder = map[string]agentflow.Model{}
 	}
@@ -191,6 +192,50 @@ type afAgent struct {
 	registry  *agents.Registry
 	graph     *flow.Graph
 	takesTask bool
+	tools     []string // every "<server>.<tool>" its flow (and those it delegates to) declares, sorted
+}
+
+// toolsNamed is what a name of a tools option stands for: every declared
+// tool of that name, in whichever server, and every tool of the server of
+// that name. An Agent Flow tool name is an identifier, without a dot, so
+// it names a tool by its own name or a whole server.
+func (a *afAgent) toolsNamed(name string) []string {
+	var out []string
+	for _, t := range a.tools {
+		server, tool, _ := strings.Cut(t, ".")
+		if tool == name || server == name {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// CheckTool is agentflow.ToolChecker: a name that stands for none of the
+// agent's tools is refused before the run.
+func (a *afAgent) CheckTool(name string) error {
+	if len(a.toolsNamed(name)) > 0 {
+		return nil
+	}
+	if len(a.tools) == 0 {
+		return fmt.Errorf("agent %q has no tools: its flow declares no MCP server", a.name)
+	}
+	return fmt.Errorf("agent %q has no tool and no MCP server %q; its tools are %s", a.name, name, strings.Join(a.tools, ", "))
+}
+
+// CheckWrite is agentflow.WriteChecker: a path of a write option is
+// relative to the .af file's folder and stays inside it. No flow node
+// writes files, so a path that passes is not used further.
+func (a *afAgent) CheckWrite(p string) error {
+	fp := filepath.FromSlash(p)
+	switch {
+	case filepath.IsAbs(fp) || strings.HasPrefix(p, "/"):
+		return errors.New("is absolute: write takes paths relative to the file's folder")
+	case slices.Contains(strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
+		return errors.New(`has a ".." element: write takes paths inside the file's folder`)
+	case !filepath.IsLocal(fp):
+		return errors.New("is not a path inside the file's folder")
+	}
+	return nil
 }
 
 func (a *afAgent) Ask(ctx context.Context, q agentflow.Question) (string, error) {
@@ -198,6 +243,15 @@ func (a *afAgent) Ask(ctx context.Context, q agentflow.Question) (string, error)
 	maps.Copy(in, q.Input)
 	if _, given := in["task"]; a.takesTask && !given {
 		in["task"] = q.Task
+	}
+	if q.Tools != nil {
+		// The call's tools option: the run may call only the tools it
+		// names, held where the board's switches are (agent.WithinTools).
+		var allowed []string
+		for _, name := range q.Tools {
+			allowed = append(allowed, a.toolsNamed(name)...)
+		}
+		ctx = agent.WithinTools(ctx, allowed)
 	}
 	limit := agents.DefaultTimeLimit
 	cctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
