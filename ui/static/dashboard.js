@@ -138,6 +138,7 @@
     shownWindow = "";
     for (const d of drawn) if (d.u) d.u.destroy();
     drawn = [];
+    last = null;
     ui.charts.replaceChildren();
     ui.empty.hidden = true;
     ui.status.textContent = "";
@@ -240,8 +241,11 @@
     return Math.max(200, d.plot.clientWidth || ui.charts.clientWidth || 600);
   }
 
+  let last = null; // what render drew last, {w, res}, to draw again in new colours
+
   // render draws the answer for window w.
   function render(w, res) {
+    last = { w, res };
     const samples = (Array.isArray(res.samples) ? res.samples : []).filter((s) => s && Number.isFinite(parseTime(s.time)));
     const latest = res.latest && Number.isFinite(parseTime(res.latest.time)) ? res.latest : null;
     const hours = res.resolution === "FLEET_RESOLUTION_HOUR";
@@ -317,6 +321,15 @@
     location.hash = board.dashboardHref(ui.window.value);
   });
   ui.form.addEventListener("submit", (e) => e.preventDefault());
+  // The charts' colours are read from the page's scheme when drawn: when
+  // the system turns light or dark, they are drawn again.
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+    for (const d of drawn) {
+      if (d.u) d.u.destroy();
+      d.u = null;
+    }
+    if (last && drawn.length > 0) render(last.w, last.res);
+  });
   window.addEventListener("resize", () => {
     for (const d of drawn) if (d.u) d.u.setSize({ width: width(d), height: HEIGHT });
   });
