@@ -39,6 +39,7 @@ var policy = map[string]access{
 	boardv1connect.AgentServiceWatchAgentsProcedure:                  {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.AgentServiceGetHealthHistoryProcedure:             {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.AgentServiceGetFleetHistoryProcedure:              {kind: identity.KindOperator, role: identity.RoleViewer},
+	boardv1connect.AgentServiceListAgentBuildsProcedure:              {kind: identity.KindOperator, role: identity.RoleViewer},
 	boardv1connect.AgentServicePauseAgentProcedure:                   {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.AgentServiceForgetAgentProcedure:                  {kind: identity.KindOperator, role: identity.RoleAdmin},
 	boardv1connect.AgentServiceResumeAgentProcedure:                  {kind: identity.KindOperator, role: identity.RoleAdmin},

@@ -10,6 +10,7 @@ import (
 	"github.com/symphonix/symphonix/audit"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/agentbuild"
 	"github.com/symphonix/symphonix/ent/evalscore"
 	"github.com/symphonix/symphonix/ent/healthround"
 	"github.com/symphonix/symphonix/identity"
@@ -24,8 +25,8 @@ const DefaultForgetAfter = time.Hour
 const maxForgetReason = 512
 
 // ForgetAgent removes a stale agent: its row (and with it its tool
-// switches, reported triggers and pause), its health rounds and eval
-// scores, with an audit entry saying who and why, in one transaction.
+// switches, reported triggers and pause), its health rounds, eval scores
+// and builds, with an audit entry saying who and why, in one transaction.
 // Runs, approvals, conversations and the audit log keep what they say of
 // it. Watchers are told it is gone.
 func (s agentService) ForgetAgent(ctx context.Context, req *boardv1.ForgetAgentRequest) (*boardv1.ForgetAgentResponse, error) {
@@ -60,6 +61,9 @@ func (s agentService) ForgetAgent(ctx context.Context, req *boardv1.ForgetAgentR
 			return err
 		}
 		if _, err := tx.EvalScore.Delete().Where(evalscore.Agent(name)).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.AgentBuild.Delete().Where(agentbuild.Agent(name)).Exec(ctx); err != nil {
 			return err
 		}
 		if err := tx.Agent.DeleteOne(a).Exec(ctx); err != nil {

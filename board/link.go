@@ -1,12 +1,14 @@
 package board
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/agentbuild"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/pump"
 	"github.com/symphonix/symphonix/store"
@@ -488,6 +491,9 @@ func writeHellos(b *Board, batch []*helloWrite) {
 		if err != nil {
 			return fmt.Errorf("record agents: %w", err)
 		}
+		if err := writeBuilds(ctx, tx, batch); err != nil {
+			return fmt.Errorf("record agents' builds: %w", err)
+		}
 		rows, err = tx.Agent.Query().Where(agent.NameIn(names...)).All(ctx)
 		return err
 	})
@@ -503,6 +509,92 @@ func writeHellos(b *Board, batch []*helloWrite) {
 			w.err = fmt.Errorf("record agent %q: not found after it was written", w.hello.GetName())
 		}
 	}
+}
+
+// maxAgentBuilds is the most builds the board keeps of one agent
+// (AgentBuild): beyond it, those last seen longest ago go.
+const maxAgentBuilds = 50
+
+// writeBuilds records the build each hello of batch names, in the batch's
+// transaction: a build new to its agent gets a row, a known one is seen
+// again (last_seen and the package move). Then the agents of the batch
+// keep at most maxAgentBuilds each. A hello naming no build records none.
+func writeBuilds(ctx context.Context, tx *ent.Tx, batch []*helloWrite) error {
+	type key struct{ agent, build string }
+	latest := make(map[key]*helloWrite, len(batch))
+	for _, w := range batch {
+		k := key{w.hello.GetName(), w.hello.GetBuild()}
+		if k.build == "" {
+			continue
+		}
+		if o := latest[k]; o == nil || !w.at.Before(o.at) {
+			latest[k] = w
+		}
+	}
+	if len(latest) == 0 {
+		return nil
+	}
+	// One order for every board on the store, so that two batches of the
+	// same agents take their rows' locks alike.
+	keys := slices.SortedFunc(maps.Keys(latest), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.build, b.build))
+	})
+	creates := make([]*ent.AgentBuildCreate, len(keys))
+	agents := make([]string, 0, len(keys))
+	for i, k := range keys {
+		w := latest[k]
+		at := w.at.UTC().Truncate(time.Microsecond) // what a page token holds
+		creates[i] = tx.AgentBuild.Create().
+			SetAgent(k.agent).
+			SetBuild(k.build).
+			SetPackageName(w.hello.GetPackage().GetName()).
+			SetPackageVersion(w.hello.GetPackage().GetVersion()).
+			SetFirstSeen(at).
+			SetLastSeen(at)
+		if len(agents) == 0 || agents[len(agents)-1] != k.agent {
+			agents = append(agents, k.agent)
+		}
+	}
+	err := tx.AgentBuild.CreateBulk(creates...).
+		OnConflictColumns(agentbuild.FieldAgent, agentbuild.FieldBuild).
+		Update(func(u *ent.AgentBuildUpsert) {
+			u.UpdateLastSeen().UpdatePackageName().UpdatePackageVersion()
+		}).
+		Exec(ctx)
+	if err != nil {
+		return err
+	}
+	return capBuilds(ctx, tx, agents)
+}
+
+// capBuilds removes, of each of agents, the builds beyond maxAgentBuilds,
+// those last seen longest ago first: one count for them all, and a read
+// and a delete for each agent over, which is rare (a new build a hello).
+func capBuilds(ctx context.Context, tx *ent.Tx, agents []string) error {
+	var counts []struct {
+		Agent string `json:"agent"`
+		Count int    `json:"count"`
+	}
+	err := tx.AgentBuild.Query().Where(agentbuild.AgentIn(agents...)).
+		GroupBy(agentbuild.FieldAgent).Aggregate(ent.Count()).Scan(ctx, &counts)
+	if err != nil {
+		return err
+	}
+	for _, c := range counts {
+		if c.Count <= maxAgentBuilds {
+			continue
+		}
+		ids, err := tx.AgentBuild.Query().Where(agentbuild.Agent(c.Agent)).
+			Order(ent.Desc(agentbuild.FieldLastSeen), ent.Desc(agentbuild.FieldID)).
+			Offset(maxAgentBuilds).IDs(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.AgentBuild.Delete().Where(agentbuild.IDIn(ids...)).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newSessionID() string {

@@ -16,6 +16,7 @@ import (
 var listProcedures = map[string]bool{
 	boardv1connect.AgentServiceListAgentsProcedure:               true,
 	boardv1connect.AgentServiceGetHealthHistoryProcedure:         true,
+	boardv1connect.AgentServiceListAgentBuildsProcedure:          true,
 	boardv1connect.ApprovalServiceListApprovalsProcedure:         true,
 	boardv1connect.ApprovalServiceListRulesProcedure:             true,
 	boardv1connect.AuditServiceListAuditProcedure:                true,

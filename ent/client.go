@@ -16,6 +16,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/agentbuild"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
@@ -59,6 +60,8 @@ type Client struct {
 	ActionLinkUse *ActionLinkUseClient
 	// Agent is the client for interacting with the Agent builders.
 	Agent *AgentClient
+	// AgentBuild is the client for interacting with the AgentBuild builders.
+	AgentBuild *AgentBuildClient
 	// AlertRule is the client for interacting with the AlertRule builders.
 	AlertRule *AlertRuleClient
 	// Approval is the client for interacting with the Approval builders.
@@ -136,6 +139,7 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.ActionLinkUse = NewActionLinkUseClient(c.config)
 	c.Agent = NewAgentClient(c.config)
+	c.AgentBuild = NewAgentBuildClient(c.config)
 	c.AlertRule = NewAlertRuleClient(c.config)
 	c.Approval = NewApprovalClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
@@ -262,6 +266,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:            cfg,
 		ActionLinkUse:     NewActionLinkUseClient(cfg),
 		Agent:             NewAgentClient(cfg),
+		AgentBuild:        NewAgentBuildClient(cfg),
 		AlertRule:         NewAlertRuleClient(cfg),
 		Approval:          NewApprovalClient(cfg),
 		AuditEntry:        NewAuditEntryClient(cfg),
@@ -315,6 +320,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:            cfg,
 		ActionLinkUse:     NewActionLinkUseClient(cfg),
 		Agent:             NewAgentClient(cfg),
+		AgentBuild:        NewAgentBuildClient(cfg),
 		AlertRule:         NewAlertRuleClient(cfg),
 		Approval:          NewApprovalClient(cfg),
 		AuditEntry:        NewAuditEntryClient(cfg),
@@ -376,9 +382,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.ActionLinkUse, c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease,
-		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.FleetSample,
-		c.HealthRound, c.Notification, c.PackageChunk, c.PackageScope,
+		c.ActionLinkUse, c.Agent, c.AgentBuild, c.AlertRule, c.Approval, c.AuditEntry,
+		c.BoardLease, c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore,
+		c.FleetSample, c.HealthRound, c.Notification, c.PackageChunk, c.PackageScope,
 		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.RateBucket,
 		c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
 		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
@@ -391,9 +397,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.ActionLinkUse, c.Agent, c.AlertRule, c.Approval, c.AuditEntry, c.BoardLease,
-		c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore, c.FleetSample,
-		c.HealthRound, c.Notification, c.PackageChunk, c.PackageScope,
+		c.ActionLinkUse, c.Agent, c.AgentBuild, c.AlertRule, c.Approval, c.AuditEntry,
+		c.BoardLease, c.Consent, c.Conversation, c.DelegationFailure, c.EvalScore,
+		c.FleetSample, c.HealthRound, c.Notification, c.PackageChunk, c.PackageScope,
 		c.PackageVersion, c.PairCode, c.Pairing, c.PublisherKey, c.RateBucket,
 		c.RateHit, c.ReceiptKey, c.Relay, c.Rule, c.Run, c.RunDetail, c.RunStep,
 		c.Session, c.Setting, c.SigningKey, c.Token, c.User, c.Verification, c.Vote,
@@ -409,6 +415,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ActionLinkUse.mutate(ctx, m)
 	case *AgentMutation:
 		return c.Agent.mutate(ctx, m)
+	case *AgentBuildMutation:
+		return c.AgentBuild.mutate(ctx, m)
 	case *AlertRuleMutation:
 		return c.AlertRule.mutate(ctx, m)
 	case *ApprovalMutation:
@@ -741,6 +749,139 @@ func (c *AgentClient) mutate(ctx context.Context, m *AgentMutation) (Value, erro
 		return (&AgentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Agent mutation op: %q", m.Op())
+	}
+}
+
+// AgentBuildClient is a client for the AgentBuild schema.
+type AgentBuildClient struct {
+	config
+}
+
+// NewAgentBuildClient returns a client for the AgentBuild from the given config.
+func NewAgentBuildClient(c config) *AgentBuildClient {
+	return &AgentBuildClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `agentbuild.Hooks(f(g(h())))`.
+func (c *AgentBuildClient) Use(hooks ...Hook) {
+	c.hooks.AgentBuild = append(c.hooks.AgentBuild, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `agentbuild.Intercept(f(g(h())))`.
+func (c *AgentBuildClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AgentBuild = append(c.inters.AgentBuild, interceptors...)
+}
+
+// Create returns a builder for creating a AgentBuild entity.
+func (c *AgentBuildClient) Create() *AgentBuildCreate {
+	mutation := newAgentBuildMutation(c.config, OpCreate)
+	return &AgentBuildCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AgentBuild entities.
+func (c *AgentBuildClient) CreateBulk(builders ...*AgentBuildCreate) *AgentBuildCreateBulk {
+	return &AgentBuildCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AgentBuildClient) MapCreateBulk(slice any, setFunc func(*AgentBuildCreate, int)) *AgentBuildCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AgentBuildCreateBulk{err: fmt.Errorf("calling to AgentBuildClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AgentBuildCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AgentBuildCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AgentBuild.
+func (c *AgentBuildClient) Update() *AgentBuildUpdate {
+	mutation := newAgentBuildMutation(c.config, OpUpdate)
+	return &AgentBuildUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AgentBuildClient) UpdateOne(_m *AgentBuild) *AgentBuildUpdateOne {
+	mutation := newAgentBuildMutation(c.config, OpUpdateOne, withAgentBuild(_m))
+	return &AgentBuildUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AgentBuildClient) UpdateOneID(id int) *AgentBuildUpdateOne {
+	mutation := newAgentBuildMutation(c.config, OpUpdateOne, withAgentBuildID(id))
+	return &AgentBuildUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AgentBuild.
+func (c *AgentBuildClient) Delete() *AgentBuildDelete {
+	mutation := newAgentBuildMutation(c.config, OpDelete)
+	return &AgentBuildDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AgentBuildClient) DeleteOne(_m *AgentBuild) *AgentBuildDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AgentBuildClient) DeleteOneID(id int) *AgentBuildDeleteOne {
+	builder := c.Delete().Where(agentbuild.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AgentBuildDeleteOne{builder}
+}
+
+// Query returns a query builder for AgentBuild.
+func (c *AgentBuildClient) Query() *AgentBuildQuery {
+	return &AgentBuildQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAgentBuild},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AgentBuild entity by its id.
+func (c *AgentBuildClient) Get(ctx context.Context, id int) (*AgentBuild, error) {
+	return c.Query().Where(agentbuild.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AgentBuildClient) GetX(ctx context.Context, id int) *AgentBuild {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AgentBuildClient) Hooks() []Hook {
+	return c.hooks.AgentBuild
+}
+
+// Interceptors returns the client interceptors.
+func (c *AgentBuildClient) Interceptors() []Interceptor {
+	return c.inters.AgentBuild
+}
+
+func (c *AgentBuildClient) mutate(ctx context.Context, m *AgentBuildMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AgentBuildCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AgentBuildUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AgentBuildUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AgentBuildDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AgentBuild mutation op: %q", m.Op())
 	}
 }
 
@@ -5003,16 +5144,16 @@ func (c *VoteClient) mutate(ctx context.Context, m *VoteMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		ActionLinkUse, Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent,
-		Conversation, DelegationFailure, EvalScore, FleetSample, HealthRound,
+		ActionLinkUse, Agent, AgentBuild, AlertRule, Approval, AuditEntry, BoardLease,
+		Consent, Conversation, DelegationFailure, EvalScore, FleetSample, HealthRound,
 		Notification, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
 		PublisherKey, RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail,
 		RunStep, Session, Setting, SigningKey, Token, User, Verification,
 		Vote []ent.Hook
 	}
 	inters struct {
-		ActionLinkUse, Agent, AlertRule, Approval, AuditEntry, BoardLease, Consent,
-		Conversation, DelegationFailure, EvalScore, FleetSample, HealthRound,
+		ActionLinkUse, Agent, AgentBuild, AlertRule, Approval, AuditEntry, BoardLease,
+		Consent, Conversation, DelegationFailure, EvalScore, FleetSample, HealthRound,
 		Notification, PackageChunk, PackageScope, PackageVersion, PairCode, Pairing,
 		PublisherKey, RateBucket, RateHit, ReceiptKey, Relay, Rule, Run, RunDetail,
 		RunStep, Session, Setting, SigningKey, Token, User, Verification,

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/agentbuild"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
@@ -108,6 +109,7 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			actionlinkuse.Table:     actionlinkuse.ValidColumn,
 			agent.Table:             agent.ValidColumn,
+			agentbuild.Table:        agentbuild.ValidColumn,
 			alertrule.Table:         alertrule.ValidColumn,
 			approval.Table:          approval.ValidColumn,
 			auditentry.Table:        auditentry.ValidColumn,

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/agentbuild"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
@@ -60,6 +61,7 @@ const (
 	// Node types.
 	TypeActionLinkUse     = "ActionLinkUse"
 	TypeAgent             = "Agent"
+	TypeAgentBuild        = "AgentBuild"
 	TypeAlertRule         = "AlertRule"
 	TypeApproval          = "Approval"
 	TypeAuditEntry        = "AuditEntry"
@@ -3118,6 +3120,602 @@ func (m *AgentMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AgentMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Agent edge %s", name)
+}
+
+// AgentBuildMutation represents an operation that mutates the AgentBuild nodes in the graph.
+type AgentBuildMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int
+	agent           *string
+	build           *string
+	package_name    *string
+	package_version *string
+	first_seen      *time.Time
+	last_seen       *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*AgentBuild, error)
+	predicates      []predicate.AgentBuild
+}
+
+var _ ent.Mutation = (*AgentBuildMutation)(nil)
+
+// agentbuildOption allows management of the mutation configuration using functional options.
+type agentbuildOption func(*AgentBuildMutation)
+
+// newAgentBuildMutation creates new mutation for the AgentBuild entity.
+func newAgentBuildMutation(c config, op Op, opts ...agentbuildOption) *AgentBuildMutation {
+	m := &AgentBuildMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAgentBuild,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAgentBuildID sets the ID field of the mutation.
+func withAgentBuildID(id int) agentbuildOption {
+	return func(m *AgentBuildMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AgentBuild
+		)
+		m.oldValue = func(ctx context.Context) (*AgentBuild, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AgentBuild.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAgentBuild sets the old AgentBuild of the mutation.
+func withAgentBuild(node *AgentBuild) agentbuildOption {
+	return func(m *AgentBuildMutation) {
+		m.oldValue = func(context.Context) (*AgentBuild, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AgentBuildMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AgentBuildMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AgentBuildMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AgentBuildMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AgentBuild.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAgent sets the "agent" field.
+func (m *AgentBuildMutation) SetAgent(s string) {
+	m.agent = &s
+}
+
+// Agent returns the value of the "agent" field in the mutation.
+func (m *AgentBuildMutation) Agent() (r string, exists bool) {
+	v := m.agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgent returns the old "agent" field's value of the AgentBuild entity.
+// If the AgentBuild object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentBuildMutation) OldAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgent: %w", err)
+	}
+	return oldValue.Agent, nil
+}
+
+// ResetAgent resets all changes to the "agent" field.
+func (m *AgentBuildMutation) ResetAgent() {
+	m.agent = nil
+}
+
+// SetBuild sets the "build" field.
+func (m *AgentBuildMutation) SetBuild(s string) {
+	m.build = &s
+}
+
+// Build returns the value of the "build" field in the mutation.
+func (m *AgentBuildMutation) Build() (r string, exists bool) {
+	v := m.build
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBuild returns the old "build" field's value of the AgentBuild entity.
+// If the AgentBuild object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentBuildMutation) OldBuild(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBuild is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBuild requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBuild: %w", err)
+	}
+	return oldValue.Build, nil
+}
+
+// ResetBuild resets all changes to the "build" field.
+func (m *AgentBuildMutation) ResetBuild() {
+	m.build = nil
+}
+
+// SetPackageName sets the "package_name" field.
+func (m *AgentBuildMutation) SetPackageName(s string) {
+	m.package_name = &s
+}
+
+// PackageName returns the value of the "package_name" field in the mutation.
+func (m *AgentBuildMutation) PackageName() (r string, exists bool) {
+	v := m.package_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPackageName returns the old "package_name" field's value of the AgentBuild entity.
+// If the AgentBuild object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentBuildMutation) OldPackageName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPackageName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPackageName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPackageName: %w", err)
+	}
+	return oldValue.PackageName, nil
+}
+
+// ResetPackageName resets all changes to the "package_name" field.
+func (m *AgentBuildMutation) ResetPackageName() {
+	m.package_name = nil
+}
+
+// SetPackageVersion sets the "package_version" field.
+func (m *AgentBuildMutation) SetPackageVersion(s string) {
+	m.package_version = &s
+}
+
+// PackageVersion returns the value of the "package_version" field in the mutation.
+func (m *AgentBuildMutation) PackageVersion() (r string, exists bool) {
+	v := m.package_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPackageVersion returns the old "package_version" field's value of the AgentBuild entity.
+// If the AgentBuild object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentBuildMutation) OldPackageVersion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPackageVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPackageVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPackageVersion: %w", err)
+	}
+	return oldValue.PackageVersion, nil
+}
+
+// ResetPackageVersion resets all changes to the "package_version" field.
+func (m *AgentBuildMutation) ResetPackageVersion() {
+	m.package_version = nil
+}
+
+// SetFirstSeen sets the "first_seen" field.
+func (m *AgentBuildMutation) SetFirstSeen(t time.Time) {
+	m.first_seen = &t
+}
+
+// FirstSeen returns the value of the "first_seen" field in the mutation.
+func (m *AgentBuildMutation) FirstSeen() (r time.Time, exists bool) {
+	v := m.first_seen
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFirstSeen returns the old "first_seen" field's value of the AgentBuild entity.
+// If the AgentBuild object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentBuildMutation) OldFirstSeen(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFirstSeen is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFirstSeen requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFirstSeen: %w", err)
+	}
+	return oldValue.FirstSeen, nil
+}
+
+// ResetFirstSeen resets all changes to the "first_seen" field.
+func (m *AgentBuildMutation) ResetFirstSeen() {
+	m.first_seen = nil
+}
+
+// SetLastSeen sets the "last_seen" field.
+func (m *AgentBuildMutation) SetLastSeen(t time.Time) {
+	m.last_seen = &t
+}
+
+// LastSeen returns the value of the "last_seen" field in the mutation.
+func (m *AgentBuildMutation) LastSeen() (r time.Time, exists bool) {
+	v := m.last_seen
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastSeen returns the old "last_seen" field's value of the AgentBuild entity.
+// If the AgentBuild object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AgentBuildMutation) OldLastSeen(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastSeen is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastSeen requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastSeen: %w", err)
+	}
+	return oldValue.LastSeen, nil
+}
+
+// ResetLastSeen resets all changes to the "last_seen" field.
+func (m *AgentBuildMutation) ResetLastSeen() {
+	m.last_seen = nil
+}
+
+// Where appends a list predicates to the AgentBuildMutation builder.
+func (m *AgentBuildMutation) Where(ps ...predicate.AgentBuild) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AgentBuildMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AgentBuildMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AgentBuild, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AgentBuildMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AgentBuildMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AgentBuild).
+func (m *AgentBuildMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AgentBuildMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.agent != nil {
+		fields = append(fields, agentbuild.FieldAgent)
+	}
+	if m.build != nil {
+		fields = append(fields, agentbuild.FieldBuild)
+	}
+	if m.package_name != nil {
+		fields = append(fields, agentbuild.FieldPackageName)
+	}
+	if m.package_version != nil {
+		fields = append(fields, agentbuild.FieldPackageVersion)
+	}
+	if m.first_seen != nil {
+		fields = append(fields, agentbuild.FieldFirstSeen)
+	}
+	if m.last_seen != nil {
+		fields = append(fields, agentbuild.FieldLastSeen)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AgentBuildMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case agentbuild.FieldAgent:
+		return m.Agent()
+	case agentbuild.FieldBuild:
+		return m.Build()
+	case agentbuild.FieldPackageName:
+		return m.PackageName()
+	case agentbuild.FieldPackageVersion:
+		return m.PackageVersion()
+	case agentbuild.FieldFirstSeen:
+		return m.FirstSeen()
+	case agentbuild.FieldLastSeen:
+		return m.LastSeen()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AgentBuildMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case agentbuild.FieldAgent:
+		return m.OldAgent(ctx)
+	case agentbuild.FieldBuild:
+		return m.OldBuild(ctx)
+	case agentbuild.FieldPackageName:
+		return m.OldPackageName(ctx)
+	case agentbuild.FieldPackageVersion:
+		return m.OldPackageVersion(ctx)
+	case agentbuild.FieldFirstSeen:
+		return m.OldFirstSeen(ctx)
+	case agentbuild.FieldLastSeen:
+		return m.OldLastSeen(ctx)
+	}
+	return nil, fmt.Errorf("unknown AgentBuild field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AgentBuildMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case agentbuild.FieldAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgent(v)
+		return nil
+	case agentbuild.FieldBuild:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBuild(v)
+		return nil
+	case agentbuild.FieldPackageName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPackageName(v)
+		return nil
+	case agentbuild.FieldPackageVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPackageVersion(v)
+		return nil
+	case agentbuild.FieldFirstSeen:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFirstSeen(v)
+		return nil
+	case agentbuild.FieldLastSeen:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastSeen(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AgentBuild field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AgentBuildMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AgentBuildMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AgentBuildMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown AgentBuild numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AgentBuildMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AgentBuildMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AgentBuildMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown AgentBuild nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AgentBuildMutation) ResetField(name string) error {
+	switch name {
+	case agentbuild.FieldAgent:
+		m.ResetAgent()
+		return nil
+	case agentbuild.FieldBuild:
+		m.ResetBuild()
+		return nil
+	case agentbuild.FieldPackageName:
+		m.ResetPackageName()
+		return nil
+	case agentbuild.FieldPackageVersion:
+		m.ResetPackageVersion()
+		return nil
+	case agentbuild.FieldFirstSeen:
+		m.ResetFirstSeen()
+		return nil
+	case agentbuild.FieldLastSeen:
+		m.ResetLastSeen()
+		return nil
+	}
+	return fmt.Errorf("unknown AgentBuild field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AgentBuildMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AgentBuildMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AgentBuildMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AgentBuildMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AgentBuildMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AgentBuildMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AgentBuildMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AgentBuild unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AgentBuildMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AgentBuild edge %s", name)
 }
 
 // AlertRuleMutation represents an operation that mutates the AlertRule nodes in the graph.

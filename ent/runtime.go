@@ -5,6 +5,7 @@ package ent
 import (
 	"github.com/symphonix/symphonix/ent/actionlinkuse"
 	"github.com/symphonix/symphonix/ent/agent"
+	"github.com/symphonix/symphonix/ent/agentbuild"
 	"github.com/symphonix/symphonix/ent/alertrule"
 	"github.com/symphonix/symphonix/ent/approval"
 	"github.com/symphonix/symphonix/ent/auditentry"
@@ -153,6 +154,20 @@ func init() {
 	agentDescBoard := agentFields[34].Descriptor()
 	// agent.DefaultBoard holds the default value on creation for the board field.
 	agent.DefaultBoard = agentDescBoard.Default.(string)
+	agentbuildFields := schema.AgentBuild{}.Fields()
+	_ = agentbuildFields
+	// agentbuildDescAgent is the schema descriptor for agent field.
+	agentbuildDescAgent := agentbuildFields[0].Descriptor()
+	// agentbuild.AgentValidator is a validator for the "agent" field. It is called by the builders before save.
+	agentbuild.AgentValidator = agentbuildDescAgent.Validators[0].(func(string) error)
+	// agentbuildDescPackageName is the schema descriptor for package_name field.
+	agentbuildDescPackageName := agentbuildFields[2].Descriptor()
+	// agentbuild.DefaultPackageName holds the default value on creation for the package_name field.
+	agentbuild.DefaultPackageName = agentbuildDescPackageName.Default.(string)
+	// agentbuildDescPackageVersion is the schema descriptor for package_version field.
+	agentbuildDescPackageVersion := agentbuildFields[3].Descriptor()
+	// agentbuild.DefaultPackageVersion holds the default value on creation for the package_version field.
+	agentbuild.DefaultPackageVersion = agentbuildDescPackageVersion.Default.(string)
 	alertruleFields := schema.AlertRule{}.Fields()
 	_ = alertruleFields
 	// alertruleDescAgent is the schema descriptor for agent field.

@@ -16,6 +16,8 @@ type Tx struct {
 	ActionLinkUse *ActionLinkUseClient
 	// Agent is the client for interacting with the Agent builders.
 	Agent *AgentClient
+	// AgentBuild is the client for interacting with the AgentBuild builders.
+	AgentBuild *AgentBuildClient
 	// AlertRule is the client for interacting with the AlertRule builders.
 	AlertRule *AlertRuleClient
 	// Approval is the client for interacting with the Approval builders.
@@ -213,6 +215,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.ActionLinkUse = NewActionLinkUseClient(tx.config)
 	tx.Agent = NewAgentClient(tx.config)
+	tx.AgentBuild = NewAgentBuildClient(tx.config)
 	tx.AlertRule = NewAlertRuleClient(tx.config)
 	tx.Approval = NewApprovalClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)

@@ -19,6 +19,7 @@ var pages = []struct{ name, hash, drawn string }{
 	{"agents", "#agents", `document.querySelector('#agents tr[data-agent="payer"]') !== null`},
 	{"dashboard", "#dashboard?window=1h", `document.querySelector("#dashboard canvas") !== null`},
 	{"agent", "#agent/payer", `document.getElementById("agent-title").textContent.includes("payer")`},
+	{"agent", "#agent/builder", `document.querySelector('#build-rows tr[data-current="true"]') !== null`},
 	{"approvals", "#approvals", `document.querySelector('#queue li[data-approval]') !== null`},
 	{"approvals", "#approval/", `!document.getElementById("approval-page").hidden && document.querySelector("#approval-page-facts dd") !== null`},
 	{"rules", "#rules", `document.querySelector('#rules tr, #rules li') !== null`},
@@ -50,6 +51,7 @@ func TestBrowserAccessible(t *testing.T) {
 		t.Fatalf("ListRules: %v, %v", rules, err)
 	}
 	ruleID := rules.GetRules()[0].GetId()
+	linkBuilds(t, bt, "builder", fmt.Sprintf("sha256:%064x", 1), fmt.Sprintf("sha256:%064x", 2))
 
 	b := browsertest.New(t)
 	// The sign-in page, before anyone is signed in.

@@ -44,6 +44,7 @@ const scripts = `<script src="board.js" defer></script>
 <script src="fire.js" defer></script>
 <script src="triggers.js" defer></script>
 <script src="evals.js" defer></script>
+<script src="builds.js" defer></script>
 <script src="forget.js" defer></script>
 <script src="runtree.js" defer></script>
 <script src="run.js" defer></script>
@@ -91,6 +92,7 @@ func TestHandler(t *testing.T) {
 		{name: "runlist", method: http.MethodGet, path: "/runlist.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListRuns"`},
 		{name: "triggers", method: http.MethodGet, path: "/triggers.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListTriggers"`},
 		{name: "evals", method: http.MethodGet, path: "/evals.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListEvalScores"`},
+		{name: "builds", method: http.MethodGet, path: "/builds.js", status: http.StatusOK, contentType: "text/javascript", body: `"ListAgentBuilds"`},
 		{name: "forget", method: http.MethodGet, path: "/forget.js", status: http.StatusOK, contentType: "text/javascript", body: `"ForgetAgent"`},
 		{name: "fire", method: http.MethodGet, path: "/fire.js", status: http.StatusOK, contentType: "text/javascript", body: `"StartRun"`},
 		{name: "run", method: http.MethodGet, path: "/run.js", status: http.StatusOK, contentType: "text/javascript", body: `"StopRun"`},

@@ -33,6 +33,18 @@ func (f AgentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AgentMutation", m)
 }
 
+// The AgentBuildFunc type is an adapter to allow the use of ordinary
+// function as AgentBuild mutator.
+type AgentBuildFunc func(context.Context, *ent.AgentBuildMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AgentBuildFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AgentBuildMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AgentBuildMutation", m)
+}
+
 // The AlertRuleFunc type is an adapter to allow the use of ordinary
 // function as AlertRule mutator.
 type AlertRuleFunc func(context.Context, *ent.AlertRuleMutation) (ent.Value, error)

@@ -87,6 +87,34 @@ var (
 			},
 		},
 	}
+	// AgentBuildsColumns holds the columns for the "agent_builds" table.
+	AgentBuildsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "agent", Type: field.TypeString},
+		{Name: "build", Type: field.TypeString},
+		{Name: "package_name", Type: field.TypeString, Default: ""},
+		{Name: "package_version", Type: field.TypeString, Default: ""},
+		{Name: "first_seen", Type: field.TypeTime},
+		{Name: "last_seen", Type: field.TypeTime},
+	}
+	// AgentBuildsTable holds the schema information for the "agent_builds" table.
+	AgentBuildsTable = &schema.Table{
+		Name:       "agent_builds",
+		Columns:    AgentBuildsColumns,
+		PrimaryKey: []*schema.Column{AgentBuildsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "agentbuild_agent_build",
+				Unique:  true,
+				Columns: []*schema.Column{AgentBuildsColumns[1], AgentBuildsColumns[2]},
+			},
+			{
+				Name:    "agentbuild_agent_last_seen",
+				Unique:  false,
+				Columns: []*schema.Column{AgentBuildsColumns[1], AgentBuildsColumns[6]},
+			},
+		},
+	}
 	// AlertRulesColumns holds the columns for the "alert_rules" table.
 	AlertRulesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Unique: true},
@@ -963,6 +991,7 @@ var (
 	Tables = []*schema.Table{
 		ActionLinkUsesTable,
 		AgentsTable,
+		AgentBuildsTable,
 		AlertRulesTable,
 		ApprovalsTable,
 		AuditEntriesTable,

@@ -12,6 +12,9 @@ type ActionLinkUse func(*sql.Selector)
 // Agent is the predicate function for agent builders.
 type Agent func(*sql.Selector)
 
+// AgentBuild is the predicate function for agentbuild builders.
+type AgentBuild func(*sql.Selector)
+
 // AlertRule is the predicate function for alertrule builders.
 type AlertRule func(*sql.Selector)
 

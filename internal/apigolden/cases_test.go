@@ -227,6 +227,21 @@ func cases() []goldenCase {
 		},
 		NextPageToken: "aGVhbHRoLTM",
 	})
+	add("AgentService.ListAgentBuilds.request", &boardv1.ListAgentBuildsRequest{Name: "refund-desk", PageSize: 20})
+	add("AgentService.ListAgentBuilds.response", &boardv1.ListAgentBuildsResponse{
+		Builds: []*boardv1.AgentBuild{
+			{
+				Build:       "sha256:9f2c4e1a7b3d5f60818293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8",
+				PackageName: "acme/refund-desk", PackageVersion: "1.4.0",
+				FirstSeenTime: at(90), LastSeenTime: at(240), Current: true,
+			},
+			{
+				Build:         "sha256:0b1c2d3e4f5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
+				FirstSeenTime: at(0), LastSeenTime: at(60),
+			},
+		},
+		NextPageToken: "YnVpbGRzLTI",
+	})
 	fleet := func(minute, online, pending int) *boardv1.FleetSample {
 		return &boardv1.FleetSample{
 			Time: at(minute), Minutes: 1, AgentsOnline: int32(online), ApprovalsPending: int32(pending),

@@ -18,6 +18,10 @@ import (
 	"github.com/symphonix/symphonix/internal/pump"
 )
 
+// loadBuild is the build every agent of the load says it runs, as a real
+// agent's hello does: the board records it on each hello.
+const loadBuild = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
 // probeTimeout is how long a probe waits for a welcome or a pong.
 const probeTimeout = 10 * time.Second
 
@@ -80,6 +84,7 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 	err = stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Hello{Hello: &boardv1.Hello{
 		Name:     p.cred.Name,
 		Protocol: agentlink.Protocol,
+		Build:    loadBuild,
 	}}})
 	if err != nil {
 		return false, err

@@ -209,6 +209,52 @@ table "agents" {
     columns = [column.package_digest]
   }
 }
+table "agent_builds" {
+  schema = schema.public
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "agent" {
+    null = false
+    type = varchar
+  }
+  column "build" {
+    null = false
+    type = varchar
+  }
+  column "package_name" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
+  column "package_version" {
+    null    = false
+    type    = varchar
+    default = sql("''")
+  }
+  column "first_seen" {
+    null = false
+    type = timestamptz
+  }
+  column "last_seen" {
+    null = false
+    type = timestamptz
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "agentbuild_agent_build" {
+    unique  = true
+    columns = [column.agent, column.build]
+  }
+  index "agentbuild_agent_last_seen" {
+    columns = [column.agent, column.last_seen]
+  }
+}
 table "alert_rules" {
   schema = schema.public
   column "id" {

@@ -954,6 +954,224 @@ func (x *GetHealthHistoryResponse) GetNextPageToken() string {
 	return ""
 }
 
+// ListAgentBuildsRequest asks for a page of an agent's builds.
+type ListAgentBuildsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name: required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// At most this many builds: 0 means 50, and more than 50 is read as 50.
+	// Negative is invalid_argument.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token from the previous response; "" for the first page. A
+	// token from another request is invalid_argument.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentBuildsRequest) Reset() {
+	*x = ListAgentBuildsRequest{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentBuildsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentBuildsRequest) ProtoMessage() {}
+
+func (x *ListAgentBuildsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentBuildsRequest.ProtoReflect.Descriptor instead.
+func (*ListAgentBuildsRequest) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListAgentBuildsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ListAgentBuildsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListAgentBuildsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListAgentBuildsResponse is one page of an agent's builds, last seen
+// first.
+type ListAgentBuildsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The builds, the one last seen most recently first.
+	Builds []*AgentBuild `protobuf:"bytes,1,rep,name=builds,proto3" json:"builds,omitempty"`
+	// Set when more builds follow: pass it as page_token. "" on the last
+	// page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentBuildsResponse) Reset() {
+	*x = ListAgentBuildsResponse{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentBuildsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentBuildsResponse) ProtoMessage() {}
+
+func (x *ListAgentBuildsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentBuildsResponse.ProtoReflect.Descriptor instead.
+func (*ListAgentBuildsResponse) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListAgentBuildsResponse) GetBuilds() []*AgentBuild {
+	if x != nil {
+		return x.Builds
+	}
+	return nil
+}
+
+func (x *ListAgentBuildsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// AgentBuild is one build an agent said it runs, in one or more hellos.
+type AgentBuild struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The flow's build: "sha256:" and 64 lowercase hex digits, as the hello
+	// said.
+	Build string `protobuf:"bytes,1,opt,name=build,proto3" json:"build,omitempty"`
+	// The name ("scope/name") of the package the agent's folder was
+	// installed from, as the latest hello with this build said; "" when it
+	// named none.
+	PackageName string `protobuf:"bytes,2,opt,name=package_name,json=packageName,proto3" json:"package_name,omitempty"`
+	// That package's version; "" when the hello named no package.
+	PackageVersion string `protobuf:"bytes,3,opt,name=package_version,json=packageVersion,proto3" json:"package_version,omitempty"`
+	// When the board first received a hello with this build.
+	FirstSeenTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=first_seen_time,json=firstSeenTime,proto3" json:"first_seen_time,omitempty"`
+	// When the board last received a hello with this build.
+	LastSeenTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_seen_time,json=lastSeenTime,proto3" json:"last_seen_time,omitempty"`
+	// Whether it is the build the agent's latest hello named: what it runs
+	// now, or ran when last linked.
+	Current       bool `protobuf:"varint,6,opt,name=current,proto3" json:"current,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentBuild) Reset() {
+	*x = AgentBuild{}
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentBuild) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentBuild) ProtoMessage() {}
+
+func (x *AgentBuild) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentBuild.ProtoReflect.Descriptor instead.
+func (*AgentBuild) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AgentBuild) GetBuild() string {
+	if x != nil {
+		return x.Build
+	}
+	return ""
+}
+
+func (x *AgentBuild) GetPackageName() string {
+	if x != nil {
+		return x.PackageName
+	}
+	return ""
+}
+
+func (x *AgentBuild) GetPackageVersion() string {
+	if x != nil {
+		return x.PackageVersion
+	}
+	return ""
+}
+
+func (x *AgentBuild) GetFirstSeenTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FirstSeenTime
+	}
+	return nil
+}
+
+func (x *AgentBuild) GetLastSeenTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastSeenTime
+	}
+	return nil
+}
+
+func (x *AgentBuild) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
+}
+
 // PauseAgentRequest asks an agent to stop taking new work.
 type PauseAgentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -968,7 +1186,7 @@ type PauseAgentRequest struct {
 
 func (x *PauseAgentRequest) Reset() {
 	*x = PauseAgentRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -980,7 +1198,7 @@ func (x *PauseAgentRequest) String() string {
 func (*PauseAgentRequest) ProtoMessage() {}
 
 func (x *PauseAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[11]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1211,7 @@ func (x *PauseAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseAgentRequest.ProtoReflect.Descriptor instead.
 func (*PauseAgentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PauseAgentRequest) GetName() string {
@@ -1021,7 +1239,7 @@ type PauseAgentResponse struct {
 
 func (x *PauseAgentResponse) Reset() {
 	*x = PauseAgentResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1251,7 @@ func (x *PauseAgentResponse) String() string {
 func (*PauseAgentResponse) ProtoMessage() {}
 
 func (x *PauseAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[12]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1264,7 @@ func (x *PauseAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseAgentResponse.ProtoReflect.Descriptor instead.
 func (*PauseAgentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PauseAgentResponse) GetAgent() *Agent {
@@ -1069,7 +1287,7 @@ type ResumeAgentRequest struct {
 
 func (x *ResumeAgentRequest) Reset() {
 	*x = ResumeAgentRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1299,7 @@ func (x *ResumeAgentRequest) String() string {
 func (*ResumeAgentRequest) ProtoMessage() {}
 
 func (x *ResumeAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[13]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1312,7 @@ func (x *ResumeAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeAgentRequest.ProtoReflect.Descriptor instead.
 func (*ResumeAgentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ResumeAgentRequest) GetName() string {
@@ -1122,7 +1340,7 @@ type ResumeAgentResponse struct {
 
 func (x *ResumeAgentResponse) Reset() {
 	*x = ResumeAgentResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1352,7 @@ func (x *ResumeAgentResponse) String() string {
 func (*ResumeAgentResponse) ProtoMessage() {}
 
 func (x *ResumeAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[14]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1365,7 @@ func (x *ResumeAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeAgentResponse.ProtoReflect.Descriptor instead.
 func (*ResumeAgentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ResumeAgentResponse) GetAgent() *Agent {
@@ -1170,7 +1388,7 @@ type ForgetAgentRequest struct {
 
 func (x *ForgetAgentRequest) Reset() {
 	*x = ForgetAgentRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1400,7 @@ func (x *ForgetAgentRequest) String() string {
 func (*ForgetAgentRequest) ProtoMessage() {}
 
 func (x *ForgetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[15]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1413,7 @@ func (x *ForgetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetAgentRequest.ProtoReflect.Descriptor instead.
 func (*ForgetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ForgetAgentRequest) GetName() string {
@@ -1223,7 +1441,7 @@ type ForgetAgentResponse struct {
 
 func (x *ForgetAgentResponse) Reset() {
 	*x = ForgetAgentResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1453,7 @@ func (x *ForgetAgentResponse) String() string {
 func (*ForgetAgentResponse) ProtoMessage() {}
 
 func (x *ForgetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[16]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1466,7 @@ func (x *ForgetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetAgentResponse.ProtoReflect.Descriptor instead.
 func (*ForgetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ForgetAgentResponse) GetAgent() *Agent {
@@ -1271,7 +1489,7 @@ type GetFleetHistoryRequest struct {
 
 func (x *GetFleetHistoryRequest) Reset() {
 	*x = GetFleetHistoryRequest{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1501,7 @@ func (x *GetFleetHistoryRequest) String() string {
 func (*GetFleetHistoryRequest) ProtoMessage() {}
 
 func (x *GetFleetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[17]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1514,7 @@ func (x *GetFleetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFleetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetFleetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetFleetHistoryRequest) GetWindow() *durationpb.Duration {
@@ -1346,7 +1564,7 @@ type FleetSample struct {
 
 func (x *FleetSample) Reset() {
 	*x = FleetSample{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1576,7 @@ func (x *FleetSample) String() string {
 func (*FleetSample) ProtoMessage() {}
 
 func (x *FleetSample) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[18]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1589,7 @@ func (x *FleetSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FleetSample.ProtoReflect.Descriptor instead.
 func (*FleetSample) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FleetSample) GetTime() *timestamppb.Timestamp {
@@ -1490,7 +1708,7 @@ type GetFleetHistoryResponse struct {
 
 func (x *GetFleetHistoryResponse) Reset() {
 	*x = GetFleetHistoryResponse{}
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1720,7 @@ func (x *GetFleetHistoryResponse) String() string {
 func (*GetFleetHistoryResponse) ProtoMessage() {}
 
 func (x *GetFleetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_agent_proto_msgTypes[19]
+	mi := &file_symphonix_board_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1733,7 @@ func (x *GetFleetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFleetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetFleetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_symphonix_board_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetFleetHistoryResponse) GetResolution() FleetResolution {
@@ -1596,7 +1814,23 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"{\n" +
 	"\x18GetHealthHistoryResponse\x127\n" +
 	"\x06rounds\x18\x01 \x03(\v2\x1f.symphonix.board.v1.HealthRoundR\x06rounds\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"?\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"h\n" +
+	"\x16ListAgentBuildsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"y\n" +
+	"\x17ListAgentBuildsResponse\x126\n" +
+	"\x06builds\x18\x01 \x03(\v2\x1e.symphonix.board.v1.AgentBuildR\x06builds\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8e\x02\n" +
+	"\n" +
+	"AgentBuild\x12\x14\n" +
+	"\x05build\x18\x01 \x01(\tR\x05build\x12!\n" +
+	"\fpackage_name\x18\x02 \x01(\tR\vpackageName\x12'\n" +
+	"\x0fpackage_version\x18\x03 \x01(\tR\x0epackageVersion\x12B\n" +
+	"\x0ffirst_seen_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rfirstSeenTime\x12@\n" +
+	"\x0elast_seen_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime\x12\x18\n" +
+	"\acurrent\x18\x06 \x01(\bR\acurrent\"?\n" +
 	"\x11PauseAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
@@ -1652,7 +1886,7 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"\x0fFleetResolution\x12 \n" +
 	"\x1cFLEET_RESOLUTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17FLEET_RESOLUTION_MINUTE\x10\x01\x12\x19\n" +
-	"\x15FLEET_RESOLUTION_HOUR\x10\x022\x9c\x06\n" +
+	"\x15FLEET_RESOLUTION_HOUR\x10\x022\x88\a\n" +
 	"\fAgentService\x12[\n" +
 	"\n" +
 	"ListAgents\x12%.symphonix.board.v1.ListAgentsRequest\x1a&.symphonix.board.v1.ListAgentsResponse\x12U\n" +
@@ -1663,7 +1897,8 @@ const file_symphonix_board_v1_agent_proto_rawDesc = "" +
 	"PauseAgent\x12%.symphonix.board.v1.PauseAgentRequest\x1a&.symphonix.board.v1.PauseAgentResponse\x12^\n" +
 	"\vResumeAgent\x12&.symphonix.board.v1.ResumeAgentRequest\x1a'.symphonix.board.v1.ResumeAgentResponse\x12^\n" +
 	"\vForgetAgent\x12&.symphonix.board.v1.ForgetAgentRequest\x1a'.symphonix.board.v1.ForgetAgentResponse\x12j\n" +
-	"\x0fGetFleetHistory\x12*.symphonix.board.v1.GetFleetHistoryRequest\x1a+.symphonix.board.v1.GetFleetHistoryResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
+	"\x0fGetFleetHistory\x12*.symphonix.board.v1.GetFleetHistoryRequest\x1a+.symphonix.board.v1.GetFleetHistoryResponse\x12j\n" +
+	"\x0fListAgentBuilds\x12*.symphonix.board.v1.ListAgentBuildsRequest\x1a+.symphonix.board.v1.ListAgentBuildsResponseB?Z=github.com/symphonix/symphonix/api/symphonix/board/v1;boardv1b\x06proto3"
 
 var (
 	file_symphonix_board_v1_agent_proto_rawDescOnce sync.Once
@@ -1678,7 +1913,7 @@ func file_symphonix_board_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_symphonix_board_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: symphonix.board.v1.AgentState
 	(CycleKnowledge)(0),              // 1: symphonix.board.v1.CycleKnowledge
@@ -1694,70 +1929,78 @@ var file_symphonix_board_v1_agent_proto_goTypes = []any{
 	(*WatchAgentsResponse)(nil),      // 11: symphonix.board.v1.WatchAgentsResponse
 	(*GetHealthHistoryRequest)(nil),  // 12: symphonix.board.v1.GetHealthHistoryRequest
 	(*GetHealthHistoryResponse)(nil), // 13: symphonix.board.v1.GetHealthHistoryResponse
-	(*PauseAgentRequest)(nil),        // 14: symphonix.board.v1.PauseAgentRequest
-	(*PauseAgentResponse)(nil),       // 15: symphonix.board.v1.PauseAgentResponse
-	(*ResumeAgentRequest)(nil),       // 16: symphonix.board.v1.ResumeAgentRequest
-	(*ResumeAgentResponse)(nil),      // 17: symphonix.board.v1.ResumeAgentResponse
-	(*ForgetAgentRequest)(nil),       // 18: symphonix.board.v1.ForgetAgentRequest
-	(*ForgetAgentResponse)(nil),      // 19: symphonix.board.v1.ForgetAgentResponse
-	(*GetFleetHistoryRequest)(nil),   // 20: symphonix.board.v1.GetFleetHistoryRequest
-	(*FleetSample)(nil),              // 21: symphonix.board.v1.FleetSample
-	(*GetFleetHistoryResponse)(nil),  // 22: symphonix.board.v1.GetFleetHistoryResponse
-	(*timestamppb.Timestamp)(nil),    // 23: google.protobuf.Timestamp
-	(*HealthRound)(nil),              // 24: symphonix.board.v1.HealthRound
-	(*FlowInput)(nil),                // 25: symphonix.board.v1.FlowInput
-	(*InstalledPackage)(nil),         // 26: symphonix.board.v1.InstalledPackage
-	(PauseOrigin)(0),                 // 27: symphonix.board.v1.PauseOrigin
-	(*durationpb.Duration)(nil),      // 28: google.protobuf.Duration
+	(*ListAgentBuildsRequest)(nil),   // 14: symphonix.board.v1.ListAgentBuildsRequest
+	(*ListAgentBuildsResponse)(nil),  // 15: symphonix.board.v1.ListAgentBuildsResponse
+	(*AgentBuild)(nil),               // 16: symphonix.board.v1.AgentBuild
+	(*PauseAgentRequest)(nil),        // 17: symphonix.board.v1.PauseAgentRequest
+	(*PauseAgentResponse)(nil),       // 18: symphonix.board.v1.PauseAgentResponse
+	(*ResumeAgentRequest)(nil),       // 19: symphonix.board.v1.ResumeAgentRequest
+	(*ResumeAgentResponse)(nil),      // 20: symphonix.board.v1.ResumeAgentResponse
+	(*ForgetAgentRequest)(nil),       // 21: symphonix.board.v1.ForgetAgentRequest
+	(*ForgetAgentResponse)(nil),      // 22: symphonix.board.v1.ForgetAgentResponse
+	(*GetFleetHistoryRequest)(nil),   // 23: symphonix.board.v1.GetFleetHistoryRequest
+	(*FleetSample)(nil),              // 24: symphonix.board.v1.FleetSample
+	(*GetFleetHistoryResponse)(nil),  // 25: symphonix.board.v1.GetFleetHistoryResponse
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
+	(*HealthRound)(nil),              // 27: symphonix.board.v1.HealthRound
+	(*FlowInput)(nil),                // 28: symphonix.board.v1.FlowInput
+	(*InstalledPackage)(nil),         // 29: symphonix.board.v1.InstalledPackage
+	(PauseOrigin)(0),                 // 30: symphonix.board.v1.PauseOrigin
+	(*durationpb.Duration)(nil),      // 31: google.protobuf.Duration
 }
 var file_symphonix_board_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: symphonix.board.v1.Agent.state:type_name -> symphonix.board.v1.AgentState
-	23, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
-	23, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
-	24, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
+	26, // 1: symphonix.board.v1.Agent.first_seen_time:type_name -> google.protobuf.Timestamp
+	26, // 2: symphonix.board.v1.Agent.last_seen_time:type_name -> google.protobuf.Timestamp
+	27, // 3: symphonix.board.v1.Agent.health:type_name -> symphonix.board.v1.HealthRound
 	5,  // 4: symphonix.board.v1.Agent.pause:type_name -> symphonix.board.v1.AgentPause
-	25, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
-	26, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
+	28, // 5: symphonix.board.v1.Agent.inputs:type_name -> symphonix.board.v1.FlowInput
+	29, // 6: symphonix.board.v1.Agent.package:type_name -> symphonix.board.v1.InstalledPackage
 	4,  // 7: symphonix.board.v1.Agent.delegation_cycles:type_name -> symphonix.board.v1.DelegationCycles
 	1,  // 8: symphonix.board.v1.DelegationCycles.knowledge:type_name -> symphonix.board.v1.CycleKnowledge
-	23, // 9: symphonix.board.v1.DelegationCycles.last_time:type_name -> google.protobuf.Timestamp
-	23, // 10: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
-	27, // 11: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
+	26, // 9: symphonix.board.v1.DelegationCycles.last_time:type_name -> google.protobuf.Timestamp
+	26, // 10: symphonix.board.v1.AgentPause.time:type_name -> google.protobuf.Timestamp
+	30, // 11: symphonix.board.v1.AgentPause.origin:type_name -> symphonix.board.v1.PauseOrigin
 	3,  // 12: symphonix.board.v1.ListAgentsResponse.agents:type_name -> symphonix.board.v1.Agent
 	3,  // 13: symphonix.board.v1.GetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
 	3,  // 14: symphonix.board.v1.WatchAgentsResponse.agent:type_name -> symphonix.board.v1.Agent
-	24, // 15: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
-	3,  // 16: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	3,  // 17: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	3,  // 18: symphonix.board.v1.ForgetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
-	28, // 19: symphonix.board.v1.GetFleetHistoryRequest.window:type_name -> google.protobuf.Duration
-	23, // 20: symphonix.board.v1.FleetSample.time:type_name -> google.protobuf.Timestamp
-	28, // 21: symphonix.board.v1.FleetSample.decision_latency_p50:type_name -> google.protobuf.Duration
-	28, // 22: symphonix.board.v1.FleetSample.decision_latency_p99:type_name -> google.protobuf.Duration
-	2,  // 23: symphonix.board.v1.GetFleetHistoryResponse.resolution:type_name -> symphonix.board.v1.FleetResolution
-	21, // 24: symphonix.board.v1.GetFleetHistoryResponse.samples:type_name -> symphonix.board.v1.FleetSample
-	21, // 25: symphonix.board.v1.GetFleetHistoryResponse.latest:type_name -> symphonix.board.v1.FleetSample
-	6,  // 26: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
-	8,  // 27: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
-	10, // 28: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
-	12, // 29: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
-	14, // 30: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
-	16, // 31: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
-	18, // 32: symphonix.board.v1.AgentService.ForgetAgent:input_type -> symphonix.board.v1.ForgetAgentRequest
-	20, // 33: symphonix.board.v1.AgentService.GetFleetHistory:input_type -> symphonix.board.v1.GetFleetHistoryRequest
-	7,  // 34: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
-	9,  // 35: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
-	11, // 36: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
-	13, // 37: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
-	15, // 38: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
-	17, // 39: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
-	19, // 40: symphonix.board.v1.AgentService.ForgetAgent:output_type -> symphonix.board.v1.ForgetAgentResponse
-	22, // 41: symphonix.board.v1.AgentService.GetFleetHistory:output_type -> symphonix.board.v1.GetFleetHistoryResponse
-	34, // [34:42] is the sub-list for method output_type
-	26, // [26:34] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	27, // 15: symphonix.board.v1.GetHealthHistoryResponse.rounds:type_name -> symphonix.board.v1.HealthRound
+	16, // 16: symphonix.board.v1.ListAgentBuildsResponse.builds:type_name -> symphonix.board.v1.AgentBuild
+	26, // 17: symphonix.board.v1.AgentBuild.first_seen_time:type_name -> google.protobuf.Timestamp
+	26, // 18: symphonix.board.v1.AgentBuild.last_seen_time:type_name -> google.protobuf.Timestamp
+	3,  // 19: symphonix.board.v1.PauseAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 20: symphonix.board.v1.ResumeAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	3,  // 21: symphonix.board.v1.ForgetAgentResponse.agent:type_name -> symphonix.board.v1.Agent
+	31, // 22: symphonix.board.v1.GetFleetHistoryRequest.window:type_name -> google.protobuf.Duration
+	26, // 23: symphonix.board.v1.FleetSample.time:type_name -> google.protobuf.Timestamp
+	31, // 24: symphonix.board.v1.FleetSample.decision_latency_p50:type_name -> google.protobuf.Duration
+	31, // 25: symphonix.board.v1.FleetSample.decision_latency_p99:type_name -> google.protobuf.Duration
+	2,  // 26: symphonix.board.v1.GetFleetHistoryResponse.resolution:type_name -> symphonix.board.v1.FleetResolution
+	24, // 27: symphonix.board.v1.GetFleetHistoryResponse.samples:type_name -> symphonix.board.v1.FleetSample
+	24, // 28: symphonix.board.v1.GetFleetHistoryResponse.latest:type_name -> symphonix.board.v1.FleetSample
+	6,  // 29: symphonix.board.v1.AgentService.ListAgents:input_type -> symphonix.board.v1.ListAgentsRequest
+	8,  // 30: symphonix.board.v1.AgentService.GetAgent:input_type -> symphonix.board.v1.GetAgentRequest
+	10, // 31: symphonix.board.v1.AgentService.WatchAgents:input_type -> symphonix.board.v1.WatchAgentsRequest
+	12, // 32: symphonix.board.v1.AgentService.GetHealthHistory:input_type -> symphonix.board.v1.GetHealthHistoryRequest
+	17, // 33: symphonix.board.v1.AgentService.PauseAgent:input_type -> symphonix.board.v1.PauseAgentRequest
+	19, // 34: symphonix.board.v1.AgentService.ResumeAgent:input_type -> symphonix.board.v1.ResumeAgentRequest
+	21, // 35: symphonix.board.v1.AgentService.ForgetAgent:input_type -> symphonix.board.v1.ForgetAgentRequest
+	23, // 36: symphonix.board.v1.AgentService.GetFleetHistory:input_type -> symphonix.board.v1.GetFleetHistoryRequest
+	14, // 37: symphonix.board.v1.AgentService.ListAgentBuilds:input_type -> symphonix.board.v1.ListAgentBuildsRequest
+	7,  // 38: symphonix.board.v1.AgentService.ListAgents:output_type -> symphonix.board.v1.ListAgentsResponse
+	9,  // 39: symphonix.board.v1.AgentService.GetAgent:output_type -> symphonix.board.v1.GetAgentResponse
+	11, // 40: symphonix.board.v1.AgentService.WatchAgents:output_type -> symphonix.board.v1.WatchAgentsResponse
+	13, // 41: symphonix.board.v1.AgentService.GetHealthHistory:output_type -> symphonix.board.v1.GetHealthHistoryResponse
+	18, // 42: symphonix.board.v1.AgentService.PauseAgent:output_type -> symphonix.board.v1.PauseAgentResponse
+	20, // 43: symphonix.board.v1.AgentService.ResumeAgent:output_type -> symphonix.board.v1.ResumeAgentResponse
+	22, // 44: symphonix.board.v1.AgentService.ForgetAgent:output_type -> symphonix.board.v1.ForgetAgentResponse
+	25, // 45: symphonix.board.v1.AgentService.GetFleetHistory:output_type -> symphonix.board.v1.GetFleetHistoryResponse
+	15, // 46: symphonix.board.v1.AgentService.ListAgentBuilds:output_type -> symphonix.board.v1.ListAgentBuildsResponse
+	38, // [38:47] is the sub-list for method output_type
+	29, // [29:38] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_agent_proto_init() }
@@ -1775,7 +2018,7 @@ func file_symphonix_board_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_agent_proto_rawDesc), len(file_symphonix_board_v1_agent_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	AgentService_ResumeAgent_FullMethodName      = "/symphonix.board.v1.AgentService/ResumeAgent"
 	AgentService_ForgetAgent_FullMethodName      = "/symphonix.board.v1.AgentService/ForgetAgent"
 	AgentService_GetFleetHistory_FullMethodName  = "/symphonix.board.v1.AgentService/GetFleetHistory"
+	AgentService_ListAgentBuilds_FullMethodName  = "/symphonix.board.v1.AgentService/ListAgentBuilds"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -64,8 +65,8 @@ type AgentServiceClient interface {
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(ctx context.Context, in *ResumeAgentRequest, opts ...grpc.CallOption) (*ResumeAgentResponse, error)
 	// ForgetAgent removes an agent nobody will see again: its row, its tool
-	// switches, the triggers and pause it reported, its health rounds and its
-	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// switches, the triggers and pause it reported, its health rounds, its
+	// eval scores and its builds. Its runs, approvals, conversations and audit entries stay,
 	// and its tokens are untouched: an agent that links again appears as new,
 	// with every tool off until an admin switches it on. Only an agent
 	// offline for longer than the board's forget-after (1 h unless the board
@@ -80,6 +81,12 @@ type AgentServiceClient interface {
 	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
 	// minute or hour nobody sampled (no board was running) is missing.
 	GetFleetHistory(ctx context.Context, in *GetFleetHistoryRequest, opts ...grpc.CallOption) (*GetFleetHistoryResponse, error)
+	// ListAgentBuilds returns the builds an agent said it runs in its hellos,
+	// the one it was last seen running first: when the board first and last
+	// heard each, and the package it came from. The board keeps at most 50
+	// builds per agent, dropping those last seen longest ago. not_found when
+	// the board has never seen the agent.
+	ListAgentBuilds(ctx context.Context, in *ListAgentBuildsRequest, opts ...grpc.CallOption) (*ListAgentBuildsResponse, error)
 }
 
 type agentServiceClient struct {
@@ -179,6 +186,16 @@ func (c *agentServiceClient) GetFleetHistory(ctx context.Context, in *GetFleetHi
 	return out, nil
 }
 
+func (c *agentServiceClient) ListAgentBuilds(ctx context.Context, in *ListAgentBuildsRequest, opts ...grpc.CallOption) (*ListAgentBuildsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAgentBuildsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListAgentBuilds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -214,8 +231,8 @@ type AgentServiceServer interface {
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(context.Context, *ResumeAgentRequest) (*ResumeAgentResponse, error)
 	// ForgetAgent removes an agent nobody will see again: its row, its tool
-	// switches, the triggers and pause it reported, its health rounds and its
-	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// switches, the triggers and pause it reported, its health rounds, its
+	// eval scores and its builds. Its runs, approvals, conversations and audit entries stay,
 	// and its tokens are untouched: an agent that links again appears as new,
 	// with every tool off until an admin switches it on. Only an agent
 	// offline for longer than the board's forget-after (1 h unless the board
@@ -230,6 +247,12 @@ type AgentServiceServer interface {
 	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
 	// minute or hour nobody sampled (no board was running) is missing.
 	GetFleetHistory(context.Context, *GetFleetHistoryRequest) (*GetFleetHistoryResponse, error)
+	// ListAgentBuilds returns the builds an agent said it runs in its hellos,
+	// the one it was last seen running first: when the board first and last
+	// heard each, and the package it came from. The board keeps at most 50
+	// builds per agent, dropping those last seen longest ago. not_found when
+	// the board has never seen the agent.
+	ListAgentBuilds(context.Context, *ListAgentBuildsRequest) (*ListAgentBuildsResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -263,6 +286,9 @@ func (UnimplementedAgentServiceServer) ForgetAgent(context.Context, *ForgetAgent
 }
 func (UnimplementedAgentServiceServer) GetFleetHistory(context.Context, *GetFleetHistoryRequest) (*GetFleetHistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetFleetHistory not implemented")
+}
+func (UnimplementedAgentServiceServer) ListAgentBuilds(context.Context, *ListAgentBuildsRequest) (*ListAgentBuildsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAgentBuilds not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -422,6 +448,24 @@ func _AgentService_GetFleetHistory_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ListAgentBuilds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAgentBuildsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListAgentBuilds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListAgentBuilds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListAgentBuilds(ctx, req.(*ListAgentBuildsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -456,6 +500,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetFleetHistory",
 			Handler:    _AgentService_GetFleetHistory_Handler,
+		},
+		{
+			MethodName: "ListAgentBuilds",
+			Handler:    _AgentService_ListAgentBuilds_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -42,6 +42,9 @@ const (
 	// AgentServiceGetFleetHistoryProcedure is the procedure name of the AgentService's GetFleetHistory
 	// RPC.
 	AgentServiceGetFleetHistoryProcedure = "/symphonix.board.v1.AgentService/GetFleetHistory"
+	// AgentServiceListAgentBuildsProcedure is the procedure name of the AgentService's ListAgentBuilds
+	// RPC.
+	AgentServiceListAgentBuildsProcedure = "/symphonix.board.v1.AgentService/ListAgentBuilds"
 )
 
 var (
@@ -101,6 +104,13 @@ var (
 			Procedure:  AgentServiceGetFleetHistoryProcedure,
 		}
 	})
+	agentServiceListAgentBuildsSpec = sync.OnceValue(func() connect.Spec {
+		return connect.Spec{
+			StreamType: connect.StreamTypeUnary,
+			Schema:     v1.File_symphonix_board_v1_agent_proto.Services().ByName("AgentService").Methods().ByName("ListAgentBuilds"),
+			Procedure:  AgentServiceListAgentBuildsProcedure,
+		}
+	})
 )
 
 // AgentServiceClient is a client for the symphonix.board.v1.AgentService service.
@@ -133,8 +143,8 @@ type AgentServiceClient interface {
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error)
 	// ForgetAgent removes an agent nobody will see again: its row, its tool
-	// switches, the triggers and pause it reported, its health rounds and its
-	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// switches, the triggers and pause it reported, its health rounds, its
+	// eval scores and its builds. Its runs, approvals, conversations and audit entries stay,
 	// and its tokens are untouched: an agent that links again appears as new,
 	// with every tool off until an admin switches it on. Only an agent
 	// offline for longer than the board's forget-after (1 h unless the board
@@ -149,6 +159,12 @@ type AgentServiceClient interface {
 	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
 	// minute or hour nobody sampled (no board was running) is missing.
 	GetFleetHistory(context.Context, *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error)
+	// ListAgentBuilds returns the builds an agent said it runs in its hellos,
+	// the one it was last seen running first: when the board first and last
+	// heard each, and the package it came from. The board keeps at most 50
+	// builds per agent, dropping those last seen longest ago. not_found when
+	// the board has never seen the agent.
+	ListAgentBuilds(context.Context, *v1.ListAgentBuildsRequest) (*v1.ListAgentBuildsResponse, error)
 }
 
 // NewAgentServiceClient constructs a client for the symphonix.board.v1.AgentService service.
@@ -207,8 +223,8 @@ type AgentServiceHandler interface {
 	// audited. The same refusals as PauseAgent.
 	ResumeAgent(context.Context, *v1.ResumeAgentRequest) (*v1.ResumeAgentResponse, error)
 	// ForgetAgent removes an agent nobody will see again: its row, its tool
-	// switches, the triggers and pause it reported, its health rounds and its
-	// eval scores. Its runs, approvals, conversations and audit entries stay,
+	// switches, the triggers and pause it reported, its health rounds, its
+	// eval scores and its builds. Its runs, approvals, conversations and audit entries stay,
 	// and its tokens are untouched: an agent that links again appears as new,
 	// with every tool off until an admin switches it on. Only an agent
 	// offline for longer than the board's forget-after (1 h unless the board
@@ -223,6 +239,12 @@ type AgentServiceHandler interface {
 	// of a store for all of them; it keeps minutes 48 h and hours 30 days. A
 	// minute or hour nobody sampled (no board was running) is missing.
 	GetFleetHistory(context.Context, *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error)
+	// ListAgentBuilds returns the builds an agent said it runs in its hellos,
+	// the one it was last seen running first: when the board first and last
+	// heard each, and the package it came from. The board keeps at most 50
+	// builds per agent, dropping those last seen longest ago. not_found when
+	// the board has never seen the agent.
+	ListAgentBuilds(context.Context, *v1.ListAgentBuildsRequest) (*v1.ListAgentBuildsResponse, error)
 }
 
 // RegisterAgentServiceHandler registers svc as the symphonix.board.v1.AgentService implementation
@@ -238,6 +260,7 @@ func RegisterAgentServiceHandler(server *connect.Server, svc AgentServiceHandler
 		connect.Method{Spec: agentServiceResumeAgentSpec(), Handler: adapter.resumeAgent},
 		connect.Method{Spec: agentServiceForgetAgentSpec(), Handler: adapter.forgetAgent},
 		connect.Method{Spec: agentServiceGetFleetHistorySpec(), Handler: adapter.getFleetHistory},
+		connect.Method{Spec: agentServiceListAgentBuildsSpec(), Handler: adapter.listAgentBuilds},
 	)
 }
 
@@ -289,6 +312,10 @@ func (UnimplementedAgentServiceHandler) ForgetAgent(context.Context, *v1.ForgetA
 
 func (UnimplementedAgentServiceHandler) GetFleetHistory(context.Context, *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.GetFleetHistory is not implemented")
+}
+
+func (UnimplementedAgentServiceHandler) ListAgentBuilds(context.Context, *v1.ListAgentBuildsRequest) (*v1.ListAgentBuildsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, "symphonix.board.v1.AgentService.ListAgentBuilds is not implemented")
 }
 
 type agentServiceClient struct {
@@ -354,6 +381,14 @@ func (c *agentServiceClient) ForgetAgent(ctx context.Context, req *v1.ForgetAgen
 func (c *agentServiceClient) GetFleetHistory(ctx context.Context, req *v1.GetFleetHistoryRequest) (*v1.GetFleetHistoryResponse, error) {
 	var res v1.GetFleetHistoryResponse
 	if err := c.client.CallUnary(ctx, agentServiceGetFleetHistorySpec(), req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *agentServiceClient) ListAgentBuilds(ctx context.Context, req *v1.ListAgentBuildsRequest) (*v1.ListAgentBuildsResponse, error) {
+	var res v1.ListAgentBuildsResponse
+	if err := c.client.CallUnary(ctx, agentServiceListAgentBuildsSpec(), req, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -447,6 +482,18 @@ func (h agentServiceHandler) getFleetHistory(ctx context.Context, _ connect.Spec
 		return err
 	}
 	res, err := h.svc.GetFleetHistory(ctx, &req)
+	if err != nil {
+		return err
+	}
+	return stream.Send(res)
+}
+
+func (h agentServiceHandler) listAgentBuilds(ctx context.Context, _ connect.Spec, stream connect.ServerStream) error {
+	var req v1.ListAgentBuildsRequest
+	if err := stream.Receive(&req); err != nil {
+		return err
+	}
+	res, err := h.svc.ListAgentBuilds(ctx, &req)
 	if err != nil {
 		return err
 	}

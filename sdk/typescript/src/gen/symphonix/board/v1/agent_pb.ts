@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file symphonix/board/v1/agent.proto.
  */
 export const file_symphonix_board_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLEBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZRI/ChFkZWxlZ2F0aW9uX2N5Y2xlcxgRIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uQ3ljbGVzSgQIAxAEUgZvbmxpbmUihwEKEERlbGVnYXRpb25DeWNsZXMSNQoJa25vd2xlZGdlGAEgASgOMiIuc3ltcGhvbml4LmJvYXJkLnYxLkN5Y2xlS25vd2xlZGdlEg0KBWNvdW50GAIgASgDEi0KCWxhc3RfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiUgoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudBIRCglmb3Jnb3R0ZW4YAiABKAgiTgoXR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJkChhHZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USLwoGcm91bmRzGAEgAygLMh8uc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJvdW5kEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIxChFQYXVzZUFnZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChJQYXVzZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSUmVzdW1lQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE1Jlc3VtZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSRm9yZ2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE0ZvcmdldEFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiQwoWR2V0RmxlZXRIaXN0b3J5UmVxdWVzdBIpCgZ3aW5kb3cYASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24ilwMKC0ZsZWV0U2FtcGxlEigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB21pbnV0ZXMYAiABKAUSFQoNYWdlbnRzX29ubGluZRgDIAEoBRIZChFhcHByb3ZhbHNfcGVuZGluZxgEIAEoBRIRCgloZWFsdGhfb2sYBSABKAUSFwoPaGVhbHRoX2RlZ3JhZGVkGAYgASgFEhYKDmhlYWx0aF91bmtub3duGAcgASgFEhMKC2hlYWx0aF9ub25lGAggASgFEhEKCWRlY2lzaW9ucxgJIAEoBRI3ChRkZWNpc2lvbl9sYXRlbmN5X3A1MBgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI3ChRkZWNpc2lvbl9sYXRlbmN5X3A5ORgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxydW5zX3N0YXJ0ZWQYDCABKAUSEgoKcnVuc19lbmRlZBgNIAEoBRITCgtydW5zX2ZhaWxlZBgOIAEoBSK1AQoXR2V0RmxlZXRIaXN0b3J5UmVzcG9uc2USNwoKcmVzb2x1dGlvbhgBIAEoDjIjLnN5bXBob25peC5ib2FyZC52MS5GbGVldFJlc29sdXRpb24SMAoHc2FtcGxlcxgCIAMoCzIfLnN5bXBob25peC5ib2FyZC52MS5GbGVldFNhbXBsZRIvCgZsYXRlc3QYAyABKAsyHy5zeW1waG9uaXguYm9hcmQudjEuRmxlZXRTYW1wbGUqWgoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkFHRU5UX1NUQVRFX09OTElORRABEhcKE0FHRU5UX1NUQVRFX09GRkxJTkUQAiqTAQoOQ3ljbGVLbm93bGVkZ2USHwobQ1lDTEVfS05PV0xFREdFX1VOU1BFQ0lGSUVEEAASHwobQ1lDTEVfS05PV0xFREdFX0NBTk5PVF9URUxMEAESIQodQ1lDTEVfS05PV0xFREdFX05PTkVfUkVQT1JURUQQAhIcChhDWUNMRV9LTk9XTEVER0VfUkVQT1JURUQQAyprCg9GbGVldFJlc29sdXRpb24SIAocRkxFRVRfUkVTT0xVVElPTl9VTlNQRUNJRklFRBAAEhsKF0ZMRUVUX1JFU09MVVRJT05fTUlOVVRFEAESGQoVRkxFRVRfUkVTT0xVVElPTl9IT1VSEAIynAYKDEFnZW50U2VydmljZRJbCgpMaXN0QWdlbnRzEiUuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXNwb25zZRJVCghHZXRBZ2VudBIjLnN5bXBob25peC5ib2FyZC52MS5HZXRBZ2VudFJlcXVlc3QaJC5zeW1waG9uaXguYm9hcmQudjEuR2V0QWdlbnRSZXNwb25zZRJgCgtXYXRjaEFnZW50cxImLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFnZW50c1JlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBZ2VudHNSZXNwb25zZTABEm0KEEdldEhlYWx0aEhpc3RvcnkSKy5zeW1waG9uaXguYm9hcmQudjEuR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QaLC5zeW1waG9uaXguYm9hcmQudjEuR2V0SGVhbHRoSGlzdG9yeVJlc3BvbnNlElsKClBhdXNlQWdlbnQSJS5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VBZ2VudFJlcXVlc3QaJi5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VBZ2VudFJlc3BvbnNlEl4KC1Jlc3VtZUFnZW50EiYuc3ltcGhvbml4LmJvYXJkLnYxLlJlc3VtZUFnZW50UmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5SZXN1bWVBZ2VudFJlc3BvbnNlEl4KC0ZvcmdldEFnZW50EiYuc3ltcGhvbml4LmJvYXJkLnYxLkZvcmdldEFnZW50UmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5Gb3JnZXRBZ2VudFJlc3BvbnNlEmoKD0dldEZsZWV0SGlzdG9yeRIqLnN5bXBob25peC5ib2FyZC52MS5HZXRGbGVldEhpc3RvcnlSZXF1ZXN0Gisuc3ltcGhvbml4LmJvYXJkLnYxLkdldEZsZWV0SGlzdG9yeVJlc3BvbnNlQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
+  fileDesc("Ch5zeW1waG9uaXgvYm9hcmQvdjEvYWdlbnQucHJvdG8SEnN5bXBob25peC5ib2FyZC52MSLEBAoFQWdlbnQSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgVzdGF0ZRgLIAEoDjIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFN0YXRlEhQKDGNhcGFiaWxpdGllcxgEIAMoCRIQCghwcm90b2NvbBgFIAEoCRINCgVidWlsZBgGIAEoCRINCgV0b29scxgHIAMoCRIPCgdzZXNzaW9uGAggASgJEjMKD2ZpcnN0X3NlZW5fdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBmhlYWx0aBgMIAEoCzIfLnN5bXBob25peC5ib2FyZC52MS5IZWFsdGhSb3VuZBItCgVwYXVzZRgNIAEoCzIeLnN5bXBob25peC5ib2FyZC52MS5BZ2VudFBhdXNlEi0KBmlucHV0cxgOIAMoCzIdLnN5bXBob25peC5ib2FyZC52MS5GbG93SW5wdXQSFAoMcnVuc19kcm9wcGVkGA8gASgEEjUKB3BhY2thZ2UYECABKAsyJC5zeW1waG9uaXguYm9hcmQudjEuSW5zdGFsbGVkUGFja2FnZRI/ChFkZWxlZ2F0aW9uX2N5Y2xlcxgRIAEoCzIkLnN5bXBob25peC5ib2FyZC52MS5EZWxlZ2F0aW9uQ3ljbGVzSgQIAxAEUgZvbmxpbmUihwEKEERlbGVnYXRpb25DeWNsZXMSNQoJa25vd2xlZGdlGAEgASgOMiIuc3ltcGhvbml4LmJvYXJkLnYxLkN5Y2xlS25vd2xlZGdlEg0KBWNvdW50GAIgASgDEi0KCWxhc3RfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipgEKCkFnZW50UGF1c2USDgoGcGF1c2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIKCgJieRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgZvcmlnaW4YBSABKA4yHy5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VPcmlnaW4SEQoJZGVsaXZlcmVkGAYgASgIIjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImkKEkxpc3RBZ2VudHNSZXNwb25zZRIpCgZhZ2VudHMYASADKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJSgQIAhADUgl0cnVuY2F0ZWQiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoQR2V0QWdlbnRSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudCIUChJXYXRjaEFnZW50c1JlcXVlc3QiUgoTV2F0Y2hBZ2VudHNSZXNwb25zZRIoCgVhZ2VudBgBIAEoCzIZLnN5bXBob25peC5ib2FyZC52MS5BZ2VudBIRCglmb3Jnb3R0ZW4YAiABKAgiTgoXR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJkChhHZXRIZWFsdGhIaXN0b3J5UmVzcG9uc2USLwoGcm91bmRzGAEgAygLMh8uc3ltcGhvbml4LmJvYXJkLnYxLkhlYWx0aFJvdW5kEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJNChZMaXN0QWdlbnRCdWlsZHNSZXF1ZXN0EgwKBG5hbWUYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiYgoXTGlzdEFnZW50QnVpbGRzUmVzcG9uc2USLgoGYnVpbGRzGAEgAygLMh4uc3ltcGhvbml4LmJvYXJkLnYxLkFnZW50QnVpbGQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIsQBCgpBZ2VudEJ1aWxkEg0KBWJ1aWxkGAEgASgJEhQKDHBhY2thZ2VfbmFtZRgCIAEoCRIXCg9wYWNrYWdlX3ZlcnNpb24YAyABKAkSMwoPZmlyc3Rfc2Vlbl90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5sYXN0X3NlZW5fdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY3VycmVudBgGIAEoCCIxChFQYXVzZUFnZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChJQYXVzZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSUmVzdW1lQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE1Jlc3VtZUFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiMgoSRm9yZ2V0QWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcmVhc29uGAIgASgJIj8KE0ZvcmdldEFnZW50UmVzcG9uc2USKAoFYWdlbnQYASABKAsyGS5zeW1waG9uaXguYm9hcmQudjEuQWdlbnQiQwoWR2V0RmxlZXRIaXN0b3J5UmVxdWVzdBIpCgZ3aW5kb3cYASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24ilwMKC0ZsZWV0U2FtcGxlEigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB21pbnV0ZXMYAiABKAUSFQoNYWdlbnRzX29ubGluZRgDIAEoBRIZChFhcHByb3ZhbHNfcGVuZGluZxgEIAEoBRIRCgloZWFsdGhfb2sYBSABKAUSFwoPaGVhbHRoX2RlZ3JhZGVkGAYgASgFEhYKDmhlYWx0aF91bmtub3duGAcgASgFEhMKC2hlYWx0aF9ub25lGAggASgFEhEKCWRlY2lzaW9ucxgJIAEoBRI3ChRkZWNpc2lvbl9sYXRlbmN5X3A1MBgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI3ChRkZWNpc2lvbl9sYXRlbmN5X3A5ORgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxydW5zX3N0YXJ0ZWQYDCABKAUSEgoKcnVuc19lbmRlZBgNIAEoBRITCgtydW5zX2ZhaWxlZBgOIAEoBSK1AQoXR2V0RmxlZXRIaXN0b3J5UmVzcG9uc2USNwoKcmVzb2x1dGlvbhgBIAEoDjIjLnN5bXBob25peC5ib2FyZC52MS5GbGVldFJlc29sdXRpb24SMAoHc2FtcGxlcxgCIAMoCzIfLnN5bXBob25peC5ib2FyZC52MS5GbGVldFNhbXBsZRIvCgZsYXRlc3QYAyABKAsyHy5zeW1waG9uaXguYm9hcmQudjEuRmxlZXRTYW1wbGUqWgoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkFHRU5UX1NUQVRFX09OTElORRABEhcKE0FHRU5UX1NUQVRFX09GRkxJTkUQAiqTAQoOQ3ljbGVLbm93bGVkZ2USHwobQ1lDTEVfS05PV0xFREdFX1VOU1BFQ0lGSUVEEAASHwobQ1lDTEVfS05PV0xFREdFX0NBTk5PVF9URUxMEAESIQodQ1lDTEVfS05PV0xFREdFX05PTkVfUkVQT1JURUQQAhIcChhDWUNMRV9LTk9XTEVER0VfUkVQT1JURUQQAyprCg9GbGVldFJlc29sdXRpb24SIAocRkxFRVRfUkVTT0xVVElPTl9VTlNQRUNJRklFRBAAEhsKF0ZMRUVUX1JFU09MVVRJT05fTUlOVVRFEAESGQoVRkxFRVRfUkVTT0xVVElPTl9IT1VSEAIyiAcKDEFnZW50U2VydmljZRJbCgpMaXN0QWdlbnRzEiUuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXF1ZXN0GiYuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudHNSZXNwb25zZRJVCghHZXRBZ2VudBIjLnN5bXBob25peC5ib2FyZC52MS5HZXRBZ2VudFJlcXVlc3QaJC5zeW1waG9uaXguYm9hcmQudjEuR2V0QWdlbnRSZXNwb25zZRJgCgtXYXRjaEFnZW50cxImLnN5bXBob25peC5ib2FyZC52MS5XYXRjaEFnZW50c1JlcXVlc3QaJy5zeW1waG9uaXguYm9hcmQudjEuV2F0Y2hBZ2VudHNSZXNwb25zZTABEm0KEEdldEhlYWx0aEhpc3RvcnkSKy5zeW1waG9uaXguYm9hcmQudjEuR2V0SGVhbHRoSGlzdG9yeVJlcXVlc3QaLC5zeW1waG9uaXguYm9hcmQudjEuR2V0SGVhbHRoSGlzdG9yeVJlc3BvbnNlElsKClBhdXNlQWdlbnQSJS5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VBZ2VudFJlcXVlc3QaJi5zeW1waG9uaXguYm9hcmQudjEuUGF1c2VBZ2VudFJlc3BvbnNlEl4KC1Jlc3VtZUFnZW50EiYuc3ltcGhvbml4LmJvYXJkLnYxLlJlc3VtZUFnZW50UmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5SZXN1bWVBZ2VudFJlc3BvbnNlEl4KC0ZvcmdldEFnZW50EiYuc3ltcGhvbml4LmJvYXJkLnYxLkZvcmdldEFnZW50UmVxdWVzdBonLnN5bXBob25peC5ib2FyZC52MS5Gb3JnZXRBZ2VudFJlc3BvbnNlEmoKD0dldEZsZWV0SGlzdG9yeRIqLnN5bXBob25peC5ib2FyZC52MS5HZXRGbGVldEhpc3RvcnlSZXF1ZXN0Gisuc3ltcGhvbml4LmJvYXJkLnYxLkdldEZsZWV0SGlzdG9yeVJlc3BvbnNlEmoKD0xpc3RBZ2VudEJ1aWxkcxIqLnN5bXBob25peC5ib2FyZC52MS5MaXN0QWdlbnRCdWlsZHNSZXF1ZXN0Gisuc3ltcGhvbml4LmJvYXJkLnYxLkxpc3RBZ2VudEJ1aWxkc1Jlc3BvbnNlQj9aPWdpdGh1Yi5jb20vc3ltcGhvbml4L3N5bXBob25peC9hcGkvc3ltcGhvbml4L2JvYXJkL3YxO2JvYXJkdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_symphonix_board_v1_health, file_symphonix_board_v1_link, file_symphonix_board_v1_package, file_symphonix_board_v1_run]);
 
 /**
  * Agent is what the board knows about one agent, by name.
@@ -461,6 +461,133 @@ export const GetHealthHistoryResponseSchema: GenMessage<GetHealthHistoryResponse
   messageDesc(file_symphonix_board_v1_agent, 10);
 
 /**
+ * ListAgentBuildsRequest asks for a page of an agent's builds.
+ *
+ * @generated from message symphonix.board.v1.ListAgentBuildsRequest
+ */
+export type ListAgentBuildsRequest = Message<"symphonix.board.v1.ListAgentBuildsRequest"> & {
+  /**
+   * The agent's name: required.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * At most this many builds: 0 means 50, and more than 50 is read as 50.
+   * Negative is invalid_argument.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token from the previous response; "" for the first page. A
+   * token from another request is invalid_argument.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ListAgentBuildsRequest.
+ * Use `create(ListAgentBuildsRequestSchema)` to create a new message.
+ */
+export const ListAgentBuildsRequestSchema: GenMessage<ListAgentBuildsRequest> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 11);
+
+/**
+ * ListAgentBuildsResponse is one page of an agent's builds, last seen
+ * first.
+ *
+ * @generated from message symphonix.board.v1.ListAgentBuildsResponse
+ */
+export type ListAgentBuildsResponse = Message<"symphonix.board.v1.ListAgentBuildsResponse"> & {
+  /**
+   * The builds, the one last seen most recently first.
+   *
+   * @generated from field: repeated symphonix.board.v1.AgentBuild builds = 1;
+   */
+  builds: AgentBuild[];
+
+  /**
+   * Set when more builds follow: pass it as page_token. "" on the last
+   * page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message symphonix.board.v1.ListAgentBuildsResponse.
+ * Use `create(ListAgentBuildsResponseSchema)` to create a new message.
+ */
+export const ListAgentBuildsResponseSchema: GenMessage<ListAgentBuildsResponse> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 12);
+
+/**
+ * AgentBuild is one build an agent said it runs, in one or more hellos.
+ *
+ * @generated from message symphonix.board.v1.AgentBuild
+ */
+export type AgentBuild = Message<"symphonix.board.v1.AgentBuild"> & {
+  /**
+   * The flow's build: "sha256:" and 64 lowercase hex digits, as the hello
+   * said.
+   *
+   * @generated from field: string build = 1;
+   */
+  build: string;
+
+  /**
+   * The name ("scope/name") of the package the agent's folder was
+   * installed from, as the latest hello with this build said; "" when it
+   * named none.
+   *
+   * @generated from field: string package_name = 2;
+   */
+  packageName: string;
+
+  /**
+   * That package's version; "" when the hello named no package.
+   *
+   * @generated from field: string package_version = 3;
+   */
+  packageVersion: string;
+
+  /**
+   * When the board first received a hello with this build.
+   *
+   * @generated from field: google.protobuf.Timestamp first_seen_time = 4;
+   */
+  firstSeenTime?: Timestamp | undefined;
+
+  /**
+   * When the board last received a hello with this build.
+   *
+   * @generated from field: google.protobuf.Timestamp last_seen_time = 5;
+   */
+  lastSeenTime?: Timestamp | undefined;
+
+  /**
+   * Whether it is the build the agent's latest hello named: what it runs
+   * now, or ran when last linked.
+   *
+   * @generated from field: bool current = 6;
+   */
+  current: boolean;
+};
+
+/**
+ * Describes the message symphonix.board.v1.AgentBuild.
+ * Use `create(AgentBuildSchema)` to create a new message.
+ */
+export const AgentBuildSchema: GenMessage<AgentBuild> = /*@__PURE__*/
+  messageDesc(file_symphonix_board_v1_agent, 13);
+
+/**
  * PauseAgentRequest asks an agent to stop taking new work.
  *
  * @generated from message symphonix.board.v1.PauseAgentRequest
@@ -487,7 +614,7 @@ export type PauseAgentRequest = Message<"symphonix.board.v1.PauseAgentRequest"> 
  * Use `create(PauseAgentRequestSchema)` to create a new message.
  */
 export const PauseAgentRequestSchema: GenMessage<PauseAgentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 11);
+  messageDesc(file_symphonix_board_v1_agent, 14);
 
 /**
  * PauseAgentResponse is the agent after the pause was recorded.
@@ -508,7 +635,7 @@ export type PauseAgentResponse = Message<"symphonix.board.v1.PauseAgentResponse"
  * Use `create(PauseAgentResponseSchema)` to create a new message.
  */
 export const PauseAgentResponseSchema: GenMessage<PauseAgentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 12);
+  messageDesc(file_symphonix_board_v1_agent, 15);
 
 /**
  * ResumeAgentRequest asks a paused agent to take work again.
@@ -536,7 +663,7 @@ export type ResumeAgentRequest = Message<"symphonix.board.v1.ResumeAgentRequest"
  * Use `create(ResumeAgentRequestSchema)` to create a new message.
  */
 export const ResumeAgentRequestSchema: GenMessage<ResumeAgentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 13);
+  messageDesc(file_symphonix_board_v1_agent, 16);
 
 /**
  * ResumeAgentResponse is the agent after the resume was recorded.
@@ -557,7 +684,7 @@ export type ResumeAgentResponse = Message<"symphonix.board.v1.ResumeAgentRespons
  * Use `create(ResumeAgentResponseSchema)` to create a new message.
  */
 export const ResumeAgentResponseSchema: GenMessage<ResumeAgentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 14);
+  messageDesc(file_symphonix_board_v1_agent, 17);
 
 /**
  * ForgetAgentRequest asks the board to forget a stale agent.
@@ -585,7 +712,7 @@ export type ForgetAgentRequest = Message<"symphonix.board.v1.ForgetAgentRequest"
  * Use `create(ForgetAgentRequestSchema)` to create a new message.
  */
 export const ForgetAgentRequestSchema: GenMessage<ForgetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 15);
+  messageDesc(file_symphonix_board_v1_agent, 18);
 
 /**
  * ForgetAgentResponse is the agent as the board knew it, now forgotten.
@@ -606,7 +733,7 @@ export type ForgetAgentResponse = Message<"symphonix.board.v1.ForgetAgentRespons
  * Use `create(ForgetAgentResponseSchema)` to create a new message.
  */
 export const ForgetAgentResponseSchema: GenMessage<ForgetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 16);
+  messageDesc(file_symphonix_board_v1_agent, 19);
 
 /**
  * GetFleetHistoryRequest asks for the fleet's samples over a window.
@@ -629,7 +756,7 @@ export type GetFleetHistoryRequest = Message<"symphonix.board.v1.GetFleetHistory
  * Use `create(GetFleetHistoryRequestSchema)` to create a new message.
  */
 export const GetFleetHistoryRequestSchema: GenMessage<GetFleetHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 17);
+  messageDesc(file_symphonix_board_v1_agent, 20);
 
 /**
  * FleetSample is the fleet over one minute or one hour.
@@ -744,7 +871,7 @@ export type FleetSample = Message<"symphonix.board.v1.FleetSample"> & {
  * Use `create(FleetSampleSchema)` to create a new message.
  */
 export const FleetSampleSchema: GenMessage<FleetSample> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 18);
+  messageDesc(file_symphonix_board_v1_agent, 21);
 
 /**
  * GetFleetHistoryResponse is the fleet's samples over the window.
@@ -782,7 +909,7 @@ export type GetFleetHistoryResponse = Message<"symphonix.board.v1.GetFleetHistor
  * Use `create(GetFleetHistoryResponseSchema)` to create a new message.
  */
 export const GetFleetHistoryResponseSchema: GenMessage<GetFleetHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_symphonix_board_v1_agent, 19);
+  messageDesc(file_symphonix_board_v1_agent, 22);
 
 /**
  * AgentState is whether an agent is linked to the board.
@@ -979,8 +1106,8 @@ export const AgentService: GenService<{
   },
   /**
    * ForgetAgent removes an agent nobody will see again: its row, its tool
-   * switches, the triggers and pause it reported, its health rounds and its
-   * eval scores. Its runs, approvals, conversations and audit entries stay,
+   * switches, the triggers and pause it reported, its health rounds, its
+   * eval scores and its builds. Its runs, approvals, conversations and audit entries stay,
    * and its tokens are untouched: an agent that links again appears as new,
    * with every tool off until an admin switches it on. Only an agent
    * offline for longer than the board's forget-after (1 h unless the board
@@ -1009,6 +1136,20 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof GetFleetHistoryRequestSchema;
     output: typeof GetFleetHistoryResponseSchema;
+  },
+  /**
+   * ListAgentBuilds returns the builds an agent said it runs in its hellos,
+   * the one it was last seen running first: when the board first and last
+   * heard each, and the package it came from. The board keeps at most 50
+   * builds per agent, dropping those last seen longest ago. not_found when
+   * the board has never seen the agent.
+   *
+   * @generated from rpc symphonix.board.v1.AgentService.ListAgentBuilds
+   */
+  listAgentBuilds: {
+    methodKind: "unary";
+    input: typeof ListAgentBuildsRequestSchema;
+    output: typeof ListAgentBuildsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_symphonix_board_v1_agent, 0);
