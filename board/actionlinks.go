@@ -121,15 +121,9 @@ func (a actionLinks) mac(b []byte) []byte {
 	return m.Sum(nil)
 }
 
-// actionLinkURL is the link for person to decide row: the board's public
-// URL and the token in the fragment. Empty when the board was given no
-// public URL.
-func (b *Board) actionLinkURL(person string, row *ent.Approval, now time.Time) (string, error) {
-	u, _, err := b.actionLink(person, row, now)
-	return u, err
-}
-
-// actionLink is actionLinkURL and when the link stops working.
+// actionLink is the link for person to decide row — the board's public
+// URL and the token in the fragment — and when it stops working. Empty
+// when the board was given no public URL.
 func (b *Board) actionLink(person string, row *ent.Approval, now time.Time) (string, time.Time, error) {
 	if b.cfg.PublicURL == "" {
 		return "", time.Time{}, nil

@@ -26,7 +26,7 @@ func (b *Board) ActionLinkForTest(person, id string) string {
 	if err != nil {
 		panic(err)
 	}
-	u, err := b.actionLinkURL(person, row, b.now().UTC())
+	u, _, err := b.actionLink(person, row, b.now().UTC())
 	if err != nil {
 		panic(err)
 	}
