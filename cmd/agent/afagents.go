@@ -21,7 +21,7 @@ import (
 	"github.com/symphonix/symphonix/agents"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/llm"
-	"github.com/symphonix/symphonix/subscription"
+	"github.com/symphonix/symphonix/node"
 )
 
 // afAgents resolves the use agent statements of a workflow `agent run
@@ -37,9 +37,9 @@ type afAgents struct {
 	model     flow.Model                            // the environment's model, which each agent's llm nodes ask
 	wrapModel func(flow.Model) flow.Model           // the journal's and the run record's; nil: none
 	wrapTools func(flow.ToolCaller) flow.ToolCaller // the journal's; nil: none
-	// sub switches every opened agent's tools: the board's word on the
-	// workflow (node.AFRun.Subscription); nil: each agent's own.
-	sub *subscription.Subscription
+	// run is the linked run whose subscription (the board's word on the
+	// workflow) switches every opened agent's tools; nil: each agent's own.
+	run *node.AFRun
 
 	registry *agents.Registry // the folder's agents.json; nil when it has none
 	loaded   bool
@@ -166,7 +166,7 @@ func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Mod
 	if m := x.byFolder[key]; m != nil {
 		return m, nil
 	}
-	ag, err := agent.Open(ctx, folder, agent.Config{
+	cfg := agent.Config{
 		Getenv: x.getenv, Logger: x.logger, Stderr: x.stderr,
 		Model: x.model, WrapModel: func(m flow.Model) flow.Model {
 			m = namedModel{m: m, agent: name}
@@ -175,10 +175,13 @@ func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Mod
 			}
 			return m
 		},
-		WrapTools:    x.wrapTools,
-		InMemory:     true,
-		Subscription: x.sub,
-	})
+		WrapTools: x.wrapTools,
+		InMemory:  true,
+	}
+	if x.run != nil {
+		cfg.Subscription = x.run.Subscription()
+	}
+	ag, err := agent.Open(ctx, folder, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q (%s): %w", name, folder, err)
 	}

@@ -102,7 +102,7 @@ func runAF(ctx context.Context, a *app, o afRun) error {
 		model, observe = rec.WrapModel(model), rec.Observe
 		// The board's switches for the workflow hold every tool call of
 		// the flow agents it calls.
-		resolver.wrapModel, resolver.wrapTools, resolver.sub = rec.WrapModel, rec.WrapTools, rec.Subscription()
+		resolver.wrapModel, resolver.wrapTools, resolver.run = rec.WrapModel, rec.WrapTools, rec
 	}
 	out, err := agentflow.Run(runCtx, f, input, agentflow.Config{
 		Workflow: o.workflow,
