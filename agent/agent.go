@@ -38,6 +38,16 @@ type Config struct {
 	// remembered in the folder — no tool may be called. false: every tool
 	// the flow declares may be.
 	Monitored bool
+	// Subscription: when set, it switches the tools in place of a
+	// subscription of the folder's own (Agent.Subscription is it): every
+	// tool call asks it, through the same gate; Monitored is not read and
+	// nothing is recalled from the folder. It must declare the tools the
+	// flow and the agents it delegates to declare (DeclaredTools): one it
+	// leaves out is refused as undeclared. It may declare more, and be
+	// shared by several agents — how `agent run FILE.af` has the board's
+	// word on the workflow reach every flow agent it calls. nil: the
+	// folder's own.
+	Subscription *subscription.Subscription
 	// WrapModel: when set, the flow's llm nodes ask WrapModel(m), where m is
 	// the model the environment names — how a journal sees every model
 	// call. nil asks m itself.
@@ -146,7 +156,9 @@ func Open(ctx context.Context, dir string, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Subscription, a.Tools, err = subscribe(tf, dir, cfg.Monitored); err != nil {
+	if cfg.Subscription != nil {
+		a.Subscription, a.Tools = cfg.Subscription, "tools: switched by the subscription the caller gave"
+	} else if a.Subscription, a.Tools, err = subscribe(tf, dir, cfg.Monitored); err != nil {
 		return nil, err
 	}
 	switch {

@@ -241,6 +241,12 @@ func openVault(t *testing.T, file string) (*agent.Agent, func() string) {
 // first, by name.
 func openVaultWith(t *testing.T, file string, files map[string]string) (*agent.Agent, func() string) {
 	t.Helper()
+	return openVaultConfig(t, file, files, agent.Config{Monitored: true})
+}
+
+// openVaultConfig is openVaultWith opening the folder with cfg.
+func openVaultConfig(t *testing.T, file string, files map[string]string, cfg agent.Config) (*agent.Agent, func() string) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
@@ -261,7 +267,7 @@ func openVaultWith(t *testing.T, file string, files map[string]string) (*agent.A
 	if err := os.WriteFile(filepath.Join(dir, "flow.json"), f, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.Open(t.Context(), dir, agent.Config{Monitored: true})
+	a, err := agent.Open(t.Context(), dir, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,5 +493,66 @@ func TestWithinToolsNarrowsTheRun(t *testing.T) {
 	}
 	if got := called(); got != "peek,peek,empty" && got != "peek,empty,peek" {
 		t.Errorf("the server received %q, want both called by the plain run", got)
+	}
+}
+
+// TestGivenSubscription: an agent opened with a subscription of the
+// caller's (one declaring more than its flow, as a workflow's declares
+// the tools of every agent it calls) asks it before every call, through
+// the same gate: nothing on refuses both tools without reaching the
+// server, the word switching peek on applies to the next run, and
+// nothing of it is kept in the agent's folder. DeclaredTools reads the
+// same declaration from the folder without opening it.
+func TestGivenSubscription(t *testing.T) {
+	t.Parallel()
+	sub, err := subscription.New(subscription.Config{Board: true, Declared: map[string][]string{
+		"vault": {"peek", "empty"}, "mail": {"send"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, called := openVaultConfig(t, "testdata/vault-tools-flow.json", nil, agent.Config{Subscription: sub})
+	if a.Subscription != sub {
+		t.Fatal("Agent.Subscription is not the one given")
+	}
+	queue := map[string]any{"calls": []any{
+		map[string]any{"id": "1", "name": "vault.peek", "args": map[string]any{}},
+		map[string]any{"id": "2", "name": "vault.empty", "args": map[string]any{}},
+	}}
+	errsOf := func() []string {
+		t.Helper()
+		res, err := a.Graph.Invoke(t.Context(), "", queue)
+		if err != nil || !res.Finished() {
+			t.Fatalf("Invoke = %+v, %v; want the run finished", res, err)
+		}
+		results, _ := res.State["results"].([]any)
+		var errs []string
+		for _, r := range results {
+			m, _ := r.(map[string]any)
+			why, _ := m["error"].(string)
+			errs = append(errs, why)
+		}
+		return errs
+	}
+	if errs := errsOf(); len(errs) != 2 || !strings.Contains(errs[0], `"vault.peek"`) || !strings.Contains(errs[1], `"vault.empty"`) {
+		t.Errorf("nothing on: errors %q; want both refused", errs)
+	}
+	if got := called(); got != "" {
+		t.Errorf("nothing on: the server received %q; want nothing", got)
+	}
+	if _, err := sub.Set([]string{"vault.peek"}); err != nil {
+		t.Fatal(err)
+	}
+	if errs := errsOf(); len(errs) != 2 || errs[0] != "" || !strings.Contains(errs[1], `"vault.empty"`) {
+		t.Errorf("peek on: errors %q; want peek called and empty refused", errs)
+	}
+	if got := called(); got != "peek" {
+		t.Errorf("peek on: the server received %q; want peek", got)
+	}
+	if _, err := os.Stat(subscription.MemoryPath(a.Dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the folder's memory of the board's word: %v; want none written", err)
+	}
+	tools, err := agent.DeclaredTools(a.Dir)
+	if err != nil || strings.Join(tools, ",") != "vault.empty,vault.peek" {
+		t.Errorf("DeclaredTools = %q, %v; want vault.empty, vault.peek", tools, err)
 	}
 }

@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
 
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/subscription"
@@ -63,4 +65,37 @@ func gated(sub *subscription.Subscription, call flow.ToolCaller) flow.ToolCaller
 // as a switched-off tool is (subscription.Within). Empty names allows none.
 func WithinTools(ctx context.Context, names []string) context.Context {
 	return subscription.Within(ctx, names)
+}
+
+// DeclaredTools returns every "<server>.<tool>" the flow agent in dir
+// declares, sorted: those of its flow's requires.mcp and of the agents it
+// delegates to — what its subscription declares once Open has opened it —
+// read from its files without starting anything. It fails as Open would
+// on a flow that cannot be read or a registry that cannot be loaded.
+func DeclaredTools(dir string) ([]string, error) {
+	f, err := flow.LoadFile(filepath.Join(dir, "flow.json"))
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDelegation(dir, f)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := d.requires(f)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	if tf.Requires != nil {
+		for server, s := range tf.Requires.MCP {
+			if s == nil {
+				continue
+			}
+			for _, t := range s.Tools {
+				names = append(names, server+"."+t.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
 }

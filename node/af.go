@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/journal"
 	"github.com/symphonix/symphonix/runs"
+	"github.com/symphonix/symphonix/subscription"
 )
 
 // AFLinkWithin is how long an Agent Flow run at a terminal, linked, waits
@@ -25,8 +28,8 @@ import (
 const AFLinkWithin = 5 * time.Second
 
 // AFConfig is what StartAF needs: Config's Dir (the folder of the .af
-// file), BoardURL and Token, Getenv, Logger, Stderr, JournalDetail and
-// JournalMaxBytes, and the workflow.
+// file), BoardURL and Token, Getenv, Logger, Stderr, JournalDetail,
+// JournalMaxBytes and SwitchesWithin, and the workflow.
 type AFConfig struct {
 	Config
 	// Name is the workflow's name: the agent's name on the board, which
@@ -34,6 +37,12 @@ type AFConfig struct {
 	Name string
 	// Source is the file's text: its SHA-256 is the run's build.
 	Source []byte
+	// Tools is every MCP tool ("<server>.<tool>") the flow agents the
+	// workflow's agent() calls run declare, together: announced in the
+	// hello as the workflow's own, and, linked, switched by the board for
+	// the workflow (AFRun.Subscription). A server's name may not hold a
+	// dot. nil: the workflow calls no tool.
+	Tools []string
 }
 
 // AFRun is the agent around one Agent Flow run at a terminal (`agent run
@@ -49,7 +58,8 @@ type AFRun struct {
 	id    string
 	start time.Time
 	j     *journal.Journal
-	rr    *runRecord // nil unlinked
+	rr    *runRecord                 // nil unlinked
+	sub   *subscription.Subscription // nil unlinked
 
 	cancel   context.CancelCauseFunc
 	stopLink context.CancelFunc
@@ -64,9 +74,11 @@ type AFRun struct {
 // line and the local user), and returns the run with the context to run
 // it on: it carries the run's id (flow.RunOf), and ends when the link
 // gives up. The journal is said in a line on Stderr; one that cannot be
-// kept is said there too, and the run goes on without it. It fails when
-// cfg is wrong (MONITOR_DETAIL among it) or the link cannot be made.
-// Finish ends it.
+// kept is said there too, and the run goes on without it. Linked, with
+// Tools, it waits for the board's word on them as a flow run does (up to
+// SwitchesWithin, and the same lines on Stderr) rather than for the
+// welcome alone. It fails when cfg is wrong (MONITOR_DETAIL among it) or
+// the link cannot be made. Finish ends it.
 func StartAF(ctx context.Context, cfg AFConfig, input map[string]any) (*AFRun, context.Context, error) {
 	if cfg.Dir == "" || cfg.Name == "" {
 		return nil, nil, errors.New("node: AFConfig.Dir and Name are required")
@@ -85,6 +97,19 @@ func StartAF(ctx context.Context, cfg AFConfig, input map[string]any) (*AFRun, c
 	}
 	if cfg.JournalMaxBytes == 0 {
 		cfg.JournalMaxBytes = journal.DefaultMaxBytes
+	}
+	if cfg.SwitchesWithin < 0 {
+		return nil, nil, fmt.Errorf("node: Config.SwitchesWithin is %s; want 0 (the default) or more", cfg.SwitchesWithin)
+	}
+	if cfg.SwitchesWithin == 0 {
+		cfg.SwitchesWithin = DefaultSwitchesWithin
+	}
+	declared, err := afDeclared(cfg.Tools)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -105,6 +130,20 @@ func StartAF(ctx context.Context, cfg AFConfig, input map[string]any) (*AFRun, c
 	}
 	if cfg.BoardURL != "" {
 		id := agentlink.Identity{Name: cfg.Name, Build: "sha256:" + hex.EncodeToString(sum[:])}
+		// The flow agents' calls pass through the workflow: their tools
+		// are announced, and switched, as its own.
+		if r.sub, err = subscription.New(subscription.Config{
+			Declared: declared, Board: true,
+			Memory: filepath.Join(cfg.Dir, ".symphonix", "af-"+cfg.Name+"-subscription.json"),
+		}); err != nil {
+			r.j.Close()
+			r.cancel(nil)
+			return nil, nil, fmt.Errorf("node: AFConfig.Tools: %w", err)
+		}
+		if err := r.sub.Recall(); err != nil {
+			fmt.Fprintf(cfg.Stderr, "agent %s: tools: none until the board says (%v)\n", cfg.Name, err)
+		}
+		id.Tools = r.sub.Declared()
 		if err := r.link(ctx, id, detail); err != nil {
 			r.j.Close()
 			r.cancel(nil)
@@ -117,7 +156,9 @@ func StartAF(ctx context.Context, cfg AFConfig, input map[string]any) (*AFRun, c
 
 // link opens the run's record and its outbox (in the folder's
 // .symphonix, one for each workflow), and the link that tells the board,
-// and waits for its welcome up to AFLinkWithin.
+// and waits for its welcome up to AFLinkWithin — or, when the workflow's
+// agents declare tools, for the board's first word on them, up to
+// SwitchesWithin, as a flow run at a terminal does.
 func (r *AFRun) link(ctx context.Context, id agentlink.Identity, detail runs.Detail) error {
 	cfg := r.cfg
 	rr := &runRecord{}
@@ -141,18 +182,28 @@ func (r *AFRun) link(ctx context.Context, id agentlink.Identity, detail runs.Det
 	if rr.rec, err = runs.NewRecorder(rcfg); err != nil {
 		return err
 	}
-	up := make(chan struct{})
-	var once sync.Once
-	link, err := agentlink.New(agentlink.Config{
+	up, spoke := make(chan struct{}), make(chan struct{})
+	var once, spokeOnce sync.Once
+	sub := r.sub
+	lcfg := agentlink.Config{
 		BoardURL: cfg.BoardURL, Token: cfg.Token, Identity: id, Logger: cfg.Logger,
 		Capabilities: []string{agentlink.CapabilityRuns, agentlink.CapabilityLiveRuns},
 		Summaries:    rr.summaries(),
 		OnState: func(st agentlink.State) {
 			if st.Up {
 				once.Do(func() { close(up) })
+			} else {
+				sub.Unreachable()
 			}
 		},
-	})
+	}
+	if len(sub.Declared()) > 0 { // a workflow that calls no tool has none to switch
+		lcfg.OnSwitches = func(on []string, spoken bool) {
+			fmt.Fprintln(cfg.Stderr, switchesLine(cfg.Name, sub, on, spoken))
+			spokeOnce.Do(func() { close(spoke) })
+		}
+	}
+	link, err := agentlink.New(lcfg)
 	if err != nil {
 		return err
 	}
@@ -173,6 +224,16 @@ func (r *AFRun) link(ctx context.Context, id agentlink.Identity, detail runs.Det
 		}
 	}()
 	r.stopLink = stop
+	if len(sub.Declared()) > 0 {
+		// A tool called before the board has spoken would be refused for
+		// nobody having decided, when the board had. A link that gives up
+		// ends ctx, and the run with it.
+		heard, err := awaitSwitches(ctx, spoke, cfg.SwitchesWithin)
+		if line := unheardLine(cfg.Name, "the run starts", sub, cfg.SwitchesWithin); err == nil && !heard && line != "" {
+			fmt.Fprintln(cfg.Stderr, line)
+		}
+		return nil
+	}
 	t := time.NewTimer(AFLinkWithin)
 	defer t.Stop()
 	select {
@@ -186,6 +247,27 @@ func (r *AFRun) link(ctx context.Context, id agentlink.Identity, detail runs.Det
 
 // ID is the run's id.
 func (r *AFRun) ID() string { return r.id }
+
+// Subscription is which of Tools the board switches on for the workflow,
+// applied as the board speaks (a switch flipped during the run applies to
+// the next call): what every flow agent the workflow calls is to ask
+// before each of its tool calls (agent.Config.Subscription). nil
+// unlinked: each keeps its own, every tool it declares on.
+func (r *AFRun) Subscription() *subscription.Subscription { return r.sub }
+
+// afDeclared is tools ("<server>.<tool>") as a subscription's
+// declaration, server by server.
+func afDeclared(tools []string) (map[string][]string, error) {
+	declared := map[string][]string{}
+	for _, t := range tools {
+		server, tool, ok := strings.Cut(t, ".")
+		if !ok || server == "" || tool == "" {
+			return nil, fmt.Errorf("node: AFConfig.Tools: %q is not <server>.<tool>", t)
+		}
+		declared[server] = append(declared[server], tool)
+	}
+	return declared, nil
+}
 
 // WrapModel returns m with its calls journalled (kind llm, named for the
 // agent() call's use alias) and their tokens counted in the run's record.

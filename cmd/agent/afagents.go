@@ -21,6 +21,7 @@ import (
 	"github.com/symphonix/symphonix/agents"
 	"github.com/symphonix/symphonix/flow"
 	"github.com/symphonix/symphonix/llm"
+	"github.com/symphonix/symphonix/node"
 )
 
 // afAgents resolves the use agent statements of a workflow `agent run
@@ -36,6 +37,9 @@ type afAgents struct {
 	model     flow.Model                            // the environment's model, which each agent's llm nodes ask
 	wrapModel func(flow.Model) flow.Model           // the journal's and the run record's; nil: none
 	wrapTools func(flow.ToolCaller) flow.ToolCaller // the journal's; nil: none
+	// run is the linked run whose subscription (the board's word on the
+	// workflow) switches every opened agent's tools; nil: each agent's own.
+	run *node.AFRun
 
 	registry *agents.Registry // the folder's agents.json; nil when it has none
 	loaded   bool
@@ -52,31 +56,65 @@ func (x *afAgents) resolve(ctx context.Context, r agentflow.Resource) (agentflow
 	if r.Kind != "agent" {
 		return nil, nil
 	}
-	name := afResourceName(r.ID)
+	folder, name, err := x.locate(r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return x.open(ctx, folder, name)
+}
+
+// locate is the folder and the name of the flow agent a use agent's
+// resource names (resolve).
+func (x *afAgents) locate(id string) (folder, name string, err error) {
+	name = afResourceName(id)
 	if name == "" {
-		return nil, errors.New("names no agent")
+		return "", "", errors.New("names no agent")
 	}
 	rel := filepath.FromSlash(name)
-	folder := filepath.Join(x.dir, rel)
+	folder = filepath.Join(x.dir, rel)
 	if filepath.IsLocal(rel) {
 		if st, err := os.Stat(filepath.Join(folder, "flow.json")); err == nil && st.Mode().IsRegular() {
-			return x.open(ctx, folder, folderAgentName(folder))
+			return folder, folderAgentName(folder), nil
 		}
 	} else if strings.ContainsAny(name, `/\`) {
-		return nil, fmt.Errorf("the folder %q is not inside the file's folder", name)
+		return "", "", fmt.Errorf("the folder %q is not inside the file's folder", name)
 	}
 	if err := x.loadRegistry(); err != nil {
-		return nil, err
+		return "", "", err
 	}
 	if x.registry != nil {
 		if a, ok := x.registry.Agent(name); ok {
 			if a.Path == "" || filepath.Base(a.Path) != "flow.json" {
-				return nil, fmt.Errorf("registered agent %q is not a folder's flow.json: agent run FILE.af runs an agent of a folder", name)
+				return "", "", fmt.Errorf("registered agent %q is not a folder's flow.json: agent run FILE.af runs an agent of a folder", name)
 			}
-			return x.open(ctx, filepath.Dir(a.Path), name)
+			return filepath.Dir(a.Path), name, nil
 		}
 	}
-	return nil, fmt.Errorf("no agent folder %q and no registered agent %q", folder, name)
+	return "", "", fmt.Errorf("no agent folder %q and no registered agent %q", folder, name)
+}
+
+// tools is every MCP tool ("<server>.<tool>") the flow agents the use
+// agent statements of w name declare (and those they delegate to),
+// together, sorted: the workflow announces them and the board switches
+// them for it. A use that names no agent, or one whose folder cannot be
+// read, adds nothing: resolve refuses the run at it.
+func (x *afAgents) tools(w *agentflow.Workflow) []string {
+	var all []string
+	for _, m := range w.Members {
+		u, ok := m.(*agentflow.Use)
+		if !ok || u.Kind != "agent" || u.Resource == nil {
+			continue
+		}
+		folder, _, err := x.locate(u.Resource.Value)
+		if err != nil {
+			continue
+		}
+		if tools, err := agent.DeclaredTools(folder); err == nil {
+			all = append(all, tools...)
+		}
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
 }
 
 // afResourceName is a resource string without its version: "reviewer@1"
@@ -128,7 +166,7 @@ func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Mod
 	if m := x.byFolder[key]; m != nil {
 		return m, nil
 	}
-	ag, err := agent.Open(ctx, folder, agent.Config{
+	cfg := agent.Config{
 		Getenv: x.getenv, Logger: x.logger, Stderr: x.stderr,
 		Model: x.model, WrapModel: func(m flow.Model) flow.Model {
 			m = namedModel{m: m, agent: name}
@@ -139,8 +177,18 @@ func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Mod
 		},
 		WrapTools: x.wrapTools,
 		InMemory:  true,
-	})
+	}
+	if x.run != nil {
+		cfg.Subscription = x.run.Subscription()
+	}
+	ag, err := agent.Open(ctx, folder, cfg)
 	if err != nil {
+		return nil, fmt.Errorf("agent %q (%s): %w", name, folder, err)
+	}
+	// Its own tools, whichever subscription switches them.
+	tools, err := agent.DeclaredTools(folder)
+	if err != nil {
+		ag.Close()
 		return nil, fmt.Errorf("agent %q (%s): %w", name, folder, err)
 	}
 	x.opened = append(x.opened, ag)
@@ -151,7 +199,7 @@ func (x *afAgents) open(ctx context.Context, folder, name string) (agentflow.Mod
 	}
 	a, _ := reg.Agent(name)
 	m := &afAgent{name: name, registry: reg, graph: ag.Graph, takesTask: slices.ContainsFunc(a.Contract.Inputs, func(f agents.Field) bool { return f.Name == "task" }),
-		tools: ag.Subscription.Declared()}
+		tools: tools}
 	if x.byFolder == nil {
 		x.byFolder = map[string]agentflow.Model{}
 	}

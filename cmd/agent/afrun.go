@@ -40,7 +40,8 @@ type afRun struct {
 // type, and a --context that is not JSON or does not fit its context type,
 // are usage errors. Its agent() calls are journalled in the file's folder
 // as a flow's model calls are; with a board (--monitor), the run is
-// reported to it as it goes (node.StartAF).
+// reported to it as it goes (node.StartAF), and the board's tool switches
+// for the workflow hold every tool call of the flow agents it calls.
 func runAF(ctx context.Context, a *app, o afRun) error {
 	if len(o.inputs) > 1 {
 		return cli.Usagef("--input: an Agent Flow workflow takes one input, a JSON object; %d were given", len(o.inputs))
@@ -84,6 +85,8 @@ func runAF(ctx context.Context, a *app, o afRun) error {
 		runCtx  = ctx
 		observe func(context.Context, agentflow.Event)
 	)
+	resolver := &afAgents{dir: filepath.Dir(path), getenv: a.getenv, logger: a.logger(slog.LevelWarn), stderr: a.stderr, model: envModel}
+	defer resolver.close()
 	if name != "" { // otherwise Run says which workflow to name
 		rec, runCtx, err = node.StartAF(ctx, node.AFConfig{
 			Config: node.Config{
@@ -91,18 +94,16 @@ func runAF(ctx context.Context, a *app, o afRun) error {
 				Logger: a.logger(slog.LevelWarn), Stderr: a.stderr,
 				JournalDetail: o.journalDetail, JournalMaxBytes: o.journalMaxBytes,
 			},
-			Name: name, Source: src,
+			Name: name, Source: src, Tools: resolver.tools(afWorkflow(f, name)),
 		}, input.(map[string]any))
 		if err != nil {
 			return err
 		}
 		model, observe = rec.WrapModel(model), rec.Observe
+		// The board's switches for the workflow hold every tool call of
+		// the flow agents it calls.
+		resolver.wrapModel, resolver.wrapTools, resolver.run = rec.WrapModel, rec.WrapTools, rec
 	}
-	resolver := &afAgents{dir: filepath.Dir(path), getenv: a.getenv, logger: a.logger(slog.LevelWarn), stderr: a.stderr, model: envModel}
-	if rec != nil {
-		resolver.wrapModel, resolver.wrapTools = rec.WrapModel, rec.WrapTools
-	}
-	defer resolver.close()
 	out, err := agentflow.Run(runCtx, f, input, agentflow.Config{
 		Workflow: o.workflow,
 		Context:  wfContext,
@@ -168,6 +169,16 @@ func afWorkflowName(f *agentflow.File, name string) string {
 		}
 	}
 	return ""
+}
+
+// afWorkflow is f's workflow named name.
+func afWorkflow(f *agentflow.File, name string) *agentflow.Workflow {
+	for _, w := range f.Workflows {
+		if w.Name != nil && w.Name.Name == name {
+			return w
+		}
+	}
+	return &agentflow.Workflow{}
 }
 
 // checkAFContext refuses --context for a workflow that takes none.

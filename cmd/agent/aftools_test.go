@@ -9,6 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
 // toolboxFlow is a flow agent whose model queues tool calls that a tools
@@ -142,5 +147,130 @@ func TestAgentRunAFTools(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// keeperFlow is a second flow agent, on a server of its own: the workflow
+// that uses it announces its tool beside the toolbox's.
+const keeperFlow = `{
+  "version": "0.17",
+  "name": "keeper",
+  "description": "Opens the safe.",
+  "inputs": ["task"],
+  "outputs": ["results"],
+  "requires": { "mcp": { "safe": { "command": "VAULT", "tools": [ { "name": "open", "description": "Open the safe." } ] } } },
+  "state": {
+    "task": { "type": "string", "description": "What to do." },
+    "calls": { "type": "list", "description": "The calls the model queued." },
+    "results": { "type": "list", "reducer": "append", "description": "What each call came to." }
+  },
+  "nodes": [
+    { "id": "plan", "type": "llm", "output": "calls", "description": "Queue the calls.", "prompt": "{{task}}" },
+    { "id": "run", "type": "tools", "calls": "calls", "output": "results" }
+  ],
+  "edges": [ { "from": "plan", "to": "run" }, { "from": "run", "to": "END" } ],
+  "start": "plan"
+}
+`
+
+// TestAgentRunAFSwitches: agent run FILE.af linked to a real board is
+// switched by it as a flow agent is. The workflow's hello announces the
+// tools of every flow agent it uses, together; the board having never
+// spoken, both of the toolbox's calls are refused and the vault's server
+// never sees them; with vault.peek switched on for the workflow, peek is
+// called and empty refused in the words a switched-off tool is refused
+// with; with both on, both are called.
+func TestAgentRunAFSwitches(t *testing.T) {
+	t.Parallel()
+	vault := filepath.Join(t.TempDir(), "mcp-vault")
+	if out, err := exec.Command("go", "build", "-o", vault, "../../agent/testdata/mcp-vault").CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-vault: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "vault-calls")
+	replace := strings.NewReplacer(`"VAULT"`, fmt.Sprintf("%q", vault), `"CALLS"`, fmt.Sprintf("%q", calls))
+	af := strings.Replace(strings.Replace(boxAF, "OPTIONS", "", 1), `use agent "./toolbox" as box`, "use agent \"./toolbox\" as box\n  use agent \"./keeper\" as keeper", 1)
+	writeFiles(t, dir, map[string]string{"box.af": af, "toolbox/flow.json": replace.Replace(toolboxFlow), "keeper/flow.json": replace.Replace(keeperFlow)})
+	p := &scriptedProvider{answer: `[{"name":"vault.peek","args":{},"id":"1"},{"name":"vault.empty","args":{},"id":"2"}]`}
+	env := p.start(t)
+	bt := boardtest.Start(t, boardtest.Options{})
+	token := bt.AgentToken("box")
+	switches := boardv1connect.NewToolServiceClient(bt.Client(bt.OperatorToken("root", identity.RoleAdmin)))
+
+	// run runs the workflow linked, and returns its stderr and what each
+	// of the toolbox's calls came to ("" when called), having checked
+	// what the vault's server received since the last run.
+	seen := 0
+	run := func(called string) (string, [2]string) {
+		t.Helper()
+		r := runAgent(t, env, "", "run", filepath.Join(dir, "box.af"), "--monitor", bt.URL, "--token", token)
+		if r.code != 0 {
+			t.Fatalf("agent run --monitor: exit %d, stderr %s, error %v", r.code, r.stderr, r.err)
+		}
+		b, err := os.ReadFile(calls)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		all := strings.Fields(string(b))
+		got := all[seen:]
+		seen = len(all)
+		slices.Sort(got)
+		want := strings.Fields(called)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("the vault was called for %q; want %q (stderr %s)", got, want, r.stderr)
+		}
+		var results []struct {
+			Name  string `json:"name"`
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &results); err != nil || len(results) != 2 {
+			t.Fatalf("stdout %q: %v; want the two calls' results", r.stdout, err)
+		}
+		var errs [2]string
+		for _, res := range results {
+			switch res.Name {
+			case "vault.peek":
+				errs[0] = res.Error
+			case "vault.empty":
+				errs[1] = res.Error
+			}
+		}
+		return r.stderr, errs
+	}
+
+	stderr, errs := run("")
+	if !strings.Contains(stderr, "agent box: tools: the board has not said which are on, so none are") {
+		t.Errorf("stderr %q; want the line saying the board has not said", stderr)
+	}
+	for i, name := range []string{"vault.peek", "vault.empty"} {
+		if want := fmt.Sprintf("The tool %q cannot be called: a board decides which tools this agent may use, and it has not said yet", name); !strings.Contains(errs[i], want) {
+			t.Errorf("the board never spoke: %s's error %q; want %q", name, errs[i], want)
+		}
+	}
+	res, err := switches.GetSwitches(t.Context(), &boardv1.GetSwitchesRequest{Agent: "box"})
+	if err != nil {
+		t.Fatalf("GetSwitches: %v", err)
+	}
+	if got := strings.Join(res.GetSwitches().GetDeclared(), ","); got != "safe.open,vault.empty,vault.peek" {
+		t.Errorf("the board has box declaring %q; want the tools of both agents it uses: safe.open,vault.empty,vault.peek", got)
+	}
+
+	if _, err := switches.SetToolSwitch(t.Context(), &boardv1.SetToolSwitchRequest{Agent: "box", Tool: "vault.peek", On: true}); err != nil {
+		t.Fatalf("SetToolSwitch: %v", err)
+	}
+	stderr, errs = run("peek")
+	if !strings.Contains(stderr, "agent box: tools: the board switched on 1: vault.peek") {
+		t.Errorf("stderr %q; want the line saying what the board switched on", stderr)
+	}
+	if want := `The tool "vault.empty" cannot be called: it is switched off for this agent by the board. Do not call it again. Tools you may call: vault.peek.`; errs[0] != "" || !strings.Contains(errs[1], want) {
+		t.Errorf("peek on: errors %q; want peek called and empty refused: %q", errs, want)
+	}
+
+	if _, err := switches.ReplaceSwitches(t.Context(), &boardv1.ReplaceSwitchesRequest{Agent: "box", On: []string{"vault.peek", "vault.empty"}}); err != nil {
+		t.Fatalf("ReplaceSwitches: %v", err)
+	}
+	if _, errs = run("peek empty"); errs != [2]string{} {
+		t.Errorf("both on: errors %q; want both called", errs)
 	}
 }
