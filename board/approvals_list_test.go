@@ -53,7 +53,9 @@ func TestListApprovalsFilters(t *testing.T) {
 			req.PageToken = res.GetNextPageToken()
 		}
 	}
-	at := func(min int) *timestamppb.Timestamp { return timestamppb.New(start.Add(time.Duration(min) * time.Minute)) }
+	at := func(min int) *timestamppb.Timestamp {
+		return timestamppb.New(start.Add(time.Duration(min) * time.Minute))
+	}
 	for _, tc := range []struct {
 		name string
 		req  *boardv1.ListApprovalsRequest
