@@ -52,9 +52,12 @@
     quorum: $("rule-quorum"),
     time_limit: $("rule-time-limit"),
     description: $("rule-description"),
+    standing_consent_max_amount: $("rule-consent-max"),
+    escalation: $("rule-escalation"),
   };
   const requireReason = $("rule-require-reason");
   const selfApproval = $("rule-self");
+  const noStandingConsent = $("rule-no-standing-consent");
 
   const nap = { wake: null };
   let controller = null; // aborts the read of the running poll
@@ -223,9 +226,10 @@
   }
 
   // showRefusal puts the board's message on the field it names
-  // ("rule.people[2]: …" on the people), or on the form's error line.
+  // ("rule.people[2]: …" on the people, "rule.escalation[1].after: …" on
+  // the escalation), or on the form's error line.
   function showRefusal(e) {
-    const m = /^rule\.([a-z_]+)(\[\d+\])?:/.exec(e.message || "");
+    const m = /^rule\.([a-z_]+)(\[\d+\])?[.:]/.exec(e.message || "");
     const f = m && Object.hasOwn(fields, m[1]) ? fields[m[1]] : null;
     if (e.code === "invalid_argument" && f) {
       f.setAttribute("aria-invalid", "true");
@@ -319,7 +323,39 @@
     fields.time_limit.value = ms > 0 ? String(ms / 60000) : "";
     requireReason.checked = Boolean(r.requireReason);
     selfApproval.checked = Boolean(r.allowSelfApproval);
+    noStandingConsent.checked = Boolean(r.noStandingConsent);
+    fields.standing_consent_max_amount.value = r.standingConsentMaxAmount > 0 ? String(r.standingConsentMaxAmount) : "";
+    fields.escalation.value = escalationText(r.escalation);
     fields.description.value = r.description || "";
+  }
+
+  // escalationText is a rule's escalation as the form shows it: a step a
+  // line, its minutes after the raise and who else may decide.
+  function escalationText(steps) {
+    if (!Array.isArray(steps)) return "";
+    return steps.map((s) => {
+      const ms = parseDuration(s.after);
+      const who = Array.isArray(s.people) && s.people.length > 0 ? s.people.join(" ")
+        : s.role === "ROLE_ADMIN" ? "admin" : "approver";
+      return (ms > 0 ? String(ms / 60000) : "?") + " " + who;
+    }).join("\n");
+  }
+
+  // escalationOfForm reads the escalation's lines as the API's steps; a
+  // line the page cannot read is sent as it can, for the board to name.
+  function escalationOfForm() {
+    const steps = [];
+    for (const line of fields.escalation.value.split("\n")) {
+      const words = line.trim().split(/[\s,]+/).filter((w) => w !== "");
+      if (words.length === 0) continue;
+      const minutes = Number(words[0]);
+      const step = { after: (Number.isFinite(minutes) ? minutes * 60 : 0) + "s" };
+      const who = words.slice(1);
+      if (who.length === 1 && (who[0] === "approver" || who[0] === "admin")) step.role = who[0] === "admin" ? "ROLE_ADMIN" : "ROLE_APPROVER";
+      else step.people = who;
+      steps.push(step);
+    }
+    return steps;
   }
 
   // ruleOfForm is the rule the form holds, as the API's JSON.
@@ -329,8 +365,11 @@
       node: fields.node.value,
       requireReason: requireReason.checked,
       allowSelfApproval: selfApproval.checked,
+      noStandingConsent: noStandingConsent.checked,
       description: fields.description.value,
+      escalation: escalationOfForm(),
     };
+    if (fields.standing_consent_max_amount.value !== "") r.standingConsentMaxAmount = Number(fields.standing_consent_max_amount.value);
     const id = fields.id.value.trim();
     if (id !== "") r.id = id;
     if (fields.role.value === "people") {
