@@ -152,6 +152,22 @@ type RunWriteForTest struct {
 	Start, Summary bool
 }
 
+// WriteRunBatchForTest makes ws as one batch of the board's run writes,
+// and nothing else.
+func (b *Board) WriteRunBatchForTest(ws []RunWriteForTest) error {
+	batch := make([]*runWrite, len(ws))
+	for i, w := range ws {
+		batch[i] = &runWrite{agent: w.Agent, run: w.Run, seq: w.Seq, start: w.Start, summary: w.Summary}
+	}
+	writeRuns(b, batch)
+	for _, w := range batch {
+		if w.err != nil {
+			return w.err
+		}
+	}
+	return nil
+}
+
 // WriteRunsForTest makes ws as one batch of the board's run writes. It
 // returns, for each, whether it was kept and its run as the batch left it
 // in memory, and each run's row read again from the store afterwards.

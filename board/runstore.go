@@ -33,6 +33,11 @@ const (
 	maxRunWritesInFlight = 64
 	// maxRunBatch is the most run writes one transaction makes.
 	maxRunBatch = 200
+	// runBatchLinger is how long the run writer waits for more writes
+	// before it writes a batch of fewer than maxRunBatch: a fleet's
+	// trickle of starts and summaries is committed (an fsync each) about
+	// 1/runBatchLinger times a second, not once for every write or two.
+	runBatchLinger = 20 * time.Millisecond
 	// detailChunk is how many runs' steps one insert writes.
 	detailChunk = 200
 )
