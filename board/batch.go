@@ -3,6 +3,7 @@ package board
 import (
 	"slices"
 	"sync"
+	"time"
 )
 
 // batcher writes items many at a time: one goroutine, started when there
@@ -13,6 +14,11 @@ import (
 type batcher[T any] struct {
 	max   int
 	write func([]*T) // writes the batch and sets each item's result
+	// linger is how long the writer waits for more items before it writes
+	// a batch of fewer than max: each transaction costs the store a
+	// commit (an fsync), so a steady trickle of items is better written a
+	// few times a second than once for each. Zero writes at once.
+	linger time.Duration
 
 	mu      sync.Mutex
 	queue   []*queued[T]
@@ -59,12 +65,17 @@ func (q *batcher[T]) later(item *T, then func()) {
 func (q *batcher[T]) flush() {
 	for {
 		q.mu.Lock()
-		n := min(len(q.queue), q.max)
-		if n == 0 {
+		if len(q.queue) == 0 {
 			q.writing = false
 			q.mu.Unlock()
 			return
 		}
+		if q.linger > 0 && len(q.queue) < q.max {
+			q.mu.Unlock()
+			time.Sleep(q.linger)
+			q.mu.Lock()
+		}
+		n := min(len(q.queue), q.max)
 		batch := slices.Clone(q.queue[:n])
 		q.queue = slices.Delete(q.queue, 0, n)
 		q.mu.Unlock()

@@ -416,7 +416,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.relays.handling = make(chan struct{}, 32)
 	b.metrics = newMetrics(b)
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
-	b.runWrites = batcher[runWrite]{max: maxRunBatch, write: func(batch []*runWrite) { writeRuns(b, batch) }}
+	b.runWrites = batcher[runWrite]{max: maxRunBatch, linger: runBatchLinger, write: func(batch []*runWrite) { writeRuns(b, batch) }}
 	b.signinAccount = b.limiter("signin.account", signinPerAccount, signinWindow)
 	b.signinSource = b.limiter("signin.source", signinPerSource, signinWindow)
 	b.fireRate = b.limiter("start_run", startRunsPerCaller, startRunWindow)

@@ -3,11 +3,13 @@ package board
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/ent"
+	"github.com/symphonix/symphonix/ent/run"
 )
 
 // DropLinksForTest ends every live link as a network failure would: no
@@ -140,3 +142,56 @@ const (
 	FleetMinuteKeepForTest = fleetMinuteKeep
 	FleetHourKeepForTest   = fleetHourKeep
 )
+
+// RunWriteForTest is one write of WriteRunsForTest: a run event's (Start
+// says it is the start) or a summary's.
+type RunWriteForTest struct {
+	Agent          string
+	Run            *boardv1.Run
+	Seq            uint32
+	Start, Summary bool
+}
+
+// WriteRunBatchForTest makes ws as one batch of the board's run writes,
+// and nothing else.
+func (b *Board) WriteRunBatchForTest(ws []RunWriteForTest) error {
+	batch := make([]*runWrite, len(ws))
+	for i, w := range ws {
+		batch[i] = &runWrite{agent: w.Agent, run: w.Run, seq: w.Seq, start: w.Start, summary: w.Summary}
+	}
+	writeRuns(b, batch)
+	for _, w := range batch {
+		if w.err != nil {
+			return w.err
+		}
+	}
+	return nil
+}
+
+// WriteRunsForTest makes ws as one batch of the board's run writes. It
+// returns, for each, whether it was kept and its run as the batch left it
+// in memory, and each run's row read again from the store afterwards.
+func (b *Board) WriteRunsForTest(ws []RunWriteForTest) (kept []bool, held, read []*boardv1.Run, err error) {
+	batch := make([]*runWrite, len(ws))
+	for i, w := range ws {
+		batch[i] = &runWrite{agent: w.Agent, run: w.Run, seq: w.Seq, start: w.Start, summary: w.Summary}
+	}
+	writeRuns(b, batch)
+	for _, w := range batch {
+		if w.err != nil {
+			return nil, nil, nil, w.err
+		}
+		kept = append(kept, w.kept)
+		held = append(held, runProto(w.stored))
+		row, err := b.db.Run.Query().Where(run.Agent(w.agent), run.RunID(w.run.GetId())).Only(context.Background())
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		p := runProto(row)
+		read = append(read, p)
+		if int64(w.seq) > row.Seq || w.stored.ID != row.ID || w.stored.Seq != row.Seq {
+			return nil, nil, nil, fmt.Errorf("run %s: held id %d seq %d, stored id %d seq %d", w.run.GetId(), w.stored.ID, w.stored.Seq, row.ID, row.Seq)
+		}
+	}
+	return kept, held, read, nil
+}

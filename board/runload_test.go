@@ -50,8 +50,12 @@ func BenchmarkRunLoad(b *testing.B) {
 	}
 	wg.Wait()
 	for b.Loop() {
+		cpu0 := processCPU()
 		base := measurePings(ctx, agents, *runLoadWindow, false)
+		cpu1 := processCPU()
 		withRuns := measurePings(ctx, agents, *runLoadWindow, true)
+		cpu2 := processCPU()
+		cores := func(d time.Duration) float64 { return d.Seconds() / runLoadWindow.Seconds() }
 		p99, p99runs := quantile(base, 0.99), quantile(withRuns, 0.99)
 		var sent, stored int64
 		for _, a := range agents {
@@ -61,9 +65,10 @@ func BenchmarkRunLoad(b *testing.B) {
 		b.ReportMetric(float64(p99.Microseconds())/1000, "ping-p99-ms")
 		b.ReportMetric(float64(p99runs.Microseconds())/1000, "ping-p99-runs-ms")
 		b.ReportMetric(float64(sent)/runLoadWindow.Seconds(), "summaries/s")
-		b.Logf("%d agents: ping p50 %s p99 %s without runs; p50 %s p99 %s with %d summaries (%.0f/s), %d stored; problems %v",
-			len(agents), quantile(base, 0.5), p99, quantile(withRuns, 0.5), p99runs, sent, float64(sent)/runLoadWindow.Seconds(), stored,
-			bt.Board.RunEventProblems())
+		b.ReportMetric(cores(cpu2-cpu1), "cores-runs")
+		b.Logf("%d agents: ping p50 %s p99 %s without runs (%.2f cores); p50 %s p99 %s with %d summaries (%.0f/s), %d stored (%.2f cores); problems %v",
+			len(agents), quantile(base, 0.5), p99, cores(cpu1-cpu0), quantile(withRuns, 0.5), p99runs, sent, float64(sent)/runLoadWindow.Seconds(), stored,
+			cores(cpu2-cpu1), bt.Board.RunEventProblems())
 		if float64(p99runs) > 1.5*float64(p99) {
 			b.Errorf("ping p99 with runs %s, more than 1.5 times the %s without", p99runs, p99)
 		}
@@ -237,4 +242,45 @@ func quantile(d []time.Duration, q float64) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+var runWritesBatch = flag.Int("run-writes-batch", 10, "BenchmarkRunWrites: starts and summaries in each batch")
+
+// BenchmarkRunWrites measures the store's side of runs alone: each op is
+// one batch of the run writer holding -run-writes-batch starts of new
+// runs and as many summaries of 20 steps, of the runs the op before
+// started.
+func BenchmarkRunWrites(b *testing.B) {
+	bt := boardtest.Start(b, boardtest.Options{})
+	n := *runWritesBatch
+	now := time.Now()
+	var prev []string
+	op := 0
+	cpu := processCPU()
+	for b.Loop() {
+		op++
+		ws := make([]board.RunWriteForTest, 0, 2*n)
+		var started []string
+		for i := range n {
+			id := fmt.Sprintf("run-%d-%d", op, i)
+			started = append(started, id)
+			ws = append(ws, board.RunWriteForTest{Agent: fmt.Sprintf("load-%04d", i), Seq: 1, Start: true, Run: &boardv1.Run{
+				Id: id, StartedBy: "chat", State: boardv1.RunState_RUN_STATE_RUNNING, StartTime: timestamppb.New(now)}})
+		}
+		for i, id := range prev {
+			r := &boardv1.Run{Id: id, StartedBy: "chat", State: boardv1.RunState_RUN_STATE_FINISHED, StartTime: timestamppb.New(now),
+				EndTime: timestamppb.New(now.Add(10 * time.Second)), Duration: durationpb.New(10 * time.Second), StepCount: 20}
+			for s := range 20 {
+				r.Steps = append(r.Steps, &boardv1.RunStep{Seq: int32(s + 1), Node: fmt.Sprintf("node-%d", s+1), Kind: "llm", Copy: -1,
+					StartTime: timestamppb.New(now), Duration: durationpb.New(time.Millisecond), Outcome: boardv1.StepOutcome_STEP_OUTCOME_OK,
+					Tokens: &boardv1.Tokens{Input: 100, Output: 20, Total: 120}})
+			}
+			ws = append(ws, board.RunWriteForTest{Agent: fmt.Sprintf("load-%04d", i), Seq: 42, Summary: true, Run: r})
+		}
+		if err := bt.Board.WriteRunBatchForTest(ws); err != nil {
+			b.Fatal(err)
+		}
+		prev = started
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect/v2"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -773,5 +774,105 @@ func TestRunStepsPostgres(t *testing.T) {
 		if r := getRun(t, runs, "desk", fmt.Sprintf("run-%d", i)); len(r.GetSteps()) != want {
 			t.Errorf("run-%d: %d steps, want %d", i, len(r.GetSteps()), want)
 		}
+	}
+}
+
+// TestRunWritesBatched: one batch of run writes — starts of runs the store
+// does not hold (created in one insert), a pause and a summary of one of
+// them, a summary of a run never started, a write older than the row —
+// leaves each run in memory as the store holds it, on SQLite and on
+// PostgreSQL; a summary without a trigger or a delegation keeps its
+// start's, and a second batch updates the rows.
+func TestRunWritesBatched(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		dsn  func(t testing.TB) string
+	}{
+		{"sqlite", func(testing.TB) string { return "" }},
+		{"postgres", boardtest.PostgresDSN},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bt := boardtest.Start(t, boardtest.Options{DSN: tc.dsn(t)})
+			now := time.Now()
+			start := func(id string) *boardv1.Run {
+				return &boardv1.Run{Id: id, Agent: "desk", Thread: "t-" + id, StartedBy: "chat", StartedByWho: "ann@example.com",
+					State: boardv1.RunState_RUN_STATE_RUNNING, StartTime: timestamppb.New(now),
+					Trigger: &boardv1.RunTrigger{TriggerId: "nightly", Kind: boardv1.TriggerKind_TRIGGER_KIND_SCHEDULE,
+						OccurrenceTime: timestamppb.New(now)},
+					Delegation: &boardv1.RunDelegation{ParentRunId: "p", ParentNode: "n", InvocationId: "i-" + id, Agent: "desk",
+						Chain: []string{"desk"}}}
+			}
+			paused := start("run-a")
+			paused.State, paused.Pause, paused.PausedAt = boardv1.RunState_RUN_STATE_PAUSED, boardv1.PauseKind_PAUSE_KIND_APPROVAL, "act"
+			sumA := endedRun("run-a", 3)
+			sumA.Withheld = []string{"input"}
+			sumA.Input, _ = structpb.NewStruct(map[string]any{"q": "why"})
+			sumC := endedRun("run-c", 2)
+			ws := []board.RunWriteForTest{
+				{Agent: "desk", Run: start("run-a"), Seq: 1, Start: true},
+				{Agent: "desk", Run: start("run-b"), Seq: 1, Start: true},
+				{Agent: "desk", Run: paused, Seq: 3},
+				{Agent: "desk", Run: sumC, Seq: 5, Summary: true},
+				{Agent: "desk", Run: sumA, Seq: 9, Summary: true},
+				{Agent: "desk", Run: start("run-a"), Seq: 2, Start: true}, // older than the row: not kept
+				{Agent: "other", Run: start("run-a"), Seq: 1, Start: true},
+			}
+			kept, held, read, err := bt.Board.WriteRunsForTest(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []bool{true, true, true, true, true, false, true}; !slices.Equal(kept, want) {
+				t.Errorf("kept %v, want %v", kept, want)
+			}
+			for i := range ws {
+				if !proto.Equal(held[i], read[i]) {
+					t.Errorf("write %d: held %v, stored %v", i, held[i], read[i])
+				}
+			}
+			a := read[4]
+			if a.GetState() != boardv1.RunState_RUN_STATE_FINISHED || a.GetTrigger().GetTriggerId() != "nightly" ||
+				a.GetDelegation().GetInvocationId() != "i-run-a" || a.GetPause() != boardv1.PauseKind_PAUSE_KIND_UNSPECIFIED ||
+				a.GetEndTime() == nil || a.GetTokens().GetTotal() != 150 || !slices.Equal(a.GetWithheld(), []string{"input"}) ||
+				a.GetInput().GetFields()["q"].GetStringValue() != "why" {
+				t.Errorf("run-a after its summary: %v, want finished, its start's trigger and delegation kept", a)
+			}
+			if c := read[3]; c.GetState() != boardv1.RunState_RUN_STATE_FINISHED || c.GetThread() != "t-run-c" || c.GetStepCount() != 2 {
+				t.Errorf("run-c, created from its summary: %v", c)
+			}
+			if n, err := bt.Store.Run.Query().Count(t.Context()); err != nil || n != 4 {
+				t.Errorf("%d rows (%v), want 4", n, err)
+			}
+
+			// A second batch: the rows are updated in place; a summary
+			// without its input clears it.
+			sumB := endedRun("run-b", 1)
+			sumB.Trigger = nil
+			again := endedRun("run-a", 4)
+			ws = []board.RunWriteForTest{
+				{Agent: "desk", Run: sumB, Seq: 4, Summary: true},
+				{Agent: "desk", Run: again, Seq: 10, Summary: true},
+				{Agent: "desk", Run: sumC, Seq: 5, Summary: true}, // again: not kept
+			}
+			kept, held, read, err = bt.Board.WriteRunsForTest(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []bool{true, true, false}; !slices.Equal(kept, want) {
+				t.Errorf("second batch kept %v, want %v", kept, want)
+			}
+			for i := range ws {
+				if !proto.Equal(held[i], read[i]) {
+					t.Errorf("second batch, write %d: held %v, stored %v", i, held[i], read[i])
+				}
+			}
+			if a := read[1]; a.GetStepCount() != 4 || a.GetInput() != nil || a.GetWithheld() != nil || a.GetTrigger() == nil {
+				t.Errorf("run-a after a second summary: %v, want 4 steps, no input, its trigger kept", a)
+			}
+			if n, err := bt.Store.RunDetail.Query().Count(t.Context()); err != nil || n != 3 {
+				t.Errorf("%d step details (%v), want 3", n, err)
+			}
+		})
 	}
 }

@@ -33,6 +33,11 @@ const (
 	maxRunWritesInFlight = 64
 	// maxRunBatch is the most run writes one transaction makes.
 	maxRunBatch = 200
+	// runBatchLinger is how long the run writer waits for more writes
+	// before it writes a batch of fewer than maxRunBatch: a fleet's
+	// trickle of starts and summaries is committed (an fsync each) about
+	// 1/runBatchLinger times a second, not once for every write or two.
+	runBatchLinger = 20 * time.Millisecond
 	// detailChunk is how many runs' steps one insert writes.
 	detailChunk = 200
 )
@@ -279,7 +284,9 @@ func (b *Board) runWritten(w *runWrite) {
 
 // writeRuns makes a batch of run writes in one transaction, in the order
 // they came: a write whose seq is not past the row's is not made. A
-// failure fails them all.
+// failure fails them all. The rows of runs the store does not hold yet
+// are created in one insert, from the first write of each; the rest are
+// updated, each row as the write leaves it, without reading it back.
 func writeRuns(b *Board, batch []*runWrite) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -303,6 +310,27 @@ func writeRuns(b *Board, batch []*runWrite) {
 		for _, r := range rows {
 			byKey[key{r.Agent, r.RunID}] = r
 		}
+		// The first write of a run without a row creates it.
+		var fresh []*ent.Run
+		created := map[*runWrite]bool{}
+		for _, w := range batch {
+			k := key{w.agent, w.run.GetId()}
+			if w.failure != nil || byKey[k] != nil {
+				continue
+			}
+			var row *ent.Run
+			if w.summary {
+				row = summaryRow(&ent.Run{Agent: w.agent, RunID: w.run.GetId()}, w, now)
+			} else {
+				row = liveRow(nil, w, now)
+			}
+			byKey[k] = row
+			fresh = append(fresh, row)
+			created[w] = true
+		}
+		if err := createRuns(ctx, tx, fresh); err != nil {
+			return err
+		}
 		dropped := map[string]int64{}
 		details := map[int][]*boardv1.RunStep{}
 		failures, cycles = nil, nil
@@ -314,32 +342,34 @@ func writeRuns(b *Board, batch []*runWrite) {
 				failures = append(failures, w)
 				continue
 			}
-			if row != nil && int64(w.seq) <= row.Seq {
+			if !created[w] {
+				if int64(w.seq) <= row.Seq {
+					continue
+				}
+				next := liveRow
+				if w.summary {
+					next = summaryRow
+				}
+				updated := next(row, w, now)
+				if err := updateRun(ctx, tx, updated, row.Seq); err != nil {
+					return err
+				}
+				row = updated
+				byKey[k] = row
+			}
+			w.kept = true
+			if !w.summary {
 				continue
 			}
-			if w.summary {
-				row, err = writeSummary(ctx, tx, row, w, now)
-				if err == nil {
-					details[row.ID] = w.run.GetSteps()
-				}
-				dropped[w.agent] += int64(w.dropped)
-			} else {
-				row, err = writeLive(ctx, tx, row, w, now)
-			}
+			details[row.ID] = w.run.GetSteps()
+			dropped[w.agent] += int64(w.dropped)
+			codes, cycled, err := mergeFailures(ctx, tx, w.agent, w.run.GetId(), w.run.GetDelegationFailures(), now)
 			if err != nil {
 				return err
 			}
-			byKey[k] = row
-			w.kept = true
-			if w.summary {
-				codes, cycled, err := mergeFailures(ctx, tx, w.agent, w.run.GetId(), w.run.GetDelegationFailures(), now)
-				if err != nil {
-					return err
-				}
-				w.newFailures = codes
-				if cycled && !slices.Contains(cycles, w.agent) {
-					cycles = append(cycles, w.agent)
-				}
+			w.newFailures = codes
+			if cycled && !slices.Contains(cycles, w.agent) {
+				cycles = append(cycles, w.agent)
 			}
 		}
 		if err := writeDetails(ctx, tx, details); err != nil {
@@ -389,78 +419,191 @@ func writeRuns(b *Board, batch []*runWrite) {
 	}
 }
 
-// writeLive creates or updates a run's row from what a run event said.
-func writeLive(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now time.Time) (*ent.Run, error) {
+// liveRow is a run's row as what a run event said leaves it: row, or a
+// new one when row is nil. row itself is not changed.
+func liveRow(row *ent.Run, w *runWrite, now time.Time) *ent.Run {
 	r := w.run
+	var n ent.Run
+	start := w.start
 	if row == nil {
-		c := tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetThread(r.GetThread()).
-			SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).SetBuild(r.GetBuild()).
-			SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
-			SetPause(pauseKindWord(r.GetPause())).SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).
-			SetTrigger(runTriggerBytes(r.GetTrigger())).SetSeq(int64(w.seq)).SetUpdatedAt(now)
-		setDelegation(c, r.GetDelegation())
-		return c.Save(ctx)
+		n = ent.Run{Agent: w.agent, RunID: r.GetId()}
+		start = true
+	} else {
+		n = *row
 	}
-	u := row.Update().SetState(runStateWord(r.GetState())).SetPause(pauseKindWord(r.GetPause())).
-		SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).SetSeq(int64(w.seq)).SetUpdatedAt(now)
-	if w.start {
-		u.SetThread(r.GetThread()).SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).
-			SetBuild(r.GetBuild()).SetStartTime(storedTime(r.GetStartTime().AsTime()))
+	n.State, n.Pause, n.PausedAt, n.ApprovalID = runStateWord(r.GetState()), pauseKindWord(r.GetPause()), r.GetPausedAt(), r.GetApprovalId()
+	n.Seq, n.UpdatedAt = int64(w.seq), now
+	if start {
+		n.Thread, n.StartedBy, n.StartedByWho, n.Build = r.GetThread(), r.GetStartedBy(), r.GetStartedByWho(), r.GetBuild()
+		n.StartTime = storedTime(r.GetStartTime().AsTime())
+		// A start without a trigger or a delegation keeps the one the
+		// row holds.
 		if t := runTriggerBytes(r.GetTrigger()); t != nil {
-			u.SetTrigger(t)
+			n.Trigger = t
 		}
-		setDelegation(u, r.GetDelegation())
+		setRowDelegation(&n, r.GetDelegation())
 	}
-	return u.Save(ctx)
+	return &n
 }
 
-// writeSummary writes a run's row from its summary; writeDetails writes
-// its steps.
-func writeSummary(ctx context.Context, tx *ent.Tx, row *ent.Run, w *runWrite, now time.Time) (*ent.Run, error) {
+// summaryRow is a run's row as its summary in w leaves it. row itself is
+// not changed.
+func summaryRow(row *ent.Run, w *runWrite, now time.Time) *ent.Run {
 	r := w.run
-	var end *time.Time
+	n := *row
+	n.Thread, n.StartedBy, n.StartedByWho, n.Build = r.GetThread(), r.GetStartedBy(), r.GetStartedByWho(), r.GetBuild()
+	n.State, n.StartTime, n.EndTime = runStateWord(r.GetState()), storedTime(r.GetStartTime().AsTime()), nil
 	if t := r.GetEndTime(); t != nil {
 		e := storedTime(t.AsTime())
-		end = &e
+		n.EndTime = &e
 	}
+	n.DurationNs, n.StepCount = int64(r.GetDuration().AsDuration()), int(r.GetStepCount())
 	tk := r.GetTokens()
-	var err error
-	if row == nil {
-		row, err = tx.Run.Create().SetAgent(w.agent).SetRunID(r.GetId()).SetState(runRunning).
-			SetStartTime(storedTime(r.GetStartTime().AsTime())).SetUpdatedAt(now).Save(ctx)
-		if err != nil {
-			return nil, err
-		}
+	n.TokensInput, n.TokensOutput, n.TokensCached, n.TokensTotal = tk.GetInput(), tk.GetOutput(), tk.GetCached(), tk.GetTotal()
+	n.Error, n.Pause, n.PausedAt, n.ApprovalID = r.GetError(), pauseKindWord(r.GetPause()), r.GetPausedAt(), r.GetApprovalId()
+	n.Input, n.Output = valuesJSON(r.GetInput()), valuesJSON(r.GetOutput())
+	n.Withheld, n.StepsTruncated = r.GetWithheld(), r.GetStepsTruncated()
+	// A summary without the delegation or the trigger keeps the one its
+	// start said.
+	if t := runTriggerBytes(r.GetTrigger()); t != nil {
+		n.Trigger = t
 	}
-	u := row.Update().SetThread(r.GetThread()).SetStartedBy(r.GetStartedBy()).SetStartedByWho(r.GetStartedByWho()).
-		SetBuild(r.GetBuild()).SetState(runStateWord(r.GetState())).SetStartTime(storedTime(r.GetStartTime().AsTime())).
-		SetNillableEndTime(end).SetDurationNs(int64(r.GetDuration().AsDuration())).SetStepCount(int(r.GetStepCount())).
-		SetTokensInput(tk.GetInput()).SetTokensOutput(tk.GetOutput()).SetTokensCached(tk.GetCached()).SetTokensTotal(tk.GetTotal()).
-		SetError(r.GetError()).SetPause(pauseKindWord(r.GetPause())).SetPausedAt(r.GetPausedAt()).SetApprovalID(r.GetApprovalId()).
-		SetWithheld(r.GetWithheld()).SetStepsTruncated(r.GetStepsTruncated()).SetSeq(int64(w.seq)).SetUpdatedAt(now)
-	if end == nil {
+	setRowDelegation(&n, r.GetDelegation())
+	n.Seq, n.UpdatedAt = int64(w.seq), now
+	return &n
+}
+
+// setRowDelegation is setDelegation on a row in memory.
+func setRowDelegation(n *ent.Run, d *boardv1.RunDelegation) {
+	if d == nil {
+		return
+	}
+	n.ParentRunID, n.ParentNode, n.InvocationID, n.DelegatedAgent, n.Chain =
+		d.GetParentRunId(), d.GetParentNode(), d.GetInvocationId(), d.GetAgent(), d.GetChain()
+}
+
+// runColumns are the setters of a run's row, created or updated.
+type runColumns[T any] interface {
+	SetThread(string) T
+	SetStartedBy(string) T
+	SetStartedByWho(string) T
+	SetBuild(string) T
+	SetState(string) T
+	SetStartTime(time.Time) T
+	SetDurationNs(int64) T
+	SetStepCount(int) T
+	SetTokensInput(int64) T
+	SetTokensOutput(int64) T
+	SetTokensCached(int64) T
+	SetTokensTotal(int64) T
+	SetError(string) T
+	SetPause(string) T
+	SetPausedAt(string) T
+	SetApprovalID(string) T
+	SetStepsTruncated(bool) T
+	SetParentRunID(string) T
+	SetParentNode(string) T
+	SetInvocationID(string) T
+	SetDelegatedAgent(string) T
+	SetSeq(int64) T
+	SetUpdatedAt(time.Time) T
+}
+
+// setRunColumns sets every column of n that is never empty (NULL) on u.
+func setRunColumns[T runColumns[T]](u T, n *ent.Run) {
+	u.SetThread(n.Thread).SetStartedBy(n.StartedBy).SetStartedByWho(n.StartedByWho).SetBuild(n.Build).
+		SetState(n.State).SetStartTime(n.StartTime).SetDurationNs(n.DurationNs).SetStepCount(n.StepCount).
+		SetTokensInput(n.TokensInput).SetTokensOutput(n.TokensOutput).SetTokensCached(n.TokensCached).
+		SetTokensTotal(n.TokensTotal).SetError(n.Error).SetPause(n.Pause).SetPausedAt(n.PausedAt).
+		SetApprovalID(n.ApprovalID).SetStepsTruncated(n.StepsTruncated).SetParentRunID(n.ParentRunID).
+		SetParentNode(n.ParentNode).SetInvocationID(n.InvocationID).SetDelegatedAgent(n.DelegatedAgent).
+		SetSeq(n.Seq).SetUpdatedAt(n.UpdatedAt)
+}
+
+// createRuns inserts rows, one statement for up to maxRunBatch of them,
+// and sets their ids. writeRuns creates one row per agent and run id, and
+// only for one its transaction read as missing; one made meanwhile by a
+// writer outside the board's batches is not overwritten: the insert fails
+// on the unique index, and the batch with it.
+func createRuns(ctx context.Context, tx *ent.Tx, rows []*ent.Run) error {
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), maxRunBatch)]
+		creates := make([]*ent.RunCreate, len(chunk))
+		for i, n := range chunk {
+			c := tx.Run.Create().SetAgent(n.Agent).SetRunID(n.RunID).SetNillableEndTime(n.EndTime)
+			setRunColumns(c, n)
+			if n.Input != nil {
+				c.SetInput(n.Input)
+			}
+			if n.Output != nil {
+				c.SetOutput(n.Output)
+			}
+			if n.Withheld != nil {
+				c.SetWithheld(n.Withheld)
+			}
+			if n.Trigger != nil {
+				c.SetTrigger(n.Trigger)
+			}
+			if n.Chain != nil {
+				c.SetChain(n.Chain)
+			}
+			creates[i] = c
+		}
+		made, err := tx.Run.CreateBulk(creates...).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("create runs: %w", err)
+		}
+		for i, m := range made {
+			chunk[i].ID = m.ID
+		}
+		rows = rows[len(chunk):]
+	}
+	return nil
+}
+
+// updateRun writes n over its row, which held seq: one UPDATE, the row not
+// read back. A row gone or past seq meanwhile fails the batch.
+func updateRun(ctx context.Context, tx *ent.Tx, n *ent.Run, seq int64) error {
+	u := tx.Run.Update().Where(run.ID(n.ID), run.Seq(seq))
+	setRunColumns(u, n)
+	if n.EndTime != nil {
+		u.SetEndTime(*n.EndTime)
+	} else {
 		u.ClearEndTime()
 	}
-	if in := valuesJSON(r.GetInput()); in != nil {
-		u.SetInput(in)
+	if n.Input != nil {
+		u.SetInput(n.Input)
 	} else {
 		u.ClearInput()
 	}
-	// A summary without the delegation or the trigger keeps the one its
-	// start said.
-	setDelegation(u, r.GetDelegation())
-	if t := runTriggerBytes(r.GetTrigger()); t != nil {
-		u.SetTrigger(t)
-	}
-	if out := valuesJSON(r.GetOutput()); out != nil {
-		u.SetOutput(out)
+	if n.Output != nil {
+		u.SetOutput(n.Output)
 	} else {
 		u.ClearOutput()
 	}
-	if row, err = u.Save(ctx); err != nil {
-		return nil, err
+	if n.Withheld != nil {
+		u.SetWithheld(n.Withheld)
+	} else {
+		u.ClearWithheld()
 	}
-	return row, nil
+	if n.Trigger != nil {
+		u.SetTrigger(n.Trigger)
+	} else {
+		u.ClearTrigger()
+	}
+	if n.Chain != nil {
+		u.SetChain(n.Chain)
+	} else {
+		u.ClearChain()
+	}
+	count, err := u.Save(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("write run %q of %s: %w", n.RunID, n.Agent, err)
+	case count != 1:
+		return fmt.Errorf("write run %q of %s: its row changed meanwhile", n.RunID, n.Agent)
+	}
+	return nil
 }
 
 // writeDetails writes the steps of each run, by its row's id, in the place
