@@ -46,7 +46,7 @@ func listBuilds(t *testing.T, c boardv1connect.AgentServiceClient, name string, 
 func TestAgentBuilds(t *testing.T) {
 	t.Parallel()
 	var ahead atomic.Int64
-	base := time.Now()
+	base := time.Now().Add(time.Minute) // ahead of every token minted here: none is from the board's future
 	bt := boardtest.Start(t, boardtest.Options{
 		Now: func() time.Time { return base.Add(time.Duration(ahead.Load())) },
 	})
@@ -94,7 +94,7 @@ func TestAgentBuilds(t *testing.T) {
 func TestAgentBuildsCapped(t *testing.T) {
 	t.Parallel()
 	var ahead atomic.Int64
-	base := time.Now()
+	base := time.Now().Add(time.Minute) // ahead of every token minted here: none is from the board's future
 	bt := boardtest.Start(t, boardtest.Options{
 		Now: func() time.Time { return base.Add(time.Duration(ahead.Load())) },
 	})

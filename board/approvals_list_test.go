@@ -21,7 +21,7 @@ import (
 // long, naming the field, and a page token of other filters.
 func TestListApprovalsFilters(t *testing.T) {
 	t.Parallel()
-	start := time.Now().Truncate(time.Second)
+	start := time.Now().Add(time.Minute).Truncate(time.Second) // ahead of every token minted here
 	var ahead atomic.Int64 // minutes past start
 	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return start.Add(time.Duration(ahead.Load()) * time.Minute) }})
 	admin := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
