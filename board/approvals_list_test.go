@@ -22,7 +22,7 @@ import (
 func TestListApprovalsFilters(t *testing.T) {
 	t.Parallel()
 	start := time.Now().Add(time.Minute).Truncate(time.Second) // ahead of every token minted here
-	var ahead atomic.Int64 // minutes past start
+	var ahead atomic.Int64                                     // minutes past start
 	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return start.Add(time.Duration(ahead.Load()) * time.Minute) }})
 	admin := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	putRule(t, admin, &boardv1.Rule{Id: "refunds", Agent: "*", Node: "pay", Role: boardv1.Role_ROLE_APPROVER})
