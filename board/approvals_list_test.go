@@ -21,8 +21,10 @@ import (
 // long, naming the field, and a page token of other filters.
 func TestListApprovalsFilters(t *testing.T) {
 	t.Parallel()
-	start := time.Now().Add(time.Minute).Truncate(time.Second) // ahead of every token minted here
-	var ahead atomic.Int64                                     // minutes past start
+	// The board's clock: a minute ahead of every token minted here, and
+	// moved on by the minute (ahead) between raises.
+	start := time.Now().Add(time.Minute).Truncate(time.Second)
+	var ahead atomic.Int64
 	bt := boardtest.Start(t, boardtest.Options{Now: func() time.Time { return start.Add(time.Duration(ahead.Load()) * time.Minute) }})
 	admin := approvalsClient(bt, bt.OperatorToken("root", identity.RoleAdmin))
 	putRule(t, admin, &boardv1.Rule{Id: "refunds", Agent: "*", Node: "pay", Role: boardv1.Role_ROLE_APPROVER})
