@@ -53,17 +53,21 @@ const board = (function () {
 
   const $ = (id) => document.getElementById(id);
 
-  // The tables of audit entries (the audit view, an approval's trail, a
-  // person's page) are drawn here, all alike: each is a box marked
-  // data-audit-table (its body's id) and data-caption.
-  for (const box of document.querySelectorAll("[data-audit-table]")) {
+  // Tables drawn alike in several places are written once, here: each is
+  // a box marked data-table (its body's id), data-caption, and
+  // data-columns (the headings, by commas; the audit log's when none is
+  // given: the audit view, an approval's trail, a person's page), with
+  // data-table-id for the table's own id when it needs one.
+  for (const box of document.querySelectorAll("[data-table]")) {
     const table = document.createElement("table");
+    if (box.dataset.tableId) table.id = box.dataset.tableId;
     const caption = document.createElement("caption");
     caption.className = "visually-hidden";
-    caption.textContent = box.dataset.caption || "Audit log entries";
+    caption.textContent = box.dataset.caption || "";
     const head = document.createElement("thead");
     const tr = document.createElement("tr");
-    for (const name of ["Seq", "When", "Actor", "Kind", "Object", "Detail"]) {
+    const columns = box.dataset.columns ? box.dataset.columns.split(",") : ["Seq", "When", "Actor", "Kind", "Object", "Detail"];
+    for (const name of columns) {
       const th = document.createElement("th");
       th.scope = "col";
       th.textContent = name;
@@ -71,7 +75,7 @@ const board = (function () {
     }
     head.append(tr);
     const body = document.createElement("tbody");
-    body.id = box.dataset.auditTable;
+    body.id = box.dataset.table;
     table.append(caption, head, body);
     box.append(table);
   }
