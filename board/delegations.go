@@ -170,28 +170,6 @@ func runDelegationProto(r *ent.Run) *boardv1.RunDelegation {
 	}
 }
 
-// delegationSetter is a builder of a run's row, created or updated.
-type delegationSetter[T any] interface {
-	SetParentRunID(string) T
-	SetParentNode(string) T
-	SetInvocationID(string) T
-	SetDelegatedAgent(string) T
-	SetChain([]string) T
-}
-
-// setDelegation writes d on a run's row being created or updated; nil
-// writes nothing, so a row keeps the delegation its start said.
-func setDelegation[T any](u delegationSetter[T], d *boardv1.RunDelegation) {
-	if d == nil {
-		return
-	}
-	u.SetParentRunID(d.GetParentRunId())
-	u.SetParentNode(d.GetParentNode())
-	u.SetInvocationID(d.GetInvocationId())
-	u.SetDelegatedAgent(d.GetAgent())
-	u.SetChain(d.GetChain())
-}
-
 // delegationFailureProto is the API's view of a stored failure.
 func delegationFailureProto(f *ent.DelegationFailure) *boardv1.DelegationFailure {
 	return &boardv1.DelegationFailure{

@@ -473,7 +473,8 @@ func summaryRow(row *ent.Run, w *runWrite, now time.Time) *ent.Run {
 	return &n
 }
 
-// setRowDelegation is setDelegation on a row in memory.
+// setRowDelegation writes d on a run's row in memory; nil writes
+// nothing, so a row keeps the delegation its start said.
 func setRowDelegation(n *ent.Run, d *boardv1.RunDelegation) {
 	if d == nil {
 		return
