@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -112,7 +115,7 @@ func openSQLite(ctx context.Context, dsn string) (*sqliteDriver, error) {
 // prepareStore checks that the store answers, then brings its schema up
 // to date with migrate; it closes drv when either fails.
 func prepareStore(ctx context.Context, drv *entsql.Driver, migrate func() error) error {
-	if err := drv.DB().PingContext(ctx); err != nil {
+	if err := ping(ctx, drv.DB()); err != nil {
 		drv.Close()
 		return fmt.Errorf("reach store: %w", err)
 	}
@@ -121,4 +124,30 @@ func prepareStore(ctx context.Context, drv *entsql.Driver, migrate func() error)
 		return err
 	}
 	return nil
+}
+
+// sqliteBusy is SQLite's primary result code for a lock another
+// connection holds.
+const sqliteBusy = 5
+
+// ping opens a first connection to db. A new SQLite file is switched to
+// WAL as its first connection opens, and two boards doing so at once can
+// find each other holding the lock the switch needs: SQLite then answers
+// SQLITE_BUSY at once rather than wait out the busy timeout, since waiting
+// could deadlock. ping tries again, after a short random pause, for as
+// long as the busy timeout would have waited.
+func ping(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(maxWriteWait)
+	for {
+		err := db.PingContext(ctx)
+		var coded interface{ Code() int }
+		if err == nil || !errors.As(err, &coded) || coded.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(10+rand.IntN(40)) * time.Millisecond):
+		}
+	}
 }
