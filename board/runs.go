@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -103,9 +104,24 @@ func validRunTime(t *timestamppb.Timestamp, now time.Time) error {
 	return nil
 }
 
+// stepField names a step in an error: at, or at[i] when i is 0 or more.
+// It is formatted only when a step is refused, so checking the steps of
+// a fleet's summaries builds no names.
+type stepField struct {
+	at string
+	i  int
+}
+
+func (f stepField) String() string {
+	if f.i < 0 {
+		return f.at
+	}
+	return f.at + "[" + strconv.Itoa(f.i) + "]"
+}
+
 // validStep checks one step, naming the field under at, and cuts its
 // error.
-func validStep(at string, st *boardv1.RunStep) error {
+func validStep(at stepField, st *boardv1.RunStep) error {
 	if st.GetSeq() < 1 {
 		return badRequest("%s.seq: %d, want 1 or more", at, st.GetSeq())
 	}
@@ -130,11 +146,11 @@ func validStep(at string, st *boardv1.RunStep) error {
 	if err := validText(st.GetApprovalId(), maxApprovalIDLen, false); err != nil {
 		return badRequest("%s.approval_id: %v", at, err)
 	}
-	if err := linkEnum(at+".outcome", st.GetOutcome()); err != nil {
-		return err
+	if unknownEnum(st.GetOutcome()) {
+		return badRequest("%s.outcome: unknown value %d", at, st.GetOutcome().Number())
 	}
-	if err := linkEnum(at+".pause", st.GetPause()); err != nil {
-		return err
+	if unknownEnum(st.GetPause()) {
+		return badRequest("%s.pause: unknown value %d", at, st.GetPause().Number())
 	}
 	st.Error = cutText(st.GetError(), maxRunError)
 	return nil
@@ -142,10 +158,15 @@ func validStep(at string, st *boardv1.RunStep) error {
 
 // linkEnum refuses, on the link, an enum value the enum does not have.
 func linkEnum(field string, v protoreflect.Enum) error {
-	if v.Number() != 0 && v.Descriptor().Values().ByNumber(v.Number()) == nil {
+	if unknownEnum(v) {
 		return badRequest("%s: unknown value %d", field, v.Number())
 	}
 	return nil
+}
+
+// unknownEnum reports whether v is a value its enum does not have.
+func unknownEnum(v protoreflect.Enum) bool {
+	return v.Number() != 0 && v.Descriptor().Values().ByNumber(v.Number()) == nil
 }
 
 func validTokens(t *boardv1.Tokens) error {
@@ -243,7 +264,7 @@ func validSummary(m *boardv1.RunSummary, now time.Time) error {
 		r.StepsTruncated = true
 	}
 	for i, st := range r.GetSteps() {
-		if err := validStep(fmt.Sprintf("run_summary.run.steps[%d]", i), st); err != nil {
+		if err := validStep(stepField{"run_summary.run.steps", i}, st); err != nil {
 			return err
 		}
 	}

@@ -262,6 +262,8 @@ func TestRunSummaryBounds(t *testing.T) {
 			r.StartTime = timestamppb.New(time.Now().Add(48 * time.Hour))
 			return r
 		}(), 1, "run_summary.run.start_time"},
+		{"a step without a seq", func() *boardv1.Run { r := endedRun("ok", 3); r.Steps[1].Seq = 0; return r }(), 1, "run_summary.run.steps[1].seq"},
+		{"a step's unknown outcome", func() *boardv1.Run { r := endedRun("ok", 2); r.Steps[0].Outcome = 42; return r }(), 1, "run_summary.run.steps[0].outcome"},
 	} {
 		l.send(summaryOf(tc.run, tc.seq, 0))
 		if m := l.next(); m.GetError().GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT ||
@@ -292,6 +294,11 @@ func TestRunEventProblems(t *testing.T) {
 		!strings.HasPrefix(m.GetError().GetMessage(), "run_event.run_id:") {
 		t.Fatalf("a bad run id: %v, want invalid_argument naming run_event.run_id", m)
 	}
+	l.send(stepOf("mid", 10, 5, "paused", 42))
+	if m := l.next(); m.GetError().GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT ||
+		m.GetError().GetMessage() != "run_event.step.outcome: unknown value 42" {
+		t.Fatalf("a step's unknown outcome: %v, want invalid_argument naming run_event.step.outcome", m)
+	}
 	l.ping(1)
 	r := getRun(t, runs, "desk", "mid")
 	if r.GetState() != boardv1.RunState_RUN_STATE_RUNNING || len(r.GetSteps()) != 2 || r.GetSteps()[0].GetNode() != "act" || r.GetSteps()[1].GetNode() != "gap" {
@@ -302,8 +309,8 @@ func TestRunEventProblems(t *testing.T) {
 		return err == nil && n == 1
 	})
 	p := bt.Board.RunEventProblems()
-	if p["unknown_run"] != 1 || p["out_of_order"] != 2 || p["gap"] != 1 || p["invalid"] != 1 {
-		t.Errorf("problems %v, want unknown_run 1, out_of_order 2, gap 1, invalid 1", p)
+	if p["unknown_run"] != 1 || p["out_of_order"] != 2 || p["gap"] != 1 || p["invalid"] != 2 {
+		t.Errorf("problems %v, want unknown_run 1, out_of_order 2, gap 1, invalid 2", p)
 	}
 
 	// Past the rate: dropped and counted, the link up.

@@ -188,7 +188,7 @@ func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
 		if k.Step == nil {
 			return badRequest("run_event.step: required")
 		}
-		return validStep("run_event.step", k.Step)
+		return validStep(stepField{"run_event.step", -1}, k.Step)
 	case *boardv1.RunEvent_Pause:
 		if err := linkEnum("run_event.pause.kind", k.Pause.GetKind()); err != nil {
 			return err
