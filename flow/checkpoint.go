@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -155,6 +156,15 @@ func (r *run) pause(ctx context.Context, steps int) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("flow: thread %q stopped to wait, and could not be kept: %w", r.thread, err)
+	}
+	// From here the run waits, and Stop no longer finds it: Cancel ends
+	// it. A stop asked for during the step that paused is this boundary's,
+	// and taken now, so an acknowledged stop is never lost.
+	if why := r.leave(); why != "" {
+		if err := errors.Join(r.g.cancelChildren(ctx, r.thread, data), r.g.checkpointer.Delete(ctx, r.thread)); err != nil {
+			return r.fail(ctx, errors.Join(&stopError{why: why}, fmt.Errorf("flow: the stopped run stays in the checkpointer: %w", err)))
+		}
+		return r.fail(ctx, &stopError{why: why})
 	}
 	t := r.firstPaused()
 	p := t.pending

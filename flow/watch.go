@@ -136,9 +136,9 @@ func NewRunID() string {
 // Stop asks the run with id run, if it is taking steps in this Graph, to
 // end at its next step boundary: the step in flight finishes (a tool call
 // in it completes, and is recorded as any other), then the run fails with
-// ErrStopped and why, and a Watcher sees EventRunStopped. It reports
-// whether such a run was found. A paused run is not taking steps: Cancel
-// ends it.
+// ErrStopped and why, and a Watcher sees EventRunStopped. A run whose step
+// in flight pauses it ends so too, rather than waiting. It reports whether
+// such a run was found. A paused run is not taking steps: Cancel ends it.
 func (g *Graph) Stop(run, why string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -182,6 +182,20 @@ func (r *run) end() {
 	r.g.mu.Lock()
 	delete(r.g.active, r.id)
 	r.g.mu.Unlock()
+}
+
+// leave takes r out of the runs taking steps, as end does, and returns
+// why it was asked to stop before it left, or "": the two at once, so a
+// Stop either finds r and is answered here, or does not find it.
+func (r *run) leave() string {
+	r.g.mu.Lock()
+	defer r.g.mu.Unlock()
+	var why string
+	if a := r.g.active[r.id]; a != nil {
+		why = a.why
+	}
+	delete(r.g.active, r.id)
+	return why
 }
 
 // stopped returns why the run was asked to stop, or "".

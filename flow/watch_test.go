@@ -177,6 +177,73 @@ func TestStopEndsARunAtItsNextStep(t *testing.T) {
 	}
 }
 
+// TestStopDuringTheStepThatPauses: a Stop that finds the run in the step
+// that pauses it is not lost when the run comes to wait: the run ends
+// stopped, and nothing waits on its thread. A Stop once it waits finds
+// no run taking steps.
+func TestStopDuringTheStepThatPauses(t *testing.T) {
+	t.Parallel()
+	w := &watched{}
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	f := load(t, `{
+	  "version": "0.8", "start": "split",
+	  "state": { "n": { "type": "number", "description": "work done" }, "ok": {} },
+	  "nodes": [
+	    { "id": "split", "handler": "nothing" },
+	    { "id": "slow", "handler": "slow" },
+	    { "id": "check", "type": "ask", "ask": "Go on?", "output": "ok" }
+	  ],
+	  "edges": [ { "from": "split", "to": "slow" }, { "from": "split", "to": "check" },
+	             { "from": "slow", "to": "END" }, { "from": "check", "to": "END" } ]
+	}`)
+	reg := flow.Registry{Handlers: map[string]flow.Handler{
+		"nothing": set(nil),
+		"slow": func(ctx context.Context, s flow.State) (flow.Update, error) {
+			close(entered)
+			<-release
+			return flow.Update{"n": 1}, nil
+		},
+	}}
+	cp := &flow.MemoryCheckpointer{}
+	g := build(t, f, flow.BuildOptions{Registry: reg, Checkpointer: cp, Watch: w.watch})
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Invoke(flow.WithRunID(t.Context(), "r1"), "t", nil)
+		done <- err
+	}()
+	<-entered
+	if !g.Stop("r1", "not now") {
+		t.Fatal("Stop did not find the run in its step")
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, flow.ErrStopped) || !strings.Contains(err.Error(), "not now") {
+		t.Fatalf("Invoke = %v, want ErrStopped with the reason", err)
+	}
+	if p, err := g.Pending(t.Context(), "t"); err != nil || p != nil {
+		t.Errorf("Pending after the stop = %v, %v; want nothing waiting", p, err)
+	}
+	lines, _ := w.take()
+	if slicesContain(lines, "run paused") || lines[len(lines)-1] != "run stopped" {
+		t.Errorf("events = %q; want the run stopped, never paused", lines)
+	}
+
+	// The same flow, stopped only once it waits: Stop finds nothing taking
+	// steps, and the run waits on.
+	entered, release = make(chan struct{}), make(chan struct{})
+	close(release)
+	res, err := g.Invoke(flow.WithRunID(t.Context(), "r2"), "t2", nil)
+	if err != nil || res.Pending == nil {
+		t.Fatalf("Invoke = %+v, %v; want it waiting", res, err)
+	}
+	if g.Stop("r2", "late") {
+		t.Error("Stop found a run that waits")
+	}
+	if p, err := g.Pending(t.Context(), "t2"); err != nil || p == nil || p.Run != "r2" {
+		t.Errorf("Pending = %v, %v; want r2 waiting", p, err)
+	}
+}
+
 func slicesContain(s []string, v string) bool {
 	for _, x := range s {
 		if x == v {
