@@ -151,12 +151,13 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 		c, csrf, err = b.sessions.Verify(ctx, cookie)
 	case need.anyKind:
 		now := b.now()
-		c, err = b.tokens.Verify(ctx, raw, identity.KindOperator, now)
-		if err != nil {
-			c, err = b.tokens.Verify(ctx, raw, identity.KindAgent, now)
+		claim, cerr := b.tokens.Claim(raw, identity.KindOperator, now)
+		if cerr != nil {
+			claim, cerr = b.tokens.Claim(raw, identity.KindAgent, now)
 		}
+		c, err = b.checkToken(claim, cerr)
 	default:
-		c, err = b.tokens.Verify(ctx, raw, need.kind, b.now())
+		c, err = b.checkToken(b.tokens.Claim(raw, need.kind, b.now()))
 	}
 	if errors.Is(err, identity.ErrStore) {
 		// Nothing is known against the credential: the caller is told to
@@ -183,6 +184,41 @@ func (b *Board) authenticate(ctx context.Context, procedure string, h http.Heade
 		return identity.Caller{}, connect.Errorf(connect.CodePermissionDenied, "permission denied: needs role %s", need.role)
 	}
 	return c, nil
+}
+
+// tokenCheck is a token whose claims hold, waiting for its row to be read
+// with those of the others checked at the same moment (Board.tokenChecks):
+// a fleet redialling at once costs the store a read per batch, not one per
+// agent, and the link's own goroutine never runs the store's deep stack.
+type tokenCheck struct {
+	claim  identity.Claim
+	caller identity.Caller
+	err    error
+}
+
+// checkToken checks claim's row with the others in flight, unless claim
+// is already refused.
+func (b *Board) checkToken(claim identity.Claim, err error) (identity.Caller, error) {
+	if err != nil {
+		return identity.Caller{}, err
+	}
+	w := &tokenCheck{claim: claim}
+	b.tokenChecks.add(w)
+	return w.caller, w.err
+}
+
+// checkTokens reads the rows of a batch of tokenChecks at once.
+func checkTokens(b *Board, batch []*tokenCheck) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	claims := make([]identity.Claim, len(batch))
+	for i, w := range batch {
+		claims[i] = w.claim
+	}
+	callers, errs := b.tokens.CheckRows(ctx, claims)
+	for i, w := range batch {
+		w.caller, w.err = callers[i], errs[i]
+	}
 }
 
 // interceptor authenticates every RPC, puts the caller in its context,

@@ -186,6 +186,9 @@ type Board struct {
 	// switchLocks serialises, per agent, keeping and sending its tool
 	// switches (tools.go).
 	switchLocks keyedLocks
+	// tokenChecks reads the rows of the tokens being checked many at a
+	// time (auth.go).
+	tokenChecks batcher[tokenCheck]
 	// healthWrites keeps health rounds many at a time (agenthealth.go).
 	healthWrites batcher[healthWrite]
 	// runWrites keeps runs many at a time (runstore.go); live is what
@@ -415,6 +418,7 @@ func New(ctx context.Context, cfg Config) (*Board, error) {
 	b.presence = newPresence(b)
 	b.relays.handling = make(chan struct{}, 32)
 	b.metrics = newMetrics(b)
+	b.tokenChecks = batcher[tokenCheck]{max: identity.MaxCheckRows, write: func(batch []*tokenCheck) { checkTokens(b, batch) }}
 	b.healthWrites = batcher[healthWrite]{max: maxHealthBatch, write: func(batch []*healthWrite) { writeHealth(b, batch) }}
 	b.runWrites = batcher[runWrite]{max: maxRunBatch, linger: runBatchLinger, write: func(batch []*runWrite) { writeRuns(b, batch) }}
 	b.signinAccount = b.limiter("signin.account", signinPerAccount, signinWindow)

@@ -23,6 +23,8 @@ import (
 	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/ent/agent"
 	"github.com/symphonix/symphonix/ent/agentbuild"
+	"github.com/symphonix/symphonix/ent/approval"
+	"github.com/symphonix/symphonix/ent/pairing"
 	"github.com/symphonix/symphonix/identity"
 	"github.com/symphonix/symphonix/internal/pump"
 	"github.com/symphonix/symphonix/store"
@@ -98,8 +100,10 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	s := &session{id: newSessionID(), name: hello.GetName(), tokenID: caller.TokenID, cancel: cancel, out: newLinkOut(stream),
 		caps:     slices.Clone(hello.GetCapabilities()),
 		runSlots: make(chan struct{}, maxRunWritesInFlight), runStored: make(chan *runWrite, maxRunWritesInFlight)}
-	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
-		return b.recordHello(ctx, hello, s.id)
+	var owed owed
+	row, err := b.presence.arrive(ctx, s, func(ctx context.Context) (row *ent.Agent, err error) {
+		row, owed, err = b.recordHello(ctx, hello, s.id)
+		return row, err
 	})
 	if err != nil {
 		return nil, nil, arriveError(ctx, b, s.name, err)
@@ -132,8 +136,12 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 	// happens meanwhile (a decision
 	// made, a switch flipped) is held, and follows them.
 	sendSwitches(s, row)
-	b.deliverUndelivered(ctx, s, s.out.send)
-	b.deliverPairings(ctx, s, s.out.send)
+	if owed.decisions {
+		b.deliverUndelivered(ctx, s, s.out.send)
+	}
+	if owed.pairings {
+		b.deliverPairings(ctx, s, s.out.send)
+	}
 	sendPause(s, row)
 	sendTriggerPauses(s, row)
 	if err := s.out.catchUpDone(); err != nil {
@@ -424,15 +432,23 @@ func uniqueTools(tools []string) []string {
 
 // recordHello records the agent online under session, with what its hello
 // says, and returns its row with any tools its build no longer declares
-// switched off. The write is one of a batch (presence.hellos).
-func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session string) (*ent.Agent, error) {
+// switched off, and what it may be owed. The write is one of a batch
+// (presence.hellos).
+func (b *Board) recordHello(ctx context.Context, h *boardv1.Hello, session string) (*ent.Agent, owed, error) {
 	w := &helloWrite{hello: h, session: session, at: b.now()}
 	b.presence.hellos.add(w)
 	if w.err != nil {
-		return nil, w.err
+		return nil, owed{}, w.err
 	}
-	return b.pruneSwitches(ctx, w.row)
+	row, err := b.pruneSwitches(ctx, w.row)
+	return row, w.owed, err
 }
+
+// owed says what an arriving agent may be owed from while it was away:
+// decisions, pairings. Where it says no, there was nothing when its
+// arrival was recorded, and what comes after goes to its link as it
+// comes, so the link does not read them again.
+type owed struct{ decisions, pairings bool }
 
 // maxHelloBatch is the most hellos one transaction records.
 const maxHelloBatch = 500
@@ -445,6 +461,7 @@ type helloWrite struct {
 	session string
 	at      time.Time
 	row     *ent.Agent
+	owed    owed
 	err     error
 }
 
@@ -454,9 +471,9 @@ func writeHellos(b *Board, batch []*helloWrite) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var rows []*ent.Agent
+	names := make([]string, len(batch))
 	err := store.InTx(ctx, b.db, func(tx *ent.Tx) error {
 		creates := make([]*ent.AgentCreate, len(batch))
-		names := make([]string, len(batch))
 		for i, w := range batch {
 			h := w.hello
 			caps := slices.Clone(h.GetCapabilities())
@@ -501,6 +518,9 @@ func writeHellos(b *Board, batch []*helloWrite) {
 	for _, r := range rows {
 		byName[r.Name] = r
 	}
+	if err == nil {
+		owedTo(ctx, b, batch, names)
+	}
 	for _, w := range batch {
 		switch w.row = byName[w.hello.GetName()]; {
 		case err != nil:
@@ -509,6 +529,35 @@ func writeHellos(b *Board, batch []*helloWrite) {
 			w.err = fmt.Errorf("record agent %q: not found after it was written", w.hello.GetName())
 		}
 	}
+}
+
+// owedTo reads which agents of a batch of arrivals, just recorded online,
+// are owed decisions or pairings: two reads for the batch, after its
+// transaction, so that whatever was stored before them is seen, and
+// whatever is stored after finds the agent linked here and is sent to it
+// then. An agent whose debts could not be read is taken to owe both, and
+// its link reads them itself.
+func owedTo(ctx context.Context, b *Board, batch []*helloWrite, names []string) {
+	decisions, derr := b.db.Approval.Query().
+		Where(approval.AgentIn(names...), approval.SayNEQ(""), approval.DeliveredAtIsNil()).
+		Unique(true).Select(approval.FieldAgent).Strings(ctx)
+	pairings, perr := b.db.Pairing.Query().
+		Where(pairing.AgentIn(names...), pairing.DeliveredAtIsNil()).
+		Unique(true).Select(pairing.FieldAgent).Strings(ctx)
+	owesDecisions, owesPairings := setOf(decisions), setOf(pairings)
+	for _, w := range batch {
+		name := w.hello.GetName()
+		w.owed = owed{decisions: derr != nil || owesDecisions[name], pairings: perr != nil || owesPairings[name]}
+	}
+}
+
+// setOf is a set of the strings ss.
+func setOf(ss []string) map[string]bool {
+	set := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		set[s] = true
+	}
+	return set
 }
 
 // maxAgentBuilds is the most builds the board keeps of one agent

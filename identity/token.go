@@ -327,29 +327,86 @@ func tokenDetail(k Kind, name, role string, expires time.Time) map[string]any {
 
 // Verify checks a token's signature, header, claims and its row in the
 // allow-list, and that it is of the kind wanted. Every failure wraps one of
-// the sentinel errors above: ErrStore when the row could not be read.
+// the sentinel errors above: ErrStore when the row could not be read. It
+// is Claim and then CheckRows of the one claim.
 func (t *Tokens) Verify(ctx context.Context, raw string, want Kind, now time.Time) (Caller, error) {
-	c, err := t.parse(raw, want, now)
+	c, err := t.Claim(raw, want, now)
 	if err != nil {
 		return Caller{}, err
 	}
-	row, err := t.db.Token.Get(ctx, c.ID)
-	if ent.IsNotFound(err) {
-		return Caller{}, ErrUnknownToken
-	}
+	callers, errs := t.CheckRows(ctx, []Claim{c})
+	return callers[0], errs[0]
+}
+
+// Claim is a token whose signature, header and claims hold, of the kind
+// wanted: what it claims, its row not yet checked (CheckRows).
+type Claim struct {
+	c    claims
+	want Kind
+}
+
+// Claim checks a token's signature, header and claims, and that it is of
+// the kind wanted, without reading the store. A token is good only once
+// CheckRows has found its row too.
+func (t *Tokens) Claim(raw string, want Kind, now time.Time) (Claim, error) {
+	c, err := t.parse(raw, want, now)
 	if err != nil {
-		return Caller{}, fmt.Errorf("%w: look up token: %w", ErrStore, err)
+		return Claim{}, err
+	}
+	return Claim{c: c, want: want}, nil
+}
+
+// MaxCheckRows is the most claims one CheckRows reads the rows of.
+const MaxCheckRows = 500
+
+// CheckRows checks each claim against its row in the allow-list, reading
+// the rows of them all at once (at most MaxCheckRows): callers[i] and
+// errs[i] are claims[i]'s, each error wrapping one of the sentinel errors
+// above. When the rows could not be read, every claim fails with ErrStore.
+func (t *Tokens) CheckRows(ctx context.Context, claims []Claim) (callers []Caller, errs []error) {
+	callers, errs = make([]Caller, len(claims)), make([]error, len(claims))
+	if len(claims) > MaxCheckRows {
+		for i := range errs {
+			errs[i] = fmt.Errorf("%w: %d tokens to check at once, at most %d", ErrStore, len(claims), MaxCheckRows)
+		}
+		return callers, errs
+	}
+	ids := make([]string, len(claims))
+	for i, c := range claims {
+		ids[i] = c.c.ID
+	}
+	rows, err := t.db.Token.Query().Where(token.IDIn(ids...)).All(ctx)
+	if err != nil {
+		for i := range errs {
+			errs[i] = fmt.Errorf("%w: look up token: %w", ErrStore, err)
+		}
+		return callers, errs
+	}
+	byID := make(map[string]*ent.Token, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	for i, c := range claims {
+		callers[i], errs[i] = c.against(byID[c.c.ID])
+	}
+	return callers, errs
+}
+
+// against checks c against its row, nil when there is none.
+func (c Claim) against(row *ent.Token) (Caller, error) {
+	if row == nil {
+		return Caller{}, ErrUnknownToken
 	}
 	if row.RevokedAt != nil {
 		return Caller{}, ErrRevoked
 	}
-	if Kind(row.Kind) != want || row.Name != c.Subject {
+	if Kind(row.Kind) != c.want || row.Name != c.c.Subject {
 		return Caller{}, fmt.Errorf("%w: token row does not match its claims", ErrWrongKind)
 	}
-	caller := Caller{Kind: want, Name: c.Subject, TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time}
-	if want == KindOperator {
+	caller := Caller{Kind: c.want, Name: c.c.Subject, TokenID: c.c.ID, ExpiresAt: c.c.ExpiresAt.Time}
+	if c.want == KindOperator {
 		r, err := ParseRole(row.Role)
-		if err != nil || row.Role != c.Role {
+		if err != nil || row.Role != c.c.Role {
 			return Caller{}, fmt.Errorf("%w: role", ErrBadToken)
 		}
 		caller.Role = r

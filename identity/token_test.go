@@ -85,3 +85,66 @@ func TestVerifyStoreGone(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRowsMany: many claims checked in one read each get their own
+// answer, in order: the good ones their callers, a revoked one ErrRevoked,
+// one whose row is gone ErrUnknownToken.
+func TestCheckRowsMany(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tokens, err := OpenTokens(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	mint := func(o MintOptions) Minted {
+		m, err := tokens.Mint(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	agentTok := mint(MintOptions{Kind: KindAgent, Name: "desk"})
+	opTok := mint(MintOptions{Kind: KindOperator, Name: "ops", Role: RoleViewer})
+	revoked := mint(MintOptions{Kind: KindAgent, Name: "old"})
+	gone := mint(MintOptions{Kind: KindAgent, Name: "gone"})
+	if err := tokens.Revoke(ctx, revoked.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Token.DeleteOneID(gone.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var claims []Claim
+	for _, c := range []struct {
+		tok  Minted
+		kind Kind
+	}{{agentTok, KindAgent}, {revoked, KindAgent}, {opTok, KindOperator}, {gone, KindAgent}, {agentTok, KindAgent}} {
+		cl, err := tokens.Claim(c.tok.Token, c.kind, now)
+		if err != nil {
+			t.Fatalf("Claim(%s): %v", c.tok.ID, err)
+		}
+		claims = append(claims, cl)
+	}
+	callers, errs := tokens.CheckRows(ctx, claims)
+	if callers[0].Name != "desk" || errs[0] != nil || callers[4].Name != "desk" || errs[4] != nil {
+		t.Errorf("the agent's = %+v, %v and %+v, %v; want desk twice", callers[0], errs[0], callers[4], errs[4])
+	}
+	if callers[2].Name != "ops" || callers[2].Role != RoleViewer || errs[2] != nil {
+		t.Errorf("the operator's = %+v, %v; want ops, viewer", callers[2], errs[2])
+	}
+	if !errors.Is(errs[1], ErrRevoked) || !errors.Is(errs[3], ErrUnknownToken) {
+		t.Errorf("the revoked one's = %v, the deleted one's = %v; want ErrRevoked and ErrUnknownToken", errs[1], errs[3])
+	}
+	if _, err := tokens.Claim(opTok.Token, KindAgent, now); !errors.Is(err, ErrWrongKind) {
+		t.Errorf("Claim of an operator token as an agent's = %v, want ErrWrongKind", err)
+	}
+	_, errs = tokens.CheckRows(ctx, make([]Claim, MaxCheckRows+1))
+	if !errors.Is(errs[0], ErrStore) {
+		t.Errorf("CheckRows of %d claims = %v; want them refused", MaxCheckRows+1, errs[0])
+	}
+}
