@@ -219,10 +219,7 @@ func (p *presence) revoke(ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	revoked := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		revoked[id] = true
-	}
+	revoked := setOf(ids)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.sessions {

@@ -14,7 +14,8 @@ func (b *Board) ArriveForTest(ctx context.Context, name string, before func()) (
 	s := &session{id: newSessionID(), name: name, cancel: func(error) {}}
 	_, err := b.presence.arrive(ctx, s, func(ctx context.Context) (*ent.Agent, error) {
 		before()
-		return b.recordHello(ctx, &boardv1.Hello{Name: name, Protocol: Protocol}, s.id)
+		row, _, err := b.recordHello(ctx, &boardv1.Hello{Name: name, Protocol: Protocol}, s.id)
+		return row, err
 	})
 	return s.id, err
 }
