@@ -627,11 +627,14 @@ func TestRunRetention(t *testing.T) {
 	l.send(startOf("running", 1, ""))
 	l.ping(1)
 	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	// An error is no ids: the first call after a restart may go out on
+	// the connection the old board's end closed.
 	ids := func() string {
 		t.Helper()
 		res, err := runs.ListRuns(t.Context(), &boardv1.ListRunsRequest{})
 		if err != nil {
-			t.Fatal(err)
+			t.Logf("ListRuns: %v", err)
+			return "(failed)"
 		}
 		var out []string
 		for _, r := range res.GetRuns() {
