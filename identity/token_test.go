@@ -6,21 +6,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/symphonix/symphonix/ent"
 	"github.com/symphonix/symphonix/store"
 )
+
+// openTokens opens a store in a temporary folder and its Tokens; the
+// store is closed when the test ends.
+func openTokens(t *testing.T) (*ent.Client, *Tokens) {
+	t.Helper()
+	db, err := store.Open(t.Context(), store.SQLiteDSN(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tokens, err := OpenTokens(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, tokens
+}
 
 func TestTokensVerifyKinds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tokens, err := OpenTokens(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, tokens := openTokens(t)
 	// Reopening finds the same key: tokens survive a restart.
 	again, err := OpenTokens(ctx, db)
 	if err != nil || again.kid != tokens.kid {
@@ -60,14 +69,7 @@ func TestTokensVerifyKinds(t *testing.T) {
 func TestVerifyStoreGone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := OpenTokens(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, tokens := openTokens(t)
 	m, err := tokens.Mint(ctx, MintOptions{Kind: KindAgent, Name: "patient"})
 	if err != nil {
 		t.Fatal(err)
@@ -92,15 +94,7 @@ func TestVerifyStoreGone(t *testing.T) {
 func TestCheckRowsMany(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.SQLiteDSN(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tokens, err := OpenTokens(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, tokens := openTokens(t)
 	now := time.Now()
 	mint := func(o MintOptions) Minted {
 		m, err := tokens.Mint(ctx, o)
