@@ -137,7 +137,8 @@ func NewRunID() string {
 // end at its next step boundary: the step in flight finishes (a tool call
 // in it completes, and is recorded as any other), then the run fails with
 // ErrStopped and why, and a Watcher sees EventRunStopped. A run whose step
-// in flight pauses it ends so too, rather than waiting. It reports whether
+// in flight pauses it ends so too, rather than waiting, and one reserved
+// (Reserve) and not begun ends before its first step. It reports whether
 // such a run was found. A paused run is not taking steps: Cancel ends it.
 func (g *Graph) Stop(run, why string) bool {
 	g.mu.Lock()
@@ -157,22 +158,56 @@ func (g *Graph) Running() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	ids := make([]string, 0, len(g.active))
-	for id := range g.active {
-		ids = append(ids, id)
+	for id, a := range g.active {
+		if !a.reserved {
+			ids = append(ids, id)
+		}
 	}
 	return ids
 }
 
-// activeRun is a run taking steps, for Stop.
-type activeRun struct{ why string }
+// activeRun is a run taking steps, or reserved to, for Stop.
+type activeRun struct {
+	why      string
+	reserved bool // by Reserve, and not begun yet
+}
 
-// begin registers r as taking steps, and returns ctx carrying its id.
+// Reserve holds id for a run the caller is about to start with
+// WithRunID, and may not start at once (it waits its turn on its thread,
+// or for the caller to be ready): a Stop meanwhile finds it, and the run
+// then ends stopped before its first step, as if stopped at its first
+// step boundary. release lets id go if no run starts with it; once a run
+// has begun with it, release does nothing.
+func (g *Graph) Reserve(id string) (release func()) {
+	g.mu.Lock()
+	if g.active == nil {
+		g.active = map[string]*activeRun{}
+	}
+	if g.active[id] == nil {
+		g.active[id] = &activeRun{reserved: true}
+	}
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		if a := g.active[id]; a != nil && a.reserved {
+			delete(g.active, id)
+		}
+		g.mu.Unlock()
+	}
+}
+
+// begin registers r as taking steps, keeping a stop asked for while it
+// was reserved, and returns ctx carrying its id.
 func (r *run) begin(ctx context.Context) context.Context {
 	r.g.mu.Lock()
 	if r.g.active == nil {
 		r.g.active = map[string]*activeRun{}
 	}
-	r.g.active[r.id] = &activeRun{}
+	if a := r.g.active[r.id]; a != nil && a.reserved {
+		a.reserved = false
+	} else {
+		r.g.active[r.id] = &activeRun{}
+	}
 	r.g.mu.Unlock()
 	return context.WithValue(ctx, runKey{}, r.id)
 }

@@ -252,3 +252,55 @@ func slicesContain(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestStopBeforeTheRunBegins: a Stop of a reserved run that has not begun
+// is answered yes, and the run, once invoked, ends stopped before its
+// first step. A reservation let go leaves nothing for Stop to find.
+func TestStopBeforeTheRunBegins(t *testing.T) {
+	t.Parallel()
+	w := &watched{}
+	var ran bool
+	f := load(t, `{
+	  "version": "0.8", "start": "one",
+	  "state": { "n": { "type": "number", "description": "steps" } },
+	  "nodes": [ { "id": "one", "handler": "one" } ],
+	  "edges": [ { "from": "one", "to": "END" } ]
+	}`)
+	reg := flow.Registry{Handlers: map[string]flow.Handler{"one": func(ctx context.Context, s flow.State) (flow.Update, error) {
+		ran = true
+		return flow.Update{"n": 1}, nil
+	}}}
+	g := build(t, f, flow.BuildOptions{Registry: reg, Watch: w.watch})
+	release := g.Reserve("r1")
+	defer release()
+	if got := g.Running(); len(got) != 0 {
+		t.Errorf("Running() with a run reserved = %q; want none taking steps", got)
+	}
+	if !g.Stop("r1", "changed my mind") {
+		t.Fatal("Stop did not find the reserved run")
+	}
+	_, err := g.Invoke(flow.WithRunID(t.Context(), "r1"), "t", nil)
+	if !errors.Is(err, flow.ErrStopped) || !strings.Contains(err.Error(), "changed my mind") {
+		t.Fatalf("Invoke = %v, want ErrStopped with the reason", err)
+	}
+	if ran {
+		t.Error("the node of a run stopped before it began ran")
+	}
+	lines, _ := w.take()
+	if want := []string{"run started", "run stopped"}; !cmp.Equal(lines, want) {
+		t.Errorf("events = %q, want %q", lines, want)
+	}
+	release()
+	if g.Stop("r1", "again") {
+		t.Error("Stop found a run that ended")
+	}
+
+	let := g.Reserve("r2")
+	let()
+	if g.Stop("r2", "late") {
+		t.Error("Stop found a reservation let go")
+	}
+	if _, err := g.Invoke(flow.WithRunID(t.Context(), "r3"), "t", nil); err != nil || !ran {
+		t.Errorf("an unreserved run = %v (ran %v); want it to run", err, ran)
+	}
+}

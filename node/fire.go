@@ -43,7 +43,11 @@ func (p *parts) fire(_ context.Context, f agentlink.Fire) (agentlink.Fired, erro
 	}
 	id := flow.NewRunID()
 	runCtx := runs.StartedBy(flow.WithRunID(ctx, id), runs.ByBoard, f.By)
+	// The board may stop the run before it begins: it waits for the
+	// board's word on the tools, and its turn on the thread.
+	release := p.agent.Graph.Reserve(id)
 	p.fired.Go(func() {
+		defer release()
 		if p.ready != nil {
 			select {
 			case <-p.ready:
@@ -73,9 +77,9 @@ func firedLine(name, thread, by string, res flow.Result, err error) string {
 
 // stop ends the run the board asked to stop (agentlink's OnStop): one
 // taking steps at its next step boundary (the step in flight completes);
-// one that waits for a person as `agent cancel` ends it, its approval
-// withdrawn on the board. Either ends stopped. not_found for a run that
-// neither runs nor waits here.
+// one fired and not begun yet before its first step; one that waits for a
+// person as `agent cancel` ends it, its approval withdrawn on the board.
+// Each ends stopped. not_found for a run that neither runs nor waits here.
 func (p *parts) stop(ctx context.Context, s agentlink.Stop) error {
 	if p.agent == nil {
 		return &agentlink.Refusal{Code: "not_found", Message: "run_id: this agent runs nothing"}
