@@ -94,8 +94,9 @@ func (s runService) StartRun(ctx context.Context, req *boardv1.StartRunRequest) 
 	return out, err
 }
 
-// StopRun checks the run is one the agent may be running, sends it a Stop
-// and waits for its answer.
+// StopRun checks the run is one the agent may be running — not ended on
+// the board; one the board has not heard of may be a fired run that has
+// not begun — sends it a Stop and waits for its answer.
 func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*boardv1.StopRunResponse, error) {
 	b := s.b
 	name := req.GetAgent()
@@ -108,22 +109,28 @@ func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*
 	if err := validText(req.GetReason(), maxStopReason, false); err != nil {
 		return nil, connect.Errorf(connect.CodeInvalidArgument, "reason: %v", err)
 	}
+	notFound := connect.Errorf(connect.CodeNotFound, "run %s of agent %s: not found", quoted(req.GetId()), quoted(name))
+	// A run the board has not heard of yet may still be the agent's: one
+	// fired that has not begun. The agent is asked, and says.
 	known := b.live.peek(name, req.GetId())
 	if known == nil {
 		row, err := b.db.Run.Query().Where(run.Agent(name), run.RunID(req.GetId())).Only(ctx)
-		if ent.IsNotFound(err) {
-			return nil, connect.Errorf(connect.CodeNotFound, "run %s of agent %s: not found", quoted(req.GetId()), quoted(name))
-		}
-		if err != nil {
+		switch {
+		case ent.IsNotFound(err):
+		case err != nil:
 			return nil, err
+		default:
+			known = runProto(row)
 		}
-		known = runProto(row)
 	}
 	if ended(known.GetState()) {
 		return nil, connect.Errorf(connect.CodeFailedPrecondition, "run %s: it has ended (%s)", quoted(req.GetId()), runStateWord(known.GetState()))
 	}
 	to, err := b.fireable(ctx, name, nil)
 	if err != nil {
+		if known == nil {
+			return nil, notFound
+		}
 		return nil, err
 	}
 	actor := identity.ActorOf(ctx, "")
@@ -136,7 +143,10 @@ func (s runService) StopRun(ctx context.Context, req *boardv1.StopRunRequest) (*
 			err = connect.NewError(connect.CodeUnavailable, "the agent's answer to the stop was not stopped")
 		}
 	}
-	if connect.CodeOf(err) == connect.CodeNotFound {
+	switch {
+	case connect.CodeOf(err) == connect.CodeNotFound && known == nil:
+		err = notFound
+	case connect.CodeOf(err) == connect.CodeNotFound:
 		err = connect.Errorf(connect.CodeFailedPrecondition, "run %s: the agent is not running it", quoted(req.GetId()))
 	}
 	detail := map[string]any{"agent": name, "run": req.GetId(), "thread": known.GetThread(), "reason": req.GetReason()}

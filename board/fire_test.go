@@ -151,10 +151,11 @@ func TestStartRunUnanswered(t *testing.T) {
 	}
 }
 
-// TestStopRun: StopRun refuses a run it does not know, or that has ended;
-// sends a Stop to the agent running one and gives back its Stopped, or
-// failed_precondition when the agent says it is not running it; audited
-// as run.stop.
+// TestStopRun: StopRun refuses a run that has ended; sends a Stop to the
+// agent running one and gives back its Stopped, or failed_precondition
+// when the agent says it is not running it; asks the agent about a run the
+// board has not heard of, not_found when the agent does not know it either
+// or cannot be asked; audited as run.stop.
 func TestStopRun(t *testing.T) {
 	t.Parallel()
 	bt := boardtest.Start(t, boardtest.Options{})
@@ -164,22 +165,42 @@ func TestStopRun(t *testing.T) {
 	l.send(startOf("live", 1, "t-9"))
 	l.ping(1)
 
-	if _, err := admin.StopRun(t.Context(), &boardv1.StopRunRequest{Agent: "desk", Id: "never"}); connect.CodeOf(err) != connect.CodeNotFound {
-		t.Errorf("StopRun of no run: %v, want not_found", err)
-	}
 	if _, err := admin.StopRun(t.Context(), &boardv1.StopRunRequest{Agent: "desk", Id: "over"}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Errorf("StopRun of an ended run: %v, want failed_precondition", err)
 	}
-	stop := func() <-chan error {
+	stopOf := func(id string) <-chan error {
 		ch := make(chan error, 1)
 		go func() {
-			_, err := admin.StopRun(t.Context(), &boardv1.StopRunRequest{Agent: "desk", Id: "live", Reason: "wrong order"})
+			_, err := admin.StopRun(t.Context(), &boardv1.StopRunRequest{Agent: "desk", Id: id, Reason: "wrong order"})
 			ch <- err
 		}()
 		return ch
 	}
-	done := stop()
+	stop := func() <-chan error { return stopOf("live") }
+	// A run the board has not heard of is asked after: a fired one that has
+	// not begun is the agent's to stop; one it does not know either is
+	// not_found.
+	done := stopOf("never")
 	st := l.next().GetStop()
+	if st.GetRunId() != "never" {
+		t.Fatalf("the agent got %v, want a stop of never", st)
+	}
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Error{Error: &boardv1.LinkError{RequestId: st.GetRequestId(),
+		Code: boardv1.LinkErrorCode_LINK_ERROR_CODE_NOT_FOUND, Message: "no such run"}}})
+	if err := <-done; connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("StopRun of a run nobody knows: %v, want not_found", err)
+	}
+	done = stopOf("not-begun")
+	st = l.next().GetStop()
+	l.send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Stopped{Stopped: &boardv1.Stopped{RequestId: st.GetRequestId()}}})
+	if err := <-done; err != nil {
+		t.Errorf("StopRun of a run only the agent knows: %v, want it stopped", err)
+	}
+	if _, err := admin.StopRun(t.Context(), &boardv1.StopRunRequest{Agent: "nobody", Id: "never"}); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("StopRun of no run of an agent not linked: %v, want not_found", err)
+	}
+	done = stop()
+	st = l.next().GetStop()
 	if st == nil || st.GetRunId() != "live" || st.GetReason() != "wrong order" || st.GetBy() != "root" {
 		t.Fatalf("the agent got %v, want a stop of live by root", st)
 	}
@@ -195,8 +216,9 @@ func TestStopRun(t *testing.T) {
 		t.Errorf("the agent not running it: %v, want failed_precondition saying so", err)
 	}
 	entries := auditEntries(t, bt, "run.stop")
-	if len(entries) != 2 || !strings.Contains(string(entries[0].Detail), `"run":"live"`) || !strings.Contains(string(entries[0].Detail), `"thread":"t-9"`) {
-		t.Errorf("run.stop entries %v, want 2 naming live on t-9", entries)
+	if len(entries) != 4 || !strings.Contains(string(entries[2].Detail), `"run":"live"`) || !strings.Contains(string(entries[2].Detail), `"thread":"t-9"`) ||
+		!strings.Contains(string(entries[0].Detail), `"refused":"not_found"`) {
+		t.Errorf("run.stop entries %v, want 4: never refused not_found, not-begun, then live on t-9 twice", entries)
 	}
 }
 

@@ -119,8 +119,10 @@ type RunServiceClient interface {
 	// run's id as the agent reports it.
 	StartRun(context.Context, *v1.StartRunRequest) (*v1.StartRunResponse, error)
 	// StopRun asks the agent running a run to end it at its next step
-	// boundary. Admins only. failed_precondition: the run has ended, or its
-	// agent is not linked or does not announce "fire".
+	// boundary, or before its first if it has not begun. Admins only.
+	// failed_precondition: the run has ended, or its agent is not linked or
+	// does not announce "fire". not_found: neither the board nor the agent
+	// knows the run.
 	StopRun(context.Context, *v1.StopRunRequest) (*v1.StopRunResponse, error)
 	// GetRunTree returns the tree of runs a run belongs to (agentTree): from
 	// the run nothing delegated (its root, with the trigger that started it
@@ -189,8 +191,10 @@ type RunServiceHandler interface {
 	// run's id as the agent reports it.
 	StartRun(context.Context, *v1.StartRunRequest) (*v1.StartRunResponse, error)
 	// StopRun asks the agent running a run to end it at its next step
-	// boundary. Admins only. failed_precondition: the run has ended, or its
-	// agent is not linked or does not announce "fire".
+	// boundary, or before its first if it has not begun. Admins only.
+	// failed_precondition: the run has ended, or its agent is not linked or
+	// does not announce "fire". not_found: neither the board nor the agent
+	// knows the run.
 	StopRun(context.Context, *v1.StopRunRequest) (*v1.StopRunResponse, error)
 	// GetRunTree returns the tree of runs a run belongs to (agentTree): from
 	// the run nothing delegated (its root, with the trigger that started it

@@ -1274,8 +1274,10 @@ export const RunService: GenService<{
   },
   /**
    * StopRun asks the agent running a run to end it at its next step
-   * boundary. Admins only. failed_precondition: the run has ended, or its
-   * agent is not linked or does not announce "fire".
+   * boundary, or before its first if it has not begun. Admins only.
+   * failed_precondition: the run has ended, or its agent is not linked or
+   * does not announce "fire". not_found: neither the board nor the agent
+   * knows the run.
    *
    * @generated from rpc symphonix.board.v1.RunService.StopRun
    */
