@@ -213,15 +213,11 @@ func (r *run) begin(ctx context.Context) context.Context {
 }
 
 // end takes r out of the runs taking steps.
-func (r *run) end() {
-	r.g.mu.Lock()
-	delete(r.g.active, r.id)
-	r.g.mu.Unlock()
-}
+func (r *run) end() { r.leave() }
 
-// leave takes r out of the runs taking steps, as end does, and returns
-// why it was asked to stop before it left, or "": the two at once, so a
-// Stop either finds r and is answered here, or does not find it.
+// leave takes r out of the runs taking steps and returns why it was asked
+// to stop before it left, or "": the two at once, so a Stop either finds r
+// and is answered here, or does not find it.
 func (r *run) leave() string {
 	r.g.mu.Lock()
 	defer r.g.mu.Unlock()
