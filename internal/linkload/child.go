@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,6 +156,10 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		case cmd := <-cmds:
 			switch cmd {
 			case cmdMark:
+				if err := startProfile(); err != nil {
+					out.send(Event{Kind: "error", Error: err.Error()})
+					return err
+				}
 				back.mark()
 				said.reset()
 				out.send(Event{Kind: "marked", Up: int(up.Load())})
@@ -177,6 +182,7 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 					select {
 					case <-ctx.Done():
 					case <-back.done:
+						pprof.StopCPUProfile()
 						out.send(Event{
 							Kind: "back", Up: int(up.Load()), Drops: drops.Load(),
 							At: back.quantile(1), AtP50: back.quantile(0.5), AtP90: back.quantile(0.9),
@@ -203,6 +209,20 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			}
 		}
 	}
+}
+
+// startProfile starts the CPU profile EnvAgentsProfile names, if it names
+// one; it is written when the profile stops.
+func startProfile() error {
+	path := os.Getenv(EnvAgentsProfile)
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return pprof.StartCPUProfile(f)
 }
 
 // reportHealth gives link a round of three checks every period, starting

@@ -37,6 +37,9 @@ const (
 	// EnvCPUProfile, if set, is where the board process writes its CPU
 	// profile, from its start until cmdStopProfile.
 	EnvCPUProfile = "LINKLOAD_CPUPROFILE"
+	// EnvAgentsProfile, if set, is where an agents' process writes its CPU
+	// profile, from cmdMark until it answers cmdBack.
+	EnvAgentsProfile = "LINKLOAD_AGENTS_CPUPROFILE"
 )
 
 // BoardTest is the test the parent runs as RunStorm's board: every test

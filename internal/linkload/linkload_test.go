@@ -19,6 +19,7 @@ var (
 
 	stormDialRate = flag.Int("storm-dial-rate", 2000, "BenchmarkStorm: agents dialled per second when they first link")
 	stormProfile  = flag.String("storm-cpuprofile", "", "BenchmarkStorm: write the restarted board's CPU profile here")
+	agentsProfile = flag.String("storm-agents-cpuprofile", "", "BenchmarkStorm: write each agents' process's CPU profile, while its agents come back, here (.0, .1 appended)")
 )
 
 // TestLoadChild is the agents' process of a load run; anywhere else it does

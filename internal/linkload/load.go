@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,14 @@ type Options struct {
 	// ProfileDir: if set, the board's heap profile (heap.pprof) and its
 	// goroutines (goroutines.txt) are written there while every agent is linked.
 	ProfileDir string
+	// Trace: if set, the board's execution trace over the window is
+	// written there (go tool trace).
+	Trace string
+	// ProbesApart: the probes run in a process of their own rather than
+	// beside the other agents, so that their round trips are not delayed
+	// by the load's own process (its collections, its scheduling): in a
+	// fleet each agent is a process of its own.
+	ProbesApart bool
 }
 
 // Result is what a Run measured.
@@ -67,11 +76,12 @@ type Result struct {
 	Before, After Snapshot
 	// Board: what each agent cost the board.
 	Board PerAgent
-	// Child: the agents' process with every agent linked.
+	// Child: the agents' process with every agent linked (with
+	// ProbesApart, the process of the agents that are not probes).
 	Child Snapshot
 	RTT   RTT
-	// BoardCPU and ChildCPU: the CPU each process used during the window,
-	// in cores.
+	// BoardCPU and ChildCPU: the CPU the board and the agents' processes
+	// used during the window, in cores.
 	BoardCPU, ChildCPU float64
 	// Up: agents the child had linked at the end of the window.
 	Up int
@@ -132,22 +142,35 @@ func Run(t testing.TB, o Options) Result {
 		RunEvery:    o.RunEvery,
 	}
 	res.Minting = time.Since(start)
-	planPath := filepath.Join(t.TempDir(), "plan.json")
-	raw, err := json.Marshal(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(planPath, raw, 0o600); err != nil {
-		t.Fatal(err)
+	plans := []Plan{plan}
+	if o.ProbesApart && o.Probes < o.Agents {
+		probes, rest := plan, plan
+		probes.Agents, rest.Agents, rest.Probes = plan.Agents[:o.Probes], plan.Agents[o.Probes:], 0
+		plans = []Plan{probes, rest}
 	}
 
 	res.Before = Measure()
 
-	c := startChild(t, bt.URL, planPath)
+	children := make([]*child, len(plans))
+	for i, p := range plans {
+		raw, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "plan.json")
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		children[i] = startChild(t, bt.URL, path)
+	}
 	start = time.Now()
 	linkWithin := 30*time.Second + time.Duration(o.Agents)*10*time.Millisecond
-	ev := c.await(t, "up", linkWithin)
-	res.DropsLinking = ev.Drops
+	up := 0
+	for _, c := range children {
+		ev := c.await(t, "up", linkWithin)
+		res.DropsLinking += ev.Drops
+		up += ev.Up
+	}
 	online := func() int {
 		n, err := bt.Store.Agent.Query().Where(agent.Online(true)).Count(context.Background())
 		if err != nil {
@@ -158,7 +181,7 @@ func Run(t testing.TB, o Options) Result {
 	deadline := time.Now().Add(linkWithin)
 	for n := online(); n != o.Agents; n = online() {
 		if time.Now().After(deadline) {
-			t.Fatalf("online in the store: %d agents, want %d (the child says %d up)", n, o.Agents, ev.Up)
+			t.Fatalf("online in the store: %d agents, want %d (the agents' processes say %d up)", n, o.Agents, up)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -171,14 +194,32 @@ func Run(t testing.TB, o Options) Result {
 		writeProfiles(t, o.ProfileDir)
 	}
 
-	c.send(t, cmdMeasure)
+	if o.Trace != "" {
+		stop := startTrace(t, o.Trace)
+		defer stop()
+	}
+	for _, c := range children {
+		c.send(t, cmdMeasure)
+	}
 	cpu, wall := cpuTime(), time.Now()
-	ev = c.await(t, "report", o.Window+time.Minute)
+	for i, c := range children {
+		ev := c.await(t, "report", o.Window+time.Minute)
+		if i == 0 {
+			res.RTT = *ev.RTT // the probes are the first process's first agents
+		}
+		res.Child = *ev.Memory
+		res.Up += ev.Up
+		res.Drops += ev.Drops
+		res.ChildCPU += ev.CPU
+	}
 	res.BoardCPU = cores(cpuTime()-cpu, time.Since(wall))
-	res.Child, res.RTT, res.Up, res.Drops, res.ChildCPU = *ev.Memory, *ev.RTT, ev.Up, ev.Drops, ev.CPU
+	if o.Trace != "" {
+		trace.Stop()
+	}
 	if n := online(); n != o.Agents {
 		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
 	}
+	var err error
 	res.HealthRounds, err = bt.Store.HealthRound.Query().Count(context.Background())
 	if err != nil {
 		t.Fatalf("count health rounds: %v", err)
@@ -187,7 +228,9 @@ func Run(t testing.TB, o Options) Result {
 	if err != nil {
 		t.Fatalf("count runs: %v", err)
 	}
-	c.stop()
+	for _, c := range children {
+		c.stop()
+	}
 	bt.Stop()
 	res.StoreBytes = dirBytes(t, bt.Dir)
 	return res
@@ -238,6 +281,24 @@ func mint(t testing.TB, tokens *identity.Tokens, n int) []Credential {
 	return out
 }
 
+// startTrace starts this process's execution trace, written to path; the
+// returned function stops it if it is still running.
+func startTrace(t testing.TB, path string) func() {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}
+}
+
 func writeProfiles(t testing.TB, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -267,11 +328,12 @@ type child struct {
 	stderr *tail
 }
 
-// startChild runs the test binary again as the agents' process. It is
-// killed when the test ends, whatever happened.
-func startChild(t testing.TB, url, planPath string) *child {
+// startChild runs the test binary again as the agents' process, with env
+// added to this process's environment. It is killed when the test ends,
+// whatever happened.
+func startChild(t testing.TB, url, planPath string, env ...string) *child {
 	t.Helper()
-	return startProcess(t, "agents' process", ChildTest, EnvChild+"=1", EnvURL+"="+url, EnvPlan+"="+planPath)
+	return startProcess(t, "agents' process", ChildTest, append([]string{EnvChild + "=1", EnvURL + "=" + url, EnvPlan + "=" + planPath}, env...)...)
 }
 
 // startProcess runs the test binary again as test, with env added to this

@@ -11,10 +11,12 @@ import (
 var (
 	runEvery  = flag.Duration("run-every", 10*time.Second, "BenchmarkRuns: how often each agent finishes a run")
 	runWindow = flag.Duration("run-window", 5*time.Minute, "BenchmarkRuns: how long to measure, with runs and without")
+	runsTrace = flag.String("runs-trace", "", "BenchmarkRuns: write the board's execution trace of the window with runs here")
+	apart     = flag.Bool("probes-apart", true, "BenchmarkRuns: run the probes in a process of their own, not beside the agents making runs")
 )
 
 // TestRunLoadSmall: agents of a load run that finish runs get them kept,
-// and the links stay up.
+// and the links stay up, with the probes in a process of their own.
 func TestRunLoadSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a second process; not with -short")
@@ -28,8 +30,12 @@ func TestRunLoadSmall(t *testing.T) {
 		ProbeEvery:   50 * time.Millisecond,
 		Window:       6 * time.Second,
 		RunEvery:     2 * time.Second,
+		ProbesApart:  true,
 	})
 	logResult(t, r)
+	if r.RTT.Samples == 0 {
+		t.Error("the probes timed no pings")
+	}
 	if r.Up != n || r.Drops != 0 {
 		t.Errorf("agents up = %d, dropped %d; want %d and 0", r.Up, r.Drops, n)
 	}
@@ -48,10 +54,10 @@ func TestRunLoadSmall(t *testing.T) {
 //
 //	go test -run='^$' -bench=BenchmarkRuns -benchtime=1x -timeout=60m ./internal/linkload -agents=1000
 func BenchmarkRuns(b *testing.B) {
-	opts := linkload.Options{Agents: *agents, PingInterval: *ping, DialRate: *dialRate, Window: *runWindow}
+	opts := linkload.Options{Agents: *agents, PingInterval: *ping, DialRate: *dialRate, Window: *runWindow, ProbesApart: *apart}
 	without := linkload.Run(b, opts)
 	logResult(b, without)
-	opts.RunEvery = *runEvery
+	opts.RunEvery, opts.Trace = *runEvery, *runsTrace
 	with := linkload.Run(b, opts)
 	logResult(b, with)
 	if without.Up != without.Agents || with.Up != with.Agents {

@@ -41,6 +41,10 @@ type StormOptions struct {
 	// CPUProfile: if set, the restarted board's CPU profile is written
 	// there, from its start until every agent is online again.
 	CPUProfile string
+	// AgentsCPUProfile: if set, each agents' process writes its CPU
+	// profile there, the process's number appended (".0" and on), from
+	// just before the board is killed until all its agents are back.
+	AgentsCPUProfile string
 }
 
 // StormResult is what a RunStorm measured. Times are from the moment the
@@ -135,7 +139,11 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		agents = append(agents, startChild(t, "http://"+addr, path))
+		var profile []string
+		if o.AgentsCPUProfile != "" {
+			profile = append(profile, EnvAgentsProfile+"="+o.AgentsCPUProfile+"."+strconv.Itoa(len(agents)))
+		}
+		agents = append(agents, startChild(t, "http://"+addr, path, profile...))
 	}
 	linkWithin := time.Minute + time.Duration(o.Agents)*10*time.Millisecond
 	for _, c := range agents {

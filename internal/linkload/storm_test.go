@@ -49,10 +49,11 @@ func TestStormSmall(t *testing.T) {
 //	go test -run='^$' -bench=BenchmarkStorm -benchtime=1x -timeout=30m ./internal/linkload -agents=10000
 func BenchmarkStorm(b *testing.B) {
 	r := linkload.RunStorm(b, linkload.StormOptions{
-		Agents:       *agents,
-		PingInterval: *ping,
-		DialRate:     *stormDialRate,
-		CPUProfile:   *stormProfile,
+		Agents:           *agents,
+		PingInterval:     *ping,
+		DialRate:         *stormDialRate,
+		CPUProfile:       *stormProfile,
+		AgentsCPUProfile: *agentsProfile,
 	})
 	b.Log(r)
 	b.ReportMetric(0, "ns/op") // one run of minutes: its time says nothing
