@@ -107,8 +107,8 @@ func logResult(t testing.TB, r linkload.Result) {
 		kib(r.Board.Bytes), kib(r.Board.LiveBytes), kib(r.Board.RSS), r.Board.Goroutines)
 	t.Logf("agents' process: heap %.1f MiB, stack %.1f MiB, rss %.1f MiB, %d goroutines",
 		mib(r.Child.HeapInuse), mib(r.Child.StackInuse), mib(r.Child.RSS), r.Child.Goroutines)
-	t.Logf("ping round trip: %d samples, p50 %s, p99 %s, max %s; cpu during the window: board %.2f cores, agents %.2f cores",
-		r.RTT.Samples, r.RTT.P50, r.RTT.P99, r.RTT.Max, r.BoardCPU, r.ChildCPU)
+	t.Logf("ping round trip: %d samples, p50 %s, p99 %s, max %s; cpu during the window: board %.2f cores, agents %.2f cores; the board's threads waited %s a second for a cpu",
+		r.RTT.Samples, r.RTT.P50, r.RTT.P99, r.RTT.Max, r.BoardCPU, r.ChildCPU, r.BoardCPUWait)
 	if r.HealthRounds > 0 {
 		t.Logf("health rounds kept: %d; the store's files: %.1f MiB", r.HealthRounds, mib(uint64(r.StoreBytes)))
 	}

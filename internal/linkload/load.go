@@ -56,6 +56,9 @@ type Options struct {
 	// Trace: if set, the board's execution trace over the window is
 	// written there (go tool trace).
 	Trace string
+	// CPUProfile: if set, the board's CPU profile over the window is
+	// written there.
+	CPUProfile string
 	// ProbesApart: the probes run in a process of their own rather than
 	// beside the other agents, so that their round trips are not delayed
 	// by the load's own process (its collections, its scheduling): in a
@@ -83,6 +86,10 @@ type Result struct {
 	// BoardCPU and ChildCPU: the CPU the board and the agents' processes
 	// used during the window, in cores.
 	BoardCPU, ChildCPU float64
+	// BoardCPUWait: how long, a second of the window, the board's threads
+	// were ready to run and waited for a CPU the kernel gave to another
+	// thread or process; -1 where it cannot be read.
+	BoardCPUWait time.Duration
 	// Up: agents the child had linked at the end of the window.
 	Up int
 	// DropsLinking: links that ended while the agents were linking, and
@@ -198,10 +205,15 @@ func Run(t testing.TB, o Options) Result {
 		stop := startTrace(t, o.Trace)
 		defer stop()
 	}
+	if o.CPUProfile != "" {
+		stop := startCPUProfile(t, o.CPUProfile)
+		defer stop()
+	}
 	for _, c := range children {
 		c.send(t, cmdMeasure)
 	}
 	cpu, wall := cpuTime(), time.Now()
+	waited, waitOK := cpuWait()
 	for i, c := range children {
 		ev := c.await(t, "report", o.Window+time.Minute)
 		if i == 0 {
@@ -213,8 +225,15 @@ func Run(t testing.TB, o Options) Result {
 		res.ChildCPU += ev.CPU
 	}
 	res.BoardCPU = cores(cpuTime()-cpu, time.Since(wall))
+	res.BoardCPUWait = -1
+	if now, ok := cpuWait(); ok && waitOK {
+		res.BoardCPUWait = time.Duration(float64(now-waited) / time.Since(wall).Seconds())
+	}
 	if o.Trace != "" {
 		trace.Stop()
+	}
+	if o.CPUProfile != "" {
+		pprof.StopCPUProfile()
 	}
 	if n := online(); n != o.Agents {
 		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
@@ -295,6 +314,24 @@ func startTrace(t testing.TB, path string) func() {
 	}
 	return func() {
 		trace.Stop()
+		f.Close()
+	}
+}
+
+// startCPUProfile starts this process's CPU profile, written to path; the
+// returned function stops it if it is still running.
+func startCPUProfile(t testing.TB, path string) func() {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
 		f.Close()
 	}
 }

@@ -12,6 +12,7 @@ var (
 	runEvery  = flag.Duration("run-every", 10*time.Second, "BenchmarkRuns: how often each agent finishes a run")
 	runWindow = flag.Duration("run-window", 5*time.Minute, "BenchmarkRuns: how long to measure, with runs and without")
 	runsTrace = flag.String("runs-trace", "", "BenchmarkRuns: write the board's execution trace of the window with runs here")
+	runsCPU   = flag.String("runs-cpuprofile", "", "BenchmarkRuns: write the board's CPU profile of the window with runs here")
 	apart     = flag.Bool("probes-apart", true, "BenchmarkRuns: run the probes in a process of their own, not beside the agents making runs")
 )
 
@@ -57,7 +58,7 @@ func BenchmarkRuns(b *testing.B) {
 	opts := linkload.Options{Agents: *agents, PingInterval: *ping, DialRate: *dialRate, Window: *runWindow, ProbesApart: *apart}
 	without := linkload.Run(b, opts)
 	logResult(b, without)
-	opts.RunEvery, opts.Trace = *runEvery, *runsTrace
+	opts.RunEvery, opts.Trace, opts.CPUProfile = *runEvery, *runsTrace, *runsCPU
 	with := linkload.Run(b, opts)
 	logResult(b, with)
 	if without.Up != without.Agents || with.Up != with.Agents {
@@ -76,6 +77,8 @@ func BenchmarkRuns(b *testing.B) {
 	b.ReportMetric(float64(with.RTT.P99)/float64(without.RTT.P99), "rtt-p99-ratio")
 	b.ReportMetric(without.BoardCPU, "board-cpu-cores-without")
 	b.ReportMetric(with.BoardCPU, "board-cpu-cores-with")
+	b.ReportMetric(float64(without.BoardCPUWait)/float64(time.Millisecond), "board-cpu-wait-ms/s-without")
+	b.ReportMetric(float64(with.BoardCPUWait)/float64(time.Millisecond), "board-cpu-wait-ms/s-with")
 	b.ReportMetric(without.ChildCPU, "agents-cpu-cores-without")
 	b.ReportMetric(with.ChildCPU, "agents-cpu-cores-with")
 	b.ReportMetric(float64(with.Runs), "runs-kept")
