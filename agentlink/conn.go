@@ -3,6 +3,7 @@ package agentlink
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -59,15 +60,19 @@ type conn struct {
 
 	// events: live run events waiting to be sent (SendRunEvent); stored:
 	// the board's RunStored, for the summary deliverer.
-	events chan *boardv1.LinkRequest
+	events chan *boardv1.RunEvent
 	stored chan runSeq
+	// batches: the board's welcome said it reads run_events, so events
+	// waiting together go in one message.
+	batches bool
 }
 
 type linkStream = boardv1connect.AgentLinkServiceLinkClientStream
 
-func newConn(stream linkStream) *conn {
+func newConn(stream linkStream, welcome *boardv1.Welcome) *conn {
 	return &conn{stream: stream, pending: map[string]chan *boardv1.LinkResponse{}, done: make(chan struct{}),
-		events: make(chan *boardv1.LinkRequest, RunEventBuffer), stored: make(chan runSeq, 16)}
+		events: make(chan *boardv1.RunEvent, RunEventBuffer), stored: make(chan runSeq, 16),
+		batches: slices.Contains(welcome.GetAccepts(), "run_events")}
 }
 
 // send sends m unless the link has ended.

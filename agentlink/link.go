@@ -587,7 +587,7 @@ func (l *Link) once(parent context.Context) (wasUp bool, err error) {
 		timeout = welcome.GetPingTimeout().AsDuration()
 	}
 	l.setRedialWithin(welcome.GetRedialWithin().AsDuration())
-	c := newConn(stream)
+	c := newConn(stream, welcome)
 	l.attach(c, welcome)
 	l.log.InfoContext(ctx, "linked to board", "board", l.board().Redacted(), "session", welcome.GetSession(),
 		"protocol", Protocol, "board_min_protocol", welcome.GetMinProtocol(), "board_max_protocol", welcome.GetMaxProtocol(),

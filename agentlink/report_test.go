@@ -21,10 +21,12 @@ import (
 // the agent sends, and sends the agent what the test pushes. drop ends the
 // link that is up.
 type recorder struct {
-	hellos chan *boardv1.Hello
-	got    chan *boardv1.LinkRequest
-	push   chan *boardv1.LinkResponse
-	drop   chan struct{}
+	// accepts: what the welcome lists in accepts.
+	accepts []string
+	hellos  chan *boardv1.Hello
+	got     chan *boardv1.LinkRequest
+	push    chan *boardv1.LinkResponse
+	drop    chan struct{}
 }
 
 func newRecorder(t *testing.T) (*recorder, string) {
@@ -44,7 +46,7 @@ func (r *recorder) Link(ctx context.Context, s boardv1connect.AgentLinkServiceLi
 	}
 	r.hellos <- first.GetHello()
 	if err := s.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
-		Session: "s", Protocol: first.GetHello().GetProtocol(), MinProtocol: "2", MaxProtocol: "3",
+		Session: "s", Protocol: first.GetHello().GetProtocol(), MinProtocol: "2", MaxProtocol: "3", Accepts: r.accepts,
 	}}}); err != nil {
 		return err
 	}

@@ -144,9 +144,8 @@ func (l *Link) SendRunEvent(e RunEvent) bool {
 	if c == nil {
 		return false
 	}
-	m := &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: runEventOf(e)}}
 	select {
-	case c.events <- m:
+	case c.events <- runEventOf(e):
 		return true
 	default:
 		return false
@@ -166,7 +165,9 @@ func (l *Link) SummaryAdded() {
 	}
 }
 
-// sendEvents sends the live events handed to c until it goes down.
+// sendEvents sends the live events handed to c until it goes down: those
+// waiting together in one message, up to MaxRunEventBatch, when the board
+// reads run_events; each in its own otherwise.
 func (l *Link) sendEvents(ctx context.Context, c *conn) {
 	for {
 		select {
@@ -174,12 +175,36 @@ func (l *Link) sendEvents(ctx context.Context, c *conn) {
 			return
 		case <-c.done:
 			return
-		case m := <-c.events:
-			if err := c.send(m); err != nil {
+		case e := <-c.events:
+			if err := c.send(eventsMessage(c, e)); err != nil {
 				return
 			}
 		}
 	}
+}
+
+// MaxRunEventBatch is the most live events one message carries.
+const MaxRunEventBatch = 64
+
+// eventsMessage is first and, when c batches, the events waiting after it.
+func eventsMessage(c *conn, first *boardv1.RunEvent) *boardv1.LinkRequest {
+	if !c.batches {
+		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: first}}
+	}
+	events := []*boardv1.RunEvent{first}
+	for len(events) < MaxRunEventBatch {
+		select {
+		case e := <-c.events:
+			events = append(events, e)
+			continue
+		default:
+		}
+		break
+	}
+	if len(events) == 1 {
+		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: first}}
+	}
+	return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvents{RunEvents: &boardv1.RunEvents{Events: events}}}
 }
 
 // runSeq names one summary of one run.

@@ -3,6 +3,7 @@ package agentlink_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/symphonix/symphonix/agentlink"
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
+	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
+	"github.com/symphonix/symphonix/identity"
+	"github.com/symphonix/symphonix/internal/boardtest"
 )
 
 // memSummaries is an outbox in memory.
@@ -190,6 +194,122 @@ func TestRunEventsNeverQueued(t *testing.T) {
 	if _, err := agentlink.New(agentlink.Config{BoardURL: url, Token: "t",
 		Identity: agentlink.Identity{Name: "x", Inputs: make([]agentlink.FlowInput, agentlink.MaxInputs+1)}}); err == nil {
 		t.Error("New with 65 inputs = nil, want an error naming Identity.Inputs")
+	}
+}
+
+// TestRunEventsBatched: to a board whose welcome lists run_events, live
+// events waiting together go in one message, in order, at most
+// MaxRunEventBatch to a message; to one that does not, each alone.
+func TestRunEventsBatched(t *testing.T) {
+	t.Parallel()
+	for _, batches := range []bool{true, false} {
+		rec, url := newRecorder(t)
+		if batches {
+			rec.accepts = []string{"run_events"}
+		}
+		states := make(chan agentlink.State, 64)
+		l, err := agentlink.New(agentlink.Config{BoardURL: url, Token: "t", Identity: agentlink.Identity{Name: "desk"},
+			Capabilities: []string{agentlink.CapabilityLiveRuns}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+			OnState: func(s agentlink.State) { states <- s }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = l.Run(ctx) }()
+		rec.hello(t)
+		awaitUp(t, states)
+		const n = 200
+		at := time.Now()
+		for i := range n {
+			if !l.SendRunEvent(agentlink.RunEvent{RunID: "r1", Seq: uint32(i + 1), At: at, Kind: agentlink.RunEventStep,
+				Step: agentlink.RunStep{Seq: i + 1, Node: "n", Kind: "tool", Copy: -1, Start: at}}) {
+				t.Fatalf("SendRunEvent %d = false", i+1)
+			}
+		}
+		var seqs []uint32
+		messages, most := 0, 0
+		for len(seqs) < n {
+			m := rec.next(t)
+			var got []*boardv1.RunEvent
+			switch {
+			case m.GetRunEvents() != nil:
+				got = m.GetRunEvents().GetEvents()
+				if !batches {
+					t.Fatalf("run_events to a board that does not read them")
+				}
+			case m.GetRunEvent() != nil:
+				got = []*boardv1.RunEvent{m.GetRunEvent()}
+			default:
+				continue
+			}
+			messages++
+			most = max(most, len(got))
+			for _, e := range got {
+				seqs = append(seqs, e.GetSeq())
+			}
+		}
+		for i, s := range seqs {
+			if s != uint32(i+1) {
+				t.Fatalf("batches %v: event %d has seq %d, want %d: out of order or lost", batches, i, s, i+1)
+			}
+		}
+		switch {
+		case batches && (messages >= n || most > agentlink.MaxRunEventBatch):
+			t.Errorf("%d events queued at once went in %d messages of at most %d, want fewer messages of at most %d",
+				n, messages, most, agentlink.MaxRunEventBatch)
+		case !batches && messages != n:
+			t.Errorf("without run_events: %d messages, want %d", messages, n)
+		}
+		cancel()
+		<-done
+	}
+}
+
+// TestRunEventsBurstTaken: a burst of a run's events, sent in batches,
+// is taken whole by the board, in order: every step finished, nothing
+// counted as a problem.
+func TestRunEventsBurstTaken(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	a := startAgent(t, bt, "desk", func(c *agentlink.Config) {
+		c.Capabilities = []string{agentlink.CapabilityRuns, agentlink.CapabilityLiveRuns}
+	})
+	a.awaitState(t, true)
+	const steps = 100
+	at := time.Now()
+	seq := uint32(1)
+	a.link.SendRunEvent(agentlink.RunEvent{RunID: "r1", Seq: seq, At: at, Kind: agentlink.RunEventStart, Thread: "t1", StartedBy: "board"})
+	for i := 1; i <= steps; i++ {
+		st := agentlink.RunStep{Seq: i, Node: fmt.Sprintf("n%03d", i), Kind: "handler", Copy: -1, Start: at}
+		seq++
+		a.link.SendRunEvent(agentlink.RunEvent{RunID: "r1", Seq: seq, At: at, Kind: agentlink.RunEventStep, Step: st})
+		st.Duration, st.Outcome = time.Millisecond, "ok"
+		seq++
+		a.link.SendRunEvent(agentlink.RunEvent{RunID: "r1", Seq: seq, At: at, Kind: agentlink.RunEventStep, Step: st})
+	}
+	runs := boardv1connect.NewRunServiceClient(bt.Client(bt.OperatorToken("vic", identity.RoleViewer)))
+	boardtest.Eventually(t, 30*time.Second, "every step of the burst finished on the board", func() bool {
+		res, err := runs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "desk", Id: "r1"})
+		if err != nil {
+			return false
+		}
+		st := res.GetRun().GetSteps()
+		return len(st) == steps && st[steps-1].GetOutcome() == boardv1.StepOutcome_STEP_OUTCOME_OK
+	})
+	res, err := runs.GetRun(t.Context(), &boardv1.GetRunRequest{Agent: "desk", Id: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range res.GetRun().GetSteps() {
+		if st.GetNode() != fmt.Sprintf("n%03d", i+1) || st.GetOutcome() != boardv1.StepOutcome_STEP_OUTCOME_OK {
+			t.Fatalf("step %d: %v, want n%03d finished", i+1, st, i+1)
+		}
+	}
+	for why, n := range bt.Board.RunEventProblems() {
+		if n != 0 {
+			t.Errorf("%d events counted %s, want none", n, why)
+		}
 	}
 }
 

@@ -30,6 +30,11 @@ import (
 	"github.com/symphonix/symphonix/store"
 )
 
+// accepts is what the welcome says this board reads beyond its protocol:
+// the LinkRequest kinds added since, which an agent sends only to a board
+// that lists them.
+var accepts = []string{"run_events"}
+
 // The link protocols this board accepts: every one from MinProtocol to
 // Protocol, compared as whole numbers. What it sends a link is decided by
 // the capabilities the agent announced, never by the number.
@@ -121,6 +126,7 @@ func (l linkService) open(ctx context.Context, cancel context.CancelCauseFunc, s
 		PingInterval: durationpb.New(b.cfg.PingInterval),
 		PingTimeout:  durationpb.New(b.cfg.PingTimeout),
 		RedialWithin: durationpb.New(b.presence.redialWithin()),
+		Accepts:      accepts,
 	}}})
 	if err != nil {
 		s.stopExpiry()
@@ -323,7 +329,11 @@ func (l linkService) serve(ctx context.Context, s *session, in <-chan pump.Recei
 			case *boardv1.LinkRequest_ChatAnswer:
 				s.asks.answer(k.ChatAnswer.GetRequestId(), k.ChatAnswer, nil)
 			case *boardv1.LinkRequest_RunEvent:
-				if err := l.runEvent(ctx, s, k.RunEvent); err != nil {
+				if err := l.runEvent(ctx, s, "run_event", k.RunEvent); err != nil {
+					return err
+				}
+			case *boardv1.LinkRequest_RunEvents:
+				if err := l.runEvents(ctx, s, k.RunEvents); err != nil {
 					return err
 				}
 			case *boardv1.LinkRequest_RunSummary:

@@ -323,6 +323,79 @@ func TestRunEventProblems(t *testing.T) {
 	}
 }
 
+// TestRunEvents: the welcome says the board reads run_events; a batch of
+// events is taken in order as if each had come alone, an event in it that
+// is out of bounds is refused naming its place and the rest are taken, and
+// a batch of none or of too many is refused whole; the link stays up.
+func TestRunEvents(t *testing.T) {
+	t.Parallel()
+	bt := boardtest.Start(t, boardtest.Options{})
+	l, welcome := openLinkWith(t, bt, &boardv1.Hello{Name: "desk", Protocol: board.Protocol, Capabilities: []string{"runs", "live-runs"}})
+	if !slices.Contains(welcome.GetAccepts(), "run_events") {
+		t.Fatalf("welcome accepts %q, want run_events", welcome.GetAccepts())
+	}
+	runs := runsClient(bt, bt.OperatorToken("vic", identity.RoleViewer))
+	batch := func(reqs ...*boardv1.LinkRequest) *boardv1.LinkRequest {
+		e := &boardv1.RunEvents{}
+		for _, r := range reqs {
+			e.Events = append(e.Events, r.GetRunEvent())
+		}
+		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvents{RunEvents: e}}
+	}
+
+	l.send(batch(
+		startOf("r1", 1, "t1"),
+		stepOf("r1", 2, 1, "look", boardv1.StepOutcome_STEP_OUTCOME_UNSPECIFIED),
+		stepOf("r1", 3, 1, "look", boardv1.StepOutcome_STEP_OUTCOME_OK),
+		stepOf("r1", 4, 2, "act", boardv1.StepOutcome_STEP_OUTCOME_UNSPECIFIED),
+	))
+	l.ping(1)
+	r := getRun(t, runs, "desk", "r1")
+	if r.GetThread() != "t1" || len(r.GetSteps()) != 2 || r.GetSteps()[0].GetOutcome() != boardv1.StepOutcome_STEP_OUTCOME_OK ||
+		r.GetSteps()[1].GetNode() != "act" || r.GetTokens().GetTotal() != 15 {
+		t.Fatalf("after a batch of four: %v, want thread t1, look done and act entered, 15 tokens", r)
+	}
+
+	bad := stepOf("bad id", 1, 1, "x", boardv1.StepOutcome_STEP_OUTCOME_OK)
+	l.send(batch(stepOf("r1", 5, 2, "act", boardv1.StepOutcome_STEP_OUTCOME_OK), bad, stepOf("r1", 6, 3, "tell", boardv1.StepOutcome_STEP_OUTCOME_OK)))
+	if m := l.next(); m.GetError().GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT ||
+		!strings.HasPrefix(m.GetError().GetMessage(), "run_events.events[1].run_id:") {
+		t.Fatalf("a bad event in a batch: %v, want invalid_argument naming run_events.events[1].run_id", m)
+	}
+	l.ping(2)
+	if r := getRun(t, runs, "desk", "r1"); len(r.GetSteps()) != 3 || r.GetSteps()[2].GetNode() != "tell" {
+		t.Errorf("the good events around a bad one: %v, want steps look, act, tell", r.GetSteps())
+	}
+
+	for _, n := range []int{0, 65} {
+		reqs := make([]*boardv1.LinkRequest, n)
+		for i := range reqs {
+			reqs[i] = stepOf("r1", uint32(7+i), 4, "more", boardv1.StepOutcome_STEP_OUTCOME_OK)
+		}
+		l.send(batch(reqs...))
+		if m := l.next(); m.GetError().GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_INVALID_ARGUMENT ||
+			m.GetError().GetMessage() != fmt.Sprintf("run_events.events: %d events, want 1 to 64", n) {
+			t.Fatalf("a batch of %d: %v, want invalid_argument naming run_events.events", n, m)
+		}
+	}
+	l.ping(3)
+	if r := getRun(t, runs, "desk", "r1"); len(r.GetSteps()) != 3 {
+		t.Errorf("after batches refused whole: %d steps, want 3", len(r.GetSteps()))
+	}
+	if p := bt.Board.RunEventProblems(); p["invalid"] != 3 {
+		t.Errorf("problems %v, want invalid 3", p)
+	}
+
+	// Without live-runs, a batch is refused once, not once an event.
+	other := runsLink(t, bt, "quiet", "runs")
+	other.send(batch(startOf("q1", 1, ""), stepOf("q1", 2, 1, "x", boardv1.StepOutcome_STEP_OUTCOME_OK)))
+	if m := other.next(); m.GetError().GetCode() != boardv1.LinkErrorCode_LINK_ERROR_CODE_FAILED_PRECONDITION ||
+		!strings.HasPrefix(m.GetError().GetMessage(), "run_events: ") {
+		t.Fatalf("a batch without live-runs: %v, want failed_precondition naming run_events", m)
+	}
+	other.ping(1)
+}
+
 // TestAgentInputs: a hello's inputs are kept on the agent and shown by
 // GetAgent, ListAgents and WatchAgents; inputs out of bounds refuse the
 // hello naming the field.

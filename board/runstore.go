@@ -68,12 +68,12 @@ func (r *runEventBucket) take(now time.Time) bool {
 // it starts, pauses or resumes the run, to the store, without waiting. One
 // that is refused is counted and dropped; only an agent that did not
 // announce live-runs is told, with an Error. The link stays up.
-func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEvent) error {
+func (l linkService) runEvent(ctx context.Context, s *session, field string, e *boardv1.RunEvent) error {
 	b := l.b
 	if !slices.Contains(s.caps, capLiveRuns) {
 		b.runCounts.add(problemCapability)
-		return l.answerError(ctx, s, "", "run_event", &linkRequestError{code: connect.CodeFailedPrecondition,
-			msg: "run_event: this agent did not announce the live-runs capability in its hello"})
+		return l.answerError(ctx, s, "", field, &linkRequestError{code: connect.CodeFailedPrecondition,
+			msg: field + ": this agent did not announce the live-runs capability in its hello"})
 	}
 	now := b.now()
 	if !s.runEvents.take(now) {
@@ -82,12 +82,12 @@ func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEve
 	}
 	if !slices.Contains(s.caps, capDelegation) && (e.GetDelegationFailed() != nil || e.GetStart().GetDelegation() != nil) {
 		b.runCounts.add(problemCapability)
-		return l.answerError(ctx, s, "", "run_event", &linkRequestError{code: connect.CodeFailedPrecondition,
-			msg: "run_event: this agent did not announce the delegation capability in its hello"})
+		return l.answerError(ctx, s, "", field, &linkRequestError{code: connect.CodeFailedPrecondition,
+			msg: field + ": this agent did not announce the delegation capability in its hello"})
 	}
-	if err := validRunEvent(e, now); err != nil {
+	if err := validRunEvent(field, e, now); err != nil {
 		b.runCounts.add(problemInvalid)
-		return l.answerError(ctx, s, "", "run_event", err)
+		return l.answerError(ctx, s, "", field, err)
 	}
 	a := b.live.apply(s.name, e, now, b.runs.watched, b.runCounts.add)
 	if a.kind != boardv1.RunEventKind_RUN_EVENT_KIND_UNSPECIFIED && a.run != nil {
@@ -106,6 +106,29 @@ func (l linkService) runEvent(ctx context.Context, s *session, e *boardv1.RunEve
 			return err
 		}
 		b.runWrites.later(w, func() { <-s.runSlots; b.runWritten(w) })
+	}
+	return nil
+}
+
+// maxRunEvents is the most events one RunEvents may carry.
+const maxRunEvents = 64
+
+// runEvents takes each of e's events in order, as if each had come alone.
+// A batch of none, or of more than maxRunEvents, is refused whole.
+func (l linkService) runEvents(ctx context.Context, s *session, e *boardv1.RunEvents) error {
+	if !slices.Contains(s.caps, capLiveRuns) {
+		l.b.runCounts.add(problemCapability)
+		return l.answerError(ctx, s, "", "run_events", &linkRequestError{code: connect.CodeFailedPrecondition,
+			msg: "run_events: this agent did not announce the live-runs capability in its hello"})
+	}
+	if n := len(e.GetEvents()); n == 0 || n > maxRunEvents {
+		l.b.runCounts.add(problemInvalid)
+		return l.answerError(ctx, s, "", "run_events", badRequest("run_events.events: %d events, want 1 to %d", n, maxRunEvents))
+	}
+	for i, ev := range e.GetEvents() {
+		if err := l.runEvent(ctx, s, fmt.Sprintf("run_events.events[%d]", i), ev); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -143,16 +166,16 @@ func (l linkService) runStored(s *session, w *runWrite) error {
 
 // validRunEvent checks a run event, naming the field at fault, and cuts
 // a step's error to what the board keeps.
-func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
+func validRunEvent(field string, e *boardv1.RunEvent, now time.Time) error {
 	if err := validRunID(e.GetRunId()); err != nil {
-		return badRequest("run_event.run_id: %v", err)
+		return badRequest("%s.run_id: %v", field, err)
 	}
 	if e.GetSeq() == 0 {
-		return badRequest("run_event.seq: required, 1 or more")
+		return badRequest("%s.seq: required, 1 or more", field)
 	}
 	if t := e.GetTime(); t != nil {
 		if err := validRunTime(t, now); err != nil {
-			return badRequest("run_event.time: %v", err)
+			return badRequest("%s.time: %v", field, err)
 		}
 	}
 	switch k := e.GetKind().(type) {
@@ -168,42 +191,42 @@ func validRunEvent(e *boardv1.RunEvent, now time.Time) error {
 			{"started_by_who", st.GetStartedByWho(), maxStartedByWho},
 		} {
 			if err := validText(f.v, f.max, false); err != nil {
-				return badRequest("run_event.start.%s: %v", f.name, err)
+				return badRequest("%s.start.%s: %v", field, f.name, err)
 			}
 		}
 		if b := st.GetBuild(); b != "" && !buildShape.MatchString(b) {
-			return badRequest("run_event.start.build: want sha256: and 64 lower-case hex digits")
+			return badRequest("%s.start.build: want sha256: and 64 lower-case hex digits", field)
 		}
 		if t := st.GetTrigger(); t != nil {
-			if err := validRunTrigger("run_event.start.trigger", t, now); err != nil {
+			if err := validRunTrigger(field+".start.trigger", t, now); err != nil {
 				return err
 			}
 		}
 		if d := st.GetDelegation(); d != nil {
-			if err := validRunDelegation("run_event.start.delegation", e.GetRunId(), d); err != nil {
+			if err := validRunDelegation(field+".start.delegation", e.GetRunId(), d); err != nil {
 				return err
 			}
 		}
 	case *boardv1.RunEvent_Step:
 		if k.Step == nil {
-			return badRequest("run_event.step: required")
+			return badRequest("%s.step: required", field)
 		}
-		return validStep(stepField{"run_event.step", -1}, k.Step)
+		return validStep(stepField{field + ".step", -1}, k.Step)
 	case *boardv1.RunEvent_Pause:
-		if err := linkEnum("run_event.pause.kind", k.Pause.GetKind()); err != nil {
+		if err := linkEnum(field+".pause.kind", k.Pause.GetKind()); err != nil {
 			return err
 		}
 		if err := validText(k.Pause.GetNode(), maxRunNode, false); err != nil {
-			return badRequest("run_event.pause.node: %v", err)
+			return badRequest("%s.pause.node: %v", field, err)
 		}
 		if err := validText(k.Pause.GetApprovalId(), maxApprovalIDLen, false); err != nil {
-			return badRequest("run_event.pause.approval_id: %v", err)
+			return badRequest("%s.pause.approval_id: %v", field, err)
 		}
 	case *boardv1.RunEvent_Resume:
 	case *boardv1.RunEvent_DelegationFailed:
-		return validDelegationFailure("run_event.delegation_failed", e.GetRunId(), k.DelegationFailed)
+		return validDelegationFailure(field+".delegation_failed", e.GetRunId(), k.DelegationFailed)
 	default:
-		return badRequest("run_event: start, step, pause, resume or delegation_failed required")
+		return badRequest("%s: start, step, pause, resume or delegation_failed required", field)
 	}
 	return nil
 }

@@ -230,6 +230,7 @@ type LinkRequest struct {
 	//	*LinkRequest_Error
 	//	*LinkRequest_Triggers
 	//	*LinkRequest_Evals
+	//	*LinkRequest_RunEvents
 	Kind          isLinkRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -452,6 +453,15 @@ func (x *LinkRequest) GetEvals() *EvalReport {
 	return nil
 }
 
+func (x *LinkRequest) GetRunEvents() *RunEvents {
+	if x != nil {
+		if x, ok := x.Kind.(*LinkRequest_RunEvents); ok {
+			return x.RunEvents
+		}
+	}
+	return nil
+}
+
 type isLinkRequest_Kind interface {
 	isLinkRequest_Kind()
 }
@@ -586,6 +596,14 @@ type LinkRequest_Evals struct {
 	Evals *EvalReport `protobuf:"bytes,20,opt,name=evals,proto3,oneof"`
 }
 
+type LinkRequest_RunEvents struct {
+	// RunEvents is several RunEvents in one message, for a board whose
+	// Welcome lists "run_events" in accepts: each is taken in order exactly
+	// as if it had come alone. At most 64; more is refused with an Error
+	// (request_id empty), none of them taken, and the link stays up.
+	RunEvents *RunEvents `protobuf:"bytes,21,opt,name=run_events,json=runEvents,proto3,oneof"`
+}
+
 func (*LinkRequest_Hello) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Ping) isLinkRequest_Kind() {}
@@ -625,6 +643,8 @@ func (*LinkRequest_Error) isLinkRequest_Kind() {}
 func (*LinkRequest_Triggers) isLinkRequest_Kind() {}
 
 func (*LinkRequest_Evals) isLinkRequest_Kind() {}
+
+func (*LinkRequest_RunEvents) isLinkRequest_Kind() {}
 
 // LinkResponse is one message from the board to the agent. A kind the agent
 // does not know is ignored.
@@ -1150,7 +1170,11 @@ type Welcome struct {
 	// The oldest protocol this board accepts.
 	MinProtocol string `protobuf:"bytes,6,opt,name=min_protocol,json=minProtocol,proto3" json:"min_protocol,omitempty"`
 	// The newest protocol this board accepts.
-	MaxProtocol   string `protobuf:"bytes,7,opt,name=max_protocol,json=maxProtocol,proto3" json:"max_protocol,omitempty"`
+	MaxProtocol string `protobuf:"bytes,7,opt,name=max_protocol,json=maxProtocol,proto3" json:"max_protocol,omitempty"`
+	// The kinds of request this board reads that came after its protocol,
+	// by their field names in LinkRequest: "run_events". An agent sends one
+	// only to a board that lists it.
+	Accepts       []string `protobuf:"bytes,8,rep,name=accepts,proto3" json:"accepts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1232,6 +1256,13 @@ func (x *Welcome) GetMaxProtocol() string {
 		return x.MaxProtocol
 	}
 	return ""
+}
+
+func (x *Welcome) GetAccepts() []string {
+	if x != nil {
+		return x.Accepts
+	}
+	return nil
 }
 
 // HealthReport is one round of the agent's health checks.
@@ -2784,6 +2815,52 @@ func (*RunEvent_Resume) isRunEvent_Kind() {}
 
 func (*RunEvent_DelegationFailed) isRunEvent_Kind() {}
 
+// RunEvents is events of the agent's runs sent together, oldest first.
+type RunEvents struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The events, 1 to 64.
+	Events        []*RunEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunEvents) Reset() {
+	*x = RunEvents{}
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunEvents) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunEvents) ProtoMessage() {}
+
+func (x *RunEvents) ProtoReflect() protoreflect.Message {
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunEvents.ProtoReflect.Descriptor instead.
+func (*RunEvents) Descriptor() ([]byte, []int) {
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RunEvents) GetEvents() []*RunEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 // RunStart is how a run began.
 type RunStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2806,7 +2883,7 @@ type RunStart struct {
 
 func (x *RunStart) Reset() {
 	*x = RunStart{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[24]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2818,7 +2895,7 @@ func (x *RunStart) String() string {
 func (*RunStart) ProtoMessage() {}
 
 func (x *RunStart) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[24]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2831,7 +2908,7 @@ func (x *RunStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStart.ProtoReflect.Descriptor instead.
 func (*RunStart) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{24}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RunStart) GetThread() string {
@@ -2891,7 +2968,7 @@ type RunPause struct {
 
 func (x *RunPause) Reset() {
 	*x = RunPause{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[25]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2903,7 +2980,7 @@ func (x *RunPause) String() string {
 func (*RunPause) ProtoMessage() {}
 
 func (x *RunPause) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[25]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2916,7 +2993,7 @@ func (x *RunPause) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPause.ProtoReflect.Descriptor instead.
 func (*RunPause) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{25}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RunPause) GetKind() PauseKind {
@@ -2949,7 +3026,7 @@ type RunResume struct {
 
 func (x *RunResume) Reset() {
 	*x = RunResume{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[26]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2961,7 +3038,7 @@ func (x *RunResume) String() string {
 func (*RunResume) ProtoMessage() {}
 
 func (x *RunResume) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[26]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2974,7 +3051,7 @@ func (x *RunResume) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResume.ProtoReflect.Descriptor instead.
 func (*RunResume) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{26}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{27}
 }
 
 // RunSummary is a run as it stands: paused or ended. Its run carries no
@@ -2996,7 +3073,7 @@ type RunSummary struct {
 
 func (x *RunSummary) Reset() {
 	*x = RunSummary{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[27]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3008,7 +3085,7 @@ func (x *RunSummary) String() string {
 func (*RunSummary) ProtoMessage() {}
 
 func (x *RunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[27]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3021,7 +3098,7 @@ func (x *RunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
 func (*RunSummary) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{27}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RunSummary) GetRun() *Run {
@@ -3058,7 +3135,7 @@ type RunStored struct {
 
 func (x *RunStored) Reset() {
 	*x = RunStored{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[28]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3070,7 +3147,7 @@ func (x *RunStored) String() string {
 func (*RunStored) ProtoMessage() {}
 
 func (x *RunStored) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[28]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3083,7 +3160,7 @@ func (x *RunStored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStored.ProtoReflect.Descriptor instead.
 func (*RunStored) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{28}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RunStored) GetRunId() string {
@@ -3118,7 +3195,7 @@ type Fire struct {
 
 func (x *Fire) Reset() {
 	*x = Fire{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[29]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3207,7 @@ func (x *Fire) String() string {
 func (*Fire) ProtoMessage() {}
 
 func (x *Fire) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[29]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3220,7 @@ func (x *Fire) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Fire.ProtoReflect.Descriptor instead.
 func (*Fire) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{29}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Fire) GetRequestId() string {
@@ -3189,7 +3266,7 @@ type Fired struct {
 
 func (x *Fired) Reset() {
 	*x = Fired{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[30]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3201,7 +3278,7 @@ func (x *Fired) String() string {
 func (*Fired) ProtoMessage() {}
 
 func (x *Fired) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[30]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3214,7 +3291,7 @@ func (x *Fired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Fired.ProtoReflect.Descriptor instead.
 func (*Fired) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{30}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Fired) GetRequestId() string {
@@ -3255,7 +3332,7 @@ type Stop struct {
 
 func (x *Stop) Reset() {
 	*x = Stop{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[31]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3267,7 +3344,7 @@ func (x *Stop) String() string {
 func (*Stop) ProtoMessage() {}
 
 func (x *Stop) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[31]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3280,7 +3357,7 @@ func (x *Stop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop.ProtoReflect.Descriptor instead.
 func (*Stop) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{31}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Stop) GetRequestId() string {
@@ -3323,7 +3400,7 @@ type Stopped struct {
 
 func (x *Stopped) Reset() {
 	*x = Stopped{}
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[32]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3335,7 +3412,7 @@ func (x *Stopped) String() string {
 func (*Stopped) ProtoMessage() {}
 
 func (x *Stopped) ProtoReflect() protoreflect.Message {
-	mi := &file_symphonix_board_v1_link_proto_msgTypes[32]
+	mi := &file_symphonix_board_v1_link_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3348,7 +3425,7 @@ func (x *Stopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stopped.ProtoReflect.Descriptor instead.
 func (*Stopped) Descriptor() ([]byte, []int) {
-	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{32}
+	return file_symphonix_board_v1_link_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Stopped) GetRequestId() string {
@@ -3362,7 +3439,7 @@ var File_symphonix_board_v1_link_proto protoreflect.FileDescriptor
 
 const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/eval.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a symphonix/board/v1/trigger.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xb6\t\n" +
+	"\x1dsymphonix/board/v1/link.proto\x12\x12symphonix.board.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!symphonix/board/v1/approval.proto\x1a\x1dsymphonix/board/v1/chat.proto\x1a%symphonix/board/v1/conversation.proto\x1a\x1dsymphonix/board/v1/eval.proto\x1a\x1fsymphonix/board/v1/health.proto\x1a symphonix/board/v1/package.proto\x1a\x1csymphonix/board/v1/run.proto\x1a\x1dsymphonix/board/v1/tool.proto\x1a symphonix/board/v1/trigger.proto\x1a\x1dsymphonix/board/v1/user.proto\"\xf6\t\n" +
 	"\vLinkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.symphonix.board.v1.HelloH\x00R\x05hello\x12.\n" +
 	"\x04ping\x18\x02 \x01(\v2\x18.symphonix.board.v1.PingH\x00R\x04ping\x12.\n" +
@@ -3388,7 +3465,9 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"chatAnswer\x125\n" +
 	"\x05error\x18\x12 \x01(\v2\x1d.symphonix.board.v1.LinkErrorH\x00R\x05error\x12?\n" +
 	"\btriggers\x18\x13 \x01(\v2!.symphonix.board.v1.TriggerReportH\x00R\btriggers\x126\n" +
-	"\x05evals\x18\x14 \x01(\v2\x1e.symphonix.board.v1.EvalReportH\x00R\x05evalsB\x06\n" +
+	"\x05evals\x18\x14 \x01(\v2\x1e.symphonix.board.v1.EvalReportH\x00R\x05evals\x12>\n" +
+	"\n" +
+	"run_events\x18\x15 \x01(\v2\x1d.symphonix.board.v1.RunEventsH\x00R\trunEventsB\x06\n" +
 	"\x04kind\"\x9a\t\n" +
 	"\fLinkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.symphonix.board.v1.WelcomeH\x00R\awelcome\x12.\n" +
@@ -3421,7 +3500,7 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\tR\x05tools\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x125\n" +
 	"\x06inputs\x18\a \x03(\v2\x1d.symphonix.board.v1.FlowInputR\x06inputs\x12>\n" +
-	"\apackage\x18\b \x01(\v2$.symphonix.board.v1.InstalledPackageR\apackage\"\xc3\x02\n" +
+	"\apackage\x18\b \x01(\v2$.symphonix.board.v1.InstalledPackageR\apackage\"\xdd\x02\n" +
 	"\aWelcome\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12>\n" +
@@ -3429,7 +3508,8 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\fping_timeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\vpingTimeout\x12>\n" +
 	"\rredial_within\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\fredialWithin\x12!\n" +
 	"\fmin_protocol\x18\x06 \x01(\tR\vminProtocol\x12!\n" +
-	"\fmax_protocol\x18\a \x01(\tR\vmaxProtocol\"\xbc\x01\n" +
+	"\fmax_protocol\x18\a \x01(\tR\vmaxProtocol\x12\x18\n" +
+	"\aaccepts\x18\b \x03(\tR\aaccepts\"\xbc\x01\n" +
 	"\fHealthReport\x128\n" +
 	"\x06status\x18\x01 \x01(\x0e2 .symphonix.board.v1.HealthStatusR\x06status\x127\n" +
 	"\x06checks\x18\x02 \x03(\v2\x1f.symphonix.board.v1.HealthCheckR\x06checks\x129\n" +
@@ -3550,7 +3630,9 @@ const file_symphonix_board_v1_link_proto_rawDesc = "" +
 	"\x05pause\x18\f \x01(\v2\x1c.symphonix.board.v1.RunPauseH\x00R\x05pause\x127\n" +
 	"\x06resume\x18\r \x01(\v2\x1d.symphonix.board.v1.RunResumeH\x00R\x06resume\x12T\n" +
 	"\x11delegation_failed\x18\x0e \x01(\v2%.symphonix.board.v1.DelegationFailureH\x00R\x10delegationFailedB\x06\n" +
-	"\x04kind\"\xfa\x01\n" +
+	"\x04kind\"A\n" +
+	"\tRunEvents\x124\n" +
+	"\x06events\x18\x01 \x03(\v2\x1c.symphonix.board.v1.RunEventR\x06events\"\xfa\x01\n" +
 	"\bRunStart\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\tR\x06thread\x12\x1d\n" +
 	"\n" +
@@ -3627,7 +3709,7 @@ func file_symphonix_board_v1_link_proto_rawDescGZIP() []byte {
 }
 
 var file_symphonix_board_v1_link_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_symphonix_board_v1_link_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(PauseOrigin)(0),              // 0: symphonix.board.v1.PauseOrigin
 	(Ruling)(0),                   // 1: symphonix.board.v1.Ruling
@@ -3656,39 +3738,40 @@ var file_symphonix_board_v1_link_proto_goTypes = []any{
 	(*Withdraw)(nil),              // 24: symphonix.board.v1.Withdraw
 	(*Withdrawn)(nil),             // 25: symphonix.board.v1.Withdrawn
 	(*RunEvent)(nil),              // 26: symphonix.board.v1.RunEvent
-	(*RunStart)(nil),              // 27: symphonix.board.v1.RunStart
-	(*RunPause)(nil),              // 28: symphonix.board.v1.RunPause
-	(*RunResume)(nil),             // 29: symphonix.board.v1.RunResume
-	(*RunSummary)(nil),            // 30: symphonix.board.v1.RunSummary
-	(*RunStored)(nil),             // 31: symphonix.board.v1.RunStored
-	(*Fire)(nil),                  // 32: symphonix.board.v1.Fire
-	(*Fired)(nil),                 // 33: symphonix.board.v1.Fired
-	(*Stop)(nil),                  // 34: symphonix.board.v1.Stop
-	(*Stopped)(nil),               // 35: symphonix.board.v1.Stopped
-	(*Conversations)(nil),         // 36: symphonix.board.v1.Conversations
-	(*ChatAnswer)(nil),            // 37: symphonix.board.v1.ChatAnswer
-	(*TriggerReport)(nil),         // 38: symphonix.board.v1.TriggerReport
-	(*EvalReport)(nil),            // 39: symphonix.board.v1.EvalReport
-	(*ApprovalDecision)(nil),      // 40: symphonix.board.v1.ApprovalDecision
-	(*ToolSwitches)(nil),          // 41: symphonix.board.v1.ToolSwitches
-	(*ChatRequest)(nil),           // 42: symphonix.board.v1.ChatRequest
-	(*TriggerPauses)(nil),         // 43: symphonix.board.v1.TriggerPauses
-	(*FlowInput)(nil),             // 44: symphonix.board.v1.FlowInput
-	(*InstalledPackage)(nil),      // 45: symphonix.board.v1.InstalledPackage
-	(*durationpb.Duration)(nil),   // 46: google.protobuf.Duration
-	(HealthStatus)(0),             // 47: symphonix.board.v1.HealthStatus
-	(*HealthCheck)(nil),           // 48: symphonix.board.v1.HealthCheck
-	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
-	(Role)(0),                     // 50: symphonix.board.v1.Role
-	(ApprovalState)(0),            // 51: symphonix.board.v1.ApprovalState
-	(Door)(0),                     // 52: symphonix.board.v1.Door
-	(*RunStep)(nil),               // 53: symphonix.board.v1.RunStep
-	(*DelegationFailure)(nil),     // 54: symphonix.board.v1.DelegationFailure
-	(*RunTrigger)(nil),            // 55: symphonix.board.v1.RunTrigger
-	(*RunDelegation)(nil),         // 56: symphonix.board.v1.RunDelegation
-	(PauseKind)(0),                // 57: symphonix.board.v1.PauseKind
-	(*Run)(nil),                   // 58: symphonix.board.v1.Run
-	(*structpb.Struct)(nil),       // 59: google.protobuf.Struct
+	(*RunEvents)(nil),             // 27: symphonix.board.v1.RunEvents
+	(*RunStart)(nil),              // 28: symphonix.board.v1.RunStart
+	(*RunPause)(nil),              // 29: symphonix.board.v1.RunPause
+	(*RunResume)(nil),             // 30: symphonix.board.v1.RunResume
+	(*RunSummary)(nil),            // 31: symphonix.board.v1.RunSummary
+	(*RunStored)(nil),             // 32: symphonix.board.v1.RunStored
+	(*Fire)(nil),                  // 33: symphonix.board.v1.Fire
+	(*Fired)(nil),                 // 34: symphonix.board.v1.Fired
+	(*Stop)(nil),                  // 35: symphonix.board.v1.Stop
+	(*Stopped)(nil),               // 36: symphonix.board.v1.Stopped
+	(*Conversations)(nil),         // 37: symphonix.board.v1.Conversations
+	(*ChatAnswer)(nil),            // 38: symphonix.board.v1.ChatAnswer
+	(*TriggerReport)(nil),         // 39: symphonix.board.v1.TriggerReport
+	(*EvalReport)(nil),            // 40: symphonix.board.v1.EvalReport
+	(*ApprovalDecision)(nil),      // 41: symphonix.board.v1.ApprovalDecision
+	(*ToolSwitches)(nil),          // 42: symphonix.board.v1.ToolSwitches
+	(*ChatRequest)(nil),           // 43: symphonix.board.v1.ChatRequest
+	(*TriggerPauses)(nil),         // 44: symphonix.board.v1.TriggerPauses
+	(*FlowInput)(nil),             // 45: symphonix.board.v1.FlowInput
+	(*InstalledPackage)(nil),      // 46: symphonix.board.v1.InstalledPackage
+	(*durationpb.Duration)(nil),   // 47: google.protobuf.Duration
+	(HealthStatus)(0),             // 48: symphonix.board.v1.HealthStatus
+	(*HealthCheck)(nil),           // 49: symphonix.board.v1.HealthCheck
+	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
+	(Role)(0),                     // 51: symphonix.board.v1.Role
+	(ApprovalState)(0),            // 52: symphonix.board.v1.ApprovalState
+	(Door)(0),                     // 53: symphonix.board.v1.Door
+	(*RunStep)(nil),               // 54: symphonix.board.v1.RunStep
+	(*DelegationFailure)(nil),     // 55: symphonix.board.v1.DelegationFailure
+	(*RunTrigger)(nil),            // 56: symphonix.board.v1.RunTrigger
+	(*RunDelegation)(nil),         // 57: symphonix.board.v1.RunDelegation
+	(PauseKind)(0),                // 58: symphonix.board.v1.PauseKind
+	(*Run)(nil),                   // 59: symphonix.board.v1.Run
+	(*structpb.Struct)(nil),       // 60: google.protobuf.Struct
 }
 var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	5,  // 0: symphonix.board.v1.LinkRequest.hello:type_name -> symphonix.board.v1.Hello
@@ -3699,79 +3782,81 @@ var file_symphonix_board_v1_link_proto_depIdxs = []int32{
 	17, // 5: symphonix.board.v1.LinkRequest.how_to_identify:type_name -> symphonix.board.v1.HowToIdentify
 	19, // 6: symphonix.board.v1.LinkRequest.pair:type_name -> symphonix.board.v1.Pair
 	21, // 7: symphonix.board.v1.LinkRequest.verify:type_name -> symphonix.board.v1.Verify
-	36, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
+	37, // 8: symphonix.board.v1.LinkRequest.conversations:type_name -> symphonix.board.v1.Conversations
 	24, // 9: symphonix.board.v1.LinkRequest.withdraw:type_name -> symphonix.board.v1.Withdraw
 	7,  // 10: symphonix.board.v1.LinkRequest.health:type_name -> symphonix.board.v1.HealthReport
 	9,  // 11: symphonix.board.v1.LinkRequest.pause_state:type_name -> symphonix.board.v1.PauseState
 	26, // 12: symphonix.board.v1.LinkRequest.run_event:type_name -> symphonix.board.v1.RunEvent
-	30, // 13: symphonix.board.v1.LinkRequest.run_summary:type_name -> symphonix.board.v1.RunSummary
-	33, // 14: symphonix.board.v1.LinkRequest.fired:type_name -> symphonix.board.v1.Fired
-	35, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
-	37, // 16: symphonix.board.v1.LinkRequest.chat_answer:type_name -> symphonix.board.v1.ChatAnswer
+	31, // 13: symphonix.board.v1.LinkRequest.run_summary:type_name -> symphonix.board.v1.RunSummary
+	34, // 14: symphonix.board.v1.LinkRequest.fired:type_name -> symphonix.board.v1.Fired
+	36, // 15: symphonix.board.v1.LinkRequest.stopped:type_name -> symphonix.board.v1.Stopped
+	38, // 16: symphonix.board.v1.LinkRequest.chat_answer:type_name -> symphonix.board.v1.ChatAnswer
 	16, // 17: symphonix.board.v1.LinkRequest.error:type_name -> symphonix.board.v1.LinkError
-	38, // 18: symphonix.board.v1.LinkRequest.triggers:type_name -> symphonix.board.v1.TriggerReport
-	39, // 19: symphonix.board.v1.LinkRequest.evals:type_name -> symphonix.board.v1.EvalReport
-	6,  // 20: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
-	10, // 21: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
-	11, // 22: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
-	13, // 23: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
-	15, // 24: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
-	16, // 25: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
-	40, // 26: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	41, // 27: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
-	18, // 28: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
-	20, // 29: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
-	22, // 30: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
-	23, // 31: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
-	25, // 32: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
-	8,  // 33: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
-	31, // 34: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
-	32, // 35: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
-	34, // 36: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
-	42, // 37: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
-	43, // 38: symphonix.board.v1.LinkResponse.trigger_pauses:type_name -> symphonix.board.v1.TriggerPauses
-	44, // 39: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
-	45, // 40: symphonix.board.v1.Hello.package:type_name -> symphonix.board.v1.InstalledPackage
-	46, // 41: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
-	46, // 42: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
-	46, // 43: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
-	47, // 44: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
-	48, // 45: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
-	49, // 46: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
-	49, // 47: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
-	49, // 48: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
-	0,  // 49: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
-	49, // 50: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
-	46, // 51: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
-	49, // 52: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
-	46, // 53: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
-	1,  // 54: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
-	50, // 55: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
-	51, // 56: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
-	40, // 57: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
-	2,  // 58: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
-	52, // 59: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
-	49, // 60: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
-	49, // 61: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
-	51, // 62: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
-	49, // 63: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
-	27, // 64: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
-	53, // 65: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
-	28, // 66: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
-	29, // 67: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
-	54, // 68: symphonix.board.v1.RunEvent.delegation_failed:type_name -> symphonix.board.v1.DelegationFailure
-	55, // 69: symphonix.board.v1.RunStart.trigger:type_name -> symphonix.board.v1.RunTrigger
-	56, // 70: symphonix.board.v1.RunStart.delegation:type_name -> symphonix.board.v1.RunDelegation
-	57, // 71: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
-	58, // 72: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
-	59, // 73: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
-	3,  // 74: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
-	4,  // 75: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
-	75, // [75:76] is the sub-list for method output_type
-	74, // [74:75] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	74, // [74:74] is the sub-list for extension extendee
-	0,  // [0:74] is the sub-list for field type_name
+	39, // 18: symphonix.board.v1.LinkRequest.triggers:type_name -> symphonix.board.v1.TriggerReport
+	40, // 19: symphonix.board.v1.LinkRequest.evals:type_name -> symphonix.board.v1.EvalReport
+	27, // 20: symphonix.board.v1.LinkRequest.run_events:type_name -> symphonix.board.v1.RunEvents
+	6,  // 21: symphonix.board.v1.LinkResponse.welcome:type_name -> symphonix.board.v1.Welcome
+	10, // 22: symphonix.board.v1.LinkResponse.ping:type_name -> symphonix.board.v1.Ping
+	11, // 23: symphonix.board.v1.LinkResponse.pong:type_name -> symphonix.board.v1.Pong
+	13, // 24: symphonix.board.v1.LinkResponse.who_decides_answer:type_name -> symphonix.board.v1.WhoDecidesAnswer
+	15, // 25: symphonix.board.v1.LinkResponse.raised:type_name -> symphonix.board.v1.Raised
+	16, // 26: symphonix.board.v1.LinkResponse.error:type_name -> symphonix.board.v1.LinkError
+	41, // 27: symphonix.board.v1.LinkResponse.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	42, // 28: symphonix.board.v1.LinkResponse.switches:type_name -> symphonix.board.v1.ToolSwitches
+	18, // 29: symphonix.board.v1.LinkResponse.how_to_identify_answer:type_name -> symphonix.board.v1.HowToIdentifyAnswer
+	20, // 30: symphonix.board.v1.LinkResponse.pair_code:type_name -> symphonix.board.v1.PairCode
+	22, // 31: symphonix.board.v1.LinkResponse.verified:type_name -> symphonix.board.v1.Verified
+	23, // 32: symphonix.board.v1.LinkResponse.paired:type_name -> symphonix.board.v1.Paired
+	25, // 33: symphonix.board.v1.LinkResponse.withdrawn:type_name -> symphonix.board.v1.Withdrawn
+	8,  // 34: symphonix.board.v1.LinkResponse.pause:type_name -> symphonix.board.v1.Pause
+	32, // 35: symphonix.board.v1.LinkResponse.run_stored:type_name -> symphonix.board.v1.RunStored
+	33, // 36: symphonix.board.v1.LinkResponse.fire:type_name -> symphonix.board.v1.Fire
+	35, // 37: symphonix.board.v1.LinkResponse.stop:type_name -> symphonix.board.v1.Stop
+	43, // 38: symphonix.board.v1.LinkResponse.chat:type_name -> symphonix.board.v1.ChatRequest
+	44, // 39: symphonix.board.v1.LinkResponse.trigger_pauses:type_name -> symphonix.board.v1.TriggerPauses
+	45, // 40: symphonix.board.v1.Hello.inputs:type_name -> symphonix.board.v1.FlowInput
+	46, // 41: symphonix.board.v1.Hello.package:type_name -> symphonix.board.v1.InstalledPackage
+	47, // 42: symphonix.board.v1.Welcome.ping_interval:type_name -> google.protobuf.Duration
+	47, // 43: symphonix.board.v1.Welcome.ping_timeout:type_name -> google.protobuf.Duration
+	47, // 44: symphonix.board.v1.Welcome.redial_within:type_name -> google.protobuf.Duration
+	48, // 45: symphonix.board.v1.HealthReport.status:type_name -> symphonix.board.v1.HealthStatus
+	49, // 46: symphonix.board.v1.HealthReport.checks:type_name -> symphonix.board.v1.HealthCheck
+	50, // 47: symphonix.board.v1.HealthReport.start_time:type_name -> google.protobuf.Timestamp
+	50, // 48: symphonix.board.v1.Pause.time:type_name -> google.protobuf.Timestamp
+	50, // 49: symphonix.board.v1.PauseState.time:type_name -> google.protobuf.Timestamp
+	0,  // 50: symphonix.board.v1.PauseState.origin:type_name -> symphonix.board.v1.PauseOrigin
+	50, // 51: symphonix.board.v1.Ping.send_time:type_name -> google.protobuf.Timestamp
+	47, // 52: symphonix.board.v1.Ping.last_round_trip:type_name -> google.protobuf.Duration
+	50, // 53: symphonix.board.v1.Pong.send_time:type_name -> google.protobuf.Timestamp
+	47, // 54: symphonix.board.v1.Pong.redial_within:type_name -> google.protobuf.Duration
+	1,  // 55: symphonix.board.v1.WhoDecidesAnswer.ruling:type_name -> symphonix.board.v1.Ruling
+	51, // 56: symphonix.board.v1.WhoDecidesAnswer.role:type_name -> symphonix.board.v1.Role
+	52, // 57: symphonix.board.v1.Raised.state:type_name -> symphonix.board.v1.ApprovalState
+	41, // 58: symphonix.board.v1.Raised.decision:type_name -> symphonix.board.v1.ApprovalDecision
+	2,  // 59: symphonix.board.v1.LinkError.code:type_name -> symphonix.board.v1.LinkErrorCode
+	53, // 60: symphonix.board.v1.HowToIdentifyAnswer.door:type_name -> symphonix.board.v1.Door
+	50, // 61: symphonix.board.v1.PairCode.expire_time:type_name -> google.protobuf.Timestamp
+	50, // 62: symphonix.board.v1.Paired.pair_time:type_name -> google.protobuf.Timestamp
+	52, // 63: symphonix.board.v1.Withdrawn.state:type_name -> symphonix.board.v1.ApprovalState
+	50, // 64: symphonix.board.v1.RunEvent.time:type_name -> google.protobuf.Timestamp
+	28, // 65: symphonix.board.v1.RunEvent.start:type_name -> symphonix.board.v1.RunStart
+	54, // 66: symphonix.board.v1.RunEvent.step:type_name -> symphonix.board.v1.RunStep
+	29, // 67: symphonix.board.v1.RunEvent.pause:type_name -> symphonix.board.v1.RunPause
+	30, // 68: symphonix.board.v1.RunEvent.resume:type_name -> symphonix.board.v1.RunResume
+	55, // 69: symphonix.board.v1.RunEvent.delegation_failed:type_name -> symphonix.board.v1.DelegationFailure
+	26, // 70: symphonix.board.v1.RunEvents.events:type_name -> symphonix.board.v1.RunEvent
+	56, // 71: symphonix.board.v1.RunStart.trigger:type_name -> symphonix.board.v1.RunTrigger
+	57, // 72: symphonix.board.v1.RunStart.delegation:type_name -> symphonix.board.v1.RunDelegation
+	58, // 73: symphonix.board.v1.RunPause.kind:type_name -> symphonix.board.v1.PauseKind
+	59, // 74: symphonix.board.v1.RunSummary.run:type_name -> symphonix.board.v1.Run
+	60, // 75: symphonix.board.v1.Fire.input:type_name -> google.protobuf.Struct
+	3,  // 76: symphonix.board.v1.AgentLinkService.Link:input_type -> symphonix.board.v1.LinkRequest
+	4,  // 77: symphonix.board.v1.AgentLinkService.Link:output_type -> symphonix.board.v1.LinkResponse
+	77, // [77:78] is the sub-list for method output_type
+	76, // [76:77] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_symphonix_board_v1_link_proto_init() }
@@ -3810,6 +3895,7 @@ func file_symphonix_board_v1_link_proto_init() {
 		(*LinkRequest_Error)(nil),
 		(*LinkRequest_Triggers)(nil),
 		(*LinkRequest_Evals)(nil),
+		(*LinkRequest_RunEvents)(nil),
 	}
 	file_symphonix_board_v1_link_proto_msgTypes[1].OneofWrappers = []any{
 		(*LinkResponse_Welcome)(nil),
@@ -3845,7 +3931,7 @@ func file_symphonix_board_v1_link_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_symphonix_board_v1_link_proto_rawDesc), len(file_symphonix_board_v1_link_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
