@@ -201,13 +201,19 @@ func Run(t testing.TB, o Options) Result {
 		writeProfiles(t, o.ProfileDir)
 	}
 
+	// The window's trace and CPU profile, when asked for; stopped after the
+	// window, or when Run fails before.
+	var stops []func()
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
 	if o.Trace != "" {
-		stop := startTrace(t, o.Trace)
-		defer stop()
+		stops = append(stops, record(t, o.Trace, trace.Start, trace.Stop))
 	}
 	if o.CPUProfile != "" {
-		stop := startCPUProfile(t, o.CPUProfile)
-		defer stop()
+		stops = append(stops, record(t, o.CPUProfile, pprof.StartCPUProfile, pprof.StopCPUProfile))
 	}
 	for _, c := range children {
 		c.send(t, cmdMeasure)
@@ -229,12 +235,10 @@ func Run(t testing.TB, o Options) Result {
 	if now, ok := cpuWait(); ok && waitOK {
 		res.BoardCPUWait = time.Duration(float64(now-waited) / time.Since(wall).Seconds())
 	}
-	if o.Trace != "" {
-		trace.Stop()
+	for _, stop := range stops {
+		stop()
 	}
-	if o.CPUProfile != "" {
-		pprof.StopCPUProfile()
-	}
+	stops = nil
 	if n := online(); n != o.Agents {
 		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
 	}
@@ -300,38 +304,21 @@ func mint(t testing.TB, tokens *identity.Tokens, n int) []Credential {
 	return out
 }
 
-// startTrace starts this process's execution trace, written to path; the
-// returned function stops it if it is still running.
-func startTrace(t testing.TB, path string) func() {
+// record starts writing what start records (an execution trace, a CPU
+// profile) to a new file at path; the returned function stops it and
+// closes the file.
+func record(t testing.TB, path string, start func(io.Writer) error, stop func()) func() {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		t.Fatal(err)
 	}
 	return func() {
-		trace.Stop()
-		f.Close()
-	}
-}
-
-// startCPUProfile starts this process's CPU profile, written to path; the
-// returned function stops it if it is still running.
-func startCPUProfile(t testing.TB, path string) func() {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
+		stop()
 		f.Close()
 	}
 }
