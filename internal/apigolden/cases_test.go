@@ -557,6 +557,16 @@ func cases() []goldenCase {
 		MinProtocol:  "2",
 		MaxProtocol:  "3",
 	}}})
+	resp("welcome.accepts", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
+		Session:      "5f0c2a9e1d3b4c6a7e8f9014",
+		Protocol:     "3",
+		PingInterval: durationpb.New(15 * time.Second),
+		PingTimeout:  durationpb.New(10 * time.Second),
+		RedialWithin: durationpb.New(250 * time.Millisecond),
+		MinProtocol:  "2",
+		MaxProtocol:  "3",
+		Accepts:      []string{"run_events"},
+	}}})
 	resp("pause", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pause{Pause: &boardv1.Pause{
 		Paused: true, Reason: "The payments provider is down.", By: "ops@example.com", Time: at(-5),
 	}}})
@@ -673,6 +683,12 @@ func cases() []goldenCase {
 		Node: "ask_billing", Target: "refund-desk", Code: "AGENT_RECURSION",
 		Message: "refund-desk is already in the chain refund-desk → billing", Chain: []string{"refund-desk", "billing"},
 	}}})
+	entered, finished := runSteps()[0], runSteps()[0]
+	entered.Outcome, entered.Duration, entered.Tokens = boardv1.StepOutcome_STEP_OUTCOME_UNSPECIFIED, nil, nil
+	req("run_events", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvents{RunEvents: &boardv1.RunEvents{Events: []*boardv1.RunEvent{
+		{RunId: runID, Seq: 6, Time: at(6), Kind: &boardv1.RunEvent_Step{Step: entered}},
+		{RunId: runID, Seq: 7, Time: at(7), Kind: &boardv1.RunEvent_Step{Step: finished}},
+	}}}})
 	req("run_summary", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: runOf(true), Seq: 9}}})
 	req("run_summary.dropped", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{Run: pausedRun(), Seq: 4, Dropped: 3}}})
 	req("fired", &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Fired{Fired: &boardv1.Fired{RequestId: "q7", RunId: runID, Thread: "thread-20"}}})
