@@ -66,8 +66,10 @@ func (r *runEventBucket) take(now time.Time) bool {
 
 // runEvent takes a run event: into the live view, to watchers, and, when
 // it starts, pauses or resumes the run, to the store, without waiting. One
-// that is refused is counted and dropped; only an agent that did not
-// announce live-runs is told, with an Error. The link stays up.
+// out of bounds, or that needs a capability the agent did not announce, is
+// counted and refused with an Error naming field (run_event, or
+// run_events.events[i] for one of a batch); one out of order or past the
+// rate is counted and dropped. The link stays up.
 func (l linkService) runEvent(ctx context.Context, s *session, field string, e *boardv1.RunEvent) error {
 	b := l.b
 	if !slices.Contains(s.caps, capLiveRuns) {
