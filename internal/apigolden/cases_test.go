@@ -548,7 +548,7 @@ func cases() []goldenCase {
 		PingTimeout:  durationpb.New(10 * time.Second),
 		RedialWithin: durationpb.New(5*time.Second + 250*time.Millisecond),
 	}}})
-	resp("welcome.range", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
+	ranged := &boardv1.Welcome{
 		Session:      "5f0c2a9e1d3b4c6a7e8f9013",
 		Protocol:     "3",
 		PingInterval: durationpb.New(15 * time.Second),
@@ -556,17 +556,11 @@ func cases() []goldenCase {
 		RedialWithin: durationpb.New(250 * time.Millisecond),
 		MinProtocol:  "2",
 		MaxProtocol:  "3",
-	}}})
-	resp("welcome.accepts", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: &boardv1.Welcome{
-		Session:      "5f0c2a9e1d3b4c6a7e8f9014",
-		Protocol:     "3",
-		PingInterval: durationpb.New(15 * time.Second),
-		PingTimeout:  durationpb.New(10 * time.Second),
-		RedialWithin: durationpb.New(250 * time.Millisecond),
-		MinProtocol:  "2",
-		MaxProtocol:  "3",
-		Accepts:      []string{"run_events"},
-	}}})
+	}
+	resp("welcome.range", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: ranged}})
+	accepting := proto.CloneOf(ranged)
+	accepting.Session, accepting.Accepts = "5f0c2a9e1d3b4c6a7e8f9014", []string{"run_events"}
+	resp("welcome.accepts", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Welcome{Welcome: accepting}})
 	resp("pause", &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pause{Pause: &boardv1.Pause{
 		Paused: true, Reason: "The payments provider is down.", By: "ops@example.com", Time: at(-5),
 	}}})
