@@ -125,7 +125,7 @@ func RunAcross(t testing.TB, o AcrossOptions) AcrossResult {
 	for i := range boards {
 		addr := freeAddr(t)
 		urls[i] = "http://" + addr
-		boards[i] = startProcess(t, "board's process "+strconv.Itoa(i+1), BoardTest,
+		boards[i] = startProcess(t, "board's process "+strconv.Itoa(i+1), BoardTest, 0,
 			EnvBoard+"=1", EnvData+"="+t.TempDir(), EnvDSN+"="+o.DSN, EnvAddr+"="+addr, EnvPing+"="+o.PingInterval.String())
 		bases[i] = boards[i].await(t, "listening", time.Minute).Memory
 	}
@@ -152,7 +152,7 @@ func RunAcross(t testing.TB, o AcrossOptions) AcrossResult {
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		agents = append(agents, startChild(t, strings.Join(urls, ","), path))
+		agents = append(agents, startChild(t, strings.Join(urls, ","), path, 0))
 	}
 	linkWithin := time.Minute + time.Duration(o.Agents)*10*time.Millisecond
 	for _, c := range agents {

@@ -88,7 +88,7 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				caps = []string{agentlink.CapabilityHealth}
 			}
 			var box *summaries
-			if plan.RunEvery > 0 {
+			if plan.RunEvery > 0 && !plan.RunsUnsent {
 				caps = append(caps, agentlink.CapabilityRuns, agentlink.CapabilityLiveRuns)
 				box = &summaries{}
 			}

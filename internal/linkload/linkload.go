@@ -106,6 +106,10 @@ type Plan struct {
 	// of the run with its steps; the first at a random time within one
 	// period.
 	RunEvery time.Duration `json:"run_every,omitempty"`
+	// RunsUnsent: with RunEvery, the agents make the same runs but
+	// announce neither runs nor live-runs, so that none of it reaches the
+	// board: the load of the same runs without run events.
+	RunsUnsent bool `json:"runs_unsent,omitempty"`
 }
 
 // RunSteps is how many steps each run of a load run takes, one every

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"runtime/trace"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,9 @@ type Options struct {
 	// RunEvery: when set, every agent but the probes finishes a run of
 	// RunSteps steps this often (Plan.RunEvery).
 	RunEvery time.Duration
+	// RunsUnsent: with RunEvery, the agents make the same runs but send
+	// the board nothing of them (Plan.RunsUnsent).
+	RunsUnsent bool
 	// ProfileDir: if set, the board's heap profile (heap.pprof) and its
 	// goroutines (goroutines.txt) are written there while every agent is linked.
 	ProfileDir string
@@ -64,6 +68,11 @@ type Options struct {
 	// by the load's own process (its collections, its scheduling): in a
 	// fleet each agent is a process of its own.
 	ProbesApart bool
+	// LoadNice: with ProbesApart, the process of the agents that are not
+	// probes runs at this niceness (1 to 19), so that the kernel gives the
+	// board and the probes a CPU first. It stands in for a fleet whose
+	// agents run on machines of their own, which this harness cannot have.
+	LoadNice int
 }
 
 // Result is what a Run measured.
@@ -147,6 +156,7 @@ func Run(t testing.TB, o Options) Result {
 		Window:      o.Window,
 		HealthEvery: o.HealthEvery,
 		RunEvery:    o.RunEvery,
+		RunsUnsent:  o.RunsUnsent,
 	}
 	res.Minting = time.Since(start)
 	plans := []Plan{plan}
@@ -168,7 +178,11 @@ func Run(t testing.TB, o Options) Result {
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		children[i] = startChild(t, bt.URL, path)
+		nice := 0
+		if i > 0 {
+			nice = o.LoadNice // the agents that are not probes
+		}
+		children[i] = startChild(t, bt.URL, path, nice)
 	}
 	start = time.Now()
 	linkWithin := 30*time.Second + time.Duration(o.Agents)*10*time.Millisecond
@@ -355,17 +369,22 @@ type child struct {
 // startChild runs the test binary again as the agents' process, with env
 // added to this process's environment. It is killed when the test ends,
 // whatever happened.
-func startChild(t testing.TB, url, planPath string, env ...string) *child {
+func startChild(t testing.TB, url, planPath string, nice int, env ...string) *child {
 	t.Helper()
-	return startProcess(t, "agents' process", ChildTest, append([]string{EnvChild + "=1", EnvURL + "=" + url, EnvPlan + "=" + planPath}, env...)...)
+	return startProcess(t, "agents' process", ChildTest, nice, append([]string{EnvChild + "=1", EnvURL + "=" + url, EnvPlan + "=" + planPath}, env...)...)
 }
 
 // startProcess runs the test binary again as test, with env added to this
-// process's environment; what names it in errors. It is killed when the
-// test ends, whatever happened.
-func startProcess(t testing.TB, what, test string, env ...string) *child {
+// process's environment; what names it in errors. With nice above zero it
+// runs at that niceness (nice(1)), every thread of it from the start. It is
+// killed when the test ends, whatever happened.
+func startProcess(t testing.TB, what, test string, nice int, env ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=0")
+	args := []string{os.Args[0], "-test.run=^" + test + "$", "-test.count=1", "-test.timeout=0"}
+	if nice > 0 {
+		args = append([]string{"nice", "-n", strconv.Itoa(nice)}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	c := &child{what: what, cmd: cmd, events: make(chan Event, 16), done: make(chan struct{}), stderr: &tail{max: 8 << 10}}
 	cmd.Stderr = c.stderr

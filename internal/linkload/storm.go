@@ -119,7 +119,7 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 	addr := freeAddr(t)
 	env := []string{EnvBoard + "=1", EnvData + "=" + dir, EnvAddr + "=" + addr, EnvPing + "=" + o.PingInterval.String()}
 
-	bd := startProcess(t, "board's process", BoardTest, env...)
+	bd := startProcess(t, "board's process", BoardTest, 0, env...)
 	bd.await(t, "listening", time.Minute)
 
 	var agents []*child
@@ -143,7 +143,7 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 		if o.AgentsCPUProfile != "" {
 			profile = append(profile, EnvAgentsProfile+"="+o.AgentsCPUProfile+"."+strconv.Itoa(len(agents)))
 		}
-		agents = append(agents, startChild(t, "http://"+addr, path, profile...))
+		agents = append(agents, startChild(t, "http://"+addr, path, 0, profile...))
 	}
 	linkWithin := time.Minute + time.Duration(o.Agents)*10*time.Millisecond
 	for _, c := range agents {
@@ -167,7 +167,7 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 		env = append(env, EnvCPUProfile+"="+o.CPUProfile)
 	}
 	restarted := time.Now()
-	bd = startProcess(t, "board's process", BoardTest, env...)
+	bd = startProcess(t, "board's process", BoardTest, 0, env...)
 	sampling := sampleFDs(bd.cmd.Process.Pid, 200*time.Millisecond)
 	ev := bd.await(t, "listening", time.Minute)
 	res.Listening = time.Unix(0, ev.At).Sub(restarted)
