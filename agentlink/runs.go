@@ -3,6 +3,7 @@ package agentlink
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -165,18 +166,59 @@ func (l *Link) SummaryAdded() {
 	}
 }
 
-// sendEvents sends the live events handed to c until it goes down: those
-// waiting together in one message, up to MaxRunEventBatch, when the board
-// reads run_events; each in its own otherwise.
+// sendEvents sends the live events handed to c until it goes down. When
+// the board reads run_events, the events waiting together go in one
+// message, up to MaxRunEventBatch, and a step's event waits up to
+// RunEventLinger for those that follow it (the run's next steps), so that a
+// run of many quick steps costs the board a few messages rather than two a
+// step; any other event (a start, pause, resume or failure) is sent at
+// once, with the steps waiting before it. Otherwise each event goes alone,
+// at once.
 func (l *Link) sendEvents(ctx context.Context, c *conn) {
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	var held []*boardv1.RunEvent
+	send := func() error {
+		m := eventsMessage(c, held)
+		held = held[:0]
+		return c.send(m)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.done:
 			return
+		case <-linger.C:
+			if err := send(); err != nil {
+				return
+			}
 		case e := <-c.events:
-			if err := c.send(eventsMessage(c, e)); err != nil {
+			if !c.batches {
+				held = append(held, e)
+				if err := send(); err != nil {
+					return
+				}
+				continue
+			}
+			if len(held) == 0 {
+				linger.Reset(RunEventLinger)
+			}
+			held = append(held, e)
+			for len(held) < MaxRunEventBatch && e.GetStep() != nil {
+				select {
+				case e = <-c.events:
+					held = append(held, e)
+					continue
+				default:
+				}
+				break
+			}
+			if len(held) < MaxRunEventBatch && e.GetStep() != nil {
+				continue // more steps may follow within the linger
+			}
+			linger.Stop()
+			if err := send(); err != nil {
 				return
 			}
 		}
@@ -186,25 +228,17 @@ func (l *Link) sendEvents(ctx context.Context, c *conn) {
 // MaxRunEventBatch is the most live events one message carries.
 const MaxRunEventBatch = 64
 
-// eventsMessage is first and, when c batches, the events waiting after it.
-func eventsMessage(c *conn, first *boardv1.RunEvent) *boardv1.LinkRequest {
-	if !c.batches {
-		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: first}}
-	}
-	events := []*boardv1.RunEvent{first}
-	for len(events) < MaxRunEventBatch {
-		select {
-		case e := <-c.events:
-			events = append(events, e)
-			continue
-		default:
-		}
-		break
-	}
+// RunEventLinger is the longest a step's live event waits for others to
+// go with it in one message.
+const RunEventLinger = 250 * time.Millisecond
+
+// eventsMessage carries events, at least one: alone as a run_event, or
+// together as run_events.
+func eventsMessage(c *conn, events []*boardv1.RunEvent) *boardv1.LinkRequest {
 	if len(events) == 1 {
-		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: first}}
+		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: events[0]}}
 	}
-	return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvents{RunEvents: &boardv1.RunEvents{Events: events}}}
+	return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvents{RunEvents: &boardv1.RunEvents{Events: slices.Clone(events)}}}
 }
 
 // runSeq names one summary of one run.

@@ -266,6 +266,65 @@ func TestRunEventsBatched(t *testing.T) {
 	}
 }
 
+// TestRunEventsLinger: to a board that reads run_events, a step's event
+// waits up to RunEventLinger for the run's next steps, and any other event
+// goes at once, carrying the steps that waited before it.
+func TestRunEventsLinger(t *testing.T) {
+	t.Parallel()
+	rec, url := newRecorder(t)
+	rec.accepts = []string{"run_events"}
+	states := make(chan agentlink.State, 64)
+	l, err := agentlink.New(agentlink.Config{BoardURL: url, Token: "t", Identity: agentlink.Identity{Name: "desk"},
+		Capabilities: []string{agentlink.CapabilityLiveRuns}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+		OnState: func(s agentlink.State) { states <- s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = l.Run(ctx) }()
+	rec.hello(t)
+	awaitUp(t, states)
+	events := func() []*boardv1.RunEvent {
+		for {
+			m := rec.next(t)
+			if e := m.GetRunEvent(); e != nil {
+				return []*boardv1.RunEvent{e}
+			}
+			if m.GetRunEvents() != nil {
+				return m.GetRunEvents().GetEvents()
+			}
+		}
+	}
+	step := func(seq uint32) agentlink.RunEvent {
+		return agentlink.RunEvent{RunID: "r1", Seq: seq, At: time.Now(), Kind: agentlink.RunEventStep,
+			Step: agentlink.RunStep{Seq: int(seq), Node: "n", Kind: "tool", Copy: -1, Start: time.Now()}}
+	}
+
+	// A lone step is sent once the linger is over, not before.
+	sent := time.Now()
+	l.SendRunEvent(step(1))
+	got := events()
+	if waited := time.Since(sent); len(got) != 1 || waited < agentlink.RunEventLinger*3/4 {
+		t.Errorf("a lone step: %d events after %s, want 1 after about %s", len(got), waited, agentlink.RunEventLinger)
+	}
+
+	// Steps a moment apart wait together; a pause takes them with it.
+	for seq := uint32(2); seq <= 4; seq++ {
+		l.SendRunEvent(step(seq))
+		time.Sleep(10 * time.Millisecond)
+	}
+	l.SendRunEvent(agentlink.RunEvent{RunID: "r1", Seq: 5, At: time.Now(), Kind: agentlink.RunEventPause, Pause: "approval", Node: "refund"})
+	got = events()
+	var seqs []uint32
+	for _, e := range got {
+		seqs = append(seqs, e.GetSeq())
+	}
+	if !slices.Equal(seqs, []uint32{2, 3, 4, 5}) || got[len(got)-1].GetPause() == nil {
+		t.Errorf("three steps and a pause went as %v, want [2 3 4 5] in one message, the pause last", seqs)
+	}
+}
+
 // TestRunEventsBurstTaken: a burst of a run's events, sent in batches,
 // is taken whole by the board, in order: every step finished, nothing
 // counted as a problem.
