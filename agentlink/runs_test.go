@@ -203,22 +203,11 @@ func TestRunEventsNeverQueued(t *testing.T) {
 func TestRunEventsBatched(t *testing.T) {
 	t.Parallel()
 	for _, batches := range []bool{true, false} {
-		rec, url := newRecorder(t)
+		var accepts []string
 		if batches {
-			rec.accepts = []string{"run_events"}
+			accepts = []string{"run_events"}
 		}
-		states := make(chan agentlink.State, 64)
-		l, err := agentlink.New(agentlink.Config{BoardURL: url, Token: "t", Identity: agentlink.Identity{Name: "desk"},
-			Capabilities: []string{agentlink.CapabilityLiveRuns}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
-			OnState: func(s agentlink.State) { states <- s }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = l.Run(ctx) }()
-		rec.hello(t)
-		awaitUp(t, states)
+		l, rec := liveLink(t, accepts...)
 		const n = 200
 		at := time.Now()
 		for i := range n {
@@ -261,18 +250,15 @@ func TestRunEventsBatched(t *testing.T) {
 		case !batches && messages != n:
 			t.Errorf("without run_events: %d messages, want %d", messages, n)
 		}
-		cancel()
-		<-done
 	}
 }
 
-// TestRunEventsLinger: to a board that reads run_events, a step's event
-// waits up to RunEventLinger for the run's next steps, and any other event
-// goes at once, carrying the steps that waited before it.
-func TestRunEventsLinger(t *testing.T) {
-	t.Parallel()
+// liveLink is a link announcing live-runs, up with a recording board whose
+// welcome lists accepts; it stops when the test ends.
+func liveLink(t *testing.T, accepts ...string) (*agentlink.Link, *recorder) {
+	t.Helper()
 	rec, url := newRecorder(t)
-	rec.accepts = []string{"run_events"}
+	rec.accepts = accepts
 	states := make(chan agentlink.State, 64)
 	l, err := agentlink.New(agentlink.Config{BoardURL: url, Token: "t", Identity: agentlink.Identity{Name: "desk"},
 		Capabilities: []string{agentlink.CapabilityLiveRuns}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
@@ -281,10 +267,20 @@ func TestRunEventsLinger(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = l.Run(ctx) }()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = l.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 	rec.hello(t)
 	awaitUp(t, states)
+	return l, rec
+}
+
+// TestRunEventsLinger: to a board that reads run_events, a step's event
+// waits up to RunEventLinger for the run's next steps, and any other event
+// goes at once, carrying the steps that waited before it.
+func TestRunEventsLinger(t *testing.T) {
+	t.Parallel()
+	l, rec := liveLink(t, "run_events")
 	events := func() []*boardv1.RunEvent {
 		for {
 			m := rec.next(t)
