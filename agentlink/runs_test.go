@@ -259,17 +259,7 @@ func liveLink(t *testing.T, accepts ...string) (*agentlink.Link, *recorder) {
 	t.Helper()
 	rec, url := newRecorder(t)
 	rec.accepts = accepts
-	states := make(chan agentlink.State, 64)
-	l, err := agentlink.New(agentlink.Config{BoardURL: url, Token: "t", Identity: agentlink.Identity{Name: "desk"},
-		Capabilities: []string{agentlink.CapabilityLiveRuns}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
-		OnState: func(s agentlink.State) { states <- s }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = l.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	l, states := runLink(t, url, agentlink.Config{Capabilities: []string{agentlink.CapabilityLiveRuns}})
 	rec.hello(t)
 	awaitUp(t, states)
 	return l, rec
