@@ -65,13 +65,16 @@ type conn struct {
 	// batches: the board's welcome said it reads run_events, so events
 	// waiting together go in one message.
 	batches bool
+	// flush asks the events' sender to send the events it holds now; it
+	// closes the channel it is given once they are sent.
+	flush chan chan struct{}
 }
 
 type linkStream = boardv1connect.AgentLinkServiceLinkClientStream
 
 func newConn(stream linkStream, welcome *boardv1.Welcome) *conn {
 	return &conn{stream: stream, pending: map[string]chan *boardv1.LinkResponse{}, done: make(chan struct{}),
-		events: make(chan *boardv1.RunEvent, RunEventBuffer), stored: make(chan runSeq, 16),
+		events: make(chan *boardv1.RunEvent, RunEventBuffer), stored: make(chan runSeq, 16), flush: make(chan chan struct{}),
 		batches: slices.Contains(welcome.GetAccepts(), "run_events")}
 }
 

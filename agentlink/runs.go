@@ -172,8 +172,9 @@ func (l *Link) SummaryAdded() {
 // RunEventLinger for those that follow it (the run's next steps), so that a
 // run of many quick steps costs the board a few messages rather than two a
 // step; any other event (a start, pause, resume or failure) is sent at
-// once, with the steps waiting before it. Otherwise each event goes alone,
-// at once.
+// once, with the steps waiting before it, and so are the steps waiting
+// when a summary is about to go (flushEvents), so that the board hears a
+// run's steps before its end. Otherwise each event goes alone, at once.
 func (l *Link) sendEvents(ctx context.Context, c *conn) {
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
@@ -193,6 +194,20 @@ func (l *Link) sendEvents(ctx context.Context, c *conn) {
 			if err := send(); err != nil {
 				return
 			}
+		case sent := <-c.flush:
+			linger.Stop()
+			for {
+				for len(held) < MaxRunEventBatch && len(c.events) > 0 && (c.batches || len(held) == 0) {
+					held = append(held, <-c.events)
+				}
+				if len(held) == 0 {
+					break
+				}
+				if err := send(); err != nil {
+					return
+				}
+			}
+			close(sent)
 		case e := <-c.events:
 			if !c.batches {
 				held = append(held, e)
@@ -222,6 +237,27 @@ func (l *Link) sendEvents(ctx context.Context, c *conn) {
 				return
 			}
 		}
+	}
+}
+
+// flushEvents has the live events c holds sent before it returns; false
+// when c or ctx ended first.
+func (c *conn) flushEvents(ctx context.Context) bool {
+	sent := make(chan struct{})
+	select {
+	case c.flush <- sent:
+	case <-c.done:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case <-sent:
+		return true
+	case <-c.done:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -276,6 +312,9 @@ func (l *Link) deliverSummaries(ctx context.Context, c *conn) {
 		m := &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunSummary{RunSummary: &boardv1.RunSummary{
 			Run: runOf(s.Run), Seq: s.Seq, Dropped: s.Dropped,
 		}}}
+		if !c.flushEvents(ctx) {
+			return
+		}
 		if err := c.send(m); err != nil {
 			return
 		}

@@ -207,7 +207,7 @@ func TestRunEventsBatched(t *testing.T) {
 		if batches {
 			accepts = []string{"run_events"}
 		}
-		l, rec := liveLink(t, accepts...)
+		l, rec := liveLink(t, nil, accepts...)
 		const n = 200
 		at := time.Now()
 		for i := range n {
@@ -255,11 +255,17 @@ func TestRunEventsBatched(t *testing.T) {
 
 // liveLink is a link announcing live-runs, up with a recording board whose
 // welcome lists accepts; it stops when the test ends.
-func liveLink(t *testing.T, accepts ...string) (*agentlink.Link, *recorder) {
+// With sums, it announces runs too and delivers what sums holds.
+func liveLink(t *testing.T, sums *memSummaries, accepts ...string) (*agentlink.Link, *recorder) {
 	t.Helper()
 	rec, url := newRecorder(t)
 	rec.accepts = accepts
-	l, states := runLink(t, url, agentlink.Config{Capabilities: []string{agentlink.CapabilityLiveRuns}})
+	cfg := agentlink.Config{Capabilities: []string{agentlink.CapabilityLiveRuns}}
+	if sums != nil {
+		cfg.Capabilities = append(cfg.Capabilities, agentlink.CapabilityRuns)
+		cfg.Summaries, cfg.AnswerWithin = sums, 30*time.Second
+	}
+	l, states := runLink(t, url, cfg)
 	rec.hello(t)
 	awaitUp(t, states)
 	return l, rec
@@ -267,10 +273,12 @@ func liveLink(t *testing.T, accepts ...string) (*agentlink.Link, *recorder) {
 
 // TestRunEventsLinger: to a board that reads run_events, a step's event
 // waits up to RunEventLinger for the run's next steps, and any other event
-// goes at once, carrying the steps that waited before it.
+// goes at once, carrying the steps that waited before it; a summary goes
+// only after the steps waiting when it was added.
 func TestRunEventsLinger(t *testing.T) {
 	t.Parallel()
-	l, rec := liveLink(t, "run_events")
+	sums := &memSummaries{}
+	l, rec := liveLink(t, sums, "run_events")
 	events := func() []*boardv1.RunEvent {
 		for {
 			m := rec.next(t)
@@ -308,6 +316,26 @@ func TestRunEventsLinger(t *testing.T) {
 	}
 	if !slices.Equal(seqs, []uint32{2, 3, 4, 5}) || got[len(got)-1].GetPause() == nil {
 		t.Errorf("three steps and a pause went as %v, want [2 3 4 5] in one message, the pause last", seqs)
+	}
+
+	// The run ends: its last step goes before its summary, not after it.
+	l.SendRunEvent(step(6))
+	sums.add(agentlink.RunSummary{Seq: 7, Run: agentlink.Run{ID: "r1", State: agentlink.RunFinished}})
+	l.SummaryAdded()
+	var order []string
+	for len(order) < 2 {
+		m := rec.next(t)
+		switch {
+		case m.GetRunEvent() != nil:
+			order = append(order, fmt.Sprintf("event %d", m.GetRunEvent().GetSeq()))
+		case m.GetRunEvents() != nil:
+			order = append(order, fmt.Sprintf("%d events", len(m.GetRunEvents().GetEvents())))
+		case m.GetRunSummary() != nil:
+			order = append(order, fmt.Sprintf("summary %d", m.GetRunSummary().GetSeq()))
+		}
+	}
+	if !slices.Equal(order, []string{"event 6", "summary 7"}) {
+		t.Errorf("the last step and the summary went as %v, want [event 6 summary 7]", order)
 	}
 }
 
