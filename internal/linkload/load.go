@@ -110,6 +110,9 @@ type Result struct {
 	// Runs: the runs the board kept, from the first link to the end of the
 	// window.
 	Runs int
+	// RunProblems: the run events the board dropped or only partly took,
+	// by reason (board.Board.RunEventProblems), to the end of the window.
+	RunProblems map[string]int64
 	// StoreBytes: the store's files once the board has stopped (its
 	// write-ahead log folded in).
 	StoreBytes int64
@@ -265,6 +268,7 @@ func Run(t testing.TB, o Options) Result {
 	if err != nil {
 		t.Fatalf("count runs: %v", err)
 	}
+	res.RunProblems = bt.Board.RunEventProblems()
 	for _, c := range children {
 		c.stop()
 	}

@@ -47,6 +47,11 @@ func TestRunLoadSmall(t *testing.T) {
 	if r.Runs < n-probes {
 		t.Errorf("runs kept = %d, want at least %d", r.Runs, n-probes)
 	}
+	for reason, count := range r.RunProblems {
+		if count != 0 {
+			t.Errorf("run events the board counted as %s: %d, want none", reason, count)
+		}
+	}
 }
 
 // TestRunLoadUnsent: agents making the same runs unsent announce neither
@@ -108,6 +113,7 @@ func BenchmarkRuns(b *testing.B) {
 		with.Runs, with.StoreBytes, without.StoreBytes, perRun, perDay/(1<<20), running, opts.RunEvery)
 	b.Logf("ping p99: %s without run events (-runs-baseline=%s), %s with (%.2f×); board cpu: %.3f cores without, %.3f with",
 		without.RTT.P99, *baseline, with.RTT.P99, float64(with.RTT.P99)/float64(without.RTT.P99), without.BoardCPU, with.BoardCPU)
+	b.Logf("run events the board counted as problems: %v", with.RunProblems)
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(float64(without.RTT.P99.Microseconds()), "rtt-p99-µs-without")
 	b.ReportMetric(float64(with.RTT.P99.Microseconds()), "rtt-p99-µs-with")
