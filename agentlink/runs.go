@@ -180,7 +180,7 @@ func (l *Link) sendEvents(ctx context.Context, c *conn) {
 	linger.Stop()
 	var held []*boardv1.RunEvent
 	send := func() error {
-		m := eventsMessage(c, held)
+		m := eventsMessage(held)
 		held = held[:0]
 		return c.send(m)
 	}
@@ -270,7 +270,7 @@ const RunEventLinger = 250 * time.Millisecond
 
 // eventsMessage carries events, at least one: alone as a run_event, or
 // together as run_events.
-func eventsMessage(c *conn, events []*boardv1.RunEvent) *boardv1.LinkRequest {
+func eventsMessage(events []*boardv1.RunEvent) *boardv1.LinkRequest {
 	if len(events) == 1 {
 		return &boardv1.LinkRequest{Kind: &boardv1.LinkRequest_RunEvent{RunEvent: events[0]}}
 	}
