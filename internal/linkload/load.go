@@ -127,6 +127,9 @@ func Run(t testing.TB, o Options) Result {
 	if o.Agents <= 0 {
 		t.Fatalf("linkload: Agents = %d, want at least 1", o.Agents)
 	}
+	if o.LoadNice < 0 || o.LoadNice > 19 {
+		t.Fatalf("linkload: LoadNice = %d, want 0 to 19", o.LoadNice)
+	}
 	if o.Probes == 0 {
 		o.Probes = min(50, max(1, o.Agents/10))
 	}

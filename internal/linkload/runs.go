@@ -15,7 +15,8 @@ import (
 // runs package sends for a run that goes straight through — a start, an
 // entered and a finished event for each step, as they happen (a step
 // every StepEvery), and the run's summary, kept in box until the board
-// stores it.
+// stores it. With box nil the runs are made but nothing of them is sent
+// (Plan.RunsUnsent).
 func makeRuns(ctx context.Context, link *agentlink.Link, box *summaries, agent string, every time.Duration) {
 	select {
 	case <-ctx.Done():
