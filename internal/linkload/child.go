@@ -87,6 +87,8 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			if plan.HealthEvery > 0 {
 				caps = []string{agentlink.CapabilityHealth}
 			}
+			linked := make(chan struct{}) // closed when the link is first up
+			var linkedOnce sync.Once
 			var box *summaries
 			if plan.RunEvery > 0 && !plan.RunsUnsent {
 				caps = append(caps, agentlink.CapabilityRuns, agentlink.CapabilityLiveRuns)
@@ -105,6 +107,7 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				OnState: func(s agentlink.State) {
 					back.state(i, s.Up)
 					if s.Up {
+						linkedOnce.Do(func() { close(linked) })
 						up.Add(1)
 						return
 					}
@@ -124,7 +127,16 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				wg.Go(func() { reportHealth(ctx, link, plan.HealthEvery) })
 			}
 			if plan.RunEvery > 0 {
-				wg.Go(func() { makeRuns(ctx, link, box, c.Name, plan.RunEvery) })
+				wg.Go(func() {
+					// An agent's runs start once it has linked, so that no
+					// start is lost to a link not yet up.
+					select {
+					case <-ctx.Done():
+						return
+					case <-linked:
+					}
+					makeRuns(ctx, link, box, c.Name, plan.RunEvery)
+				})
 			}
 		})
 	})
