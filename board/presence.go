@@ -199,14 +199,15 @@ func (p *presence) leave(s *session, grace bool) {
 }
 
 // redialWithin is the window over which agents spread their first redial
-// when their link drops (redialWindow of the agents linked now).
+// when their link drops (RedialWindow of the agents linked now).
 func (p *presence) redialWithin() time.Duration {
-	return redialWindow(p.live.Load())
+	return RedialWindow(p.live.Load())
 }
 
-// redialWindow is the time the board needs to admit n agents at
+// RedialWindow is the window a board with n agents linked gives them to
+// spread their first redial over: the time it needs to admit n agents at
 // admitPerSecond, within minRedialWithin and maxRedialWithin.
-func redialWindow(n int64) time.Duration {
+func RedialWindow(n int64) time.Duration {
 	if n >= int64(maxRedialWithin/time.Second)*admitPerSecond {
 		return maxRedialWithin
 	}

@@ -22,8 +22,8 @@ func TestRedialWindow(t *testing.T) {
 		{1 << 40, maxRedialWithin},
 	}
 	for _, tt := range tests {
-		if got := redialWindow(tt.agents); got != tt.want {
-			t.Errorf("redialWindow(%d) = %v, want %v", tt.agents, got, tt.want)
+		if got := RedialWindow(tt.agents); got != tt.want {
+			t.Errorf("RedialWindow(%d) = %v, want %v", tt.agents, got, tt.want)
 		}
 	}
 }

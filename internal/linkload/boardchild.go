@@ -32,17 +32,14 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("%s: %w", EnvPing, err)
 	}
-	if path := os.Getenv(EnvCPUProfile); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	if os.Getenv(EnvBare) == "1" {
+		return bareChild(ctx, addr, ping, stdin, stdout)
 	}
+	stopProfile, err := startProfile(os.Getenv(EnvCPUProfile))
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	dsn := shared
 	if dsn == "" {
 		dsn = store.SQLiteDSN(dir)
@@ -65,16 +62,7 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	// The port of a board just killed is free at once (SO_REUSEADDR), but
-	// be patient with a slow kernel.
-	var ln net.Listener
-	for i := 0; ; i++ {
-		ln, err = net.Listen("tcp", addr)
-		if err == nil || i == 100 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	ln, err := listenAgain(addr)
 	if err != nil {
 		b.Close()
 		return err
@@ -136,5 +124,37 @@ func BoardChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 				out.send(Event{Kind: "error", Error: fmt.Sprintf("unknown command %q", cmd)})
 			}
 		}
+	}
+}
+
+// startProfile starts a CPU profile written to path, if path is not ""; the
+// function it returns stops it.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// listenAgain listens on addr. The port of a board just killed is free at
+// once (SO_REUSEADDR), but it is patient with a slow kernel.
+func listenAgain(addr string) (net.Listener, error) {
+	for i := 0; ; i++ {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || i == 100 {
+			return ln, err
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -83,6 +83,13 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 				wg.Go(func() { p.run(ctx, &drops) })
 				return
 			}
+			if plan.BareAgents {
+				first, _, _ := strings.Cut(url, ",")
+				p := &probe{url: first, tls: tlsConf, cred: c, every: plan.ProbeEvery, up: &up, bare: true, said: said,
+					state: func(s bool) { back.state(i, s) }}
+				wg.Go(func() { p.run(ctx, &drops) })
+				return
+			}
 			var caps []string
 			if plan.HealthEvery > 0 {
 				caps = []string{agentlink.CapabilityHealth}
@@ -168,7 +175,7 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		case cmd := <-cmds:
 			switch cmd {
 			case cmdMark:
-				if err := startProfile(); err != nil {
+				if _, err := startProfile(os.Getenv(EnvAgentsProfile)); err != nil {
 					out.send(Event{Kind: "error", Error: err.Error()})
 					return err
 				}
@@ -221,20 +228,6 @@ func Child(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 			}
 		}
 	}
-}
-
-// startProfile starts the CPU profile EnvAgentsProfile names, if it names
-// one; it is written when the profile stops.
-func startProfile() error {
-	path := os.Getenv(EnvAgentsProfile)
-	if path == "" {
-		return nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	return pprof.StartCPUProfile(f)
 }
 
 // reportHealth gives link a round of three checks every period, starting
@@ -396,6 +389,21 @@ type refusals struct {
 func (r *refusals) reset() {
 	r.refused.Store(0)
 	r.unavailable.Store(0)
+}
+
+// count counts err, the end of a bare agent's link, as agentlink's log
+// would have.
+func (r *refusals) count(err error) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) || !ce.IsRemote() {
+		return
+	}
+	switch ce.Code() {
+	case connect.CodeUnavailable:
+		r.unavailable.Add(1)
+	case connect.CodeFailedPrecondition, connect.CodeInvalidArgument, connect.CodeUnauthenticated, connect.CodePermissionDenied:
+		r.refused.Add(1)
+	}
 }
 
 func (r *refusals) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }

@@ -40,6 +40,9 @@ const (
 	// EnvAgentsProfile, if set, is where an agents' process writes its CPU
 	// profile, from cmdMark until it answers cmdBack.
 	EnvAgentsProfile = "LINKLOAD_AGENTS_CPUPROFILE"
+	// EnvBare is "1" when RunStorm's board process is to serve a bare link
+	// service instead of a board (StormOptions.Bare).
+	EnvBare = "LINKLOAD_BARE"
 )
 
 // BoardTest is the test the parent runs as RunStorm's board: every test
@@ -110,6 +113,12 @@ type Plan struct {
 	// announce neither runs nor live-runs, so that none of it reaches the
 	// board: the load of the same runs without run events.
 	RunsUnsent bool `json:"runs_unsent,omitempty"`
+	// BareAgents: the agents that are not probes are raw clients of the
+	// generated API, as probes are, that keep no round trips and redial as
+	// agentlink does: the least an agent's link can cost, where agentlink's
+	// own work is not what is measured. They take the welcome's ping
+	// interval, and dial the first board of the URL.
+	BareAgents bool `json:"bare_agents,omitempty"`
 }
 
 // RunSteps is how many steps each run of a load run takes, one every

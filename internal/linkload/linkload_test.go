@@ -17,9 +17,11 @@ var (
 	useTLS     = flag.Bool("tls", false, "BenchmarkLinks: serve HTTP/2 over TLS rather than h2c")
 	profileDir = flag.String("board-profile", "", "BenchmarkLinks: write the board's heap and goroutine profiles here while loaded")
 
-	stormDialRate = flag.Int("storm-dial-rate", 2000, "BenchmarkStorm: agents dialled per second when they first link")
-	stormProfile  = flag.String("storm-cpuprofile", "", "BenchmarkStorm: write the restarted board's CPU profile here")
-	agentsProfile = flag.String("storm-agents-cpuprofile", "", "BenchmarkStorm: write each agents' process's CPU profile, while its agents come back, here (.0, .1 appended)")
+	stormDialRate   = flag.Int("storm-dial-rate", 2000, "BenchmarkStorm: agents dialled per second when they first link")
+	stormProfile    = flag.String("storm-cpuprofile", "", "BenchmarkStorm: write the restarted board's CPU profile here")
+	stormBare       = flag.Bool("storm-bare", false, "BenchmarkStorm: a bare link service of connect-go in the board's place, which checks no token and stores nothing")
+	stormBareAgents = flag.Bool("storm-bare-agents", false, "BenchmarkStorm: agents that are raw clients of the generated API, redialling as agentlink does, in agentlink's place")
+	agentsProfile   = flag.String("storm-agents-cpuprofile", "", "BenchmarkStorm: write each agents' process's CPU profile, while its agents come back, here (.0, .1 appended)")
 )
 
 // TestLoadChild is the agents' process of a load run; anywhere else it does

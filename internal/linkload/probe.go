@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -30,31 +31,66 @@ const probeTimeout = 10 * time.Second
 // took. It says the same hello as agentlink, pings every interval with one
 // ping in flight, and times each ping until its pong with the monotonic
 // clock.
+//
+// A bare agent (Plan.BareAgents) is a probe that keeps no round trips and
+// redials as agentlink does: the least an agent's link can cost.
 type probe struct {
 	url   string
 	tls   *tls.Config // nil for h2c
 	cred  Credential
 	every time.Duration
-	rec   *recorder
+	rec   *recorder // nil: round trips not kept
 	up    *atomic.Int64
+	// bare: redial as agentlink does, and say each link going up and down
+	// to state.
+	bare  bool
+	state func(up bool)
+	said  *refusals
+	// window: the redial window the board last gave.
+	window time.Duration
 }
 
 // run keeps the probe linked until ctx ends, and counts in drops each link
 // that ended after its welcome.
 func (p *probe) run(ctx context.Context, drops *atomic.Int64) {
+	attempt := 0
 	for {
-		wasUp, _ := p.once(ctx) // that it ended matters here, not why
+		wasUp, err := p.once(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if wasUp {
 			drops.Add(1)
+			attempt = 0
 		}
+		if p.said != nil {
+			p.said.count(err)
+		}
+		wait := 100 * time.Millisecond
+		if p.bare {
+			wait = agentlink.Backoff(attempt, agentlink.DefaultMinBackoff, agentlink.DefaultMaxBackoff, rand.Float64())
+			if wasUp && p.window > 0 {
+				wait = agentlink.FirstRedial(p.window, rand.Float64())
+			}
+		}
+		attempt++
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(wait):
 		}
+	}
+}
+
+// linked counts the probe's link going up or down.
+func (p *probe) linked(up bool) {
+	if up {
+		p.up.Add(1)
+	} else {
+		p.up.Add(-1)
+	}
+	if p.state != nil {
+		p.state(up)
 	}
 }
 
@@ -93,6 +129,7 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 	// The receiver ends when the stream fails, at the latest when once
 	// returns and cancels ctx.
 	in := pump.Receive(ctx, stream.Receive)
+	every := p.every
 
 	wait := time.NewTimer(probeTimeout)
 	defer wait.Stop()
@@ -108,14 +145,19 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 		if r.Err != nil {
 			return false, r.Err
 		}
-		if r.Msg.GetWelcome() == nil {
+		w := r.Msg.GetWelcome()
+		if w == nil {
 			return false, errors.New("first message is not a welcome")
 		}
+		p.window = w.GetRedialWithin().AsDuration()
+		if d := w.GetPingInterval().AsDuration(); p.bare && d > 0 {
+			every = d // as agentlink does
+		}
 	}
-	p.up.Add(1)
-	defer p.up.Add(-1)
+	p.linked(true)
+	defer p.linked(false)
 
-	tick := time.NewTicker(p.every)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var (
 		seq      uint64
@@ -151,8 +193,13 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 			switch k := r.Msg.GetKind().(type) {
 			case *boardv1.LinkResponse_Pong:
 				if k.Pong.GetSeq() == awaiting && awaiting != 0 {
-					p.rec.add(time.Since(sent))
+					if p.rec != nil {
+						p.rec.add(time.Since(sent))
+					}
 					awaiting = 0
+				}
+				if w := k.Pong.GetRedialWithin(); w != nil {
+					p.window = w.AsDuration()
 				}
 			case *boardv1.LinkResponse_Ping:
 				err := stream.Send(&boardv1.LinkRequest{Kind: &boardv1.LinkRequest_Pong{Pong: &boardv1.Pong{

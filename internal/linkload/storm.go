@@ -45,6 +45,15 @@ type StormOptions struct {
 	// profile there, the process's number appended (".0" and on), from
 	// just before the board is killed until all its agents are back.
 	AgentsCPUProfile string
+	// Bare: the board's process serves a bare link service instead of a
+	// board: connect-go over h2c welcoming every hello and answering every
+	// ping, with no token checked and nothing stored. The same storm
+	// against it is the floor that the machine, Go's HTTP/2 and the agents'
+	// side set; "online in the store" is then the links it holds.
+	Bare bool
+	// BareAgents: the agents are raw clients of the generated API that
+	// redial as agentlink does, rather than agentlink.Links (Plan.BareAgents).
+	BareAgents bool
 }
 
 // StormResult is what a RunStorm measured. Times are from the moment the
@@ -118,6 +127,9 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 	res.Minting = time.Since(start)
 	addr := freeAddr(t)
 	env := []string{EnvBoard + "=1", EnvData + "=" + dir, EnvAddr + "=" + addr, EnvPing + "=" + o.PingInterval.String()}
+	if o.Bare {
+		env = append(env, EnvBare+"=1")
+	}
 
 	bd := startProcess(t, "board's process", BoardTest, 0, env...)
 	bd.await(t, "listening", time.Minute)
@@ -130,6 +142,7 @@ func RunStorm(t testing.TB, o StormOptions) StormResult {
 			DialRate:     max(1, o.DialRate/res.Processes),
 			ProbeEvery:   time.Second, // no probes: unused
 			AgentBackoff: true,
+			BareAgents:   o.BareAgents,
 		}
 		path := filepath.Join(dir, "plan-"+strconv.Itoa(i)+".json")
 		raw, err := json.Marshal(plan)

@@ -20,25 +20,33 @@ func TestStormBoard(t *testing.T) {
 }
 
 // TestStormSmall: a board killed with SIGKILL and started again on its
-// store gets its whole fleet back, refusing none of it, and holds no more
-// files than its links and a bound that does not depend on them.
+// store gets its whole fleet back within a minute (RunStorm fails
+// otherwise), refusing none of it, and holds no more files than its links
+// and a bound that does not depend on them. So does the floor that
+// BenchmarkStorm -storm-bare -storm-bare-agents measures: a bare link
+// service in the board's place and bare agents in agentlink's.
 func TestStormSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three processes; not with -short")
 	}
-	const n = 200
-	r := linkload.RunStorm(t, linkload.StormOptions{
-		Agents:       n,
-		PingInterval: time.Second,
-		Settle:       100 * time.Millisecond,
-		BackWithin:   time.Minute,
-	})
-	t.Log(r)
-	if r.Refused != 0 {
-		t.Errorf("dials refused while the fleet came back: %d, want 0", r.Refused)
-	}
-	if r.Samples > 0 && r.NotSockets > linkload.MaxBoardFiles {
-		t.Errorf("board's files that are not sockets: at most %d while the fleet came back, want at most %d", r.NotSockets, linkload.MaxBoardFiles)
+	for _, bare := range []bool{false, true} {
+		t.Run(map[bool]string{false: "board", true: "bare"}[bare], func(t *testing.T) {
+			r := linkload.RunStorm(t, linkload.StormOptions{
+				Agents:       200,
+				PingInterval: time.Second,
+				Settle:       100 * time.Millisecond,
+				BackWithin:   time.Minute,
+				Bare:         bare,
+				BareAgents:   bare,
+			})
+			t.Log(r)
+			if r.Refused != 0 {
+				t.Errorf("dials refused while the fleet came back: %d, want 0", r.Refused)
+			}
+			if r.Samples > 0 && r.NotSockets > linkload.MaxBoardFiles {
+				t.Errorf("board's files that are not sockets: at most %d while the fleet came back, want at most %d", r.NotSockets, linkload.MaxBoardFiles)
+			}
+		})
 	}
 }
 
@@ -54,6 +62,8 @@ func BenchmarkStorm(b *testing.B) {
 		DialRate:         *stormDialRate,
 		CPUProfile:       *stormProfile,
 		AgentsCPUProfile: *agentsProfile,
+		Bare:             *stormBare,
+		BareAgents:       *stormBareAgents,
 	})
 	b.Log(r)
 	b.ReportMetric(0, "ns/op") // one run of minutes: its time says nothing
