@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,9 +96,12 @@ func bareChild(ctx context.Context, addr string, ping time.Duration, stdin io.Re
 	if err != nil {
 		return err
 	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
 	out := &events{enc: json.NewEncoder(stdout)}
+	go func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			out.send(Event{Kind: "error", Error: err.Error()})
+		}
+	}()
 	out.send(Event{Kind: "listening", At: time.Now().UnixNano()})
 
 	sc := bufio.NewScanner(stdin)
