@@ -33,6 +33,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/internal/pump"
+	"github.com/symphonix/symphonix/internal/wholemsg"
 	"github.com/symphonix/symphonix/telemetry"
 )
 
@@ -796,7 +797,8 @@ func (l *Link) state(s State) {
 
 // httpClient is a client whose connections this link owns: a fresh TCP
 // connection for every dial (a half-open one is never reused), HTTP/2 with
-// PINGs after interval of silence and timeout to answer them.
+// PINGs after interval of silence and timeout to answer them, and each
+// message sent as one DATA frame (wholemsg).
 func (l *Link) httpClient(conns *connTracker, interval, timeout time.Duration) *http.Client {
 	p := new(http.Protocols)
 	if l.board().Scheme == "https" {
@@ -805,7 +807,7 @@ func (l *Link) httpClient(conns *connTracker, interval, timeout time.Duration) *
 		p.SetUnencryptedHTTP2(true)
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second}
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{Transport: wholemsg.Transport(&http.Transport{
 		Protocols:       p,
 		TLSClientConfig: l.cfg.TLS,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -816,7 +818,7 @@ func (l *Link) httpClient(conns *connTracker, interval, timeout time.Duration) *
 			return c, err
 		},
 		HTTP2: &http.HTTP2Config{SendPingTimeout: interval, PingTimeout: timeout},
-	}}
+	})}
 }
 
 // connTracker closes the connections one dial made when the dial ends.

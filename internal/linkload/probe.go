@@ -17,6 +17,7 @@ import (
 	boardv1 "github.com/symphonix/symphonix/api/symphonix/board/v1"
 	"github.com/symphonix/symphonix/api/symphonix/board/v1/boardv1connect"
 	"github.com/symphonix/symphonix/internal/pump"
+	"github.com/symphonix/symphonix/internal/wholemsg"
 )
 
 // loadBuild is the build every agent of the load says it runs, as a real
@@ -108,7 +109,7 @@ func (p *probe) once(ctx context.Context) (wasUp bool, err error) {
 	tr := &http.Transport{Protocols: h2, TLSClientConfig: p.tls}
 	defer tr.CloseIdleConnections()
 	client := boardv1connect.NewAgentLinkServiceClient(connect.NewClient(
-		connecthttp.NewTransport(&http.Client{Transport: tr}, p.url),
+		connecthttp.NewTransport(&http.Client{Transport: wholemsg.Transport(tr)}, p.url), // as agentlink
 	))
 	ctx, info := connect.NewClientContext(ctx)
 	info.RequestHeader().Set("Authorization", "Bearer "+p.cred.Token)
