@@ -35,6 +35,10 @@ import (
 // that lists them.
 var accepts = []string{"run_events"}
 
+// Accepts is what a welcome says this board reads beyond the link's
+// protocol number.
+func Accepts() []string { return slices.Clone(accepts) }
+
 // The link protocols this board accepts: every one from MinProtocol to
 // Protocol, compared as whole numbers. What it sends a link is decided by
 // the capabilities the agent announced, never by the number.

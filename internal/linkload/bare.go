@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime/pprof"
@@ -23,14 +24,17 @@ import (
 	"github.com/symphonix/symphonix/board"
 )
 
-// bareLink is the least a link service can be: it welcomes every hello and
-// answers every ping, as a board does, and does nothing else — no token
-// checked, nothing stored. A storm against it measures what the machine,
-// Go's HTTP/2 and connect, and the agents' side cost without the board.
+// bareLink is the least a link service can be: it welcomes every hello
+// (saying it reads what a board does), answers every ping and says every
+// run summary is stored, as a board does, and does nothing else — no token
+// checked, nothing kept, every other message dropped. A storm or a fleet's
+// runs against it measure what the machine, Go's HTTP/2 and connect, and
+// the agents' side cost without the board.
 type bareLink struct {
 	ping     time.Duration
 	live     atomic.Int64
 	sessions atomic.Int64
+	stored   atomic.Int64 // run summaries answered as stored
 }
 
 func (l *bareLink) Link(ctx context.Context, s boardv1connect.AgentLinkServiceLinkServerStream) error {
@@ -52,6 +56,7 @@ func (l *bareLink) Link(ctx context.Context, s boardv1connect.AgentLinkServiceLi
 		PingInterval: durationpb.New(l.ping),
 		PingTimeout:  durationpb.New(10 * time.Second),
 		RedialWithin: durationpb.New(board.RedialWindow(n)),
+		Accepts:      board.Accepts(),
 	}}})
 	if err != nil {
 		return err
@@ -61,17 +66,45 @@ func (l *bareLink) Link(ctx context.Context, s boardv1connect.AgentLinkServiceLi
 		if err != nil {
 			return nil
 		}
-		if p := m.GetPing(); p != nil {
-			err := s.Send(&boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
-				Seq:          p.GetSeq(),
-				SendTime:     p.GetSendTime(),
+		var out *boardv1.LinkResponse
+		switch k := m.GetKind().(type) {
+		case *boardv1.LinkRequest_Ping:
+			out = &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_Pong{Pong: &boardv1.Pong{
+				Seq:          k.Ping.GetSeq(),
+				SendTime:     k.Ping.GetSendTime(),
 				RedialWithin: durationpb.New(board.RedialWindow(l.live.Load())),
-			}}})
-			if err != nil {
-				return nil
-			}
+			}}}
+		case *boardv1.LinkRequest_RunSummary:
+			l.stored.Add(1)
+			out = &boardv1.LinkResponse{Kind: &boardv1.LinkResponse_RunStored{RunStored: &boardv1.RunStored{
+				RunId: k.RunSummary.GetRun().GetId(), Seq: k.RunSummary.GetSeq(),
+			}}}
+		default:
+			continue
+		}
+		if err := s.Send(out); err != nil {
+			return nil
 		}
 	}
+}
+
+// serve serves l over h2c on ln until shutdown is called; served yields
+// the error that stopped it serving before that.
+func (l *bareLink) serve(ln net.Listener) (shutdown func(context.Context) error, served <-chan error) {
+	srv := connect.NewServer()
+	boardv1connect.RegisterAgentLinkServiceHandler(srv, l)
+	mux := http.NewServeMux()
+	connecthttp.Mount(mux, srv)
+	protocols := new(http.Protocols)
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: mux, Protocols: protocols}
+	errs := make(chan error, 1)
+	go func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errs <- err
+		}
+	}()
+	return hs.Shutdown, errs
 }
 
 // bareChild is BoardChild with EnvBare set: it serves a bareLink on addr
@@ -85,20 +118,14 @@ func bareChild(ctx context.Context, addr string, ping time.Duration, stdin io.Re
 	}
 	defer stopProfile()
 	l := &bareLink{ping: ping}
-	srv := connect.NewServer()
-	boardv1connect.RegisterAgentLinkServiceHandler(srv, l)
-	mux := http.NewServeMux()
-	connecthttp.Mount(mux, srv)
-	protocols := new(http.Protocols)
-	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: mux, Protocols: protocols}
 	ln, err := listenAgain(addr)
 	if err != nil {
 		return err
 	}
+	shutdown, served := l.serve(ln)
 	out := &events{enc: json.NewEncoder(stdout)}
 	go func() {
-		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err, ok := <-served; ok {
 			out.send(Event{Kind: "error", Error: err.Error()})
 		}
 	}()
@@ -118,5 +145,5 @@ func bareChild(ctx context.Context, addr string, ping time.Duration, stdin io.Re
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return hs.Shutdown(ctx)
+	return shutdown(ctx)
 }

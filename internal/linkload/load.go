@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,12 @@ type Options struct {
 	// by the load's own process (its collections, its scheduling): in a
 	// fleet each agent is a process of its own.
 	ProbesApart bool
+	// Bare: a bare link service (bareLink) in the board's place, in this
+	// process over h2c: it welcomes, answers pings and says each run
+	// summary is stored, and keeps nothing. The floor under the board: what
+	// the same fleet costs the machine, HTTP/2 and connect alone. A Result
+	// then has no store figures (Runs, RunProblems, StoreBytes).
+	Bare bool
 	// LoadNice: with ProbesApart, the process of the agents that are not
 	// probes runs at this niceness (1 to 19), so that the kernel gives the
 	// board and the probes a CPU first. It stands in for a fleet whose
@@ -108,7 +115,7 @@ type Result struct {
 	// to the end of the window.
 	HealthRounds int
 	// Runs: the runs the board kept, from the first link to the end of the
-	// window.
+	// window (with Options.Bare, the summaries the bare service answered).
 	Runs int
 	// RunProblems: the run events the board dropped or only partly took,
 	// by reason (board.Board.RunEventProblems), to the end of the window.
@@ -149,13 +156,35 @@ func Run(t testing.TB, o Options) Result {
 	if o.Window == 0 {
 		o.Window = 10 * time.Second
 	}
+	if o.Bare && o.TLS {
+		t.Fatal("linkload: Bare serves h2c only, not TLS")
+	}
 	res := Result{Agents: o.Agents, Probes: o.Probes}
 
-	bt := boardtest.Start(t, boardtest.Options{PingInterval: o.PingInterval, TLS: o.TLS})
 	start := time.Now()
+	var (
+		bt     *boardtest.Board
+		bare   *bareLink
+		url    string
+		creds  []Credential
+		online func() int // agents linked, as the board counts them
+	)
+	if o.Bare {
+		bare, url, creds = serveBare(t, o)
+		online = func() int { return int(bare.live.Load()) }
+	} else {
+		bt = boardtest.Start(t, boardtest.Options{PingInterval: o.PingInterval, TLS: o.TLS})
+		url, creds = bt.URL, mint(t, bt.Board.Tokens(), o.Agents)
+		online = func() int {
+			n, err := bt.Store.Agent.Query().Where(agent.Online(true)).Count(context.Background())
+			if err != nil {
+				t.Fatalf("count online agents: %v", err)
+			}
+			return n
+		}
+	}
 	plan := Plan{
-		CA:          bt.CertPEM(),
-		Agents:      mint(t, bt.Board.Tokens(), o.Agents),
+		Agents:      creds,
 		Probes:      o.Probes,
 		DialRate:    o.DialRate,
 		ProbeEvery:  o.ProbeEvery,
@@ -165,6 +194,9 @@ func Run(t testing.TB, o Options) Result {
 		RunsUnsent:  o.RunsUnsent,
 	}
 	res.Minting = time.Since(start)
+	if bt != nil {
+		plan.CA = bt.CertPEM()
+	}
 	plans := []Plan{plan}
 	if o.ProbesApart && o.Probes < o.Agents {
 		probes, rest := plan, plan
@@ -188,7 +220,7 @@ func Run(t testing.TB, o Options) Result {
 		if i > 0 {
 			nice = o.LoadNice // the agents that are not probes
 		}
-		children[i] = startChild(t, bt.URL, path, nice)
+		children[i] = startChild(t, url, path, nice)
 	}
 	start = time.Now()
 	linkWithin := 30*time.Second + time.Duration(o.Agents)*10*time.Millisecond
@@ -197,13 +229,6 @@ func Run(t testing.TB, o Options) Result {
 		ev := c.await(t, "up", linkWithin)
 		res.DropsLinking += ev.Drops
 		up += ev.Up
-	}
-	online := func() int {
-		n, err := bt.Store.Agent.Query().Where(agent.Online(true)).Count(context.Background())
-		if err != nil {
-			t.Fatalf("count online agents: %v", err)
-		}
-		return n
 	}
 	deadline := time.Now().Add(linkWithin)
 	for n := online(); n != o.Agents; n = online() {
@@ -262,6 +287,13 @@ func Run(t testing.TB, o Options) Result {
 	if n := online(); n != o.Agents {
 		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
 	}
+	if bare != nil {
+		res.Runs = int(bare.stored.Load())
+		for _, c := range children {
+			c.stop()
+		}
+		return res
+	}
 	var err error
 	res.HealthRounds, err = bt.Store.HealthRound.Query().Count(context.Background())
 	if err != nil {
@@ -278,6 +310,34 @@ func Run(t testing.TB, o Options) Result {
 	bt.Stop()
 	res.StoreBytes = dirBytes(t, bt.Dir)
 	return res
+}
+
+// serveBare serves a bareLink in this process on loopback until t ends,
+// and returns it, its URL and credentials for o.Agents agents (it checks
+// none).
+func serveBare(t testing.TB, o Options) (*bareLink, string, []Credential) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &bareLink{ping: o.PingInterval}
+	shutdown, served := l.serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdown(ctx)
+		select {
+		case err := <-served:
+			t.Errorf("the bare link service: %v", err)
+		default:
+		}
+	})
+	creds := make([]Credential, o.Agents)
+	for i := range creds {
+		creds[i] = Credential{Name: fmt.Sprintf("agent-%05d", i+1), Token: "unchecked"}
+	}
+	return l, "http://" + ln.Addr().String(), creds
 }
 
 // dirBytes is the size of the files in dir.
