@@ -124,11 +124,7 @@ func bareChild(ctx context.Context, addr string, ping time.Duration, stdin io.Re
 	}
 	shutdown, served := l.serve(ln)
 	out := &events{enc: json.NewEncoder(stdout)}
-	go func() {
-		if err, ok := <-served; ok {
-			out.send(Event{Kind: "error", Error: err.Error()})
-		}
-	}()
+	go func() { out.send(Event{Kind: "error", Error: (<-served).Error()}) }()
 	out.send(Event{Kind: "listening", At: time.Now().UnixNano()})
 
 	sc := bufio.NewScanner(stdin)

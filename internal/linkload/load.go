@@ -73,7 +73,8 @@ type Options struct {
 	// process over h2c: it welcomes, answers pings and says each run
 	// summary is stored, and keeps nothing. The floor under the board: what
 	// the same fleet costs the machine, HTTP/2 and connect alone. A Result
-	// then has no store figures (Runs, RunProblems, StoreBytes).
+	// then has no store figures (HealthRounds, RunProblems, StoreBytes),
+	// and its Runs are the summaries the bare service answered.
 	Bare bool
 	// LoadNice: with ProbesApart, the process of the agents that are not
 	// probes runs at this niceness (1 to 19), so that the kernel gives the
@@ -285,7 +286,7 @@ func Run(t testing.TB, o Options) Result {
 	}
 	stops = nil
 	if n := online(); n != o.Agents {
-		t.Errorf("online in the store after the window: %d agents, want %d", n, o.Agents)
+		t.Errorf("online after the window: %d agents, want %d", n, o.Agents)
 	}
 	if bare != nil {
 		res.Runs = int(bare.stored.Load())
